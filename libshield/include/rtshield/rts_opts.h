@@ -1,0 +1,115 @@
+/**
+ * @file rts_opts.h
+ * @brief Every build-time option of libshield, with its default, unit and RAM cost.
+ *
+ * An application overrides an option by defining it before this header is
+ * seen, usually through `-D` or an `rts_config.h` named by RTS_CONFIG_FILE.
+ * Each option is `#ifndef`-guarded; the checks at the end stop the build
+ * with a clear message when a value is out of range.
+ *
+ * Nothing in this header allocates: the sizes below fix the arrays inside
+ * the caller-provided state structs.
+ */
+#ifndef RTSHIELD_RTS_OPTS_H
+#define RTSHIELD_RTS_OPTS_H
+
+#ifdef RTS_CONFIG_FILE
+#include RTS_CONFIG_FILE
+#endif
+
+/* ---------------------------------------------------------------- general */
+
+/** 1: RTS_ASSERT checks its condition and calls rts_port_assert_failed()
+ *  (which the port provides) on failure. 0 (default): asserts compile to
+ *  nothing. Cost when enabled: one compare per assert. */
+#ifndef RTS_CONFIG_ASSERT
+#define RTS_CONFIG_ASSERT 0
+#endif
+
+/* --------------------------------------------------------------- irq gate */
+
+/** Interrupt lines one rts_irq_gate tracks. Range 1..32 (one bit per line in
+ *  two uint32_t words). RAM: 8 bytes per gate whatever the value. */
+#ifndef RTS_IRQ_GATE_MAX_LINES
+#define RTS_IRQ_GATE_MAX_LINES 32
+#endif
+
+/* ---------------------------------------------------------- bursty limiter */
+
+/** Interrupt sources one shared bursty timer may serve (Regehr §3.5).
+ *  Range 1..32. RAM: 16 bytes per source slot in rts_bursty_timer. */
+#ifndef RTS_BURSTY_MAX_SOURCES
+#define RTS_BURSTY_MAX_SOURCES 8
+#endif
+
+/* ------------------------------------------------------------ receive path */
+
+/** Flows in one flow table, including the special ARP, ICMP, background and
+ *  default flows. Range 4..64. RAM: about 48 bytes per flow (entry + queue
+ *  head + its deferrable server). */
+#ifndef RTS_FLOW_MAX
+#define RTS_FLOW_MAX 16
+#endif
+
+/** Distinct flow priorities. Range 1..32: the non-empty lookup is one
+ *  uint32_t bitmap and a count-leading-zeros (Behnke Figure 6). */
+#ifndef RTS_FLOW_PRIO_LEVELS
+#define RTS_FLOW_PRIO_LEVELS 32
+#endif
+
+/** Packet buffers in the pool shared by the RX descriptor ring and the flow
+ *  queues. Range 2..65535. RAM: 4 bytes of bookkeeping per buffer (the
+ *  buffer memory itself belongs to the port). */
+#ifndef RTS_POOL_MAX_BUFS
+#define RTS_POOL_MAX_BUFS 256
+#endif
+
+/** Queues of one multiqueue NIC (Behnke §7). Range 1..32. RAM: about 40
+ *  bytes per queue. */
+#ifndef RTS_NIC_MAX_QUEUES
+#define RTS_NIC_MAX_QUEUES 8
+#endif
+
+/** Port-to-queue entries of the NIC distribution map. Range 1..256.
+ *  RAM: 4 bytes per entry. */
+#ifndef RTS_NIC_MAP_MAX
+#define RTS_NIC_MAP_MAX 32
+#endif
+
+/* ----------------------------------------------------------------- checks */
+
+#if RTS_IRQ_GATE_MAX_LINES < 1 || RTS_IRQ_GATE_MAX_LINES > 32
+#error "RTS_IRQ_GATE_MAX_LINES must be in 1..32 (one bit per line in a uint32_t)"
+#endif
+#if RTS_BURSTY_MAX_SOURCES < 1 || RTS_BURSTY_MAX_SOURCES > 32
+#error "RTS_BURSTY_MAX_SOURCES must be in 1..32"
+#endif
+#if RTS_FLOW_MAX < 4 || RTS_FLOW_MAX > 64
+#error "RTS_FLOW_MAX must be in 4..64 (ARP, ICMP, background and default flows are always present)"
+#endif
+#if RTS_FLOW_PRIO_LEVELS < 1 || RTS_FLOW_PRIO_LEVELS > 32
+#error "RTS_FLOW_PRIO_LEVELS must be in 1..32 (the non-empty bitmap is one uint32_t)"
+#endif
+#if RTS_POOL_MAX_BUFS < 2 || RTS_POOL_MAX_BUFS > 65535
+#error "RTS_POOL_MAX_BUFS must be in 2..65535 (buffer indices are uint16_t)"
+#endif
+#if RTS_NIC_MAX_QUEUES < 1 || RTS_NIC_MAX_QUEUES > 32
+#error "RTS_NIC_MAX_QUEUES must be in 1..32"
+#endif
+#if RTS_NIC_MAP_MAX < 1 || RTS_NIC_MAP_MAX > 256
+#error "RTS_NIC_MAP_MAX must be in 1..256"
+#endif
+
+/* ----------------------------------------------------------------- assert */
+
+#if RTS_CONFIG_ASSERT && !defined(RTS_CDEF)
+void rts_port_assert_failed(const char *msg, const char *file, int line);
+#define RTS_ASSERT(cond, msg)                                       \
+    do {                                                            \
+        if (!(cond)) rts_port_assert_failed((msg), __FILE__, __LINE__); \
+    } while (0)
+#else
+#define RTS_ASSERT(cond, msg) ((void)0)
+#endif
+
+#endif /* RTSHIELD_RTS_OPTS_H */

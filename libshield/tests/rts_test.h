@@ -1,0 +1,59 @@
+/* Minimal test harness for libshield unit tests: checks count failures,
+ * RTS_RUN runs one test function, rts_test_end() prints a summary and gives
+ * the exit status ctest reads. Table-driven tests loop over arrays of
+ * (time, event, expected) rows and name the row in the failure message. */
+#ifndef RTS_TEST_H
+#define RTS_TEST_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int rts_test_failed_checks;
+static int rts_test_run;
+static int rts_test_failed;
+static const char *rts_test_row = "";
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__,      \
+                    rts_test_row, #cond);                                             \
+            rts_test_failed_checks++;                                                 \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                \
+    do {                                                                              \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                         \
+        if (va_ != vb_) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s == %lld, expected %s == %lld\n", __FILE__, \
+                    __LINE__, rts_test_row, #a, va_, #b, vb_);                        \
+            rts_test_failed_checks++;                                                 \
+        }                                                                             \
+    } while (0)
+
+/* Name the table row being checked, for failure messages. */
+#define ROW(name) (rts_test_row = (name))
+
+#define RTS_RUN(fn)                                                    \
+    do {                                                               \
+        int before_ = rts_test_failed_checks;                          \
+        rts_test_row = #fn;                                            \
+        fn();                                                          \
+        rts_test_run++;                                                \
+        if (rts_test_failed_checks != before_) {                       \
+            rts_test_failed++;                                         \
+            fprintf(stderr, "FAIL %s\n", #fn);                         \
+        } else {                                                       \
+            printf("ok   %s\n", #fn);                                  \
+        }                                                              \
+    } while (0)
+
+static inline int rts_test_end(void)
+{
+    printf("%d passed, %d failed\n", rts_test_run - rts_test_failed, rts_test_failed);
+    return rts_test_failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+#endif

@@ -1,0 +1,3 @@
+from rtshield.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+/* empty: cffi knows the standard integer types */

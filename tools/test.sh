@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run every test of rtshield: install what is missing, then
+#   1. C: libshield and the simulator under ASan+UBSan, through ctest
+#      (includes the Cortex-M3 build with warnings as errors);
+#   2. the libFuzzer smoke runs (bounded, see docs/fuzzing.md);
+#   3. Python: ruff, then pytest (units and end-to-end runs).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+"$here/tools/install.sh" --test
+
+echo "== C tests (ASan + UBSan)"
+cmake -S . -B build/asan -G Ninja -DRTS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build/asan -j "$jobs"
+ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+if [ -x "$here/tools/fuzz_smoke.sh" ]; then
+  echo "== fuzz smoke"
+  "$here/tools/fuzz_smoke.sh"
+fi
+
+echo "== Python lint"
+python3 -m ruff check python tests bench
+echo "== Python tests"
+python3 -m pytest -q
