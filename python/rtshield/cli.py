@@ -1,15 +1,20 @@
-"""The ``rtshield`` command line."""
+"""The ``rtshield`` command line.
+
+Each verb lives in its own module under :mod:`rtshield.commands` and exposes
+``register(subparsers)``, which adds its parser and sets ``handler`` to a
+function ``(args) -> int``. Modules are discovered, so adding a verb does not
+touch this file.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import sys
 
-from rtshield import __version__
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
+from rtshield import __version__, commands
+from rtshield.errors import UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("--version", action="version", version=f"rtshield {__version__}")
-    p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"rtshield.commands.{info.name}")
+        mod.register(sub)
     return p
 
 
@@ -32,9 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    handler = getattr(args, "handler", None)
     try:
-        return int(handler(args) or 0)
+        return int(args.handler(args) or 0)
     except UsageError as e:
         print(f"rtshield: error: {e}", file=sys.stderr)
         return 2

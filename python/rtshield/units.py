@@ -1,0 +1,82 @@
+"""Quantities with explicit units, as written in scenario and system files.
+
+Durations are strings with a unit — ``"10ms"``, ``"250us"``, ``"1.5s"``,
+``"79cyc"`` (CPU cycles, converted with a clock frequency) — and rates are
+strings with a unit — ``"4kHz"``, ``"30000pps"``, ``"600/20ms"``. A bare number
+is rejected for a duration or a rate: the unit is what makes a file readable
+and what catches a microsecond mistaken for a millisecond.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rtshield.errors import UsageError
+
+_TIME_UNITS_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+}
+_RATE_UNITS_HZ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "pps": 1.0, "pkt/s": 1.0, "/s": 1.0}
+
+_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_DUR_RE = re.compile(r"^\s*" + _NUM + r"\s*(ns|us|µs|ms|s|cyc)\s*$")
+_RATE_RE = re.compile(r"^\s*" + _NUM + r"\s*(hz|khz|mhz|pps|pkt/s|/s)\s*$", re.IGNORECASE)
+_PER_RE = re.compile(r"^\s*" + _NUM + r"\s*/\s*(.+)$")
+
+
+def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> int:
+    """Parse a duration such as ``"10ms"`` into integer nanoseconds.
+
+    ``key`` names the setting in error messages. ``"Ncyc"`` needs ``clock_hz``.
+    Raises :class:`UsageError` for a bare number, an unknown unit or a
+    negative value.
+    """
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise UsageError(
+            f'{key}: expected a duration with a unit such as "10ms" or "250us", got {value!r}'
+        )
+    m = _DUR_RE.match(value)
+    if not m:
+        raise UsageError(f"{key}: cannot read {value!r} as a duration (units: ns, us, ms, s, cyc)")
+    num, unit = float(m.group(1)), m.group(2)
+    if unit == "cyc":
+        if not clock_hz:
+            raise UsageError(f"{key}: {value!r} is in CPU cycles but no clock frequency is set")
+        return round(num * 1e9 / clock_hz)
+    return round(num * _TIME_UNITS_NS[unit])
+
+
+def rate_hz(value: object, key: str) -> float:
+    """Parse a rate such as ``"4kHz"``, ``"30000pps"`` or ``"600/20ms"`` into events/s."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise UsageError(
+            f'{key}: expected a rate with a unit such as "4kHz" or "30000pps", got {value!r}'
+        )
+    m = _RATE_RE.match(value)
+    if m:
+        return float(m.group(1)) * _RATE_UNITS_HZ[m.group(2).lower()]
+    m = _PER_RE.match(value)
+    if m:
+        per_ns = duration_ns(m.group(2).strip(), key)
+        if per_ns <= 0:
+            raise UsageError(f"{key}: the interval in {value!r} must be positive")
+        return float(m.group(1)) * 1e9 / per_ns
+    raise UsageError(
+        f"{key}: cannot read {value!r} as a rate (units: Hz, kHz, pps, or N/<duration>)"
+    )
+
+
+def format_ns(ns: float) -> str:
+    """A duration in the most readable unit: ``1500000`` → ``"1.5ms"``."""
+    a = abs(ns)
+    if a >= 1e9:
+        return f"{ns / 1e9:g}s"
+    if a >= 1e6:
+        return f"{ns / 1e6:g}ms"
+    if a >= 1e3:
+        return f"{ns / 1e3:g}us"
+    return f"{ns:g}ns"
