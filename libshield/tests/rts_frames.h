@@ -19,20 +19,20 @@ typedef struct {
     uint16_t payload;    /* transport payload bytes */
 } rts_frame_spec;
 
-static void rts_fr_put16(uint8_t *p, uint16_t v)
+static inline void rts_fr_put16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t)(v >> 8);
     p[1] = (uint8_t)v;
 }
 
-static void rts_fr_put32(uint8_t *p, uint32_t v)
+static inline void rts_fr_put32(uint8_t *p, uint32_t v)
 {
     rts_fr_put16(p, (uint16_t)(v >> 16));
     rts_fr_put16(p + 2, (uint16_t)v);
 }
 
 /* Ethernet header; returns the L3 offset. */
-static size_t rts_fr_eth(uint8_t *f, int vlan, uint16_t tci, uint16_t type)
+static inline size_t rts_fr_eth(uint8_t *f, int vlan, uint16_t tci, uint16_t type)
 {
     static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
     memset(f, 0, 60); /* callers pass at least 64 bytes */
@@ -48,7 +48,7 @@ static size_t rts_fr_eth(uint8_t *f, int vlan, uint16_t tci, uint16_t type)
     return 14;
 }
 
-static size_t rts_fr_ipv4(uint8_t *f, const rts_frame_spec *s)
+static inline size_t rts_fr_ipv4(uint8_t *f, const rts_frame_spec *s)
 {
     size_t l3 = rts_fr_eth(f, s->vlan, s->vlan_tci, 0x0800);
     unsigned ihl = s->ihl ? s->ihl : 5;
@@ -80,7 +80,7 @@ static size_t rts_fr_ipv4(uint8_t *f, const rts_frame_spec *s)
     return len < 60 ? 60 : len; /* Ethernet minimum: zero padding */
 }
 
-static size_t rts_fr_udp(uint8_t *f, uint32_t src, uint16_t dport, uint16_t payload)
+static inline size_t rts_fr_udp(uint8_t *f, uint32_t src, uint16_t dport, uint16_t payload)
 {
     rts_frame_spec s = {0};
     s.ip_proto = 17;
@@ -92,7 +92,7 @@ static size_t rts_fr_udp(uint8_t *f, uint32_t src, uint16_t dport, uint16_t payl
     return rts_fr_ipv4(f, &s);
 }
 
-static size_t rts_fr_arp(uint8_t *f, int vlan)
+static inline size_t rts_fr_arp(uint8_t *f, int vlan)
 {
     size_t l3 = rts_fr_eth(f, vlan, 5, 0x0806);
     uint8_t *a = f + l3;
