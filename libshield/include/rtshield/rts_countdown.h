@@ -23,7 +23,7 @@
  * C = t_int + t_work. Software cost of the hardware: zero.
  *
  * Cost: every function is O(1), no loop; rts_countdown_configure() does one
- * 64-bit division. State: 48 bytes.
+ * 64-bit division. State: 40 bytes (64-bit host).
  */
 #ifndef RTSHIELD_RTS_COUNTDOWN_H
 #define RTSHIELD_RTS_COUNTDOWN_H

@@ -18,7 +18,7 @@
  * C = t_expire + t_flip.
  *
  * Cost: every function is O(1): no loop, a handful of loads and stores and
- * one 64-bit addition. State: 40 bytes per limiter.
+ * one 64-bit addition. State: 32 bytes per limiter (64-bit host).
  */
 #ifndef RTSHIELD_RTS_STRICT_H
 #define RTSHIELD_RTS_STRICT_H
