@@ -86,7 +86,7 @@ rts_action rts_bursty_start(rts_bursty *b, rts_time_ns now)
     b->t0 = now;
     if (b->mode == RTS_BURSTY_TIMER_PERIODIC) {
         b->timer_irq_on = true;
-        a.flags = RTS_ACT_ARM_TIMER | RTS_ACT_ENABLE_TIMER_IRQ;
+        a.flags = RTS_ACT_ARM_TIMER | RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ;
         a.timer_at = now + b->period_ns;
     } else if (b->disabled_mask != 0u) {
         a.flags = lazy_timer_on(b, &a, now);

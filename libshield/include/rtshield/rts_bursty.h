@@ -114,8 +114,9 @@ rts_err rts_bursty_set_burst(rts_bursty *b, uint32_t id, uint32_t burst);
  * Start (or restart with a new phase) the shared timer at time `now`: the
  * first tick falls at now + period.
  * Context: task, or the timer ISR.
- * @return ARM_TIMER at now + period, with ENABLE_TIMER_IRQ in periodic mode,
- *         or DISABLE_TIMER_IRQ in lazy mode (the interrupt is enabled by the
+ * @return ARM_TIMER at now + period, with CLEAR_TIMER_PENDING and
+ *         ENABLE_TIMER_IRQ in periodic mode (a stale expiry must not run a
+ *         tick at once), or DISABLE_TIMER_IRQ in lazy mode (the interrupt is enabled by the
  *         first source over threshold; in lazy mode ENABLE_TIMER_IRQ is
  *         added, after CLEAR_TIMER_PENDING, if a line is held off).
  *         Apply it with any source's rts_port_target (all share the timer).
