@@ -3,9 +3,8 @@
 #include "rtshield/rts_flow_table.h"
 
 /* ---- per-flow deferrable server ---------------------------------------
- * Budget in packets, full at the start of each server period, consumed one
- * per admitted packet, never carried over (Behnke §2.4). Minimal on purpose:
- * to be replaced by the shared rts_dserver component when it lands. */
+ * Budget in packets (each packet one unit of work, Behnke §5.5), full at the
+ * start of each server period, one unit per admitted packet. */
 
 static rts_time_ns server_period(const rts_flow *f)
 {
@@ -14,9 +13,11 @@ static rts_time_ns server_period(const rts_flow *f)
 
 static void server_restart(rts_flow *f, rts_time_ns now)
 {
-    f->limited = (f->capacity != 0u && server_period(f) != 0u) ? 1u : 0u;
-    f->budget = f->capacity;
-    f->srv_start = now;
+    const rts_time_ns p = server_period(f);
+    f->limited = (f->capacity != 0u && p != 0u) ? 1u : 0u;
+    if (f->limited) {
+        (void)rts_dserver_init(&f->server, f->capacity, p, now);
+    }
 }
 
 static bool server_consume(rts_flow *f, rts_time_ns now)
@@ -24,17 +25,10 @@ static bool server_consume(rts_flow *f, rts_time_ns now)
     if (!f->limited) {
         return true;
     }
-    const rts_time_ns p = server_period(f);
-    if (now >= f->srv_start + p) {
-        /* Replenish at the latest period boundary at or before now. */
-        f->srv_start += ((now - f->srv_start) / p) * p;
-        f->budget = f->capacity;
-    }
-    if (f->budget == 0u) {
+    if (!rts_dserver_can_serve(&f->server, now, 1u)) {
         return false;
     }
-    f->budget--;
-    return true;
+    return rts_dserver_consume(&f->server, now, 1u) == RTS_OK;
 }
 
 /* ---- table -------------------------------------------------------------- */
@@ -51,8 +45,11 @@ static void flow_clear(rts_flow *f)
     f->capacity = 0u;
     f->period = 0u;
     f->server_period = 0u;
-    f->budget = 0u;
-    f->srv_start = 0u;
+    f->server.budget = 0u;
+    f->server.period_ns = 0u;
+    f->server.period_start = 0u;
+    f->server.remaining = 0u;
+    f->server.overruns = 0u;
     f->admitted = 0u;
     f->limited_drops = 0u;
 }

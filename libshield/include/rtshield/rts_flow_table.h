@@ -22,6 +22,7 @@
 #ifndef RTSHIELD_RTS_FLOW_TABLE_H
 #define RTSHIELD_RTS_FLOW_TABLE_H
 
+#include "rtshield/rts_dserver.h"
 #include "rtshield/rts_opts.h"
 #include "rtshield/rts_types.h"
 
@@ -64,10 +65,8 @@ typedef struct rts_flow {
     uint32_t capacity;       /**< packets per server period, 0 = unlimited */
     rts_time_ns period;      /**< tP (ns), 0 = unknown */
     rts_time_ns server_period; /**< explicit server period (ns), 0 = tP */
-    /* Deferrable-server state (budget in packets). Kept here until the
-     * shared rts_dserver component lands; see flow_table.c. */
-    uint32_t budget;         /**< packets left in the current server period */
-    rts_time_ns srv_start;   /**< start of the current server period */
+    rts_dserver server;      /**< the flow's deferrable server, budget in packets
+                                  (valid when limited == 1) */
     uint32_t admitted;       /**< packets the server admitted */
     uint32_t limited_drops;  /**< packets the server rejected (path (b)) */
 } rts_flow;

@@ -78,8 +78,8 @@
 /* ------------------------------------------------------------ receive path */
 
 /** Flows in one flow table, including the special ARP, ICMP, background and
- *  default flows. Range 4..64. RAM: about 48 bytes per flow (entry + queue
- *  head + its deferrable server). */
+ *  default flows. Range 4..64. RAM: about 96 bytes per flow (entry with its 40-byte
+ *  deferrable server, and its queue head). */
 #ifndef RTS_FLOW_MAX
 #define RTS_FLOW_MAX 16
 #endif
