@@ -23,3 +23,14 @@ def test_module_entry_point():
         [sys.executable, "-m", "rtshield", "--version"], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == f"rtshield {rtshield.__version__}"
+
+
+def test_broken_pipe_is_not_a_traceback():
+    # `rtshield --help | head -1`: the reader closes the pipe early.
+    proc = subprocess.run(
+        "rtshield --help | head -c 10 >/dev/null",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert "Traceback" not in proc.stderr

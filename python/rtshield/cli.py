@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -50,3 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rtshield: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`rtshield analyze x.toml | head`): not an error
+        # of ours. Point stdout at devnull so the interpreter's final flush
+        # does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
