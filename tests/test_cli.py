@@ -23,3 +23,40 @@ def test_module_entry_point():
         [sys.executable, "-m", "rtshield", "--version"], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == f"rtshield {rtshield.__version__}"
+
+
+def test_broken_pipe_ends_quietly(monkeypatch):
+    """A reader that closes the pipe early (`rtshield ... | head`) is not an error."""
+    import argparse
+
+    def handler(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def parser():
+        p = argparse.ArgumentParser(prog="rtshield")
+        p.add_argument("command")
+        p.set_defaults(handler=handler)
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", parser)
+    assert cli.main(["x"]) == 0
+
+
+def test_usage_error_is_one_line(monkeypatch, capsys):
+    import argparse
+
+    from rtshield.errors import UsageError
+
+    def handler(args):
+        raise UsageError("demo.toml: [critical] period: expected a duration")
+
+    def parser():
+        p = argparse.ArgumentParser(prog="rtshield")
+        p.add_argument("command")
+        p.set_defaults(handler=handler)
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", parser)
+    assert cli.main(["x"]) == 2
+    err = capsys.readouterr().err
+    assert err == "rtshield: error: demo.toml: [critical] period: expected a duration\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import pkgutil
 import sys
 
@@ -37,12 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
         return int(args.handler(args) or 0)
     except UsageError as e:
         print(f"rtshield: error: {e}", file=sys.stderr)
@@ -50,3 +52,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rtshield: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`rtshield analyze x.toml | head`): not an error
+        # of ours. Point stdout at devnull so the interpreter's final flush
+        # does not raise again.
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
