@@ -110,9 +110,14 @@ static int map_find(const rts_nic *nic, unsigned proto, unsigned port)
     return -1;
 }
 
+static bool portless(unsigned proto)
+{
+    return proto == RTS_NIC_PROTO_NONTRANSPORT || proto == RTS_NIC_PROTO_ICMP;
+}
+
 static bool map_key_ok(unsigned proto, unsigned port)
 {
-    if (proto == RTS_NIC_PROTO_NONTRANSPORT) return port == 0u;
+    if (portless(proto)) return port == 0u;
     return (proto == RTS_PROTO_TCP || proto == RTS_PROTO_UDP) && port >= 1u && port <= 0xFFFFu;
 }
 
@@ -189,7 +194,7 @@ void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rt
     r->pad = 0u;
     r->announced = 0u;
     r->pad2 = 0u;
-    const int i = map_find(nic, proto, proto == RTS_NIC_PROTO_NONTRANSPORT ? 0u : port);
+    const int i = map_find(nic, proto, portless(proto) ? 0u : port);
     if (i < 0) {
         nic->unregistered++;
         return;

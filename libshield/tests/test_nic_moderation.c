@@ -108,6 +108,17 @@ static void test_frame_threshold_and_full(void)
         CHECK_EQ(r.irq, 1);
         CHECK_EQ(r.announced, 1);
     }
+    ROW("ICMP has its own queue and flow id");
+    uint8_t icmp;
+    CHECK_EQ(rts_nic_bind(&nic, RTS_NIC_PROTO_ICMP, 0, 8, 0, 0, 0, RTS_FLOW_ICMP, 1, &icmp), RTS_OK);
+    CHECK_EQ(rts_nic_bind(&nic, RTS_NIC_PROTO_ICMP, 5, 8, 0, 0, 0, RTS_FLOW_ICMP, 1, &icmp), RTS_EINVAL);
+    rts_nic_rx(&nic, RTS_NIC_PROTO_ICMP, 0, 70, &r);
+    CHECK_EQ(r.queue, icmp);
+    rts_nic_desc d;
+    CHECK_EQ(rts_nic_describe(&nic, icmp, &d), RTS_OK);
+    CHECK_EQ(d.flow, RTS_FLOW_ICMP);
+    CHECK_EQ(rts_nic_describe(&nic, arp, &d), RTS_OK);
+    CHECK_EQ(d.flow, RTS_FLOW_ARP);
 }
 
 static void test_unregistered_and_runtime_reconfiguration(void)

@@ -21,8 +21,10 @@
  * interrupts for every frame. A frame arriving at a full queue is dropped.
  *
  * Queues and map entries are added and released at run time, as sockets
- * bind and close (§7.3.3). Non-transport protocols (ARP) use protocol
- * RTS_NIC_PROTO_NONTRANSPORT with port 0.
+ * bind and close (§7.3.3). Frames without a transport port use port 0 and
+ * protocol RTS_NIC_PROTO_NONTRANSPORT (ARP and other non-IP frames) or
+ * RTS_NIC_PROTO_ICMP, so ARP and ICMP can have queues (and flow ids) of
+ * their own.
  *
  * This is the NIC's decision logic as a library: the simulator runs it as
  * the NIC model, and it documents what an FPGA or NIC firmware must do. All
@@ -34,8 +36,11 @@
 #include "rtshield/rts_opts.h"
 #include "rtshield/rts_types.h"
 
-/** Map protocol for frames without a transport port (ARP). */
-enum { RTS_NIC_PROTO_NONTRANSPORT = 0 };
+/** Map protocols for frames without a transport port (port 0). */
+enum {
+    RTS_NIC_PROTO_NONTRANSPORT = 0, /**< ARP and other non-IP frames */
+    RTS_NIC_PROTO_ICMP = 1          /**< ICMP (the IPv4 protocol number) */
+};
 
 /** Outcome of one received frame. */
 typedef enum rts_nic_outcome {
@@ -66,10 +71,10 @@ typedef struct rts_nic_queue {
 /** One distribution-map entry. */
 typedef struct rts_nic_map_entry {
     uint8_t used;
-    uint8_t proto;  /**< RTS_PROTO_TCP, RTS_PROTO_UDP or RTS_NIC_PROTO_NONTRANSPORT */
+    uint8_t proto;  /**< RTS_PROTO_TCP, RTS_PROTO_UDP, RTS_NIC_PROTO_NONTRANSPORT or RTS_NIC_PROTO_ICMP */
     uint8_t queue;
     uint8_t pad;
-    uint16_t port;  /**< destination port (0 for non-transport) */
+    uint16_t port;  /**< destination port (0 for the portless protocols) */
     uint16_t pad2;
 } rts_nic_map_entry;
 
