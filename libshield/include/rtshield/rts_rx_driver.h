@@ -23,6 +23,12 @@
  *
  * Buffers handed back in `repost` must be re-posted to the RX ring by the
  * port; only their header lines were read, so only those need invalidating.
+ *
+ * Concurrency: the state is not lock-free. The task-side calls (task_*,
+ * buf_free, poll_*, flow registration) must run with the RX interrupt masked
+ * (taskENTER_CRITICAL(), irq_lock()); each is O(1) (registration
+ * O(RTS_FLOW_MAX)), so the masked section is short. Protocol processing and
+ * rts_rx_task_invalidate() run unmasked.
  */
 #ifndef RTSHIELD_RTS_RX_DRIVER_H
 #define RTSHIELD_RTS_RX_DRIVER_H
