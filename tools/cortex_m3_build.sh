@@ -22,6 +22,15 @@ for src in "$here"/libshield/src/*.c; do
 done
 # The template port must build for the target as well.
 $cc "${flags[@]}" -c "$here/libshield/port/template/rts_port_template.c" -o "$out/port_template.o"
+# No heap and no libc: the only symbols a component may take from outside
+# libshield are the compiler's runtime helpers (__aeabi_* for 64-bit
+# division) and the memset/memcpy that GCC may emit for struct copies.
+bad=$(arm-none-eabi-nm -u "${objs[@]}" | awk '$1=="U"{print $2}' |
+      grep -v -E '^(rts_[a-z0-9_]+|__aeabi_[a-z0-9_]+|memset|memcpy)$' | sort -u || true)
+if [ -n "$bad" ]; then
+  echo "cortex_m3_build: libshield uses symbols outside itself (heap or libc):" $bad >&2
+  exit 1
+fi
 if [ "$fmt" = "--markdown" ]; then
   echo "| component | text (B) | data (B) | bss (B) |"
   echo "|---|---:|---:|---:|"
@@ -29,4 +38,4 @@ if [ "$fmt" = "--markdown" ]; then
 else
   $size "${objs[@]}"
 fi
-echo "cortex-m3 build: ${#objs[@]} components, no warnings"
+echo "cortex-m3 build: ${#objs[@]} components, no warnings, no heap or libc symbols"
