@@ -120,14 +120,14 @@ name = "c"
 pattern = "constant"
 rate = "5000pps"
 begin = "2s"
-end = "4s"
 """
     s = loads_scenario(text, "mix.toml")
     assert s.flows[0].random and s.flows[0].schedule(s.duration_ns) == ((0, 200.0),)
     assert s.flows[1].schedule(s.duration_ns) == (
         (0, 0.0), (10**9, 1000.0), (3 * 10**9, 30000.0), (5 * 10**9, 0.0))
-    assert s.flows[2].schedule(s.duration_ns) == (
-        (0, 0.0), (2 * 10**9, 5000.0), (4 * 10**9, 0.0))
+    assert s.flows[2].schedule(s.duration_ns) == ((0, 0.0), (2 * 10**9, 5000.0))
+    assert s.nic.core == s.driver.core == s.critical.core == 0
+    assert s.platform.time_slicing is True
     assert s.mitigation.kind == "none"
 
 
@@ -184,7 +184,11 @@ BAD = [
      "[scenario] platform: unknown preset 'pdp11' (available: "),
     (('isr_per_packet = "6us"', 'isr_fast = "6us"'), "[costs] isr_fast: unknown key"),
     (('isr_per_packet = "6us"', "isr_per_packet = 6"), "[costs] isr_per_packet:"),
-    (('peak = "150000pps"', 'peak = "150000pps"\nhold = "0s"'), "[flows #1] hold: must be longer"),
+    (('step = "10000pps"', 'step = "0pps"'), "[flows #1] step: must be above 0pps"),
+    (('kind = "edge"', 'kind = "edge"\ncore = 2'), "[nic] core: platform"),
+    (('start = "0pps"', 'start = "0pps"\nend = "20s"'), "[flows #1] end: unknown key"),
+    (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "s"\npattern = "steps"\n'
+      'rates = []\nstep_every = "1s"'), "[flows #2] rates: expected a"),
     (('start = "0pps"', 'start = "200000pps"'), "[flows #1] peak: must not be below start"),
     (('pattern = "pyramid"', 'pattern = "constant"'), "[flows #1] start: belongs to pattern"),
     (("dst_port = 80", "dst_port = 70000"), "[flows #1] dst_port: must be at most 65535"),
@@ -251,3 +255,22 @@ def test_cli_bad_scenario_exits_2_with_one_line(tmp_path):
     assert "[driver] queue" in lines[0]
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_too_many_flows():
+    extra = "".join(f'[[flows]]\nname = "f{i}"\npattern = "constant"\nrate = "1pps"\n'
+                    for i in range(8))
+    with pytest.raises(UsageError, match=r"\[\[flows\]\]: at most 8 flows"):
+        loads_scenario(BASE + extra, "many.toml")
+
+
+def test_limits_agree_with_the_engine_header():
+    from rtshield import _native, scenario
+
+    _, lib = _native.load()
+    if not hasattr(lib, "RTSIM_MAX_FLOWS"):
+        pytest.skip("engine header not in this build")
+    assert scenario.MAX_CORES == lib.RTSIM_MAX_CORES
+    assert scenario.MAX_TASKS == lib.RTSIM_MAX_TASKS
+    assert scenario.MAX_FLOWS == lib.RTSIM_MAX_FLOWS
+    assert scenario.MAX_RATES == lib.RTSIM_MAX_RATES

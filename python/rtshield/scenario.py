@@ -75,15 +75,22 @@ MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
 PATTERNS: dict[str, tuple[str, ...]] = {
     "constant": ("rate",),
     "poisson": ("rate",),
-    "pyramid": ("start", "peak", "step", "step_every", "hold"),
+    "pyramid": ("start", "peak", "step", "step_every"),
     "steps": ("rates", "step_every"),
 }
 
 PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
+
+# Sizes of the engine's fixed arrays: they mirror RTSIM_MAX_* in
+# sim/include/rtsim/rtsim.h (a test checks that they agree).
+MAX_CORES = 4
+MAX_TASKS = 8  #: including the critical task and the driver
+MAX_FLOWS = 8
+MAX_RATES = 64  #: rates of one ``steps`` flow
 NIC_KINDS = ("edge", "dma_ring")
 TASK_KINDS = ("background", "periodic", "worker")
 
-_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin", "end")
+_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin")
 _ALL_PATTERN_KEYS = tuple(sorted({k for ks in PATTERNS.values() for k in ks}))
 _ALL_MITIGATION_KEYS = tuple(sorted({k for ks in MITIGATION_KINDS.values() for k in ks}))
 
@@ -92,7 +99,7 @@ _DEFAULTABLE = {
     "scenario": ("bin", "seed", "duration"),
     "critical": ("period", "work", "priority", "core"),
     "driver": ("priority", "queue", "core"),
-    "nic": ("kind", "ring"),
+    "nic": ("kind", "ring", "core"),
 }
 
 
@@ -152,6 +159,7 @@ class Platform:
     cores: int
     tick_ns: int  #: RTOS tick period
     tick_isr_ns: int  #: CPU cost of one tick interrupt
+    time_slicing: bool  #: round robin among equal priorities on the tick
     path: str  #: the preset file it was read from
 
 
@@ -180,6 +188,7 @@ class Nic:
 
     kind: str
     ring: int | None  #: descriptors, ``dma_ring`` only
+    core: int = 0  #: core that takes the NIC (and mitigation timer) interrupts
 
 
 @dataclass(frozen=True)
@@ -224,13 +233,11 @@ class Flow:
     priority: int
     pattern: str
     begin_ns: int
-    end_ns: int | None
     rate_pps: float | None = None  #: constant, poisson
     start_pps: float | None = None  #: pyramid
     peak_pps: float | None = None  #: pyramid
     step_pps: float | None = None  #: pyramid
     step_every_ns: int | None = None  #: pyramid, steps
-    hold_ns: int | None = None  #: pyramid: time at the peak
     rates_pps: tuple[float, ...] | None = None  #: steps
 
     @property
@@ -242,7 +249,8 @@ class Flow:
         """Change points ``((t_ns, pps), ...)`` of the rate, from 0 up to ``duration_ns``.
 
         The rate holds from each point until the next. The first point is at
-        0; the flow is silent (0 pps) before ``begin`` and from ``end`` on.
+        0; the flow is silent (0 pps) before ``begin``. A pyramid stays at
+        ``start`` after its descent, a ``steps`` flow at its last rate.
         Consecutive equal rates are merged.
         """
         pts: list[tuple[int, float]] = [(0, 0.0)]
@@ -255,24 +263,22 @@ class Flow:
                 pts.append((t, r))
                 t += self.step_every_ns
         elif self.pattern == "pyramid":
-            assert self.step_every_ns is not None and self.hold_ns is not None
+            assert self.step_every_ns is not None
             start, peak, step = self.start_pps, self.peak_pps, self.step_pps
             assert start is not None and peak is not None and step is not None
             ups: list[float] = []
-            r = start
-            while r < peak - 1e-9:
-                ups.append(r)
-                r += step
+            k = 0
+            while start + k * step < peak - 1e-9:
+                ups.append(start + k * step)
+                k += 1
             for r in ups:
                 pts.append((t, r))
                 t += self.step_every_ns
             pts.append((t, peak))
-            t += self.hold_ns
+            t += self.step_every_ns
             for r in reversed(ups):
                 pts.append((t, r))
                 t += self.step_every_ns
-        if self.end_ns is not None:
-            pts = [p for p in pts if p[0] < self.end_ns] + [(self.end_ns, 0.0)]
         # Keep the last point per instant, drop points past the end, merge equal rates.
         out: list[tuple[int, float]] = []
         for tp, rp in pts:
@@ -407,6 +413,12 @@ class _Table:
             raise self.err(key, f"must be at most {hi}, got {v}", origin)
         return v
 
+    def boolean(self, key: str, default: Any = ...) -> bool:
+        v, origin = self.get(key, default)
+        if not isinstance(v, bool):
+            raise self.err(key, f"expected true or false, got {v!r}", origin)
+        return v
+
     def fraction(self, key: str, default: Any = ...) -> float:
         """A fraction in [0, 1]: a number (``0.1``) or a percentage string (``"10%"``)."""
         v, origin = self.get(key, default)
@@ -516,7 +528,8 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
             raise UsageError(f"{origin}: [{key}]: unknown section (allowed: platform, costs, "
                              "defaults)")
     t = _Table("platform", [(origin, _sub(data, "platform", origin))])
-    t.check_keys(("name", "description", "source", "clock_hz", "cores", "tick", "tick_isr"))
+    t.check_keys(("name", "description", "source", "clock_hz", "cores", "tick", "tick_isr",
+                  "time_slicing"))
     clock_v, _ = t.get("clock_hz")
     if isinstance(clock_v, bool) or not isinstance(clock_v, (int, float)) or clock_v <= 0:
         raise t.err("clock_hz", f"expected a positive number of Hz, got {clock_v!r}")
@@ -526,9 +539,10 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
         description=t.string("description", ""),
         source=t.string("source", ""),
         clock_hz=clock,
-        cores=t.integer("cores", lo=1, hi=64),
+        cores=t.integer("cores", lo=1, hi=MAX_CORES),
         tick_ns=t.duration("tick", clock_hz=clock),
         tick_isr_ns=t.duration("tick_isr", clock_hz=clock, positive=False),
+        time_slicing=t.boolean("time_slicing", True),
         path=origin,
     )
     if plat.name != name:
@@ -670,9 +684,12 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     if kind == "edge":
         if n.has("ring") and n._where("ring")[0] == origin:  # type: ignore[index]
             raise n.err("ring", 'only applies to kind = "dma_ring"')
-        nic = Nic("edge", None)
+        ring = None
     else:
-        nic = Nic("dma_ring", n.integer("ring", lo=1, hi=1_000_000))
+        ring = n.integer("ring", lo=1, hi=1_000_000)
+    nic = Nic(kind, ring, n.integer("core", driver.core, lo=0))
+    if nic.core >= plat.cores:
+        raise n.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
 
     # [mitigation]
     m = table("mitigation")
@@ -690,6 +707,8 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
 
     # [[flows]]
     flows_raw = _sub(doc, "flows", origin, array=True)
+    if len(flows_raw) > MAX_FLOWS:
+        raise UsageError(f"{origin}: [[flows]]: at most {MAX_FLOWS} flows, got {len(flows_raw)}")
     flows: list[Flow] = []
     for i, raw in enumerate(flows_raw):
         flows.append(_flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration))
@@ -700,6 +719,10 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
 
     # [[tasks]]
     tasks_raw = _sub(doc, "tasks", origin, array=True)
+    if len(tasks_raw) > MAX_TASKS - 2:
+        raise UsageError(f"{origin}: [[tasks]]: at most {MAX_TASKS - 2} extra tasks (the "
+                         f"critical task and the driver take 2 of {MAX_TASKS}), got "
+                         f"{len(tasks_raw)}")
     tasks: list[Task] = []
     for i, raw in enumerate(tasks_raw):
         t = _task(_Table(f"tasks #{i + 1}", [(origin, raw)]), plat, names)
@@ -764,9 +787,6 @@ def _flow(t: _Table, duration_ns: int) -> Flow:
     if not name.strip() or any(ch in name for ch in ",\n\"'"):
         raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
     begin = t.duration("begin", 0, positive=False)
-    end = t.duration("end", None) if t.has("end") else None
-    if end is not None and end <= begin:
-        raise t.err("end", "must come after begin")
     if begin >= duration_ns:
         raise t.err("begin", "is at or after the end of the scenario")
     kw: dict[str, Any] = {}
@@ -777,7 +797,6 @@ def _flow(t: _Table, duration_ns: int) -> Flow:
         kw["peak_pps"] = t.rate("peak")
         kw["step_pps"] = t.rate("step")
         kw["step_every_ns"] = t.duration("step_every")
-        kw["hold_ns"] = t.duration("hold", kw["step_every_ns"])
         if kw["peak_pps"] < kw["start_pps"]:
             raise t.err("peak", "must not be below start")
         if kw["step_pps"] <= 0:
@@ -786,6 +805,8 @@ def _flow(t: _Table, duration_ns: int) -> Flow:
         rates, _ = t.get("rates")
         if not isinstance(rates, list) or not rates:
             raise t.err("rates", 'expected a non-empty list of rates such as ["1000pps", "5kHz"]')
+        if len(rates) > MAX_RATES:
+            raise t.err("rates", f"at most {MAX_RATES} rates, got {len(rates)}")
         kw["rates_pps"] = tuple(t.rate("rates", value=r) for r in rates)
         kw["step_every_ns"] = t.duration("step_every")
     return Flow(
@@ -796,7 +817,6 @@ def _flow(t: _Table, duration_ns: int) -> Flow:
         priority=t.integer("priority", 0, lo=0, hi=255),
         pattern=pattern,
         begin_ns=begin,
-        end_ns=end,
         **kw,
     )
 
