@@ -89,13 +89,30 @@ static void stop_task(rtsim *s, sim_core *c, uint64_t now)
     c->seg_start = now;
 }
 
-/* The driver starts a job when it gets the CPU: take a packet from the queue. */
-static void driver_begin(rtsim *s, sim_task *t)
+/* The driver's loop when it gets the CPU with no packet in hand: ask the
+ * mitigation whether it may run (libshield driver_poll), then take a packet.
+ * Returns true when the driver has a job, false when it blocked or sleeps. */
+static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
 {
-    if (t->has_packet || t->polling) return;
+    if (t->has_packet || t->polling) return true;
+    uint64_t sleep_ns = 0;
+    if (!mit_driver_poll(s, now, &sleep_ns)) {
+        t->state = TS_BLOCKED;
+        t->suspended = true;
+        if (sleep_ns > 0) {
+            t->sleeping = true;
+            push_event(s, now + sleep_ns, EV_POLL, EV_POLL, t->idx, 0);
+        }
+        return false;
+    }
+    if (s->rxq.len == 0) {
+        t->state = TS_BLOCKED;
+        return false;
+    }
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
     t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns + s->cfg.costs.mitig_driver_ns);
+    return true;
 }
 
 static int pick_task(rtsim *s, uint32_t core)
@@ -123,6 +140,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     c->acct_ctx = isr_ctx(line);
     c->pending &= ~(1u << line);
     c->isr_line = line;
+    c->isr_start = now;
     const rtsim_costs *k = &s->cfg.costs;
     int64_t cost = k->isr_entry_exit_ns;
     if (line == LINE_TICK) {
@@ -165,12 +183,15 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         c->cur = n;
         if (n < 0) break;
         sim_task *t = &s->task[n];
-        if (t->cfg->kind != RTSIM_TASK_DRIVER || t->has_packet || t->polling) break;
-        if (s->rxq.len > 0) {
-            driver_begin(s, t);
-            break;
-        }
-        t->state = TS_BLOCKED; /* nothing to do after all */
+        if (t->cfg->kind != RTSIM_TASK_DRIVER || driver_begin(s, t, now)) break;
+    }
+    /* The driver's poll may have re-enabled a line with an interrupt pending. */
+    ready = c->pending & c->enabled;
+    if (ready) {
+        int line = 0;
+        while (!(ready & (1u << line))) line++;
+        start_isr(s, c, line, now);
+        return;
     }
     acct(s, c, now);
     c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : RTSIM_CTX_IDLE;
@@ -238,16 +259,15 @@ uint32_t eng_apply(rtsim *s, unsigned timer, rts_action act)
     return rts_port_apply(&s->port, &s->gate, eng_target(timer), act);
 }
 
-void eng_driver_suspend(rtsim *s, uint64_t now, bool poll)
+void eng_driver_suspend(rtsim *s, uint64_t now)
 {
+    (void)now;
     if (s->driver < 0) return;
     sim_task *t = &s->task[s->driver];
+    if (t->suspended) return;
     s->mst.suspends++;
     t->suspended = true;
-    t->polling = false;
-    if (t->state == TS_READY && !t->has_packet) t->state = TS_BLOCKED;
-    if (poll && s->cfg.mitigation.sleep_ns > 0)
-        push_event(s, now + (uint64_t)s->cfg.mitigation.sleep_ns, EV_POLL, EV_POLL, (uint32_t)s->driver, 0);
+    if (!t->has_packet && !t->polling) t->state = TS_BLOCKED;
 }
 
 void eng_driver_resume(rtsim *s, uint64_t now)
@@ -255,10 +275,10 @@ void eng_driver_resume(rtsim *s, uint64_t now)
     (void)now;
     if (s->driver < 0) return;
     sim_task *t = &s->task[s->driver];
-    if (!t->suspended) return;
+    if (!t->suspended || t->sleeping) return;
     s->mst.resumes++;
     t->suspended = false;
-    if (t->has_packet || t->polling || s->rxq.len > 0) task_ready(s, t);
+    if (t->has_packet || s->rxq.len > 0) task_ready(s, t);
 }
 
 /* ------------------------------------------------------------ measurements */
@@ -314,7 +334,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             if (s->ring.len == 0) break;
             p = fifo_pop(&s->ring);
         }
-        if (!mit_on_rx_packet(s, now)) {
+        if (!mit_on_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
             continue;
@@ -412,14 +432,9 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
 static void driver_done(rtsim *s, sim_task *t, uint64_t now)
 {
     if (t->polling) {
+        /* One iteration of the sleep loop ended: poll the mitigation again
+         * (in driver_begin, when the scheduler gives the driver the CPU). */
         t->polling = false;
-        t->state = TS_BLOCKED;
-        mit_on_poll(s, now); /* may resume the driver, or schedule the next poll */
-        if (!t->suspended) {
-            if (s->rxq.len > 0) task_ready(s, t);
-        } else if (s->cfg.mitigation.sleep_ns > 0) {
-            push_event(s, now + (uint64_t)s->cfg.mitigation.sleep_ns, EV_POLL, EV_POLL, t->idx, 0);
-        }
         return;
     }
     sim_pkt p = t->pkt;
@@ -432,9 +447,8 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
     uint64_t lat = now - p.t_arr;
     if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
     s->lat_hist[(size_t)p.flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
-    mit_on_driver_packet(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns);
-    if (s->rxq.len == 0) mit_on_queue_empty(s, now);
-    if (t->suspended || s->rxq.len == 0) t->state = TS_BLOCKED;
+    mit_on_packet_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
+    if (t->suspended) t->state = TS_BLOCKED;
 }
 
 static void task_done(rtsim *s, sim_core *c, uint64_t now)
@@ -511,8 +525,11 @@ static void handle_event(rtsim *s, const sim_event *e)
         break;
     }
     case EV_POLL: {
+        /* The sleeping driver wakes for one iteration of its loop. */
         sim_task *t = &s->task[e->arg];
-        if (!t->suspended || t->has_packet) break;
+        if (!t->sleeping) break;
+        t->sleeping = false;
+        t->suspended = false;
         t->polling = true;
         t->remaining = (uint64_t)s->cfg.costs.mitig_poll_ns;
         task_ready(s, t);
@@ -564,7 +581,15 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (cfg->n_flows > 0 && drivers == 0) return "driver: traffic needs a driver task";
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
-        if (f->pattern > RTSIM_PAT_POISSON) return "flows.pattern: unknown";
+        if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
+        if (f->pattern == RTSIM_PAT_PIECEWISE) {
+            if (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES) return "flows.rates: 1..64 change points";
+            for (uint32_t j = 0; j < f->n_rates; j++) {
+                if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
+                if (j > 0 && f->rate_t_ns[j] <= f->rate_t_ns[j - 1]) return "flows: change points must increase";
+            }
+            if (f->rate_t_ns[0] < 0) return "flows: change points must not be negative";
+        }
         if (f->rate_pps < 0 || f->start_pps < 0 || f->peak_pps < 0 || f->step_pps < 0)
             return "flows: rates must not be negative";
         if (f->start_ns < 0) return "flows.start: must not be negative";

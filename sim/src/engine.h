@@ -57,6 +57,7 @@ typedef struct sim_task {
     bool has_packet;     /* a packet is dequeued and being processed */
     bool polling;        /* the job is one iteration of the suspended sleep loop */
     bool suspended;      /* a mitigation stopped the driver */
+    bool sleeping;       /* suspended in a sleep loop: an EV_POLL is due */
     sim_pkt pkt;
     rtsim_task_stats st;
 } sim_task;
@@ -64,7 +65,7 @@ typedef struct sim_task {
 typedef struct sim_core {
     uint32_t enabled, pending; /* one bit per line */
     int isr_line;              /* running ISR or SIM_NO_ISR */
-    uint64_t isr_end;
+    uint64_t isr_start, isr_end;
     uint32_t isr_npkts;        /* packets the running RX ISR handles */
     sim_pkt latched;           /* edge NIC: the packet behind the pending RX interrupt */
     sim_pkt isr_pkt;           /* edge NIC: the packet the running ISR carries */
@@ -107,7 +108,7 @@ struct rtsim {
 };
 
 /* Services the mitigation adapter uses. */
-void eng_driver_suspend(rtsim *s, uint64_t now, bool poll);
+void eng_driver_suspend(rtsim *s, uint64_t now);
 void eng_driver_resume(rtsim *s, uint64_t now);
 /* The port target of the RX line and mitigation timer `timer`. */
 rts_port_target eng_target(unsigned timer);

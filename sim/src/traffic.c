@@ -45,6 +45,7 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     g->rng.s = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(index + 1));
     (void)prng_next(&g->rng);
     g->frac = 0.0;
+    g->seg = 0;
     g->pyramid_steps = 0;
     if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 && cfg->peak_pps > cfg->start_pps) {
         double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
@@ -52,6 +53,16 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
         if ((double)k < n) k++;
         g->pyramid_steps = k;
     }
+}
+
+/* Piecewise: the segment holding t (searched forward from the cached one). */
+static uint32_t piece_at(const sim_flow_gen *g, uint64_t t)
+{
+    const rtsim_flow_cfg *c = g->cfg;
+    uint32_t i = g->seg < c->n_rates ? g->seg : 0;
+    if (i > 0 && t < (uint64_t)c->rate_t_ns[i]) i = 0;
+    while (i + 1 < c->n_rates && t >= (uint64_t)c->rate_t_ns[i + 1]) i++;
+    return i;
 }
 
 double flow_rate_at(const sim_flow_gen *g, uint64_t t)
@@ -70,6 +81,9 @@ double flow_rate_at(const sim_flow_gen *g, uint64_t t)
         double r = c->start_pps + (double)up * c->step_pps;
         return r > c->peak_pps ? c->peak_pps : r;
     }
+    case RTSIM_PAT_PIECEWISE:
+        if (c->n_rates == 0 || u < (uint64_t)c->rate_t_ns[0]) return 0.0;
+        return c->rates_pps[piece_at(g, u)];
     case RTSIM_PAT_STEPS: {
         if (c->n_rates == 0) return 0.0;
         uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
@@ -86,6 +100,12 @@ static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
 {
     const rtsim_flow_cfg *c = g->cfg;
     if (t < (uint64_t)c->start_ns) return (uint64_t)c->start_ns;
+    if (c->pattern == RTSIM_PAT_PIECEWISE) {
+        uint64_t u = t - (uint64_t)c->start_ns;
+        for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
+            if ((uint64_t)c->rate_t_ns[i] > u) return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
+        return UINT64_MAX;
+    }
     if ((c->pattern != RTSIM_PAT_PYRAMID && c->pattern != RTSIM_PAT_STEPS) || c->step_every_ns <= 0)
         return UINT64_MAX;
     uint64_t every = (uint64_t)c->step_every_ns;
@@ -99,6 +119,8 @@ static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
 uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
 {
     for (int guard = 0; guard < 100000; guard++) {
+        if (g->cfg->pattern == RTSIM_PAT_PIECEWISE && t >= (uint64_t)g->cfg->start_ns)
+            g->seg = piece_at(g, t - (uint64_t)g->cfg->start_ns);
         double r = flow_rate_at(g, t);
         if (r <= 0.0) {
             uint64_t nc = next_change(g, t);
@@ -109,7 +131,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             continue;
         }
         double gap;
-        if (g->cfg->pattern == RTSIM_PAT_POISSON) {
+        if (g->cfg->pattern == RTSIM_PAT_POISSON || (g->cfg->pattern == RTSIM_PAT_PIECEWISE && g->cfg->poisson)) {
             gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
         } else {
             /* The first packet of a rate interval comes one gap after its start,

@@ -24,6 +24,7 @@ typedef struct sim_flow_gen {
     sim_prng rng;
     uint64_t pyramid_steps; /* steps from start to peak */
     double frac;            /* fractional ns carried between gaps */
+    uint32_t seg;           /* piecewise: current segment (time only moves forward) */
 } sim_flow_gen;
 
 void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, uint32_t index);

@@ -45,7 +45,9 @@ typedef enum rtsim_pattern {
     RTSIM_PAT_CONSTANT = 0, /**< rate_pps for ever */
     RTSIM_PAT_PYRAMID = 1,  /**< start_pps, +step_pps every step_every_ns up to peak_pps, then down */
     RTSIM_PAT_STEPS = 2,    /**< rates_pps[i] during [i, i+1) * step_every_ns, last one held */
-    RTSIM_PAT_POISSON = 3   /**< exponential interarrivals with mean rate rate_pps */
+    RTSIM_PAT_POISSON = 3,  /**< exponential interarrivals with mean rate rate_pps */
+    RTSIM_PAT_PIECEWISE = 4 /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
+                                 last rate holds; `poisson` picks exponential gaps */
 } rtsim_pattern;
 
 /** NIC kinds. */
@@ -108,8 +110,10 @@ typedef struct rtsim_flow_cfg {
     double step_pps;       /**< pyramid */
     int64_t step_every_ns; /**< pyramid, steps */
     int64_t start_ns;      /**< no packet before this time */
-    uint32_t n_rates;      /**< steps */
+    uint32_t n_rates;      /**< steps, piecewise */
+    uint32_t poisson;      /**< piecewise: 1 = exponential gaps at the current mean rate */
     double rates_pps[RTSIM_MAX_RATES];
+    int64_t rate_t_ns[RTSIM_MAX_RATES]; /**< piecewise: change points */
 } rtsim_flow_cfg;
 
 /** CPU cost of each activity, in ns (the platform preset's [costs]). */
