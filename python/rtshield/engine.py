@@ -84,7 +84,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     names: list[str] = []
     tasks = []
     c = sc.critical
-    tasks.append(("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns, c.work_ns, 1))
+    tasks.append(("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns,
+                  c.work_ns, 1))
     tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
     for t in sc.tasks:
         if t.kind == "periodic":
