@@ -76,10 +76,14 @@ def _per_s(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
 
 def _packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
     t = _t(ts)
+    # received is drawn wide and pale under processed, so it stays visible where they agree
+    widths = {"offered": 1.4, "received": 3.2, "processed": 1.2}
+    alphas = {"offered": 1.0, "received": 0.55, "processed": 1.0}
     for key, label, color in _SERIES:
         y = _per_s(ts, key)
         if y is not None:
-            ax.plot(t, y, label=label, color=color, lw=1.4, drawstyle="steps-post")
+            ax.plot(t, y, label=label, color=color, lw=widths[key], alpha=alphas[key],
+                    drawstyle="steps-post")
     ax.set_xlabel("time [s]")
     ax.set_ylabel("packets per second")
     ax.grid(True, alpha=0.3)
