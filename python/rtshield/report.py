@@ -156,7 +156,11 @@ def run_report(out_dir: str | Path, entry: RunEntry) -> Path:
 
 def compare_report(out_dir: str | Path, title: str, intro: str, entries: Sequence[RunEntry],
                    figures: Mapping[str, Path]) -> Path:
-    """Write ``out_dir/report.html`` comparing several runs side by side."""
+    """Write ``out_dir/report.html`` comparing several runs side by side.
+
+    ``title`` is escaped; ``intro`` is inserted as HTML, so callers escape any
+    text that came from the user.
+    """
     names = [e.scenario.name for e in entries]
     metric_rows = [key_metrics(e.summary) for e in entries]
     labels = [lbl for lbl, _ in metric_rows[0]] if metric_rows else []

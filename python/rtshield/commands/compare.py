@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import html
 
 from rtshield.errors import UsageError
 from rtshield.progress import ProgressBar
@@ -56,5 +57,5 @@ def run_and_report(paths, out, jobs: int, title: str, intro: str) -> int:
 def handle(args: argparse.Namespace) -> int:
     if len(args.scenarios) < 2:
         raise UsageError("compare: give at least two scenario files (use 'run' for one)")
-    intro = "Scenarios: " + ", ".join(args.scenarios)
+    intro = "Scenarios: " + ", ".join(html.escape(str(p)) for p in args.scenarios)
     return run_and_report(args.scenarios, args.out, args.jobs, args.title, intro)
