@@ -39,6 +39,11 @@ static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint3
     if (!evq_push(&s->evq, t, prio, type, arg, gen)) s->error = 1;
 }
 
+static uint32_t idle_ctx(uint32_t core)
+{
+    return core == 0 ? RTSIM_CTX_IDLE : RTSIM_CTX_IDLE_CORE1 + core - 1;
+}
+
 static uint32_t isr_ctx(int line)
 {
     if (line == LINE_TICK) return RTSIM_CTX_ISR_TICK;
@@ -51,7 +56,7 @@ static void acct(rtsim *s, sim_core *c, uint64_t now)
 {
     uint64_t d = now - c->acct_t;
     s->cur_bin.cpu_ns[c->acct_ctx] += d;
-    if (c->acct_ctx >= RTSIM_CTX_TASK0) s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
+    if (c->acct_ctx >= RTSIM_CTX_TASK0 && c->acct_ctx < RTSIM_CTX_IDLE_CORE1) s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
     c->acct_t = now;
 }
 
@@ -194,7 +199,7 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         return;
     }
     acct(s, c, now);
-    c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : RTSIM_CTX_IDLE;
+    c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : idle_ctx(core);
     c->seg_start = now;
 }
 
@@ -628,7 +633,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         sim_core *c = &s->core[i];
         c->isr_line = SIM_NO_ISR;
         c->cur = -1;
-        c->acct_ctx = RTSIM_CTX_IDLE;
+        c->acct_ctx = idle_ctx(i);
         c->enabled = 1u << LINE_TICK;
         for (unsigned k = 0; k < SIM_MAX_TIMERS; k++) c->enabled |= 1u << (LINE_TIMER0 + k);
         if (s->cfg.tick_ns > 0) push_event(s, (uint64_t)s->cfg.tick_ns, EV_TICK, EV_TICK, i, 0);

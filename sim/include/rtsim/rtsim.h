@@ -78,15 +78,17 @@ typedef enum rtsim_drop {
     RTSIM_DROP_COUNT = 5
 } rtsim_drop;
 
-/** CPU contexts whose time is accounted: the ISRs, idle, then task i at
- *  RTSIM_CTX_TASK0 + i. */
+/** CPU contexts whose time is accounted: the ISRs (all cores), idle of core
+ *  0, task i at RTSIM_CTX_TASK0 + i, idle of core k > 0 at
+ *  RTSIM_CTX_IDLE_CORE1 + k - 1. Each core's contexts add up to its time. */
 typedef enum rtsim_ctx {
     RTSIM_CTX_ISR_RX = 0,
     RTSIM_CTX_ISR_TICK = 1,
     RTSIM_CTX_ISR_TIMER = 2,
     RTSIM_CTX_IDLE = 3,
     RTSIM_CTX_TASK0 = 4,
-    RTSIM_CTX_COUNT = 12 /**< RTSIM_CTX_TASK0 + RTSIM_MAX_TASKS */
+    RTSIM_CTX_IDLE_CORE1 = 12, /**< RTSIM_CTX_TASK0 + RTSIM_MAX_TASKS */
+    RTSIM_CTX_COUNT = 15       /**< RTSIM_CTX_IDLE_CORE1 + RTSIM_MAX_CORES - 1 */
 } rtsim_ctx;
 
 /** One task. */
