@@ -228,6 +228,8 @@ def test_key_metrics_and_text_table():
     assert rows["packets sent"] == "40 000"
     assert rows["packets dropped"] == "4 000"
     assert rows["worst 1-bin accumulated lateness"] == "12.5 %"
+    big = dict(key_metrics({"critical": {"lateness_sum_pct": 12345.67}}))
+    assert big["total accumulated lateness"] == "12 345.7 %"
     assert rows["cycle time p99"] == "10 325.0 µs"
     assert rows["CPU share: driver"] == "33.3 %"
     assert dict(key_metrics({}))["critical cycles"] == "—"
