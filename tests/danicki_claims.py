@@ -55,8 +55,8 @@ def equal_lateness(res: dict[str, Any]) -> tuple[bool, str]:
 
 def equal_processed(res: dict[str, Any]) -> tuple[bool, str]:
     t = res["scheduler_equal"].totals
-    share = t["processed"] / max(1, t["isr_runs"])
-    return share >= 0.9, f"processed / ISR runs = {share:.2f}"
+    share = t["processed"] / max(1, t["received"])
+    return share >= 0.9, f"processed / received = {share:.2f}"
 
 
 def high_lateness(res: dict[str, Any]) -> tuple[bool, str]:
@@ -84,8 +84,8 @@ def high_processed_falls(res: dict[str, Any]) -> tuple[bool, str]:
 
 
 def burst_cap(res: dict[str, Any]) -> tuple[bool, str]:
-    mx = int(_ts(res["burst"])["isr_runs"].max())
-    return mx <= 30_000 * 1.02, f"max ISR runs {mx} per second"
+    mx = int(_ts(res["burst"])["received"].max())
+    return mx <= 30_000 * 1.02, f"max received {mx} per second"
 
 
 def burst_no_lateness(res: dict[str, Any]) -> tuple[bool, str]:
@@ -102,7 +102,7 @@ def burst_high_capacity(res: dict[str, Any]) -> tuple[bool, str]:
 
 def hyst_no_lateness_while_driver_runs(res: dict[str, Any]) -> tuple[bool, str]:
     ts = _ts(res["hysteresis"])
-    running = ts["processed"] >= 0.5 * np.maximum(ts["isr_runs"], 1)
+    running = ts["processed"] >= 0.5 * np.maximum(ts["received"], 1)
     late = ts["lateness_pct"][running & (ts["offered"] > 0)]
     n_run = int(np.count_nonzero(running & (ts["offered"] > 0)))
     return float(late.max(initial=0.0)) == 0.0, (
@@ -115,9 +115,9 @@ def hyst_collapse(res: dict[str, Any]) -> tuple[bool, str]:
     peak = int(np.argmax(ts["offered"]))
     best = int(ts["processed"].max())
     at_peak = int(ts["processed"][peak])
-    follows = ts["isr_runs"][peak] >= 0.6 * ts["offered"][peak]
+    follows = ts["received"][peak] >= 0.6 * ts["offered"][peak]
     return at_peak <= 0.1 * best and bool(follows), (
-        f"processed at the peak {at_peak} vs best {best}; ISR runs at the peak "
+        f"processed at the peak {at_peak} vs best {best}; received at the peak "
         f"{int(ts['isr_runs'][peak])} of {int(ts['offered'][peak])} sent")
 
 
@@ -138,7 +138,7 @@ def budget_linear(res: dict[str, Any]) -> tuple[bool, str]:
 def budget_slope(res: dict[str, Any]) -> tuple[bool, str]:
     ts = _ts(res["budget"])
     idx = _rising(res["budget"])
-    x, y = ts["isr_runs"][idx].astype(float), ts["processed"][idx].astype(float)
+    x, y = ts["received"][idx].astype(float), ts["processed"][idx].astype(float)
     sel = x >= 0.3 * x.max()
     if np.count_nonzero(sel) < 3:
         return False, "too few loaded seconds"
@@ -149,8 +149,8 @@ def budget_slope(res: dict[str, Any]) -> tuple[bool, str]:
 def queue500(res: dict[str, Any]) -> tuple[bool, str]:
     r = res["queue_500"]
     ts = _ts(r)
-    busy = ts["isr_runs"] >= 1000
-    ratio = ts["processed"][busy] / ts["isr_runs"][busy]
+    busy = ts["received"] >= 1000
+    ratio = ts["processed"][busy] / ts["received"][busy]
     lat = r.critical["lateness_sum_pct"]
     return lat == 0.0 and float(ratio.min()) >= 0.95, (
         f"lateness sum {lat:.0f} %; processed / received per second >= {float(ratio.min()):.3f}; "
@@ -177,7 +177,7 @@ CLAIMS = [
           "§3 Scheduler: equal priorities, lateness up to 500 %", ACC, equal_lateness),
     Claim("equal_processed", "scheduler_equal",
           "§3 Scheduler: equal priorities, the driver processes almost all packets",
-          "processed / received (ISR runs)", equal_processed),
+          "processed / received (received)", equal_processed),
     Claim("high_lateness", "scheduler_critical_high",
           "§3 Scheduler: critical task higher, lateness almost zero, about 8 % beyond 50 000 pkt/s",
           ACC, high_lateness),
@@ -185,7 +185,7 @@ CLAIMS = [
           "§3 Scheduler: critical task higher, processed far lower, falling as interrupts rise",
           "processed per second", high_processed_falls),
     Claim("burst_cap", "burst", "§3 Burst: received packets never exceed 30 000 per second",
-          "ISR runs per second", burst_cap),
+          "received per second", burst_cap),
     Claim("burst_no_lateness", "burst", "§3 Burst: no lateness with 600 per 20 ms", ACC,
           burst_no_lateness),
     Claim("burst_high_capacity", "burst_high_capacity",
@@ -195,14 +195,14 @@ CLAIMS = [
           hyst_no_lateness_while_driver_runs),
     Claim("hyst_collapse", "hysteresis",
           "§3 Hysteresis: throughput plummets under heavy interrupt load; interrupts follow sent",
-          "processed and ISR runs per second", hyst_collapse),
+          "processed and received per second", hyst_collapse),
     Claim("budget_linear", "budget", "§3/§4 Budget: lateness grows roughly linearly with load", ACC,
           budget_linear),
     Claim("budget_slope", "budget", "§3 Budget: 0.76 additional processed per additional received",
-          "slope of processed vs ISR runs per second", budget_slope),
+          "slope of processed vs received per second", budget_slope),
     Claim("queue500", "queue_500",
           "§3 Queue 500: no lateness, processed tracks received (saturating near 30 000 pkt/s)",
-          ACC + "; processed / ISR runs", queue500),
+          ACC + "; processed / received", queue500),
     Claim("queue100", "queue_100", "§3 Queue 100: lower throughput, no lateness",
           "processed; " + ACC, queue100),
     Claim("queue750", "queue_750", "§3 Queue 750: lateness emerges", ACC, queue750),

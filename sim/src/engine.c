@@ -339,6 +339,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             if (s->ring.len == 0) break;
             p = fifo_pop(&s->ring);
         }
+        s->cur_bin.received++;
         if (!mit_on_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
@@ -349,7 +350,6 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             mit_on_enqueue_fail(s, now);
             continue;
         }
-        s->cur_bin.received++;
         if (s->driver >= 0) {
             sim_task *d = &s->task[s->driver];
             if (!d->suspended) task_ready(s, d);

@@ -172,7 +172,7 @@ typedef struct rtsim_bin {
     uint64_t irq_raised;  /**< RX interrupt assertions */
     uint64_t isr_runs;    /**< RX ISR executions */
     uint64_t irq_lost;    /**< assertions lost (line pending or disabled and latched) */
-    uint64_t received;    /**< packets put into the RX queue */
+    uint64_t received;    /**< packets the RX ISR took from the NIC (then queued or dropped) */
     uint64_t processed;   /**< packets finished by the driver */
     uint64_t delivered;   /**< packets delivered to the application */
     uint64_t dropped[RTSIM_DROP_COUNT];
