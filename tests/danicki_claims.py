@@ -177,7 +177,7 @@ CLAIMS = [
           "§3 Scheduler: equal priorities, lateness up to 500 %", ACC, equal_lateness),
     Claim("equal_processed", "scheduler_equal",
           "§3 Scheduler: equal priorities, the driver processes almost all packets",
-          "processed / received (received)", equal_processed),
+          "processed / received", equal_processed),
     Claim("high_lateness", "scheduler_critical_high",
           "§3 Scheduler: critical task higher, lateness almost zero, about 8 % beyond 50 000 pkt/s",
           ACC, high_lateness),

@@ -331,6 +331,14 @@ static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
+    if (!mit_on_rx_irq(s, now, c->isr_start)) {
+        /* Not admitted (a limiter found its line should have been off). */
+        if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+            count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
+            s->mst.drops++;
+        }
+        return;
+    }
     for (uint32_t i = 0; i < n; i++) {
         sim_pkt p;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
@@ -468,6 +476,21 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
+/* The edge NIC asserts the RX line for packet `p`: latched once when the
+ * line is pending already or disabled, further assertions lost. */
+static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
+{
+    const uint32_t bit = 1u << LINE_RX;
+    s->cur_bin.irq_raised++;
+    if (c->pending & bit) {
+        s->cur_bin.irq_lost++;
+        count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
+    } else {
+        c->pending |= bit;
+        c->latched = p;
+    }
+}
+
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
     sim_pkt p = {now, f};
@@ -476,13 +499,28 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     s->flow_st[f].offered++;
     const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        s->cur_bin.irq_raised++;
-        if (c->pending & bit) {
-            s->cur_bin.irq_lost++;
-            count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
+        if (!mit_is_filter(s)) {
+            raise_rx(s, c, p);
         } else {
-            c->pending |= bit;
-            c->latched = p;
+            /* A hardware filter in front of the interrupt controller. */
+            uint64_t zero_at;
+            switch (mit_filter_arrival(s, now, &zero_at)) {
+            case 0:
+                count_drop(s, &p, RTSIM_DROP_MITIGATION);
+                s->mst.drops++;
+                break;
+            case 1:
+                raise_rx(s, c, p);
+                break;
+            case 2:
+                raise_rx(s, c, c->filter_pkt);
+                c->filter_pkt = p;
+                break;
+            default:
+                c->filter_pkt = p;
+                break;
+            }
+            if (zero_at != SIM_INF) push_event(s, zero_at, EV_FILTER, EV_FILTER, 0, 0);
         }
     } else {
         if (!fifo_push(&s->ring, p)) {
@@ -510,6 +548,12 @@ static void handle_event(rtsim *s, const sim_event *e)
         if (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]) break; /* cancelled */
         sim_core *c = rx_core(s);
         c->pending |= 1u << (LINE_TIMER0 + e->arg);
+        kick(s, c, now);
+        break;
+    }
+    case EV_FILTER: {
+        sim_core *c = rx_core(s);
+        if (mit_filter_zero(s, now)) raise_rx(s, c, c->filter_pkt);
         kick(s, c, now);
         break;
     }
