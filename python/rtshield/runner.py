@@ -46,7 +46,12 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
     except ImportError as e:
         raise UsageError(f"engine: the simulation engine is not available in this build ({e})") \
             from None
-    return engine_simulate(scenario, progress=progress)
+    from rtshield._native import NativeError
+
+    try:
+        return engine_simulate(scenario, progress=progress)
+    except NativeError as e:  # a broken install: say so in one line
+        raise UsageError(f"engine: {e}") from None
 
 
 def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
