@@ -116,7 +116,8 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     }
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
-    t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns + s->cfg.costs.mitig_driver_ns);
+    t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns +
+                              (mit_hooks_driver(s) ? s->cfg.costs.mitig_driver_ns : 0));
     return true;
 }
 
@@ -158,7 +159,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         } else {
             c->isr_npkts = s->ring.len;
         }
-        cost += (int64_t)c->isr_npkts * (k->isr_per_packet_ns + k->mitig_isr_ns);
+        cost += (int64_t)c->isr_npkts * (k->isr_per_packet_ns + (mit_hooks_isr(s) ? k->mitig_isr_ns : 0));
     } else {
         cost += k->timer_isr_ns;
     }

@@ -235,3 +235,15 @@ bool mit_wants_report(const struct rtsim *s)
 {
     return s->mit.kind == RTSIM_MIT_HYSTERESIS || s->mit.kind == RTSIM_MIT_BUDGET;
 }
+
+bool mit_hooks_isr(const struct rtsim *s)
+{
+    uint32_t k = s->mit.kind;
+    return k == RTSIM_MIT_BURST || k == RTSIM_MIT_STRICT || k == RTSIM_MIT_BURSTY;
+}
+
+bool mit_hooks_driver(const struct rtsim *s)
+{
+    uint32_t k = s->mit.kind;
+    return k == RTSIM_MIT_HYSTERESIS || k == RTSIM_MIT_BUDGET || k == RTSIM_MIT_QUEUE;
+}

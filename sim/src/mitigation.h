@@ -67,6 +67,10 @@ void mit_on_packet_done(struct rtsim *s, uint64_t now, uint64_t work_ns, uint32_
 void mit_on_cycle_end(struct rtsim *s, uint64_t now, int64_t earliness_ns, uint64_t period_ns);
 /* Mitigation timer `timer` interrupt handler. */
 void mit_on_timer(struct rtsim *s, uint64_t now, unsigned timer);
+/* True when the mitigation has a hook in the RX ISR (its cost is charged). */
+bool mit_hooks_isr(const struct rtsim *s);
+/* True when the mitigation has a hook in the driver loop (its cost is charged). */
+bool mit_hooks_driver(const struct rtsim *s);
 /* True when the critical task reports to the mitigation (cooperative). */
 bool mit_wants_report(const struct rtsim *s);
 
