@@ -130,3 +130,13 @@ def test_demo_runs_the_whole_study_from_any_directory(tmp_path):
     for name in comp:
         assert name in html
     assert "demo: 8 configurations" in res.stdout
+
+
+def test_set_overrides_a_key_for_one_run(tmp_path):
+    out = tmp_path / "o"
+    res = rtshield("run", STUDY / "queue_500.toml", "--out", out, "--quiet",
+                   "--set", "scenario.duration=3s", "--set", "driver.queue=20")
+    assert res.returncode == 0, res.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["duration_s"] == 3
+    assert "RX queue 20 packets" in (out / "report.html").read_text()

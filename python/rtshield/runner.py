@@ -101,7 +101,7 @@ def run_many(paths: Sequence[str | Path], out_dir: str | Path, *, jobs: int = 2,
     All files are validated before anything runs, so a bad file costs nothing.
     Returns the outcomes in the order of ``paths``.
     """
-    scenarios = [load_scenario(p, overrides) for p in paths]
+    scenarios = [load_scenario(p, overrides, overrides_origin="--set") for p in paths]
     out = prepare_out_dir(out_dir)
     taken: set[str] = set()
     dirs = [out / "runs" / safe_name(s.name, taken) for s in scenarios]
