@@ -129,8 +129,10 @@ def _flows_block(summary: Mapping[str, Any]) -> str:
 
 
 def _provenance(s: Any) -> str:
+    notes = getattr(s, "notes", "")
     return (f'<p class="meta"><b>{_e(s.description or s.name)}</b><br>'
             f"Source: {_e(s.source or 'not stated')}<br>"
+            + (f"Notes: {_e(notes)}<br>" if notes else "") +
             f"Scenario file: <code>{_e(s.path)}</code> · platform preset "
             f"<code>{_e(s.platform.name)}</code> ({_e(s.platform.source)})</p>")
 

@@ -339,6 +339,7 @@ class Scenario:
     mitigation: Mitigation
     flows: tuple[Flow, ...]
     tasks: tuple[Task, ...] = ()
+    notes: str = ""  #: free text for readers, e.g. what the paper observed
     text: str = field(default="", repr=False, compare=False)  #: the file's text
 
     @property
@@ -685,7 +686,8 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
 
     # [scenario]
     h = table("scenario")
-    h.check_keys(("name", "description", "source", "platform", "duration", "bin", "seed"))
+    h.check_keys(("name", "description", "source", "notes", "platform", "duration", "bin",
+                  "seed"))
     name = h.string("name")
     if not name.strip():
         raise h.err("name", "must not be empty")
@@ -799,6 +801,7 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
         mitigation=mit,
         flows=tuple(flows),
         tasks=tuple(tasks),
+        notes=h.string("notes", ""),
         text=text,
     )
 
