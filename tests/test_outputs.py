@@ -23,6 +23,7 @@ SCENARIO = """
 name = "fake_queue"
 description = "Writers test"
 source = "Danicki et al. §3, Figure 8"
+notes = "Paper: the lateness <remained> at zero."
 platform = "esp32-freertos"
 duration = "5s"
 [driver]
@@ -188,6 +189,7 @@ def test_run_report_is_self_contained(tmp_path, scenario):
     assert "<h3>Flows</h3>" in html and "1 200.0 µs" in html
     assert "fake_queue" in html and "Danicki et al. §3, Figure 8" in html
     assert "RX queue 500 packets" in html
+    assert "Notes: Paper: the lateness &lt;remained&gt; at zero." in html
     assert "queue_full" in html and "disables" in html
     assert 'src="http' not in html
     assert entry.summary["critical"]["misses"] == 7
