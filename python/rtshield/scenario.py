@@ -354,8 +354,10 @@ class Scenario:
 class _Table:
     """Typed access to one TOML table, from one or more layers, with precise errors.
 
-    ``layers`` are ``(origin, dict)`` pairs, most specific first (the scenario
-    file, then the preset's defaults). Errors name the origin of the value.
+    ``layers`` are ``(origin, dict)`` pairs, most specific first: overrides
+    (``--set``), the scenario file, then the preset's defaults; the first
+    ``own`` layers are the user's. Errors name the origin of the value, or
+    ``home`` (the scenario file) for a missing key.
     """
 
     def __init__(self, section: str, layers: list[tuple[str, Mapping[str, Any]]],
