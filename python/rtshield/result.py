@@ -26,15 +26,16 @@ __all__ = ["Result", "hist_percentile_us"]
 
 def hist_percentile_us(edges_us: np.ndarray, counts: np.ndarray, q: float,
                        lo: float | None = None, hi: float | None = None) -> float:
-    """The ``q``-quantile (0..1) of a histogram: the lower edge of the bin
-    where the cumulative count reaches ``q`` of the total, clamped to the exact
+    """The ``q``-quantile (0..1) of a histogram: the middle of the bin where
+    the cumulative count reaches ``q`` of the total, clamped to the exact
     ``[lo, hi]`` when given. 0.0 for an empty histogram."""
     total = int(counts.sum())
     if total == 0:
         return 0.0
     need = max(1, int(np.ceil(q * total)))
     i = int(np.searchsorted(np.cumsum(counts), need))
-    v = float(edges_us[min(i, len(edges_us) - 1)])
+    i = min(i, len(counts) - 1)
+    v = 0.5 * (float(edges_us[i]) + float(edges_us[i + 1]))
     if lo is not None:
         v = max(v, lo)
     if hi is not None:

@@ -89,7 +89,7 @@ static void test_lone_periodic_exact_cycles(void)
     rtsim_totals(s, &t);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_TASK0], 30 * MS);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_IDLE], 70 * MS);
-    uint64_t h[RTSIM_HIST_BINS];
+    static uint64_t h[RTSIM_HIST_BINS];
     rtsim_hist_cycle(s, h, RTSIM_HIST_BINS);
     CHECK_EQ(h[rtsim_hist_index(10 * MS)], 9);
     rtsim_destroy(s);
@@ -280,6 +280,22 @@ static void test_bins_and_determinism(void)
     CHECK(sum > 2000 && sum < 3000); /* 50 kpps for 50 ms */
 }
 
+static void test_histogram_bins(void)
+{
+    /* Exact below 1024 ns; then every bin holds [lower(i), lower(i+1)) and
+     * is at most 0.1 % wide. */
+    const uint64_t vals[] = {0, 1, 1023, 1024, 1025, 2047, 2048, 9999, 10000000, 123456789, 1ull << 44};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+        uint32_t i = rtsim_hist_index(vals[k]);
+        CHECK(rtsim_hist_lower_ns(i) <= vals[k]);
+        CHECK(rtsim_hist_lower_ns(i + 1) > vals[k]);
+        if (vals[k] < 1024) CHECK_EQ(rtsim_hist_lower_ns(i), vals[k]);
+        uint64_t w = rtsim_hist_lower_ns(i + 1) - rtsim_hist_lower_ns(i);
+        CHECK(w * 1000 <= vals[k] + 1000);
+    }
+    CHECK_EQ(rtsim_hist_index(1ull << 50), RTSIM_HIST_BINS - 1);
+}
+
 static void test_bad_config(void)
 {
     rtsim_config c = base(10 * MS);
@@ -304,6 +320,7 @@ int main(void)
     RTS_RUN(test_queue_and_driver);
     RTS_RUN(test_queue_full_drops);
     RTS_RUN(test_bins_and_determinism);
+    RTS_RUN(test_histogram_bins);
     RTS_RUN(test_bad_config);
     return rts_test_end();
 }

@@ -29,7 +29,8 @@ enum {
     RTSIM_MAX_TASKS = 8,
     RTSIM_MAX_FLOWS = 8,
     RTSIM_MAX_RATES = 64,   /**< rates of a `steps` pattern */
-    RTSIM_HIST_BINS = 2560, /**< log histogram: 64 sub-buckets per octave */
+    RTSIM_HIST_SUB = 1024,  /**< log histogram: bins per octave (0.1 % resolution) */
+    RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
     RTSIM_BIN_RING = 4096   /**< finished bins kept until rtsim_take_bins() */
 };
 
