@@ -732,6 +732,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         if (first != SIM_INF && first < s->cfg.duration_ns) push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, i, 0);
     }
     if (s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
+    for (uint32_t i = 0; i < s->cfg.n_cores; i++) kick(s, &s->core[i], 0); /* background tasks start */
     if (s->error) {
         rtsim_destroy(s);
         return NULL;

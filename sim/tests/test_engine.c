@@ -280,6 +280,43 @@ static void test_bins_and_determinism(void)
     CHECK(sum > 2000 && sum < 3000); /* 50 kpps for 50 ms */
 }
 
+static void test_two_cores_and_background(void)
+{
+    /* An RX flood on core 0 (ISR 8 us at 100 kpps = 80 %) does not touch the
+     * periodic task pinned to core 1; the background task on core 0 gets
+     * what the ISRs and the driver leave. */
+    rtsim_config c = base(100 * MS);
+    c.n_cores = 2;
+    c.costs.isr_entry_exit_ns = 2 * US;
+    c.costs.isr_per_packet_ns = 6 * US;
+    c.costs.driver_per_packet_ns = 1 * US;
+    c.queue_capacity = 1000;
+    int p = add_periodic(&c, 5, 10 * MS, 3 * MS);
+    c.tasks[p].core = 1;
+    add_driver(&c, 2);
+    rtsim_task_cfg *bg = &c.tasks[c.n_tasks++];
+    bg->kind = RTSIM_TASK_BACKGROUND;
+    bg->priority = 0;
+    c.n_flows = 1;
+    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
+    c.flows[0].rate_pps = 100000;
+    rtsim *s;
+    run(&c, &s);
+    rtsim_task_stats st;
+    rtsim_task_stats_get(s, (uint32_t)p, &st);
+    CHECK_EQ(st.max_response_ns, 3 * MS);
+    CHECK_EQ(st.jobs, 10);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    CHECK_EQ(t.cpu_ns[RTSIM_CTX_IDLE_CORE1], 70 * MS);
+    /* core 0: 9999 packets x (8 + 1) us; the rest is background, never idle */
+    CHECK_EQ(t.cpu_ns[RTSIM_CTX_IDLE], 0);
+    uint64_t busy = t.cpu_ns[RTSIM_CTX_ISR_RX] + t.cpu_ns[RTSIM_CTX_TASK0 + 1];
+    CHECK(busy >= 9998 * 9 * US && busy <= 10000 * 9 * US);
+    CHECK_EQ(t.cpu_ns[RTSIM_CTX_TASK0 + 2] + busy, 100 * MS);
+    rtsim_destroy(s);
+}
+
 static void test_histogram_bins(void)
 {
     /* Exact below 1024 ns; then every bin holds [lower(i), lower(i+1)) and
@@ -320,6 +357,7 @@ int main(void)
     RTS_RUN(test_queue_and_driver);
     RTS_RUN(test_queue_full_drops);
     RTS_RUN(test_bins_and_determinism);
+    RTS_RUN(test_two_cores_and_background);
     RTS_RUN(test_histogram_bins);
     RTS_RUN(test_bad_config);
     return rts_test_end();
