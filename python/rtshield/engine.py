@@ -40,7 +40,8 @@ COST_KEYS: dict[str, str] = {
 }
 
 #: Drop reasons, in the order of the C enum ``rtsim_drop``.
-DROP_REASONS = ("line_disabled", "irq_overrun", "ring_full", "queue_full", "mitigation")
+DROP_REASONS = ("line_disabled", "irq_overrun", "ring_full", "queue_full", "mitigation",
+                "mailbox_full")
 
 _MITIGATIONS = {
     "none": "RTSIM_MIT_NONE",
@@ -87,15 +88,21 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     tasks.append(("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns,
                   c.work_ns, 1))
     tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
+    flow_index = {f.name: i for i, f in enumerate(sc.flows)}
+    workers: dict[int, tuple[int, int]] = {}  # task index -> (flow, mailbox)
     for t in sc.tasks:
         if t.kind == "periodic":
             tasks.append((t.name, lib.RTSIM_TASK_PERIODIC, t.priority, t.core, t.period_ns,
                           t.work_ns, 0))
         elif t.kind == "background":
             tasks.append((t.name, lib.RTSIM_TASK_BACKGROUND, t.priority, t.core, 0, 0, 0))
+        elif t.kind == "worker":
+            if t.flow not in flow_index:
+                raise UsageError(f"{where}: [[tasks]] {t.name}: flow {t.flow!r} does not exist")
+            workers[len(tasks)] = (flow_index[t.flow], t.queue or 16)
+            tasks.append((t.name, lib.RTSIM_TASK_WORKER, t.priority, t.core, 0, t.work_ns, 0))
         else:
-            raise UsageError(f"{where}: [[tasks]] {t.name}: kind {t.kind!r} is not simulated yet "
-                             "(background and periodic are)")
+            raise UsageError(f"{where}: [[tasks]] {t.name}: kind {t.kind!r} is not simulated")
     if len(tasks) > lib.RTSIM_MAX_TASKS:
         raise UsageError(f"{where}: [[tasks]]: at most {lib.RTSIM_MAX_TASKS - 2} extra tasks")
     cfg.n_tasks = len(tasks)
@@ -103,6 +110,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d = cfg.tasks[i]
         d.kind, d.priority, d.core, d.critical = kind, prio, core, crit
         d.period_ns, d.work_ns = period or 0, work or 0
+        if i in workers:
+            d.flow, d.mailbox = workers[i]
         names.append(name)
 
     if len(sc.flows) > lib.RTSIM_MAX_FLOWS:

@@ -121,6 +121,21 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     return true;
 }
 
+/* A worker takes the next message from its mailbox when it gets the CPU. */
+static bool worker_begin(rtsim *s, sim_task *t)
+{
+    if (t->has_packet) return true;
+    if (t->mailbox.len == 0) {
+        t->state = TS_BLOCKED;
+        return false;
+    }
+    t->pkt = fifo_pop(&t->mailbox);
+    t->has_packet = true;
+    t->remaining = (uint64_t)t->cfg->work_ns;
+    (void)s;
+    return true;
+}
+
 static int pick_task(rtsim *s, uint32_t core)
 {
     int best = -1;
@@ -189,7 +204,10 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         c->cur = n;
         if (n < 0) break;
         sim_task *t = &s->task[n];
-        if (t->cfg->kind != RTSIM_TASK_DRIVER || driver_begin(s, t, now)) break;
+        if (t->cfg->kind == RTSIM_TASK_DRIVER ? driver_begin(s, t, now)
+            : t->cfg->kind == RTSIM_TASK_WORKER ? worker_begin(s, t)
+                                                 : true)
+            break;
     }
     /* The driver's poll may have re-enabled a line with an interrupt pending. */
     ready = c->pending & c->enabled;
@@ -443,6 +461,28 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
     }
 }
 
+/* A packet reaches the application: count it and its latency. */
+static void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
+{
+    s->cur_bin.delivered++;
+    rtsim_flow_stats *fs = &s->flow_st[p->flow];
+    fs->delivered++;
+    uint64_t lat = now - p->t_arr;
+    if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
+    s->lat_hist[(size_t)p->flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
+}
+
+static void worker_done(rtsim *s, sim_task *t, uint64_t now)
+{
+    sim_pkt p = t->pkt;
+    t->has_packet = false;
+    t->st.jobs++;
+    int64_t resp = (int64_t)(now - p.t_arr);
+    if (resp > t->st.max_response_ns) t->st.max_response_ns = resp;
+    deliver(s, &p, now);
+    if (t->mailbox.len == 0) t->state = TS_BLOCKED;
+}
+
 static void driver_done(rtsim *s, sim_task *t, uint64_t now)
 {
     if (t->polling) {
@@ -455,12 +495,19 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
     t->has_packet = false;
     t->st.jobs++;
     s->cur_bin.processed++;
-    s->cur_bin.delivered++;
-    rtsim_flow_stats *fs = &s->flow_st[p.flow];
-    fs->delivered++;
-    uint64_t lat = now - p.t_arr;
-    if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
-    s->lat_hist[(size_t)p.flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
+    int w = s->flow_worker[p.flow];
+    if (w < 0) {
+        deliver(s, &p, now);
+    } else {
+        /* Hand the message to the flow's worker (its socket mailbox). */
+        sim_task *wk = &s->task[w];
+        if (!fifo_push(&wk->mailbox, p)) {
+            count_drop(s, &p, RTSIM_DROP_MAILBOX_FULL);
+        } else {
+            task_ready(s, wk);
+            if (wk->cfg->core != t->cfg->core) kick(s, &s->core[wk->cfg->core], now);
+        }
+    }
     mit_on_packet_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
     if (t->suspended) t->state = TS_BLOCKED;
 }
@@ -474,6 +521,8 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
         periodic_done(s, t, now);
     } else if (t->cfg->kind == RTSIM_TASK_DRIVER) {
         driver_done(s, t, now);
+    } else if (t->cfg->kind == RTSIM_TASK_WORKER) {
+        worker_done(s, t, now);
     }
 }
 
@@ -617,7 +666,15 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     for (uint32_t i = 0; i < cfg->n_tasks; i++) {
         const rtsim_task_cfg *t = &cfg->tasks[i];
         if (t->core >= cfg->n_cores) return "tasks.core: no such core";
-        if (t->kind > RTSIM_TASK_BACKGROUND) return "tasks.kind: unknown";
+        if (t->kind > RTSIM_TASK_WORKER) return "tasks.kind: unknown";
+        if (t->kind == RTSIM_TASK_WORKER) {
+            if (t->flow >= cfg->n_flows) return "tasks.flow: no such flow";
+            if (t->mailbox == 0) return "tasks.queue: a worker's mailbox must hold at least one message";
+            if (t->work_ns <= 0) return "tasks.work: must be positive";
+            for (uint32_t j = 0; j < i; j++)
+                if (cfg->tasks[j].kind == RTSIM_TASK_WORKER && cfg->tasks[j].flow == t->flow)
+                    return "tasks.flow: one worker per flow";
+        }
         if (t->kind == RTSIM_TASK_PERIODIC) {
             if (t->period_ns <= 0) return "tasks.period: must be positive";
             if (t->work_ns <= 0) return "tasks.work: must be positive";
@@ -674,6 +731,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->driver = s->critical = -1;
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++) s->flow_worker[i] = -1;
     for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
         sim_core *c = &s->core[i];
         c->isr_line = SIM_NO_ISR;
@@ -698,6 +756,10 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             break;
         case RTSIM_TASK_DRIVER:
             s->driver = (int)i;
+            break;
+        case RTSIM_TASK_WORKER:
+            if (!fifo_init(&t->mailbox, t->cfg->mailbox)) s->error = 1;
+            s->flow_worker[t->cfg->flow] = (int)i;
             break;
         default:
             t->remaining = SIM_INF;
@@ -745,6 +807,7 @@ void rtsim_destroy(rtsim *s)
     if (s == NULL) return;
     evq_free(&s->evq);
     free(s->rxq.buf);
+    for (uint32_t i = 0; i < RTSIM_MAX_TASKS; i++) free(s->task[i].mailbox.buf);
     free(s->ring.buf);
     free(s->bins);
     free(s->lat_hist);

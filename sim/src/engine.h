@@ -59,6 +59,7 @@ typedef struct sim_task {
     bool suspended;      /* a mitigation stopped the driver */
     bool sleeping;       /* suspended in a sleep loop: an EV_POLL is due */
     sim_pkt pkt;
+    sim_fifo mailbox;    /* worker: messages handed over by the driver */
     rtsim_task_stats st;
 } sim_task;
 
@@ -90,6 +91,7 @@ struct rtsim {
     uint64_t seq;              /* round-robin sequence counter */
     sim_flow_gen flow[RTSIM_MAX_FLOWS];
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
+    int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
     uint64_t *lat_hist;        /* RTSIM_MAX_FLOWS * RTSIM_HIST_BINS */
     uint64_t cycle_hist[RTSIM_HIST_BINS];
     sim_fifo rxq, ring;

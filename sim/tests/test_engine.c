@@ -317,6 +317,58 @@ static void test_two_cores_and_background(void)
     rtsim_destroy(s);
 }
 
+static void test_worker_receives_its_flow(void)
+{
+    /* Driver 20 us, then the flow's worker 30 us per message at a priority
+     * between the driver and idle: 10 kpps, so each packet is done before
+     * the next arrives; latency = ISR 5 + driver 20 + worker 30 us. A second
+     * run with a 2-message mailbox and a slow worker (150 us) drops. */
+    const struct {
+        const char *name;
+        int64_t work;
+        uint64_t delivered, mailbox_drops, lat_max;
+    } rows[] = {
+        {"worker keeps up", 30 * US, 99, 0, 55 * US},
+        {"worker too slow", 150 * US, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ROW(rows[i].name);
+        rtsim_config c = base(10 * MS);
+        c.costs.isr_entry_exit_ns = 1 * US;
+        c.costs.isr_per_packet_ns = 4 * US;
+        c.costs.driver_per_packet_ns = 20 * US;
+        add_driver(&c, 3);
+        rtsim_task_cfg *w = &c.tasks[c.n_tasks++];
+        w->kind = RTSIM_TASK_WORKER;
+        w->priority = 2;
+        w->flow = 0;
+        w->mailbox = 2;
+        w->work_ns = rows[i].work;
+        c.n_flows = 1;
+        c.flows[0].pattern = RTSIM_PAT_CONSTANT;
+        c.flows[0].rate_pps = 10000;
+        rtsim *s;
+        run(&c, &s);
+        rtsim_bin t;
+        rtsim_totals(s, &t);
+        rtsim_flow_stats f;
+        rtsim_flow_stats_get(s, 0, &f);
+        CHECK_EQ(t.processed, 99);
+        if (rows[i].mailbox_drops == 0) {
+            CHECK_EQ(t.delivered, rows[i].delivered);
+            CHECK_EQ(t.dropped[RTSIM_DROP_MAILBOX_FULL], 0);
+            CHECK_EQ(f.latency_max_ns, rows[i].lat_max);
+        } else {
+            /* 150 us per message against 100 us between them: the mailbox
+             * fills and about a third of the messages are dropped. */
+            CHECK(t.dropped[RTSIM_DROP_MAILBOX_FULL] > 25);
+            CHECK(t.delivered + t.dropped[RTSIM_DROP_MAILBOX_FULL] + 3 >= 99);
+            CHECK(t.delivered + t.dropped[RTSIM_DROP_MAILBOX_FULL] <= 99);
+        }
+        rtsim_destroy(s);
+    }
+}
+
 static void test_histogram_bins(void)
 {
     /* Exact below 1024 ns; then every bin holds [lower(i), lower(i+1)) and
@@ -358,6 +410,7 @@ int main(void)
     RTS_RUN(test_queue_full_drops);
     RTS_RUN(test_bins_and_determinism);
     RTS_RUN(test_two_cores_and_background);
+    RTS_RUN(test_worker_receives_its_flow);
     RTS_RUN(test_histogram_bins);
     RTS_RUN(test_bad_config);
     return rts_test_end();

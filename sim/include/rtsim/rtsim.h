@@ -38,7 +38,8 @@ enum {
 typedef enum rtsim_task_kind {
     RTSIM_TASK_PERIODIC = 0,   /**< period P, work W per cycle (Danicki §3 critical task) */
     RTSIM_TASK_DRIVER = 1,     /**< network driver: one packet per driver_per_packet cost */
-    RTSIM_TASK_BACKGROUND = 2  /**< always ready; measures leftover CPU */
+    RTSIM_TASK_BACKGROUND = 2, /**< always ready; measures leftover CPU */
+    RTSIM_TASK_WORKER = 3      /**< receiver of one flow: waits on its mailbox, work_ns per message */
 } rtsim_task_kind;
 
 /** Rate patterns of a traffic flow. */
@@ -76,7 +77,8 @@ typedef enum rtsim_drop {
     RTSIM_DROP_RING_FULL = 2,     /**< DMA ring full */
     RTSIM_DROP_QUEUE_FULL = 3,    /**< driver RX queue full */
     RTSIM_DROP_MITIGATION = 4,    /**< dropped in the ISR on a mitigation's decision */
-    RTSIM_DROP_COUNT = 5
+    RTSIM_DROP_MAILBOX_FULL = 5,  /**< a worker's mailbox was full when the driver handed it over */
+    RTSIM_DROP_COUNT = 6
 } rtsim_drop;
 
 /** CPU contexts whose time is accounted: the ISRs (all cores), idle of core
@@ -101,6 +103,8 @@ typedef struct rtsim_task_cfg {
     int64_t period_ns;  /**< periodic: P */
     int64_t work_ns;    /**< periodic: CPU time per cycle on an idle core */
     int64_t offset_ns;  /**< periodic: first release */
+    uint32_t flow;      /**< worker: index of the flow it receives */
+    uint32_t mailbox;   /**< worker: mailbox capacity, messages */
 } rtsim_task_cfg;
 
 /** One traffic flow arriving at the NIC. */
@@ -175,7 +179,8 @@ typedef struct rtsim_bin {
     uint64_t irq_lost;    /**< assertions lost (line pending or disabled and latched) */
     uint64_t received;    /**< packets the RX ISR took from the NIC (then queued or dropped) */
     uint64_t processed;   /**< packets finished by the driver */
-    uint64_t delivered;   /**< packets delivered to the application */
+    uint64_t delivered;   /**< packets delivered: finished by the flow's worker, or by the
+                               driver for a flow without a worker */
     uint64_t dropped[RTSIM_DROP_COUNT];
     uint64_t cycles;      /**< critical cycles ended */
     uint64_t misses;      /**< critical cycles ended after their deadline */
@@ -187,9 +192,9 @@ typedef struct rtsim_bin {
 
 /** Per-task statistics over the run. */
 typedef struct rtsim_task_stats {
-    uint64_t jobs;            /**< periodic: cycles ended; driver: packets processed */
+    uint64_t jobs;            /**< periodic: cycles ended; driver, worker: packets finished */
     uint64_t misses;
-    int64_t max_response_ns;  /**< periodic: max (finish - release) */
+    int64_t max_response_ns;  /**< periodic: max (finish - release); worker: max (finish - packet arrival) */
     int64_t cycle_min_ns;     /**< periodic: min time between consecutive cycle ends (0 if none) */
     int64_t cycle_max_ns;
     double lateness_max_pct;
