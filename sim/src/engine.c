@@ -80,6 +80,7 @@ static void task_ready(rtsim *s, sim_task *t)
     if (t->state != TS_READY) {
         t->state = TS_READY;
         t->seq = ++s->seq;
+        s->kick_mask |= 1u << t->cfg->core;
     }
 }
 
@@ -240,6 +241,7 @@ static void port_irq_set_enabled(void *ctx, unsigned line, bool on)
     uint32_t bit = 1u << line;
     bool was = (c->enabled & bit) != 0;
     c->enabled = on ? (c->enabled | bit) : (c->enabled & ~bit);
+    if (on && !was) s->kick_mask |= 1u << s->cfg.nic_core;
     if (line == LINE_RX && was != on) {
         if (on) {
             rx_acct(s, s->now);
@@ -844,10 +846,18 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
             else
                 task_done(s, c, t);
             kick(s, c, t);
+            s->kick_mask &= ~(1u << cd);
         } else {
             sim_event ev;
             evq_pop(&s->evq, &ev);
             handle_event(s, &ev);
+        }
+        /* Another core's task was woken, or a line enabled there. */
+        while (s->kick_mask) {
+            uint32_t k = 0;
+            while (!(s->kick_mask & (1u << k))) k++;
+            s->kick_mask &= ~(1u << k);
+            kick(s, &s->core[k], t);
         }
     }
     s->now = t_end;

@@ -89,6 +89,7 @@ struct rtsim {
     int driver;                /* index of the driver task or -1 */
     int critical;              /* index of the critical task or -1 */
     uint64_t seq;              /* round-robin sequence counter */
+    uint32_t kick_mask;        /* cores whose running activity may have to change */
     sim_flow_gen flow[RTSIM_MAX_FLOWS];
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
     int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
