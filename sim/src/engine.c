@@ -47,7 +47,7 @@ static uint32_t idle_ctx(uint32_t core)
 static uint32_t isr_ctx(int line)
 {
     if (line == LINE_TICK) return RTSIM_CTX_ISR_TICK;
-    if (line == LINE_RX) return RTSIM_CTX_ISR_RX;
+    if (line >= LINE_RX) return RTSIM_CTX_ISR_RX;
     return RTSIM_CTX_ISR_TIMER;
 }
 
@@ -167,15 +167,18 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     int64_t cost = k->isr_entry_exit_ns;
     if (line == LINE_TICK) {
         cost += k->tick_isr_ns;
-    } else if (line == LINE_RX) {
+    } else if (line >= LINE_RX) {
+        uint32_t src = (uint32_t)(line - LINE_RX);
         s->cur_bin.isr_runs++;
+        c->isr_source = src;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-            c->isr_pkt = c->latched;
+            c->isr_pkt = c->latched[src];
             c->isr_npkts = 1;
         } else {
             c->isr_npkts = s->ring.len;
         }
-        cost += (int64_t)c->isr_npkts * (k->isr_per_packet_ns + (mit_hooks_isr(s) ? k->mitig_isr_ns : 0));
+        int64_t per = s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
+        cost += (int64_t)c->isr_npkts * (per + (mit_hooks_isr(s) ? k->mitig_isr_ns : 0));
     } else {
         cost += k->timer_isr_ns;
     }
@@ -242,7 +245,7 @@ static void port_irq_set_enabled(void *ctx, unsigned line, bool on)
     bool was = (c->enabled & bit) != 0;
     c->enabled = on ? (c->enabled | bit) : (c->enabled & ~bit);
     if (on && !was) s->kick_mask |= 1u << s->cfg.nic_core;
-    if (line == LINE_RX && was != on) {
+    if (line == LINE_RX && was != on) { /* source 0's line is the one measured */
         if (on) {
             rx_acct(s, s->now);
             s->rx_off_since = SIM_INF;
@@ -274,15 +277,20 @@ static void port_timer_cancel(void *ctx, unsigned timer)
     if (timer < SIM_MAX_TIMERS) s->timer_gen[timer]++;
 }
 
-rts_port_target eng_target(unsigned timer)
+rts_port_target eng_target(unsigned source, unsigned timer)
 {
-    rts_port_target t = {LINE_RX, timer, LINE_TIMER0 + timer};
+    rts_port_target t = {LINE_RX + source, timer, LINE_TIMER0 + timer};
     return t;
 }
 
-uint32_t eng_apply(rtsim *s, unsigned timer, rts_action act)
+uint32_t eng_apply(rtsim *s, unsigned source, unsigned timer, rts_action act)
 {
-    return rts_port_apply(&s->port, &s->gate, eng_target(timer), act);
+    return rts_port_apply(&s->port, &s->gate, eng_target(source, timer), act);
+}
+
+uint32_t eng_sources(const rtsim *s)
+{
+    return s->cfg.n_sources ? s->cfg.n_sources : 1;
 }
 
 void eng_driver_suspend(rtsim *s, uint64_t now)
@@ -352,7 +360,7 @@ static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
-    if (!mit_on_rx_irq(s, now, c->isr_start)) {
+    if (!mit_on_rx_irq(s, now, c->isr_start, c->isr_source)) {
         /* Not admitted (a limiter found its line should have been off). */
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
@@ -410,7 +418,7 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
     c->seg_start = now; /* the interrupted task resumes from here */
     if (line == LINE_TICK) {
         tick_isr_done(s, c);
-    } else if (line == LINE_RX) {
+    } else if (line >= LINE_RX) {
         rx_isr_done(s, c, now);
     } else {
         s->mst.timer_fires++;
@@ -532,14 +540,15 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
  * line is pending already or disabled, further assertions lost. */
 static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
 {
-    const uint32_t bit = 1u << LINE_RX;
+    const uint32_t src = s->cfg.flows[p.flow].source;
+    const uint32_t bit = 1u << (LINE_RX + src);
     s->cur_bin.irq_raised++;
     if (c->pending & bit) {
         s->cur_bin.irq_lost++;
         count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
     } else {
         c->pending |= bit;
-        c->latched = p;
+        c->latched[src] = p;
     }
 }
 
@@ -656,6 +665,11 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (cfg->nic_core >= cfg->n_cores) return "nic.core: no such core";
     if (cfg->nic_kind == RTSIM_NIC_DMA_RING && cfg->ring == 0) return "nic.ring: must be positive";
     if (cfg->queue_capacity == 0) return "driver.queue: must be positive";
+    if (cfg->n_sources > RTSIM_MAX_SOURCES) return "sources: at most 4";
+    if (cfg->n_sources > 1 && cfg->nic_kind != RTSIM_NIC_EDGE) return "sources: several only with the edge NIC";
+    for (uint32_t k = 0; k < cfg->n_sources; k++)
+        if (cfg->sources[k].isr_per_packet_ns < 0 || cfg->sources[k].min_interarrival_ns < 0)
+            return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 || k->mitig_driver_ns < 0 ||
@@ -691,6 +705,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
         if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
+        if (f->source >= (cfg->n_sources ? cfg->n_sources : 1)) return "flows.source: no such RX source";
         if (f->pattern == RTSIM_PAT_PIECEWISE) {
             if (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES) return "flows.rates: 1..64 change points";
             for (uint32_t j = 0; j < f->n_rates; j++) {
@@ -786,8 +801,9 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->port.cache_invalidate = NULL;
     s->rx_off_since = 0;
     rts_irq_gate_init(&s->gate);
-    if (rts_irq_gate_app_set(&s->gate, LINE_RX, true) == RTS_GATE_ENABLED)
-        port_irq_set_enabled(s, LINE_RX, true);
+    for (uint32_t k = 0; k < eng_sources(s); k++)
+        if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
+            port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
     mit_init(s, 0);
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {

@@ -21,7 +21,7 @@ enum {
     LINE_TICK = 0,
     LINE_TIMER0 = 1,
     SIM_MAX_TIMERS = 8,
-    LINE_RX = LINE_TIMER0 + SIM_MAX_TIMERS,
+    LINE_RX = LINE_TIMER0 + SIM_MAX_TIMERS, /* source k's line is LINE_RX + k */
     SIM_NO_ISR = -1
 };
 
@@ -68,7 +68,8 @@ typedef struct sim_core {
     int isr_line;              /* running ISR or SIM_NO_ISR */
     uint64_t isr_start, isr_end;
     uint32_t isr_npkts;        /* packets the running RX ISR handles */
-    sim_pkt latched;           /* edge NIC: the packet behind the pending RX interrupt */
+    sim_pkt latched[RTSIM_MAX_SOURCES]; /* edge NIC: the packet behind each pending RX line */
+    uint32_t isr_source;       /* source of the running RX ISR */
     sim_pkt isr_pkt;           /* edge NIC: the packet the running ISR carries */
     sim_pkt filter_pkt;        /* countdown filter: the packet behind its latched arrival */
     int cur;                   /* task selected to run, -1 = idle */
@@ -115,8 +116,10 @@ struct rtsim {
 void eng_driver_suspend(rtsim *s, uint64_t now);
 void eng_driver_resume(rtsim *s, uint64_t now);
 /* The port target of the RX line and mitigation timer `timer`. */
-rts_port_target eng_target(unsigned timer);
+rts_port_target eng_target(unsigned source, unsigned timer);
 /* Perform an action through libshield's port, counting what it did. */
-uint32_t eng_apply(rtsim *s, unsigned timer, rts_action act);
+uint32_t eng_apply(rtsim *s, unsigned source, unsigned timer, rts_action act);
+/* Number of RX sources (1 when the configuration gives none). */
+uint32_t eng_sources(const rtsim *s);
 
 #endif

@@ -12,6 +12,9 @@
 const char *mit_config_error(const rtsim_config *cfg)
 {
     const rtsim_mitigation_cfg *m = &cfg->mitigation;
+    if (cfg->n_sources > 1 && m->kind != RTSIM_MIT_NONE && m->kind != RTSIM_MIT_STRICT &&
+        m->kind != RTSIM_MIT_BURSTY)
+        return "mitigation.kind: several RX sources work with none, strict or bursty only";
     switch (m->kind) {
     case RTSIM_MIT_NONE:
     case RTSIM_MIT_QUEUE:
@@ -33,9 +36,17 @@ const char *mit_config_error(const rtsim_config *cfg)
     case RTSIM_MIT_BUDGET:
         return NULL;
     case RTSIM_MIT_STRICT:
-        return m->min_interarrival_ns > 0 ? NULL : "mitigation.min_interarrival: must be positive";
+        for (uint32_t k = 0; k < (cfg->n_sources ? cfg->n_sources : 1); k++) {
+            int64_t t = cfg->n_sources && cfg->sources[k].min_interarrival_ns ? cfg->sources[k].min_interarrival_ns
+                                                                                : m->min_interarrival_ns;
+            if (t <= 0) return "mitigation.min_interarrival: must be positive";
+        }
+        return NULL;
     case RTSIM_MIT_BURSTY:
-        if (m->burst == 0) return "mitigation.burst: must be positive";
+        for (uint32_t k = 0; k < (cfg->n_sources ? cfg->n_sources : 1); k++) {
+            uint32_t b = cfg->n_sources && cfg->sources[k].burst ? cfg->sources[k].burst : m->burst;
+            if (b == 0) return "mitigation.burst: must be positive";
+        }
         return m->period_ns > 0 ? NULL : "mitigation.period: must be positive";
     case RTSIM_MIT_COUNTDOWN:
         if (m->window_ns <= 0 || m->window_ns > (int64_t)UINT32_MAX)
@@ -51,13 +62,27 @@ static int64_t critical_period(const rtsim *s)
     return s->critical >= 0 ? s->cfg.tasks[s->critical].period_ns : 0;
 }
 
-/* Perform an action; handle what the port does not (suspend, resume). */
-static bool apply(rtsim *s, uint64_t now, rts_action act)
+/* Perform an action for RX source `src` and its timer; handle what the port
+ * does not (suspend, resume). Returns false when the packet must be dropped. */
+static bool apply_src(rtsim *s, uint64_t now, unsigned src, unsigned timer, rts_action act)
 {
-    uint32_t rest = eng_apply(s, MIT_TIMER, act);
+    uint32_t rest = eng_apply(s, src, timer, act);
     if (rest & RTS_ACT_SUSPEND_DRIVER) eng_driver_suspend(s, now);
     if (rest & RTS_ACT_RESUME_DRIVER) eng_driver_resume(s, now);
     return (rest & RTS_ACT_DROP) == 0;
+}
+
+/* The Danicki mitigations: one RX source, timer 0. */
+static bool apply(rtsim *s, uint64_t now, rts_action act)
+{
+    return apply_src(s, now, 0, MIT_TIMER, act);
+}
+
+static int64_t strict_t_min(const rtsim *s, uint32_t k)
+{
+    const rtsim_config *c = &s->cfg;
+    return c->n_sources && c->sources[k].min_interarrival_ns ? c->sources[k].min_interarrival_ns
+                                                             : c->mitigation.min_interarrival_ns;
 }
 
 void mit_init(struct rtsim *s, uint64_t now)
@@ -97,11 +122,17 @@ void mit_init(struct rtsim *s, uint64_t now)
         rts_queue_mit_init(&x->u.queue);
         break;
     case RTSIM_MIT_STRICT:
-        rts_strict_init(&x->u.strict, (rts_time_ns)m->min_interarrival_ns);
+        /* Source k's limiter owns timer k (Regehr & Duongsaa §3.2). */
+        for (uint32_t k = 0; k < eng_sources(s); k++)
+            rts_strict_init(&x->u.strict[k], (rts_time_ns)strict_t_min(s, k));
         break;
     case RTSIM_MIT_BURSTY:
+        /* One periodic timer (timer 0) serves every source (§3.5). */
         rts_bursty_init(&x->u.bursty, (rts_time_ns)m->period_ns, RTS_BURSTY_TIMER_PERIODIC);
-        rts_bursty_add_source(&x->u.bursty, m->burst, &x->bursty_id);
+        for (uint32_t k = 0; k < eng_sources(s); k++) {
+            uint32_t b = s->cfg.n_sources && s->cfg.sources[k].burst ? s->cfg.sources[k].burst : m->burst;
+            rts_bursty_add_source(&x->u.bursty, b, &x->bursty_id[k]);
+        }
         apply(s, now, rts_bursty_start(&x->u.bursty, now));
         break;
     case RTSIM_MIT_COUNTDOWN:
@@ -113,13 +144,14 @@ void mit_init(struct rtsim *s, uint64_t now)
     }
 }
 
-bool mit_on_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry)
+bool mit_on_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry, uint32_t src)
 {
     switch (s->mit.kind) {
     case RTSIM_MIT_STRICT:
-        return apply(s, now, rts_strict_on_irq_isr(&s->mit.u.strict, isr_entry));
+        return apply_src(s, now, src, src, rts_strict_on_irq_isr(&s->mit.u.strict[src], isr_entry));
     case RTSIM_MIT_BURSTY:
-        return apply(s, now, rts_bursty_on_irq_isr(&s->mit.u.bursty, s->mit.bursty_id, isr_entry));
+        return apply_src(s, now, src, MIT_TIMER,
+                         rts_bursty_on_irq_isr(&s->mit.u.bursty, s->mit.bursty_id[src], isr_entry));
     default:
         return true;
     }
@@ -209,20 +241,22 @@ void mit_on_cycle_end(struct rtsim *s, uint64_t now, int64_t earliness_ns, uint6
 
 void mit_on_timer(struct rtsim *s, uint64_t now, unsigned timer)
 {
-    (void)timer;
     switch (s->mit.kind) {
     case RTSIM_MIT_BURST:
         apply(s, now, rts_burst_mit_on_timer_isr(&s->mit.u.burst, now));
         break;
     case RTSIM_MIT_STRICT:
-        apply(s, now, rts_strict_on_timer_isr(&s->mit.u.strict, now));
+        if (timer < eng_sources(s))
+            apply_src(s, now, timer, timer, rts_strict_on_timer_isr(&s->mit.u.strict[timer], now));
         break;
     case RTSIM_MIT_BURSTY: {
         uint32_t reenable = 0;
         apply(s, now, rts_bursty_on_tick_isr(&s->mit.u.bursty, now, &reenable));
-        if (reenable & (1u << s->mit.bursty_id)) {
-            rts_action a = {RTS_ACT_ENABLE_LINE, 0};
-            apply(s, now, a);
+        for (uint32_t k = 0; k < eng_sources(s); k++) {
+            if (reenable & (1u << s->mit.bursty_id[k])) {
+                rts_action a = {RTS_ACT_ENABLE_LINE, 0};
+                apply_src(s, now, k, MIT_TIMER, a);
+            }
         }
         break;
     }

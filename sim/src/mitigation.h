@@ -28,19 +28,19 @@ typedef struct sim_mitigation {
         rts_hyst_mit hyst;
         rts_budget_mit budget;
         rts_queue_mit queue;
-        rts_strict strict;
-        rts_bursty bursty;
+        rts_strict strict[RTSIM_MAX_SOURCES]; /* one limiter and one timer per source */
+        rts_bursty bursty;                    /* one timer shared by every source */
         rts_countdown countdown;
     } u;
-    uint32_t bursty_id;      /* the RX line's source id in the bursty limiter */
+    uint32_t bursty_id[RTSIM_MAX_SOURCES];   /* each RX source's id in the bursty limiter */
 } sim_mitigation;
 
 /* NULL when the mitigation part of `cfg` is valid, else a message. */
 const char *mit_config_error(const rtsim_config *cfg);
 void mit_init(struct rtsim *s, uint64_t now);
-/* RX ISR prologue, once per interrupt (`isr_entry`: when it started).
+/* RX ISR prologue of `source`, once per interrupt (`isr_entry`: when it started).
  * Returns false when the interrupt is not admitted (its packets stay). */
-bool mit_on_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry);
+bool mit_on_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry, uint32_t source);
 /* True when the mitigation is a filter in front of the interrupt controller
  * (the countdown filter): arrivals go through mit_filter_arrival(). */
 bool mit_is_filter(const struct rtsim *s);

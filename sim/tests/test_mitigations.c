@@ -165,6 +165,59 @@ static void test_budget_suspends_the_driver(void)
     rtsim_destroy(s);
 }
 
+static rtsim_config two_sources(uint32_t mitigation)
+{
+    rtsim_config c = flood(100 * MS, 100000, mitigation);
+    c.queue_capacity = 1000;
+    c.tasks[0].work_ns = 1 * MS;
+    c.costs.driver_per_packet_ns = 1 * US;
+    c.n_sources = 2;
+    c.sources[0].isr_per_packet_ns = 3 * US;
+    c.sources[1].isr_per_packet_ns = 5 * US;
+    c.n_flows = 2;
+    c.flows[1] = c.flows[0];
+    c.flows[1].source = 1;
+    return c;
+}
+
+static void test_bursty_shared_timer_two_sources(void)
+{
+    /* Regehr & Duongsaa §3.5: one 1 ms timer, bursts of 3 and 2. */
+    rtsim_config c = two_sources(RTSIM_MIT_BURSTY);
+    c.mitigation.period_ns = 1 * MS;
+    c.sources[0].burst = 3;
+    c.sources[1].burst = 2;
+    rtsim_bin t;
+    rtsim *s = run(&c, &t);
+    rtsim_flow_stats f0, f1;
+    rtsim_flow_stats_get(s, 0, &f0);
+    rtsim_flow_stats_get(s, 1, &f1);
+    CHECK(f0.delivered >= 3 * 99 && f0.delivered <= 3 * 101);
+    CHECK(f1.delivered >= 2 * 99 && f1.delivered <= 2 * 101);
+    CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], (f0.delivered * 5 + f1.delivered * 7) * US);
+    rtsim_destroy(s);
+}
+
+static void test_strict_per_source(void)
+{
+    rtsim_config c = two_sources(RTSIM_MIT_STRICT);
+    c.sources[0].min_interarrival_ns = 100 * US;
+    c.sources[1].min_interarrival_ns = 250 * US;
+    rtsim_bin t;
+    rtsim *s = run(&c, &t);
+    rtsim_flow_stats f0, f1;
+    rtsim_flow_stats_get(s, 0, &f0);
+    rtsim_flow_stats_get(s, 1, &f1);
+    CHECK(f0.delivered >= 900 && f0.delivered <= 1001);
+    CHECK(f1.delivered >= 360 && f1.delivered <= 401);
+    rtsim_destroy(s);
+    c.mitigation.kind = RTSIM_MIT_QUEUE;
+    CHECK(rtsim_config_error(&c) != NULL); /* Danicki mitigations: one source */
+    c.mitigation.kind = RTSIM_MIT_NONE;
+    c.flows[1].source = 2;
+    CHECK(rtsim_config_error(&c) != NULL);
+}
+
 static void test_unknown_mitigation_rejected(void)
 {
     rtsim_config c = flood(10 * MS, 1000, 99);
@@ -182,6 +235,8 @@ int main(void)
     RTS_RUN(test_queue_mitigation_turns_the_line_off_when_full);
     RTS_RUN(test_hysteresis_blocks_the_driver_on_low_earliness);
     RTS_RUN(test_budget_suspends_the_driver);
+    RTS_RUN(test_bursty_shared_timer_two_sources);
+    RTS_RUN(test_strict_per_source);
     RTS_RUN(test_unknown_mitigation_rejected);
     return rts_test_end();
 }

@@ -28,6 +28,7 @@ enum {
     RTSIM_MAX_CORES = 4,
     RTSIM_MAX_TASKS = 8,
     RTSIM_MAX_FLOWS = 8,
+    RTSIM_MAX_SOURCES = 4,  /**< RX interrupt lines (sources) of the edge NIC */
     RTSIM_MAX_RATES = 64,   /**< rates of a `steps` pattern */
     RTSIM_HIST_SUB = 1024,  /**< log histogram: bins per octave (0.1 % resolution) */
     RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
@@ -117,6 +118,7 @@ typedef struct rtsim_flow_cfg {
     double step_pps;       /**< pyramid */
     int64_t step_every_ns; /**< pyramid, steps */
     int64_t start_ns;      /**< no packet before this time */
+    uint32_t source;       /**< RX interrupt source (line) it arrives on; < max(1, n_sources) */
     uint32_t n_rates;      /**< steps, piecewise */
     uint32_t poisson;      /**< piecewise: 1 = exponential gaps at the current mean rate */
     double rates_pps[RTSIM_MAX_RATES];
@@ -135,6 +137,16 @@ typedef struct rtsim_costs {
     int64_t mitig_report_ns;      /**< the critical task's report to the mitigation, per cycle */
     int64_t mitig_poll_ns;        /**< one iteration of a suspended driver's sleep loop */
 } rtsim_costs;
+
+/** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
+ *  Sources are dispatched in index order (source 0 has the highest
+ *  interrupt priority); all of them feed the one RX queue. */
+typedef struct rtsim_source_cfg {
+    int64_t isr_per_packet_ns;   /**< ISR work per packet of this source (replaces the cost) */
+    int64_t min_interarrival_ns; /**< strict: this source's limiter (0: mitigation's value) */
+    uint32_t burst;              /**< bursty: this source's burst (0: mitigation's value);
+                                      all sources share one timer of mitigation.period_ns */
+} rtsim_source_cfg;
 
 /** Mitigation parameters; only those of `kind` are read. */
 typedef struct rtsim_mitigation_cfg {
@@ -162,6 +174,8 @@ typedef struct rtsim_config {
     uint32_t nic_core;        /**< core that takes the NIC and timer interrupts */
     uint32_t ring;            /**< DMA ring descriptors */
     uint32_t queue_capacity;  /**< driver RX queue, packets */
+    uint32_t n_sources;       /**< 0: one RX source with costs.isr_per_packet_ns; 1..4: sources[] */
+    rtsim_source_cfg sources[RTSIM_MAX_SOURCES];
     rtsim_costs costs;
     uint32_t n_tasks;
     rtsim_task_cfg tasks[RTSIM_MAX_TASKS];
@@ -187,7 +201,7 @@ typedef struct rtsim_bin {
     double lateness_pct;  /**< sum over the cycles ended: (finish - deadline)/P * 100 */
     double lateness_max_pct; /**< worst single cycle */
     uint64_t cpu_ns[RTSIM_CTX_COUNT];
-    uint64_t rx_disabled_ns; /**< time with the RX line disabled */
+    uint64_t rx_disabled_ns; /**< time with the RX line (of source 0) disabled */
 } rtsim_bin;
 
 /** Per-task statistics over the run. */
