@@ -357,6 +357,8 @@ static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 
 /* ------------------------------------------------------------ event handlers */
 
+static void deliver(rtsim *s, const sim_pkt *p, uint64_t now);
+
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
@@ -380,6 +382,10 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         if (!mit_on_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
+            continue;
+        }
+        if (s->cfg.n_sources && s->cfg.sources[c->isr_source].isr_only) {
+            deliver(s, &p, now); /* an interrupt-level task: done in the handler */
             continue;
         }
         if (!fifo_push(&s->rxq, p)) {
@@ -701,7 +707,13 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     }
     if (drivers > 1) return "tasks: at most one driver";
     if (criticals > 1) return "tasks: at most one critical task";
-    if (cfg->n_flows > 0 && drivers == 0) return "driver: traffic needs a driver task";
+    bool needs_driver = false; /* a flow whose source hands packets to the driver */
+    for (uint32_t i = 0; i < cfg->n_flows; i++) {
+        uint32_t src = cfg->flows[i].source;
+        if (cfg->n_sources == 0 || src >= RTSIM_MAX_SOURCES || !cfg->sources[src].isr_only)
+            needs_driver = true;
+    }
+    if (needs_driver && drivers == 0) return "driver: traffic needs a driver task";
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
         if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";

@@ -218,6 +218,32 @@ static void test_strict_per_source(void)
     CHECK(rtsim_config_error(&c) != NULL);
 }
 
+static void test_interrupt_level_task(void)
+{
+    /* A 1 kHz interrupt-level task of 200 us on source 0 (higher interrupt
+     * priority) and a strict-limited flood on source 1: the task's events
+     * wait at most one flood ISR (5 us), so their response is <= 205 us.
+     * No driver: source 0's events never reach a queue. */
+    rtsim_config c = two_sources(RTSIM_MIT_STRICT);
+    c.n_tasks = 2;
+    c.tasks[1].kind = RTSIM_TASK_BACKGROUND;
+    c.sources[0].isr_only = 1;
+    c.sources[0].isr_per_packet_ns = 200 * US;
+    c.sources[0].min_interarrival_ns = 1; /* the periodic source is not limited in practice */
+    c.sources[1].isr_only = 1;
+    c.sources[1].min_interarrival_ns = 50 * US;
+    c.flows[0].rate_pps = 1000;
+    rtsim_bin t;
+    rtsim *s = run(&c, &t);
+    rtsim_flow_stats f0;
+    rtsim_flow_stats_get(s, 0, &f0);
+    CHECK_EQ(f0.delivered, 99);
+    CHECK(f0.latency_max_ns > 200 * US);
+    CHECK(f0.latency_max_ns <= 205 * US);
+    CHECK_EQ(t.processed, 0);
+    rtsim_destroy(s);
+}
+
 static void test_unknown_mitigation_rejected(void)
 {
     rtsim_config c = flood(10 * MS, 1000, 99);
@@ -237,6 +263,7 @@ int main(void)
     RTS_RUN(test_budget_suspends_the_driver);
     RTS_RUN(test_bursty_shared_timer_two_sources);
     RTS_RUN(test_strict_per_source);
+    RTS_RUN(test_interrupt_level_task);
     RTS_RUN(test_unknown_mitigation_rejected);
     return rts_test_end();
 }

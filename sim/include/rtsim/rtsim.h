@@ -146,6 +146,8 @@ typedef struct rtsim_source_cfg {
     int64_t min_interarrival_ns; /**< strict: this source's limiter (0: mitigation's value) */
     uint32_t burst;              /**< bursty: this source's burst (0: mitigation's value);
                                       all sources share one timer of mitigation.period_ns */
+    uint32_t isr_only;           /**< 1: the ISR handles the event completely (an interrupt-level
+                                      task): delivered at the ISR's end, never queued */
 } rtsim_source_cfg;
 
 /** Mitigation parameters; only those of `kind` are read. */
