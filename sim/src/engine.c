@@ -34,7 +34,8 @@ static sim_pkt fifo_pop(sim_fifo *f)
     return p;
 }
 
-static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg, uint32_t gen)
+static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
+                       uint32_t gen)
 {
     if (!evq_push(&s->evq, t, prio, type, arg, gen)) s->error = 1;
 }
@@ -56,7 +57,8 @@ static void acct(rtsim *s, sim_core *c, uint64_t now)
 {
     uint64_t d = now - c->acct_t;
     s->cur_bin.cpu_ns[c->acct_ctx] += d;
-    if (c->acct_ctx >= RTSIM_CTX_TASK0 && c->acct_ctx < RTSIM_CTX_IDLE_CORE1) s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
+    if (c->acct_ctx >= RTSIM_CTX_TASK0 && c->acct_ctx < RTSIM_CTX_IDLE_CORE1)
+        s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
     c->acct_t = now;
 }
 
@@ -177,7 +179,8 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         } else {
             c->isr_npkts = s->ring.len;
         }
-        int64_t per = s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
+        int64_t per =
+            s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
         cost += (int64_t)c->isr_npkts * (per + (mit_hooks_isr(s) ? k->mitig_isr_ns : 0));
     } else {
         cost += k->timer_isr_ns;
@@ -193,7 +196,8 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
     uint32_t ready = c->pending & c->enabled;
     if (ready) {
         int line = 0;
-        while (!(ready & (1u << line))) line++;
+        while (!(ready & (1u << line)))
+            line++;
         start_isr(s, c, line, now);
         return;
     }
@@ -208,16 +212,17 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         c->cur = n;
         if (n < 0) break;
         sim_task *t = &s->task[n];
-        if (t->cfg->kind == RTSIM_TASK_DRIVER ? driver_begin(s, t, now)
+        if (t->cfg->kind == RTSIM_TASK_DRIVER   ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER ? worker_begin(s, t)
-                                                 : true)
+                                                : true)
             break;
     }
     /* The driver's poll may have re-enabled a line with an interrupt pending. */
     ready = c->pending & c->enabled;
     if (ready) {
         int line = 0;
-        while (!(ready & (1u << line))) line++;
+        while (!(ready & (1u << line)))
+            line++;
         start_isr(s, c, line, now);
         return;
     }
@@ -319,7 +324,8 @@ void eng_driver_resume(rtsim *s, uint64_t now)
 
 static void close_bin(rtsim *s, uint64_t now)
 {
-    for (uint32_t i = 0; i < s->cfg.n_cores; i++) acct(s, &s->core[i], now);
+    for (uint32_t i = 0; i < s->cfg.n_cores; i++)
+        acct(s, &s->core[i], now);
     rx_acct(s, now);
     rtsim_bin *b = &s->cur_bin;
     rtsim_bin *T = &s->totals;
@@ -330,12 +336,14 @@ static void close_bin(rtsim *s, uint64_t now)
     T->received += b->received;
     T->processed += b->processed;
     T->delivered += b->delivered;
-    for (int i = 0; i < RTSIM_DROP_COUNT; i++) T->dropped[i] += b->dropped[i];
+    for (int i = 0; i < RTSIM_DROP_COUNT; i++)
+        T->dropped[i] += b->dropped[i];
     T->cycles += b->cycles;
     T->misses += b->misses;
     T->lateness_pct += b->lateness_pct;
     if (b->lateness_max_pct > T->lateness_max_pct) T->lateness_max_pct = b->lateness_max_pct;
-    for (int i = 0; i < RTSIM_CTX_COUNT; i++) T->cpu_ns[i] += b->cpu_ns[i];
+    for (int i = 0; i < RTSIM_CTX_COUNT; i++)
+        T->cpu_ns[i] += b->cpu_ns[i];
     T->rx_disabled_ns += b->rx_disabled_ns;
     if (s->bins_len == RTSIM_BIN_RING) {
         s->error = 1; /* the caller did not take bins in time */
@@ -461,7 +469,8 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
         mit_on_cycle_end(s, now, earliness, P);
     }
     uint64_t work = (uint64_t)k->work_ns;
-    if ((int)t->idx == s->critical && mit_wants_report(s)) work += (uint64_t)s->cfg.costs.mitig_report_ns;
+    if ((int)t->idx == s->critical && mit_wants_report(s))
+        work += (uint64_t)s->cfg.costs.mitig_report_ns;
     if (earliness > 0) {
         /* Early: sleep until the next period (Danicki §3). */
         t->release = t->deadline;
@@ -599,7 +608,8 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
         }
     }
     uint64_t next = flow_next_after(&s->flow[f], now, 0);
-    if (next != SIM_INF && next < s->cfg.duration_ns) push_event(s, next, EV_ARRIVAL, EV_ARRIVAL, f, 0);
+    if (next != SIM_INF && next < s->cfg.duration_ns)
+        push_event(s, next, EV_ARRIVAL, EV_ARRIVAL, f, 0);
     kick(s, c, now);
 }
 
@@ -609,7 +619,8 @@ static void handle_event(rtsim *s, const sim_event *e)
     switch (e->type) {
     case EV_BIN:
         close_bin(s, now);
-        if (now + s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, now + s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
+        if (now + s->cfg.bin_ns < s->cfg.duration_ns)
+            push_event(s, now + s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
         break;
     case EV_TIMER: {
         if (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]) break; /* cancelled */
@@ -664,7 +675,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (cfg == NULL) return "config: NULL";
     if (cfg->duration_ns == 0) return "duration: must be positive";
     if (cfg->bin_ns == 0) return "bin: must be positive";
-    if (cfg->duration_ns / cfg->bin_ns > (uint64_t)1 << 32) return "bin: too many bins for the duration";
+    if (cfg->duration_ns / cfg->bin_ns > (uint64_t)1 << 32)
+        return "bin: too many bins for the duration";
     if (cfg->n_cores < 1 || cfg->n_cores > RTSIM_MAX_CORES) return "cores: must be 1..4";
     if (cfg->tick_ns < 0) return "tick: must not be negative";
     if (cfg->nic_kind > RTSIM_NIC_DMA_RING) return "nic.kind: unknown";
@@ -672,16 +684,18 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (cfg->nic_kind == RTSIM_NIC_DMA_RING && cfg->ring == 0) return "nic.ring: must be positive";
     if (cfg->queue_capacity == 0) return "driver.queue: must be positive";
     if (cfg->n_sources > RTSIM_MAX_SOURCES) return "sources: at most 4";
-    if (cfg->n_sources > 1 && cfg->nic_kind != RTSIM_NIC_EDGE) return "sources: several only with the edge NIC";
+    if (cfg->n_sources > 1 && cfg->nic_kind != RTSIM_NIC_EDGE)
+        return "sources: several only with the edge NIC";
     for (uint32_t k = 0; k < cfg->n_sources; k++)
         if (cfg->sources[k].isr_per_packet_ns < 0 || cfg->sources[k].min_interarrival_ns < 0)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
-        k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 || k->mitig_driver_ns < 0 ||
-        k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
+        k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
+        k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
-    if (cfg->n_flows > 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0) return "costs: an RX interrupt must cost CPU time";
+    if (cfg->n_flows > 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0)
+        return "costs: an RX interrupt must cost CPU time";
     if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
     if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
     int drivers = 0, criticals = 0;
@@ -691,7 +705,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         if (t->kind > RTSIM_TASK_WORKER) return "tasks.kind: unknown";
         if (t->kind == RTSIM_TASK_WORKER) {
             if (t->flow >= cfg->n_flows) return "tasks.flow: no such flow";
-            if (t->mailbox == 0) return "tasks.queue: a worker's mailbox must hold at least one message";
+            if (t->mailbox == 0)
+                return "tasks.queue: a worker's mailbox must hold at least one message";
             if (t->work_ns <= 0) return "tasks.work: must be positive";
             for (uint32_t j = 0; j < i; j++)
                 if (cfg->tasks[j].kind == RTSIM_TASK_WORKER && cfg->tasks[j].flow == t->flow)
@@ -717,19 +732,23 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
         if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
-        if (f->source >= (cfg->n_sources ? cfg->n_sources : 1)) return "flows.source: no such RX source";
+        if (f->source >= (cfg->n_sources ? cfg->n_sources : 1))
+            return "flows.source: no such RX source";
         if (f->pattern == RTSIM_PAT_PIECEWISE) {
-            if (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES) return "flows.rates: 1..64 change points";
+            if (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES)
+                return "flows.rates: 1..64 change points";
             for (uint32_t j = 0; j < f->n_rates; j++) {
                 if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
-                if (j > 0 && f->rate_t_ns[j] <= f->rate_t_ns[j - 1]) return "flows: change points must increase";
+                if (j > 0 && f->rate_t_ns[j] <= f->rate_t_ns[j - 1])
+                    return "flows: change points must increase";
             }
             if (f->rate_t_ns[0] < 0) return "flows: change points must not be negative";
         }
         if (f->rate_pps < 0 || f->start_pps < 0 || f->peak_pps < 0 || f->step_pps < 0)
             return "flows: rates must not be negative";
         if (f->start_ns < 0) return "flows.start: must not be negative";
-        if ((f->pattern == RTSIM_PAT_PYRAMID || f->pattern == RTSIM_PAT_STEPS) && f->step_every_ns <= 0)
+        if ((f->pattern == RTSIM_PAT_PYRAMID || f->pattern == RTSIM_PAT_STEPS) &&
+            f->step_every_ns <= 0)
             return "flows.step_every: must be positive";
         if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps < f->start_pps)
             return "flows.peak: must not be below start";
@@ -752,7 +771,8 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->cfg = *cfg;
     s->bins = calloc(RTSIM_BIN_RING, sizeof *s->bins);
     s->lat_hist = calloc((size_t)RTSIM_MAX_FLOWS * RTSIM_HIST_BINS, sizeof *s->lat_hist);
-    size_t evcap = 64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
+    size_t evcap =
+        64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
     if (s->bins == NULL || s->lat_hist == NULL || !evq_init(&s->evq, evcap) ||
         !fifo_init(&s->rxq, cfg->queue_capacity) ||
         !fifo_init(&s->ring, cfg->nic_kind == RTSIM_NIC_DMA_RING ? cfg->ring : 0)) {
@@ -760,14 +780,16 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->driver = s->critical = -1;
-    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++) s->flow_worker[i] = -1;
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        s->flow_worker[i] = -1;
     for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
         sim_core *c = &s->core[i];
         c->isr_line = SIM_NO_ISR;
         c->cur = -1;
         c->acct_ctx = idle_ctx(i);
         c->enabled = 1u << LINE_TICK;
-        for (unsigned k = 0; k < SIM_MAX_TIMERS; k++) c->enabled |= 1u << (LINE_TIMER0 + k);
+        for (unsigned k = 0; k < SIM_MAX_TIMERS; k++)
+            c->enabled |= 1u << (LINE_TIMER0 + k);
         if (s->cfg.tick_ns > 0) push_event(s, (uint64_t)s->cfg.tick_ns, EV_TICK, EV_TICK, i, 0);
     }
     for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
@@ -821,10 +843,12 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
         uint64_t first = flow_next_after(&s->flow[i], 0, 1);
-        if (first != SIM_INF && first < s->cfg.duration_ns) push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, i, 0);
+        if (first != SIM_INF && first < s->cfg.duration_ns)
+            push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, i, 0);
     }
     if (s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
-    for (uint32_t i = 0; i < s->cfg.n_cores; i++) kick(s, &s->core[i], 0); /* background tasks start */
+    for (uint32_t i = 0; i < s->cfg.n_cores; i++)
+        kick(s, &s->core[i], 0); /* background tasks start */
     if (s->error) {
         rtsim_destroy(s);
         return NULL;
@@ -837,7 +861,8 @@ void rtsim_destroy(rtsim *s)
     if (s == NULL) return;
     evq_free(&s->evq);
     free(s->rxq.buf);
-    for (uint32_t i = 0; i < RTSIM_MAX_TASKS; i++) free(s->task[i].mailbox.buf);
+    for (uint32_t i = 0; i < RTSIM_MAX_TASKS; i++)
+        free(s->task[i].mailbox.buf);
     free(s->ring.buf);
     free(s->bins);
     free(s->lat_hist);
@@ -862,7 +887,8 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
         }
         /* ...against the earliest queued event, by (time, priority). */
         const sim_event *e = evq_peek(&s->evq);
-        bool take_done = td != SIM_INF && (e == NULL || td < e->t || (td == e->t && PRIO_DONE < e->prio));
+        bool take_done =
+            td != SIM_INF && (e == NULL || td < e->t || (td == e->t && PRIO_DONE < e->prio));
         uint64_t t = take_done ? td : (e ? e->t : SIM_INF);
         if (t >= t_end) break;
         s->now = t;
@@ -883,7 +909,8 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
         /* Another core's task was woken, or a line enabled there. */
         while (s->kick_mask) {
             uint32_t k = 0;
-            while (!(s->kick_mask & (1u << k))) k++;
+            while (!(s->kick_mask & (1u << k)))
+                k++;
             s->kick_mask &= ~(1u << k);
             kick(s, &s->core[k], t);
         }
@@ -930,12 +957,14 @@ void rtsim_totals(const rtsim *s, rtsim_bin *out)
     out->received += b->received;
     out->processed += b->processed;
     out->delivered += b->delivered;
-    for (int i = 0; i < RTSIM_DROP_COUNT; i++) out->dropped[i] += b->dropped[i];
+    for (int i = 0; i < RTSIM_DROP_COUNT; i++)
+        out->dropped[i] += b->dropped[i];
     out->cycles += b->cycles;
     out->misses += b->misses;
     out->lateness_pct += b->lateness_pct;
     if (b->lateness_max_pct > out->lateness_max_pct) out->lateness_max_pct = b->lateness_max_pct;
-    for (int i = 0; i < RTSIM_CTX_COUNT; i++) out->cpu_ns[i] += b->cpu_ns[i];
+    for (int i = 0; i < RTSIM_CTX_COUNT; i++)
+        out->cpu_ns[i] += b->cpu_ns[i];
     out->rx_disabled_ns += b->rx_disabled_ns;
 }
 

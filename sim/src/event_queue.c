@@ -26,7 +26,8 @@ void evq_free(sim_event_queue *q)
     q->len = q->cap = 0;
 }
 
-bool evq_push(sim_event_queue *q, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg, uint32_t gen)
+bool evq_push(sim_event_queue *q, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
+              uint32_t gen)
 {
     if (q->len == q->cap) return false;
     sim_event e = {t, prio, type, q->next_seq++, arg, gen};

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 typedef struct sim_event {
-    uint64_t t;     /* ns */
-    uint32_t prio;  /* lower runs first at equal time */
-    uint32_t type;  /* engine event type */
-    uint64_t seq;   /* insertion order */
-    uint32_t arg;   /* type-specific: flow, task, timer, core */
-    uint32_t gen;   /* generation, to recognise cancelled timers */
+    uint64_t t;    /* ns */
+    uint32_t prio; /* lower runs first at equal time */
+    uint32_t type; /* engine event type */
+    uint64_t seq;  /* insertion order */
+    uint32_t arg;  /* type-specific: flow, task, timer, core */
+    uint32_t gen;  /* generation, to recognise cancelled timers */
 } sim_event;
 
 typedef struct sim_event_queue {
@@ -28,7 +28,8 @@ typedef struct sim_event_queue {
 bool evq_init(sim_event_queue *q, size_t cap);
 void evq_free(sim_event_queue *q);
 /* Insert; returns false when the queue is full (the caller reports it). */
-bool evq_push(sim_event_queue *q, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg, uint32_t gen);
+bool evq_push(sim_event_queue *q, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
+              uint32_t gen);
 /* The earliest event, or NULL when empty. */
 const sim_event *evq_peek(const sim_event_queue *q);
 /* Remove the earliest event into *out; returns false when empty. */

@@ -5,7 +5,8 @@
 static uint32_t floor_log2(uint64_t v)
 {
     uint32_t r = 0;
-    while (v >>= 1) r++;
+    while (v >>= 1)
+        r++;
     return r;
 }
 

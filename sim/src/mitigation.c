@@ -26,10 +26,13 @@ const char *mit_config_error(const rtsim_config *cfg)
     case RTSIM_MIT_HYSTERESIS: {
         int crit = -1;
         for (uint32_t i = 0; i < cfg->n_tasks; i++)
-            if (cfg->tasks[i].kind == RTSIM_TASK_PERIODIC && (crit < 0 || cfg->tasks[i].critical)) crit = (int)i;
+            if (cfg->tasks[i].kind == RTSIM_TASK_PERIODIC && (crit < 0 || cfg->tasks[i].critical))
+                crit = (int)i;
         if (crit < 0) return "mitigation: hysteresis needs a periodic critical task";
-        if (!(m->block_below >= 0.0 && m->block_below <= m->unblock_above && m->unblock_above <= 1.0))
-            return "mitigation.block_below/unblock_above: need 0 <= block_below <= unblock_above <= 1";
+        if (!(m->block_below >= 0.0 && m->block_below <= m->unblock_above &&
+              m->unblock_above <= 1.0))
+            return "mitigation.block_below/unblock_above: need 0 <= block_below <= unblock_above "
+                   "<= 1";
         if (m->sleep_ns <= 0) return "mitigation.sleep: must be positive";
         return NULL;
     }
@@ -37,8 +40,9 @@ const char *mit_config_error(const rtsim_config *cfg)
         return NULL;
     case RTSIM_MIT_STRICT:
         for (uint32_t k = 0; k < (cfg->n_sources ? cfg->n_sources : 1); k++) {
-            int64_t t = cfg->n_sources && cfg->sources[k].min_interarrival_ns ? cfg->sources[k].min_interarrival_ns
-                                                                                : m->min_interarrival_ns;
+            int64_t t = cfg->n_sources && cfg->sources[k].min_interarrival_ns
+                            ? cfg->sources[k].min_interarrival_ns
+                            : m->min_interarrival_ns;
             if (t <= 0) return "mitigation.min_interarrival: must be positive";
         }
         return NULL;
@@ -103,7 +107,8 @@ void mit_init(struct rtsim *s, uint64_t now)
         rts_hyst_mit_cfg c;
         uint64_t P = (uint64_t)critical_period(s);
         rts_hyst_mit_cfg_permille(&c, P, (uint32_t)(m->block_below * 1000.0 + 0.5),
-                                  (uint32_t)(m->unblock_above * 1000.0 + 0.5), (rts_time_ns)m->sleep_ns);
+                                  (uint32_t)(m->unblock_above * 1000.0 + 0.5),
+                                  (rts_time_ns)m->sleep_ns);
         rts_hyst_mit_init(&x->u.hyst, &c);
         break;
     }
@@ -130,7 +135,8 @@ void mit_init(struct rtsim *s, uint64_t now)
         /* One periodic timer (timer 0) serves every source (§3.5). */
         rts_bursty_init(&x->u.bursty, (rts_time_ns)m->period_ns, RTS_BURSTY_TIMER_PERIODIC);
         for (uint32_t k = 0; k < eng_sources(s); k++) {
-            uint32_t b = s->cfg.n_sources && s->cfg.sources[k].burst ? s->cfg.sources[k].burst : m->burst;
+            uint32_t b =
+                s->cfg.n_sources && s->cfg.sources[k].burst ? s->cfg.sources[k].burst : m->burst;
             rts_bursty_add_source(&x->u.bursty, b, &x->bursty_id[k]);
         }
         apply(s, now, rts_bursty_start(&x->u.bursty, now));
@@ -188,7 +194,8 @@ bool mit_on_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry)
 
 void mit_on_enqueue_fail(struct rtsim *s, uint64_t now)
 {
-    if (s->mit.kind == RTSIM_MIT_QUEUE) apply(s, now, rts_queue_mit_on_enqueue_fail_isr(&s->mit.u.queue, now));
+    if (s->mit.kind == RTSIM_MIT_QUEUE)
+        apply(s, now, rts_queue_mit_on_enqueue_fail_isr(&s->mit.u.queue, now));
 }
 
 bool mit_driver_poll(struct rtsim *s, uint64_t now, uint64_t *sleep_ns)

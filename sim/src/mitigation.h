@@ -32,7 +32,7 @@ typedef struct sim_mitigation {
         rts_bursty bursty;                    /* one timer shared by every source */
         rts_countdown countdown;
     } u;
-    uint32_t bursty_id[RTSIM_MAX_SOURCES];   /* each RX source's id in the bursty limiter */
+    uint32_t bursty_id[RTSIM_MAX_SOURCES]; /* each RX source's id in the bursty limiter */
 } sim_mitigation;
 
 /* NULL when the mitigation part of `cfg` is valid, else a message. */

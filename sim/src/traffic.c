@@ -47,7 +47,8 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     g->frac = 0.0;
     g->seg = 0;
     g->pyramid_steps = 0;
-    if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 && cfg->peak_pps > cfg->start_pps) {
+    if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
+        cfg->peak_pps > cfg->start_pps) {
         double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
         uint64_t k = (uint64_t)n;
         if ((double)k < n) k++;
@@ -61,7 +62,8 @@ static uint32_t piece_at(const sim_flow_gen *g, uint64_t t)
     const rtsim_flow_cfg *c = g->cfg;
     uint32_t i = g->seg < c->n_rates ? g->seg : 0;
     if (i > 0 && t < (uint64_t)c->rate_t_ns[i]) i = 0;
-    while (i + 1 < c->n_rates && t >= (uint64_t)c->rate_t_ns[i + 1]) i++;
+    while (i + 1 < c->n_rates && t >= (uint64_t)c->rate_t_ns[i + 1])
+        i++;
     return i;
 }
 
@@ -103,7 +105,8 @@ static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
     if (c->pattern == RTSIM_PAT_PIECEWISE) {
         uint64_t u = t - (uint64_t)c->start_ns;
         for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
-            if ((uint64_t)c->rate_t_ns[i] > u) return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
+            if ((uint64_t)c->rate_t_ns[i] > u)
+                return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
         return UINT64_MAX;
     }
     if ((c->pattern != RTSIM_PAT_PYRAMID && c->pattern != RTSIM_PAT_STEPS) || c->step_every_ns <= 0)
@@ -131,7 +134,8 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             continue;
         }
         double gap;
-        if (g->cfg->pattern == RTSIM_PAT_POISSON || (g->cfg->pattern == RTSIM_PAT_PIECEWISE && g->cfg->poisson)) {
+        if (g->cfg->pattern == RTSIM_PAT_POISSON ||
+            (g->cfg->pattern == RTSIM_PAT_PIECEWISE && g->cfg->poisson)) {
             gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
         } else {
             /* The first packet of a rate interval comes one gap after its start,

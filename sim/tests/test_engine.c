@@ -267,7 +267,8 @@ static void test_bins_and_determinism(void)
     size_t n1 = rtsim_take_bins(s, b1, 8);
     rtsim_destroy(s);
     s = rtsim_create(&c);
-    for (int k = 1; k <= 5; k++) rtsim_run_until(s, (uint64_t)k * 7 * MS);
+    for (int k = 1; k <= 5; k++)
+        rtsim_run_until(s, (uint64_t)k * 7 * MS);
     rtsim_run_until(s, c.duration_ns);
     size_t n2 = rtsim_take_bins(s, b2, 8);
     rtsim_destroy(s);
@@ -276,7 +277,8 @@ static void test_bins_and_determinism(void)
     CHECK(memcmp(b1, b2, sizeof b1[0] * 5) == 0);
     CHECK_EQ(b1[3].t_start_ns, 30 * MS);
     uint64_t sum = 0;
-    for (int i = 0; i < 5; i++) sum += b1[i].offered;
+    for (int i = 0; i < 5; i++)
+        sum += b1[i].offered;
     CHECK(sum > 2000 && sum < 3000); /* 50 kpps for 50 ms */
 }
 
@@ -401,7 +403,8 @@ static void test_histogram_bins(void)
 {
     /* Exact below 1024 ns; then every bin holds [lower(i), lower(i+1)) and
      * is at most 0.1 % wide. */
-    const uint64_t vals[] = {0, 1, 1023, 1024, 1025, 2047, 2048, 9999, 10000000, 123456789, 1ull << 44};
+    const uint64_t vals[] = {0,    1,    1023,     1024,      1025,      2047,
+                             2048, 9999, 10000000, 123456789, 1ull << 44};
     for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
         uint32_t i = rtsim_hist_index(vals[k]);
         CHECK(rtsim_hist_lower_ns(i) <= vals[k]);

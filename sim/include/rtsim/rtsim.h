@@ -28,11 +28,11 @@ enum {
     RTSIM_MAX_CORES = 4,
     RTSIM_MAX_TASKS = 8,
     RTSIM_MAX_FLOWS = 8,
-    RTSIM_MAX_SOURCES = 4,  /**< RX interrupt lines (sources) of the edge NIC */
-    RTSIM_MAX_RATES = 64,   /**< rates of a `steps` pattern */
-    RTSIM_HIST_SUB = 1024,  /**< log histogram: bins per octave (0.1 % resolution) */
+    RTSIM_MAX_SOURCES = 4,   /**< RX interrupt lines (sources) of the edge NIC */
+    RTSIM_MAX_RATES = 64,    /**< rates of a `steps` pattern */
+    RTSIM_HIST_SUB = 1024,   /**< log histogram: bins per octave (0.1 % resolution) */
     RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
-    RTSIM_BIN_RING = 4096   /**< finished bins kept until rtsim_take_bins() */
+    RTSIM_BIN_RING = 4096    /**< finished bins kept until rtsim_take_bins() */
 };
 
 /** Task kinds (ARCHITECTURE.md "The simulator", Tasks). */
@@ -40,14 +40,15 @@ typedef enum rtsim_task_kind {
     RTSIM_TASK_PERIODIC = 0,   /**< period P, work W per cycle (Danicki §3 critical task) */
     RTSIM_TASK_DRIVER = 1,     /**< network driver: one packet per driver_per_packet cost */
     RTSIM_TASK_BACKGROUND = 2, /**< always ready; measures leftover CPU */
-    RTSIM_TASK_WORKER = 3      /**< receiver of one flow: waits on its mailbox, work_ns per message */
+    RTSIM_TASK_WORKER = 3 /**< receiver of one flow: waits on its mailbox, work_ns per message */
 } rtsim_task_kind;
 
 /** Rate patterns of a traffic flow. */
 typedef enum rtsim_pattern {
     RTSIM_PAT_CONSTANT = 0, /**< rate_pps for ever */
-    RTSIM_PAT_PYRAMID = 1,  /**< start_pps, +step_pps every step_every_ns up to peak_pps, then down */
-    RTSIM_PAT_STEPS = 2,    /**< rates_pps[i] during [i, i+1) * step_every_ns, last one held */
+    RTSIM_PAT_PYRAMID =
+        1,               /**< start_pps, +step_pps every step_every_ns up to peak_pps, then down */
+    RTSIM_PAT_STEPS = 2, /**< rates_pps[i] during [i, i+1) * step_every_ns, last one held */
     RTSIM_PAT_POISSON = 3,  /**< exponential interarrivals with mean rate rate_pps */
     RTSIM_PAT_PIECEWISE = 4 /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
                                  last rate holds; `poisson` picks exponential gaps */
@@ -73,12 +74,13 @@ typedef enum rtsim_mitigation_kind {
 
 /** Why a packet was dropped. */
 typedef enum rtsim_drop {
-    RTSIM_DROP_LINE_DISABLED = 0, /**< edge NIC: arrived while the RX line was off and already latched */
-    RTSIM_DROP_IRQ_OVERRUN = 1,   /**< edge NIC: arrived while an interrupt was already pending */
-    RTSIM_DROP_RING_FULL = 2,     /**< DMA ring full */
-    RTSIM_DROP_QUEUE_FULL = 3,    /**< driver RX queue full */
-    RTSIM_DROP_MITIGATION = 4,    /**< dropped in the ISR on a mitigation's decision */
-    RTSIM_DROP_MAILBOX_FULL = 5,  /**< a worker's mailbox was full when the driver handed it over */
+    RTSIM_DROP_LINE_DISABLED =
+        0, /**< edge NIC: arrived while the RX line was off and already latched */
+    RTSIM_DROP_IRQ_OVERRUN = 1,  /**< edge NIC: arrived while an interrupt was already pending */
+    RTSIM_DROP_RING_FULL = 2,    /**< DMA ring full */
+    RTSIM_DROP_QUEUE_FULL = 3,   /**< driver RX queue full */
+    RTSIM_DROP_MITIGATION = 4,   /**< dropped in the ISR on a mitigation's decision */
+    RTSIM_DROP_MAILBOX_FULL = 5, /**< a worker's mailbox was full when the driver handed it over */
     RTSIM_DROP_COUNT = 6
 } rtsim_drop;
 
@@ -97,15 +99,15 @@ typedef enum rtsim_ctx {
 
 /** One task. */
 typedef struct rtsim_task_cfg {
-    uint32_t kind;      /**< rtsim_task_kind */
-    uint32_t priority;  /**< higher number = higher priority (FreeRTOS convention) */
-    uint32_t core;      /**< core the task is pinned to */
-    uint32_t critical;  /**< 1: this periodic task is the measured critical task (at most one) */
-    int64_t period_ns;  /**< periodic: P */
-    int64_t work_ns;    /**< periodic: CPU time per cycle on an idle core */
-    int64_t offset_ns;  /**< periodic: first release */
-    uint32_t flow;      /**< worker: index of the flow it receives */
-    uint32_t mailbox;   /**< worker: mailbox capacity, messages */
+    uint32_t kind;     /**< rtsim_task_kind */
+    uint32_t priority; /**< higher number = higher priority (FreeRTOS convention) */
+    uint32_t core;     /**< core the task is pinned to */
+    uint32_t critical; /**< 1: this periodic task is the measured critical task (at most one) */
+    int64_t period_ns; /**< periodic: P */
+    int64_t work_ns;   /**< periodic: CPU time per cycle on an idle core */
+    int64_t offset_ns; /**< periodic: first release */
+    uint32_t flow;     /**< worker: index of the flow it receives */
+    uint32_t mailbox;  /**< worker: mailbox capacity, messages */
 } rtsim_task_cfg;
 
 /** One traffic flow arriving at the NIC. */
@@ -152,31 +154,31 @@ typedef struct rtsim_source_cfg {
 
 /** Mitigation parameters; only those of `kind` are read. */
 typedef struct rtsim_mitigation_cfg {
-    uint32_t kind;            /**< rtsim_mitigation_kind */
-    int64_t slice_ns;         /**< burst: time slice */
-    uint32_t capacity;        /**< burst: packets per slice */
-    double block_below;       /**< hysteresis: block when earliness/P falls below */
-    double unblock_above;     /**< hysteresis: unblock when earliness/P rises above */
-    int64_t sleep_ns;         /**< hysteresis: sleep of the blocked driver's loop */
+    uint32_t kind;               /**< rtsim_mitigation_kind */
+    int64_t slice_ns;            /**< burst: time slice */
+    uint32_t capacity;           /**< burst: packets per slice */
+    double block_below;          /**< hysteresis: block when earliness/P falls below */
+    double unblock_above;        /**< hysteresis: unblock when earliness/P rises above */
+    int64_t sleep_ns;            /**< hysteresis: sleep of the blocked driver's loop */
     int64_t min_interarrival_ns; /**< strict */
-    uint32_t burst;           /**< bursty: interrupts per period */
-    int64_t period_ns;        /**< bursty: replenishment period */
-    int64_t window_ns;        /**< countdown: window */
+    uint32_t burst;              /**< bursty: interrupts per period */
+    int64_t period_ns;           /**< bursty: replenishment period */
+    int64_t window_ns;           /**< countdown: window */
 } rtsim_mitigation_cfg;
 
 /** A whole simulated device and run. */
 typedef struct rtsim_config {
     uint64_t duration_ns;
-    uint64_t bin_ns;          /**< measurement bin (Danicki: 1 s) */
-    uint64_t seed;            /**< PRNG seed (Poisson flows) */
+    uint64_t bin_ns; /**< measurement bin (Danicki: 1 s) */
+    uint64_t seed;   /**< PRNG seed (Poisson flows) */
     uint32_t n_cores;
-    int64_t tick_ns;          /**< RTOS tick period; 0 = no tick (then no time slicing) */
-    uint32_t time_slicing;    /**< 1: round robin among equal priorities on the tick */
-    uint32_t nic_kind;        /**< rtsim_nic_kind */
-    uint32_t nic_core;        /**< core that takes the NIC and timer interrupts */
-    uint32_t ring;            /**< DMA ring descriptors */
-    uint32_t queue_capacity;  /**< driver RX queue, packets */
-    uint32_t n_sources;       /**< 0: one RX source with costs.isr_per_packet_ns; 1..4: sources[] */
+    int64_t tick_ns;         /**< RTOS tick period; 0 = no tick (then no time slicing) */
+    uint32_t time_slicing;   /**< 1: round robin among equal priorities on the tick */
+    uint32_t nic_kind;       /**< rtsim_nic_kind */
+    uint32_t nic_core;       /**< core that takes the NIC and timer interrupts */
+    uint32_t ring;           /**< DMA ring descriptors */
+    uint32_t queue_capacity; /**< driver RX queue, packets */
+    uint32_t n_sources;      /**< 0: one RX source with costs.isr_per_packet_ns; 1..4: sources[] */
     rtsim_source_cfg sources[RTSIM_MAX_SOURCES];
     rtsim_costs costs;
     uint32_t n_tasks;
@@ -189,18 +191,18 @@ typedef struct rtsim_config {
 /** Measurements of one bin (or of the whole run, from rtsim_totals()). */
 typedef struct rtsim_bin {
     uint64_t t_start_ns;
-    uint64_t offered;     /**< packets arriving at the NIC */
-    uint64_t irq_raised;  /**< RX interrupt assertions */
-    uint64_t isr_runs;    /**< RX ISR executions */
-    uint64_t irq_lost;    /**< assertions lost (line pending or disabled and latched) */
-    uint64_t received;    /**< packets the RX ISR took from the NIC (then queued or dropped) */
-    uint64_t processed;   /**< packets finished by the driver */
-    uint64_t delivered;   /**< packets delivered: finished by the flow's worker, or by the
-                               driver for a flow without a worker */
+    uint64_t offered;    /**< packets arriving at the NIC */
+    uint64_t irq_raised; /**< RX interrupt assertions */
+    uint64_t isr_runs;   /**< RX ISR executions */
+    uint64_t irq_lost;   /**< assertions lost (line pending or disabled and latched) */
+    uint64_t received;   /**< packets the RX ISR took from the NIC (then queued or dropped) */
+    uint64_t processed;  /**< packets finished by the driver */
+    uint64_t delivered;  /**< packets delivered: finished by the flow's worker, or by the
+                              driver for a flow without a worker */
     uint64_t dropped[RTSIM_DROP_COUNT];
-    uint64_t cycles;      /**< critical cycles ended */
-    uint64_t misses;      /**< critical cycles ended after their deadline */
-    double lateness_pct;  /**< sum over the cycles ended: (finish - deadline)/P * 100 */
+    uint64_t cycles;         /**< critical cycles ended */
+    uint64_t misses;         /**< critical cycles ended after their deadline */
+    double lateness_pct;     /**< sum over the cycles ended: (finish - deadline)/P * 100 */
     double lateness_max_pct; /**< worst single cycle */
     uint64_t cpu_ns[RTSIM_CTX_COUNT];
     uint64_t rx_disabled_ns; /**< time with the RX line (of source 0) disabled */
@@ -208,10 +210,11 @@ typedef struct rtsim_bin {
 
 /** Per-task statistics over the run. */
 typedef struct rtsim_task_stats {
-    uint64_t jobs;            /**< periodic: cycles ended; driver, worker: packets finished */
+    uint64_t jobs; /**< periodic: cycles ended; driver, worker: packets finished */
     uint64_t misses;
-    int64_t max_response_ns;  /**< periodic: max (finish - release); worker: max (finish - packet arrival) */
-    int64_t cycle_min_ns;     /**< periodic: min time between consecutive cycle ends (0 if none) */
+    int64_t max_response_ns; /**< periodic: max (finish - release); worker: max (finish - packet
+                                arrival) */
+    int64_t cycle_min_ns;    /**< periodic: min time between consecutive cycle ends (0 if none) */
     int64_t cycle_max_ns;
     double lateness_max_pct;
     double lateness_sum_pct;
@@ -228,12 +231,12 @@ typedef struct rtsim_flow_stats {
 
 /** What the mitigation did, counted by the engine at the port hooks. */
 typedef struct rtsim_mitigation_stats {
-    uint64_t line_disables;   /**< RX line turned off */
-    uint64_t line_enables;    /**< RX line turned back on */
-    uint64_t timer_fires;     /**< mitigation timer interrupts */
-    uint64_t suspends;        /**< driver suspended */
-    uint64_t resumes;         /**< driver resumed */
-    uint64_t drops;           /**< packets dropped on its decision */
+    uint64_t line_disables; /**< RX line turned off */
+    uint64_t line_enables;  /**< RX line turned back on */
+    uint64_t timer_fires;   /**< mitigation timer interrupts */
+    uint64_t suspends;      /**< driver suspended */
+    uint64_t resumes;       /**< driver resumed */
+    uint64_t drops;         /**< packets dropped on its decision */
 } rtsim_mitigation_stats;
 
 typedef struct rtsim rtsim;
