@@ -210,3 +210,21 @@ queue = {mailbox}
     small = simulate(loads_scenario(text.format(mailbox=8), "t.toml")).totals
     assert small["dropped"]["mailbox_full"] >= 200 * 10  # >= 12 of 20 per cycle
     assert small["delivered"] + small["dropped"]["mailbox_full"] == small["processed"]
+
+
+@pytest.mark.parametrize("kind, extra, max_isr_per_s", [
+    ("strict", 'min_interarrival = "250us"', 4_000),
+    ("bursty", 'burst = 15\nperiod = "25ms"', 600),
+    ("countdown", 'window = "500us"', 2_000),
+])
+def test_regehr_limiters_from_a_scenario(kind, extra, max_isr_per_s):
+    # A 100 kpps flood for 2 s: each limiter caps the RX interrupt rate at
+    # its designed value (Regehr & Duongsaa §3.2-3.4), and the critical task
+    # above the driver stays on time.
+    r = simulate(scenario(duration="2s", mitigation=kind, mit_extra=extra,
+                          flow_extra='rate = "100000pps"'))
+    runs = r.timeseries["isr_runs"]
+    assert int(runs.max()) <= max_isr_per_s + 1
+    assert int(runs.min()) >= 0.9 * max_isr_per_s
+    assert r.critical["misses"] == 0
+    assert r.summary()["mitigation"]["name"] == kind
