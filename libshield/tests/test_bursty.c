@@ -20,7 +20,7 @@ typedef struct {
 
 #define ADM RTS_ACT_DELIVER
 #define ADM_OFF (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE)
-#define LAZY_ON (RTS_ACT_ARM_TIMER | RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ)
+#define TIMER_ON (RTS_ACT_ARM_TIMER | RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ)
 #define LAZY_OFF (RTS_ACT_ARM_TIMER | RTS_ACT_DISABLE_TIMER_IRQ)
 
 static void run_rows(rts_bursty *b, const bursty_row *rows, size_t n)
@@ -55,8 +55,7 @@ static void setup(rts_bursty *b, rts_bursty_mode mode, rts_time_ns period, rts_t
     CHECK_EQ(id, 2);
     rts_action a = rts_bursty_start(b, t0);
     CHECK_EQ(a.timer_at, t0 + period);
-    CHECK_EQ(a.flags, mode == RTS_BURSTY_TIMER_PERIODIC ? (RTS_ACT_ARM_TIMER | RTS_ACT_ENABLE_TIMER_IRQ)
-                                                         : LAZY_OFF);
+    CHECK_EQ(a.flags, mode == RTS_BURSTY_TIMER_PERIODIC ? TIMER_ON : LAZY_OFF);
 }
 
 static void test_periodic_boundaries(void)
@@ -116,23 +115,28 @@ static void test_lazy_timer_actions(void)
     static const bursty_row rows[] = {
         {"1st: timer interrupt stays off", IRQ0, 150, ADM, 0, 0, 1, 0},
         {"2nd = N: line off, pending cleared, timer irq on, armed at next phase", IRQ0, 2350,
-         ADM_OFF | LAZY_ON, 3100, 0, 2, 1},
+         ADM_OFF | TIMER_ON, 3100, 0, 2, 1},
         {"other source over threshold: timer already on, nothing more", IRQ2, 2400, ADM_OFF, 0, 0, 2, 5},
         {"tick with sources over threshold keeps the timer irq on", TICK, 3100, RTS_ACT_ARM_TIMER, 4100, 5, 0, 0},
         {"1st after the tick", IRQ0, 3200, ADM, 0, 0, 1, 0},
         {"tick with nothing over threshold: timer irq off", TICK, 4100, LAZY_OFF, 5100, 0, 0, 0},
+        {"1st", IRQ0, 4600, ADM, 0, 0, 1, 0},
+        {"N-th while the timer is still ahead: armed at that same phase point", IRQ0, 4700,
+         ADM_OFF | TIMER_ON, 5100, 0, 2, 1},
+        {"tick re-enables, stays on", TICK, 5100, RTS_ACT_ARM_TIMER, 6100, 1, 0, 0},
+        {"quiet tick: off", TICK, 6100, LAZY_OFF, 7100, 0, 0, 0},
         {"counter survives the untaken ticks of underload", IRQ0, 9050, ADM, 0, 0, 1, 0},
         {"N-th arrival at exactly a phase point: timer armed for the next one", IRQ0, 9100,
-         ADM_OFF | LAZY_ON, 10100, 0, 2, 1},
+         ADM_OFF | TIMER_ON, 10100, 0, 2, 1},
     };
     rts_bursty b;
     setup(&b, RTS_BURSTY_TIMER_LAZY, 1000, 100, 2, 2, 1);
     run_rows(&b, rows, sizeof rows / sizeof rows[0]);
-    CHECK_EQ(b.timer_enables, 2);
+    CHECK_EQ(b.timer_enables, 3);
     CHECK(b.timer_irq_on);
     /* A restart while a line is held off keeps the timer interrupt on. */
     rts_action a = rts_bursty_start(&b, 9500);
-    CHECK_EQ(a.flags, LAZY_ON);
+    CHECK_EQ(a.flags, TIMER_ON);
     CHECK_EQ(a.timer_at, 10500);
 }
 
