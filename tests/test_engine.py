@@ -228,3 +228,19 @@ def test_regehr_limiters_from_a_scenario(kind, extra, max_isr_per_s):
     assert int(runs.min()) >= 0.9 * max_isr_per_s
     assert r.critical["misses"] == 0
     assert r.summary()["mitigation"]["name"] == kind
+
+
+def test_trace_when_asked_for():
+    from rtshield.engine import TRACE_KINDS
+
+    r = simulate(scenario(duration="1s", flow_extra='rate = "1000pps"'), trace=100_000)
+    tr = r.trace
+    assert r.trace_lost == 0
+    kinds = [TRACE_KINDS[k] for k in tr["kind"]]
+    assert kinds.count("arrival") == r.totals["offered"]
+    assert kinds.count("deliver") == r.totals["delivered"]
+    assert kinds.count("cycle_end") == r.critical["cycles"]
+    assert np.all(np.diff(tr["t_ns"].astype(np.int64)) >= 0)
+    deliver = tr[tr["kind"] == TRACE_KINDS.index("deliver")]
+    assert int(deliver["value"].max()) / 1e3 == r.flows["syn"]["latency_us"]["max"]
+    assert simulate(scenario(duration="1s")).trace is None

@@ -25,7 +25,7 @@ from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
 from rtshield.scenario import Scenario
 
-__all__ = ["COST_KEYS", "DROP_REASONS", "simulate"]
+__all__ = ["COST_KEYS", "DROP_REASONS", "TRACE_DTYPE", "TRACE_KINDS", "simulate"]
 
 #: Preset cost keys → fields of the C ``rtsim_costs``.
 COST_KEYS: dict[str, str] = {
@@ -42,6 +42,13 @@ COST_KEYS: dict[str, str] = {
 #: Drop reasons, in the order of the C enum ``rtsim_drop``.
 DROP_REASONS = ("line_disabled", "irq_overrun", "ring_full", "queue_full", "mitigation",
                 "mailbox_full")
+
+#: Trace record kinds, in the order of the C enum ``rtsim_trace_kind``.
+TRACE_KINDS = ("arrival", "isr_start", "isr_end", "run", "drop", "line", "cycle_end", "deliver")
+
+#: The numpy layout of a trace record (the C ``rtsim_trace_rec``).
+TRACE_DTYPE = np.dtype([("t_ns", "<u8"), ("kind", "<u4"), ("core", "<u4"), ("arg", "<i4"),
+                        ("value", "<i8")], align=True)
 
 _MITIGATIONS = {
     "none": "RTSIM_MIT_NONE",
@@ -175,25 +182,35 @@ def _hist(ffi: Any, lib: Any, counts_c: Any) -> tuple[np.ndarray, np.ndarray]:
     return edges / 1e3, counts[lo:hi].copy()
 
 
-def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None = None) -> Result:
-    """Simulate ``scenario``; call ``progress(done_s, total_s)`` after each bin."""
+def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None = None, *,
+             trace: int = 0) -> Result:
+    """Simulate ``scenario``; call ``progress(done_s, total_s)`` after each bin.
+
+    ``trace`` > 0 keeps an event trace (arrivals, ISRs, task switches, drops,
+    line enables, cycle ends, deliveries) of at most that many records per
+    bin in :attr:`Result.trace`; the rest are counted in ``trace_lost``.
+    """
     ffi, lib = load()
     cfg, task_names = _build_config(scenario, ffi, lib)
+    cfg.trace_capacity = max(0, int(trace))
     sim = lib.rtsim_create(cfg)
     if sim == ffi.NULL:
         raise MemoryError("rtsim_create failed (out of memory)")
     try:
-        return _run(scenario, cfg, task_names, sim, ffi, lib, progress)
+        return _run(scenario, cfg, task_names, sim, ffi, lib, progress, int(cfg.trace_capacity))
     finally:
         lib.rtsim_destroy(sim)
 
 
 def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib: Any,
-         progress: Callable[[float, float], None] | None) -> Result:
+         progress: Callable[[float, float], None] | None, trace_cap: int) -> Result:
     total = sc.duration_ns
     nbins = -(-total // sc.bin_ns)
     buf = ffi.new("rtsim_bin[]", 64)
     bins: list[Any] = []
+    traces: list[np.ndarray] = []
+    tbuf = ffi.new("rtsim_trace_rec[]", trace_cap) if trace_cap else None
+    assert TRACE_DTYPE.itemsize == ffi.sizeof("rtsim_trace_rec")
     t = 0
     while t < total:
         t = min(t + sc.bin_ns, total)
@@ -207,6 +224,10 @@ def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib:
                 bins.append(b)
             if n < 64:
                 break
+        if tbuf is not None:
+            n = lib.rtsim_take_trace(sim, tbuf, trace_cap)
+            raw = ffi.buffer(tbuf, n * TRACE_DTYPE.itemsize)
+            traces.append(np.frombuffer(bytes(raw), dtype=TRACE_DTYPE))
         if progress is not None:
             progress(t / 1e9, total / 1e9)
     bins = bins[:nbins]
@@ -319,4 +340,6 @@ def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib:
         timeseries=ts,
         cycle_time_hist=cyc_hist,
         flow_latency_hist=lat_hists,
+        trace=np.concatenate(traces) if trace_cap else None,
+        trace_lost=int(lib.rtsim_trace_lost(sim)),
     )

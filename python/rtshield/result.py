@@ -61,6 +61,11 @@ class Result:
     timeseries: dict[str, np.ndarray] = field(repr=False)
     cycle_time_hist: tuple[np.ndarray, np.ndarray] = field(repr=False)
     flow_latency_hist: dict[str, tuple[np.ndarray, np.ndarray]] = field(repr=False)
+    #: Event trace when asked for (``simulate(..., trace=N)``): a structured
+    #: array with fields ``t_ns``, ``kind`` (see ``rtshield.engine.TRACE_KINDS``),
+    #: ``core``, ``arg``, ``value``; ``None`` otherwise.
+    trace: np.ndarray | None = field(default=None, repr=False)
+    trace_lost: int = 0  #: records that did not fit the trace buffer
 
     def summary(self) -> dict[str, Any]:
         """The ``summary.json`` content: a fresh dict of plain JSON types."""

@@ -52,6 +52,21 @@ static uint32_t isr_ctx(int line)
     return RTSIM_CTX_ISR_TIMER;
 }
 
+/* Append a trace record (when tracing is on). */
+static void trace(rtsim *s, uint64_t t, uint32_t kind, uint32_t core, int32_t arg, int64_t value)
+{
+    if (s->trace == NULL) return;
+    if (s->trace_len == s->cfg.trace_capacity) {
+        s->trace_lost++;
+        return;
+    }
+    uint32_t i = s->trace_head + s->trace_len;
+    if (i >= s->cfg.trace_capacity) i -= s->cfg.trace_capacity;
+    rtsim_trace_rec r = {t, kind, core, arg, value};
+    s->trace[i] = r;
+    s->trace_len++;
+}
+
 /* Charge the CPU time since the last accounting to the current context. */
 static void acct(rtsim *s, sim_core *c, uint64_t now)
 {
@@ -165,6 +180,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     c->pending &= ~(1u << line);
     c->isr_line = line;
     c->isr_start = now;
+    trace(s, now, RTSIM_TR_ISR_START, (uint32_t)(c - s->core), line, 0);
     const rtsim_costs *k = &s->cfg.costs;
     int64_t cost = k->isr_entry_exit_ns;
     if (line == LINE_TICK) {
@@ -228,6 +244,10 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
     }
     acct(s, c, now);
     c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : idle_ctx(core);
+    if (s->trace != NULL && c->traced_cur != c->cur) {
+        c->traced_cur = c->cur;
+        trace(s, now, RTSIM_TR_RUN, core, c->cur, 0);
+    }
     c->seg_start = now;
 }
 
@@ -250,6 +270,7 @@ static void port_irq_set_enabled(void *ctx, unsigned line, bool on)
     bool was = (c->enabled & bit) != 0;
     c->enabled = on ? (c->enabled | bit) : (c->enabled & ~bit);
     if (on && !was) s->kick_mask |= 1u << s->cfg.nic_core;
+    if (on != was) trace(s, s->now, RTSIM_TR_LINE, s->cfg.nic_core, (int32_t)line, on ? 1 : 0);
     if (line == LINE_RX && was != on) { /* source 0's line is the one measured */
         if (on) {
             rx_acct(s, s->now);
@@ -360,6 +381,7 @@ static void close_bin(rtsim *s, uint64_t now)
 static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 {
     s->cur_bin.dropped[why]++;
+    trace(s, s->now, RTSIM_TR_DROP, s->cfg.nic_core, (int32_t)why, p->flow);
     s->flow_st[p->flow].dropped++;
 }
 
@@ -428,6 +450,7 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     int line = c->isr_line;
     acct(s, c, now);
+    trace(s, now, RTSIM_TR_ISR_END, (uint32_t)(c - s->core), line, 0);
     c->isr_line = SIM_NO_ISR;
     c->seg_start = now; /* the interrupted task resumes from here */
     if (line == LINE_TICK) {
@@ -460,6 +483,7 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
     }
     t->last_finish = now;
     t->has_last = true;
+    trace(s, now, RTSIM_TR_CYCLE_END, t->cfg->core, (int32_t)t->idx, earliness);
     if ((int)t->idx == s->critical) {
         rtsim_bin *b = &s->cur_bin;
         b->cycles++;
@@ -494,6 +518,7 @@ static void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
     fs->delivered++;
     uint64_t lat = now - p->t_arr;
     if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
+    trace(s, now, RTSIM_TR_DELIVER, s->cfg.nic_core, (int32_t)p->flow, (int64_t)lat);
     s->lat_hist[(size_t)p->flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
 }
 
@@ -573,6 +598,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
     s->flow_st[f].offered++;
+    trace(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
     const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
         if (!mit_is_filter(s)) {
@@ -771,10 +797,11 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->cfg = *cfg;
     s->bins = calloc(RTSIM_BIN_RING, sizeof *s->bins);
     s->lat_hist = calloc((size_t)RTSIM_MAX_FLOWS * RTSIM_HIST_BINS, sizeof *s->lat_hist);
+    if (cfg->trace_capacity > 0) s->trace = calloc(cfg->trace_capacity, sizeof *s->trace);
     size_t evcap =
         64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
-    if (s->bins == NULL || s->lat_hist == NULL || !evq_init(&s->evq, evcap) ||
-        !fifo_init(&s->rxq, cfg->queue_capacity) ||
+    if (s->bins == NULL || s->lat_hist == NULL || (cfg->trace_capacity > 0 && s->trace == NULL) ||
+        !evq_init(&s->evq, evcap) || !fifo_init(&s->rxq, cfg->queue_capacity) ||
         !fifo_init(&s->ring, cfg->nic_kind == RTSIM_NIC_DMA_RING ? cfg->ring : 0)) {
         rtsim_destroy(s);
         return NULL;
@@ -786,6 +813,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         sim_core *c = &s->core[i];
         c->isr_line = SIM_NO_ISR;
         c->cur = -1;
+        c->traced_cur = -1;
         c->acct_ctx = idle_ctx(i);
         c->enabled = 1u << LINE_TICK;
         for (unsigned k = 0; k < SIM_MAX_TIMERS; k++)
@@ -866,6 +894,7 @@ void rtsim_destroy(rtsim *s)
     free(s->ring.buf);
     free(s->bins);
     free(s->lat_hist);
+    free(s->trace);
     free(s);
 }
 
@@ -942,6 +971,22 @@ size_t rtsim_take_bins(rtsim *s, rtsim_bin *out, size_t max)
         s->bins_len--;
     }
     return n;
+}
+
+size_t rtsim_take_trace(rtsim *s, rtsim_trace_rec *out, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s->trace_len > 0) {
+        out[n++] = s->trace[s->trace_head];
+        if (++s->trace_head == s->cfg.trace_capacity) s->trace_head = 0;
+        s->trace_len--;
+    }
+    return n;
+}
+
+uint64_t rtsim_trace_lost(const rtsim *s)
+{
+    return s->trace_lost;
 }
 
 void rtsim_totals(const rtsim *s, rtsim_bin *out)

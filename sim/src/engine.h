@@ -84,7 +84,8 @@ typedef struct sim_core {
     uint64_t seg_start; /* when cur last started running */
     uint64_t acct_t;    /* CPU time accounted up to here */
     uint32_t acct_ctx;
-    bool rotate; /* tick asked for a round-robin rotation */
+    bool rotate;    /* tick asked for a round-robin rotation */
+    int traced_cur; /* the task last traced as running (trace only) */
 } sim_core;
 
 struct rtsim {
@@ -116,6 +117,9 @@ struct rtsim {
     rtsim_bin *bins; /* ring of RTSIM_BIN_RING finished bins */
     uint32_t bins_head, bins_len;
     bool finished;
+    rtsim_trace_rec *trace; /* ring of cfg.trace_capacity records, or NULL */
+    uint32_t trace_head, trace_len;
+    uint64_t trace_lost;
     rtsim_mitigation_stats mst;
     sim_mitigation mit;
 };

@@ -399,6 +399,52 @@ static void test_driver_on_another_core(void)
     rtsim_destroy(s);
 }
 
+static void test_trace_of_one_packet(void)
+{
+    /* 1 kpps for 1.5 ms: one packet at 1 ms; ISR 5 us, driver 20 us. */
+    rtsim_config c = base(1500 * US);
+    c.costs.isr_entry_exit_ns = 1 * US;
+    c.costs.isr_per_packet_ns = 4 * US;
+    c.costs.driver_per_packet_ns = 20 * US;
+    c.trace_capacity = 64;
+    add_driver(&c, 1);
+    c.n_flows = 1;
+    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
+    c.flows[0].rate_pps = 1000;
+    rtsim *s;
+    run(&c, &s);
+    rtsim_trace_rec r[16];
+    size_t n = rtsim_take_trace(s, r, 16);
+    const struct {
+        uint64_t t;
+        uint32_t kind;
+        int32_t arg;
+        int64_t value;
+    } want[] = {
+        {0, RTSIM_TR_LINE, 9, 1}, /* the driver enables its RX line */
+        {1 * MS, RTSIM_TR_ARRIVAL, 0, 0},
+        {1 * MS, RTSIM_TR_ISR_START, 9, 0},
+        {1 * MS + 5 * US, RTSIM_TR_ISR_END, 9, 0},
+        {1 * MS + 5 * US, RTSIM_TR_RUN, 0, 0},
+        {1 * MS + 25 * US, RTSIM_TR_DELIVER, 0, 25 * US},
+        {1 * MS + 25 * US, RTSIM_TR_RUN, -1, 0},
+    };
+    CHECK_EQ(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n && i < sizeof want / sizeof want[0]; i++) {
+        CHECK_EQ(r[i].t_ns, want[i].t);
+        CHECK_EQ(r[i].kind, want[i].kind);
+        CHECK_EQ(r[i].arg, want[i].arg);
+        CHECK_EQ(r[i].value, want[i].value);
+    }
+    CHECK_EQ(rtsim_trace_lost(s), 0);
+    rtsim_destroy(s);
+    c.trace_capacity = 2;
+    run(&c, &s);
+    CHECK_EQ(rtsim_take_trace(s, r, 16), 2);
+    CHECK_EQ(rtsim_trace_lost(s), 5);
+    rtsim_destroy(s);
+}
+
 static void test_histogram_bins(void)
 {
     /* Exact below 1024 ns; then every bin holds [lower(i), lower(i+1)) and
@@ -443,6 +489,7 @@ int main(void)
     RTS_RUN(test_two_cores_and_background);
     RTS_RUN(test_worker_receives_its_flow);
     RTS_RUN(test_driver_on_another_core);
+    RTS_RUN(test_trace_of_one_packet);
     RTS_RUN(test_histogram_bins);
     RTS_RUN(test_bad_config);
     return rts_test_end();

@@ -97,6 +97,28 @@ typedef enum rtsim_ctx {
     RTSIM_CTX_COUNT = 15       /**< RTSIM_CTX_IDLE_CORE1 + RTSIM_MAX_CORES - 1 */
 } rtsim_ctx;
 
+/** Kinds of trace records (rtsim_config.trace_capacity > 0). */
+typedef enum rtsim_trace_kind {
+    RTSIM_TR_ARRIVAL = 0,   /**< a packet arrives at the NIC; arg: flow */
+    RTSIM_TR_ISR_START = 1, /**< an interrupt handler starts; arg: line */
+    RTSIM_TR_ISR_END = 2,   /**< it ends; arg: line */
+    RTSIM_TR_RUN = 3,       /**< the core runs task arg from now (-1: idle) */
+    RTSIM_TR_DROP = 4,      /**< a packet is dropped; arg: rtsim_drop; value: flow */
+    RTSIM_TR_LINE = 5, /**< an interrupt line's enable bit changes; arg: line; value: 1 on, 0 off */
+    RTSIM_TR_CYCLE_END =
+        6, /**< a periodic task ends a cycle; arg: task; value: earliness ns (< 0: late) */
+    RTSIM_TR_DELIVER = 7 /**< a packet is delivered; arg: flow; value: latency ns */
+} rtsim_trace_kind;
+
+/** One trace record. */
+typedef struct rtsim_trace_rec {
+    uint64_t t_ns;
+    uint32_t kind; /**< rtsim_trace_kind */
+    uint32_t core;
+    int32_t arg;
+    int64_t value;
+} rtsim_trace_rec;
+
 /** One task. */
 typedef struct rtsim_task_cfg {
     uint32_t kind;     /**< rtsim_task_kind */
@@ -186,6 +208,7 @@ typedef struct rtsim_config {
     uint32_t n_flows;
     rtsim_flow_cfg flows[RTSIM_MAX_FLOWS];
     rtsim_mitigation_cfg mitigation;
+    uint32_t trace_capacity; /**< 0: no trace; else records kept until rtsim_take_trace() */
 } rtsim_config;
 
 /** Measurements of one bin (or of the whole run, from rtsim_totals()). */
@@ -274,6 +297,14 @@ size_t rtsim_take_bins(rtsim *sim, rtsim_bin *out, size_t max);
 
 /** Totals over the run so far (t_start_ns = 0; lateness_max_pct = worst cycle). */
 void rtsim_totals(const rtsim *sim, rtsim_bin *out);
+
+/** Move up to `max` trace records, oldest first, into `out`. Records that
+ *  did not fit between two calls are counted by rtsim_trace_lost().
+ *  @return the number of records written (0 when tracing is off). */
+size_t rtsim_take_trace(rtsim *sim, rtsim_trace_rec *out, size_t max);
+
+/** Trace records lost because the trace buffer was full. */
+uint64_t rtsim_trace_lost(const rtsim *sim);
 
 /** Statistics of task `i`. @return 0, or -1 for a bad index. */
 int rtsim_task_stats_get(const rtsim *sim, uint32_t i, rtsim_task_stats *out);
