@@ -84,3 +84,11 @@ def test_demo_study_is_installed_with_the_package(tmp_path):
     import rtshield
 
     assert Path(where).is_relative_to(Path(rtshield.__file__).resolve().parent)
+
+
+def test_compare_the_same_name_twice_keeps_both(tmp_path):
+    out = tmp_path / "o"
+    res = rtshield("compare", Q500, Q500, "--out", out, "--set", "scenario.duration=2s")
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["queue_500", "queue_500-2"]
+    assert "queue_500-2" in (out / "report.html").read_text()

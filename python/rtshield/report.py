@@ -43,6 +43,11 @@ class RunEntry:
     summary: Mapping[str, Any]
     figures: Mapping[str, Path]  #: name → PNG path
     link: str | None = None  #: relative link to the run's own report, if any
+    label: str | None = None  #: column heading (default: the scenario's name)
+
+    @property
+    def title(self) -> str:
+        return self.label or self.scenario.name
 
 
 def _e(x: Any) -> str:
@@ -148,7 +153,7 @@ def _page(title: str, body: str) -> str:
 def _run_body(e: RunEntry, level: int = 1) -> str:
     s, summ = e.scenario, e.summary
     h = f"h{level}"
-    parts = [f"<{h}>{_e(s.name)}</{h}>", _provenance(s)]
+    parts = [f"<{h}>{_e(e.title)}</{h}>", _provenance(s)]
     titles = {"packets": "Sent, received and processed packets per second",
               "critical": "Completed critical cycles and accumulated lateness per second",
               "cycle_time": "Critical cycle times",
@@ -181,7 +186,7 @@ def compare_report(out_dir: str | Path, title: str, intro: str, entries: Sequenc
     ``title`` is escaped; ``intro`` is inserted as HTML, so callers escape any
     text that came from the user.
     """
-    names = [e.scenario.name for e in entries]
+    names = [e.title for e in entries]
     metric_rows = [key_metrics(e.summary) for e in entries]
     labels = [lbl for lbl, _ in metric_rows[0]] if metric_rows else []
     for rows in metric_rows[1:]:

@@ -134,11 +134,11 @@ def compare(outcomes: Sequence[RunOutcome], out_dir: str | Path, title: str,
     out = Path(out_dir)
     comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
     atomic_write(out / "comparison.json", format_summary_json(comparison))
-    runs = [(o.entry.scenario.name, o.timeseries) for o in outcomes]
+    runs = [(o.out_dir.name, o.timeseries) for o in outcomes]
     figs = compare_figures(runs, out)
     entries = [
         RunEntry(o.entry.scenario, o.entry.summary, o.entry.figures,
-                 link=str(o.out_dir.relative_to(out) / "report.html"))
+                 link=str(o.out_dir.relative_to(out) / "report.html"), label=o.out_dir.name)
         for o in outcomes
     ]
     return compare_report(out, title, intro, entries, figs)
