@@ -48,14 +48,15 @@ def print_table(outcomes) -> None:
     print(text_table(["", *names], rows))
 
 
-def run_and_report(paths, out, jobs: int, title: str, intro: str, sets=()) -> int:
+def run_and_report(paths, out, jobs: int, title: str, intro: str, sets=(),
+                   label: str = "compare") -> int:
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
     overrides = parse_overrides(list(sets)) or None
     if overrides:
         intro += " Overridden from the command line: " + ", ".join(
             html.escape(s) for s in sets) + "."
-    bar = ProgressBar(title, unit="scenarios")
+    bar = ProgressBar(label, unit="scenarios done")
     try:
         outcomes = run_many(paths, out, jobs=jobs, overrides=overrides,
                             on_done=lambda d, n, _o: bar(d, n))

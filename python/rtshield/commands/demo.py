@@ -75,6 +75,6 @@ def handle(args: argparse.Namespace) -> int:
     files = study_files()
     rc = run_and_report(files, args.out, args.jobs,
                         "Danicki et al. (EdgeSys 2021) §3, reproduced by rtshield", INTRO,
-                        args.set)
+                        args.set, label="demo")
     print(f"demo: {len(files)} configurations in {time.perf_counter() - t0:.1f} s wall")
     return rc
