@@ -332,3 +332,28 @@ def _q500():
     from pathlib import Path
 
     return Path(__file__).resolve().parent.parent / "scenarios" / "danicki2021" / "queue_500.toml"
+
+
+def test_every_shipped_preset_loads():
+    names = available_platforms()
+    assert "esp32-freertos" in names
+    for name in names:
+        plat, costs, defaults = load_platform(name)
+        assert plat.name == name and plat.cores >= 1 and plat.tick_ns > 0
+        assert all(isinstance(v, int) and v >= 0 for v in costs.values())
+
+
+def test_preset_name_must_match_its_file(tmp_path, monkeypatch):
+    from rtshield import scenario as sc
+
+    (tmp_path / "mine.toml").write_text(
+        '[platform]\nname = "other"\nclock_hz = 4e6\ncores = 1\ntick = "1ms"\n'
+        'tick_isr = "79cyc"\n[costs]\nisr_entry_exit = "79cyc"\n')
+    monkeypatch.setattr(sc, "platforms_dir", lambda: tmp_path)
+    with pytest.raises(UsageError, match=r"mine.toml: \[platform\] name: 'other' does not match"):
+        load_platform("mine")
+    (tmp_path / "mine.toml").write_text(
+        '[platform]\nname = "mine"\nclock_hz = 4e6\ncores = 1\ntick = "1ms"\n'
+        'tick_isr = "79cyc"\n[costs]\nisr_entry_exit = "79cyc"\n')
+    plat, costs, _ = load_platform("mine")
+    assert plat.tick_isr_ns == 19750 and costs["isr_entry_exit"] == 19750
