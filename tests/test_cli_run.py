@@ -140,3 +140,12 @@ def test_set_overrides_a_key_for_one_run(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["duration_s"] == 3
     assert "RX queue 20 packets" in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_example_runs(tmp_path, example):
+    res = rtshield("run", example, "--out", tmp_path, "--quiet", "--set", "scenario.duration=4s")
+    assert res.returncode == 0, res.stderr
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["critical"]["cycles"] > 0
+    assert set(s["flows"]) == {f.name for f in load_scenario(example).flows}
