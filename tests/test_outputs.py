@@ -176,6 +176,18 @@ def test_figures_are_png_and_deterministic(tmp_path):
         assert data == b[k].read_bytes()
 
 
+def test_no_stale_optional_figures(tmp_path):
+    figures.run_figures(FakeResult(), "fake", tmp_path)
+    assert (tmp_path / "latency.png").is_file()
+    r = FakeResult()
+    r.flow_latency_hist = {}
+    r.cycle_time_hist = None
+    paths = figures.run_figures(r, "fake", tmp_path)
+    assert set(paths) == {"packets", "critical"}
+    assert not (tmp_path / "latency.png").exists()
+    assert not (tmp_path / "cycle_time.png").exists()
+
+
 def test_cycle_time_figure_skips_empty_histograms():
     assert figures.cycle_time_figure(None, "x") is None
     assert figures.cycle_time_figure(([0, 1, 2], [0, 0]), "x") is None

@@ -235,6 +235,9 @@ def run_figures(result: Any, title: str, out_dir: str | Path,
         fig = latency_figure(lat, f"{title}: packet latency per flow")
         if fig is not None:
             paths["latency"] = _save(fig, out / "latency.png")
+    for optional in ("cycle_time", "latency"):  # no stale figure from an earlier run
+        if optional not in paths:
+            (out / f"{optional}.png").unlink(missing_ok=True)
     return paths
 
 
