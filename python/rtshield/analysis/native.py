@@ -1,0 +1,94 @@
+"""The few computations that libshield owns, reached through the binding.
+
+libshield (C) is the single home of the bursty limiter's rate rounding for a
+shared timer (Regehr & Duongsaa §3.5), the deferrable server's demand bound
+(Behnke et al. §2.4) and the NIC parameter rules and memory function (Behnke
+et al. §7.3.2, §7.3.4). The analysis calls them here and nowhere else, so the
+rest of the package is pure Python.
+
+While a libshield function is not yet in the installed library (its
+component is still on another branch), the Python reference below is used
+instead; :func:`sources_of_truth` says which one each name resolves to. The
+references implement the same equations and are checked against the native
+functions by the tests once both exist.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "round_burst",
+    "ds_demand",
+    "nic_wcpd",
+    "nic_memory_bytes",
+    "sources_of_truth",
+]
+
+
+def _lib():
+    try:
+        from rtshield._native import load
+
+        return load()
+    except Exception:  # the native library is optional for pure analysis
+        return None, None
+
+
+def _native(name: str):
+    _, lib = _lib()
+    if lib is None:
+        return None
+    try:
+        return getattr(lib, name)
+    except AttributeError:
+        return None
+
+
+def sources_of_truth() -> dict[str, str]:
+    """Which implementation each helper uses: ``"libshield"`` or ``"python"``."""
+    names = {
+        "round_burst": "rts_bursty_burst_for_rate",
+        "ds_demand": "rts_ds_demand_bound",
+        "nic_wcpd": "rts_nic_wcpd",
+        "nic_memory_bytes": "rts_nic_memory_bytes",
+    }
+    return {k: ("libshield" if _native(v) is not None else "python") for k, v in names.items()}
+
+
+def round_burst(rate_hz: float, timer_hz: float) -> int:
+    """Burst size that lets a source reach ``rate_hz`` with a counter cleared at ``timer_hz``.
+
+    Regehr & Duongsaa §3.5: rates are rounded *up* to a multiple of the shared
+    timer's frequency (324, 200, 754 Hz on 110 Hz → 3, 2, 7). At least 1.
+    """
+    if timer_hz <= 0 or rate_hz <= 0:
+        raise ValueError("rates must be positive")
+    fn = _native("rts_bursty_burst_for_rate")
+    if fn is not None:
+        return int(fn(int(round(rate_hz * 1000)), int(round(timer_hz * 1000))))
+    # Integer arithmetic in mHz so that 200 Hz on 100 Hz gives exactly 2.
+    r, t = int(round(rate_hz * 1000)), int(round(timer_hz * 1000))
+    return max(1, -(-r // t))
+
+
+def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int:
+    """Behnke et al. §2.4: highest demand of a deferrable server in any window Δ.
+
+    ``d(Δ) = e · (⌈Δ / p⌉ + 1)``.
+    """
+    fn = _native("rts_ds_demand_bound")
+    if fn is not None:
+        return int(fn(budget_ns, period_ns, delta_ns))
+    return budget_ns * (-(-delta_ns // period_ns) + 1)
+
+
+def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:
+    """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q."""
+    return t_netstack_ns * sum(queue_sizes)
+
+
+def nic_memory_bytes(moderated_queues: int, arp_queue: bool = True) -> int:
+    """Behnke et al. §7.3.4: on-NIC table memory, m · 30 B (+ 14 B for the ARP queue)."""
+    fn = _native("rts_nic_memory_bytes")
+    if fn is not None:
+        return int(fn(moderated_queues, bool(arp_queue)))
+    return moderated_queues * 30 + (14 if arp_queue else 0)
