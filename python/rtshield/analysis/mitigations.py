@@ -40,7 +40,7 @@ from __future__ import annotations
 from rtshield.errors import UsageError
 
 from .rta import Task
-from .system import GlobalLimit, Nic, Server, Source, System
+from .system import GlobalLimit, ModelInfeasible, Nic, Server, Source, System
 
 __all__ = [
     "expand_mitigation",
@@ -81,7 +81,7 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
         per = c("t_int") + src.work + c("t_count")
         C = K * per + c("t_flip")
         if C > S:
-            raise UsageError(
+            raise ModelInfeasible(
                 f"source.{n}.capacity: {K} packets take {C} ns of ISR time, more than the "
                 f"slice ({S} ns)"
             )

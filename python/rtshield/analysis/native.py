@@ -43,41 +43,62 @@ def _native(name: str):
         return None
 
 
+_NAMES = {
+    "round_burst": "rts_bursty_burst_sizes",
+    "ds_demand": "rts_dserver_dbf",
+    "nic_wcpd": "rts_nic_wcpd",
+    "nic_memory_bytes": "rts_nic_memory_bytes",
+}
+
+
 def sources_of_truth() -> dict[str, str]:
     """Which implementation each helper uses: ``"libshield"`` or ``"python"``."""
-    names = {
-        "round_burst": "rts_bursty_burst_for_rate",
-        "ds_demand": "rts_ds_demand_bound",
-        "nic_wcpd": "rts_nic_wcpd",
-        "nic_memory_bytes": "rts_nic_memory_bytes",
-    }
-    return {k: ("libshield" if _native(v) is not None else "python") for k, v in names.items()}
+    return {k: ("libshield" if _native(v) is not None else "python") for k, v in _NAMES.items()}
+
+
+def _whole(x: float) -> int | None:
+    n = round(x)
+    return n if abs(x - n) < 1e-9 and 1 <= n <= 0xFFFFFFFF else None
 
 
 def round_burst(rate_hz: float, timer_hz: float) -> int:
     """Burst size that lets a source reach ``rate_hz`` with a counter cleared at ``timer_hz``.
 
     Regehr & Duongsaa §3.5: rates are rounded *up* to a multiple of the shared
-    timer's frequency (324, 200, 754 Hz on 110 Hz → 3, 2, 7). At least 1.
+    timer's frequency (324, 200, 754 Hz on 110 Hz → 3, 2, 7), i.e.
+    ``ceil(rate / timer)``. libshield's ``rts_bursty_burst_sizes()`` works in
+    whole Hz; for a fractional rate or timer frequency (a timer period such as
+    3 ms) the same rule is evaluated here exactly in rational arithmetic.
     """
     if timer_hz <= 0 or rate_hz <= 0:
         raise ValueError("rates must be positive")
-    fn = _native("rts_bursty_burst_for_rate")
-    if fn is not None:
-        return int(fn(int(round(rate_hz * 1000)), int(round(timer_hz * 1000))))
-    # Integer arithmetic in mHz so that 200 Hz on 100 Hz gives exactly 2.
-    r, t = int(round(rate_hz * 1000)), int(round(timer_hz * 1000))
-    return max(1, -(-r // t))
+    r, t = _whole(rate_hz), _whole(timer_hz)
+    fn = _native("rts_bursty_burst_sizes")
+    if fn is not None and r is not None and t is not None:
+        ffi, _ = _lib()
+        rates = ffi.new("uint32_t[1]", [r])
+        out = ffi.new("uint32_t[1]")
+        if fn(rates, 1, t, out, ffi.NULL) == 0:
+            return int(out[0])
+    from fractions import Fraction
+
+    q = Fraction(rate_hz).limit_denominator(10**6) / Fraction(timer_hz).limit_denominator(10**6)
+    return max(1, -(-q.numerator // q.denominator))
 
 
-def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int:
+def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int | None:
     """Behnke et al. §2.4: highest demand of a deferrable server in any window Δ.
 
-    ``d(Δ) = e · (⌈Δ / p⌉ + 1)``.
+    ``d(Δ) = e · (⌈Δ / p⌉ + 1)``, with ``d(0) = 0``; None if unbounded.
     """
-    fn = _native("rts_ds_demand_bound")
+    fn = _native("rts_dserver_dbf")
     if fn is not None:
-        return int(fn(budget_ns, period_ns, delta_ns))
+        v = int(fn(budget_ns, period_ns, delta_ns))
+        return None if v == 0xFFFFFFFFFFFFFFFF else v
+    if delta_ns == 0 or budget_ns == 0:
+        return 0
+    if period_ns == 0:
+        return None
     return budget_ns * (-(-delta_ns // period_ns) + 1)
 
 

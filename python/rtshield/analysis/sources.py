@@ -28,7 +28,7 @@ from rtshield.errors import UsageError
 
 from . import native
 from .rta import Task
-from .system import Source, System, Timer
+from .system import ModelInfeasible, Source, System, Timer
 
 __all__ = ["expand_source", "expand_timer", "burst_of", "timer_sources"]
 
@@ -50,7 +50,7 @@ def burst_of(system: System, src: Source) -> int:
         timer = next(t for t in system.timers if t.name == src.timer)
         if timer.period is None:
             raise UsageError(f"timer.{timer.name}.period: open, cannot round source {src.name}")
-        return native.round_burst(src.max_rate_hz, 1e9 / timer.period)
+        return native.round_burst(src.max_rate_hz, timer.hz())
     raise UsageError(f"source.{src.name}.burst: open (\"?\"); use `rtshield design`")
 
 
@@ -100,7 +100,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
         per = c("t_int") + w + c("t_count")
         C = N * per + c("t_flip")
         if C > T:
-            raise UsageError(
+            raise ModelInfeasible(
                 f"source.{n}.burst: a burst of {N} takes {C} ns, longer than its period {T} ns"
             )
         tasks = []

@@ -28,6 +28,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 __all__ = [
     "OPEN",
+    "ModelInfeasible",
     "OpenParam",
     "Source",
     "Timer",
@@ -43,6 +44,11 @@ __all__ = [
 ]
 
 OPEN = "?"
+
+
+class ModelInfeasible(UsageError):
+    """A parameter value makes a model impossible (e.g. a burst longer than its period)."""
+
 PLATFORM_DIR = Path(__file__).resolve().parent.parent / "platforms"
 
 SOURCE_MODELS = (
@@ -98,6 +104,12 @@ class Timer:
     name: str
     period: int | None
     priority: int
+    rate_hz: float | None = None  # when given as a rate: exact frequency for burst rounding
+
+    def hz(self) -> float | None:
+        if self.rate_hz is not None:
+            return self.rate_hz
+        return None if self.period is None else 1e9 / self.period
 
 
 @dataclass
@@ -396,11 +408,14 @@ def load_system(path: str | Path) -> System:
     for idx, t in enumerate(entries("timer")):
         r = _Reader(t, f"timer[{idx}]", clock, costs)
         n = entry_name(r, "timer", idx)
+        hz = None
+        if r.has("rate") and not r.is_open("rate"):
+            hz = rate_hz(r.raw("rate"), r.key("rate"))
         period = r.period_or_rate("period", "rate", allow_open=True)
         prio = r.integer("priority", 0, minimum=-(10**9))
         r.done()
         opened += [OpenParam("timer", n, k) for k in r.opened]
-        s.timers.append(Timer(n, period, prio))
+        s.timers.append(Timer(n, period, prio, hz))
         timer_names.add(n)
 
     for idx, t in enumerate(entries("source")):
