@@ -1,0 +1,170 @@
+/* Strict limiter (Regehr & Duongsaa §3.2): tables of (time, event) ->
+ * expected action and counters. */
+#include "rts_port_posix.h"
+#include "rts_test.h"
+#include "rtshield/rts_strict.h"
+
+enum { IRQ, TIMER };
+
+typedef struct {
+    const char *name;
+    int ev;
+    rts_time_ns now;
+    uint32_t flags;
+    rts_time_ns timer_at;
+    uint32_t admitted, expiries, port_errors;
+} strict_row;
+
+static void run_rows(rts_strict *s, const strict_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ROW(rows[i].name);
+        rts_action a = rows[i].ev == IRQ ? rts_strict_on_irq_isr(s, rows[i].now)
+                                         : rts_strict_on_timer_isr(s, rows[i].now);
+        CHECK_EQ(a.flags, rows[i].flags);
+        CHECK_EQ(a.timer_at, rows[i].timer_at);
+        CHECK_EQ(s->admitted, rows[i].admitted);
+        CHECK_EQ(s->expiries, rows[i].expiries);
+        CHECK_EQ(s->port_errors, rows[i].port_errors);
+    }
+}
+
+#define ADMIT (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER)
+
+static void test_sequence(void)
+{
+    static const strict_row rows[] = {
+        {"first irq admitted, timer at now+t_min", IRQ, 100, ADMIT, 1100, 1, 0, 0},
+        {"timer expiry re-enables", TIMER, 1100, RTS_ACT_ENABLE_LINE, 0, 1, 1, 0},
+        {"irq long after admitted", IRQ, 5000, ADMIT, 6000, 2, 1, 0},
+        {"expiry late (ISR latency) still re-enables", TIMER, 6030, RTS_ACT_ENABLE_LINE, 0, 2, 2, 0},
+        {"irq right after the late expiry", IRQ, 6031, ADMIT, 7031, 3, 2, 0},
+    };
+    rts_strict s;
+    CHECK_EQ(rts_strict_init(&s, 1000), RTS_OK);
+    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+}
+
+static void test_exactly_t_min(void)
+{
+    /* Arrival exactly t_min after the previous one: the timer expiry at the
+     * same instant is handled first (the line is off until then), and the
+     * arrival is admitted: "at least t_min" includes equality. */
+    static const strict_row rows[] = {
+        {"irq at 0", IRQ, 0, ADMIT, 250, 1, 0, 0},
+        {"timer at t_min", TIMER, 250, RTS_ACT_ENABLE_LINE, 0, 1, 1, 0},
+        {"irq at exactly t_min admitted", IRQ, 250, ADMIT, 500, 2, 1, 0},
+        {"timer at 2 t_min", TIMER, 500, RTS_ACT_ENABLE_LINE, 0, 2, 2, 0},
+        {"irq at exactly 2 t_min admitted", IRQ, 500, ADMIT, 750, 3, 2, 0},
+    };
+    rts_strict s;
+    rts_strict_init(&s, 250);
+    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+}
+
+static void test_port_errors(void)
+{
+    static const strict_row rows[] = {
+        {"spurious expiry with nothing armed", TIMER, 10, RTS_ACT_NONE, 0, 0, 0, 1},
+        {"admit", IRQ, 100, ADMIT, 600, 1, 0, 1},
+        {"irq while armed: dropped, line disabled again, timer not re-armed", IRQ, 300,
+         RTS_ACT_DROP | RTS_ACT_DISABLE_LINE, 0, 1, 0, 2},
+        {"irq at exactly t_min but before the expiry was handled: still armed", IRQ, 600,
+         RTS_ACT_DROP | RTS_ACT_DISABLE_LINE, 0, 1, 0, 3},
+        {"early expiry re-arms at the original time", TIMER, 599, RTS_ACT_ARM_TIMER, 600, 1, 0, 4},
+        {"expiry on time", TIMER, 600, RTS_ACT_ENABLE_LINE, 0, 1, 1, 4},
+        {"second expiry: nothing armed", TIMER, 601, RTS_ACT_NONE, 0, 1, 1, 5},
+    };
+    rts_strict s;
+    rts_strict_init(&s, 500);
+    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+}
+
+static void test_set_t_min(void)
+{
+    rts_strict s;
+    CHECK_EQ(rts_strict_init(&s, 0), RTS_EINVAL);
+    CHECK_EQ(rts_strict_init(NULL, 10), RTS_EINVAL);
+    rts_strict_init(&s, 1000);
+    rts_action a = rts_strict_on_irq_isr(&s, 0);
+    CHECK_EQ(a.timer_at, 1000);
+    /* Changed while armed: the armed expiry stays, the next admission uses it. */
+    CHECK_EQ(rts_strict_set_t_min(&s, 300), RTS_OK);
+    CHECK_EQ(rts_strict_set_t_min(&s, 0), RTS_EINVAL);
+    CHECK_EQ(s.t_min_ns, 300);
+    CHECK_EQ(rts_strict_on_timer_isr(&s, 999).timer_at, 1000);
+    CHECK_EQ(rts_strict_on_timer_isr(&s, 1000).flags, RTS_ACT_ENABLE_LINE);
+    CHECK_EQ(rts_strict_on_irq_isr(&s, 1200).timer_at, 1500);
+}
+
+/* Through the port and the irq gate: a host that models the line's enable
+ * and pending bits. Arrivals on a disabled line set the pending bit once
+ * (further ones are lost); the pending interrupt fires when re-enabled. */
+static void test_through_port(void)
+{
+    rts_port port;
+    rts_posix_port hw;
+    rts_posix_port_init(&port, &hw);
+    rts_irq_gate g;
+    rts_irq_gate_init(&g);
+    const rts_port_target tgt = {.line = 2, .timer = 0, .timer_line = 8};
+    rts_irq_gate_app_set(&g, 2, true);
+    hw.enabled[2] = true;
+    rts_strict s;
+    rts_strict_init(&s, 1000);
+
+    /* arrivals every 300 ns from 0 to 3000: admitted at 0, then the pending
+     * one fires at each expiry: 1000, 2000, 3000. */
+    uint32_t handled = 0, lost = 0;
+    rts_time_ns handled_at[8] = {0};
+    for (rts_time_ns t = 0; t <= 3000; t += 100) {
+        if (hw.timer_armed[0] && hw.timer_at[0] <= t) {
+            hw.timer_armed[0] = false;
+            rts_port_apply(&port, &g, tgt, rts_strict_on_timer_isr(&s, hw.timer_at[0]));
+            if (hw.enabled[2] && hw.pending[2]) {
+                hw.pending[2] = false;
+                if (rts_port_apply(&port, &g, tgt, rts_strict_on_irq_isr(&s, t)) & RTS_ACT_DELIVER) {
+                    handled_at[handled < 8 ? handled : 7] = t;
+                    handled++;
+                }
+            }
+        }
+        if (t % 300 == 0) {
+            if (!hw.enabled[2]) {
+                if (hw.pending[2]) lost++;
+                hw.pending[2] = true;
+            } else if (rts_port_apply(&port, &g, tgt, rts_strict_on_irq_isr(&s, t)) & RTS_ACT_DELIVER) {
+                handled_at[handled < 8 ? handled : 7] = t;
+                handled++;
+            }
+        }
+    }
+    CHECK_EQ(handled, 4);
+    CHECK_EQ(handled_at[0], 0);
+    CHECK_EQ(handled_at[1], 1000);
+    CHECK_EQ(handled_at[2], 2000);
+    CHECK_EQ(handled_at[3], 3000);
+    /* 11 arrivals: 4 handled (0, and the pended 300, 1200, 2100 at the
+     * expiries), 3000 still pending, 6 lost on a pending bit already set. */
+    CHECK_EQ(lost, 6);
+    CHECK(hw.pending[2]);
+    CHECK_EQ(s.port_errors, 0);
+    CHECK(!hw.enabled[2]);
+    CHECK(hw.timer_armed[0]);
+    CHECK_EQ(hw.timer_at[0], 4000);
+    /* The application masks the line; the expiry must not unmask it. */
+    rts_irq_gate_app_set(&g, 2, false);
+    rts_port_apply(&port, &g, tgt, rts_strict_on_timer_isr(&s, 4000));
+    CHECK(!hw.enabled[2]);
+    CHECK(!rts_irq_gate_enabled(&g, 2));
+}
+
+int main(void)
+{
+    RTS_RUN(test_sequence);
+    RTS_RUN(test_exactly_t_min);
+    RTS_RUN(test_port_errors);
+    RTS_RUN(test_set_t_min);
+    RTS_RUN(test_through_port);
+    return rts_test_end();
+}
