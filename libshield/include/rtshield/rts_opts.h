@@ -43,6 +43,38 @@
 #define RTS_BURSTY_MAX_SOURCES 8
 #endif
 
+/* ------------------------------------------------------ Danicki mitigations */
+
+/** Burst Mitigation defaults used by rts_burst_mit_cfg_default(): slice
+ *  length in ns and packets per slice. The study's values (Danicki §3):
+ *  600 packets per 20 ms, i.e. at most 30 000 packets/s. */
+#ifndef RTS_BURST_MIT_SLICE_NS_DEFAULT
+#define RTS_BURST_MIT_SLICE_NS_DEFAULT 20000000u
+#endif
+#ifndef RTS_BURST_MIT_CAPACITY_DEFAULT
+#define RTS_BURST_MIT_CAPACITY_DEFAULT 600u
+#endif
+
+/** Burst Mitigation slice start. 0 (default, the paper): a new slice starts
+ *  at the tick time of the first ISR after the old one ran out. 1: slices lie
+ *  on a fixed grid. 0 or 1. */
+#ifndef RTS_BURST_MIT_ALIGNED_DEFAULT
+#define RTS_BURST_MIT_ALIGNED_DEFAULT 0
+#endif
+
+/** Budget Mitigation: 1 charges the RX ISR's measured work to the driver's
+ *  budget as well. 0 (default, as the paper, which timed only the driver). */
+#ifndef RTS_BUDGET_MIT_CHARGE_ISR_DEFAULT
+#define RTS_BUDGET_MIT_CHARGE_ISR_DEFAULT 0
+#endif
+
+/** Budget Mitigation: 1 carries work beyond an exhausted budget over to the
+ *  next report's budget. 0 (default): each report replaces the budget and the
+ *  overdraft is forgotten. */
+#ifndef RTS_BUDGET_MIT_CARRY_OVERDRAFT_DEFAULT
+#define RTS_BUDGET_MIT_CARRY_OVERDRAFT_DEFAULT 0
+#endif
+
 /* ------------------------------------------------------------ receive path */
 
 /** Flows in one flow table, including the special ARP, ICMP, background and
@@ -84,6 +116,21 @@
 #endif
 #if RTS_BURSTY_MAX_SOURCES < 1 || RTS_BURSTY_MAX_SOURCES > 32
 #error "RTS_BURSTY_MAX_SOURCES must be in 1..32"
+#endif
+#if RTS_BURST_MIT_CAPACITY_DEFAULT < 1
+#error "RTS_BURST_MIT_CAPACITY_DEFAULT must be at least 1 packet"
+#endif
+#if RTS_BURST_MIT_SLICE_NS_DEFAULT < 1
+#error "RTS_BURST_MIT_SLICE_NS_DEFAULT must be at least 1 ns"
+#endif
+#if RTS_BURST_MIT_ALIGNED_DEFAULT != 0 && RTS_BURST_MIT_ALIGNED_DEFAULT != 1
+#error "RTS_BURST_MIT_ALIGNED_DEFAULT must be 0 or 1"
+#endif
+#if RTS_BUDGET_MIT_CHARGE_ISR_DEFAULT != 0 && RTS_BUDGET_MIT_CHARGE_ISR_DEFAULT != 1
+#error "RTS_BUDGET_MIT_CHARGE_ISR_DEFAULT must be 0 or 1"
+#endif
+#if RTS_BUDGET_MIT_CARRY_OVERDRAFT_DEFAULT != 0 && RTS_BUDGET_MIT_CARRY_OVERDRAFT_DEFAULT != 1
+#error "RTS_BUDGET_MIT_CARRY_OVERDRAFT_DEFAULT must be 0 or 1"
 #endif
 #if RTS_FLOW_MAX < 4 || RTS_FLOW_MAX > 64
 #error "RTS_FLOW_MAX must be in 4..64 (ARP, ICMP, background and default flows are always present)"

@@ -1,0 +1,196 @@
+/* Overload detection metrics (Danicki et al. §2.1): lateness monitor,
+ * interrupt count per slice, queue fill watermarks. */
+#include "rtshield/rts_detect.h"
+
+#define PPM_ONE ((uint64_t)RTS_PPM_ONE)
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int64_t to_i64(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* late * 10^6 / dur without overflow: exact while dur < 2^64 / 10^6 (about
+ * 5 hours), saturating when the result does not fit. */
+static uint64_t ppm_of(uint64_t late, uint64_t dur)
+{
+    const uint64_t q = late / dur;
+    const uint64_t r = late % dur;
+    if (q > UINT64_MAX / PPM_ONE) {
+        return UINT64_MAX;
+    }
+    uint64_t frac;
+    if (dur <= UINT64_MAX / PPM_ONE) {
+        frac = r * PPM_ONE / dur;
+    } else {
+        frac = r / (dur / PPM_ONE); /* huge durations: within one ppm */
+        if (frac >= PPM_ONE) {
+            frac = PPM_ONE - 1u;
+        }
+    }
+    return sat_add(q * PPM_ONE, frac);
+}
+
+rts_cycle_result rts_cycle_eval(rts_time_ns start, rts_time_ns target, rts_time_ns finish)
+{
+    rts_cycle_result res = {0, 0u, false};
+    if (target <= start) {
+        return res;
+    }
+    if (finish <= target) {
+        res.earliness_ns = to_i64(target - finish);
+        return res;
+    }
+    const uint64_t late = finish - target;
+    res.earliness_ns = late > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)late;
+    res.lateness_ppm = ppm_of(late, target - start);
+    res.miss = true;
+    return res;
+}
+
+static void bin_clear(rts_lateness_bin *b)
+{
+    b->cycles = 0u;
+    b->misses = 0u;
+    b->lateness_sum_ppm = 0u;
+    b->lateness_max_ppm = 0u;
+}
+
+rts_err rts_lateness_mon_init(rts_lateness_mon *m)
+{
+    if (m == NULL) {
+        return RTS_EINVAL;
+    }
+    m->cycles = 0u;
+    m->misses = 0u;
+    m->lateness_max_ppm = 0u;
+    m->lateness_sum_ppm = 0u;
+    m->earliness_min_ns = INT64_MAX;
+    m->bin_max_ppm = 0u;
+    bin_clear(&m->bin);
+    return RTS_OK;
+}
+
+rts_cycle_result rts_lateness_mon_cycle(rts_lateness_mon *m, rts_time_ns start, rts_time_ns target,
+                                        rts_time_ns finish)
+{
+    const rts_cycle_result r = rts_cycle_eval(start, target, finish);
+    m->cycles++;
+    m->bin.cycles++;
+    if (r.miss) {
+        m->misses++;
+        m->bin.misses++;
+    }
+    if (r.earliness_ns < m->earliness_min_ns) {
+        m->earliness_min_ns = r.earliness_ns;
+    }
+    if (r.lateness_ppm > m->lateness_max_ppm) {
+        m->lateness_max_ppm = r.lateness_ppm;
+    }
+    if (r.lateness_ppm > m->bin.lateness_max_ppm) {
+        m->bin.lateness_max_ppm = r.lateness_ppm;
+    }
+    m->lateness_sum_ppm = sat_add(m->lateness_sum_ppm, r.lateness_ppm);
+    m->bin.lateness_sum_ppm = sat_add(m->bin.lateness_sum_ppm, r.lateness_ppm);
+    return r;
+}
+
+rts_err rts_lateness_mon_take_bin(rts_lateness_mon *m, rts_lateness_bin *out)
+{
+    if (m == NULL) {
+        return RTS_EINVAL;
+    }
+    if (out != NULL) {
+        *out = m->bin;
+    }
+    if (m->bin.lateness_sum_ppm > m->bin_max_ppm) {
+        m->bin_max_ppm = m->bin.lateness_sum_ppm;
+    }
+    bin_clear(&m->bin);
+    return RTS_OK;
+}
+
+rts_err rts_irq_count_init(rts_irq_count *c, rts_time_ns slice_ns, uint32_t threshold, rts_time_ns origin)
+{
+    if (c == NULL || slice_ns == 0u) {
+        return RTS_EINVAL;
+    }
+    c->slice_ns = slice_ns;
+    c->threshold = threshold;
+    c->slice_start = origin;
+    c->count = 0u;
+    c->last = 0u;
+    c->over = false;
+    c->last_over = false;
+    c->total = 0u;
+    c->slices_over = 0u;
+    return RTS_OK;
+}
+
+void rts_irq_count_advance(rts_irq_count *c, rts_time_ns now)
+{
+    if (now < c->slice_start || now - c->slice_start < c->slice_ns) {
+        return;
+    }
+    const uint64_t k = (now - c->slice_start) / c->slice_ns;
+    if (k == 1u) {
+        c->last = c->count;
+        c->last_over = c->over;
+    } else {
+        c->last = 0u; /* the slice just before the current one saw nothing */
+        c->last_over = false;
+    }
+    c->slice_start += k * c->slice_ns;
+    c->count = 0u;
+    c->over = false;
+}
+
+bool rts_irq_count_on_irq_isr(rts_irq_count *c, rts_time_ns now)
+{
+    rts_irq_count_advance(c, now);
+    c->total++;
+    if (c->count == UINT32_MAX) {
+        return false;
+    }
+    c->count++;
+    if (!c->over && c->count > c->threshold) {
+        c->over = true;
+        c->slices_over++;
+        return true;
+    }
+    return false;
+}
+
+rts_err rts_fill_wm_init(rts_fill_wm *w, uint32_t high, uint32_t low)
+{
+    if (w == NULL || high == 0u || low >= high) {
+        return RTS_EINVAL;
+    }
+    w->high = high;
+    w->low = low;
+    w->overload = false;
+    w->max_fill = 0u;
+    w->episodes = 0u;
+    return RTS_OK;
+}
+
+rts_wm_change rts_fill_wm_update(rts_fill_wm *w, uint32_t fill)
+{
+    if (fill > w->max_fill) {
+        w->max_fill = fill;
+    }
+    if (!w->overload && fill >= w->high) {
+        w->overload = true;
+        w->episodes++;
+        return RTS_WM_OVERLOAD;
+    }
+    if (w->overload && fill <= w->low) {
+        w->overload = false;
+        return RTS_WM_CLEARED;
+    }
+    return RTS_WM_UNCHANGED;
+}
