@@ -35,7 +35,7 @@ def test_platform_table2_values():
     assert clock == 4_000_000
     assert costs["t_int"] == 79 * CYC and costs["t_count"] == 12 * CYC
     assert set(costs) == {"t_int", "t_poll", "t_setup", "t_expire", "t_flip", "t_count",
-                          "t_clear"}
+                          "t_clear", "tick", "tick_isr"}
     assert "Table 2" in meta["source"]
 
 
@@ -153,7 +153,8 @@ def test_queue_mitigation_bounded_only_above_driver(tmp_path):
     rep = analyze_system(s)
     k = table2()
     isr = (6 * (k["t_int"] + 100) + k["t_flip"]) * CYC
-    assert rep.result.by_name("crit").wcrt == 1_000_000 + isr
+    tick = s.costs["tick_isr"]  # the platform's tick interrupt also runs once
+    assert rep.result.by_name("crit").wcrt == 1_000_000 + isr + tick
     assert not rep.result.by_name("low").schedulable
 
 
@@ -213,3 +214,40 @@ def test_overheads_match_paper_order(tmp_path):
     assert over[0] > over[1] > over[2] > 0
     for got, paper in zip(over, (0.10, 0.050, 0.022), strict=True):
         assert abs(got - paper) < 0.02
+
+
+def test_platform_tick_is_an_interrupt_task(tmp_path):
+    s = system(tmp_path, '[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\npriority = 1\n',
+               platform="ethernut-avr")
+    t = tasks_by_name(s)["tick"]
+    assert (t.C, t.T, t.level) == (round(79 * 1e9 / 16e6), 1_000_000, "isr")
+    s.tick = False
+    assert "tick" not in tasks_by_name(s)
+
+
+def test_generated_name_clash_is_a_usage_error(tmp_path):
+    from rtshield.errors import UsageError
+
+    s = system(tmp_path, '[[task]]\nname = "tick"\nwcet = "1ms"\nperiod = "10ms"\npriority = 1\n')
+    with pytest.raises(UsageError, match="tick: two analysis tasks"):
+        expand_system(s)
+
+
+def test_platforms_load_with_the_scenario_loader():
+    """The presets are shared with the simulator: its loader must accept them too."""
+    scenario = pytest.importorskip("rtshield.scenario")
+    for name in ("atmega103-tinyos", "ethernut-avr"):
+        plat, costs, _ = scenario.load_platform(name)
+        assert plat.name == name and costs["t_int"] > 0
+
+
+def test_libshield_helpers_used_when_present():
+    from rtshield._native import NativeError, load
+
+    try:
+        _, lib = load()
+    except NativeError:
+        pytest.skip("native library not built")
+    truth = native.sources_of_truth()
+    for key, sym in (("round_burst", "rts_bursty_burst_sizes"), ("ds_demand", "rts_dserver_dbf")):
+        assert truth[key] == ("libshield" if hasattr(lib, sym) else "python")

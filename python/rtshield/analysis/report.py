@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from rtshield.errors import UsageError
+
 from . import rta
 from .mitigations import expand_global_limit, expand_mitigation, expand_nic, expand_server
 from .nic_rules import Check, check_nic
@@ -21,6 +23,11 @@ def expand_system(system: System) -> list[rta.Task]:
     """All analysis tasks of a system: plain tasks, then what each source,
     shared timer, server, the global limit and the NIC expand into."""
     tasks = list(system.tasks)
+    if system.tick and "tick" in system.costs and "tick_isr" in system.costs:
+        tasks.append(rta.Task("tick", system.costs["tick_isr"], system.costs["tick"], None, 0, 0,
+                              system.tick_priority, "isr", "platform",
+                              "RTOS tick interrupt (platform tick, tick_isr)",
+                              best_effort=True))
     for src in system.sources:
         if src.model in _REGEHR:
             tasks += expand_source(system, src)
@@ -34,6 +41,12 @@ def expand_system(system: System) -> list[rta.Task]:
         tasks += expand_global_limit(system.global_limit)
     if system.nic is not None:
         tasks += expand_nic(system.nic)
+    seen: set[str] = set()
+    for t in tasks:
+        if t.name in seen:
+            raise UsageError(f"{t.name}: two analysis tasks have this name (a task, source, "
+                             "timer or server name clashes with a generated one)")
+        seen.add(t.name)
     return tasks
 
 

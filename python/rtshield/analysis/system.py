@@ -161,6 +161,8 @@ class System:
     clock_hz: float | None
     costs: dict[str, int]
     platform: str | None = None
+    tick: bool = True  # analyse the platform's RTOS tick interrupt, if it has one
+    tick_priority: int = 0
     tasks: list[Task] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     timers: list[Timer] = field(default_factory=list)
@@ -332,6 +334,10 @@ def load_platform(name: str, base: Path | None = None) -> tuple[float | None, di
     if not isinstance(costs_raw, dict):
         raise UsageError(f"{path}: [costs] must be a table")
     costs = {k: duration_ns(v, f"costs.{k}", clock_hz=clock) for k, v in costs_raw.items()}
+    # The RTOS tick (shared with the simulator's presets) is an interrupt too.
+    for key, name in (("tick", "tick"), ("tick_isr", "tick_isr")):
+        if key in meta:
+            costs[name] = duration_ns(meta[key], f"platform.{key}", clock_hz=clock)
     return (float(clock) if clock else None), costs, meta
 
 
@@ -361,6 +367,8 @@ def load_system(path: str | Path) -> System:
             raise UsageError(f"system.clock_hz: expected a positive number, got {c!r}")
         clock = float(c)
     nesting = sysr.boolean("nesting", False)
+    tick = sysr.boolean("tick", True)
+    tick_priority = sysr.integer("tick_priority", 0, minimum=-(10**9))
     sysr.done()
 
     extra = doc.get("costs", {})
@@ -370,7 +378,7 @@ def load_system(path: str | Path) -> System:
         costs[k] = duration_ns(v, f"costs.{k}", clock_hz=clock)
 
     s = System(name=name, path=str(path), nesting=nesting, clock_hz=clock, costs=costs,
-               platform=platform)
+               platform=platform, tick=tick, tick_priority=tick_priority)
     opened: list[OpenParam] = []
 
     def entries(section: str) -> list[dict]:
