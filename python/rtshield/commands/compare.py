@@ -1,0 +1,60 @@
+"""``rtshield compare A.toml B.toml … --out DIR``: several scenarios side by side."""
+
+from __future__ import annotations
+
+import argparse
+
+from rtshield.errors import UsageError
+from rtshield.progress import ProgressBar
+from rtshield.runner import compare, run_many
+from rtshield.tables import key_metrics, text_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="run several scenarios and write one comparative report",
+        description=(
+            "Run two or more scenario files (in parallel) and write DIR/report.html with a "
+            "side-by-side table and overlaid figures, DIR/comparison.json (every summary), "
+            "and each run's own outputs under DIR/runs/NAME/. All files are validated "
+            "before anything runs."
+        ),
+        epilog="example: rtshield compare scenarios/danicki2021/queue_100.toml "
+               "scenarios/danicki2021/queue_750.toml --out out/queues",
+    )
+    p.add_argument("scenarios", metavar="SCENARIO", nargs="+", help="scenario files (.toml)")
+    p.add_argument("--out", metavar="DIR", required=True, help="output directory")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help="scenarios run at the same time (default 2)")
+    p.add_argument("--title", default="rtshield comparison", help="report title")
+    p.set_defaults(handler=handle)
+
+
+def print_table(outcomes) -> None:
+    names = [o.out_dir.name for o in outcomes]
+    cols = [dict(key_metrics(o.entry.summary)) for o in outcomes]
+    labels = list(cols[0]) if cols else []
+    rows = [[lbl, *(c.get(lbl, "—") for c in cols)] for lbl in labels]
+    print(text_table(["", *names], rows))
+
+
+def run_and_report(paths, out, jobs: int, title: str, intro: str) -> int:
+    if jobs < 1:
+        raise UsageError(f"--jobs: must be at least 1, got {jobs}")
+    bar = ProgressBar(title, unit="scenarios")
+    try:
+        outcomes = run_many(paths, out, jobs=jobs, on_done=lambda d, n, _o: bar(d, n))
+    finally:
+        bar.close()
+    report = compare(outcomes, out, title, intro)
+    print_table(outcomes)
+    print(f"report: {report}")
+    return 0
+
+
+def handle(args: argparse.Namespace) -> int:
+    if len(args.scenarios) < 2:
+        raise UsageError("compare: give at least two scenario files (use 'run' for one)")
+    intro = "Scenarios: " + ", ".join(args.scenarios)
+    return run_and_report(args.scenarios, args.out, args.jobs, args.title, intro)

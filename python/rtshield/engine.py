@@ -1,0 +1,311 @@
+"""Run a :class:`~rtshield.scenario.Scenario` on the native simulator.
+
+:func:`simulate` maps the scenario onto the engine's C configuration
+(``sim/include/rtsim/rtsim.h``, parsed by cffi from the header itself), runs
+it in chunks of one bin so that ``progress(done_s, total_s)`` can update a
+progress bar, and returns a :class:`~rtshield.result.Result`.
+
+Cost keys the engine reads from the platform preset's ``[costs]`` (all
+durations; a missing key is an error naming it, see docs/model.md):
+``isr_entry_exit``, ``isr_per_packet``, ``driver_per_packet``,
+``timer_isr``, ``mitigation_isr``, ``mitigation_driver``,
+``mitigation_report``, ``mitigation_poll``; the tick's cost is the
+preset's ``[platform] tick_isr``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rtshield._native import load
+from rtshield.errors import UsageError
+from rtshield.result import Result, hist_percentile_us
+from rtshield.scenario import Scenario
+
+__all__ = ["COST_KEYS", "DROP_REASONS", "simulate"]
+
+#: Preset cost keys → fields of the C ``rtsim_costs``.
+COST_KEYS: dict[str, str] = {
+    "isr_entry_exit": "isr_entry_exit_ns",
+    "isr_per_packet": "isr_per_packet_ns",
+    "driver_per_packet": "driver_per_packet_ns",
+    "timer_isr": "timer_isr_ns",
+    "mitigation_isr": "mitig_isr_ns",
+    "mitigation_driver": "mitig_driver_ns",
+    "mitigation_report": "mitig_report_ns",
+    "mitigation_poll": "mitig_poll_ns",
+}
+
+#: Drop reasons, in the order of the C enum ``rtsim_drop``.
+DROP_REASONS = ("line_disabled", "irq_overrun", "ring_full", "queue_full", "mitigation")
+
+_MITIGATIONS = {
+    "none": "RTSIM_MIT_NONE",
+    "burst": "RTSIM_MIT_BURST",
+    "hysteresis": "RTSIM_MIT_HYSTERESIS",
+    "budget": "RTSIM_MIT_BUDGET",
+    "queue": "RTSIM_MIT_QUEUE",
+    "strict": "RTSIM_MIT_STRICT",
+    "bursty": "RTSIM_MIT_BURSTY",
+    "countdown": "RTSIM_MIT_COUNTDOWN",
+}
+
+
+def _r(x: float, nd: int = 3) -> float:
+    """Deterministic rounding for the summary (and -0.0 → 0.0)."""
+    v = round(float(x), nd)
+    return v + 0.0
+
+
+def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
+    """Fill an ``rtsim_config``; return it with the CPU context names of its tasks."""
+    cfg = ffi.new("rtsim_config *")
+    where = sc.path
+    cfg.duration_ns = sc.duration_ns
+    cfg.bin_ns = sc.bin_ns
+    cfg.seed = sc.seed & 0xFFFFFFFFFFFFFFFF
+    cfg.n_cores = sc.platform.cores
+    cfg.tick_ns = sc.platform.tick_ns
+    cfg.time_slicing = 1 if getattr(sc.platform, "time_slicing", True) else 0
+    cfg.nic_kind = lib.RTSIM_NIC_EDGE if sc.nic.kind == "edge" else lib.RTSIM_NIC_DMA_RING
+    cfg.nic_core = getattr(sc.nic, "core", 0)
+    cfg.ring = sc.nic.ring or 0
+    cfg.queue_capacity = sc.driver.queue
+    for key, fld in COST_KEYS.items():
+        if key not in sc.costs:
+            raise UsageError(f"{sc.platform.path}: [costs] {key}: missing (the simulator needs it; "
+                             "see docs/model.md)")
+        setattr(cfg.costs, fld, int(sc.costs[key]))
+    cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
+
+    names: list[str] = []
+    tasks = []
+    c = sc.critical
+    tasks.append(("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns,
+                  c.work_ns, 1))
+    tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
+    for t in sc.tasks:
+        if t.kind == "periodic":
+            tasks.append((t.name, lib.RTSIM_TASK_PERIODIC, t.priority, t.core, t.period_ns,
+                          t.work_ns, 0))
+        elif t.kind == "background":
+            tasks.append((t.name, lib.RTSIM_TASK_BACKGROUND, t.priority, t.core, 0, 0, 0))
+        else:
+            raise UsageError(f"{where}: [[tasks]] {t.name}: kind {t.kind!r} is not simulated yet "
+                             "(background and periodic are)")
+    if len(tasks) > lib.RTSIM_MAX_TASKS:
+        raise UsageError(f"{where}: [[tasks]]: at most {lib.RTSIM_MAX_TASKS - 2} extra tasks")
+    cfg.n_tasks = len(tasks)
+    for i, (name, kind, prio, core, period, work, crit) in enumerate(tasks):
+        d = cfg.tasks[i]
+        d.kind, d.priority, d.core, d.critical = kind, prio, core, crit
+        d.period_ns, d.work_ns = period or 0, work or 0
+        names.append(name)
+
+    if len(sc.flows) > lib.RTSIM_MAX_FLOWS:
+        raise UsageError(f"{where}: [[flows]]: at most {lib.RTSIM_MAX_FLOWS} flows")
+    cfg.n_flows = len(sc.flows)
+    for i, f in enumerate(sc.flows):
+        pts = f.schedule(sc.duration_ns)
+        if len(pts) > lib.RTSIM_MAX_RATES:
+            raise UsageError(f"{where}: [[flows]] {f.name}: the pattern changes rate "
+                             f"{len(pts)} times; the simulator takes at most {lib.RTSIM_MAX_RATES}")
+        d = cfg.flows[i]
+        d.pattern = lib.RTSIM_PAT_PIECEWISE
+        d.poisson = 1 if f.random else 0
+        d.size = f.size
+        d.n_rates = len(pts)
+        for j, (t_ns, pps) in enumerate(pts):
+            d.rate_t_ns[j] = t_ns
+            d.rates_pps[j] = pps
+
+    m = sc.mitigation
+    if m.kind not in _MITIGATIONS:
+        raise UsageError(f"{where}: [mitigation] kind: {m.kind!r} is unknown")
+    mc = cfg.mitigation
+    mc.kind = getattr(lib, _MITIGATIONS[m.kind])
+    mc.slice_ns = m.slice_ns or 0
+    mc.capacity = m.capacity or 0
+    mc.block_below = m.block_below or 0.0
+    mc.unblock_above = m.unblock_above or 0.0
+    mc.sleep_ns = m.sleep_ns or 0
+    mc.min_interarrival_ns = m.min_interarrival_ns or 0
+    mc.burst = m.burst or 0
+    mc.period_ns = m.period_ns or 0
+    mc.window_ns = m.window_ns or 0
+
+    err = lib.rtsim_config_error(cfg)
+    if err != ffi.NULL:
+        raise UsageError(f"{where}: {ffi.string(err).decode()}")
+    return cfg, names
+
+
+def _ctx_names(task_names: list[str], lib: Any) -> list[str | None]:
+    names: list[str | None] = [None] * lib.RTSIM_CTX_COUNT
+    names[lib.RTSIM_CTX_ISR_RX] = "isr_rx"
+    names[lib.RTSIM_CTX_ISR_TICK] = "isr_tick"
+    names[lib.RTSIM_CTX_ISR_TIMER] = "isr_timer"
+    names[lib.RTSIM_CTX_IDLE] = "idle"
+    for i, n in enumerate(task_names):
+        names[lib.RTSIM_CTX_TASK0 + i] = n
+    return names
+
+
+def _hist(ffi: Any, lib: Any, counts_c: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram trimmed to its non-empty range, edges in µs."""
+    n = lib.RTSIM_HIST_BINS
+    counts = np.frombuffer(ffi.buffer(counts_c, n * 8), dtype=np.uint64).astype(np.int64)
+    nz = np.nonzero(counts)[0]
+    lo, hi = (int(nz[0]), int(nz[-1]) + 1) if len(nz) else (0, 1)
+    edges = np.array([lib.rtsim_hist_lower_ns(i) for i in range(lo, hi + 1)], dtype=np.float64)
+    return edges / 1e3, counts[lo:hi].copy()
+
+
+def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None = None) -> Result:
+    """Simulate ``scenario``; call ``progress(done_s, total_s)`` after each bin."""
+    ffi, lib = load()
+    cfg, task_names = _build_config(scenario, ffi, lib)
+    sim = lib.rtsim_create(cfg)
+    if sim == ffi.NULL:
+        raise MemoryError("rtsim_create failed (out of memory)")
+    try:
+        return _run(scenario, cfg, task_names, sim, ffi, lib, progress)
+    finally:
+        lib.rtsim_destroy(sim)
+
+
+def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib: Any,
+         progress: Callable[[float, float], None] | None) -> Result:
+    total = sc.duration_ns
+    nbins = -(-total // sc.bin_ns)
+    buf = ffi.new("rtsim_bin[]", 64)
+    bins: list[Any] = []
+    t = 0
+    while t < total:
+        t = min(t + sc.bin_ns, total)
+        if lib.rtsim_run_until(sim, t) != 0:
+            raise RuntimeError("simulator: internal limit exceeded (event heap or bin ring)")
+        while True:
+            n = lib.rtsim_take_bins(sim, buf, 64)
+            for k in range(n):
+                b = ffi.new("rtsim_bin *")
+                b[0] = buf[k]
+                bins.append(b)
+            if n < 64:
+                break
+        if progress is not None:
+            progress(t / 1e9, total / 1e9)
+    bins = bins[:nbins]
+    ctx = _ctx_names(task_names, lib)
+    bin_s = sc.bin_ns / 1e9
+
+    # ---- time series
+    ts: dict[str, np.ndarray] = {}
+    ts["t_s"] = np.array([b.t_start_ns / 1e9 for b in bins], dtype=np.float64)
+    for key in ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "processed",
+                "delivered"):
+        ts[key] = np.array([getattr(b, key) for b in bins], dtype=np.int64)
+    for i, reason in enumerate(DROP_REASONS):
+        ts[f"dropped_{reason}"] = np.array([b.dropped[i] for b in bins], dtype=np.int64)
+    ts["cycles"] = np.array([b.cycles for b in bins], dtype=np.int64)
+    ts["lateness_pct"] = np.array([b.lateness_pct for b in bins], dtype=np.float64)
+    ts["lateness_max_pct"] = np.array([b.lateness_max_pct for b in bins], dtype=np.float64)
+    ts["misses"] = np.array([b.misses for b in bins], dtype=np.int64)
+    lengths = np.array([min(sc.bin_ns, total - b.t_start_ns) for b in bins], dtype=np.float64)
+    for i, name in enumerate(ctx):
+        if name is not None:
+            ts[f"cpu_{name}"] = np.array([b.cpu_ns[i] for b in bins], dtype=np.float64) / lengths
+    ts["rx_disabled_s"] = np.array([b.rx_disabled_ns / 1e9 for b in bins], dtype=np.float64)
+
+    # ---- totals
+    tot = ffi.new("rtsim_bin *")
+    lib.rtsim_totals(sim, tot)
+    totals = {k: int(getattr(tot, k)) for k in ("offered", "irq_raised", "isr_runs", "irq_lost",
+                                                  "received", "processed", "delivered")}
+    totals["dropped"] = {r: int(tot.dropped[i]) for i, r in enumerate(DROP_REASONS)}
+
+    # ---- critical task and its cycle-time histogram
+    counts_c = ffi.new("uint64_t[]", lib.RTSIM_HIST_BINS)
+    lib.rtsim_hist_cycle(sim, counts_c, lib.RTSIM_HIST_BINS)
+    cyc_hist = _hist(ffi, lib, counts_c)
+    st = ffi.new("rtsim_task_stats *")
+    lib.rtsim_task_stats_get(sim, 0, st)
+    cmin, cmax = st.cycle_min_ns / 1e3, st.cycle_max_ns / 1e3
+    critical = {
+        "cycles": int(tot.cycles),
+        "misses": int(tot.misses),
+        "lateness_max_pct": _r(tot.lateness_max_pct),
+        "lateness_bin_max_pct": _r(float(ts["lateness_pct"].max()) if len(bins) else 0.0),
+        "lateness_sum_pct": _r(tot.lateness_pct),
+        "cycle_time_us": {
+            "min": _r(cmin),
+            "p50": _r(hist_percentile_us(*cyc_hist, 0.50, cmin, cmax)),
+            "p99": _r(hist_percentile_us(*cyc_hist, 0.99, cmin, cmax)),
+            "max": _r(cmax),
+        },
+        "max_response_us": _r(st.max_response_ns / 1e3),
+    }
+
+    # ---- tasks
+    tasks: dict[str, dict[str, Any]] = {}
+    for i, name in enumerate(task_names):
+        lib.rtsim_task_stats_get(sim, i, st)
+        tasks[name] = {
+            "jobs": int(st.jobs),
+            "misses": int(st.misses),
+            "max_response_us": _r(st.max_response_ns / 1e3),
+            "cpu_s": _r(st.cpu_ns / 1e9, 6),
+        }
+
+    # ---- flows
+    flows: dict[str, dict[str, Any]] = {}
+    lat_hists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    fs = ffi.new("rtsim_flow_stats *")
+    for i, f in enumerate(sc.flows):
+        lib.rtsim_flow_stats_get(sim, i, fs)
+        lib.rtsim_hist_latency(sim, i, counts_c, lib.RTSIM_HIST_BINS)
+        h = _hist(ffi, lib, counts_c)
+        lat_hists[f.name] = h
+        lmax = fs.latency_max_ns / 1e3
+        flows[f.name] = {
+            "offered": int(fs.offered),
+            "delivered": int(fs.delivered),
+            "dropped": int(fs.dropped),
+            "latency_us": {
+                "p50": _r(hist_percentile_us(*h, 0.50, None, lmax)),
+                "p99": _r(hist_percentile_us(*h, 0.99, None, lmax)),
+                "max": _r(lmax),
+            },
+        }
+
+    # ---- CPU shares over the run
+    cpu = {name: _r(tot.cpu_ns[i] / total, 6) for i, name in enumerate(ctx) if name is not None}
+
+    # ---- mitigation
+    ms = ffi.new("rtsim_mitigation_stats *")
+    lib.rtsim_mitigation_stats_get(sim, ms)
+    counters = {k: int(getattr(ms, k)) for k in ("line_disables", "line_enables", "timer_fires",
+                                                   "suspends", "resumes", "drops")}
+    counters["rx_disabled_s"] = _r(tot.rx_disabled_ns / 1e9, 6)
+    mitigation = {"name": sc.mitigation.kind, "parameters": sc.mitigation.parameters(),
+                  "counters": counters}
+
+    return Result(
+        scenario=sc.name,
+        seed=sc.seed,
+        duration_s=_r(total / 1e9, 9),
+        bin_s=bin_s,
+        totals=totals,
+        critical=critical,
+        flows=flows,
+        cpu=cpu,
+        mitigation=mitigation,
+        tasks=tasks,
+        engine={"events": int(lib.rtsim_events(sim))},
+        timeseries=ts,
+        cycle_time_hist=cyc_hist,
+        flow_latency_hist=lat_hists,
+    )

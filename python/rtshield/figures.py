@@ -1,0 +1,256 @@
+"""Figures of a run and of a comparison, in the style of Danicki et al. Figures 6–8.
+
+* *packets*: sent (offered), received (by the ISR) and processed (by the
+  driver) packets per second over time — Danicki et al. Figures 6a, 6c, 7a,
+  7c, 8;
+* *critical*: completed critical cycles per second and the accumulated
+  lateness per second over time — Danicki et al. Figures 6b, 6d, 7b, 7d;
+* *cycle time*: a histogram of the critical task's cycle times
+  (cyclictest-style, as in the paper on industrial device architectures).
+
+Figures are drawn with matplotlib's object API on the Agg canvas (no pyplot
+state, safe in worker processes) and written as PNG atomically, without a
+timestamp in the metadata so the same data give the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from rtshield.outputs import atomic_write
+
+__all__ = [
+    "compare_figures",
+    "critical_figure",
+    "cycle_time_figure",
+    "grid_figure",
+    "overlay_figure",
+    "packets_figure",
+    "png_bytes",
+    "run_figures",
+]
+
+_PNG_META = {"Software": None}
+_SERIES = (("offered", "sent", "tab:blue"), ("received", "received", "tab:orange"),
+           ("processed", "processed", "tab:green"))
+
+
+def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
+    """Render ``fig`` to PNG bytes (deterministic metadata)."""
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata=_PNG_META)
+    return buf.getvalue()
+
+
+def _col(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
+    v = ts.get(key)
+    return None if v is None else np.asarray(v, dtype=float)
+
+
+def _t(ts: Mapping[str, Any]) -> np.ndarray:
+    t = _col(ts, "t_s")
+    if t is None:
+        n = len(next(iter(ts.values()))) if ts else 0
+        t = np.arange(n, dtype=float)
+    return t
+
+
+def _per_s(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
+    """A per-bin count as a rate per second (bins may be shorter or longer than 1 s)."""
+    v = _col(ts, key)
+    if v is None:
+        return None
+    t = _t(ts)
+    width = float(t[1] - t[0]) if len(t) > 1 else 1.0
+    return v / width if width > 0 else v
+
+
+def _packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
+    t = _t(ts)
+    # received is drawn wide and pale under processed, so it stays visible where they agree
+    widths = {"offered": 1.4, "received": 3.2, "processed": 1.2}
+    alphas = {"offered": 1.0, "received": 0.55, "processed": 1.0}
+    for key, label, color in _SERIES:
+        y = _per_s(ts, key)
+        if y is not None:
+            ax.plot(t, y, label=label, color=color, lw=widths[key], alpha=alphas[key],
+                    drawstyle="steps-post")
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("packets per second")
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    if legend:
+        ax.legend(loc="upper left", fontsize="small")
+
+
+def _critical_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
+    t = _t(ts)
+    cycles = _per_s(ts, "cycles")
+    late = _col(ts, "lateness_pct")
+    lines = []
+    if cycles is not None:
+        lines += ax.plot(t, cycles, color="tab:blue", lw=1.4, drawstyle="steps-post",
+                         label="completed cycles / s")
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("completed critical cycles per second")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax2 = ax.twinx()
+    if late is not None:
+        lines += ax2.plot(t, late, color="tab:red", lw=1.4, drawstyle="steps-post",
+                          label="accumulated lateness [%]")
+        top = float(np.nanmax(late)) if len(late) else 0.0
+        ax2.set_ylim(0, max(10.0, top * 1.1 if math.isfinite(top) else 10.0))
+    ax2.set_ylabel("accumulated lateness per bin [%]", color="tab:red")
+    if legend and lines:
+        ax.legend(lines, [ln.get_label() for ln in lines], loc="upper left", fontsize="small")
+
+
+def packets_figure(ts: Mapping[str, Any], title: str) -> Figure:
+    """Sent, received and processed packets per second over time."""
+    fig = Figure(figsize=(7.0, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    _packets_axes(ax, ts)
+    ax.set_title(title, fontsize="medium")
+    return fig
+
+
+def critical_figure(ts: Mapping[str, Any], title: str) -> Figure:
+    """Completed critical cycles per second and accumulated lateness over time."""
+    fig = Figure(figsize=(7.0, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    _critical_axes(ax, ts)
+    ax.set_title(title, fontsize="medium")
+    return fig
+
+
+def hist_arrays(hist: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(edges_us, counts)`` from a tuple, a mapping or an object with those attributes."""
+    if hist is None:
+        return None
+    if isinstance(hist, Mapping):
+        edges = hist.get("edges_us", hist.get("edges"))
+        counts = hist.get("counts")
+    elif isinstance(hist, (tuple, list)) and len(hist) == 2:
+        edges, counts = hist
+    else:
+        edges = getattr(hist, "edges_us", getattr(hist, "edges", None))
+        counts = getattr(hist, "counts", None)
+    if edges is None or counts is None:
+        return None
+    e, c = np.asarray(edges, dtype=float), np.asarray(counts, dtype=float)
+    if len(e) != len(c) + 1:
+        return None
+    return e, c
+
+
+def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> Figure | None:
+    """Histogram of critical cycle times (log count axis); ``None`` if there is no data."""
+    arrays = hist_arrays(hist)
+    if arrays is None or not np.any(arrays[1] > 0):
+        return None
+    edges, counts = arrays
+    nz = np.nonzero(counts)[0]
+    lo, hi = int(nz[0]), int(nz[-1]) + 1
+    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    ax.stairs(counts[lo:hi], edges[lo:hi + 1], fill=True, color="tab:blue", alpha=0.8)
+    ax.set_yscale("log")
+    if period_us:
+        ax.axvline(period_us, color="tab:red", ls="--", lw=1, label="period")
+        ax.legend(loc="upper right", fontsize="small")
+    ax.set_xlabel("cycle time [µs]")
+    ax.set_ylabel("cycles")
+    ax.set_title(title, fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    return atomic_write(path, png_bytes(fig))
+
+
+def run_figures(result: Any, title: str, out_dir: str | Path,
+                period_us: float | None = None) -> dict[str, Path]:
+    """Write the figures of one run; returns ``{"packets": path, ...}``."""
+    out = Path(out_dir)
+    ts = result.timeseries
+    paths = {
+        "packets": _save(packets_figure(ts, f"{title}: sent, received, processed packets"),
+                         out / "packets.png"),
+        "critical": _save(critical_figure(ts, f"{title}: critical cycles and lateness"),
+                          out / "critical.png"),
+    }
+    fig = cycle_time_figure(getattr(result, "cycle_time_hist", None),
+                            f"{title}: critical cycle times", period_us)
+    if fig is not None:
+        paths["cycle_time"] = _save(fig, out / "cycle_time.png")
+    return paths
+
+
+def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Figure:
+    """Small multiples, one panel per run: ``kind`` is ``"packets"`` or ``"critical"``."""
+    n = len(runs)
+    cols = 2 if n > 1 else 1
+    rows = math.ceil(n / cols)
+    fig = Figure(figsize=(6.0 * cols, 2.9 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    draw = _packets_axes if kind == "packets" else _critical_axes
+    for i, (name, ts) in enumerate(runs):
+        ax = axes[i // cols][i % cols]
+        draw(ax, ts, legend=(i == 0))
+        ax.set_title(name, fontsize="medium")
+    for j in range(n, rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    return fig
+
+
+def overlay_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], column: str,
+                   ylabel: str, title: str, *, per_second: bool = True,
+                   reference: str | None = None) -> Figure:
+    """One line per run for ``column`` (e.g. processed packets, lateness)."""
+    fig = Figure(figsize=(8.0, 4.0), layout="constrained")
+    ax = fig.add_subplot()
+    if reference and runs:
+        ref = _per_s(runs[0][1], reference)
+        if ref is not None:
+            ax.plot(_t(runs[0][1]), ref, color="0.6", lw=2.5, ls=":", label=f"{reference}",
+                    drawstyle="steps-post")
+    for name, ts in runs:
+        y = _per_s(ts, column) if per_second else _col(ts, column)
+        if y is not None:
+            ax.plot(_t(ts), y, lw=1.3, label=name, drawstyle="steps-post")
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small", ncol=2)
+    return fig
+
+
+def compare_figures(runs: Sequence[tuple[str, Mapping[str, Any]]],
+                    out_dir: str | Path) -> dict[str, Path]:
+    """Write the comparative figures; returns ``{"packets_grid": path, ...}``."""
+    out = Path(out_dir)
+    return {
+        "packets_grid": _save(grid_figure(runs, "packets"), out / "compare_packets.png"),
+        "critical_grid": _save(grid_figure(runs, "critical"), out / "compare_critical.png"),
+        "processed": _save(overlay_figure(runs, "processed", "packets processed per second",
+                                          "Packets processed by the driver",
+                                          reference="offered"),
+                           out / "compare_processed.png"),
+        "lateness": _save(overlay_figure(runs, "lateness_pct", "accumulated lateness [%]",
+                                         "Accumulated lateness of the critical task per bin",
+                                         per_second=False),
+                          out / "compare_lateness.png"),
+    }

@@ -1,0 +1,195 @@
+"""Self-contained HTML reports: one run (``report.html``) or a comparison of several.
+
+Everything a reader needs is in the one file: the figures are embedded as
+base64 PNG, followed by the key numbers, the scenario's provenance (its
+``source``), its parameters and costs, and the scenario file itself. Written
+atomically (:func:`rtshield.outputs.atomic_write`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rtshield import __version__, units
+from rtshield.outputs import atomic_write, normalize
+from rtshield.tables import key_metrics
+
+__all__ = ["RunEntry", "compare_report", "run_report", "scenario_parameters"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
+max-width:1150px;color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
+h3{margin-top:1.4em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left}thead th{background:#f3f3f3}
+img{max-width:100%;height:auto;display:block;margin:.5em 0}
+pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.85em}
+.meta{color:#555}.note{color:#555;font-size:.9em}
+"""
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One run as the report shows it."""
+
+    scenario: Any  #: rtshield.scenario.Scenario
+    summary: Mapping[str, Any]
+    figures: Mapping[str, Path]  #: name → PNG path
+    link: str | None = None  #: relative link to the run's own report, if any
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _img(path: Path, alt: str) -> str:
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in header), "</tr></thead><tbody>"]
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def scenario_parameters(s: Any) -> list[tuple[str, str]]:
+    """The scenario's settings as ``(name, value)`` rows, with units."""
+    f = units.format_ns
+    rows = [
+        ("platform", f"{s.platform.name} — {s.platform.description}"),
+        ("duration / bin", f"{f(s.duration_ns)} / {f(s.bin_ns)}"),
+        ("seed", str(s.seed)),
+        ("critical task", f"period {f(s.critical.period_ns)}, work {f(s.critical.work_ns)}, "
+                          f"priority {s.critical.priority}, core {s.critical.core}"),
+        ("driver", f"priority {s.driver.priority}, RX queue {s.driver.queue} packets, "
+                   f"core {s.driver.core}"),
+        ("NIC", s.nic.kind + (f", ring {s.nic.ring}" if s.nic.ring else "")),
+        ("mitigation", s.mitigation.kind + "".join(
+            f", {k} = {v}" for k, v in s.mitigation.parameters().items())),
+    ]
+    for fl in s.flows:
+        if fl.pattern == "pyramid":
+            shape = (f"pyramid {fl.start_pps:g} → {fl.peak_pps:g} pps in steps of "
+                     f"{fl.step_pps:g} every {f(fl.step_every_ns or 0)}")
+        elif fl.pattern == "steps":
+            shape = (f"steps {', '.join(f'{r:g}' for r in fl.rates_pps or ())} pps every "
+                     f"{f(fl.step_every_ns or 0)}")
+        else:
+            shape = f"{fl.pattern} {fl.rate_pps:g} pps"
+        rows.append((f"flow {fl.name}", f"{fl.protocol}/{fl.dst_port}, {fl.size} B, {shape}"))
+    for t in s.tasks:
+        rows.append((f"task {t.name}", f"{t.kind}, priority {t.priority}, core {t.core}"))
+    return rows
+
+
+def _mitigation_block(summary: Mapping[str, Any]) -> str:
+    m = summary.get("mitigation")
+    if not isinstance(m, Mapping):
+        return ""
+    rows = [(k, v) for k, v in sorted(normalize(m).items()) if not isinstance(v, Mapping)]
+    for sub in ("parameters", "counters"):
+        v = m.get(sub)
+        if isinstance(v, Mapping):
+            rows += [(f"{sub}: {k}", x) for k, x in sorted(normalize(v).items())]
+    return "<h3>Mitigation</h3>" + _table(["", "value"], rows) if rows else ""
+
+
+def _drops_block(summary: Mapping[str, Any]) -> str:
+    d = summary.get("totals", {}).get("dropped") if isinstance(summary.get("totals"), Mapping) \
+        else None
+    if not isinstance(d, Mapping) or not d:
+        return ""
+    return "<h3>Drops by reason</h3>" + _table(["reason", "packets"], sorted(d.items()))
+
+
+def _provenance(s: Any) -> str:
+    return (f'<p class="meta"><b>{_e(s.description or s.name)}</b><br>'
+            f"Source: {_e(s.source or 'not stated')}<br>"
+            f"Scenario file: <code>{_e(s.path)}</code> · platform preset "
+            f"<code>{_e(s.platform.name)}</code> ({_e(s.platform.source)})</p>")
+
+
+def _page(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+            f'<p class="note">Written by rtshield {__version__}. Every number on this page '
+            f"comes from the discrete-event simulation of the scenario above, which calls "
+            f"libshield's mitigation code at the driver's hook points.</p></body></html>\n")
+
+
+def _run_body(e: RunEntry, level: int = 1) -> str:
+    s, summ = e.scenario, e.summary
+    h = f"h{level}"
+    parts = [f"<{h}>{_e(s.name)}</{h}>", _provenance(s)]
+    titles = {"packets": "Sent, received and processed packets per second",
+              "critical": "Completed critical cycles and accumulated lateness per second",
+              "cycle_time": "Critical cycle times"}
+    for key in ("packets", "critical", "cycle_time"):
+        if key in e.figures:
+            parts.append(_img(e.figures[key], titles[key]))
+    parts.append("<h3>Key numbers</h3>" + _table(["", "value"], key_metrics(summ)))
+    parts.append(_drops_block(summ))
+    parts.append(_mitigation_block(summ))
+    parts.append("<h3>Parameters</h3>" + _table(["", "value"], scenario_parameters(s)))
+    parts.append("<h3>CPU costs (preset + overrides)</h3>" + _table(
+        ["activity", "cost"], [(k, units.format_ns(v)) for k, v in s.costs.items()]))
+    if s.text:
+        parts.append(f"<h3>Scenario file</h3><pre>{_e(s.text)}</pre>")
+    return "\n".join(p for p in parts if p)
+
+
+def run_report(out_dir: str | Path, entry: RunEntry) -> Path:
+    """Write ``out_dir/report.html`` for one run."""
+    page = _page(f"rtshield: {entry.scenario.name}", _run_body(entry))
+    return atomic_write(Path(out_dir) / "report.html", page)
+
+
+def compare_report(out_dir: str | Path, title: str, intro: str, entries: Sequence[RunEntry],
+                   figures: Mapping[str, Path]) -> Path:
+    """Write ``out_dir/report.html`` comparing several runs side by side."""
+    names = [e.scenario.name for e in entries]
+    metric_rows = [key_metrics(e.summary) for e in entries]
+    labels = [lbl for lbl, _ in metric_rows[0]] if metric_rows else []
+    for rows in metric_rows[1:]:
+        for lbl, _ in rows:
+            if lbl not in labels:
+                labels.append(lbl)
+    table_rows = []
+    for lbl in labels:
+        row = [lbl]
+        for rows in metric_rows:
+            row.append(dict(rows).get(lbl, "—"))
+        table_rows.append(row)
+    mit_row = ["mitigation"] + [e.scenario.mitigation.kind for e in entries]
+    prio_row = ["priorities critical / driver"] + [
+        f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries]
+    queue_row = ["RX queue"] + [str(e.scenario.driver.queue) for e in entries]
+    parts = [f"<h1>{_e(title)}</h1>", f'<p class="meta">{intro}</p>',
+             "<h2>Side by side</h2>",
+             _table(["", *names], [mit_row, prio_row, queue_row, *table_rows])]
+    captions = {
+        "packets_grid": "Sent, received and processed packets per second, one panel per "
+                        "configuration (Danicki et al. Figures 6a/c, 7a/c, 8 style)",
+        "critical_grid": "Completed critical cycles per second and accumulated lateness, one "
+                         "panel per configuration (Figures 6b/d, 7b/d style)",
+        "processed": "Packets processed per second, all configurations (dotted: sent)",
+        "lateness": "Accumulated lateness of the critical task per bin, all configurations",
+    }
+    parts.append("<h2>Figures</h2>")
+    for key, path in figures.items():
+        parts.append(f"<h3>{_e(captions.get(key, key))}</h3>" + _img(path, key))
+    parts.append("<h2>Configurations</h2>")
+    for e in entries:
+        link = f' <a href="{_e(e.link)}">(own report)</a>' if e.link else ""
+        parts.append(_run_body(e, level=3).replace("</h3>", f"{link}</h3>", 1))
+    return atomic_write(Path(out_dir) / "report.html", _page(title, "\n".join(parts)))

@@ -1,0 +1,140 @@
+"""Run scenarios and write their results: one run, or several in parallel processes.
+
+The order of writing is the order of value: ``summary.json`` first, then the
+time series (CSV, Parquet), then the figures, then ``report.html`` — so a
+failure late (a figure, a full disk) never loses the numbers already computed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rtshield.errors import UsageError
+from rtshield.outputs import (
+    atomic_write,
+    format_summary_json,
+    prepare_out_dir,
+    write_summary,
+    write_timeseries,
+)
+from rtshield.report import RunEntry, compare_report, run_report
+from rtshield.scenario import Scenario, load_scenario
+
+__all__ = ["RunOutcome", "compare", "run_many", "run_one", "safe_name", "simulate", "write_run"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished run: what the report needs plus the time series and the wall time."""
+
+    entry: RunEntry
+    timeseries: Mapping[str, Any]
+    out_dir: Path
+    wall_s: float
+
+
+def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None = None) -> Any:
+    """Call the engine (:func:`rtshield.engine.simulate`)."""
+    try:
+        from rtshield.engine import simulate as engine_simulate
+    except ImportError as e:
+        raise UsageError(f"engine: the simulation engine is not available in this build ({e})") \
+            from None
+    return engine_simulate(scenario, progress=progress)
+
+
+def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
+    """Write every output of one run into ``out_dir`` (which must exist)."""
+    from rtshield.figures import run_figures
+
+    out = Path(out_dir)
+    summary = result.summary()
+    write_summary(out, summary)
+    write_timeseries(out, result.timeseries)
+    figs = run_figures(result, scenario.name, out, period_us=scenario.critical.period_ns / 1e3)
+    entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
+    run_report(out, entry)
+    return entry
+
+
+def run_one(scenario: Scenario, out_dir: str | Path,
+            progress: Callable[[float, float], None] | None = None) -> RunOutcome:
+    """Simulate ``scenario`` and write its outputs into ``out_dir``."""
+    out = prepare_out_dir(out_dir)
+    t0 = time.perf_counter()
+    result = simulate(scenario, progress=progress)
+    entry = write_run(scenario, result, out)
+    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0)
+
+
+def safe_name(name: str, taken: set[str]) -> str:
+    """A file-system-safe, unique folder name derived from a scenario name."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "run"
+    cand, i = base, 2
+    while cand in taken:
+        cand, i = f"{base}-{i}", i + 1
+    taken.add(cand)
+    return cand
+
+
+def _worker(job: tuple[str, Mapping[str, Any] | None, str]) -> RunOutcome:
+    path, overrides, out = job
+    return run_one(load_scenario(path, overrides), out)
+
+
+def run_many(paths: Sequence[str | Path], out_dir: str | Path, *, jobs: int = 2,
+             overrides: Mapping[str, Any] | None = None,
+             on_done: Callable[[int, int, RunOutcome], None] | None = None) -> list[RunOutcome]:
+    """Run several scenario files, ``jobs`` at a time, each into ``out_dir/runs/NAME``.
+
+    All files are validated before anything runs, so a bad file costs nothing.
+    Returns the outcomes in the order of ``paths``.
+    """
+    scenarios = [load_scenario(p, overrides) for p in paths]
+    out = prepare_out_dir(out_dir)
+    taken: set[str] = set()
+    dirs = [out / "runs" / safe_name(s.name, taken) for s in scenarios]
+    for d in dirs:
+        prepare_out_dir(d)
+    work = [(str(p), overrides, str(d)) for p, d in zip(paths, dirs, strict=True)]
+    results: list[RunOutcome | None] = [None] * len(work)
+    if jobs <= 1 or len(work) == 1:
+        for i, job in enumerate(work):
+            results[i] = _worker(job)
+            if on_done:
+                on_done(i + 1, len(work), results[i])  # type: ignore[arg-type]
+    else:
+        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+            futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
+            done = 0
+            for fut in cf.as_completed(futs):
+                results[futs[fut]] = fut.result()
+                done += 1
+                if on_done:
+                    on_done(done, len(work), results[futs[fut]])  # type: ignore[arg-type]
+    return [r for r in results if r is not None]
+
+
+def compare(outcomes: Sequence[RunOutcome], out_dir: str | Path, title: str,
+            intro: str) -> Path:
+    """Write the comparative figures, ``comparison.json`` and ``report.html``."""
+    from rtshield.figures import compare_figures
+
+    out = Path(out_dir)
+    comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
+    atomic_write(out / "comparison.json", format_summary_json(comparison))
+    runs = [(o.entry.scenario.name, o.timeseries) for o in outcomes]
+    figs = compare_figures(runs, out)
+    entries = [
+        RunEntry(o.entry.scenario, o.entry.summary, o.entry.figures,
+                 link=str(o.out_dir.relative_to(out) / "report.html"))
+        for o in outcomes
+    ]
+    return compare_report(out, title, intro, entries, figs)
+

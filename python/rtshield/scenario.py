@@ -1,0 +1,846 @@
+"""Scenario files: TOML in, validated and typed :class:`Scenario` out.
+
+A scenario describes one simulated device under one network load: the
+platform preset it runs on (``python/rtshield/platforms/NAME.toml``), optional
+overrides of the preset's per-activity costs, the critical task, the network
+driver, the NIC, one mitigation, the traffic flows and optional extra tasks.
+The schema is documented in ``docs/scenarios.md``; this module is its
+executable form.
+
+Every value with a dimension carries its unit in the value (``"10ms"``,
+``"30000pps"``), parsed by :mod:`rtshield.units`. All times in the typed
+result are integer nanoseconds (fields ending in ``_ns``) and all rates are
+packets per second (fields ending in ``_pps``).
+
+Any problem — unknown section or key, bad type, wrong unit, contradictory
+settings — raises :class:`rtshield.errors.UsageError` with one line of the form
+``FILE: [section] key: what is wrong``.
+
+Public API: :func:`load_scenario`, :func:`loads_scenario`,
+:func:`parse_scenario`, :func:`load_platform`, :func:`available_platforms`,
+and the dataclasses below.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from rtshield import units
+from rtshield.errors import UsageError
+
+__all__ = [
+    "CostTable",
+    "Critical",
+    "Driver",
+    "Flow",
+    "MITIGATION_KINDS",
+    "Mitigation",
+    "Nic",
+    "PATTERNS",
+    "Platform",
+    "Scenario",
+    "Task",
+    "available_platforms",
+    "load_platform",
+    "load_scenario",
+    "loads_scenario",
+    "parse_scenario",
+    "platforms_dir",
+]
+
+#: Mitigation kinds and, for each, the parameter keys it accepts.
+MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "burst": ("slice", "capacity"),
+    "hysteresis": ("block_below", "unblock_above", "sleep"),
+    "budget": (),
+    "queue": (),
+    "strict": ("min_interarrival",),
+    "bursty": ("burst", "period"),
+    "countdown": ("window",),
+}
+
+#: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
+PATTERNS: dict[str, tuple[str, ...]] = {
+    "constant": ("rate",),
+    "poisson": ("rate",),
+    "pyramid": ("start", "peak", "step", "step_every"),
+    "steps": ("rates", "step_every"),
+}
+
+PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
+
+# Sizes of the engine's fixed arrays: they mirror RTSIM_MAX_* in
+# sim/include/rtsim/rtsim.h (a test checks that they agree).
+MAX_CORES = 4
+MAX_TASKS = 8  #: including the critical task and the driver
+MAX_FLOWS = 8
+MAX_RATES = 64  #: rates of one ``steps`` flow
+NIC_KINDS = ("edge", "dma_ring")
+TASK_KINDS = ("background", "periodic", "worker")
+
+_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin")
+_ALL_PATTERN_KEYS = tuple(sorted({k for ks in PATTERNS.values() for k in ks}))
+_ALL_MITIGATION_KEYS = tuple(sorted({k for ks in MITIGATION_KINDS.values() for k in ks}))
+
+# Sections a preset's [defaults] may fill, and the keys each may give.
+_DEFAULTABLE = {
+    "scenario": ("bin", "seed", "duration"),
+    "critical": ("period", "work", "priority", "core"),
+    "driver": ("priority", "queue", "core"),
+    "nic": ("kind", "ring", "core"),
+}
+
+
+# --------------------------------------------------------------------------- types
+
+
+class CostTable(Mapping[str, int]):
+    """Per-activity CPU costs in nanoseconds, read-only, ordered by name.
+
+    Behaves as a ``Mapping[str, int]`` (``costs["isr_entry_exit"]``); picklable,
+    so scenarios can be sent to worker processes.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, int] | None = None) -> None:
+        self._items = tuple(sorted((items or {}).items()))
+
+    def __getitem__(self, key: str) -> int:
+        for k, v in self._items:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"CostTable({dict(self._items)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CostTable):
+            return self._items == other._items
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __getstate__(self) -> tuple:
+        return self._items
+
+    def __setstate__(self, state: tuple) -> None:
+        self._items = state
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A platform preset's ``[platform]`` table."""
+
+    name: str
+    description: str
+    source: str
+    clock_hz: float
+    cores: int
+    tick_ns: int  #: RTOS tick period
+    tick_isr_ns: int  #: CPU cost of one tick interrupt
+    time_slicing: bool  #: round robin among equal priorities on the tick
+    path: str  #: the preset file it was read from
+
+
+@dataclass(frozen=True)
+class Critical:
+    """The periodic critical task (Danicki et al. §3: a fixed amount of work per period)."""
+
+    period_ns: int
+    work_ns: int  #: CPU time per cycle on an otherwise idle core
+    priority: int  #: higher number = higher priority (FreeRTOS convention)
+    core: int
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The network driver task and its RX queue."""
+
+    priority: int
+    queue: int  #: RX queue capacity, packets
+    core: int
+
+
+@dataclass(frozen=True)
+class Nic:
+    """The NIC: ``edge`` (one interrupt per packet) or ``dma_ring`` (descriptor ring)."""
+
+    kind: str
+    ring: int | None  #: descriptors, ``dma_ring`` only
+    core: int = 0  #: core that takes the NIC (and mitigation timer) interrupts
+
+
+@dataclass(frozen=True)
+class Mitigation:
+    """The mitigation and its parameters; fields not used by ``kind`` are ``None``."""
+
+    kind: str
+    slice_ns: int | None = None  #: burst
+    capacity: int | None = None  #: burst: packets per slice
+    block_below: float | None = None  #: hysteresis: earliness fraction of the period
+    unblock_above: float | None = None  #: hysteresis: earliness fraction of the period
+    sleep_ns: int | None = None  #: hysteresis: the blocked driver's sleep per check
+    min_interarrival_ns: int | None = None  #: strict
+    burst: int | None = None  #: bursty: interrupts per period
+    period_ns: int | None = None  #: bursty
+    window_ns: int | None = None  #: countdown
+
+    def parameters(self) -> dict[str, Any]:
+        """The parameters that apply to this kind, as written in a file (units in values)."""
+        out: dict[str, Any] = {}
+        for key in MITIGATION_KINDS[self.kind]:
+            if hasattr(self, key):
+                out[key] = getattr(self, key)
+            else:
+                out[key] = units.format_ns(getattr(self, f"{key}_ns"))
+        return out
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One traffic flow: what its packets are, and its rate over time.
+
+    :meth:`schedule` gives the rate as a piecewise-constant function of time;
+    ``random`` says whether arrivals are Poisson (exponential inter-arrival
+    times drawn from the scenario seed) or evenly spaced at the current rate.
+    """
+
+    name: str
+    protocol: str
+    dst_port: int
+    size: int  #: bytes on the wire
+    priority: int
+    pattern: str
+    begin_ns: int
+    rate_pps: float | None = None  #: constant, poisson
+    start_pps: float | None = None  #: pyramid
+    peak_pps: float | None = None  #: pyramid
+    step_pps: float | None = None  #: pyramid
+    step_every_ns: int | None = None  #: pyramid, steps
+    rates_pps: tuple[float, ...] | None = None  #: steps
+
+    @property
+    def random(self) -> bool:
+        """True when arrivals are Poisson rather than evenly spaced."""
+        return self.pattern == "poisson"
+
+    def schedule(self, duration_ns: int) -> tuple[tuple[int, float], ...]:
+        """Change points ``((t_ns, pps), ...)`` of the rate, from 0 up to ``duration_ns``.
+
+        The rate holds from each point until the next. The first point is at
+        0; the flow is silent (0 pps) before ``begin``. A pyramid stays at
+        ``start`` after its descent, a ``steps`` flow at its last rate.
+        Consecutive equal rates are merged.
+        """
+        pts: list[tuple[int, float]] = [(0, 0.0)]
+        t = self.begin_ns
+        if self.pattern in ("constant", "poisson"):
+            pts.append((t, float(self.rate_pps or 0.0)))
+        elif self.pattern == "steps":
+            assert self.rates_pps is not None and self.step_every_ns is not None
+            for r in self.rates_pps:
+                pts.append((t, r))
+                t += self.step_every_ns
+        elif self.pattern == "pyramid":
+            assert self.step_every_ns is not None
+            start, peak, step = self.start_pps, self.peak_pps, self.step_pps
+            assert start is not None and peak is not None and step is not None
+            ups: list[float] = []
+            k = 0
+            while start + k * step < peak - 1e-9:
+                ups.append(start + k * step)
+                k += 1
+            for r in ups:
+                pts.append((t, r))
+                t += self.step_every_ns
+            pts.append((t, peak))
+            t += self.step_every_ns
+            for r in reversed(ups):
+                pts.append((t, r))
+                t += self.step_every_ns
+        # Keep the last point per instant, drop points past the end, merge equal rates.
+        out: list[tuple[int, float]] = []
+        for tp, rp in pts:
+            if tp > duration_ns:
+                break
+            if out and out[-1][0] == tp:
+                out[-1] = (tp, rp)
+            else:
+                out.append((tp, rp))
+        merged: list[tuple[int, float]] = []
+        for tp, rp in out:
+            if merged and merged[-1][1] == rp:
+                continue
+            merged.append((tp, rp))
+        return tuple(merged)
+
+    def rate_at(self, t_ns: int, duration_ns: int) -> float:
+        """The rate in pps at time ``t_ns``."""
+        rate = 0.0
+        for tp, rp in self.schedule(duration_ns):
+            if tp > t_ns:
+                break
+            rate = rp
+        return rate
+
+
+@dataclass(frozen=True)
+class Task:
+    """An extra task: ``background`` (always ready), ``periodic`` or ``worker`` (one flow)."""
+
+    name: str
+    kind: str
+    priority: int
+    core: int
+    period_ns: int | None = None  #: periodic
+    work_ns: int | None = None  #: periodic: per cycle; worker: per message
+    flow: str | None = None  #: worker: the flow it receives
+    queue: int | None = None  #: worker: mailbox capacity, messages
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario. Times in ns, rates in pps; costs merged from the preset."""
+
+    name: str
+    description: str
+    source: str
+    path: str  #: the file it was read from ("<string>" when parsed from text)
+    platform: Platform
+    costs: CostTable
+    duration_ns: int
+    bin_ns: int
+    seed: int
+    critical: Critical
+    driver: Driver
+    nic: Nic
+    mitigation: Mitigation
+    flows: tuple[Flow, ...]
+    tasks: tuple[Task, ...] = ()
+    text: str = field(default="", repr=False, compare=False)  #: the file's text
+
+    @property
+    def bins(self) -> int:
+        """Number of measurement bins (``duration`` is a whole number of bins)."""
+        return self.duration_ns // self.bin_ns
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _Table:
+    """Typed access to one TOML table, from one or more layers, with precise errors.
+
+    ``layers`` are ``(origin, dict)`` pairs, most specific first (the scenario
+    file, then the preset's defaults). Errors name the origin of the value.
+    """
+
+    def __init__(self, section: str, layers: list[tuple[str, Mapping[str, Any]]]) -> None:
+        self.section = section
+        self.layers = layers
+
+    def _where(self, key: str) -> tuple[str, Any] | None:
+        for origin, data in self.layers:
+            if key in data:
+                return origin, data[key]
+        return None
+
+    def err(self, key: str, msg: str, origin: str | None = None) -> UsageError:
+        if origin is None:
+            found = self._where(key)
+            origin = found[0] if found else self.layers[0][0]
+        return UsageError(f"{origin}: [{self.section}] {key}: {msg}")
+
+    def has(self, key: str) -> bool:
+        return self._where(key) is not None
+
+    def check_keys(self, allowed: tuple[str, ...] | list[str], hint: str = "") -> None:
+        for origin, data in self.layers:
+            for key in data:
+                if key not in allowed:
+                    extra = hint or "allowed: " + ", ".join(sorted(allowed))
+                    raise self.err(key, f"unknown key ({extra})", origin)
+
+    def get(self, key: str, default: Any = ..., *, what: str = "") -> tuple[Any, str]:
+        found = self._where(key)
+        if found is None:
+            if default is ...:
+                raise self.err(key, f"missing{' (' + what + ')' if what else ''}")
+            return default, self.layers[0][0]
+        return found[1], found[0]
+
+    def string(self, key: str, default: Any = ...) -> str:
+        v, origin = self.get(key, default)
+        if not isinstance(v, str):
+            raise self.err(key, f"expected a string, got {v!r}", origin)
+        return v
+
+    def choice(self, key: str, options: tuple[str, ...], default: Any = ...) -> str:
+        v = self.string(key, default)
+        if v not in options:
+            raise self.err(key, f"{v!r} is not one of: {', '.join(options)}")
+        return v
+
+    def integer(self, key: str, default: Any = ..., lo: int | None = None,
+                hi: int | None = None) -> int:
+        v, origin = self.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.err(key, f"expected a whole number, got {v!r}", origin)
+        if lo is not None and v < lo:
+            raise self.err(key, f"must be at least {lo}, got {v}", origin)
+        if hi is not None and v > hi:
+            raise self.err(key, f"must be at most {hi}, got {v}", origin)
+        return v
+
+    def boolean(self, key: str, default: Any = ...) -> bool:
+        v, origin = self.get(key, default)
+        if not isinstance(v, bool):
+            raise self.err(key, f"expected true or false, got {v!r}", origin)
+        return v
+
+    def fraction(self, key: str, default: Any = ...) -> float:
+        """A fraction in [0, 1]: a number (``0.1``) or a percentage string (``"10%"``)."""
+        v, origin = self.get(key, default)
+        if isinstance(v, str) and v.strip().endswith("%"):
+            try:
+                v = float(v.strip()[:-1]) / 100.0
+            except ValueError:
+                raise self.err(key, f"cannot read {v!r} as a percentage", origin) from None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise self.err(key, f'expected a fraction such as 0.1 or "10%", got {v!r}', origin)
+        if not 0.0 <= v <= 1.0:
+            raise self.err(key, f"must lie between 0 and 1 (0% and 100%), got {v!r}", origin)
+        return float(v)
+
+    def _prefix(self, origin: str) -> str:
+        return f"{origin}: [{self.section}] "
+
+    def duration(self, key: str, default: Any = ..., *, clock_hz: float | None = None,
+                 positive: bool = True) -> int:
+        """A duration in ns; a missing key gives ``default`` (already in ns)."""
+        found = self._where(key)
+        if found is None:
+            if default is ...:
+                raise self.err(key, "missing")
+            return default
+        origin, v = found
+        try:
+            ns = units.duration_ns(v, key, clock_hz=clock_hz)
+        except UsageError as e:
+            raise UsageError(self._prefix(origin) + str(e)) from None
+        if positive and ns <= 0:
+            raise self.err(key, f"must be longer than zero, got {v!r}", origin)
+        return ns
+
+    def rate(self, key: str, default: Any = ..., *, value: Any = ...) -> float:
+        if value is ...:
+            value, origin = self.get(key, default)
+        else:
+            origin = self.layers[0][0]
+        try:
+            r = units.rate_hz(value, key)
+        except UsageError as e:
+            raise UsageError(self._prefix(origin) + str(e)) from None
+        if not math.isfinite(r) or r < 0:
+            raise self.err(key, f"must be a finite, non-negative rate, got {value!r}", origin)
+        return r
+
+
+def _sub(data: Mapping[str, Any], key: str, origin: str, *, array: bool = False) -> Any:
+    v = data.get(key, [] if array else {})
+    if array:
+        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+            raise UsageError(f"{origin}: [[{key}]]: expected an array of tables ([[{key}]])")
+        return v
+    if not isinstance(v, dict):
+        raise UsageError(f"{origin}: [{key}]: expected a table ([{key}]), got {v!r}")
+    return v
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected a .toml file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: cannot read: {e}") from None
+    return _parse_toml(text, str(path))
+
+
+def _parse_toml(text: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{origin}: not valid TOML: {e}") from None
+
+
+# --------------------------------------------------------------------------- presets
+
+
+def platforms_dir() -> Path:
+    """The folder holding the platform presets shipped with the package."""
+    return Path(__file__).resolve().parent / "platforms"
+
+
+def available_platforms() -> list[str]:
+    """Names of the shipped platform presets, sorted."""
+    d = platforms_dir()
+    return sorted(p.stem for p in d.glob("*.toml")) if d.is_dir() else []
+
+
+def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, Any]]]:
+    """Read preset ``name``: its platform, its costs (ns) and its raw ``[defaults]``.
+
+    Raises :class:`UsageError` when the preset does not exist (listing those
+    that do) or is malformed.
+    """
+    path = platforms_dir() / f"{name}.toml"
+    if not name or "/" in name or "\\" in name or not path.is_file():
+        avail = ", ".join(available_platforms()) or "(none installed)"
+        raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
+    data = _read_toml(path)
+    origin = str(path)
+    for key in data:
+        if key not in ("platform", "costs", "defaults"):
+            raise UsageError(f"{origin}: [{key}]: unknown section (allowed: platform, costs, "
+                             "defaults)")
+    t = _Table("platform", [(origin, _sub(data, "platform", origin))])
+    t.check_keys(("name", "description", "source", "clock_hz", "cores", "tick", "tick_isr",
+                  "time_slicing"))
+    clock_v, _ = t.get("clock_hz")
+    if isinstance(clock_v, bool) or not isinstance(clock_v, (int, float)) or clock_v <= 0:
+        raise t.err("clock_hz", f"expected a positive number of Hz, got {clock_v!r}")
+    clock = float(clock_v)
+    plat = Platform(
+        name=t.string("name"),
+        description=t.string("description", ""),
+        source=t.string("source", ""),
+        clock_hz=clock,
+        cores=t.integer("cores", lo=1, hi=MAX_CORES),
+        tick_ns=t.duration("tick", clock_hz=clock),
+        tick_isr_ns=t.duration("tick_isr", clock_hz=clock, positive=False),
+        time_slicing=t.boolean("time_slicing", True),
+        path=origin,
+    )
+    if plat.name != name:
+        raise t.err("name", f"{plat.name!r} does not match the file name {name!r}")
+    ct = _Table("costs", [(origin, _sub(data, "costs", origin))])
+    costs = {k: ct.duration(k, clock_hz=clock, positive=False) for k in ct.layers[0][1]}
+    defaults = _sub(data, "defaults", origin)
+    for sec, tbl in defaults.items():
+        if sec not in _DEFAULTABLE:
+            raise UsageError(f"{origin}: [defaults.{sec}]: unknown section (allowed: "
+                             f"{', '.join(_DEFAULTABLE)})")
+        if not isinstance(tbl, dict):
+            raise UsageError(f"{origin}: [defaults.{sec}]: expected a table")
+        _Table(f"defaults.{sec}", [(origin, tbl)]).check_keys(_DEFAULTABLE[sec])
+    return plat, CostTable(costs), defaults
+
+
+# --------------------------------------------------------------------------- scenario
+
+
+def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Read and validate a scenario file.
+
+    ``overrides`` is a nested mapping merged over the file before validation,
+    e.g. ``{"scenario": {"duration": "10s"}}`` to shorten a run; lists of
+    tables (``flows``, ``tasks``) are replaced whole. Raises
+    :class:`UsageError` with a one-line message on any problem.
+    """
+    p = Path(path)
+    if p.suffix != ".toml" and not p.exists():
+        raise UsageError(f"{p}: no such file")
+    data = _read_toml(p)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    return parse_scenario(data, str(p), overrides=overrides, text=text)
+
+
+def loads_scenario(text: str, origin: str = "<string>",
+                   overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """Validate a scenario given as TOML text (``origin`` names it in messages)."""
+    return parse_scenario(_parse_toml(text, origin), origin, overrides=overrides, text=text)
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
+                   overrides: Mapping[str, Any] | None = None, text: str = "") -> Scenario:
+    """Validate an already-parsed TOML document (see :func:`load_scenario`)."""
+    doc = _merge(dict(data), overrides) if overrides else dict(data)
+    sections = ("scenario", "costs", "critical", "driver", "nic", "mitigation", "flows", "tasks")
+    for key in doc:
+        if key not in sections:
+            raise UsageError(f"{origin}: [{key}]: unknown section (allowed: "
+                             f"{', '.join(sections)})")
+    if "scenario" not in doc:
+        raise UsageError(f"{origin}: [scenario]: missing section")
+
+    head_raw = _sub(doc, "scenario", origin)
+    platform_name = head_raw.get("platform")
+    if not isinstance(platform_name, str):
+        raise UsageError(f"{origin}: [scenario] platform: missing or not a string "
+                         f"(available: {', '.join(available_platforms())})")
+    try:
+        plat, preset_costs, defaults = load_platform(platform_name)
+    except UsageError as e:
+        msg = str(e)
+        if msg.startswith("platform: "):
+            msg = f"{origin}: [scenario] {msg}"
+        raise UsageError(msg) from None
+    preset = f"{plat.path} [defaults]"
+
+    def table(name: str) -> _Table:
+        layers: list[tuple[str, Mapping[str, Any]]] = [(origin, _sub(doc, name, origin))]
+        if name in defaults:
+            layers.append((preset, defaults[name]))
+        return _Table(name, layers)
+
+    # [scenario]
+    h = table("scenario")
+    h.check_keys(("name", "description", "source", "platform", "duration", "bin", "seed"))
+    name = h.string("name")
+    if not name.strip():
+        raise h.err("name", "must not be empty")
+    duration = h.duration("duration")
+    bin_ns = h.duration("bin", 1_000_000_000)
+    if bin_ns > duration:
+        raise h.err("bin", f"the bin ({units.format_ns(bin_ns)}) is longer than the duration "
+                    f"({units.format_ns(duration)})")
+    if duration % bin_ns:
+        raise h.err("duration", f"must be a whole number of bins ({units.format_ns(duration)} "
+                    f"is not a multiple of bin = {units.format_ns(bin_ns)})")
+    seed = h.integer("seed", 1, lo=0, hi=2**63 - 1)
+
+    # [costs]
+    c = table("costs")
+    c.check_keys(tuple(preset_costs), hint="the preset " + plat.name + " defines: "
+                 + ", ".join(preset_costs))
+    costs = dict(preset_costs)
+    for key in c.layers[0][1]:
+        costs[key] = c.duration(key, clock_hz=plat.clock_hz, positive=False)
+
+    # [critical]
+    cr = table("critical")
+    cr.check_keys(_DEFAULTABLE["critical"])
+    critical = Critical(
+        period_ns=cr.duration("period"),
+        work_ns=cr.duration("work"),
+        priority=cr.integer("priority", lo=0, hi=255),
+        core=cr.integer("core", 0, lo=0),
+    )
+    if critical.core >= plat.cores:
+        raise cr.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
+
+    # [driver]
+    dr = table("driver")
+    dr.check_keys(_DEFAULTABLE["driver"])
+    driver = Driver(
+        priority=dr.integer("priority", lo=0, hi=255),
+        queue=dr.integer("queue", lo=1, hi=1_000_000),
+        core=dr.integer("core", critical.core, lo=0),
+    )
+    if driver.core >= plat.cores:
+        raise dr.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
+
+    # [nic]
+    n = table("nic")
+    n.check_keys(_DEFAULTABLE["nic"])
+    kind = n.choice("kind", NIC_KINDS, "edge")
+    if kind == "edge":
+        if n.has("ring") and n._where("ring")[0] == origin:  # type: ignore[index]
+            raise n.err("ring", 'only applies to kind = "dma_ring"')
+        ring = None
+    else:
+        ring = n.integer("ring", lo=1, hi=1_000_000)
+    nic = Nic(kind, ring, n.integer("core", driver.core, lo=0))
+    if nic.core >= plat.cores:
+        raise n.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
+
+    # [mitigation]
+    m = table("mitigation")
+    mkind = m.choice("kind", tuple(MITIGATION_KINDS), "none")
+    allowed = MITIGATION_KINDS[mkind]
+    for key in m.layers[0][1]:
+        if key == "kind" or key in allowed:
+            continue
+        owners = [k for k, ks in MITIGATION_KINDS.items() if key in ks]
+        if owners:
+            raise m.err(key, f"is a parameter of {' / '.join(owners)}, not of kind = "
+                        f"{mkind!r} (which takes: {', '.join(allowed) or 'no parameters'})")
+        raise m.err(key, f"unknown key (kind {mkind!r} takes: {', '.join(allowed) or 'none'})")
+    mit = _mitigation(m, mkind, critical)
+
+    # [[flows]]
+    flows_raw = _sub(doc, "flows", origin, array=True)
+    if len(flows_raw) > MAX_FLOWS:
+        raise UsageError(f"{origin}: [[flows]]: at most {MAX_FLOWS} flows, got {len(flows_raw)}")
+    flows: list[Flow] = []
+    for i, raw in enumerate(flows_raw):
+        flows.append(_flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration))
+    names = [f.name for f in flows]
+    for i, fname in enumerate(names):
+        if fname in names[:i]:
+            raise UsageError(f"{origin}: [flows #{i + 1}] name: {fname!r} is used by two flows")
+
+    # [[tasks]]
+    tasks_raw = _sub(doc, "tasks", origin, array=True)
+    if len(tasks_raw) > MAX_TASKS - 2:
+        raise UsageError(f"{origin}: [[tasks]]: at most {MAX_TASKS - 2} extra tasks (the "
+                         f"critical task and the driver take 2 of {MAX_TASKS}), got "
+                         f"{len(tasks_raw)}")
+    tasks: list[Task] = []
+    for i, raw in enumerate(tasks_raw):
+        t = _task(_Table(f"tasks #{i + 1}", [(origin, raw)]), plat, names)
+        if t.name in ("critical", "driver") or t.name in [x.name for x in tasks]:
+            raise UsageError(f"{origin}: [tasks #{i + 1}] name: {t.name!r} is already taken")
+        tasks.append(t)
+
+    return Scenario(
+        name=name,
+        description=h.string("description", ""),
+        source=h.string("source", ""),
+        path=origin,
+        platform=plat,
+        costs=CostTable(costs),
+        duration_ns=duration,
+        bin_ns=bin_ns,
+        seed=seed,
+        critical=critical,
+        driver=driver,
+        nic=nic,
+        mitigation=mit,
+        flows=tuple(flows),
+        tasks=tuple(tasks),
+        text=text,
+    )
+
+
+def _mitigation(m: _Table, kind: str, critical: Critical) -> Mitigation:
+    if kind == "burst":
+        return Mitigation(kind, slice_ns=m.duration("slice"),
+                          capacity=m.integer("capacity", lo=1, hi=2**31 - 1))
+    if kind == "hysteresis":
+        block = m.fraction("block_below")
+        unblock = m.fraction("unblock_above")
+        if unblock <= block:
+            raise m.err("unblock_above", f"must be greater than block_below ({unblock:g} <= "
+                        f"{block:g}): the driver would never stay unblocked")
+        return Mitigation(kind, block_below=block, unblock_above=unblock,
+                          sleep_ns=m.duration("sleep", 1_000_000))
+    if kind == "strict":
+        return Mitigation(kind, min_interarrival_ns=m.duration("min_interarrival"))
+    if kind == "bursty":
+        return Mitigation(kind, burst=m.integer("burst", lo=1, hi=2**31 - 1),
+                          period_ns=m.duration("period"))
+    if kind == "countdown":
+        return Mitigation(kind, window_ns=m.duration("window"))
+    return Mitigation(kind)
+
+
+def _flow(t: _Table, duration_ns: int) -> Flow:
+    pattern = t.choice("pattern", tuple(PATTERNS))
+    allowed = _FLOW_COMMON + PATTERNS[pattern]
+    for key in t.layers[0][1]:
+        if key in allowed:
+            continue
+        if key in _ALL_PATTERN_KEYS:
+            owners = [p for p, ks in PATTERNS.items() if key in ks]
+            raise t.err(key, f"belongs to pattern {' / '.join(owners)}, not {pattern!r} "
+                        f"(which takes: {', '.join(PATTERNS[pattern])})")
+        raise t.err(key, "unknown key (allowed: " + ", ".join(allowed) + ")")
+    name = t.string("name")
+    if not name.strip() or any(ch in name for ch in ",\n\"'"):
+        raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
+    begin = t.duration("begin", 0, positive=False)
+    if begin >= duration_ns:
+        raise t.err("begin", "is at or after the end of the scenario")
+    kw: dict[str, Any] = {}
+    if pattern in ("constant", "poisson"):
+        kw["rate_pps"] = t.rate("rate")
+    elif pattern == "pyramid":
+        kw["start_pps"] = t.rate("start")
+        kw["peak_pps"] = t.rate("peak")
+        kw["step_pps"] = t.rate("step")
+        kw["step_every_ns"] = t.duration("step_every")
+        if kw["peak_pps"] < kw["start_pps"]:
+            raise t.err("peak", "must not be below start")
+        if kw["step_pps"] <= 0:
+            raise t.err("step", "must be above 0pps")
+    else:
+        rates, _ = t.get("rates")
+        if not isinstance(rates, list) or not rates:
+            raise t.err("rates", 'expected a non-empty list of rates such as ["1000pps", "5kHz"]')
+        if len(rates) > MAX_RATES:
+            raise t.err("rates", f"at most {MAX_RATES} rates, got {len(rates)}")
+        kw["rates_pps"] = tuple(t.rate("rates", value=r) for r in rates)
+        kw["step_every_ns"] = t.duration("step_every")
+    return Flow(
+        name=name,
+        protocol=t.choice("protocol", PROTOCOLS, "tcp"),
+        dst_port=t.integer("dst_port", 0, lo=0, hi=65535),
+        size=t.integer("size", 60, lo=14, hi=65535),
+        priority=t.integer("priority", 0, lo=0, hi=255),
+        pattern=pattern,
+        begin_ns=begin,
+        **kw,
+    )
+
+
+def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
+    kind = t.choice("kind", TASK_KINDS)
+    keys = {
+        "background": ("name", "kind", "priority", "core"),
+        "periodic": ("name", "kind", "priority", "core", "period", "work"),
+        "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
+    }[kind]
+    t.check_keys(keys, hint=f"kind {kind!r} takes: " + ", ".join(keys))
+    name = t.string("name")
+    core = t.integer("core", 0, lo=0)
+    if core >= plat.cores:
+        raise t.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
+    if kind == "background":
+        return Task(name, kind, t.integer("priority", 0, lo=0, hi=255), core)
+    prio = t.integer("priority", lo=0, hi=255)
+    if kind == "periodic":
+        return Task(name, kind, prio, core, period_ns=t.duration("period"),
+                    work_ns=t.duration("work"))
+    flow = t.string("flow")
+    if flow not in flow_names:
+        raise t.err("flow", f"no flow named {flow!r} (flows: {', '.join(flow_names) or 'none'})")
+    return Task(name, kind, prio, core, work_ns=t.duration("work"), flow=flow,
+                queue=t.integer("queue", 16, lo=1, hi=1_000_000))

@@ -1,0 +1,274 @@
+/**
+ * @file rtsim.h
+ * @brief The discrete-event device simulator: configuration, run, results.
+ *
+ * One simulated device: cores with interrupt lines, a fixed-priority
+ * preemptive RTOS scheduler (round robin among equal priorities on the tick),
+ * a NIC (edge: one interrupt per packet; DMA ring: descriptors + one
+ * interrupt announcing them), the driver's RX queue, periodic tasks (the
+ * critical task of Danicki et al. §3) and a background task. Every
+ * mitigation decision is a call into libshield at the hook a driver uses.
+ *
+ * Time is integer nanoseconds; events are ordered by (time, priority,
+ * sequence), so a configuration and seed give the same result bit for bit.
+ * Memory is bounded by the configuration (queue sizes, bins kept between two
+ * rtsim_take_bins() calls), never by the run length.
+ *
+ * This header is parsed by cffi after preprocessing: declarations only,
+ * constants as enums, plain structs of scalars and fixed arrays.
+ */
+#ifndef RTSIM_RTSIM_H
+#define RTSIM_RTSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Fixed sizes of the configuration and result arrays. */
+enum {
+    RTSIM_MAX_CORES = 4,
+    RTSIM_MAX_TASKS = 8,
+    RTSIM_MAX_FLOWS = 8,
+    RTSIM_MAX_RATES = 64,   /**< rates of a `steps` pattern */
+    RTSIM_HIST_BINS = 2560, /**< log histogram: 64 sub-buckets per octave */
+    RTSIM_BIN_RING = 4096   /**< finished bins kept until rtsim_take_bins() */
+};
+
+/** Task kinds (ARCHITECTURE.md "The simulator", Tasks). */
+typedef enum rtsim_task_kind {
+    RTSIM_TASK_PERIODIC = 0,   /**< period P, work W per cycle (Danicki §3 critical task) */
+    RTSIM_TASK_DRIVER = 1,     /**< network driver: one packet per driver_per_packet cost */
+    RTSIM_TASK_BACKGROUND = 2  /**< always ready; measures leftover CPU */
+} rtsim_task_kind;
+
+/** Rate patterns of a traffic flow. */
+typedef enum rtsim_pattern {
+    RTSIM_PAT_CONSTANT = 0, /**< rate_pps for ever */
+    RTSIM_PAT_PYRAMID = 1,  /**< start_pps, +step_pps every step_every_ns up to peak_pps, then down */
+    RTSIM_PAT_STEPS = 2,    /**< rates_pps[i] during [i, i+1) * step_every_ns, last one held */
+    RTSIM_PAT_POISSON = 3,  /**< exponential interarrivals with mean rate rate_pps */
+    RTSIM_PAT_PIECEWISE = 4 /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
+                                 last rate holds; `poisson` picks exponential gaps */
+} rtsim_pattern;
+
+/** NIC kinds. */
+typedef enum rtsim_nic_kind {
+    RTSIM_NIC_EDGE = 0,    /**< one interrupt per packet; the ISR carries the packet */
+    RTSIM_NIC_DMA_RING = 1 /**< ring of `ring` descriptors; the ISR moves ready ones */
+} rtsim_nic_kind;
+
+/** Mitigations; each is a libshield component. */
+typedef enum rtsim_mitigation_kind {
+    RTSIM_MIT_NONE = 0,
+    RTSIM_MIT_BURST = 1,      /**< Danicki §2.2 Burst */
+    RTSIM_MIT_HYSTERESIS = 2, /**< Danicki §2.2 Hysteresis */
+    RTSIM_MIT_BUDGET = 3,     /**< Danicki §2.2 Budget */
+    RTSIM_MIT_QUEUE = 4,      /**< Danicki §2.2 Queue */
+    RTSIM_MIT_STRICT = 5,     /**< Regehr & Duongsaa §3.2 */
+    RTSIM_MIT_BURSTY = 6,     /**< Regehr & Duongsaa §3.3 */
+    RTSIM_MIT_COUNTDOWN = 7   /**< Regehr & Duongsaa §3.4 */
+} rtsim_mitigation_kind;
+
+/** Why a packet was dropped. */
+typedef enum rtsim_drop {
+    RTSIM_DROP_LINE_DISABLED = 0, /**< edge NIC: arrived while the RX line was off and already latched */
+    RTSIM_DROP_IRQ_OVERRUN = 1,   /**< edge NIC: arrived while an interrupt was already pending */
+    RTSIM_DROP_RING_FULL = 2,     /**< DMA ring full */
+    RTSIM_DROP_QUEUE_FULL = 3,    /**< driver RX queue full */
+    RTSIM_DROP_MITIGATION = 4,    /**< dropped in the ISR on a mitigation's decision */
+    RTSIM_DROP_COUNT = 5
+} rtsim_drop;
+
+/** CPU contexts whose time is accounted: the ISRs, idle, then task i at
+ *  RTSIM_CTX_TASK0 + i. */
+typedef enum rtsim_ctx {
+    RTSIM_CTX_ISR_RX = 0,
+    RTSIM_CTX_ISR_TICK = 1,
+    RTSIM_CTX_ISR_TIMER = 2,
+    RTSIM_CTX_IDLE = 3,
+    RTSIM_CTX_TASK0 = 4,
+    RTSIM_CTX_COUNT = 12 /**< RTSIM_CTX_TASK0 + RTSIM_MAX_TASKS */
+} rtsim_ctx;
+
+/** One task. */
+typedef struct rtsim_task_cfg {
+    uint32_t kind;      /**< rtsim_task_kind */
+    uint32_t priority;  /**< higher number = higher priority (FreeRTOS convention) */
+    uint32_t core;      /**< core the task is pinned to */
+    uint32_t critical;  /**< 1: this periodic task is the measured critical task (at most one) */
+    int64_t period_ns;  /**< periodic: P */
+    int64_t work_ns;    /**< periodic: CPU time per cycle on an idle core */
+    int64_t offset_ns;  /**< periodic: first release */
+} rtsim_task_cfg;
+
+/** One traffic flow arriving at the NIC. */
+typedef struct rtsim_flow_cfg {
+    uint32_t pattern;      /**< rtsim_pattern */
+    uint32_t size;         /**< bytes (recorded; no cost depends on it yet) */
+    double rate_pps;       /**< constant, poisson */
+    double start_pps;      /**< pyramid */
+    double peak_pps;       /**< pyramid */
+    double step_pps;       /**< pyramid */
+    int64_t step_every_ns; /**< pyramid, steps */
+    int64_t start_ns;      /**< no packet before this time */
+    uint32_t n_rates;      /**< steps, piecewise */
+    uint32_t poisson;      /**< piecewise: 1 = exponential gaps at the current mean rate */
+    double rates_pps[RTSIM_MAX_RATES];
+    int64_t rate_t_ns[RTSIM_MAX_RATES]; /**< piecewise: change points */
+} rtsim_flow_cfg;
+
+/** CPU cost of each activity, in ns (the platform preset's [costs]). */
+typedef struct rtsim_costs {
+    int64_t isr_entry_exit_ns;    /**< entry + exit of any interrupt handler */
+    int64_t isr_per_packet_ns;    /**< RX ISR work per packet (build, enqueue) */
+    int64_t driver_per_packet_ns; /**< driver work per packet (process, acknowledge) */
+    int64_t tick_isr_ns;          /**< RTOS tick handler body */
+    int64_t timer_isr_ns;         /**< mitigation timer handler body */
+    int64_t mitig_isr_ns;         /**< mitigation hook in the RX ISR (count, compare) */
+    int64_t mitig_driver_ns;      /**< mitigation hook in the driver, per packet */
+    int64_t mitig_report_ns;      /**< the critical task's report to the mitigation, per cycle */
+    int64_t mitig_poll_ns;        /**< one iteration of a suspended driver's sleep loop */
+} rtsim_costs;
+
+/** Mitigation parameters; only those of `kind` are read. */
+typedef struct rtsim_mitigation_cfg {
+    uint32_t kind;            /**< rtsim_mitigation_kind */
+    int64_t slice_ns;         /**< burst: time slice */
+    uint32_t capacity;        /**< burst: packets per slice */
+    double block_below;       /**< hysteresis: block when earliness/P falls below */
+    double unblock_above;     /**< hysteresis: unblock when earliness/P rises above */
+    int64_t sleep_ns;         /**< hysteresis: sleep of the blocked driver's loop */
+    int64_t min_interarrival_ns; /**< strict */
+    uint32_t burst;           /**< bursty: interrupts per period */
+    int64_t period_ns;        /**< bursty: replenishment period */
+    int64_t window_ns;        /**< countdown: window */
+} rtsim_mitigation_cfg;
+
+/** A whole simulated device and run. */
+typedef struct rtsim_config {
+    uint64_t duration_ns;
+    uint64_t bin_ns;          /**< measurement bin (Danicki: 1 s) */
+    uint64_t seed;            /**< PRNG seed (Poisson flows) */
+    uint32_t n_cores;
+    int64_t tick_ns;          /**< RTOS tick period; 0 = no tick (then no time slicing) */
+    uint32_t time_slicing;    /**< 1: round robin among equal priorities on the tick */
+    uint32_t nic_kind;        /**< rtsim_nic_kind */
+    uint32_t nic_core;        /**< core that takes the NIC and timer interrupts */
+    uint32_t ring;            /**< DMA ring descriptors */
+    uint32_t queue_capacity;  /**< driver RX queue, packets */
+    rtsim_costs costs;
+    uint32_t n_tasks;
+    rtsim_task_cfg tasks[RTSIM_MAX_TASKS];
+    uint32_t n_flows;
+    rtsim_flow_cfg flows[RTSIM_MAX_FLOWS];
+    rtsim_mitigation_cfg mitigation;
+} rtsim_config;
+
+/** Measurements of one bin (or of the whole run, from rtsim_totals()). */
+typedef struct rtsim_bin {
+    uint64_t t_start_ns;
+    uint64_t offered;     /**< packets arriving at the NIC */
+    uint64_t irq_raised;  /**< RX interrupt assertions */
+    uint64_t isr_runs;    /**< RX ISR executions */
+    uint64_t irq_lost;    /**< assertions lost (line pending or disabled and latched) */
+    uint64_t received;    /**< packets put into the RX queue */
+    uint64_t processed;   /**< packets finished by the driver */
+    uint64_t delivered;   /**< packets delivered to the application */
+    uint64_t dropped[RTSIM_DROP_COUNT];
+    uint64_t cycles;      /**< critical cycles ended */
+    uint64_t misses;      /**< critical cycles ended after their deadline */
+    double lateness_pct;  /**< sum over the cycles ended: (finish - deadline)/P * 100 */
+    double lateness_max_pct; /**< worst single cycle */
+    uint64_t cpu_ns[RTSIM_CTX_COUNT];
+    uint64_t rx_disabled_ns; /**< time with the RX line disabled */
+} rtsim_bin;
+
+/** Per-task statistics over the run. */
+typedef struct rtsim_task_stats {
+    uint64_t jobs;            /**< periodic: cycles ended; driver: packets processed */
+    uint64_t misses;
+    int64_t max_response_ns;  /**< periodic: max (finish - release) */
+    int64_t cycle_min_ns;     /**< periodic: min time between consecutive cycle ends (0 if none) */
+    int64_t cycle_max_ns;
+    double lateness_max_pct;
+    double lateness_sum_pct;
+    uint64_t cpu_ns;
+} rtsim_task_stats;
+
+/** Per-flow statistics over the run. */
+typedef struct rtsim_flow_stats {
+    uint64_t offered;
+    uint64_t delivered;
+    uint64_t dropped;
+    uint64_t latency_max_ns;
+} rtsim_flow_stats;
+
+/** What the mitigation did, counted by the engine at the port hooks. */
+typedef struct rtsim_mitigation_stats {
+    uint64_t line_disables;   /**< RX line turned off */
+    uint64_t line_enables;    /**< RX line turned back on */
+    uint64_t timer_fires;     /**< mitigation timer interrupts */
+    uint64_t suspends;        /**< driver suspended */
+    uint64_t resumes;         /**< driver resumed */
+    uint64_t drops;           /**< packets dropped on its decision */
+} rtsim_mitigation_stats;
+
+typedef struct rtsim rtsim;
+
+/** Check a configuration. Context: any thread.
+ *  @return NULL when valid, else a static message naming the field. */
+const char *rtsim_config_error(const rtsim_config *cfg);
+
+/** Create a simulation. Allocates the RX queue, ring and event heap, sized by
+ *  the configuration.
+ *  @return the simulation, or NULL when rtsim_config_error() is non-NULL or
+ *          memory is short. */
+rtsim *rtsim_create(const rtsim_config *cfg);
+
+/** Free everything of `sim` (NULL is accepted). */
+void rtsim_destroy(rtsim *sim);
+
+/** Advance the simulated clock to min(t_ns, duration), processing every
+ *  event before it. Bins that end on the way become available to
+ *  rtsim_take_bins().
+ *  @return 0 on success; -1 if the bin ring is full (take bins more often)
+ *          or the event heap overflowed (a bug: reported, never ignored). */
+int rtsim_run_until(rtsim *sim, uint64_t t_ns);
+
+/** Simulated time reached so far, ns. */
+uint64_t rtsim_now(const rtsim *sim);
+
+/** Events processed so far. */
+uint64_t rtsim_events(const rtsim *sim);
+
+/** Move up to `max` finished bins, oldest first, into `out`.
+ *  At the end of the run the last (possibly partial) bin is included.
+ *  @return the number of bins written. */
+size_t rtsim_take_bins(rtsim *sim, rtsim_bin *out, size_t max);
+
+/** Totals over the run so far (t_start_ns = 0; lateness_max_pct = worst cycle). */
+void rtsim_totals(const rtsim *sim, rtsim_bin *out);
+
+/** Statistics of task `i`. @return 0, or -1 for a bad index. */
+int rtsim_task_stats_get(const rtsim *sim, uint32_t i, rtsim_task_stats *out);
+
+/** Statistics of flow `i`. @return 0, or -1 for a bad index. */
+int rtsim_flow_stats_get(const rtsim *sim, uint32_t i, rtsim_flow_stats *out);
+
+/** Counters of the mitigation. */
+void rtsim_mitigation_stats_get(const rtsim *sim, rtsim_mitigation_stats *out);
+
+/** Copy the critical task's cycle-time histogram (counts per bin, see
+ *  rtsim_hist_lower_ns()) into `counts[0..n)`. @return bins copied. */
+size_t rtsim_hist_cycle(const rtsim *sim, uint64_t *counts, size_t n);
+
+/** Copy flow `flow`'s latency (arrival → delivery) histogram.
+ *  @return bins copied (0 for a bad flow). */
+size_t rtsim_hist_latency(const rtsim *sim, uint32_t flow, uint64_t *counts, size_t n);
+
+/** Lower edge, ns, of histogram bin `i` (bin i holds [lower(i), lower(i+1))). */
+uint64_t rtsim_hist_lower_ns(uint32_t i);
+
+/** Histogram bin holding value `v` ns. */
+uint32_t rtsim_hist_index(uint64_t v);
+
+#endif /* RTSIM_RTSIM_H */

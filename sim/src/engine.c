@@ -1,0 +1,822 @@
+/* The simulation engine: cores, interrupt lines, the RTOS scheduler, the
+ * NIC, the driver's RX queue, periodic tasks and the measurements.
+ * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
+#include "engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ small helpers */
+
+static bool fifo_init(sim_fifo *f, uint32_t cap)
+{
+    f->cap = cap;
+    f->head = f->len = 0;
+    f->buf = cap ? calloc(cap, sizeof *f->buf) : NULL;
+    return cap == 0 || f->buf != NULL;
+}
+
+static bool fifo_push(sim_fifo *f, sim_pkt p)
+{
+    if (f->len == f->cap) return false;
+    uint32_t i = f->head + f->len;
+    if (i >= f->cap) i -= f->cap;
+    f->buf[i] = p;
+    f->len++;
+    return true;
+}
+
+static sim_pkt fifo_pop(sim_fifo *f)
+{
+    sim_pkt p = f->buf[f->head];
+    if (++f->head == f->cap) f->head = 0;
+    f->len--;
+    return p;
+}
+
+static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg, uint32_t gen)
+{
+    if (!evq_push(&s->evq, t, prio, type, arg, gen)) s->error = 1;
+}
+
+static uint32_t isr_ctx(int line)
+{
+    if (line == LINE_TICK) return RTSIM_CTX_ISR_TICK;
+    if (line == LINE_RX) return RTSIM_CTX_ISR_RX;
+    return RTSIM_CTX_ISR_TIMER;
+}
+
+/* Charge the CPU time since the last accounting to the current context. */
+static void acct(rtsim *s, sim_core *c, uint64_t now)
+{
+    uint64_t d = now - c->acct_t;
+    s->cur_bin.cpu_ns[c->acct_ctx] += d;
+    if (c->acct_ctx >= RTSIM_CTX_TASK0) s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
+    c->acct_t = now;
+}
+
+static void rx_acct(rtsim *s, uint64_t now)
+{
+    if (s->rx_off_since != SIM_INF) {
+        s->cur_bin.rx_disabled_ns += now - s->rx_off_since;
+        s->rx_off_since = now;
+    }
+}
+
+static sim_core *rx_core(rtsim *s)
+{
+    return &s->core[s->cfg.nic_core];
+}
+
+/* ------------------------------------------------------------- scheduling */
+
+static void task_ready(rtsim *s, sim_task *t)
+{
+    if (t->state != TS_READY) {
+        t->state = TS_READY;
+        t->seq = ++s->seq;
+    }
+}
+
+/* Stop the running task's segment at `now`: its remaining work shrinks by the
+ * time it ran. */
+static void stop_task(rtsim *s, sim_core *c, uint64_t now)
+{
+    if (c->cur >= 0) {
+        sim_task *t = &s->task[c->cur];
+        if (t->remaining != SIM_INF) t->remaining -= now - c->seg_start;
+    }
+    c->seg_start = now;
+}
+
+/* The driver's loop when it gets the CPU with no packet in hand: ask the
+ * mitigation whether it may run (libshield driver_poll), then take a packet.
+ * Returns true when the driver has a job, false when it blocked or sleeps. */
+static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
+{
+    if (t->has_packet || t->polling) return true;
+    uint64_t sleep_ns = 0;
+    if (!mit_driver_poll(s, now, &sleep_ns)) {
+        t->state = TS_BLOCKED;
+        t->suspended = true;
+        if (sleep_ns > 0) {
+            t->sleeping = true;
+            push_event(s, now + sleep_ns, EV_POLL, EV_POLL, t->idx, 0);
+        }
+        return false;
+    }
+    if (s->rxq.len == 0) {
+        t->state = TS_BLOCKED;
+        return false;
+    }
+    t->pkt = fifo_pop(&s->rxq);
+    t->has_packet = true;
+    t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns + s->cfg.costs.mitig_driver_ns);
+    return true;
+}
+
+static int pick_task(rtsim *s, uint32_t core)
+{
+    int best = -1;
+    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
+        sim_task *t = &s->task[i];
+        if (t->cfg->core != core || t->state != TS_READY) continue;
+        if (best < 0) {
+            best = (int)i;
+            continue;
+        }
+        sim_task *b = &s->task[best];
+        if (t->cfg->priority > b->cfg->priority ||
+            (t->cfg->priority == b->cfg->priority && t->seq < b->seq))
+            best = (int)i;
+    }
+    return best;
+}
+
+static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
+{
+    stop_task(s, c, now);
+    acct(s, c, now);
+    c->acct_ctx = isr_ctx(line);
+    c->pending &= ~(1u << line);
+    c->isr_line = line;
+    c->isr_start = now;
+    const rtsim_costs *k = &s->cfg.costs;
+    int64_t cost = k->isr_entry_exit_ns;
+    if (line == LINE_TICK) {
+        cost += k->tick_isr_ns;
+    } else if (line == LINE_RX) {
+        s->cur_bin.isr_runs++;
+        if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+            c->isr_pkt = c->latched;
+            c->isr_npkts = 1;
+        } else {
+            c->isr_npkts = s->ring.len;
+        }
+        cost += (int64_t)c->isr_npkts * (k->isr_per_packet_ns + k->mitig_isr_ns);
+    } else {
+        cost += k->timer_isr_ns;
+    }
+    c->isr_end = now + (uint64_t)cost;
+}
+
+/* Give the core to whatever should run now: a pending enabled interrupt,
+ * else the highest-priority ready task (round robin among equals). */
+static void kick(rtsim *s, sim_core *c, uint64_t now)
+{
+    if (c->isr_line != SIM_NO_ISR) return;
+    uint32_t ready = c->pending & c->enabled;
+    if (ready) {
+        int line = 0;
+        while (!(ready & (1u << line))) line++;
+        start_isr(s, c, line, now);
+        return;
+    }
+    uint32_t core = (uint32_t)(c - s->core);
+    stop_task(s, c, now);
+    if (c->rotate) {
+        c->rotate = false;
+        if (c->cur >= 0 && s->task[c->cur].state == TS_READY) s->task[c->cur].seq = ++s->seq;
+    }
+    for (;;) {
+        int n = pick_task(s, core);
+        c->cur = n;
+        if (n < 0) break;
+        sim_task *t = &s->task[n];
+        if (t->cfg->kind != RTSIM_TASK_DRIVER || driver_begin(s, t, now)) break;
+    }
+    /* The driver's poll may have re-enabled a line with an interrupt pending. */
+    ready = c->pending & c->enabled;
+    if (ready) {
+        int line = 0;
+        while (!(ready & (1u << line))) line++;
+        start_isr(s, c, line, now);
+        return;
+    }
+    acct(s, c, now);
+    c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : RTSIM_CTX_IDLE;
+    c->seg_start = now;
+}
+
+static uint64_t core_done(const rtsim *s, const sim_core *c)
+{
+    if (c->isr_line != SIM_NO_ISR) return c->isr_end;
+    if (c->cur < 0) return SIM_INF;
+    const sim_task *t = &s->task[c->cur];
+    return t->remaining == SIM_INF ? SIM_INF : c->seg_start + t->remaining;
+}
+
+/* --------------------------------------------------- port: the simulated IRQ controller */
+
+static void port_irq_set_enabled(void *ctx, unsigned line, bool on)
+{
+    rtsim *s = ctx;
+    sim_core *c = rx_core(s);
+    if (line >= 32) return;
+    uint32_t bit = 1u << line;
+    bool was = (c->enabled & bit) != 0;
+    c->enabled = on ? (c->enabled | bit) : (c->enabled & ~bit);
+    if (line == LINE_RX && was != on) {
+        if (on) {
+            rx_acct(s, s->now);
+            s->rx_off_since = SIM_INF;
+            s->mst.line_enables++;
+        } else {
+            s->rx_off_since = s->now;
+            s->mst.line_disables++;
+        }
+    }
+}
+
+static void port_irq_clear_pending(void *ctx, unsigned line)
+{
+    rtsim *s = ctx;
+    if (line < 32) rx_core(s)->pending &= ~(1u << line);
+}
+
+static void port_timer_arm(void *ctx, unsigned timer, rts_time_ns at)
+{
+    rtsim *s = ctx;
+    if (timer >= SIM_MAX_TIMERS) return;
+    s->timer_gen[timer]++;
+    push_event(s, at < s->now ? s->now : at, EV_TIMER, EV_TIMER, timer, s->timer_gen[timer]);
+}
+
+static void port_timer_cancel(void *ctx, unsigned timer)
+{
+    rtsim *s = ctx;
+    if (timer < SIM_MAX_TIMERS) s->timer_gen[timer]++;
+}
+
+rts_port_target eng_target(unsigned timer)
+{
+    rts_port_target t = {LINE_RX, timer, LINE_TIMER0 + timer};
+    return t;
+}
+
+uint32_t eng_apply(rtsim *s, unsigned timer, rts_action act)
+{
+    return rts_port_apply(&s->port, &s->gate, eng_target(timer), act);
+}
+
+void eng_driver_suspend(rtsim *s, uint64_t now)
+{
+    (void)now;
+    if (s->driver < 0) return;
+    sim_task *t = &s->task[s->driver];
+    if (t->suspended) return;
+    s->mst.suspends++;
+    t->suspended = true;
+    if (!t->has_packet && !t->polling) t->state = TS_BLOCKED;
+}
+
+void eng_driver_resume(rtsim *s, uint64_t now)
+{
+    (void)now;
+    if (s->driver < 0) return;
+    sim_task *t = &s->task[s->driver];
+    if (!t->suspended || t->sleeping) return;
+    s->mst.resumes++;
+    t->suspended = false;
+    if (t->has_packet || s->rxq.len > 0) task_ready(s, t);
+}
+
+/* ------------------------------------------------------------ measurements */
+
+static void close_bin(rtsim *s, uint64_t now)
+{
+    for (uint32_t i = 0; i < s->cfg.n_cores; i++) acct(s, &s->core[i], now);
+    rx_acct(s, now);
+    rtsim_bin *b = &s->cur_bin;
+    rtsim_bin *T = &s->totals;
+    T->offered += b->offered;
+    T->irq_raised += b->irq_raised;
+    T->isr_runs += b->isr_runs;
+    T->irq_lost += b->irq_lost;
+    T->received += b->received;
+    T->processed += b->processed;
+    T->delivered += b->delivered;
+    for (int i = 0; i < RTSIM_DROP_COUNT; i++) T->dropped[i] += b->dropped[i];
+    T->cycles += b->cycles;
+    T->misses += b->misses;
+    T->lateness_pct += b->lateness_pct;
+    if (b->lateness_max_pct > T->lateness_max_pct) T->lateness_max_pct = b->lateness_max_pct;
+    for (int i = 0; i < RTSIM_CTX_COUNT; i++) T->cpu_ns[i] += b->cpu_ns[i];
+    T->rx_disabled_ns += b->rx_disabled_ns;
+    if (s->bins_len == RTSIM_BIN_RING) {
+        s->error = 1; /* the caller did not take bins in time */
+    } else {
+        uint32_t i = s->bins_head + s->bins_len;
+        if (i >= RTSIM_BIN_RING) i -= RTSIM_BIN_RING;
+        s->bins[i] = *b;
+        s->bins_len++;
+    }
+    memset(b, 0, sizeof *b);
+    b->t_start_ns = now;
+}
+
+static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
+{
+    s->cur_bin.dropped[why]++;
+    s->flow_st[p->flow].dropped++;
+}
+
+/* ------------------------------------------------------------ event handlers */
+
+static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
+{
+    uint32_t n = c->isr_npkts;
+    for (uint32_t i = 0; i < n; i++) {
+        sim_pkt p;
+        if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+            p = c->isr_pkt;
+        } else {
+            if (s->ring.len == 0) break;
+            p = fifo_pop(&s->ring);
+        }
+        if (!mit_on_rx_packet(s, now, c->isr_start)) {
+            count_drop(s, &p, RTSIM_DROP_MITIGATION);
+            s->mst.drops++;
+            continue;
+        }
+        if (!fifo_push(&s->rxq, p)) {
+            count_drop(s, &p, RTSIM_DROP_QUEUE_FULL);
+            mit_on_enqueue_fail(s, now);
+            continue;
+        }
+        s->cur_bin.received++;
+        if (s->driver >= 0) {
+            sim_task *d = &s->task[s->driver];
+            if (!d->suspended) task_ready(s, d);
+        }
+    }
+}
+
+static void tick_isr_done(rtsim *s, sim_core *c)
+{
+    if (!s->cfg.time_slicing || c->cur < 0) return;
+    sim_task *cur = &s->task[c->cur];
+    if (cur->state != TS_READY) return;
+    uint32_t core = (uint32_t)(c - s->core);
+    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
+        sim_task *t = &s->task[i];
+        if ((int)i != c->cur && t->cfg->core == core && t->state == TS_READY &&
+            t->cfg->priority == cur->cfg->priority) {
+            c->rotate = true;
+            return;
+        }
+    }
+}
+
+static void isr_done(rtsim *s, sim_core *c, uint64_t now)
+{
+    int line = c->isr_line;
+    acct(s, c, now);
+    c->isr_line = SIM_NO_ISR;
+    c->seg_start = now; /* the interrupted task resumes from here */
+    if (line == LINE_TICK) {
+        tick_isr_done(s, c);
+    } else if (line == LINE_RX) {
+        rx_isr_done(s, c, now);
+    } else {
+        s->mst.timer_fires++;
+        mit_on_timer(s, now, (unsigned)(line - LINE_TIMER0));
+    }
+}
+
+static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
+{
+    const rtsim_task_cfg *k = t->cfg;
+    uint64_t P = (uint64_t)k->period_ns;
+    int64_t earliness = (int64_t)t->deadline - (int64_t)now;
+    double late = earliness < 0 ? (double)(-earliness) * 100.0 / (double)P : 0.0;
+    t->st.jobs++;
+    int64_t resp = (int64_t)(now - t->release);
+    if (resp > t->st.max_response_ns) t->st.max_response_ns = resp;
+    if (earliness < 0) t->st.misses++;
+    t->st.lateness_sum_pct += late;
+    if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
+    if (t->has_last) {
+        int64_t ct = (int64_t)(now - t->last_finish);
+        if (t->st.cycle_min_ns == 0 || ct < t->st.cycle_min_ns) t->st.cycle_min_ns = ct;
+        if (ct > t->st.cycle_max_ns) t->st.cycle_max_ns = ct;
+        if ((int)t->idx == s->critical) s->cycle_hist[rtsim_hist_index((uint64_t)ct)]++;
+    }
+    t->last_finish = now;
+    t->has_last = true;
+    if ((int)t->idx == s->critical) {
+        rtsim_bin *b = &s->cur_bin;
+        b->cycles++;
+        if (earliness < 0) b->misses++;
+        b->lateness_pct += late;
+        if (late > b->lateness_max_pct) b->lateness_max_pct = late;
+        mit_on_cycle_end(s, now, earliness, P);
+    }
+    uint64_t work = (uint64_t)k->work_ns;
+    if ((int)t->idx == s->critical && mit_wants_report(s)) work += (uint64_t)s->cfg.costs.mitig_report_ns;
+    if (earliness > 0) {
+        /* Early: sleep until the next period (Danicki §3). */
+        t->release = t->deadline;
+        t->deadline = t->release + P;
+        t->remaining = work;
+        t->state = TS_BLOCKED;
+        push_event(s, t->release, EV_RELEASE, EV_RELEASE, t->idx, 0);
+    } else {
+        /* On time or late: the next cycle starts at once. */
+        t->release = now;
+        t->deadline = now + P;
+        t->remaining = work;
+    }
+}
+
+static void driver_done(rtsim *s, sim_task *t, uint64_t now)
+{
+    if (t->polling) {
+        /* One iteration of the sleep loop ended: poll the mitigation again
+         * (in driver_begin, when the scheduler gives the driver the CPU). */
+        t->polling = false;
+        return;
+    }
+    sim_pkt p = t->pkt;
+    t->has_packet = false;
+    t->st.jobs++;
+    s->cur_bin.processed++;
+    s->cur_bin.delivered++;
+    rtsim_flow_stats *fs = &s->flow_st[p.flow];
+    fs->delivered++;
+    uint64_t lat = now - p.t_arr;
+    if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
+    s->lat_hist[(size_t)p.flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
+    mit_on_packet_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
+    if (t->suspended) t->state = TS_BLOCKED;
+}
+
+static void task_done(rtsim *s, sim_core *c, uint64_t now)
+{
+    sim_task *t = &s->task[c->cur];
+    stop_task(s, c, now);
+    t->remaining = 0;
+    if (t->cfg->kind == RTSIM_TASK_PERIODIC) {
+        periodic_done(s, t, now);
+    } else if (t->cfg->kind == RTSIM_TASK_DRIVER) {
+        driver_done(s, t, now);
+    }
+}
+
+static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
+{
+    sim_pkt p = {now, f};
+    sim_core *c = rx_core(s);
+    s->cur_bin.offered++;
+    s->flow_st[f].offered++;
+    const uint32_t bit = 1u << LINE_RX;
+    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+        s->cur_bin.irq_raised++;
+        if (c->pending & bit) {
+            s->cur_bin.irq_lost++;
+            count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
+        } else {
+            c->pending |= bit;
+            c->latched = p;
+        }
+    } else {
+        if (!fifo_push(&s->ring, p)) {
+            count_drop(s, &p, RTSIM_DROP_RING_FULL);
+        } else {
+            s->cur_bin.irq_raised++;
+            if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes it anyway */
+            c->pending |= bit;
+        }
+    }
+    uint64_t next = flow_next_after(&s->flow[f], now, 0);
+    if (next != SIM_INF && next < s->cfg.duration_ns) push_event(s, next, EV_ARRIVAL, EV_ARRIVAL, f, 0);
+    kick(s, c, now);
+}
+
+static void handle_event(rtsim *s, const sim_event *e)
+{
+    uint64_t now = e->t;
+    switch (e->type) {
+    case EV_BIN:
+        close_bin(s, now);
+        if (now + s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, now + s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
+        break;
+    case EV_TIMER: {
+        if (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]) break; /* cancelled */
+        sim_core *c = rx_core(s);
+        c->pending |= 1u << (LINE_TIMER0 + e->arg);
+        kick(s, c, now);
+        break;
+    }
+    case EV_TICK: {
+        sim_core *c = &s->core[e->arg];
+        c->pending |= 1u << LINE_TICK;
+        push_event(s, now + (uint64_t)s->cfg.tick_ns, EV_TICK, EV_TICK, e->arg, 0);
+        kick(s, c, now);
+        break;
+    }
+    case EV_ARRIVAL:
+        on_arrival(s, e->arg, now);
+        break;
+    case EV_RELEASE: {
+        sim_task *t = &s->task[e->arg];
+        task_ready(s, t);
+        kick(s, &s->core[t->cfg->core], now);
+        break;
+    }
+    case EV_POLL: {
+        /* The sleeping driver wakes for one iteration of its loop. */
+        sim_task *t = &s->task[e->arg];
+        if (!t->sleeping) break;
+        t->sleeping = false;
+        t->suspended = false;
+        t->polling = true;
+        t->remaining = (uint64_t)s->cfg.costs.mitig_poll_ns;
+        task_ready(s, t);
+        kick(s, &s->core[t->cfg->core], now);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ public */
+
+const char *rtsim_config_error(const rtsim_config *cfg)
+{
+    if (cfg == NULL) return "config: NULL";
+    if (cfg->duration_ns == 0) return "duration: must be positive";
+    if (cfg->bin_ns == 0) return "bin: must be positive";
+    if (cfg->duration_ns / cfg->bin_ns > (uint64_t)1 << 32) return "bin: too many bins for the duration";
+    if (cfg->n_cores < 1 || cfg->n_cores > RTSIM_MAX_CORES) return "cores: must be 1..4";
+    if (cfg->tick_ns < 0) return "tick: must not be negative";
+    if (cfg->nic_kind > RTSIM_NIC_DMA_RING) return "nic.kind: unknown";
+    if (cfg->nic_core >= cfg->n_cores) return "nic.core: no such core";
+    if (cfg->nic_kind == RTSIM_NIC_DMA_RING && cfg->ring == 0) return "nic.ring: must be positive";
+    if (cfg->queue_capacity == 0) return "driver.queue: must be positive";
+    const rtsim_costs *k = &cfg->costs;
+    if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
+        k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 || k->mitig_driver_ns < 0 ||
+        k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
+        return "costs: must not be negative (driver_per_packet: positive)";
+    if (cfg->n_flows > 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0) return "costs: an RX interrupt must cost CPU time";
+    if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
+    if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
+    int drivers = 0, criticals = 0;
+    for (uint32_t i = 0; i < cfg->n_tasks; i++) {
+        const rtsim_task_cfg *t = &cfg->tasks[i];
+        if (t->core >= cfg->n_cores) return "tasks.core: no such core";
+        if (t->kind > RTSIM_TASK_BACKGROUND) return "tasks.kind: unknown";
+        if (t->kind == RTSIM_TASK_PERIODIC) {
+            if (t->period_ns <= 0) return "tasks.period: must be positive";
+            if (t->work_ns <= 0) return "tasks.work: must be positive";
+            if (t->offset_ns < 0) return "tasks.offset: must not be negative";
+            if (t->critical) criticals++;
+        }
+        if (t->kind == RTSIM_TASK_DRIVER) drivers++;
+    }
+    if (drivers > 1) return "tasks: at most one driver";
+    if (criticals > 1) return "tasks: at most one critical task";
+    if (cfg->n_flows > 0 && drivers == 0) return "driver: traffic needs a driver task";
+    for (uint32_t i = 0; i < cfg->n_flows; i++) {
+        const rtsim_flow_cfg *f = &cfg->flows[i];
+        if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
+        if (f->pattern == RTSIM_PAT_PIECEWISE) {
+            if (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES) return "flows.rates: 1..64 change points";
+            for (uint32_t j = 0; j < f->n_rates; j++) {
+                if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
+                if (j > 0 && f->rate_t_ns[j] <= f->rate_t_ns[j - 1]) return "flows: change points must increase";
+            }
+            if (f->rate_t_ns[0] < 0) return "flows: change points must not be negative";
+        }
+        if (f->rate_pps < 0 || f->start_pps < 0 || f->peak_pps < 0 || f->step_pps < 0)
+            return "flows: rates must not be negative";
+        if (f->start_ns < 0) return "flows.start: must not be negative";
+        if ((f->pattern == RTSIM_PAT_PYRAMID || f->pattern == RTSIM_PAT_STEPS) && f->step_every_ns <= 0)
+            return "flows.step_every: must be positive";
+        if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps < f->start_pps)
+            return "flows.peak: must not be below start";
+        if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps > f->start_pps && f->step_pps <= 0)
+            return "flows.step: must be positive";
+        if (f->pattern == RTSIM_PAT_STEPS && (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES))
+            return "flows.rates: 1..64 rates";
+        if (f->pattern == RTSIM_PAT_STEPS)
+            for (uint32_t j = 0; j < f->n_rates; j++)
+                if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
+    }
+    return mit_config_error(cfg);
+}
+
+rtsim *rtsim_create(const rtsim_config *cfg)
+{
+    if (rtsim_config_error(cfg) != NULL) return NULL;
+    rtsim *s = calloc(1, sizeof *s);
+    if (s == NULL) return NULL;
+    s->cfg = *cfg;
+    s->bins = calloc(RTSIM_BIN_RING, sizeof *s->bins);
+    s->lat_hist = calloc((size_t)RTSIM_MAX_FLOWS * RTSIM_HIST_BINS, sizeof *s->lat_hist);
+    size_t evcap = 64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
+    if (s->bins == NULL || s->lat_hist == NULL || !evq_init(&s->evq, evcap) ||
+        !fifo_init(&s->rxq, cfg->queue_capacity) ||
+        !fifo_init(&s->ring, cfg->nic_kind == RTSIM_NIC_DMA_RING ? cfg->ring : 0)) {
+        rtsim_destroy(s);
+        return NULL;
+    }
+    s->driver = s->critical = -1;
+    for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
+        sim_core *c = &s->core[i];
+        c->isr_line = SIM_NO_ISR;
+        c->cur = -1;
+        c->acct_ctx = RTSIM_CTX_IDLE;
+        c->enabled = 1u << LINE_TICK;
+        for (unsigned k = 0; k < SIM_MAX_TIMERS; k++) c->enabled |= 1u << (LINE_TIMER0 + k);
+        if (s->cfg.tick_ns > 0) push_event(s, (uint64_t)s->cfg.tick_ns, EV_TICK, EV_TICK, i, 0);
+    }
+    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
+        sim_task *t = &s->task[i];
+        t->cfg = &s->cfg.tasks[i];
+        t->idx = i;
+        t->state = TS_BLOCKED;
+        switch (t->cfg->kind) {
+        case RTSIM_TASK_PERIODIC:
+            t->release = (uint64_t)t->cfg->offset_ns;
+            t->deadline = t->release + (uint64_t)t->cfg->period_ns;
+            t->remaining = (uint64_t)t->cfg->work_ns;
+            if (t->cfg->critical && s->critical < 0) s->critical = (int)i;
+            push_event(s, t->release, EV_RELEASE, EV_RELEASE, i, 0);
+            break;
+        case RTSIM_TASK_DRIVER:
+            s->driver = (int)i;
+            break;
+        default:
+            t->remaining = SIM_INF;
+            task_ready(s, t);
+            break;
+        }
+    }
+    if (s->critical < 0) {
+        for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
+            if (s->cfg.tasks[i].kind == RTSIM_TASK_PERIODIC) {
+                s->critical = (int)i;
+                break;
+            }
+        }
+    }
+    /* The simulated interrupt controller, driven by libshield's port layer. */
+    s->port.ctx = s;
+    s->port.irq_set_enabled = port_irq_set_enabled;
+    s->port.irq_clear_pending = port_irq_clear_pending;
+    s->port.timer_arm = port_timer_arm;
+    s->port.timer_cancel = port_timer_cancel;
+    s->port.cache_invalidate = NULL;
+    s->rx_off_since = 0;
+    rts_irq_gate_init(&s->gate);
+    if (rts_irq_gate_app_set(&s->gate, LINE_RX, true) == RTS_GATE_ENABLED)
+        port_irq_set_enabled(s, LINE_RX, true);
+    s->mst.line_enables = 0;
+    mit_init(s, 0);
+    for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
+        flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
+        uint64_t first = flow_next_after(&s->flow[i], 0, 1);
+        if (first != SIM_INF && first < s->cfg.duration_ns) push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, i, 0);
+    }
+    if (s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
+    if (s->error) {
+        rtsim_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+void rtsim_destroy(rtsim *s)
+{
+    if (s == NULL) return;
+    evq_free(&s->evq);
+    free(s->rxq.buf);
+    free(s->ring.buf);
+    free(s->bins);
+    free(s->lat_hist);
+    free(s);
+}
+
+int rtsim_run_until(rtsim *s, uint64_t t_end)
+{
+    if (s->finished) return s->error ? -1 : 0;
+    if (t_end > s->cfg.duration_ns) t_end = s->cfg.duration_ns;
+    const uint32_t ncores = s->cfg.n_cores;
+    while (!s->error) {
+        /* The earliest end of a running activity... */
+        uint64_t td = SIM_INF;
+        uint32_t cd = 0;
+        for (uint32_t i = 0; i < ncores; i++) {
+            uint64_t d = core_done(s, &s->core[i]);
+            if (d < td) {
+                td = d;
+                cd = i;
+            }
+        }
+        /* ...against the earliest queued event, by (time, priority). */
+        const sim_event *e = evq_peek(&s->evq);
+        bool take_done = td != SIM_INF && (e == NULL || td < e->t || (td == e->t && PRIO_DONE < e->prio));
+        uint64_t t = take_done ? td : (e ? e->t : SIM_INF);
+        if (t >= t_end) break;
+        s->now = t;
+        s->events++;
+        if (take_done) {
+            sim_core *c = &s->core[cd];
+            if (c->isr_line != SIM_NO_ISR)
+                isr_done(s, c, t);
+            else
+                task_done(s, c, t);
+            kick(s, c, t);
+        } else {
+            sim_event ev;
+            evq_pop(&s->evq, &ev);
+            handle_event(s, &ev);
+        }
+    }
+    s->now = t_end;
+    if (t_end == s->cfg.duration_ns && !s->finished) {
+        close_bin(s, t_end);
+        s->finished = true;
+    }
+    return s->error ? -1 : 0;
+}
+
+uint64_t rtsim_now(const rtsim *s)
+{
+    return s->now;
+}
+
+uint64_t rtsim_events(const rtsim *s)
+{
+    return s->events;
+}
+
+size_t rtsim_take_bins(rtsim *s, rtsim_bin *out, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s->bins_len > 0) {
+        out[n++] = s->bins[s->bins_head];
+        if (++s->bins_head == RTSIM_BIN_RING) s->bins_head = 0;
+        s->bins_len--;
+    }
+    return n;
+}
+
+void rtsim_totals(const rtsim *s, rtsim_bin *out)
+{
+    *out = s->totals;
+    out->t_start_ns = 0;
+    if (s->finished) return;
+    const rtsim_bin *b = &s->cur_bin;
+    out->offered += b->offered;
+    out->irq_raised += b->irq_raised;
+    out->isr_runs += b->isr_runs;
+    out->irq_lost += b->irq_lost;
+    out->received += b->received;
+    out->processed += b->processed;
+    out->delivered += b->delivered;
+    for (int i = 0; i < RTSIM_DROP_COUNT; i++) out->dropped[i] += b->dropped[i];
+    out->cycles += b->cycles;
+    out->misses += b->misses;
+    out->lateness_pct += b->lateness_pct;
+    if (b->lateness_max_pct > out->lateness_max_pct) out->lateness_max_pct = b->lateness_max_pct;
+    for (int i = 0; i < RTSIM_CTX_COUNT; i++) out->cpu_ns[i] += b->cpu_ns[i];
+    out->rx_disabled_ns += b->rx_disabled_ns;
+}
+
+int rtsim_task_stats_get(const rtsim *s, uint32_t i, rtsim_task_stats *out)
+{
+    if (i >= s->cfg.n_tasks) return -1;
+    *out = s->task[i].st;
+    return 0;
+}
+
+int rtsim_flow_stats_get(const rtsim *s, uint32_t i, rtsim_flow_stats *out)
+{
+    if (i >= s->cfg.n_flows) return -1;
+    *out = s->flow_st[i];
+    return 0;
+}
+
+void rtsim_mitigation_stats_get(const rtsim *s, rtsim_mitigation_stats *out)
+{
+    *out = s->mst;
+}
+
+size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
+{
+    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
+    memcpy(counts, s->cycle_hist, n * sizeof *counts);
+    return n;
+}
+
+size_t rtsim_hist_latency(const rtsim *s, uint32_t flow, uint64_t *counts, size_t n)
+{
+    if (flow >= s->cfg.n_flows) return 0;
+    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
+    memcpy(counts, s->lat_hist + (size_t)flow * RTSIM_HIST_BINS, n * sizeof *counts);
+    return n;
+}

@@ -1,0 +1,118 @@
+/* Internal state of the simulator, shared by engine.c and mitigation.c.
+ * Not for applications: the public API is rtsim/rtsim.h. */
+#ifndef RTSIM_ENGINE_H
+#define RTSIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event_queue.h"
+#include "mitigation.h"
+#include "rtsim/rtsim.h"
+#include "rtshield/rts_irq_gate.h"
+#include "rtshield/rts_port.h"
+#include "traffic.h"
+
+#define SIM_INF UINT64_MAX
+
+/* Interrupt lines of a core, dispatched lowest number first (nesting off):
+ * the tick, then the mitigation timers, then the NIC. */
+enum {
+    LINE_TICK = 0,
+    LINE_TIMER0 = 1,
+    SIM_MAX_TIMERS = 8,
+    LINE_RX = LINE_TIMER0 + SIM_MAX_TIMERS,
+    SIM_NO_ISR = -1
+};
+
+/* Event kinds, with their tie-breaking priority (lower first at equal time).
+ * A bin closes before anything else at its boundary; the end of a running
+ * activity (ISR or task segment) comes next (priority 1, not in the heap). */
+enum { EV_BIN = 0, EV_TIMER = 2, EV_TICK = 3, EV_ARRIVAL = 4, EV_RELEASE = 5, EV_POLL = 6 };
+#define PRIO_DONE 1u
+
+typedef struct sim_pkt {
+    uint64_t t_arr;
+    uint32_t flow;
+} sim_pkt;
+
+/* A bounded FIFO of packets (RX queue, DMA ring). */
+typedef struct sim_fifo {
+    sim_pkt *buf;
+    uint32_t cap, head, len;
+} sim_fifo;
+
+typedef enum task_state { TS_READY, TS_BLOCKED } task_state;
+
+typedef struct sim_task {
+    const rtsim_task_cfg *cfg;
+    uint32_t idx;
+    task_state state;
+    uint64_t seq;        /* order among ready tasks of equal priority */
+    uint64_t remaining;  /* work left in the current job, ns (SIM_INF: never ends) */
+    /* periodic */
+    uint64_t release, deadline, last_finish;
+    bool has_last;
+    /* driver */
+    bool has_packet;     /* a packet is dequeued and being processed */
+    bool polling;        /* the job is one iteration of the suspended sleep loop */
+    bool suspended;      /* a mitigation stopped the driver */
+    bool sleeping;       /* suspended in a sleep loop: an EV_POLL is due */
+    sim_pkt pkt;
+    rtsim_task_stats st;
+} sim_task;
+
+typedef struct sim_core {
+    uint32_t enabled, pending; /* one bit per line */
+    int isr_line;              /* running ISR or SIM_NO_ISR */
+    uint64_t isr_start, isr_end;
+    uint32_t isr_npkts;        /* packets the running RX ISR handles */
+    sim_pkt latched;           /* edge NIC: the packet behind the pending RX interrupt */
+    sim_pkt isr_pkt;           /* edge NIC: the packet the running ISR carries */
+    int cur;                   /* task selected to run, -1 = idle */
+    uint64_t seg_start;        /* when cur last started running */
+    uint64_t acct_t;           /* CPU time accounted up to here */
+    uint32_t acct_ctx;
+    bool rotate;               /* tick asked for a round-robin rotation */
+} sim_core;
+
+struct rtsim {
+    rtsim_config cfg;
+    uint64_t now;
+    uint64_t events;
+    int error;
+    sim_event_queue evq;
+    sim_core core[RTSIM_MAX_CORES];
+    sim_task task[RTSIM_MAX_TASKS];
+    int driver;                /* index of the driver task or -1 */
+    int critical;              /* index of the critical task or -1 */
+    uint64_t seq;              /* round-robin sequence counter */
+    sim_flow_gen flow[RTSIM_MAX_FLOWS];
+    rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
+    uint64_t *lat_hist;        /* RTSIM_MAX_FLOWS * RTSIM_HIST_BINS */
+    uint64_t cycle_hist[RTSIM_HIST_BINS];
+    sim_fifo rxq, ring;
+    /* simulated interrupt controller seen through libshield's port */
+    rts_port port;
+    rts_irq_gate gate;
+    uint32_t timer_gen[SIM_MAX_TIMERS];
+    uint64_t rx_off_since;     /* SIM_INF while the RX line is enabled */
+    /* measurements */
+    rtsim_bin cur_bin;
+    rtsim_bin totals;
+    rtsim_bin *bins;           /* ring of RTSIM_BIN_RING finished bins */
+    uint32_t bins_head, bins_len;
+    bool finished;
+    rtsim_mitigation_stats mst;
+    sim_mitigation mit;
+};
+
+/* Services the mitigation adapter uses. */
+void eng_driver_suspend(rtsim *s, uint64_t now);
+void eng_driver_resume(rtsim *s, uint64_t now);
+/* The port target of the RX line and mitigation timer `timer`. */
+rts_port_target eng_target(unsigned timer);
+/* Perform an action through libshield's port, counting what it did. */
+uint32_t eng_apply(rtsim *s, unsigned timer, rts_action act);
+
+#endif

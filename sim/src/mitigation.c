@@ -1,0 +1,167 @@
+/* The mitigation adapter: each hook calls the libshield component of the
+ * configured mitigation at the point a real driver would, and performs the
+ * returned rts_action through libshield's port (engine.c's simulated
+ * interrupt controller and timers). No mitigation logic lives here. */
+#include "mitigation.h"
+
+#include "engine.h"
+
+/* The one hardware timer the Danicki mitigations use. */
+#define MIT_TIMER 0u
+
+const char *mit_config_error(const rtsim_config *cfg)
+{
+    const rtsim_mitigation_cfg *m = &cfg->mitigation;
+    switch (m->kind) {
+    case RTSIM_MIT_NONE:
+    case RTSIM_MIT_QUEUE:
+        return NULL;
+    case RTSIM_MIT_BURST:
+        if (m->slice_ns <= 0) return "mitigation.slice: must be positive";
+        if (m->capacity == 0) return "mitigation.capacity: must be positive";
+        return NULL;
+    case RTSIM_MIT_HYSTERESIS: {
+        int crit = -1;
+        for (uint32_t i = 0; i < cfg->n_tasks; i++)
+            if (cfg->tasks[i].kind == RTSIM_TASK_PERIODIC && (crit < 0 || cfg->tasks[i].critical)) crit = (int)i;
+        if (crit < 0) return "mitigation: hysteresis needs a periodic critical task";
+        if (!(m->block_below >= 0.0 && m->block_below <= m->unblock_above && m->unblock_above <= 1.0))
+            return "mitigation.block_below/unblock_above: need 0 <= block_below <= unblock_above <= 1";
+        if (m->sleep_ns <= 0) return "mitigation.sleep: must be positive";
+        return NULL;
+    }
+    case RTSIM_MIT_BUDGET:
+        return NULL;
+    default:
+        return "mitigation.kind: not available in the simulator yet";
+    }
+}
+
+static int64_t critical_period(const rtsim *s)
+{
+    return s->critical >= 0 ? s->cfg.tasks[s->critical].period_ns : 0;
+}
+
+/* Perform an action; handle what the port does not (suspend, resume). */
+static bool apply(rtsim *s, uint64_t now, rts_action act)
+{
+    uint32_t rest = eng_apply(s, MIT_TIMER, act);
+    if (rest & RTS_ACT_SUSPEND_DRIVER) eng_driver_suspend(s, now);
+    if (rest & RTS_ACT_RESUME_DRIVER) eng_driver_resume(s, now);
+    return (rest & RTS_ACT_DROP) == 0;
+}
+
+void mit_init(struct rtsim *s, uint64_t now)
+{
+    const rtsim_mitigation_cfg *m = &s->cfg.mitigation;
+    sim_mitigation *x = &s->mit;
+    x->kind = m->kind;
+    switch (m->kind) {
+    case RTSIM_MIT_BURST: {
+        rts_burst_mit_cfg c;
+        rts_burst_mit_cfg_default(&c);
+        c.slice_ns = (rts_time_ns)m->slice_ns;
+        c.capacity = m->capacity;
+        rts_burst_mit_init(&x->u.burst, &c);
+        break;
+    }
+    case RTSIM_MIT_HYSTERESIS: {
+        rts_hyst_mit_cfg c;
+        uint64_t P = (uint64_t)critical_period(s);
+        rts_hyst_mit_cfg_permille(&c, P, (uint32_t)(m->block_below * 1000.0 + 0.5),
+                                  (uint32_t)(m->unblock_above * 1000.0 + 0.5), (rts_time_ns)m->sleep_ns);
+        rts_hyst_mit_init(&x->u.hyst, &c);
+        break;
+    }
+    case RTSIM_MIT_BUDGET: {
+        rts_budget_mit_cfg c;
+        rts_budget_mit_cfg_default(&c);
+        rts_budget_mit_init(&x->u.budget, &c);
+        if (x->u.budget.suspended) {
+            /* Danicki §2.2: no budget before the first report. */
+            rts_action a = {RTS_ACT_DISABLE_LINE | RTS_ACT_SUSPEND_DRIVER, 0};
+            apply(s, now, a);
+        }
+        break;
+    }
+    case RTSIM_MIT_QUEUE:
+        rts_queue_mit_init(&x->u.queue);
+        break;
+    default:
+        break;
+    }
+}
+
+bool mit_on_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry)
+{
+    if (s->mit.kind == RTSIM_MIT_BURST) {
+        /* The ISR reads the OS tick count at entry (Danicki §2.2). */
+        uint64_t tick = s->cfg.tick_ns > 0 ? (uint64_t)s->cfg.tick_ns : 1;
+        return apply(s, now, rts_burst_mit_on_rx_isr(&s->mit.u.burst, isr_entry / tick * tick));
+    }
+    return true;
+}
+
+void mit_on_enqueue_fail(struct rtsim *s, uint64_t now)
+{
+    if (s->mit.kind == RTSIM_MIT_QUEUE) apply(s, now, rts_queue_mit_on_enqueue_fail_isr(&s->mit.u.queue, now));
+}
+
+bool mit_driver_poll(struct rtsim *s, uint64_t now, uint64_t *sleep_ns)
+{
+    rts_driver_poll p;
+    switch (s->mit.kind) {
+    case RTSIM_MIT_HYSTERESIS:
+        p = rts_hyst_mit_driver_poll(&s->mit.u.hyst, now);
+        break;
+    case RTSIM_MIT_BUDGET:
+        p = rts_budget_mit_driver_poll(&s->mit.u.budget, now);
+        break;
+    default:
+        *sleep_ns = 0;
+        return true;
+    }
+    apply(s, now, p.act);
+    *sleep_ns = p.sleep_ns;
+    return p.run;
+}
+
+void mit_on_packet_done(struct rtsim *s, uint64_t now, uint64_t work_ns, uint32_t fill)
+{
+    switch (s->mit.kind) {
+    case RTSIM_MIT_BUDGET:
+        apply(s, now, rts_budget_mit_on_packet_done(&s->mit.u.budget, now, work_ns, fill));
+        break;
+    case RTSIM_MIT_QUEUE:
+        apply(s, now, rts_queue_mit_on_packet_done(&s->mit.u.queue, now, work_ns, fill));
+        break;
+    default:
+        break;
+    }
+}
+
+void mit_on_cycle_end(struct rtsim *s, uint64_t now, int64_t earliness_ns, uint64_t period_ns)
+{
+    (void)period_ns;
+    switch (s->mit.kind) {
+    case RTSIM_MIT_HYSTERESIS:
+        apply(s, now, rts_hyst_mit_on_cycle_end(&s->mit.u.hyst, now, earliness_ns));
+        break;
+    case RTSIM_MIT_BUDGET:
+        apply(s, now, rts_budget_mit_on_cycle_end(&s->mit.u.budget, now, earliness_ns));
+        break;
+    default:
+        break;
+    }
+}
+
+void mit_on_timer(struct rtsim *s, uint64_t now, unsigned timer)
+{
+    (void)timer;
+    if (s->mit.kind == RTSIM_MIT_BURST) apply(s, now, rts_burst_mit_on_timer_isr(&s->mit.u.burst, now));
+}
+
+bool mit_wants_report(const struct rtsim *s)
+{
+    return s->mit.kind == RTSIM_MIT_HYSTERESIS || s->mit.kind == RTSIM_MIT_BUDGET;
+}

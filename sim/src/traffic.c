@@ -1,0 +1,149 @@
+/* Traffic generators: constant, pyramid, steps and Poisson arrivals. */
+#include "traffic.h"
+
+#include <string.h>
+
+uint64_t prng_next(sim_prng *p)
+{
+    /* splitmix64 (Steele, Lea, Flood 2014): one add, three xor-shift-multiplies. */
+    uint64_t z = (p->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double prng_unit(sim_prng *p)
+{
+    /* 53 random bits, shifted into (0, 1]. */
+    return ((double)(prng_next(p) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+}
+
+double det_log(double x)
+{
+    /* x = m * 2^e with m in [1, 2); ln x = e ln 2 + 2 atanh((m-1)/(m+1)).
+     * Only +, -, *, / are used, which IEEE 754 rounds identically everywhere. */
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7FF) - 1023;
+    bits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    double z = (m - 1.0) / (m + 1.0);
+    double z2 = z * z;
+    double term = z;
+    double sum = 0.0;
+    for (int k = 1; k < 60; k += 2) {
+        sum += term / (double)k;
+        term *= z2;
+    }
+    return (double)e * 0.69314718055994530942 + 2.0 * sum;
+}
+
+void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, uint32_t index)
+{
+    g->cfg = cfg;
+    g->rng.s = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(index + 1));
+    (void)prng_next(&g->rng);
+    g->frac = 0.0;
+    g->seg = 0;
+    g->pyramid_steps = 0;
+    if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 && cfg->peak_pps > cfg->start_pps) {
+        double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
+        uint64_t k = (uint64_t)n;
+        if ((double)k < n) k++;
+        g->pyramid_steps = k;
+    }
+}
+
+/* Piecewise: the segment holding t (searched forward from the cached one). */
+static uint32_t piece_at(const sim_flow_gen *g, uint64_t t)
+{
+    const rtsim_flow_cfg *c = g->cfg;
+    uint32_t i = g->seg < c->n_rates ? g->seg : 0;
+    if (i > 0 && t < (uint64_t)c->rate_t_ns[i]) i = 0;
+    while (i + 1 < c->n_rates && t >= (uint64_t)c->rate_t_ns[i + 1]) i++;
+    return i;
+}
+
+double flow_rate_at(const sim_flow_gen *g, uint64_t t)
+{
+    const rtsim_flow_cfg *c = g->cfg;
+    if (t < (uint64_t)c->start_ns) return 0.0;
+    uint64_t u = t - (uint64_t)c->start_ns;
+    switch (c->pattern) {
+    case RTSIM_PAT_CONSTANT:
+    case RTSIM_PAT_POISSON:
+        return c->rate_pps;
+    case RTSIM_PAT_PYRAMID: {
+        uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
+        uint64_t n = g->pyramid_steps;
+        uint64_t up = k <= n ? k : (k <= 2 * n ? 2 * n - k : 0);
+        double r = c->start_pps + (double)up * c->step_pps;
+        return r > c->peak_pps ? c->peak_pps : r;
+    }
+    case RTSIM_PAT_PIECEWISE:
+        if (c->n_rates == 0 || u < (uint64_t)c->rate_t_ns[0]) return 0.0;
+        return c->rates_pps[piece_at(g, u)];
+    case RTSIM_PAT_STEPS: {
+        if (c->n_rates == 0) return 0.0;
+        uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
+        if (k >= c->n_rates) k = c->n_rates - 1;
+        return c->rates_pps[k];
+    }
+    default:
+        return 0.0;
+    }
+}
+
+/* Start of the next rate interval after t (pyramid and steps), or UINT64_MAX. */
+static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
+{
+    const rtsim_flow_cfg *c = g->cfg;
+    if (t < (uint64_t)c->start_ns) return (uint64_t)c->start_ns;
+    if (c->pattern == RTSIM_PAT_PIECEWISE) {
+        uint64_t u = t - (uint64_t)c->start_ns;
+        for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
+            if ((uint64_t)c->rate_t_ns[i] > u) return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
+        return UINT64_MAX;
+    }
+    if ((c->pattern != RTSIM_PAT_PYRAMID && c->pattern != RTSIM_PAT_STEPS) || c->step_every_ns <= 0)
+        return UINT64_MAX;
+    uint64_t every = (uint64_t)c->step_every_ns;
+    uint64_t u = t - (uint64_t)c->start_ns;
+    uint64_t k = u / every + 1;
+    uint64_t last = c->pattern == RTSIM_PAT_PYRAMID ? 2 * g->pyramid_steps + 1 : c->n_rates;
+    if (k > last) return UINT64_MAX;
+    return (uint64_t)c->start_ns + k * every;
+}
+
+uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
+{
+    for (int guard = 0; guard < 100000; guard++) {
+        if (g->cfg->pattern == RTSIM_PAT_PIECEWISE && t >= (uint64_t)g->cfg->start_ns)
+            g->seg = piece_at(g, t - (uint64_t)g->cfg->start_ns);
+        double r = flow_rate_at(g, t);
+        if (r <= 0.0) {
+            uint64_t nc = next_change(g, t);
+            if (nc == UINT64_MAX) return UINT64_MAX;
+            t = nc;
+            first = 1;
+            g->frac = 0.0;
+            continue;
+        }
+        double gap;
+        if (g->cfg->pattern == RTSIM_PAT_POISSON || (g->cfg->pattern == RTSIM_PAT_PIECEWISE && g->cfg->poisson)) {
+            gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
+        } else {
+            /* The first packet of a rate interval comes one gap after its start,
+             * so an interval of length L at rate r holds floor(L r) packets. */
+            gap = 1e9 / r;
+        }
+        (void)first;
+        gap += g->frac;
+        uint64_t whole = (uint64_t)gap;
+        g->frac = gap - (double)whole;
+        if (whole == 0) whole = 1;
+        return t + whole;
+    }
+    return UINT64_MAX;
+}

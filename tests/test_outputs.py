@@ -1,0 +1,256 @@
+"""Result writers, figures, report and progress bar, against a small stand-in result.
+
+The stand-in (``FakeResult``) lives only in the tests: it has the shape of
+:mod:`rtshield.result` (``summary()``, ``timeseries``, ``cycle_time_hist``) so
+the writers can be tested without running the engine.
+"""
+
+import io
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from rtshield import figures, outputs, runner
+from rtshield.errors import UsageError
+from rtshield.progress import ProgressBar
+from rtshield.scenario import loads_scenario
+from rtshield.tables import key_metrics, text_table
+
+SCENARIO = """
+[scenario]
+name = "fake_queue"
+description = "Writers test"
+source = "Danicki et al. §3, Figure 8"
+platform = "esp32-freertos"
+duration = "5s"
+[driver]
+queue = 500
+[mitigation]
+kind = "queue"
+[[flows]]
+name = "syn"
+pattern = "pyramid"
+start = "0pps"
+peak = "20000pps"
+step = "10000pps"
+step_every = "1s"
+"""
+
+
+class FakeResult:
+    def __init__(self, n=5, scale=1.0):
+        t = np.arange(n, dtype=float)
+        offered = np.array([0, 10000, 20000, 10000, 0][:n], dtype=np.int64)
+        self.timeseries = {
+            "t_s": t,
+            "offered": offered,
+            "irq_raised": offered,
+            "isr_runs": offered,
+            "irq_lost": np.zeros(n, dtype=np.int64),
+            "received": offered,
+            "processed": (offered * 0.9).astype(np.int64),
+            "delivered": (offered * 0.9).astype(np.int64),
+            "dropped_queue_full": (offered * 0.1).astype(np.int64),
+            "cycles": np.array([100, 100, 90, 100, 100][:n], dtype=np.int64),
+            "lateness_pct": np.array([0.0, 0.0, 12.5 * scale, 0.0, 0.0][:n]),
+            "lateness_max_pct": np.array([0.0, 0.0, 3.25, 0.0, 0.0][:n]),
+            "misses": np.array([0, 0, 7, 0, 0][:n], dtype=np.int64),
+            "cpu_isr": np.array([0.0, 0.1, 0.2, 0.1, 0.0][:n]),
+            "rx_disabled_s": np.zeros(n),
+        }
+        edges = np.arange(0, 20001, 500, dtype=float)
+        counts = np.zeros(len(edges) - 1)
+        counts[20] = 480
+        counts[21] = 10
+        self.cycle_time_hist = (edges, counts)
+        self._scale = scale
+
+    def summary(self):
+        return {
+            "scenario": "fake_queue",
+            "seed": 1,
+            "duration_s": 5.0,
+            "totals": {"offered": np.int64(40000), "irq_raised": 40000, "isr_runs": 40000,
+                       "irq_lost": 0, "received": 40000, "processed": 36000,
+                       "delivered": 36000, "dropped": {"queue_full": 4000}},
+            "critical": {"cycles": 490, "misses": 7, "lateness_max_pct": 3.25,
+                         "lateness_bin_max_pct": 12.5 * self._scale,
+                         "lateness_sum_pct": 12.5 * self._scale,
+                         "cycle_time_us": {"min": 9999.0, "p50": 10000.0, "p99": 10325.0,
+                                           "max": 10325.0}},
+            "flows": {"syn": {"offered": 40000, "delivered": 36000, "dropped": 4000,
+                              "latency_us": {"p50": 55.5, "p99": 900.0, "max": 1200.0}}},
+            "cpu": {"isr": 0.08, "critical": 0.4, "driver": np.float64(1 / 3)},
+            "mitigation": {"name": "queue", "parameters": {"queue": 500},
+                           "counters": {"disables": 12}},
+        }
+
+
+@pytest.fixture
+def scenario():
+    return loads_scenario(SCENARIO, "fake.toml")
+
+
+def test_summary_json_is_sorted_rounded_and_stable():
+    s = FakeResult().summary()
+    s["critical"]["odd"] = float("nan")
+    text = outputs.format_summary_json(s)
+    assert text == outputs.format_summary_json(FakeResult().summary() | {
+        "critical": s["critical"]})
+    data = json.loads(text)
+    assert list(data) == sorted(data)
+    assert data["cpu"]["driver"] == 0.333333333  # 9 significant digits
+    assert data["critical"]["odd"] is None
+    assert data["totals"]["offered"] == 40000 and isinstance(data["totals"]["offered"], int)
+    assert text.endswith("}\n")
+
+
+def test_normalize_rejects_unknown_types():
+    with pytest.raises(TypeError):
+        outputs.normalize({"x": object()})
+
+
+def test_timeseries_csv_and_parquet(tmp_path):
+    ts = FakeResult().timeseries
+    paths = outputs.write_timeseries(tmp_path, ts)
+    assert [p.name for p in paths] == ["timeseries.csv", "timeseries.parquet"]
+    lines = (tmp_path / "timeseries.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    assert header[:8] == ["t_s", "offered", "irq_raised", "isr_runs", "irq_lost", "received",
+                          "processed", "delivered"]
+    assert header.index("dropped_queue_full") < header.index("cycles") < header.index(
+        "lateness_pct") < header.index("cpu_isr") < header.index("rx_disabled_s")
+    assert len(lines) == 6
+    row2 = dict(zip(header, lines[3].split(","), strict=True))
+    assert row2["offered"] == "20000" and row2["lateness_pct"] == "12.5" and row2["t_s"] == "2"
+    table = pq.read_table(tmp_path / "timeseries.parquet")
+    assert table.column_names == header
+    assert table.column("offered").to_pylist() == [0, 10000, 20000, 10000, 0]
+
+
+def test_timeseries_columns_must_agree():
+    with pytest.raises(ValueError):
+        outputs.timeseries_csv({"t_s": [0, 1], "offered": [1]})
+
+
+def test_atomic_write_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "summary.json"
+    outputs.atomic_write(target, "old\n")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(outputs.os, "replace", boom)
+    with pytest.raises(OSError):
+        outputs.atomic_write(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_prepare_out_dir(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(UsageError, match="--out: .* not a directory"):
+        outputs.prepare_out_dir(f)
+    with pytest.raises(UsageError, match="--out: cannot create"):
+        outputs.prepare_out_dir(f / "sub")
+    d = outputs.prepare_out_dir(tmp_path / "a" / "b")
+    assert d.is_dir() and list(d.iterdir()) == []
+
+
+def test_figures_are_png_and_deterministic(tmp_path):
+    r = FakeResult()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = figures.run_figures(r, "fake", tmp_path / "a", period_us=10000)
+    b = figures.run_figures(r, "fake", tmp_path / "b", period_us=10000)
+    assert set(a) == {"packets", "critical", "cycle_time"}
+    for k in a:
+        data = a[k].read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        assert data == b[k].read_bytes()
+
+
+def test_cycle_time_figure_skips_empty_histograms():
+    assert figures.cycle_time_figure(None, "x") is None
+    assert figures.cycle_time_figure(([0, 1, 2], [0, 0]), "x") is None
+    assert figures.cycle_time_figure(([0, 1], [0, 0]), "x") is None  # wrong shape
+
+
+def test_run_report_is_self_contained(tmp_path, scenario):
+    entry = runner.write_run(scenario, FakeResult(), tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 3
+    assert "fake_queue" in html and "Danicki et al. §3, Figure 8" in html
+    assert "RX queue 500 packets" in html
+    assert "queue_full" in html and "disables" in html
+    assert 'src="http' not in html
+    assert entry.summary["critical"]["misses"] == 7
+    for name in ("summary.json", "timeseries.csv", "timeseries.parquet", "packets.png"):
+        assert (tmp_path / name).is_file()
+
+
+def test_results_survive_a_figure_failure(tmp_path, scenario, monkeypatch):
+    def broken(*a, **k):
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(figures, "run_figures", broken)
+    with pytest.raises(RuntimeError):
+        runner.write_run(scenario, FakeResult(), tmp_path)
+    assert json.loads((tmp_path / "summary.json").read_text())["seed"] == 1
+    assert (tmp_path / "timeseries.csv").is_file()
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_compare_report_has_every_run(tmp_path, scenario):
+    outs = []
+    for i, scale in enumerate((1.0, 4.0)):
+        d = tmp_path / "runs" / f"r{i}"
+        d.mkdir(parents=True)
+        r = FakeResult(scale=scale)
+        e = runner.write_run(scenario, r, d)
+        outs.append(runner.RunOutcome(e, r.timeseries, d, 0.0))
+    path = runner.compare(outs, tmp_path, "Two runs", "intro text")
+    html = path.read_text()
+    assert "Two runs" in html and "intro text" in html
+    assert "50.0 %" in html and "12.5 %" in html  # both runs' worst-bin lateness
+    comp = json.loads((tmp_path / "comparison.json").read_text())
+    assert set(comp) == {"r0", "r1"}
+    for name in ("compare_packets.png", "compare_critical.png", "compare_processed.png",
+                 "compare_lateness.png"):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_key_metrics_and_text_table():
+    rows = dict(key_metrics(FakeResult().summary()))
+    assert rows["packets sent"] == "40 000"
+    assert rows["packets dropped"] == "4 000"
+    assert rows["worst 1-bin accumulated lateness"] == "12.5 %"
+    assert rows["cycle time p99"] == "10 325.0 µs"
+    assert rows["CPU share: driver"] == "33.3 %"
+    assert dict(key_metrics({}))["critical cycles"] == "—"
+    t = text_table(["", "a"], [["x", "1"], ["long name", "22"]]).splitlines()
+    assert len(t) == 4 and t[3].endswith("22") and t[2].endswith(" 1")
+
+
+def test_progress_bar_waits_a_second_then_draws():
+    now = [0.0]
+    buf = io.StringIO()
+    bar = ProgressBar("q", stream=buf, enabled=True, clock=lambda: now[0])
+    bar(1, 10)
+    assert buf.getvalue() == ""
+    now[0] = 1.5
+    bar(5, 10)
+    assert "50.0%" in buf.getvalue() and buf.getvalue().startswith("\r")
+    bar.close()
+    assert buf.getvalue().endswith("\n") and "100.0%" in buf.getvalue()
+
+
+def test_progress_bar_silent_when_disabled():
+    buf = io.StringIO()
+    bar = ProgressBar("q", stream=buf, enabled=False, delay=0)
+    bar(5, 10)
+    bar.close()
+    assert buf.getvalue() == ""

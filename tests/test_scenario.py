@@ -1,0 +1,276 @@
+"""Scenario files: the valid shape, and precise one-line errors for bad input."""
+
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from rtshield.errors import UsageError
+from rtshield.scenario import (
+    available_platforms,
+    load_platform,
+    load_scenario,
+    loads_scenario,
+)
+
+BASE = """
+[scenario]
+name = "queue_500"
+description = "Queue Mitigation with a queue of 500 packets"
+source = "Danicki et al. §3, Figure 8"
+platform = "esp32-freertos"
+duration = "40s"
+bin = "1s"
+seed = 7
+
+[costs]
+isr_per_packet = "6us"
+
+[critical]
+period = "10ms"
+work = "4ms"
+priority = 3
+
+[driver]
+priority = 2
+queue = 500
+
+[nic]
+kind = "edge"
+
+[mitigation]
+kind = "queue"
+
+[[flows]]
+name = "syn"
+protocol = "tcp"
+dst_port = 80
+size = 60
+pattern = "pyramid"
+start = "0pps"
+peak = "150000pps"
+step = "10000pps"
+step_every = "1s"
+"""
+
+
+def test_valid_scenario_is_typed_and_merged_with_the_preset():
+    s = loads_scenario(BASE, "q.toml")
+    assert s.name == "queue_500"
+    assert s.platform.name == "esp32-freertos"
+    assert s.duration_ns == 40 * 10**9 and s.bin_ns == 10**9 and s.bins == 40
+    assert s.seed == 7
+    assert s.critical.period_ns == 10_000_000 and s.critical.work_ns == 4_000_000
+    assert s.critical.core == 0  # from the preset's [defaults.critical]
+    assert s.driver.queue == 500 and s.driver.priority == 2
+    assert s.nic.kind == "edge" and s.nic.ring is None
+    assert s.mitigation.kind == "queue" and s.mitigation.parameters() == {}
+    # [costs] override replaces one key; the others come from the preset.
+    _, preset_costs, _ = load_platform("esp32-freertos")
+    assert s.costs["isr_per_packet"] == 6_000
+    for k in preset_costs:
+        if k != "isr_per_packet":
+            assert s.costs[k] == preset_costs[k]
+    assert set(s.costs) == set(preset_costs)
+
+
+def test_preset_defaults_fill_missing_sections():
+    text = BASE.replace('[critical]\nperiod = "10ms"\nwork = "4ms"\npriority = 3\n', "")
+    s = loads_scenario(text, "q.toml")
+    assert s.critical.period_ns == 10_000_000
+    assert s.critical.priority > s.driver.priority
+
+
+def test_pyramid_schedule_rises_in_steps_and_falls_back():
+    s = loads_scenario(BASE, "q.toml")
+    sched = s.flows[0].schedule(s.duration_ns)
+    rates = [r for _, r in sched]
+    assert rates[0] == 0.0
+    assert max(rates) == 150000.0
+    # 0, 10k, ..., 150k, 140k, ..., 0: 31 levels of 1 s each
+    assert len(sched) == 31
+    assert sched[15] == (15 * 10**9, 150000.0)
+    assert sched[-1] == (30 * 10**9, 0.0)
+    assert s.flows[0].rate_at(5_500_000_000, s.duration_ns) == 50000.0
+    assert s.flows[0].rate_at(25_500_000_000, s.duration_ns) == 50000.0
+    assert not s.flows[0].random
+
+
+def test_steps_constant_poisson_begin_end():
+    text = """
+[scenario]
+name = "mix"
+platform = "esp32-freertos"
+duration = "10s"
+[[flows]]
+name = "bg"
+pattern = "poisson"
+protocol = "udp"
+dst_port = 502
+rate = "200pps"
+[[flows]]
+name = "flood"
+pattern = "steps"
+rates = ["1kHz", "600/20ms", "0pps"]
+step_every = "2s"
+begin = "1s"
+[[flows]]
+name = "c"
+pattern = "constant"
+rate = "5000pps"
+begin = "2s"
+"""
+    s = loads_scenario(text, "mix.toml")
+    assert s.flows[0].random and s.flows[0].schedule(s.duration_ns) == ((0, 200.0),)
+    assert s.flows[1].schedule(s.duration_ns) == (
+        (0, 0.0), (10**9, 1000.0), (3 * 10**9, 30000.0), (5 * 10**9, 0.0))
+    assert s.flows[2].schedule(s.duration_ns) == ((0, 0.0), (2 * 10**9, 5000.0))
+    assert s.nic.core == s.driver.core == s.critical.core == 0
+    assert s.platform.time_slicing is True
+    assert s.mitigation.kind == "none"
+
+
+def test_mitigation_parameters_are_typed():
+    text = BASE.replace('kind = "queue"', 'kind = "hysteresis"\nblock_below = 0.10\n'
+                        'unblock_above = "50%"\nsleep = "2ms"')
+    m = loads_scenario(text, "h.toml").mitigation
+    assert (m.block_below, m.unblock_above, m.sleep_ns) == (0.10, 0.50, 2_000_000)
+    assert m.parameters() == {"block_below": 0.1, "unblock_above": 0.5, "sleep": "2ms"}
+    text = BASE.replace('kind = "queue"', 'kind = "burst"\nslice = "20ms"\ncapacity = 600')
+    m = loads_scenario(text, "b.toml").mitigation
+    assert (m.slice_ns, m.capacity) == (20_000_000, 600)
+
+
+def test_scenario_is_frozen_and_picklable():
+    s = loads_scenario(BASE, "q.toml")
+    with pytest.raises(AttributeError):
+        s.seed = 3  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(s)) == s
+
+
+def test_overrides_shorten_a_run():
+    s = loads_scenario(BASE, "q.toml", overrides={"scenario": {"duration": "5s"}})
+    assert s.duration_ns == 5 * 10**9
+    assert s.driver.queue == 500
+
+
+# Each bad input: (what to change, the text the message must contain).
+BAD = [
+    # unknown key / section
+    (("[driver]\n", "[driver]\ncolour = 1\n"), "[driver] colour: unknown key"),
+    (("[nic]\n", "[nics]\n"), "[nics]: unknown section"),
+    # wrong unit / bad type
+    (('period = "10ms"', "period = 10"), "[critical] period:"),
+    (('period = "10ms"', 'period = "10 parsecs"'), "[critical] period:"),
+    (('peak = "150000pps"', 'peak = "150000"'), "[flows #1] peak:"),
+    (("queue = 500", 'queue = "500"'), "[driver] queue: expected a whole number"),
+    (("seed = 7", "seed = -1"), "[scenario] seed: must be at least 0"),
+    # contradictory or out of range
+    (("queue = 500", "queue = 0"), "[driver] queue: must be at least 1"),
+    (('bin = "1s"', 'bin = "50s"'), "[scenario] bin:"),
+    (('bin = "1s"', 'bin = "3s"'), "[scenario] duration: must be a whole number of bins"),
+    (('kind = "queue"', 'kind = "hysteresis"\nblock_below = 0.5\nunblock_above = 0.1'),
+     "[mitigation] unblock_above: must be greater than block_below"),
+    (('kind = "queue"', 'kind = "hysteresis"\nblock_below = 1.5\nunblock_above = 0.1'),
+     "[mitigation] block_below: must lie between 0 and 1"),
+    (('kind = "queue"', 'kind = "queue"\ncapacity = 600'),
+     "[mitigation] capacity: is a parameter of burst, not of kind = 'queue'"),
+    (('kind = "queue"', 'kind = "burst"\nslice = "20ms"'), "[mitigation] capacity: missing"),
+    (('kind = "queue"', 'kind = "magic"'), "[mitigation] kind: 'magic' is not one of"),
+    (('kind = "edge"', 'kind = "edge"\nring = 64'), "[nic] ring: only applies to"),
+    (('kind = "edge"', 'kind = "dma_ring"'), "[nic] ring: missing"),
+    (('platform = "esp32-freertos"', 'platform = "pdp11"'),
+     "[scenario] platform: unknown preset 'pdp11' (available: "),
+    (('isr_per_packet = "6us"', 'isr_fast = "6us"'), "[costs] isr_fast: unknown key"),
+    (('isr_per_packet = "6us"', "isr_per_packet = 6"), "[costs] isr_per_packet:"),
+    (('step = "10000pps"', 'step = "0pps"'), "[flows #1] step: must be above 0pps"),
+    (('kind = "edge"', 'kind = "edge"\ncore = 2'), "[nic] core: platform"),
+    (('start = "0pps"', 'start = "0pps"\nend = "20s"'), "[flows #1] end: unknown key"),
+    (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "s"\npattern = "steps"\n'
+      'rates = []\nstep_every = "1s"'), "[flows #2] rates: expected a"),
+    (('start = "0pps"', 'start = "200000pps"'), "[flows #1] peak: must not be below start"),
+    (('pattern = "pyramid"', 'pattern = "constant"'), "[flows #1] start: belongs to pattern"),
+    (("dst_port = 80", "dst_port = 70000"), "[flows #1] dst_port: must be at most 65535"),
+    (('protocol = "tcp"', 'protocol = "sctp"'), "[flows #1] protocol:"),
+    (("priority = 3\n", "priority = 3\ncore = 5\n"), "[critical] core: platform"),
+    (('work = "4ms"', 'work = "0ms"'), "[critical] work: must be longer than zero"),
+    (('name = "queue_500"', "name = 3"), "[scenario] name: expected a string"),
+    (('duration = "40s"', ""), "[scenario] duration: missing"),
+    (("[[flows]]\n", '[[tasks]]\nkind = "worker"\nname = "w"\npriority = 1\nflow = "x"\n'
+      'work = "1ms"\n[[flows]]\n'), "[tasks #1] flow: no flow named 'x'"),
+    (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "syn"\npattern = "constant"\n'
+      'rate = "1pps"'),
+     "[flows #2] name: 'syn' is used by two flows"),
+    (("seed = 7", "seed = 7\nseed = 8"), "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("change,expected", BAD, ids=[e for _, e in BAD])
+def test_bad_input_names_the_key(change, expected):
+    old, new = change
+    assert old in BASE, old
+    text = BASE.replace(old, new, 1)
+    with pytest.raises(UsageError) as ei:
+        loads_scenario(text, "bad.toml")
+    msg = str(ei.value)
+    assert expected in msg, msg
+    assert msg.startswith("bad.toml") or msg.startswith("/"), msg
+    assert "\n" not in msg
+
+
+def test_unknown_platform_lists_the_available_ones():
+    with pytest.raises(UsageError) as ei:
+        loads_scenario(BASE.replace("esp32-freertos", "nope"), "x.toml")
+    for name in available_platforms():
+        assert name in str(ei.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(UsageError, match="no such file"):
+        load_scenario(tmp_path / "absent.toml")
+
+
+def test_every_committed_scenario_loads():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "scenarios"
+    files = sorted(root.rglob("*.toml"))
+    assert files
+    for f in files:
+        s = load_scenario(f)
+        assert s.flows, f
+
+
+def test_cli_bad_scenario_exits_2_with_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BASE.replace("queue = 500", "queue = 0"), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "rtshield", "run", str(bad), "--out", str(tmp_path / "o")],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "[driver] queue" in lines[0]
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_too_many_flows():
+    extra = "".join(f'[[flows]]\nname = "f{i}"\npattern = "constant"\nrate = "1pps"\n'
+                    for i in range(8))
+    with pytest.raises(UsageError, match=r"\[\[flows\]\]: at most 8 flows"):
+        loads_scenario(BASE + extra, "many.toml")
+
+
+def test_limits_agree_with_the_engine_header():
+    from rtshield import _native, scenario
+
+    _, lib = _native.load()
+    if not hasattr(lib, "RTSIM_MAX_FLOWS"):
+        pytest.skip("engine header not in this build")
+    assert scenario.MAX_CORES == lib.RTSIM_MAX_CORES
+    assert scenario.MAX_TASKS == lib.RTSIM_MAX_TASKS
+    assert scenario.MAX_FLOWS == lib.RTSIM_MAX_FLOWS
+    assert scenario.MAX_RATES == lib.RTSIM_MAX_RATES
