@@ -72,7 +72,8 @@ def test_server_budget(tmp_path):
 
 def test_burst_mitigation_capacity(tmp_path):
     s = load(tmp_path, AVR + '[[source]]\nname = "rx"\nmodel = "burst_mitigation"\n'
-                              'slice = "20ms"\ncapacity = "?"\nwork = "400cyc"\n' + BG)
+                              'slice = "20ms"\ncapacity = "?"\nwork = "400cyc"\n'
+                              'clock_resolution = "1us"\n' + BG)
     d = design_system(s)
 
     def setter(s2, v):

@@ -133,6 +133,7 @@ def test_burst_mitigation_double_burst(tmp_path):
     k = table2()
     s = system(tmp_path, '[[source]]\nname = "rx"\nmodel = "burst_mitigation"\nslice = "20ms"\n'
                          'capacity = 10\nwork = "100cyc"\ndriver_work = "50us"\n'
+                         'clock_resolution = "0ns"\n'
                          'driver_priority = 1\n')
     t = tasks_by_name(s)
     C = (10 * (k["t_int"] + 100 + k["t_count"]) + k["t_flip"]) * CYC
@@ -251,3 +252,12 @@ def test_libshield_helpers_used_when_present():
     truth = native.sources_of_truth()
     for key, sym in (("round_burst", "rts_bursty_burst_sizes"), ("ds_demand", "rts_dserver_dbf")):
         assert truth[key] == ("libshield" if hasattr(lib, sym) else "python")
+
+
+def test_burst_mitigation_slice_shortened_by_tick(tmp_path):
+    body = ('[[source]]\nname = "rx"\nmodel = "burst_mitigation"\nslice = "20ms"\n'
+            'capacity = 10\n{}')
+    s = system(tmp_path, body.format(""), platform="ethernut-avr")  # 1 ms tick
+    assert tasks_by_name(s)["rx.burst"].T == 19_000_000
+    s = system(tmp_path, body.format('clock_resolution = "0ns"\n'), platform="ethernut-avr")
+    assert tasks_by_name(s)["rx.burst"].T == 20_000_000

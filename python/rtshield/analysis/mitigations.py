@@ -78,6 +78,17 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
             raise UsageError(f"source.{n}.capacity: open (\"?\"); use `rtshield design`")
         K, S = src.capacity, src.slice
         assert S is not None
+        # The ISR reads the OS tick count: slice boundaries are only known to
+        # one tick, so a slice can be up to one tick shorter in real time.
+        res = src.clock_resolution
+        if res is None:
+            res = system.costs["tick"] if system.tick and "tick" in system.costs else 0
+        if res >= S:
+            raise ModelInfeasible(
+                f"source.{n}.slice: the clock resolution ({res} ns, the tick) is not shorter "
+                "than the slice; set clock_resolution"
+            )
+        S = S - res
         per = c("t_int") + src.work + c("t_count")
         C = K * per + c("t_flip")
         if C > S:
@@ -87,7 +98,8 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
             )
         tasks = [
             _isr(f"{n}.burst", C, S, p, n,
-                 f"Burst Mitigation K={K}: 2K back to back via jitter T - C",
+                 f"Burst Mitigation K={K}: 2K back to back via jitter T - C"
+                 + (f"; slice shortened by the clock resolution {res} ns" if res else ""),
                  J=S - C, chunk=per + c("t_flip")),
             _isr(f"{n}.slice", c("t_expire") + c("t_flip"), S, src.timer_priority, n,
                  "slice start: re-enable the RX interrupt"),

@@ -94,6 +94,7 @@ class Source:
     burst_model: str = "jitter"  # or "double"
     slice: int | None = None  # burst_mitigation
     capacity: int | None = None  # burst_mitigation
+    clock_resolution: int | None = None  # burst_mitigation: granularity of the ISR's clock
     queue: int | None = None  # queue_mitigation
     driver_work: int = 0
     driver_priority: int | None = None
@@ -511,6 +512,7 @@ def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
     elif model == "burst_mitigation":
         src.slice = r.duration("slice", positive=True)
         src.capacity = r.integer("capacity", minimum=1, allow_open=True)
+        src.clock_resolution = r.opt_duration("clock_resolution")
         src.driver_work = r.opt_duration("driver_work") or 0
         if r.has("driver_priority"):
             src.driver_priority = r.integer("driver_priority", minimum=-(10**9))
