@@ -21,7 +21,7 @@ def write(tmp_path, text):
         ("[system]\nname = 1\n" + GOOD_TASK, "system.name"),
         ("[system]\nfoo = 1\n" + GOOD_TASK, "system.foo: unknown key"),
         ("[sytem]\n" + GOOD_TASK, "sytem: unknown section"),
-        ('[system]\nplatform = "nope"\n' + GOOD_TASK, "system.platform: unknown platform"),
+        ('[system]\nplatform = "nope"\n' + GOOD_TASK, "system.platform: unknown preset"),
         ("[system]\nnesting = 1\n" + GOOD_TASK, "system.nesting"),
         ('[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\n', "task.t.priority: missing"),
         ('[[task]]\nname = "t"\nwcet = 3\nperiod = "10ms"\npriority = 1\n', "task.t.wcet"),

@@ -39,7 +39,6 @@ __all__ = [
     "System",
     "load_system",
     "load_platform",
-    "platform_path",
     "SOURCE_MODELS",
 ]
 
@@ -49,7 +48,6 @@ OPEN = "?"
 class ModelInfeasible(UsageError):
     """A parameter value makes a model impossible (e.g. a burst longer than its period)."""
 
-PLATFORM_DIR = Path(__file__).resolve().parent.parent / "platforms"
 
 SOURCE_MODELS = (
     "pure",
@@ -288,16 +286,6 @@ class _Reader:
             raise UsageError(f"{self.key(extra[0])}: unknown key")
 
 
-def platform_path(name: str, base: Path | None = None) -> Path:
-    """Resolve a platform name (``atmega103-tinyos``) or a path to a .toml file."""
-    if name.endswith(".toml"):
-        p = Path(name)
-        if not p.is_absolute() and base is not None:
-            p = base / p
-        return p
-    return PLATFORM_DIR / f"{name}.toml"
-
-
 def _read_toml(path: Path, what: str) -> dict:
     try:
         with open(path, "rb") as f:
@@ -310,36 +298,27 @@ def _read_toml(path: Path, what: str) -> dict:
         raise UsageError(f"{path}: not valid TOML ({e})") from None
 
 
-def load_platform(name: str, base: Path | None = None) -> tuple[float | None, dict[str, int], dict]:
-    """Read a platform cost table; returns (clock_hz, costs in ns, [platform] table).
+def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
+    """Read a platform preset; returns (clock_hz, costs in ns, description).
 
-    Files live in ``rtshield/platforms/NAME.toml`` and are shared with the
-    simulator's presets: ``[platform]`` (name, description, source, clock_hz)
-    and ``[costs]`` (named durations, ``"79cyc"`` allowed).
+    Presets are shared with the simulator (``rtshield/platforms/NAME.toml``)
+    and read with its loader, :func:`rtshield.scenario.load_platform`; the
+    RTOS tick (``[platform] tick`` and ``tick_isr``) is added to the costs as
+    ``tick`` and ``tick_isr`` so the analysis can model it as an interrupt.
     """
-    path = platform_path(name, base)
-    if not path.exists():
-        avail = sorted(p.stem for p in PLATFORM_DIR.glob("*.toml"))
-        raise UsageError(
-            f"system.platform: unknown platform {name!r} (available: {', '.join(avail)})"
-        )
-    doc = _read_toml(path, "system.platform")
-    meta = doc.get("platform", {})
-    if not isinstance(meta, dict):
-        raise UsageError(f"{path}: [platform] must be a table")
-    clock = meta.get("clock_hz")
-    if clock is not None and (isinstance(clock, bool) or not isinstance(clock, (int, float))
-                              or clock <= 0):
-        raise UsageError(f"{path}: platform.clock_hz must be a positive number")
-    costs_raw = doc.get("costs", {})
-    if not isinstance(costs_raw, dict):
-        raise UsageError(f"{path}: [costs] must be a table")
-    costs = {k: duration_ns(v, f"costs.{k}", clock_hz=clock) for k, v in costs_raw.items()}
-    # The RTOS tick (shared with the simulator's presets) is an interrupt too.
-    for key, name in (("tick", "tick"), ("tick_isr", "tick_isr")):
-        if key in meta:
-            costs[name] = duration_ns(meta[key], f"platform.{key}", clock_hz=clock)
-    return (float(clock) if clock else None), costs, meta
+    from rtshield.scenario import load_platform as scenario_platform
+
+    try:
+        plat, costs, _ = scenario_platform(name)
+    except UsageError as e:
+        msg = str(e)
+        raise UsageError("system." + msg if msg.startswith("platform:") else
+                         f"system.platform: {msg}") from None
+    out = dict(costs)
+    out["tick"] = plat.tick_ns
+    out["tick_isr"] = plat.tick_isr_ns
+    meta = {"name": plat.name, "description": plat.description, "source": plat.source}
+    return plat.clock_hz, out, meta
 
 
 # ---------------------------------------------------------------- loader
@@ -361,7 +340,7 @@ def load_system(path: str | Path) -> System:
     if platform is not None:
         if not isinstance(platform, str):
             raise UsageError(f"system.platform: expected a name, got {platform!r}")
-        clock, costs, _ = load_platform(platform, path.parent)
+        clock, costs, _ = load_platform(platform)
     if sysr.has("clock_hz"):
         c = sysr.raw("clock_hz")
         if isinstance(c, bool) or not isinstance(c, (int, float)) or c <= 0:
