@@ -12,6 +12,7 @@ rts_err rts_bursty_init(rts_bursty *b, rts_time_ns period_ns, rts_bursty_mode mo
     }
     b->period_ns = period_ns;
     b->t0 = 0u;
+    b->next_tick = period_ns;
     b->mode = mode;
     b->n_sources = 0u;
     b->disabled_mask = 0u;
@@ -60,14 +61,22 @@ rts_err rts_bursty_set_burst(rts_bursty *b, uint32_t id, uint32_t burst)
     return RTS_OK;
 }
 
-/* The first phase point t0 + k*period (k >= 1) strictly after `now`. */
-static rts_time_ns phase_after(const rts_bursty *b, rts_time_ns now)
+/* The first phase point t0 + k*period (k >= 1) strictly after `now`,
+ * remembered in next_tick. The common cases (the tick that was due, or a
+ * timer still ahead) need no division. */
+static rts_time_ns phase_after(rts_bursty *b, rts_time_ns now)
 {
     const rts_time_ns first = b->t0 + b->period_ns;
     if (now < first) {
-        return first;
+        b->next_tick = first;
+    } else if (now < b->next_tick && b->next_tick - now <= b->period_ns) {
+        /* still ahead and within one period: it is the next phase point */
+    } else if (now >= b->next_tick && now - b->next_tick < b->period_ns) {
+        b->next_tick += b->period_ns;
+    } else {
+        b->next_tick = b->t0 + ((now - b->t0) / b->period_ns + 1u) * b->period_ns;
     }
-    return b->t0 + ((now - b->t0) / b->period_ns + 1u) * b->period_ns;
+    return b->next_tick;
 }
 
 /* Lazy mode: the timer interrupt goes on, its stale pending bit cleared
@@ -84,16 +93,17 @@ rts_action rts_bursty_start(rts_bursty *b, rts_time_ns now)
 {
     rts_action a = {RTS_ACT_NONE, 0u};
     b->t0 = now;
+    b->next_tick = now + b->period_ns;
     if (b->mode == RTS_BURSTY_TIMER_PERIODIC) {
         b->timer_irq_on = true;
         a.flags = RTS_ACT_ARM_TIMER | RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ;
-        a.timer_at = now + b->period_ns;
+        a.timer_at = b->next_tick;
     } else if (b->disabled_mask != 0u) {
         a.flags = lazy_timer_on(b, &a, now);
     } else {
         b->timer_irq_on = false;
         a.flags = RTS_ACT_ARM_TIMER | RTS_ACT_DISABLE_TIMER_IRQ;
-        a.timer_at = now + b->period_ns;
+        a.timer_at = b->next_tick;
     }
     return a;
 }

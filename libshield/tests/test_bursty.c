@@ -120,6 +120,11 @@ static void test_lazy_timer_actions(void)
         {"tick with sources over threshold keeps the timer irq on", TICK, 3100, RTS_ACT_ARM_TIMER, 4100, 5, 0, 0},
         {"1st after the tick", IRQ0, 3200, ADM, 0, 0, 1, 0},
         {"tick with nothing over threshold: timer irq off", TICK, 4100, LAZY_OFF, 5100, 0, 0, 0},
+        {"1st", IRQ0, 4600, ADM, 0, 0, 1, 0},
+        {"N-th while the timer is still ahead: armed at that same phase point", IRQ0, 4700,
+         ADM_OFF | TIMER_ON, 5100, 0, 2, 1},
+        {"tick re-enables, stays on", TICK, 5100, RTS_ACT_ARM_TIMER, 6100, 1, 0, 0},
+        {"quiet tick: off", TICK, 6100, LAZY_OFF, 7100, 0, 0, 0},
         {"counter survives the untaken ticks of underload", IRQ0, 9050, ADM, 0, 0, 1, 0},
         {"N-th arrival at exactly a phase point: timer armed for the next one", IRQ0, 9100,
          ADM_OFF | TIMER_ON, 10100, 0, 2, 1},
@@ -127,7 +132,7 @@ static void test_lazy_timer_actions(void)
     rts_bursty b;
     setup(&b, RTS_BURSTY_TIMER_LAZY, 1000, 100, 2, 2, 1);
     run_rows(&b, rows, sizeof rows / sizeof rows[0]);
-    CHECK_EQ(b.timer_enables, 2);
+    CHECK_EQ(b.timer_enables, 3);
     CHECK(b.timer_irq_on);
     /* A restart while a line is held off keeps the timer interrupt on. */
     rts_action a = rts_bursty_start(&b, 9500);

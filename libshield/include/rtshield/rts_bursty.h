@@ -35,12 +35,14 @@
  * interrupts in a short window); the timer with
  * C = t_expire + t_clear + t_flip, T = period.
  *
- * Cost: rts_bursty_on_irq_isr() is O(1), no loop, with one 64-bit division
- * only in lazy mode on the arrival that enables the timer interrupt.
- * rts_bursty_on_tick_isr() loops once over the registered sources
- * (at most RTS_BURSTY_MAX_SOURCES iterations) and does one 64-bit division.
- * rts_bursty_on_tick_apply_isr() adds at most RTS_BURSTY_MAX_SOURCES calls
- * of rts_port_apply().
+ * Cost: rts_bursty_on_irq_isr() is O(1), no loop. rts_bursty_on_tick_isr()
+ * loops once over the registered sources (at most RTS_BURSTY_MAX_SOURCES
+ * iterations). Finding the next phase point is an addition when the tick
+ * runs within a period of its due time; it takes one 64-bit division when
+ * phase points were missed (a late tick, or in lazy mode the arrival that
+ * enables the timer interrupt after a long underload).
+ * rts_bursty_on_tick_apply_isr() adds at most RTS_BURSTY_MAX_SOURCES + 1
+ * calls of rts_port_apply().
  */
 #ifndef RTSHIELD_RTS_BURSTY_H
 #define RTSHIELD_RTS_BURSTY_H
@@ -68,6 +70,7 @@ typedef struct rts_bursty_source {
 typedef struct rts_bursty {
     rts_time_ns period_ns;    /**< timer period = 1 / burst arrival rate, ns */
     rts_time_ns t0;           /**< phase origin: ticks at t0 + k*period */
+    rts_time_ns next_tick;    /**< the phase point last asked for */
     rts_bursty_mode mode;     /**< periodic or lazy timer interrupt */
     uint32_t n_sources;       /**< registered sources: ids 0..n_sources-1 */
     uint32_t disabled_mask;   /**< bit i: the limiter holds source i's line off */
@@ -142,7 +145,8 @@ rts_action rts_bursty_on_irq_isr(rts_bursty *b, uint32_t id, rts_time_ns now);
  * A tick of the shared timer at time `now`: clears every counter and
  * re-enables every line the limiter held off.
  * Context: the timer ISR. Cost: one pass over the registered sources
- * (<= RTS_BURSTY_MAX_SOURCES iterations), one 64-bit division.
+ * (<= RTS_BURSTY_MAX_SOURCES iterations); one 64-bit division only when
+ * phase points were missed.
  * @param reenable_out receives the bitmask of source ids whose line must be
  *        re-enabled (RTS_ACT_ENABLE_LINE with that source's target); may be NULL
  * @return the timer's action: ARM_TIMER at the next phase point after `now`,

@@ -23,7 +23,8 @@
 
 /* ------------------------------------------------------- lateness monitor */
 
-/** One ppm-scaled unit: lateness_ppm / RTS_PPM_PER_PERCENT = percent. */
+/** Lateness scale: RTS_PPM_ONE = 100 % of the target duration;
+ *  lateness_ppm / RTS_PPM_PER_PERCENT = percent. */
 enum { RTS_PPM_PER_PERCENT = 10000, RTS_PPM_ONE = 1000000 };
 
 /** Result of one cycle. */

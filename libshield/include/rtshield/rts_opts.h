@@ -37,7 +37,7 @@
 /* ---------------------------------------------------------- bursty limiter */
 
 /** Interrupt sources one shared bursty timer may serve (Regehr §3.5).
- *  Range 1..32. RAM: 16 bytes per source slot in rts_bursty, plus 48 bytes
+ *  Range 1..32. RAM: 16 bytes per source slot in rts_bursty, plus 56 bytes
  *  for the shared timer state. */
 #ifndef RTS_BURSTY_MAX_SOURCES
 #define RTS_BURSTY_MAX_SOURCES 8
