@@ -33,6 +33,9 @@ def event_count(result) -> int | None:
         v = getattr(result, name, None)
         if isinstance(v, int):
             return v
+    eng = getattr(result, "engine", None)
+    if isinstance(eng, dict) and isinstance(eng.get("events"), int):
+        return eng["events"]
     s = result.summary()
     for key in ("engine", "stats"):
         sub = s.get(key)

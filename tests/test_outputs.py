@@ -65,6 +65,8 @@ class FakeResult:
         counts[20] = 480
         counts[21] = 10
         self.cycle_time_hist = (edges, counts)
+        self.flow_latency_hist = {"syn": (np.array([1.0, 10.0, 100.0, 1000.0]),
+                                          np.array([5, 30, 1]))}
         self._scale = scale
 
     def summary(self):
@@ -166,7 +168,7 @@ def test_figures_are_png_and_deterministic(tmp_path):
     (tmp_path / "b").mkdir()
     a = figures.run_figures(r, "fake", tmp_path / "a", period_us=10000)
     b = figures.run_figures(r, "fake", tmp_path / "b", period_us=10000)
-    assert set(a) == {"packets", "critical", "cycle_time"}
+    assert set(a) == {"packets", "critical", "cycle_time", "latency"}
     for k in a:
         data = a[k].read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -182,7 +184,8 @@ def test_cycle_time_figure_skips_empty_histograms():
 def test_run_report_is_self_contained(tmp_path, scenario):
     entry = runner.write_run(scenario, FakeResult(), tmp_path)
     html = (tmp_path / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 3
+    assert html.count("data:image/png;base64,") == 4
+    assert "<h3>Flows</h3>" in html and "1 200.0 µs" in html
     assert "fake_queue" in html and "Danicki et al. §3, Figure 8" in html
     assert "RX queue 500 packets" in html
     assert "queue_full" in html and "disables" in html
@@ -228,6 +231,8 @@ def test_key_metrics_and_text_table():
     assert rows["packets sent"] == "40 000"
     assert rows["packets dropped"] == "4 000"
     assert rows["worst 1-bin accumulated lateness"] == "12.5 %"
+    big = dict(key_metrics({"critical": {"lateness_sum_pct": 12345.67}}))
+    assert big["total accumulated lateness"] == "12 345.7 %"
     assert rows["cycle time p99"] == "10 325.0 µs"
     assert rows["CPU share: driver"] == "33.3 %"
     assert dict(key_metrics({}))["critical cycles"] == "—"

@@ -1,11 +1,13 @@
 """Scenario files: the valid shape, and precise one-line errors for bad input."""
 
 import pickle
+import re
 import subprocess
 import sys
 
 import pytest
 
+from rtshield import scenario as scenario_module
 from rtshield.errors import UsageError
 from rtshield.scenario import (
     available_platforms,
@@ -275,3 +277,59 @@ def test_limits_agree_with_the_engine_header():
     assert scenario.MAX_TASKS == lib.RTSIM_MAX_TASKS
     assert scenario.MAX_FLOWS == lib.RTSIM_MAX_FLOWS
     assert scenario.MAX_RATES == lib.RTSIM_MAX_RATES
+
+
+def test_overrides_from_the_command_line():
+    from rtshield.scenario import parse_overrides
+
+    sets = parse_overrides(["driver.queue=750", "scenario.duration=10s",
+                            'mitigation.kind="burst"', "mitigation.slice=20ms",
+                            "mitigation.capacity=600"])
+    assert sets == {"driver": {"queue": 750}, "scenario": {"duration": "10s"},
+                    "mitigation": {"kind": "burst", "slice": "20ms", "capacity": 600}}
+    s = loads_scenario(BASE, "q.toml", overrides=sets)
+    assert s.driver.queue == 750 and s.duration_ns == 10 * 10**9
+    assert s.mitigation.kind == "burst" and s.mitigation.capacity == 600
+
+
+@pytest.mark.parametrize("item,needle", [
+    ("driver.queue", "--set: expected SECTION.KEY=VALUE"),
+    ("queue=3", "--set: expected SECTION.KEY=VALUE"),
+    ("flows.rate=1pps", "--set: flows.rate: [[flows]] entries cannot be set"),
+])
+def test_bad_set_syntax(item, needle):
+    from rtshield.scenario import parse_overrides
+
+    with pytest.raises(UsageError, match=re.escape(needle)):
+        parse_overrides([item])
+
+
+@pytest.mark.parametrize("sets,needle", [
+    ({"driver": {"queue": 0}}, "--set: [driver] queue: must be at least 1"),
+    ({"driver": {"colour": 1}}, "--set: [driver] colour: unknown key"),
+    ({"nics": {"kind": "edge"}}, "--set: [nics]: unknown section"),
+    ({"mitigation": {"capacity": 5}}, "--set: [mitigation] capacity: is a parameter of burst"),
+    ({"mitigation": {"kind": "burst"}}, "q.toml: [mitigation] slice: missing"),
+])
+def test_bad_override_names_its_origin(sets, needle):
+    from rtshield.scenario import parse_scenario
+
+    data = scenario_module.tomllib.loads(BASE)
+    with pytest.raises(UsageError) as ei:
+        parse_scenario(data, "q.toml", overrides=sets, overrides_origin="--set")
+    assert needle in str(ei.value)
+
+
+def test_cli_set_changes_the_run(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "rtshield", "run", str(_q500()), "--out", str(tmp_path / "o"),
+         "--set", "driver.queue=0"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == ("rtshield: error: --set: [driver] queue: must be at least 1, "
+                                  "got 0")
+
+
+def _q500():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "scenarios" / "danicki2021" / "queue_500.toml"

@@ -143,7 +143,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     return cfg, names
 
 
-def _ctx_names(task_names: list[str], lib: Any) -> list[str | None]:
+def _ctx_names(task_names: list[str], n_cores: int, lib: Any) -> list[str | None]:
     names: list[str | None] = [None] * lib.RTSIM_CTX_COUNT
     names[lib.RTSIM_CTX_ISR_RX] = "isr_rx"
     names[lib.RTSIM_CTX_ISR_TICK] = "isr_tick"
@@ -151,6 +151,8 @@ def _ctx_names(task_names: list[str], lib: Any) -> list[str | None]:
     names[lib.RTSIM_CTX_IDLE] = "idle"
     for i, n in enumerate(task_names):
         names[lib.RTSIM_CTX_TASK0 + i] = n
+    for k in range(1, n_cores):
+        names[lib.RTSIM_CTX_IDLE_CORE1 + k - 1] = f"idle_core{k}"
     return names
 
 
@@ -199,7 +201,7 @@ def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib:
         if progress is not None:
             progress(t / 1e9, total / 1e9)
     bins = bins[:nbins]
-    ctx = _ctx_names(task_names, lib)
+    ctx = _ctx_names(task_names, sc.platform.cores, lib)
     bin_s = sc.bin_ns / 1e9
 
     # ---- time series

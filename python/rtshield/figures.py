@@ -6,7 +6,8 @@
 * *critical*: completed critical cycles per second and the accumulated
   lateness per second over time — Danicki et al. Figures 6b, 6d, 7b, 7d;
 * *cycle time*: a histogram of the critical task's cycle times
-  (cyclictest-style, as in the paper on industrial device architectures).
+  (cyclictest-style, as in the paper on industrial device architectures);
+* *latency*: per-flow histograms of packet latency, arrival to delivery.
 
 Figures are drawn with matplotlib's object API on the Agg canvas (no pyplot
 state, safe in worker processes) and written as PNG atomically, without a
@@ -32,6 +33,7 @@ __all__ = [
     "critical_figure",
     "cycle_time_figure",
     "grid_figure",
+    "latency_figure",
     "overlay_figure",
     "packets_figure",
     "png_bytes",
@@ -64,6 +66,18 @@ def _t(ts: Mapping[str, Any]) -> np.ndarray:
     return t
 
 
+def _edges(ts: Mapping[str, Any]) -> np.ndarray:
+    """Bin edges: each bin's start, plus the end of the last one."""
+    t = _t(ts)
+    width = float(t[1] - t[0]) if len(t) > 1 else 1.0
+    return np.append(t, t[-1] + width) if len(t) else np.array([0.0])
+
+
+def _stairs(ax: Any, ts: Mapping[str, Any], y: np.ndarray, **kw: Any) -> list:
+    """Draw a per-bin series as flat steps over each bin; returns the artists."""
+    return [ax.stairs(y, _edges(ts), baseline=None, **kw)]
+
+
 def _per_s(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
     """A per-bin count as a rate per second (bins may be shorter or longer than 1 s)."""
     v = _col(ts, key)
@@ -75,15 +89,13 @@ def _per_s(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
 
 
 def _packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
-    t = _t(ts)
     # received is drawn wide and pale under processed, so it stays visible where they agree
     widths = {"offered": 1.4, "received": 3.2, "processed": 1.2}
     alphas = {"offered": 1.0, "received": 0.55, "processed": 1.0}
     for key, label, color in _SERIES:
         y = _per_s(ts, key)
         if y is not None:
-            ax.plot(t, y, label=label, color=color, lw=widths[key], alpha=alphas[key],
-                    drawstyle="steps-post")
+            _stairs(ax, ts, y, label=label, color=color, lw=widths[key], alpha=alphas[key])
     ax.set_xlabel("time [s]")
     ax.set_ylabel("packets per second")
     ax.grid(True, alpha=0.3)
@@ -93,21 +105,18 @@ def _packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> Non
 
 
 def _critical_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
-    t = _t(ts)
     cycles = _per_s(ts, "cycles")
     late = _col(ts, "lateness_pct")
     lines = []
     if cycles is not None:
-        lines += ax.plot(t, cycles, color="tab:blue", lw=1.4, drawstyle="steps-post",
-                         label="completed cycles / s")
+        lines += _stairs(ax, ts, cycles, color="tab:blue", lw=1.4, label="completed cycles / s")
     ax.set_xlabel("time [s]")
     ax.set_ylabel("completed critical cycles per second")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax2 = ax.twinx()
     if late is not None:
-        lines += ax2.plot(t, late, color="tab:red", lw=1.4, drawstyle="steps-post",
-                          label="accumulated lateness [%]")
+        lines += _stairs(ax2, ts, late, color="tab:red", lw=1.4, label="accumulated lateness [%]")
         top = float(np.nanmax(late)) if len(late) else 0.0
         ax2.set_ylim(0, max(10.0, top * 1.1 if math.isfinite(top) else 10.0))
     ax2.set_ylabel("accumulated lateness per bin [%]", color="tab:red")
@@ -175,6 +184,33 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
     return fig
 
 
+def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
+    """Per-flow packet latency (arrival → delivery): share of delivered packets within x."""
+    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    drawn = False
+    for name in sorted(hists):
+        arrays = hist_arrays(hists[name])
+        if arrays is None or not np.any(arrays[1] > 0):
+            continue
+        edges, counts = arrays
+        cdf = np.cumsum(counts) / counts.sum()
+        nz = np.nonzero(counts)[0]
+        lo, hi = int(nz[0]), int(nz[-1]) + 1
+        ax.step(edges[lo + 1:hi + 1], 100.0 * cdf[lo:hi], where="post", lw=1.4, label=name)
+        drawn = True
+    if not drawn:
+        return None
+    ax.set_xscale("log")
+    ax.set_ylim(0, 101)
+    ax.set_xlabel("latency, arrival to delivery [µs]")
+    ax.set_ylabel("delivered packets within [%]")
+    ax.set_title(title, fontsize="medium")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
 def _save(fig: Figure, path: Path) -> Path:
     return atomic_write(path, png_bytes(fig))
 
@@ -194,6 +230,11 @@ def run_figures(result: Any, title: str, out_dir: str | Path,
                             f"{title}: critical cycle times", period_us)
     if fig is not None:
         paths["cycle_time"] = _save(fig, out / "cycle_time.png")
+    lat = getattr(result, "flow_latency_hist", None)
+    if isinstance(lat, Mapping) and lat:
+        fig = latency_figure(lat, f"{title}: packet latency per flow")
+        if fig is not None:
+            paths["latency"] = _save(fig, out / "latency.png")
     return paths
 
 
@@ -223,12 +264,11 @@ def overlay_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], column: str,
     if reference and runs:
         ref = _per_s(runs[0][1], reference)
         if ref is not None:
-            ax.plot(_t(runs[0][1]), ref, color="0.6", lw=2.5, ls=":", label=f"{reference}",
-                    drawstyle="steps-post")
+            _stairs(ax, runs[0][1], ref, color="0.6", lw=2.5, ls=":", label=reference)
     for name, ts in runs:
         y = _per_s(ts, column) if per_second else _col(ts, column)
         if y is not None:
-            ax.plot(_t(ts), y, lw=1.3, label=name, drawstyle="steps-post")
+            _stairs(ax, ts, y, lw=1.3, label=name)
     ax.set_xlabel("time [s]")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)

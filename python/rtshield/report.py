@@ -17,7 +17,7 @@ from typing import Any
 
 from rtshield import __version__, units
 from rtshield.outputs import atomic_write, normalize
-from rtshield.tables import key_metrics
+from rtshield.tables import fmt_value, key_metrics
 
 __all__ = ["RunEntry", "compare_report", "run_report", "scenario_parameters"]
 
@@ -112,6 +112,22 @@ def _drops_block(summary: Mapping[str, Any]) -> str:
     return "<h3>Drops by reason</h3>" + _table(["reason", "packets"], sorted(d.items()))
 
 
+def _flows_block(summary: Mapping[str, Any]) -> str:
+    flows = summary.get("flows")
+    if not isinstance(flows, Mapping) or not flows:
+        return ""
+    rows = []
+    for name in sorted(flows):
+        f = flows[name] if isinstance(flows[name], Mapping) else {}
+        lat = f.get("latency_us") if isinstance(f.get("latency_us"), Mapping) else {}
+        rows.append([name, *(fmt_value(f.get(k), "count")
+                             for k in ("offered", "delivered", "dropped")),
+                     *(fmt_value(lat.get(k), "us") for k in ("p50", "p99", "max"))])
+    return "<h3>Flows</h3>" + _table(
+        ["flow", "offered", "delivered", "dropped", "latency p50", "latency p99", "latency max"],
+        rows)
+
+
 def _provenance(s: Any) -> str:
     return (f'<p class="meta"><b>{_e(s.description or s.name)}</b><br>'
             f"Source: {_e(s.source or 'not stated')}<br>"
@@ -133,12 +149,14 @@ def _run_body(e: RunEntry, level: int = 1) -> str:
     parts = [f"<{h}>{_e(s.name)}</{h}>", _provenance(s)]
     titles = {"packets": "Sent, received and processed packets per second",
               "critical": "Completed critical cycles and accumulated lateness per second",
-              "cycle_time": "Critical cycle times"}
-    for key in ("packets", "critical", "cycle_time"):
+              "cycle_time": "Critical cycle times",
+              "latency": "Packet latency per flow"}
+    for key in ("packets", "critical", "cycle_time", "latency"):
         if key in e.figures:
             parts.append(_img(e.figures[key], titles[key]))
     parts.append("<h3>Key numbers</h3>" + _table(["", "value"], key_metrics(summ)))
     parts.append(_drops_block(summ))
+    parts.append(_flows_block(summ))
     parts.append(_mitigation_block(summ))
     parts.append("<h3>Parameters</h3>" + _table(["", "value"], scenario_parameters(s)))
     parts.append("<h3>CPU costs (preset + overrides)</h3>" + _table(
@@ -156,7 +174,11 @@ def run_report(out_dir: str | Path, entry: RunEntry) -> Path:
 
 def compare_report(out_dir: str | Path, title: str, intro: str, entries: Sequence[RunEntry],
                    figures: Mapping[str, Path]) -> Path:
-    """Write ``out_dir/report.html`` comparing several runs side by side."""
+    """Write ``out_dir/report.html`` comparing several runs side by side.
+
+    ``title`` is escaped; ``intro`` is inserted as HTML, so callers escape any
+    text that came from the user.
+    """
     names = [e.scenario.name for e in entries]
     metric_rows = [key_metrics(e.summary) for e in entries]
     labels = [lbl for lbl, _ in metric_rows[0]] if metric_rows else []

@@ -46,7 +46,12 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
     except ImportError as e:
         raise UsageError(f"engine: the simulation engine is not available in this build ({e})") \
             from None
-    return engine_simulate(scenario, progress=progress)
+    from rtshield._native import NativeError
+
+    try:
+        return engine_simulate(scenario, progress=progress)
+    except NativeError as e:  # a broken install: say so in one line
+        raise UsageError(f"engine: {e}") from None
 
 
 def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
@@ -96,7 +101,7 @@ def run_many(paths: Sequence[str | Path], out_dir: str | Path, *, jobs: int = 2,
     All files are validated before anything runs, so a bad file costs nothing.
     Returns the outcomes in the order of ``paths``.
     """
-    scenarios = [load_scenario(p, overrides) for p in paths]
+    scenarios = [load_scenario(p, overrides, overrides_origin="--set") for p in paths]
     out = prepare_out_dir(out_dir)
     taken: set[str] = set()
     dirs = [out / "runs" / safe_name(s.name, taken) for s in scenarios]

@@ -55,6 +55,7 @@ __all__ = [
     "load_platform",
     "load_scenario",
     "loads_scenario",
+    "parse_overrides",
     "parse_scenario",
     "platforms_dir",
 ]
@@ -356,9 +357,19 @@ class _Table:
     file, then the preset's defaults). Errors name the origin of the value.
     """
 
-    def __init__(self, section: str, layers: list[tuple[str, Mapping[str, Any]]]) -> None:
+    def __init__(self, section: str, layers: list[tuple[str, Mapping[str, Any]]],
+                 own: int | None = None, home: str | None = None) -> None:
         self.section = section
         self.layers = layers
+        self.home = home if home is not None else layers[0][0]  #: the scenario file
+        self.own = len(layers) if own is None else own  #: layers written by the user
+
+    def own_keys(self) -> list[str]:
+        """Keys the user wrote (overrides and the scenario file, not preset defaults)."""
+        seen: dict[str, None] = {}
+        for _, data in self.layers[: self.own]:
+            seen.update(dict.fromkeys(data))
+        return list(seen)
 
     def _where(self, key: str) -> tuple[str, Any] | None:
         for origin, data in self.layers:
@@ -369,7 +380,7 @@ class _Table:
     def err(self, key: str, msg: str, origin: str | None = None) -> UsageError:
         if origin is None:
             found = self._where(key)
-            origin = found[0] if found else self.layers[0][0]
+            origin = found[0] if found else self.home
         return UsageError(f"{origin}: [{self.section}] {key}: {msg}")
 
     def has(self, key: str) -> bool:
@@ -387,7 +398,7 @@ class _Table:
         if found is None:
             if default is ...:
                 raise self.err(key, f"missing{' (' + what + ')' if what else ''}")
-            return default, self.layers[0][0]
+            return default, self.home
         return found[1], found[0]
 
     def string(self, key: str, default: Any = ...) -> str:
@@ -457,7 +468,7 @@ class _Table:
         if value is ...:
             value, origin = self.get(key, default)
         else:
-            origin = self.layers[0][0]
+            origin = self.home
         try:
             r = units.rate_hz(value, key)
         except UsageError as e:
@@ -548,7 +559,7 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     if plat.name != name:
         raise t.err("name", f"{plat.name!r} does not match the file name {name!r}")
     ct = _Table("costs", [(origin, _sub(data, "costs", origin))])
-    costs = {k: ct.duration(k, clock_hz=clock, positive=False) for k in ct.layers[0][1]}
+    costs = {k: ct.duration(k, clock_hz=clock, positive=False) for k in ct.own_keys()}
     defaults = _sub(data, "defaults", origin)
     for sec, tbl in defaults.items():
         if sec not in _DEFAULTABLE:
@@ -563,13 +574,15 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
 # --------------------------------------------------------------------------- scenario
 
 
-def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:
+def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
+                  overrides_origin: str = "overrides") -> Scenario:
     """Read and validate a scenario file.
 
     ``overrides`` is a nested mapping merged over the file before validation,
     e.g. ``{"scenario": {"duration": "10s"}}`` to shorten a run; lists of
     tables (``flows``, ``tasks``) are replaced whole. Raises
-    :class:`UsageError` with a one-line message on any problem.
+    :class:`UsageError` with a one-line message on any problem; a bad value
+    from ``overrides`` is reported under ``overrides_origin``.
     """
     p = Path(path)
     if p.suffix != ".toml" and not p.exists():
@@ -579,13 +592,41 @@ def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None) 
         text = p.read_text(encoding="utf-8")
     except OSError:
         text = ""
-    return parse_scenario(data, str(p), overrides=overrides, text=text)
+    return parse_scenario(data, str(p), overrides=overrides, text=text,
+                          overrides_origin=overrides_origin)
 
 
 def loads_scenario(text: str, origin: str = "<string>",
                    overrides: Mapping[str, Any] | None = None) -> Scenario:
     """Validate a scenario given as TOML text (``origin`` names it in messages)."""
     return parse_scenario(_parse_toml(text, origin), origin, overrides=overrides, text=text)
+
+
+def parse_overrides(items: list[str] | tuple[str, ...], option: str = "--set") -> dict[str, Any]:
+    """``["driver.queue=750", "scenario.duration=10s"]`` → nested overrides.
+
+    The value is read as a TOML value (``750``, ``0.5``, ``true``,
+    ``["1kHz", "2kHz"]``, ``"10s"``); anything that is not valid TOML is taken
+    as a string, so ``scenario.duration=10s`` needs no quotes. Only keys of
+    tables (not of ``[[flows]]`` or ``[[tasks]]``) can be set.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) != 2 or not all(p.strip() for p in parts):
+            raise UsageError(f"{option}: expected SECTION.KEY=VALUE such as driver.queue=750, "
+                             f"got {item!r}")
+        section, name = (p.strip() for p in parts)
+        if section in ("flows", "tasks"):
+            raise UsageError(f"{option}: {key}: [[{section}]] entries cannot be set from the "
+                             "command line; edit the file")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        out.setdefault(section, {})[name] = value
+    return out
 
 
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -599,19 +640,27 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
-                   overrides: Mapping[str, Any] | None = None, text: str = "") -> Scenario:
-    """Validate an already-parsed TOML document (see :func:`load_scenario`)."""
-    doc = _merge(dict(data), overrides) if overrides else dict(data)
+                   overrides: Mapping[str, Any] | None = None, text: str = "",
+                   overrides_origin: str = "overrides") -> Scenario:
+    """Validate an already-parsed TOML document (see :func:`load_scenario`).
+
+    Errors in a value that came from ``overrides`` name ``overrides_origin``
+    (the CLI passes ``"--set"``) instead of the file.
+    """
+    overrides = overrides or {}
+    sets = {k: v for k, v in overrides.items() if isinstance(v, Mapping)}
+    doc = _merge(dict(data), {k: v for k, v in overrides.items() if k not in sets})
     sections = ("scenario", "costs", "critical", "driver", "nic", "mitigation", "flows", "tasks")
-    for key in doc:
-        if key not in sections:
-            raise UsageError(f"{origin}: [{key}]: unknown section (allowed: "
-                             f"{', '.join(sections)})")
+    for where, keys in ((origin, doc), (overrides_origin, sets)):
+        for key in keys:
+            if key not in sections:
+                raise UsageError(f"{where}: [{key}]: unknown section (allowed: "
+                                 f"{', '.join(sections)})")
     if "scenario" not in doc:
         raise UsageError(f"{origin}: [scenario]: missing section")
 
     head_raw = _sub(doc, "scenario", origin)
-    platform_name = head_raw.get("platform")
+    platform_name = sets.get("scenario", {}).get("platform", head_raw.get("platform"))
     if not isinstance(platform_name, str):
         raise UsageError(f"{origin}: [scenario] platform: missing or not a string "
                          f"(available: {', '.join(available_platforms())})")
@@ -625,10 +674,14 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     preset = f"{plat.path} [defaults]"
 
     def table(name: str) -> _Table:
-        layers: list[tuple[str, Mapping[str, Any]]] = [(origin, _sub(doc, name, origin))]
+        layers: list[tuple[str, Mapping[str, Any]]] = []
+        if name in sets:
+            layers.append((overrides_origin, sets[name]))
+        layers.append((origin, _sub(doc, name, origin)))
+        own = len(layers)
         if name in defaults:
             layers.append((preset, defaults[name]))
-        return _Table(name, layers)
+        return _Table(name, layers, own, home=origin)
 
     # [scenario]
     h = table("scenario")
@@ -651,7 +704,7 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     c.check_keys(tuple(preset_costs), hint="the preset " + plat.name + " defines: "
                  + ", ".join(preset_costs))
     costs = dict(preset_costs)
-    for key in c.layers[0][1]:
+    for key in c.own_keys():
         costs[key] = c.duration(key, clock_hz=plat.clock_hz, positive=False)
 
     # [critical]
@@ -682,7 +735,7 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     n.check_keys(_DEFAULTABLE["nic"])
     kind = n.choice("kind", NIC_KINDS, "edge")
     if kind == "edge":
-        if n.has("ring") and n._where("ring")[0] == origin:  # type: ignore[index]
+        if "ring" in n.own_keys():
             raise n.err("ring", 'only applies to kind = "dma_ring"')
         ring = None
     else:
@@ -695,7 +748,7 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     m = table("mitigation")
     mkind = m.choice("kind", tuple(MITIGATION_KINDS), "none")
     allowed = MITIGATION_KINDS[mkind]
-    for key in m.layers[0][1]:
+    for key in m.own_keys():
         if key == "kind" or key in allowed:
             continue
         owners = [k for k, ks in MITIGATION_KINDS.items() if key in ks]

@@ -55,7 +55,7 @@ def fmt_value(v: Any, kind: str) -> str:
     if kind == "count":
         return f"{int(round(v)):,}".replace(",", " ")
     if kind == "pct":
-        return f"{v:.1f} %"
+        return f"{v:,.1f} %".replace(",", " ")
     if kind == "us":
         return f"{v:,.1f} µs".replace(",", " ")
     if kind == "share":

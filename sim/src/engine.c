@@ -39,6 +39,11 @@ static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint3
     if (!evq_push(&s->evq, t, prio, type, arg, gen)) s->error = 1;
 }
 
+static uint32_t idle_ctx(uint32_t core)
+{
+    return core == 0 ? RTSIM_CTX_IDLE : RTSIM_CTX_IDLE_CORE1 + core - 1;
+}
+
 static uint32_t isr_ctx(int line)
 {
     if (line == LINE_TICK) return RTSIM_CTX_ISR_TICK;
@@ -51,7 +56,7 @@ static void acct(rtsim *s, sim_core *c, uint64_t now)
 {
     uint64_t d = now - c->acct_t;
     s->cur_bin.cpu_ns[c->acct_ctx] += d;
-    if (c->acct_ctx >= RTSIM_CTX_TASK0) s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
+    if (c->acct_ctx >= RTSIM_CTX_TASK0 && c->acct_ctx < RTSIM_CTX_IDLE_CORE1) s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
     c->acct_t = now;
 }
 
@@ -111,7 +116,8 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     }
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
-    t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns + s->cfg.costs.mitig_driver_ns);
+    t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns +
+                              (mit_hooks_driver(s) ? s->cfg.costs.mitig_driver_ns : 0));
     return true;
 }
 
@@ -153,7 +159,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         } else {
             c->isr_npkts = s->ring.len;
         }
-        cost += (int64_t)c->isr_npkts * (k->isr_per_packet_ns + k->mitig_isr_ns);
+        cost += (int64_t)c->isr_npkts * (k->isr_per_packet_ns + (mit_hooks_isr(s) ? k->mitig_isr_ns : 0));
     } else {
         cost += k->timer_isr_ns;
     }
@@ -194,7 +200,7 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         return;
     }
     acct(s, c, now);
-    c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : RTSIM_CTX_IDLE;
+    c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : idle_ctx(core);
     c->seg_start = now;
 }
 
@@ -326,6 +332,14 @@ static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
+    if (!mit_on_rx_irq(s, now, c->isr_start)) {
+        /* Not admitted (a limiter found its line should have been off). */
+        if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+            count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
+            s->mst.drops++;
+        }
+        return;
+    }
     for (uint32_t i = 0; i < n; i++) {
         sim_pkt p;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
@@ -334,6 +348,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             if (s->ring.len == 0) break;
             p = fifo_pop(&s->ring);
         }
+        s->cur_bin.received++;
         if (!mit_on_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
@@ -344,7 +359,6 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             mit_on_enqueue_fail(s, now);
             continue;
         }
-        s->cur_bin.received++;
         if (s->driver >= 0) {
             sim_task *d = &s->task[s->driver];
             if (!d->suspended) task_ready(s, d);
@@ -463,6 +477,21 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
+/* The edge NIC asserts the RX line for packet `p`: latched once when the
+ * line is pending already or disabled, further assertions lost. */
+static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
+{
+    const uint32_t bit = 1u << LINE_RX;
+    s->cur_bin.irq_raised++;
+    if (c->pending & bit) {
+        s->cur_bin.irq_lost++;
+        count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
+    } else {
+        c->pending |= bit;
+        c->latched = p;
+    }
+}
+
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
     sim_pkt p = {now, f};
@@ -471,13 +500,28 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     s->flow_st[f].offered++;
     const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        s->cur_bin.irq_raised++;
-        if (c->pending & bit) {
-            s->cur_bin.irq_lost++;
-            count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
+        if (!mit_is_filter(s)) {
+            raise_rx(s, c, p);
         } else {
-            c->pending |= bit;
-            c->latched = p;
+            /* A hardware filter in front of the interrupt controller. */
+            uint64_t zero_at;
+            switch (mit_filter_arrival(s, now, &zero_at)) {
+            case 0:
+                count_drop(s, &p, RTSIM_DROP_MITIGATION);
+                s->mst.drops++;
+                break;
+            case 1:
+                raise_rx(s, c, p);
+                break;
+            case 2:
+                raise_rx(s, c, c->filter_pkt);
+                c->filter_pkt = p;
+                break;
+            default:
+                c->filter_pkt = p;
+                break;
+            }
+            if (zero_at != SIM_INF) push_event(s, zero_at, EV_FILTER, EV_FILTER, 0, 0);
         }
     } else {
         if (!fifo_push(&s->ring, p)) {
@@ -505,6 +549,12 @@ static void handle_event(rtsim *s, const sim_event *e)
         if (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]) break; /* cancelled */
         sim_core *c = rx_core(s);
         c->pending |= 1u << (LINE_TIMER0 + e->arg);
+        kick(s, c, now);
+        break;
+    }
+    case EV_FILTER: {
+        sim_core *c = rx_core(s);
+        if (mit_filter_zero(s, now)) raise_rx(s, c, c->filter_pkt);
         kick(s, c, now);
         break;
     }
@@ -628,7 +678,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         sim_core *c = &s->core[i];
         c->isr_line = SIM_NO_ISR;
         c->cur = -1;
-        c->acct_ctx = RTSIM_CTX_IDLE;
+        c->acct_ctx = idle_ctx(i);
         c->enabled = 1u << LINE_TICK;
         for (unsigned k = 0; k < SIM_MAX_TIMERS; k++) c->enabled |= 1u << (LINE_TIMER0 + k);
         if (s->cfg.tick_ns > 0) push_event(s, (uint64_t)s->cfg.tick_ns, EV_TICK, EV_TICK, i, 0);

@@ -28,7 +28,7 @@ enum {
 /* Event kinds, with their tie-breaking priority (lower first at equal time).
  * A bin closes before anything else at its boundary; the end of a running
  * activity (ISR or task segment) comes next (priority 1, not in the heap). */
-enum { EV_BIN = 0, EV_TIMER = 2, EV_TICK = 3, EV_ARRIVAL = 4, EV_RELEASE = 5, EV_POLL = 6 };
+enum { EV_BIN = 0, EV_TIMER = 2, EV_FILTER = 3, EV_TICK = 4, EV_ARRIVAL = 5, EV_RELEASE = 6, EV_POLL = 7 };
 #define PRIO_DONE 1u
 
 typedef struct sim_pkt {
@@ -69,6 +69,7 @@ typedef struct sim_core {
     uint32_t isr_npkts;        /* packets the running RX ISR handles */
     sim_pkt latched;           /* edge NIC: the packet behind the pending RX interrupt */
     sim_pkt isr_pkt;           /* edge NIC: the packet the running ISR carries */
+    sim_pkt filter_pkt;        /* countdown filter: the packet behind its latched arrival */
     int cur;                   /* task selected to run, -1 = idle */
     uint64_t seg_start;        /* when cur last started running */
     uint64_t acct_t;           /* CPU time accounted up to here */

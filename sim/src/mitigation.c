@@ -32,8 +32,17 @@ const char *mit_config_error(const rtsim_config *cfg)
     }
     case RTSIM_MIT_BUDGET:
         return NULL;
+    case RTSIM_MIT_STRICT:
+        return m->min_interarrival_ns > 0 ? NULL : "mitigation.min_interarrival: must be positive";
+    case RTSIM_MIT_BURSTY:
+        if (m->burst == 0) return "mitigation.burst: must be positive";
+        return m->period_ns > 0 ? NULL : "mitigation.period: must be positive";
+    case RTSIM_MIT_COUNTDOWN:
+        if (m->window_ns <= 0 || m->window_ns > (int64_t)UINT32_MAX)
+            return "mitigation.window: must be between 1 ns and 4.29 s";
+        return NULL;
     default:
-        return "mitigation.kind: not available in the simulator yet";
+        return "mitigation.kind: unknown";
     }
 }
 
@@ -87,9 +96,52 @@ void mit_init(struct rtsim *s, uint64_t now)
     case RTSIM_MIT_QUEUE:
         rts_queue_mit_init(&x->u.queue);
         break;
+    case RTSIM_MIT_STRICT:
+        rts_strict_init(&x->u.strict, (rts_time_ns)m->min_interarrival_ns);
+        break;
+    case RTSIM_MIT_BURSTY:
+        rts_bursty_init(&x->u.bursty, (rts_time_ns)m->period_ns, RTS_BURSTY_TIMER_PERIODIC);
+        rts_bursty_add_source(&x->u.bursty, m->burst, &x->bursty_id);
+        apply(s, now, rts_bursty_start(&x->u.bursty, now));
+        break;
+    case RTSIM_MIT_COUNTDOWN:
+        /* The window in 1 ns counter ticks: window = initial x tick. */
+        rts_countdown_init(&x->u.countdown, 1u, (uint32_t)m->window_ns);
+        break;
     default:
         break;
     }
+}
+
+bool mit_on_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry)
+{
+    switch (s->mit.kind) {
+    case RTSIM_MIT_STRICT:
+        return apply(s, now, rts_strict_on_irq_isr(&s->mit.u.strict, isr_entry));
+    case RTSIM_MIT_BURSTY:
+        return apply(s, now, rts_bursty_on_irq_isr(&s->mit.u.bursty, s->mit.bursty_id, isr_entry));
+    default:
+        return true;
+    }
+}
+
+bool mit_is_filter(const struct rtsim *s)
+{
+    return s->mit.kind == RTSIM_MIT_COUNTDOWN;
+}
+
+int mit_filter_arrival(struct rtsim *s, uint64_t now, uint64_t *zero_at)
+{
+    rts_action a = rts_countdown_on_arrival_isr(&s->mit.u.countdown, now);
+    *zero_at = (a.flags & RTS_ACT_ARM_TIMER) ? a.timer_at : UINT64_MAX;
+    if (a.flags & RTS_ACT_DROP) return 0;
+    if (a.flags & RTS_ACT_DELIVER) return (a.flags & RTS_ACT_ARM_TIMER) ? 2 : 1;
+    return 3; /* latched */
+}
+
+bool mit_filter_zero(struct rtsim *s, uint64_t now)
+{
+    return (rts_countdown_on_zero_isr(&s->mit.u.countdown, now).flags & RTS_ACT_DELIVER) != 0;
 }
 
 bool mit_on_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry)
@@ -158,10 +210,40 @@ void mit_on_cycle_end(struct rtsim *s, uint64_t now, int64_t earliness_ns, uint6
 void mit_on_timer(struct rtsim *s, uint64_t now, unsigned timer)
 {
     (void)timer;
-    if (s->mit.kind == RTSIM_MIT_BURST) apply(s, now, rts_burst_mit_on_timer_isr(&s->mit.u.burst, now));
+    switch (s->mit.kind) {
+    case RTSIM_MIT_BURST:
+        apply(s, now, rts_burst_mit_on_timer_isr(&s->mit.u.burst, now));
+        break;
+    case RTSIM_MIT_STRICT:
+        apply(s, now, rts_strict_on_timer_isr(&s->mit.u.strict, now));
+        break;
+    case RTSIM_MIT_BURSTY: {
+        uint32_t reenable = 0;
+        apply(s, now, rts_bursty_on_tick_isr(&s->mit.u.bursty, now, &reenable));
+        if (reenable & (1u << s->mit.bursty_id)) {
+            rts_action a = {RTS_ACT_ENABLE_LINE, 0};
+            apply(s, now, a);
+        }
+        break;
+    }
+    default:
+        break;
+    }
 }
 
 bool mit_wants_report(const struct rtsim *s)
 {
     return s->mit.kind == RTSIM_MIT_HYSTERESIS || s->mit.kind == RTSIM_MIT_BUDGET;
+}
+
+bool mit_hooks_isr(const struct rtsim *s)
+{
+    uint32_t k = s->mit.kind;
+    return k == RTSIM_MIT_BURST || k == RTSIM_MIT_STRICT || k == RTSIM_MIT_BURSTY;
+}
+
+bool mit_hooks_driver(const struct rtsim *s)
+{
+    uint32_t k = s->mit.kind;
+    return k == RTSIM_MIT_HYSTERESIS || k == RTSIM_MIT_BUDGET || k == RTSIM_MIT_QUEUE;
 }

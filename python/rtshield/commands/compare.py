@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import html
 
 from rtshield.errors import UsageError
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, run_many
+from rtshield.scenario import parse_overrides
 from rtshield.tables import key_metrics, text_table
 
 
@@ -28,7 +30,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=2, metavar="N",
                    help="scenarios run at the same time (default 2)")
     p.add_argument("--title", default="rtshield comparison", help="report title")
+    add_set_option(p)
     p.set_defaults(handler=handle)
+
+
+def add_set_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one setting in every scenario, e.g. --set "
+                        "scenario.duration=10s (repeatable)")
 
 
 def print_table(outcomes) -> None:
@@ -39,12 +48,17 @@ def print_table(outcomes) -> None:
     print(text_table(["", *names], rows))
 
 
-def run_and_report(paths, out, jobs: int, title: str, intro: str) -> int:
+def run_and_report(paths, out, jobs: int, title: str, intro: str, sets=()) -> int:
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
+    overrides = parse_overrides(list(sets)) or None
+    if overrides:
+        intro += " Overridden from the command line: " + ", ".join(
+            html.escape(s) for s in sets) + "."
     bar = ProgressBar(title, unit="scenarios")
     try:
-        outcomes = run_many(paths, out, jobs=jobs, on_done=lambda d, n, _o: bar(d, n))
+        outcomes = run_many(paths, out, jobs=jobs, overrides=overrides,
+                            on_done=lambda d, n, _o: bar(d, n))
     finally:
         bar.close()
     report = compare(outcomes, out, title, intro)
@@ -56,5 +70,5 @@ def run_and_report(paths, out, jobs: int, title: str, intro: str) -> int:
 def handle(args: argparse.Namespace) -> int:
     if len(args.scenarios) < 2:
         raise UsageError("compare: give at least two scenario files (use 'run' for one)")
-    intro = "Scenarios: " + ", ".join(args.scenarios)
-    return run_and_report(args.scenarios, args.out, args.jobs, args.title, intro)
+    intro = "Scenarios: " + ", ".join(html.escape(str(p)) for p in args.scenarios)
+    return run_and_report(args.scenarios, args.out, args.jobs, args.title, intro, args.set)

@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from rtshield.commands.compare import run_and_report
+from rtshield.commands.compare import add_set_option, run_and_report
 from rtshield.errors import UsageError
 
 #: The study's configurations in the order of the paper's Section 3.
@@ -66,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", required=True, help="output directory")
     p.add_argument("--jobs", type=int, default=2, metavar="N",
                    help="scenarios run at the same time (default 2)")
+    add_set_option(p)
     p.set_defaults(handler=handle)
 
 
@@ -73,6 +74,7 @@ def handle(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     files = study_files()
     rc = run_and_report(files, args.out, args.jobs,
-                        "Danicki et al. (EdgeSys 2021) §3, reproduced by rtshield", INTRO)
+                        "Danicki et al. (EdgeSys 2021) §3, reproduced by rtshield", INTRO,
+                        args.set)
     print(f"demo: {len(files)} configurations in {time.perf_counter() - t0:.1f} s wall")
     return rc

@@ -8,7 +8,7 @@ import sys
 from rtshield.outputs import prepare_out_dir
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
-from rtshield.scenario import load_scenario
+from rtshield.scenario import load_scenario, parse_overrides
 from rtshield.tables import key_metrics, text_table
 
 
@@ -28,12 +28,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
     p.add_argument("--out", metavar="DIR", required=True,
                    help="output directory (created if missing)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one setting of the file, e.g. --set driver.queue=750 "
+                        "--set scenario.duration=10s (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario, parse_overrides(args.set) or None,
+                             overrides_origin="--set")
     out = prepare_out_dir(args.out)
     bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
     try:

@@ -78,15 +78,17 @@ typedef enum rtsim_drop {
     RTSIM_DROP_COUNT = 5
 } rtsim_drop;
 
-/** CPU contexts whose time is accounted: the ISRs, idle, then task i at
- *  RTSIM_CTX_TASK0 + i. */
+/** CPU contexts whose time is accounted: the ISRs (all cores), idle of core
+ *  0, task i at RTSIM_CTX_TASK0 + i, idle of core k > 0 at
+ *  RTSIM_CTX_IDLE_CORE1 + k - 1. Each core's contexts add up to its time. */
 typedef enum rtsim_ctx {
     RTSIM_CTX_ISR_RX = 0,
     RTSIM_CTX_ISR_TICK = 1,
     RTSIM_CTX_ISR_TIMER = 2,
     RTSIM_CTX_IDLE = 3,
     RTSIM_CTX_TASK0 = 4,
-    RTSIM_CTX_COUNT = 12 /**< RTSIM_CTX_TASK0 + RTSIM_MAX_TASKS */
+    RTSIM_CTX_IDLE_CORE1 = 12, /**< RTSIM_CTX_TASK0 + RTSIM_MAX_TASKS */
+    RTSIM_CTX_COUNT = 15       /**< RTSIM_CTX_IDLE_CORE1 + RTSIM_MAX_CORES - 1 */
 } rtsim_ctx;
 
 /** One task. */
@@ -170,7 +172,7 @@ typedef struct rtsim_bin {
     uint64_t irq_raised;  /**< RX interrupt assertions */
     uint64_t isr_runs;    /**< RX ISR executions */
     uint64_t irq_lost;    /**< assertions lost (line pending or disabled and latched) */
-    uint64_t received;    /**< packets put into the RX queue */
+    uint64_t received;    /**< packets the RX ISR took from the NIC (then queued or dropped) */
     uint64_t processed;   /**< packets finished by the driver */
     uint64_t delivered;   /**< packets delivered to the application */
     uint64_t dropped[RTSIM_DROP_COUNT];
