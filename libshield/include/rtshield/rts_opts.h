@@ -78,8 +78,8 @@
 /* ------------------------------------------------------------ receive path */
 
 /** Flows in one flow table, including the special ARP, ICMP, background and
- *  default flows. Range 4..64. RAM: about 48 bytes per flow (entry + queue
- *  head + its deferrable server). */
+ *  default flows. Range 4..64. RAM: about 96 bytes per flow (entry with its 40-byte
+ *  deferrable server, and its queue head). */
 #ifndef RTS_FLOW_MAX
 #define RTS_FLOW_MAX 16
 #endif
@@ -107,6 +107,49 @@
  *  RAM: 4 bytes per entry. */
 #ifndef RTS_NIC_MAP_MAX
 #define RTS_NIC_MAP_MAX 32
+#endif
+
+/** Special-flow defaults (Behnke §5.6: "special flows ... configured using
+ *  C macro definitions"). ARP: priority, packets per server period (0 = no
+ *  server, unlimited) and server period in ns. Priority in
+ *  0..RTS_FLOW_PRIO_LEVELS-1; capacity 0..65535; period >= 1000 ns when the
+ *  capacity is non-zero. Defaults: priority 1, 16 packets per 100 ms. */
+#ifndef RTS_FLOW_ARP_PRIO
+#define RTS_FLOW_ARP_PRIO 1
+#endif
+#ifndef RTS_FLOW_ARP_CAPACITY
+#define RTS_FLOW_ARP_CAPACITY 16
+#endif
+#ifndef RTS_FLOW_ARP_PERIOD_NS
+#define RTS_FLOW_ARP_PERIOD_NS 100000000ull
+#endif
+
+/** ICMP special flow, as the ARP options. Defaults: priority 1, 8 packets
+ *  per 100 ms. */
+#ifndef RTS_FLOW_ICMP_PRIO
+#define RTS_FLOW_ICMP_PRIO 1
+#endif
+#ifndef RTS_FLOW_ICMP_CAPACITY
+#define RTS_FLOW_ICMP_CAPACITY 8
+#endif
+#ifndef RTS_FLOW_ICMP_PERIOD_NS
+#define RTS_FLOW_ICMP_PERIOD_NS 100000000ull
+#endif
+
+/** Frame bytes the eager driver invalidates in the data cache before it
+ *  classifies (Behnke §5.3.2: "only the first cache lines ... containing the
+ *  relevant header fields"). Must cover Ethernet + 802.1Q + a maximal IPv4
+ *  header (60 B) + the 4 port bytes = 82 B; round up to cache lines.
+ *  Range 82..1536. Default 96 (three 32-byte lines). No RAM cost. */
+#ifndef RTS_RX_HDR_BYTES
+#define RTS_RX_HDR_BYTES 96
+#endif
+
+/** Default share of the RX descriptor ring below which the eager driver
+ *  recycles (Behnke §5.3.2, "e.g. 1/2"), as numerator over 256. Range
+ *  1..256. Default 128 (one half). Overridable per queue at run time. */
+#ifndef RTS_RX_RECYCLE_THRESHOLD_256
+#define RTS_RX_RECYCLE_THRESHOLD_256 128
 #endif
 
 /* ----------------------------------------------------------------- checks */
@@ -146,6 +189,24 @@
 #endif
 #if RTS_NIC_MAP_MAX < 1 || RTS_NIC_MAP_MAX > 256
 #error "RTS_NIC_MAP_MAX must be in 1..256"
+#endif
+#if RTS_FLOW_ARP_PRIO < 0 || RTS_FLOW_ARP_PRIO >= RTS_FLOW_PRIO_LEVELS
+#error "RTS_FLOW_ARP_PRIO must be in 0..RTS_FLOW_PRIO_LEVELS-1"
+#endif
+#if RTS_FLOW_ICMP_PRIO < 0 || RTS_FLOW_ICMP_PRIO >= RTS_FLOW_PRIO_LEVELS
+#error "RTS_FLOW_ICMP_PRIO must be in 0..RTS_FLOW_PRIO_LEVELS-1"
+#endif
+#if RTS_FLOW_ARP_CAPACITY < 0 || RTS_FLOW_ARP_CAPACITY > 65535 || RTS_FLOW_ICMP_CAPACITY < 0 || RTS_FLOW_ICMP_CAPACITY > 65535
+#error "RTS_FLOW_ARP_CAPACITY and RTS_FLOW_ICMP_CAPACITY must be in 0..65535"
+#endif
+#if (RTS_FLOW_ARP_CAPACITY > 0 && RTS_FLOW_ARP_PERIOD_NS < 1000) || (RTS_FLOW_ICMP_CAPACITY > 0 && RTS_FLOW_ICMP_PERIOD_NS < 1000)
+#error "RTS_FLOW_ARP_PERIOD_NS / RTS_FLOW_ICMP_PERIOD_NS must be >= 1000 ns when the capacity is non-zero"
+#endif
+#if RTS_RX_HDR_BYTES < 82 || RTS_RX_HDR_BYTES > 1536
+#error "RTS_RX_HDR_BYTES must be in 82..1536 (Ethernet + 802.1Q + 60-byte IPv4 header + ports)"
+#endif
+#if RTS_RX_RECYCLE_THRESHOLD_256 < 1 || RTS_RX_RECYCLE_THRESHOLD_256 > 256
+#error "RTS_RX_RECYCLE_THRESHOLD_256 must be in 1..256"
 #endif
 
 /* ----------------------------------------------------------------- assert */

@@ -1,0 +1,82 @@
+/* Global receive limit with an interrupt-to-polling switch (Behnke et al. §5.5). */
+#include "rtshield/rts_global_limit.h"
+
+rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now)
+{
+    if (capacity > 0u && period == 0u) {
+        return RTS_EINVAL;
+    }
+    g->capacity = capacity;
+    g->count = 0u;
+    g->period = period;
+    g->period_start = now;
+    g->mode = RTS_GLIM_IRQ;
+    g->pad[0] = g->pad[1] = g->pad[2] = 0u;
+    g->to_poll = 0u;
+    g->to_irq = 0u;
+    g->refused = 0u;
+    return RTS_OK;
+}
+
+static void roll(rts_global_limit *g, rts_time_ns now)
+{
+    if (g->period == 0u || now < g->period_start + g->period) {
+        return;
+    }
+    g->period_start += ((now - g->period_start) / g->period) * g->period;
+    g->count = 0u;
+}
+
+bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
+{
+    act->flags = RTS_ACT_NONE;
+    act->timer_at = 0u;
+    if (g->capacity == 0u) {
+        return true;
+    }
+    roll(g, now);
+    if (g->count >= g->capacity) {
+        g->refused++;
+        return false;
+    }
+    g->count++;
+    if (g->count == g->capacity && g->mode == RTS_GLIM_IRQ) {
+        g->mode = RTS_GLIM_POLL;
+        g->to_poll++;
+        act->flags = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
+        act->timer_at = g->period_start + g->period;
+    }
+    return true;
+}
+
+uint32_t rts_glim_poll_begin(rts_global_limit *g, rts_time_ns now)
+{
+    if (g->mode != RTS_GLIM_POLL) {
+        return 0u;
+    }
+    roll(g, now);
+    return g->capacity - g->count;
+}
+
+rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now)
+{
+    rts_action act = {RTS_ACT_NONE, 0u};
+    if (g->mode != RTS_GLIM_POLL) {
+        return act;
+    }
+    roll(g, now);
+    if (g->count < g->capacity) {
+        g->mode = RTS_GLIM_IRQ;
+        g->to_irq++;
+        act.flags = RTS_ACT_ENABLE_LINE;
+    } else {
+        act.flags = RTS_ACT_ARM_TIMER;
+        act.timer_at = g->period_start + g->period;
+    }
+    return act;
+}
+
+unsigned rts_glim_mode_of(const rts_global_limit *g)
+{
+    return g->mode;
+}

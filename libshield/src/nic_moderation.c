@@ -1,0 +1,274 @@
+/* Multiqueue NIC with per-queue interrupt moderation (Behnke et al. §7). */
+#include "rtshield/rts_nic_moderation.h"
+
+#include "rtshield/rts_flow_table.h"
+
+void rts_nic_init(rts_nic *nic)
+{
+    for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
+        rts_nic_queue *q = &nic->q[i];
+        q->active = 0u;
+        q->flow = 0u;
+        q->prio = 0u;
+        q->pad = 0u;
+        q->size = 0u;
+        q->count = 0u;
+        q->frames = 0u;
+        q->announced = 0u;
+        q->t_abs = 0u;
+        q->t_pack = 0u;
+        q->abs_at = 0u;
+        q->pack_at = 0u;
+        q->stored = 0u;
+        q->dropped = 0u;
+        q->irqs = 0u;
+    }
+    for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
+        nic->map[i].used = 0u;
+        nic->map[i].proto = 0u;
+        nic->map[i].queue = 0u;
+        nic->map[i].pad = 0u;
+        nic->map[i].port = 0u;
+        nic->map[i].pad2 = 0u;
+    }
+    nic->unregistered = 0u;
+}
+
+static bool params_ok(unsigned size, unsigned frames)
+{
+    return size >= 1u && size <= 0xFFFFu && frames <= size;
+}
+
+static bool queue_ok(const rts_nic *nic, unsigned qid)
+{
+    return qid < RTS_NIC_MAX_QUEUES && nic->q[qid].active;
+}
+
+rts_err rts_nic_queue_add(rts_nic *nic, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames,
+                          unsigned flow, unsigned prio, uint8_t *qid)
+{
+    if (!params_ok(size, frames) || flow > 0xFFu || prio > 0xFFu || qid == NULL) {
+        return RTS_EINVAL;
+    }
+    for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
+        rts_nic_queue *q = &nic->q[i];
+        if (q->active) continue;
+        q->active = 1u;
+        q->flow = (uint8_t)flow;
+        q->prio = (uint8_t)prio;
+        q->size = (uint16_t)size;
+        q->count = 0u;
+        q->frames = (uint16_t)frames;
+        q->announced = 0u;
+        q->t_abs = t_abs;
+        q->t_pack = t_pack;
+        q->abs_at = 0u;
+        q->pack_at = 0u;
+        q->stored = 0u;
+        q->dropped = 0u;
+        q->irqs = 0u;
+        *qid = (uint8_t)i;
+        return RTS_OK;
+    }
+    return RTS_EFULL;
+}
+
+rts_err rts_nic_queue_config(rts_nic *nic, unsigned qid, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack,
+                             unsigned frames)
+{
+    if (!queue_ok(nic, qid)) return RTS_ENOENT;
+    if (!params_ok(size, frames)) return RTS_EINVAL;
+    rts_nic_queue *q = &nic->q[qid];
+    q->size = (uint16_t)size;
+    q->t_abs = t_abs;
+    q->t_pack = t_pack;
+    q->frames = (uint16_t)frames;
+    return RTS_OK;
+}
+
+rts_err rts_nic_queue_release(rts_nic *nic, unsigned qid)
+{
+    if (!queue_ok(nic, qid)) return RTS_ENOENT;
+    for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
+        if (nic->map[i].used && nic->map[i].queue == qid) nic->map[i].used = 0u;
+    }
+    rts_nic_queue *q = &nic->q[qid];
+    q->dropped += q->count;
+    q->count = 0u;
+    q->abs_at = 0u;
+    q->pack_at = 0u;
+    q->active = 0u;
+    return RTS_OK;
+}
+
+static int map_find(const rts_nic *nic, unsigned proto, unsigned port)
+{
+    for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
+        const rts_nic_map_entry *m = &nic->map[i];
+        if (m->used && m->proto == proto && m->port == port) return (int)i;
+    }
+    return -1;
+}
+
+static bool map_key_ok(unsigned proto, unsigned port)
+{
+    if (proto == RTS_NIC_PROTO_NONTRANSPORT) return port == 0u;
+    return (proto == RTS_PROTO_TCP || proto == RTS_PROTO_UDP) && port >= 1u && port <= 0xFFFFu;
+}
+
+rts_err rts_nic_map_add(rts_nic *nic, unsigned proto, unsigned port, unsigned qid)
+{
+    if (!map_key_ok(proto, port)) return RTS_EINVAL;
+    if (!queue_ok(nic, qid)) return RTS_ENOENT;
+    if (map_find(nic, proto, port) >= 0) return RTS_EEXIST;
+    for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
+        rts_nic_map_entry *m = &nic->map[i];
+        if (m->used) continue;
+        m->used = 1u;
+        m->proto = (uint8_t)proto;
+        m->port = (uint16_t)port;
+        m->queue = (uint8_t)qid;
+        return RTS_OK;
+    }
+    return RTS_EFULL;
+}
+
+rts_err rts_nic_map_remove(rts_nic *nic, unsigned proto, unsigned port)
+{
+    const int i = map_find(nic, proto, port);
+    if (i < 0) return RTS_ENOENT;
+    nic->map[i].used = 0u;
+    return RTS_OK;
+}
+
+rts_err rts_nic_bind(rts_nic *nic, unsigned proto, unsigned port, unsigned size, rts_time_ns t_abs,
+                     rts_time_ns t_pack, unsigned frames, unsigned flow, unsigned prio, uint8_t *qid)
+{
+    if (!map_key_ok(proto, port)) return RTS_EINVAL;
+    if (map_find(nic, proto, port) >= 0) return RTS_EEXIST;
+    uint8_t q;
+    rts_err e = rts_nic_queue_add(nic, size, t_abs, t_pack, frames, flow, prio, &q);
+    if (e != RTS_OK) return e;
+    e = rts_nic_map_add(nic, proto, port, q);
+    if (e != RTS_OK) {
+        (void)rts_nic_queue_release(nic, q);
+        return e;
+    }
+    *qid = q;
+    return RTS_OK;
+}
+
+rts_err rts_nic_unbind(rts_nic *nic, unsigned proto, unsigned port)
+{
+    const int i = map_find(nic, proto, port);
+    if (i < 0) return RTS_ENOENT;
+    const unsigned qid = nic->map[i].queue;
+    nic->map[i].used = 0u;
+    for (unsigned k = 0; k < RTS_NIC_MAP_MAX; k++) {
+        if (nic->map[k].used && nic->map[k].queue == qid) return RTS_OK;
+    }
+    return rts_nic_queue_release(nic, qid);
+}
+
+/* Interrupt: announce the waiting descriptors, stop the timers. */
+static uint16_t fire(rts_nic_queue *q)
+{
+    q->announced = q->count;
+    q->count = 0u;
+    q->abs_at = 0u;
+    q->pack_at = 0u;
+    q->irqs++;
+    return q->announced;
+}
+
+void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_rx_result *r)
+{
+    r->outcome = RTS_NIC_UNREGISTERED;
+    r->queue = 0u;
+    r->irq = 0u;
+    r->pad = 0u;
+    r->announced = 0u;
+    r->pad2 = 0u;
+    const int i = map_find(nic, proto, proto == RTS_NIC_PROTO_NONTRANSPORT ? 0u : port);
+    if (i < 0) {
+        nic->unregistered++;
+        return;
+    }
+    const unsigned qid = nic->map[i].queue;
+    rts_nic_queue *q = &nic->q[qid];
+    r->queue = (uint8_t)qid;
+    if (q->count >= q->size) {
+        q->dropped++;
+        r->outcome = RTS_NIC_QUEUE_FULL;
+        return;
+    }
+    r->outcome = RTS_NIC_STORED;
+    q->stored++;
+    if (q->count == 0u && q->t_abs != 0u) {
+        q->abs_at = now + q->t_abs;
+    }
+    q->count++;
+    if (q->t_pack != 0u) {
+        q->pack_at = now + q->t_pack;
+    }
+    const bool unmoderated = q->t_abs == 0u && q->t_pack == 0u && q->frames == 0u;
+    if (unmoderated || (q->frames != 0u && q->count >= q->frames)) {
+        r->irq = 1u;
+        r->announced = fire(q);
+    }
+}
+
+static rts_time_ns queue_expiry(const rts_nic_queue *q)
+{
+    if (q->abs_at == 0u) return q->pack_at;
+    if (q->pack_at == 0u) return q->abs_at;
+    return q->abs_at < q->pack_at ? q->abs_at : q->pack_at;
+}
+
+rts_time_ns rts_nic_next_expiry(const rts_nic *nic)
+{
+    rts_time_ns best = 0u;
+    for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
+        if (!nic->q[i].active) continue;
+        const rts_time_ns e = queue_expiry(&nic->q[i]);
+        if (e != 0u && (best == 0u || e < best)) best = e;
+    }
+    return best;
+}
+
+uint32_t rts_nic_expire(rts_nic *nic, rts_time_ns now)
+{
+    uint32_t mask = 0u;
+    for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
+        rts_nic_queue *q = &nic->q[i];
+        if (!q->active) continue;
+        const rts_time_ns e = queue_expiry(q);
+        if (e != 0u && e <= now) {
+            (void)fire(q);
+            mask |= 1u << i;
+        }
+    }
+    return mask;
+}
+
+rts_err rts_nic_describe(const rts_nic *nic, unsigned qid, rts_nic_desc *d)
+{
+    if (!queue_ok(nic, qid)) return RTS_ENOENT;
+    d->queue = (uint8_t)qid;
+    d->flow = nic->q[qid].flow;
+    d->prio = nic->q[qid].prio;
+    d->pad = 0u;
+    return RTS_OK;
+}
+
+unsigned rts_nic_queue_count(const rts_nic *nic)
+{
+    unsigned n = 0u;
+    for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) n += nic->q[i].active;
+    return n;
+}
+
+uint32_t rts_nic_memory_bytes(uint32_t m)
+{
+    return m * 30u + 14u;
+}

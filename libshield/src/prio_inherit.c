@@ -1,0 +1,71 @@
+/* Priority inheritance of the network task (Behnke et al. §5.4). */
+#include "rtshield/rts_prio_inherit.h"
+
+#include "rts_bits.h"
+
+void rts_pi_init(rts_prio_inherit *pi, unsigned base)
+{
+    if (base >= RTS_FLOW_PRIO_LEVELS) base = RTS_FLOW_PRIO_LEVELS - 1u;
+    pi->base = (uint8_t)base;
+    pi->current = (uint8_t)base;
+    pi->pad = 0u;
+    pi->inproc_mask = 0u;
+    for (unsigned l = 0; l < RTS_FLOW_PRIO_LEVELS; l++) pi->inproc[l] = 0u;
+    pi->raises = 0u;
+    pi->lowers = 0u;
+}
+
+rts_pi_change rts_pi_on_enqueue_isr(rts_prio_inherit *pi, unsigned prio)
+{
+    if (prio >= RTS_FLOW_PRIO_LEVELS || prio <= pi->current) {
+        return RTS_PI_UNCHANGED;
+    }
+    pi->current = (uint8_t)prio;
+    pi->raises++;
+    return RTS_PI_RAISED;
+}
+
+rts_err rts_pi_on_start(rts_prio_inherit *pi, unsigned prio)
+{
+    if (prio >= RTS_FLOW_PRIO_LEVELS) return RTS_EINVAL;
+    if (pi->inproc[prio] == 0xFFFFu) return RTS_EFULL;
+    pi->inproc[prio]++;
+    pi->inproc_mask |= 1u << prio;
+    return RTS_OK;
+}
+
+rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting)
+{
+    unsigned target = pi->base;
+    if (highest_waiting >= 0 && (unsigned)highest_waiting < RTS_FLOW_PRIO_LEVELS &&
+        (unsigned)highest_waiting > target) {
+        target = (unsigned)highest_waiting;
+    }
+    if (pi->inproc_mask != 0u) {
+        const unsigned e = rts_bits_msb32(pi->inproc_mask);
+        if (e > target) target = e;
+    }
+    if (target == pi->current) return RTS_PI_UNCHANGED;
+    const rts_pi_change c = target < pi->current ? RTS_PI_LOWERED : RTS_PI_RAISED;
+    pi->current = (uint8_t)target;
+    if (c == RTS_PI_LOWERED) {
+        pi->lowers++;
+    } else {
+        pi->raises++;
+    }
+    return c;
+}
+
+rts_pi_change rts_pi_on_complete(rts_prio_inherit *pi, unsigned prio, int highest_waiting)
+{
+    if (prio < RTS_FLOW_PRIO_LEVELS && pi->inproc[prio] > 0u) {
+        pi->inproc[prio]--;
+        if (pi->inproc[prio] == 0u) pi->inproc_mask &= ~(1u << prio);
+    }
+    return rts_pi_recompute(pi, highest_waiting);
+}
+
+unsigned rts_pi_current(const rts_prio_inherit *pi)
+{
+    return pi->current;
+}

@@ -1,0 +1,118 @@
+/* libFuzzer target: the flow-queue API driven by arbitrary operation
+ * sequences. After every operation the buffer-conservation invariant
+ * (rts_fq_check) must hold and the per-state counts must add up; a state
+ * error must leave everything unchanged. Then the same bytes drive the
+ * receive driver (eager/deferred halves) with the same invariant. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtshield/rts_rx_driver.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static rts_flow_queue fq;
+static rts_rx_driver rx;
+
+static void must(int cond)
+{
+    if (!cond) abort();
+}
+
+static void check_fq(const rts_flow_queue *q)
+{
+    must(rts_fq_check(q) == RTS_OK);
+    unsigned total = 0;
+    for (unsigned s = 0; s < 5u; s++) total += rts_fq_count(q, s);
+    must(total == q->nbufs);
+}
+
+static void run_queue(const uint8_t *data, size_t size)
+{
+    if (size < 3) return;
+    const unsigned nbufs = 1u + data[0] % 64u;
+    const unsigned ring = 1u + data[1] % nbufs;
+    const unsigned thr = data[2] % (ring + 1u);
+    must(rts_fq_init(&fq, nbufs, ring, thr) == RTS_OK);
+    for (size_t i = 3; i + 2 < size; i += 3) {
+        const uint8_t op = data[i], a = data[i + 1], b = data[i + 2];
+        const unsigned buf = a % (nbufs + 2u);
+        uint16_t out;
+        uint8_t fl, pr;
+        rts_flow_queue before;
+        memcpy(&before, &fq, sizeof before);
+        rts_err e = RTS_OK;
+        switch (op % 9u) {
+        case 0: e = rts_fq_rx_take_isr(&fq, buf); break;
+        case 1: e = rts_fq_push_isr(&fq, buf, b % (RTS_FLOW_MAX + 1u), (b >> 3) % (RTS_FLOW_PRIO_LEVELS + 1u), 1u + op / 9u); break;
+        case 2: e = rts_fq_repost_isr(&fq, buf); break;
+        case 3: e = rts_fq_recycle_lowest_isr(&fq, &out, &fl); break;
+        case 4:
+            e = rts_fq_pop_highest(&fq, &out, &fl, &pr);
+            if (e == RTS_OK) must((int)pr >= rts_fq_highest_prio(&fq));
+            break;
+        case 5: e = rts_fq_refill(&fq, &out); break;
+        case 6: e = rts_fq_release(&fq, buf); break;
+        case 7: e = rts_fq_set_threshold(&fq, b); break;
+        default: {
+            const int hi = rts_fq_highest_prio(&fq), lo = rts_fq_lowest_prio(&fq);
+            must((hi < 0) == (lo < 0) && hi >= lo);
+            break;
+        }
+        }
+        if (e != RTS_OK) must(memcmp(&before, &fq, sizeof before) == 0);
+        check_fq(&fq);
+    }
+}
+
+static void run_driver(const uint8_t *data, size_t size)
+{
+    if (size < 4) return;
+    const unsigned nbufs = 2u + data[0] % 48u;
+    const unsigned ring = 1u + data[1] % nbufs;
+    if (rts_rx_init(&rx, NULL, nbufs, ring, data[2] % RTS_FLOW_PRIO_LEVELS, data[3] % 8u, 100000u, 0) != RTS_OK) {
+        abort();
+    }
+    uint8_t id;
+    (void)rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &id);
+    (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PRIORITY, 9, 0);
+    (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_CAPACITY, 2, 0);
+    (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PERIOD_NS, 50000, 0);
+    rts_time_ns now = 0;
+    for (size_t i = 4; i + 2 < size; i += 3) {
+        const uint8_t op = data[i], a = data[i + 1], b = data[i + 2];
+        now += (rts_time_ns)b * 1000u;
+        rts_rx_result r;
+        rts_rx_job job;
+        uint16_t out;
+        switch (op % 6u) {
+        case 0:
+        case 1:
+            if (rts_rx_eager_desc_isr(&rx, a % (nbufs + 1u), b % (RTS_FLOW_MAX + 2u), op % 40u, now, &r) == RTS_OK &&
+                r.outcome != RTS_RX_GLOBAL_LIMIT) {
+                must(r.repost == RTS_BUF_NONE || rx.fq.state[r.repost] == RTS_BUF_RING);
+                must(rts_pi_current(&rx.pi) >= (unsigned)(rts_fq_highest_prio(&rx.fq) < 0 ? 0 : rts_fq_highest_prio(&rx.fq)));
+            }
+            break;
+        case 2:
+            if (rts_rx_task_next(&rx, &job, NULL) == RTS_OK) must(rx.fq.state[job.buf] == RTS_BUF_TASK);
+            break;
+        case 3: (void)rts_rx_task_refill(&rx, &out); break;
+        case 4:
+            (void)rts_rx_task_complete(&rx, b % RTS_FLOW_PRIO_LEVELS);
+            (void)rts_rx_buf_free(&rx, a % (nbufs + 1u));
+            break;
+        default:
+            if (rts_rx_poll_begin(&rx, now) > 0) (void)rts_rx_poll_end(&rx, now);
+            break;
+        }
+        check_fq(&rx.fq);
+        must(rts_fq_count(&rx.fq, RTS_BUF_ISR) == 0);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    run_queue(data, size);
+    run_driver(data, size);
+    return 0;
+}
