@@ -19,6 +19,7 @@ __all__ = [
     "round_burst",
     "ds_demand",
     "nic_wcpd",
+    "nic_t_abs_max",
     "nic_memory_bytes",
     "sources_of_truth",
 ]
@@ -47,6 +48,7 @@ _NAMES = {
     "round_burst": "rts_bursty_burst_sizes",
     "ds_demand": "rts_dserver_dbf",
     "nic_wcpd": "rts_nic_wcpd",
+    "nic_t_abs_max": "rts_nic_t_abs_max",
     "nic_memory_bytes": "rts_nic_memory_bytes",
 }
 
@@ -103,13 +105,27 @@ def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int | None:
 
 
 def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:
-    """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q."""
+    """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q (libshield ``rts_nic_wcpd()``)."""
+    fn = _native("rts_nic_wcpd")
+    if fn is not None:
+        return int(fn(t_netstack_ns, sum(queue_sizes)))
     return t_netstack_ns * sum(queue_sizes)
 
 
+def nic_t_abs_max(t_d_ns: int, t_qf_ns: int, wcpd_ns: int) -> int:
+    """Largest admissible absolute timer, max(t_d, t_qf) − WCPD, or 0 if not positive
+    (libshield ``rts_nic_t_abs_max()``)."""
+    fn = _native("rts_nic_t_abs_max")
+    if fn is not None:
+        return int(fn(t_d_ns, t_qf_ns, wcpd_ns))
+    return max(0, max(t_d_ns, t_qf_ns) - wcpd_ns)
+
+
 def nic_memory_bytes(moderated_queues: int, arp_queue: bool = True) -> int:
-    """Behnke et al. §7.3.4: on-NIC table memory, m · 30 B (+ 14 B for the ARP queue)."""
+    """Behnke et al. §7.3.4: on-NIC table memory, m · 30 B + 14 B for the ARP queue
+    (libshield ``rts_nic_memory_bytes()``; without the ARP queue its 14 B are left out)."""
     fn = _native("rts_nic_memory_bytes")
     if fn is not None:
-        return int(fn(moderated_queues, bool(arp_queue)))
+        total = int(fn(moderated_queues))
+        return total if arp_queue else total - int(fn(0))
     return moderated_queues * 30 + (14 if arp_queue else 0)

@@ -54,9 +54,9 @@ def check_nic(nic: Nic, min_slack_ns: int | None) -> tuple[list[Check], dict]:
                             f"= {format_ns(wcpd)} ≤ min slack {format_ns(slack)}"))
     for q in nic.queues:
         t_qf = round(q.size * 1e9 / q.max_rate_hz) if q.max_rate_hz > 0 else 0
-        bound = max(q.max_delay, t_qf) - wcpd
+        bound = native.nic_t_abs_max(q.max_delay, t_qf, wcpd)  # 0: no window at all
         checks.append(Check(
-            f"t_abs({q.name})", q.t_abs <= bound,
+            f"t_abs({q.name})", 0 < bound and q.t_abs <= bound,
             f"t_abs = {format_ns(q.t_abs)} ≤ max(t_d = {format_ns(q.max_delay)}, "
             f"t_qf = n_q/R_max = {format_ns(t_qf)}) − WCPD = {format_ns(bound)}"))
         t_p = q.flow_period if q.flow_period is not None else (

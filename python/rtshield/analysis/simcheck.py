@@ -127,7 +127,8 @@ def worst_case_plan(system: System) -> Plan:
         P, N = src.burst_period, src.burst
         if P is None or N is None:
             raise SimUnsupported("bursty source without its own burst period")
-        start = P - N * isr - isr // 2
+        # the N-th interrupt ends 1 ns before the tick: nothing else fits between
+        start = P - N * isr - gap - 1
         if start <= gap:
             raise SimUnsupported("burst longer than its period")
         return Plan(start + gap, start + gap + span, [[(start, flood)]], isr)
@@ -135,7 +136,7 @@ def worst_case_plan(system: System) -> Plan:
     S, K = src.slice, src.capacity
     p0 = 1000
     one = [(0, 1e9 / p0), (p0 + p0 // 2, 0.0)]  # exactly one arrival, at p0
-    start = p0 + S - (K - 1) * isr - isr // 2 - gap
+    start = p0 + S - (K - 1) * isr - gap - 1
     if start <= p0 + p0:
         raise SimUnsupported("capacity too large for the slice")
     return Plan(start + gap, start + gap + span, [one, [(start, flood)]], isr)
