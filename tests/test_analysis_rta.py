@@ -134,3 +134,12 @@ def test_matches_brute_force_schedule(seed):
     sim = _simulate(tasks)
     for r in res.tasks:
         assert r.wcrt == sim[r.task.name], r.task.name
+
+
+def test_best_effort_task_without_bound_does_not_fail_the_system():
+    flood = Task("flood", 1, None, priority=1, level="isr", best_effort=True)
+    res = analyze([flood])
+    r = res.by_name("flood")
+    assert r.schedulable and r.wcrt is None and "no finite bound" in r.reason
+    res = analyze([flood, T("t", 1, 10, 1)])
+    assert not res.schedulable  # the thread below it has a deadline and no bound

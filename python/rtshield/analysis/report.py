@@ -107,8 +107,10 @@ class Report:
         rows = []
         for r in self.result.tasks:
             t = r.task
-            if r.schedulable:
-                verdict = "ok" if t.deadline is not None else "bounded"
+            if r.schedulable and t.deadline is None:
+                verdict = "bounded" if r.wcrt is not None else "UNBOUNDED: " + r.reason
+            elif r.schedulable:
+                verdict = "ok"
             else:
                 verdict = "MISS: " + r.reason
             T = "unbounded" if t.T is None and not t.once else ("once" if t.once else f(t.T))

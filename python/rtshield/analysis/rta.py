@@ -29,7 +29,7 @@ round robin among equal priorities).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from rtshield.units import format_ns
 
@@ -277,10 +277,9 @@ def analyze(tasks: list[Task], *, nesting: bool = False) -> Result:
     res = Result(utilization=utilization(tasks))
     res.unbounded = [t.name for t in tasks if t.T is None and not t.once and t.C > 0]
     for t in ordered:
-        res.tasks.append(_analyze_one(t, ordered, nesting))
+        r = _analyze_one(t, ordered, nesting)
+        if t.best_effort and not r.schedulable:
+            # No deadline to miss: report the missing bound, do not fail the system.
+            r = TaskResult(t, None, True, f"no finite bound: {r.reason}", r.lower_bound, r.jobs)
+        res.tasks.append(r)
     return res
-
-
-def with_changes(task: Task, **kw) -> Task:
-    """A copy of ``task`` with fields replaced (convenience for design searches)."""
-    return replace(task, **kw)
