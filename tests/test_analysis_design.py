@@ -137,3 +137,20 @@ def test_analyze_refuses_open_param(tmp_path, capsys):
                        'burst_rate = "1kHz"\n' + BG)
     assert cli.main(["analyze", str(p)]) == 2
     assert "source.x.burst: open" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("wcet", ["90ns", "10ns", "400ns"])
+def test_budget_search_matches_exhaustive(tmp_path, wcet):
+    """Every budget 0..period analysed one by one: the design is the last safe one.
+
+    With wcet = 10 ns the safe end (~ 90 ns) lies between the exponential
+    search's last step (63) and the upper end (the period, 100 ns).
+    """
+    text = ('[[server]]\nname = "srv"\nbudget = "?"\nperiod = "100ns"\npriority = 9\n'
+            f'[[task]]\nname = "t"\nwcet = "{wcet}"\nperiod = "1000ns"\npriority = 1\n')
+    d = design_system(load(tmp_path, text))
+    safe = [e for e in range(0, 101)
+            if analyze_system(load(tmp_path, text.replace('"?"', f'"{e}ns"'))).schedulable]
+    assert safe == list(range(0, max(safe) + 1))  # the safe set is a prefix
+    assert d.value == max(safe)
+    assert d.unsafe_value == (max(safe) + 1 if max(safe) < 100 else None)

@@ -166,8 +166,11 @@ def _largest(system, op, setter, lo: int, hi: int, kind: str, param: str, note="
             bad = good + step
             break
     else:
-        if good < hi and _ok(_try(system, op, setter, hi)):
-            good = hi
+        if good < hi:
+            if _ok(_try(system, op, setter, hi)):
+                good = hi
+            else:
+                bad = hi
     if bad is None:
         return Design(param, kind, good, _try(system, op, setter, good), None, "",
                       note or "safe up to the end of the search range")
