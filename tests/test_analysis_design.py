@@ -154,3 +154,15 @@ def test_budget_search_matches_exhaustive(tmp_path, wcet):
     assert safe == list(range(0, max(safe) + 1))  # the safe set is a prefix
     assert d.value == max(safe)
     assert d.unsafe_value == (max(safe) + 1 if max(safe) < 100 else None)
+
+
+def test_strict_search_matches_exhaustive(tmp_path):
+    costs = ('[costs]\nt_int = "3ns"\nt_flip = "1ns"\nt_setup = "1ns"\nt_expire = "3ns"\n')
+    text = (costs + '[[source]]\nname = "x"\nmodel = "strict"\nmin_interarrival = "?"\n'
+            'work = "2ns"\n[[task]]\nname = "t"\nwcet = "50ns"\nperiod = "100ns"\n'
+            'priority = 0\n')
+    d = design_system(load(tmp_path, text))
+    safe = [T for T in range(1, 301)
+            if analyze_system(load(tmp_path, text.replace('"?"', f'"{T}ns"'))).schedulable]
+    assert safe == list(range(min(safe), 301))  # the safe set is a suffix
+    assert d.value == min(safe) and d.unsafe_value == min(safe) - 1
