@@ -38,6 +38,7 @@ _KINDS = {
     "bursty": "RTSIM_MIT_BURSTY",
     "hardware": "RTSIM_MIT_COUNTDOWN",
     "burst_mitigation": "RTSIM_MIT_BURST",
+    "queue_mitigation": "RTSIM_MIT_QUEUE",
 }
 
 
@@ -99,7 +100,11 @@ def _check_expressible(system: System) -> Source | None:
             raise SimUnsupported(f"simulator: source model {src.model!r} has no mitigation kind")
         if src.model == "pure" and src.min_interarrival is None:
             raise SimUnsupported("an unbounded source has no worst case to simulate")
-        if src.driver_work:
+        if src.model == "queue_mitigation":
+            low = min((t.priority for t in system.tasks), default=0)
+            if src.driver_priority is None or src.driver_priority >= low:
+                raise SimUnsupported("simcheck: the driver must be below every analysed thread")
+        elif src.driver_work:
             raise SimUnsupported("simulator: driver work is not mapped (driver_work)")
     return src
 
@@ -120,7 +125,7 @@ def worst_case_plan(system: System) -> Plan:
         release = T
         # first arrival one period after the flow starts (the engine's rule)
         return Plan(release, release + span, [[(0, 1e9 / T)]], isr)
-    if src.model in ("strict", "hardware"):
+    if src.model in ("strict", "hardware", "queue_mitigation"):
         release = 1_000_000
         return Plan(release, release + span, [[(release - gap, flood)]], isr)
     if src.model == "bursty":
@@ -159,14 +164,15 @@ def run_worst_case(system: System) -> dict[str, int]:
     cfg.tick_ns = 0
     cfg.time_slicing = 0
     cfg.nic_kind = lib.RTSIM_NIC_EDGE
-    cfg.queue_capacity = 1 << 16
+    cfg.queue_capacity = src.queue if src is not None and src.queue else 1 << 16
     k = _costs(system, src)
     cfg.costs.isr_entry_exit_ns = k["isr_entry_exit"]
     cfg.costs.isr_per_packet_ns = k["isr_per_packet"]
     cfg.costs.mitig_isr_ns = k["mitig_isr"]
     cfg.costs.timer_isr_ns = k["timer_isr"]
     cfg.costs.tick_isr_ns = k["tick_isr"]
-    cfg.costs.driver_per_packet_ns = 1000
+    cfg.costs.driver_per_packet_ns = src.driver_work if src is not None and src.driver_work \
+        else 1000
     threads = sorted(system.tasks, key=lambda t: t.priority)
     low = threads[0].priority if threads else 0
     names = []
