@@ -1,0 +1,305 @@
+"""Parameter design: the most generous value of one open parameter that keeps
+every task schedulable (Regehr & Duongsaa §5: "the developer can choose the
+limits instead of guessing them").
+
+The open parameter is written ``"?"`` in the system file. Supported:
+
+* ``source.NAME.min_interarrival`` / ``max_rate`` of a strict limiter → the
+  smallest minimum interarrival (the highest rate) that is still safe;
+* ``source.NAME.burst`` of a bursty limiter (own or shared timer) → the
+  largest burst;
+* ``server.NAME.budget`` of a deferrable server → the largest budget;
+* ``source.NAME.capacity`` of a Burst Mitigation → the largest packets per
+  slice;
+* ``timer.NAME.rate`` / ``period`` of a timer shared by bursty sources
+  (Regehr §3.5) → every candidate frequency at which a source's rounded
+  burst changes, with its utilization; the schedulable one with the lowest
+  utilization is chosen. If the sources give fixed bursts instead of rates,
+  the shortest safe period.
+
+Every search relies on monotonicity: a longer interarrival, a smaller burst,
+budget or capacity never increases any response time in the analysis, so the
+safe values form an interval and a binary search finds its end exactly (to
+1 ns for durations, 1 for counts). The result shows the margin — the
+smallest slack ``D - WCRT`` at the boundary — and the first unsafe value with
+the task that fails there.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rtshield.errors import UsageError
+from rtshield.units import format_ns
+
+from . import native
+from .report import Report, analyze_system
+from .system import ModelInfeasible, OpenParam, System
+
+__all__ = ["Design", "design_system", "shared_timer_candidates"]
+
+#: Upper end of duration searches: 1000 s.
+MAX_DURATION_NS = 1_000 * 10**9
+#: Upper end of count searches.
+MAX_COUNT = 1_000_000
+
+
+@dataclass
+class Design:
+    param: str
+    kind: str  # "duration" or "count"
+    value: int | None  # boundary value (ns or count); None if no safe value
+    report: Report | None  # the analysis at the boundary
+    unsafe_value: int | None = None  # first value beyond the boundary
+    unsafe_reason: str = ""
+    note: str = ""
+    candidates: list[dict] = field(default_factory=list)  # shared-timer choice
+    display: str = ""  # how to show the value, when not a plain duration/count
+
+    def margin_ns(self) -> int | None:
+        return None if self.report is None else self.report.result.min_slack()
+
+    def _fmt(self, v: int | None) -> str:
+        if v is None:
+            return "-"
+        return format_ns(v) if self.kind == "duration" else str(v)
+
+    def to_json(self) -> dict:
+        out = {
+            "param": self.param,
+            "kind": self.kind,
+            "value": None if self.value is None else (
+                self.value / 1000 if self.kind == "duration" else self.value),
+            "unit": "us" if self.kind == "duration" else "count",
+            "margin_us": None if self.margin_ns() is None else self.margin_ns() / 1000,
+            "unsafe_value": None if self.unsafe_value is None else (
+                self.unsafe_value / 1000 if self.kind == "duration" else self.unsafe_value),
+            "unsafe_reason": self.unsafe_reason,
+            "note": self.note,
+            "schedulable": self.value is not None,
+        }
+        if self.candidates:
+            out["candidates"] = self.candidates
+        if self.report is not None:
+            out["analysis"] = self.report.to_json()
+        return out
+
+    def text(self) -> str:
+        lines = []
+        if self.value is None:
+            lines.append(f"{self.param}: no safe value ({self.note or self.unsafe_reason})")
+            return "\n".join(lines)
+        lines.append(f"{self.param} = {self.display or self._fmt(self.value)}")
+        if self.note:
+            lines.append(f"  {self.note}")
+        m = self.margin_ns()
+        lines.append(f"  margin at this value: smallest slack D - WCRT = "
+                     f"{'-' if m is None else format_ns(m)}")
+        if self.unsafe_value is not None:
+            lines.append(f"  first unsafe value: {self._fmt(self.unsafe_value)} "
+                         f"({self.unsafe_reason})")
+        if self.candidates:
+            lines.append("  candidates (timer Hz, bursts, utilization, schedulable):")
+            for c in self.candidates:
+                mark = "*" if c.get("chosen") else " "
+                u = c["utilization"]
+                u_txt = "-" if u is None else f"{u:.4f}"
+                ok = "yes" if c["schedulable"] else "no"
+                lines.append(f"   {mark} {c['timer_hz']:6d} Hz  bursts {c['bursts']}  "
+                             f"U={u_txt}  {ok}")
+        if self.report is not None:
+            lines.append("")
+            lines.append(self.report.table())
+        return "\n".join(lines)
+
+
+def _target(system: System, op: OpenParam):
+    coll = {"source": system.sources, "server": system.servers, "timer": system.timers}[op.section]
+    return next(x for x in coll if x.name == op.name)
+
+
+def _try(system: System, op: OpenParam, setter: Callable[[object, int], None], v: int):
+    """Analysis with the open parameter set to ``v``; None if the model is infeasible."""
+    s = copy.deepcopy(system)
+    setter(_target(s, op), v)
+    s.open = None
+    try:
+        return analyze_system(s)
+    except ModelInfeasible as e:
+        return e
+
+
+def _why(rep) -> str:
+    if isinstance(rep, Exception):
+        return str(rep)
+    for r in rep.result.tasks:
+        if not r.schedulable:
+            return f"{r.task.name}: {r.reason}"
+    for c in rep.nic_checks:
+        if not c.ok:
+            return f"nic {c.rule}: {c.inequality}"
+    return ""
+
+
+def _ok(rep) -> bool:
+    return isinstance(rep, Report) and rep.schedulable
+
+
+def _largest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=""):
+    """Largest v in [lo, hi] that is safe (safe set is a prefix)."""
+    first = _try(system, op, setter, lo)
+    if not _ok(first):
+        return Design(param, kind, None, None, lo, _why(first),
+                      note or f"unsafe even at {lo if kind == 'count' else format_ns(lo)}")
+    # Exponential search for an unsafe upper end, then bisect.
+    good, step = lo, 1
+    bad = None
+    while good + step <= hi:
+        rep = _try(system, op, setter, good + step)
+        if _ok(rep):
+            good += step
+            step *= 2
+        else:
+            bad = good + step
+            break
+    else:
+        if good < hi:
+            if _ok(_try(system, op, setter, hi)):
+                good = hi
+            else:
+                bad = hi
+    if bad is None:
+        return Design(param, kind, good, _try(system, op, setter, good), None, "",
+                      note or "safe up to the end of the search range")
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if _ok(_try(system, op, setter, mid)):
+            good = mid
+        else:
+            bad = mid
+    return Design(param, kind, good, _try(system, op, setter, good), bad,
+                  _why(_try(system, op, setter, bad)), note)
+
+
+def _smallest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=""):
+    """Smallest v in [lo, hi] that is safe (safe set is a suffix)."""
+    top = _try(system, op, setter, hi)
+    if not _ok(top):
+        return Design(param, kind, None, None, hi, _why(top), f"unsafe even at {format_ns(hi)}")
+    good, bad = hi, lo - 1
+    if _ok(_try(system, op, setter, lo)):
+        return Design(param, kind, lo, _try(system, op, setter, lo), None, "", note)
+    bad = lo
+    while good - bad > 1:
+        mid = (good + bad) // 2
+        if _ok(_try(system, op, setter, mid)):
+            good = mid
+        else:
+            bad = mid
+    return Design(param, kind, good, _try(system, op, setter, good), bad,
+                  _why(_try(system, op, setter, bad)), note)
+
+
+def shared_timer_candidates(rates_hz: list[float], f_min: int = 1) -> list[int]:
+    """Whole-Hz timer frequencies at which some source's rounded burst
+    ``ceil(rate / f)`` takes a new value (Regehr §3.5): for burst ``n`` the
+    lowest such frequency is ``ceil(rate / n)``; any frequency in between only
+    adds timer interrupts. Highest first."""
+    cands = set()
+    for r in rates_hz:
+        n = 1
+        while n <= MAX_COUNT:
+            f = math.ceil(r / n - 1e-9)
+            if f < f_min:
+                break
+            cands.add(f)
+            n += 1
+    return sorted(cands, reverse=True)
+
+
+def _design_timer(system: System, op: OpenParam) -> Design:
+    timer = _target(system, op)
+    srcs = [s for s in system.sources if s.timer == timer.name]
+    if not srcs:
+        raise UsageError(f"{op.label}: no [[source]] uses this timer")
+
+    def set_period(t, v):
+        t.period = v
+        t.rate_hz = None
+
+    def set_hz(t, f):
+        t.period = round(1e9 / f)
+        t.rate_hz = float(f)
+
+    if any(s.max_rate_hz is None for s in srcs):
+        # Fixed bursts: a longer timer period only lowers the load.
+        d = _smallest(system, op, set_period, 1, MAX_DURATION_NS, "duration", op.label,
+                      "shortest safe timer period for the fixed bursts")
+        if d.value is not None:
+            d.note += f" (timer {1e9 / d.value:.3f} Hz)"
+        return d
+    rates = [s.max_rate_hz for s in srcs]
+    # Below the slowest task period's frequency bursts grow without bound in
+    # practice; search from 1 Hz up to the highest source rate.
+    cands = shared_timer_candidates(rates)[:2000]
+    rows, best = [], None
+    for f in cands:
+        period = round(1e9 / f)
+        rep = _try(system, op, set_hz, f)
+        bursts = {s.name: native.round_burst(s.max_rate_hz, f) for s in srcs}
+        ok = _ok(rep)
+        u = rep.result.utilization if isinstance(rep, Report) else None
+        row = {"timer_hz": f, "period_us": period / 1000, "bursts": bursts,
+               "utilization": u, "schedulable": ok}
+        rows.append(row)
+        if ok and (best is None or u < best[1]["utilization"] - 1e-12):
+            best = (rep, row, period)
+    if best is None:
+        return Design(op.label, "duration", None, None, None,
+                      "no candidate timer frequency is schedulable", "", rows[:20])
+    best[1]["chosen"] = True
+    shown = sorted(rows, key=lambda r: (not r["schedulable"], r["utilization"] or 9e9))[:12]
+    if not any(r.get("chosen") for r in shown):
+        shown.insert(0, best[1])
+    return Design(op.label, "duration", best[2], best[0], None, "",
+                  f"timer {best[1]['timer_hz']} Hz, bursts {best[1]['bursts']}: "
+                  "the schedulable candidate with the lowest utilization", shown,
+                  display=f"{best[1]['timer_hz']} Hz (period {format_ns(best[2])})")
+
+
+def design_system(system: System) -> Design:
+    """Search the boundary of the system's one open parameter."""
+    op = system.open
+    if op is None:
+        raise UsageError(f"{system.path}: no open parameter; write \"?\" as the value to design")
+    if op.section == "timer":
+        return _design_timer(system, op)
+    tgt = _target(system, op)
+    if op.section == "server":
+        def set_budget(s, v):
+            s.budget = v
+        return _largest(system, op, set_budget, 0, tgt.period, "duration", op.label,
+                        "largest deferrable-server budget")
+    if op.key in ("min_interarrival", "max_rate"):
+        def set_t(s, v):
+            s.min_interarrival = v
+        d = _smallest(system, op, set_t, 1, MAX_DURATION_NS, "duration",
+                      f"source.{op.name}.min_interarrival",
+                      "smallest minimum interarrival of the strict limiter")
+        if d.value is not None:
+            d.note += f" (maximum rate {1e9 / d.value:.3f} Hz)"
+        return d
+    if op.key == "burst":
+        def set_n(s, v):
+            s.burst = v
+        return _largest(system, op, set_n, 1, MAX_COUNT, "count", op.label,
+                        "largest burst size for the bursty limiter")
+    if op.key == "capacity":
+        def set_k(s, v):
+            s.capacity = v
+        return _largest(system, op, set_k, 1, MAX_COUNT, "count", op.label,
+                        "largest Burst Mitigation capacity per slice")
+    raise UsageError(f"{op.label}: cannot design this parameter")

@@ -1,0 +1,134 @@
+"""Interrupt-source models: one source → its analysis tasks (Regehr & Duongsaa §5.2).
+
+Symbols (Table 2 of the paper; values come from the platform cost table):
+``t_int`` interrupt prologue/epilogue, ``t_poll`` poll the device, ``t_setup``
+arm a one-shot timer, ``t_expire`` take a timer interrupt, ``t_flip`` set or
+clear an enable bit, ``t_count`` count and compare, ``t_clear`` clear the
+counter; ``t_work`` is the handler's own work (``work`` in the system file).
+
+* pure interrupts: interarrival 0 in the worst case — unbounded unless a
+  rate is asserted (then ``C = t_int + t_work``, ``T = 1/rate``);
+* pure polling: ``C = t_expire + t_poll + t_work``, ``T = t_arrival``;
+* strict scheduler: handler ``C = t_int + t_flip + t_setup + t_work`` and
+  re-enable timer ``C = t_expire + t_flip``, both ``T = t_arrival``;
+* bursty scheduler: timer ``C = t_expire + t_clear + t_flip`` and a burst
+  ``C = N (t_int + t_work + t_count) + t_flip``, both ``T`` = burst period;
+  the burst has jitter ``T - C`` (or, with ``burst_model = "double"``, twice
+  the WCET and no jitter); on a shared timer (§3.5) the timer clears every
+  source's counter: ``C = t_expire + k (t_clear + t_flip)``;
+* hardware scheduler: ``C = t_int + t_work``, ``T = t_arrival``.
+
+Derived tasks are interrupt-level and *best effort*: their own response time
+is reported, the deadlines that matter are those of the threads below them.
+"""
+
+from __future__ import annotations
+
+from rtshield.errors import UsageError
+
+from . import native
+from .rta import Task
+from .system import ModelInfeasible, Source, System, Timer
+
+__all__ = ["expand_source", "expand_timer", "burst_of", "timer_sources"]
+
+
+def _isr(name: str, C: int, T: int | None, prio: int, origin: str, note: str, **kw) -> Task:
+    return Task(name, C, T, None, kw.pop("J", 0), 0, prio, "isr", origin, note,
+                best_effort=True, **kw)
+
+
+def timer_sources(system: System, timer: Timer) -> list[Source]:
+    return [s for s in system.sources if s.timer == timer.name]
+
+
+def burst_of(system: System, src: Source) -> int:
+    """Burst size of a bursty source, rounded from max_rate on a shared timer (§3.5)."""
+    if src.burst is not None:
+        return src.burst
+    if src.max_rate_hz is not None and src.timer is not None:
+        timer = next(t for t in system.timers if t.name == src.timer)
+        if timer.period is None:
+            raise UsageError(f"timer.{timer.name}.period: open, cannot round source {src.name}")
+        return native.round_burst(src.max_rate_hz, timer.hz())
+    raise UsageError(f"source.{src.name}.burst: open (\"?\"); use `rtshield design`")
+
+
+def _period(system: System, src: Source) -> int:
+    if src.timer is not None:
+        timer = next(t for t in system.timers if t.name == src.timer)
+        if timer.period is None:
+            raise UsageError(f"timer.{timer.name}.period: open (\"?\"); use `rtshield design`")
+        return timer.period
+    if src.burst_period is None:
+        raise UsageError(f"source.{src.name}.burst_period: missing")
+    return src.burst_period
+
+
+def expand_source(system: System, src: Source) -> list[Task]:
+    """Tasks for one Regehr source model (pure, polling, strict, bursty, hardware)."""
+    c = lambda k: system.cost(k, f"source.{src.name}")  # noqa: E731
+    n, w, p = src.name, src.work, src.priority
+    if src.model == "pure":
+        C = c("t_int") + w
+        if src.min_interarrival is None:
+            return [_isr(f"{n}.irq", C, None, p, n,
+                         "pure interrupts: unbounded, no rate asserted (Regehr §5.2)")]
+        return [_isr(f"{n}.irq", C, src.min_interarrival, p, n,
+                     "pure interrupts at an asserted maximum rate")]
+    if src.model == "polling":
+        C = c("t_expire") + c("t_poll") + w
+        return [_isr(f"{n}.poll", C, src.min_interarrival, src.timer_priority, n,
+                     "polling timer: t_expire + t_poll + t_work")]
+    if src.model == "hardware":
+        C = c("t_int") + w
+        return [_isr(f"{n}.irq", C, src.min_interarrival, p, n,
+                     "hardware countdown scheduler: t_int + t_work")]
+    if src.model == "strict":
+        T = src.min_interarrival
+        if T is None:
+            raise UsageError(f"source.{n}.min_interarrival: open (\"?\"); use `rtshield design`")
+        return [
+            _isr(f"{n}.irq", c("t_int") + c("t_flip") + c("t_setup") + w, T, p, n,
+                 "strict: t_int + t_flip + t_setup + t_work"),
+            _isr(f"{n}.timer", c("t_expire") + c("t_flip"), T, src.timer_priority, n,
+                 "strict re-enable timer: t_expire + t_flip"),
+        ]
+    if src.model == "bursty":
+        N = burst_of(system, src)
+        T = _period(system, src)
+        per = c("t_int") + w + c("t_count")
+        C = N * per + c("t_flip")
+        if C > T:
+            raise ModelInfeasible(
+                f"source.{n}.burst: a burst of {N} takes {C} ns, longer than its period {T} ns"
+            )
+        tasks = []
+        if src.burst_model == "double":
+            tasks.append(_isr(f"{n}.burst", 2 * C, T, p, n,
+                              f"bursty N={N}: WCET doubled for back-to-back bursts",
+                              chunk=per + c("t_flip")))
+        else:
+            tasks.append(_isr(f"{n}.burst", C, T, p, n,
+                              f"bursty N={N}: one arrival per burst, jitter T - C",
+                              J=T - C, chunk=per + c("t_flip")))
+        if src.timer is None:
+            tasks.append(_isr(f"{n}.timer", c("t_expire") + c("t_clear") + c("t_flip"), T,
+                              src.timer_priority, n, "bursty timer: t_expire + t_clear + t_flip"))
+        return tasks
+    raise AssertionError(src.model)
+
+
+def expand_timer(system: System, timer: Timer) -> list[Task]:
+    """A periodic timer shared by several bursty sources (Regehr §3.5)."""
+    srcs = timer_sources(system, timer)
+    if not srcs:
+        return []
+    if timer.period is None:
+        raise UsageError(f"timer.{timer.name}.period: open (\"?\"); use `rtshield design`")
+    where = f"timer.{timer.name}"
+    C = system.cost("t_expire", where) + len(srcs) * (
+        system.cost("t_clear", where) + system.cost("t_flip", where)
+    )
+    return [_isr(timer.name, C, timer.period, timer.priority, timer.name,
+                 f"shared timer of {len(srcs)} sources: t_expire + k (t_clear + t_flip)")]

@@ -1,0 +1,68 @@
+"""The analysis verbs end to end, on the shipped examples."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EX = Path(__file__).resolve().parent.parent / "scenarios" / "analysis"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "rtshield", *args], capture_output=True,
+                          text=True)
+
+
+def test_textbook_json():
+    p = run("analyze", str(EX / "textbook_three_tasks.toml"), "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [t["wcrt_us"] for t in out["tasks"]] == [3000, 6000, 20000]
+    for t in out["tasks"]:
+        assert {"name", "C_us", "T_us", "J_us", "D_us", "priority", "wcrt_us",
+                "schedulable"} <= set(t)
+    assert out["schedulable"] is True
+    assert out["utilization"] == pytest.approx(3 / 7 + 3 / 12 + 5 / 20)
+
+
+def test_textbook_table():
+    p = run("analyze", str(EX / "textbook_three_tasks.toml"))
+    assert p.returncode == 0
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines() if line}
+    assert rows["t3"][7] == "20000" and rows["t3"][8] == "ok"
+    assert "utilization: 0.9286" in p.stdout
+
+
+@pytest.mark.parametrize("path", sorted(EX.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_example_analyses(path):
+    p = run("analyze", str(path), "--json")
+    assert p.returncode in (0, 1), p.stderr
+    out = json.loads(p.stdout)
+    assert out["tasks"] and (p.returncode == 0) == out["schedulable"]
+
+
+def test_ethernut_misses_and_design_finds_one(tmp_path):
+    p = run("analyze", str(EX / "ethernut.toml"), "--json")
+    assert p.returncode == 1
+    speaker = next(t for t in json.loads(p.stdout)["tasks"] if t["name"] == "speaker")
+    assert not speaker["schedulable"] and speaker["wcrt_us"] is None and speaker["reason"]
+    f = tmp_path / "eth.toml"
+    f.write_text((EX / "ethernut.toml").read_text().replace("burst = 15 ", 'burst = "?" '))
+    p = run("design", str(f), "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["value"] == 1 and d["unsafe_value"] == 2 and "speaker" in d["unsafe_reason"]
+
+
+def test_multisource_timer_design(tmp_path):
+    text = (EX / "multisource.toml").read_text()
+    text = text.replace('rate = "200Hz"', 'rate = "?"')
+    text = text.replace("burst = 5 ", 'max_rate = "1kHz" ').replace("burst = 7 ",
+                                                                    'max_rate = "1.4kHz" ')
+    f = tmp_path / "m.toml"
+    f.write_text(text)
+    p = run("design", str(f))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("timer.shared_timer.rate = ") and " Hz (period " in p.stdout

@@ -1,0 +1,168 @@
+"""Parameter design: the boundary is safe and the next step is not."""
+
+import copy
+import json
+
+import pytest
+
+from rtshield import cli
+from rtshield.analysis import analyze_system, load_system
+from rtshield.analysis.design import design_system, shared_timer_candidates
+
+AVR = '[system]\nplatform = "atmega103-tinyos"\n'
+BG = '[[task]]\nname = "bg"\nwcet = "5ms"\nperiod = "10ms"\npriority = 0\n'
+
+
+def load(tmp_path, text):
+    p = tmp_path / "d.toml"
+    p.write_text(text)
+    return load_system(p)
+
+
+def check_boundary(s, d, setter):
+    """Re-analyse at the boundary and one step beyond, independently of the search."""
+    assert d.value is not None
+    for v, ok in ((d.value, True), (d.unsafe_value, False)):
+        s2 = copy.deepcopy(s)
+        setter(s2, v)
+        s2.open = None
+        try:
+            sched = analyze_system(s2).schedulable
+        except Exception:
+            sched = False
+        assert sched == ok, v
+
+
+def test_strict_smallest_interarrival(tmp_path):
+    s = load(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "strict"\nmax_rate = "?"\n'
+                              'work = "250cyc"\n' + BG)
+    d = design_system(s)
+
+    def setter(s2, v):
+        s2.sources[0].min_interarrival = v
+
+    check_boundary(s, d, setter)
+    assert d.unsafe_value == d.value - 1
+    assert d.margin_ns() is not None and d.margin_ns() >= 0
+
+
+def test_bursty_largest_burst(tmp_path):
+    s = load(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "bursty"\nburst = "?"\n'
+                              'burst_rate = "1kHz"\nwork = "250cyc"\n' + BG)
+    d = design_system(s)
+
+    def setter(s2, v):
+        s2.sources[0].burst = v
+
+    check_boundary(s, d, setter)
+    assert d.unsafe_value == d.value + 1
+
+
+def test_server_budget(tmp_path):
+    s = load(tmp_path, '[[server]]\nname = "srv"\nbudget = "?"\nperiod = "20ms"\npriority = 9\n'
+                       '[[task]]\nname = "t1"\nwcet = "3ms"\nperiod = "7ms"\npriority = 3\n'
+                       '[[task]]\nname = "t2"\nwcet = "3ms"\nperiod = "12ms"\npriority = 2\n')
+    d = design_system(s)
+
+    def setter(s2, v):
+        s2.servers[0].budget = v
+
+    check_boundary(s, d, setter)
+
+
+def test_burst_mitigation_capacity(tmp_path):
+    s = load(tmp_path, AVR + '[[source]]\nname = "rx"\nmodel = "burst_mitigation"\n'
+                              'slice = "20ms"\ncapacity = "?"\nwork = "400cyc"\n'
+                              'clock_resolution = "1us"\n' + BG)
+    d = design_system(s)
+
+    def setter(s2, v):
+        s2.sources[0].capacity = v
+
+    check_boundary(s, d, setter)
+
+
+def test_no_safe_value(tmp_path):
+    s = load(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "bursty"\nburst = "?"\n'
+                              'burst_rate = "1kHz"\n[[task]]\nname = "t"\nwcet = "10ms"\n'
+                              'period = "10ms"\npriority = 0\n')
+    d = design_system(s)
+    assert d.value is None and "bg" not in d.text()
+
+
+def test_shared_timer_candidates():
+    c = shared_timer_candidates([1000, 1400])
+    assert c[0] == 1400 and 200 in c and 1 in c
+    # every candidate is the lowest frequency for some burst of some source
+    assert all(any(-(-r // n) == f for r in (1000, 1400) for n in range(1, 1401)) for f in c)
+
+
+def test_shared_timer_choice(tmp_path):
+    text = (AVR + '[[timer]]\nname = "tm"\nrate = "?"\npriority = 1\n'
+            '[[source]]\nname = "A"\nmodel = "bursty"\ntimer = "tm"\nmax_rate = "1kHz"\n'
+            'priority = 3\n[[source]]\nname = "B"\nmodel = "bursty"\ntimer = "tm"\n'
+            'max_rate = "1.4kHz"\npriority = 2\n'
+            '[[task]]\nname = "bg"\nwcet = "5ms"\nperiod = "10ms"\ndeadline = "6ms"\n'
+            'priority = 0\n')
+    d = design_system(load(tmp_path, text))
+    chosen = [c for c in d.candidates if c.get("chosen")]
+    assert len(chosen) == 1 and chosen[0]["schedulable"]
+    ok_u = [c["utilization"] for c in d.candidates if c["schedulable"]]
+    assert chosen[0]["utilization"] == min(ok_u)
+    # the chosen timer really is schedulable when written into the file
+    fixed = text.replace('rate = "?"', f'rate = "{chosen[0]["timer_hz"]}Hz"')
+    assert analyze_system(load(tmp_path, fixed)).schedulable
+
+
+def test_design_cli_json(tmp_path, capsys):
+    p = tmp_path / "d.toml"
+    p.write_text(AVR + '[[source]]\nname = "x"\nmodel = "bursty"\nburst = "?"\n'
+                       'burst_rate = "1kHz"\n' + BG)
+    assert cli.main(["design", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["param"] == "source.x.burst" and out["value"] >= 1 and out["schedulable"]
+    assert out["margin_us"] >= 0
+
+
+def test_design_needs_open_param(tmp_path):
+    from rtshield.errors import UsageError
+
+    with pytest.raises(UsageError, match="no open parameter"):
+        design_system(load(tmp_path, BG))
+
+
+def test_analyze_refuses_open_param(tmp_path, capsys):
+    p = tmp_path / "d.toml"
+    p.write_text(AVR + '[[source]]\nname = "x"\nmodel = "bursty"\nburst = "?"\n'
+                       'burst_rate = "1kHz"\n' + BG)
+    assert cli.main(["analyze", str(p)]) == 2
+    assert "source.x.burst: open" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("wcet", ["90ns", "10ns", "400ns"])
+def test_budget_search_matches_exhaustive(tmp_path, wcet):
+    """Every budget 0..period analysed one by one: the design is the last safe one.
+
+    With wcet = 10 ns the safe end (~ 90 ns) lies between the exponential
+    search's last step (63) and the upper end (the period, 100 ns).
+    """
+    text = ('[[server]]\nname = "srv"\nbudget = "?"\nperiod = "100ns"\npriority = 9\n'
+            f'[[task]]\nname = "t"\nwcet = "{wcet}"\nperiod = "1000ns"\npriority = 1\n')
+    d = design_system(load(tmp_path, text))
+    safe = [e for e in range(0, 101)
+            if analyze_system(load(tmp_path, text.replace('"?"', f'"{e}ns"'))).schedulable]
+    assert safe == list(range(0, max(safe) + 1))  # the safe set is a prefix
+    assert d.value == max(safe)
+    assert d.unsafe_value == (max(safe) + 1 if max(safe) < 100 else None)
+
+
+def test_strict_search_matches_exhaustive(tmp_path):
+    costs = ('[costs]\nt_int = "3ns"\nt_flip = "1ns"\nt_setup = "1ns"\nt_expire = "3ns"\n')
+    text = (costs + '[[source]]\nname = "x"\nmodel = "strict"\nmin_interarrival = "?"\n'
+            'work = "2ns"\n[[task]]\nname = "t"\nwcet = "50ns"\nperiod = "100ns"\n'
+            'priority = 0\n')
+    d = design_system(load(tmp_path, text))
+    safe = [T for T in range(1, 301)
+            if analyze_system(load(tmp_path, text.replace('"?"', f'"{T}ns"'))).schedulable]
+    assert safe == list(range(min(safe), 301))  # the safe set is a suffix
+    assert d.value == min(safe) and d.unsafe_value == min(safe) - 1
