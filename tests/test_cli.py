@@ -25,38 +25,36 @@ def test_module_entry_point():
     assert out.stdout.strip() == f"rtshield {rtshield.__version__}"
 
 
-def test_broken_pipe_ends_quietly(monkeypatch):
-    """A reader that closes the pipe early (`rtshield ... | head`) is not an error."""
+def _fake_parser(handler):
+    """A parser with one positional verb whose handler is `handler`."""
     import argparse
 
-    def handler(args):
-        raise BrokenPipeError(32, "Broken pipe")
-
-    def parser():
+    def build():
         p = argparse.ArgumentParser(prog="rtshield")
         p.add_argument("command")
         p.set_defaults(handler=handler)
         return p
 
-    monkeypatch.setattr(cli, "build_parser", parser)
+    return build
+
+
+def test_broken_pipe_ends_quietly(monkeypatch):
+    """A reader that closes the pipe early (`rtshield ... | head`) is not an error."""
+
+    def handler(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "build_parser", _fake_parser(handler))
     assert cli.main(["x"]) == 0
 
 
 def test_usage_error_is_one_line(monkeypatch, capsys):
-    import argparse
-
     from rtshield.errors import UsageError
 
     def handler(args):
         raise UsageError("demo.toml: [critical] period: expected a duration")
 
-    def parser():
-        p = argparse.ArgumentParser(prog="rtshield")
-        p.add_argument("command")
-        p.set_defaults(handler=handler)
-        return p
-
-    monkeypatch.setattr(cli, "build_parser", parser)
+    monkeypatch.setattr(cli, "build_parser", _fake_parser(handler))
     assert cli.main(["x"]) == 2
     err = capsys.readouterr().err
     assert err == "rtshield: error: demo.toml: [critical] period: expected a duration\n"

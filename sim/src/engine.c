@@ -343,29 +343,34 @@ void eng_driver_resume(rtsim *s, uint64_t now)
 
 /* ------------------------------------------------------------ measurements */
 
+/* Add the counts of bin `b` into `dst` (totals are a running sum of bins). */
+static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
+{
+    dst->offered += b->offered;
+    dst->irq_raised += b->irq_raised;
+    dst->isr_runs += b->isr_runs;
+    dst->irq_lost += b->irq_lost;
+    dst->received += b->received;
+    dst->processed += b->processed;
+    dst->delivered += b->delivered;
+    for (int i = 0; i < RTSIM_DROP_COUNT; i++)
+        dst->dropped[i] += b->dropped[i];
+    dst->cycles += b->cycles;
+    dst->misses += b->misses;
+    dst->lateness_pct += b->lateness_pct;
+    if (b->lateness_max_pct > dst->lateness_max_pct) dst->lateness_max_pct = b->lateness_max_pct;
+    for (int i = 0; i < RTSIM_CTX_COUNT; i++)
+        dst->cpu_ns[i] += b->cpu_ns[i];
+    dst->rx_disabled_ns += b->rx_disabled_ns;
+}
+
 static void close_bin(rtsim *s, uint64_t now)
 {
     for (uint32_t i = 0; i < s->cfg.n_cores; i++)
         acct(s, &s->core[i], now);
     rx_acct(s, now);
     rtsim_bin *b = &s->cur_bin;
-    rtsim_bin *T = &s->totals;
-    T->offered += b->offered;
-    T->irq_raised += b->irq_raised;
-    T->isr_runs += b->isr_runs;
-    T->irq_lost += b->irq_lost;
-    T->received += b->received;
-    T->processed += b->processed;
-    T->delivered += b->delivered;
-    for (int i = 0; i < RTSIM_DROP_COUNT; i++)
-        T->dropped[i] += b->dropped[i];
-    T->cycles += b->cycles;
-    T->misses += b->misses;
-    T->lateness_pct += b->lateness_pct;
-    if (b->lateness_max_pct > T->lateness_max_pct) T->lateness_max_pct = b->lateness_max_pct;
-    for (int i = 0; i < RTSIM_CTX_COUNT; i++)
-        T->cpu_ns[i] += b->cpu_ns[i];
-    T->rx_disabled_ns += b->rx_disabled_ns;
+    bin_add(&s->totals, b);
     if (s->bins_len == RTSIM_BIN_RING) {
         s->error = 1; /* the caller did not take bins in time */
     } else {
@@ -994,23 +999,7 @@ void rtsim_totals(const rtsim *s, rtsim_bin *out)
     *out = s->totals;
     out->t_start_ns = 0;
     if (s->finished) return;
-    const rtsim_bin *b = &s->cur_bin;
-    out->offered += b->offered;
-    out->irq_raised += b->irq_raised;
-    out->isr_runs += b->isr_runs;
-    out->irq_lost += b->irq_lost;
-    out->received += b->received;
-    out->processed += b->processed;
-    out->delivered += b->delivered;
-    for (int i = 0; i < RTSIM_DROP_COUNT; i++)
-        out->dropped[i] += b->dropped[i];
-    out->cycles += b->cycles;
-    out->misses += b->misses;
-    out->lateness_pct += b->lateness_pct;
-    if (b->lateness_max_pct > out->lateness_max_pct) out->lateness_max_pct = b->lateness_max_pct;
-    for (int i = 0; i < RTSIM_CTX_COUNT; i++)
-        out->cpu_ns[i] += b->cpu_ns[i];
-    out->rx_disabled_ns += b->rx_disabled_ns;
+    bin_add(out, &s->cur_bin);
 }
 
 int rtsim_task_stats_get(const rtsim *s, uint32_t i, rtsim_task_stats *out)
