@@ -219,6 +219,8 @@ def compare_report(
     intro: str,
     entries: Sequence[RunEntry],
     figures: Mapping[str, Path],
+    *,
+    extra_captions: Mapping[str, str] | None = None,
 ) -> Path:
     """Write ``out_dir/report.html`` comparing several runs side by side.
 
@@ -256,6 +258,7 @@ def compare_report(
         "panel per configuration (Figures 6b/d, 7b/d style)",
         "processed": "Packets processed per second, all configurations (dotted: sent)",
         "lateness": "Accumulated lateness of the critical task per bin, all configurations",
+        **(extra_captions or {}),
     }
     parts.append("<h2>Figures</h2>")
     for key, path in figures.items():
