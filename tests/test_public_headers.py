@@ -47,3 +47,24 @@ ISR_DECLS = [d for d in DECLS if d[1].endswith("_isr")]
 def test_isr_function_states_cost(header, name, doc):
     msg = f"{header}: {name} (interrupt context) does not state its cost"
     assert re.search(r"Cost|O\(1\)", doc), msg
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "libshield.md"
+
+
+def isr_cost_section():
+    text = DOC.read_text()
+    start = text.find("## Worst-case cost of the interrupt-context calls")
+    assert start >= 0, "docs/libshield.md has no worst-case cost section"
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+@pytest.mark.parametrize("header,name,doc", ISR_DECLS, ids=[d[1] for d in ISR_DECLS])
+def test_isr_function_in_cost_table(header, name, doc):
+    rows = [line for line in isr_cost_section().splitlines() if line.startswith("|")]
+    assert any(f"`{name}()`" in row for row in rows), f"{name} missing from the cost table"
+
+
+def test_reference_links_code_sizes():
+    assert "(codesize.md)" in DOC.read_text()
