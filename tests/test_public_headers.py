@@ -68,3 +68,19 @@ def test_isr_function_in_cost_table(header, name, doc):
 
 def test_reference_links_code_sizes():
     assert "(codesize.md)" in DOC.read_text()
+
+
+def may_run_in_isr(doc):
+    ctx = doc[doc.find("Context") :]
+    return re.search(r"\bISR\b|\bany\b", ctx.split(".")[0]) is not None
+
+
+ANY_CTX = [d for d in DECLS if not d[1].endswith("_isr") and may_run_in_isr(d[2])]
+
+
+@pytest.mark.parametrize("header,name,doc", ANY_CTX, ids=[d[1] for d in ANY_CTX])
+def test_isr_callable_function_states_cost(header, name, doc):
+    """A function without the suffix that an ISR may still call (context "any"
+    or "ISR or task") must state its cost like an `_isr` function."""
+    msg = f"{header}: {name} may run in an ISR but does not state its cost"
+    assert re.search(r"Cost|O\(1\)|O\(m\)|no loop", doc), msg

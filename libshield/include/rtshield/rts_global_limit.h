@@ -80,7 +80,7 @@ uint32_t rts_glim_poll_begin(rts_global_limit *g, rts_time_ns now);
  */
 rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now);
 
-/** The current mode (rts_glim_mode). Context: any. */
+/** The current mode (rts_glim_mode). Context: any. Cost: O(1). */
 unsigned rts_glim_mode_of(const rts_global_limit *g);
 
 #endif /* RTSHIELD_RTS_GLOBAL_LIMIT_H */

@@ -70,7 +70,7 @@ rts_pi_change rts_pi_on_complete(rts_prio_inherit *pi, unsigned prio, int highes
  *  @return RTS_PI_LOWERED, RTS_PI_RAISED or RTS_PI_UNCHANGED */
 rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting);
 
-/** The priority the network task must run at. Context: any. */
+/** The priority the network task must run at. Context: any. Cost: O(1). */
 unsigned rts_pi_current(const rts_prio_inherit *pi);
 
 #endif /* RTSHIELD_RTS_PRIO_INHERIT_H */
