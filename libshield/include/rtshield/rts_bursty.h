@@ -161,7 +161,8 @@ rts_action rts_bursty_on_tick_isr(rts_bursty *b, rts_time_ns now, uint32_t *reen
  * `targets[i]` (line enables go through `gate`, which may be NULL).
  * Context: the timer ISR. Cost: rts_bursty_on_tick_isr() plus at most
  * RTS_BURSTY_MAX_SOURCES + 1 calls of rts_port_apply().
- * @param targets one entry per registered source, indexed by source id
+ * @param targets one entry per registered source, indexed by source id, and
+ *        at least one entry: the timer action always uses `targets[0]`
  * @return the bitmask of re-enabled sources
  */
 uint32_t rts_bursty_on_tick_apply_isr(rts_bursty *b, rts_time_ns now, const rts_port *port,
