@@ -3,7 +3,7 @@
 
 rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now)
 {
-    if (capacity > 0u && period == 0u) {
+    if (g == NULL || (capacity > 0u && period == 0u)) {
         return RTS_EINVAL;
     }
     g->capacity = capacity;
@@ -18,13 +18,20 @@ rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period
     return RTS_OK;
 }
 
+/* Compared as elapsed time, so a period reaching past UINT64_MAX never wraps. */
 static void roll(rts_global_limit *g, rts_time_ns now)
 {
-    if (g->period == 0u || now < g->period_start + g->period) {
+    if (g->period == 0u || now < g->period_start || now - g->period_start < g->period) {
         return;
     }
     g->period_start += ((now - g->period_start) / g->period) * g->period;
     g->count = 0u;
+}
+
+/* Start of the next period, saturating at the end of time. */
+static rts_time_ns next_period(const rts_global_limit *g)
+{
+    return g->period > UINT64_MAX - g->period_start ? UINT64_MAX : g->period_start + g->period;
 }
 
 bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
@@ -44,7 +51,7 @@ bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
         g->mode = RTS_GLIM_POLL;
         g->to_poll++;
         act->flags = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
-        act->timer_at = g->period_start + g->period;
+        act->timer_at = next_period(g);
     }
     return true;
 }
@@ -71,7 +78,7 @@ rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now)
         act.flags = RTS_ACT_ENABLE_LINE;
     } else {
         act.flags = RTS_ACT_ARM_TIMER;
-        act.timer_at = g->period_start + g->period;
+        act.timer_at = next_period(g);
     }
     return act;
 }

@@ -147,6 +147,59 @@ static void test_inconsistent_headers(void)
     CHECK_EQ(classify_exact(fr, len, NULL), RTS_FLOW_DEFAULT);
 }
 
+/* Length fields checked one at a time, each with the smallest frame that
+ * violates it (the issue's list: IHL < 5, total length < IHL*4, total length
+ * > frame, truncated VLAN tag, plus a transport header cut by the total
+ * length and an ARP header cut by the frame). Offsets are from the start of
+ * the frame; a frame length of 0 keeps the built length. */
+typedef struct {
+    const char *name;
+    rts_frame_spec spec; /* ip_proto 0 = ARP frame */
+    size_t set_len;      /* frame length to pass (0: as built) */
+    size_t off;          /* byte to overwrite (0: none) */
+    uint8_t value;
+    size_t off2; /* second byte to overwrite (0: none) */
+    uint8_t value2;
+} len_row;
+
+static void test_length_fields(void)
+{
+    setup();
+    const len_row rows[] = {
+        {"VLAN tag truncated: 17 bytes", {.vlan = 1, .ip_proto = 17, .dport = 502}, 17, 0, 0, 0, 0},
+        {"Ethernet header truncated: 13 bytes", {.ip_proto = 17, .dport = 502}, 13, 0, 0, 0, 0},
+        {"IPv4 header truncated: 33 bytes", {.ip_proto = 17, .dport = 502}, 33, 0, 0, 0, 0},
+        {"ihl 0", {.ip_proto = 17, .dport = 502}, 0, 14, 0x40, 0, 0},
+        {"total length 19 < 20-byte header", {.ip_proto = 17, .dport = 502}, 0, 16, 0, 17, 19},
+        {"ihl 6, total length 23 < 24", {.ip_proto = 17, .dport = 502, .ihl = 6}, 0, 16, 0, 17, 23},
+        {"total length one byte past the frame", {.ip_proto = 17, .dport = 502, .payload = 40}, 0, 16, 0,
+         17, 20 + 8 + 40 + 1},
+        {"VLAN: total length past the frame", {.vlan = 1, .ip_proto = 6, .dport = 502}, 0, 20, 0, 21, 255},
+        {"TCP header cut by the total length (39)", {.ip_proto = 6, .dport = 502}, 0, 16, 0, 17, 39},
+        {"ICMP header cut by the total length (27)", {.ip_proto = 1}, 0, 16, 0, 17, 27},
+        {"ARP fixed part truncated: 14 + 7 bytes", {0}, 21, 0, 0, 0, 0},
+        {"ARP plen beyond the frame", {0}, 0, 14 + 5, 40, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ROW(rows[i].name);
+        uint8_t fr[256];
+        size_t len = rows[i].spec.ip_proto == 0 ? rts_fr_arp(fr, rows[i].spec.vlan) : rts_fr_ipv4(fr, &rows[i].spec);
+        if (rows[i].set_len != 0u) len = rows[i].set_len;
+        if (rows[i].off != 0u) fr[rows[i].off] = rows[i].value;
+        if (rows[i].off2 != 0u) fr[rows[i].off2] = rows[i].value2;
+        rts_cls_info info;
+        CHECK_EQ(classify_exact(fr, len, &info), RTS_FLOW_DEFAULT);
+        CHECK_EQ(info.kind, RTS_CLS_MALFORMED);
+    }
+    /* The boundary itself is valid: total length exactly the frame. */
+    ROW("total length exactly the frame (no padding)");
+    rts_frame_spec spec = {.ip_proto = 17, .dport = 502, .payload = 40};
+    uint8_t fr[256];
+    size_t len = rts_fr_ipv4(fr, &spec);
+    CHECK_EQ(len, 14 + 20 + 8 + 40);
+    CHECK_EQ(classify_exact(fr, len, NULL), f_udp);
+}
+
 /* Every prefix of every valid frame: a prefix shorter than the headers the
  * classifier needs is malformed (default flow), never an over-read. */
 static void test_every_truncation(void)
@@ -190,6 +243,7 @@ int main(void)
     RTS_RUN(test_protocols);
     RTS_RUN(test_other_ethertypes);
     RTS_RUN(test_inconsistent_headers);
+    RTS_RUN(test_length_fields);
     RTS_RUN(test_every_truncation);
     return rts_test_end();
 }

@@ -74,9 +74,48 @@ static void test_unlimited_and_errors(void)
     CHECK_EQ(rts_glim_mode_of(&g), RTS_GLIM_IRQ);
 }
 
+/* A period that reaches past the end of the time range (e.g. UINT64_MAX for
+ * "one period, never replenished") must not wrap: the capacity still holds
+ * and the timer saturates at UINT64_MAX instead of firing at once. */
+static void test_period_past_end_of_time(void)
+{
+    static const struct {
+        const char *name;
+        rts_time_ns start, period;
+    } rows[] = {
+        {"period UINT64_MAX from t = 5", 5u, UINT64_MAX},
+        {"period 2^63 from t = 2^63", (rts_time_ns)1 << 63, (rts_time_ns)1 << 63},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ROW(rows[i].name);
+        rts_global_limit g;
+        rts_action a;
+        const rts_time_ns t = rows[i].start;
+        CHECK_EQ(rts_glim_init(&g, 2, rows[i].period, t), RTS_OK);
+        CHECK(rts_glim_admit_isr(&g, t + 1u, &a));
+        CHECK(rts_glim_admit_isr(&g, t + 2u, &a));
+        CHECK_EQ(a.flags, RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER);
+        CHECK_EQ(a.timer_at, UINT64_MAX);
+        CHECK(!rts_glim_admit_isr(&g, t + 3u, &a));
+        CHECK_EQ(rts_glim_poll_begin(&g, t + 4u), 0u);
+        a = rts_glim_poll_end(&g, t + 5u);
+        CHECK_EQ(a.flags, RTS_ACT_ARM_TIMER);
+        CHECK_EQ(a.timer_at, UINT64_MAX);
+        CHECK_EQ(g.refused, 1);
+    }
+}
+
+static void test_null_state(void)
+{
+    ROW("init with NULL state");
+    CHECK_EQ(rts_glim_init(NULL, 3, 1000, 0), RTS_EINVAL);
+}
+
 int main(void)
 {
     RTS_RUN(test_poll_entry_and_exit);
     RTS_RUN(test_unlimited_and_errors);
+    RTS_RUN(test_period_past_end_of_time);
+    RTS_RUN(test_null_state);
     return rts_test_end();
 }

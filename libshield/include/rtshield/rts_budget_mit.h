@@ -56,7 +56,7 @@ typedef struct rts_budget_mit {
 } rts_budget_mit;
 
 /** Fill `cfg` with the defaults: initial budget 0, and the rts_opts.h
- *  defaults for charge_isr and carry_overdraft. Context: any. */
+ *  defaults for charge_isr and carry_overdraft. Context: any. Cost: O(1). */
 void rts_budget_mit_cfg_default(rts_budget_mit_cfg *cfg);
 
 /**

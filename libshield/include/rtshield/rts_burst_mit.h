@@ -56,7 +56,7 @@ typedef struct rts_burst_mit {
 } rts_burst_mit;
 
 /** Fill `cfg` with the defaults of rts_opts.h (RTS_BURST_MIT_*_DEFAULT).
- *  Context: any. */
+ *  Context: any. Cost: O(1). */
 void rts_burst_mit_cfg_default(rts_burst_mit_cfg *cfg);
 
 /**

@@ -106,7 +106,7 @@ rts_err rts_bursty_add_source(rts_bursty *b, uint32_t burst, uint32_t *id_out);
  * Change a source's burst size. The counter is kept: the new size applies
  * from the next arrival (a counter already at or above it disables the line
  * on that arrival).
- * Context: task or ISR, serialised with the limiter's other calls.
+ * Context: task or ISR, serialised with the limiter's other calls. Cost: O(1), no loop.
  * @retval RTS_OK     done
  * @retval RTS_EINVAL `b` NULL or `burst` 0
  * @retval RTS_ENOENT `id` is not a registered source
@@ -116,7 +116,7 @@ rts_err rts_bursty_set_burst(rts_bursty *b, uint32_t id, uint32_t burst);
 /**
  * Start (or restart with a new phase) the shared timer at time `now`: the
  * first tick falls at now + period.
- * Context: task, or the timer ISR.
+ * Context: task, or the timer ISR. Cost: O(1), no loop.
  * @return ARM_TIMER at now + period, with CLEAR_TIMER_PENDING and
  *         ENABLE_TIMER_IRQ in periodic mode (a stale expiry must not run a
  *         tick at once), or DISABLE_TIMER_IRQ in lazy mode (the interrupt is enabled by the
@@ -161,7 +161,8 @@ rts_action rts_bursty_on_tick_isr(rts_bursty *b, rts_time_ns now, uint32_t *reen
  * `targets[i]` (line enables go through `gate`, which may be NULL).
  * Context: the timer ISR. Cost: rts_bursty_on_tick_isr() plus at most
  * RTS_BURSTY_MAX_SOURCES + 1 calls of rts_port_apply().
- * @param targets one entry per registered source, indexed by source id
+ * @param targets one entry per registered source, indexed by source id, and
+ *        at least one entry: the timer action always uses `targets[0]`
  * @return the bitmask of re-enabled sources
  */
 uint32_t rts_bursty_on_tick_apply_isr(rts_bursty *b, rts_time_ns now, const rts_port *port,

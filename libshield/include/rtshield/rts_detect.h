@@ -53,7 +53,7 @@ typedef struct rts_lateness_mon {
     rts_lateness_bin bin;       /**< the bin being accumulated */
 } rts_lateness_mon;
 
-/** Initialise (all counters zero). Context: any.
+/** Initialise (all counters zero). Context: any. Cost: O(1).
  *  @retval RTS_OK @retval RTS_EINVAL `m` NULL */
 rts_err rts_lateness_mon_init(rts_lateness_mon *m);
 
@@ -98,7 +98,7 @@ typedef struct rts_irq_count {
 } rts_irq_count;
 
 /**
- * Initialise with slices origin + k * slice_ns. Context: any.
+ * Initialise with slices origin + k * slice_ns. Context: any. Cost: O(1).
  * @retval RTS_OK @retval RTS_EINVAL `c` NULL or slice_ns 0
  */
 rts_err rts_irq_count_init(rts_irq_count *c, rts_time_ns slice_ns, uint32_t threshold, rts_time_ns origin);
@@ -136,7 +136,7 @@ typedef struct rts_fill_wm {
 } rts_fill_wm;
 
 /**
- * Initialise. Context: any.
+ * Initialise. Context: any. Cost: O(1).
  * @retval RTS_OK @retval RTS_EINVAL `w` NULL, high 0, or low >= high
  */
 rts_err rts_fill_wm_init(rts_fill_wm *w, uint32_t high, uint32_t low);

@@ -31,7 +31,7 @@ typedef struct rts_dserver {
 
 /**
  * Initialise: full budget, first period [start, start + p).
- * Context: any.
+ * Context: any. Cost: O(1).
  * @retval RTS_OK
  * @retval RTS_EINVAL `s` NULL or period_ns 0
  */

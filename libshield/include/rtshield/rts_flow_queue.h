@@ -80,7 +80,8 @@ typedef struct rts_flow_queue {
  */
 rts_err rts_fq_init(rts_flow_queue *fq, unsigned nbufs, unsigned ring_size, unsigned threshold);
 
-/** Change the recycling threshold. Context: any. @retval RTS_EINVAL threshold > ring_size */
+/** Change the recycling threshold. Context: any. Cost: O(1).
+ *  @retval RTS_EINVAL threshold > ring_size */
 rts_err rts_fq_set_threshold(rts_flow_queue *fq, unsigned threshold);
 
 /** RING → ISR: the eager driver takes a filled buffer from the ring.
@@ -135,7 +136,7 @@ rts_err rts_fq_refill(rts_flow_queue *fq, uint16_t *buf);
  *  Cost: O(1). @retval RTS_EINVAL buf not held by the task */
 rts_err rts_fq_release(rts_flow_queue *fq, unsigned buf);
 
-/** True when fewer than ring_threshold buffers are posted. Context: any. */
+/** True when fewer than ring_threshold buffers are posted. Context: any. Cost: O(1). */
 bool rts_fq_ring_low(const rts_flow_queue *fq);
 
 /** Highest priority with a queued buffer, -1 when all queues are empty. Context: any. O(1). */
@@ -144,10 +145,10 @@ int rts_fq_highest_prio(const rts_flow_queue *fq);
 /** Lowest priority with a queued buffer, -1 when all queues are empty. Context: any. O(1). */
 int rts_fq_lowest_prio(const rts_flow_queue *fq);
 
-/** Buffers queued in flow `flow` (0 for a bad id). Context: any. */
+/** Buffers queued in flow `flow` (0 for a bad id). Context: any. Cost: O(1). */
 unsigned rts_fq_flow_count(const rts_flow_queue *fq, unsigned flow);
 
-/** Buffers in state `s` (rts_buf_state). Context: any. */
+/** Buffers in state `s` (rts_buf_state). Context: any. Cost: O(1). */
 unsigned rts_fq_count(const rts_flow_queue *fq, unsigned s);
 
 /**

@@ -44,7 +44,11 @@ typedef struct rts_global_limit {
  * Context: task. Cost: O(1).
  * @param capacity packets per period, 0 for no limit
  * @param period period in ns (>= 1 when capacity > 0)
- * @retval RTS_OK  @retval RTS_EINVAL capacity > 0 with period 0
+ * @retval RTS_OK     done
+ * @retval RTS_EINVAL `g` is NULL, or capacity > 0 with period 0
+ *
+ * A period reaching past UINT64_MAX ns (e.g. UINT64_MAX: one period that is
+ * never replenished) is allowed; the timer then saturates at UINT64_MAX.
  */
 rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now);
 
@@ -76,7 +80,7 @@ uint32_t rts_glim_poll_begin(rts_global_limit *g, rts_time_ns now);
  */
 rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now);
 
-/** The current mode (rts_glim_mode). Context: any. */
+/** The current mode (rts_glim_mode). Context: any. Cost: O(1). */
 unsigned rts_glim_mode_of(const rts_global_limit *g);
 
 #endif /* RTSHIELD_RTS_GLOBAL_LIMIT_H */

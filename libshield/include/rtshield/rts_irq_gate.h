@@ -38,16 +38,22 @@ typedef enum rts_gate_change {
 
 /** Initialise: the scheduler bits of all lines set (no limiter holds a line
  *  yet), the application bits clear (the application enables what it uses).
- *  Context: any. */
+ *  Context: any. Cost: O(1). */
 void rts_irq_gate_init(rts_irq_gate *g);
 
-/** Set or clear the scheduler-owned bit. Context: ISR or task (`_isr`: bounded, never blocks). */
+/** Set or clear the scheduler-owned bit.
+ *  Context: ISR or task (`_isr`: bounded, never blocks). Cost: O(1), no loop.
+ *  @return how the combined state changed (rts_gate_change); RTS_GATE_BAD_LINE
+ *          for line >= RTS_IRQ_GATE_MAX_LINES */
 rts_gate_change rts_irq_gate_sched_set_isr(rts_irq_gate *g, unsigned line, bool on);
 
-/** Set or clear the application-owned bit. Context: ISR or task. */
+/** Set or clear the application-owned bit. Context: ISR or task. Cost: O(1).
+ *  @return how the combined state changed (rts_gate_change); RTS_GATE_BAD_LINE
+ *          for line >= RTS_IRQ_GATE_MAX_LINES */
 rts_gate_change rts_irq_gate_app_set(rts_irq_gate *g, unsigned line, bool on);
 
-/** True when both bits of `line` are set (false for an out-of-range line). */
+/** True when both bits of `line` are set (false for an out-of-range line).
+ *  Context: any. Cost: O(1). */
 bool rts_irq_gate_enabled(const rts_irq_gate *g, unsigned line);
 
 #endif /* RTSHIELD_RTS_IRQ_GATE_H */

@@ -181,16 +181,16 @@ rts_time_ns rts_nic_next_expiry(const rts_nic *nic);
  */
 uint32_t rts_nic_expire(rts_nic *nic, rts_time_ns now);
 
-/** The descriptor queue `qid` writes (§9). Context: any.
+/** The descriptor queue `qid` writes (§9). Context: any. Cost: O(1).
  *  @retval RTS_OK  @retval RTS_ENOENT no such queue */
 rts_err rts_nic_describe(const rts_nic *nic, unsigned qid, rts_nic_desc *d);
 
-/** Active queues. Context: any. */
+/** Active queues. Context: any. Cost: O(RTS_NIC_MAX_QUEUES). */
 unsigned rts_nic_queue_count(const rts_nic *nic);
 
 /** On-NIC register memory for m queue entries, Table 1: m · 30 B + 14 B
  *  (the extra 14 B entry is the unmoderated non-transport queue).
- *  Context: any. */
+ *  Context: any. Cost: O(1). */
 uint32_t rts_nic_memory_bytes(uint32_t m);
 
 #endif /* RTSHIELD_RTS_NIC_MODERATION_H */

@@ -36,18 +36,22 @@ typedef struct rts_nic_qparams {
     rts_time_ns t_pack; /**< packet timer */
 } rts_nic_qparams;
 
-/** WCPD = t_netstack · sum_nq (sum of all queue sizes). */
+/** WCPD = t_netstack · sum_nq (sum of all queue sizes), saturating.
+ *  Context: any. Cost: O(1). @return the WCPD in ns */
 rts_time_ns rts_nic_wcpd(rts_time_ns t_netstack, uint64_t sum_nq);
 
-/** t_qf = n_q · t_P (n_q / R_max with R_max = 1/t_P). */
+/** t_qf = n_q · t_P (n_q / R_max with R_max = 1/t_P), saturating.
+ *  Context: any. Cost: O(1). @return t_qf in ns */
 rts_time_ns rts_nic_t_qf(uint32_t n_q, rts_time_ns t_p);
 
 /** Largest admissible absolute timer: max(t_d, t_qf) − wcpd, or 0 when that
- *  is not positive (then no t_abs satisfies the bound). */
+ *  is not positive (then no t_abs satisfies the bound).
+ *  Context: any. Cost: O(1). @return the bound in ns */
 rts_time_ns rts_nic_t_abs_max(rts_time_ns t_d, rts_time_ns t_qf, rts_time_ns wcpd);
 
 /**
  * Check one queue's configuration against the §7.3.2 bounds.
+ * Context: any. Cost: O(1).
  * @param t_netstack per-packet stack processing time
  * @param sum_nq Σ n_q over all queues (this one included), for the WCPD
  * @return OR of rts_nic_violation bits, 0 when all bounds hold
@@ -57,6 +61,7 @@ uint32_t rts_nic_params_check(rts_time_ns t_netstack, uint64_t sum_nq, uint32_t 
 
 /**
  * Check m queues together (the WCPD is over all of them).
+ * Context: any. Cost: O(m).
  * @param[out] first_bad index of the first violating queue, m when none (may be NULL)
  * @return OR of the violation bits of all queues; RTS_NIC_V_SIZE when q is NULL or m is 0
  */

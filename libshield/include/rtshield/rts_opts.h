@@ -212,6 +212,9 @@
 /* ----------------------------------------------------------------- assert */
 
 #if RTS_CONFIG_ASSERT && !defined(RTS_CDEF)
+/** Provided by the port when RTS_CONFIG_ASSERT is 1: report a failed
+ *  RTS_ASSERT and halt or reset; must not return (see rts_port.h).
+ *  Context: wherever the assert sits, ISR included. Cost: the port's. */
 void rts_port_assert_failed(const char *msg, const char *file, int line);
 #define RTS_ASSERT(cond, msg)                                       \
     do {                                                            \

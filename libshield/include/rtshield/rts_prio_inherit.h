@@ -45,7 +45,9 @@ typedef struct rts_prio_inherit {
 void rts_pi_init(rts_prio_inherit *pi, unsigned base);
 
 /** A packet of priority `prio` was queued (W grows). Raises iff prio > current.
- *  Context: ISR. Cost: O(1). */
+ *  Context: ISR. Cost: O(1), no loop.
+ *  @return RTS_PI_RAISED (set the task priority, yield on ISR exit) or
+ *          RTS_PI_UNCHANGED (also for prio out of range) */
 rts_pi_change rts_pi_on_enqueue_isr(rts_prio_inherit *pi, unsigned prio);
 
 /** The task took a packet of priority `prio` from the queues (W → E). The
@@ -59,14 +61,16 @@ rts_err rts_pi_on_start(rts_prio_inherit *pi, unsigned prio);
  * the packets still in process; lowers only when that maximum is below the
  * current priority. (It raises only if a caller skipped an enqueue report.)
  * Context: task. Cost: O(1).
+ * @return RTS_PI_LOWERED, RTS_PI_RAISED or RTS_PI_UNCHANGED
  */
 rts_pi_change rts_pi_on_complete(rts_prio_inherit *pi, unsigned prio, int highest_waiting);
 
 /** Recompute without a completion (after buffers were recycled, or when the
- *  task finds the queues empty). Context: any. Cost: O(1). */
+ *  task finds the queues empty). Context: any. Cost: O(1).
+ *  @return RTS_PI_LOWERED, RTS_PI_RAISED or RTS_PI_UNCHANGED */
 rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting);
 
-/** The priority the network task must run at. Context: any. */
+/** The priority the network task must run at. Context: any. Cost: O(1). */
 unsigned rts_pi_current(const rts_prio_inherit *pi);
 
 #endif /* RTSHIELD_RTS_PRIO_INHERIT_H */

@@ -50,7 +50,7 @@ rts_err rts_strict_init(rts_strict *s, rts_time_ns t_min_ns);
 /**
  * Change the minimum interarrival time. An armed timer keeps its expiry;
  * the new value applies from the next admitted interrupt.
- * Context: task or ISR, serialised with the limiter's other calls.
+ * Context: task or ISR, serialised with the limiter's other calls. Cost: O(1), no loop.
  * @retval RTS_OK     done
  * @retval RTS_EINVAL `s` is NULL or `t_min_ns` is 0 (nothing changed)
  */
