@@ -216,12 +216,17 @@ class Mitigation:
     window_ns: int | None = None  #: countdown
 
     def parameters(self) -> dict[str, Any]:
-        """The parameters that apply to this kind, as written in a file (units in values)."""
+        """The parameters that apply to this kind, as written in a file (units in values).
+
+        A parameter left out because every ``[[sources]]`` entry gives its own
+        (``burst``, ``min_interarrival``) is omitted.
+        """
         out: dict[str, Any] = {}
         for key in MITIGATION_KINDS[self.kind]:
             if hasattr(self, key):
-                out[key] = getattr(self, key)
-            else:
+                if getattr(self, key) is not None:
+                    out[key] = getattr(self, key)
+            elif getattr(self, f"{key}_ns") is not None:
                 out[key] = units.format_ns(getattr(self, f"{key}_ns"))
         return out
 
