@@ -23,15 +23,16 @@ __all__ = ["RunEntry", "compare_report", "run_report", "scenario_parameters"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-max-width:1150px;color:#222;line-height:1.4;padding:0 1em}
+max-width:1300px;color:#222;line-height:1.4;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
 h3{margin-top:1.4em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+td{white-space:nowrap}td:first-child,th{white-space:normal}
 th:first-child,td:first-child{text-align:left}thead th{background:#f3f3f3}
 img{max-width:100%;height:auto;display:block;margin:.5em 0}
 pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.85em}
-.meta{color:#555}.note{color:#555;font-size:.9em}
+.tablewrap{overflow-x:auto}.meta{color:#555}.note{color:#555;font-size:.9em}
 """
 
 
@@ -60,10 +61,14 @@ def _img(path: Path, alt: str) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in header), "</tr></thead><tbody>"]
+    out = [
+        '<div class="tablewrap"><table><thead><tr>',
+        *(f"<th>{_e(h).replace('_', '_<wbr>')}</th>" for h in header),
+        "</tr></thead><tbody>",
+    ]
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -74,13 +79,22 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
         ("platform", f"{s.platform.name} — {s.platform.description}"),
         ("duration / bin", f"{f(s.duration_ns)} / {f(s.bin_ns)}"),
         ("seed", str(s.seed)),
-        ("critical task", f"period {f(s.critical.period_ns)}, work {f(s.critical.work_ns)}, "
-                          f"priority {s.critical.priority}, core {s.critical.core}"),
-        ("driver", f"priority {s.driver.priority}, RX queue {s.driver.queue} packets, "
-                   f"core {s.driver.core}"),
+        (
+            "critical task",
+            f"period {f(s.critical.period_ns)}, work {f(s.critical.work_ns)}, "
+            f"priority {s.critical.priority}, core {s.critical.core}",
+        ),
+        (
+            "driver",
+            f"priority {s.driver.priority}, RX queue {s.driver.queue} packets, "
+            f"core {s.driver.core}",
+        ),
         ("NIC", s.nic.kind + (f", ring {s.nic.ring}" if s.nic.ring else "")),
-        ("mitigation", s.mitigation.kind + "".join(
-            f", {k} = {v}" for k, v in s.mitigation.parameters().items())),
+        (
+            "mitigation",
+            s.mitigation.kind
+            + "".join(f", {k} = {v}" for k, v in s.mitigation.parameters().items()),
+        ),
     ]
     for src in getattr(s, "sources", ()):
         lim = []
@@ -93,11 +107,15 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
             + (["handled in the ISR (no driver)"] if src.isr_only else []))))
     for fl in s.flows:
         if fl.pattern == "pyramid":
-            shape = (f"pyramid {fl.start_pps:g} → {fl.peak_pps:g} pps in steps of "
-                     f"{fl.step_pps:g} every {f(fl.step_every_ns or 0)}")
+            shape = (
+                f"pyramid {fl.start_pps:g} → {fl.peak_pps:g} pps in steps of "
+                f"{fl.step_pps:g} every {f(fl.step_every_ns or 0)}"
+            )
         elif fl.pattern == "steps":
-            shape = (f"steps {', '.join(f'{r:g}' for r in fl.rates_pps or ())} pps every "
-                     f"{f(fl.step_every_ns or 0)}")
+            shape = (
+                f"steps {', '.join(f'{r:g}' for r in fl.rates_pps or ())} pps every "
+                f"{f(fl.step_every_ns or 0)}"
+            )
         else:
             shape = f"{fl.pattern} {fl.rate_pps:g} pps"
         on = f", on source {fl.source}" if getattr(fl, "source", None) else ""
@@ -120,8 +138,11 @@ def _mitigation_block(summary: Mapping[str, Any]) -> str:
 
 
 def _drops_block(summary: Mapping[str, Any]) -> str:
-    d = summary.get("totals", {}).get("dropped") if isinstance(summary.get("totals"), Mapping) \
+    d = (
+        summary.get("totals", {}).get("dropped")
+        if isinstance(summary.get("totals"), Mapping)
         else None
+    )
     if not isinstance(d, Mapping) or not d:
         return ""
     return "<h3>Drops by reason</h3>" + _table(["reason", "packets"], sorted(d.items()))
@@ -135,39 +156,50 @@ def _flows_block(summary: Mapping[str, Any]) -> str:
     for name in sorted(flows):
         f = flows[name] if isinstance(flows[name], Mapping) else {}
         lat = f.get("latency_us") if isinstance(f.get("latency_us"), Mapping) else {}
-        rows.append([name, *(fmt_value(f.get(k), "count")
-                             for k in ("offered", "delivered", "dropped")),
-                     *(fmt_value(lat.get(k), "us") for k in ("p50", "p99", "max"))])
+        rows.append(
+            [
+                name,
+                *(fmt_value(f.get(k), "count") for k in ("offered", "delivered", "dropped")),
+                *(fmt_value(lat.get(k), "us") for k in ("p50", "p99", "max")),
+            ]
+        )
     return "<h3>Flows</h3>" + _table(
         ["flow", "offered", "delivered", "dropped", "latency p50", "latency p99", "latency max"],
-        rows)
+        rows,
+    )
 
 
 def _provenance(s: Any) -> str:
     notes = getattr(s, "notes", "")
-    return (f'<p class="meta"><b>{_e(s.description or s.name)}</b><br>'
-            f"Source: {_e(s.source or 'not stated')}<br>"
-            + (f"Notes: {_e(notes)}<br>" if notes else "") +
-            f"Scenario file: <code>{_e(s.path)}</code> · platform preset "
-            f"<code>{_e(s.platform.name)}</code> ({_e(s.platform.source)})</p>")
+    return (
+        f'<p class="meta"><b>{_e(s.description or s.name)}</b><br>'
+        f"Source: {_e(s.source or 'not stated')}<br>"
+        + (f"Notes: {_e(notes)}<br>" if notes else "")
+        + f"Scenario file: <code>{_e(s.path)}</code> · platform preset "
+        f"<code>{_e(s.platform.name)}</code> ({_e(s.platform.source)})</p>"
+    )
 
 
 def _page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
-            f'<p class="note">Written by rtshield {__version__}. Every number on this page '
-            f"comes from the discrete-event simulation of the scenario above, which calls "
-            f"libshield's mitigation code at the driver's hook points.</p></body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+        f'<p class="note">Written by rtshield {__version__}. Every number on this page '
+        f"comes from the discrete-event simulation of the scenario above, which calls "
+        f"libshield's mitigation code at the driver's hook points.</p></body></html>\n"
+    )
 
 
 def _run_body(e: RunEntry, level: int = 1) -> str:
     s, summ = e.scenario, e.summary
     h = f"h{level}"
     parts = [f"<{h}>{_e(e.title)}</{h}>", _provenance(s)]
-    titles = {"packets": "Sent, received and processed packets per second",
-              "critical": "Completed critical cycles and accumulated lateness per second",
-              "cycle_time": "Critical cycle times",
-              "latency": "Packet latency per flow"}
+    titles = {
+        "packets": "Sent, received and processed packets per second",
+        "critical": "Completed critical cycles and accumulated lateness per second",
+        "cycle_time": "Critical cycle times",
+        "latency": "Packet latency per flow",
+    }
     for key in ("packets", "critical", "cycle_time", "latency"):
         if key in e.figures:
             parts.append(_img(e.figures[key], titles[key]))
@@ -176,8 +208,10 @@ def _run_body(e: RunEntry, level: int = 1) -> str:
     parts.append(_flows_block(summ))
     parts.append(_mitigation_block(summ))
     parts.append("<h3>Parameters</h3>" + _table(["", "value"], scenario_parameters(s)))
-    parts.append("<h3>CPU costs (preset + overrides)</h3>" + _table(
-        ["activity", "cost"], [(k, units.format_ns(v)) for k, v in s.costs.items()]))
+    parts.append(
+        "<h3>CPU costs (preset + overrides)</h3>"
+        + _table(["activity", "cost"], [(k, units.format_ns(v)) for k, v in s.costs.items()])
+    )
     if s.text:
         parts.append(f"<h3>Scenario file</h3><pre>{_e(s.text)}</pre>")
     return "\n".join(p for p in parts if p)
@@ -189,8 +223,15 @@ def run_report(out_dir: str | Path, entry: RunEntry) -> Path:
     return atomic_write(Path(out_dir) / "report.html", page)
 
 
-def compare_report(out_dir: str | Path, title: str, intro: str, entries: Sequence[RunEntry],
-                   figures: Mapping[str, Path]) -> Path:
+def compare_report(
+    out_dir: str | Path,
+    title: str,
+    intro: str,
+    entries: Sequence[RunEntry],
+    figures: Mapping[str, Path],
+    *,
+    extra_captions: Mapping[str, str] | None = None,
+) -> Path:
     """Write ``out_dir/report.html`` comparing several runs side by side.
 
     ``title`` is escaped; ``intro`` is inserted as HTML, so callers escape any
@@ -211,18 +252,23 @@ def compare_report(out_dir: str | Path, title: str, intro: str, entries: Sequenc
         table_rows.append(row)
     mit_row = ["mitigation"] + [e.scenario.mitigation.kind for e in entries]
     prio_row = ["priorities critical / driver"] + [
-        f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries]
+        f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries
+    ]
     queue_row = ["RX queue"] + [str(e.scenario.driver.queue) for e in entries]
-    parts = [f"<h1>{_e(title)}</h1>", f'<p class="meta">{intro}</p>',
-             "<h2>Side by side</h2>",
-             _table(["", *names], [mit_row, prio_row, queue_row, *table_rows])]
+    parts = [
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="meta">{intro}</p>',
+        "<h2>Side by side</h2>",
+        _table(["", *names], [mit_row, prio_row, queue_row, *table_rows]),
+    ]
     captions = {
         "packets_grid": "Sent, received and processed packets per second, one panel per "
-                        "configuration (Danicki et al. Figures 6a/c, 7a/c, 8 style)",
+        "configuration (Danicki et al. Figures 6a/c, 7a/c, 8 style)",
         "critical_grid": "Completed critical cycles per second and accumulated lateness, one "
-                         "panel per configuration (Figures 6b/d, 7b/d style)",
+        "panel per configuration (Figures 6b/d, 7b/d style)",
         "processed": "Packets processed per second, all configurations (dotted: sent)",
         "lateness": "Accumulated lateness of the critical task per bin, all configurations",
+        **(extra_captions or {}),
     }
     parts.append("<h2>Figures</h2>")
     for key, path in figures.items():

@@ -26,7 +26,16 @@ from rtshield.outputs import (
 from rtshield.report import RunEntry, compare_report, run_report
 from rtshield.scenario import Scenario, load_scenario
 
-__all__ = ["RunOutcome", "compare", "run_many", "run_one", "safe_name", "simulate", "write_run"]
+__all__ = [
+    "RunOutcome",
+    "compare",
+    "run_jobs",
+    "run_many",
+    "run_one",
+    "safe_name",
+    "simulate",
+    "write_run",
+]
 
 
 @dataclass(frozen=True)
@@ -44,8 +53,9 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
     try:
         from rtshield.engine import simulate as engine_simulate
     except ImportError as e:
-        raise UsageError(f"engine: the simulation engine is not available in this build ({e})") \
-            from None
+        raise UsageError(
+            f"engine: the simulation engine is not available in this build ({e})"
+        ) from None
     from rtshield._native import NativeError
 
     try:
@@ -68,8 +78,9 @@ def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
     return entry
 
 
-def run_one(scenario: Scenario, out_dir: str | Path,
-            progress: Callable[[float, float], None] | None = None) -> RunOutcome:
+def run_one(
+    scenario: Scenario, out_dir: str | Path, progress: Callable[[float, float], None] | None = None
+) -> RunOutcome:
     """Simulate ``scenario`` and write its outputs into ``out_dir``."""
     out = prepare_out_dir(out_dir)
     t0 = time.perf_counter()
@@ -90,24 +101,48 @@ def safe_name(name: str, taken: set[str]) -> str:
 
 def _worker(job: tuple[str, Mapping[str, Any] | None, str]) -> RunOutcome:
     path, overrides, out = job
-    return run_one(load_scenario(path, overrides), out)
+    return run_one(load_scenario(path, overrides, overrides_origin="--set"), out)
 
 
-def run_many(paths: Sequence[str | Path], out_dir: str | Path, *, jobs: int = 2,
-             overrides: Mapping[str, Any] | None = None,
-             on_done: Callable[[int, int, RunOutcome], None] | None = None) -> list[RunOutcome]:
+def run_many(
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    jobs: int = 2,
+    overrides: Mapping[str, Any] | None = None,
+    on_done: Callable[[int, int, RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
     """Run several scenario files, ``jobs`` at a time, each into ``out_dir/runs/NAME``.
 
     All files are validated before anything runs, so a bad file costs nothing.
     Returns the outcomes in the order of ``paths``.
     """
-    scenarios = [load_scenario(p, overrides, overrides_origin="--set") for p in paths]
+    return run_jobs([(p, overrides, None) for p in paths], out_dir, jobs=jobs, on_done=on_done)
+
+
+def run_jobs(
+    specs: Sequence[tuple[str | Path, Mapping[str, Any] | None, str | None]],
+    out_dir: str | Path,
+    *,
+    jobs: int = 2,
+    on_done: Callable[[int, int, RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
+    """Run ``(scenario file, overrides, folder name or None)`` jobs, ``jobs`` at a time.
+
+    Each run writes into ``out_dir/runs/NAME`` (NAME defaults to the scenario's
+    name, made unique). Every job is validated before anything runs. Returns
+    the outcomes in the order of ``specs``.
+    """
+    scenarios = [load_scenario(p, o, overrides_origin="--set") for p, o, _ in specs]
     out = prepare_out_dir(out_dir)
     taken: set[str] = set()
-    dirs = [out / "runs" / safe_name(s.name, taken) for s in scenarios]
+    dirs = [
+        out / "runs" / safe_name(name or s.name, taken)
+        for s, (_, _, name) in zip(scenarios, specs, strict=True)
+    ]
     for d in dirs:
         prepare_out_dir(d)
-    work = [(str(p), overrides, str(d)) for p, d in zip(paths, dirs, strict=True)]
+    work = [(str(p), o, str(d)) for (p, o, _), d in zip(specs, dirs, strict=True)]
     results: list[RunOutcome | None] = [None] * len(work)
     if jobs <= 1 or len(work) == 1:
         for i, job in enumerate(work):
@@ -126,8 +161,14 @@ def run_many(paths: Sequence[str | Path], out_dir: str | Path, *, jobs: int = 2,
     return [r for r in results if r is not None]
 
 
-def compare(outcomes: Sequence[RunOutcome], out_dir: str | Path, title: str,
-            intro: str) -> Path:
+def compare(
+    outcomes: Sequence[RunOutcome],
+    out_dir: str | Path,
+    title: str,
+    intro: str,
+    *,
+    extra_figures: Mapping[str, tuple[Path, str]] | None = None,
+) -> Path:
     """Write the comparative figures, ``comparison.json`` and ``report.html``."""
     from rtshield.figures import compare_figures
 
@@ -136,10 +177,19 @@ def compare(outcomes: Sequence[RunOutcome], out_dir: str | Path, title: str,
     atomic_write(out / "comparison.json", format_summary_json(comparison))
     runs = [(o.out_dir.name, o.timeseries) for o in outcomes]
     figs = compare_figures(runs, out)
+    captions: dict[str, str] = {}
+    if extra_figures:
+        lead = {key: path for key, (path, _) in extra_figures.items()}
+        captions = {key: caption for key, (_, caption) in extra_figures.items()}
+        figs = {**lead, **figs}
     entries = [
-        RunEntry(o.entry.scenario, o.entry.summary, o.entry.figures,
-                 link=str(o.out_dir.relative_to(out) / "report.html"), label=o.out_dir.name)
+        RunEntry(
+            o.entry.scenario,
+            o.entry.summary,
+            o.entry.figures,
+            link=str(o.out_dir.relative_to(out) / "report.html"),
+            label=o.out_dir.name,
+        )
         for o in outcomes
     ]
-    return compare_report(out, title, intro, entries, figs)
-
+    return compare_report(out, title, intro, entries, figs, extra_captions=captions)
