@@ -818,6 +818,11 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     tasks: list[Task] = []
     for i, raw in enumerate(tasks_raw):
         t = _task(_Table(f"tasks #{i + 1}", [(origin, raw)]), plat, names)
+        fsrc = next((f.source for f in flows if f.name == t.flow), None)
+        if t.kind == "worker" and any(x.isr_only for x in sources if x.name == fsrc):
+            raise UsageError(f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} arrives on source "
+                             f"{fsrc!r}, which is isr_only (finished in its interrupt handler, "
+                             "no worker receives it)")
         if t.name in ("critical", "driver") or t.name in [x.name for x in tasks]:
             raise UsageError(f"{origin}: [tasks #{i + 1}] name: {t.name!r} is already taken")
         tasks.append(t)
@@ -872,11 +877,15 @@ def _sources(raws: list[dict[str, Any]], origin: str, mkind: str, nic: Nic,
             raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
         if name in [s.name for s in out]:
             raise t.err("name", f"{name!r} is used by two sources")
+        work = t.duration("isr_work", costs.get("isr_per_packet", 0), clock_hz=plat.clock_hz,
+                          positive=False)
+        if work + costs.get("isr_entry_exit", 0) <= 0:
+            raise t.err("isr_work", "an RX interrupt must cost CPU time (isr_entry_exit is 0 "
+                        "on this platform)")
         out.append(IrqSource(
             name=name,
             index=i,
-            isr_work_ns=t.duration("isr_work", costs.get("isr_per_packet", 0),
-                                   clock_hz=plat.clock_hz, positive=False),
+            isr_work_ns=work,
             burst=t.integer("burst", lo=1, hi=2**31 - 1) if t.has("burst") else None,
             min_interarrival_ns=(t.duration("min_interarrival", clock_hz=plat.clock_hz)
                                  if t.has("min_interarrival") else None),
