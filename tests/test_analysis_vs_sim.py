@@ -128,3 +128,23 @@ def test_queue_mitigation_once_per_drain(tmp_path):
     rep, obs = _run(s, closeness=0.99)
     isr = s.costs["t_int"] + s.sources[0].work
     assert obs["control"] >= 5_000_000 + 21 * isr  # Q enqueues + 1 failed attempt
+
+
+def test_other_multisource_shapes_name_what_is_missing(tmp_path):
+    """Two strict sources: the engine's multi-source path is the shared bursty timer only."""
+    p = tmp_path / "two_strict.toml"
+    p.write_text('[system]\nplatform = "atmega103-tinyos"\ntick = false\n'
+                 '[[source]]\nname = "a"\nmodel = "strict"\nmin_interarrival = "1ms"\n'
+                 'work = "0cyc"\npriority = 2\n'
+                 '[[source]]\nname = "b"\nmodel = "strict"\nmin_interarrival = "2ms"\n'
+                 'work = "0cyc"\npriority = 1\n'
+                 '[[task]]\nname = "bg"\nwcet = "5ms"\nperiod = "10ms"\npriority = 0\n')
+    with pytest.raises(SimUnsupported, match="bursty schedulers on one shared timer; "
+                                             "the system has 2 sources and no"):
+        worst_case_plan(load_system(p))
+    # the same sources on a shared timer: still not bursty
+    p.write_text(p.read_text().replace('[[source]]\nname = "a"',
+                                       '[[timer]]\nname = "t"\nrate = "200Hz"\n'
+                                       '[[source]]\nname = "a"'))
+    with pytest.raises(SimUnsupported, match="source a is 'strict'"):
+        worst_case_plan(load_system(p))

@@ -102,6 +102,10 @@ def _shared_timer_sources(system: System) -> list[Source]:
     """
     if not system.timers and len(system.sources) <= 1:
         return []
+    if not system.timers:
+        raise SimUnsupported(f"simulator: several sources only as bursty schedulers on one "
+                             f"shared timer; the system has {len(system.sources)} sources "
+                             "and no [[timer]]")
     if len(system.timers) != 1:
         raise SimUnsupported(f"simulator: one shared timer only (the engine's bursty limiter "
                              f"has one); the system has {len(system.timers)} timers")
