@@ -183,3 +183,26 @@ def test_strict_sources_run_end_to_end(tmp_path):
     assert 900 <= summ["flows"]["b"]["delivered"] <= 1001
     html = (tmp_path / "o" / "report.html").read_text()
     assert "source A" in html and "min_interarrival 2ms" in html
+
+
+def test_overhead_at_the_papers_measured_point(protected, unprotected):
+    """§6.4: at 400 and 781 Hz the schedulers add 1.1 % CPU (measured).
+
+    The model's overhead at that point (the first second of both files) is the
+    shared timer, 200 × (t_expire + 2 (t_clear + t_flip)), plus t_count per
+    admitted interrupt; Table 2's constants give 0.85 %, within half a point
+    of the measurement (the model leaves out the enable-bit flips, see
+    docs/analysis.md).
+    """
+    sc, on = protected
+    _, off = unprotected
+
+    def isr_share(res):
+        return res.timeseries["cpu_isr_rx"][0] + res.timeseries["cpu_isr_timer"][0]
+
+    overhead = isr_share(on) - isr_share(off)
+    k = sc.costs
+    model = (TIMER_HZ * (k["isr_entry_exit"] + k["timer_isr"])
+             + (400 + 781) * k["mitigation_isr"]) / 1e9
+    assert overhead == pytest.approx(model, abs=2e-4)
+    assert abs(overhead - 0.011) < 0.005
