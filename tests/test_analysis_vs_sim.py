@@ -62,7 +62,25 @@ def test_ethernut_at_the_designed_burst():
 
 
 def test_multisource():
-    _run(load_system(EX / "multisource.toml"))
+    """Regehr & Duongsaa §6.4: bursts 5 and 7 on one shared 200 Hz timer."""
+    s = load_system(EX / "multisource.toml")
+    s.tick = False  # TinyOS has no scheduler tick (as in test_regehr_avr)
+    rep, obs = _run(s)
+    # three rounds of both bursts hit the 5 ms thread (before the first tick,
+    # after it and after the second): more than two rounds' worth
+    per = [s.costs["t_int"] + src.work + s.costs["t_count"] for src in s.sources]
+    one_round = sum(src.burst * c for src, c in zip(s.sources, per, strict=True))
+    assert obs["background"] > 5_000_000 + 2 * one_round + 2 * s.costs["t_expire"]
+
+
+def test_worst_case_plan_multisource_ends_all_bursts_before_the_tick():
+    s = load_system(EX / "multisource.toml")
+    s.tick = False
+    plan = worst_case_plan(s)
+    assert [src.name for src in plan.sources] == ["A", "B"]  # A has the higher priority
+    assert plan.flow_source == [0, 1] and plan.timer_period_ns == 5_000_000
+    total = sum(src.burst * c for src, c in zip(plan.sources, plan.source_isr_ns, strict=True))
+    assert plan.release_ns + total == plan.timer_period_ns - 1
 
 
 def test_pure_interrupts_at_asserted_rate(tmp_path):
@@ -110,3 +128,23 @@ def test_queue_mitigation_once_per_drain(tmp_path):
     rep, obs = _run(s, closeness=0.99)
     isr = s.costs["t_int"] + s.sources[0].work
     assert obs["control"] >= 5_000_000 + 21 * isr  # Q enqueues + 1 failed attempt
+
+
+def test_other_multisource_shapes_name_what_is_missing(tmp_path):
+    """Two strict sources: the engine's multi-source path is the shared bursty timer only."""
+    p = tmp_path / "two_strict.toml"
+    p.write_text('[system]\nplatform = "atmega103-tinyos"\ntick = false\n'
+                 '[[source]]\nname = "a"\nmodel = "strict"\nmin_interarrival = "1ms"\n'
+                 'work = "0cyc"\npriority = 2\n'
+                 '[[source]]\nname = "b"\nmodel = "strict"\nmin_interarrival = "2ms"\n'
+                 'work = "0cyc"\npriority = 1\n'
+                 '[[task]]\nname = "bg"\nwcet = "5ms"\nperiod = "10ms"\npriority = 0\n')
+    with pytest.raises(SimUnsupported, match="bursty schedulers on one shared timer; "
+                                             "the system has 2 sources and no"):
+        worst_case_plan(load_system(p))
+    # the same sources on a shared timer: still not bursty
+    p.write_text(p.read_text().replace('[[source]]\nname = "a"',
+                                       '[[timer]]\nname = "t"\nrate = "200Hz"\n'
+                                       '[[source]]\nname = "a"'))
+    with pytest.raises(SimUnsupported, match="source a is 'strict'"):
+        worst_case_plan(load_system(p))

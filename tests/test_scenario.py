@@ -358,3 +358,141 @@ def test_preset_name_must_match_its_file(tmp_path, monkeypatch):
         'tick_isr = "79cyc"\n[costs]\nisr_entry_exit = "79cyc"\n')
     plat, costs, _ = load_platform("mine")
     assert plat.tick_isr_ns == 19750 and costs["isr_entry_exit"] == 19750
+
+
+# ----------------------------------------------------------------- [[sources]]
+
+TWO = """
+[scenario]
+name = "two"
+platform = "atmega103-tinyos"
+duration = "2s"
+
+[critical]
+period = "10ms"
+work = "5ms"
+priority = 2
+
+[driver]
+priority = 1
+queue = 16
+
+[mitigation]
+kind = "bursty"
+period = "5ms"
+
+[[sources]]
+name = "A"
+isr_work = "250cyc"
+burst = 5
+isr_only = true
+
+[[sources]]
+name = "B"
+burst = 7
+
+[[flows]]
+name = "a"
+source = "A"
+pattern = "constant"
+rate = "3kHz"
+
+[[flows]]
+name = "b"
+source = "B"
+pattern = "constant"
+rate = "3kHz"
+"""
+
+
+def test_sources_are_typed_and_bound_to_flows():
+    s = loads_scenario(TWO, "two.toml")
+    a, b = s.sources
+    assert (a.name, a.index, a.burst, a.isr_only) == ("A", 0, 5, True)
+    assert a.isr_work_ns == 62_500  # 250 cycles at 4 MHz
+    assert (b.name, b.index, b.burst, b.isr_only) == ("B", 1, 7, False)
+    assert b.isr_work_ns == s.costs["isr_per_packet"]  # default: the preset's cost
+    assert [f.source for f in s.flows] == ["A", "B"]
+    # every source gives its burst: [mitigation] burst may be left out
+    assert s.mitigation.burst is None and s.mitigation.period_ns == 5_000_000
+    assert pickle.loads(pickle.dumps(s)) == s
+
+
+def test_files_without_sources_are_unchanged():
+    s = loads_scenario(BASE, "q.toml")
+    assert s.sources == () and s.flows[0].source is None
+
+
+def test_one_source_binds_flows_by_default():
+    text = TWO.split('[[sources]]\nname = "B"')[0]
+    text += '[[flows]]\nname = "a"\npattern = "constant"\nrate = "3kHz"\n'
+    s = loads_scenario(text, "one.toml")
+    assert len(s.sources) == 1 and s.flows[0].source == "A"
+
+
+_FIVE = "".join(f'[[sources]]\nname = "s{i}"\nburst = 1\n' for i in range(2, 5))
+
+BAD_SOURCES = [
+    (('isr_only = true', 'isr_only = true\ncolour = 1'), "[sources #1] colour: unknown key"),
+    (('[[sources]]\nname = "B"', _FIVE + '[[sources]]\nname = "B"'),
+     "[[sources]]: at most 4 sources"),
+    (('kind = "bursty"\nperiod = "5ms"', 'kind = "strict"\nmin_interarrival = "1ms"'),
+     '[sources #1] burst: only applies under [mitigation] kind = "bursty" (kind is \'strict\')'),
+    (('kind = "bursty"\nperiod = "5ms"', 'kind = "none"'),
+     '[sources #1] burst: only applies under [mitigation] kind = "bursty" (kind is \'none\')'),
+    (('burst = 5', 'min_interarrival = "1ms"'),
+     '[sources #1] min_interarrival: only applies under [mitigation] kind = "strict"'),
+    (('kind = "bursty"\nperiod = "5ms"', 'kind = "queue"'),
+     "[[sources]]: 2 sources need [mitigation] kind none, strict, bursty (kind 'queue'"),
+    (('queue = 16', 'queue = 16\n[nic]\nkind = "dma_ring"\nring = 8'),
+     '[[sources]]: 2 sources need [nic] kind = "edge"'),
+    (('name = "B"', 'name = "A"'), "[sources #2] name: 'A' is used by two sources"),
+    (('burst = 7', 'burst = 0'), "[sources #2] burst: must be at least 1"),
+    (('burst = 7', ''), "[mitigation] burst: missing"),
+    (('isr_work = "250cyc"', 'isr_work = "fast"'), "[sources #1] isr_work:"),
+    (('isr_only = true', 'isr_only = 1'), "[sources #1] isr_only: expected true or false"),
+    (('source = "B"', 'source = "C"'), "[flows #2] source: no source named 'C' (sources: A, B)"),
+    (('source = "B"\n', ''), "[flows #2] source: missing: with several [[sources]]"),
+    (('[[sources]]\nname = "A"', '[[sourcez]]\nname = "A"'), "[sourcez]: unknown section"),
+    (('isr_work = "250cyc"', 'isr_work = "0cyc"'), "[sources #1] isr_work: an RX interrupt "
+     "must cost CPU time"),
+    (('[[sources]]\nname = "A"', '[[tasks]]\nname = "w"\nkind = "worker"\npriority = 1\n'
+      'flow = "a"\nwork = "1ms"\n[[sources]]\nname = "A"'),
+     "[tasks #1] flow: 'a' arrives on source 'A', which is isr_only"),
+]
+
+
+@pytest.mark.parametrize("change,expected", BAD_SOURCES, ids=[e for _, e in BAD_SOURCES])
+def test_bad_sources_name_the_key(change, expected):
+    old, new = change
+    assert old in TWO, old
+    text = TWO.replace(old, new, 1)
+    if "must cost CPU time" in expected:  # a platform whose handler entry costs nothing
+        text = text.replace("[critical]", '[costs]\nisr_entry_exit = "0cyc"\n\n[critical]')
+    with pytest.raises(UsageError) as ei:
+        loads_scenario(text, "bad.toml")
+    msg = str(ei.value)
+    assert expected in msg, msg
+    assert msg.startswith("bad.toml") and "\n" not in msg, msg
+
+
+def test_flow_source_without_sources():
+    text = BASE.replace('pattern = "pyramid"', 'source = "A"\npattern = "pyramid"')
+    with pytest.raises(UsageError, match=r"\[flows #1\] source: needs \[\[sources\]\]"):
+        loads_scenario(text, "bad.toml")
+
+
+def test_sources_cannot_be_set_from_the_command_line():
+    from rtshield.scenario import parse_overrides
+
+    with pytest.raises(UsageError, match=r"\[\[sources\]\] entries cannot be set"):
+        parse_overrides(["sources.burst=3"])
+
+
+def test_max_sources_agrees_with_the_engine_header():
+    from rtshield import _native, scenario
+
+    _, lib = _native.load()
+    if not hasattr(lib, "RTSIM_MAX_SOURCES"):
+        pytest.skip("engine header not in this build")
+    assert scenario.MAX_SOURCES == lib.RTSIM_MAX_SOURCES

@@ -123,6 +123,17 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
 
     if len(sc.flows) > lib.RTSIM_MAX_FLOWS:
         raise UsageError(f"{where}: [[flows]]: at most {lib.RTSIM_MAX_FLOWS} flows")
+    sources = getattr(sc, "sources", ())
+    if len(sources) > lib.RTSIM_MAX_SOURCES:
+        raise UsageError(f"{where}: [[sources]]: at most {lib.RTSIM_MAX_SOURCES} sources")
+    cfg.n_sources = len(sources)
+    for k, src in enumerate(sources):
+        d = cfg.sources[k]
+        d.isr_per_packet_ns = src.isr_work_ns
+        d.min_interarrival_ns = src.min_interarrival_ns or 0
+        d.burst = src.burst or 0
+        d.isr_only = 1 if src.isr_only else 0
+    source_index = {src.name: k for k, src in enumerate(sources)}
     cfg.n_flows = len(sc.flows)
     for i, f in enumerate(sc.flows):
         pts = f.schedule(sc.duration_ns)
@@ -133,6 +144,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.pattern = lib.RTSIM_PAT_PIECEWISE
         d.poisson = 1 if f.random else 0
         d.size = f.size
+        d.source = source_index.get(getattr(f, "source", None) or "", 0)
         d.n_rates = len(pts)
         for j, (t_ns, pps) in enumerate(pts):
             d.rate_t_ns[j] = t_ns

@@ -96,6 +96,15 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
             + "".join(f", {k} = {v}" for k, v in s.mitigation.parameters().items()),
         ),
     ]
+    for src in getattr(s, "sources", ()):
+        lim = []
+        if src.burst is not None:
+            lim.append(f"burst {src.burst}")
+        if src.min_interarrival_ns is not None:
+            lim.append(f"min_interarrival {f(src.min_interarrival_ns)}")
+        rows.append((f"source {src.name}", ", ".join(
+            [f"RX line {src.index}", f"ISR work {f(src.isr_work_ns)} per packet", *lim]
+            + (["handled in the ISR (no driver)"] if src.isr_only else []))))
     for fl in s.flows:
         if fl.pattern == "pyramid":
             shape = (
@@ -109,7 +118,8 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
             )
         else:
             shape = f"{fl.pattern} {fl.rate_pps:g} pps"
-        rows.append((f"flow {fl.name}", f"{fl.protocol}/{fl.dst_port}, {fl.size} B, {shape}"))
+        on = f", on source {fl.source}" if getattr(fl, "source", None) else ""
+        rows.append((f"flow {fl.name}", f"{fl.protocol}/{fl.dst_port}, {fl.size} B, {shape}{on}"))
     for t in s.tasks:
         rows.append((f"task {t.name}", f"{t.kind}, priority {t.priority}, core {t.core}"))
     return rows

@@ -3,7 +3,8 @@
 A scenario describes one simulated device under one network load: the
 platform preset it runs on (``python/rtshield/platforms/NAME.toml``), optional
 overrides of the preset's per-activity costs, the critical task, the network
-driver, the NIC, one mitigation, the traffic flows and optional extra tasks.
+driver, the NIC, one mitigation, optional RX interrupt sources, the traffic
+flows and optional extra tasks.
 The schema is documented in ``docs/scenarios.md``; this module is its
 executable form.
 
@@ -44,6 +45,7 @@ __all__ = [
     "Critical",
     "Driver",
     "Flow",
+    "IrqSource",
     "MITIGATION_KINDS",
     "Mitigation",
     "Nic",
@@ -88,10 +90,16 @@ MAX_CORES = 4
 MAX_TASKS = 8  #: including the critical task and the driver
 MAX_FLOWS = 8
 MAX_RATES = 64  #: rates of one ``steps`` flow
+MAX_SOURCES = 4  #: RX interrupt sources (lines) of the edge NIC
 NIC_KINDS = ("edge", "dma_ring")
 TASK_KINDS = ("background", "periodic", "worker")
+SOURCE_KEYS = ("name", "isr_work", "burst", "min_interarrival", "isr_only")
+#: Mitigations that work with several RX sources (the engine's rule: the Danicki
+#: mitigations and the countdown filter act on one RX line).
+MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
 
-_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin")
+_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin",
+                "source")
 _ALL_PATTERN_KEYS = tuple(sorted({k for ks in PATTERNS.values() for k in ks}))
 _ALL_MITIGATION_KEYS = tuple(sorted({k for ks in MITIGATION_KINDS.values() for k in ks}))
 
@@ -208,14 +216,35 @@ class Mitigation:
     window_ns: int | None = None  #: countdown
 
     def parameters(self) -> dict[str, Any]:
-        """The parameters that apply to this kind, as written in a file (units in values)."""
+        """The parameters that apply to this kind, as written in a file (units in values).
+
+        A parameter left out because every ``[[sources]]`` entry gives its own
+        (``burst``, ``min_interarrival``) is omitted.
+        """
         out: dict[str, Any] = {}
         for key in MITIGATION_KINDS[self.kind]:
             if hasattr(self, key):
-                out[key] = getattr(self, key)
-            else:
+                if getattr(self, key) is not None:
+                    out[key] = getattr(self, key)
+            elif getattr(self, f"{key}_ns") is not None:
                 out[key] = units.format_ns(getattr(self, f"{key}_ns"))
         return out
+
+
+@dataclass(frozen=True)
+class IrqSource:
+    """One RX interrupt source (an interrupt line of the edge NIC), ``[[sources]]``.
+
+    Sources are numbered in file order; source 0 has the highest interrupt
+    priority. All of them feed the one RX queue (unless ``isr_only``).
+    """
+
+    name: str
+    index: int  #: position in the file = the engine's RX line number
+    isr_work_ns: int  #: ISR work per packet (replaces the preset's ``isr_per_packet``)
+    burst: int | None = None  #: bursty: this source's burst (None: ``[mitigation] burst``)
+    min_interarrival_ns: int | None = None  #: strict: this source's (None: the mitigation's)
+    isr_only: bool = False  #: the handler does all the work: delivered at its end, no driver
 
 
 @dataclass(frozen=True)
@@ -240,6 +269,7 @@ class Flow:
     step_pps: float | None = None  #: pyramid
     step_every_ns: int | None = None  #: pyramid, steps
     rates_pps: tuple[float, ...] | None = None  #: steps
+    source: str | None = None  #: the ``[[sources]]`` entry it arrives on (None: no sources)
 
     @property
     def random(self) -> bool:
@@ -339,6 +369,7 @@ class Scenario:
     mitigation: Mitigation
     flows: tuple[Flow, ...]
     tasks: tuple[Task, ...] = ()
+    sources: tuple[IrqSource, ...] = ()  #: empty: one RX source with the preset's costs
     notes: str = ""  #: free text for readers, e.g. what the paper observed
     text: str = field(default="", repr=False, compare=False)  #: the file's text
 
@@ -583,7 +614,7 @@ def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None, 
 
     ``overrides`` is a nested mapping merged over the file before validation,
     e.g. ``{"scenario": {"duration": "10s"}}`` to shorten a run; lists of
-    tables (``flows``, ``tasks``) are replaced whole. Raises
+    tables (``flows``, ``tasks``, ``sources``) are replaced whole. Raises
     :class:`UsageError` with a one-line message on any problem; a bad value
     from ``overrides`` is reported under ``overrides_origin``.
     """
@@ -611,7 +642,7 @@ def parse_overrides(items: list[str] | tuple[str, ...], option: str = "--set") -
     The value is read as a TOML value (``750``, ``0.5``, ``true``,
     ``["1kHz", "2kHz"]``, ``"10s"``); anything that is not valid TOML is taken
     as a string, so ``scenario.duration=10s`` needs no quotes. Only keys of
-    tables (not of ``[[flows]]`` or ``[[tasks]]``) can be set.
+    tables (not of ``[[flows]]``, ``[[tasks]]`` or ``[[sources]]``) can be set.
     """
     out: dict[str, Any] = {}
     for item in items:
@@ -621,7 +652,7 @@ def parse_overrides(items: list[str] | tuple[str, ...], option: str = "--set") -
             raise UsageError(f"{option}: expected SECTION.KEY=VALUE such as driver.queue=750, "
                              f"got {item!r}")
         section, name = (p.strip() for p in parts)
-        if section in ("flows", "tasks"):
+        if section in ("flows", "tasks", "sources"):
             raise UsageError(f"{option}: {key}: [[{section}]] entries cannot be set from the "
                              "command line; edit the file")
         try:
@@ -653,7 +684,8 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     overrides = overrides or {}
     sets = {k: v for k, v in overrides.items() if isinstance(v, Mapping)}
     doc = _merge(dict(data), {k: v for k, v in overrides.items() if k not in sets})
-    sections = ("scenario", "costs", "critical", "driver", "nic", "mitigation", "flows", "tasks")
+    sections = ("scenario", "costs", "critical", "driver", "nic", "mitigation", "sources",
+                "flows", "tasks")
     for where, keys in ((origin, doc), (overrides_origin, sets)):
         for key in keys:
             if key not in sections:
@@ -760,7 +792,10 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
             raise m.err(key, f"is a parameter of {' / '.join(owners)}, not of kind = "
                         f"{mkind!r} (which takes: {', '.join(allowed) or 'no parameters'})")
         raise m.err(key, f"unknown key (kind {mkind!r} takes: {', '.join(allowed) or 'none'})")
-    mit = _mitigation(m, mkind, critical)
+
+    # [[sources]] (before the mitigation: a source may carry its own parameter)
+    sources = _sources(_sub(doc, "sources", origin, array=True), origin, mkind, nic, costs, plat)
+    mit = _mitigation(m, mkind, critical, sources)
 
     # [[flows]]
     flows_raw = _sub(doc, "flows", origin, array=True)
@@ -768,7 +803,7 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
         raise UsageError(f"{origin}: [[flows]]: at most {MAX_FLOWS} flows, got {len(flows_raw)}")
     flows: list[Flow] = []
     for i, raw in enumerate(flows_raw):
-        flows.append(_flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration))
+        flows.append(_flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration, sources))
     names = [f.name for f in flows]
     for i, fname in enumerate(names):
         if fname in names[:i]:
@@ -783,6 +818,11 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     tasks: list[Task] = []
     for i, raw in enumerate(tasks_raw):
         t = _task(_Table(f"tasks #{i + 1}", [(origin, raw)]), plat, names)
+        fsrc = next((f.source for f in flows if f.name == t.flow), None)
+        if t.kind == "worker" and any(x.isr_only for x in sources if x.name == fsrc):
+            raise UsageError(f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} arrives on source "
+                             f"{fsrc!r}, which is isr_only (finished in its interrupt handler, "
+                             "no worker receives it)")
         if t.name in ("critical", "driver") or t.name in [x.name for x in tasks]:
             raise UsageError(f"{origin}: [tasks #{i + 1}] name: {t.name!r} is already taken")
         tasks.append(t)
@@ -803,12 +843,62 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
         mitigation=mit,
         flows=tuple(flows),
         tasks=tuple(tasks),
+        sources=sources,
         notes=h.string("notes", ""),
         text=text,
     )
 
 
-def _mitigation(m: _Table, kind: str, critical: Critical) -> Mitigation:
+def _sources(raws: list[dict[str, Any]], origin: str, mkind: str, nic: Nic,
+             costs: Mapping[str, int], plat: Platform) -> tuple[IrqSource, ...]:
+    """``[[sources]]``: validated against the mitigation kind and the NIC."""
+    if not raws:
+        return ()
+    if len(raws) > MAX_SOURCES:
+        raise UsageError(f"{origin}: [[sources]]: at most {MAX_SOURCES} sources (RX interrupt "
+                         f"lines of the simulated NIC), got {len(raws)}")
+    if len(raws) > 1 and mkind not in MULTI_SOURCE_KINDS:
+        raise UsageError(f"{origin}: [[sources]]: {len(raws)} sources need [mitigation] kind "
+                         f"{', '.join(MULTI_SOURCE_KINDS)} (kind {mkind!r} acts on one RX line)")
+    if len(raws) > 1 and nic.kind != "edge":
+        raise UsageError(f"{origin}: [[sources]]: {len(raws)} sources need [nic] kind = "
+                         f'"edge" (a {nic.kind} NIC has one interrupt line)')
+    per_source = {"burst": "bursty", "min_interarrival": "strict"}
+    out: list[IrqSource] = []
+    for i, raw in enumerate(raws):
+        t = _Table(f"sources #{i + 1}", [(origin, raw)])
+        t.check_keys(SOURCE_KEYS)
+        for key, owner in per_source.items():
+            if t.has(key) and mkind != owner:
+                raise t.err(key, f'only applies under [mitigation] kind = "{owner}" (kind is '
+                            f"{mkind!r})")
+        name = t.string("name")
+        if not name.strip() or any(ch in name for ch in ",\n\"'"):
+            raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
+        if name in [s.name for s in out]:
+            raise t.err("name", f"{name!r} is used by two sources")
+        work = t.duration("isr_work", costs.get("isr_per_packet", 0), clock_hz=plat.clock_hz,
+                          positive=False)
+        if work + costs.get("isr_entry_exit", 0) <= 0:
+            raise t.err("isr_work", "an RX interrupt must cost CPU time (isr_entry_exit is 0 "
+                        "on this platform)")
+        out.append(IrqSource(
+            name=name,
+            index=i,
+            isr_work_ns=work,
+            burst=t.integer("burst", lo=1, hi=2**31 - 1) if t.has("burst") else None,
+            min_interarrival_ns=(t.duration("min_interarrival", clock_hz=plat.clock_hz)
+                                 if t.has("min_interarrival") else None),
+            isr_only=t.boolean("isr_only", False),
+        ))
+    return tuple(out)
+
+
+def _mitigation(m: _Table, kind: str, critical: Critical,
+                sources: tuple[IrqSource, ...] = ()) -> Mitigation:
+    # A mitigation parameter that every source gives for itself may be left out.
+    own_burst = bool(sources) and all(s.burst is not None for s in sources)
+    own_gap = bool(sources) and all(s.min_interarrival_ns is not None for s in sources)
     if kind == "burst":
         return Mitigation(kind, slice_ns=m.duration("slice"),
                           capacity=m.integer("capacity", lo=1, hi=2**31 - 1))
@@ -821,8 +911,12 @@ def _mitigation(m: _Table, kind: str, critical: Critical) -> Mitigation:
         return Mitigation(kind, block_below=block, unblock_above=unblock,
                           sleep_ns=m.duration("sleep", 1_000_000))
     if kind == "strict":
+        if own_gap and not m.has("min_interarrival"):
+            return Mitigation(kind)
         return Mitigation(kind, min_interarrival_ns=m.duration("min_interarrival"))
     if kind == "bursty":
+        if own_burst and not m.has("burst"):
+            return Mitigation(kind, period_ns=m.duration("period"))
         return Mitigation(kind, burst=m.integer("burst", lo=1, hi=2**31 - 1),
                           period_ns=m.duration("period"))
     if kind == "countdown":
@@ -830,7 +924,7 @@ def _mitigation(m: _Table, kind: str, critical: Critical) -> Mitigation:
     return Mitigation(kind)
 
 
-def _flow(t: _Table, duration_ns: int) -> Flow:
+def _flow(t: _Table, duration_ns: int, sources: tuple[IrqSource, ...] = ()) -> Flow:
     pattern = t.choice("pattern", tuple(PATTERNS))
     allowed = _FLOW_COMMON + PATTERNS[pattern]
     for key in t.layers[0][1]:
@@ -848,6 +942,20 @@ def _flow(t: _Table, duration_ns: int) -> Flow:
     if begin >= duration_ns:
         raise t.err("begin", "is at or after the end of the scenario")
     kw: dict[str, Any] = {}
+    src_names = [s.name for s in sources]
+    if t.has("source"):
+        src = t.string("source")
+        if not sources:
+            raise t.err("source", "needs [[sources]] (there are none: every flow arrives on "
+                        "the one RX line)")
+        if src not in src_names:
+            raise t.err("source", f"no source named {src!r} (sources: {', '.join(src_names)})")
+        kw["source"] = src
+    elif len(sources) > 1:
+        raise t.err("source", f"missing: with several [[sources]] every flow names its own "
+                    f"(sources: {', '.join(src_names)})")
+    elif sources:
+        kw["source"] = src_names[0]
     if pattern in ("constant", "poisson"):
         kw["rate_pps"] = t.rate("rate")
     elif pattern == "pyramid":

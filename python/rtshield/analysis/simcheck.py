@@ -13,7 +13,11 @@ delivers its maximal bursts around that instant —
   right after it (the back-to-back case the jitter T − C covers);
 * Burst Mitigation: one packet opens a slice at time ``p0``; the flood starts
   so that the remaining K − 1 run just before the slice ends and K more right
-  after it (Danicki's 2 × capacity).
+  after it (Danicki's 2 × capacity);
+* several bursty sources on one shared timer (Regehr & Duongsaa §3.5): every
+  source floods from the same instant, so all their bursts (N_1 + … + N_k
+  interrupts, highest interrupt priority first) run back to back just before
+  the first tick and again right after each tick.
 
 The system is mapped onto the engine's C configuration (``rtsim.h``) with
 costs that make each simulated interrupt cost what the analysis charges for it
@@ -27,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .report import Report, analyze_system
+from .sources import burst_of
 from .system import Source, System
 
 __all__ = ["SimUnsupported", "Plan", "worst_case_plan", "run_worst_case", "compare"]
@@ -53,7 +58,14 @@ class Plan:
     release_ns: int
     horizon_ns: int
     flows: list[list[tuple[int, float]]] = field(default_factory=list)  # [(t_ns, pps)]
-    isr_ns: int = 0  # CPU time of one RX interrupt in the simulator
+    isr_ns: int = 0  # CPU time of one RX interrupt in the simulator (first source)
+    #: several sources on a shared timer: the sources in engine order (index =
+    #: RX line, highest interrupt priority first), each one's interrupt cost,
+    #: and the engine source each flow arrives on; empty for one source
+    sources: list[Source] = field(default_factory=list)
+    source_isr_ns: list[int] = field(default_factory=list)
+    flow_source: list[int] = field(default_factory=list)
+    timer_period_ns: int = 0
 
 
 def _costs(system: System, src: Source | None) -> dict[str, int]:
@@ -77,13 +89,47 @@ def _costs(system: System, src: Source | None) -> dict[str, int]:
     return out
 
 
+#: RX interrupt sources of the engine (RTSIM_MAX_SOURCES in rtsim.h)
+MAX_SIM_SOURCES = 4
+
+
+def _shared_timer_sources(system: System) -> list[Source]:
+    """The sources of a shared-timer system, in engine order; [] when there is one source.
+
+    The engine's bursty limiter serves every RX source from one periodic timer
+    (rtsim.h, docs/model.md), so the sources must all be bursty schedulers on
+    the system's one shared ``[[timer]]``.
+    """
+    if not system.timers and len(system.sources) <= 1:
+        return []
+    if not system.timers:
+        raise SimUnsupported(f"simulator: several sources only as bursty schedulers on one "
+                             f"shared timer; the system has {len(system.sources)} sources "
+                             "and no [[timer]]")
+    if len(system.timers) != 1:
+        raise SimUnsupported(f"simulator: one shared timer only (the engine's bursty limiter "
+                             f"has one); the system has {len(system.timers)} timers")
+    timer = system.timers[0]
+    if not system.sources:
+        raise SimUnsupported("simulator: a timer without sources")
+    if len(system.sources) > MAX_SIM_SOURCES:
+        raise SimUnsupported(f"simulator: at most {MAX_SIM_SOURCES} RX interrupt sources; the "
+                             f"system has {len(system.sources)}")
+    for src in system.sources:
+        if src.model != "bursty" or src.timer != timer.name:
+            raise SimUnsupported(f"simulator: several sources only as bursty schedulers on one "
+                                 f"shared timer; source {src.name} is {src.model!r}"
+                                 + (f" on timer {src.timer!r}" if src.timer else ""))
+        if src.driver_work:
+            raise SimUnsupported("simulator: driver work is not mapped (driver_work)")
+    if timer.period is None:
+        raise SimUnsupported(f"timer {timer.name}: open period")
+    # engine line 0 is dispatched first: the highest analysis priority
+    return sorted(system.sources, key=lambda x: -x.priority)
+
+
 def _check_expressible(system: System) -> Source | None:
-    if system.timers:
-        raise SimUnsupported("simulator: no timer shared by several interrupt sources "
-                             "(one RX line, one mitigation)")
-    if len(system.sources) > 1:
-        raise SimUnsupported(f"simulator: one RX interrupt line only; the system has "
-                             f"{len(system.sources)} sources")
+    multi = _shared_timer_sources(system)
     if system.servers or system.global_limit or system.nic:
         raise SimUnsupported("simulator: no deferrable servers, global limit or NIC queues "
                              "in rtsim_config")
@@ -95,6 +141,8 @@ def _check_expressible(system: System) -> Source | None:
         raise SimUnsupported("simulator: its tick cannot be analysed exactly here "
                              "(Burst Mitigation reads a tick-quantized clock); use tick = false")
     src = system.sources[0] if system.sources else None
+    if multi:
+        return multi[0]
     if src is not None:
         if src.model not in _KINDS:
             raise SimUnsupported(f"simulator: source model {src.model!r} has no mitigation kind")
@@ -125,6 +173,9 @@ def worst_case_plan(system: System) -> Plan:
         release = T
         # first arrival one period after the flow starts (the engine's rule)
         return Plan(release, release + span, [[(0, 1e9 / T)]], isr)
+    multi = _shared_timer_sources(system)
+    if multi:
+        return _shared_timer_plan(system, multi, span)
     if src.model in ("strict", "hardware", "queue_mitigation"):
         release = 1_000_000
         return Plan(release, release + span, [[(release - gap, flood)]], isr)
@@ -145,6 +196,27 @@ def worst_case_plan(system: System) -> Plan:
     if start <= p0 + p0:
         raise SimUnsupported("capacity too large for the slice")
     return Plan(start + gap, start + gap + span, [one, [(start, flood)]], isr)
+
+
+def _shared_timer_plan(system: System, srcs: list[Source], span: int) -> Plan:
+    """Every source floods from one instant: all bursts end 1 ns before the first tick."""
+    P = system.timers[0].period
+    assert P is not None
+    isrs = [_costs(system, s)["isr_per_packet"] + _costs(system, s)["mitig_isr"] for s in srcs]
+    total = sum(burst_of(system, s) * c for s, c in zip(srcs, isrs, strict=True))
+    gap = max(1, min(isrs) // 4)  # every line is pending again when its ISR ends
+    start = P - total - gap - 1
+    if start <= gap:
+        raise SimUnsupported("the bursts of the shared timer's sources exceed its period")
+    flows = [[(start, 1e9 / gap)] for _ in srcs]
+    return Plan(start + gap, start + gap + span, flows, isrs[0], sources=list(srcs),
+                source_isr_ns=isrs, flow_source=list(range(len(srcs))), timer_period_ns=P)
+
+
+def _shared_timer_cost(system: System, n: int) -> int:
+    """The shared timer's handler (Regehr §3.5): t_expire + n (t_clear + t_flip)."""
+    c = lambda k: system.cost(k, "timer")  # noqa: E731
+    return c("t_expire") + n * (c("t_clear") + c("t_flip"))
 
 
 def run_worst_case(system: System) -> dict[str, int]:
@@ -171,6 +243,16 @@ def run_worst_case(system: System) -> dict[str, int]:
     cfg.costs.mitig_isr_ns = k["mitig_isr"]
     cfg.costs.timer_isr_ns = k["timer_isr"]
     cfg.costs.tick_isr_ns = k["tick_isr"]
+    if plan.sources:
+        # one engine source per analysed source; the handler does all the work
+        # (an interrupt-level task), so no driver sees these packets
+        cfg.n_sources = len(plan.sources)
+        for j, s in enumerate(plan.sources):
+            d = cfg.sources[j]
+            d.isr_per_packet_ns = _costs(system, s)["isr_per_packet"]
+            d.burst = burst_of(system, s)
+            d.isr_only = 1
+        cfg.costs.timer_isr_ns = _shared_timer_cost(system, len(plan.sources))
     cfg.costs.driver_per_packet_ns = src.driver_work if src is not None and src.driver_work \
         else 1000
     threads = sorted(system.tasks, key=lambda t: t.priority)
@@ -197,6 +279,8 @@ def run_worst_case(system: System) -> dict[str, int]:
         f.pattern = lib.RTSIM_PAT_PIECEWISE
         f.size = 60
         f.start_ns = 0
+        if plan.flow_source:
+            f.source = plan.flow_source[i]
         pts = ([(0, 0.0)] if pts[0][0] > 0 else []) + pts
         f.n_rates = len(pts)
         for j, (t_ns, pps) in enumerate(pts):
@@ -210,6 +294,8 @@ def run_worst_case(system: System) -> dict[str, int]:
     if src is not None:
         if src.model == "strict":
             m.min_interarrival_ns = src.min_interarrival
+        elif src.model == "bursty" and plan.sources:
+            m.burst, m.period_ns = burst_of(system, src), plan.timer_period_ns
         elif src.model == "bursty":
             m.burst, m.period_ns = src.burst, src.burst_period
         elif src.model == "hardware":
