@@ -725,8 +725,11 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
-    if (cfg->n_flows > 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0)
+    if (cfg->n_flows > 0 && cfg->n_sources == 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0)
         return "costs: an RX interrupt must cost CPU time";
+    for (uint32_t i = 0; i < cfg->n_sources; i++)
+        if (k->isr_entry_exit_ns + cfg->sources[i].isr_per_packet_ns <= 0)
+            return "sources: an RX interrupt must cost CPU time";
     if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
     if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
     int drivers = 0, criticals = 0;
@@ -1000,6 +1003,11 @@ void rtsim_totals(const rtsim *s, rtsim_bin *out)
     out->t_start_ns = 0;
     if (s->finished) return;
     bin_add(out, &s->cur_bin);
+    /* The running activities up to now, not yet charged: so that each core's
+     * contexts add up to the elapsed time mid-run too. */
+    for (uint32_t i = 0; i < s->cfg.n_cores; i++)
+        out->cpu_ns[s->core[i].acct_ctx] += s->now - s->core[i].acct_t;
+    if (s->rx_off_since != SIM_INF) out->rx_disabled_ns += s->now - s->rx_off_since;
 }
 
 int rtsim_task_stats_get(const rtsim *s, uint32_t i, rtsim_task_stats *out)

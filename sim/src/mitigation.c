@@ -15,6 +15,8 @@ const char *mit_config_error(const rtsim_config *cfg)
     if (cfg->n_sources > 1 && m->kind != RTSIM_MIT_NONE && m->kind != RTSIM_MIT_STRICT &&
         m->kind != RTSIM_MIT_BURSTY)
         return "mitigation.kind: several RX sources work with none, strict or bursty only";
+    if (m->kind == RTSIM_MIT_COUNTDOWN && cfg->nic_kind != RTSIM_NIC_EDGE)
+        return "mitigation.kind: countdown filters the edge NIC's interrupt line (nic.kind = edge)";
     switch (m->kind) {
     case RTSIM_MIT_NONE:
     case RTSIM_MIT_QUEUE:

@@ -145,8 +145,20 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
         (void)first;
         gap += g->frac;
         uint64_t whole = (uint64_t)gap;
-        g->frac = gap - (double)whole;
         if (whole == 0) whole = 1;
+        /* A gap drawn at this rate must not reach into the next rate
+         * interval: there the new rate starts afresh from the change point
+         * (a packet exactly on it still belongs to the ending interval).
+         * Deterministic gaps: an interval holds floor(L r) packets;
+         * exponential gaps: memoryless, so restarting is exact. */
+        uint64_t nc = next_change(g, t);
+        if (nc != UINT64_MAX && t + whole > nc) {
+            t = nc;
+            first = 1;
+            g->frac = 0.0;
+            continue;
+        }
+        g->frac = gap - (double)(uint64_t)gap;
         return t + whole;
     }
     return UINT64_MAX;
