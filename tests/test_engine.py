@@ -244,3 +244,25 @@ def test_trace_when_asked_for():
     deliver = tr[tr["kind"] == TRACE_KINDS.index("deliver")]
     assert int(deliver["value"].max()) / 1e3 == r.flows["syn"]["latency_us"]["max"]
     assert simulate(scenario(duration="1s")).trace is None
+
+
+def test_summary_does_not_depend_on_the_hash_seed():
+    """Two interpreters with different string-hash seeds (dict and set order
+    of str keys could differ) give the same summary.json bytes."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, {tests!r}); from test_engine import scenario; "
+            "from rtshield.engine import simulate; from rtshield.outputs import "
+            "format_summary_json as f; sys.stdout.write(f(simulate(scenario(seed=5, "
+            "pattern='poisson', flow_extra='rate = \"30000pps\"', mitigation='burst', "
+            "mit_extra='slice = \"20ms\"\\ncapacity = 600')).summary()))")
+    code = code.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)
+        outs.append(r.stdout)
+    assert outs[0] == outs[1]
+    assert b'"offered"' in outs[0]
