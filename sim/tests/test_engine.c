@@ -3,54 +3,7 @@
 #include <string.h>
 
 #include "event_queue.h"
-#include "rts_test.h"
-#include "rtsim/rtsim.h"
-
-#define MS 1000000LL
-#define US 1000LL
-
-static rtsim_config base(uint64_t duration_ns)
-{
-    rtsim_config c;
-    memset(&c, 0, sizeof c);
-    c.duration_ns = duration_ns;
-    c.bin_ns = duration_ns;
-    c.seed = 1;
-    c.n_cores = 1;
-    c.queue_capacity = 16;
-    c.costs.driver_per_packet_ns = 1 * US;
-    c.costs.isr_entry_exit_ns = 1 * US;
-    return c;
-}
-
-static int add_periodic(rtsim_config *c, uint32_t prio, int64_t period, int64_t work)
-{
-    rtsim_task_cfg *t = &c->tasks[c->n_tasks];
-    t->kind = RTSIM_TASK_PERIODIC;
-    t->priority = prio;
-    t->period_ns = period;
-    t->work_ns = work;
-    return (int)c->n_tasks++;
-}
-
-static int add_driver(rtsim_config *c, uint32_t prio)
-{
-    rtsim_task_cfg *t = &c->tasks[c->n_tasks];
-    t->kind = RTSIM_TASK_DRIVER;
-    t->priority = prio;
-    return (int)c->n_tasks++;
-}
-
-static void run(rtsim_config *c, rtsim **out)
-{
-    *out = rtsim_create(c);
-    CHECK(*out != NULL);
-    if (*out == NULL) {
-        fprintf(stderr, "config: %s\n", rtsim_config_error(c));
-        exit(1);
-    }
-    CHECK_EQ(rtsim_run_until(*out, c->duration_ns), 0);
-}
+#include "sim_test_util.h"
 
 static void test_event_order_ties(void)
 {
@@ -129,26 +82,48 @@ static void test_preemption(void)
     rtsim_destroy(s);
 }
 
+/* Two equal tasks of 3 ms, a tick every ms costing nothing. Round robin
+ * happens on the tick only, and only with time slicing on. With one packet
+ * at 0.5 ms whose ISR (10 us) does all the work, the interrupt's return does
+ * not rotate: slicing on, A 0-1 (less 10 us), B 1-2, A 2-3, B 3-4, A 4-5,
+ * B 5-6 (done), A 6-6.01; off (or no tick): A ends at 3.01, B at 6.01. */
 static void test_round_robin(void)
 {
     const struct {
         const char *name;
-        uint32_t slicing;
+        uint32_t slicing, packet;
+        int64_t tick;
         int64_t a_resp, b_resp;
     } rows[] = {
-        {"time slicing on", 1, 5 * MS, 6 * MS},
-        {"time slicing off", 0, 3 * MS, 6 * MS},
+        {"time slicing on", 1, 0, 1 * MS, 5 * MS, 6 * MS},
+        {"time slicing off", 0, 0, 1 * MS, 3 * MS, 6 * MS},
+        {"interrupt return mid-slice, slicing on", 1, 1, 1 * MS, 6 * MS + 10 * US, 6 * MS},
+        {"interrupt return, slicing off", 0, 1, 1 * MS, 3 * MS + 10 * US, 6 * MS + 10 * US},
+        {"interrupt return, slicing on, no tick", 1, 1, 0, 3 * MS + 10 * US, 6 * MS + 10 * US},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
         rtsim_config c = base(10 * MS);
-        c.tick_ns = 1 * MS;
+        c.tick_ns = rows[i].tick;
         c.costs.isr_entry_exit_ns = 0;
         c.time_slicing = rows[i].slicing;
         add_periodic(&c, 2, 10 * MS, 3 * MS);
         add_periodic(&c, 2, 10 * MS, 3 * MS);
+        if (rows[i].packet) {
+            c.n_sources = 1;
+            c.sources[0].isr_per_packet_ns = 10 * US;
+            c.sources[0].isr_only = 1;
+            c.n_flows = 1;
+            c.flows[0].pattern = RTSIM_PAT_PIECEWISE;
+            c.flows[0].n_rates = 2;
+            c.flows[0].rates_pps[0] = 2000; /* first gap 0.5 ms */
+            c.flows[0].rate_t_ns[1] = 600 * US;
+        }
         rtsim *s;
         run(&c, &s);
+        rtsim_bin t;
+        rtsim_totals(s, &t);
+        CHECK_EQ(t.delivered, rows[i].packet);
         rtsim_task_stats a, b;
         rtsim_task_stats_get(s, 0, &a);
         rtsim_task_stats_get(s, 1, &b);

@@ -6,45 +6,7 @@
 #include <string.h>
 
 #include "engine.h"
-#include "rts_test.h"
-#include "rtsim/rtsim.h"
-
-#define MS 1000000LL
-#define US 1000LL
-
-static rtsim_config base(uint64_t duration_ns)
-{
-    rtsim_config c;
-    memset(&c, 0, sizeof c);
-    c.duration_ns = duration_ns;
-    c.bin_ns = duration_ns;
-    c.seed = 1;
-    c.n_cores = 1;
-    c.queue_capacity = 16;
-    c.costs.driver_per_packet_ns = 1 * US;
-    c.costs.isr_entry_exit_ns = 1 * US;
-    return c;
-}
-
-static int add_task(rtsim_config *c, uint32_t kind, uint32_t prio, int64_t period, int64_t work)
-{
-    rtsim_task_cfg *t = &c->tasks[c->n_tasks];
-    t->kind = kind;
-    t->priority = prio;
-    t->period_ns = period;
-    t->work_ns = work;
-    return (int)c->n_tasks++;
-}
-
-static rtsim *make(const rtsim_config *c)
-{
-    rtsim *s = rtsim_create(c);
-    if (s == NULL) {
-        fprintf(stderr, "config: %s\n", rtsim_config_error(c));
-        exit(1);
-    }
-    return s;
-}
+#include "sim_test_util.h"
 
 /* Trace records of one kind, in order, into out[0..max). */
 static size_t trace_of(rtsim *s, uint32_t kind, rtsim_trace_rec *out, size_t max)
@@ -67,8 +29,8 @@ static void test_preempted_work_resumes(void)
     rtsim_config c = base(100 * MS);
     c.tick_ns = 1 * MS;
     c.costs.tick_isr_ns = 9 * US;
-    add_task(&c, RTSIM_TASK_PERIODIC, 1, 10 * MS, 3 * MS);
-    add_task(&c, RTSIM_TASK_PERIODIC, 2, 1 * MS, 100 * US);
+    add_periodic(&c, 1, 10 * MS, 3 * MS);
+    add_periodic(&c, 2, 1 * MS, 100 * US);
     rtsim *s = make(&c);
     CHECK_EQ(rtsim_run_until(s, 2500 * US), 0);
     rtsim_bin t;
@@ -99,7 +61,7 @@ static void test_isr_not_nested_costs_charged(void)
     c.costs.tick_isr_ns = 8 * US;
     c.costs.isr_per_packet_ns = 5 * US;
     c.trace_capacity = 4096;
-    add_task(&c, RTSIM_TASK_DRIVER, 1, 0, 0);
+    add_driver(&c, 1);
     c.n_flows = 1;
     c.flows[0].pattern = RTSIM_PAT_CONSTANT;
     c.flows[0].rate_pps = 1000; /* one arrival, at 1 ms */
@@ -129,54 +91,6 @@ static void test_isr_not_nested_costs_charged(void)
     rtsim_destroy(s);
 }
 
-/* Round robin only on the tick: an interrupt returning in the middle of a
- * slice does not rotate equal priorities. Two equal tasks of 3 ms, a
- * tick every ms costing nothing, one packet at 0.5 ms whose ISR (10 us)
- * runs to completion in the handler. Slicing on: A 0-1 (less 10 us), B 1-2,
- * A 2-3, B 3-4, A 4-5, B 5-6 (done), A 6-6.01. Off: A ends at 3.01, B 6.01. */
-static void test_round_robin_only_on_tick(void)
-{
-    const struct {
-        const char *name;
-        uint32_t slicing;
-        int64_t tick;
-        int64_t a_resp, b_resp;
-    } rows[] = {
-        {"slicing on", 1, 1 * MS, 6 * MS + 10 * US, 6 * MS},
-        {"slicing off", 0, 1 * MS, 3 * MS + 10 * US, 6 * MS + 10 * US},
-        {"slicing on, no tick", 1, 0, 3 * MS + 10 * US, 6 * MS + 10 * US},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        ROW(rows[i].name);
-        rtsim_config c = base(10 * MS);
-        c.tick_ns = rows[i].tick;
-        c.time_slicing = rows[i].slicing;
-        c.costs.isr_entry_exit_ns = 0;
-        c.n_sources = 1;
-        c.sources[0].isr_per_packet_ns = 10 * US;
-        c.sources[0].isr_only = 1;
-        add_task(&c, RTSIM_TASK_PERIODIC, 2, 10 * MS, 3 * MS);
-        add_task(&c, RTSIM_TASK_PERIODIC, 2, 10 * MS, 3 * MS);
-        c.n_flows = 1;
-        c.flows[0].pattern = RTSIM_PAT_PIECEWISE;
-        c.flows[0].n_rates = 2;
-        c.flows[0].rates_pps[0] = 2000; /* first gap 0.5 ms */
-        c.flows[0].rate_t_ns[1] = 600 * US;
-        rtsim *s = make(&c);
-        CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
-        rtsim_bin t;
-        rtsim_totals(s, &t);
-        CHECK_EQ(t.offered, 1);
-        CHECK_EQ(t.delivered, 1);
-        rtsim_task_stats a, b;
-        rtsim_task_stats_get(s, 0, &a);
-        rtsim_task_stats_get(s, 1, &b);
-        CHECK_EQ(a.max_response_ns, rows[i].a_resp);
-        CHECK_EQ(b.max_response_ns, rows[i].b_resp);
-        rtsim_destroy(s);
-    }
-}
-
 /* Periodic cycles: late → the next cycle starts at once; early → sleep to
  * the next period; cycle time = time between consecutive cycle ends. P = 10,
  * W = 4 ms with a higher task taking 8 ms once at 0 (offset 0, P 100 ms):
@@ -185,9 +99,9 @@ static void test_round_robin_only_on_tick(void)
 static void test_periodic_late_then_early(void)
 {
     rtsim_config c = base(40 * MS);
-    int p = add_task(&c, RTSIM_TASK_PERIODIC, 1, 10 * MS, 4 * MS);
+    int p = add_periodic(&c, 1, 10 * MS, 4 * MS);
     c.tasks[p].critical = 1;
-    add_task(&c, RTSIM_TASK_PERIODIC, 2, 100 * MS, 8 * MS);
+    add_periodic(&c, 2, 100 * MS, 8 * MS);
     c.trace_capacity = 4096;
     rtsim *s = make(&c);
     CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
@@ -228,7 +142,7 @@ static void test_dma_ring_full(void)
     c.ring = 4;
     c.costs.isr_entry_exit_ns = 100 * US;
     c.queue_capacity = 1000;
-    add_task(&c, RTSIM_TASK_DRIVER, 1, 0, 0);
+    add_driver(&c, 1);
     c.n_flows = 1;
     c.flows[0].pattern = RTSIM_PAT_CONSTANT;
     c.flows[0].rate_pps = 100000;
@@ -257,7 +171,7 @@ static void test_disabled_line_latches_once(void)
     c.queue_capacity = 1000;
     c.mitigation.kind = RTSIM_MIT_STRICT;
     c.mitigation.min_interarrival_ns = 1 * MS;
-    add_task(&c, RTSIM_TASK_DRIVER, 1, 0, 0);
+    add_driver(&c, 1);
     c.n_flows = 1;
     c.flows[0].pattern = RTSIM_PAT_PIECEWISE;
     c.flows[0].n_rates = 2;
@@ -320,28 +234,16 @@ static void test_rate_change_point(void)
 
 /* ----------------------------------------------------------- invariants */
 
-typedef struct {
-    uint64_t s;
-} rnd;
-
-static uint64_t rnd_next(rnd *r)
+static int64_t rnd_in(sim_prng *r, int64_t lo, int64_t hi)
 {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return lo + (int64_t)(prng_next(r) % (uint64_t)(hi - lo + 1));
 }
 
-static int64_t rnd_in(rnd *r, int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd_next(r) % (uint64_t)(hi - lo + 1));
-}
-
-static rtsim_config random_config(rnd *r)
+static rtsim_config random_config(sim_prng *r)
 {
     rtsim_config c = base((uint64_t)rnd_in(r, 5, 30) * MS);
     c.bin_ns = (uint64_t)rnd_in(r, 300, 4000) * US + (uint64_t)rnd_in(r, 0, 999);
-    c.seed = rnd_next(r);
+    c.seed = prng_next(r);
     c.n_cores = (uint32_t)rnd_in(r, 1, 2);
     c.tick_ns = rnd_in(r, 0, 3) * 250 * US;
     c.time_slicing = (uint32_t)rnd_in(r, 0, 1);
@@ -434,7 +336,7 @@ static in_flight count_in_flight(const rtsim *s)
 
 static void test_conservation_random(void)
 {
-    rnd r = {20261122};
+    sim_prng r = {20261122};
     static rtsim_bin bins[RTSIM_BIN_RING];
     int runs = 0, with_drops = 0;
     for (int iter = 0; iter < 300; iter++) {
@@ -519,7 +421,7 @@ static void test_countdown_needs_edge_nic(void)
     c.ring = 8;
     c.mitigation.kind = RTSIM_MIT_COUNTDOWN;
     c.mitigation.window_ns = 10 * US;
-    add_task(&c, RTSIM_TASK_DRIVER, 1, 0, 0);
+    add_driver(&c, 1);
     const char *e = rtsim_config_error(&c);
     CHECK(e != NULL && strncmp(e, "mitigation.kind", 15) == 0);
     c.nic_kind = RTSIM_NIC_EDGE;
@@ -530,7 +432,6 @@ int main(void)
 {
     RTS_RUN(test_preempted_work_resumes);
     RTS_RUN(test_isr_not_nested_costs_charged);
-    RTS_RUN(test_round_robin_only_on_tick);
     RTS_RUN(test_periodic_late_then_early);
     RTS_RUN(test_dma_ring_full);
     RTS_RUN(test_disabled_line_latches_once);

@@ -1,0 +1,69 @@
+/* Helpers shared by the simulator's C tests: a minimal one-core
+ * configuration, adding tasks, and creating + running a simulation. */
+#ifndef SIM_TEST_UTIL_H
+#define SIM_TEST_UTIL_H
+
+#include <string.h>
+
+#include "rts_test.h"
+#include "rtsim/rtsim.h"
+
+#define MS 1000000LL
+#define US 1000LL
+
+/* One core, one bin, a 16-packet RX queue, 1 us ISR entry/exit and driver. */
+static inline rtsim_config base(uint64_t duration_ns)
+{
+    rtsim_config c;
+    memset(&c, 0, sizeof c);
+    c.duration_ns = duration_ns;
+    c.bin_ns = duration_ns;
+    c.seed = 1;
+    c.n_cores = 1;
+    c.queue_capacity = 16;
+    c.costs.driver_per_packet_ns = 1 * US;
+    c.costs.isr_entry_exit_ns = 1 * US;
+    return c;
+}
+
+/* Append a task; returns its index. */
+static inline int add_task(rtsim_config *c, uint32_t kind, uint32_t prio, int64_t period,
+                           int64_t work)
+{
+    rtsim_task_cfg *t = &c->tasks[c->n_tasks];
+    t->kind = kind;
+    t->priority = prio;
+    t->period_ns = period;
+    t->work_ns = work;
+    return (int)c->n_tasks++;
+}
+
+static inline int add_periodic(rtsim_config *c, uint32_t prio, int64_t period, int64_t work)
+{
+    return add_task(c, RTSIM_TASK_PERIODIC, prio, period, work);
+}
+
+static inline int add_driver(rtsim_config *c, uint32_t prio)
+{
+    return add_task(c, RTSIM_TASK_DRIVER, prio, 0, 0);
+}
+
+/* Create the simulation; a configuration error ends the test program. */
+static inline rtsim *make(const rtsim_config *c)
+{
+    rtsim *s = rtsim_create(c);
+    if (s == NULL) {
+        fprintf(stderr, "config: %s\n", rtsim_config_error(c));
+        exit(1);
+    }
+    return s;
+}
+
+/* Create the simulation and run it to its end. */
+static inline void run(rtsim_config *c, rtsim **out)
+{
+    *out = make(c);
+    CHECK_EQ(rtsim_run_until(*out, c->duration_ns), 0);
+}
+
+#endif
