@@ -389,7 +389,7 @@ static void test_conservation_random(void)
             uint64_t cpu = 0;
             for (int i = 0; i < RTSIM_CTX_COUNT; i++)
                 cpu += t.cpu_ns[i];
-            if (k == 1) CHECK_EQ(cpu, c.n_cores * c.duration_ns);
+            CHECK_EQ(cpu, c.n_cores * stops[k]); /* mid-run too */
             if (t.offered > 0 && dsum > 0) with_drops += k;
         }
         /* Bins partition time: each bin's CPU = its length x cores. */
@@ -428,6 +428,37 @@ static void test_countdown_needs_edge_nic(void)
     CHECK(rtsim_config_error(&c) == NULL);
 }
 
+/* With RX sources, each source's own ISR cost is the one that must be
+ * positive (costs.isr_per_packet is not used then). */
+static void test_source_isr_cost_checked(void)
+{
+    const struct {
+        const char *name;
+        int64_t entry, global, source;
+        int ok;
+    } rows[] = {
+        {"source cost only", 0, 0, 5 * US, 1},
+        {"zero-cost source, global cost unused", 0, 5 * US, 0, 0},
+        {"entry cost alone", 1 * US, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ROW(rows[i].name);
+        rtsim_config c = base(1 * MS);
+        c.costs.isr_entry_exit_ns = rows[i].entry;
+        c.costs.isr_per_packet_ns = rows[i].global;
+        c.n_sources = 1;
+        c.sources[0].isr_per_packet_ns = rows[i].source;
+        add_driver(&c, 1);
+        c.n_flows = 1;
+        c.flows[0].rate_pps = 1000;
+        const char *e = rtsim_config_error(&c);
+        if (rows[i].ok)
+            CHECK(e == NULL);
+        else
+            CHECK(e != NULL && strncmp(e, "sources:", 8) == 0);
+    }
+}
+
 int main(void)
 {
     RTS_RUN(test_preempted_work_resumes);
@@ -438,5 +469,6 @@ int main(void)
     RTS_RUN(test_rate_change_point);
     RTS_RUN(test_conservation_random);
     RTS_RUN(test_countdown_needs_edge_nic);
+    RTS_RUN(test_source_isr_cost_checked);
     return rts_test_end();
 }
