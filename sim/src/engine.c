@@ -910,6 +910,7 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
 {
     if (s->finished) return s->error ? -1 : 0;
     if (t_end > s->cfg.duration_ns) t_end = s->cfg.duration_ns;
+    if (t_end < s->now) t_end = s->now; /* time never goes back */
     const uint32_t ncores = s->cfg.n_cores;
     while (!s->error) {
         /* The earliest end of a running activity... */

@@ -37,6 +37,10 @@ static void test_preempted_work_resumes(void)
     rtsim_totals(s, &t);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_TASK0], 900 * US + 890 * US + 390 * US);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_TICK], 2 * 10 * US);
+    CHECK_EQ(rtsim_run_until(s, 1 * MS), 0); /* earlier than now: nothing happens */
+    CHECK_EQ(rtsim_now(s), 2500 * US);
+    rtsim_totals(s, &t);
+    CHECK_EQ(t.cpu_ns[RTSIM_CTX_TASK0], 900 * US + 890 * US + 390 * US);
     CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
     rtsim_task_stats lo, hi;
     rtsim_task_stats_get(s, 0, &lo);

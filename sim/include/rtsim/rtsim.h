@@ -278,7 +278,7 @@ rtsim *rtsim_create(const rtsim_config *cfg);
 void rtsim_destroy(rtsim *sim);
 
 /** Advance the simulated clock to min(t_ns, duration), processing every
- *  event before it. Bins that end on the way become available to
+ *  event before it; a time before rtsim_now() changes nothing. Bins that end on the way become available to
  *  rtsim_take_bins().
  *  @return 0 on success; -1 if the bin ring is full (take bins more often)
  *          or the event heap overflowed (a bug: reported, never ignored). */
