@@ -342,7 +342,7 @@ static void test_conservation_random(void)
 {
     sim_prng r = {20261122};
     static rtsim_bin bins[RTSIM_BIN_RING];
-    int runs = 0, with_drops = 0;
+    int runs = 0, with_drops = 0, per_kind[8] = {0}, per_nic[2] = {0};
     for (int iter = 0; iter < 300; iter++) {
         rtsim_config c = random_config(&r);
         if (rtsim_config_error(&c) != NULL) continue;
@@ -352,6 +352,8 @@ static void test_conservation_random(void)
         ROW(name);
         rtsim *s = make(&c);
         runs++;
+        per_kind[c.mitigation.kind]++;
+        per_nic[c.nic_kind]++;
         /* Stop twice at odd times to check the partial state too. */
         const uint64_t stops[] = {c.duration_ns / 3 + 7, c.duration_ns};
         uint64_t cpu_all = 0;
@@ -414,6 +416,9 @@ static void test_conservation_random(void)
     ROW("conservation: enough scenarios ran");
     CHECK(runs >= 200);
     CHECK(with_drops >= 20); /* the invariants were exercised with losses */
+    for (int k = 0; k < 8; k++)
+        CHECK(per_kind[k] >= 10); /* every mitigation */
+    CHECK(per_nic[0] >= 50 && per_nic[1] >= 50);
 }
 
 /* The countdown filter sits in front of the edge NIC's line; with the DMA
