@@ -48,6 +48,15 @@ static inline int add_driver(rtsim_config *c, uint32_t prio)
     return add_task(c, RTSIM_TASK_DRIVER, prio, 0, 0);
 }
 
+/* Append a flow of `pattern` at `rate_pps` (constant, poisson); returns its index. */
+static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
+{
+    rtsim_flow_cfg *f = &c->flows[c->n_flows];
+    f->pattern = pattern;
+    f->rate_pps = rate_pps;
+    return (int)c->n_flows++;
+}
+
 /* Create the simulation; a configuration error ends the test program. */
 static inline rtsim *make(const rtsim_config *c)
 {

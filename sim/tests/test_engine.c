@@ -162,9 +162,7 @@ static void test_lost_interrupts(void)
     c.costs.isr_per_packet_ns = 8 * US;
     c.queue_capacity = 1000;
     add_driver(&c, 1);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 250000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 250000);
     rtsim *s;
     run(&c, &s);
     rtsim_bin t;
@@ -189,9 +187,7 @@ static void test_queue_and_driver(void)
     c.costs.isr_per_packet_ns = 4 * US;
     c.costs.driver_per_packet_ns = 20 * US;
     add_driver(&c, 1);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 10000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
     run(&c, &s);
     rtsim_bin t;
@@ -213,9 +209,7 @@ static void test_queue_full_drops(void)
     rtsim_config c = base(5 * MS);
     add_driver(&c, 1);
     add_periodic(&c, 2, 10 * MS, 8 * MS);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 10000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
     run(&c, &s);
     rtsim_bin t;
@@ -233,9 +227,7 @@ static void test_bins_and_determinism(void)
     c.time_slicing = 1;
     add_periodic(&c, 2, 10 * MS, 4 * MS);
     add_driver(&c, 2);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_POISSON;
-    c.flows[0].rate_pps = 50000;
+    add_flow(&c, RTSIM_PAT_POISSON, 50000);
     rtsim_bin b1[8], b2[8];
     rtsim *s;
     run(&c, &s);
@@ -274,9 +266,7 @@ static void test_two_cores_and_background(void)
     rtsim_task_cfg *bg = &c.tasks[c.n_tasks++];
     bg->kind = RTSIM_TASK_BACKGROUND;
     bg->priority = 0;
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 100000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 100000);
     rtsim *s;
     run(&c, &s);
     rtsim_task_stats st;
@@ -359,9 +349,7 @@ static void test_driver_on_another_core(void)
     int d = add_driver(&c, 1);
     c.tasks[d].core = 1;
     add_periodic(&c, 1, 10 * MS, 1 * MS);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 10000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
     run(&c, &s);
     rtsim_flow_stats f;
@@ -383,9 +371,7 @@ static void test_trace_of_one_packet(void)
     c.costs.driver_per_packet_ns = 20 * US;
     c.trace_capacity = 64;
     add_driver(&c, 1);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 1000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 1000);
     rtsim *s;
     run(&c, &s);
     rtsim_trace_rec r[16];

@@ -66,9 +66,7 @@ static void test_isr_not_nested_costs_charged(void)
     c.costs.isr_per_packet_ns = 5 * US;
     c.trace_capacity = 4096;
     add_driver(&c, 1);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 1000; /* one arrival, at 1 ms */
+    add_flow(&c, RTSIM_PAT_CONSTANT, 1000); /* one arrival, at 1 ms */
     rtsim *s = make(&c);
     CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
     rtsim_trace_rec all[64], st[8], en[8];
@@ -147,9 +145,7 @@ static void test_dma_ring_full(void)
     c.costs.isr_entry_exit_ns = 100 * US;
     c.queue_capacity = 1000;
     add_driver(&c, 1);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = 100000;
+    add_flow(&c, RTSIM_PAT_CONSTANT, 100000);
     rtsim *s = make(&c);
     CHECK_EQ(rtsim_run_until(s, 301 * US), 0);
     rtsim_bin t;
