@@ -6,7 +6,8 @@ import pytest
 
 from rtshield.analysis import native
 from rtshield.analysis.report import analyze_system, expand_system
-from rtshield.analysis.system import load_platform, load_system, tomllib
+from rtshield.analysis.system import load_platform, load_system
+from rtshield.tomlfile import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAT = ROOT / "python" / "rtshield" / "platforms"

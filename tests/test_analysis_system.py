@@ -70,7 +70,7 @@ def test_bad_files_name_the_key(tmp_path, text, key):
 
 
 def test_missing_file():
-    with pytest.raises(UsageError, match="file not found"):
+    with pytest.raises(UsageError, match="no such file"):
         load_system("/nonexistent/sys.toml")
 
 

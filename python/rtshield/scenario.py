@@ -39,6 +39,8 @@ else:  # pragma: no cover
 
 from rtshield import units
 from rtshield.errors import UsageError
+from rtshield.tomlfile import parse_toml as _parse_toml
+from rtshield.tomlfile import read_toml as _read_toml
 
 __all__ = [
     "CostTable",
@@ -87,6 +89,7 @@ PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
 # Sizes of the engine's fixed arrays: they mirror RTSIM_MAX_* in
 # sim/include/rtsim/rtsim.h (a test checks that they agree).
 MAX_CORES = 4
+MAX_BINS = 1_000_000  #: rows of the time series (duration / bin)
 MAX_TASKS = 8  #: including the critical task and the driver
 MAX_FLOWS = 8
 MAX_RATES = 64  #: rates of one ``steps`` flow
@@ -523,25 +526,6 @@ def _sub(data: Mapping[str, Any], key: str, origin: str, *, array: bool = False)
     return v
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a .toml file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {e}") from None
-    return _parse_toml(text, str(path))
-
-
-def _parse_toml(text: str, origin: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{origin}: not valid TOML: {e}") from None
-
-
 # --------------------------------------------------------------------------- presets
 
 
@@ -686,6 +670,9 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     doc = _merge(dict(data), {k: v for k, v in overrides.items() if k not in sets})
     sections = ("scenario", "costs", "critical", "driver", "nic", "mitigation", "sources",
                 "flows", "tasks")
+    if "system" in data and "scenario" not in data:
+        raise UsageError(f"{origin}: [system]: this is a system description for 'rtshield "
+                         "analyze' or 'design', not a scenario (see docs/scenarios.md)")
     for where, keys in ((origin, doc), (overrides_origin, sets)):
         for key in keys:
             if key not in sections:
@@ -733,6 +720,10 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     if duration % bin_ns:
         raise h.err("duration", f"must be a whole number of bins ({units.format_ns(duration)} "
                     f"is not a multiple of bin = {units.format_ns(bin_ns)})")
+    if duration // bin_ns > MAX_BINS:
+        raise h.err("duration", f"{units.format_ns(duration)} is {duration // bin_ns} bins of "
+                    f"{units.format_ns(bin_ns)}; at most {MAX_BINS} (shorten the run or widen "
+                    "the bin)")
     seed = h.integer("seed", 1, lo=0, hi=2**63 - 1)
 
     # [costs]

@@ -9,9 +9,16 @@ and what catches a microsecond mistaken for a millisecond.
 
 from __future__ import annotations
 
+import math
 import re
 
 from rtshield.errors import UsageError
+
+#: The longest duration accepted: 2**63 - 1 ns (about 292 years), so every
+#: time fits the simulator's and libshield's 64-bit nanosecond clocks.
+MAX_DURATION_NS = 2**63 - 1
+#: The highest rate accepted: one event per nanosecond.
+MAX_RATE_HZ = 1e9
 
 _TIME_UNITS_NS = {
     "ns": 1,
@@ -46,8 +53,13 @@ def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> in
     if unit == "cyc":
         if not clock_hz:
             raise UsageError(f"{key}: {value!r} is in CPU cycles but no clock frequency is set")
-        return round(num * 1e9 / clock_hz)
-    return round(num * _TIME_UNITS_NS[unit])
+        ns = num * 1e9 / clock_hz
+    else:
+        ns = num * _TIME_UNITS_NS[unit]
+    if not math.isfinite(ns) or ns > MAX_DURATION_NS:
+        raise UsageError(f"{key}: {value!r} is too long (at most {MAX_DURATION_NS} ns, "
+                         "about 292 years)")
+    return round(ns)
 
 
 def rate_hz(value: object, key: str) -> float:
@@ -56,15 +68,20 @@ def rate_hz(value: object, key: str) -> float:
         raise UsageError(
             f'{key}: expected a rate with a unit such as "4kHz" or "30000pps", got {value!r}'
         )
+    hz = None
     m = _RATE_RE.match(value)
     if m:
-        return float(m.group(1)) * _RATE_UNITS_HZ[m.group(2).lower()]
-    m = _PER_RE.match(value)
+        hz = float(m.group(1)) * _RATE_UNITS_HZ[m.group(2).lower()]
+    m = None if m else _PER_RE.match(value)
     if m:
         per_ns = duration_ns(m.group(2).strip(), key)
         if per_ns <= 0:
             raise UsageError(f"{key}: the interval in {value!r} must be positive")
-        return float(m.group(1)) * 1e9 / per_ns
+        hz = float(m.group(1)) * 1e9 / per_ns
+    if hz is not None:
+        if not math.isfinite(hz) or hz > MAX_RATE_HZ:
+            raise UsageError(f"{key}: {value!r} is too high (at most {MAX_RATE_HZ:g} per second)")
+        return hz
     raise UsageError(
         f"{key}: cannot read {value!r} as a rate (units: Hz, kHz, pps, or N/<duration>)"
     )

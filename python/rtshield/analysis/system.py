@@ -17,14 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rtshield.errors import UsageError
+from rtshield.tomlfile import read_toml
 from rtshield.units import duration_ns, rate_hz
 
 from .rta import Task
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 __all__ = [
     "OPEN",
@@ -286,18 +282,6 @@ class _Reader:
             raise UsageError(f"{self.key(extra[0])}: unknown key")
 
 
-def _read_toml(path: Path, what: str) -> dict:
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"{what}: file not found: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"{what}: is a directory: {path}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: not valid TOML ({e})") from None
-
-
 def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
     """Read a platform preset; returns (clock_hz, costs in ns, description).
 
@@ -327,9 +311,28 @@ _TOP = {"system", "costs", "task", "source", "timer", "server", "global_limit", 
 
 
 def load_system(path: str | Path) -> System:
-    """Parse and validate a SYSTEM.toml file."""
+    """Parse and validate a SYSTEM.toml file.
+
+    Raises :class:`UsageError` with one line that starts with the path, then
+    names the key (``sys.toml: source.radio.burst: ...``).
+    """
     path = Path(path)
-    doc = _read_toml(path, "system file")
+    doc = read_toml(path)
+    try:
+        return _load_system(doc, path)
+    except UsageError as e:
+        msg = str(e)
+        if msg.startswith(f"{path}:"):
+            raise
+        raise type(e)(f"{path}: {msg}") from None
+
+
+def _load_system(doc: dict, path: Path) -> System:
+    if "scenario" in doc and "system" not in doc:
+        raise UsageError(
+            "[scenario]: this is a scenario file for 'rtshield run', not a system "
+            "description (see docs/analysis.md)"
+        )
     for k in doc:
         if k not in _TOP:
             raise UsageError(f"{k}: unknown section (expected one of {', '.join(sorted(_TOP))})")
