@@ -118,3 +118,23 @@ def test_too_many_bins_is_rejected_before_running():
     with pytest.raises(UsageError, match=f"at most {MAX_BINS}"):
         loads_scenario(text, "s.toml", {"scenario": {"duration": f"{MAX_BINS + 1}s"}})
     loads_scenario(text, "s.toml", {"scenario": {"duration": f"{MAX_BINS}s"}})
+
+
+NIC = REPO / "scenarios" / "analysis" / "behnke_multiqueue.toml"
+
+
+@pytest.mark.parametrize("size", [2**32, 2**62, 2**64])
+def test_nic_queue_size_beyond_uint32_is_one_line(tmp_path, capsys, size):
+    f = tmp_path / "nic.toml"
+    f.write_text(NIC.read_text().replace("size = 128", f"size = {size}", 1))
+    one_line(capsys, ["analyze", f], "nic.toml: nic.queue.q1.size: must be at most 4294967295")
+
+
+def test_nic_products_beyond_64_bits_saturate(tmp_path, capsys):
+    f = tmp_path / "nic.toml"
+    text = NIC.read_text().replace("size = 128", f"size = {2**32 - 1}", 1)
+    text = text.replace('t_netstack = "12.1us"', 't_netstack = "9e18ns"')
+    f.write_text(text.replace('max_rate = "200pps"', 'max_rate = "1e-9pps"', 1))
+    rc = cli.main(["analyze", str(f)])
+    out = capsys.readouterr()
+    assert rc == 1 and "Traceback" not in out.err, out.err

@@ -25,6 +25,14 @@ __all__ = [
 ]
 
 
+_U64_MAX = 2**64 - 1
+
+
+def _u64(x: int) -> int:
+    """Saturate a time to libshield's ``rts_time_ns`` range, as libshield's own arithmetic does."""
+    return min(max(int(x), 0), _U64_MAX)
+
+
 def _lib():
     try:
         from rtshield._native import load
@@ -108,8 +116,8 @@ def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:
     """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q (libshield ``rts_nic_wcpd()``)."""
     fn = _native("rts_nic_wcpd")
     if fn is not None:
-        return int(fn(t_netstack_ns, sum(queue_sizes)))
-    return t_netstack_ns * sum(queue_sizes)
+        return int(fn(_u64(t_netstack_ns), _u64(sum(queue_sizes))))
+    return _u64(t_netstack_ns * sum(queue_sizes))
 
 
 def nic_t_abs_max(t_d_ns: int, t_qf_ns: int, wcpd_ns: int) -> int:
@@ -117,7 +125,7 @@ def nic_t_abs_max(t_d_ns: int, t_qf_ns: int, wcpd_ns: int) -> int:
     (libshield ``rts_nic_t_abs_max()``)."""
     fn = _native("rts_nic_t_abs_max")
     if fn is not None:
-        return int(fn(t_d_ns, t_qf_ns, wcpd_ns))
+        return int(fn(_u64(t_d_ns), _u64(t_qf_ns), _u64(wcpd_ns)))
     return max(0, max(t_d_ns, t_qf_ns) - wcpd_ns)
 
 

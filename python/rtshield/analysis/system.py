@@ -214,7 +214,8 @@ class _Reader:
             raise UsageError(f"{self.key(k)}: {v!r} is not one of {', '.join(choices)}")
         return v
 
-    def integer(self, k: str, default: int | None = None, *, minimum: int = 0, allow_open=False):
+    def integer(self, k: str, default: int | None = None, *, minimum: int = 0,
+                maximum: int = 2**63 - 1, allow_open=False):
         v = self.raw(k, default)
         if allow_open and v == OPEN:
             self.opened.append(k)
@@ -225,6 +226,8 @@ class _Reader:
             raise UsageError(f"{self.key(k)}: expected an integer, got {v!r}")
         if v < minimum:
             raise UsageError(f"{self.key(k)}: must be at least {minimum}, got {v}")
+        if v > maximum:
+            raise UsageError(f"{self.key(k)}: must be at most {maximum}, got {v}")
         return v
 
     def boolean(self, k: str, default: bool) -> bool:
@@ -536,7 +539,7 @@ def _read_nic(table: object, clock: float | None, costs: dict[str, int]) -> Nic:
         queues.append(
             NicQueue(
                 name=qn,
-                size=qr.integer("size", minimum=1),
+                size=qr.integer("size", minimum=1, maximum=2**32 - 1),  # uint32_t n_q
                 t_abs=qr.duration("t_abs", positive=True),
                 t_pack=qr.duration("t_pack", positive=True),
                 max_rate_hz=qr.rate("max_rate") or 0.0,
