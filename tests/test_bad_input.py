@@ -138,3 +138,83 @@ def test_nic_products_beyond_64_bits_saturate(tmp_path, capsys):
     rc = cli.main(["analyze", str(f)])
     out = capsys.readouterr()
     assert rc == 1 and "Traceback" not in out.err, out.err
+
+
+# ---------------------------------------------------------------- never lost results
+
+SHORT = ["--set", "scenario.duration=2s"]
+
+
+def boom(*_a, **_k):
+    raise RuntimeError("matplotlib exploded\nsecond line")
+
+
+def test_run_figure_failure_keeps_numbers_and_is_one_line(tmp_path, capsys, monkeypatch):
+    import rtshield.figures
+
+    monkeypatch.setattr(rtshield.figures, "run_figures", boom)
+    out = tmp_path / "o"
+    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert f"{out}: writing the figures failed (RuntimeError: matplotlib exploded" in err
+    for f in ("summary.json", "timeseries.csv", "timeseries.parquet"):
+        assert (out / f).stat().st_size > 0
+
+
+def test_run_report_failure_keeps_numbers(tmp_path, capsys, monkeypatch):
+    import rtshield.runner
+
+    monkeypatch.setattr(rtshield.runner, "run_report", boom)
+    out = tmp_path / "o"
+    assert cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT]) == 1
+    assert "writing the report failed" in capsys.readouterr().err
+    assert (out / "summary.json").is_file() and (out / "packets.png").is_file()
+
+
+def test_compare_figure_failure_keeps_every_run(tmp_path, capsys, monkeypatch):
+    import rtshield.figures
+
+    monkeypatch.setattr(rtshield.figures, "compare_figures", boom)
+    out = tmp_path / "o"
+    other = tmp_path / "other.toml"
+    other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
+    rc = cli.main(["compare", str(SCENARIO), str(other), "--out", str(out), "--jobs", "1",
+                   *SHORT])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and "\n" not in err and "comparison figures failed" in err, err
+    assert (out / "comparison.json").is_file()
+    for name in ("constant_flood", "other"):
+        assert (out / "runs" / name / "summary.json").is_file()
+
+
+def test_a_failing_run_lets_the_others_finish(tmp_path, capsys, monkeypatch):
+    import rtshield.runner
+
+    real = rtshield.runner.write_run
+
+    def first_fails(scenario, result, out_dir):
+        if scenario.name == "constant_flood":
+            raise rtshield.runner.OutputError(f"{out_dir}: figures broke")
+        return real(scenario, result, out_dir)
+
+    monkeypatch.setattr(rtshield.runner, "write_run", first_fails)
+    out = tmp_path / "o"
+    other = tmp_path / "other.toml"
+    other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
+    rc = cli.main(["compare", str(SCENARIO), str(other), "--out", str(out), "--jobs", "1",
+                   *SHORT])
+    assert rc == 1 and "figures broke" in capsys.readouterr().err
+    assert (out / "runs" / "other" / "report.html").is_file()
+
+
+def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
+    from rtshield import sweep
+
+    monkeypatch.setattr(sweep, "write_figure", boom)
+    out = tmp_path / "o"
+    rc = cli.main(["sweep", str(SCENARIO), "--set", "driver.queue=100,200", "--out", str(out),
+                   "--jobs", "1", *SHORT])
+    assert rc == 1 and "writing the sweep figure failed" in capsys.readouterr().err
+    assert (out / "sweep.csv").is_file() and (out / "sweep.json").is_file()

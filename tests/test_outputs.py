@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rtshield import figures, outputs, runner
-from rtshield.errors import UsageError
+from rtshield.errors import OutputError, UsageError
 from rtshield.progress import ProgressBar
 from rtshield.scenario import loads_scenario
 from rtshield.tables import key_metrics, text_table
@@ -214,7 +214,7 @@ def test_results_survive_a_figure_failure(tmp_path, scenario, monkeypatch):
         raise RuntimeError("figure failed")
 
     monkeypatch.setattr(figures, "run_figures", broken)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(OutputError, match="figure failed"):
         runner.write_run(scenario, FakeResult(), tmp_path)
     assert json.loads((tmp_path / "summary.json").read_text())["seed"] == 1
     assert (tmp_path / "timeseries.csv").is_file()

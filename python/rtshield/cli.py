@@ -16,7 +16,7 @@ import pkgutil
 import sys
 
 from rtshield import __version__, commands
-from rtshield.errors import UsageError
+from rtshield.errors import OutputError, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"rtshield: error: {e}", file=sys.stderr)
         return 2
+    except OutputError as e:
+        print(f"rtshield: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("rtshield: interrupted", file=sys.stderr)
         return 130

@@ -7,3 +7,12 @@ class UsageError(Exception):
     The message names what is wrong (file, key or line) and is printed by the
     CLI as ``rtshield: error: <message>`` with exit status 2.
     """
+
+
+class OutputError(Exception):
+    """A figure or a report could not be written after the numbers were saved.
+
+    ``summary.json`` and the time series of every finished run are on disk
+    when this is raised. The CLI prints ``rtshield: error: <message>`` (one
+    line) and exits with status 1.
+    """

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rtshield.errors import UsageError
+from rtshield.errors import OutputError, UsageError
 from rtshield.outputs import (
     atomic_write,
     format_summary_json,
@@ -29,6 +29,7 @@ from rtshield.scenario import Scenario, load_scenario
 __all__ = [
     "RunOutcome",
     "compare",
+    "late_output",
     "run_jobs",
     "run_many",
     "run_one",
@@ -64,17 +65,41 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
         raise UsageError(f"engine: {e}") from None
 
 
+def late_output(out_dir: str | Path, what: str, saved: str, fn: Callable[..., Any],
+                *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` (a figure or a report) after the numbers are on disk.
+
+    Any failure (matplotlib, a full disk, a bug) becomes one
+    :class:`OutputError` line naming ``out_dir``, what failed and what is
+    already ``saved``, instead of a traceback.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except (OutputError, UsageError):
+        raise
+    except Exception as e:  # noqa: BLE001 — reported, never swallowed
+        detail = " ".join(f"{type(e).__name__}: {e}".split())
+        raise OutputError(f"{out_dir}: writing the {what} failed ({detail}); {saved} "
+                          "already written") from None
+
+
 def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
-    """Write every output of one run into ``out_dir`` (which must exist)."""
+    """Write every output of one run into ``out_dir`` (which must exist).
+
+    The numbers first; a failing figure or report raises :class:`OutputError`
+    with ``summary.json`` and the time series already on disk.
+    """
     from rtshield.figures import run_figures
 
     out = Path(out_dir)
     summary = result.summary()
     write_summary(out, summary)
     write_timeseries(out, result.timeseries)
-    figs = run_figures(result, scenario.name, out, period_us=scenario.critical.period_ns / 1e3)
+    saved = "summary.json and the time series are"
+    figs = late_output(out, "figures", saved, run_figures, result, scenario.name, out,
+                       period_us=scenario.critical.period_ns / 1e3)
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
-    run_report(out, entry)
+    late_output(out, "report", saved, run_report, out, entry)
     return entry
 
 
@@ -131,7 +156,9 @@ def run_jobs(
 
     Each run writes into ``out_dir/runs/NAME`` (NAME defaults to the scenario's
     name, made unique). Every job is validated before anything runs. Returns
-    the outcomes in the order of ``specs``.
+    the outcomes in the order of ``specs``. If a run fails, the others still
+    run to the end (their results are written) and the first failure is
+    raised afterwards.
     """
     scenarios = [load_scenario(p, o, overrides_origin="--set") for p, o, _ in specs]
     out = prepare_out_dir(out_dir)
@@ -144,9 +171,14 @@ def run_jobs(
         prepare_out_dir(d)
     work = [(str(p), o, str(d)) for (p, o, _), d in zip(specs, dirs, strict=True)]
     results: list[RunOutcome | None] = [None] * len(work)
+    failed: list[BaseException] = []
     if jobs <= 1 or len(work) == 1:
         for i, job in enumerate(work):
-            results[i] = _worker(job)
+            try:
+                results[i] = _worker(job)
+            except Exception as e:  # noqa: BLE001 — let the other runs finish first
+                failed.append(e)
+                continue
             if on_done:
                 on_done(i + 1, len(work), results[i])  # type: ignore[arg-type]
     else:
@@ -154,10 +186,16 @@ def run_jobs(
             futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
             done = 0
             for fut in cf.as_completed(futs):
-                results[futs[fut]] = fut.result()
                 done += 1
+                try:
+                    results[futs[fut]] = fut.result()
+                except Exception as e:  # noqa: BLE001 — let the other runs finish first
+                    failed.append(e)
+                    continue
                 if on_done:
                     on_done(done, len(work), results[futs[fut]])  # type: ignore[arg-type]
+    if failed:  # every other run's numbers are on disk by now
+        raise failed[0]
     return [r for r in results if r is not None]
 
 
@@ -176,7 +214,8 @@ def compare(
     comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
     atomic_write(out / "comparison.json", format_summary_json(comparison))
     runs = [(o.out_dir.name, o.timeseries) for o in outcomes]
-    figs = compare_figures(runs, out)
+    saved = "comparison.json and every run's results are"
+    figs = late_output(out, "comparison figures", saved, compare_figures, runs, out)
     captions: dict[str, str] = {}
     if extra_figures:
         lead = {key: path for key, (path, _) in extra_figures.items()}
@@ -192,4 +231,5 @@ def compare(
         )
         for o in outcomes
     ]
-    return compare_report(out, title, intro, entries, figs, extra_captions=captions)
+    return late_output(out, "comparison report", saved, compare_report, out, title, intro,
+                       entries, figs, extra_captions=captions)

@@ -10,7 +10,7 @@ from rtshield import sweep
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
 from rtshield.progress import ProgressBar
-from rtshield.runner import compare, run_jobs
+from rtshield.runner import compare, late_output, run_jobs
 from rtshield.scenario import parse_overrides
 from rtshield.tables import text_table
 
@@ -71,7 +71,8 @@ def handle(args: argparse.Namespace) -> int:
     out = Path(args.out)
     rows = sweep.sweep_rows(axes, points, [o.entry.summary for o in outcomes])
     sweep.write_tables(out, rows)
-    fig = sweep.write_figure(out, axes, rows)
+    fig = late_output(out, "sweep figure", "sweep.csv, sweep.json and every point's results are",
+                      sweep.write_figure, out, axes, rows)
     intro = (
         f"Sweep of {html.escape(args.scenario)} over "
         + "; ".join(html.escape(f"{a.key} ∈ {{{', '.join(a.values)}}}") for a in axes)
