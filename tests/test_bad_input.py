@@ -218,3 +218,28 @@ def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
                    "--jobs", "1", *SHORT])
     assert rc == 1 and "writing the sweep figure failed" in capsys.readouterr().err
     assert (out / "sweep.csv").is_file() and (out / "sweep.json").is_file()
+
+
+# ---------------------------------------------------------------- --out that is not ours
+
+
+def test_out_dir_with_foreign_files_is_refused(tmp_path, capsys):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "thesis.tex").write_text("mine")
+    one_line(capsys, ["run", SCENARIO, "--out", out, *SHORT], f"--out: {out} is not empty")
+    assert [p.name for p in out.iterdir()] == ["thesis.tex"]
+
+
+def test_compare_into_earlier_results_leaves_no_stale_run(tmp_path, capsys):
+    out = tmp_path / "o"
+    a, b, c = (tmp_path / f"{n}.toml" for n in "abc")
+    for f in (a, b, c):
+        f.write_text(SCENARIO.read_text().replace('name = "constant_flood"',
+                                                  f'name = "{f.stem}"'))
+    assert cli.main(["compare", str(a), str(b), "--out", str(out), "--jobs", "1", *SHORT]) == 0
+    assert (out / "runs" / "b" / "summary.json").is_file()
+    assert cli.main(["compare", str(a), str(c), "--out", str(out), "--jobs", "1", *SHORT]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["a", "c"]
+    assert (out / "runs" / "c" / "report.html").is_file()

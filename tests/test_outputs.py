@@ -160,7 +160,7 @@ def test_prepare_out_dir(tmp_path):
     with pytest.raises(UsageError, match="--out: cannot create"):
         outputs.prepare_out_dir(f / "sub")
     d = outputs.prepare_out_dir(tmp_path / "a" / "b")
-    assert d.is_dir() and list(d.iterdir()) == []
+    assert d.is_dir() and [p.name for p in d.iterdir()] == [outputs.MARKER]
 
 
 def test_figures_are_png_and_deterministic(tmp_path):

@@ -40,6 +40,7 @@ __all__ = [
     "normalize",
     "ordered_columns",
     "prepare_out_dir",
+    "prune_stale",
     "timeseries_csv",
     "write_summary",
     "write_timeseries",
@@ -51,25 +52,68 @@ FLOAT_DIGITS = 9
 _TOTALS = ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "processed", "delivered")
 
 
-def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
-    """Create the output directory if needed and check it is writable.
+#: The file that marks a directory as rtshield's output directory.
+MARKER = ".rtshield-out"
 
-    Raises :class:`UsageError` naming ``option`` when it cannot be used.
+#: What rtshield writes; only these are removed as stale by :func:`prune_stale`.
+OUTPUT_SUFFIXES = (".json", ".csv", ".parquet", ".png", ".html")
+
+#: Coarse file clock vs ``time.time_ns()``: 50 ms, far more than a kernel tick
+#: and far less than the start-up of the next rtshield process.
+_MTIME_SLACK_NS = 50_000_000
+
+
+def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
+    """Create the output directory if needed, check it is writable and mark it.
+
+    An existing directory is used only if it is empty or was written by
+    rtshield before (it holds :data:`MARKER`), so the results of a run are
+    never mixed into an unrelated folder. Raises :class:`UsageError` naming
+    ``option`` when it cannot be used.
     """
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"{option}: {p} exists and is not a directory")
     try:
         p.mkdir(parents=True, exist_ok=True)
+        foreign = not (p / MARKER).is_file() and any(p.iterdir())
     except OSError as e:
         raise UsageError(f"{option}: cannot create {p}: {e.strerror or e}") from None
+    if foreign:
+        raise UsageError(f"{option}: {p} is not empty and holds no earlier rtshield results; "
+                         "give a new or empty directory")
     try:
-        fd, probe = tempfile.mkstemp(prefix=".rtshield-probe-", dir=p)
-        os.close(fd)
-        os.unlink(probe)
+        (p / MARKER).write_text("written by rtshield; its results are replaced by the next "
+                                "run into this directory\n")
     except OSError as e:
         raise UsageError(f"{option}: cannot write into {p}: {e.strerror or e}") from None
     return p
+
+
+def prune_stale(out_dir: str | Path, since_ns: int) -> list[Path]:
+    """Remove results an earlier run left in ``out_dir`` (after this run succeeded).
+
+    A result file (:data:`OUTPUT_SUFFIXES`) not rewritten since ``since_ns``
+    (``time.time_ns()`` when this command started) came from an earlier run —
+    another scenario in ``runs/``, a figure this run does not draw — and would
+    be mixed with the new results. File times come from the kernel's coarse
+    clock, which may lag ``time.time_ns()`` by a tick, hence
+    :data:`_MTIME_SLACK_NS`. Returns the removed files.
+    """
+    root = Path(out_dir)
+    cutoff = since_ns - _MTIME_SLACK_NS
+    removed = []
+    for f in sorted(root.rglob("*")):
+        if f.is_file() and f.suffix in OUTPUT_SUFFIXES and f.stat().st_mtime_ns < cutoff:
+            f.unlink()
+            removed.append(f)
+    runs = root / "runs"
+    if runs.is_dir():
+        for d in runs.iterdir():
+            if d.is_dir() and all(c.name == MARKER for c in d.iterdir()):
+                (d / MARKER).unlink(missing_ok=True)
+                d.rmdir()
+    return removed
 
 
 def atomic_write(path: str | Path, data: bytes | str) -> Path:

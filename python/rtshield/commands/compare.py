@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import html
+import time
 
 from rtshield.errors import UsageError
+from rtshield.outputs import prune_stale
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, run_many
 from rtshield.scenario import parse_overrides
@@ -52,6 +54,7 @@ def run_and_report(paths, out, jobs: int, title: str, intro: str, sets=(),
                    label: str = "compare") -> int:
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
+    since = time.time_ns()
     overrides = parse_overrides(list(sets)) or None
     if overrides:
         intro += " Overridden from the command line: " + ", ".join(
@@ -63,6 +66,7 @@ def run_and_report(paths, out, jobs: int, title: str, intro: str, sets=(),
     finally:
         bar.close()
     report = compare(outcomes, out, title, intro)
+    prune_stale(out, since)
     print_table(outcomes)
     print(f"report: {report}")
     return 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
-from rtshield.outputs import prepare_out_dir
+from rtshield.outputs import prepare_out_dir, prune_stale
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    since = time.time_ns()
     scenario = load_scenario(args.scenario, parse_overrides(args.set) or None,
                              overrides_origin="--set")
     out = prepare_out_dir(args.out)
@@ -44,6 +46,7 @@ def handle(args: argparse.Namespace) -> int:
         outcome = run_one(scenario, out, progress=bar)
     finally:
         bar.close()
+    prune_stale(out, since)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
         print(text_table(["", scenario.name], key_metrics(outcome.entry.summary)))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import html
+import time
 from pathlib import Path
 
 from rtshield import sweep
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
+from rtshield.outputs import prune_stale
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, late_output, run_jobs
 from rtshield.scenario import parse_overrides
@@ -49,8 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    since = time.time_ns()
     if args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+    if Path(args.scenario).is_dir():
+        raise UsageError(f"{args.scenario}: is a directory, expected a .toml file")
     if not Path(args.scenario).is_file():
         raise UsageError(f"{args.scenario}: no such scenario file")
     axes, points = sweep.expand(args.set)
@@ -87,6 +92,7 @@ def handle(args: argparse.Namespace) -> int:
             "sweep": (fig, f"Key numbers against {axes[0].key}, one line per other setting")
         },
     )
+    prune_stale(out, since)
     cols = [a.key for a in axes] + ["processed", "misses", "lateness_bin_max_pct"]
     print(text_table(cols, [[str(r[c]) for c in cols] for r in rows]))
     if len(outcomes) <= 8:
