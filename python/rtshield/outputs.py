@@ -35,6 +35,7 @@ from rtshield.errors import UsageError
 
 __all__ = [
     "FLOAT_DIGITS",
+    "OUT_HELP",
     "atomic_write",
     "format_summary_json",
     "normalize",
@@ -51,6 +52,10 @@ FLOAT_DIGITS = 9
 
 _TOTALS = ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "processed", "delivered")
 
+
+#: ``--help`` text of every verb's ``--out``.
+OUT_HELP = ("output directory: created if missing; an existing one must be empty or hold "
+            "earlier rtshield results, which are replaced (docs/outputs.md)")
 
 #: The file that marks a directory as rtshield's output directory.
 MARKER = ".rtshield-out"

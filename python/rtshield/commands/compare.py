@@ -7,7 +7,7 @@ import html
 import time
 
 from rtshield.errors import UsageError
-from rtshield.outputs import prune_stale
+from rtshield.outputs import OUT_HELP, prune_stale
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, run_many
 from rtshield.scenario import parse_overrides
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                "scenarios/danicki2021/queue_750.toml --out out/queues",
     )
     p.add_argument("scenarios", metavar="SCENARIO", nargs="+", help="scenario files (.toml)")
-    p.add_argument("--out", metavar="DIR", required=True, help="output directory")
+    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
     p.add_argument("--jobs", type=int, default=2, metavar="N",
                    help="scenarios run at the same time (default 2)")
     p.add_argument("--title", default="rtshield comparison", help="report title")

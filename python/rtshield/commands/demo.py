@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rtshield.commands.compare import add_set_option, run_and_report
 from rtshield.errors import UsageError
+from rtshield.outputs import OUT_HELP
 
 #: The study's configurations in the order of the paper's Section 3.
 DANICKI_ORDER = (
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
         epilog="example: rtshield demo --out demo-report",
     )
-    p.add_argument("--out", metavar="DIR", required=True, help="output directory")
+    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
     p.add_argument("--jobs", type=int, default=2, metavar="N",
                    help="scenarios run at the same time (default 2)")
     add_set_option(p)

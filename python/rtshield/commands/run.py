@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from rtshield.outputs import prepare_out_dir, prune_stale
+from rtshield.outputs import OUT_HELP, prepare_out_dir, prune_stale
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
@@ -20,15 +20,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Simulate one scenario file (schema: docs/scenarios.md) on the device model, "
             "print its key numbers, and write into DIR: summary.json, timeseries.csv, "
-            "timeseries.parquet, packets.png, critical.png, cycle_time.png and report.html. "
+            "timeseries.parquet, packets.png, critical.png, cycle_time.png, latency.png (when "
+            "packets were delivered) and report.html. "
             "A malformed scenario is rejected with one line naming the key (exit 2) before "
             "anything runs or is written."
         ),
         epilog="example: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
-    p.add_argument("--out", metavar="DIR", required=True,
-                   help="output directory (created if missing)")
+    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one setting of the file, e.g. --set driver.queue=750 "
                         "--set scenario.duration=10s (repeatable)")

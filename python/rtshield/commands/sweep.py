@@ -10,7 +10,7 @@ from pathlib import Path
 from rtshield import sweep
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import prune_stale
+from rtshield.outputs import OUT_HELP, prune_stale
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, late_output, run_jobs
 from rtshield.scenario import parse_overrides
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECTION.KEY=V1,V2,…",
         help="one axis of the grid, or a fixed override when given one value (repeatable)",
     )
-    p.add_argument("--out", metavar="DIR", required=True, help="output directory")
+    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
     p.add_argument(
         "--jobs", type=int, default=2, metavar="N", help="points run at the same time (default 2)"
     )
