@@ -782,7 +782,8 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
         if owners:
             raise m.err(key, f"is a parameter of {' / '.join(owners)}, not of kind = "
                         f"{mkind!r} (which takes: {', '.join(allowed) or 'no parameters'})")
-        raise m.err(key, f"unknown key (kind {mkind!r} takes: {', '.join(allowed) or 'none'})")
+        takes = ", ".join(allowed) or "no parameters"
+        raise m.err(key, f"unknown key (kind {mkind!r} takes: {takes})")
 
     # [[sources]] (before the mitigation: a source may carry its own parameter)
     sources = _sources(_sub(doc, "sources", origin, array=True), origin, mkind, nic, costs, plat)
