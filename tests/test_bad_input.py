@@ -243,3 +243,15 @@ def test_compare_into_earlier_results_leaves_no_stale_run(tmp_path, capsys):
     capsys.readouterr()
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["a", "c"]
     assert (out / "runs" / "c" / "report.html").is_file()
+
+
+def test_no_command_is_a_usage_error(capsys):
+    assert cli.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: rtshield") and "rtshield: error: a command is required" in err
+
+
+def test_unknown_command_exits_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bogus"])
+    assert e.value.code == 2 and "invalid choice: 'bogus'" in capsys.readouterr().err
