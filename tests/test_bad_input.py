@@ -255,3 +255,18 @@ def test_unknown_command_exits_2(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["bogus"])
     assert e.value.code == 2 and "invalid choice: 'bogus'" in capsys.readouterr().err
+
+
+def test_sweep_error_names_the_point(tmp_path, capsys):
+    one_line(capsys, ["sweep", SCENARIO, "--set", "mitigation.kind=queue,burst", "--out",
+                      tmp_path / "o"], "[mitigation] slice: missing", "(in point", "burst")
+
+
+def test_platform_from_set_is_blamed_on_set(tmp_path, capsys):
+    one_line(capsys, ["run", SCENARIO, "--out", tmp_path / "o", "--set",
+                      "scenario.platform=../etc/passwd"],
+             "--set: [scenario] platform: unknown preset '../etc/passwd'")
+
+
+def test_empty_out_is_refused(capsys):
+    one_line(capsys, ["run", SCENARIO, "--out", ""], "--out: empty path")

@@ -76,6 +76,8 @@ def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
     never mixed into an unrelated folder. Raises :class:`UsageError` naming
     ``option`` when it cannot be used.
     """
+    if not str(path).strip():
+        raise UsageError(f"{option}: empty path; name the output directory")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise UsageError(f"{option}: {p} exists and is not a directory")

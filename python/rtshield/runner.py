@@ -160,7 +160,14 @@ def run_jobs(
     run to the end (their results are written) and the first failure is
     raised afterwards.
     """
-    scenarios = [load_scenario(p, o, overrides_origin="--set") for p, o, _ in specs]
+    scenarios = []
+    for p, o, name in specs:
+        try:
+            scenarios.append(load_scenario(p, o, overrides_origin="--set"))
+        except UsageError as e:
+            if name is None:
+                raise
+            raise UsageError(f"{e} (in point {name})") from None
     out = prepare_out_dir(out_dir)
     taken: set[str] = set()
     dirs = [

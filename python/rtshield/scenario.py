@@ -691,7 +691,8 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     except UsageError as e:
         msg = str(e)
         if msg.startswith("platform: "):
-            msg = f"{origin}: [scenario] {msg}"
+            where = overrides_origin if "platform" in sets.get("scenario", {}) else origin
+            msg = f"{where}: [scenario] {msg}"
         raise UsageError(msg) from None
     preset = f"{plat.path} [defaults]"
 
