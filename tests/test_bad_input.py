@@ -270,3 +270,37 @@ def test_platform_from_set_is_blamed_on_set(tmp_path, capsys):
 
 def test_empty_out_is_refused(capsys):
     one_line(capsys, ["run", SCENARIO, "--out", ""], "--out: empty path")
+
+
+# ---------------------------------------------------------------- SYSTEM.toml beyond the loader
+
+TASK = '[[task]]\nname = "t"\nwcet = "10cyc"\nperiod = "10ms"\npriority = 1\n'
+
+
+@pytest.mark.parametrize("clock", ["nan", "inf", "-inf", "0", "-1"])
+def test_system_clock_must_be_finite_and_positive(tmp_path, capsys, clock):
+    f = tmp_path / "s.toml"
+    f.write_text(f"[system]\nclock_hz = {clock}\n" + TASK)
+    one_line(capsys, ["analyze", f], "s.toml: system.clock_hz: expected a positive number")
+
+
+@pytest.mark.parametrize("key, line", [
+    ("task.t.wcet", 'wcet = "?"'),
+    ("task.t.deadline", 'deadline = "?"'),
+    ("task.t.priority", 'priority = "?"'),
+])
+def test_open_value_where_design_cannot_search(tmp_path, capsys, key, line):
+    f = tmp_path / "s.toml"
+    text = TASK.replace('wcet = "10cyc"', 'wcet = "1ms"')
+    name = line.split(" =")[0]
+    lines = [ln for ln in text.splitlines() if not ln.startswith(name + " ")] + [line]
+    f.write_text("\n".join(lines) + "\n")
+    one_line(capsys, ["design", f], f"s.toml: {key}: cannot be left open", "rtshield design")
+
+
+def test_analysis_errors_after_loading_name_the_file(tmp_path, capsys):
+    """An open parameter is valid for design but not for analyze: raised after loading."""
+    strict = REPO / "scenarios" / "analysis" / "regehr_avr_strict.toml"
+    f = tmp_path / "open.toml"
+    f.write_text(strict.read_text().replace('max_rate = "4kHz"', 'max_rate = "?"'))
+    one_line(capsys, ["analyze", f], f"{f}: source.ext.", "use `rtshield design`")

@@ -13,6 +13,9 @@ docs/analysis.md.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +38,7 @@ __all__ = [
     "System",
     "load_system",
     "load_platform",
+    "naming_file",
     "SOURCE_MODELS",
 ]
 
@@ -204,6 +208,15 @@ class _Reader:
         self.used.add(k)
         return self.t.get(k, default)
 
+    def not_open(self, k: str, v: object) -> None:
+        """A ``"?"`` where ``rtshield design`` cannot search is named as such."""
+        if v == OPEN:
+            raise UsageError(
+                f"{self.key(k)}: cannot be left open (\"?\"); rtshield design searches a strict "
+                "limiter's min_interarrival or max_rate, a bursty limiter's burst, a server's "
+                "budget, a burst_mitigation capacity, or a shared timer's rate or period"
+            )
+
     def text(self, k: str, default: str | None = None, choices: tuple[str, ...] = ()) -> str:
         v = self.raw(k, default)
         if v is None:
@@ -222,6 +235,7 @@ class _Reader:
             return None
         if v is None:
             raise UsageError(f"{self.key(k)}: missing (required)")
+        self.not_open(k, v)
         if isinstance(v, bool) or not isinstance(v, int):
             raise UsageError(f"{self.key(k)}: expected an integer, got {v!r}")
         if v < minimum:
@@ -243,6 +257,7 @@ class _Reader:
             return None
         if v is None:
             raise UsageError(f"{self.key(k)}: missing (required)")
+        self.not_open(k, v)
         if isinstance(v, str) and v in self.costs:  # a named platform cost
             ns = self.costs[v]
         else:
@@ -261,6 +276,7 @@ class _Reader:
         if allow_open and v == OPEN:
             self.opened.append(k)
             return None
+        self.not_open(k, v)
         hz = rate_hz(v, self.key(k))
         if hz <= 0:
             raise UsageError(f"{self.key(k)}: must be positive, got {v!r}")
@@ -321,13 +337,19 @@ def load_system(path: str | Path) -> System:
     """
     path = Path(path)
     doc = read_toml(path)
-    try:
+    with naming_file(path):
         return _load_system(doc, path)
+
+
+@contextmanager
+def naming_file(path: str | Path) -> Iterator[None]:
+    """Prefix a :class:`UsageError` raised inside with ``path`` (if it lacks it)."""
+    try:
+        yield
     except UsageError as e:
-        msg = str(e)
-        if msg.startswith(f"{path}:"):
+        if str(e).startswith(f"{path}:"):
             raise
-        raise type(e)(f"{path}: {msg}") from None
+        raise type(e)(f"{path}: {e}") from None
 
 
 def _load_system(doc: dict, path: Path) -> System:
@@ -349,7 +371,7 @@ def _load_system(doc: dict, path: Path) -> System:
         clock, costs, _ = load_platform(platform)
     if sysr.has("clock_hz"):
         c = sysr.raw("clock_hz")
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or c <= 0:
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < math.inf:
             raise UsageError(f"system.clock_hz: expected a positive number, got {c!r}")
         clock = float(c)
     nesting = sysr.boolean("nesting", False)

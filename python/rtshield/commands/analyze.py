@@ -23,8 +23,10 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from rtshield.analysis import analyze_system, load_system
+    from rtshield.analysis.system import naming_file
 
-    rep = analyze_system(load_system(args.system))
+    with naming_file(args.system):
+        rep = analyze_system(load_system(args.system))
     if args.json:
         print(json.dumps(rep.to_json(), indent=2))
     else:

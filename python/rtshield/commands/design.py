@@ -23,9 +23,10 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from rtshield.analysis.design import design_system
-    from rtshield.analysis.system import load_system
+    from rtshield.analysis.system import load_system, naming_file
 
-    d = design_system(load_system(args.system))
+    with naming_file(args.system):
+        d = design_system(load_system(args.system))
     if args.json:
         print(json.dumps(d.to_json(), indent=2))
     else:
