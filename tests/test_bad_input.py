@@ -304,3 +304,44 @@ def test_analysis_errors_after_loading_name_the_file(tmp_path, capsys):
     f = tmp_path / "open.toml"
     f.write_text(strict.read_text().replace('max_rate = "4kHz"', 'max_rate = "?"'))
     one_line(capsys, ["analyze", f], f"{f}: source.ext.", "use `rtshield design`")
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["terminal", "parent-only"])
+def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "o"
+    flood = SCENARIO.read_text().replace('rates = ["60000pps", "0pps"]', 'rates = ["60000pps"]')
+    one, other = tmp_path / "one.toml", tmp_path / "other.toml"
+    one.write_text(flood)
+    other.write_text(flood.replace('name = "constant_flood"', 'name = "other"'))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "compare", str(one), str(other), "--out",
+         str(out), "--jobs", "2", "--set", "scenario.duration=30000s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (out / "runs" / "other").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the workers are simulating now
+    t0 = time.monotonic()
+    if group:
+        os.killpg(p.pid, signal.SIGINT)
+    else:
+        os.kill(p.pid, signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, err
+    assert err.strip() == "rtshield: interrupted", err
+    assert time.monotonic() - t0 < 10
+    left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout
+    assert left.strip() == ""

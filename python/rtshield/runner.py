@@ -124,6 +124,26 @@ def safe_name(name: str, taken: set[str]) -> str:
     return cand
 
 
+def _ignore_sigint() -> None:
+    """Worker start-up: Ctrl-C goes to the parent, which stops the workers itself.
+
+    Without this every worker would print its own KeyboardInterrupt traceback.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Cancel queued runs and end running ones (their files are written atomically)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+
+
 def _worker(job: tuple[str, Mapping[str, Any] | None, str]) -> RunOutcome:
     path, overrides, out = job
     return run_one(load_scenario(path, overrides, overrides_origin="--set"), out)
@@ -189,7 +209,9 @@ def run_jobs(
             if on_done:
                 on_done(i + 1, len(work), results[i])  # type: ignore[arg-type]
     else:
-        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)),
+                                      initializer=_ignore_sigint)
+        try:
             futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
             done = 0
             for fut in cf.as_completed(futs):
@@ -201,6 +223,10 @@ def run_jobs(
                     continue
                 if on_done:
                     on_done(done, len(work), results[futs[fut]])  # type: ignore[arg-type]
+        except BaseException:  # Ctrl-C: stop the workers now, not after their runs
+            _stop_workers(pool)
+            raise
+        pool.shutdown(wait=True)
     if failed:  # every other run's numbers are on disk by now
         raise failed[0]
     return [r for r in results if r is not None]
