@@ -345,3 +345,25 @@ def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
     assert time.monotonic() - t0 < 10
     left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout
     assert left.strip() == ""
+
+
+def test_pyramid_with_a_tiny_step_is_one_line_not_out_of_memory(tmp_path, capsys):
+    burst = REPO / "scenarios" / "danicki2021" / "burst.toml"
+    text = burst.read_text()
+    assert "step = " in text
+    f = tmp_path / "tiny.toml"
+    tiny = {"step = ": 'step = "1e-9pps"', "step_every = ": 'step_every = "1ms"'}
+    f.write_text("\n".join(next((v for k, v in tiny.items() if ln.startswith(k)), ln)
+                           for ln in text.splitlines()) + "\n")
+    one_line(capsys, ["run", f, "--out", tmp_path / "o"], "tiny.toml", "changes rate",
+             "at most 64")
+
+
+def test_pyramid_schedule_cut_at_the_duration_is_unchanged():
+    from rtshield.scenario import load_scenario
+
+    sc = load_scenario(REPO / "scenarios" / "danicki2021" / "burst.toml")
+    (flow,) = sc.flows
+    full = flow.schedule(10**15)
+    for d in (sc.duration_ns, sc.duration_ns // 3, 1, 0):
+        assert flow.schedule(d) == tuple(p for p in full if p[0] <= d)

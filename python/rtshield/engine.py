@@ -139,7 +139,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         pts = f.schedule(sc.duration_ns)
         if len(pts) > lib.RTSIM_MAX_RATES:
             raise UsageError(f"{where}: [[flows]] {f.name}: the pattern changes rate "
-                             f"{len(pts)} times; the simulator takes at most {lib.RTSIM_MAX_RATES}")
+                             f"{len(pts)} times within the duration; the simulator takes at "
+                             f"most {lib.RTSIM_MAX_RATES} (use a larger step or step_every)")
         d = cfg.flows[i]
         d.pattern = lib.RTSIM_PAT_PIECEWISE
         d.poisson = 1 if f.random else 0

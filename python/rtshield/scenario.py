@@ -93,6 +93,9 @@ MAX_BINS = 1_000_000  #: rows of the time series (duration / bin)
 MAX_TASKS = 8  #: including the critical task and the driver
 MAX_FLOWS = 8
 MAX_RATES = 64  #: rates of one ``steps`` flow
+#: Change points :meth:`Flow.schedule` builds at most (far above what the engine
+#: takes, so the engine's limit still reports the pattern; bounds memory and time).
+MAX_SCHEDULE_POINTS = 10_000
 MAX_SOURCES = 4  #: RX interrupt sources (lines) of the edge NIC
 NIC_KINDS = ("edge", "dma_ring")
 TASK_KINDS = ("background", "periodic", "worker")
@@ -300,9 +303,12 @@ class Flow:
             assert self.step_every_ns is not None
             start, peak, step = self.start_pps, self.peak_pps, self.step_pps
             assert start is not None and peak is not None and step is not None
+            # Only the levels that begin within the run: a tiny step (1e-9pps) must
+            # not build billions of them. The climb alone then passes duration_ns.
+            fit = max(0, duration_ns - t) // self.step_every_ns + 1
             ups: list[float] = []
             k = 0
-            while start + k * step < peak - 1e-9:
+            while start + k * step < peak - 1e-9 and k < min(fit, MAX_SCHEDULE_POINTS):
                 ups.append(start + k * step)
                 k += 1
             for r in ups:
