@@ -16,8 +16,9 @@ EXAMPLES = REPO / "scenarios" / "examples"
 
 
 def rtshield(*args):
-    return subprocess.run([sys.executable, "-m", "rtshield", *map(str, args)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "rtshield", *map(str, args)], capture_output=True, text=True
+    )
 
 
 def shortened(src: Path, dst_dir: Path, duration: str, extra: str = "") -> Path:
@@ -41,16 +42,36 @@ def test_run_writes_every_output(tmp_path):
     res = rtshield("run", scn, "--out", out)
     assert res.returncode == 0, res.stderr
     assert "packets processed" in res.stdout and "queue_500" in res.stdout
-    for name in ("summary.json", "timeseries.csv", "timeseries.parquet", "packets.png",
-                 "critical.png", "report.html"):
+    for name in (
+        "summary.json",
+        "timeseries.csv",
+        "timeseries.parquet",
+        "packets.png",
+        "critical.png",
+        "report.html",
+    ):
         assert (out / name).is_file(), name
     s = json.loads((out / "summary.json").read_text())
     assert s["scenario"] == "queue_500" and s["seed"] == 1 and s["duration_s"] == 6
-    for key in ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "processed",
-                "delivered", "dropped"):
+    for key in (
+        "offered",
+        "irq_raised",
+        "isr_runs",
+        "irq_lost",
+        "received",
+        "processed",
+        "delivered",
+        "dropped",
+    ):
         assert key in s["totals"], key
-    for key in ("cycles", "misses", "lateness_max_pct", "lateness_bin_max_pct",
-                "lateness_sum_pct", "cycle_time_us"):
+    for key in (
+        "cycles",
+        "misses",
+        "lateness_max_pct",
+        "lateness_bin_max_pct",
+        "lateness_sum_pct",
+        "cycle_time_us",
+    ):
         assert key in s["critical"], key
     assert set(s["critical"]["cycle_time_us"]) >= {"min", "p50", "p99", "max"}
     assert set(s["flows"]) == {"syn"} and "latency_us" in s["flows"]["syn"]
@@ -67,8 +88,10 @@ def test_run_writes_every_output(tmp_path):
     assert "data:image/png;base64," in html and "Danicki et al. §3" in html
 
 
-@pytest.mark.parametrize("src,duration", [(STUDY / "scheduler_equal.toml", "5s"),
-                                          (EXAMPLES / "modbus_with_flood.toml", "6s")])
+@pytest.mark.parametrize(
+    "src,duration",
+    [(STUDY / "scheduler_equal.toml", "5s"), (EXAMPLES / "modbus_with_flood.toml", "6s")],
+)
 def test_same_scenario_and_seed_give_identical_summary_bytes(tmp_path, src, duration):
     scn = shortened(src, tmp_path, duration)
     a, b = tmp_path / "a", tmp_path / "b"
@@ -81,8 +104,9 @@ def test_same_scenario_and_seed_give_identical_summary_bytes(tmp_path, src, dura
 def test_another_seed_changes_a_poisson_run(tmp_path):
     one = shortened(EXAMPLES / "modbus_with_flood.toml", tmp_path, "3s")
     (tmp_path / "s2").mkdir()
-    two = shortened(EXAMPLES / "modbus_with_flood.toml", tmp_path / "s2", "3s",
-                    "seed = 42=>seed = 43")
+    two = shortened(
+        EXAMPLES / "modbus_with_flood.toml", tmp_path / "s2", "3s", "seed = 42=>seed = 43"
+    )
     assert rtshield("run", one, "--out", tmp_path / "a", "--quiet").returncode == 0
     assert rtshield("run", two, "--out", tmp_path / "b", "--quiet").returncode == 0
     a = json.loads((tmp_path / "a" / "summary.json").read_text())
@@ -119,23 +143,48 @@ def test_compare_two_scenarios(tmp_path):
 
 def test_demo_runs_the_whole_study_from_any_directory(tmp_path):
     out = tmp_path / "demo"
-    res = subprocess.run([sys.executable, "-m", "rtshield", "demo", "--out", str(out)],
-                         capture_output=True, text=True, cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-m", "rtshield", "demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     comp = json.loads((out / "comparison.json").read_text())
     assert list(comp) == sorted(comp)  # sorted keys
-    assert set(comp) == {"scheduler_equal", "scheduler_critical_high", "burst", "hysteresis",
-                         "budget", "queue_100", "queue_500", "queue_750"}
+    assert set(comp) == {
+        "scheduler_equal",
+        "scheduler_critical_high",
+        "burst",
+        "hysteresis",
+        "budget",
+        "queue_100",
+        "queue_500",
+        "queue_750",
+    }
     html = (out / "report.html").read_text()
     for name in comp:
         assert name in html
     assert "demo: 8 configurations" in res.stdout
+    # The claims of §3, each with its verdict, in the report and on the terminal.
+    assert "Claims of Danicki et al. §3 against this run" in html
+    assert html.count("does not hold") >= 1 and html.count("holds") >= 10
+    assert "claims of Danicki et al. §3 hold" in res.stdout
 
 
 def test_set_overrides_a_key_for_one_run(tmp_path):
     out = tmp_path / "o"
-    res = rtshield("run", STUDY / "queue_500.toml", "--out", out, "--quiet",
-                   "--set", "scenario.duration=3s", "--set", "driver.queue=20")
+    res = rtshield(
+        "run",
+        STUDY / "queue_500.toml",
+        "--out",
+        out,
+        "--quiet",
+        "--set",
+        "scenario.duration=3s",
+        "--set",
+        "driver.queue=20",
+    )
     assert res.returncode == 0, res.stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["duration_s"] == 3

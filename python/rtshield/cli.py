@@ -44,8 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:  # nothing to do is a usage error, not a success
             parser.print_usage(sys.stderr)
-            raise UsageError("a command is required; 'rtshield --help' lists them and "
-                             "'rtshield COMMAND --help' explains one")
+            raise UsageError(
+                "a command is required; 'rtshield --help' lists them and "
+                "'rtshield COMMAND --help' explains one"
+            )
         return int(args.handler(args) or 0)
     except UsageError as e:
         print(f"rtshield: error: {e}", file=sys.stderr)

@@ -40,15 +40,23 @@ COST_KEYS: dict[str, str] = {
 }
 
 #: Drop reasons, in the order of the C enum ``rtsim_drop``.
-DROP_REASONS = ("line_disabled", "irq_overrun", "ring_full", "queue_full", "mitigation",
-                "mailbox_full")
+DROP_REASONS = (
+    "line_disabled",
+    "irq_overrun",
+    "ring_full",
+    "queue_full",
+    "mitigation",
+    "mailbox_full",
+)
 
 #: Trace record kinds, in the order of the C enum ``rtsim_trace_kind``.
 TRACE_KINDS = ("arrival", "isr_start", "isr_end", "run", "drop", "line", "cycle_end", "deliver")
 
 #: The numpy layout of a trace record (the C ``rtsim_trace_rec``).
-TRACE_DTYPE = np.dtype([("t_ns", "<u8"), ("kind", "<u4"), ("core", "<u4"), ("arg", "<i4"),
-                        ("value", "<i8")], align=True)
+TRACE_DTYPE = np.dtype(
+    [("t_ns", "<u8"), ("kind", "<u4"), ("core", "<u4"), ("arg", "<i4"), ("value", "<i8")],
+    align=True,
+)
 
 _MITIGATIONS = {
     "none": "RTSIM_MIT_NONE",
@@ -84,23 +92,27 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     cfg.queue_capacity = sc.driver.queue
     for key, fld in COST_KEYS.items():
         if key not in sc.costs:
-            raise UsageError(f"{sc.platform.path}: [costs] {key}: missing (the simulator needs it; "
-                             "see docs/model.md)")
+            raise UsageError(
+                f"{sc.platform.path}: [costs] {key}: missing (the simulator needs it; "
+                "see docs/model.md)"
+            )
         setattr(cfg.costs, fld, int(sc.costs[key]))
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
 
     names: list[str] = []
     tasks = []
     c = sc.critical
-    tasks.append(("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns,
-                  c.work_ns, 1))
+    tasks.append(
+        ("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns, c.work_ns, 1)
+    )
     tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
     flow_index = {f.name: i for i, f in enumerate(sc.flows)}
     workers: dict[int, tuple[int, int]] = {}  # task index -> (flow, mailbox)
     for t in sc.tasks:
         if t.kind == "periodic":
-            tasks.append((t.name, lib.RTSIM_TASK_PERIODIC, t.priority, t.core, t.period_ns,
-                          t.work_ns, 0))
+            tasks.append(
+                (t.name, lib.RTSIM_TASK_PERIODIC, t.priority, t.core, t.period_ns, t.work_ns, 0)
+            )
         elif t.kind == "background":
             tasks.append((t.name, lib.RTSIM_TASK_BACKGROUND, t.priority, t.core, 0, 0, 0))
         elif t.kind == "worker":
@@ -138,9 +150,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     for i, f in enumerate(sc.flows):
         pts = f.schedule(sc.duration_ns)
         if len(pts) > lib.RTSIM_MAX_RATES:
-            raise UsageError(f"{where}: [[flows]] {f.name}: the pattern changes rate "
-                             f"{len(pts)} times within the duration; the simulator takes at "
-                             f"most {lib.RTSIM_MAX_RATES} (use a larger step or step_every)")
+            raise UsageError(
+                f"{where}: [[flows]] {f.name}: the pattern changes rate "
+                f"{len(pts)} times within the duration; the simulator takes at "
+                f"most {lib.RTSIM_MAX_RATES} (use a larger step or step_every)"
+            )
         d = cfg.flows[i]
         d.pattern = lib.RTSIM_PAT_PIECEWISE
         d.poisson = 1 if f.random else 0
@@ -195,8 +209,9 @@ def _hist(ffi: Any, lib: Any, counts_c: Any) -> tuple[np.ndarray, np.ndarray]:
     return edges / 1e3, counts[lo:hi].copy()
 
 
-def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None = None, *,
-             trace: int = 0) -> Result:
+def simulate(
+    scenario: Scenario, progress: Callable[[float, float], None] | None = None, *, trace: int = 0
+) -> Result:
     """Simulate ``scenario``; call ``progress(done_s, total_s)`` after each bin.
 
     ``trace`` > 0 keeps an event trace (arrivals, ISRs, task switches, drops,
@@ -215,8 +230,16 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
         lib.rtsim_destroy(sim)
 
 
-def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib: Any,
-         progress: Callable[[float, float], None] | None, trace_cap: int) -> Result:
+def _run(
+    sc: Scenario,
+    cfg: Any,
+    task_names: list[str],
+    sim: Any,
+    ffi: Any,
+    lib: Any,
+    progress: Callable[[float, float], None] | None,
+    trace_cap: int,
+) -> Result:
     total = sc.duration_ns
     nbins = -(-total // sc.bin_ns)
     buf = ffi.new("rtsim_bin[]", 64)
@@ -250,8 +273,15 @@ def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib:
     # ---- time series
     ts: dict[str, np.ndarray] = {}
     ts["t_s"] = np.array([b.t_start_ns / 1e9 for b in bins], dtype=np.float64)
-    for key in ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "processed",
-                "delivered"):
+    for key in (
+        "offered",
+        "irq_raised",
+        "isr_runs",
+        "irq_lost",
+        "received",
+        "processed",
+        "delivered",
+    ):
         ts[key] = np.array([getattr(b, key) for b in bins], dtype=np.int64)
     for i, reason in enumerate(DROP_REASONS):
         ts[f"dropped_{reason}"] = np.array([b.dropped[i] for b in bins], dtype=np.int64)
@@ -268,8 +298,18 @@ def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib:
     # ---- totals
     tot = ffi.new("rtsim_bin *")
     lib.rtsim_totals(sim, tot)
-    totals = {k: int(getattr(tot, k)) for k in ("offered", "irq_raised", "isr_runs", "irq_lost",
-                                                  "received", "processed", "delivered")}
+    totals = {
+        k: int(getattr(tot, k))
+        for k in (
+            "offered",
+            "irq_raised",
+            "isr_runs",
+            "irq_lost",
+            "received",
+            "processed",
+            "delivered",
+        )
+    }
     totals["dropped"] = {r: int(tot.dropped[i]) for i, r in enumerate(DROP_REASONS)}
 
     # ---- critical task and its cycle-time histogram
@@ -332,11 +372,16 @@ def _run(sc: Scenario, cfg: Any, task_names: list[str], sim: Any, ffi: Any, lib:
     # ---- mitigation
     ms = ffi.new("rtsim_mitigation_stats *")
     lib.rtsim_mitigation_stats_get(sim, ms)
-    counters = {k: int(getattr(ms, k)) for k in ("line_disables", "line_enables", "timer_fires",
-                                                   "suspends", "resumes", "drops")}
+    counters = {
+        k: int(getattr(ms, k))
+        for k in ("line_disables", "line_enables", "timer_fires", "suspends", "resumes", "drops")
+    }
     counters["rx_disabled_s"] = _r(tot.rx_disabled_ns / 1e9, 6)
-    mitigation = {"name": sc.mitigation.kind, "parameters": sc.mitigation.parameters(),
-                  "counters": counters}
+    mitigation = {
+        "name": sc.mitigation.kind,
+        "parameters": sc.mitigation.parameters(),
+        "counters": counters,
+    }
 
     return Result(
         scenario=sc.name,

@@ -41,8 +41,11 @@ __all__ = [
 ]
 
 _PNG_META = {"Software": None}
-_SERIES = (("offered", "sent", "tab:blue"), ("received", "received", "tab:orange"),
-           ("processed", "processed", "tab:green"))
+_SERIES = (
+    ("offered", "sent", "tab:blue"),
+    ("received", "received", "tab:orange"),
+    ("processed", "processed", "tab:green"),
+)
 
 
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
@@ -172,7 +175,7 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
     lo, hi = int(nz[0]), int(nz[-1]) + 1
     fig = Figure(figsize=(7.0, 3.2), layout="constrained")
     ax = fig.add_subplot()
-    ax.stairs(counts[lo:hi], edges[lo:hi + 1], fill=True, color="tab:blue", alpha=0.8)
+    ax.stairs(counts[lo:hi], edges[lo : hi + 1], fill=True, color="tab:blue", alpha=0.8)
     ax.set_yscale("log")
     if period_us:
         ax.axvline(period_us, color="tab:red", ls="--", lw=1, label="period")
@@ -197,7 +200,7 @@ def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
         cdf = np.cumsum(counts) / counts.sum()
         nz = np.nonzero(counts)[0]
         lo, hi = int(nz[0]), int(nz[-1]) + 1
-        ax.step(edges[lo + 1:hi + 1], 100.0 * cdf[lo:hi], where="post", lw=1.4, label=name)
+        ax.step(edges[lo + 1 : hi + 1], 100.0 * cdf[lo:hi], where="post", lw=1.4, label=name)
         drawn = True
     if not drawn:
         return None
@@ -215,19 +218,23 @@ def _save(fig: Figure, path: Path) -> Path:
     return atomic_write(path, png_bytes(fig))
 
 
-def run_figures(result: Any, title: str, out_dir: str | Path,
-                period_us: float | None = None) -> dict[str, Path]:
+def run_figures(
+    result: Any, title: str, out_dir: str | Path, period_us: float | None = None
+) -> dict[str, Path]:
     """Write the figures of one run; returns ``{"packets": path, ...}``."""
     out = Path(out_dir)
     ts = result.timeseries
     paths = {
-        "packets": _save(packets_figure(ts, f"{title}: sent, received, processed packets"),
-                         out / "packets.png"),
-        "critical": _save(critical_figure(ts, f"{title}: critical cycles and lateness"),
-                          out / "critical.png"),
+        "packets": _save(
+            packets_figure(ts, f"{title}: sent, received, processed packets"), out / "packets.png"
+        ),
+        "critical": _save(
+            critical_figure(ts, f"{title}: critical cycles and lateness"), out / "critical.png"
+        ),
     }
-    fig = cycle_time_figure(getattr(result, "cycle_time_hist", None),
-                            f"{title}: critical cycle times", period_us)
+    fig = cycle_time_figure(
+        getattr(result, "cycle_time_hist", None), f"{title}: critical cycle times", period_us
+    )
     if fig is not None:
         paths["cycle_time"] = _save(fig, out / "cycle_time.png")
     lat = getattr(result, "flow_latency_hist", None)
@@ -258,9 +265,15 @@ def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Fig
     return fig
 
 
-def overlay_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], column: str,
-                   ylabel: str, title: str, *, per_second: bool = True,
-                   reference: str | None = None) -> Figure:
+def overlay_figure(
+    runs: Sequence[tuple[str, Mapping[str, Any]]],
+    column: str,
+    ylabel: str,
+    title: str,
+    *,
+    per_second: bool = True,
+    reference: str | None = None,
+) -> Figure:
     """One line per run for ``column`` (e.g. processed packets, lateness)."""
     fig = Figure(figsize=(8.0, 4.0), layout="constrained")
     ax = fig.add_subplot()
@@ -281,19 +294,32 @@ def overlay_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], column: str,
     return fig
 
 
-def compare_figures(runs: Sequence[tuple[str, Mapping[str, Any]]],
-                    out_dir: str | Path) -> dict[str, Path]:
+def compare_figures(
+    runs: Sequence[tuple[str, Mapping[str, Any]]], out_dir: str | Path
+) -> dict[str, Path]:
     """Write the comparative figures; returns ``{"packets_grid": path, ...}``."""
     out = Path(out_dir)
     return {
         "packets_grid": _save(grid_figure(runs, "packets"), out / "compare_packets.png"),
         "critical_grid": _save(grid_figure(runs, "critical"), out / "compare_critical.png"),
-        "processed": _save(overlay_figure(runs, "processed", "packets processed per second",
-                                          "Packets processed by the driver",
-                                          reference="offered"),
-                           out / "compare_processed.png"),
-        "lateness": _save(overlay_figure(runs, "lateness_pct", "accumulated lateness [%]",
-                                         "Accumulated lateness of the critical task per bin",
-                                         per_second=False),
-                          out / "compare_lateness.png"),
+        "processed": _save(
+            overlay_figure(
+                runs,
+                "processed",
+                "packets processed per second",
+                "Packets processed by the driver",
+                reference="offered",
+            ),
+            out / "compare_processed.png",
+        ),
+        "lateness": _save(
+            overlay_figure(
+                runs,
+                "lateness_pct",
+                "accumulated lateness [%]",
+                "Accumulated lateness of the critical task per bin",
+                per_second=False,
+            ),
+            out / "compare_lateness.png",
+        ),
     }

@@ -54,8 +54,10 @@ _TOTALS = ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "process
 
 
 #: ``--help`` text of every verb's ``--out``.
-OUT_HELP = ("output directory: created if missing; an existing one must be empty or hold "
-            "earlier rtshield results, which are replaced (docs/outputs.md)")
+OUT_HELP = (
+    "output directory: created if missing; an existing one must be empty or hold "
+    "earlier rtshield results, which are replaced (docs/outputs.md)"
+)
 
 #: The file that marks a directory as rtshield's output directory.
 MARKER = ".rtshield-out"
@@ -87,11 +89,14 @@ def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
     except OSError as e:
         raise UsageError(f"{option}: cannot create {p}: {e.strerror or e}") from None
     if foreign:
-        raise UsageError(f"{option}: {p} is not empty and holds no earlier rtshield results; "
-                         "give a new or empty directory")
+        raise UsageError(
+            f"{option}: {p} is not empty and holds no earlier rtshield results; "
+            "give a new or empty directory"
+        )
     try:
-        (p / MARKER).write_text("written by rtshield; its results are replaced by the next "
-                                "run into this directory\n")
+        (p / MARKER).write_text(
+            "written by rtshield; its results are replaced by the next run into this directory\n"
+        )
     except OSError as e:
         raise UsageError(f"{option}: cannot write into {p}: {e.strerror or e}") from None
     return p
@@ -173,8 +178,12 @@ def normalize(obj: Any) -> Any:
 
 def format_summary_json(summary: Mapping[str, Any]) -> str:
     """The exact text of ``summary.json``: sorted keys, 2-space indent, final newline."""
-    return json.dumps(normalize(summary), sort_keys=True, indent=2, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    return (
+        json.dumps(
+            normalize(summary), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False
+        )
+        + "\n"
+    )
 
 
 def write_summary(out_dir: str | Path, summary: Mapping[str, Any]) -> Path:

@@ -20,9 +20,17 @@ __all__ = ["ProgressBar"]
 class ProgressBar:
     """``bar(done, total)`` updates; ``bar.close()`` ends the line if anything was drawn."""
 
-    def __init__(self, label: str, unit: str = "s simulated", *, stream: TextIO | None = None,
-                 delay: float = 1.0, width: int = 30, enabled: bool | None = None,
-                 clock=time.monotonic) -> None:
+    def __init__(
+        self,
+        label: str,
+        unit: str = "s simulated",
+        *,
+        stream: TextIO | None = None,
+        delay: float = 1.0,
+        width: int = 30,
+        enabled: bool | None = None,
+        clock=time.monotonic,
+    ) -> None:
         self.label = label
         self.unit = unit
         self.stream = stream if stream is not None else sys.stderr
@@ -47,8 +55,10 @@ class ProgressBar:
         frac = 0.0 if total <= 0 else min(1.0, max(0.0, done / total))
         fill = int(round(frac * self.width))
         bar = "#" * fill + "-" * (self.width - fill)
-        return (f"{self.label} [{bar}] {100 * frac:5.1f}%  {done:g}/{total:g} {self.unit}  "
-                f"{self.clock() - self.t0:.1f}s")
+        return (
+            f"{self.label} [{bar}] {100 * frac:5.1f}%  {done:g}/{total:g} {self.unit}  "
+            f"{self.clock() - self.t0:.1f}s"
+        )
 
     def __call__(self, done: float, total: float) -> None:
         self._done, self._total = float(done), float(total)

@@ -32,7 +32,9 @@ td{white-space:nowrap}td:first-child,th{white-space:normal}
 th:first-child,td:first-child{text-align:left}thead th{background:#f3f3f3}
 img{max-width:100%;height:auto;display:block;margin:.5em 0}
 pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.85em}
-.tablewrap{overflow-x:auto}.meta{color:#555}.note{color:#555;font-size:.9em}
+.tablewrap{overflow-x:auto}.claims td,.claims th{white-space:normal;text-align:left}
+.claims td.no{color:#a00;font-weight:600}.claims td.ok{color:#070}
+.meta{color:#555}.note{color:#555;font-size:.9em}
 """
 
 
@@ -102,9 +104,15 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
             lim.append(f"burst {src.burst}")
         if src.min_interarrival_ns is not None:
             lim.append(f"min_interarrival {f(src.min_interarrival_ns)}")
-        rows.append((f"source {src.name}", ", ".join(
-            [f"RX line {src.index}", f"ISR work {f(src.isr_work_ns)} per packet", *lim]
-            + (["handled in the ISR (no driver)"] if src.isr_only else []))))
+        rows.append(
+            (
+                f"source {src.name}",
+                ", ".join(
+                    [f"RX line {src.index}", f"ISR work {f(src.isr_work_ns)} per packet", *lim]
+                    + (["handled in the ISR (no driver)"] if src.isr_only else [])
+                ),
+            )
+        )
     for fl in s.flows:
         if fl.pattern == "pyramid":
             shape = (
@@ -231,11 +239,13 @@ def compare_report(
     figures: Mapping[str, Path],
     *,
     extra_captions: Mapping[str, str] | None = None,
+    extra_sections: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write ``out_dir/report.html`` comparing several runs side by side.
 
-    ``title`` is escaped; ``intro`` is inserted as HTML, so callers escape any
-    text that came from the user.
+    ``title`` is escaped; ``intro`` and the bodies of ``extra_sections``
+    (``(heading, html)`` pairs placed after the side-by-side table) are
+    inserted as HTML, so callers escape any text that came from the user.
     """
     names = [e.title for e in entries]
     metric_rows = [key_metrics(e.summary) for e in entries]
@@ -261,6 +271,8 @@ def compare_report(
         "<h2>Side by side</h2>",
         _table(["", *names], [mit_row, prio_row, queue_row, *table_rows]),
     ]
+    for heading, body in extra_sections:
+        parts.append(f"<h2>{_e(heading)}</h2>{body}")
     captions = {
         "packets_grid": "Sent, received and processed packets per second, one panel per "
         "configuration (Danicki et al. Figures 6a/c, 7a/c, 8 style)",

@@ -24,8 +24,13 @@ import numpy as np
 __all__ = ["Result", "hist_percentile_us"]
 
 
-def hist_percentile_us(edges_us: np.ndarray, counts: np.ndarray, q: float,
-                       lo: float | None = None, hi: float | None = None) -> float:
+def hist_percentile_us(
+    edges_us: np.ndarray,
+    counts: np.ndarray,
+    q: float,
+    lo: float | None = None,
+    hi: float | None = None,
+) -> float:
     """The ``q``-quantile (0..1) of a histogram: the middle of the bin where
     the cumulative count reaches ``q`` of the total, clamped to the exact
     ``[lo, hi]`` when given. 0.0 for an empty histogram."""
@@ -69,14 +74,16 @@ class Result:
 
     def summary(self) -> dict[str, Any]:
         """The ``summary.json`` content: a fresh dict of plain JSON types."""
-        return copy.deepcopy({
-            "scenario": self.scenario,
-            "seed": self.seed,
-            "duration_s": self.duration_s,
-            "totals": self.totals,
-            "critical": self.critical,
-            "flows": self.flows,
-            "cpu": self.cpu,
-            "mitigation": self.mitigation,
-            "tasks": self.tasks,
-        })
+        return copy.deepcopy(
+            {
+                "scenario": self.scenario,
+                "seed": self.seed,
+                "duration_s": self.duration_s,
+                "totals": self.totals,
+                "critical": self.critical,
+                "flows": self.flows,
+                "cpu": self.cpu,
+                "mitigation": self.mitigation,
+                "tasks": self.tasks,
+            }
+        )

@@ -65,8 +65,9 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
         raise UsageError(f"engine: {e}") from None
 
 
-def late_output(out_dir: str | Path, what: str, saved: str, fn: Callable[..., Any],
-                *args: Any, **kwargs: Any) -> Any:
+def late_output(
+    out_dir: str | Path, what: str, saved: str, fn: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
     """Call ``fn`` (a figure or a report) after the numbers are on disk.
 
     Any failure (matplotlib, a full disk, a bug) becomes one
@@ -79,8 +80,9 @@ def late_output(out_dir: str | Path, what: str, saved: str, fn: Callable[..., An
         raise
     except Exception as e:  # noqa: BLE001 — reported, never swallowed
         detail = " ".join(f"{type(e).__name__}: {e}".split())
-        raise OutputError(f"{out_dir}: writing the {what} failed ({detail}); {saved} "
-                          "already written") from None
+        raise OutputError(
+            f"{out_dir}: writing the {what} failed ({detail}); {saved} already written"
+        ) from None
 
 
 def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
@@ -96,8 +98,16 @@ def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
     write_summary(out, summary)
     write_timeseries(out, result.timeseries)
     saved = "summary.json and the time series are"
-    figs = late_output(out, "figures", saved, run_figures, result, scenario.name, out,
-                       period_us=scenario.critical.period_ns / 1e3)
+    figs = late_output(
+        out,
+        "figures",
+        saved,
+        run_figures,
+        result,
+        scenario.name,
+        out,
+        period_us=scenario.critical.period_ns / 1e3,
+    )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
     late_output(out, "report", saved, run_report, out, entry)
     return entry
@@ -209,8 +219,7 @@ def run_jobs(
             if on_done:
                 on_done(i + 1, len(work), results[i])  # type: ignore[arg-type]
     else:
-        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)),
-                                      initializer=_ignore_sigint)
+        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
         try:
             futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
             done = 0
@@ -239,8 +248,13 @@ def compare(
     intro: str,
     *,
     extra_figures: Mapping[str, tuple[Path, str]] | None = None,
+    extra_sections: Sequence[tuple[str, str]] = (),
 ) -> Path:
-    """Write the comparative figures, ``comparison.json`` and ``report.html``."""
+    """Write the comparative figures, ``comparison.json`` and ``report.html``.
+
+    ``extra_sections`` are ``(heading, html)`` pairs for the report, placed
+    after the side-by-side table.
+    """
     from rtshield.figures import compare_figures
 
     out = Path(out_dir)
@@ -264,5 +278,16 @@ def compare(
         )
         for o in outcomes
     ]
-    return late_output(out, "comparison report", saved, compare_report, out, title, intro,
-                       entries, figs, extra_captions=captions)
+    return late_output(
+        out,
+        "comparison report",
+        saved,
+        compare_report,
+        out,
+        title,
+        intro,
+        entries,
+        figs,
+        extra_captions=captions,
+        extra_sections=extra_sections,
+    )

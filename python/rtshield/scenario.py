@@ -104,8 +104,7 @@ SOURCE_KEYS = ("name", "isr_work", "burst", "min_interarrival", "isr_only")
 #: mitigations and the countdown filter act on one RX line).
 MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
 
-_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin",
-                "source")
+_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin", "source")
 _ALL_PATTERN_KEYS = tuple(sorted({k for ks in PATTERNS.values() for k in ks}))
 _ALL_MITIGATION_KEYS = tuple(sorted({k for ks in MITIGATION_KINDS.values() for k in ks}))
 
@@ -400,8 +399,13 @@ class _Table:
     ``home`` (the scenario file) for a missing key.
     """
 
-    def __init__(self, section: str, layers: list[tuple[str, Mapping[str, Any]]],
-                 own: int | None = None, home: str | None = None) -> None:
+    def __init__(
+        self,
+        section: str,
+        layers: list[tuple[str, Mapping[str, Any]]],
+        own: int | None = None,
+        home: str | None = None,
+    ) -> None:
         self.section = section
         self.layers = layers
         self.home = home if home is not None else layers[0][0]  #: the scenario file
@@ -456,8 +460,9 @@ class _Table:
             raise self.err(key, f"{v!r} is not one of: {', '.join(options)}")
         return v
 
-    def integer(self, key: str, default: Any = ..., lo: int | None = None,
-                hi: int | None = None) -> int:
+    def integer(
+        self, key: str, default: Any = ..., lo: int | None = None, hi: int | None = None
+    ) -> int:
         v, origin = self.get(key, default)
         if isinstance(v, bool) or not isinstance(v, int):
             raise self.err(key, f"expected a whole number, got {v!r}", origin)
@@ -490,8 +495,9 @@ class _Table:
     def _prefix(self, origin: str) -> str:
         return f"{origin}: [{self.section}] "
 
-    def duration(self, key: str, default: Any = ..., *, clock_hz: float | None = None,
-                 positive: bool = True) -> int:
+    def duration(
+        self, key: str, default: Any = ..., *, clock_hz: float | None = None, positive: bool = True
+    ) -> int:
         """A duration in ns; a missing key gives ``default`` (already in ns)."""
         found = self._where(key)
         if found is None:
@@ -560,11 +566,13 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     origin = str(path)
     for key in data:
         if key not in ("platform", "costs", "defaults"):
-            raise UsageError(f"{origin}: [{key}]: unknown section (allowed: platform, costs, "
-                             "defaults)")
+            raise UsageError(
+                f"{origin}: [{key}]: unknown section (allowed: platform, costs, defaults)"
+            )
     t = _Table("platform", [(origin, _sub(data, "platform", origin))])
-    t.check_keys(("name", "description", "source", "clock_hz", "cores", "tick", "tick_isr",
-                  "time_slicing"))
+    t.check_keys(
+        ("name", "description", "source", "clock_hz", "cores", "tick", "tick_isr", "time_slicing")
+    )
     clock_v, _ = t.get("clock_hz")
     if isinstance(clock_v, bool) or not isinstance(clock_v, (int, float)) or clock_v <= 0:
         raise t.err("clock_hz", f"expected a positive number of Hz, got {clock_v!r}")
@@ -587,8 +595,9 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     defaults = _sub(data, "defaults", origin)
     for sec, tbl in defaults.items():
         if sec not in _DEFAULTABLE:
-            raise UsageError(f"{origin}: [defaults.{sec}]: unknown section (allowed: "
-                             f"{', '.join(_DEFAULTABLE)})")
+            raise UsageError(
+                f"{origin}: [defaults.{sec}]: unknown section (allowed: {', '.join(_DEFAULTABLE)})"
+            )
         if not isinstance(tbl, dict):
             raise UsageError(f"{origin}: [defaults.{sec}]: expected a table")
         _Table(f"defaults.{sec}", [(origin, tbl)]).check_keys(_DEFAULTABLE[sec])
@@ -598,8 +607,12 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
 # --------------------------------------------------------------------------- scenario
 
 
-def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
-                  overrides_origin: str = "overrides") -> Scenario:
+def load_scenario(
+    path: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    overrides_origin: str = "overrides",
+) -> Scenario:
     """Read and validate a scenario file.
 
     ``overrides`` is a nested mapping merged over the file before validation,
@@ -616,12 +629,14 @@ def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None, 
         text = p.read_text(encoding="utf-8")
     except OSError:
         text = ""
-    return parse_scenario(data, str(p), overrides=overrides, text=text,
-                          overrides_origin=overrides_origin)
+    return parse_scenario(
+        data, str(p), overrides=overrides, text=text, overrides_origin=overrides_origin
+    )
 
 
-def loads_scenario(text: str, origin: str = "<string>",
-                   overrides: Mapping[str, Any] | None = None) -> Scenario:
+def loads_scenario(
+    text: str, origin: str = "<string>", overrides: Mapping[str, Any] | None = None
+) -> Scenario:
     """Validate a scenario given as TOML text (``origin`` names it in messages)."""
     return parse_scenario(_parse_toml(text, origin), origin, overrides=overrides, text=text)
 
@@ -639,12 +654,15 @@ def parse_overrides(items: list[str] | tuple[str, ...], option: str = "--set") -
         key, sep, raw = item.partition("=")
         parts = key.strip().split(".")
         if not sep or len(parts) != 2 or not all(p.strip() for p in parts):
-            raise UsageError(f"{option}: expected SECTION.KEY=VALUE such as driver.queue=750, "
-                             f"got {item!r}")
+            raise UsageError(
+                f"{option}: expected SECTION.KEY=VALUE such as driver.queue=750, got {item!r}"
+            )
         section, name = (p.strip() for p in parts)
         if section in ("flows", "tasks", "sources"):
-            raise UsageError(f"{option}: {key}: [[{section}]] entries cannot be set from the "
-                             "command line; edit the file")
+            raise UsageError(
+                f"{option}: {key}: [[{section}]] entries cannot be set from the "
+                "command line; edit the file"
+            )
         try:
             value = tomllib.loads(f"v = {raw.strip()}")["v"]
         except tomllib.TOMLDecodeError:
@@ -663,9 +681,14 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
-                   overrides: Mapping[str, Any] | None = None, text: str = "",
-                   overrides_origin: str = "overrides") -> Scenario:
+def parse_scenario(
+    data: Mapping[str, Any],
+    origin: str = "<string>",
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    text: str = "",
+    overrides_origin: str = "overrides",
+) -> Scenario:
     """Validate an already-parsed TOML document (see :func:`load_scenario`).
 
     Errors in a value that came from ``overrides`` name ``overrides_origin``
@@ -674,24 +697,38 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     overrides = overrides or {}
     sets = {k: v for k, v in overrides.items() if isinstance(v, Mapping)}
     doc = _merge(dict(data), {k: v for k, v in overrides.items() if k not in sets})
-    sections = ("scenario", "costs", "critical", "driver", "nic", "mitigation", "sources",
-                "flows", "tasks")
+    sections = (
+        "scenario",
+        "costs",
+        "critical",
+        "driver",
+        "nic",
+        "mitigation",
+        "sources",
+        "flows",
+        "tasks",
+    )
     if "system" in data and "scenario" not in data:
-        raise UsageError(f"{origin}: [system]: this is a system description for 'rtshield "
-                         "analyze' or 'design', not a scenario (see docs/scenarios.md)")
+        raise UsageError(
+            f"{origin}: [system]: this is a system description for 'rtshield "
+            "analyze' or 'design', not a scenario (see docs/scenarios.md)"
+        )
     for where, keys in ((origin, doc), (overrides_origin, sets)):
         for key in keys:
             if key not in sections:
-                raise UsageError(f"{where}: [{key}]: unknown section (allowed: "
-                                 f"{', '.join(sections)})")
+                raise UsageError(
+                    f"{where}: [{key}]: unknown section (allowed: {', '.join(sections)})"
+                )
     if "scenario" not in doc:
         raise UsageError(f"{origin}: [scenario]: missing section")
 
     head_raw = _sub(doc, "scenario", origin)
     platform_name = sets.get("scenario", {}).get("platform", head_raw.get("platform"))
     if not isinstance(platform_name, str):
-        raise UsageError(f"{origin}: [scenario] platform: missing or not a string "
-                         f"(available: {', '.join(available_platforms())})")
+        raise UsageError(
+            f"{origin}: [scenario] platform: missing or not a string "
+            f"(available: {', '.join(available_platforms())})"
+        )
     try:
         plat, preset_costs, defaults = load_platform(platform_name)
     except UsageError as e:
@@ -714,29 +751,38 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
 
     # [scenario]
     h = table("scenario")
-    h.check_keys(("name", "description", "source", "notes", "platform", "duration", "bin",
-                  "seed"))
+    h.check_keys(("name", "description", "source", "notes", "platform", "duration", "bin", "seed"))
     name = h.string("name")
     if not name.strip():
         raise h.err("name", "must not be empty")
     duration = h.duration("duration")
     bin_ns = h.duration("bin", 1_000_000_000)
     if bin_ns > duration:
-        raise h.err("bin", f"the bin ({units.format_ns(bin_ns)}) is longer than the duration "
-                    f"({units.format_ns(duration)})")
+        raise h.err(
+            "bin",
+            f"the bin ({units.format_ns(bin_ns)}) is longer than the duration "
+            f"({units.format_ns(duration)})",
+        )
     if duration % bin_ns:
-        raise h.err("duration", f"must be a whole number of bins ({units.format_ns(duration)} "
-                    f"is not a multiple of bin = {units.format_ns(bin_ns)})")
+        raise h.err(
+            "duration",
+            f"must be a whole number of bins ({units.format_ns(duration)} "
+            f"is not a multiple of bin = {units.format_ns(bin_ns)})",
+        )
     if duration // bin_ns > MAX_BINS:
-        raise h.err("duration", f"{units.format_ns(duration)} is {duration // bin_ns} bins of "
-                    f"{units.format_ns(bin_ns)}; at most {MAX_BINS} (shorten the run or widen "
-                    "the bin)")
+        raise h.err(
+            "duration",
+            f"{units.format_ns(duration)} is {duration // bin_ns} bins of "
+            f"{units.format_ns(bin_ns)}; at most {MAX_BINS} (shorten the run or widen "
+            "the bin)",
+        )
     seed = h.integer("seed", 1, lo=0, hi=2**63 - 1)
 
     # [costs]
     c = table("costs")
-    c.check_keys(tuple(preset_costs), hint="the preset " + plat.name + " defines: "
-                 + ", ".join(preset_costs))
+    c.check_keys(
+        tuple(preset_costs), hint="the preset " + plat.name + " defines: " + ", ".join(preset_costs)
+    )
     costs = dict(preset_costs)
     for key in c.own_keys():
         costs[key] = c.duration(key, clock_hz=plat.clock_hz, positive=False)
@@ -787,8 +833,11 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
             continue
         owners = [k for k, ks in MITIGATION_KINDS.items() if key in ks]
         if owners:
-            raise m.err(key, f"is a parameter of {' / '.join(owners)}, not of kind = "
-                        f"{mkind!r} (which takes: {', '.join(allowed) or 'no parameters'})")
+            raise m.err(
+                key,
+                f"is a parameter of {' / '.join(owners)}, not of kind = "
+                f"{mkind!r} (which takes: {', '.join(allowed) or 'no parameters'})",
+            )
         takes = ", ".join(allowed) or "no parameters"
         raise m.err(key, f"unknown key (kind {mkind!r} takes: {takes})")
 
@@ -811,17 +860,21 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     # [[tasks]]
     tasks_raw = _sub(doc, "tasks", origin, array=True)
     if len(tasks_raw) > MAX_TASKS - 2:
-        raise UsageError(f"{origin}: [[tasks]]: at most {MAX_TASKS - 2} extra tasks (the "
-                         f"critical task and the driver take 2 of {MAX_TASKS}), got "
-                         f"{len(tasks_raw)}")
+        raise UsageError(
+            f"{origin}: [[tasks]]: at most {MAX_TASKS - 2} extra tasks (the "
+            f"critical task and the driver take 2 of {MAX_TASKS}), got "
+            f"{len(tasks_raw)}"
+        )
     tasks: list[Task] = []
     for i, raw in enumerate(tasks_raw):
         t = _task(_Table(f"tasks #{i + 1}", [(origin, raw)]), plat, names)
         fsrc = next((f.source for f in flows if f.name == t.flow), None)
         if t.kind == "worker" and any(x.isr_only for x in sources if x.name == fsrc):
-            raise UsageError(f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} arrives on source "
-                             f"{fsrc!r}, which is isr_only (finished in its interrupt handler, "
-                             "no worker receives it)")
+            raise UsageError(
+                f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} arrives on source "
+                f"{fsrc!r}, which is isr_only (finished in its interrupt handler, "
+                "no worker receives it)"
+            )
         if t.name in ("critical", "driver") or t.name in [x.name for x in tasks]:
             raise UsageError(f"{origin}: [tasks #{i + 1}] name: {t.name!r} is already taken")
         tasks.append(t)
@@ -848,20 +901,32 @@ def parse_scenario(data: Mapping[str, Any], origin: str = "<string>", *,
     )
 
 
-def _sources(raws: list[dict[str, Any]], origin: str, mkind: str, nic: Nic,
-             costs: Mapping[str, int], plat: Platform) -> tuple[IrqSource, ...]:
+def _sources(
+    raws: list[dict[str, Any]],
+    origin: str,
+    mkind: str,
+    nic: Nic,
+    costs: Mapping[str, int],
+    plat: Platform,
+) -> tuple[IrqSource, ...]:
     """``[[sources]]``: validated against the mitigation kind and the NIC."""
     if not raws:
         return ()
     if len(raws) > MAX_SOURCES:
-        raise UsageError(f"{origin}: [[sources]]: at most {MAX_SOURCES} sources (RX interrupt "
-                         f"lines of the simulated NIC), got {len(raws)}")
+        raise UsageError(
+            f"{origin}: [[sources]]: at most {MAX_SOURCES} sources (RX interrupt "
+            f"lines of the simulated NIC), got {len(raws)}"
+        )
     if len(raws) > 1 and mkind not in MULTI_SOURCE_KINDS:
-        raise UsageError(f"{origin}: [[sources]]: {len(raws)} sources need [mitigation] kind "
-                         f"{', '.join(MULTI_SOURCE_KINDS)} (kind {mkind!r} acts on one RX line)")
+        raise UsageError(
+            f"{origin}: [[sources]]: {len(raws)} sources need [mitigation] kind "
+            f"{', '.join(MULTI_SOURCE_KINDS)} (kind {mkind!r} acts on one RX line)"
+        )
     if len(raws) > 1 and nic.kind != "edge":
-        raise UsageError(f"{origin}: [[sources]]: {len(raws)} sources need [nic] kind = "
-                         f'"edge" (a {nic.kind} NIC has one interrupt line)')
+        raise UsageError(
+            f"{origin}: [[sources]]: {len(raws)} sources need [nic] kind = "
+            f'"edge" (a {nic.kind} NIC has one interrupt line)'
+        )
     per_source = {"burst": "bursty", "min_interarrival": "strict"}
     out: list[IrqSource] = []
     for i, raw in enumerate(raws):
@@ -869,46 +934,61 @@ def _sources(raws: list[dict[str, Any]], origin: str, mkind: str, nic: Nic,
         t.check_keys(SOURCE_KEYS)
         for key, owner in per_source.items():
             if t.has(key) and mkind != owner:
-                raise t.err(key, f'only applies under [mitigation] kind = "{owner}" (kind is '
-                            f"{mkind!r})")
+                raise t.err(
+                    key, f'only applies under [mitigation] kind = "{owner}" (kind is {mkind!r})'
+                )
         name = t.string("name")
         if not name.strip() or any(ch in name for ch in ",\n\"'"):
             raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
         if name in [s.name for s in out]:
             raise t.err("name", f"{name!r} is used by two sources")
-        work = t.duration("isr_work", costs.get("isr_per_packet", 0), clock_hz=plat.clock_hz,
-                          positive=False)
+        work = t.duration(
+            "isr_work", costs.get("isr_per_packet", 0), clock_hz=plat.clock_hz, positive=False
+        )
         if work + costs.get("isr_entry_exit", 0) <= 0:
-            raise t.err("isr_work", "an RX interrupt must cost CPU time (isr_entry_exit is 0 "
-                        "on this platform)")
-        out.append(IrqSource(
-            name=name,
-            index=i,
-            isr_work_ns=work,
-            burst=t.integer("burst", lo=1, hi=2**31 - 1) if t.has("burst") else None,
-            min_interarrival_ns=(t.duration("min_interarrival", clock_hz=plat.clock_hz)
-                                 if t.has("min_interarrival") else None),
-            isr_only=t.boolean("isr_only", False),
-        ))
+            raise t.err(
+                "isr_work",
+                "an RX interrupt must cost CPU time (isr_entry_exit is 0 on this platform)",
+            )
+        out.append(
+            IrqSource(
+                name=name,
+                index=i,
+                isr_work_ns=work,
+                burst=t.integer("burst", lo=1, hi=2**31 - 1) if t.has("burst") else None,
+                min_interarrival_ns=(
+                    t.duration("min_interarrival", clock_hz=plat.clock_hz)
+                    if t.has("min_interarrival")
+                    else None
+                ),
+                isr_only=t.boolean("isr_only", False),
+            )
+        )
     return tuple(out)
 
 
-def _mitigation(m: _Table, kind: str, critical: Critical,
-                sources: tuple[IrqSource, ...] = ()) -> Mitigation:
+def _mitigation(
+    m: _Table, kind: str, critical: Critical, sources: tuple[IrqSource, ...] = ()
+) -> Mitigation:
     # A mitigation parameter that every source gives for itself may be left out.
     own_burst = bool(sources) and all(s.burst is not None for s in sources)
     own_gap = bool(sources) and all(s.min_interarrival_ns is not None for s in sources)
     if kind == "burst":
-        return Mitigation(kind, slice_ns=m.duration("slice"),
-                          capacity=m.integer("capacity", lo=1, hi=2**31 - 1))
+        return Mitigation(
+            kind, slice_ns=m.duration("slice"), capacity=m.integer("capacity", lo=1, hi=2**31 - 1)
+        )
     if kind == "hysteresis":
         block = m.fraction("block_below")
         unblock = m.fraction("unblock_above")
         if unblock <= block:
-            raise m.err("unblock_above", f"must be greater than block_below ({unblock:g} <= "
-                        f"{block:g}): the driver would never stay unblocked")
-        return Mitigation(kind, block_below=block, unblock_above=unblock,
-                          sleep_ns=m.duration("sleep", 1_000_000))
+            raise m.err(
+                "unblock_above",
+                f"must be greater than block_below ({unblock:g} <= "
+                f"{block:g}): the driver would never stay unblocked",
+            )
+        return Mitigation(
+            kind, block_below=block, unblock_above=unblock, sleep_ns=m.duration("sleep", 1_000_000)
+        )
     if kind == "strict":
         if own_gap and not m.has("min_interarrival"):
             return Mitigation(kind)
@@ -916,8 +996,9 @@ def _mitigation(m: _Table, kind: str, critical: Critical,
     if kind == "bursty":
         if own_burst and not m.has("burst"):
             return Mitigation(kind, period_ns=m.duration("period"))
-        return Mitigation(kind, burst=m.integer("burst", lo=1, hi=2**31 - 1),
-                          period_ns=m.duration("period"))
+        return Mitigation(
+            kind, burst=m.integer("burst", lo=1, hi=2**31 - 1), period_ns=m.duration("period")
+        )
     if kind == "countdown":
         return Mitigation(kind, window_ns=m.duration("window"))
     return Mitigation(kind)
@@ -931,8 +1012,11 @@ def _flow(t: _Table, duration_ns: int, sources: tuple[IrqSource, ...] = ()) -> F
             continue
         if key in _ALL_PATTERN_KEYS:
             owners = [p for p, ks in PATTERNS.items() if key in ks]
-            raise t.err(key, f"belongs to pattern {' / '.join(owners)}, not {pattern!r} "
-                        f"(which takes: {', '.join(PATTERNS[pattern])})")
+            raise t.err(
+                key,
+                f"belongs to pattern {' / '.join(owners)}, not {pattern!r} "
+                f"(which takes: {', '.join(PATTERNS[pattern])})",
+            )
         raise t.err(key, "unknown key (allowed: " + ", ".join(allowed) + ")")
     name = t.string("name")
     if not name.strip() or any(ch in name for ch in ",\n\"'"):
@@ -945,14 +1029,19 @@ def _flow(t: _Table, duration_ns: int, sources: tuple[IrqSource, ...] = ()) -> F
     if t.has("source"):
         src = t.string("source")
         if not sources:
-            raise t.err("source", "needs [[sources]] (there are none: every flow arrives on "
-                        "the one RX line)")
+            raise t.err(
+                "source",
+                "needs [[sources]] (there are none: every flow arrives on the one RX line)",
+            )
         if src not in src_names:
             raise t.err("source", f"no source named {src!r} (sources: {', '.join(src_names)})")
         kw["source"] = src
     elif len(sources) > 1:
-        raise t.err("source", f"missing: with several [[sources]] every flow names its own "
-                    f"(sources: {', '.join(src_names)})")
+        raise t.err(
+            "source",
+            f"missing: with several [[sources]] every flow names its own "
+            f"(sources: {', '.join(src_names)})",
+        )
     elif sources:
         kw["source"] = src_names[0]
     if pattern in ("constant", "poisson"):
@@ -1002,10 +1091,18 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
         return Task(name, kind, t.integer("priority", 0, lo=0, hi=255), core)
     prio = t.integer("priority", lo=0, hi=255)
     if kind == "periodic":
-        return Task(name, kind, prio, core, period_ns=t.duration("period"),
-                    work_ns=t.duration("work"))
+        return Task(
+            name, kind, prio, core, period_ns=t.duration("period"), work_ns=t.duration("work")
+        )
     flow = t.string("flow")
     if flow not in flow_names:
         raise t.err("flow", f"no flow named {flow!r} (flows: {', '.join(flow_names) or 'none'})")
-    return Task(name, kind, prio, core, work_ns=t.duration("work"), flow=flow,
-                queue=t.integer("queue", 16, lo=1, hi=1_000_000))
+    return Task(
+        name,
+        kind,
+        prio,
+        core,
+        work_ns=t.duration("work"),
+        flow=flow,
+        queue=t.integer("queue", 16, lo=1, hi=1_000_000),
+    )

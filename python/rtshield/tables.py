@@ -36,8 +36,11 @@ METRICS: tuple[tuple[str, Callable[[Mapping[str, Any]], Any], str], ...] = (
     ("critical cycles", lambda s: _get(s, "critical", "cycles"), "count"),
     ("deadline misses", lambda s: _get(s, "critical", "misses"), "count"),
     ("worst cycle lateness", lambda s: _get(s, "critical", "lateness_max_pct"), "pct"),
-    ("worst 1-bin accumulated lateness", lambda s: _get(s, "critical", "lateness_bin_max_pct"),
-     "pct"),
+    (
+        "worst 1-bin accumulated lateness",
+        lambda s: _get(s, "critical", "lateness_bin_max_pct"),
+        "pct",
+    ),
     ("total accumulated lateness", lambda s: _get(s, "critical", "lateness_sum_pct"), "pct"),
     ("cycle time p50", lambda s: _get(s, "critical", "cycle_time_us", "p50"), "us"),
     ("cycle time p99", lambda s: _get(s, "critical", "cycle_time_us", "p99"), "us"),
@@ -77,9 +80,11 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A plain monospace table: first column left-aligned, the others right-aligned."""
     cols = len(header)
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(cols)]
+
     def line(r: Sequence[str]) -> str:
         cells = [str(r[0]).ljust(widths[0])]
         cells += [str(r[i]).rjust(widths[i]) for i in range(1, cols)]
         return "  ".join(cells).rstrip()
+
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([line(header), sep, *(line(r) for r in rows)])

@@ -57,8 +57,9 @@ def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> in
     else:
         ns = num * _TIME_UNITS_NS[unit]
     if not math.isfinite(ns) or ns > MAX_DURATION_NS:
-        raise UsageError(f"{key}: {value!r} is too long (at most {MAX_DURATION_NS} ns, "
-                         "about 292 years)")
+        raise UsageError(
+            f"{key}: {value!r} is too long (at most {MAX_DURATION_NS} ns, about 292 years)"
+        )
     return round(ns)
 
 

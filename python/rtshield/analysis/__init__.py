@@ -14,5 +14,4 @@ from .report import Report, analyze_system, expand_system
 from .rta import Task, analyze
 from .system import System, load_system
 
-__all__ = ["Report", "System", "Task", "analyze", "analyze_system", "expand_system",
-           "load_system"]
+__all__ = ["Report", "System", "Task", "analyze", "analyze_system", "expand_system", "load_system"]

@@ -71,12 +71,14 @@ class Design:
         out = {
             "param": self.param,
             "kind": self.kind,
-            "value": None if self.value is None else (
-                self.value / 1000 if self.kind == "duration" else self.value),
+            "value": None
+            if self.value is None
+            else (self.value / 1000 if self.kind == "duration" else self.value),
             "unit": "us" if self.kind == "duration" else "count",
             "margin_us": None if self.margin_ns() is None else self.margin_ns() / 1000,
-            "unsafe_value": None if self.unsafe_value is None else (
-                self.unsafe_value / 1000 if self.kind == "duration" else self.unsafe_value),
+            "unsafe_value": None
+            if self.unsafe_value is None
+            else (self.unsafe_value / 1000 if self.kind == "duration" else self.unsafe_value),
             "unsafe_reason": self.unsafe_reason,
             "note": self.note,
             "schedulable": self.value is not None,
@@ -96,11 +98,14 @@ class Design:
         if self.note:
             lines.append(f"  {self.note}")
         m = self.margin_ns()
-        lines.append(f"  margin at this value: smallest slack D - WCRT = "
-                     f"{'-' if m is None else format_ns(m)}")
+        lines.append(
+            f"  margin at this value: smallest slack D - WCRT = "
+            f"{'-' if m is None else format_ns(m)}"
+        )
         if self.unsafe_value is not None:
-            lines.append(f"  first unsafe value: {self._fmt(self.unsafe_value)} "
-                         f"({self.unsafe_reason})")
+            lines.append(
+                f"  first unsafe value: {self._fmt(self.unsafe_value)} ({self.unsafe_reason})"
+            )
         if self.candidates:
             lines.append("  candidates (timer Hz, bursts, utilization, schedulable):")
             for c in self.candidates:
@@ -108,8 +113,9 @@ class Design:
                 u = c["utilization"]
                 u_txt = "-" if u is None else f"{u:.4f}"
                 ok = "yes" if c["schedulable"] else "no"
-                lines.append(f"   {mark} {c['timer_hz']:6d} Hz  bursts {c['bursts']}  "
-                             f"U={u_txt}  {ok}")
+                lines.append(
+                    f"   {mark} {c['timer_hz']:6d} Hz  bursts {c['bursts']}  U={u_txt}  {ok}"
+                )
         if self.report is not None:
             lines.append("")
             lines.append(self.report.table())
@@ -152,8 +158,15 @@ def _largest(system, op, setter, lo: int, hi: int, kind: str, param: str, note="
     """Largest v in [lo, hi] that is safe (safe set is a prefix)."""
     first = _try(system, op, setter, lo)
     if not _ok(first):
-        return Design(param, kind, None, None, lo, _why(first),
-                      note or f"unsafe even at {lo if kind == 'count' else format_ns(lo)}")
+        return Design(
+            param,
+            kind,
+            None,
+            None,
+            lo,
+            _why(first),
+            note or f"unsafe even at {lo if kind == 'count' else format_ns(lo)}",
+        )
     # Exponential search for an unsafe upper end, then bisect.
     good, step = lo, 1
     bad = None
@@ -172,16 +185,30 @@ def _largest(system, op, setter, lo: int, hi: int, kind: str, param: str, note="
             else:
                 bad = hi
     if bad is None:
-        return Design(param, kind, good, _try(system, op, setter, good), None, "",
-                      note or "safe up to the end of the search range")
+        return Design(
+            param,
+            kind,
+            good,
+            _try(system, op, setter, good),
+            None,
+            "",
+            note or "safe up to the end of the search range",
+        )
     while bad - good > 1:
         mid = (good + bad) // 2
         if _ok(_try(system, op, setter, mid)):
             good = mid
         else:
             bad = mid
-    return Design(param, kind, good, _try(system, op, setter, good), bad,
-                  _why(_try(system, op, setter, bad)), note)
+    return Design(
+        param,
+        kind,
+        good,
+        _try(system, op, setter, good),
+        bad,
+        _why(_try(system, op, setter, bad)),
+        note,
+    )
 
 
 def _smallest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=""):
@@ -199,8 +226,15 @@ def _smallest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=
             good = mid
         else:
             bad = mid
-    return Design(param, kind, good, _try(system, op, setter, good), bad,
-                  _why(_try(system, op, setter, bad)), note)
+    return Design(
+        param,
+        kind,
+        good,
+        _try(system, op, setter, good),
+        bad,
+        _why(_try(system, op, setter, bad)),
+        note,
+    )
 
 
 def shared_timer_candidates(rates_hz: list[float], f_min: int = 1) -> list[int]:
@@ -236,8 +270,16 @@ def _design_timer(system: System, op: OpenParam) -> Design:
 
     if any(s.max_rate_hz is None for s in srcs):
         # Fixed bursts: a longer timer period only lowers the load.
-        d = _smallest(system, op, set_period, 1, MAX_DURATION_NS, "duration", op.label,
-                      "shortest safe timer period for the fixed bursts")
+        d = _smallest(
+            system,
+            op,
+            set_period,
+            1,
+            MAX_DURATION_NS,
+            "duration",
+            op.label,
+            "shortest safe timer period for the fixed bursts",
+        )
         if d.value is not None:
             d.note += f" (timer {1e9 / d.value:.3f} Hz)"
         return d
@@ -252,54 +294,114 @@ def _design_timer(system: System, op: OpenParam) -> Design:
         bursts = {s.name: native.round_burst(s.max_rate_hz, f) for s in srcs}
         ok = _ok(rep)
         u = rep.result.utilization if isinstance(rep, Report) else None
-        row = {"timer_hz": f, "period_us": period / 1000, "bursts": bursts,
-               "utilization": u, "schedulable": ok}
+        row = {
+            "timer_hz": f,
+            "period_us": period / 1000,
+            "bursts": bursts,
+            "utilization": u,
+            "schedulable": ok,
+        }
         rows.append(row)
         if ok and (best is None or u < best[1]["utilization"] - 1e-12):
             best = (rep, row, period)
     if best is None:
-        return Design(op.label, "duration", None, None, None,
-                      "no candidate timer frequency is schedulable", "", rows[:20])
+        return Design(
+            op.label,
+            "duration",
+            None,
+            None,
+            None,
+            "no candidate timer frequency is schedulable",
+            "",
+            rows[:20],
+        )
     best[1]["chosen"] = True
     shown = sorted(rows, key=lambda r: (not r["schedulable"], r["utilization"] or 9e9))[:12]
     if not any(r.get("chosen") for r in shown):
         shown.insert(0, best[1])
-    return Design(op.label, "duration", best[2], best[0], None, "",
-                  f"timer {best[1]['timer_hz']} Hz, bursts {best[1]['bursts']}: "
-                  "the schedulable candidate with the lowest utilization", shown,
-                  display=f"{best[1]['timer_hz']} Hz (period {format_ns(best[2])})")
+    return Design(
+        op.label,
+        "duration",
+        best[2],
+        best[0],
+        None,
+        "",
+        f"timer {best[1]['timer_hz']} Hz, bursts {best[1]['bursts']}: "
+        "the schedulable candidate with the lowest utilization",
+        shown,
+        display=f"{best[1]['timer_hz']} Hz (period {format_ns(best[2])})",
+    )
 
 
 def design_system(system: System) -> Design:
     """Search the boundary of the system's one open parameter."""
     op = system.open
     if op is None:
-        raise UsageError(f"{system.path}: no open parameter; write \"?\" as the value to design")
+        raise UsageError(f'{system.path}: no open parameter; write "?" as the value to design')
     if op.section == "timer":
         return _design_timer(system, op)
     tgt = _target(system, op)
     if op.section == "server":
+
         def set_budget(s, v):
             s.budget = v
-        return _largest(system, op, set_budget, 0, tgt.period, "duration", op.label,
-                        "largest deferrable-server budget")
+
+        return _largest(
+            system,
+            op,
+            set_budget,
+            0,
+            tgt.period,
+            "duration",
+            op.label,
+            "largest deferrable-server budget",
+        )
     if op.key in ("min_interarrival", "max_rate"):
+
         def set_t(s, v):
             s.min_interarrival = v
-        d = _smallest(system, op, set_t, 1, MAX_DURATION_NS, "duration",
-                      f"source.{op.name}.min_interarrival",
-                      "smallest minimum interarrival of the strict limiter")
+
+        d = _smallest(
+            system,
+            op,
+            set_t,
+            1,
+            MAX_DURATION_NS,
+            "duration",
+            f"source.{op.name}.min_interarrival",
+            "smallest minimum interarrival of the strict limiter",
+        )
         if d.value is not None:
             d.note += f" (maximum rate {1e9 / d.value:.3f} Hz)"
         return d
     if op.key == "burst":
+
         def set_n(s, v):
             s.burst = v
-        return _largest(system, op, set_n, 1, MAX_COUNT, "count", op.label,
-                        "largest burst size for the bursty limiter")
+
+        return _largest(
+            system,
+            op,
+            set_n,
+            1,
+            MAX_COUNT,
+            "count",
+            op.label,
+            "largest burst size for the bursty limiter",
+        )
     if op.key == "capacity":
+
         def set_k(s, v):
             s.capacity = v
-        return _largest(system, op, set_k, 1, MAX_COUNT, "count", op.label,
-                        "largest Burst Mitigation capacity per slice")
+
+        return _largest(
+            system,
+            op,
+            set_k,
+            1,
+            MAX_COUNT,
+            "count",
+            op.label,
+            "largest Burst Mitigation capacity per slice",
+        )
     raise UsageError(f"{op.label}: cannot design this parameter")

@@ -60,13 +60,15 @@ BOUND_NOTES = {
 
 
 def _isr(name, C, T, prio, origin, note, **kw) -> Task:
-    return Task(name, C, T, None, kw.pop("J", 0), 0, prio, "isr", origin, note,
-                best_effort=True, **kw)
+    return Task(
+        name, C, T, None, kw.pop("J", 0), 0, prio, "isr", origin, note, best_effort=True, **kw
+    )
 
 
 def _thread(name, C, T, prio, origin, note, **kw) -> Task:
-    return Task(name, C, T, None, kw.pop("J", 0), 0, prio, "thread", origin, note,
-                best_effort=True, **kw)
+    return Task(
+        name, C, T, None, kw.pop("J", 0), 0, prio, "thread", origin, note, best_effort=True, **kw
+    )
 
 
 def expand_mitigation(system: System, src: Source) -> list[Task]:
@@ -75,7 +77,7 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
     n, p = src.name, src.priority
     if src.model == "burst_mitigation":
         if src.capacity is None:
-            raise UsageError(f"source.{n}.capacity: open (\"?\"); use `rtshield design`")
+            raise UsageError(f'source.{n}.capacity: open ("?"); use `rtshield design`')
         K, S = src.capacity, src.slice
         assert S is not None
         # The ISR reads the OS tick count: slice boundaries are only known to
@@ -97,56 +99,127 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
                 f"slice ({S} ns)"
             )
         tasks = [
-            _isr(f"{n}.burst", C, S, p, n,
-                 f"Burst Mitigation K={K}: 2K back to back via jitter T - C"
-                 + (f"; slice shortened by the clock resolution {res} ns" if res else ""),
-                 J=S - C, chunk=per + c("t_flip")),
-            _isr(f"{n}.slice", c("t_expire") + c("t_flip"), S, src.timer_priority, n,
-                 "slice start: re-enable the RX interrupt"),
+            _isr(
+                f"{n}.burst",
+                C,
+                S,
+                p,
+                n,
+                f"Burst Mitigation K={K}: 2K back to back via jitter T - C"
+                + (f"; slice shortened by the clock resolution {res} ns" if res else ""),
+                J=S - C,
+                chunk=per + c("t_flip"),
+            ),
+            _isr(
+                f"{n}.slice",
+                c("t_expire") + c("t_flip"),
+                S,
+                src.timer_priority,
+                n,
+                "slice start: re-enable the RX interrupt",
+            ),
         ]
         if src.driver_work:
-            tasks.append(_thread(f"{n}.driver", K * src.driver_work, S, src.driver_priority or 0,
-                                 n, "driver work of K packets per slice, jitter S", J=S))
+            tasks.append(
+                _thread(
+                    f"{n}.driver",
+                    K * src.driver_work,
+                    S,
+                    src.driver_priority or 0,
+                    n,
+                    "driver work of K packets per slice, jitter S",
+                    J=S,
+                )
+            )
         return tasks
     if src.model == "queue_mitigation":
         Q = src.queue or 0
         per = c("t_int") + src.work
         tasks = [
-            _isr(f"{n}.irq", (Q + 1) * per + c("t_flip"), None, p, n,
-                 f"Queue Mitigation Q={Q}: (Q+1) ISR runs per drain; bound holds above "
-                 f"driver priority {src.driver_priority}",
-                 once=True, bounded_above=src.driver_priority, chunk=per + c("t_flip")),
+            _isr(
+                f"{n}.irq",
+                (Q + 1) * per + c("t_flip"),
+                None,
+                p,
+                n,
+                f"Queue Mitigation Q={Q}: (Q+1) ISR runs per drain; bound holds above "
+                f"driver priority {src.driver_priority}",
+                once=True,
+                bounded_above=src.driver_priority,
+                chunk=per + c("t_flip"),
+            ),
         ]
         if src.driver_work:
-            tasks.append(_thread(f"{n}.driver", src.driver_work, None, src.driver_priority or 0,
-                                 n, "driver: no rate bound (re-enables as fast as it drains)"))
+            tasks.append(
+                _thread(
+                    f"{n}.driver",
+                    src.driver_work,
+                    None,
+                    src.driver_priority or 0,
+                    n,
+                    "driver: no rate bound (re-enables as fast as it drains)",
+                )
+            )
         return tasks
     # Hysteresis / Budget: pure interrupts unless a rate is asserted.
     C = c("t_int") + src.work
-    return [_isr(f"{n}.irq", C, src.min_interarrival, p, n,
-                 BOUND_NOTES[src.model]
-                 + ("" if src.min_interarrival is None else "; analysed at the asserted rate"))]
+    return [
+        _isr(
+            f"{n}.irq",
+            C,
+            src.min_interarrival,
+            p,
+            n,
+            BOUND_NOTES[src.model]
+            + ("" if src.min_interarrival is None else "; analysed at the asserted rate"),
+        )
+    ]
 
 
 def expand_server(server: Server) -> list[Task]:
     """A deferrable server (Behnke §2.4) as a task with jitter p - e."""
     if server.budget is None:
-        raise UsageError(f"server.{server.name}.budget: open (\"?\"); use `rtshield design`")
+        raise UsageError(f'server.{server.name}.budget: open ("?"); use `rtshield design`')
     e, p = server.budget, server.period
-    return [_thread(server.name, e, p, server.priority, server.name,
-                    "deferrable server: C = e, T = p, J = p - e (back-to-back budgets)",
-                    J=p - e)]
+    return [
+        _thread(
+            server.name,
+            e,
+            p,
+            server.priority,
+            server.name,
+            "deferrable server: C = e, T = p, J = p - e (back-to-back budgets)",
+            J=p - e,
+        )
+    ]
 
 
 def expand_global_limit(g: GlobalLimit) -> list[Task]:
     """Behnke §5.5: the ISR admits at most ``capacity`` packets per period."""
     C = g.capacity * g.packet_cost
-    tasks = [_isr("global_limit.isr", C, g.period, g.priority, "global_limit",
-                  f"global limit: {g.capacity} packets per period, jitter T - C",
-                  J=max(0, g.period - C), chunk=g.packet_cost)]
+    tasks = [
+        _isr(
+            "global_limit.isr",
+            C,
+            g.period,
+            g.priority,
+            "global_limit",
+            f"global limit: {g.capacity} packets per period, jitter T - C",
+            J=max(0, g.period - C),
+            chunk=g.packet_cost,
+        )
+    ]
     if g.polling_work:
-        tasks.append(_thread("global_limit.poll", g.polling_work, g.polling_period or g.period,
-                             g.polling_priority, "global_limit", "polling task"))
+        tasks.append(
+            _thread(
+                "global_limit.poll",
+                g.polling_work,
+                g.polling_period or g.period,
+                g.polling_priority,
+                "global_limit",
+                "polling task",
+            )
+        )
     return tasks
 
 
@@ -155,7 +228,13 @@ def expand_nic(nic: Nic) -> list[Task]:
     if nic.irq_cost is None:
         return []
     return [
-        _isr(f"nic.{q.name}", nic.irq_cost, q.t_pack, nic.priority, "nic",
-             "one interrupt per packet-timer expiry (worst case)")
+        _isr(
+            f"nic.{q.name}",
+            nic.irq_cost,
+            q.t_pack,
+            nic.priority,
+            "nic",
+            "one interrupt per packet-timer expiry (worst case)",
+        )
         for q in nic.queues
     ]

@@ -24,10 +24,21 @@ def expand_system(system: System) -> list[rta.Task]:
     shared timer, server, the global limit and the NIC expand into."""
     tasks = list(system.tasks)
     if system.tick and "tick" in system.costs and "tick_isr" in system.costs:
-        tasks.append(rta.Task("tick", system.costs["tick_isr"], system.costs["tick"], None, 0, 0,
-                              system.tick_priority, "isr", "platform",
-                              "RTOS tick interrupt (platform tick, tick_isr)",
-                              best_effort=True))
+        tasks.append(
+            rta.Task(
+                "tick",
+                system.costs["tick_isr"],
+                system.costs["tick"],
+                None,
+                0,
+                0,
+                system.tick_priority,
+                "isr",
+                "platform",
+                "RTOS tick interrupt (platform tick, tick_isr)",
+                best_effort=True,
+            )
+        )
     for src in system.sources:
         if src.model in _REGEHR:
             tasks += expand_source(system, src)
@@ -44,8 +55,10 @@ def expand_system(system: System) -> list[rta.Task]:
     seen: set[str] = set()
     for t in tasks:
         if t.name in seen:
-            raise UsageError(f"{t.name}: two analysis tasks have this name (a task, source, "
-                             "timer or server name clashes with a generated one)")
+            raise UsageError(
+                f"{t.name}: two analysis tasks have this name (a task, source, "
+                "timer or server name clashes with a generated one)"
+            )
         seen.add(t.name)
     return tasks
 
@@ -114,8 +127,19 @@ class Report:
             else:
                 verdict = "MISS: " + r.reason
             T = "unbounded" if t.T is None and not t.once else ("once" if t.once else f(t.T))
-            rows.append([t.name, t.level, str(t.priority), f(t.C), T, f(t.J),
-                         f(t.deadline), f(r.wcrt), verdict])
+            rows.append(
+                [
+                    t.name,
+                    t.level,
+                    str(t.priority),
+                    f(t.C),
+                    T,
+                    f(t.J),
+                    f(t.deadline),
+                    f(r.wcrt),
+                    verdict,
+                ]
+            )
         widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=False)]
         widths[-1] = 0
         lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]

@@ -189,7 +189,9 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
     unb = [j.name for j in hp if not _bounded_for(j, i)]
     if unb:
         return TaskResult(
-            i, None, False,
+            i,
+            None,
+            False,
             f"interfered with by unbounded {', '.join(unb)} (no minimum interarrival)",
         )
     if i.T is None and not i.once:
@@ -207,9 +209,7 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
 
     u = sum(j.C / j.T for j in hp if not j.once and j.T) + (i.C / i.T if i.T and not i.once else 0)
     if u > 1.0:
-        return TaskResult(
-            i, None, False, f"utilization at or above this priority is {u:.3f} > 1"
-        )
+        return TaskResult(i, None, False, f"utilization at or above this priority is {u:.3f} > 1")
     d = i.deadline
     # Level-i busy period.
     if i.once:

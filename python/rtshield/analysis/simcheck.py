@@ -103,23 +103,31 @@ def _shared_timer_sources(system: System) -> list[Source]:
     if not system.timers and len(system.sources) <= 1:
         return []
     if not system.timers:
-        raise SimUnsupported(f"simulator: several sources only as bursty schedulers on one "
-                             f"shared timer; the system has {len(system.sources)} sources "
-                             "and no [[timer]]")
+        raise SimUnsupported(
+            f"simulator: several sources only as bursty schedulers on one "
+            f"shared timer; the system has {len(system.sources)} sources "
+            "and no [[timer]]"
+        )
     if len(system.timers) != 1:
-        raise SimUnsupported(f"simulator: one shared timer only (the engine's bursty limiter "
-                             f"has one); the system has {len(system.timers)} timers")
+        raise SimUnsupported(
+            f"simulator: one shared timer only (the engine's bursty limiter "
+            f"has one); the system has {len(system.timers)} timers"
+        )
     timer = system.timers[0]
     if not system.sources:
         raise SimUnsupported("simulator: a timer without sources")
     if len(system.sources) > MAX_SIM_SOURCES:
-        raise SimUnsupported(f"simulator: at most {MAX_SIM_SOURCES} RX interrupt sources; the "
-                             f"system has {len(system.sources)}")
+        raise SimUnsupported(
+            f"simulator: at most {MAX_SIM_SOURCES} RX interrupt sources; the "
+            f"system has {len(system.sources)}"
+        )
     for src in system.sources:
         if src.model != "bursty" or src.timer != timer.name:
-            raise SimUnsupported(f"simulator: several sources only as bursty schedulers on one "
-                                 f"shared timer; source {src.name} is {src.model!r}"
-                                 + (f" on timer {src.timer!r}" if src.timer else ""))
+            raise SimUnsupported(
+                f"simulator: several sources only as bursty schedulers on one "
+                f"shared timer; source {src.name} is {src.model!r}"
+                + (f" on timer {src.timer!r}" if src.timer else "")
+            )
         if src.driver_work:
             raise SimUnsupported("simulator: driver work is not mapped (driver_work)")
     if timer.period is None:
@@ -131,15 +139,18 @@ def _shared_timer_sources(system: System) -> list[Source]:
 def _check_expressible(system: System) -> Source | None:
     multi = _shared_timer_sources(system)
     if system.servers or system.global_limit or system.nic:
-        raise SimUnsupported("simulator: no deferrable servers, global limit or NIC queues "
-                             "in rtsim_config")
+        raise SimUnsupported(
+            "simulator: no deferrable servers, global limit or NIC queues in rtsim_config"
+        )
     if any(t.level == "isr" for t in system.tasks):
         raise SimUnsupported("simulator: no user interrupt tasks (only RX, timers, tick)")
     if len([t for t in system.tasks]) > 7:
         raise SimUnsupported("simulator: at most 7 periodic tasks besides the driver")
     if system.tick and "tick" in system.costs:
-        raise SimUnsupported("simulator: its tick cannot be analysed exactly here "
-                             "(Burst Mitigation reads a tick-quantized clock); use tick = false")
+        raise SimUnsupported(
+            "simulator: its tick cannot be analysed exactly here "
+            "(Burst Mitigation reads a tick-quantized clock); use tick = false"
+        )
     src = system.sources[0] if system.sources else None
     if multi:
         return multi[0]
@@ -209,8 +220,16 @@ def _shared_timer_plan(system: System, srcs: list[Source], span: int) -> Plan:
     if start <= gap:
         raise SimUnsupported("the bursts of the shared timer's sources exceed its period")
     flows = [[(start, 1e9 / gap)] for _ in srcs]
-    return Plan(start + gap, start + gap + span, flows, isrs[0], sources=list(srcs),
-                source_isr_ns=isrs, flow_source=list(range(len(srcs))), timer_period_ns=P)
+    return Plan(
+        start + gap,
+        start + gap + span,
+        flows,
+        isrs[0],
+        sources=list(srcs),
+        source_isr_ns=isrs,
+        flow_source=list(range(len(srcs))),
+        timer_period_ns=P,
+    )
 
 
 def _shared_timer_cost(system: System, n: int) -> int:
@@ -253,8 +272,9 @@ def run_worst_case(system: System) -> dict[str, int]:
             d.burst = burst_of(system, s)
             d.isr_only = 1
         cfg.costs.timer_isr_ns = _shared_timer_cost(system, len(plan.sources))
-    cfg.costs.driver_per_packet_ns = src.driver_work if src is not None and src.driver_work \
-        else 1000
+    cfg.costs.driver_per_packet_ns = (
+        src.driver_work if src is not None and src.driver_work else 1000
+    )
     threads = sorted(system.tasks, key=lambda t: t.priority)
     low = threads[0].priority if threads else 0
     names = []
@@ -304,8 +324,9 @@ def run_worst_case(system: System) -> dict[str, int]:
             m.slice_ns, m.capacity = src.slice, src.capacity
     err = lib.rtsim_config_error(cfg)
     if err != ffi.NULL:
-        raise SimUnsupported(f"simulator: {ffi.string(err).decode()} "
-                             f"(mitigation {src.model if src else 'none'})")
+        raise SimUnsupported(
+            f"simulator: {ffi.string(err).decode()} (mitigation {src.model if src else 'none'})"
+        )
     sim = lib.rtsim_create(cfg)
     if sim == ffi.NULL:
         raise SimUnsupported("simulator: rtsim_create failed")
@@ -337,8 +358,10 @@ def compare(report: Report, observed: dict[str, int], closeness: float) -> list[
         elif obs > r.wcrt:
             problems.append(f"{name}: observed {obs} ns > WCRT {r.wcrt} ns (analysis unsafe)")
         elif obs < closeness * r.wcrt:
-            problems.append(f"{name}: observed {obs} ns < {closeness:.0%} of WCRT {r.wcrt} ns "
-                            "(analysis or worst case not tight)")
+            problems.append(
+                f"{name}: observed {obs} ns < {closeness:.0%} of WCRT {r.wcrt} ns "
+                "(analysis or worst case not tight)"
+            )
     return problems
 
 

@@ -34,8 +34,9 @@ __all__ = ["expand_source", "expand_timer", "burst_of", "timer_sources"]
 
 
 def _isr(name: str, C: int, T: int | None, prio: int, origin: str, note: str, **kw) -> Task:
-    return Task(name, C, T, None, kw.pop("J", 0), 0, prio, "isr", origin, note,
-                best_effort=True, **kw)
+    return Task(
+        name, C, T, None, kw.pop("J", 0), 0, prio, "isr", origin, note, best_effort=True, **kw
+    )
 
 
 def timer_sources(system: System, timer: Timer) -> list[Source]:
@@ -51,14 +52,14 @@ def burst_of(system: System, src: Source) -> int:
         if timer.period is None:
             raise UsageError(f"timer.{timer.name}.period: open, cannot round source {src.name}")
         return native.round_burst(src.max_rate_hz, timer.hz())
-    raise UsageError(f"source.{src.name}.burst: open (\"?\"); use `rtshield design`")
+    raise UsageError(f'source.{src.name}.burst: open ("?"); use `rtshield design`')
 
 
 def _period(system: System, src: Source) -> int:
     if src.timer is not None:
         timer = next(t for t in system.timers if t.name == src.timer)
         if timer.period is None:
-            raise UsageError(f"timer.{timer.name}.period: open (\"?\"); use `rtshield design`")
+            raise UsageError(f'timer.{timer.name}.period: open ("?"); use `rtshield design`')
         return timer.period
     if src.burst_period is None:
         raise UsageError(f"source.{src.name}.burst_period: missing")
@@ -72,27 +73,71 @@ def expand_source(system: System, src: Source) -> list[Task]:
     if src.model == "pure":
         C = c("t_int") + w
         if src.min_interarrival is None:
-            return [_isr(f"{n}.irq", C, None, p, n,
-                         "pure interrupts: unbounded, no rate asserted (Regehr §5.2)")]
-        return [_isr(f"{n}.irq", C, src.min_interarrival, p, n,
-                     "pure interrupts at an asserted maximum rate")]
+            return [
+                _isr(
+                    f"{n}.irq",
+                    C,
+                    None,
+                    p,
+                    n,
+                    "pure interrupts: unbounded, no rate asserted (Regehr §5.2)",
+                )
+            ]
+        return [
+            _isr(
+                f"{n}.irq",
+                C,
+                src.min_interarrival,
+                p,
+                n,
+                "pure interrupts at an asserted maximum rate",
+            )
+        ]
     if src.model == "polling":
         C = c("t_expire") + c("t_poll") + w
-        return [_isr(f"{n}.poll", C, src.min_interarrival, src.timer_priority, n,
-                     "polling timer: t_expire + t_poll + t_work")]
+        return [
+            _isr(
+                f"{n}.poll",
+                C,
+                src.min_interarrival,
+                src.timer_priority,
+                n,
+                "polling timer: t_expire + t_poll + t_work",
+            )
+        ]
     if src.model == "hardware":
         C = c("t_int") + w
-        return [_isr(f"{n}.irq", C, src.min_interarrival, p, n,
-                     "hardware countdown scheduler: t_int + t_work")]
+        return [
+            _isr(
+                f"{n}.irq",
+                C,
+                src.min_interarrival,
+                p,
+                n,
+                "hardware countdown scheduler: t_int + t_work",
+            )
+        ]
     if src.model == "strict":
         T = src.min_interarrival
         if T is None:
-            raise UsageError(f"source.{n}.min_interarrival: open (\"?\"); use `rtshield design`")
+            raise UsageError(f'source.{n}.min_interarrival: open ("?"); use `rtshield design`')
         return [
-            _isr(f"{n}.irq", c("t_int") + c("t_flip") + c("t_setup") + w, T, p, n,
-                 "strict: t_int + t_flip + t_setup + t_work"),
-            _isr(f"{n}.timer", c("t_expire") + c("t_flip"), T, src.timer_priority, n,
-                 "strict re-enable timer: t_expire + t_flip"),
+            _isr(
+                f"{n}.irq",
+                c("t_int") + c("t_flip") + c("t_setup") + w,
+                T,
+                p,
+                n,
+                "strict: t_int + t_flip + t_setup + t_work",
+            ),
+            _isr(
+                f"{n}.timer",
+                c("t_expire") + c("t_flip"),
+                T,
+                src.timer_priority,
+                n,
+                "strict re-enable timer: t_expire + t_flip",
+            ),
         ]
     if src.model == "bursty":
         N = burst_of(system, src)
@@ -105,16 +150,41 @@ def expand_source(system: System, src: Source) -> list[Task]:
             )
         tasks = []
         if src.burst_model == "double":
-            tasks.append(_isr(f"{n}.burst", 2 * C, T, p, n,
-                              f"bursty N={N}: WCET doubled for back-to-back bursts",
-                              chunk=per + c("t_flip")))
+            tasks.append(
+                _isr(
+                    f"{n}.burst",
+                    2 * C,
+                    T,
+                    p,
+                    n,
+                    f"bursty N={N}: WCET doubled for back-to-back bursts",
+                    chunk=per + c("t_flip"),
+                )
+            )
         else:
-            tasks.append(_isr(f"{n}.burst", C, T, p, n,
-                              f"bursty N={N}: one arrival per burst, jitter T - C",
-                              J=T - C, chunk=per + c("t_flip")))
+            tasks.append(
+                _isr(
+                    f"{n}.burst",
+                    C,
+                    T,
+                    p,
+                    n,
+                    f"bursty N={N}: one arrival per burst, jitter T - C",
+                    J=T - C,
+                    chunk=per + c("t_flip"),
+                )
+            )
         if src.timer is None:
-            tasks.append(_isr(f"{n}.timer", c("t_expire") + c("t_clear") + c("t_flip"), T,
-                              src.timer_priority, n, "bursty timer: t_expire + t_clear + t_flip"))
+            tasks.append(
+                _isr(
+                    f"{n}.timer",
+                    c("t_expire") + c("t_clear") + c("t_flip"),
+                    T,
+                    src.timer_priority,
+                    n,
+                    "bursty timer: t_expire + t_clear + t_flip",
+                )
+            )
         return tasks
     raise AssertionError(src.model)
 
@@ -125,10 +195,18 @@ def expand_timer(system: System, timer: Timer) -> list[Task]:
     if not srcs:
         return []
     if timer.period is None:
-        raise UsageError(f"timer.{timer.name}.period: open (\"?\"); use `rtshield design`")
+        raise UsageError(f'timer.{timer.name}.period: open ("?"); use `rtshield design`')
     where = f"timer.{timer.name}"
     C = system.cost("t_expire", where) + len(srcs) * (
         system.cost("t_clear", where) + system.cost("t_flip", where)
     )
-    return [_isr(timer.name, C, timer.period, timer.priority, timer.name,
-                 f"shared timer of {len(srcs)} sources: t_expire + k (t_clear + t_flip)")]
+    return [
+        _isr(
+            timer.name,
+            C,
+            timer.period,
+            timer.priority,
+            timer.name,
+            f"shared timer of {len(srcs)} sources: t_expire + k (t_clear + t_flip)",
+        )
+    ]

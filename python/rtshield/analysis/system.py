@@ -212,7 +212,7 @@ class _Reader:
         """A ``"?"`` where ``rtshield design`` cannot search is named as such."""
         if v == OPEN:
             raise UsageError(
-                f"{self.key(k)}: cannot be left open (\"?\"); rtshield design searches a strict "
+                f'{self.key(k)}: cannot be left open ("?"); rtshield design searches a strict '
                 "limiter's min_interarrival or max_rate, a bursty limiter's burst, a server's "
                 "budget, a burst_mitigation capacity, or a shared timer's rate or period"
             )
@@ -227,8 +227,15 @@ class _Reader:
             raise UsageError(f"{self.key(k)}: {v!r} is not one of {', '.join(choices)}")
         return v
 
-    def integer(self, k: str, default: int | None = None, *, minimum: int = 0,
-                maximum: int = 2**63 - 1, allow_open=False):
+    def integer(
+        self,
+        k: str,
+        default: int | None = None,
+        *,
+        minimum: int = 0,
+        maximum: int = 2**63 - 1,
+        allow_open=False,
+    ):
         v = self.raw(k, default)
         if allow_open and v == OPEN:
             self.opened.append(k)
@@ -315,8 +322,9 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
         plat, costs, _ = scenario_platform(name)
     except UsageError as e:
         msg = str(e)
-        raise UsageError("system." + msg if msg.startswith("platform:") else
-                         f"system.platform: {msg}") from None
+        raise UsageError(
+            "system." + msg if msg.startswith("platform:") else f"system.platform: {msg}"
+        ) from None
     out = dict(costs)
     out["tick"] = plat.tick_ns
     out["tick_isr"] = plat.tick_isr_ns
@@ -385,8 +393,16 @@ def _load_system(doc: dict, path: Path) -> System:
     for k, v in extra.items():
         costs[k] = duration_ns(v, f"costs.{k}", clock_hz=clock)
 
-    s = System(name=name, path=str(path), nesting=nesting, clock_hz=clock, costs=costs,
-               platform=platform, tick=tick, tick_priority=tick_priority)
+    s = System(
+        name=name,
+        path=str(path),
+        nesting=nesting,
+        clock_hz=clock,
+        costs=costs,
+        platform=platform,
+        tick=tick,
+        tick_priority=tick_priority,
+    )
     opened: list[OpenParam] = []
 
     def entries(section: str) -> list[dict]:
@@ -471,7 +487,7 @@ def _load_system(doc: dict, path: Path) -> System:
 
     if len(opened) > 1:
         raise UsageError(
-            f"{opened[1].label}: only one parameter may be open (\"?\"); "
+            f'{opened[1].label}: only one parameter may be open ("?"); '
             f"{opened[0].label} is open too"
         )
     s.open = opened[0] if opened else None

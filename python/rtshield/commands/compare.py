@@ -25,21 +25,31 @@ def register(sub: argparse._SubParsersAction) -> None:
             "before anything runs."
         ),
         epilog="example: rtshield compare scenarios/danicki2021/queue_100.toml "
-               "scenarios/danicki2021/queue_750.toml --out out/queues",
+        "scenarios/danicki2021/queue_750.toml --out out/queues",
     )
     p.add_argument("scenarios", metavar="SCENARIO", nargs="+", help="scenario files (.toml)")
     p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument("--jobs", type=int, default=2, metavar="N",
-                   help="scenarios run at the same time (default 2)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="scenarios run at the same time (default 2)",
+    )
     p.add_argument("--title", default="rtshield comparison", help="report title")
     add_set_option(p)
     p.set_defaults(handler=handle)
 
 
 def add_set_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                   help="override one setting in every scenario, e.g. --set "
-                        "scenario.duration=10s (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override one setting in every scenario, e.g. --set "
+        "scenario.duration=10s (repeatable)",
+    )
 
 
 def print_table(outcomes) -> None:
@@ -50,22 +60,31 @@ def print_table(outcomes) -> None:
     print(text_table(["", *names], rows))
 
 
-def run_and_report(paths, out, jobs: int, title: str, intro: str, sets=(),
-                   label: str = "compare") -> int:
+def run_and_report(
+    paths, out, jobs: int, title: str, intro: str, sets=(), label: str = "compare", sections=None
+) -> int:
+    """Run ``paths``, write the comparative report, print the table.
+
+    ``sections``, if given, maps the outcomes to extra ``(heading, html)``
+    report sections (the demo's claims table).
+    """
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
     since = time.time_ns()
     overrides = parse_overrides(list(sets)) or None
     if overrides:
-        intro += " Overridden from the command line: " + ", ".join(
-            html.escape(s) for s in sets) + "."
+        intro += (
+            " Overridden from the command line: " + ", ".join(html.escape(s) for s in sets) + "."
+        )
     bar = ProgressBar(label, unit="scenarios done")
     try:
-        outcomes = run_many(paths, out, jobs=jobs, overrides=overrides,
-                            on_done=lambda d, n, _o: bar(d, n))
+        outcomes = run_many(
+            paths, out, jobs=jobs, overrides=overrides, on_done=lambda d, n, _o: bar(d, n)
+        )
     finally:
         bar.close()
-    report = compare(outcomes, out, title, intro)
+    extra = sections(outcomes) if sections else ()
+    report = compare(outcomes, out, title, intro, extra_sections=extra)
     prune_stale(out, since)
     print_table(outcomes)
     print(f"report: {report}")

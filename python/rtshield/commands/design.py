@@ -8,15 +8,15 @@ import json
 def register(sub) -> None:
     p = sub.add_parser(
         "design",
-        help="find the most generous safe value of the parameter written \"?\"",
+        help='find the most generous safe value of the parameter written "?"',
         description=(
-            "For a system where one protection parameter is written \"?\" (a strict limiter's "
+            'For a system where one protection parameter is written "?" (a strict limiter\'s '
             "min_interarrival, a bursty limiter's burst, a server's budget, a Burst Mitigation "
             "capacity, or a shared timer's rate), find the boundary at which every task stays "
             "schedulable, with the margin. Exit status 0 if a safe value exists, 1 if not."
         ),
     )
-    p.add_argument("system", help="system description (TOML) with one value written \"?\"")
+    p.add_argument("system", help='system description (TOML) with one value written "?"')
     p.add_argument("--json", action="store_true", help="print the result as JSON (times in µs)")
     p.set_defaults(handler=run)
 

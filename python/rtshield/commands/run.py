@@ -29,17 +29,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
     p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                   help="override one setting of the file, e.g. --set driver.queue=750 "
-                        "--set scenario.duration=10s (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override one setting of the file, e.g. --set driver.queue=750 "
+        "--set scenario.duration=10s (repeatable)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     since = time.time_ns()
-    scenario = load_scenario(args.scenario, parse_overrides(args.set) or None,
-                             overrides_origin="--set")
+    scenario = load_scenario(
+        args.scenario, parse_overrides(args.set) or None, overrides_origin="--set"
+    )
     out = prepare_out_dir(args.out)
     bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
     try:
@@ -50,6 +56,8 @@ def handle(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
         print(text_table(["", scenario.name], key_metrics(outcome.entry.summary)))
-        print(f"results: {out}/ (report: {out / 'report.html'}), "
-              f"{outcome.wall_s:.1f} s wall", file=sys.stdout)
+        print(
+            f"results: {out}/ (report: {out / 'report.html'}), {outcome.wall_s:.1f} s wall",
+            file=sys.stdout,
+        )
     return 0

@@ -76,8 +76,15 @@ def handle(args: argparse.Namespace) -> int:
     out = Path(args.out)
     rows = sweep.sweep_rows(axes, points, [o.entry.summary for o in outcomes])
     sweep.write_tables(out, rows)
-    fig = late_output(out, "sweep figure", "sweep.csv, sweep.json and every point's results are",
-                      sweep.write_figure, out, axes, rows)
+    fig = late_output(
+        out,
+        "sweep figure",
+        "sweep.csv, sweep.json and every point's results are",
+        sweep.write_figure,
+        out,
+        axes,
+        rows,
+    )
     intro = (
         f"Sweep of {html.escape(args.scenario)} over "
         + "; ".join(html.escape(f"{a.key} ∈ {{{', '.join(a.values)}}}") for a in axes)

@@ -1,9 +1,10 @@
 """The claims of Danicki et al. §3, as checks on simulated results.
 
-Shared by ``tests/test_validation_danicki.py`` (which asserts the claims that
-hold) and by the calibration notes in ``docs/validation.md`` (which lists
-them all with their simulated values). Each check returns ``(holds, value)``:
-``value`` is the simulated number the claim is compared with, as text.
+Used by ``rtshield demo`` (the report's "Claims" table), by
+``tests/test_validation_danicki.py`` (which asserts the claims that hold) and
+by the calibration notes in ``docs/validation.md`` (which lists them all with
+their simulated values). Each check returns ``(holds, value)``: ``value`` is
+the simulated number the claim is compared with, as text.
 
 The paper's "received" is the number of interrupts executed on the device's
 core (§3, the monitored counters): here ``isr_runs``. Its "processed" is the
@@ -14,8 +15,10 @@ the worst single cycle (``lateness_max_pct``) is reported beside it.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -49,8 +52,9 @@ def equal_lateness(res: dict[str, Any]) -> tuple[bool, str]:
     r = res["scheduler_equal"]
     lat = _ts(r)["lateness_pct"]
     mx = float(lat.max())
-    return 250.0 <= mx <= 1000.0, (f"max per-second accumulated {mx:.0f} %; worst cycle "
-                                   f"{r.critical['lateness_max_pct']:.0f} %")
+    return 250.0 <= mx <= 1000.0, (
+        f"max per-second accumulated {mx:.0f} %; worst cycle {r.critical['lateness_max_pct']:.0f} %"
+    )
 
 
 #: The paper's high load: "100,000 network interrupts in high-load scenarios" (§3).
@@ -75,7 +79,8 @@ def high_lateness_cycle(res: dict[str, Any]) -> tuple[bool, str]:
     v = float(ts["lateness_max_pct"][first])
     off = int(ts["offered"][first])
     return off > ONSET_PPS and 1.0 <= v <= 20.0, (
-        f"first late second at {off} pkt/s, worst cycle {v:.1f} %")
+        f"first late second at {off} pkt/s, worst cycle {v:.1f} %"
+    )
 
 
 def equal_processed(res: dict[str, Any]) -> tuple[bool, str]:
@@ -90,8 +95,10 @@ def high_lateness(res: dict[str, Any]) -> tuple[bool, str]:
     below = ts["lateness_pct"][ts["offered"] < ONSET_PPS]
     mx = float(ts["lateness_pct"].max())
     ok = float(below.max(initial=0.0)) == 0.0 and mx <= 25.0
-    return ok, (f"0 % below 50 kpps: {float(below.max(initial=0.0)) == 0.0}; max per-second "
-                f"accumulated {mx:.0f} %; worst cycle {r.critical['lateness_max_pct']:.0f} %")
+    return ok, (
+        f"0 % below 50 kpps: {float(below.max(initial=0.0)) == 0.0}; max per-second "
+        f"accumulated {mx:.0f} %; worst cycle {r.critical['lateness_max_pct']:.0f} %"
+    )
 
 
 def high_processed_falls(res: dict[str, Any]) -> tuple[bool, str]:
@@ -105,7 +112,8 @@ def high_processed_falls(res: dict[str, Any]) -> tuple[bool, str]:
     far = th["processed"].sum() / max(1, te["processed"].sum())
     return lower and falling and far < 0.8, (
         f"processed {th['processed'].sum()} vs {te['processed'].sum()} with equal priorities "
-        f"({far:.2f}x); falls monotonically above 30 kpps: {falling}")
+        f"({far:.2f}x); falls monotonically above 30 kpps: {falling}"
+    )
 
 
 def burst_cap(res: dict[str, Any]) -> tuple[bool, str]:
@@ -132,7 +140,8 @@ def hyst_no_lateness_while_driver_runs(res: dict[str, Any]) -> tuple[bool, str]:
     n_run = int(np.count_nonzero(running & (ts["offered"] > 0)))
     return float(late.max(initial=0.0)) == 0.0, (
         f"max lateness in the {n_run} loaded seconds where the driver ran: "
-        f"{float(late.max(initial=0.0)):.0f} %")
+        f"{float(late.max(initial=0.0)):.0f} %"
+    )
 
 
 def hyst_collapse(res: dict[str, Any]) -> tuple[bool, str]:
@@ -143,7 +152,8 @@ def hyst_collapse(res: dict[str, Any]) -> tuple[bool, str]:
     follows = ts["received"][peak] >= 0.6 * ts["offered"][peak]
     return at_peak <= 0.1 * best and bool(follows), (
         f"processed at the peak {at_peak} vs best {best}; received at the peak "
-        f"{int(ts['isr_runs'][peak])} of {int(ts['offered'][peak])} sent")
+        f"{int(ts['isr_runs'][peak])} of {int(ts['offered'][peak])} sent"
+    )
 
 
 def budget_linear(res: dict[str, Any]) -> tuple[bool, str]:
@@ -153,7 +163,7 @@ def budget_linear(res: dict[str, Any]) -> tuple[bool, str]:
     late = np.nonzero(lat > 0)[0]
     if len(late) < 3:
         return False, "fewer than three late seconds"
-    sel = idx[late[0]:]
+    sel = idx[late[0] :]
     sel = sel[ts["cycles"][sel] > 0]
     x, y = ts["offered"][sel].astype(float), ts["lateness_pct"][sel]
     rr = float(np.corrcoef(x, y)[0, 1]) if len(sel) >= 3 and np.std(y) > 0 else 0.0
@@ -179,7 +189,8 @@ def queue500(res: dict[str, Any]) -> tuple[bool, str]:
     lat = r.critical["lateness_sum_pct"]
     return lat == 0.0 and float(ratio.min()) >= 0.95, (
         f"lateness sum {lat:.0f} %; processed / received per second >= {float(ratio.min()):.3f}; "
-        f"saturates at {int(ts['processed'].max())} pkt/s")
+        f"saturates at {int(ts['processed'].max())} pkt/s"
+    )
 
 
 def queue100(res: dict[str, Any]) -> tuple[bool, str]:
@@ -192,49 +203,178 @@ def queue100(res: dict[str, Any]) -> tuple[bool, str]:
 def queue750(res: dict[str, Any]) -> tuple[bool, str]:
     r = res["queue_750"]
     mx = float(_ts(r)["lateness_pct"].max())
-    return mx > 0.0, (f"max per-second accumulated {mx:.0f} %; worst cycle "
-                      f"{r.critical['lateness_max_pct']:.1f} %")
+    return mx > 0.0, (
+        f"max per-second accumulated {mx:.0f} %; worst cycle {r.critical['lateness_max_pct']:.1f} %"
+    )
 
 
 ACC = "per-second accumulated lateness"
 CLAIMS = [
-    Claim("equal_lateness", "scheduler_equal",
-          "§3 Scheduler: equal priorities, lateness up to 500 %", ACC, equal_lateness),
-    Claim("equal_lateness_cycle", "scheduler_equal",
-          "§3 Scheduler: equal priorities, lateness up to 500 % (read as one cycle's lateness)",
-          "worst single cycle, rising loads up to 100 000 pkt/s", equal_lateness_cycle),
-    Claim("equal_processed", "scheduler_equal",
-          "§3 Scheduler: equal priorities, the driver processes almost all packets",
-          "processed / received", equal_processed),
-    Claim("high_lateness", "scheduler_critical_high",
-          "§3 Scheduler: critical task higher, lateness almost zero, about 8 % beyond 50 000 pkt/s",
-          ACC, high_lateness),
-    Claim("high_lateness_cycle", "scheduler_critical_high",
-          "§3 Scheduler: critical task higher, about 8 % beyond 50 000 pkt/s (read as one cycle)",
-          "worst single cycle in the first late second", high_lateness_cycle),
-    Claim("high_processed_falls", "scheduler_critical_high",
-          "§3 Scheduler: critical task higher, processed far lower, falling as interrupts rise",
-          "processed per second", high_processed_falls),
-    Claim("burst_cap", "burst", "§3 Burst: received packets never exceed 30 000 per second",
-          "received per second", burst_cap),
-    Claim("burst_no_lateness", "burst", "§3 Burst: no lateness with 600 per 20 ms", ACC,
-          burst_no_lateness),
-    Claim("burst_high_capacity", "burst_high_capacity",
-          "§3 Burst: a significantly higher capacity leads to lateness", ACC, burst_high_capacity),
-    Claim("hyst_no_lateness", "hysteresis",
-          "§3 Hysteresis: no lateness except when interrupts throttle the driver", ACC,
-          hyst_no_lateness_while_driver_runs),
-    Claim("hyst_collapse", "hysteresis",
-          "§3 Hysteresis: throughput plummets under heavy interrupt load; interrupts follow sent",
-          "processed and received per second", hyst_collapse),
-    Claim("budget_linear", "budget", "§3/§4 Budget: lateness grows roughly linearly with load", ACC,
-          budget_linear),
-    Claim("budget_slope", "budget", "§3 Budget: 0.76 additional processed per additional received",
-          "slope of processed vs received per second", budget_slope),
-    Claim("queue500", "queue_500",
-          "§3 Queue 500: no lateness, processed tracks received (saturating near 30 000 pkt/s)",
-          ACC + "; processed / received", queue500),
-    Claim("queue100", "queue_100", "§3 Queue 100: lower throughput, no lateness",
-          "processed; " + ACC, queue100),
+    Claim(
+        "equal_lateness",
+        "scheduler_equal",
+        "§3 Scheduler: equal priorities, lateness up to 500 %",
+        ACC,
+        equal_lateness,
+    ),
+    Claim(
+        "equal_lateness_cycle",
+        "scheduler_equal",
+        "§3 Scheduler: equal priorities, lateness up to 500 % (read as one cycle's lateness)",
+        "worst single cycle, rising loads up to 100 000 pkt/s",
+        equal_lateness_cycle,
+    ),
+    Claim(
+        "equal_processed",
+        "scheduler_equal",
+        "§3 Scheduler: equal priorities, the driver processes almost all packets",
+        "processed / received",
+        equal_processed,
+    ),
+    Claim(
+        "high_lateness",
+        "scheduler_critical_high",
+        "§3 Scheduler: critical task higher, lateness almost zero, about 8 % beyond 50 000 pkt/s",
+        ACC,
+        high_lateness,
+    ),
+    Claim(
+        "high_lateness_cycle",
+        "scheduler_critical_high",
+        "§3 Scheduler: critical task higher, about 8 % beyond 50 000 pkt/s (read as one cycle)",
+        "worst single cycle in the first late second",
+        high_lateness_cycle,
+    ),
+    Claim(
+        "high_processed_falls",
+        "scheduler_critical_high",
+        "§3 Scheduler: critical task higher, processed far lower, falling as interrupts rise",
+        "processed per second",
+        high_processed_falls,
+    ),
+    Claim(
+        "burst_cap",
+        "burst",
+        "§3 Burst: received packets never exceed 30 000 per second",
+        "received per second",
+        burst_cap,
+    ),
+    Claim(
+        "burst_no_lateness",
+        "burst",
+        "§3 Burst: no lateness with 600 per 20 ms",
+        ACC,
+        burst_no_lateness,
+    ),
+    Claim(
+        "burst_high_capacity",
+        "burst_high_capacity",
+        "§3 Burst: a significantly higher capacity leads to lateness",
+        ACC,
+        burst_high_capacity,
+    ),
+    Claim(
+        "hyst_no_lateness",
+        "hysteresis",
+        "§3 Hysteresis: no lateness except when interrupts throttle the driver",
+        ACC,
+        hyst_no_lateness_while_driver_runs,
+    ),
+    Claim(
+        "hyst_collapse",
+        "hysteresis",
+        "§3 Hysteresis: throughput plummets under heavy interrupt load; interrupts follow sent",
+        "processed and received per second",
+        hyst_collapse,
+    ),
+    Claim(
+        "budget_linear",
+        "budget",
+        "§3/§4 Budget: lateness grows roughly linearly with load",
+        ACC,
+        budget_linear,
+    ),
+    Claim(
+        "budget_slope",
+        "budget",
+        "§3 Budget: 0.76 additional processed per additional received",
+        "slope of processed vs received per second",
+        budget_slope,
+    ),
+    Claim(
+        "queue500",
+        "queue_500",
+        "§3 Queue 500: no lateness, processed tracks received (saturating near 30 000 pkt/s)",
+        ACC + "; processed / received",
+        queue500,
+    ),
+    Claim(
+        "queue100",
+        "queue_100",
+        "§3 Queue 100: lower throughput, no lateness",
+        "processed; " + ACC,
+        queue100,
+    ),
     Claim("queue750", "queue_750", "§3 Queue 750: lateness emerges", ACC, queue750),
 ]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim checked against a set of runs; ``holds`` is None when a run it needs is missing."""
+
+    claim: Claim
+    holds: bool | None
+    value: str
+
+
+def from_outcome(summary: dict[str, Any], timeseries: dict[str, Any]) -> Any:
+    """A run as the checks read it, built from its summary and time series."""
+    return SimpleNamespace(
+        timeseries={k: np.asarray(v) for k, v in timeseries.items()},
+        critical=summary.get("critical", {}),
+        totals=summary.get("totals", {}),
+        mitigation=summary.get("mitigation", {}),
+    )
+
+
+def evaluate(results: dict[str, Any]) -> list[Verdict]:
+    """Check every claim whose runs are in ``results`` (name → run)."""
+    out = []
+    for c in CLAIMS:
+        try:
+            ok, value = c.check(results)
+        except KeyError as e:
+            out.append(Verdict(c, None, f"not run here (needs the run {e.args[0]})"))
+            continue
+        out.append(Verdict(c, bool(ok), value))
+    return out
+
+
+def verdicts_html(verdicts: list[Verdict]) -> str:
+    """The claims table of a report: claim, compared with, simulated, verdict."""
+    mark = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
+    rows = []
+    for v in verdicts:
+        cls, word = mark[v.holds]
+        cells = "".join(
+            f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.measure, v.value)
+        )
+        rows.append(f'<tr>{cells}<td class="{cls}">{word}</td></tr>')
+    head = "".join(
+        f"<th>{h}</th>" for h in ("claim (Danicki et al.)", "compared with", "simulated", "verdict")
+    )
+    n_ok = sum(v.holds is True for v in verdicts)
+    n_run = sum(v.holds is not None for v in verdicts)
+    return (
+        f"<p>{n_ok} of the {n_run} claims checked here hold in this run. Why the others do not, "
+        "and which lateness reading each claim is compared with: docs/validation.md. The claim "
+        "about a much higher Burst capacity needs one more run: <code>rtshield sweep "
+        "scenarios/danicki2021/burst.toml --set mitigation.capacity=600,2000 --out DIR</code>."
+        "</p>"
+        '<div class="tablewrap claims"><table><thead><tr>'
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
