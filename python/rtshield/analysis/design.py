@@ -194,7 +194,12 @@ def _largest(system, op, setter, lo: int, hi: int, kind: str, param: str, note="
             "",
             note or "safe up to the end of the search range",
         )
-    while bad - good > 1:
+    return _bisect(system, op, setter, good, bad, kind, param, note)
+
+
+def _bisect(system, op, setter, good: int, bad: int, kind: str, param: str, note: str):
+    """Narrow a safe ``good`` and an unsafe ``bad`` (either order) to neighbours."""
+    while abs(bad - good) > 1:
         mid = (good + bad) // 2
         if _ok(_try(system, op, setter, mid)):
             good = mid
@@ -216,25 +221,10 @@ def _smallest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=
     top = _try(system, op, setter, hi)
     if not _ok(top):
         return Design(param, kind, None, None, hi, _why(top), f"unsafe even at {format_ns(hi)}")
-    good, bad = hi, lo - 1
+    good = hi
     if _ok(_try(system, op, setter, lo)):
         return Design(param, kind, lo, _try(system, op, setter, lo), None, "", note)
-    bad = lo
-    while good - bad > 1:
-        mid = (good + bad) // 2
-        if _ok(_try(system, op, setter, mid)):
-            good = mid
-        else:
-            bad = mid
-    return Design(
-        param,
-        kind,
-        good,
-        _try(system, op, setter, good),
-        bad,
-        _why(_try(system, op, setter, bad)),
-        note,
-    )
+    return _bisect(system, op, setter, good, lo, kind, param, note)
 
 
 def shared_timer_candidates(rates_hz: list[float], f_min: int = 1) -> list[int]:
