@@ -13,6 +13,8 @@ rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, uns
     rts_flow_table_init(&rx->flows, now);
     rts_pi_init(&rx->pi, task_base_prio);
     rx->port = port;
+    rx->short_circuit = 1u;
+    rx->pad[0] = rx->pad[1] = rx->pad[2] = 0u;
     for (unsigned i = 0; i < RTS_RX_OUTCOMES; i++) rx->outcomes[i] = 0u;
     rx->recycled = 0u;
     rx->harvested = 0u;
@@ -63,7 +65,7 @@ static void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio,
     const bool low = rts_fq_ring_low(&rx->fq);
     const int lowest = rts_fq_lowest_prio(&rx->fq);
     rts_rx_outcome out = RTS_RX_QUEUED;
-    if (low && lowest >= 0 && (int)prio <= lowest) {
+    if (rx->short_circuit && low && lowest >= 0 && (int)prio <= lowest) {
         out = RTS_RX_SHORT_CIRCUIT; /* (a) */
     } else if (!rts_flow_admit_isr(&rx->flows, flow, now)) {
         out = RTS_RX_FLOW_LIMIT; /* (b) */
@@ -79,9 +81,12 @@ static void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio,
         if (rts_pi_on_enqueue_isr(&rx->pi, prio) == RTS_PI_RAISED) {
             res->flags |= RTS_ACT_RESCHEDULE;
         }
-        /* (c): only a buffer of lower priority than this packet (the queues
-         * held one before it) is recycled; the lowest level is below prio. */
-        if (low && lowest >= 0) {
+        /* (c): recycle only a buffer of strictly lower priority than this
+         * packet, judged after the push (a flow whose priority was raised
+         * has moved to its new level with it). Without the short circuit
+         * the lowest level may be the packet's own: its oldest buffer goes. */
+        const int lowest_now = rts_fq_lowest_prio(&rx->fq);
+        if (low && lowest_now >= 0 && (lowest_now < (int)prio || !rx->short_circuit)) {
             uint16_t victim;
             uint8_t vflow;
             if (rts_fq_recycle_lowest_isr(&rx->fq, &victim, &vflow) == RTS_OK) {

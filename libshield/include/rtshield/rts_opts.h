@@ -43,6 +43,15 @@
 #define RTS_BURSTY_MAX_SOURCES 8
 #endif
 
+/* ------------------------------------------------------------------ shield */
+
+/** RX interrupt sources (lines) one rts_shield guards (rts_shield.h). Range
+ *  1..RTS_BURSTY_MAX_SOURCES (and at most 8). RAM: about 64 bytes per source
+ *  (its strict limiter and line holds). */
+#ifndef RTS_SHIELD_MAX_SOURCES
+#define RTS_SHIELD_MAX_SOURCES 4
+#endif
+
 /* ------------------------------------------------------ Danicki mitigations */
 
 /** Burst Mitigation defaults used by rts_burst_mit_cfg_default(): slice
@@ -159,6 +168,9 @@
 #endif
 #if RTS_BURSTY_MAX_SOURCES < 1 || RTS_BURSTY_MAX_SOURCES > 32
 #error "RTS_BURSTY_MAX_SOURCES must be in 1..32"
+#endif
+#if RTS_SHIELD_MAX_SOURCES < 1 || RTS_SHIELD_MAX_SOURCES > 8 || RTS_SHIELD_MAX_SOURCES > RTS_BURSTY_MAX_SOURCES
+#error "RTS_SHIELD_MAX_SOURCES must be in 1..8 and at most RTS_BURSTY_MAX_SOURCES"
 #endif
 #if RTS_BURST_MIT_CAPACITY_DEFAULT < 1
 #error "RTS_BURST_MIT_CAPACITY_DEFAULT must be at least 1 packet"

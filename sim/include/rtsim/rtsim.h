@@ -23,12 +23,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rtshield/rts_opts.h"
+
 /** Fixed sizes of the configuration and result arrays. */
 enum {
     RTSIM_MAX_CORES = 4,
     RTSIM_MAX_TASKS = 8,
     RTSIM_MAX_FLOWS = 8,
-    RTSIM_MAX_SOURCES = 4,   /**< RX interrupt lines (sources) of the edge NIC */
+    RTSIM_MAX_SOURCES = RTS_SHIELD_MAX_SOURCES, /**< RX interrupt lines (sources) of the edge NIC */
+    RTSIM_MAX_NIC_QUEUES = RTS_NIC_MAX_QUEUES,  /**< queues of the multiqueue NIC */
+    RTSIM_FRAME_MAX = 1522,  /**< largest frame: Ethernet 1518 + one 802.1Q tag */
     RTSIM_MAX_RATES = 64,    /**< rates of a `steps` pattern */
     RTSIM_HIST_SUB = 1024,   /**< log histogram: bins per octave (0.1 % resolution) */
     RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
@@ -40,8 +44,18 @@ typedef enum rtsim_task_kind {
     RTSIM_TASK_PERIODIC = 0,   /**< period P, work W per cycle (Danicki §3 critical task) */
     RTSIM_TASK_DRIVER = 1,     /**< network driver: one packet per driver_per_packet cost */
     RTSIM_TASK_BACKGROUND = 2, /**< always ready; measures leftover CPU */
-    RTSIM_TASK_WORKER = 3 /**< receiver of one flow: waits on its mailbox, work_ns per message */
+    RTSIM_TASK_WORKER = 3, /**< receiver of one flow: waits on its mailbox, work_ns per message */
+    RTSIM_TASK_POLLING = 4 /**< the global limiter's polling task (Behnke §5.5) */
 } rtsim_task_kind;
+
+/** What a flow's frames are. */
+typedef enum rtsim_proto {
+    RTSIM_PROTO_TCP = 0,  /**< TCP SYN segments (a SYN flood, or connection requests) */
+    RTSIM_PROTO_UDP = 1,  /**< UDP datagrams */
+    RTSIM_PROTO_ICMP = 2, /**< ICMP echo requests */
+    RTSIM_PROTO_ARP = 3,  /**< ARP requests */
+    RTSIM_PROTO_RAW = 4   /**< an Ethernet frame of an unknown EtherType */
+} rtsim_proto;
 
 /** Rate patterns of a traffic flow. */
 typedef enum rtsim_pattern {
@@ -57,8 +71,12 @@ typedef enum rtsim_pattern {
 /** NIC kinds. */
 typedef enum rtsim_nic_kind {
     RTSIM_NIC_EDGE = 0,    /**< one interrupt per packet; the ISR carries the packet */
-    RTSIM_NIC_DMA_RING = 1 /**< ring of `ring` descriptors; the ISR moves ready ones */
+    RTSIM_NIC_DMA_RING = 1, /**< ring of `ring` descriptors; the ISR moves ready ones */
+    RTSIM_NIC_MULTIQUEUE = 2 /**< Behnke §7: distribution map, per-queue moderation (rts_nic_*) */
 } rtsim_nic_kind;
+
+/** rtsim_flow_cfg.nic_queue of a flow the multiqueue NIC's map does not know. */
+enum { RTSIM_NIC_UNMAPPED = 0xFFFFFFFFu };
 
 /** Mitigations; each is a libshield component. */
 typedef enum rtsim_mitigation_kind {
@@ -81,8 +99,25 @@ typedef enum rtsim_drop {
     RTSIM_DROP_QUEUE_FULL = 3,   /**< driver RX queue full */
     RTSIM_DROP_MITIGATION = 4,   /**< dropped in the ISR on a mitigation's decision */
     RTSIM_DROP_MAILBOX_FULL = 5, /**< a worker's mailbox was full when the driver handed it over */
-    RTSIM_DROP_COUNT = 6
+    RTSIM_DROP_NIC_UNREGISTERED = 6, /**< multiqueue NIC: no map entry, dropped before any interrupt */
+    RTSIM_DROP_NIC_QUEUE_FULL = 7,   /**< multiqueue NIC: its queue was full */
+    RTSIM_DROP_RECYCLED = 8,      /**< queued, then its buffer recycled for a higher-priority one (c) */
+    RTSIM_DROP_SHORT_CIRCUIT = 9, /**< ring low, lowest priority: reposted at once (a) */
+    RTSIM_DROP_FLOW_SERVER = 10,  /**< its flow's deferrable server was exhausted (b) */
+    RTSIM_DROP_GLOBAL_LIMIT = 11, /**< over the global limit with no ring to wait in (edge NIC) */
+    RTSIM_DROP_NO_SOCKET = 12,    /**< processed by the stack, but no socket is bound to its port */
+    RTSIM_DROP_COUNT = 13
 } rtsim_drop;
+
+/** Execution paths of the receive path's ISR, per frame (Behnke Fig. 10). */
+typedef enum rtsim_rx_path {
+    RTSIM_PATH_REGULAR = 0,       /**< classified and queued */
+    RTSIM_PATH_SHORT_CIRCUIT = 1, /**< (a) */
+    RTSIM_PATH_PRIO_RAISE = 2,    /**< queued, the network task's priority raised */
+    RTSIM_PATH_RECYCLE = 3,       /**< queued, a lower-priority buffer recycled (c), with any raise */
+    RTSIM_PATH_REJECTED = 4,      /**< refused by its flow server (b), its full queue, or a limiter */
+    RTSIM_PATH_COUNT = 5
+} rtsim_rx_path;
 
 /** CPU contexts whose time is accounted: the ISRs (all cores), idle of core
  *  0, task i at RTSIM_CTX_TASK0 + i, idle of core k > 0 at
@@ -107,7 +142,8 @@ typedef enum rtsim_trace_kind {
     RTSIM_TR_LINE = 5, /**< an interrupt line's enable bit changes; arg: line; value: 1 on, 0 off */
     RTSIM_TR_CYCLE_END =
         6, /**< a periodic task ends a cycle; arg: task; value: earliness ns (< 0: late) */
-    RTSIM_TR_DELIVER = 7 /**< a packet is delivered; arg: flow; value: latency ns */
+    RTSIM_TR_DELIVER = 7, /**< a packet is delivered; arg: flow; value: latency ns */
+    RTSIM_TR_PRIO = 8     /**< the network task's priority changes; arg: task; value: new priority */
 } rtsim_trace_kind;
 
 /** One trace record. */
@@ -147,7 +183,42 @@ typedef struct rtsim_flow_cfg {
     uint32_t poisson;      /**< piecewise: 1 = exponential gaps at the current mean rate */
     double rates_pps[RTSIM_MAX_RATES];
     int64_t rate_t_ns[RTSIM_MAX_RATES]; /**< piecewise: change points */
+    /* what its frames are (rtsim_frame_build()) */
+    uint32_t proto;    /**< rtsim_proto */
+    uint32_t dst_port; /**< TCP/UDP destination (the device's local) port */
+    uint32_t src_port; /**< TCP/UDP source port */
+    uint32_t src_addr; /**< IPv4 source address, host order */
+    uint32_t dst_addr; /**< IPv4 destination address (the device), host order */
+    uint32_t vlan;     /**< 1: one 802.1Q tag */
+    uint32_t vlan_pcp; /**< the tag's priority code point, 0..7 */
+    /* the socket a receiver bound to it (receive path on; Behnke §5.6) */
+    uint32_t bound;       /**< 1: a socket is bound to (proto, dst_port): the flow is registered */
+    uint32_t prio;        /**< flow priority, 0..RTS_FLOW_PRIO_LEVELS-1 */
+    uint32_t capacity;    /**< deferrable server: packets per server period; 0 = unlimited */
+    int64_t server_period_ns; /**< server period (> 0 when capacity > 0) */
+    uint32_t queue_limit; /**< flow queue capacity, packets; 0 = the pool */
+    uint32_t nic_queue;   /**< multiqueue NIC: its queue, or RTSIM_NIC_UNMAPPED */
 } rtsim_flow_cfg;
+
+/** One queue of the multiqueue NIC (Behnke §7.3.2, Table 2). All timers 0:
+ *  unmoderated, an interrupt on every arrival. */
+typedef struct rtsim_nic_queue_cfg {
+    uint32_t size;     /**< n_q, descriptors */
+    int64_t t_abs_ns;  /**< absolute timer, 0 = off */
+    int64_t t_pack_ns; /**< packet timer, 0 = off */
+    uint32_t frames;   /**< frame threshold, 0 = off */
+} rtsim_nic_queue_cfg;
+
+/** The receive path of Behnke et al. §5 (libshield's flow queues). */
+typedef struct rtsim_rx_cfg {
+    uint32_t enabled;          /**< 1: early demultiplexing into flow queues */
+    uint32_t nbufs;            /**< buffers in the pool shared by the ring and the flow queues */
+    uint32_t recycle_threshold; /**< recycle below this many posted buffers; 0xFFFFFFFF: libshield's default share */
+    uint32_t short_circuit;    /**< 1: path (a) on (the paper); 0: off */
+    uint32_t eager_invalidate; /**< 1: the ISR invalidates the whole frame (eager); 0: lazy (the paper) */
+    uint32_t global_capacity;  /**< packets per global period; 0 = no global limit */
+    int64_t global_period_ns;
+} rtsim_rx_cfg;
 
 /** CPU cost of each activity, in ns (the platform preset's [costs]). */
 typedef struct rtsim_costs {
@@ -160,6 +231,12 @@ typedef struct rtsim_costs {
     int64_t mitig_driver_ns;      /**< mitigation hook in the driver, per packet */
     int64_t mitig_report_ns;      /**< the critical task's report to the mitigation, per cycle */
     int64_t mitig_poll_ns;        /**< one iteration of a suspended driver's sleep loop */
+    /* receive path (rx.enabled): the ISR's work per frame by path, replacing isr_per_packet */
+    int64_t path_ns[RTSIM_PATH_COUNT]; /**< per rtsim_rx_path (Behnke Fig. 10) */
+    int64_t invalidate_eager_ns;    /**< ISR: invalidating the rest of the frame (eager only) */
+    int64_t invalidate_deferred_ns; /**< network task: the same work when deferred (lazy) */
+    int64_t poll_batch_ns;          /**< polling task: one wake-up */
+    int64_t poll_per_packet_ns;     /**< polling task: per harvested frame */
 } rtsim_costs;
 
 /** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
@@ -177,6 +254,8 @@ typedef struct rtsim_source_cfg {
 /** Mitigation parameters; only those of `kind` are read. */
 typedef struct rtsim_mitigation_cfg {
     uint32_t kind;               /**< rtsim_mitigation_kind */
+    uint32_t also;               /**< further protections applied together: OR of RTS_SHIELD_BURST,
+                                      _HYSTERESIS, _BUDGET, _QUEUE (Danicki §4 combinations) */
     int64_t slice_ns;            /**< burst: time slice */
     uint32_t capacity;           /**< burst: packets per slice */
     double block_below;          /**< hysteresis: block when earliness/P falls below */
@@ -208,6 +287,9 @@ typedef struct rtsim_config {
     uint32_t n_flows;
     rtsim_flow_cfg flows[RTSIM_MAX_FLOWS];
     rtsim_mitigation_cfg mitigation;
+    rtsim_rx_cfg rx;
+    uint32_t n_nic_queues;   /**< multiqueue NIC */
+    rtsim_nic_queue_cfg nic_queues[RTSIM_MAX_NIC_QUEUES];
     uint32_t trace_capacity; /**< 0: no trace; else records kept until rtsim_take_trace() */
 } rtsim_config;
 
@@ -229,6 +311,9 @@ typedef struct rtsim_bin {
     double lateness_max_pct; /**< worst single cycle */
     uint64_t cpu_ns[RTSIM_CTX_COUNT];
     uint64_t rx_disabled_ns; /**< time with the RX line (of source 0) disabled */
+    uint64_t polling_ns;     /**< time the receive path spent in polling mode (global limit) */
+    uint32_t net_prio_max;   /**< highest priority the network task ran at */
+    uint32_t pad;
 } rtsim_bin;
 
 /** Per-task statistics over the run. */
@@ -250,7 +335,21 @@ typedef struct rtsim_flow_stats {
     uint64_t delivered;
     uint64_t dropped;
     uint64_t latency_max_ns;
+    uint64_t received;  /**< taken from the NIC by the RX ISR (or the polling task) */
+    uint64_t processed; /**< finished by the network task */
+    uint64_t drops[RTSIM_DROP_COUNT]; /**< dropped, by reason */
 } rtsim_flow_stats;
+
+/** The receive path over the run (rx.enabled). */
+typedef struct rtsim_rx_stats {
+    uint64_t path_count[RTSIM_PATH_COUNT]; /**< frames per ISR execution path */
+    uint64_t path_ns[RTSIM_PATH_COUNT];    /**< ISR CPU time per path */
+    uint64_t polls;          /**< polling task wake-ups */
+    uint64_t poll_ns;        /**< polling task CPU time */
+    uint64_t prio_changes;   /**< network task priority changes */
+    uint64_t to_poll;        /**< switches to polling mode */
+    uint64_t in_flight;      /**< frames still in the device at the end (ring, queues, tasks) */
+} rtsim_rx_stats;
 
 /** What the mitigation did, counted by the engine at the port hooks. */
 typedef struct rtsim_mitigation_stats {
@@ -314,6 +413,29 @@ int rtsim_flow_stats_get(const rtsim *sim, uint32_t i, rtsim_flow_stats *out);
 
 /** Counters of the mitigation. */
 void rtsim_mitigation_stats_get(const rtsim *sim, rtsim_mitigation_stats *out);
+
+/** Receive-path counters (all zero when rx.enabled is 0). */
+void rtsim_rx_stats_get(const rtsim *sim, rtsim_rx_stats *out);
+
+/** Frames in the device now: descriptor ring, latched interrupts, driver
+ *  and flow queues, the tasks' hands and mailboxes. With every counter this
+ *  closes the conservation law: offered = delivered + dropped + in flight. */
+uint64_t rtsim_in_flight(const rtsim *sim);
+
+/**
+ * Write the frame flow `f` sends into `buf[0..cap)`: Ethernet II (with one
+ * 802.1Q tag when f->vlan), then IPv4 + TCP SYN / UDP / ICMP echo request,
+ * an ARP request, or an unknown EtherType, padded with zeros to f->size
+ * bytes (at least the headers, at most RTSIM_FRAME_MAX). IPv4 and ICMP
+ * checksums are set; TCP and UDP checksums are 0 (offloaded; UDP: none).
+ * Context: any. Cost: O(size).
+ * @return the frame length, or 0 when cap is too small or f->proto unknown.
+ */
+size_t rtsim_frame_build(const rtsim_flow_cfg *f, uint8_t *buf, size_t cap);
+
+/** Smallest frame of protocol `proto` with `vlan` (0/1): its headers, no payload.
+ *  @return bytes, or 0 for an unknown protocol. */
+size_t rtsim_frame_min(uint32_t proto, uint32_t vlan);
 
 /** Copy the critical task's cycle-time histogram (counts per bin, see
  *  rtsim_hist_lower_ns()) into `counts[0..n)`. @return bins copied. */
