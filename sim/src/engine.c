@@ -119,7 +119,7 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
 {
     if (t->has_packet || t->polling) return true;
     uint64_t sleep_ns = 0;
-    if (!mit_driver_poll(s, now, &sleep_ns)) {
+    if (!hook_task_poll(s, now, &sleep_ns)) {
         t->state = TS_BLOCKED;
         t->suspended = true;
         if (sleep_ns > 0) {
@@ -135,7 +135,7 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
     t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns +
-                              (mit_hooks_driver(s) ? s->cfg.costs.mitig_driver_ns : 0));
+                              ((hook_mask(s) & RTS_SHIELD_HOOK_TASK) ? s->cfg.costs.mitig_driver_ns : 0));
     return true;
 }
 
@@ -197,7 +197,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         }
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
-        cost += (int64_t)c->isr_npkts * (per + (mit_hooks_isr(s) ? k->mitig_isr_ns : 0));
+        cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
     } else {
         cost += k->timer_isr_ns;
     }
@@ -330,6 +330,19 @@ void eng_driver_suspend(rtsim *s, uint64_t now)
     if (!t->has_packet && !t->polling) t->state = TS_BLOCKED;
 }
 
+void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio)
+{
+    (void)s;
+    (void)now;
+    (void)prio;
+}
+
+void eng_poll_wake(rtsim *s, uint64_t now)
+{
+    (void)s;
+    (void)now;
+}
+
 void eng_driver_resume(rtsim *s, uint64_t now)
 {
     (void)now;
@@ -397,7 +410,7 @@ static void deliver(rtsim *s, const sim_pkt *p, uint64_t now);
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
-    if (!mit_on_rx_irq(s, now, c->isr_start, c->isr_source)) {
+    if (!hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
         /* Not admitted (a limiter found its line should have been off). */
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
@@ -414,7 +427,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             p = fifo_pop(&s->ring);
         }
         s->cur_bin.received++;
-        if (!mit_on_rx_packet(s, now, c->isr_start)) {
+        if (!hook_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
             continue;
@@ -425,7 +438,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         }
         if (!fifo_push(&s->rxq, p)) {
             count_drop(s, &p, RTSIM_DROP_QUEUE_FULL);
-            mit_on_enqueue_fail(s, now);
+            hook_queue_full(s, now);
             continue;
         }
         if (s->driver >= 0) {
@@ -464,7 +477,7 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
         rx_isr_done(s, c, now);
     } else {
         s->mst.timer_fires++;
-        mit_on_timer(s, now, (unsigned)(line - LINE_TIMER0));
+        hook_timer(s, now, (unsigned)(line - LINE_TIMER0));
     }
 }
 
@@ -495,10 +508,10 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
         if (earliness < 0) b->misses++;
         b->lateness_pct += late;
         if (late > b->lateness_max_pct) b->lateness_max_pct = late;
-        mit_on_cycle_end(s, now, earliness, P);
+        hook_cycle_end(s, now, t->deadline - P, t->deadline);
     }
     uint64_t work = (uint64_t)k->work_ns;
-    if ((int)t->idx == s->critical && mit_wants_report(s))
+    if ((int)t->idx == s->critical && (hook_mask(s) & RTS_SHIELD_HOOK_REPORT))
         work += (uint64_t)s->cfg.costs.mitig_report_ns;
     if (earliness > 0) {
         /* Early: sleep until the next period (Danicki §3). */
@@ -563,7 +576,7 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
             if (wk->cfg->core != t->cfg->core) kick(s, &s->core[wk->cfg->core], now);
         }
     }
-    mit_on_packet_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
+    hook_task_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
     if (t->suspended) t->state = TS_BLOCKED;
 }
 
@@ -606,12 +619,12 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     trace(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
     const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        if (!mit_is_filter(s)) {
+        if (!hook_is_filter(s)) {
             raise_rx(s, c, p);
         } else {
             /* A hardware filter in front of the interrupt controller. */
             uint64_t zero_at;
-            switch (mit_filter_arrival(s, now, &zero_at)) {
+            switch (hook_filter_arrival(s, now, &zero_at)) {
             case 0:
                 count_drop(s, &p, RTSIM_DROP_MITIGATION);
                 s->mst.drops++;
@@ -662,7 +675,7 @@ static void handle_event(rtsim *s, const sim_event *e)
     }
     case EV_FILTER: {
         sim_core *c = rx_core(s);
-        if (mit_filter_zero(s, now)) raise_rx(s, c, c->filter_pkt);
+        if (hook_filter_zero(s, now)) raise_rx(s, c, c->filter_pkt);
         kick(s, c, now);
         break;
     }
@@ -794,7 +807,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             for (uint32_t j = 0; j < f->n_rates; j++)
                 if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
     }
-    return mit_config_error(cfg);
+    return hook_config_error(cfg);
 }
 
 rtsim *rtsim_create(const rtsim_config *cfg)
@@ -875,7 +888,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
-    mit_init(s, 0);
+    if (!hook_init(s, 0)) s->error = 1;
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
         uint64_t first = flow_next_after(&s->flow[i], 0, 1);

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "event_queue.h"
-#include "mitigation.h"
+#include "hooks.h"
 #include "rtshield/rts_irq_gate.h"
 #include "rtshield/rts_port.h"
 #include "rtsim/rtsim.h"
@@ -121,7 +121,8 @@ struct rtsim {
     uint32_t trace_head, trace_len;
     uint64_t trace_lost;
     rtsim_mitigation_stats mst;
-    sim_mitigation mit;
+    rts_shield shield;   /* every protection: libshield's one entry point */
+    rts_shield_map smap; /* the shield's lines and timers on this device */
 };
 
 /* Services the mitigation adapter uses. */
@@ -133,5 +134,9 @@ rts_port_target eng_target(unsigned source, unsigned timer);
 uint32_t eng_apply(rtsim *s, unsigned source, unsigned timer, rts_action act);
 /* Number of RX sources (1 when the configuration gives none). */
 uint32_t eng_sources(const rtsim *s);
+/* The network task's priority changes (priority inheritance). */
+void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio);
+/* The global limit's poll timer: wake the polling task. */
+void eng_poll_wake(rtsim *s, uint64_t now);
 
 #endif

@@ -1,0 +1,48 @@
+/* The driver's hooks into libshield. Each is one call into libshield's
+ * entry point (rtshield/rts_shield.h) at the place a real driver calls it,
+ * followed by performing the returned decision through the simulated port.
+ * No protection logic lives here: the simulator models the device.
+ * Private to the simulator. */
+#ifndef RTSIM_HOOKS_H
+#define RTSIM_HOOKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rtshield/rts_shield.h"
+#include "rtsim/rtsim.h"
+
+struct rtsim;
+
+/* NULL when the protection part of `cfg` is valid, else a message naming the key. */
+const char *hook_config_error(const rtsim_config *cfg);
+/* Build the shield from the configuration and initialise it at `now`. */
+bool hook_init(struct rtsim *s, uint64_t now);
+/* Perform a decision: port operations, then what the driver does itself
+ * (suspend/resume the network task, its priority, the polling task). */
+uint32_t hook_perform(struct rtsim *s, uint64_t now, const rts_shield_dec *d);
+/* RX ISR prologue of `source` (`isr_entry`: when the handler started).
+ * False when the interrupt is not admitted. */
+bool hook_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry, uint32_t source);
+/* Countdown filter in front of the interrupt controller. */
+bool hook_is_filter(const struct rtsim *s);
+/* 0 lost, 1 deliver this arrival, 2 deliver the latched one (this one
+ * latched), 3 latched; *zero_at: when to call hook_filter_zero (SIM_INF none). */
+int hook_filter_arrival(struct rtsim *s, uint64_t now, uint64_t *zero_at);
+bool hook_filter_zero(struct rtsim *s, uint64_t now);
+/* RX ISR, per packet, driver queue (receive path off). False: drop it. */
+bool hook_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry);
+/* RX ISR: the driver queue was full. */
+void hook_queue_full(struct rtsim *s, uint64_t now);
+/* Network task before taking a packet. False: *sleep_ns (0: wait for a resume). */
+bool hook_task_poll(struct rtsim *s, uint64_t now, uint64_t *sleep_ns);
+/* Network task finished a packet (receive path off). */
+void hook_task_done(struct rtsim *s, uint64_t now, uint64_t work_ns, uint32_t fill);
+/* Critical task ended a cycle started at `start` with deadline `target`. */
+void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t target);
+/* Shield timer `timer` interrupt handler. */
+void hook_timer(struct rtsim *s, uint64_t now, unsigned timer);
+/* RTS_SHIELD_HOOK_* of the configured protections (which hook costs to charge). */
+uint32_t hook_mask(const struct rtsim *s);
+
+#endif
