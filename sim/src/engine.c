@@ -34,6 +34,14 @@ static sim_pkt fifo_pop(sim_fifo *f)
     return p;
 }
 
+/* Put `p` back at the head (a descriptor left in the ring). */
+static void fifo_unpop(sim_fifo *f, sim_pkt p)
+{
+    f->head = f->head == 0 ? f->cap - 1 : f->head - 1;
+    f->buf[f->head] = p;
+    f->len++;
+}
+
 static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
                        uint32_t gen)
 {
@@ -112,6 +120,10 @@ static void stop_task(rtsim *s, sim_core *c, uint64_t now)
     c->seg_start = now;
 }
 
+static uint64_t rx_poll_harvest(rtsim *s, uint64_t now);
+static void rx_mode_acct(rtsim *s, uint64_t now);
+static bool hook_task_next(rtsim *s, uint64_t now, rts_rx_job *job);
+
 /* The driver's loop when it gets the CPU with no packet in hand: ask the
  * mitigation whether it may run (libshield driver_poll), then take a packet.
  * Returns true when the driver has a job, false when it blocked or sleeps. */
@@ -128,14 +140,48 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
         }
         return false;
     }
+    const rtsim_costs *k = &s->cfg.costs;
+    const int64_t hook = (hook_mask(s) & RTS_SHIELD_HOOK_TASK) ? k->mitig_driver_ns : 0;
+    if (s->cfg.rx.enabled) {
+        /* The deferred half: the highest-priority waiting packet. */
+        rts_rx_job job;
+        if (!hook_task_next(s, now, &job)) {
+            t->state = TS_BLOCKED;
+            return false;
+        }
+        t->pkt = s->bufpkt[job.buf];
+        t->pkt.buf = job.buf;
+        t->pkt.sflow = job.flow;
+        t->pkt.sprio = job.prio;
+        t->has_packet = true;
+        t->work = (uint64_t)(k->driver_per_packet_ns +
+                             (s->cfg.rx.eager_invalidate ? 0 : k->invalidate_deferred_ns) + hook);
+        t->remaining = t->work;
+        return true;
+    }
     if (s->rxq.len == 0) {
         t->state = TS_BLOCKED;
         return false;
     }
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
-    t->remaining = (uint64_t)(s->cfg.costs.driver_per_packet_ns +
-                              ((hook_mask(s) & RTS_SHIELD_HOOK_TASK) ? s->cfg.costs.mitig_driver_ns : 0));
+    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook);
+    return true;
+}
+
+/* The polling task of the global limit (Behnke §5.5): at a period start it
+ * harvests what the ring holds, up to the capacity, then either stays in
+ * polling mode or returns to interrupts (at the end of its job). */
+static bool polling_begin(rtsim *s, sim_task *t, uint64_t now)
+{
+    if (t->has_packet) return true;
+    if (!t->polling) {
+        t->state = TS_BLOCKED;
+        return false;
+    }
+    t->polling = false;
+    t->has_packet = true; /* a job in hand: its end calls poll_end */
+    t->remaining = rx_poll_harvest(s, now);
     return true;
 }
 
@@ -165,8 +211,7 @@ static int pick_task(rtsim *s, uint32_t core)
             continue;
         }
         sim_task *b = &s->task[best];
-        if (t->cfg->priority > b->cfg->priority ||
-            (t->cfg->priority == b->cfg->priority && t->seq < b->seq))
+        if (t->prio > b->prio || (t->prio == b->prio && t->seq < b->seq))
             best = (int)i;
     }
     return best;
@@ -193,7 +238,15 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
             c->isr_pkt = c->latched[src];
             c->isr_npkts = 1;
         } else {
-            c->isr_npkts = s->ring.len;
+            c->isr_npkts = s->cfg.rx.enabled ? 0 : s->ring.len;
+        }
+        if (s->cfg.rx.enabled) {
+            /* Receive path: entry now, then one step per frame (rx_isr_step),
+             * each frame's cost by the path libshield took. */
+            c->rx_step = false;
+            c->rx_stop = false;
+            c->isr_end = now + (uint64_t)cost;
+            return;
         }
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
@@ -228,9 +281,10 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         c->cur = n;
         if (n < 0) break;
         sim_task *t = &s->task[n];
-        if (t->cfg->kind == RTSIM_TASK_DRIVER   ? driver_begin(s, t, now)
-            : t->cfg->kind == RTSIM_TASK_WORKER ? worker_begin(s, t)
-                                                : true)
+        if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
+            : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
+            : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
+                                                 : true)
             break;
     }
     /* The driver's poll may have re-enabled a line with an interrupt pending. */
@@ -332,15 +386,24 @@ void eng_driver_suspend(rtsim *s, uint64_t now)
 
 void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio)
 {
-    (void)s;
-    (void)now;
-    (void)prio;
+    if (s->driver < 0) return;
+    sim_task *t = &s->task[s->driver];
+    if (t->prio == prio) return;
+    t->prio = prio;
+    s->rxst.prio_changes++;
+    if (prio > s->cur_bin.net_prio_max) s->cur_bin.net_prio_max = prio;
+    trace(s, now, RTSIM_TR_PRIO, t->cfg->core, (int32_t)t->idx, (int64_t)prio);
+    s->kick_mask |= 1u << t->cfg->core;
 }
 
 void eng_poll_wake(rtsim *s, uint64_t now)
 {
-    (void)s;
     (void)now;
+    if (s->polling < 0) return;
+    sim_task *t = &s->task[s->polling];
+    if (t->has_packet) return; /* still harvesting */
+    t->polling = true;
+    task_ready(s, t);
 }
 
 void eng_driver_resume(rtsim *s, uint64_t now)
@@ -375,6 +438,8 @@ static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
     for (int i = 0; i < RTSIM_CTX_COUNT; i++)
         dst->cpu_ns[i] += b->cpu_ns[i];
     dst->rx_disabled_ns += b->rx_disabled_ns;
+    dst->polling_ns += b->polling_ns;
+    if (b->net_prio_max > dst->net_prio_max) dst->net_prio_max = b->net_prio_max;
 }
 
 static void close_bin(rtsim *s, uint64_t now)
@@ -382,6 +447,10 @@ static void close_bin(rtsim *s, uint64_t now)
     for (uint32_t i = 0; i < s->cfg.n_cores; i++)
         acct(s, &s->core[i], now);
     rx_acct(s, now);
+    if (s->poll_since != SIM_INF) {
+        s->cur_bin.polling_ns += now - s->poll_since;
+        s->poll_since = now;
+    }
     rtsim_bin *b = &s->cur_bin;
     bin_add(&s->totals, b);
     if (s->bins_len == RTSIM_BIN_RING) {
@@ -394,6 +463,7 @@ static void close_bin(rtsim *s, uint64_t now)
     }
     memset(b, 0, sizeof *b);
     b->t_start_ns = now;
+    b->net_prio_max = s->driver >= 0 ? s->task[s->driver].prio : 0u;
 }
 
 static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
@@ -401,6 +471,7 @@ static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
     s->cur_bin.dropped[why]++;
     trace(s, s->now, RTSIM_TR_DROP, s->cfg.nic_core, (int32_t)why, p->flow);
     s->flow_st[p->flow].dropped++;
+    s->flow_st[p->flow].drops[why]++;
 }
 
 /* ------------------------------------------------------------ event handlers */
@@ -427,6 +498,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             p = fifo_pop(&s->ring);
         }
         s->cur_bin.received++;
+        s->flow_st[p.flow].received++;
         if (!hook_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
@@ -448,6 +520,183 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
+/* ------------------------------------------------------------ receive path */
+
+/* The NIC (or the edge ISR) writes flow `p->flow`'s frame into buffer p->buf. */
+static void dma_write(rtsim *s, const sim_pkt *p)
+{
+    const uint32_t len = s->tmpl_len[p->flow];
+    memcpy(s->bufmem + (size_t)p->buf * RTSIM_FRAME_MAX,
+           s->tmpl + (size_t)p->flow * RTSIM_FRAME_MAX, len < 128u ? len : 128u);
+}
+
+/* Time spent in the global limit's polling mode. */
+static void rx_mode_acct(rtsim *s, uint64_t now)
+{
+    if (!s->cfg.rx.enabled) return;
+    const bool poll = rts_glim_mode_of(&s->shield.rx.glim) == RTS_GLIM_POLL;
+    if (poll && s->poll_since == SIM_INF) {
+        s->poll_since = now;
+        s->rxst.to_poll++;
+    } else if (!poll && s->poll_since != SIM_INF) {
+        s->cur_bin.polling_ns += now - s->poll_since;
+        s->poll_since = SIM_INF;
+    }
+}
+
+static const rtsim_drop shield_drop[RTS_SHIELD_DROP_REASONS] = {
+    RTSIM_DROP_MITIGATION,    /* NONE (unused) */
+    RTSIM_DROP_MITIGATION,    /* LIMITER */
+    RTSIM_DROP_SHORT_CIRCUIT, /* SHORT_CIRCUIT */
+    RTSIM_DROP_FLOW_SERVER,   /* FLOW_SERVER */
+    RTSIM_DROP_QUEUE_FULL,    /* QUEUE_FULL */
+    RTSIM_DROP_GLOBAL_LIMIT   /* GLOBAL_LIMIT */
+};
+
+/*
+ * The eager half for one filled descriptor `p` (the RX ISR or the polling
+ * task, at `now`; `entry` is when the ISR started, for the tick time Burst
+ * Mitigation reads). One libshield call decides; this records what it
+ * decided and returns the CPU time of the path it took. *stop: the global
+ * limit ends the harvest. *left: the descriptor stays in the ring.
+ */
+static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool *stop, bool *left)
+{
+    const rtsim_costs *k = &s->cfg.costs;
+    *stop = *left = false;
+    s->bufpkt[p.buf] = p;
+    const uint64_t tick = s->cfg.tick_ns > 0 ? (uint64_t)s->cfg.tick_ns : 1u;
+    rts_shield_rx rx;
+    rts_shield_dec d;
+    const uint8_t *frame = s->bufmem + (size_t)p.buf * RTSIM_FRAME_MAX;
+    if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, s->tmpl_len[p.flow], 0u, 0u, now,
+                                entry / tick * tick, &rx, &d) != RTS_OK) {
+        s->error = 1; /* a buffer outside the ring: a simulator bug, never ignored */
+        return 0;
+    }
+    const uint32_t f = hook_perform(s, now, &d);
+    rx_mode_acct(s, now);
+    if (f & RTS_SHIELD_F_STOP) *stop = true;
+    if ((f & RTS_SHIELD_F_DROP) && d.drop == RTS_SHIELD_DROP_GLOBAL_LIMIT &&
+        s->cfg.nic_kind != RTSIM_NIC_EDGE) {
+        *left = true; /* over the global capacity: it waits in the ring */
+        return 0;
+    }
+    s->cur_bin.received++;
+    s->flow_st[p.flow].received++;
+    unsigned path;
+    if (f & RTS_SHIELD_F_DROP) {
+        path = d.drop == RTS_SHIELD_DROP_SHORT_CIRCUIT ? RTSIM_PATH_SHORT_CIRCUIT : RTSIM_PATH_REJECTED;
+        if (d.drop == RTS_SHIELD_DROP_LIMITER) s->mst.drops++;
+        count_drop(s, &p, shield_drop[d.drop]);
+        /* Its buffer goes back to the ring (libshield reposted it, or kept it posted). */
+        sim_pkt e = {0, 0, p.buf, 0, 0};
+        if (!fifo_push(&s->posted, e)) s->error = 1;
+    } else {
+        path = (f & RTS_SHIELD_F_RECYCLED) ? RTSIM_PATH_RECYCLE
+               : rx.raised                 ? RTSIM_PATH_PRIO_RAISE
+                                           : RTSIM_PATH_REGULAR;
+        if (f & RTS_SHIELD_F_RECYCLED) {
+            /* (c): a queued lower-priority packet loses its buffer to the ring. */
+            sim_pkt v = s->bufpkt[rx.repost];
+            count_drop(s, &v, RTSIM_DROP_RECYCLED);
+            sim_pkt e = {0, 0, rx.repost, 0, 0};
+            if (!fifo_push(&s->posted, e)) s->error = 1;
+        }
+        if (s->driver >= 0) {
+            sim_task *dt = &s->task[s->driver];
+            if (!dt->suspended) task_ready(s, dt);
+        }
+    }
+    uint64_t cost = (uint64_t)k->path_ns[path];
+    if (s->cfg.rx.eager_invalidate) cost += (uint64_t)k->invalidate_eager_ns;
+    if (hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) cost += (uint64_t)k->mitig_isr_ns;
+    s->rxst.path_count[path]++;
+    s->rxst.path_ns[path] += cost;
+    return cost;
+}
+
+/* One step of the receive path's RX ISR: the prologue once, then one frame
+ * per step. Returns true when the ISR goes on (c->isr_end moved). */
+static bool rx_isr_step(rtsim *s, sim_core *c, uint64_t now)
+{
+    const bool edge = s->cfg.nic_kind == RTSIM_NIC_EDGE;
+    if (!c->rx_step) {
+        c->rx_step = true;
+        if (!hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
+            if (edge) {
+                count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
+                s->mst.drops++;
+            }
+            return false;
+        }
+    }
+    if (c->rx_stop) return false;
+    sim_pkt p;
+    if (edge) {
+        if (c->isr_npkts == 0) return false;
+        c->isr_npkts = 0;
+        p = c->isr_pkt;
+        if (s->posted.len == 0) {
+            /* No buffer posted for the GPIO bridge's frame. */
+            s->cur_bin.received++;
+            s->flow_st[p.flow].received++;
+            count_drop(s, &p, RTSIM_DROP_RING_FULL);
+            return false;
+        }
+        p.buf = fifo_pop(&s->posted).buf;
+        dma_write(s, &p);
+    } else {
+        if (s->filled.len == 0) {
+            c->pending &= ~(1u << LINE_RX); /* every announced descriptor was taken */
+            return false;
+        }
+        p = fifo_pop(&s->filled);
+    }
+    bool stop, left;
+    const uint64_t cost = rx_frame(s, now, c->isr_start, p, &stop, &left);
+    if (left) {
+        fifo_unpop(&s->filled, p);
+        return false;
+    }
+    c->rx_stop = stop;
+    c->isr_end = now + cost;
+    return true;
+}
+
+/* The polling task's harvest at a period start: up to the capacity, as
+ * many frames as the ring holds. Returns its CPU time. */
+static uint64_t rx_poll_harvest(rtsim *s, uint64_t now)
+{
+    const rtsim_costs *k = &s->cfg.costs;
+    uint32_t quota = rts_shield_poll_begin(&s->shield, now);
+    uint64_t cost = (uint64_t)k->poll_batch_ns;
+    while (quota > 0 && s->filled.len > 0) {
+        sim_pkt p = fifo_pop(&s->filled);
+        bool stop, left;
+        const uint64_t c = rx_frame(s, now, now, p, &stop, &left);
+        if (left) {
+            fifo_unpop(&s->filled, p);
+            break;
+        }
+        cost += c + (uint64_t)k->poll_per_packet_ns;
+        quota--;
+        if (stop) break;
+    }
+    if (s->filled.len == 0) rx_core(s)->pending &= ~(1u << LINE_RX);
+    s->rxst.polls++;
+    s->rxst.poll_ns += cost;
+    return cost;
+}
+
+static bool hook_task_next(rtsim *s, uint64_t now, rts_rx_job *job)
+{
+    rts_shield_dec d;
+    const rts_err e = rts_shield_task_next(&s->shield, job, &d);
+    hook_perform(s, now, &d);
+    return e == RTS_OK;
+}
+
 static void tick_isr_done(rtsim *s, sim_core *c)
 {
     if (!s->cfg.time_slicing || c->cur < 0) return;
@@ -457,24 +706,27 @@ static void tick_isr_done(rtsim *s, sim_core *c)
     for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
         sim_task *t = &s->task[i];
         if ((int)i != c->cur && t->cfg->core == core && t->state == TS_READY &&
-            t->cfg->priority == cur->cfg->priority) {
+            t->prio == cur->prio) {
             c->rotate = true;
             return;
         }
     }
 }
 
+static bool rx_isr_step(rtsim *s, sim_core *c, uint64_t now);
+
 static void isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     int line = c->isr_line;
     acct(s, c, now);
+    if (line >= LINE_RX && s->cfg.rx.enabled && rx_isr_step(s, c, now)) return; /* next frame */
     trace(s, now, RTSIM_TR_ISR_END, (uint32_t)(c - s->core), line, 0);
     c->isr_line = SIM_NO_ISR;
     c->seg_start = now; /* the interrupted task resumes from here */
     if (line == LINE_TICK) {
         tick_isr_done(s, c);
     } else if (line >= LINE_RX) {
-        rx_isr_done(s, c, now);
+        if (!s->cfg.rx.enabled) rx_isr_done(s, c, now);
     } else {
         s->mst.timer_fires++;
         hook_timer(s, now, (unsigned)(line - LINE_TIMER0));
@@ -551,6 +803,53 @@ static void worker_done(rtsim *s, sim_task *t, uint64_t now)
     if (t->mailbox.len == 0) t->state = TS_BLOCKED;
 }
 
+/* Hand a processed packet to the worker bound to it (its socket mailbox),
+ * or count it delivered when nobody waits on the socket. */
+static void to_socket(rtsim *s, sim_task *t, int w, sim_pkt p, uint64_t now)
+{
+    if (w < 0) {
+        deliver(s, &p, now);
+        return;
+    }
+    sim_task *wk = &s->task[w];
+    if (!fifo_push(&wk->mailbox, p)) {
+        count_drop(s, &p, RTSIM_DROP_MAILBOX_FULL);
+    } else {
+        task_ready(s, wk);
+        if (wk->cfg->core != t->cfg->core) kick(s, &s->core[wk->cfg->core], now);
+    }
+}
+
+/* The network task finished a packet of the receive path: libshield frees
+ * its buffer, posts a spare one, recomputes the inherited priority; the
+ * stack hands it to the socket bound to its flow. */
+static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
+{
+    sim_pkt p = t->pkt;
+    t->has_packet = false;
+    t->st.jobs++;
+    s->cur_bin.processed++;
+    s->flow_st[p.flow].processed++;
+    rts_rx_job job = {p.buf, p.sflow, p.sprio};
+    uint16_t refill = RTS_BUF_NONE;
+    rts_shield_dec d;
+    if (rts_shield_task_done(&s->shield, &job, now, t->work, 0, &refill, &d) != RTS_OK) s->error = 1;
+    if (refill != RTS_BUF_NONE) {
+        sim_pkt e = {0, 0, refill, 0, 0};
+        if (!fifo_push(&s->posted, e)) s->error = 1;
+    }
+    hook_perform(s, now, &d);
+    if (p.sflow == RTS_FLOW_ARP || p.sflow == RTS_FLOW_ICMP) {
+        deliver(s, &p, now); /* the stack itself consumes ARP and ICMP */
+    } else if (p.sflow >= RTS_FLOW_FIRST_USER && p.sflow < RTS_FLOW_MAX &&
+               s->sflow_owner[p.sflow] >= 0) {
+        to_socket(s, t, s->flow_worker[s->sflow_owner[p.sflow]], p, now);
+    } else {
+        count_drop(s, &p, RTSIM_DROP_NO_SOCKET);
+    }
+    if (t->suspended) t->state = TS_BLOCKED;
+}
+
 static void driver_done(rtsim *s, sim_task *t, uint64_t now)
 {
     if (t->polling) {
@@ -559,12 +858,19 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
         t->polling = false;
         return;
     }
+    if (s->cfg.rx.enabled) {
+        rx_driver_done(s, t, now);
+        return;
+    }
     sim_pkt p = t->pkt;
     t->has_packet = false;
     t->st.jobs++;
     s->cur_bin.processed++;
+    s->flow_st[p.flow].processed++;
     int w = s->flow_worker[p.flow];
-    if (w < 0) {
+    if (s->cfg.flows[p.flow].unbound) {
+        count_drop(s, &p, RTSIM_DROP_NO_SOCKET);
+    } else if (w < 0) {
         deliver(s, &p, now);
     } else {
         /* Hand the message to the flow's worker (its socket mailbox). */
@@ -591,6 +897,14 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
         driver_done(s, t, now);
     } else if (t->cfg->kind == RTSIM_TASK_WORKER) {
         worker_done(s, t, now);
+    } else if (t->cfg->kind == RTSIM_TASK_POLLING) {
+        /* Harvest done: back to interrupts, or stay polling (Behnke §5.5). */
+        t->has_packet = false;
+        t->state = TS_BLOCKED;
+        rts_shield_dec d;
+        rts_shield_poll_end(&s->shield, now, &d);
+        hook_perform(s, now, &d);
+        rx_mode_acct(s, now);
     }
 }
 
@@ -612,7 +926,7 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
 
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
-    sim_pkt p = {now, f};
+    sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0};
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
     s->flow_st[f].offered++;
@@ -641,6 +955,18 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
                 break;
             }
             if (zero_at != SIM_INF) push_event(s, zero_at, EV_FILTER, EV_FILTER, 0, 0);
+        }
+    } else if (s->cfg.rx.enabled) {
+        /* DMA into the next posted buffer of the descriptor ring. */
+        if (s->posted.len == 0) {
+            count_drop(s, &p, RTSIM_DROP_RING_FULL);
+        } else {
+            p.buf = fifo_pop(&s->posted).buf;
+            dma_write(s, &p);
+            if (!fifo_push(&s->filled, p)) s->error = 1;
+            s->cur_bin.irq_raised++;
+            if (c->pending & bit) s->cur_bin.irq_lost++;
+            c->pending |= bit;
         }
     } else {
         if (!fifo_push(&s->ring, p)) {
@@ -749,7 +1075,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     for (uint32_t i = 0; i < cfg->n_tasks; i++) {
         const rtsim_task_cfg *t = &cfg->tasks[i];
         if (t->core >= cfg->n_cores) return "tasks.core: no such core";
-        if (t->kind > RTSIM_TASK_WORKER) return "tasks.kind: unknown";
+        if (t->kind > RTSIM_TASK_POLLING) return "tasks.kind: unknown";
         if (t->kind == RTSIM_TASK_WORKER) {
             if (t->flow >= cfg->n_flows) return "tasks.flow: no such flow";
             if (t->mailbox == 0)
@@ -823,11 +1149,35 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
     if (s->bins == NULL || s->lat_hist == NULL || (cfg->trace_capacity > 0 && s->trace == NULL) ||
         !evq_init(&s->evq, evcap) || !fifo_init(&s->rxq, cfg->queue_capacity) ||
-        !fifo_init(&s->ring, cfg->nic_kind == RTSIM_NIC_DMA_RING ? cfg->ring : 0)) {
+        !fifo_init(&s->ring, cfg->nic_kind == RTSIM_NIC_DMA_RING && !cfg->rx.enabled ? cfg->ring : 0)) {
         rtsim_destroy(s);
         return NULL;
     }
-    s->driver = s->critical = -1;
+    s->poll_since = SIM_INF;
+    if (cfg->rx.enabled) {
+        /* The buffer pool's memory, and each flow's frame to copy in. */
+        s->bufmem = calloc((size_t)cfg->rx.nbufs, RTSIM_FRAME_MAX);
+        s->bufpkt = calloc((size_t)cfg->rx.nbufs, sizeof *s->bufpkt);
+        s->tmpl = calloc((size_t)(cfg->n_flows ? cfg->n_flows : 1), RTSIM_FRAME_MAX);
+        if (s->bufmem == NULL || s->bufpkt == NULL || s->tmpl == NULL ||
+            !fifo_init(&s->posted, cfg->rx.nbufs) || !fifo_init(&s->filled, cfg->ring)) {
+            rtsim_destroy(s);
+            return NULL;
+        }
+        for (uint32_t i = 0; i < cfg->n_flows; i++) {
+            s->tmpl_len[i] = (uint32_t)rtsim_frame_build(&cfg->flows[i], s->tmpl + (size_t)i * RTSIM_FRAME_MAX,
+                                                         RTSIM_FRAME_MAX);
+            if (s->tmpl_len[i] == 0) s->error = 1;
+        }
+        /* libshield's pool starts with buffers 0..ring-1 posted. */
+        for (uint32_t b = 0; b < cfg->ring; b++) {
+            sim_pkt e = {0, 0, (uint16_t)b, 0, 0};
+            (void)fifo_push(&s->posted, e);
+        }
+    }
+    for (uint32_t i = 0; i < RTS_FLOW_MAX; i++)
+        s->sflow_owner[i] = -1;
+    s->driver = s->critical = s->polling = -1;
     for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
         s->flow_worker[i] = -1;
     for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
@@ -845,6 +1195,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         sim_task *t = &s->task[i];
         t->cfg = &s->cfg.tasks[i];
         t->idx = i;
+        t->prio = t->cfg->priority;
         t->state = TS_BLOCKED;
         switch (t->cfg->kind) {
         case RTSIM_TASK_PERIODIC:
@@ -856,6 +1207,9 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             break;
         case RTSIM_TASK_DRIVER:
             s->driver = (int)i;
+            break;
+        case RTSIM_TASK_POLLING:
+            s->polling = (int)i;
             break;
         case RTSIM_TASK_WORKER:
             if (!fifo_init(&t->mailbox, t->cfg->mailbox)) s->error = 1;
@@ -889,6 +1243,27 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
     if (!hook_init(s, 0)) s->error = 1;
+    if (cfg->rx.enabled && !s->error) {
+        /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
+        for (uint32_t i = 0; i < cfg->n_flows; i++) {
+            const rtsim_flow_cfg *f = &cfg->flows[i];
+            if (f->unbound || (f->proto != RTSIM_PROTO_TCP && f->proto != RTSIM_PROTO_UDP)) continue;
+            rts_shield_flow b = {f->proto == RTSIM_PROTO_TCP ? RTS_PROTO_TCP : RTS_PROTO_UDP,
+                                 f->dst_port,
+                                 0u,
+                                 f->prio,
+                                 f->capacity,
+                                 (rts_time_ns)f->server_period_ns,
+                                 f->queue_limit};
+            uint8_t id;
+            if (rts_shield_bind(&s->shield, &b, 0, &id) != RTS_OK) {
+                s->error = 1;
+                break;
+            }
+            s->sflow_owner[id] = (int)i;
+        }
+        rx_mode_acct(s, 0);
+    }
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
         uint64_t first = flow_next_after(&s->flow[i], 0, 1);
@@ -913,6 +1288,13 @@ void rtsim_destroy(rtsim *s)
     for (uint32_t i = 0; i < RTSIM_MAX_TASKS; i++)
         free(s->task[i].mailbox.buf);
     free(s->ring.buf);
+    free(s->posted.buf);
+    free(s->filled.buf);
+    free(s->bufmem);
+    free(s->bufpkt);
+    free(s->tmpl);
+    for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
+        free(s->nicq[i].buf);
     free(s->bins);
     free(s->lat_hist);
     free(s->trace);
@@ -1041,6 +1423,36 @@ int rtsim_flow_stats_get(const rtsim *s, uint32_t i, rtsim_flow_stats *out)
 void rtsim_mitigation_stats_get(const rtsim *s, rtsim_mitigation_stats *out)
 {
     *out = s->mst;
+}
+
+uint64_t rtsim_in_flight(const rtsim *s)
+{
+    uint64_t n = s->rxq.len + s->ring.len + s->filled.len;
+    if (s->cfg.rx.enabled) n += rts_shield_waiting(&s->shield);
+    for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
+        n += s->nicq[i].len;
+    const sim_core *c = &s->core[s->cfg.nic_core];
+    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+        for (uint32_t k = 0; k < eng_sources(s); k++)
+            if (c->pending & (1u << (LINE_RX + k))) n++;
+        if (hook_is_filter(s) && s->shield.countdown.latched) n++;
+    }
+    /* A running RX ISR holds the frames it has not finished yet. */
+    if (c->isr_line >= LINE_RX && s->cfg.nic_kind == RTSIM_NIC_EDGE)
+        n += c->isr_npkts;
+    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
+        const sim_task *t = &s->task[i];
+        if ((t->cfg->kind == RTSIM_TASK_DRIVER || t->cfg->kind == RTSIM_TASK_WORKER) && t->has_packet)
+            n++;
+        n += t->mailbox.len;
+    }
+    return n;
+}
+
+void rtsim_rx_stats_get(const rtsim *s, rtsim_rx_stats *out)
+{
+    *out = s->rxst;
+    out->in_flight = rtsim_in_flight(s);
 }
 
 size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)

@@ -8,6 +8,7 @@
 
 #include "event_queue.h"
 #include "hooks.h"
+#include "rtshield/rts_nic_moderation.h"
 #include "rtshield/rts_irq_gate.h"
 #include "rtshield/rts_port.h"
 #include "rtsim/rtsim.h"
@@ -35,13 +36,17 @@ enum {
     EV_TICK = 4,
     EV_ARRIVAL = 5,
     EV_RELEASE = 6,
-    EV_POLL = 7
+    EV_POLL = 7,
+    EV_NIC = 8 /* a multiqueue NIC timer expires */
 };
 #define PRIO_DONE 1u
 
 typedef struct sim_pkt {
     uint64_t t_arr;
-    uint32_t flow;
+    uint32_t flow;  /* the scenario flow that sent it */
+    uint16_t buf;   /* receive path: the pool buffer holding its frame (RTS_BUF_NONE: none) */
+    uint8_t sflow;  /* receive path: libshield's flow id once classified */
+    uint8_t sprio;  /* receive path: the priority it was queued at */
 } sim_pkt;
 
 /* A bounded FIFO of packets (RX queue, DMA ring). */
@@ -55,6 +60,7 @@ typedef enum task_state { TS_READY, TS_BLOCKED } task_state;
 typedef struct sim_task {
     const rtsim_task_cfg *cfg;
     uint32_t idx;
+    uint32_t prio; /* priority now (the network task's changes by priority inheritance) */
     task_state state;
     uint64_t seq;       /* order among ready tasks of equal priority */
     uint64_t remaining; /* work left in the current job, ns (SIM_INF: never ends) */
@@ -67,6 +73,7 @@ typedef struct sim_task {
     bool suspended;  /* a mitigation stopped the driver */
     bool sleeping;   /* suspended in a sleep loop: an EV_POLL is due */
     sim_pkt pkt;
+    uint64_t work;    /* driver: CPU time of the packet in hand */
     sim_fifo mailbox; /* worker: messages handed over by the driver */
     rtsim_task_stats st;
 } sim_task;
@@ -85,6 +92,8 @@ typedef struct sim_core {
     uint64_t acct_t;    /* CPU time accounted up to here */
     uint32_t acct_ctx;
     bool rotate;    /* tick asked for a round-robin rotation */
+    bool rx_step;   /* receive path: the RX ISR handles one frame per step */
+    bool rx_stop;   /* receive path: the global limit stopped this ISR's harvest */
     int traced_cur; /* the task last traced as running (trace only) */
 } sim_core;
 
@@ -123,6 +132,21 @@ struct rtsim {
     rtsim_mitigation_stats mst;
     rts_shield shield;   /* every protection: libshield's one entry point */
     rts_shield_map smap; /* the shield's lines and timers on this device */
+    /* receive path (cfg.rx.enabled) */
+    uint8_t *bufmem;     /* nbufs frames of RTSIM_FRAME_MAX bytes: the buffer pool's memory */
+    sim_pkt *bufpkt;     /* the packet each buffer holds */
+    sim_fifo posted;     /* buffers posted to the descriptor ring, empty (pkt.buf only) */
+    sim_fifo filled;     /* descriptors the NIC filled, waiting for the ISR */
+    uint8_t *tmpl;       /* each flow's frame, RTSIM_FRAME_MAX bytes per flow */
+    uint32_t tmpl_len[RTSIM_MAX_FLOWS];
+    int sflow_owner[RTS_FLOW_MAX]; /* scenario flow that bound each libshield flow, or -1 */
+    int polling;         /* index of the polling task or -1 */
+    uint64_t poll_since; /* SIM_INF unless in polling mode */
+    rtsim_rx_stats rxst;
+    /* multiqueue NIC */
+    rts_nic nic;
+    sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
+    uint32_t nic_gen;    /* generation of the pending EV_NIC */
 };
 
 /* Services the mitigation adapter uses. */

@@ -67,17 +67,17 @@ static const char *rx_config_error(const rtsim_config *cfg)
     uint32_t bound = 0;
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
-        if (!f->bound) continue;
-        if (f->proto != RTSIM_PROTO_TCP && f->proto != RTSIM_PROTO_UDP)
-            return "flows.bind: only TCP and UDP flows bind a port";
+        /* ARP, ICMP and other frames belong to libshield's special flows. */
+        if (f->unbound || (f->proto != RTSIM_PROTO_TCP && f->proto != RTSIM_PROTO_UDP)) continue;
         if (f->dst_port == 0 || f->dst_port > 65535) return "flows.dst_port: 1..65535 to bind";
         if (f->prio >= RTS_FLOW_PRIO_LEVELS) return "flows.priority: below the flow priority levels";
         if (f->capacity > 0 && f->server_period_ns < 1000)
             return "flows.server_period: at least 1us with a capacity";
         if (f->queue_limit > rx->nbufs) return "flows.queue: at most rx.buffers";
         for (uint32_t j = 0; j < i; j++)
-            if (cfg->flows[j].bound && cfg->flows[j].proto == f->proto &&
-                cfg->flows[j].dst_port == f->dst_port && cfg->flows[j].src_addr == f->src_addr)
+            if (!cfg->flows[j].unbound && cfg->flows[j].proto == f->proto &&
+                (f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP) &&
+                cfg->flows[j].dst_port == f->dst_port)
                 return "flows.dst_port: a port is bound twice";
         bound++;
     }

@@ -192,7 +192,9 @@ typedef struct rtsim_flow_cfg {
     uint32_t vlan;     /**< 1: one 802.1Q tag */
     uint32_t vlan_pcp; /**< the tag's priority code point, 0..7 */
     /* the socket a receiver bound to it (receive path on; Behnke §5.6) */
-    uint32_t bound;       /**< 1: a socket is bound to (proto, dst_port): the flow is registered */
+    uint32_t unbound;     /**< 0: a socket is bound to (proto, dst_port) (with the receive path: the
+                               flow is registered in libshield); 1: none, frames are dropped
+                               after protocol processing (no_socket) */
     uint32_t prio;        /**< flow priority, 0..RTS_FLOW_PRIO_LEVELS-1 */
     uint32_t capacity;    /**< deferrable server: packets per server period; 0 = unlimited */
     int64_t server_period_ns; /**< server period (> 0 when capacity > 0) */

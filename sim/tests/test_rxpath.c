@@ -1,0 +1,260 @@
+/* The receive path of Behnke et al. in the engine: real frames classified
+ * by libshield, flow queues, recycling and short circuit, priority
+ * inheritance, flow servers, the global limit with its polling task,
+ * sockets and workers; conservation of every frame. */
+#include "sim_test_util.h"
+
+#include "engine.h"
+
+/* A Zynq-like device: the receive path on a DMA ring of 16 posted buffers
+ * out of 32, costs per ISR path, a worker for the high-priority flow. */
+static rtsim_config rx_base(uint64_t duration)
+{
+    rtsim_config c = base(duration);
+    c.nic_kind = RTSIM_NIC_DMA_RING;
+    c.ring = 16;
+    c.rx.enabled = 1;
+    c.rx.nbufs = 32;
+    c.rx.recycle_threshold = 0xFFFFFFFFu;
+    c.rx.short_circuit = 1;
+    c.costs.isr_entry_exit_ns = 500;
+    for (int p = 0; p < RTSIM_PATH_COUNT; p++)
+        c.costs.path_ns[p] = 1120;
+    c.costs.path_ns[RTSIM_PATH_PRIO_RAISE] = 1500;
+    c.costs.path_ns[RTSIM_PATH_RECYCLE] = 1250;
+    c.costs.invalidate_deferred_ns = 2780;
+    c.costs.driver_per_packet_ns = 7900;
+    return c;
+}
+
+static int add_udp(rtsim_config *c, double pps, uint32_t port, uint32_t prio)
+{
+    int i = add_flow(c, RTSIM_PAT_CONSTANT, pps);
+    rtsim_flow_cfg *f = &c->flows[i];
+    f->proto = RTSIM_PROTO_UDP;
+    f->dst_port = port;
+    f->size = 60;
+    f->prio = prio;
+    return i;
+}
+
+static int add_worker(rtsim_config *c, uint32_t prio, int flow, int64_t work)
+{
+    int w = add_task(c, RTSIM_TASK_WORKER, prio, 0, work);
+    c->tasks[w].flow = (uint32_t)flow;
+    c->tasks[w].mailbox = 16;
+    return w;
+}
+
+/* offered = delivered + dropped + in flight, overall and per flow. */
+static void check_conservation(rtsim *s, const rtsim_config *c)
+{
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    uint64_t dropped = 0;
+    for (int r = 0; r < RTSIM_DROP_COUNT; r++)
+        dropped += t.dropped[r];
+    CHECK_EQ(t.offered, t.delivered + dropped + rtsim_in_flight(s));
+    for (uint32_t i = 0; i < c->n_flows; i++) {
+        rtsim_flow_stats fs;
+        CHECK_EQ(rtsim_flow_stats_get(s, i, &fs), 0);
+        uint64_t by = 0;
+        for (int r = 0; r < RTSIM_DROP_COUNT; r++)
+            by += fs.drops[r];
+        CHECK_EQ(fs.dropped, by);
+    }
+    CHECK_EQ(rts_fq_check(&s->shield.rx.fq), RTS_OK);
+    /* Every buffer is posted, filled, queued or held: none lost. */
+    CHECK_EQ(s->posted.len + s->filled.len,
+             rts_fq_count(&s->shield.rx.fq, RTS_BUF_RING) + rts_fq_count(&s->shield.rx.fq, RTS_BUF_ISR));
+}
+
+/* A high-priority flow alone: every frame delivered, through the worker,
+ * the network task raised to its priority and back. */
+static void test_hp_alone(void)
+{
+    rtsim_config c = rx_base(100 * MS);
+    add_driver(&c, 1);
+    int hp = add_udp(&c, 1000, 502, 5);
+    add_worker(&c, 5, hp, 10 * US);
+    rtsim *s;
+    run(&c, &s);
+    rtsim_flow_stats fs;
+    rtsim_flow_stats_get(s, 0, &fs);
+    CHECK_EQ(fs.offered, 99); /* one every ms from 1 ms on */
+    CHECK_EQ(fs.delivered, fs.offered);
+    CHECK_EQ(fs.processed, fs.offered);
+    rtsim_rx_stats rs;
+    rtsim_rx_stats_get(s, &rs);
+    CHECK_EQ(rs.path_count[RTSIM_PATH_PRIO_RAISE], fs.offered); /* each raises the idle task */
+    CHECK(rs.prio_changes >= 2 * fs.offered);                   /* raised, then lowered */
+    CHECK_EQ(s->task[0].prio, 1);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* A low-priority flood with the network task starved by a busy
+ * medium-priority task: the ring runs low, the flood is short-circuited,
+ * the high-priority flow still gets through by recycling. */
+static void test_flood_recycle_short_circuit(void)
+{
+    rtsim_config c = rx_base(200 * MS);
+    add_driver(&c, 1);
+    int hp = add_udp(&c, 500, 502, 6);
+    add_udp(&c, 50000, 9, 0);
+    add_worker(&c, 6, hp, 10 * US);
+    add_task(&c, RTSIM_TASK_BACKGROUND, 3, 0, 0); /* medium priority: keeps LP from the CPU */
+    rtsim *s;
+    run(&c, &s);
+    rtsim_flow_stats hs, ls;
+    rtsim_flow_stats_get(s, 0, &hs);
+    rtsim_flow_stats_get(s, 1, &ls);
+    CHECK(hs.offered > 90);
+    CHECK_EQ(hs.dropped, 0);
+    CHECK(hs.offered - hs.delivered <= 1); /* at most the one in flight */
+    CHECK(ls.drops[RTSIM_DROP_SHORT_CIRCUIT] > 0);
+    CHECK(ls.drops[RTSIM_DROP_RECYCLED] > 0); /* HP arrivals took LP buffers */
+    CHECK_EQ(ls.delivered, 0);                /* LP never runs above the background task */
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* Short circuit off: the flood's frames are queued and their oldest
+ * buffers recycled instead (Behnke Fig. 9, footnote 1). */
+static void test_short_circuit_off(void)
+{
+    rtsim_config c = rx_base(50 * MS);
+    c.rx.short_circuit = 0;
+    add_driver(&c, 1);
+    add_udp(&c, 50000, 9, 0);
+    add_task(&c, RTSIM_TASK_BACKGROUND, 3, 0, 0);
+    rtsim *s;
+    run(&c, &s);
+    rtsim_flow_stats ls;
+    rtsim_flow_stats_get(s, 0, &ls);
+    CHECK_EQ(ls.drops[RTSIM_DROP_SHORT_CIRCUIT], 0);
+    CHECK(ls.drops[RTSIM_DROP_RECYCLED] > 0);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* A flow server of 1 packet per ms refuses the rest (path (b)). */
+static void test_flow_server(void)
+{
+    rtsim_config c = rx_base(100 * MS);
+    add_driver(&c, 1);
+    int hp = add_udp(&c, 5000, 502, 5);
+    c.flows[hp].capacity = 1;
+    c.flows[hp].server_period_ns = 1 * MS;
+    rtsim *s;
+    run(&c, &s);
+    rtsim_flow_stats fs;
+    rtsim_flow_stats_get(s, 0, &fs);
+    CHECK(fs.delivered >= 99 && fs.delivered <= 101);
+    CHECK(fs.drops[RTSIM_DROP_FLOW_SERVER] >= 390);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* Frames for a port nobody bound are processed, then dropped. */
+static void test_no_socket(void)
+{
+    rtsim_config c = rx_base(10 * MS);
+    add_driver(&c, 1);
+    int f = add_udp(&c, 1000, 7777, 0);
+    c.flows[f].unbound = 1;
+    rtsim *s;
+    run(&c, &s);
+    rtsim_flow_stats fs;
+    rtsim_flow_stats_get(s, 0, &fs);
+    CHECK_EQ(fs.processed, 9);
+    CHECK_EQ(fs.drops[RTSIM_DROP_NO_SOCKET], 9);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* The global limit: over 5 packets per ms the RX line goes off and the
+ * polling task harvests once per period; the mode is measured. */
+static void test_global_limit_polling(void)
+{
+    rtsim_config c = rx_base(100 * MS);
+    c.rx.global_capacity = 5;
+    c.rx.global_period_ns = 1 * MS;
+    c.costs.poll_batch_ns = 2 * US;
+    c.costs.poll_per_packet_ns = 100;
+    add_driver(&c, 1);
+    add_task(&c, RTSIM_TASK_POLLING, 2, 0, 0);
+    add_udp(&c, 20000, 9, 0);
+    rtsim *s;
+    run(&c, &s);
+    rtsim_rx_stats rs;
+    rtsim_rx_stats_get(s, &rs);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    CHECK(rs.to_poll >= 1);
+    CHECK(rs.polls > 50);
+    CHECK(t.polling_ns > 50 * MS);
+    CHECK(t.received <= 5 * 101); /* at most the capacity per period */
+    CHECK(t.dropped[RTSIM_DROP_RING_FULL] > 0);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* The edge NIC with the receive path: one interrupt per frame, the ISR
+ * writes each frame into a posted buffer. */
+static void test_edge_nic(void)
+{
+    rtsim_config c = rx_base(10 * MS);
+    c.nic_kind = RTSIM_NIC_EDGE;
+    add_driver(&c, 1);
+    int hp = add_udp(&c, 2000, 502, 4);
+    add_worker(&c, 4, hp, 5 * US);
+    rtsim *s;
+    run(&c, &s);
+    rtsim_flow_stats fs;
+    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    CHECK_EQ(fs.delivered, 19);
+    CHECK_EQ(t.isr_runs, 19);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
+/* Bad configurations are refused with a message naming the key. */
+static void test_config_errors(void)
+{
+    rtsim_config c = rx_base(10 * MS);
+    add_driver(&c, 1);
+    add_udp(&c, 100, 502, 5);
+    add_udp(&c, 100, 502, 3);
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "bound twice"));
+    c.flows[1].dst_port = 503;
+    CHECK(rtsim_config_error(&c) == NULL);
+    c.flows[1].prio = 40;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "flows.priority"));
+    c.flows[1].prio = 3;
+    c.flows[1].capacity = 2;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "server_period"));
+    c.flows[1].capacity = 0;
+    c.rx.global_capacity = 3;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "global_period"));
+    c.rx.global_period_ns = MS;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "polling task"));
+    c.rx.global_capacity = 0;
+    c.ring = 40;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "nic.ring"));
+}
+
+int main(void)
+{
+    RTS_RUN(test_hp_alone);
+    RTS_RUN(test_flood_recycle_short_circuit);
+    RTS_RUN(test_short_circuit_off);
+    RTS_RUN(test_flow_server);
+    RTS_RUN(test_no_socket);
+    RTS_RUN(test_global_limit_polling);
+    RTS_RUN(test_edge_nic);
+    RTS_RUN(test_config_errors);
+    return rts_test_end();
+}
