@@ -1301,6 +1301,31 @@ void rtsim_destroy(rtsim *s)
     free(s);
 }
 
+/* The run ends: a periodic task whose current cycle is past its deadline
+ * and not finished is not on time. Every period that ended without the
+ * cycle completing counts as a miss, and the cycle's lateness up to the
+ * end of the run is accumulated (docs/model.md, "A starved task"). */
+static void unfinished_cycles(rtsim *s, uint64_t end)
+{
+    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
+        sim_task *t = &s->task[i];
+        if (t->cfg->kind != RTSIM_TASK_PERIODIC || t->state != TS_READY || end <= t->deadline)
+            continue;
+        const uint64_t P = (uint64_t)t->cfg->period_ns;
+        const uint64_t missed = (end - t->deadline) / P + 1u;
+        const double late = (double)(end - t->deadline) * 100.0 / (double)P;
+        t->st.misses += missed;
+        t->st.lateness_sum_pct += late;
+        if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
+        if ((int)i == s->critical) {
+            rtsim_bin *b = &s->cur_bin;
+            b->misses += missed;
+            b->lateness_pct += late;
+            if (late > b->lateness_max_pct) b->lateness_max_pct = late;
+        }
+    }
+}
+
 int rtsim_run_until(rtsim *s, uint64_t t_end)
 {
     if (s->finished) return s->error ? -1 : 0;
@@ -1350,6 +1375,7 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
     }
     s->now = t_end;
     if (t_end == s->cfg.duration_ns && !s->finished) {
+        unfinished_cycles(s, t_end);
         close_bin(s, t_end);
         s->finished = true;
     }
