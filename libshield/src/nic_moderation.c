@@ -186,6 +186,12 @@ static uint16_t fire(rts_nic_queue *q)
     return q->announced;
 }
 
+int rts_nic_lookup(const rts_nic *nic, unsigned proto, unsigned port)
+{
+    const int i = map_find(nic, proto, portless(proto) ? 0u : port);
+    return i < 0 ? -1 : (int)nic->map[i].queue;
+}
+
 void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_rx_result *r)
 {
     r->outcome = RTS_NIC_UNREGISTERED;

@@ -908,6 +908,82 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
+/* The multiqueue NIC's distribution map keys (Behnke §7.3): protocol and
+ * destination port; portless frames use port 0. */
+static unsigned nic_proto(const rtsim_flow_cfg *f)
+{
+    switch (f->proto) {
+    case RTSIM_PROTO_TCP: return RTS_PROTO_TCP;
+    case RTSIM_PROTO_UDP: return RTS_PROTO_UDP;
+    case RTSIM_PROTO_ICMP: return RTS_NIC_PROTO_ICMP;
+    default: return RTS_NIC_PROTO_NONTRANSPORT;
+    }
+}
+
+static unsigned nic_port(const rtsim_flow_cfg *f)
+{
+    return f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP ? (f->dst_port & 0xFFFFu) : 0u;
+}
+
+/* Queue `q` interrupts: its waiting descriptors are announced to the host
+ * (Table 1's base/next-base swap) and the RX line is raised. */
+static void nic_announce(rtsim *s, unsigned q)
+{
+    sim_core *c = rx_core(s);
+    sim_fifo *host = s->cfg.rx.enabled ? &s->filled : &s->ring;
+    while (s->nicq[q].len > 0) {
+        sim_pkt p = fifo_pop(&s->nicq[q]);
+        if (!fifo_push(host, p)) {
+            count_drop(s, &p, RTSIM_DROP_RING_FULL); /* the host has not taken the last batches */
+            if (p.buf != RTS_BUF_NONE) {
+                sim_pkt e = {0, 0, p.buf, 0, 0};
+                (void)fifo_push(&s->posted, e);
+            }
+        }
+    }
+    const uint32_t bit = 1u << LINE_RX;
+    s->cur_bin.irq_raised++;
+    if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes them anyway */
+    c->pending |= bit;
+}
+
+/* Arm the NIC model's next timer event (the earliest queue expiry). */
+static void nic_schedule(rtsim *s)
+{
+    const rts_time_ns next = rts_nic_next_expiry(&s->nic);
+    s->nic_gen++;
+    if (next != 0 && next < s->cfg.duration_ns)
+        push_event(s, next < s->now ? s->now : next, EV_NIC, EV_NIC, 0, s->nic_gen);
+}
+
+/* A frame reaches the multiqueue NIC: libshield's rts_nic_rx() decides. */
+static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
+{
+    const rtsim_flow_cfg *f = &s->cfg.flows[p.flow];
+    if (s->cfg.rx.enabled && s->posted.len == 0 &&
+        rts_nic_lookup(&s->nic, nic_proto(f), nic_port(f)) >= 0) {
+        count_drop(s, &p, RTSIM_DROP_RING_FULL); /* mapped, but no buffer to DMA into */
+        return;
+    }
+    rts_nic_rx_result r;
+    rts_nic_rx(&s->nic, nic_proto(f), nic_port(f), now, &r);
+    if (r.outcome == RTS_NIC_UNREGISTERED) {
+        count_drop(s, &p, RTSIM_DROP_NIC_UNREGISTERED);
+        return;
+    }
+    if (r.outcome == RTS_NIC_QUEUE_FULL) {
+        count_drop(s, &p, RTSIM_DROP_NIC_QUEUE_FULL);
+        return;
+    }
+    if (s->cfg.rx.enabled) {
+        p.buf = fifo_pop(&s->posted).buf;
+        dma_write(s, &p);
+    }
+    if (!fifo_push(&s->nicq[r.queue], p)) s->error = 1; /* rts_nic bounds the queue */
+    if (r.irq) nic_announce(s, r.queue);
+    nic_schedule(s);
+}
+
 /* The edge NIC asserts the RX line for packet `p`: latched once when the
  * line is pending already or disabled, further assertions lost. */
 static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
@@ -956,6 +1032,8 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
             }
             if (zero_at != SIM_INF) push_event(s, zero_at, EV_FILTER, EV_FILTER, 0, 0);
         }
+    } else if (s->cfg.nic_kind == RTSIM_NIC_MULTIQUEUE) {
+        nic_arrival(s, p, now);
     } else if (s->cfg.rx.enabled) {
         /* DMA into the next posted buffer of the descriptor ring. */
         if (s->posted.len == 0) {
@@ -1021,6 +1099,15 @@ static void handle_event(rtsim *s, const sim_event *e)
         kick(s, &s->core[t->cfg->core], now);
         break;
     }
+    case EV_NIC: {
+        if (e->gen != s->nic_gen) break; /* superseded */
+        const uint32_t mask = rts_nic_expire(&s->nic, now);
+        for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
+            if (mask & (1u << q)) nic_announce(s, q);
+        nic_schedule(s);
+        kick(s, rx_core(s), now);
+        break;
+    }
     case EV_POLL: {
         /* The sleeping driver wakes for one iteration of its loop. */
         sim_task *t = &s->task[e->arg];
@@ -1049,7 +1136,39 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         return "bin: too many bins for the duration";
     if (cfg->n_cores < 1 || cfg->n_cores > RTSIM_MAX_CORES) return "cores: must be 1..4";
     if (cfg->tick_ns < 0) return "tick: must not be negative";
-    if (cfg->nic_kind > RTSIM_NIC_DMA_RING) return "nic.kind: unknown";
+    if (cfg->nic_kind > RTSIM_NIC_MULTIQUEUE) return "nic.kind: unknown";
+    if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE) {
+        if (cfg->n_nic_queues < 1 || cfg->n_nic_queues > RTSIM_MAX_NIC_QUEUES)
+            return "nic.queues: 1..RTS_NIC_MAX_QUEUES queues";
+        for (uint32_t q = 0; q < cfg->n_nic_queues; q++) {
+            const rtsim_nic_queue_cfg *n = &cfg->nic_queues[q];
+            if (n->size == 0 || n->size > 65535) return "nic.queues.size: 1..65535 descriptors";
+            if (n->t_abs_ns < 0 || n->t_pack_ns < 0) return "nic.queues: timers must not be negative";
+            if (n->frames > 65535) return "nic.queues.frames: at most 65535";
+        }
+        uint32_t entries = 0;
+        for (uint32_t i = 0; i < cfg->n_flows; i++) {
+            const rtsim_flow_cfg *f = &cfg->flows[i];
+            if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
+            if (f->nic_queue >= cfg->n_nic_queues) return "flows.nic_queue: no such queue";
+            bool dup = false;
+            for (uint32_t j = 0; j < i; j++) {
+                const rtsim_flow_cfg *g = &cfg->flows[j];
+                if (g->nic_queue == RTSIM_NIC_UNMAPPED || nic_proto(g) != nic_proto(f) ||
+                    nic_port(g) != nic_port(f))
+                    continue;
+                if (g->nic_queue != f->nic_queue)
+                    return "flows.nic_queue: one (protocol, port) maps to one queue";
+                dup = true;
+            }
+            if (!dup) entries++;
+        }
+        if (entries > RTS_NIC_MAP_MAX) return "flows.nic_queue: more map entries than RTS_NIC_MAP_MAX";
+    } else {
+        for (uint32_t i = 0; i < cfg->n_flows; i++)
+            if (cfg->flows[i].nic_queue != 0 && cfg->flows[i].nic_queue != RTSIM_NIC_UNMAPPED)
+                return "flows.nic_queue: only with the multiqueue NIC";
+    }
     if (cfg->nic_core >= cfg->n_cores) return "nic.core: no such core";
     if (cfg->nic_kind == RTSIM_NIC_DMA_RING && cfg->ring == 0) return "nic.ring: must be positive";
     if (cfg->queue_capacity == 0) return "driver.queue: must be positive";
@@ -1136,6 +1255,38 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     return hook_config_error(cfg);
 }
 
+/* Descriptors the host side holds for the multiqueue NIC: each queue's
+ * size twice (the batch being taken and the next, Table 1's two bases). */
+static uint32_t nic_host_slots(const rtsim_config *cfg)
+{
+    uint32_t n = 0;
+    for (uint32_t q = 0; q < cfg->n_nic_queues && q < RTSIM_MAX_NIC_QUEUES; q++)
+        n += 2u * cfg->nic_queues[q].size;
+    return n;
+}
+
+/* The multiqueue NIC: its queues in order (queue q has id q) and the map. */
+static bool nic_setup(rtsim *s)
+{
+    const rtsim_config *c = &s->cfg;
+    rts_nic_init(&s->nic);
+    for (uint32_t q = 0; q < c->n_nic_queues; q++) {
+        const rtsim_nic_queue_cfg *n = &c->nic_queues[q];
+        uint8_t qid;
+        if (rts_nic_queue_add(&s->nic, n->size, (rts_time_ns)n->t_abs_ns, (rts_time_ns)n->t_pack_ns,
+                              n->frames, 0u, 0u, &qid) != RTS_OK ||
+            qid != q || !fifo_init(&s->nicq[q], n->size))
+            return false;
+    }
+    for (uint32_t i = 0; i < c->n_flows; i++) {
+        const rtsim_flow_cfg *f = &c->flows[i];
+        if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
+        const rts_err e = rts_nic_map_add(&s->nic, nic_proto(f), nic_port(f), f->nic_queue);
+        if (e != RTS_OK && e != RTS_EEXIST) return false;
+    }
+    return true;
+}
+
 rtsim *rtsim_create(const rtsim_config *cfg)
 {
     if (rtsim_config_error(cfg) != NULL) return NULL;
@@ -1149,7 +1300,10 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
     if (s->bins == NULL || s->lat_hist == NULL || (cfg->trace_capacity > 0 && s->trace == NULL) ||
         !evq_init(&s->evq, evcap) || !fifo_init(&s->rxq, cfg->queue_capacity) ||
-        !fifo_init(&s->ring, cfg->nic_kind == RTSIM_NIC_DMA_RING && !cfg->rx.enabled ? cfg->ring : 0)) {
+        !fifo_init(&s->ring, cfg->rx.enabled                          ? 0
+                             : cfg->nic_kind == RTSIM_NIC_DMA_RING    ? cfg->ring
+                             : cfg->nic_kind == RTSIM_NIC_MULTIQUEUE ? nic_host_slots(cfg)
+                                                                     : 0)) {
         rtsim_destroy(s);
         return NULL;
     }
@@ -1243,6 +1397,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
     if (!hook_init(s, 0)) s->error = 1;
+    if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) s->error = 1;
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
         for (uint32_t i = 0; i < cfg->n_flows; i++) {

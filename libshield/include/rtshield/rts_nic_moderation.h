@@ -163,6 +163,14 @@ rts_err rts_nic_bind(rts_nic *nic, unsigned proto, unsigned port, unsigned size,
 rts_err rts_nic_unbind(rts_nic *nic, unsigned proto, unsigned port);
 
 /**
+ * The queue the distribution map gives (proto, port), without receiving
+ * anything (the NIC's lookup before it writes a frame to memory).
+ * Context: NIC. Cost: O(RTS_NIC_MAP_MAX).
+ * @return the queue id, or -1 when the frame would be dropped as unregistered
+ */
+int rts_nic_lookup(const rts_nic *nic, unsigned proto, unsigned port);
+
+/**
  * A validated frame of (proto, port) arrives at `now`.
  * Context: NIC (the simulator's NIC model). Cost: O(RTS_NIC_MAP_MAX).
  * @param[out] r outcome, queue, and whether the queue interrupts now
