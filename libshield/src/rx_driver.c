@@ -1,6 +1,8 @@
 /* Eager/deferred receive driver (Behnke et al. §5.3.2, Figures 7 and 8). */
 #include "rtshield/rts_rx_driver.h"
 
+#include "rts_bits.h"
+
 rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, unsigned ring_size,
                     unsigned task_base_prio, uint32_t global_capacity, rts_time_ns global_period,
                     rts_time_ns now)
@@ -56,6 +58,13 @@ static bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_ns now, rts
     return true;
 }
 
+/* True when path (c) would take `buf` itself: rts_fq_recycle_lowest_isr()
+ * takes the head of the lowest-id flow of the lowest level. */
+static bool recycle_takes(const rts_flow_queue *fq, int level, unsigned buf)
+{
+    return fq->q[rts_bits_lsb64(fq->level_flows[level])].head == buf;
+}
+
 /* Figure 8 from "classified" on. */
 static void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
                   rts_rx_result *res)
@@ -84,9 +93,11 @@ static void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio,
         /* (c): recycle only a buffer of strictly lower priority than this
          * packet, judged after the push (a flow whose priority was raised
          * has moved to its new level with it). Without the short circuit
-         * the lowest level may be the packet's own: its oldest buffer goes. */
+         * the lowest level may be the packet's own: its oldest buffer goes,
+         * but never the packet just queued (that would be the short circuit). */
         const int lowest_now = rts_fq_lowest_prio(&rx->fq);
-        if (low && lowest_now >= 0 && (lowest_now < (int)prio || !rx->short_circuit)) {
+        if (low && lowest_now >= 0 &&
+            (lowest_now < (int)prio || (!rx->short_circuit && !recycle_takes(&rx->fq, lowest_now, buf)))) {
             uint16_t victim;
             uint8_t vflow;
             if (rts_fq_recycle_lowest_isr(&rx->fq, &victim, &vflow) == RTS_OK) {

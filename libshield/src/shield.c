@@ -126,6 +126,8 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
     const uint32_t multi_ok = RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY;
     if (cfg->n_sources > 1u && (p & ~multi_ok) != 0u) return RTS_EINVAL;
     if ((p & RTS_SHIELD_STRICT) && (p & (RTS_SHIELD_BURSTY | RTS_SHIELD_COUNTDOWN))) return RTS_EINVAL;
+    /* Burst's slice timer and the bursty limiter's tick are one timer (TIMER_MIT). */
+    if ((p & RTS_SHIELD_BURST) && (p & RTS_SHIELD_BURSTY)) return RTS_EINVAL;
     sh->cfg = *cfg;
     for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++) sh->line_holds[k] = 0u;
     sh->task_holds = 0u;
@@ -288,7 +290,8 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
         emit(sh, dec, RTS_SHIELD_BURST, 0u, RTS_SHIELD_TIMER_MIT, a);
         if (a.flags & RTS_ACT_DROP) {
             count_drop(sh, dec, RTS_SHIELD_DROP_LIMITER);
-            return RTS_OK; /* the buffer stays posted: the driver re-uses it */
+            rx->repost = (uint16_t)buf; /* still a ring buffer: the driver re-posts it */
+            return RTS_OK;
         }
     }
     rts_rx_result r;
@@ -492,7 +495,18 @@ uint32_t rts_shield_hooks(const rts_shield *sh)
     if (has(sh, RTS_SHIELD_BURST | RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY)) h |= RTS_SHIELD_HOOK_RX_ISR;
     if (has(sh, RTS_SHIELD_HYSTERESIS | RTS_SHIELD_BUDGET | RTS_SHIELD_QUEUE)) h |= RTS_SHIELD_HOOK_TASK;
     if (has(sh, RTS_SHIELD_HYSTERESIS | RTS_SHIELD_BUDGET)) h |= RTS_SHIELD_HOOK_REPORT;
+    if (has(sh, RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY) || (sh->detect.on & 1u)) h |= RTS_SHIELD_CALL_RX_IRQ;
+    if (has(sh, RTS_SHIELD_BURST)) h |= RTS_SHIELD_CALL_RX_PACKET;
+    if (has(sh, RTS_SHIELD_HYSTERESIS | RTS_SHIELD_BUDGET)) h |= RTS_SHIELD_CALL_TASK_POLL;
+    if (has(sh, RTS_SHIELD_BUDGET | RTS_SHIELD_QUEUE | RTS_SHIELD_RX_PATH) || (sh->detect.on & 2u))
+        h |= RTS_SHIELD_CALL_TASK_DONE;
+    if (sh->detect.on & 2u) h |= RTS_SHIELD_CALL_FILL;
     return h;
+}
+
+void rts_shield_fill_isr(rts_shield *sh, uint32_t fill)
+{
+    fill_report(sh, fill);
 }
 
 uint32_t rts_shield_waiting(const rts_shield *sh)

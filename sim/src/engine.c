@@ -131,7 +131,7 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
 {
     if (t->has_packet || t->polling) return true;
     uint64_t sleep_ns = 0;
-    if (!hook_task_poll(s, now, &sleep_ns)) {
+    if ((hook_mask(s) & RTS_SHIELD_CALL_TASK_POLL) && !hook_task_poll(s, now, &sleep_ns)) {
         t->state = TS_BLOCKED;
         t->suspended = true;
         if (sleep_ns > 0) {
@@ -396,6 +396,19 @@ void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio)
     s->kick_mask |= 1u << t->cfg->core;
 }
 
+void eng_detect(rtsim *s, uint64_t now)
+{
+    const rts_shield_detect *d = &s->shield.detect;
+    const uint64_t v[RTSIM_DET_COUNT] = {d->late_cycles, d->irq_crossings, d->fill_overloads};
+    for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++) {
+        if (v[k] == s->det_count[k]) continue;
+        s->cur_bin.detected[k] += v[k] - s->det_count[k];
+        s->det_count[k] = v[k];
+        if (s->det_first[k] == SIM_INF) s->det_first[k] = now;
+        trace(s, now, RTSIM_TR_DETECT, s->cfg.nic_core, (int32_t)k, (int64_t)v[k]);
+    }
+}
+
 void eng_poll_wake(rtsim *s, uint64_t now)
 {
     (void)now;
@@ -439,6 +452,8 @@ static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
         dst->cpu_ns[i] += b->cpu_ns[i];
     dst->rx_disabled_ns += b->rx_disabled_ns;
     dst->polling_ns += b->polling_ns;
+    for (int i = 0; i < RTSIM_DET_COUNT; i++)
+        dst->detected[i] += b->detected[i];
     if (b->net_prio_max > dst->net_prio_max) dst->net_prio_max = b->net_prio_max;
 }
 
@@ -481,7 +496,7 @@ static void deliver(rtsim *s, const sim_pkt *p, uint64_t now);
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
-    if (!hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
+    if ((hook_mask(s) & RTS_SHIELD_CALL_RX_IRQ) && !hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
         /* Not admitted (a limiter found its line should have been off). */
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
@@ -499,7 +514,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         }
         s->cur_bin.received++;
         s->flow_st[p.flow].received++;
-        if (!hook_rx_packet(s, now, c->isr_start)) {
+        if ((hook_mask(s) & RTS_SHIELD_CALL_RX_PACKET) && !hook_rx_packet(s, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
             continue;
@@ -513,6 +528,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             hook_queue_full(s, now);
             continue;
         }
+        if (hook_mask(s) & RTS_SHIELD_CALL_FILL) hook_fill(s, now, s->rxq.len);
         if (s->driver >= 0) {
             sim_task *d = &s->task[s->driver];
             if (!d->suspended) task_ready(s, d);
@@ -576,6 +592,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     }
     const uint32_t f = hook_perform(s, now, &d);
     rx_mode_acct(s, now);
+    eng_detect(s, now);
     if (f & RTS_SHIELD_F_STOP) *stop = true;
     if ((f & RTS_SHIELD_F_DROP) && d.drop == RTS_SHIELD_DROP_GLOBAL_LIMIT &&
         s->cfg.nic_kind != RTSIM_NIC_EDGE) {
@@ -623,7 +640,7 @@ static bool rx_isr_step(rtsim *s, sim_core *c, uint64_t now)
     const bool edge = s->cfg.nic_kind == RTSIM_NIC_EDGE;
     if (!c->rx_step) {
         c->rx_step = true;
-        if (!hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
+        if ((hook_mask(s) & RTS_SHIELD_CALL_RX_IRQ) && !hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
             if (edge) {
                 count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
                 s->mst.drops++;
@@ -839,6 +856,7 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
         if (!fifo_push(&s->posted, e)) s->error = 1;
     }
     hook_perform(s, now, &d);
+    eng_detect(s, now);
     if (p.sflow == RTS_FLOW_ARP || p.sflow == RTS_FLOW_ICMP) {
         deliver(s, &p, now); /* the stack itself consumes ARP and ICMP */
     } else if (p.sflow >= RTS_FLOW_FIRST_USER && p.sflow < RTS_FLOW_MAX &&
@@ -882,7 +900,8 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
             if (wk->cfg->core != t->cfg->core) kick(s, &s->core[wk->cfg->core], now);
         }
     }
-    hook_task_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
+    if (hook_mask(s) & RTS_SHIELD_CALL_TASK_DONE)
+        hook_task_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
     if (t->suspended) t->state = TS_BLOCKED;
 }
 
@@ -1308,6 +1327,8 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->poll_since = SIM_INF;
+    for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++)
+        s->det_first[k] = SIM_INF;
     if (cfg->rx.enabled) {
         /* The buffer pool's memory, and each flow's frame to copy in. */
         s->bufmem = calloc((size_t)cfg->rx.nbufs, RTSIM_FRAME_MAX);
@@ -1628,6 +1649,14 @@ uint64_t rtsim_in_flight(const rtsim *s)
         n += t->mailbox.len;
     }
     return n;
+}
+
+void rtsim_detect_get(const rtsim *s, uint64_t *first, uint64_t *count)
+{
+    for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++) {
+        first[k] = s->det_first[k];
+        count[k] = s->det_count[k];
+    }
 }
 
 void rtsim_rx_stats_get(const rtsim *s, rtsim_rx_stats *out)

@@ -132,6 +132,9 @@ struct rtsim {
     rtsim_mitigation_stats mst;
     rts_shield shield;   /* every protection: libshield's one entry point */
     rts_shield_map smap; /* the shield's lines and timers on this device */
+    uint32_t hooks;      /* rts_shield_hooks(): the hook costs to charge, the calls to make */
+    uint64_t det_count[RTSIM_DET_COUNT]; /* detector counters seen so far */
+    uint64_t det_first[RTSIM_DET_COUNT]; /* when each first fired, SIM_INF: never */
     /* receive path (cfg.rx.enabled) */
     uint8_t *bufmem;     /* nbufs frames of RTSIM_FRAME_MAX bytes: the buffer pool's memory */
     sim_pkt *bufpkt;     /* the packet each buffer holds */
@@ -162,5 +165,7 @@ uint32_t eng_sources(const rtsim *s);
 void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio);
 /* The global limit's poll timer: wake the polling task. */
 void eng_poll_wake(rtsim *s, uint64_t now);
+/* Record what libshield's detectors found since the last look. */
+void eng_detect(rtsim *s, uint64_t now);
 
 #endif

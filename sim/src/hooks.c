@@ -121,6 +121,9 @@ const char *hook_config_error(const rtsim_config *cfg)
     }
     if ((p & RTS_SHIELD_COUNTDOWN) && (m->window_ns <= 0 || m->window_ns > (int64_t)UINT32_MAX))
         return "mitigation.window: must be between 1 ns and 4.29 s";
+    if (cfg->detect_slice_ns < 0) return "detect.slice: must not be negative";
+    if (cfg->detect_fill_high > 0 && cfg->detect_fill_low >= cfg->detect_fill_high)
+        return "detect.fill_low: must be below detect.fill_high";
     return rx_config_error(cfg);
 }
 
@@ -161,11 +164,15 @@ static void shield_cfg(const rtsim *s, rts_shield_cfg *o)
         o->global_capacity = c->rx.global_capacity;
         o->global_period = (rts_time_ns)c->rx.global_period_ns;
     }
+    o->detect_slice_ns = (rts_time_ns)c->detect_slice_ns;
+    o->detect_irq_threshold = c->detect_irq_threshold;
+    o->detect_fill_high = c->detect_fill_high;
+    o->detect_fill_low = c->detect_fill_low;
 }
 
-uint32_t hook_perform(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
+uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
 {
-    const uint32_t f = rts_shield_apply(&s->port, &s->gate, &s->smap, d);
+    const uint32_t f = d->n_ops ? rts_shield_apply(&s->port, &s->gate, &s->smap, d) : d->flags;
     if (f & RTS_SHIELD_F_SUSPEND) eng_driver_suspend(s, now);
     if (f & RTS_SHIELD_F_RESUME) eng_driver_resume(s, now);
     if (f & RTS_SHIELD_F_PRIO) eng_driver_prio(s, now, d->task_prio);
@@ -184,6 +191,7 @@ bool hook_init(struct rtsim *s, uint64_t now)
     shield_cfg(s, &c);
     rts_shield_dec d;
     if (rts_shield_init(&s->shield, &c, (rts_time_ns)now, &d) != RTS_OK) return false;
+    s->hooks = rts_shield_hooks(&s->shield);
     hook_perform(s, now, &d);
     return true;
 }
@@ -193,6 +201,7 @@ bool hook_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry, uint32_t sou
     rts_shield_dec d;
     const bool ok = rts_shield_rx_irq_isr(&s->shield, source, isr_entry, &d);
     hook_perform(s, now, &d);
+    eng_detect(s, now);
     return ok;
 }
 
@@ -227,6 +236,12 @@ bool hook_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry)
     return ok;
 }
 
+void hook_fill(struct rtsim *s, uint64_t now, uint32_t fill)
+{
+    rts_shield_fill_isr(&s->shield, fill);
+    eng_detect(s, now);
+}
+
 void hook_queue_full(struct rtsim *s, uint64_t now)
 {
     rts_shield_dec d;
@@ -249,6 +264,7 @@ void hook_task_done(struct rtsim *s, uint64_t now, uint64_t work_ns, uint32_t fi
     rts_shield_dec d;
     (void)rts_shield_task_done(&s->shield, NULL, now, work_ns, fill, NULL, &d);
     hook_perform(s, now, &d);
+    eng_detect(s, now);
 }
 
 void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t target)
@@ -256,6 +272,7 @@ void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t targ
     rts_shield_dec d;
     (void)rts_shield_cycle_end(&s->shield, start, target, now, &d);
     hook_perform(s, now, &d);
+    eng_detect(s, now);
 }
 
 void hook_timer(struct rtsim *s, uint64_t now, unsigned timer)
@@ -263,9 +280,4 @@ void hook_timer(struct rtsim *s, uint64_t now, unsigned timer)
     rts_shield_dec d;
     (void)rts_shield_timer_isr(&s->shield, timer, now, &d);
     hook_perform(s, now, &d);
-}
-
-uint32_t hook_mask(const struct rtsim *s)
-{
-    return rts_shield_hooks(&s->shield);
 }

@@ -20,7 +20,12 @@ const char *hook_config_error(const rtsim_config *cfg);
 bool hook_init(struct rtsim *s, uint64_t now);
 /* Perform a decision: port operations, then what the driver does itself
  * (suspend/resume the network task, its priority, the polling task). */
-uint32_t hook_perform(struct rtsim *s, uint64_t now, const rts_shield_dec *d);
+uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d);
+static inline uint32_t hook_perform(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
+{
+    if (d->n_ops == 0u && d->flags == 0u) return 0u; /* nothing decided: the common case */
+    return hook_perform_all(s, now, d);
+}
 /* RX ISR prologue of `source` (`isr_entry`: when the handler started).
  * False when the interrupt is not admitted. */
 bool hook_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry, uint32_t source);
@@ -32,6 +37,8 @@ int hook_filter_arrival(struct rtsim *s, uint64_t now, uint64_t *zero_at);
 bool hook_filter_zero(struct rtsim *s, uint64_t now);
 /* RX ISR, per packet, driver queue (receive path off). False: drop it. */
 bool hook_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry);
+/* RX ISR: a frame entered the driver queue, now `fill` deep (detection). */
+void hook_fill(struct rtsim *s, uint64_t now, uint32_t fill);
 /* RX ISR: the driver queue was full. */
 void hook_queue_full(struct rtsim *s, uint64_t now);
 /* Network task before taking a packet. False: *sleep_ns (0: wait for a resume). */
@@ -43,6 +50,6 @@ void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t targ
 /* Shield timer `timer` interrupt handler. */
 void hook_timer(struct rtsim *s, uint64_t now, unsigned timer);
 /* RTS_SHIELD_HOOK_* of the configured protections (which hook costs to charge). */
-uint32_t hook_mask(const struct rtsim *s);
+#define hook_mask(s) ((s)->hooks)
 
 #endif

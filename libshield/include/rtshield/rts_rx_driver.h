@@ -83,7 +83,8 @@ typedef struct rts_rx_driver {
     const rts_port *port;          /**< cache hooks; may be NULL */
     uint8_t short_circuit;         /**< 1 (rts_rx_init()): path (a) on; 0: a lowest-priority
                                         arrival at a low ring is queued and the oldest buffer of
-                                        the lowest level recycled (Behnke Fig. 9, footnote 1) */
+                                        the lowest level recycled, never the arrival itself
+                                        (Behnke Fig. 9, footnote 1) */
     uint8_t pad[3];
     uint32_t outcomes[RTS_RX_OUTCOMES]; /**< packets per rts_rx_outcome */
     uint32_t recycled;             /**< buffers recycled by path (c) */

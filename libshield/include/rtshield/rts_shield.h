@@ -70,7 +70,8 @@ typedef enum rts_shield_prot {
 /** Timers the shield arms (ids of rts_shield_op.timer); the driver maps each
  *  to a hardware timer. Strict limiter of source k: RTS_SHIELD_TIMER_STRICT0 + k. */
 enum {
-    RTS_SHIELD_TIMER_MIT = 0,     /**< Burst slice end; the bursty limiter's shared timer */
+    RTS_SHIELD_TIMER_MIT = 0,     /**< Burst slice end, or the bursty limiter's shared timer
+                                       (one timer: burst and bursty do not combine) */
     RTS_SHIELD_TIMER_POLL = 1,    /**< global limit: wakes the polling task at a period start */
     RTS_SHIELD_TIMER_STRICT0 = 2,
     RTS_SHIELD_TIMERS = RTS_SHIELD_TIMER_STRICT0 + RTS_SHIELD_MAX_SOURCES
@@ -214,7 +215,8 @@ typedef struct rts_shield_rx {
     uint8_t flow;          /**< the frame's flow (RTS_FLOW_NONE when not classified) */
     uint8_t prio;          /**< its priority */
     uint8_t recycled_flow; /**< flow of the buffer recycled by path (c), else RTS_FLOW_NONE */
-    uint16_t repost;       /**< buffer to re-post to the ring, or RTS_BUF_NONE */
+    uint16_t repost;       /**< buffer to re-post to the ring, or RTS_BUF_NONE; when an
+                                interrupt-level protection dropped the frame, its own buffer */
     uint8_t raised;        /**< 1: the network task's priority was raised */
     uint8_t pad;
 } rts_shield_rx;
@@ -232,7 +234,9 @@ void rts_shield_cfg_default(rts_shield_cfg *cfg);
  * @retval RTS_OK initialised
  * @retval RTS_EINVAL a NULL pointer, an unknown protection bit, n_sources out
  *         of range, several sources with another protection than strict or
- *         bursty, or a component's parameter out of its documented range
+ *         bursty, strict with bursty or countdown, burst with bursty (they
+ *         would share RTS_SHIELD_TIMER_MIT), or a component's parameter out
+ *         of its documented range
  */
 rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns now, rts_shield_dec *dec);
 
@@ -281,7 +285,9 @@ void rts_shield_rx_queue_full_isr(rts_shield *sh, rts_time_ns now, rts_shield_de
  * instead of classifying (the unified NIC of Behnke §9).
  * Context: RX ISR or polling task. Cost: one classification (one pass over
  * RTS_FLOW_MAX flows) plus O(1).
- * @param[out] rx what the eager driver did (repost and recycled buffers)
+ * @param[out] rx what the eager driver did (repost and recycled buffers); a
+ *         frame Burst Mitigation dropped (outcome RTS_RX_OUTCOMES) was not
+ *         harvested: its buffer, still a ring buffer, is in `repost`
  * @retval RTS_OK see dec (DROP with its reason, STOP, PRIO) and rx
  * @retval RTS_EINVAL receive path off, or buf is not a ring buffer (nothing changed)
  */
@@ -369,7 +375,24 @@ enum {
     RTS_SHIELD_HOOK_REPORT = 1u << 2  /**< the critical task reports each cycle (hysteresis, budget) */
 };
 
-/** OR of RTS_SHIELD_HOOK_* for the configured protections. Context: any. O(1). */
+/** Hooks that do something for the configured protections: a driver may
+ *  skip a call whose bit is clear (it would decide nothing). */
+enum {
+    RTS_SHIELD_CALL_RX_IRQ = 1u << 8,    /**< rts_shield_rx_irq_isr(): strict, bursty, irq counting */
+    RTS_SHIELD_CALL_RX_PACKET = 1u << 9, /**< rts_shield_rx_packet_isr(): burst */
+    RTS_SHIELD_CALL_TASK_POLL = 1u << 10, /**< rts_shield_task_poll(): hysteresis, budget */
+    RTS_SHIELD_CALL_TASK_DONE = 1u << 11, /**< rts_shield_task_done(): budget, queue, receive path,
+                                               fill watermarks */
+    RTS_SHIELD_CALL_FILL = 1u << 12       /**< rts_shield_fill_isr(): fill watermarks */
+};
+
+/** The driver queue's fill after an enqueue (receive path off; with it the
+ *  shield follows the flow queues itself): the fill watermarks of the
+ *  detection. Context: RX ISR. Cost: O(1). */
+void rts_shield_fill_isr(rts_shield *sh, uint32_t fill);
+
+/** OR of RTS_SHIELD_HOOK_* and RTS_SHIELD_CALL_* for the configured
+ *  protections. Context: any. O(1). */
 uint32_t rts_shield_hooks(const rts_shield *sh);
 
 /** Frames the network task may take now (flow queues; receive path on).

@@ -143,8 +143,17 @@ typedef enum rtsim_trace_kind {
     RTSIM_TR_CYCLE_END =
         6, /**< a periodic task ends a cycle; arg: task; value: earliness ns (< 0: late) */
     RTSIM_TR_DELIVER = 7, /**< a packet is delivered; arg: flow; value: latency ns */
-    RTSIM_TR_PRIO = 8     /**< the network task's priority changes; arg: task; value: new priority */
+    RTSIM_TR_PRIO = 8,    /**< the network task's priority changes; arg: task; value: new priority */
+    RTSIM_TR_DETECT = 9   /**< a detector fired; arg: rtsim_detector; value: its count so far */
 } rtsim_trace_kind;
+
+/** libshield's overload detectors (Danicki §2.1), as the engine reports them. */
+typedef enum rtsim_detector {
+    RTSIM_DET_LATE = 0, /**< the critical task ended a cycle late */
+    RTSIM_DET_IRQ = 1,  /**< a slice's RX interrupt count crossed the threshold */
+    RTSIM_DET_FILL = 2, /**< the RX queue fill reached the high watermark */
+    RTSIM_DET_COUNT = 3
+} rtsim_detector;
 
 /** One trace record. */
 typedef struct rtsim_trace_rec {
@@ -292,6 +301,11 @@ typedef struct rtsim_config {
     rtsim_rx_cfg rx;
     uint32_t n_nic_queues;   /**< multiqueue NIC */
     rtsim_nic_queue_cfg nic_queues[RTSIM_MAX_NIC_QUEUES];
+    /* detection (libshield's detectors, fed by the live system) */
+    int64_t detect_slice_ns;     /**< interrupt count slice; 0: no interrupt counting */
+    uint32_t detect_irq_threshold; /**< a slice crosses with more RX interrupts than this */
+    uint32_t detect_fill_high;   /**< RX queue (or flow queues) fill overload mark; 0: none */
+    uint32_t detect_fill_low;    /**< overload cleared at or below this; < high */
     uint32_t trace_capacity; /**< 0: no trace; else records kept until rtsim_take_trace() */
 } rtsim_config;
 
@@ -316,6 +330,7 @@ typedef struct rtsim_bin {
     uint64_t polling_ns;     /**< time the receive path spent in polling mode (global limit) */
     uint32_t net_prio_max;   /**< highest priority the network task ran at */
     uint32_t pad;
+    uint64_t detected[RTSIM_DET_COUNT]; /**< times each detector fired in the bin */
 } rtsim_bin;
 
 /** Per-task statistics over the run. */
@@ -415,6 +430,10 @@ int rtsim_flow_stats_get(const rtsim *sim, uint32_t i, rtsim_flow_stats *out);
 
 /** Counters of the mitigation. */
 void rtsim_mitigation_stats_get(const rtsim *sim, rtsim_mitigation_stats *out);
+
+/** When each detector first fired (ns; UINT64_MAX: never) and how often.
+ *  @param first, count arrays of RTSIM_DET_COUNT */
+void rtsim_detect_get(const rtsim *sim, uint64_t *first, uint64_t *count);
 
 /** Receive-path counters (all zero when rx.enabled is 0). */
 void rtsim_rx_stats_get(const rtsim *sim, rtsim_rx_stats *out);

@@ -1,0 +1,100 @@
+/* libshield's detectors fed by the live device (Danicki §2.1): the
+ * critical task's late cycles, RX interrupts per slice, RX queue fill
+ * watermarks; an overload timeline of when each fired. */
+#include "sim_test_util.h"
+
+/* A flood that starts at 50 ms: 90 000 pkt/s, 5 us of ISR per packet,
+ * against a critical task of 6 ms per 10 ms. */
+static rtsim_config flood(void)
+{
+    rtsim_config c = base(200 * MS);
+    c.bin_ns = 50 * MS;
+    c.queue_capacity = 64;
+    c.costs.isr_per_packet_ns = 4 * US;
+    c.costs.driver_per_packet_ns = 5 * US;
+    int crit = add_periodic(&c, 3, 10 * MS, 6 * MS);
+    c.tasks[crit].critical = 1;
+    add_driver(&c, 2);
+    int f = add_flow(&c, RTSIM_PAT_CONSTANT, 90000);
+    c.flows[f].start_ns = 50 * MS;
+    return c;
+}
+
+static void test_timeline(void)
+{
+    rtsim_config c = flood();
+    c.detect_slice_ns = 1 * MS;
+    c.detect_irq_threshold = 10;
+    c.detect_fill_high = 32;
+    c.detect_fill_low = 4;
+    c.trace_capacity = 1u << 20;
+    rtsim *s;
+    run(&c, &s);
+    uint64_t first[RTSIM_DET_COUNT], count[RTSIM_DET_COUNT];
+    rtsim_detect_get(s, first, count);
+    /* 90 interrupts per 1 ms slice from 50 ms on: every slice crosses 10. */
+    CHECK(count[RTSIM_DET_IRQ] >= 140 && count[RTSIM_DET_IRQ] <= 150);
+    CHECK(first[RTSIM_DET_IRQ] >= 50 * MS && first[RTSIM_DET_IRQ] < 52 * MS);
+    CHECK(count[RTSIM_DET_LATE] > 0);
+    CHECK(first[RTSIM_DET_LATE] > 50 * MS);
+    CHECK(count[RTSIM_DET_FILL] >= 1);
+    CHECK(first[RTSIM_DET_FILL] > 50 * MS);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    CHECK_EQ(t.detected[RTSIM_DET_LATE], t.misses);
+    CHECK_EQ(t.detected[RTSIM_DET_IRQ], count[RTSIM_DET_IRQ]);
+    /* The first bin (0..50 ms) is quiet. */
+    rtsim_bin b[8];
+    size_t n = rtsim_take_bins(s, b, 8);
+    CHECK_EQ(n, 4);
+    CHECK_EQ(b[0].detected[RTSIM_DET_IRQ] + b[0].detected[RTSIM_DET_LATE] + b[0].detected[RTSIM_DET_FILL], 0);
+    CHECK(b[1].detected[RTSIM_DET_IRQ] > 0);
+    /* Each firing is traced at its time. */
+    rtsim_trace_rec *tr = calloc(1u << 20, sizeof *tr);
+    size_t m = rtsim_take_trace(s, tr, 1u << 20);
+    uint64_t traced = 0, at = UINT64_MAX;
+    for (size_t i = 0; i < m; i++)
+        if (tr[i].kind == RTSIM_TR_DETECT && tr[i].arg == RTSIM_DET_IRQ) {
+            traced++;
+            if (tr[i].t_ns < at) at = tr[i].t_ns;
+        }
+    CHECK_EQ(traced, count[RTSIM_DET_IRQ]);
+    CHECK_EQ(at, first[RTSIM_DET_IRQ]);
+    free(tr);
+    rtsim_destroy(s);
+}
+
+/* Detection off: the interrupt and fill detectors never fire; lateness is
+ * always watched. */
+static void test_off(void)
+{
+    rtsim_config c = flood();
+    rtsim *s;
+    run(&c, &s);
+    uint64_t first[RTSIM_DET_COUNT], count[RTSIM_DET_COUNT];
+    rtsim_detect_get(s, first, count);
+    CHECK_EQ(count[RTSIM_DET_IRQ], 0);
+    CHECK_EQ(count[RTSIM_DET_FILL], 0);
+    CHECK(first[RTSIM_DET_IRQ] == UINT64_MAX);
+    CHECK(count[RTSIM_DET_LATE] > 0);
+    rtsim_destroy(s);
+}
+
+static void test_config(void)
+{
+    rtsim_config c = flood();
+    c.detect_fill_high = 8;
+    c.detect_fill_low = 8;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "detect.fill_low"));
+    c.detect_fill_low = 2;
+    c.detect_slice_ns = -1;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "detect.slice"));
+}
+
+int main(void)
+{
+    RTS_RUN(test_timeline);
+    RTS_RUN(test_off);
+    RTS_RUN(test_config);
+    return rts_test_end();
+}
