@@ -569,6 +569,27 @@ static const rtsim_drop shield_drop[RTS_SHIELD_DROP_REASONS] = {
     RTSIM_DROP_GLOBAL_LIMIT   /* GLOBAL_LIMIT */
 };
 
+/* Quantiles of the per-path distributions as fractions of 2^32. */
+static const uint64_t path_q_at[6] = {0u, 3865470566u, 4252017623u, 4290672329u, 4294537799u,
+                                      4294967296u};
+
+/* The ISR's work for one frame on `path`: the platform's constant, or a
+ * draw from its quantiles (piecewise linear, integer arithmetic only so the
+ * same seed gives the same durations everywhere). */
+static uint64_t path_cost(rtsim *s, unsigned path)
+{
+    const rtsim_costs *k = &s->cfg.costs;
+    const int64_t *q = k->path_q_ns[path];
+    if (q[3] == 0) return (uint64_t)k->path_ns[path];
+    const uint64_t v[6] = {(uint64_t)k->path_ns[path], (uint64_t)q[0], (uint64_t)q[1], (uint64_t)q[2],
+                           (uint64_t)q[3], (uint64_t)q[3]};
+    const uint64_t u = prng_next(&s->cost_rng) >> 32;
+    unsigned i = 0;
+    while (i < 4 && u >= path_q_at[i + 1])
+        i++;
+    return v[i] + (v[i + 1] - v[i]) * (u - path_q_at[i]) / (path_q_at[i + 1] - path_q_at[i]);
+}
+
 /*
  * The eager half for one filled descriptor `p` (the RX ISR or the polling
  * task, at `now`; `entry` is when the ISR started, for the tick time Burst
@@ -625,11 +646,12 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
             if (!dt->suspended) task_ready(s, dt);
         }
     }
-    uint64_t cost = (uint64_t)k->path_ns[path];
+    uint64_t cost = path_cost(s, path);
     if (s->cfg.rx.eager_invalidate) cost += (uint64_t)k->invalidate_eager_ns;
     if (hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) cost += (uint64_t)k->mitig_isr_ns;
     s->rxst.path_count[path]++;
     s->rxst.path_ns[path] += cost;
+    s->path_hist[(size_t)path * RTSIM_HIST_BINS + rtsim_hist_index(cost)]++;
     return cost;
 }
 
@@ -1333,8 +1355,10 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         /* The buffer pool's memory, and each flow's frame to copy in. */
         s->bufmem = calloc((size_t)cfg->rx.nbufs, RTSIM_FRAME_MAX);
         s->bufpkt = calloc((size_t)cfg->rx.nbufs, sizeof *s->bufpkt);
+        s->path_hist = calloc((size_t)RTSIM_PATH_COUNT * RTSIM_HIST_BINS, sizeof *s->path_hist);
+        s->cost_rng.s = cfg->seed ^ 0xA0761D6478BD642Full;
         s->tmpl = calloc((size_t)(cfg->n_flows ? cfg->n_flows : 1), RTSIM_FRAME_MAX);
-        if (s->bufmem == NULL || s->bufpkt == NULL || s->tmpl == NULL ||
+        if (s->bufmem == NULL || s->bufpkt == NULL || s->tmpl == NULL || s->path_hist == NULL ||
             !fifo_init(&s->posted, cfg->rx.nbufs) || !fifo_init(&s->filled, cfg->ring)) {
             rtsim_destroy(s);
             return NULL;
@@ -1468,6 +1492,7 @@ void rtsim_destroy(rtsim *s)
     free(s->filled.buf);
     free(s->bufmem);
     free(s->bufpkt);
+    free(s->path_hist);
     free(s->tmpl);
     for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
         free(s->nicq[i].buf);
@@ -1669,6 +1694,14 @@ size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
 {
     if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
     memcpy(counts, s->cycle_hist, n * sizeof *counts);
+    return n;
+}
+
+size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n)
+{
+    if (path >= RTSIM_PATH_COUNT || s->path_hist == NULL) return 0;
+    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
+    memcpy(counts, s->path_hist + (size_t)path * RTSIM_HIST_BINS, n * sizeof *counts);
     return n;
 }
 

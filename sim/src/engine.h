@@ -146,6 +146,8 @@ struct rtsim {
     int polling;         /* index of the polling task or -1 */
     uint64_t poll_since; /* SIM_INF unless in polling mode */
     rtsim_rx_stats rxst;
+    uint64_t *path_hist;  /* RTSIM_PATH_COUNT * RTSIM_HIST_BINS: per-frame ISR durations */
+    sim_prng cost_rng;    /* draws of the per-path cost distributions */
     /* multiqueue NIC */
     rts_nic nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */

@@ -53,6 +53,13 @@ static const char *rx_config_error(const rtsim_config *cfg)
         return "rx.recycle_below: at most nic.ring";
     if (rx->short_circuit > 1u || rx->eager_invalidate > 1u)
         return "rx.short_circuit / rx.cache: 0 or 1";
+    for (uint32_t p = 0; p < RTSIM_PATH_COUNT; p++) {
+        const int64_t *q = cfg->costs.path_q_ns[p];
+        if (cfg->costs.path_ns[p] < 0) return "costs.rx_path: must not be negative";
+        if (q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0) continue;
+        if (q[0] < cfg->costs.path_ns[p] || q[1] < q[0] || q[2] < q[1] || q[3] < q[2])
+            return "costs.rx_path quantiles: nondecreasing from the path's cost";
+    }
     if (rx->global_capacity > 0 && rx->global_period_ns <= 0)
         return "rx.global_period: must be positive with a global capacity";
     int polling = 0;

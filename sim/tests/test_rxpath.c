@@ -314,8 +314,51 @@ static void test_multiqueue_rx_path(void)
     multiqueue(1);
 }
 
+/* A per-path duration distribution (Behnke Fig. 10's quantile bars): the
+ * drawn ISR durations follow the given quantiles, the same seed gives the
+ * same draws. */
+static uint64_t *path_hist_of(uint64_t seed)
+{
+    rtsim_config c = rx_base(10000 * MS);
+    c.seed = seed;
+    const int64_t q[4] = {2000, 3000, 5000, 9000};
+    for (int i = 0; i < 4; i++)
+        c.costs.path_q_ns[RTSIM_PATH_PRIO_RAISE][i] = q[i];
+    add_driver(&c, 1);
+    int hp = add_udp(&c, 1000, 502, 5);
+    add_worker(&c, 5, hp, 10 * US);
+    rtsim *s;
+    run(&c, &s);
+    uint64_t *h = calloc(RTSIM_HIST_BINS, sizeof *h);
+    CHECK_EQ(rtsim_hist_path(s, RTSIM_PATH_PRIO_RAISE, h, RTSIM_HIST_BINS), RTSIM_HIST_BINS);
+    rtsim_destroy(s);
+    return h;
+}
+
+static void test_path_distribution(void)
+{
+    uint64_t *h = path_hist_of(1), *h2 = path_hist_of(1), *h3 = path_hist_of(2);
+    uint64_t n = 0, below2000 = 0, below1500 = 0, above9000 = 0;
+    for (uint32_t i = 0; i < RTSIM_HIST_BINS; i++) {
+        n += h[i];
+        if (rtsim_hist_lower_ns(i) < 1500) below1500 += h[i];
+        if (rtsim_hist_lower_ns(i + 1) <= 2000) below2000 += h[i];
+        if (rtsim_hist_lower_ns(i) > 9000) above9000 += h[i];
+    }
+    CHECK_EQ(n, 9999);
+    CHECK_EQ(below1500, 0);
+    CHECK_EQ(above9000, 0);
+    CHECK(below2000 > 8800 && below2000 < 9100); /* 90 % at 2 us */
+    CHECK(memcmp(h, h2, RTSIM_HIST_BINS * sizeof *h) == 0);
+    CHECK(memcmp(h, h3, RTSIM_HIST_BINS * sizeof *h) != 0);
+    free(h);
+    free(h2);
+    free(h3);
+}
+
 int main(void)
 {
+    RTS_RUN(test_path_distribution);
     RTS_RUN(test_multiqueue_driver_queue);
     RTS_RUN(test_multiqueue_rx_path);
     RTS_RUN(test_hp_alone);

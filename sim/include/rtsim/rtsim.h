@@ -243,7 +243,12 @@ typedef struct rtsim_costs {
     int64_t mitig_report_ns;      /**< the critical task's report to the mitigation, per cycle */
     int64_t mitig_poll_ns;        /**< one iteration of a suspended driver's sleep loop */
     /* receive path (rx.enabled): the ISR's work per frame by path, replacing isr_per_packet */
-    int64_t path_ns[RTSIM_PATH_COUNT]; /**< per rtsim_rx_path (Behnke Fig. 10) */
+    int64_t path_ns[RTSIM_PATH_COUNT]; /**< per rtsim_rx_path (Behnke Fig. 10): its minimum */
+    /** Optional distribution per path: the duration at the 90, 99, 99.9 and
+     *  99.99 % quantiles (Behnke Fig. 10's bars), nondecreasing and at least
+     *  path_ns; all 0: always path_ns. Drawn per frame from the seed,
+     *  piecewise linear between the quantiles. */
+    int64_t path_q_ns[RTSIM_PATH_COUNT][4];
     int64_t invalidate_eager_ns;    /**< ISR: invalidating the rest of the frame (eager only) */
     int64_t invalidate_deferred_ns; /**< network task: the same work when deferred (lazy) */
     int64_t poll_batch_ns;          /**< polling task: one wake-up */
@@ -465,6 +470,11 @@ size_t rtsim_hist_cycle(const rtsim *sim, uint64_t *counts, size_t n);
 /** Copy flow `flow`'s latency (arrival → delivery) histogram.
  *  @return bins copied (0 for a bad flow). */
 size_t rtsim_hist_latency(const rtsim *sim, uint32_t flow, uint64_t *counts, size_t n);
+
+/** Copy the histogram of the RX ISR's per-frame duration on execution
+ *  path `path` (rtsim_rx_path; receive path only).
+ *  @return bins copied (0 for a bad path or without the receive path). */
+size_t rtsim_hist_path(const rtsim *sim, uint32_t path, uint64_t *counts, size_t n);
 
 /** Lower edge, ns, of histogram bin `i` (bin i holds [lower(i), lower(i+1))). */
 uint64_t rtsim_hist_lower_ns(uint32_t i);
