@@ -98,18 +98,25 @@ void rts_shield_cfg_default(rts_shield_cfg *cfg)
     cfg->detect_fill_low = 0u;
 }
 
+/* RTS_EINVAL with the field it concerns (rts_shield.bad_field). */
+static rts_err bad(rts_shield *sh, rts_shield_field f)
+{
+    sh->bad_field = (uint32_t)f;
+    return RTS_EINVAL;
+}
+
 static rts_err init_rx(rts_shield *sh, const rts_shield_cfg *c, rts_time_ns now)
 {
-    if (c->task_base_prio >= RTS_FLOW_PRIO_LEVELS || c->short_circuit > 1u ||
-        (c->global_capacity > 0u && c->global_period == 0u)) {
-        return RTS_EINVAL;
-    }
+    if (c->task_base_prio >= RTS_FLOW_PRIO_LEVELS) return bad(sh, RTS_SHIELD_FIELD_TASK_PRIO);
+    if (c->short_circuit > 1u) return bad(sh, RTS_SHIELD_FIELD_SHORT_CIRCUIT);
+    if (c->global_capacity > 0u && c->global_period == 0u) return bad(sh, RTS_SHIELD_FIELD_GLOBAL);
     rts_err e = rts_rx_init(&sh->rx, NULL, c->nbufs, c->ring_size, c->task_base_prio,
                             c->global_capacity, c->global_period, now);
-    if (e != RTS_OK) return e;
+    if (e != RTS_OK) return bad(sh, RTS_SHIELD_FIELD_POOL);
     sh->rx.short_circuit = (uint8_t)c->short_circuit;
-    if (c->recycle_threshold != RTS_SHIELD_THRESHOLD_DEFAULT) {
-        return rts_fq_set_threshold(&sh->rx.fq, c->recycle_threshold);
+    if (c->recycle_threshold != RTS_SHIELD_THRESHOLD_DEFAULT &&
+        rts_fq_set_threshold(&sh->rx.fq, c->recycle_threshold) != RTS_OK) {
+        return bad(sh, RTS_SHIELD_FIELD_POOL);
     }
     return RTS_OK;
 }
@@ -118,56 +125,77 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
 {
     if (sh == NULL || cfg == NULL || dec == NULL) return RTS_EINVAL;
     dec_clear(dec);
+    sh->bad_field = RTS_SHIELD_FIELD_NONE;
     const uint32_t p = cfg->protections;
-    if ((p & ~(uint32_t)RTS_SHIELD_PROT_ALL) != 0u || cfg->n_sources < 1u ||
-        cfg->n_sources > RTS_SHIELD_MAX_SOURCES) {
-        return RTS_EINVAL;
+    if ((p & ~(uint32_t)RTS_SHIELD_PROT_ALL) != 0u) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
+    if (cfg->n_sources < 1u || cfg->n_sources > RTS_SHIELD_MAX_SOURCES) {
+        return bad(sh, RTS_SHIELD_FIELD_SOURCES);
     }
     const uint32_t multi_ok = RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY;
-    if (cfg->n_sources > 1u && (p & ~multi_ok) != 0u) return RTS_EINVAL;
-    if ((p & RTS_SHIELD_STRICT) && (p & (RTS_SHIELD_BURSTY | RTS_SHIELD_COUNTDOWN))) return RTS_EINVAL;
+    if (cfg->n_sources > 1u && (p & ~multi_ok) != 0u) return bad(sh, RTS_SHIELD_FIELD_SOURCES);
+    if ((p & RTS_SHIELD_STRICT) && (p & (RTS_SHIELD_BURSTY | RTS_SHIELD_COUNTDOWN))) {
+        return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
+    }
     /* Burst's slice timer and the bursty limiter's tick are one timer (TIMER_MIT). */
-    if ((p & RTS_SHIELD_BURST) && (p & RTS_SHIELD_BURSTY)) return RTS_EINVAL;
+    if ((p & RTS_SHIELD_BURST) && (p & RTS_SHIELD_BURSTY)) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
     sh->cfg = *cfg;
     for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++) sh->line_holds[k] = 0u;
     sh->task_holds = 0u;
     sh->driver_fill = 0u;
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++) sh->drops[r] = 0u;
-    rts_err e = RTS_OK;
-    if (p & RTS_SHIELD_BURST) e = rts_burst_mit_init(&sh->burst, &cfg->burst);
-    if (e == RTS_OK && (p & RTS_SHIELD_HYSTERESIS)) e = rts_hyst_mit_init(&sh->hyst, &cfg->hyst);
-    if (e == RTS_OK && (p & RTS_SHIELD_BUDGET)) e = rts_budget_mit_init(&sh->budget, &cfg->budget);
-    if (e == RTS_OK && (p & RTS_SHIELD_QUEUE)) e = rts_queue_mit_init(&sh->queue);
-    if (e == RTS_OK && (p & RTS_SHIELD_STRICT)) {
-        for (unsigned k = 0; k < cfg->n_sources && e == RTS_OK; k++) {
-            e = rts_strict_init(&sh->strict[k], cfg->strict_t_min[k]);
+    if ((p & RTS_SHIELD_BURST) && rts_burst_mit_init(&sh->burst, &cfg->burst) != RTS_OK) {
+        return bad(sh, RTS_SHIELD_FIELD_BURST);
+    }
+    if ((p & RTS_SHIELD_HYSTERESIS) && rts_hyst_mit_init(&sh->hyst, &cfg->hyst) != RTS_OK) {
+        return bad(sh, RTS_SHIELD_FIELD_HYSTERESIS);
+    }
+    if ((p & RTS_SHIELD_BUDGET) && rts_budget_mit_init(&sh->budget, &cfg->budget) != RTS_OK) {
+        return bad(sh, RTS_SHIELD_FIELD_BUDGET);
+    }
+    if (p & RTS_SHIELD_QUEUE) (void)rts_queue_mit_init(&sh->queue);
+    if (p & RTS_SHIELD_STRICT) {
+        for (unsigned k = 0; k < cfg->n_sources; k++) {
+            if (rts_strict_init(&sh->strict[k], cfg->strict_t_min[k]) != RTS_OK) {
+                return bad(sh, RTS_SHIELD_FIELD_STRICT);
+            }
         }
     }
-    if (e == RTS_OK && (p & RTS_SHIELD_BURSTY)) {
-        e = rts_bursty_init(&sh->bursty, cfg->bursty_period, (rts_bursty_mode)cfg->bursty_mode);
-        for (unsigned k = 0; k < cfg->n_sources && e == RTS_OK; k++) {
-            e = rts_bursty_add_source(&sh->bursty, cfg->bursty_burst[k], &sh->bursty_id[k]);
+    if (p & RTS_SHIELD_BURSTY) {
+        if (rts_bursty_init(&sh->bursty, cfg->bursty_period, (rts_bursty_mode)cfg->bursty_mode) != RTS_OK) {
+            return bad(sh, RTS_SHIELD_FIELD_BURSTY);
+        }
+        for (unsigned k = 0; k < cfg->n_sources; k++) {
+            if (rts_bursty_add_source(&sh->bursty, cfg->bursty_burst[k], &sh->bursty_id[k]) != RTS_OK) {
+                return bad(sh, RTS_SHIELD_FIELD_BURSTY);
+            }
         }
     }
-    if (e == RTS_OK && (p & RTS_SHIELD_COUNTDOWN)) {
-        e = rts_countdown_init(&sh->countdown, cfg->countdown_tick_ns, cfg->countdown_initial);
+    if ((p & RTS_SHIELD_COUNTDOWN) &&
+        rts_countdown_init(&sh->countdown, cfg->countdown_tick_ns, cfg->countdown_initial) != RTS_OK) {
+        return bad(sh, RTS_SHIELD_FIELD_COUNTDOWN);
     }
-    if (e == RTS_OK && (p & RTS_SHIELD_RX_PATH)) e = init_rx(sh, cfg, now);
+    if (p & RTS_SHIELD_RX_PATH) {
+        const rts_err e = init_rx(sh, cfg, now);
+        if (e != RTS_OK) return e;
+    }
     /* detection */
     rts_shield_detect *dt = &sh->detect;
-    if (e == RTS_OK) e = rts_lateness_mon_init(&dt->lateness);
+    (void)rts_lateness_mon_init(&dt->lateness);
     dt->on = 0u;
     dt->pad = 0u;
     dt->late_cycles = dt->irq_crossings = dt->fill_overloads = 0u;
-    if (e == RTS_OK && cfg->detect_slice_ns > 0u) {
-        e = rts_irq_count_init(&dt->irqs, cfg->detect_slice_ns, cfg->detect_irq_threshold, now);
+    if (cfg->detect_slice_ns > 0u) {
+        if (rts_irq_count_init(&dt->irqs, cfg->detect_slice_ns, cfg->detect_irq_threshold, now) != RTS_OK) {
+            return bad(sh, RTS_SHIELD_FIELD_DETECT_IRQ);
+        }
         dt->on |= 1u;
     }
-    if (e == RTS_OK && cfg->detect_fill_high > 0u) {
-        e = rts_fill_wm_init(&dt->fill, cfg->detect_fill_high, cfg->detect_fill_low);
+    if (cfg->detect_fill_high > 0u) {
+        if (rts_fill_wm_init(&dt->fill, cfg->detect_fill_high, cfg->detect_fill_low) != RTS_OK) {
+            return bad(sh, RTS_SHIELD_FIELD_DETECT_FILL);
+        }
         dt->on |= 2u;
     }
-    if (e != RTS_OK) return RTS_EINVAL;
     if ((p & RTS_SHIELD_BUDGET) && sh->budget.suspended) {
         /* Danicki §2.2: no budget before the first report. */
         const rts_action a = {RTS_ACT_DISABLE_LINE | RTS_ACT_SUSPEND_DRIVER, 0u};
@@ -181,14 +209,15 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
 
 rts_err rts_shield_bind(rts_shield *sh, const rts_shield_flow *f, rts_time_ns now, uint8_t *id)
 {
-    if (sh == NULL || f == NULL || id == NULL || !has(sh, RTS_SHIELD_RX_PATH)) return RTS_EINVAL;
-    if (f->prio >= RTS_FLOW_PRIO_LEVELS || f->queue_limit > RTS_POOL_MAX_BUFS ||
-        (f->capacity > 0u && f->server_period == 0u)) {
-        return RTS_EINVAL;
-    }
+    if (sh == NULL || f == NULL || id == NULL) return RTS_EINVAL;
+    if (!has(sh, RTS_SHIELD_RX_PATH)) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
+    if (f->prio >= RTS_FLOW_PRIO_LEVELS) return bad(sh, RTS_SHIELD_FIELD_FLOW_PRIO);
+    if (f->queue_limit > RTS_POOL_MAX_BUFS) return bad(sh, RTS_SHIELD_FIELD_FLOW_QUEUE);
+    if (f->capacity > 0u && f->server_period == 0u) return bad(sh, RTS_SHIELD_FIELD_FLOW_SERVER);
     uint8_t fid;
     rts_flow_table *t = &sh->rx.flows;
     rts_err e = rts_flow_bind(t, f->proto, f->local_port, f->src_addr, &fid);
+    if (e == RTS_EINVAL) return bad(sh, RTS_SHIELD_FIELD_FLOW_PORT);
     if (e != RTS_OK) return e;
     e = rts_flow_setopt(t, fid, RTS_FLOWOPT_PRIORITY, f->prio, now);
     if (e == RTS_OK && f->capacity > 0u) {
@@ -200,7 +229,7 @@ rts_err rts_shield_bind(rts_shield *sh, const rts_shield_flow *f, rts_time_ns no
     }
     if (e != RTS_OK) {
         (void)rts_flow_unbind(t, fid);
-        return e;
+        return bad(sh, RTS_SHIELD_FIELD_FLOW_SERVER);
     }
     *id = fid;
     return RTS_OK;

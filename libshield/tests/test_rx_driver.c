@@ -126,6 +126,101 @@ static void test_short_circuit_and_recycling(void)
     CHECK_EQ(r.repost, RTS_BUF_NONE);
 }
 
+/* Regression: a flow whose priority was raised at run time still has its
+ * queued buffers filed at the old level until its next packet; that packet
+ * moves the whole flow to the new level. Path (c) must then not recycle a
+ * buffer of the packet's own priority (it judged "lower" before the push). */
+static void test_recycle_after_priority_raise(void)
+{
+    setup(0, 0);
+    CHECK_EQ(rts_fq_set_threshold(&rx.fq, 5), RTS_OK);
+    for (unsigned b = 0; b < 3; b++) {
+        CHECK_EQ(eager(b, 600, 10 + b).outcome, RTS_RX_QUEUED);
+        CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    }
+    CHECK(!rts_fq_ring_low(&rx.fq));
+    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
+    CHECK_EQ(rts_fq_lowest_prio(&rx.fq), LP_PRIO); /* filed at the old level */
+    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    ROW("LP (now 12) at a low ring: queued, nothing of priority 12 recycled");
+    rts_rx_result r = eager(3, 600, 30);
+    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
+    CHECK_EQ(r.prio, 12);
+    CHECK_EQ(r.repost, RTS_BUF_NONE);
+    CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
+    CHECK_EQ(r.flags, RTS_ACT_RESCHEDULE);
+    CHECK_EQ(r.task_prio, 12);
+    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rx.fq.q[lp].level, 12);
+    CHECK_EQ(rx.recycled, 0);
+    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    ROW("HP (10) is now below LP: short circuit, no recycling of LP");
+    r = eager(4, 502, 40);
+    CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
+    CHECK_EQ(r.repost, 4);
+    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    ROW("a strictly lower flow queued: its buffer is the one recycled");
+    setup(0, 0);
+    CHECK_EQ(rts_fq_set_threshold(&rx.fq, 5), RTS_OK);
+    uint8_t fr[128];
+    rts_frame_spec frag = {.ip_proto = 17, .dport = 600, .frag = 0x2000};
+    size_t n = rts_fr_ipv4(fr, &frag); /* background flow, priority 0 */
+    CHECK_EQ(rts_rx_eager_isr(&rx, 0, fr, n, 5, &r), RTS_OK);
+    CHECK_EQ(r.flow, RTS_FLOW_BACKGROUND);
+    CHECK_EQ(eager(1, 600, 10).outcome, RTS_RX_QUEUED);
+    CHECK_EQ(eager(2, 600, 11).outcome, RTS_RX_QUEUED);
+    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
+    r = eager(3, 600, 30);
+    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
+    CHECK_EQ(r.repost, 0);
+    CHECK_EQ(r.recycled_flow, RTS_FLOW_BACKGROUND);
+    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 3);
+    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+}
+
+/* Short circuit off (Behnke Figure 9, footnote 1): the lowest-priority
+ * arrival at a low ring is queued and the oldest buffer of its level is
+ * recycled, but never the arrival itself. */
+static void test_short_circuit_off(void)
+{
+    setup(0, 0);
+    rx.short_circuit = 0;
+    for (unsigned b = 0; b < 4; b++) CHECK_EQ(eager(b, 600, b).outcome, RTS_RX_QUEUED);
+    ROW("5th LP at the low ring: queued, oldest LP recycled");
+    rts_rx_result r = eager(4, 600, 5);
+    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
+    CHECK_EQ(r.repost, 0);
+    CHECK_EQ(r.recycled_flow, lp);
+    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rx.outcomes[RTS_RX_SHORT_CIRCUIT], 0);
+    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    ROW("queues empty at a low ring (the stack holds the buffers): the arrival stays queued");
+    setup(0, 0);
+    rx.short_circuit = 0;
+    rts_rx_job job;
+    for (unsigned b = 0; b < 5; b++) {
+        r = eager(b, 502, b);
+        CHECK_EQ(r.outcome, RTS_RX_QUEUED);
+        CHECK_EQ(r.repost, RTS_BUF_NONE);
+        CHECK_EQ(rts_rx_task_next(&rx, &job, NULL), RTS_OK);
+        CHECK_EQ(job.buf, b);
+        CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    }
+    CHECK(rts_fq_ring_low(&rx.fq));
+    r = eager(5, 600, 10);
+    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
+    CHECK_EQ(r.repost, RTS_BUF_NONE);
+    CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
+    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 1);
+    ROW("the next LP: its own older buffer is recycled");
+    r = eager(6, 600, 11);
+    CHECK_EQ(r.repost, 5);
+    CHECK_EQ(r.recycled_flow, lp);
+    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 1);
+    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+}
+
 static void test_flow_limit_path_b(void)
 {
     setup(0, 0);
@@ -301,6 +396,8 @@ int main(void)
 {
     RTS_RUN(test_queue_inherit_process);
     RTS_RUN(test_short_circuit_and_recycling);
+    RTS_RUN(test_recycle_after_priority_raise);
+    RTS_RUN(test_short_circuit_off);
     RTS_RUN(test_flow_limit_path_b);
     RTS_RUN(test_cache_hooks);
     RTS_RUN(test_global_limit_polling);

@@ -1445,23 +1445,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) s->error = 1;
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
-        for (uint32_t i = 0; i < cfg->n_flows; i++) {
-            const rtsim_flow_cfg *f = &cfg->flows[i];
-            if (f->unbound || (f->proto != RTSIM_PROTO_TCP && f->proto != RTSIM_PROTO_UDP)) continue;
-            rts_shield_flow b = {f->proto == RTSIM_PROTO_TCP ? RTS_PROTO_TCP : RTS_PROTO_UDP,
-                                 f->dst_port,
-                                 0u,
-                                 f->prio,
-                                 f->capacity,
-                                 (rts_time_ns)f->server_period_ns,
-                                 f->queue_limit};
-            uint8_t id;
-            if (rts_shield_bind(&s->shield, &b, 0, &id) != RTS_OK) {
-                s->error = 1;
-                break;
-            }
-            s->sflow_owner[id] = (int)i;
-        }
+        if (!hook_bind_flows(s)) s->error = 1;
         rx_mode_acct(s, 0);
     }
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {

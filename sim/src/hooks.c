@@ -7,6 +7,8 @@
 
 #include "engine.h"
 
+#include <stdlib.h>
+
 static uint32_t kind_bit(uint32_t kind)
 {
     switch (kind) {
@@ -21,13 +23,22 @@ static uint32_t kind_bit(uint32_t kind)
     }
 }
 
+/* The measured critical task: the one marked critical, else the first
+ * periodic task (as rtsim_create() picks it). */
 static int critical_index(const rtsim_config *cfg)
 {
-    int crit = -1;
     for (uint32_t i = 0; i < cfg->n_tasks; i++)
-        if (cfg->tasks[i].kind == RTSIM_TASK_PERIODIC && (crit < 0 || cfg->tasks[i].critical))
-            crit = (int)i;
-    return crit;
+        if (cfg->tasks[i].kind == RTSIM_TASK_PERIODIC && cfg->tasks[i].critical) return (int)i;
+    for (uint32_t i = 0; i < cfg->n_tasks; i++)
+        if (cfg->tasks[i].kind == RTSIM_TASK_PERIODIC) return (int)i;
+    return -1;
+}
+
+static int driver_index(const rtsim_config *cfg)
+{
+    for (uint32_t i = 0; i < cfg->n_tasks; i++)
+        if (cfg->tasks[i].kind == RTSIM_TASK_DRIVER) return (int)i;
+    return -1;
 }
 
 static int64_t strict_t_min(const rtsim_config *c, uint32_t k)
@@ -41,57 +52,149 @@ static uint32_t bursty_burst(const rtsim_config *c, uint32_t k)
     return c->n_sources && c->sources[k].burst ? c->sources[k].burst : c->mitigation.burst;
 }
 
-static const char *rx_config_error(const rtsim_config *cfg)
+/* A duration for libshield: negative ones become 0, which it refuses. */
+static rts_time_ns ns(int64_t v)
 {
-    const rtsim_rx_cfg *rx = &cfg->rx;
-    if (rx->enabled > 1u) return "rx.enabled: 0 or 1";
-    if (!rx->enabled) return NULL;
-    if (cfg->n_sources > 1) return "rx: the receive path takes one RX source";
-    if (rx->nbufs < 2 || rx->nbufs > RTS_POOL_MAX_BUFS) return "rx.buffers: out of range (2..pool limit)";
-    if (cfg->ring == 0 || cfg->ring > rx->nbufs) return "nic.ring: 1..rx.buffers posted buffers";
-    if (rx->recycle_threshold != 0xFFFFFFFFu && rx->recycle_threshold > cfg->ring)
-        return "rx.recycle_below: at most nic.ring";
-    if (rx->short_circuit > 1u || rx->eager_invalidate > 1u)
-        return "rx.short_circuit / rx.cache: 0 or 1";
-    for (uint32_t p = 0; p < RTSIM_PATH_COUNT; p++) {
-        const int64_t *q = cfg->costs.path_q_ns[p];
-        if (cfg->costs.path_ns[p] < 0) return "costs.rx_path: must not be negative";
-        if (q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0) continue;
-        if (q[0] < cfg->costs.path_ns[p] || q[1] < q[0] || q[2] < q[1] || q[3] < q[2])
-            return "costs.rx_path quantiles: nondecreasing from the path's cost";
-    }
-    if (rx->global_capacity > 0 && rx->global_period_ns <= 0)
-        return "rx.global_period: must be positive with a global capacity";
-    int polling = 0;
-    for (uint32_t i = 0; i < cfg->n_tasks; i++) {
-        const rtsim_task_cfg *t = &cfg->tasks[i];
-        if (t->kind == RTSIM_TASK_POLLING) polling++;
-        if (t->kind == RTSIM_TASK_DRIVER && t->priority >= RTS_FLOW_PRIO_LEVELS)
-            return "driver.priority: with the receive path, below the flow priority levels";
-    }
-    if (rx->global_capacity > 0 && polling != 1)
-        return "rx.global_capacity: needs one polling task (rx.poll_priority)";
-    uint32_t bound = 0;
-    for (uint32_t i = 0; i < cfg->n_flows; i++) {
-        const rtsim_flow_cfg *f = &cfg->flows[i];
-        /* ARP, ICMP and other frames belong to libshield's special flows. */
-        if (f->unbound || (f->proto != RTSIM_PROTO_TCP && f->proto != RTSIM_PROTO_UDP)) continue;
-        if (f->dst_port == 0 || f->dst_port > 65535) return "flows.dst_port: 1..65535 to bind";
-        if (f->prio >= RTS_FLOW_PRIO_LEVELS) return "flows.priority: below the flow priority levels";
-        if (f->capacity > 0 && f->server_period_ns < 1000)
-            return "flows.server_period: at least 1us with a capacity";
-        if (f->queue_limit > rx->nbufs) return "flows.queue: at most rx.buffers";
-        for (uint32_t j = 0; j < i; j++)
-            if (!cfg->flows[j].unbound && cfg->flows[j].proto == f->proto &&
-                (f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP) &&
-                cfg->flows[j].dst_port == f->dst_port)
-                return "flows.dst_port: a port is bound twice";
-        bound++;
-    }
-    if (bound > RTS_FLOW_MAX - RTS_FLOW_FIRST_USER) return "flows: more bound flows than RTS_FLOW_MAX allows";
-    return NULL;
+    return v > 0 ? (rts_time_ns)v : 0u;
 }
 
+/* The shield configuration of this device: the scenario's parameters in
+ * libshield's units, nothing decided here. Returns the field libshield's
+ * hysteresis helper refused, or RTS_SHIELD_FIELD_NONE. */
+static rts_shield_field shield_cfg(const rtsim_config *c, rts_shield_cfg *o)
+{
+    const rtsim_mitigation_cfg *m = &c->mitigation;
+    rts_shield_cfg_default(o);
+    o->protections = kind_bit(m->kind) | m->also | (c->rx.enabled ? RTS_SHIELD_RX_PATH : 0u);
+    o->n_sources = c->n_sources ? c->n_sources : 1u;
+    rts_shield_field bad = RTS_SHIELD_FIELD_NONE;
+    if (o->protections & RTS_SHIELD_BURST) {
+        o->burst.slice_ns = ns(m->slice_ns);
+        o->burst.capacity = m->capacity;
+    }
+    if (o->protections & RTS_SHIELD_HYSTERESIS) {
+        const int crit = critical_index(c);
+        const uint64_t P = crit >= 0 ? (uint64_t)c->tasks[crit].period_ns : 0u;
+        if (!(m->block_below >= 0.0 && m->unblock_above >= 0.0 && m->unblock_above <= 1.0) ||
+            rts_hyst_mit_cfg_permille(&o->hyst, P, (uint32_t)(m->block_below * 1000.0 + 0.5),
+                                      (uint32_t)(m->unblock_above * 1000.0 + 0.5),
+                                      ns(m->sleep_ns)) != RTS_OK)
+            bad = RTS_SHIELD_FIELD_HYSTERESIS;
+    }
+    for (uint32_t k = 0; k < o->n_sources && k < RTS_SHIELD_MAX_SOURCES; k++) {
+        if (o->protections & RTS_SHIELD_STRICT) o->strict_t_min[k] = ns(strict_t_min(c, k));
+        if (o->protections & RTS_SHIELD_BURSTY) o->bursty_burst[k] = bursty_burst(c, k);
+    }
+    o->bursty_period = ns(m->period_ns);
+    o->bursty_mode = RTS_BURSTY_TIMER_PERIODIC;
+    /* The countdown counts 1 ns ticks: window = initial x tick. */
+    o->countdown_tick_ns = 1u;
+    o->countdown_initial =
+        m->window_ns > 0 && m->window_ns <= (int64_t)UINT32_MAX ? (uint32_t)m->window_ns : 0u;
+    if ((o->protections & RTS_SHIELD_COUNTDOWN) && o->countdown_initial == 0u)
+        bad = RTS_SHIELD_FIELD_COUNTDOWN;
+    if (c->rx.enabled) {
+        const int drv = driver_index(c);
+        o->nbufs = c->rx.nbufs;
+        o->ring_size = c->ring;
+        o->recycle_threshold = c->rx.recycle_threshold;
+        o->short_circuit = c->rx.short_circuit;
+        o->task_base_prio = drv >= 0 ? c->tasks[drv].priority : 0u;
+        o->global_capacity = c->rx.global_capacity;
+        o->global_period = ns(c->rx.global_period_ns);
+    }
+    o->detect_slice_ns = ns(c->detect_slice_ns);
+    o->detect_irq_threshold = c->detect_irq_threshold;
+    o->detect_fill_high = c->detect_fill_high;
+    o->detect_fill_low = c->detect_fill_low;
+    return bad;
+}
+
+/* The socket bound to scenario flow `f` (Behnke §5.6). */
+static rts_shield_flow flow_binding(const rtsim_flow_cfg *f)
+{
+    rts_shield_flow b = {f->proto == RTSIM_PROTO_TCP ? RTS_PROTO_TCP : RTS_PROTO_UDP,
+                         f->dst_port,
+                         0u,
+                         f->prio,
+                         f->capacity,
+                         ns(f->server_period_ns),
+                         f->queue_limit};
+    return b;
+}
+
+bool hook_binds(const rtsim_flow_cfg *f)
+{
+    return !f->unbound && (f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP);
+}
+
+/* libshield's refusal, in the scenario's words. */
+static const char *field_message(rts_shield_field f, const rtsim_config *cfg)
+{
+    switch (f) {
+    case RTS_SHIELD_FIELD_PROTECTIONS: return "mitigation.also: these protections do not combine";
+    case RTS_SHIELD_FIELD_SOURCES:
+        return cfg->rx.enabled
+                   ? "rx: the receive path takes one RX source"
+                   : "mitigation.kind: several RX sources work with none, strict or bursty only";
+    case RTS_SHIELD_FIELD_BURST: return "mitigation.slice, mitigation.capacity: must be positive";
+    case RTS_SHIELD_FIELD_HYSTERESIS:
+        return "mitigation.block_below/unblock_above/sleep: need 0 <= block_below <= unblock_above "
+               "<= 1, a positive sleep and a critical task's period";
+    case RTS_SHIELD_FIELD_STRICT: return "mitigation.min_interarrival: must be positive";
+    case RTS_SHIELD_FIELD_BURSTY: return "mitigation.burst, mitigation.period: must be positive";
+    case RTS_SHIELD_FIELD_COUNTDOWN: return "mitigation.window: must be between 1 ns and 4.29 s";
+    case RTS_SHIELD_FIELD_POOL:
+        return "rx.buffers, nic.ring, rx.recycle_below: need 1 <= nic.ring <= rx.buffers <= the "
+               "pool limit and rx.recycle_below <= nic.ring";
+    case RTS_SHIELD_FIELD_SHORT_CIRCUIT: return "rx.short_circuit: 0 or 1";
+    case RTS_SHIELD_FIELD_TASK_PRIO:
+        return "driver.priority: with the receive path, below the flow priority levels";
+    case RTS_SHIELD_FIELD_GLOBAL: return "rx.global_period: must be positive with a global capacity";
+    case RTS_SHIELD_FIELD_DETECT_IRQ: return "detect.slice: must be positive";
+    case RTS_SHIELD_FIELD_DETECT_FILL: return "detect.fill_low: must be below detect.fill_high";
+    case RTS_SHIELD_FIELD_FLOW_PORT: return "flows.dst_port: 1..65535 to bind a socket";
+    case RTS_SHIELD_FIELD_FLOW_PRIO: return "flows.priority: below the flow priority levels";
+    case RTS_SHIELD_FIELD_FLOW_SERVER:
+        return "flows.capacity, flows.server_period: a capacity needs a positive server period";
+    case RTS_SHIELD_FIELD_FLOW_QUEUE: return "flows.queue: 1..the pool limit";
+    default: return "mitigation: refused by libshield";
+    }
+}
+
+/* Build the shield of `cfg` and bind its flows, as rtsim_create() will:
+ * libshield's own checks decide; this only names the key. */
+static const char *shield_error(const rtsim_config *cfg)
+{
+    rts_shield_cfg c;
+    const rts_shield_field f = shield_cfg(cfg, &c);
+    if (f != RTS_SHIELD_FIELD_NONE) return field_message(f, cfg);
+    rts_shield *sh = malloc(sizeof *sh);
+    if (sh == NULL) return "config: out of memory";
+    rts_shield_dec d;
+    const char *msg = NULL;
+    if (rts_shield_init(sh, &c, 0u, &d) != RTS_OK) {
+        msg = field_message((rts_shield_field)sh->bad_field, cfg);
+    } else if (cfg->rx.enabled) {
+        for (uint32_t i = 0; i < cfg->n_flows && msg == NULL; i++) {
+            if (!hook_binds(&cfg->flows[i])) continue;
+            const rts_shield_flow b = flow_binding(&cfg->flows[i]);
+            uint8_t id;
+            const rts_err e = rts_shield_bind(sh, &b, 0u, &id);
+            if (e == RTS_EEXIST)
+                msg = "flows.dst_port: a port is bound twice";
+            else if (e == RTS_EFULL)
+                msg = "flows: more bound flows than libshield's RTS_FLOW_MAX allows";
+            else if (e != RTS_OK)
+                msg = field_message((rts_shield_field)sh->bad_field, cfg);
+        }
+    }
+    free(sh);
+    return msg;
+}
+
+/* What the device model itself needs of the configuration; libshield's
+ * rules come from libshield (shield_error). */
 const char *hook_config_error(const rtsim_config *cfg)
 {
     const rtsim_mitigation_cfg *m = &cfg->mitigation;
@@ -102,79 +205,41 @@ const char *hook_config_error(const rtsim_config *cfg)
         return "mitigation.also: only burst, hysteresis, budget and queue combine";
     if ((m->also & kind_bit(m->kind)) != 0u) return "mitigation.also: names the mitigation's own kind";
     const uint32_t p = kind_bit(m->kind) | m->also;
-    if (cfg->n_sources > 1 && (p & ~(uint32_t)(RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY)) != 0u)
-        return "mitigation.kind: several RX sources work with none, strict or bursty only";
     if ((p & RTS_SHIELD_COUNTDOWN) && cfg->nic_kind != RTSIM_NIC_EDGE)
         return "mitigation.kind: countdown filters the edge NIC's interrupt line (nic.kind = edge)";
-    if (p & RTS_SHIELD_BURST) {
-        if (m->slice_ns <= 0) return "mitigation.slice: must be positive";
-        if (m->capacity == 0) return "mitigation.capacity: must be positive";
-    }
-    if (p & RTS_SHIELD_HYSTERESIS) {
-        if (critical_index(cfg) < 0) return "mitigation: hysteresis needs a periodic critical task";
-        if (!(m->block_below >= 0.0 && m->block_below <= m->unblock_above &&
-              m->unblock_above <= 1.0))
-            return "mitigation.block_below/unblock_above: need 0 <= block_below <= unblock_above "
-                   "<= 1";
-        if (m->sleep_ns <= 0) return "mitigation.sleep: must be positive";
-    }
-    if (p & RTS_SHIELD_STRICT)
-        for (uint32_t k = 0; k < (cfg->n_sources ? cfg->n_sources : 1); k++)
-            if (strict_t_min(cfg, k) <= 0) return "mitigation.min_interarrival: must be positive";
-    if (p & RTS_SHIELD_BURSTY) {
-        for (uint32_t k = 0; k < (cfg->n_sources ? cfg->n_sources : 1); k++)
-            if (bursty_burst(cfg, k) == 0) return "mitigation.burst: must be positive";
-        if (m->period_ns <= 0) return "mitigation.period: must be positive";
-    }
-    if ((p & RTS_SHIELD_COUNTDOWN) && (m->window_ns <= 0 || m->window_ns > (int64_t)UINT32_MAX))
-        return "mitigation.window: must be between 1 ns and 4.29 s";
+    if ((p & RTS_SHIELD_HYSTERESIS) && critical_index(cfg) < 0)
+        return "mitigation: hysteresis needs a periodic critical task";
     if (cfg->detect_slice_ns < 0) return "detect.slice: must not be negative";
-    if (cfg->detect_fill_high > 0 && cfg->detect_fill_low >= cfg->detect_fill_high)
-        return "detect.fill_low: must be below detect.fill_high";
-    return rx_config_error(cfg);
+    for (uint32_t q = 0; q < RTSIM_PATH_COUNT; q++) {
+        const int64_t *v = cfg->costs.path_q_ns[q];
+        if (cfg->costs.path_ns[q] < 0) return "costs.rx_path: must not be negative";
+        if (v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0) continue;
+        if (v[0] < cfg->costs.path_ns[q] || v[1] < v[0] || v[2] < v[1] || v[3] < v[2])
+            return "costs.rx_path quantiles: nondecreasing from the path's cost";
+    }
+    if (cfg->rx.enabled > 1u) return "rx.enabled: 0 or 1";
+    if (cfg->rx.enabled) {
+        if (cfg->rx.eager_invalidate > 1u) return "rx.cache: lazy or eager";
+        int polling = 0;
+        for (uint32_t i = 0; i < cfg->n_tasks; i++)
+            if (cfg->tasks[i].kind == RTSIM_TASK_POLLING) polling++;
+        if (cfg->rx.global_capacity > 0 && polling != 1)
+            return "rx.global_capacity: needs one polling task (rx.poll_priority)";
+    }
+    return shield_error(cfg);
 }
 
-/* The shield configuration of this device: a translation of the scenario's
- * parameters into libshield's units, nothing decided here. */
-static void shield_cfg(const rtsim *s, rts_shield_cfg *o)
+/* Bind every receiving socket in the device's shield (at creation). */
+bool hook_bind_flows(struct rtsim *s)
 {
-    const rtsim_config *c = &s->cfg;
-    const rtsim_mitigation_cfg *m = &c->mitigation;
-    rts_shield_cfg_default(o);
-    o->protections = kind_bit(m->kind) | m->also | (c->rx.enabled ? RTS_SHIELD_RX_PATH : 0u);
-    o->n_sources = eng_sources(s);
-    if (o->protections & RTS_SHIELD_BURST) {
-        o->burst.slice_ns = (rts_time_ns)m->slice_ns;
-        o->burst.capacity = m->capacity;
+    for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
+        if (!hook_binds(&s->cfg.flows[i])) continue;
+        const rts_shield_flow b = flow_binding(&s->cfg.flows[i]);
+        uint8_t id;
+        if (rts_shield_bind(&s->shield, &b, 0, &id) != RTS_OK) return false;
+        s->sflow_owner[id] = (int)i;
     }
-    if (o->protections & RTS_SHIELD_HYSTERESIS) {
-        const uint64_t P = s->critical >= 0 ? (uint64_t)c->tasks[s->critical].period_ns : 0u;
-        (void)rts_hyst_mit_cfg_permille(&o->hyst, P, (uint32_t)(m->block_below * 1000.0 + 0.5),
-                                        (uint32_t)(m->unblock_above * 1000.0 + 0.5),
-                                        (rts_time_ns)m->sleep_ns);
-    }
-    for (uint32_t k = 0; k < o->n_sources; k++) {
-        if (o->protections & RTS_SHIELD_STRICT) o->strict_t_min[k] = (rts_time_ns)strict_t_min(c, k);
-        if (o->protections & RTS_SHIELD_BURSTY) o->bursty_burst[k] = bursty_burst(c, k);
-    }
-    o->bursty_period = (rts_time_ns)m->period_ns;
-    o->bursty_mode = RTS_BURSTY_TIMER_PERIODIC;
-    /* The countdown counts 1 ns ticks: window = initial x tick. */
-    o->countdown_tick_ns = 1u;
-    o->countdown_initial = (uint32_t)m->window_ns;
-    if (c->rx.enabled) {
-        o->nbufs = c->rx.nbufs;
-        o->ring_size = c->ring;
-        o->recycle_threshold = c->rx.recycle_threshold;
-        o->short_circuit = c->rx.short_circuit;
-        o->task_base_prio = s->driver >= 0 ? c->tasks[s->driver].priority : 0u;
-        o->global_capacity = c->rx.global_capacity;
-        o->global_period = (rts_time_ns)c->rx.global_period_ns;
-    }
-    o->detect_slice_ns = (rts_time_ns)c->detect_slice_ns;
-    o->detect_irq_threshold = c->detect_irq_threshold;
-    o->detect_fill_high = c->detect_fill_high;
-    o->detect_fill_low = c->detect_fill_low;
+    return true;
 }
 
 uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
@@ -195,7 +260,7 @@ bool hook_init(struct rtsim *s, uint64_t now)
         s->smap.timer_line[t] = LINE_TIMER0 + t;
     }
     rts_shield_cfg c;
-    shield_cfg(s, &c);
+    (void)shield_cfg(&s->cfg, &c);
     rts_shield_dec d;
     if (rts_shield_init(&s->shield, &c, (rts_time_ns)now, &d) != RTS_OK) return false;
     s->hooks = rts_shield_hooks(&s->shield);

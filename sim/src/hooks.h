@@ -16,6 +16,10 @@ struct rtsim;
 
 /* NULL when the protection part of `cfg` is valid, else a message naming the key. */
 const char *hook_config_error(const rtsim_config *cfg);
+/* True when scenario flow `f` binds a socket (a TCP or UDP flow with one). */
+bool hook_binds(const rtsim_flow_cfg *f);
+/* Bind every receiving socket in the shield (receive path). */
+bool hook_bind_flows(struct rtsim *s);
 /* Build the shield from the configuration and initialise it at `now`. */
 bool hook_init(struct rtsim *s, uint64_t now);
 /* Perform a decision: port operations, then what the driver does itself

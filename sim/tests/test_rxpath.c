@@ -241,12 +241,30 @@ static void test_config_errors(void)
     CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "server_period"));
     c.flows[1].capacity = 0;
     c.rx.global_capacity = 3;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "polling task"));
+    int poll = add_task(&c, RTSIM_TASK_POLLING, 2, 0, 0);
     CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "global_period"));
     c.rx.global_period_ns = MS;
-    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "polling task"));
+    CHECK(rtsim_config_error(&c) == NULL);
+    c.tasks[poll].kind = RTSIM_TASK_BACKGROUND;
     c.rx.global_capacity = 0;
     c.ring = 40;
     CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "nic.ring"));
+    c.ring = 16;
+    c.tasks[0].priority = 40; /* the network task's priority is a flow priority level */
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "driver.priority"));
+    c.tasks[0].priority = 1;
+    c.flows[1].dst_port = 0;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "dst_port"));
+    c.flows[1].dst_port = 503;
+    c.flows[1].queue_limit = 70000;
+    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "flows.queue"));
+    c.flows[1].queue_limit = 0;
+    CHECK(rtsim_config_error(&c) == NULL);
+    /* more bound flows than libshield's flow table holds */
+    for (uint32_t i = c.n_flows; i < RTSIM_MAX_FLOWS; i++)
+        add_udp(&c, 100, 600 + i, 1);
+    CHECK(RTS_FLOW_MAX - RTS_FLOW_FIRST_USER >= RTSIM_MAX_FLOWS || rtsim_config_error(&c) != NULL);
 }
 
 /* The multiqueue NIC of Behnke §7 with Table 2's moderation: queue 0

@@ -177,6 +177,31 @@ typedef struct rts_shield_flow {
     uint32_t queue_limit;  /**< packets its flow queue may hold, 1..RTS_POOL_MAX_BUFS; 0 = pool size */
 } rts_shield_flow;
 
+/** Which part of a configuration or flow libshield refused (rts_shield.bad_field
+ *  after RTS_EINVAL from rts_shield_init() or rts_shield_bind()), so a tool
+ *  can name the setting without restating the rules. */
+typedef enum rts_shield_field {
+    RTS_SHIELD_FIELD_NONE = 0,
+    RTS_SHIELD_FIELD_PROTECTIONS = 1, /**< unknown bit, or protections that cannot combine */
+    RTS_SHIELD_FIELD_SOURCES = 2,     /**< n_sources, or several with a one-source protection */
+    RTS_SHIELD_FIELD_BURST = 3,       /**< burst slice or capacity */
+    RTS_SHIELD_FIELD_HYSTERESIS = 4,  /**< hysteresis thresholds or sleep */
+    RTS_SHIELD_FIELD_BUDGET = 5,
+    RTS_SHIELD_FIELD_STRICT = 6,      /**< a strict limiter's minimum interarrival */
+    RTS_SHIELD_FIELD_BURSTY = 7,      /**< bursty period, mode or a source's burst */
+    RTS_SHIELD_FIELD_COUNTDOWN = 8,   /**< countdown tick or window */
+    RTS_SHIELD_FIELD_POOL = 9,        /**< nbufs, ring_size or recycle_threshold */
+    RTS_SHIELD_FIELD_SHORT_CIRCUIT = 10,
+    RTS_SHIELD_FIELD_TASK_PRIO = 11,  /**< task_base_prio */
+    RTS_SHIELD_FIELD_GLOBAL = 12,     /**< global capacity without a period */
+    RTS_SHIELD_FIELD_DETECT_IRQ = 13, /**< detection slice */
+    RTS_SHIELD_FIELD_DETECT_FILL = 14, /**< fill watermarks */
+    RTS_SHIELD_FIELD_FLOW_PORT = 15,  /**< a flow's protocol or port */
+    RTS_SHIELD_FIELD_FLOW_PRIO = 16,  /**< a flow's priority */
+    RTS_SHIELD_FIELD_FLOW_SERVER = 17, /**< a flow's capacity or server period */
+    RTS_SHIELD_FIELD_FLOW_QUEUE = 18  /**< a flow's queue limit */
+} rts_shield_field;
+
 /** Detection state and events (read-only for the driver). */
 typedef struct rts_shield_detect {
     rts_lateness_mon lateness; /**< the critical task's cycles */
@@ -206,6 +231,7 @@ typedef struct rts_shield {
     uint32_t task_holds;  /**< protections suspending the network task */
     uint32_t driver_fill; /**< driver queue fill last reported (receive path off) */
     uint64_t drops[RTS_SHIELD_DROP_REASONS]; /**< frames dropped per rts_shield_drop */
+    uint32_t bad_field; /**< rts_shield_field of the last RTS_EINVAL from init or bind */
 } rts_shield;
 
 /** Receive-path outcome of one frame (rts_shield_rx_frame_isr()). */

@@ -2,7 +2,9 @@
  * sequences. After every operation the buffer-conservation invariant
  * (rts_fq_check) must hold and the per-state counts must add up; a state
  * error must leave everything unchanged. Then the same bytes drive the
- * receive driver (eager/deferred halves) with the same invariant. */
+ * receive driver (eager/deferred halves) with the same invariant, the short
+ * circuit on or off: path (c) never recycles the packet just queued, and
+ * with the short circuit on only a buffer of strictly lower priority. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +74,7 @@ static void run_driver(const uint8_t *data, size_t size)
     if (rts_rx_init(&rx, NULL, nbufs, ring, data[2] % RTS_FLOW_PRIO_LEVELS, data[3] % 8u, 100000u, 0) != RTS_OK) {
         abort();
     }
+    rx.short_circuit = (uint8_t)((data[3] >> 3) & 1u);
     uint8_t id;
     (void)rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &id);
     (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PRIORITY, 9, 0);
@@ -86,13 +89,21 @@ static void run_driver(const uint8_t *data, size_t size)
         uint16_t out;
         switch (op % 6u) {
         case 0:
-        case 1:
-            if (rts_rx_eager_desc_isr(&rx, a % (nbufs + 1u), b % (RTS_FLOW_MAX + 2u), op % 40u, now, &r) == RTS_OK &&
+        case 1: {
+            const unsigned buf = a % (nbufs + 1u);
+            if (rts_rx_eager_desc_isr(&rx, buf, b % (RTS_FLOW_MAX + 2u), op % 40u, now, &r) == RTS_OK &&
                 r.outcome != RTS_RX_GLOBAL_LIMIT) {
                 must(r.repost == RTS_BUF_NONE || rx.fq.state[r.repost] == RTS_BUF_RING);
                 must(rts_pi_current(&rx.pi) >= (unsigned)(rts_fq_highest_prio(&rx.fq) < 0 ? 0 : rts_fq_highest_prio(&rx.fq)));
+                if (r.recycled_flow != RTS_FLOW_NONE) {
+                    /* The victim's flow keeps the level its buffers were filed at. */
+                    const unsigned level = rx.fq.q[r.recycled_flow].level;
+                    must(r.outcome == RTS_RX_QUEUED && r.repost != buf && rx.fq.state[buf] == RTS_BUF_QUEUED);
+                    must(rx.short_circuit ? level < r.prio : level <= r.prio);
+                }
             }
             break;
+        }
         case 2:
             if (rts_rx_task_next(&rx, &job, NULL) == RTS_OK) must(rx.fq.state[job.buf] == RTS_BUF_TASK);
             break;

@@ -76,8 +76,12 @@ def main():
     (qdir / "take_push_pop.bin").write_bytes(take_push_pop)
     fill = bytes([32, 16, 8]) + b"".join(bytes([0, b, 0, 1, b, (b * 37) & 0xFF]) for b in range(16))
     (qdir / "fill_then_recycle.bin").write_bytes(fill + bytes([3, 0, 0] * 6 + [4, 0, 0] * 6))
+    # Driver script: byte 3 is the global capacity (mod 8) and, in bit 3, the
+    # short circuit (driver_mix: off, driver_mix_sc: on).
     driver = bytes([20, 10, 3, 4]) + b"".join(bytes([b % 2, b, (b * 11) & 0xFF]) for b in range(30))
-    (qdir / "driver_mix.bin").write_bytes(driver + bytes([2, 0, 1, 3, 0, 1, 4, 0, 1, 5, 0, 200]))
+    tail = bytes([2, 0, 1, 3, 0, 1, 4, 0, 1, 5, 0, 200])
+    (qdir / "driver_mix.bin").write_bytes(driver + tail)
+    (qdir / "driver_mix_sc.bin").write_bytes(bytes([20, 10, 3, 4 | 8]) + driver[4:] + tail)
 
 
 if __name__ == "__main__":
