@@ -42,10 +42,18 @@ static void fifo_unpop(sim_fifo *f, sim_pkt p)
     f->len++;
 }
 
+/* A fault of the simulator itself (never of the scenario): the run stops
+ * and rtsim_error() says what happened. */
+static void fail(rtsim *s, const char *what)
+{
+    if (!s->error) s->errmsg = what;
+    s->error = 1;
+}
+
 static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
                        uint32_t gen)
 {
-    if (!evq_push(&s->evq, t, prio, type, arg, gen)) s->error = 1;
+    if (!evq_push(&s->evq, t, prio, type, arg, gen)) fail(s, "event heap overflow");
 }
 
 static uint32_t idle_ctx(uint32_t core)
@@ -469,7 +477,7 @@ static void close_bin(rtsim *s, uint64_t now)
     rtsim_bin *b = &s->cur_bin;
     bin_add(&s->totals, b);
     if (s->bins_len == RTSIM_BIN_RING) {
-        s->error = 1; /* the caller did not take bins in time */
+        fail(s, "bin ring full: take bins more often"); /* the caller did not take bins in time */
     } else {
         uint32_t i = s->bins_head + s->bins_len;
         if (i >= RTSIM_BIN_RING) i -= RTSIM_BIN_RING;
@@ -608,7 +616,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     const uint8_t *frame = s->bufmem + (size_t)p.buf * RTSIM_FRAME_MAX;
     if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, s->tmpl_len[p.flow], 0u, 0u, now,
                                 entry / tick * tick, &rx, &d) != RTS_OK) {
-        s->error = 1; /* a buffer outside the ring: a simulator bug, never ignored */
+        fail(s, "libshield refused a ring buffer"); /* a simulator bug, never ignored */
         return 0;
     }
     const uint32_t f = hook_perform(s, now, &d);
@@ -629,7 +637,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
         count_drop(s, &p, shield_drop[d.drop]);
         /* Its buffer goes back to the ring (libshield reposted it, or kept it posted). */
         sim_pkt e = {0, 0, p.buf, 0, 0};
-        if (!fifo_push(&s->posted, e)) s->error = 1;
+        if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     } else {
         path = (f & RTS_SHIELD_F_RECYCLED) ? RTSIM_PATH_RECYCLE
                : rx.raised                 ? RTSIM_PATH_PRIO_RAISE
@@ -639,7 +647,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
             sim_pkt v = s->bufpkt[rx.repost];
             count_drop(s, &v, RTSIM_DROP_RECYCLED);
             sim_pkt e = {0, 0, rx.repost, 0, 0};
-            if (!fifo_push(&s->posted, e)) s->error = 1;
+            if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
         }
         if (s->driver >= 0) {
             sim_task *dt = &s->task[s->driver];
@@ -872,10 +880,11 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
     rts_rx_job job = {p.buf, p.sflow, p.sprio};
     uint16_t refill = RTS_BUF_NONE;
     rts_shield_dec d;
-    if (rts_shield_task_done(&s->shield, &job, now, t->work, 0, &refill, &d) != RTS_OK) s->error = 1;
+    if (rts_shield_task_done(&s->shield, &job, now, t->work, 0, &refill, &d) != RTS_OK)
+        fail(s, "libshield refused a buffer handed back");
     if (refill != RTS_BUF_NONE) {
         sim_pkt e = {0, 0, refill, 0, 0};
-        if (!fifo_push(&s->posted, e)) s->error = 1;
+        if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     }
     hook_perform(s, now, &d);
     eng_detect(s, now);
@@ -1020,7 +1029,7 @@ static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
         p.buf = fifo_pop(&s->posted).buf;
         dma_write(s, &p);
     }
-    if (!fifo_push(&s->nicq[r.queue], p)) s->error = 1; /* rts_nic bounds the queue */
+    if (!fifo_push(&s->nicq[r.queue], p)) fail(s, "NIC queue overflow"); /* rts_nic bounds it */
     if (r.irq) nic_announce(s, r.queue);
     nic_schedule(s);
 }
@@ -1082,7 +1091,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
         } else {
             p.buf = fifo_pop(&s->posted).buf;
             dma_write(s, &p);
-            if (!fifo_push(&s->filled, p)) s->error = 1;
+            if (!fifo_push(&s->filled, p)) fail(s, "descriptor ring overflow");
             s->cur_bin.irq_raised++;
             if (c->pending & bit) s->cur_bin.irq_lost++;
             c->pending |= bit;
@@ -1366,7 +1375,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         for (uint32_t i = 0; i < cfg->n_flows; i++) {
             s->tmpl_len[i] = (uint32_t)rtsim_frame_build(&cfg->flows[i], s->tmpl + (size_t)i * RTSIM_FRAME_MAX,
                                                          RTSIM_FRAME_MAX);
-            if (s->tmpl_len[i] == 0) s->error = 1;
+            if (s->tmpl_len[i] == 0) fail(s, "a flow's frame could not be built");
         }
         /* libshield's pool starts with buffers 0..ring-1 posted. */
         for (uint32_t b = 0; b < cfg->ring; b++) {
@@ -1411,7 +1420,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             s->polling = (int)i;
             break;
         case RTSIM_TASK_WORKER:
-            if (!fifo_init(&t->mailbox, t->cfg->mailbox)) s->error = 1;
+            if (!fifo_init(&t->mailbox, t->cfg->mailbox)) fail(s, "out of memory");
             s->flow_worker[t->cfg->flow] = (int)i;
             break;
         default:
@@ -1441,11 +1450,11 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
-    if (!hook_init(s, 0)) s->error = 1;
-    if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) s->error = 1;
+    if (!hook_init(s, 0)) fail(s, "libshield refused the configuration");
+    if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) fail(s, "libshield refused the NIC queues");
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
-        if (!hook_bind_flows(s)) s->error = 1;
+        if (!hook_bind_flows(s)) fail(s, "libshield refused a socket binding");
         rx_mode_acct(s, 0);
     }
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
@@ -1562,9 +1571,21 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
     if (t_end == s->cfg.duration_ns && !s->finished) {
         unfinished_cycles(s, t_end);
         close_bin(s, t_end);
+        /* Buffer conservation: every frame dropped with one reason,
+         * delivered, or still in the device. */
+        uint64_t dropped = 0;
+        for (int r = 0; r < RTSIM_DROP_COUNT; r++)
+            dropped += s->totals.dropped[r];
+        if (s->totals.offered != s->totals.delivered + dropped + rtsim_in_flight(s))
+            fail(s, "conservation violated: offered != delivered + dropped + in flight");
         s->finished = true;
     }
     return s->error ? -1 : 0;
+}
+
+const char *rtsim_error(const rtsim *s)
+{
+    return s->error ? (s->errmsg ? s->errmsg : "internal error") : NULL;
 }
 
 uint64_t rtsim_now(const rtsim *s)

@@ -102,6 +102,7 @@ struct rtsim {
     uint64_t now;
     uint64_t events;
     int error;
+    const char *errmsg; /* what stopped the run (rtsim_error()) */
     sim_event_queue evq;
     sim_core core[RTSIM_MAX_CORES];
     sim_task task[RTSIM_MAX_TASKS];

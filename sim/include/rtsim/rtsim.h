@@ -405,6 +405,11 @@ void rtsim_destroy(rtsim *sim);
  *          or the event heap overflowed (a bug: reported, never ignored). */
 int rtsim_run_until(rtsim *sim, uint64_t t_ns);
 
+/** Why rtsim_run_until() returned -1 (a fault of the simulator, never of
+ *  the scenario: the bin ring was not emptied in time, the event heap
+ *  overflowed, conservation of frames was violated), or NULL. */
+const char *rtsim_error(const rtsim *sim);
+
 /** Simulated time reached so far, ns. */
 uint64_t rtsim_now(const rtsim *sim);
 
