@@ -2,6 +2,8 @@
  * (Regehr & Duongsaa §3.3, §3.5). */
 #include "rtshield/rts_bursty.h"
 
+#include "rts_time.h"
+
 RTS_STATIC_ASSERT(RTS_BURSTY_MAX_SOURCES <= 32, "the re-enable mask is one uint32_t");
 
 rts_err rts_bursty_init(rts_bursty *b, rts_time_ns period_ns, rts_bursty_mode mode)
@@ -66,15 +68,15 @@ rts_err rts_bursty_set_burst(rts_bursty *b, uint32_t id, uint32_t burst)
  * timer still ahead) need no division. */
 static rts_time_ns phase_after(rts_bursty *b, rts_time_ns now)
 {
-    const rts_time_ns first = b->t0 + b->period_ns;
+    const rts_time_ns first = rts_time_add(b->t0, b->period_ns);
     if (now < first) {
         b->next_tick = first;
     } else if (now < b->next_tick && b->next_tick - now <= b->period_ns) {
         /* still ahead and within one period: it is the next phase point */
     } else if (now >= b->next_tick && now - b->next_tick < b->period_ns) {
-        b->next_tick += b->period_ns;
+        b->next_tick = rts_time_add(b->next_tick, b->period_ns);
     } else {
-        b->next_tick = b->t0 + ((now - b->t0) / b->period_ns + 1u) * b->period_ns;
+        b->next_tick = rts_time_add(b->t0, rts_time_mul((now - b->t0) / b->period_ns + 1u, b->period_ns));
     }
     return b->next_tick;
 }
@@ -93,7 +95,7 @@ rts_action rts_bursty_start(rts_bursty *b, rts_time_ns now)
 {
     rts_action a = {RTS_ACT_NONE, 0u};
     b->t0 = now;
-    b->next_tick = now + b->period_ns;
+    b->next_tick = rts_time_add(now, b->period_ns);
     if (b->mode == RTS_BURSTY_TIMER_PERIODIC) {
         b->timer_irq_on = true;
         a.flags = RTS_ACT_ARM_TIMER | RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ;

@@ -1,6 +1,8 @@
 /* Countdown filter, the hardware scheduler of Regehr & Duongsaa §3.4. */
 #include "rtshield/rts_countdown.h"
 
+#include "rts_time.h"
+
 static rts_time_ns window(const rts_countdown *c)
 {
     return (rts_time_ns)c->initial * c->tick_ns;
@@ -39,7 +41,7 @@ static bool catch_up(rts_countdown *c, rts_time_ns now)
     }
     c->latched = false;
     c->delivered++;
-    c->zero_at += window(c);
+    c->zero_at = rts_time_add(c->zero_at, window(c));
     if (window(c) == 0u || now >= c->zero_at) {
         c->running = false;
     }
@@ -55,7 +57,7 @@ rts_err rts_countdown_configure(rts_countdown *c, uint32_t tick_ns, uint32_t ini
     if (c->running) {
         const rts_time_ns left = c->zero_at - now;
         const rts_time_ns value = left / c->tick_ns + (left % c->tick_ns != 0u ? 1u : 0u);
-        c->zero_at = now + value * tick_ns;
+        c->zero_at = rts_time_add(now, rts_time_mul(value, tick_ns));
     }
     c->tick_ns = tick_ns;
     c->initial = initial;
@@ -76,7 +78,7 @@ rts_action rts_countdown_on_arrival_isr(rts_countdown *c, rts_time_ns now)
         a.flags |= RTS_ACT_DELIVER;
         if (c->initial != 0u) {
             c->running = true;
-            c->zero_at = now + window(c);
+            c->zero_at = rts_time_add(now, window(c));
         }
         return a;
     }

@@ -1,6 +1,8 @@
 /* Multiqueue NIC with per-queue interrupt moderation (Behnke et al. §7). */
 #include "rtshield/rts_nic_moderation.h"
 
+#include "rts_time.h"
+
 #include "rtshield/rts_flow_table.h"
 
 void rts_nic_init(rts_nic *nic)
@@ -216,11 +218,11 @@ void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rt
     r->outcome = RTS_NIC_STORED;
     q->stored++;
     if (q->count == 0u && q->t_abs != 0u) {
-        q->abs_at = now + q->t_abs;
+        q->abs_at = rts_time_add(now, q->t_abs);
     }
     q->count++;
     if (q->t_pack != 0u) {
-        q->pack_at = now + q->t_pack;
+        q->pack_at = rts_time_add(now, q->t_pack);
     }
     const bool unmoderated = q->t_abs == 0u && q->t_pack == 0u && q->frames == 0u;
     if (unmoderated || (q->frames != 0u && q->count >= q->frames)) {

@@ -1,6 +1,8 @@
 /* Strict interrupt limiter (Regehr & Duongsaa §3.2). */
 #include "rtshield/rts_strict.h"
 
+#include "rts_time.h"
+
 rts_err rts_strict_init(rts_strict *s, rts_time_ns t_min_ns)
 {
     if (s == NULL || t_min_ns == 0u) {
@@ -34,7 +36,7 @@ rts_action rts_strict_on_irq_isr(rts_strict *s, rts_time_ns now)
         return a;
     }
     s->armed = true;
-    s->timer_at = now + s->t_min_ns;
+    s->timer_at = rts_time_add(now, s->t_min_ns);
     s->admitted++;
     a.flags = RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
     a.timer_at = s->timer_at;
