@@ -18,6 +18,9 @@ for t in "$build"/fuzz_*; do [ -x "$t" ] && [ -f "$t" ] && targets+=("$t"); done
 secs=${FUZZ_SECONDS:-$(( total / ${#targets[@]} ))}
 [ "$secs" -ge 1 ] || secs=1
 status=0
+# UBSan stops at the first report (with -fno-sanitize-recover in the build),
+# and a report that still reaches the log fails the run.
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 for target in "${targets[@]}"; do
   name=$(basename "$target")
   work="$build/corpus-$name"      # grows during the run; seeds stay untouched
@@ -30,6 +33,10 @@ for target in "${targets[@]}"; do
           -print_final_stats=1 -artifact_prefix="$build/$name-" "${dirs[@]}" >"$build/$name.log" 2>&1); then
     echo "fuzz $name: FINDING (log: $build/$name.log)" >&2
     tail -40 "$build/$name.log" >&2
+    status=1
+  elif grep -q "runtime error:" "$build/$name.log"; then
+    echo "fuzz $name: UndefinedBehaviorSanitizer report (log: $build/$name.log)" >&2
+    grep -m 5 "runtime error:" "$build/$name.log" >&2
     status=1
   else
     grep -E '^stat::number_of_executed_units' "$build/$name.log" || true
