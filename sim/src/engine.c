@@ -718,6 +718,29 @@ static uint64_t rx_poll_harvest(rtsim *s, uint64_t now)
     const rtsim_costs *k = &s->cfg.costs;
     uint32_t quota = rts_shield_poll_begin(&s->shield, now);
     uint64_t cost = (uint64_t)k->poll_batch_ns;
+    sim_core *c = rx_core(s);
+    const uint32_t bit = 1u << LINE_RX;
+    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+        /* The edge NIC has no ring: the polling task reads the one frame
+         * latched behind the disabled line (its status register). */
+        if (quota > 0 && (c->pending & bit)) {
+            sim_pkt p = c->latched[0];
+            c->pending &= ~bit;
+            if (s->posted.len == 0) {
+                s->cur_bin.received++;
+                s->flow_st[p.flow].received++;
+                count_drop(s, &p, RTSIM_DROP_RING_FULL);
+            } else {
+                p.buf = fifo_pop(&s->posted).buf;
+                dma_write(s, &p);
+                bool stop, left;
+                cost += rx_frame(s, now, now, p, &stop, &left) + (uint64_t)k->poll_per_packet_ns;
+            }
+        }
+        s->rxst.polls++;
+        s->rxst.poll_ns += cost;
+        return cost;
+    }
     while (quota > 0 && s->filled.len > 0) {
         sim_pkt p = fifo_pop(&s->filled);
         bool stop, left;
@@ -730,7 +753,7 @@ static uint64_t rx_poll_harvest(rtsim *s, uint64_t now)
         quota--;
         if (stop) break;
     }
-    if (s->filled.len == 0) rx_core(s)->pending &= ~(1u << LINE_RX);
+    if (s->filled.len == 0) c->pending &= ~bit;
     s->rxst.polls++;
     s->rxst.poll_ns += cost;
     return cost;

@@ -374,8 +374,33 @@ static void test_path_distribution(void)
     free(h3);
 }
 
+/* Edge NIC with the global limit: in polling mode the frame latched behind
+ * the disabled line is harvested by the polling task, never lost. */
+static void test_edge_global_limit(void)
+{
+    rtsim_config c = rx_base(5 * MS);
+    c.nic_kind = RTSIM_NIC_EDGE;
+    c.ring = 1;
+    c.rx.nbufs = 2;
+    c.rx.global_capacity = 1;
+    c.rx.global_period_ns = 100 * US;
+    for (int p = 0; p < RTSIM_PATH_COUNT; p++)
+        c.costs.path_ns[p] = 300;
+    add_driver(&c, 0);
+    add_task(&c, RTSIM_TASK_POLLING, 0, 0, 0);
+    add_udp(&c, 50000, 9, 0);
+    rtsim *s;
+    run(&c, &s);
+    rtsim_rx_stats rs;
+    rtsim_rx_stats_get(s, &rs);
+    CHECK(rs.polls > 10);
+    check_conservation(s, &c);
+    rtsim_destroy(s);
+}
+
 int main(void)
 {
+    RTS_RUN(test_edge_global_limit);
     RTS_RUN(test_path_distribution);
     RTS_RUN(test_multiqueue_driver_queue);
     RTS_RUN(test_multiqueue_rx_path);
