@@ -48,7 +48,7 @@ def allowed_from_error(text: str, overrides=None) -> set[str]:
     return {k.strip() for k in m.group(1).split(",")} - {"no parameters"}
 
 
-@pytest.mark.parametrize("section", ["scenario", "critical", "driver", "nic"])
+@pytest.mark.parametrize("section", ["scenario", "critical", "driver", "nic", "rx"])
 def test_table_keys_match(section):
     documented = first_column_keys(f"[{section}]")
     assert documented == allowed_from_error(BASE, {section: {"zzz_unknown": 1}})

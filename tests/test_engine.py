@@ -59,7 +59,9 @@ def test_summary_has_the_contract_keys():
     assert set(s["critical"]) >= {"cycles", "misses", "lateness_max_pct", "lateness_bin_max_pct",
                                   "lateness_sum_pct", "cycle_time_us"}
     assert set(s["critical"]["cycle_time_us"]) == {"min", "p50", "p99", "max"}
-    assert set(s["flows"]["syn"]) == {"offered", "delivered", "dropped", "latency_us"}
+    assert set(s["flows"]["syn"]) == {"offered", "received", "processed", "delivered",
+                                      "dropped", "dropped_by", "latency_us"}
+    assert set(s["flows"]["syn"]["latency_us"]) == {"p50", "p99", "p999", "max"}
     assert set(s["mitigation"]) == {"name", "parameters", "counters"}
     assert s["duration_s"] == 3.0
     # shares of one core; esp32-freertos has two (core 1 only runs its tick)

@@ -10,11 +10,22 @@ durations; a missing key is an error naming it, see docs/model.md):
 ``isr_entry_exit``, ``isr_per_packet``, ``driver_per_packet``,
 ``timer_isr``, ``mitigation_isr``, ``mitigation_driver``,
 ``mitigation_report``, ``mitigation_poll``; the tick's cost is the
-preset's ``[platform] tick_isr``.
+preset's ``[platform] tick_isr``. With the receive path (``[rx]``) also
+:data:`RX_COST_KEYS`: ``rx_path_regular``, ``rx_path_short_circuit``,
+``rx_path_prio_raise``, ``rx_path_recycle``, ``rx_path_rejected`` (the RX
+ISR's work per frame by execution path, replacing ``isr_per_packet``),
+``invalidate_eager``, ``invalidate_deferred``, ``poll_batch`` and
+``poll_per_packet`` (0 without ``[rx]``).
+
+``DROP_REASONS``, ``TRACE_KINDS`` and ``RX_PATHS`` are the names of the C
+enums ``rtsim_drop``, ``rtsim_trace_kind`` and ``rtsim_rx_path``, read from
+the binding on first use (``RTSIM_DROP_LINE_DISABLED`` → ``"line_disabled"``).
 """
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +36,17 @@ from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
 from rtshield.scenario import Scenario
 
-__all__ = ["COST_KEYS", "DROP_REASONS", "TRACE_DTYPE", "TRACE_KINDS", "simulate"]
+__all__ = [
+    "COST_KEYS",
+    "DROP_REASONS",  # noqa: F822 (module __getattr__)
+    "RX_COST_KEYS",
+    "RX_PATHS",  # noqa: F822
+    "TRACE_DTYPE",
+    "TRACE_KINDS",  # noqa: F822
+    "check_scenario",
+    "enum_names",
+    "simulate",
+]
 
 #: Preset cost keys → fields of the C ``rtsim_costs``.
 COST_KEYS: dict[str, str] = {
@@ -39,18 +60,63 @@ COST_KEYS: dict[str, str] = {
     "mitigation_poll": "mitig_poll_ns",
 }
 
-#: Drop reasons, in the order of the C enum ``rtsim_drop``.
-DROP_REASONS = (
-    "line_disabled",
-    "irq_overrun",
-    "ring_full",
-    "queue_full",
-    "mitigation",
-    "mailbox_full",
-)
+#: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
+#: ``path_ns[RTSIM_PATH_NAME]``).
+RX_COST_KEYS: dict[str, str] = {
+    "rx_path_regular": "path:REGULAR",
+    "rx_path_short_circuit": "path:SHORT_CIRCUIT",
+    "rx_path_prio_raise": "path:PRIO_RAISE",
+    "rx_path_recycle": "path:RECYCLE",
+    "rx_path_rejected": "path:REJECTED",
+    "invalidate_eager": "invalidate_eager_ns",
+    "invalidate_deferred": "invalidate_deferred_ns",
+    "poll_batch": "poll_batch_ns",
+    "poll_per_packet": "poll_per_packet_ns",
+}
 
-#: Trace record kinds, in the order of the C enum ``rtsim_trace_kind``.
-TRACE_KINDS = ("arrival", "isr_start", "isr_end", "run", "drop", "line", "cycle_end", "deliver")
+#: Protocols of a flow → ``rtsim_proto``.
+_PROTOS = {
+    "tcp": "RTSIM_PROTO_TCP",
+    "udp": "RTSIM_PROTO_UDP",
+    "icmp": "RTSIM_PROTO_ICMP",
+    "arp": "RTSIM_PROTO_ARP",
+    "raw": "RTSIM_PROTO_RAW",
+}
+
+#: ``[mitigation] also`` names → libshield's ``rts_shield_prot`` bits.
+_ALSO_BITS = {
+    "burst": "RTS_SHIELD_BURST",
+    "hysteresis": "RTS_SHIELD_HYSTERESIS",
+    "budget": "RTS_SHIELD_BUDGET",
+    "queue": "RTS_SHIELD_QUEUE",
+}
+
+
+@functools.cache
+def enum_names(ctype: str, prefix: str) -> tuple[str, ...]:
+    """Names of the C enum ``ctype`` in value order, ``prefix`` stripped, lower case.
+
+    The ``…_COUNT`` terminator is left out; the values must be 0, 1, 2, …
+    """
+    ffi, _ = load()
+    elements = ffi.typeof(ctype).elements
+    names = [(v, n[len(prefix) :].lower()) for v, n in elements.items() if not n.endswith("_COUNT")]
+    names.sort()
+    if [v for v, _ in names] != list(range(len(names))):
+        raise RuntimeError(f"{ctype}: values are not 0..n-1")
+    return tuple(n for _, n in names)
+
+
+def __getattr__(name: str) -> Any:
+    """``DROP_REASONS``, ``TRACE_KINDS``, ``RX_PATHS``: the C enums' names (on first use)."""
+    if name == "DROP_REASONS":
+        return enum_names("rtsim_drop", "RTSIM_DROP_")
+    if name == "TRACE_KINDS":
+        return enum_names("rtsim_trace_kind", "RTSIM_TR_")
+    if name == "RX_PATHS":
+        return enum_names("rtsim_rx_path", "RTSIM_PATH_")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: The numpy layout of a trace record (the C ``rtsim_trace_rec``).
 TRACE_DTYPE = np.dtype(
@@ -86,7 +152,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     cfg.n_cores = sc.platform.cores
     cfg.tick_ns = sc.platform.tick_ns
     cfg.time_slicing = 1 if getattr(sc.platform, "time_slicing", True) else 0
-    cfg.nic_kind = lib.RTSIM_NIC_EDGE if sc.nic.kind == "edge" else lib.RTSIM_NIC_DMA_RING
+    cfg.nic_kind = {
+        "edge": lib.RTSIM_NIC_EDGE,
+        "dma_ring": lib.RTSIM_NIC_DMA_RING,
+        "multiqueue": lib.RTSIM_NIC_MULTIQUEUE,
+    }[sc.nic.kind]
     cfg.nic_core = getattr(sc.nic, "core", 0)
     cfg.ring = sc.nic.ring or 0
     cfg.queue_capacity = sc.driver.queue
@@ -98,6 +168,44 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             )
         setattr(cfg.costs, fld, int(sc.costs[key]))
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
+    rx = getattr(sc, "rx", None)
+    if rx is not None:
+        try:
+            lib.rtsim_rx_stats_get  # noqa: B018 — a build without the receive path lacks it
+        except AttributeError:
+            raise UsageError(
+                f"{where}: [rx]: this build of the simulator has no receive path "
+                "(rtsim_rx_stats_get missing); rebuild with `pip install .`"
+            ) from None
+        for key, fld in RX_COST_KEYS.items():
+            if key not in sc.costs:
+                raise UsageError(
+                    f"{sc.platform.path}: [costs] {key}: missing (the receive path, [rx], "
+                    "needs it; see docs/model.md)"
+                )
+            if fld.startswith("path:"):
+                cfg.costs.path_ns[getattr(lib, "RTSIM_PATH_" + fld[5:])] = int(sc.costs[key])
+            else:
+                setattr(cfg.costs, fld, int(sc.costs[key]))
+        r = cfg.rx
+        r.enabled = 1
+        r.nbufs = rx.buffers
+        r.recycle_threshold = 0xFFFFFFFF if rx.recycle_below is None else rx.recycle_below
+        r.short_circuit = 1 if rx.short_circuit else 0
+        r.eager_invalidate = 1 if rx.cache == "eager" else 0
+        r.global_capacity = rx.global_capacity
+        r.global_period_ns = rx.global_period_ns or 0
+    nic_queues = getattr(sc.nic, "queues", ())
+    if len(nic_queues) > lib.RTSIM_MAX_NIC_QUEUES:
+        raise UsageError(f"{where}: [[nic.queues]]: at most {lib.RTSIM_MAX_NIC_QUEUES} queues")
+    cfg.n_nic_queues = len(nic_queues)
+    for k, q in enumerate(nic_queues):
+        d = cfg.nic_queues[k]
+        d.size = q.size
+        d.t_abs_ns = q.absolute_ns or 0
+        d.t_pack_ns = q.packet_ns or 0
+        d.frames = q.frames or 0
+    queue_index = {q.name: k for k, q in enumerate(nic_queues)}
 
     names: list[str] = []
     tasks = []
@@ -122,6 +230,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             tasks.append((t.name, lib.RTSIM_TASK_WORKER, t.priority, t.core, 0, t.work_ns, 0))
         else:
             raise UsageError(f"{where}: [[tasks]] {t.name}: kind {t.kind!r} is not simulated")
+    if rx is not None and rx.global_capacity > 0:
+        # Behnke §5.5: the global limit's polling task, on the driver's core.
+        tasks.append(
+            ("polling", lib.RTSIM_TASK_POLLING, rx.poll_priority or 0, sc.driver.core, 0, 0, 0)
+        )
     if len(tasks) > lib.RTSIM_MAX_TASKS:
         raise UsageError(f"{where}: [[tasks]]: at most {lib.RTSIM_MAX_TASKS - 2} extra tasks")
     cfg.n_tasks = len(tasks)
@@ -164,12 +277,30 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         for j, (t_ns, pps) in enumerate(pts):
             d.rate_t_ns[j] = t_ns
             d.rates_pps[j] = pps
+        # what its frames are, and the socket bound to it (Behnke §5.6)
+        d.proto = getattr(lib, _PROTOS[getattr(f, "protocol", "tcp")])
+        d.dst_port = f.dst_port
+        d.src_port = getattr(f, "src_port", 40000)
+        d.src_addr = int(ipaddress.IPv4Address(getattr(f, "src", "192.0.2.100")))
+        d.dst_addr = 0  # the device: the simulator's default address
+        pcp = getattr(f, "vlan_pcp", None)
+        d.vlan, d.vlan_pcp = (0, 0) if pcp is None else (1, pcp)
+        d.unbound = 0 if getattr(f, "bind", True) else 1
+        d.prio = f.priority
+        d.capacity = getattr(f, "capacity", None) or 0
+        d.server_period_ns = getattr(f, "server_period_ns", None) or 0
+        d.queue_limit = getattr(f, "queue", None) or 0
+        qname = getattr(f, "nic_queue", None)
+        d.nic_queue = queue_index[qname] if qname is not None else lib.RTSIM_NIC_UNMAPPED
 
     m = sc.mitigation
     if m.kind not in _MITIGATIONS:
         raise UsageError(f"{where}: [mitigation] kind: {m.kind!r} is unknown")
     mc = cfg.mitigation
     mc.kind = getattr(lib, _MITIGATIONS[m.kind])
+    mc.also = 0
+    for name in getattr(m, "also", ()):
+        mc.also |= getattr(lib, _ALSO_BITS[name])
     mc.slice_ns = m.slice_ns or 0
     mc.capacity = m.capacity or 0
     mc.block_below = m.block_below or 0.0
@@ -184,6 +315,13 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     if err != ffi.NULL:
         raise UsageError(f"{where}: {ffi.string(err).decode()}")
     return cfg, names
+
+
+def check_scenario(scenario: Scenario) -> None:
+    """Raise :class:`UsageError` (one line, naming the file) if the simulator
+    refuses the scenario's configuration (``rtsim_config_error``)."""
+    ffi, lib = load()
+    _build_config(scenario, ffi, lib)
 
 
 def _ctx_names(task_names: list[str], n_cores: int, lib: Any) -> list[str | None]:
@@ -268,6 +406,7 @@ def _run(
             progress(t / 1e9, total / 1e9)
     bins = bins[:nbins]
     ctx = _ctx_names(task_names, sc.platform.cores, lib)
+    drop_reasons = enum_names("rtsim_drop", "RTSIM_DROP_")
     bin_s = sc.bin_ns / 1e9
 
     # ---- time series
@@ -283,7 +422,7 @@ def _run(
         "delivered",
     ):
         ts[key] = np.array([getattr(b, key) for b in bins], dtype=np.int64)
-    for i, reason in enumerate(DROP_REASONS):
+    for i, reason in enumerate(drop_reasons):
         ts[f"dropped_{reason}"] = np.array([b.dropped[i] for b in bins], dtype=np.int64)
     ts["cycles"] = np.array([b.cycles for b in bins], dtype=np.int64)
     ts["lateness_pct"] = np.array([b.lateness_pct for b in bins], dtype=np.float64)
@@ -294,6 +433,9 @@ def _run(
         if name is not None:
             ts[f"cpu_{name}"] = np.array([b.cpu_ns[i] for b in bins], dtype=np.float64) / lengths
     ts["rx_disabled_s"] = np.array([b.rx_disabled_ns / 1e9 for b in bins], dtype=np.float64)
+    # receive path (0 without [rx]): time in polling mode, the network task's top priority
+    ts["polling_s"] = np.array([b.polling_ns / 1e9 for b in bins], dtype=np.float64)
+    ts["net_prio_max"] = np.array([b.net_prio_max for b in bins], dtype=np.int64)
 
     # ---- totals
     tot = ffi.new("rtsim_bin *")
@@ -310,7 +452,8 @@ def _run(
             "delivered",
         )
     }
-    totals["dropped"] = {r: int(tot.dropped[i]) for i, r in enumerate(DROP_REASONS)}
+    totals["dropped"] = {r: int(tot.dropped[i]) for i, r in enumerate(drop_reasons)}
+    totals["irq_per_packet"] = _r(tot.isr_runs / tot.received, 6) if tot.received else 0.0
 
     # ---- critical task and its cycle-time histogram
     counts_c = ffi.new("uint64_t[]", lib.RTSIM_HIST_BINS)
@@ -357,11 +500,15 @@ def _run(
         lmax = fs.latency_max_ns / 1e3
         flows[f.name] = {
             "offered": int(fs.offered),
+            "received": int(fs.received),
+            "processed": int(fs.processed),
             "delivered": int(fs.delivered),
             "dropped": int(fs.dropped),
+            "dropped_by": {r: int(fs.drops[k]) for k, r in enumerate(drop_reasons)},
             "latency_us": {
                 "p50": _r(hist_percentile_us(*h, 0.50, None, lmax)),
                 "p99": _r(hist_percentile_us(*h, 0.99, None, lmax)),
+                "p999": _r(hist_percentile_us(*h, 0.999, None, lmax)),
                 "max": _r(lmax),
             },
         }
@@ -383,6 +530,25 @@ def _run(
         "counters": counters,
     }
 
+    # ---- receive path
+    rx_summary: dict[str, Any] | None = None
+    if getattr(sc, "rx", None) is not None:
+        rs = ffi.new("rtsim_rx_stats *")
+        lib.rtsim_rx_stats_get(sim, rs)
+        paths = enum_names("rtsim_rx_path", "RTSIM_PATH_")
+        rx_summary = {
+            "paths": {
+                p: {"count": int(rs.path_count[k]), "cpu_s": _r(rs.path_ns[k] / 1e9, 6)}
+                for k, p in enumerate(paths)
+            },
+            "polls": int(rs.polls),
+            "poll_cpu_s": _r(rs.poll_ns / 1e9, 6),
+            "prio_changes": int(rs.prio_changes),
+            "to_poll": int(rs.to_poll),
+            "in_flight": int(rs.in_flight),
+            "polling_s": _r(tot.polling_ns / 1e9, 6),
+        }
+
     return Result(
         scenario=sc.name,
         seed=sc.seed,
@@ -400,4 +566,5 @@ def _run(
         flow_latency_hist=lat_hists,
         trace=np.concatenate(traces) if trace_cap else None,
         trace_lost=int(lib.rtsim_trace_lost(sim)),
+        rx=rx_summary,
     )

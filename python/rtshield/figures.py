@@ -7,7 +7,11 @@
   lateness per second over time — Danicki et al. Figures 6b, 6d, 7b, 7d;
 * *cycle time*: a histogram of the critical task's cycle times
   (cyclictest-style, as in the paper on industrial device architectures);
-* *latency*: per-flow histograms of packet latency, arrival to delivery.
+* *latency*: per-flow histograms of packet latency, arrival to delivery;
+* with Behnke et al.'s receive path (``[rx]``): *rx drops*, each flow's
+  dropped packets stacked by reason, and *rx priority*, the network task's
+  highest priority per bin (priority inheritance) with the share of the bin
+  spent in polling mode (the global limit).
 
 Figures are drawn with matplotlib's object API on the Agg canvas (no pyplot
 state, safe in worker processes) and written as PNG atomically, without a
@@ -38,6 +42,8 @@ __all__ = [
     "packets_figure",
     "png_bytes",
     "run_figures",
+    "rx_drops_figure",
+    "rx_priority_figure",
 ]
 
 _PNG_META = {"Software": None}
@@ -214,6 +220,65 @@ def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
     return fig
 
 
+def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
+    """Per flow, its dropped packets stacked by reason; ``None`` if nothing was dropped.
+
+    ``flows`` is the summary's ``flows`` section (``{name: {"dropped_by": {reason: n}}}``).
+    """
+    names = sorted(flows)
+    by = {n: flows[n].get("dropped_by") or {} for n in names if isinstance(flows[n], Mapping)}
+    reasons = sorted({r for d in by.values() for r, v in d.items() if v})
+    if not names or not reasons:
+        return None
+    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    x = np.arange(len(names), dtype=float)
+    bottom = np.zeros(len(names))
+    for k, reason in enumerate(reasons):
+        h = np.array([float(by.get(n, {}).get(reason, 0)) for n in names])
+        ax.bar(x, h, 0.6, bottom=bottom, label=reason, color=f"C{k % 10}")
+        bottom += h
+    ax.set_xticks(x, names)
+    ax.set_ylabel("packets dropped")
+    ax.set_title(title, fontsize="medium")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small", title="reason", title_fontsize="small")
+    return fig
+
+
+def rx_priority_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
+    """The network task's highest priority per bin and the share of the bin in polling mode."""
+    prio = _col(ts, "net_prio_max")
+    poll = _col(ts, "polling_s")
+    if prio is None and poll is None:
+        return None
+    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    lines = []
+    if prio is not None:
+        lines += _stairs(
+            ax, ts, prio, color="tab:purple", lw=1.4, label="network task priority (max)"
+        )
+        ax.set_ylim(0, max(1.0, float(np.nanmax(prio)) + 1.0) if len(prio) else 1.0)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("highest priority in the bin")
+    ax.grid(True, alpha=0.3)
+    if poll is not None:
+        t = _t(ts)
+        width = float(t[1] - t[0]) if len(t) > 1 else 1.0
+        ax2 = ax.twinx()
+        share = 100.0 * poll / width if width > 0 else poll
+        lines += _stairs(
+            ax2, ts, share, color="tab:orange", lw=1.4, label="time in polling mode [%]"
+        )
+        ax2.set_ylim(0, 105)
+        ax2.set_ylabel("time in polling mode [% of the bin]", color="tab:orange")
+    ax.set_title(title, fontsize="medium")
+    if lines:
+        ax.legend(lines, [ln.get_label() for ln in lines], loc="upper left", fontsize="small")
+    return fig
+
+
 def _save(fig: Figure, path: Path) -> Path:
     return atomic_write(path, png_bytes(fig))
 
@@ -242,7 +307,14 @@ def run_figures(
         fig = latency_figure(lat, f"{title}: packet latency per flow")
         if fig is not None:
             paths["latency"] = _save(fig, out / "latency.png")
-    for optional in ("cycle_time", "latency"):  # no stale figure from an earlier run
+    if getattr(result, "rx", None) is not None:
+        fig = rx_drops_figure(result.flows, f"{title}: drops per flow by reason")
+        if fig is not None:
+            paths["rx_drops"] = _save(fig, out / "rx_drops.png")
+        fig = rx_priority_figure(ts, f"{title}: network task priority and polling")
+        if fig is not None:
+            paths["rx_priority"] = _save(fig, out / "rx_priority.png")
+    for optional in ("cycle_time", "latency", "rx_drops", "rx_priority"):  # no stale figure
         if optional not in paths:
             (out / f"{optional}.png").unlink(missing_ok=True)
     return paths

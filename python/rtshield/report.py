@@ -98,6 +98,32 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
             + "".join(f", {k} = {v}" for k, v in s.mitigation.parameters().items()),
         ),
     ]
+    for q in getattr(s.nic, "queues", ()):
+        mod = [
+            f"{label} {f(v)}"
+            for label, v in (("absolute", q.absolute_ns), ("packet", q.packet_ns))
+            if v is not None
+        ]
+        if q.frames is not None:
+            mod.append(f"frames {q.frames}")
+        rows.append(
+            (f"NIC queue {q.name}", ", ".join([f"{q.size} descriptors", *(mod or ["unmoderated"])]))
+        )
+    rx = getattr(s, "rx", None)
+    if rx is not None:
+        parts = [
+            f"{rx.buffers} buffers",
+            f"{rx.cache} cache invalidation",
+            "short circuit " + ("on" if rx.short_circuit else "off"),
+            "recycle below "
+            + (str(rx.recycle_below) if rx.recycle_below is not None else "libshield's default"),
+        ]
+        if rx.global_capacity:
+            parts.append(
+                f"global limit {rx.global_capacity} per {f(rx.global_period_ns or 0)}, "
+                f"polling task priority {rx.poll_priority}"
+            )
+        rows.append(("receive path", ", ".join(parts)))
     for src in getattr(s, "sources", ()):
         lim = []
         if src.burst is not None:
@@ -127,6 +153,14 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
         else:
             shape = f"{fl.pattern} {fl.rate_pps:g} pps"
         on = f", on source {fl.source}" if getattr(fl, "source", None) else ""
+        if getattr(fl, "nic_queue", None):
+            on += f", NIC queue {fl.nic_queue}"
+        if rx is not None:
+            on += f", priority {fl.priority}" + ("" if fl.bind else ", no socket")
+            if fl.capacity:
+                on += f", server {fl.capacity} per {f(fl.server_period_ns or 0)}"
+            if fl.queue:
+                on += f", queue {fl.queue}"
         rows.append((f"flow {fl.name}", f"{fl.protocol}/{fl.dst_port}, {fl.size} B, {shape}{on}"))
     for t in s.tasks:
         rows.append((f"task {t.name}", f"{t.kind}, priority {t.priority}, core {t.core}"))
@@ -177,6 +211,60 @@ def _flows_block(summary: Mapping[str, Any]) -> str:
     )
 
 
+def _rx_block(summary: Mapping[str, Any]) -> str:
+    """The receive path's counters and each flow's drops by reason (``[rx]`` runs)."""
+    rx = summary.get("rx")
+    if not isinstance(rx, Mapping):
+        return ""
+    out = ["<h3>Receive path</h3>"]
+    paths = rx.get("paths")
+    if isinstance(paths, Mapping) and paths:
+        out.append(
+            _table(
+                ["ISR path", "frames", "CPU time"],
+                [
+                    (
+                        p,
+                        fmt_value(v.get("count"), "count"),
+                        f"{float(v.get('cpu_s') or 0.0):.6f} s",
+                    )
+                    for p, v in paths.items()
+                    if isinstance(v, Mapping)
+                ],
+            )
+        )
+    rows = [(k, v) for k, v in sorted(normalize(rx).items()) if not isinstance(v, Mapping)]
+    if rows:
+        out.append(_table(["", "value"], rows))
+    flows = summary.get("flows")
+    if isinstance(flows, Mapping) and flows:
+        reasons: list[str] = []
+        for f in flows.values():
+            for r, n in (f.get("dropped_by") or {}).items() if isinstance(f, Mapping) else ():
+                if n and r not in reasons:
+                    reasons.append(r)
+        if reasons:
+            out.append("<h3>Drops per flow by reason</h3>")
+            out.append(
+                _table(
+                    ["flow", "received", "processed", *reasons],
+                    [
+                        [
+                            name,
+                            fmt_value(flows[name].get("received"), "count"),
+                            fmt_value(flows[name].get("processed"), "count"),
+                            *(
+                                fmt_value((flows[name].get("dropped_by") or {}).get(r), "count")
+                                for r in reasons
+                            ),
+                        ]
+                        for name in sorted(flows)
+                    ],
+                )
+            )
+    return "".join(out)
+
+
 def _provenance(s: Any) -> str:
     notes = getattr(s, "notes", "")
     return (
@@ -207,13 +295,16 @@ def _run_body(e: RunEntry, level: int = 1) -> str:
         "critical": "Completed critical cycles and accumulated lateness per second",
         "cycle_time": "Critical cycle times",
         "latency": "Packet latency per flow",
+        "rx_drops": "Receive path: dropped packets per flow, by reason",
+        "rx_priority": "Receive path: network task priority and time in polling mode",
     }
-    for key in ("packets", "critical", "cycle_time", "latency"):
+    for key in ("packets", "critical", "cycle_time", "latency", "rx_drops", "rx_priority"):
         if key in e.figures:
             parts.append(_img(e.figures[key], titles[key]))
     parts.append("<h3>Key numbers</h3>" + _table(["", "value"], key_metrics(summ)))
     parts.append(_drops_block(summ))
     parts.append(_flows_block(summ))
+    parts.append(_rx_block(summ))
     parts.append(_mitigation_block(summ))
     parts.append("<h3>Parameters</h3>" + _table(["", "value"], scenario_parameters(s)))
     parts.append(

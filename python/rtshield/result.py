@@ -71,19 +71,22 @@ class Result:
     #: ``core``, ``arg``, ``value``; ``None`` otherwise.
     trace: np.ndarray | None = field(default=None, repr=False)
     trace_lost: int = 0  #: records that did not fit the trace buffer
+    #: The receive path's counters (``[rx]`` on; see docs/outputs.md), else ``None``.
+    rx: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The ``summary.json`` content: a fresh dict of plain JSON types."""
-        return copy.deepcopy(
-            {
-                "scenario": self.scenario,
-                "seed": self.seed,
-                "duration_s": self.duration_s,
-                "totals": self.totals,
-                "critical": self.critical,
-                "flows": self.flows,
-                "cpu": self.cpu,
-                "mitigation": self.mitigation,
-                "tasks": self.tasks,
-            }
-        )
+        out = {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "duration_s": self.duration_s,
+            "totals": self.totals,
+            "critical": self.critical,
+            "flows": self.flows,
+            "cpu": self.cpu,
+            "mitigation": self.mitigation,
+            "tasks": self.tasks,
+        }
+        if self.rx is not None:
+            out["rx"] = self.rx
+        return copy.deepcopy(out)

@@ -25,10 +25,12 @@ and the dataclasses below.
 from __future__ import annotations
 
 import copy
+import functools
+import ipaddress
 import math
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,10 @@ __all__ = [
     "MITIGATION_KINDS",
     "Mitigation",
     "Nic",
+    "NicQueue",
     "PATTERNS",
+    "RX_COST_KEYS",
+    "Rx",
     "Platform",
     "Scenario",
     "Task",
@@ -97,14 +102,62 @@ MAX_RATES = 64  #: rates of one ``steps`` flow
 #: takes, so the engine's limit still reports the pattern; bounds memory and time).
 MAX_SCHEDULE_POINTS = 10_000
 MAX_SOURCES = 4  #: RX interrupt sources (lines) of the edge NIC
-NIC_KINDS = ("edge", "dma_ring")
+NIC_KINDS = ("edge", "dma_ring", "multiqueue")
+MAX_NIC_QUEUES = 8  #: queues of the multiqueue NIC (RTSIM_MAX_NIC_QUEUES)
+NIC_QUEUE_KEYS = ("name", "size", "absolute", "packet", "frames")
+#: Keys of ``[rx]`` (Behnke et al.'s receive path).
+RX_KEYS = (
+    "enabled",
+    "buffers",
+    "recycle_below",
+    "short_circuit",
+    "cache",
+    "global_capacity",
+    "global_period",
+    "poll_priority",
+)
+#: Preset cost keys the receive path needs (required only with ``[rx]``).
+RX_COST_KEYS = (
+    "rx_path_regular",
+    "rx_path_short_circuit",
+    "rx_path_prio_raise",
+    "rx_path_recycle",
+    "rx_path_rejected",
+    "invalidate_eager",
+    "invalidate_deferred",
+    "poll_batch",
+    "poll_per_packet",
+)
+#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
+ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
+#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
+DEFAULT_SRC = "192.0.2.100"
 TASK_KINDS = ("background", "periodic", "worker")
 SOURCE_KEYS = ("name", "isr_work", "burst", "min_interarrival", "isr_only")
 #: Mitigations that work with several RX sources (the engine's rule: the Danicki
 #: mitigations and the countdown filter act on one RX line).
 MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
 
-_FLOW_COMMON = ("name", "protocol", "dst_port", "size", "priority", "pattern", "begin", "source")
+_FLOW_COMMON = (
+    "name",
+    "protocol",
+    "dst_port",
+    "src",
+    "src_port",
+    "size",
+    "vlan_pcp",
+    "priority",
+    "bind",
+    "capacity",
+    "server_period",
+    "queue",
+    "nic_queue",
+    "pattern",
+    "begin",
+    "source",
+)
+#: Flow keys that only apply with the receive path (``[rx]``).
+_FLOW_RX_ONLY = ("capacity", "server_period", "queue")
 _ALL_PATTERN_KEYS = tuple(sorted({k for ks in PATTERNS.values() for k in ks}))
 _ALL_MITIGATION_KEYS = tuple(sorted({k for ks in MITIGATION_KINDS.values() for k in ks}))
 
@@ -113,7 +166,8 @@ _DEFAULTABLE = {
     "scenario": ("bin", "seed", "duration"),
     "critical": ("period", "work", "priority", "core"),
     "driver": ("priority", "queue", "core"),
-    "nic": ("kind", "ring", "core"),
+    "nic": ("kind", "ring", "core", "queues"),
+    "rx": RX_KEYS[1:],
 }
 
 
@@ -197,12 +251,45 @@ class Driver:
 
 
 @dataclass(frozen=True)
+class NicQueue:
+    """One queue of the multiqueue NIC (Behnke et al. §7.3.2, Table 2), ``[[nic.queues]]``.
+
+    Timers left out (``None``) are off; a queue without any moderation raises
+    an interrupt on every arrival.
+    """
+
+    name: str
+    index: int  #: position in the file = the engine's queue number
+    size: int  #: descriptors
+    absolute_ns: int | None = None  #: absolute timer
+    packet_ns: int | None = None  #: packet timer
+    frames: int | None = None  #: frame-count threshold
+
+
+@dataclass(frozen=True)
 class Nic:
-    """The NIC: ``edge`` (one interrupt per packet) or ``dma_ring`` (descriptor ring)."""
+    """The NIC: ``edge`` (one interrupt per packet), ``dma_ring`` (descriptor
+    ring) or ``multiqueue`` (Behnke et al. §7: per-flow queues with moderation)."""
 
     kind: str
-    ring: int | None  #: descriptors, ``dma_ring`` only
+    ring: int | None  #: descriptors (``dma_ring``; with ``[rx]``: buffers posted to the NIC)
     core: int = 0  #: core that takes the NIC (and mitigation timer) interrupts
+    queues: tuple[NicQueue, ...] = ()  #: ``multiqueue`` only
+
+
+@dataclass(frozen=True)
+class Rx:
+    """Behnke et al.'s receive path (§5), ``[rx]``: early demultiplexing into
+    priority flow queues, buffer recycling, priority inheritance, per-flow
+    servers and an optional global limit with a polling task."""
+
+    buffers: int  #: packet buffers in the pool shared by the NIC and the flow queues
+    recycle_below: int | None = None  #: posted buffers; None: libshield's default share
+    short_circuit: bool = True  #: path (a) of Behnke Figure 8
+    cache: str = "lazy"  #: "lazy" (deferred invalidation, the paper) or "eager"
+    global_capacity: int = 0  #: packets per global period; 0 = no global limit
+    global_period_ns: int | None = None
+    poll_priority: int | None = None  #: the polling task's priority (global limit on)
 
 
 @dataclass(frozen=True)
@@ -219,20 +306,24 @@ class Mitigation:
     burst: int | None = None  #: bursty: interrupts per period
     period_ns: int | None = None  #: bursty
     window_ns: int | None = None  #: countdown
+    also: tuple[str, ...] = ()  #: further Danicki protections applied with ``kind``
 
     def parameters(self) -> dict[str, Any]:
         """The parameters that apply to this kind, as written in a file (units in values).
 
         A parameter left out because every ``[[sources]]`` entry gives its own
-        (``burst``, ``min_interarrival``) is omitted.
+        (``burst``, ``min_interarrival``) is omitted. With ``also``, the
+        parameters of those protections follow, and ``also`` itself.
         """
         out: dict[str, Any] = {}
-        for key in MITIGATION_KINDS[self.kind]:
+        for key in [k for kind in (self.kind, *self.also) for k in MITIGATION_KINDS[kind]]:
             if hasattr(self, key):
                 if getattr(self, key) is not None:
                     out[key] = getattr(self, key)
             elif getattr(self, f"{key}_ns") is not None:
                 out[key] = units.format_ns(getattr(self, f"{key}_ns"))
+        if self.also:
+            out["also"] = list(self.also)
         return out
 
 
@@ -275,6 +366,14 @@ class Flow:
     step_every_ns: int | None = None  #: pyramid, steps
     rates_pps: tuple[float, ...] | None = None  #: steps
     source: str | None = None  #: the ``[[sources]]`` entry it arrives on (None: no sources)
+    src: str = DEFAULT_SRC  #: IPv4 source address of its frames
+    src_port: int = 40000  #: TCP/UDP source port
+    vlan_pcp: int | None = None  #: 802.1Q priority code point; None: untagged
+    bind: bool = True  #: a socket is bound to (protocol, dst_port) (TCP/UDP only)
+    capacity: int | None = None  #: ``[rx]``: deferrable server, packets per server period
+    server_period_ns: int | None = None  #: ``[rx]``: the server's period
+    queue: int | None = None  #: ``[rx]``: flow queue limit, packets (None: the pool)
+    nic_queue: str | None = None  #: multiqueue NIC: its ``[[nic.queues]]`` entry
 
     @property
     def random(self) -> bool:
@@ -378,6 +477,7 @@ class Scenario:
     flows: tuple[Flow, ...]
     tasks: tuple[Task, ...] = ()
     sources: tuple[IrqSource, ...] = ()  #: empty: one RX source with the preset's costs
+    rx: Rx | None = None  #: Behnke et al.'s receive path; None: the plain driver queue
     notes: str = ""  #: free text for readers, e.g. what the paper observed
     text: str = field(default="", repr=False, compare=False)  #: the file's text
 
@@ -536,6 +636,48 @@ def _sub(data: Mapping[str, Any], key: str, origin: str, *, array: bool = False)
     if not isinstance(v, dict):
         raise UsageError(f"{origin}: [{key}]: expected a table ([{key}]), got {v!r}")
     return v
+
+
+# --------------------------------------------------------------------------- native limits
+
+
+@functools.lru_cache(maxsize=1)
+def native_limits() -> dict[str, int]:
+    """libshield's and the simulator's build-time limits, read through the binding.
+
+    ``prio_levels`` (RTS_FLOW_PRIO_LEVELS), ``pool_max`` (RTS_POOL_MAX_BUFS),
+    ``flow_max`` (RTS_FLOW_MAX), ``frame_max`` (RTSIM_FRAME_MAX),
+    ``nic_queues`` (RTSIM_MAX_NIC_QUEUES). The macros are not in the binding,
+    so the array sizes they fix are measured instead.
+    """
+    from rtshield._native import NativeError, load
+
+    try:
+        ffi, lib = load()
+    except NativeError as e:
+        raise UsageError(f"engine: {e}") from None
+    fq = ffi.new("rts_flow_queue *")
+    return {
+        "prio_levels": len(fq.rr_last),
+        "pool_max": len(fq.state),
+        "flow_max": len(ffi.new("rts_flow_table *").flows),
+        "frame_max": int(lib.RTSIM_FRAME_MAX),
+        "nic_queues": int(lib.RTSIM_MAX_NIC_QUEUES),
+    }
+
+
+def frame_min(protocol: str, vlan: bool) -> int:
+    """Smallest frame of ``protocol`` (its headers), from the simulator (rtsim_frame_min)."""
+    from rtshield._native import load
+
+    _, lib = load()
+    try:
+        fn = lib.rtsim_frame_min
+    except AttributeError:
+        raise UsageError(
+            "engine: this build lacks rtsim_frame_min (reinstall with `pip install .`)"
+        ) from None
+    return int(fn(PROTOCOLS.index(protocol), 1 if vlan else 0))
 
 
 # --------------------------------------------------------------------------- presets
@@ -704,6 +846,7 @@ def parse_scenario(
         "driver",
         "nic",
         "mitigation",
+        "rx",
         "sources",
         "flows",
         "tasks",
@@ -810,26 +953,47 @@ def parse_scenario(
     if driver.core >= plat.cores:
         raise dr.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
 
+    # [rx] (read first: it decides whether the NIC posts `ring` buffers)
+    rxt = table("rx")
+    rxt.check_keys(RX_KEYS)
+    rx_on = ("rx" in doc or "rx" in sets) and rxt.boolean("enabled", True)
+
     # [nic]
     n = table("nic")
     n.check_keys(_DEFAULTABLE["nic"])
     kind = n.choice("kind", NIC_KINDS, "edge")
-    if kind == "edge":
-        if "ring" in n.own_keys():
-            raise n.err("ring", 'only applies to kind = "dma_ring"')
-        ring = None
-    else:
+    if kind == "dma_ring" or rx_on:
         ring = n.integer("ring", lo=1, hi=1_000_000)
-    nic = Nic(kind, ring, n.integer("core", driver.core, lo=0))
+    else:
+        if "ring" in n.own_keys():
+            raise n.err(
+                "ring",
+                f'only applies to kind = "dma_ring" or with [rx] (kind is {kind!r}, no [rx])',
+            )
+        ring = None
+    nic_queues = _nic_queues(n, kind, plat) if kind == "multiqueue" else ()
+    if kind != "multiqueue" and "queues" in n.own_keys():
+        raise n.err("queues", f'[[nic.queues]] need kind = "multiqueue" (kind is {kind!r})')
+    nic = Nic(kind, ring, n.integer("core", driver.core, lo=0), nic_queues)
     if nic.core >= plat.cores:
         raise n.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
+    rx = _rx(rxt, nic, costs, plat) if rx_on else None
+    if rx is not None and driver.priority >= native_limits()["prio_levels"]:
+        raise dr.err(
+            "priority",
+            f"with [rx] at most {native_limits()['prio_levels'] - 1}: the network task's own "
+            f"priority is one of libshield's flow priority levels, got {driver.priority}",
+        )
 
     # [mitigation]
     m = table("mitigation")
     mkind = m.choice("kind", tuple(MITIGATION_KINDS), "none")
+    also = _also(m, mkind)
     allowed = MITIGATION_KINDS[mkind]
     for key in m.own_keys():
-        if key == "kind" or key in allowed:
+        if key in ("kind", "also") or key in allowed:
+            continue
+        if any(key in MITIGATION_KINDS[a] for a in also):
             continue
         owners = [k for k, ks in MITIGATION_KINDS.items() if key in ks]
         if owners:
@@ -844,6 +1008,18 @@ def parse_scenario(
     # [[sources]] (before the mitigation: a source may carry its own parameter)
     sources = _sources(_sub(doc, "sources", origin, array=True), origin, mkind, nic, costs, plat)
     mit = _mitigation(m, mkind, critical, sources)
+    for extra in also:
+        more = _mitigation(m, extra, critical, sources)
+        mit = replace(
+            mit,
+            **{
+                f.name: getattr(more, f.name)
+                for f in fields(Mitigation)
+                if f.name not in ("kind", "also") and getattr(more, f.name) is not None
+            },
+        )
+    if also:
+        mit = replace(mit, also=also)
 
     # [[flows]]
     flows_raw = _sub(doc, "flows", origin, array=True)
@@ -851,11 +1027,15 @@ def parse_scenario(
         raise UsageError(f"{origin}: [[flows]]: at most {MAX_FLOWS} flows, got {len(flows_raw)}")
     flows: list[Flow] = []
     for i, raw in enumerate(flows_raw):
-        flows.append(_flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration, sources))
+        flows.append(
+            _flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration, sources, rx, nic, plat)
+        )
     names = [f.name for f in flows]
     for i, fname in enumerate(names):
         if fname in names[:i]:
             raise UsageError(f"{origin}: [flows #{i + 1}] name: {fname!r} is used by two flows")
+    if rx is not None:
+        _check_bound(flows, origin)
 
     # [[tasks]]
     tasks_raw = _sub(doc, "tasks", origin, array=True)
@@ -864,6 +1044,12 @@ def parse_scenario(
             f"{origin}: [[tasks]]: at most {MAX_TASKS - 2} extra tasks (the "
             f"critical task and the driver take 2 of {MAX_TASKS}), got "
             f"{len(tasks_raw)}"
+        )
+    if rx is not None and rx.global_capacity > 0 and len(tasks_raw) > MAX_TASKS - 3:
+        raise UsageError(
+            f"{origin}: [[tasks]]: at most {MAX_TASKS - 3} extra tasks with the global "
+            f"limit (the critical task, the driver and the polling task take 3 of "
+            f"{MAX_TASKS}), got {len(tasks_raw)}"
         )
     tasks: list[Task] = []
     for i, raw in enumerate(tasks_raw):
@@ -875,11 +1061,20 @@ def parse_scenario(
                 f"{fsrc!r}, which is isr_only (finished in its interrupt handler, "
                 "no worker receives it)"
             )
-        if t.name in ("critical", "driver") or t.name in [x.name for x in tasks]:
+        polling = rx is not None and rx.global_capacity > 0
+        reserved = ("critical", "driver", "polling") if polling else ("critical", "driver")
+        if t.name in reserved or t.name in [x.name for x in tasks]:
             raise UsageError(f"{origin}: [tasks #{i + 1}] name: {t.name!r} is already taken")
+        if rx is not None and t.kind == "worker":
+            fl = next(f for f in flows if f.name == t.flow)
+            if not fl.bind:
+                raise UsageError(
+                    f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} has no bound socket "
+                    "(bind = false), so with [rx] no packet of it reaches a worker"
+                )
         tasks.append(t)
 
-    return Scenario(
+    out = Scenario(
         name=name,
         description=h.string("description", ""),
         source=h.string("source", ""),
@@ -896,8 +1091,91 @@ def parse_scenario(
         flows=tuple(flows),
         tasks=tuple(tasks),
         sources=sources,
+        rx=rx,
         notes=h.string("notes", ""),
         text=text,
+    )
+    if rx is not None or nic.kind == "multiqueue" or mit.also:
+        # What only the simulator knows (libshield's option ranges, the NIC's map):
+        # its own check, now, so that nothing is written for a refused file.
+        from rtshield.engine import check_scenario
+
+        check_scenario(out)
+    return out
+
+
+def _nic_queues(n: _Table, kind: str, plat: Platform) -> tuple[NicQueue, ...]:
+    """``[[nic.queues]]`` of the multiqueue NIC."""
+    raws, origin = n.get("queues", [], what='[[nic.queues]] of kind = "multiqueue"')
+    if not isinstance(raws, list) or not all(isinstance(x, dict) for x in raws):
+        raise n.err("queues", "expected an array of tables ([[nic.queues]])", origin)
+    if not raws:
+        raise n.err("queues", 'kind = "multiqueue" needs at least one [[nic.queues]] entry', origin)
+    limit = min(MAX_NIC_QUEUES, native_limits()["nic_queues"])
+    if len(raws) > limit:
+        raise n.err("queues", f"at most {limit} queues, got {len(raws)}", origin)
+    out: list[NicQueue] = []
+    for i, raw in enumerate(raws):
+        t = _Table(f"nic.queues #{i + 1}", [(origin, raw)])
+        t.check_keys(NIC_QUEUE_KEYS)
+        name = t.string("name")
+        if not name.strip() or any(ch in name for ch in ",\n\"'"):
+            raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
+        if name in [q.name for q in out]:
+            raise t.err("name", f"{name!r} is used by two queues")
+        out.append(
+            NicQueue(
+                name=name,
+                index=i,
+                size=t.integer("size", lo=1, hi=65535),
+                absolute_ns=(
+                    t.duration("absolute", clock_hz=plat.clock_hz) if t.has("absolute") else None
+                ),
+                packet_ns=t.duration("packet", clock_hz=plat.clock_hz) if t.has("packet") else None,
+                frames=t.integer("frames", lo=1, hi=65535) if t.has("frames") else None,
+            )
+        )
+    return tuple(out)
+
+
+def _rx(t: _Table, nic: Nic, costs: Mapping[str, int], plat: Platform) -> Rx:
+    """``[rx]``: Behnke et al.'s receive path, checked against the NIC and the preset."""
+    for key in RX_COST_KEYS:
+        if key not in costs:
+            raise UsageError(
+                f"{plat.path}: [costs] {key}: missing (the receive path, [rx], needs it; "
+                "see docs/model.md)"
+            )
+    lim = native_limits()
+    buffers = t.integer("buffers", lo=2, hi=lim["pool_max"])
+    ring = nic.ring or 0
+    if ring > buffers:
+        raise t.err(
+            "buffers",
+            f"a pool of {buffers} buffers cannot fill [nic] ring = {ring} (the buffers "
+            "posted to the NIC come from the pool)",
+        )
+    recycle = None
+    if t.has("recycle_below"):
+        recycle = t.integer("recycle_below", lo=0, hi=ring)
+    cap = t.integer("global_capacity", 0, lo=0, hi=2**32 - 1)
+    # Checked even when the limit is off (capacity 0), which they do not then
+    # affect: a sweep over global_capacity = 0, 3, ... keeps one file valid.
+    period = prio = None
+    if cap > 0 or t.has("global_period"):
+        period = t.duration("global_period", clock_hz=plat.clock_hz)
+    if cap > 0 or t.has("poll_priority"):
+        prio = t.integer("poll_priority", lo=0, hi=255)
+    if cap == 0:
+        period = prio = None
+    return Rx(
+        buffers=buffers,
+        recycle_below=recycle,
+        short_circuit=t.boolean("short_circuit", True),
+        cache=t.choice("cache", ("lazy", "eager"), "lazy"),
+        global_capacity=cap,
+        global_period_ns=period,
+        poll_priority=prio,
     )
 
 
@@ -967,6 +1245,31 @@ def _sources(
     return tuple(out)
 
 
+def _also(m: _Table, kind: str) -> tuple[str, ...]:
+    """``[mitigation] also``: Danicki protections applied together with ``kind``."""
+    if not m.has("also"):
+        return ()
+    raw, origin = m.get("also")
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise m.err("also", f'expected a list of names such as ["hysteresis"], got {raw!r}')
+    if kind not in ALSO_KINDS:
+        raise m.err(
+            "also",
+            f"combines Danicki et al.'s protections: kind must be one of "
+            f"{', '.join(ALSO_KINDS)} (kind is {kind!r})",
+        )
+    out: list[str] = []
+    for name in raw:
+        if name not in ALSO_KINDS:
+            raise m.err("also", f"{name!r} is not one of: {', '.join(ALSO_KINDS)}", origin)
+        if name == kind:
+            raise m.err("also", f"{name!r} is already the kind", origin)
+        if name in out:
+            raise m.err("also", f"{name!r} is listed twice", origin)
+        out.append(name)
+    return tuple(out)
+
+
 def _mitigation(
     m: _Table, kind: str, critical: Critical, sources: tuple[IrqSource, ...] = ()
 ) -> Mitigation:
@@ -1004,7 +1307,36 @@ def _mitigation(
     return Mitigation(kind)
 
 
-def _flow(t: _Table, duration_ns: int, sources: tuple[IrqSource, ...] = ()) -> Flow:
+def _check_bound(flows: list[Flow], origin: str) -> None:
+    """With ``[rx]``: one socket per (protocol, port), within libshield's flow table."""
+    seen: dict[tuple[str, int], str] = {}
+    for i, f in enumerate(flows):
+        if not f.bind:
+            continue
+        key = (f.protocol, f.dst_port)
+        if key in seen:
+            raise UsageError(
+                f"{origin}: [flows #{i + 1}] bind: {f.protocol}/{f.dst_port} is already bound "
+                f"by flow {seen[key]!r} (one socket per protocol and port; set bind = false "
+                "on all but one)"
+            )
+        seen[key] = f.name
+    room = native_limits()["flow_max"] - 4
+    if len(seen) > room:
+        raise UsageError(
+            f"{origin}: [[flows]] bind: {len(seen)} bound flows; libshield's flow table "
+            f"holds {room} (RTS_FLOW_MAX minus the 4 special flows)"
+        )
+
+
+def _flow(
+    t: _Table,
+    duration_ns: int,
+    sources: tuple[IrqSource, ...] = (),
+    rx: Rx | None = None,
+    nic: Nic | None = None,
+    plat: Platform | None = None,
+) -> Flow:
     pattern = t.choice("pattern", tuple(PATTERNS))
     allowed = _FLOW_COMMON + PATTERNS[pattern]
     for key in t.layers[0][1]:
@@ -1063,16 +1395,81 @@ def _flow(t: _Table, duration_ns: int, sources: tuple[IrqSource, ...] = ()) -> F
             raise t.err("rates", f"at most {MAX_RATES} rates, got {len(rates)}")
         kw["rates_pps"] = tuple(t.rate("rates", value=r) for r in rates)
         kw["step_every_ns"] = t.duration("step_every")
-    return Flow(
-        name=name,
-        protocol=t.choice("protocol", PROTOCOLS, "tcp"),
-        dst_port=t.integer("dst_port", 0, lo=0, hi=65535),
-        size=t.integer("size", 60, lo=14, hi=65535),
-        priority=t.integer("priority", 0, lo=0, hi=255),
-        pattern=pattern,
-        begin_ns=begin,
-        **kw,
-    )
+    kw.update(_flow_frame(t, rx, nic, plat))
+    return Flow(name=name, pattern=pattern, begin_ns=begin, **kw)
+
+
+def _flow_frame(t: _Table, rx: Rx | None, nic: Nic | None, plat: Platform | None) -> dict[str, Any]:
+    """What a flow's frames are and how the receive path treats them."""
+    clock = plat.clock_hz if plat is not None else None
+    protocol = t.choice("protocol", PROTOCOLS, "tcp")
+    kw: dict[str, Any] = {
+        "protocol": protocol,
+        "dst_port": t.integer("dst_port", 0, lo=0, hi=65535),
+        "src_port": t.integer("src_port", 40000, lo=0, hi=65535),
+        "size": t.integer("size", 60, lo=14, hi=65535),
+    }
+    src = t.string("src", DEFAULT_SRC)
+    try:
+        addr = ipaddress.IPv4Address(src)
+    except ValueError:
+        raise t.err("src", f'expected an IPv4 address such as "192.0.2.100", got {src!r}') from None
+    if int(addr) == 0:
+        raise t.err("src", "0.0.0.0 is not a source address")
+    kw["src"] = str(addr)
+    if t.has("vlan_pcp"):
+        kw["vlan_pcp"] = t.integer("vlan_pcp", lo=0, hi=7)
+    socketed = protocol in ("tcp", "udp")
+    bind = t.boolean("bind", socketed)
+    if bind and not socketed:
+        raise t.err("bind", f"only TCP and UDP flows have sockets (protocol is {protocol!r})")
+    kw["bind"] = bind
+    if rx is None:
+        for key in _FLOW_RX_ONLY:
+            if t.has(key):
+                raise t.err(key, "only applies with the receive path ([rx])")
+        kw["priority"] = t.integer("priority", 0, lo=0, hi=255)
+    else:
+        lim = native_limits()
+        kw["priority"] = t.integer("priority", 0, lo=0, hi=lim["prio_levels"] - 1)
+        if bind and kw["dst_port"] == 0:
+            raise t.err("dst_port", "a bound socket needs a port 1-65535 (or set bind = false)")
+        if t.has("capacity"):
+            kw["capacity"] = t.integer("capacity", lo=0, hi=2**32 - 1)
+            if kw["capacity"] > 0:
+                if not t.has("server_period"):
+                    raise t.err("server_period", "missing (capacity > 0 needs the server's period)")
+                kw["server_period_ns"] = t.duration("server_period", clock_hz=clock)
+        if t.has("server_period") and "server_period_ns" not in kw:
+            raise t.err("server_period", "only applies with a capacity > 0 (the flow's server)")
+        if t.has("queue"):
+            kw["queue"] = t.integer("queue", lo=1, hi=rx.buffers)
+        for key in ("capacity", "server_period", "queue"):
+            if t.has(key) and not bind:
+                raise t.err(key, "applies to a bound flow's queue (this flow has bind = false)")
+    if t.has("nic_queue"):
+        qname = t.string("nic_queue")
+        if nic is None or nic.kind != "multiqueue":
+            kind = nic.kind if nic is not None else "edge"
+            raise t.err("nic_queue", f'needs [nic] kind = "multiqueue" (kind is {kind!r})')
+        qnames = [q.name for q in nic.queues]
+        if qname not in qnames:
+            raise t.err(
+                "nic_queue",
+                f"no [[nic.queues]] entry named {qname!r} (queues: {', '.join(qnames)})",
+            )
+        kw["nic_queue"] = qname
+    if rx is not None or (nic is not None and nic.kind == "multiqueue"):
+        lo = frame_min(protocol, "vlan_pcp" in kw)
+        hi = native_limits()["frame_max"]
+        if not lo <= kw["size"] <= hi:
+            tag = " with its 802.1Q tag" if "vlan_pcp" in kw else ""
+            raise t.err(
+                "size",
+                f"a {protocol} frame{tag} is {lo}-{hi} bytes (its headers up to an "
+                f"Ethernet frame), got {kw['size']}",
+            )
+    return kw
 
 
 def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
