@@ -14,7 +14,6 @@ and ports (some sharing a port), constant or Poisson arrivals, workers with
 small mailboxes, an optional critical periodic task, and random costs.
 """
 
-import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
