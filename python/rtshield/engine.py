@@ -34,12 +34,14 @@ import numpy as np
 from rtshield._native import load
 from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
-from rtshield.scenario import Scenario
+from rtshield.scenario import PATH_QUANTILE_KEYS, Scenario
 
 __all__ = [
     "COST_KEYS",
-    "DROP_REASONS",  # noqa: F822 (module __getattr__)
+    "DETECTORS",  # noqa: F822 (module __getattr__)
+    "DROP_REASONS",  # noqa: F822
     "RX_COST_KEYS",
+    "PATH_QUANTILE_KEYS",
     "RX_PATHS",  # noqa: F822
     "TRACE_DTYPE",
     "TRACE_KINDS",  # noqa: F822
@@ -108,13 +110,16 @@ def enum_names(ctype: str, prefix: str) -> tuple[str, ...]:
 
 
 def __getattr__(name: str) -> Any:
-    """``DROP_REASONS``, ``TRACE_KINDS``, ``RX_PATHS``: the C enums' names (on first use)."""
+    """``DROP_REASONS``, ``TRACE_KINDS``, ``RX_PATHS``, ``DETECTORS``: the C enums' names
+    (on first use)."""
     if name == "DROP_REASONS":
         return enum_names("rtsim_drop", "RTSIM_DROP_")
     if name == "TRACE_KINDS":
         return enum_names("rtsim_trace_kind", "RTSIM_TR_")
     if name == "RX_PATHS":
         return enum_names("rtsim_rx_path", "RTSIM_PATH_")
+    if name == "DETECTORS":
+        return enum_names("rtsim_detector", "RTSIM_DET_")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -134,6 +139,7 @@ _MITIGATIONS = {
     "bursty": "RTSIM_MIT_BURSTY",
     "countdown": "RTSIM_MIT_COUNTDOWN",
 }
+
 
 
 def _r(x: float, nd: int = 3) -> float:
@@ -184,7 +190,20 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
                     "needs it; see docs/model.md)"
                 )
             if fld.startswith("path:"):
-                cfg.costs.path_ns[getattr(lib, "RTSIM_PATH_" + fld[5:])] = int(sc.costs[key])
+                k = getattr(lib, "RTSIM_PATH_" + fld[5:])
+                cfg.costs.path_ns[k] = int(sc.costs[key])
+                # Optional duration quantiles of the path (Behnke Fig. 10): all four or none.
+                qkeys = [f"{key}_{q}" for q in PATH_QUANTILE_KEYS]
+                given = [q in sc.costs for q in qkeys]
+                if any(given) and not all(given):
+                    missing = [q for q in qkeys if q not in sc.costs]
+                    raise UsageError(
+                        f"{sc.platform.path}: [costs] {missing[0]}: missing (a path's "
+                        f"quantiles come as a set: {', '.join(qkeys)})"
+                    )
+                for j, q in enumerate(qkeys):
+                    if q in sc.costs:
+                        cfg.costs.path_q_ns[k][j] = int(sc.costs[q])
             else:
                 setattr(cfg.costs, fld, int(sc.costs[key]))
         r = cfg.rx
@@ -206,6 +225,12 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.t_pack_ns = q.packet_ns or 0
         d.frames = q.frames or 0
     queue_index = {q.name: k for k, q in enumerate(nic_queues)}
+    det = getattr(sc, "detect", None)
+    if det is not None:
+        cfg.detect_slice_ns = det.slice_ns
+        cfg.detect_irq_threshold = det.irq_threshold
+        cfg.detect_fill_high = det.fill_high
+        cfg.detect_fill_low = det.fill_low
 
     names: list[str] = []
     tasks = []
@@ -347,6 +372,19 @@ def _hist(ffi: Any, lib: Any, counts_c: Any) -> tuple[np.ndarray, np.ndarray]:
     return edges / 1e3, counts[lo:hi].copy()
 
 
+def _path_quantiles(ffi: Any, lib: Any, sim: Any, path: int, counts_c: Any) -> dict[str, float]:
+    """The RX ISR's per-frame duration on one path at Behnke Fig. 10's quantiles (µs)."""
+    lib.rtsim_hist_path(sim, path, counts_c, lib.RTSIM_HIST_BINS)
+    edges, counts = _hist(ffi, lib, counts_c)
+    if not counts.sum():
+        return {}
+    lo = float(edges[0])
+    out = {"q0": _r(lo)}
+    for name, q in (("q90", 0.9), ("q99", 0.99), ("q999", 0.999), ("q9999", 0.9999)):
+        out[name] = _r(hist_percentile_us(edges, counts, q, lo, None))
+    return out
+
+
 def simulate(
     scenario: Scenario, progress: Callable[[float, float], None] | None = None, *, trace: int = 0
 ) -> Result:
@@ -389,7 +427,9 @@ def _run(
     while t < total:
         t = min(t + sc.bin_ns, total)
         if lib.rtsim_run_until(sim, t) != 0:
-            raise RuntimeError("simulator: internal limit exceeded (event heap or bin ring)")
+            err = lib.rtsim_error(sim)
+            why = ffi.string(err).decode() if err != ffi.NULL else "internal error"
+            raise RuntimeError(f"simulator: {why}")
         while True:
             n = lib.rtsim_take_bins(sim, buf, 64)
             for k in range(n):
@@ -436,6 +476,10 @@ def _run(
     # receive path (0 without [rx]): time in polling mode, the network task's top priority
     ts["polling_s"] = np.array([b.polling_ns / 1e9 for b in bins], dtype=np.float64)
     ts["net_prio_max"] = np.array([b.net_prio_max for b in bins], dtype=np.int64)
+    # the overload detectors: times each fired in the bin (Danicki §2.1)
+    detectors = enum_names("rtsim_detector", "RTSIM_DET_")
+    for k, det in enumerate(detectors):
+        ts[f"detected_{det}"] = np.array([b.detected[k] for b in bins], dtype=np.int64)
 
     # ---- totals
     tot = ffi.new("rtsim_bin *")
@@ -530,6 +574,18 @@ def _run(
         "counters": counters,
     }
 
+    # ---- overload detection: when each detector first fired, and how often
+    first = ffi.new("uint64_t[]", len(detectors))
+    count = ffi.new("uint64_t[]", len(detectors))
+    lib.rtsim_detect_get(sim, first, count)
+    detection = {
+        det: {
+            "count": int(count[k]),
+            "first_s": None if first[k] == 0xFFFFFFFFFFFFFFFF else _r(first[k] / 1e9, 9),
+        }
+        for k, det in enumerate(detectors)
+    }
+
     # ---- receive path
     rx_summary: dict[str, Any] | None = None
     if getattr(sc, "rx", None) is not None:
@@ -538,7 +594,11 @@ def _run(
         paths = enum_names("rtsim_rx_path", "RTSIM_PATH_")
         rx_summary = {
             "paths": {
-                p: {"count": int(rs.path_count[k]), "cpu_s": _r(rs.path_ns[k] / 1e9, 6)}
+                p: {
+                    "count": int(rs.path_count[k]),
+                    "cpu_s": _r(rs.path_ns[k] / 1e9, 6),
+                    "isr_us": _path_quantiles(ffi, lib, sim, k, counts_c),
+                }
                 for k, p in enumerate(paths)
             },
             "polls": int(rs.polls),
@@ -567,4 +627,5 @@ def _run(
         trace=np.concatenate(traces) if trace_cap else None,
         trace_lost=int(lib.rtsim_trace_lost(sim)),
         rx=rx_summary,
+        detection=detection,
     )

@@ -44,6 +44,7 @@ __all__ = [
     "run_figures",
     "rx_drops_figure",
     "rx_priority_figure",
+    "detection_figure",
 ]
 
 _PNG_META = {"Software": None}
@@ -279,6 +280,32 @@ def rx_priority_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     return fig
 
 
+_DETECTOR_LABELS = {
+    "late": "late critical cycles",
+    "irq": "slices over the interrupt threshold",
+    "fill": "RX queue fill reached the high mark",
+}
+
+
+def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
+    """The overload timeline: how often each of libshield's detectors fired per bin."""
+    cols = [(k[len("detected_") :], _col(ts, k)) for k in sorted(ts) if k.startswith("detected_")]
+    cols = [(name, y) for name, y in cols if y is not None and np.any(y)]
+    if not cols:
+        return None
+    fig = Figure(figsize=(7.0, 1.2 + 1.3 * len(cols)), layout="constrained")
+    axes = fig.subplots(len(cols), 1, sharex=True, squeeze=False)[:, 0]
+    colors = {"late": "tab:red", "irq": "tab:blue", "fill": "tab:green"}
+    for ax, (name, y) in zip(axes, cols, strict=True):
+        _stairs(ax, ts, y, color=colors.get(name, "tab:gray"), lw=1.4)
+        ax.set_ylabel("per bin", fontsize="small")
+        ax.set_title(_DETECTOR_LABELS.get(name, name), fontsize="small", loc="left")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
+    fig.suptitle(title, fontsize="medium")
+    return fig
+
+
 def _save(fig: Figure, path: Path) -> Path:
     return atomic_write(path, png_bytes(fig))
 
@@ -314,7 +341,10 @@ def run_figures(
         fig = rx_priority_figure(ts, f"{title}: network task priority and polling")
         if fig is not None:
             paths["rx_priority"] = _save(fig, out / "rx_priority.png")
-    for optional in ("cycle_time", "latency", "rx_drops", "rx_priority"):  # no stale figure
+    fig = detection_figure(ts, f"{title}: overload detectors")
+    if fig is not None:
+        paths["detection"] = _save(fig, out / "detection.png")
+    for optional in ("cycle_time", "latency", "rx_drops", "rx_priority", "detection"):
         if optional not in paths:
             (out / f"{optional}.png").unlink(missing_ok=True)
     return paths

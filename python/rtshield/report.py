@@ -297,8 +297,17 @@ def _run_body(e: RunEntry, level: int = 1) -> str:
         "latency": "Packet latency per flow",
         "rx_drops": "Receive path: dropped packets per flow, by reason",
         "rx_priority": "Receive path: network task priority and time in polling mode",
+        "detection": "Overload detectors: when each fired (Danicki et al. §2.1)",
     }
-    for key in ("packets", "critical", "cycle_time", "latency", "rx_drops", "rx_priority"):
+    for key in (
+        "packets",
+        "critical",
+        "cycle_time",
+        "latency",
+        "rx_drops",
+        "rx_priority",
+        "detection",
+    ):
         if key in e.figures:
             parts.append(_img(e.figures[key], titles[key]))
     parts.append("<h3>Key numbers</h3>" + _table(["", "value"], key_metrics(summ)))

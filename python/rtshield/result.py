@@ -73,6 +73,9 @@ class Result:
     trace_lost: int = 0  #: records that did not fit the trace buffer
     #: The receive path's counters (``[rx]`` on; see docs/outputs.md), else ``None``.
     rx: dict[str, Any] | None = None
+    #: The overload detectors (Danicki §2.1): per detector its ``count`` and
+    #: ``first_s`` (when it first fired, ``None``: never); see docs/outputs.md.
+    detection: dict[str, dict[str, Any]] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The ``summary.json`` content: a fresh dict of plain JSON types."""
@@ -89,4 +92,6 @@ class Result:
         }
         if self.rx is not None:
             out["rx"] = self.rx
+        if self.detection is not None:
+            out["detection"] = self.detection
         return copy.deepcopy(out)

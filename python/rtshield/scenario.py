@@ -47,6 +47,7 @@ from rtshield.tomlfile import read_toml as _read_toml
 __all__ = [
     "CostTable",
     "Critical",
+    "Detect",
     "Driver",
     "Flow",
     "IrqSource",
@@ -127,6 +128,13 @@ RX_COST_KEYS = (
     "invalidate_deferred",
     "poll_batch",
     "poll_per_packet",
+)
+#: Suffixes of a receive-path cost key giving its ISR duration at the 90, 99,
+#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``:
+#: optional, all four or none, in a preset's or a scenario's ``[costs]``.
+PATH_QUANTILE_KEYS = ("p90", "p99", "p999", "p9999")
+_PATH_QUANTILE_COSTS = tuple(
+    f"{k}_{q}" for k in RX_COST_KEYS if k.startswith("rx_path_") for q in PATH_QUANTILE_KEYS
 )
 #: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
 ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
@@ -290,6 +298,18 @@ class Rx:
     global_capacity: int = 0  #: packets per global period; 0 = no global limit
     global_period_ns: int | None = None
     poll_priority: int | None = None  #: the polling task's priority (global limit on)
+
+
+@dataclass(frozen=True)
+class Detect:
+    """Danicki et al.'s overload detectors (§2.1), ``[detect]``, computed by
+    libshield from the live device. Lateness of the critical task is always
+    watched; the interrupt counter and the queue watermarks when set."""
+
+    slice_ns: int = 0  #: RX interrupt count slice; 0: no interrupt counting
+    irq_threshold: int = 0  #: a slice with more RX interrupts than this fires
+    fill_high: int = 0  #: RX queue fill that fires the watermark; 0: none
+    fill_low: int = 0  #: fill at or below which it is cleared (below fill_high)
 
 
 @dataclass(frozen=True)
@@ -478,6 +498,7 @@ class Scenario:
     tasks: tuple[Task, ...] = ()
     sources: tuple[IrqSource, ...] = ()  #: empty: one RX source with the preset's costs
     rx: Rx | None = None  #: Behnke et al.'s receive path; None: the plain driver queue
+    detect: Detect = field(default_factory=Detect)  #: the overload detectors' settings
     notes: str = ""  #: free text for readers, e.g. what the paper observed
     text: str = field(default="", repr=False, compare=False)  #: the file's text
 
@@ -847,6 +868,7 @@ def parse_scenario(
         "nic",
         "mitigation",
         "rx",
+        "detect",
         "sources",
         "flows",
         "tasks",
@@ -924,7 +946,9 @@ def parse_scenario(
     # [costs]
     c = table("costs")
     c.check_keys(
-        tuple(preset_costs), hint="the preset " + plat.name + " defines: " + ", ".join(preset_costs)
+        tuple(preset_costs) + _PATH_QUANTILE_COSTS,
+        hint="the preset " + plat.name + " defines: " + ", ".join(preset_costs)
+        + "; and a receive-path cost's quantiles rx_path_NAME_p90/_p99/_p999/_p9999",
     )
     costs = dict(preset_costs)
     for key in c.own_keys():
@@ -1092,6 +1116,7 @@ def parse_scenario(
         tasks=tuple(tasks),
         sources=sources,
         rx=rx,
+        detect=_detect(table("detect"), plat),
         notes=h.string("notes", ""),
         text=text,
     )
@@ -1176,6 +1201,29 @@ def _rx(t: _Table, nic: Nic, costs: Mapping[str, int], plat: Platform) -> Rx:
         global_capacity=cap,
         global_period_ns=period,
         poll_priority=prio,
+    )
+
+
+DETECT_KEYS = ("slice", "irq_threshold", "fill_high", "fill_low")
+
+
+def _detect(t: _Table, plat: Platform) -> Detect:
+    """``[detect]``: the overload detectors of Danicki et al. §2.1."""
+    t.check_keys(DETECT_KEYS)
+    slice_ns = t.duration("slice", clock_hz=plat.clock_hz) if t.has("slice") else 0
+    if t.has("irq_threshold") and not slice_ns:
+        raise t.err("irq_threshold", "needs slice (the interrupt count's time slice)")
+    high = t.integer("fill_high", 0, lo=1, hi=2**32 - 1) if t.has("fill_high") else 0
+    if t.has("fill_low") and not high:
+        raise t.err("fill_low", "needs fill_high")
+    low = t.integer("fill_low", 0, lo=0, hi=2**32 - 1)
+    if high and low >= high:
+        raise t.err("fill_low", f"must be below fill_high ({high}), got {low}")
+    return Detect(
+        slice_ns=slice_ns,
+        irq_threshold=t.integer("irq_threshold", 0, lo=0, hi=2**32 - 1),
+        fill_high=high,
+        fill_low=low,
     )
 
 
