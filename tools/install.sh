@@ -9,8 +9,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
-debs=(build-essential cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi
-      clang libclang-rt-14-dev valgrind iproute2)
+debs=(build-essential cmake ninja-build python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi
+      clang libclang-rt-14-dev valgrind iproute2 qemu-system-arm
+      # the rig (docs/rig.md): flood and scan tools, CPU load, ingress counters/limits
+      hping3 nmap netsniff-ng stress-ng nftables ethtool)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,7 +23,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The Python package goes into a virtual environment of its own, .venv in the
+# checkout: Debian's system Python refuses `pip install` outside one (PEP 668).
+venv="$here/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  echo "rtshield install: virtual environment $venv"
+  python3 -m venv "$venv"
+fi
 extra=""
 [ "${1:-}" = "--test" ] && extra="[test]"
-echo "rtshield install: Python package${extra}"
-python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "$here$extra"
+echo "rtshield install: Python package${extra} into $venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "$here$extra"
+echo "rtshield install: done; run $venv/bin/rtshield (or add $venv/bin to PATH)"

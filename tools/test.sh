@@ -10,6 +10,8 @@ cd "$here"
 jobs=$(nproc 2>/dev/null || echo 2)
 
 "$here/tools/install.sh" --test
+# Everything below uses the virtual environment install.sh made.
+export PATH="$here/.venv/bin:$PATH"
 
 echo "== C tests (ASan + UBSan)"
 cmake -S . -B build/asan -G Ninja -DRTS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
