@@ -1,0 +1,27 @@
+/* FreeRTOS-Plus-TCP configuration of the rig's FreeRTOS target (POSIX port,
+ * one IPv4 end point on a veth, the rts_netif interface). Everything not
+ * set here is Plus-TCP's documented default (FreeRTOSIPConfigDefaults.h). */
+#ifndef FREERTOS_IP_CONFIG_H
+#define FREERTOS_IP_CONFIG_H
+
+#define ipconfigBYTE_ORDER                     pdFREERTOS_LITTLE_ENDIAN
+#define ipconfigUSE_IPv4                       ipconfigENABLE
+#define ipconfigUSE_IPv6                       ipconfigDISABLE
+#define ipconfigUSE_DHCP                       ipconfigDISABLE
+#define ipconfigUSE_DNS                        ipconfigDISABLE
+#define ipconfigUSE_TCP                        ipconfigENABLE
+#define ipconfigUSE_NETWORK_EVENT_HOOK         ipconfigDISABLE
+#define ipconfigNETWORK_MTU                    1500
+/* The stack's own buffers (BufferAllocation_2): "stack buffers exhausted"
+ * is what happens when the network task finds none. */
+#define ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS 64
+#define ipconfigEVENT_QUEUE_LENGTH             (ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS + 5)
+/* IP task below the control flow's receiver (6) and the critical task, above bulk. */
+#define ipconfigIP_TASK_PRIORITY               4
+#define ipconfigIP_TASK_STACK_SIZE_WORDS       (configMINIMAL_STACK_SIZE * 4)
+#define ipconfigZERO_COPY_TX_DRIVER            ipconfigDISABLE
+#define ipconfigZERO_COPY_RX_DRIVER            ipconfigDISABLE
+#define ipconfigHAS_DEBUG_PRINTF               ipconfigDISABLE
+#define ipconfigHAS_PRINTF                     ipconfigDISABLE
+
+#endif

@@ -1,0 +1,82 @@
+/**
+ * @file rts_netif.h
+ * @brief A FreeRTOS-Plus-TCP network interface for the FreeRTOS POSIX port
+ *        with libshield in its receive path (the rig's FreeRTOS target,
+ *        issue 17 item 2). Status: compiled in CI against the real stack
+ *        (tools/freertos_build.sh tcp-build); not yet run under floods.
+ *
+ * The device it models, and where libshield sits:
+ *
+ * - the NIC: an AF_PACKET socket on a veth end, read by a receive pthread
+ *   outside FreeRTOS that plays the NIC's DMA engine: it copies each frame
+ *   into a posted slot of the descriptor ring (libshield buffer ids
+ *   0..RTS_NETIF_SLOTS-1) and marks it filled; no posted slot: the NIC
+ *   drops it ("ring full");
+ * - the RX interrupt: rts_netif_tick_isr(), called from
+ *   vApplicationTickHook() (the POSIX port's one real interrupt context),
+ *   harvests the filled descriptors. Protected: each through
+ *   rts_freertos_shield_frame_isr() — early demultiplexing, short circuit,
+ *   flow servers, recycling, priority inheritance, the global limit with
+ *   its polling task. Unprotected: it only wakes the network task (the
+ *   stock path of the Linux interface's "interrupt simulator");
+ * - the network task: protected, frames in priority order
+ *   (rts_freertos_shield_task_next()) at the inherited priority;
+ *   unprotected, every frame in arrival order at a fixed priority. Each
+ *   frame is copied into a Plus-TCP network buffer and sent to the IP task;
+ *   no network buffer: "stack buffers exhausted", counted apart from every
+ *   libshield drop.
+ *
+ * Only frames libshield admitted ever cost a network buffer or IP-task time.
+ */
+#ifndef RTS_NETIF_H
+#define RTS_NETIF_H
+
+#include "FreeRTOS.h"
+#include "FreeRTOS_IP.h"
+#include "FreeRTOS_Routing.h"
+
+#include "rts_shield_freertos.h"
+
+/** Descriptor slots (libshield buffers): ring plus spares. */
+#define RTS_NETIF_SLOTS 64
+#define RTS_NETIF_RING 32
+#define RTS_NETIF_SLOT_BYTES 1536
+
+typedef struct rts_netif_cfg {
+    const char *ifname;        /**< Linux interface to open (a veth end), by name */
+    bool protect;              /**< libshield in the receive path; false: the stock path */
+    rts_shield_cfg shield;     /**< protections (RTS_SHIELD_RX_PATH added); nbufs/ring_size are set here */
+    UBaseType_t net_task_prio; /**< network task: base priority (protected) or fixed one */
+    UBaseType_t poll_task_prio; /**< global limit's polling task */
+} rts_netif_cfg;
+
+typedef struct rts_netif_stats {
+    volatile uint32_t nic_frames;      /**< frames the receive thread read */
+    volatile uint32_t nic_ring_full;   /**< dropped by the NIC: no posted descriptor */
+    volatile uint32_t shield_dropped;  /**< dropped by libshield (reasons in the shield) */
+    volatile uint32_t stack_exhausted; /**< no Plus-TCP network buffer for an admitted frame */
+    volatile uint32_t ip_queue_full;   /**< the IP task's event queue refused it */
+    volatile uint32_t no_endpoint;     /**< not addressed to this device's end point */
+    volatile uint32_t to_ip_task;      /**< handed to the IP task */
+    volatile uint32_t tx_frames;
+    volatile uint32_t tx_errors;
+} rts_netif_stats;
+
+/** Describe the interface to Plus-TCP (before FreeRTOS_IPInit_Multi());
+ *  `itf` and `cfg` must outlive the stack. */
+NetworkInterface_t *rts_netif_fill(NetworkInterface_t *itf, const rts_netif_cfg *cfg);
+
+/** Bind a flow to libshield (protected only), after the interface is up.
+ *  Context: task. @return as rts_shield_bind(); RTS_EINVAL unprotected or not up */
+rts_err rts_netif_bind(const rts_shield_flow *f, uint8_t *id);
+
+/** The RX interrupt: call from vApplicationTickHook(). */
+void rts_netif_tick_isr(void);
+
+/** Counters; the shield's own (drops by reason, outcomes) through rts_netif_shield(). */
+const rts_netif_stats *rts_netif_stats_get(void);
+
+/** The shield (protected), or NULL. */
+const rts_shield *rts_netif_shield(void);
+
+#endif

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The FreeRTOS port of libshield against the real kernel (libshield/port/freertos/).
+#   tools/freertos_build.sh build OUTDIR [--markdown]
+#       compile the adapter for the POSIX port (host gcc) and for Cortex-M3
+#       (arm-none-eabi-gcc, portable/GCC/ARM_CM3), warnings as errors; check
+#       it needs no heap; print its Cortex-M3 code size
+#   tools/freertos_build.sh posix-test OUTDIR
+#       build the self-test on the POSIX port (kernel + Posix port + heap_3)
+#       and run it: it exits 0 when every check holds
+#   tools/freertos_build.sh qemu-test OUTDIR
+#       build the self-test for Cortex-M3 and boot it in
+#       `qemu-system-arm -M mps2-an385` (semihosting: output and exit status)
+#   tools/freertos_build.sh tcp-build OUTDIR
+#       compile the rig's FreeRTOS-Plus-TCP interface with libshield in its
+#       receive path (rig/freertos/rts_netif.c, -Werror) with the stack,
+#       the kernel and libshield for the POSIX port, and link it (not run)
+# The FreeRTOS sources come from $RTS_THIRD_PARTY (default: ../shared/third_party
+# beside the checkout), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
+# Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
+out=${2:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
+fmt=${3:-}
+tp=${RTS_THIRD_PARTY:-$here/../shared/third_party}
+kernel=${RTS_FREERTOS_KERNEL:-$tp/FreeRTOS-Kernel}
+port=$here/libshield/port/freertos
+
+skip() { echo "freertos_build: SKIPPED: $*" >&2; exit 77; }
+
+[ -f "$kernel/tasks.c" ] ||
+  skip "no FreeRTOS kernel at $kernel (set RTS_THIRD_PARTY to the folder holding FreeRTOS-Kernel, or RTS_FREERTOS_KERNEL; CMake: -DRTS_THIRD_PARTY_DIR=...)"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+warn=(-std=c11 -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion -Wstrict-prototypes)
+kernel_srcs=(tasks.c queue.c list.c timers.c)
+lib_opts=(-DRTS_FLOW_PRIO_LEVELS=8 -DRTS_CONFIG_ASSERT=1) # self-test: 1:1 onto configMAX_PRIORITIES 8
+
+need_arm() {
+  command -v arm-none-eabi-gcc >/dev/null ||
+    skip "arm-none-eabi-gcc not found (Debian package gcc-arm-none-eabi; tools/install.sh installs it)"
+}
+
+# ------------------------------------------------------------------ build
+build_posix_adapter() {
+  local inc=(-I"$port" -I"$port/config/posix" -I"$here/libshield/include"
+             -isystem "$kernel/include" -isystem "$kernel/portable/ThirdParty/GCC/Posix")
+  for f in rts_port_freertos rts_shield_freertos; do
+    gcc "${warn[@]}" -O2 "${inc[@]}" -c "$port/$f.c" -o "$out/posix_$f.o"
+  done
+}
+
+cm3_inc=(-I"$port" -I"$port/config/cm3" -I"$here/libshield/include"
+         -isystem "$kernel/include" -isystem "$kernel/portable/GCC/ARM_CM3")
+cm3_flags=(-mcpu=cortex-m3 -mthumb -Os -ffunction-sections -fdata-sections)
+
+build_cm3_adapter() {
+  for f in rts_port_freertos rts_shield_freertos; do
+    arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" "${cm3_inc[@]}" \
+      -c "$port/$f.c" -o "$out/cm3_$f.o"
+  done
+  # No heap: what the adapter takes from outside is FreeRTOS's API, libshield,
+  # the compiler's runtime helpers and memset/memcpy.
+  local bad
+  bad=$(arm-none-eabi-nm -u "$out"/cm3_rts_*.o | awk '$1=="U"{print $2}' |
+        grep -v -E '^(rts_[a-z0-9_]+|(x|v|ul|ux|pv|pc)[A-Z][A-Za-z0-9]+|__aeabi_[a-z0-9_]+|memset|memcpy)$' |
+        sort -u || true)
+  if [ -n "$bad" ]; then
+    echo "freertos_build: the adapter uses symbols outside FreeRTOS and libshield:" $bad >&2
+    exit 1
+  fi
+  if arm-none-eabi-nm -u "$out"/cm3_rts_*.o | grep -q -E 'pvPortMalloc|malloc'; then
+    echo "freertos_build: the adapter allocates from a heap" >&2
+    exit 1
+  fi
+}
+
+if [ "$mode" = build ]; then
+  build_posix_adapter
+  echo "freertos port: POSIX port build OK (gcc, -Werror)"
+  need_arm
+  build_cm3_adapter
+  if [ "$fmt" = "--markdown" ]; then
+    echo "| file | text (B) | data (B) | bss (B) |"
+    echo "|---|---:|---:|---:|"
+    arm-none-eabi-size "$out"/cm3_rts_*.o |
+      awk 'NR>1 { n=$6; sub(".*/cm3_","",n); sub("\\.o$",".c",n); printf "| %s | %d | %d | %d |\n", n, $1, $2, $3 }'
+  else
+    arm-none-eabi-size "$out"/cm3_rts_*.o
+  fi
+  echo "freertos port: Cortex-M3 build OK (arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Werror), no heap"
+  exit 0
+fi
+
+# --------------------------------------------------------------- self-test
+selftest=$port/selftest
+lib_srcs=("$here"/libshield/src/*.c)
+
+if [ "$mode" = posix-test ]; then
+  posix=$kernel/portable/ThirdParty/GCC/Posix
+  [ -f "$posix/port.c" ] || skip "no POSIX port at $posix"
+  [ -f "$kernel/portable/MemMang/heap_3.c" ] || skip "no heap_3.c in $kernel/portable/MemMang"
+  inc=(-I"$selftest" -I"$port" -I"$port/config/posix" -I"$here/libshield/include"
+       -I"$kernel/include" -I"$posix" -I"$posix/utils")
+  objs=()
+  # Third-party kernel sources: their own dialect, no -Werror.
+  for f in "${kernel_srcs[@]/#/$kernel/}" "$posix/port.c" "$posix/utils/wait_for_event.c" \
+           "$kernel/portable/MemMang/heap_3.c"; do
+    o="$out/k_$(basename "${f%.c}").o"
+    gcc -std=gnu11 -O2 -g -pthread -w "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
+           "$selftest/selftest.c" "$selftest/main_posix.c"; do
+    o="$out/$(basename "${f%.c}").o"
+    gcc "${warn[@]}" -O2 -g -pthread "${lib_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  gcc -pthread "${objs[@]}" -o "$out/freertos_selftest"
+  echo "freertos port: POSIX self-test built; running"
+  exec timeout 120 "$out/freertos_selftest"
+fi
+
+if [ "$mode" = qemu-test ]; then
+  need_arm
+  command -v qemu-system-arm >/dev/null ||
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+  cm3=$kernel/portable/GCC/ARM_CM3
+  [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
+  inc=(-I"$selftest" -I"$port" -I"$port/config/cm3" -I"$here/libshield/include"
+       -I"$kernel/include" -I"$cm3")
+  objs=()
+  for f in "${kernel_srcs[@]/#/$kernel/}" "$cm3/port.c"; do
+    o="$out/k_$(basename "${f%.c}").o"
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
+           "$selftest/selftest.c" "$selftest/main_cm3.c"; do
+    o="$out/$(basename "${f%.c}").o"
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${lib_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
+    -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="$out/freertos_selftest_cm3.map" \
+    "${objs[@]}" -o "$out/freertos_selftest_cm3.elf"
+  arm-none-eabi-size "$out/freertos_selftest_cm3.elf"
+  echo "freertos port: Cortex-M3 self-test built; booting qemu-system-arm -M mps2-an385"
+  exec timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
+    -serial none -kernel "$out/freertos_selftest_cm3.elf"
+fi
+
+if [ "$mode" = tcp-build ]; then
+  tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
+  [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
+    skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
+  posix=$kernel/portable/ThirdParty/GCC/Posix
+  inc=(-I"$here/rig/freertos" -I"$port" -I"$port/config/posix" -I"$here/libshield/include"
+       -I"$kernel/include" -I"$posix" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC")
+  n=0
+  for f in "$tcp"/source/*.c "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"; do
+    gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -c "$f" -o "$out/tcp_$(basename "${f%.c}").o"
+    n=$((n + 1))
+  done
+  objs=("$out"/tcp_*.o)
+  for f in rts_netif main_link; do
+    gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${inc[@]}" \
+      -c "$here/rig/freertos/$f.c" -o "$out/$f.o"
+    objs+=("$out/$f.o")
+  done
+  for f in "${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$posix/port.c" \
+           "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c"; do
+    o="$out/k_$(basename "${f%.c}").o"
+    gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"; do
+    o="$out/l_$(basename "${f%.c}").o"
+    gcc "${warn[@]}" -O2 -pthread "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  gcc -pthread "${objs[@]}" -o "$out/rts_freertos_tcp"
+  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, main_link.c) built and linked for the POSIX port"
+  exit 0
+fi
+
+echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build)" >&2
+exit 2
