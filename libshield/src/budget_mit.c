@@ -1,6 +1,9 @@
 /* Budget Mitigation (Danicki et al. §2.2): the critical task's earliness is
  * the network driver's budget. */
 #include "rtshield/rts_budget_mit.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_MITIGATIONS
 
 static int64_t clamp_u64(uint64_t v)
 {
@@ -114,3 +117,7 @@ rts_action rts_budget_mit_on_isr_work_isr(rts_budget_mit *m, rts_time_ns now, rt
     }
     return charge(m, work_ns);
 }
+
+#else /* RTS_CONFIG_MITIGATIONS == 0: compiled out (rts_opts.h) */
+typedef int rts_budget_mit_compiled_out; /* ISO C: a translation unit declares something */
+#endif

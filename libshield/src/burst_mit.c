@@ -1,5 +1,8 @@
 /* Burst Mitigation (Danicki et al. §2.2): a packet capacity per time slice. */
 #include "rtshield/rts_burst_mit.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_MITIGATIONS
 
 void rts_burst_mit_cfg_default(rts_burst_mit_cfg *cfg)
 {
@@ -96,3 +99,7 @@ rts_action rts_burst_mit_on_timer_isr(rts_burst_mit *m, rts_time_ns now)
     }
     return act;
 }
+
+#else /* RTS_CONFIG_MITIGATIONS == 0: compiled out (rts_opts.h) */
+typedef int rts_burst_mit_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -3,6 +3,9 @@
 #include "rtshield/rts_bursty.h"
 
 #include "rts_time.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_LIMITERS
 
 RTS_STATIC_ASSERT(RTS_BURSTY_MAX_SOURCES <= 32, "the re-enable mask is one uint32_t");
 
@@ -247,3 +250,7 @@ rts_err rts_bursty_pick_timer_hz(const uint32_t *rates_hz, uint32_t n, uint32_t 
     *timer_hz_out = best;
     return RTS_OK;
 }
+
+#else /* RTS_CONFIG_LIMITERS == 0: compiled out (rts_opts.h) */
+typedef int rts_bursty_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -2,6 +2,9 @@
 #include "rtshield/rts_countdown.h"
 
 #include "rts_time.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_LIMITERS
 
 static rts_time_ns window(const rts_countdown *c)
 {
@@ -107,3 +110,7 @@ rts_time_ns rts_countdown_next_event_at(const rts_countdown *c)
 {
     return c->running ? c->zero_at : UINT64_MAX;
 }
+
+#else /* RTS_CONFIG_LIMITERS == 0: compiled out (rts_opts.h) */
+typedef int rts_countdown_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -1,6 +1,7 @@
 /* Overload detection metrics (Danicki et al. §2.1): lateness monitor,
  * interrupt count per slice, queue fill watermarks. */
 #include "rtshield/rts_detect.h"
+#include "rtshield/rts_opts.h"
 
 #define PPM_ONE ((uint64_t)RTS_PPM_ONE)
 
@@ -114,6 +115,8 @@ rts_err rts_lateness_mon_take_bin(rts_lateness_mon *m, rts_lateness_bin *out)
     return RTS_OK;
 }
 
+#if RTS_CONFIG_DETECT /* interrupt counting and fill watermarks (rts_opts.h) */
+
 rts_err rts_irq_count_init(rts_irq_count *c, rts_time_ns slice_ns, uint32_t threshold, rts_time_ns origin)
 {
     if (c == NULL || slice_ns == 0u) {
@@ -194,3 +197,5 @@ rts_wm_change rts_fill_wm_update(rts_fill_wm *w, uint32_t fill)
     }
     return RTS_WM_UNCHANGED;
 }
+
+#endif /* RTS_CONFIG_DETECT */

@@ -1,5 +1,8 @@
 /* Deferrable server (Behnke et al. §2.4). */
 #include "rtshield/rts_dserver.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_RX_PATH
 
 rts_err rts_dserver_init(rts_dserver *s, uint64_t budget, rts_time_ns period_ns, rts_time_ns start)
 {
@@ -80,3 +83,7 @@ uint64_t rts_dserver_dbf(uint64_t budget, uint64_t period_ns, uint64_t delta_ns)
     }
     return budget * n;
 }
+
+#else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */
+typedef int rts_dserver_compiled_out; /* ISO C: a translation unit declares something */
+#endif

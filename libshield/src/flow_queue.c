@@ -1,7 +1,10 @@
 /* Differentiated flow queues over a closed buffer pool (Behnke et al. §5.3). */
 #include "rtshield/rts_flow_queue.h"
 
-#include "rts_bits.h"
+#include "flow_queue_ops.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_RX_PATH
 
 RTS_STATIC_ASSERT(RTS_FLOW_MAX <= 64, "one uint64_t of flows per priority level");
 RTS_STATIC_ASSERT(RTS_FLOW_PRIO_LEVELS <= 32, "one uint32_t of priority levels");
@@ -75,47 +78,18 @@ rts_err rts_fq_rx_take_isr(rts_flow_queue *fq, unsigned buf)
     return RTS_OK;
 }
 
-static void level_add(rts_flow_queue *fq, unsigned flow, unsigned level)
-{
-    fq->q[flow].level = (uint8_t)level;
-    fq->level_flows[level] |= (uint64_t)1u << flow;
-    fq->level_mask |= 1u << level;
-}
-
-static void level_remove(rts_flow_queue *fq, unsigned flow)
-{
-    const unsigned level = fq->q[flow].level;
-    fq->level_flows[level] &= ~((uint64_t)1u << flow);
-    if (fq->level_flows[level] == 0u) {
-        fq->level_mask &= ~(1u << level);
-    }
-}
-
 rts_err rts_fq_push_isr(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit)
 {
     if (!in_state(fq, buf, RTS_BUF_ISR) || flow >= RTS_FLOW_MAX || prio >= RTS_FLOW_PRIO_LEVELS) {
         return RTS_EINVAL;
     }
-    rts_fq_flow *q = &fq->q[flow];
-    if (q->count >= limit) {
-        return RTS_EFULL;
-    }
-    fq->next[buf] = RTS_BUF_NONE;
-    fq->owner[buf] = (uint8_t)flow;
-    if (q->count == 0u) {
-        q->head = (uint16_t)buf;
-        level_add(fq, flow, prio);
-    } else {
-        fq->next[q->tail] = (uint16_t)buf;
-        if (q->level != prio) {
-            level_remove(fq, flow);
-            level_add(fq, flow, prio);
-        }
-    }
-    q->tail = (uint16_t)buf;
-    q->count++;
-    set_state(fq, buf, RTS_BUF_QUEUED);
-    return RTS_OK;
+    return rts_fq_push_from(fq, buf, flow, prio, limit, RTS_BUF_ISR);
+}
+
+rts_err rts_fq_push_from(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit,
+                         rts_buf_state from)
+{
+    return rts_fq_push_inline(fq, buf, flow, prio, limit, from);
 }
 
 rts_err rts_fq_repost_isr(rts_flow_queue *fq, unsigned buf)
@@ -138,7 +112,7 @@ static uint16_t pop_head(rts_flow_queue *fq, unsigned flow)
     if (q->count == 0u) {
         q->head = RTS_BUF_NONE;
         q->tail = RTS_BUF_NONE;
-        level_remove(fq, flow);
+        rts_fq_level_remove(fq, flow);
     }
     return b;
 }
@@ -219,7 +193,7 @@ int rts_fq_highest_prio(const rts_flow_queue *fq)
 
 int rts_fq_lowest_prio(const rts_flow_queue *fq)
 {
-    return fq->level_mask == 0u ? -1 : (int)rts_bits_lsb32(fq->level_mask);
+    return rts_fq_lowest_inline(fq);
 }
 
 unsigned rts_fq_flow_count(const rts_flow_queue *fq, unsigned flow)
@@ -282,3 +256,7 @@ rts_err rts_fq_check(const rts_flow_queue *fq)
     }
     return RTS_OK;
 }
+
+#else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */
+typedef int rts_flow_queue_compiled_out; /* ISO C: a translation unit declares something */
+#endif

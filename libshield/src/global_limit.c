@@ -1,5 +1,8 @@
 /* Global receive limit with an interrupt-to-polling switch (Behnke et al. §5.5). */
 #include "rtshield/rts_global_limit.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_RX_PATH
 
 rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now)
 {
@@ -87,3 +90,7 @@ unsigned rts_glim_mode_of(const rts_global_limit *g)
 {
     return g->mode;
 }
+
+#else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */
+typedef int rts_global_limit_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -1,6 +1,9 @@
 /* Hysteresis Mitigation (Danicki et al. §2.2): the driver blocks networking
  * while the critical task's earliness is low. */
 #include "rtshield/rts_hyst_mit.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_MITIGATIONS
 
 /* Periods above 2^53 ns (104 days) are refused so that period * 1000 fits. */
 #define HYST_MAX_PERIOD_NS ((rts_time_ns)1 << 53)
@@ -67,3 +70,7 @@ rts_driver_poll rts_hyst_mit_driver_poll(rts_hyst_mit *m, rts_time_ns now)
     p.sleep_ns = m->cfg.sleep_ns;
     return p;
 }
+
+#else /* RTS_CONFIG_MITIGATIONS == 0: compiled out (rts_opts.h) */
+typedef int rts_hyst_mit_compiled_out; /* ISO C: a translation unit declares something */
+#endif

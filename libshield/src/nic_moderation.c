@@ -4,6 +4,9 @@
 #include "rts_time.h"
 
 #include "rtshield/rts_flow_table.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_NIC
 
 void rts_nic_init(rts_nic *nic)
 {
@@ -285,3 +288,7 @@ uint32_t rts_nic_memory_bytes(uint32_t m)
 {
     return m * 30u + 14u;
 }
+
+#else /* RTS_CONFIG_NIC == 0: compiled out (rts_opts.h) */
+typedef int rts_nic_moderation_compiled_out; /* ISO C: a translation unit declares something */
+#endif

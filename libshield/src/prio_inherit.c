@@ -2,6 +2,9 @@
 #include "rtshield/rts_prio_inherit.h"
 
 #include "rts_bits.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_RX_PATH
 
 void rts_pi_init(rts_prio_inherit *pi, unsigned base)
 {
@@ -69,3 +72,7 @@ unsigned rts_pi_current(const rts_prio_inherit *pi)
 {
     return pi->current;
 }
+
+#else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */
+typedef int rts_prio_inherit_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -1,6 +1,9 @@
 /* Queue Mitigation (Danicki et al. §2.2): a failed enqueue disables the RX
  * interrupt until the driver has emptied the queue. */
 #include "rtshield/rts_queue_mit.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_MITIGATIONS
 
 rts_err rts_queue_mit_init(rts_queue_mit *m)
 {
@@ -45,3 +48,7 @@ rts_action rts_queue_mit_on_drained(rts_queue_mit *m, rts_time_ns now)
 {
     return rts_queue_mit_on_packet_done(m, now, 0u, 0u);
 }
+
+#else /* RTS_CONFIG_MITIGATIONS == 0: compiled out (rts_opts.h) */
+typedef int rts_queue_mit_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -1,7 +1,12 @@
 /* Eager/deferred receive driver (Behnke et al. §5.3.2, Figures 7 and 8). */
 #include "rtshield/rts_rx_driver.h"
 
+#include "classify_flow.h"
+#include "flow_queue_ops.h"
 #include "rts_bits.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_RX_PATH
 
 rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, unsigned ring_size,
                     unsigned task_base_prio, uint32_t global_capacity, rts_time_ns global_period,
@@ -36,24 +41,50 @@ static void result_clear(rts_rx_result *res)
     res->timer_at = 0u;
 }
 
-/* Global limit, then take the buffer. False when the caller must return. */
-static bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_ns now, rts_rx_result *res, rts_err *err)
+/* RTS_CONFIG_RX_INLINE (rts_opts.h): the eager half's steps and the
+ * classifier's flow-only parse inlined into both entry points, one call
+ * per frame (GCC and Clang; other compilers may or may not inline); or
+ * called, for the smaller build. */
+#if RTS_CONFIG_RX_INLINE && defined(__GNUC__)
+#define RX_INLINE inline __attribute__((always_inline))
+#elif RTS_CONFIG_RX_INLINE
+#define RX_INLINE inline
+#else
+#define RX_INLINE
+#endif
+#if RTS_CONFIG_RX_INLINE
+#define RX_CLASSIFY(t, frame, len) rts_classify_flow_inline((t), (frame), (len))
+#define RX_PUSH rts_fq_push_inline
+#else
+#define RX_CLASSIFY(t, frame, len) rts_classify_isr((t), (frame), (len), NULL)
+#define RX_PUSH rts_fq_push_from
+#endif
+
+/* Global limit, then take the buffer. False when the caller must return.
+ * The only checks are of the caller's arguments (buf) and the limiter's
+ * decision. The take (RING -> ISR, rts_fq_rx_take_isr()) is folded into
+ * place(): the buffer either ends QUEUED (one move RING -> QUEUED) or goes
+ * straight back to the ring (RING -> ISR -> RING, no net change), and
+ * nothing can look at the pool between the two. */
+static RX_INLINE bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_ns now, rts_rx_result *res,
+                                      rts_err *err)
 {
-    *err = RTS_OK;
     if (buf >= rx->fq.nbufs || rx->fq.state[buf] != RTS_BUF_RING) {
         *err = RTS_EINVAL;
         return false;
     }
-    rts_action act;
-    if (!rts_glim_admit_isr(&rx->glim, now, &act)) {
-        res->outcome = RTS_RX_GLOBAL_LIMIT;
-        res->task_prio = rts_pi_current(&rx->pi);
-        rx->outcomes[RTS_RX_GLOBAL_LIMIT]++;
-        return false;
+    if (rx->glim.capacity != 0u) { /* no global limit: nothing to decide (rts_glim_admit_isr) */
+        rts_action act;
+        if (!rts_glim_admit_isr(&rx->glim, now, &act)) {
+            res->outcome = RTS_RX_GLOBAL_LIMIT;
+            res->task_prio = rx->pi.current;
+            rx->outcomes[RTS_RX_GLOBAL_LIMIT]++;
+            *err = RTS_OK;
+            return false;
+        }
+        res->flags |= act.flags;
+        res->timer_at = act.timer_at;
     }
-    res->flags |= act.flags;
-    res->timer_at = act.timer_at;
-    (void)rts_fq_rx_take_isr(&rx->fq, buf);
     rx->harvested++;
     return true;
 }
@@ -65,49 +96,58 @@ static bool recycle_takes(const rts_flow_queue *fq, int level, unsigned buf)
     return fq->q[rts_bits_lsb64(fq->level_flows[level])].head == buf;
 }
 
-/* Figure 8 from "classified" on. */
-static void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
+/* Figure 8 from "classified" on, for ring buffer `buf` (still counted in
+ * the ring: see admit_and_take()); flow < RTS_FLOW_MAX and
+ * prio < RTS_FLOW_PRIO_LEVELS (the callers guarantee both). */
+static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
                   rts_rx_result *res)
 {
+    rts_flow_queue *fq = &rx->fq;
     res->flow = (uint8_t)flow;
     res->prio = (uint8_t)prio;
-    const bool low = rts_fq_ring_low(&rx->fq);
-    const int lowest = rts_fq_lowest_prio(&rx->fq);
+    /* rts_fq_ring_low() once `buf` has left the ring: fewer than the
+     * threshold posted without it. */
+    const bool low = fq->n_state[RTS_BUF_RING] <= fq->ring_threshold;
     rts_rx_outcome out = RTS_RX_QUEUED;
-    if (rx->short_circuit && low && lowest >= 0 && (int)prio <= lowest) {
-        out = RTS_RX_SHORT_CIRCUIT; /* (a) */
-    } else if (!rts_flow_admit_isr(&rx->flows, flow, now)) {
+    if (low && rx->short_circuit && (int)prio <= rts_fq_lowest_inline(fq)) {
+        out = RTS_RX_SHORT_CIRCUIT; /* (a); an empty set of queues has lowest -1 */
+    } else if (!rts_flow_admit_inline(&rx->flows, flow, now)) {
         out = RTS_RX_FLOW_LIMIT; /* (b) */
-    } else if (rts_fq_push_isr(&rx->fq, buf, flow, prio, rx->flows.flows[flow].queue_limit) != RTS_OK) {
+    } else if (RX_PUSH(fq, buf, flow, prio, rx->flows.flows[flow].queue_limit, RTS_BUF_RING) != RTS_OK) {
         out = RTS_RX_QUEUE_FULL;
     }
     res->outcome = (uint8_t)out;
     rx->outcomes[out]++;
     if (out != RTS_RX_QUEUED) {
-        (void)rts_fq_repost_isr(&rx->fq, buf);
-        res->repost = (uint16_t)buf;
+        res->repost = (uint16_t)buf; /* back to the ring (rts_fq_repost_isr()): it never left */
     } else {
-        if (rts_pi_on_enqueue_isr(&rx->pi, prio) == RTS_PI_RAISED) {
+        if (prio > rx->pi.current) {
+            /* rts_pi_on_enqueue_isr() inline: inherit the packet's
+             * priority (prio < RTS_FLOW_PRIO_LEVELS). */
+            rx->pi.current = (uint8_t)prio;
+            rx->pi.raises++;
             res->flags |= RTS_ACT_RESCHEDULE;
         }
         /* (c): recycle only a buffer of strictly lower priority than this
          * packet, judged after the push (a flow whose priority was raised
          * has moved to its new level with it). Without the short circuit
          * the lowest level may be the packet's own: its oldest buffer goes,
-         * but never the packet just queued (that would be the short circuit). */
-        const int lowest_now = rts_fq_lowest_prio(&rx->fq);
-        if (low && lowest_now >= 0 &&
-            (lowest_now < (int)prio || (!rx->short_circuit && !recycle_takes(&rx->fq, lowest_now, buf)))) {
-            uint16_t victim;
-            uint8_t vflow;
-            if (rts_fq_recycle_lowest_isr(&rx->fq, &victim, &vflow) == RTS_OK) {
-                res->repost = victim;
-                res->recycled_flow = vflow;
-                rx->recycled++;
+         * but never the packet just queued (that would be the short circuit).
+         * The queues are not empty: the packet was just queued. */
+        if (low) {
+            const int lowest_now = rts_fq_lowest_inline(fq);
+            if (lowest_now < (int)prio || (!rx->short_circuit && !recycle_takes(fq, lowest_now, buf))) {
+                uint16_t victim;
+                uint8_t vflow;
+                if (rts_fq_recycle_lowest_isr(fq, &victim, &vflow) == RTS_OK) {
+                    res->repost = victim;
+                    res->recycled_flow = vflow;
+                    rx->recycled++;
+                }
             }
         }
     }
-    res->task_prio = rts_pi_current(&rx->pi);
+    res->task_prio = rx->pi.current;
 }
 
 rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, size_t len, rts_time_ns now,
@@ -118,10 +158,11 @@ rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, 
     if (!admit_and_take(rx, buf, now, res, &err)) {
         return err;
     }
-    if (rx->port != NULL && rx->port->cache_invalidate != NULL && frame != NULL) {
-        rx->port->cache_invalidate(rx->port->ctx, frame, len < RTS_RX_HDR_BYTES ? len : RTS_RX_HDR_BYTES);
+    const rts_port *port = rx->port;
+    if (port != NULL && port->cache_invalidate != NULL && frame != NULL) {
+        port->cache_invalidate(port->ctx, frame, len < RTS_RX_HDR_BYTES ? len : RTS_RX_HDR_BYTES);
     }
-    const uint8_t flow = rts_classify_isr(&rx->flows, frame, len, NULL);
+    const uint8_t flow = RX_CLASSIFY(&rx->flows, frame, len);
     place(rx, buf, flow, rx->flows.flows[flow].prio, now, res);
     return RTS_OK;
 }
@@ -190,3 +231,7 @@ rts_action rts_rx_poll_end(rts_rx_driver *rx, rts_time_ns now)
 {
     return rts_glim_poll_end(&rx->glim, now);
 }
+
+#else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */
+typedef int rts_rx_driver_compiled_out; /* ISO C: a translation unit declares something */
+#endif

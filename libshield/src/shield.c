@@ -7,9 +7,19 @@
     (RTS_ACT_DISABLE_LINE | RTS_ACT_ENABLE_LINE | RTS_ACT_ARM_TIMER | RTS_ACT_CANCEL_TIMER |      \
      RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ | RTS_ACT_DISABLE_TIMER_IRQ)
 
+/* Protections this build contains (the RTS_CONFIG_* switches of rts_opts.h):
+ * rts_shield_init() refuses the others, and has() is constant false for
+ * them, so their branches cost nothing where they cannot be compiled out. */
+#define SHIELD_BUILT                                                                                  \
+    ((RTS_CONFIG_MITIGATIONS ? (uint32_t)(RTS_SHIELD_BURST | RTS_SHIELD_HYSTERESIS | RTS_SHIELD_BUDGET | \
+                                          RTS_SHIELD_QUEUE)                                           \
+                             : 0u) |                                                                  \
+     (RTS_CONFIG_LIMITERS ? (uint32_t)(RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY | RTS_SHIELD_COUNTDOWN) : 0u) | \
+     (RTS_CONFIG_RX_PATH ? (uint32_t)RTS_SHIELD_RX_PATH : 0u))
+
 static bool has(const rts_shield *sh, uint32_t prot)
 {
-    return (sh->cfg.protections & prot) != 0u;
+    return (sh->cfg.protections & prot & SHIELD_BUILT) != 0u;
 }
 
 static void dec_clear(rts_shield_dec *d)
@@ -28,6 +38,7 @@ static void count_drop(rts_shield *sh, rts_shield_dec *d, rts_shield_drop why)
     sh->drops[why]++;
 }
 
+#if RTS_CONFIG_MITIGATIONS || RTS_CONFIG_LIMITERS || RTS_CONFIG_RX_PATH /* else nothing emits */
 /*
  * Fold one component's action into the decision. `who` is the protection
  * bit, for the per-source line holds: a line goes off when its first holder
@@ -67,16 +78,25 @@ static void emit(rts_shield *sh, rts_shield_dec *d, uint32_t who, unsigned sourc
     op->act.flags = f;
     op->act.timer_at = a.timer_at;
 }
+#endif
 
 void rts_shield_cfg_default(rts_shield_cfg *cfg)
 {
     cfg->protections = 0u;
     cfg->n_sources = 1u;
+#if RTS_CONFIG_MITIGATIONS
     rts_burst_mit_cfg_default(&cfg->burst);
+#else
+    cfg->burst = (rts_burst_mit_cfg){0};
+#endif
     cfg->hyst.block_below_ns = 0;
     cfg->hyst.unblock_above_ns = 0;
     cfg->hyst.sleep_ns = 1000000u;
+#if RTS_CONFIG_MITIGATIONS
     rts_budget_mit_cfg_default(&cfg->budget);
+#else
+    cfg->budget = (rts_budget_mit_cfg){0};
+#endif
     for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++) {
         cfg->strict_t_min[k] = 0u;
         cfg->bursty_burst[k] = 0u;
@@ -105,6 +125,7 @@ static rts_err bad(rts_shield *sh, rts_shield_field f)
     return RTS_EINVAL;
 }
 
+#if RTS_CONFIG_RX_PATH
 static rts_err init_rx(rts_shield *sh, const rts_shield_cfg *c, rts_time_ns now)
 {
     if (c->task_base_prio >= RTS_FLOW_PRIO_LEVELS) return bad(sh, RTS_SHIELD_FIELD_TASK_PRIO);
@@ -120,6 +141,7 @@ static rts_err init_rx(rts_shield *sh, const rts_shield_cfg *c, rts_time_ns now)
     }
     return RTS_OK;
 }
+#endif
 
 rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns now, rts_shield_dec *dec)
 {
@@ -128,6 +150,7 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
     sh->bad_field = RTS_SHIELD_FIELD_NONE;
     const uint32_t p = cfg->protections;
     if ((p & ~(uint32_t)RTS_SHIELD_PROT_ALL) != 0u) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
+    if ((p & ~SHIELD_BUILT) != 0u) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS); /* not in this build */
     if (cfg->n_sources < 1u || cfg->n_sources > RTS_SHIELD_MAX_SOURCES) {
         return bad(sh, RTS_SHIELD_FIELD_SOURCES);
     }
@@ -143,6 +166,7 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
     sh->task_holds = 0u;
     sh->driver_fill = 0u;
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++) sh->drops[r] = 0u;
+#if RTS_CONFIG_MITIGATIONS
     if ((p & RTS_SHIELD_BURST) && rts_burst_mit_init(&sh->burst, &cfg->burst) != RTS_OK) {
         return bad(sh, RTS_SHIELD_FIELD_BURST);
     }
@@ -153,6 +177,8 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
         return bad(sh, RTS_SHIELD_FIELD_BUDGET);
     }
     if (p & RTS_SHIELD_QUEUE) (void)rts_queue_mit_init(&sh->queue);
+#endif
+#if RTS_CONFIG_LIMITERS
     if (p & RTS_SHIELD_STRICT) {
         for (unsigned k = 0; k < cfg->n_sources; k++) {
             if (rts_strict_init(&sh->strict[k], cfg->strict_t_min[k]) != RTS_OK) {
@@ -174,16 +200,20 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
         rts_countdown_init(&sh->countdown, cfg->countdown_tick_ns, cfg->countdown_initial) != RTS_OK) {
         return bad(sh, RTS_SHIELD_FIELD_COUNTDOWN);
     }
+#endif
+#if RTS_CONFIG_RX_PATH
     if (p & RTS_SHIELD_RX_PATH) {
         const rts_err e = init_rx(sh, cfg, now);
         if (e != RTS_OK) return e;
     }
+#endif
     /* detection */
     rts_shield_detect *dt = &sh->detect;
     (void)rts_lateness_mon_init(&dt->lateness);
     dt->on = 0u;
     dt->pad = 0u;
     dt->late_cycles = dt->irq_crossings = dt->fill_overloads = 0u;
+#if RTS_CONFIG_DETECT
     if (cfg->detect_slice_ns > 0u) {
         if (rts_irq_count_init(&dt->irqs, cfg->detect_slice_ns, cfg->detect_irq_threshold, now) != RTS_OK) {
             return bad(sh, RTS_SHIELD_FIELD_DETECT_IRQ);
@@ -196,14 +226,23 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
         }
         dt->on |= 2u;
     }
+#else
+    if (cfg->detect_slice_ns > 0u) return bad(sh, RTS_SHIELD_FIELD_DETECT_IRQ);   /* not in this build */
+    if (cfg->detect_fill_high > 0u) return bad(sh, RTS_SHIELD_FIELD_DETECT_FILL); /* not in this build */
+#endif
+#if RTS_CONFIG_MITIGATIONS
     if ((p & RTS_SHIELD_BUDGET) && sh->budget.suspended) {
         /* Danicki §2.2: no budget before the first report. */
         const rts_action a = {RTS_ACT_DISABLE_LINE | RTS_ACT_SUSPEND_DRIVER, 0u};
         emit(sh, dec, RTS_SHIELD_BUDGET, 0u, RTS_SHIELD_TIMER_MIT, a);
     }
+#endif
+#if RTS_CONFIG_LIMITERS
     if (p & RTS_SHIELD_BURSTY) {
         emit(sh, dec, RTS_SHIELD_BURSTY, 0u, RTS_SHIELD_TIMER_MIT, rts_bursty_start(&sh->bursty, now));
     }
+#endif
+    (void)now;
     return RTS_OK;
 }
 
@@ -211,6 +250,7 @@ rts_err rts_shield_bind(rts_shield *sh, const rts_shield_flow *f, rts_time_ns no
 {
     if (sh == NULL || f == NULL || id == NULL) return RTS_EINVAL;
     if (!has(sh, RTS_SHIELD_RX_PATH)) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
+#if RTS_CONFIG_RX_PATH
     if (f->prio >= RTS_FLOW_PRIO_LEVELS) return bad(sh, RTS_SHIELD_FIELD_FLOW_PRIO);
     if (f->queue_limit > RTS_POOL_MAX_BUFS) return bad(sh, RTS_SHIELD_FIELD_FLOW_QUEUE);
     if (f->capacity > 0u && f->server_period == 0u) return bad(sh, RTS_SHIELD_FIELD_FLOW_SERVER);
@@ -233,13 +273,20 @@ rts_err rts_shield_bind(rts_shield *sh, const rts_shield_flow *f, rts_time_ns no
     }
     *id = fid;
     return RTS_OK;
+#else
+    (void)now;
+    return RTS_EINVAL;
+#endif
 }
 
 bool rts_shield_rx_irq_isr(rts_shield *sh, unsigned source, rts_time_ns now, rts_shield_dec *dec)
 {
     dec_clear(dec);
+#if RTS_CONFIG_DETECT
     rts_shield_detect *dt = &sh->detect;
     if ((dt->on & 1u) && rts_irq_count_on_irq_isr(&dt->irqs, now)) dt->irq_crossings++;
+#endif
+#if RTS_CONFIG_LIMITERS
     if (source >= sh->cfg.n_sources) return true;
     rts_action a;
     uint32_t who;
@@ -260,12 +307,22 @@ bool rts_shield_rx_irq_isr(rts_shield *sh, unsigned source, rts_time_ns now, rts
         count_drop(sh, dec, RTS_SHIELD_DROP_LIMITER);
         return false;
     }
+#else
+    (void)sh;
+    (void)source;
+    (void)now;
+#endif
     return true;
 }
 
 bool rts_shield_rx_packet_isr(rts_shield *sh, rts_time_ns tick_now, rts_shield_dec *dec)
 {
     dec_clear(dec);
+#if !RTS_CONFIG_MITIGATIONS
+    (void)sh;
+    (void)tick_now;
+    return true;
+#else
     if (!has(sh, RTS_SHIELD_BURST)) return true;
     const rts_action a = rts_burst_mit_on_rx_isr(&sh->burst, tick_now);
     emit(sh, dec, RTS_SHIELD_BURST, 0u, RTS_SHIELD_TIMER_MIT, a);
@@ -274,24 +331,35 @@ bool rts_shield_rx_packet_isr(rts_shield *sh, rts_time_ns tick_now, rts_shield_d
         return false;
     }
     return true;
+#endif
 }
 
 static void fill_report(rts_shield *sh, uint32_t fill)
 {
+#if RTS_CONFIG_DETECT
     rts_shield_detect *dt = &sh->detect;
     if ((dt->on & 2u) && rts_fill_wm_update(&dt->fill, fill) == RTS_WM_OVERLOAD) dt->fill_overloads++;
+#else
+    (void)sh;
+    (void)fill;
+#endif
 }
 
 void rts_shield_rx_queue_full_isr(rts_shield *sh, rts_time_ns now, rts_shield_dec *dec)
 {
     dec_clear(dec);
     count_drop(sh, dec, RTS_SHIELD_DROP_QUEUE_FULL);
+#if RTS_CONFIG_MITIGATIONS
     if (has(sh, RTS_SHIELD_QUEUE)) {
         emit(sh, dec, RTS_SHIELD_QUEUE, 0u, RTS_SHIELD_TIMER_MIT,
              rts_queue_mit_on_enqueue_fail_isr(&sh->queue, now));
     }
+#else
+    (void)now;
+#endif
 }
 
+#if RTS_CONFIG_RX_PATH
 static const uint8_t rx_drop_reason[RTS_RX_OUTCOMES] = {
     RTS_SHIELD_DROP_NONE,          /* QUEUED */
     RTS_SHIELD_DROP_SHORT_CIRCUIT, /* SHORT_CIRCUIT */
@@ -314,6 +382,7 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
     rx->pad = 0u;
     if (!has(sh, RTS_SHIELD_RX_PATH)) return RTS_EINVAL;
     if (buf >= sh->rx.fq.nbufs || sh->rx.fq.state[buf] != RTS_BUF_RING) return RTS_EINVAL;
+#if RTS_CONFIG_MITIGATIONS
     if (has(sh, RTS_SHIELD_BURST)) {
         const rts_action a = rts_burst_mit_on_rx_isr(&sh->burst, tick_now);
         emit(sh, dec, RTS_SHIELD_BURST, 0u, RTS_SHIELD_TIMER_MIT, a);
@@ -323,6 +392,9 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
             return RTS_OK;
         }
     }
+#else
+    (void)tick_now;
+#endif
     rts_rx_result r;
     const unsigned before = rts_pi_current(&sh->rx.pi);
     rts_err e = frame != NULL ? rts_rx_eager_isr(&sh->rx, buf, frame, len, now, &r)
@@ -347,22 +419,46 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
     }
     if (r.outcome == RTS_RX_GLOBAL_LIMIT) dec->flags |= RTS_SHIELD_F_STOP;
     if (r.outcome != RTS_RX_QUEUED) count_drop(sh, dec, (rts_shield_drop)rx_drop_reason[r.outcome]);
+#if RTS_CONFIG_MITIGATIONS
     if (r.outcome == RTS_RX_QUEUE_FULL && has(sh, RTS_SHIELD_QUEUE)) {
         emit(sh, dec, RTS_SHIELD_QUEUE, 0u, RTS_SHIELD_TIMER_MIT,
              rts_queue_mit_on_enqueue_fail_isr(&sh->queue, now));
     }
+#endif
     fill_report(sh, rts_fq_count(&sh->rx.fq, RTS_BUF_QUEUED));
     return RTS_OK;
 }
+#else
+rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *frame, size_t len,
+                                unsigned desc_flow, unsigned desc_prio, rts_time_ns now,
+                                rts_time_ns tick_now, rts_shield_rx *rx, rts_shield_dec *dec)
+{
+    (void)sh, (void)buf, (void)frame, (void)len, (void)desc_flow, (void)desc_prio, (void)now, (void)tick_now;
+    dec_clear(dec);
+    rx->outcome = RTS_RX_OUTCOMES;
+    rx->flow = RTS_FLOW_NONE;
+    rx->prio = 0u;
+    rx->recycled_flow = RTS_FLOW_NONE;
+    rx->repost = RTS_BUF_NONE;
+    rx->raised = 0u;
+    rx->pad = 0u;
+    return RTS_EINVAL; /* receive path not in this build */
+}
+#endif
 
 rts_err rts_shield_timer_isr(rts_shield *sh, unsigned timer, rts_time_ns now, rts_shield_dec *dec)
 {
     dec_clear(dec);
     if (timer == RTS_SHIELD_TIMER_MIT) {
+#if RTS_CONFIG_MITIGATIONS
         if (has(sh, RTS_SHIELD_BURST)) {
             emit(sh, dec, RTS_SHIELD_BURST, 0u, RTS_SHIELD_TIMER_MIT,
                  rts_burst_mit_on_timer_isr(&sh->burst, now));
-        } else if (has(sh, RTS_SHIELD_BURSTY)) {
+            return RTS_OK;
+        }
+#endif
+#if RTS_CONFIG_LIMITERS
+        if (has(sh, RTS_SHIELD_BURSTY)) {
             uint32_t reenable = 0u;
             emit(sh, dec, RTS_SHIELD_BURSTY, 0u, RTS_SHIELD_TIMER_MIT,
                  rts_bursty_on_tick_isr(&sh->bursty, now, &reenable));
@@ -373,21 +469,28 @@ rts_err rts_shield_timer_isr(rts_shield *sh, unsigned timer, rts_time_ns now, rt
                 }
             }
         }
+#endif
         return RTS_OK;
     }
     if (timer == RTS_SHIELD_TIMER_POLL) {
+#if RTS_CONFIG_RX_PATH
         if (has(sh, RTS_SHIELD_RX_PATH) && rts_glim_mode_of(&sh->rx.glim) == RTS_GLIM_POLL) {
             dec->flags |= RTS_SHIELD_F_POLL;
         }
+#endif
         return RTS_OK;
     }
     if (timer >= RTS_SHIELD_TIMER_STRICT0 && timer < RTS_SHIELD_TIMERS) {
+#if RTS_CONFIG_LIMITERS
         const unsigned k = timer - RTS_SHIELD_TIMER_STRICT0;
         if (has(sh, RTS_SHIELD_STRICT) && k < sh->cfg.n_sources) {
             emit(sh, dec, RTS_SHIELD_STRICT, k, timer, rts_strict_on_timer_isr(&sh->strict[k], now));
         }
+#endif
         return RTS_OK;
     }
+    (void)sh;
+    (void)now;
     return RTS_EINVAL;
 }
 
@@ -396,6 +499,7 @@ bool rts_shield_task_poll(rts_shield *sh, rts_time_ns now, rts_time_ns *sleep_ns
     dec_clear(dec);
     *sleep_ns = 0u;
     bool run = true;
+#if RTS_CONFIG_MITIGATIONS
     if (has(sh, RTS_SHIELD_HYSTERESIS)) {
         const rts_driver_poll p = rts_hyst_mit_driver_poll(&sh->hyst, now);
         emit(sh, dec, RTS_SHIELD_HYSTERESIS, 0u, RTS_SHIELD_TIMER_MIT, p.act);
@@ -412,6 +516,10 @@ bool rts_shield_task_poll(rts_shield *sh, rts_time_ns now, rts_time_ns *sleep_ns
             *sleep_ns = p.sleep_ns;
         }
     }
+#else
+    (void)sh;
+    (void)now;
+#endif
     return run;
 }
 
@@ -419,6 +527,7 @@ rts_err rts_shield_task_next(rts_shield *sh, rts_rx_job *job, rts_shield_dec *de
 {
     dec_clear(dec);
     if (!has(sh, RTS_SHIELD_RX_PATH)) return RTS_EINVAL;
+#if RTS_CONFIG_RX_PATH
     rts_pi_change c;
     const rts_err e = rts_rx_task_next(&sh->rx, job, &c);
     if (c != RTS_PI_UNCHANGED) {
@@ -426,6 +535,10 @@ rts_err rts_shield_task_next(rts_shield *sh, rts_rx_job *job, rts_shield_dec *de
         dec->task_prio = (uint8_t)rts_pi_current(&sh->rx.pi);
     }
     return e;
+#else
+    (void)job;
+    return RTS_EINVAL;
+#endif
 }
 
 rts_err rts_shield_task_done(rts_shield *sh, const rts_rx_job *job, rts_time_ns now,
@@ -434,6 +547,7 @@ rts_err rts_shield_task_done(rts_shield *sh, const rts_rx_job *job, rts_time_ns 
 {
     dec_clear(dec);
     if (refill != NULL) *refill = RTS_BUF_NONE;
+#if RTS_CONFIG_RX_PATH
     if (has(sh, RTS_SHIELD_RX_PATH)) {
         if (job == NULL) return RTS_EINVAL;
         if (rts_rx_buf_free(&sh->rx, job->buf) != RTS_OK) return RTS_EINVAL;
@@ -446,8 +560,12 @@ rts_err rts_shield_task_done(rts_shield *sh, const rts_rx_job *job, rts_time_ns 
         if (refill != NULL && rts_rx_task_refill(&sh->rx, &b) == RTS_OK) *refill = b;
         fill = rts_fq_count(&sh->rx.fq, RTS_BUF_QUEUED);
     }
+#else
+    (void)job;
+#endif
     sh->driver_fill = fill;
     fill_report(sh, fill);
+#if RTS_CONFIG_MITIGATIONS
     if (has(sh, RTS_SHIELD_BUDGET)) {
         emit(sh, dec, RTS_SHIELD_BUDGET, 0u, RTS_SHIELD_TIMER_MIT,
              rts_budget_mit_on_packet_done(&sh->budget, now, work_ns, fill));
@@ -456,20 +574,35 @@ rts_err rts_shield_task_done(rts_shield *sh, const rts_rx_job *job, rts_time_ns 
         emit(sh, dec, RTS_SHIELD_QUEUE, 0u, RTS_SHIELD_TIMER_MIT,
              rts_queue_mit_on_packet_done(&sh->queue, now, work_ns, fill));
     }
+#else
+    (void)now;
+    (void)work_ns;
+#endif
     return RTS_OK;
 }
 
 uint32_t rts_shield_poll_begin(rts_shield *sh, rts_time_ns now)
 {
+#if RTS_CONFIG_RX_PATH
     if (!has(sh, RTS_SHIELD_RX_PATH)) return 0u;
     return rts_rx_poll_begin(&sh->rx, now);
+#else
+    (void)sh;
+    (void)now;
+    return 0u;
+#endif
 }
 
 void rts_shield_poll_end(rts_shield *sh, rts_time_ns now, rts_shield_dec *dec)
 {
     dec_clear(dec);
+#if RTS_CONFIG_RX_PATH
     if (!has(sh, RTS_SHIELD_RX_PATH)) return;
     emit(sh, dec, RTS_SHIELD_RX_PATH, 0u, RTS_SHIELD_TIMER_POLL, rts_rx_poll_end(&sh->rx, now));
+#else
+    (void)sh;
+    (void)now;
+#endif
 }
 
 rts_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_time_ns target,
@@ -478,6 +611,7 @@ rts_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_tim
     dec_clear(dec);
     const rts_cycle_result r = rts_lateness_mon_cycle(&sh->detect.lateness, start, target, now);
     if (r.miss) sh->detect.late_cycles++;
+#if RTS_CONFIG_MITIGATIONS
     if (has(sh, RTS_SHIELD_HYSTERESIS)) {
         emit(sh, dec, RTS_SHIELD_HYSTERESIS, 0u, RTS_SHIELD_TIMER_MIT,
              rts_hyst_mit_on_cycle_end(&sh->hyst, now, r.earliness_ns));
@@ -486,6 +620,7 @@ rts_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_tim
         emit(sh, dec, RTS_SHIELD_BUDGET, 0u, RTS_SHIELD_TIMER_MIT,
              rts_budget_mit_on_cycle_end(&sh->budget, now, r.earliness_ns));
     }
+#endif
     return r;
 }
 
@@ -498,6 +633,7 @@ void rts_shield_filter_arrival_isr(rts_shield *sh, rts_time_ns now, rts_time_ns 
         dec->flags |= RTS_SHIELD_F_DELIVER;
         return;
     }
+#if RTS_CONFIG_LIMITERS
     const rts_action a = rts_countdown_on_arrival_isr(&sh->countdown, now);
     if (a.flags & RTS_ACT_ARM_TIMER) *zero_at = a.timer_at;
     if (a.flags & RTS_ACT_DROP) {
@@ -510,12 +646,20 @@ void rts_shield_filter_arrival_isr(rts_shield *sh, rts_time_ns now, rts_time_ns 
         return;
     }
     dec->flags |= RTS_SHIELD_F_LATCHED;
+#else
+    (void)now;
+#endif
 }
 
 bool rts_shield_filter_zero_isr(rts_shield *sh, rts_time_ns now)
 {
     if (!has(sh, RTS_SHIELD_COUNTDOWN)) return false;
+#if RTS_CONFIG_LIMITERS
     return (rts_countdown_on_zero_isr(&sh->countdown, now).flags & RTS_ACT_DELIVER) != 0u;
+#else
+    (void)now;
+    return false;
+#endif
 }
 
 uint32_t rts_shield_hooks(const rts_shield *sh)
@@ -540,12 +684,20 @@ void rts_shield_fill_isr(rts_shield *sh, uint32_t fill)
 
 uint32_t rts_shield_waiting(const rts_shield *sh)
 {
+#if RTS_CONFIG_RX_PATH
     return has(sh, RTS_SHIELD_RX_PATH) ? rts_fq_count(&sh->rx.fq, RTS_BUF_QUEUED) : 0u;
+#else
+    (void)sh;
+    return 0u;
+#endif
 }
 
 unsigned rts_shield_task_prio(const rts_shield *sh)
 {
-    return has(sh, RTS_SHIELD_RX_PATH) ? rts_pi_current(&sh->rx.pi) : sh->cfg.task_base_prio;
+#if RTS_CONFIG_RX_PATH
+    if (has(sh, RTS_SHIELD_RX_PATH)) return rts_pi_current(&sh->rx.pi);
+#endif
+    return sh->cfg.task_base_prio;
 }
 
 uint32_t rts_shield_apply(const rts_port *port, rts_irq_gate *gate, const rts_shield_map *map,

@@ -2,6 +2,9 @@
 #include "rtshield/rts_strict.h"
 
 #include "rts_time.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_LIMITERS
 
 rts_err rts_strict_init(rts_strict *s, rts_time_ns t_min_ns)
 {
@@ -61,3 +64,7 @@ rts_action rts_strict_on_timer_isr(rts_strict *s, rts_time_ns now)
     a.flags = RTS_ACT_ENABLE_LINE;
     return a;
 }
+
+#else /* RTS_CONFIG_LIMITERS == 0: compiled out (rts_opts.h) */
+typedef int rts_strict_compiled_out; /* ISO C: a translation unit declares something */
+#endif

@@ -19,12 +19,16 @@ static void setup(void)
 }
 
 /* Classify a copy placed flush against the end of a heap block, so that an
- * over-read is an ASan error. */
+ * over-read is an ASan error. Both paths of rts_classify_isr() run on
+ * every frame: with header facts (the full parse) and without (the receive
+ * path's lean parse); they must give the same flow. */
 static uint8_t classify_exact(const uint8_t *frame, size_t len, rts_cls_info *info)
 {
     uint8_t *copy = malloc(len ? len : 1);
     memcpy(copy, frame, len);
-    uint8_t id = rts_classify_isr(&tbl, copy, len, info);
+    rts_cls_info local;
+    uint8_t id = rts_classify_isr(&tbl, copy, len, info != NULL ? info : &local);
+    CHECK_EQ(rts_classify_isr(&tbl, copy, len, NULL), id);
     free(copy);
     return id;
 }
@@ -238,6 +242,47 @@ static void test_every_truncation(void)
     }
 }
 
+/* The lean parse (info NULL) against the full one on mutated frames: every
+ * header byte of valid frames of each kind set to boundary and random
+ * values, at every length up to the frame's. */
+static void test_fast_path_matches_parse(void)
+{
+    setup();
+    uint8_t base[8][128];
+    size_t blen[8];
+    rts_frame_spec specs[6] = {
+        {.ip_proto = 17, .src = 0xC0A80001u, .dport = 502, .payload = 4},
+        {.ip_proto = 6, .src = 7, .dport = 502, .vlan = 1},
+        {.ip_proto = 1, .payload = 8},
+        {.ip_proto = 17, .dport = 502, .frag = 0x2000},
+        {.ip_proto = 17, .dport = 502, .ihl = 6},
+        {.ip_proto = 47, .payload = 8},
+    };
+    for (int k = 0; k < 6; k++) blen[k] = rts_fr_ipv4(base[k], &specs[k]);
+    blen[6] = rts_fr_arp(base[6], 0);
+    blen[7] = rts_fr_arp(base[7], 1);
+    static const uint8_t values[] = {0x00, 0x01, 0x04, 0x05, 0x06, 0x08, 0x11, 0x20, 0x3F,
+                                     0x40, 0x44, 0x45, 0x46, 0x4F, 0x50, 0x81, 0x86, 0xDD, 0xFF};
+    uint32_t rng = 12345u;
+    unsigned compared = 0u;
+    for (int k = 0; k < 8; k++) {
+        for (size_t off = 12; off < 18 + 24 + 4 && off < blen[k]; off++) {
+            for (size_t v = 0; v < sizeof values + 4u; v++) {
+                uint8_t fr[128];
+                memcpy(fr, base[k], blen[k]);
+                rng = rng * 1103515245u + 12345u;
+                fr[off] = v < sizeof values ? values[v] : (uint8_t)(rng >> 16);
+                for (size_t n = 0; n <= blen[k]; n += 1u + (n > 40u ? 3u : 0u)) {
+                    ROW("mutated frame");
+                    (void)classify_exact(fr, n, NULL); /* checks both paths agree */
+                    compared++;
+                }
+            }
+        }
+    }
+    CHECK(compared > 10000u);
+}
+
 int main(void)
 {
     RTS_RUN(test_protocols);
@@ -245,5 +290,6 @@ int main(void)
     RTS_RUN(test_inconsistent_headers);
     RTS_RUN(test_length_fields);
     RTS_RUN(test_every_truncation);
+    RTS_RUN(test_fast_path_matches_parse);
     return rts_test_end();
 }

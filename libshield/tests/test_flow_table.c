@@ -72,6 +72,178 @@ static void test_lookup_precedence(void)
     CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000005u), exact);
 }
 
+/* The linear scan the O(1) index replaced: the reference for the lookup. */
+static uint8_t ref_lookup(const rts_flow_table *t, unsigned proto, unsigned port, uint32_t src)
+{
+    uint8_t wildcard = RTS_FLOW_DEFAULT;
+    for (unsigned i = RTS_FLOW_FIRST_USER; i < RTS_FLOW_MAX; i++) {
+        const rts_flow *f = &t->flows[i];
+        if (!f->in_use || f->proto != proto || f->local_port != port) continue;
+        if (f->src_addr == src && src != 0u) return (uint8_t)i;
+        if (f->src_addr == 0u && wildcard == RTS_FLOW_DEFAULT) wildcard = (uint8_t)i;
+    }
+    return wildcard;
+}
+
+static void test_source_specific_and_any(void)
+{
+    rts_flow_table t;
+    rts_flow_table_init(&t, 0);
+    uint8_t s1, s2, s3, any;
+    ROW("several sources on one port, then the any-source flow");
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000001u, &s1), RTS_OK);
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000002u, &s2), RTS_OK);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0u, &any), RTS_OK);
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000003u, &s3), RTS_OK);
+    CHECK_EQ(t.n_specific, 3);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), s3);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000004u), any);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), any);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 502, 0x0A000001u), RTS_FLOW_DEFAULT);
+    ROW("a source moved by setopt onto another flow's: the lower id wins, the other takes over");
+    CHECK_EQ(rts_flow_setopt(&t, s3, RTS_FLOWOPT_SOURCE_ADDR, 0x0A000001u, 0), RTS_OK);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1 < s3 ? s1 : s3);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), any);
+    CHECK_EQ(rts_flow_unbind(&t, s1), RTS_OK);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s3);
+    ROW("a source cleared by setopt: the flow becomes an any-source flow after the first");
+    CHECK_EQ(rts_flow_setopt(&t, s2, RTS_FLOWOPT_SOURCE_ADDR, 0u, 0), RTS_OK);
+    CHECK_EQ(t.n_specific, 1);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2 < any ? s2 : any);
+    CHECK_EQ(rts_flow_unbind(&t, any), RTS_OK);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000007u), s2);
+    ROW("out-of-range arguments find nothing");
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP + 256u, 502, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502u + 65536u, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_lookup_isr(&t, 0u, 0u, 0u), RTS_FLOW_DEFAULT);
+}
+
+static void test_unbind_rebind(void)
+{
+    rts_flow_table t;
+    rts_flow_table_init(&t, 0);
+    uint8_t a, b, c;
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 80, 0, &a), RTS_OK);
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 81, 0, &b), RTS_OK);
+    for (int round = 0; round < 50; round++) {
+        ROW("unbind: the port goes to the default flow, the others stay");
+        CHECK_EQ(rts_flow_unbind(&t, a), RTS_OK);
+        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), RTS_FLOW_DEFAULT);
+        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
+        ROW("rebind: the same slot, found again");
+        CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 80, 0, &c), RTS_OK);
+        CHECK_EQ(c, a);
+        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), a);
+        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
+    }
+}
+
+static void test_table_full(void)
+{
+    rts_flow_table t;
+    rts_flow_table_init(&t, 0);
+    uint8_t ids[RTS_FLOW_MAX];
+    const unsigned n = RTS_FLOW_MAX - RTS_FLOW_FIRST_USER;
+    for (unsigned i = 0; i < n; i++) {
+        ROW("filling the table");
+        const unsigned proto = i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP;
+        const uint32_t src = i % 3 ? 0u : 0x0A000000u + i;
+        CHECK_EQ(rts_flow_bind(&t, proto, 1000u + i, src, &ids[i]), RTS_OK);
+    }
+    uint8_t extra;
+    ROW("full");
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_EFULL);
+    CHECK(t.probe_max < RTS_FLOW_INDEX_SLOTS);
+    for (unsigned i = 0; i < n; i++) {
+        ROW("every flow of a full table is found");
+        const unsigned proto = i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP;
+        const uint32_t src = i % 3 ? 0x0B000001u : 0x0A000000u + i;
+        CHECK_EQ(rts_flow_lookup_isr(&t, proto, 1000u + i, src), ids[i]);
+        CHECK_EQ(rts_flow_lookup_isr(&t, proto, 2000u + i, src), RTS_FLOW_DEFAULT);
+    }
+    ROW("a freed slot is bound again and found");
+    CHECK_EQ(rts_flow_unbind(&t, ids[3]), RTS_OK);
+    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_OK);
+    CHECK_EQ(extra, ids[3]);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 9, 5u), extra);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 1003, 5u), RTS_FLOW_DEFAULT);
+}
+
+/* Keys whose (key ^ source) is equal hash to the same slot under every
+ * multiplier: the index must probe past all of them, and a lookup of an
+ * unbound key with that hash must stop after probe_max + 1 slots. */
+static void test_forced_collisions(void)
+{
+    rts_flow_table t;
+    rts_flow_table_init(&t, 0);
+    uint8_t ids[RTS_FLOW_MAX];
+    const unsigned n = RTS_FLOW_MAX - RTS_FLOW_FIRST_USER;
+    for (unsigned i = 0; i < n; i++) {
+        ROW("colliding binds");
+        CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u, &ids[i]), RTS_OK);
+    }
+    CHECK_EQ(t.probe_max, n - 1u);
+    for (unsigned i = 0; i < n; i++) {
+        ROW("each colliding flow is found");
+        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u), ids[i]);
+    }
+    ROW("an unbound key of the same hash: default");
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 0x100u ^ 0x40u, 0x40u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 0x100u, 0u), RTS_FLOW_DEFAULT);
+    ROW("after unbinding most of them the probes shrink");
+    for (unsigned i = 1; i < n; i++) CHECK_EQ(rts_flow_unbind(&t, ids[i]), RTS_OK);
+    CHECK_EQ(t.probe_max, 0);
+    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 0x180u, 0x80u), ids[0]);
+}
+
+/* Random bind / unbind / source changes over a few ports and sources, so
+ * that keys collide and repeat; after every step each possible lookup
+ * agrees with the linear scan. */
+static void test_lookup_matches_scan(void)
+{
+    rts_flow_table t;
+    rts_flow_table_init(&t, 0);
+    uint32_t rng = 99u;
+    unsigned disagreements = 0u, steps = 0u;
+    for (int step = 0; step < 3000; step++) {
+        rng = rng * 1664525u + 1013904223u;
+        const unsigned r = rng >> 8;
+        const unsigned proto = (r & 1u) ? RTS_PROTO_TCP : RTS_PROTO_UDP;
+        const unsigned port = 1u + ((r >> 1) % 5u);
+        const uint32_t src = (r >> 4) % 4u; /* 0 = any */
+        uint8_t id;
+        switch ((r >> 8) % 4u) {
+        case 0:
+        case 1:
+            (void)rts_flow_bind(&t, proto, port, src, &id);
+            break;
+        case 2:
+            (void)rts_flow_unbind(&t, RTS_FLOW_FIRST_USER + (r >> 12) % (RTS_FLOW_MAX - RTS_FLOW_FIRST_USER));
+            break;
+        default:
+            (void)rts_flow_setopt(&t, RTS_FLOW_FIRST_USER + (r >> 12) % (RTS_FLOW_MAX - RTS_FLOW_FIRST_USER),
+                                  RTS_FLOWOPT_SOURCE_ADDR, src, 0);
+            break;
+        }
+        for (unsigned p = 0; p < 2; p++) {
+            for (unsigned q = 1; q <= 5u; q++) {
+                for (uint32_t a = 0; a < 5u; a++) {
+                    const unsigned pr = p ? RTS_PROTO_TCP : RTS_PROTO_UDP;
+                    if (rts_flow_lookup_isr(&t, pr, q, a) != ref_lookup(&t, pr, q, a)) disagreements++;
+                    steps++;
+                }
+            }
+        }
+    }
+    ROW("random table histories");
+    CHECK_EQ(disagreements, 0);
+    CHECK(steps == 3000u * 50u);
+}
+
 typedef struct {
     const char *name;
     rts_time_ns t;
@@ -129,6 +301,11 @@ int main(void)
     RTS_RUN(test_special_flows);
     RTS_RUN(test_bind_errors);
     RTS_RUN(test_lookup_precedence);
+    RTS_RUN(test_source_specific_and_any);
+    RTS_RUN(test_unbind_rebind);
+    RTS_RUN(test_table_full);
+    RTS_RUN(test_forced_collisions);
+    RTS_RUN(test_lookup_matches_scan);
     RTS_RUN(test_server_exhaustion_and_replenishment);
     return rts_test_end();
 }

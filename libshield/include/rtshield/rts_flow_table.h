@@ -71,15 +71,32 @@ typedef struct rts_flow {
     uint32_t limited_drops;  /**< packets the server rejected (path (b)) */
 } rts_flow;
 
-/** The flow table. Zero-initialised storage is not valid: call rts_flow_table_init(). */
+/** One slot of the lookup index: `key` is (proto << 16 | port) | flow id << 24,
+ *  0 when the slot is empty; `src` the source address the flow matches (0 = any). */
+typedef struct rts_flow_slot {
+    uint32_t key;
+    uint32_t src;
+} rts_flow_slot;
+
+/** The flow table. Zero-initialised storage is not valid: call rts_flow_table_init().
+ *  Change it only through the functions below: the lookup index is rebuilt
+ *  from `flows` at every bind, unbind and source change. */
 typedef struct rts_flow_table {
     rts_flow flows[RTS_FLOW_MAX];
+    rts_flow_slot index[RTS_FLOW_INDEX_SLOTS]; /**< open addressing, linear probing; for
+                                                    equal keys the lowest flow id is kept */
+    uint32_t mult;      /**< hash multiplier chosen at the last rebuild (the one of
+                             RTS_FLOW_HASH_MULTS giving the shortest probes) */
+    uint8_t probe_max;  /**< a lookup reads at most probe_max + 1 slots per key */
+    uint8_t n_specific; /**< bound user flows that match one source address */
+    uint8_t pad[2];
 } rts_flow_table;
 
 /** Initialise: the four special flows with the RTS_FLOW_ARP_* / RTS_FLOW_ICMP_*
  *  defaults of rts_opts.h, background and default flows at priority 0 and
  *  unlimited, no user flow. `now` starts the special flows' servers.
- *  Context: task (before the RX interrupt is enabled). Cost: O(RTS_FLOW_MAX). */
+ *  Context: task (before the RX interrupt is enabled). Cost: O(RTS_FLOW_MAX +
+ *  RTS_FLOW_INDEX_SLOTS). */
 void rts_flow_table_init(rts_flow_table *t, rts_time_ns now);
 
 /**
@@ -87,7 +104,9 @@ void rts_flow_table_init(rts_flow_table *t, rts_time_ns now);
  * priority 0, no server and the queue limit RTS_POOL_MAX_BUFS until
  * rts_flow_setopt() sets them.
  * Context: task, with the RX interrupt masked or inside the stack's socket
- * critical section. Cost: O(RTS_FLOW_MAX).
+ * critical section. Cost: O(RTS_FLOW_MAX), plus the index rebuild: at most
+ * 8 hash multipliers tried, each placing the bound flows (O(RTS_FLOW_MAX ·
+ * RTS_FLOW_INDEX_SLOTS) in the worst case, a few hundred steps in practice).
  * @param proto RTS_PROTO_TCP or RTS_PROTO_UDP
  * @param local_port destination port, 1..65535
  * @param src_addr IPv4 source (host byte order) to match, 0 for any
@@ -103,8 +122,9 @@ rts_err rts_flow_bind(rts_flow_table *t, unsigned proto, unsigned local_port, ui
 /**
  * Set one scheduling property of a flow (mirrors setsockopt(); special flows
  * too). Changing PERIOD_NS, CAPACITY or SERVER_PERIOD_NS restarts the
- * flow's server full at `now`.
- * Context: task (same critical section as rts_flow_bind()). Cost: O(1).
+ * flow's server full at `now`. SOURCE_ADDR rebuilds the lookup index.
+ * Context: task (same critical section as rts_flow_bind()). Cost: O(1);
+ * SOURCE_ADDR as rts_flow_bind().
  * @retval RTS_OK set
  * @retval RTS_ENOENT no such flow
  * @retval RTS_EINVAL unknown option or value out of its range
@@ -113,8 +133,9 @@ rts_err rts_flow_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint64_t v
 
 /**
  * Remove a user flow (mirrors close()). Packets of the flow already queued
- * stay queued and are processed; new ones go to the default flow.
- * Context: task. Cost: O(1).
+ * stay queued and are processed; new ones go to the default flow (or to
+ * the any-source flow of the same port, when one is bound).
+ * Context: task. Cost: the index rebuild, as rts_flow_bind().
  * @retval RTS_OK removed
  * @retval RTS_ENOENT not a bound user flow (special flows cannot be removed)
  */
@@ -122,8 +143,12 @@ rts_err rts_flow_unbind(rts_flow_table *t, unsigned id);
 
 /**
  * Find the flow of a transport packet: an exact (proto, port, source) match
- * wins over a (proto, port, any source) match.
- * Context: ISR or task. Cost: one pass over RTS_FLOW_MAX entries, no other loop.
+ * wins over a (proto, port, any source) match; among flows bound to the
+ * same key (a source changed by setopt onto another flow's), the lowest id.
+ * Context: ISR or task. Cost: O(1) and bounded: one hash and at most
+ * probe_max + 1 slot reads for the any-source key, and as many again for
+ * the exact key only when some flow matches a source (n_specific != 0) and
+ * the packet has a source address; no pass over the flows.
  * @return the flow id, or RTS_FLOW_DEFAULT when nothing is bound there.
  */
 uint8_t rts_flow_lookup_isr(const rts_flow_table *t, unsigned proto, unsigned local_port,

@@ -26,6 +26,56 @@
 #define RTS_CONFIG_ASSERT 0
 #endif
 
+/* ------------------------------------------------------ what is built in */
+
+/* Components a driver may leave out of the build (Zephyr-style: the API
+ * stays declared, the component's source files compile to nothing, and
+ * rts_shield refuses a protection that is not built with RTS_EINVAL and
+ * bad_field RTS_SHIELD_FIELD_PROTECTIONS, or the detection's slice and
+ * watermarks with RTS_SHIELD_FIELD_DETECT_IRQ / _FILL). A function of a
+ * component left out is not defined: calling it is a link error, which
+ * names what to switch back on. Each switch is 0 or 1, default 1 (all
+ * built). Code size per component and per configuration: docs/codesize.md.
+ * RAM is unchanged: the state structs keep their layout. */
+
+/** Danicki et al. §2.2 mitigations: Burst, Hysteresis, Budget and Queue
+ *  Mitigation (burst_mit.c, hyst_mit.c, budget_mit.c, queue_mit.c) and
+ *  rts_shield's RTS_SHIELD_BURST / _HYSTERESIS / _BUDGET / _QUEUE. */
+#ifndef RTS_CONFIG_MITIGATIONS
+#define RTS_CONFIG_MITIGATIONS 1
+#endif
+
+/** Regehr & Duongsaa interrupt limiters: strict, bursty and the countdown
+ *  filter (strict.c, bursty.c, countdown.c) and rts_shield's
+ *  RTS_SHIELD_STRICT / _BURSTY / _COUNTDOWN. */
+#ifndef RTS_CONFIG_LIMITERS
+#define RTS_CONFIG_LIMITERS 1
+#endif
+
+/** Behnke et al. §5 receive path: classifier, flow table, flow queues,
+ *  deferrable servers, priority inheritance, global limit and the eager /
+ *  deferred driver (classifier.c, flow_table.c, flow_queue.c, dserver.c,
+ *  prio_inherit.c, global_limit.c, rx_driver.c) and rts_shield's
+ *  RTS_SHIELD_RX_PATH. */
+#ifndef RTS_CONFIG_RX_PATH
+#define RTS_CONFIG_RX_PATH 1
+#endif
+
+/** Behnke et al. §7 multiqueue NIC moderation and its parameter checks
+ *  (nic_moderation.c, nic_params.c). Not used by rts_shield. */
+#ifndef RTS_CONFIG_NIC
+#define RTS_CONFIG_NIC 1
+#endif
+
+/** Danicki et al. §2.1 detection: interrupts per slice and queue-fill
+ *  watermarks (rts_irq_count_*, rts_fill_wm_* in detect.c; rts_shield's
+ *  detect_slice_ns and detect_fill_high). The lateness monitor
+ *  (rts_lateness_mon_*, rts_cycle_eval) is always built: rts_shield's
+ *  cycle end, Hysteresis and Budget Mitigation need it. */
+#ifndef RTS_CONFIG_DETECT
+#define RTS_CONFIG_DETECT 1
+#endif
+
 /* --------------------------------------------------------------- irq gate */
 
 /** Interrupt lines one rts_irq_gate tracks. Range 1..32 (one bit per line in
@@ -91,6 +141,25 @@
  *  deferrable server, and its queue head). */
 #ifndef RTS_FLOW_MAX
 #define RTS_FLOW_MAX 16
+#endif
+
+/** Slots of the flow table's lookup index: an open-addressed hash of the
+ *  bound (protocol, port, source) keys, rebuilt at bind, unbind and
+ *  source change, so the ISR's lookup reads one slot in the common case
+ *  instead of scanning every flow. 16, 32, 64, 128 or 256, and at least
+ *  RTS_FLOW_MAX (the fewer keys per slot, the shorter the probes).
+ *  Default: the power of two from 2 x RTS_FLOW_MAX (32 for 16 flows).
+ *  RAM: 8 bytes per slot. */
+#ifndef RTS_FLOW_INDEX_SLOTS
+#if RTS_FLOW_MAX <= 8
+#define RTS_FLOW_INDEX_SLOTS 16
+#elif RTS_FLOW_MAX <= 16
+#define RTS_FLOW_INDEX_SLOTS 32
+#elif RTS_FLOW_MAX <= 32
+#define RTS_FLOW_INDEX_SLOTS 64
+#else
+#define RTS_FLOW_INDEX_SLOTS 128
+#endif
 #endif
 
 /** Distinct flow priorities. Range 1..32: the non-empty lookup is one
@@ -161,8 +230,30 @@
 #define RTS_RX_RECYCLE_THRESHOLD_256 128
 #endif
 
+/** 1: the receive path's ISR (rts_rx_eager_isr()) has the classifier's
+ *  flow-only parse, the flow lookup and the queueing inlined into it, and
+ *  rts_classify_isr() without header facts uses that lean parse: the
+ *  fewest instructions per frame (docs/rx-isr-cost.md), about 1.3 KB more
+ *  code on a Cortex-M3. 0: one parse, called (the smaller build). Both give
+ *  the same results. Default: 0 when the compiler optimises for size (GCC
+ *  and Clang define __OPTIMIZE_SIZE__ under -Os), else 1. */
+#ifndef RTS_CONFIG_RX_INLINE
+#if defined(__OPTIMIZE_SIZE__)
+#define RTS_CONFIG_RX_INLINE 0
+#else
+#define RTS_CONFIG_RX_INLINE 1
+#endif
+#endif
+
 /* ----------------------------------------------------------------- checks */
 
+#if (RTS_CONFIG_MITIGATIONS != 0 && RTS_CONFIG_MITIGATIONS != 1) || \
+    (RTS_CONFIG_LIMITERS != 0 && RTS_CONFIG_LIMITERS != 1) || \
+    (RTS_CONFIG_RX_PATH != 0 && RTS_CONFIG_RX_PATH != 1) || (RTS_CONFIG_NIC != 0 && RTS_CONFIG_NIC != 1) || \
+    (RTS_CONFIG_DETECT != 0 && RTS_CONFIG_DETECT != 1) || \
+    (RTS_CONFIG_RX_INLINE != 0 && RTS_CONFIG_RX_INLINE != 1)
+#error "RTS_CONFIG_MITIGATIONS, _LIMITERS, _RX_PATH, _NIC, _DETECT and _RX_INLINE must each be 0 or 1"
+#endif
 #if RTS_IRQ_GATE_MAX_LINES < 1 || RTS_IRQ_GATE_MAX_LINES > 32
 #error "RTS_IRQ_GATE_MAX_LINES must be in 1..32 (one bit per line in a uint32_t)"
 #endif
@@ -189,6 +280,10 @@
 #endif
 #if RTS_FLOW_MAX < 4 || RTS_FLOW_MAX > 64
 #error "RTS_FLOW_MAX must be in 4..64 (ARP, ICMP, background and default flows are always present)"
+#endif
+#if (RTS_FLOW_INDEX_SLOTS != 16 && RTS_FLOW_INDEX_SLOTS != 32 && RTS_FLOW_INDEX_SLOTS != 64 && \
+     RTS_FLOW_INDEX_SLOTS != 128 && RTS_FLOW_INDEX_SLOTS != 256) || RTS_FLOW_INDEX_SLOTS < RTS_FLOW_MAX
+#error "RTS_FLOW_INDEX_SLOTS must be 16, 32, 64, 128 or 256 and at least RTS_FLOW_MAX"
 #endif
 #if RTS_FLOW_PRIO_LEVELS < 1 || RTS_FLOW_PRIO_LEVELS > 32
 #error "RTS_FLOW_PRIO_LEVELS must be in 1..32 (the non-empty bitmap is one uint32_t)"

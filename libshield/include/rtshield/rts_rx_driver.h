@@ -108,8 +108,8 @@ rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, uns
  * Eager half for one filled descriptor holding buffer `buf` with the frame
  * `frame[0..len)`.
  * Context: ISR (or the polling task). Cost: bounded: one header cache hook,
- * the classifier (one pass over RTS_FLOW_MAX flows), O(1) queue and
- * inheritance work; no other loop.
+ * the classifier with its O(1) flow lookup (one hash, a slot or two),
+ * O(1) queue and inheritance work; no loop over the flows.
  * @param[out] res what happened and what the port must do
  * @retval RTS_OK see res->outcome
  * @retval RTS_EINVAL buf is not a ring buffer (nothing changed)

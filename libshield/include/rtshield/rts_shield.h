@@ -309,8 +309,8 @@ void rts_shield_rx_queue_full_isr(rts_shield *sh, rts_time_ns now, rts_shield_de
  * the flow queue is full; the fill watermarks.
  * With `frame` NULL the descriptor's `desc_flow` and `desc_prio` are used
  * instead of classifying (the unified NIC of Behnke §9).
- * Context: RX ISR or polling task. Cost: one classification (one pass over
- * RTS_FLOW_MAX flows) plus O(1).
+ * Context: RX ISR or polling task. Cost: one classification (an O(1) flow
+ * lookup: one hash, a slot or two) plus O(1).
  * @param[out] rx what the eager driver did (repost and recycled buffers); a
  *         frame Burst Mitigation dropped (outcome RTS_RX_OUTCOMES) was not
  *         harvested: its buffer, still a ring buffer, is in `repost`

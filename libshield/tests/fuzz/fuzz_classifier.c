@@ -32,6 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if ((info.kind == RTS_CLS_TCP || info.kind == RTS_CLS_UDP) && (size_t)info.l4_off + 4u > size) abort();
     if (info.kind == RTS_CLS_FRAGMENT && flow != RTS_FLOW_BACKGROUND) abort();
     if (info.l3_off > size) abort();
+    /* The receive path's lean parse (no header facts) on the same exact-size
+     * block: the same flow, and no over-read of its own. */
+    if (rts_classify_isr(&table, frame, size, NULL) != flow) abort();
     /* The parse must not depend on bytes past len: same answer from a
      * longer buffer holding extra junk. */
     uint8_t *longer = malloc(size + 64u);

@@ -1,0 +1,108 @@
+/* Private to libshield (not for applications): header constants of the
+ * classifier and its flow-only fast path, inline so that the receive
+ * path's ISR (rx_driver.c) classifies without a call. */
+#ifndef RTSHIELD_SRC_CLASSIFY_FLOW_H
+#define RTSHIELD_SRC_CLASSIFY_FLOW_H
+
+#include "rtshield/rts_classifier.h"
+
+#include "flow_lookup.h"
+
+enum {
+    RTS_CLS_ETH_HDR = 14,
+    RTS_CLS_VLAN_TAG = 4,
+    RTS_CLS_ETHERTYPE_IPV4 = 0x0800,
+    RTS_CLS_ETHERTYPE_ARP = 0x0806,
+    RTS_CLS_ETHERTYPE_VLAN = 0x8100,
+    RTS_CLS_ETHERTYPE_IPV6 = 0x86DD,
+    RTS_CLS_ARP_FIXED = 8,
+    RTS_CLS_IPV4_MIN = 20,
+    RTS_CLS_IP_ICMP = 1,
+    RTS_CLS_IP_TCP = 6,
+    RTS_CLS_IP_UDP = 17,
+    RTS_CLS_ICMP_MIN = 8,
+    RTS_CLS_TCP_MIN = 20,
+    RTS_CLS_UDP_MIN = 8
+};
+
+/* Big-endian 16-bit read; the caller has checked off + 2 <= len. */
+static inline uint16_t rts_cls_be16(const uint8_t *p, size_t off)
+{
+    return (uint16_t)(((unsigned)p[off] << 8) | (unsigned)p[off + 1u]);
+}
+
+static inline uint32_t rts_cls_be32(const uint8_t *p, size_t off)
+{
+    return ((uint32_t)p[off] << 24) | ((uint32_t)p[off + 1u] << 16) | ((uint32_t)p[off + 2u] << 8) |
+           (uint32_t)p[off + 3u];
+}
+
+/*
+ * The flow of a frame without the header facts (the receive path's ISR):
+ * the same checks of every byte read against `len` and of every header
+ * field that decides an offset or a length as rts_classify_parse_isr(), in
+ * the same order of consequence, so both always give the same flow (tested
+ * on every frame of the classifier's unit test and fuzz corpus); nothing
+ * is written but the result.
+ */
+#if RTS_CONFIG_RX_INLINE
+static inline uint8_t rts_classify_flow_inline(const rts_flow_table *t, const uint8_t *f, size_t len)
+{
+    if (f == NULL || len < RTS_CLS_ETH_HDR) {
+        return RTS_FLOW_DEFAULT;
+    }
+    size_t l3 = RTS_CLS_ETH_HDR;
+    unsigned type = rts_cls_be16(f, 12u);
+    if (type == RTS_CLS_ETHERTYPE_VLAN) {
+        if (len < RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG) {
+            return RTS_FLOW_DEFAULT;
+        }
+        type = rts_cls_be16(f, 16u);
+        l3 = RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG;
+    }
+    if (type == RTS_CLS_ETHERTYPE_IPV4) {
+        if (len - l3 < RTS_CLS_IPV4_MIN) {
+            return RTS_FLOW_DEFAULT;
+        }
+        /* Version 4 and a header length of at least 5 words: 0x45..0x4F. */
+        const unsigned ver_ihl = f[l3];
+        if (ver_ihl - 0x45u > 0x0Au) {
+            return RTS_FLOW_DEFAULT;
+        }
+        const size_t ihl = (size_t)(ver_ihl & 0x0Fu) * 4u;
+        const size_t total = rts_cls_be16(f, l3 + 2u);
+        if (total < ihl || total > len - l3) {
+            return RTS_FLOW_DEFAULT;
+        }
+        if ((rts_cls_be16(f, l3 + 6u) & 0x3FFFu) != 0u) { /* MF or a fragment offset */
+            return RTS_FLOW_BACKGROUND;
+        }
+        const unsigned proto = f[l3 + 9u];
+        const size_t l4_len = total - ihl;
+        const size_t l4 = l3 + ihl;
+        if (proto == RTS_CLS_IP_UDP || proto == RTS_CLS_IP_TCP) {
+            if (l4_len < (proto == RTS_CLS_IP_TCP ? (size_t)RTS_CLS_TCP_MIN : (size_t)RTS_CLS_UDP_MIN)) {
+                return RTS_FLOW_DEFAULT;
+            }
+            /* The source address matters only when some flow matches one. */
+            const uint32_t src = t->n_specific != 0u ? rts_cls_be32(f, l3 + 12u) : 0u;
+            return rts_flow_lookup_inline(t, proto, rts_cls_be16(f, l4 + 2u), src);
+        }
+        if (proto == RTS_CLS_IP_ICMP) {
+            return l4_len < RTS_CLS_ICMP_MIN ? (uint8_t)RTS_FLOW_DEFAULT : (uint8_t)RTS_FLOW_ICMP;
+        }
+        return RTS_FLOW_DEFAULT;
+    }
+    if (type == RTS_CLS_ETHERTYPE_ARP) {
+        if (len - l3 < RTS_CLS_ARP_FIXED) {
+            return RTS_FLOW_DEFAULT;
+        }
+        const size_t need = RTS_CLS_ARP_FIXED + 2u * ((size_t)f[l3 + 4u] + (size_t)f[l3 + 5u]);
+        return len - l3 < need ? (uint8_t)RTS_FLOW_DEFAULT : (uint8_t)RTS_FLOW_ARP;
+    }
+    return RTS_FLOW_DEFAULT;
+}
+
+#endif /* RTS_CONFIG_RX_INLINE */
+
+#endif
