@@ -1,0 +1,388 @@
+"""``rtshield rig ...``: real flood tools against real targets in the rig's own namespaces.
+
+``rig linux``  the controller study of arXiv 2007.08885 on this kernel (docs/rig.md);
+``rig report`` rebuilds the tables, histograms and report of a finished run;
+``rig clean``  removes what a killed run left behind (names starting with ``rtsrig``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from rtshield.errors import UsageError
+from rtshield.outputs import (
+    OUT_HELP,
+    atomic_write,
+    format_summary_json,
+    prepare_out_dir,
+    prune_stale,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "rig",
+        help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
+        description=(
+            "Run real attacks from one network namespace against a device in another, both "
+            "created by the rig and always removed (docs/rig.md). Needs root and the tools "
+            "installed by tools/install.sh."
+        ),
+    )
+    rsub = p.add_subparsers(dest="rig_command", metavar="TARGET")
+    p.set_defaults(handler=_no_target)
+
+    lx = rsub.add_parser(
+        "linux",
+        help="the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x attacks",
+        description=(
+            "The DoS controller study (arXiv 2007.08885, Sections 4-7) on this kernel: "
+            "a 1 ms cyclic control task under "
+            "SCHED_FIFO/RR/DEADLINE sharing (S) or not sharing (D) its CPU with the device's "
+            "receive processing, attacked by hping3 SYN floods, mausezahn ARP floods and nmap "
+            "full SYN scans, with and without stress-ng load; idle before / attack / idle after "
+            "per cell. Writes DIR/summary.json, DIR/tables.txt (Tables 1-2 layout), "
+            "DIR/hist_*.png, DIR/report.html and DIR/runs/<cell>/ (summary.json, cycle file, "
+            "tool logs). The full matrix is 36 cells of 3 phases each."
+        ),
+        epilog=(
+            "examples: rtshield rig linux --out rig-out;  rtshield rig linux --select SF,DF "
+            "--attacks syn --load off --phase-seconds 2 --out smoke"
+        ),
+    )
+    lx.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
+    lx.add_argument(
+        "--phase-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="length of each phase: idle before, attack, idle after (default 10; "
+        "the paper uses 300)",
+    )
+    lx.add_argument(
+        "--break-seconds",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="break between phases (default 2; the paper uses 5)",
+    )
+    lx.add_argument(
+        "--select",
+        default="*",
+        metavar="LIST",
+        help="configurations to run, comma-separated names or globs: SF, SR, SD, DF, "
+        "DR, DD, and with --protect SF+limit, SF+steer ... (default all)",
+    )
+    lx.add_argument(
+        "--attacks",
+        default="syn,arp,nmap",
+        metavar="LIST",
+        help="attacks among syn, arp, nmap (default all three)",
+    )
+    lx.add_argument(
+        "--load",
+        choices=("off", "on", "both"),
+        default="both",
+        help="stress-ng CPU load: off, on, or both (default both: Tables 1 and 2)",
+    )
+    lx.add_argument(
+        "--protect",
+        default="",
+        metavar="LIST",
+        help="also run the single-core configurations with an ingress protection: "
+        "limit (nftables rate limit on SYN and ARP), steer (receive work moved to "
+        "the network CPU); e.g. --protect limit,steer",
+    )
+    lx.add_argument(
+        "--syn-limit",
+        type=int,
+        default=1000,
+        metavar="PPS",
+        help="SYN packets/s admitted by --protect limit (default 1000)",
+    )
+    lx.add_argument(
+        "--arp-limit",
+        type=int,
+        default=100,
+        metavar="PPS",
+        help="ARP packets/s admitted by --protect limit (default 100)",
+    )
+    lx.add_argument(
+        "--cycle-us",
+        type=int,
+        default=1000,
+        metavar="US",
+        help="control cycle in microseconds (default 1000)",
+    )
+    cpus = sorted(os.sched_getaffinity(0))
+    lx.add_argument(
+        "--control-cpu",
+        type=int,
+        default=cpus[-1],
+        metavar="N",
+        help=f"CPU of the control task (default the last, here {cpus[-1]})",
+    )
+    lx.add_argument(
+        "--network-cpu",
+        type=int,
+        default=cpus[0],
+        metavar="N",
+        help=f"CPU of the device's receive work in D configurations and of the "
+        f"attacker (default the first, here {cpus[0]})",
+    )
+    lx.add_argument(
+        "--dl",
+        default="100000,1000000,1000000",
+        metavar="RT,DL,PERIOD",
+        help="SCHED_DEADLINE runtime, deadline, period in ns (default the paper's "
+        "100000,1000000,1000000)",
+    )
+    lx.add_argument(
+        "--dl-admission",
+        choices=("on", "off"),
+        default="on",
+        help="SCHED_DEADLINE admission control. With 'on' (default) the kernel refuses a "
+        "deadline task pinned to one CPU of a larger root domain, so SD/DD rows say 'refused'; "
+        "'off' sets kernel.sched_rt_runtime_us=-1 for the run (this also lifts RT throttling "
+        "machine-wide) and restores it afterwards, also through 'rig clean'",
+    )
+    lx.add_argument("--no-figures", action="store_true", help="skip the histograms")
+    lx.set_defaults(handler=handle_linux)
+
+    rp = rsub.add_parser(
+        "report",
+        help="rebuild the tables, histograms and report of a finished rig run",
+        description="Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results.",
+    )
+    rp.add_argument("dir", metavar="DIR")
+    rp.set_defaults(handler=handle_report)
+
+    cl = rsub.add_parser(
+        "clean",
+        help="remove leftovers of a killed rig run (namespaces named rtsrig-*)",
+        description=(
+            "Kill the processes in every network namespace whose name starts with 'rtsrig-' and "
+            "delete those namespaces (with their veths, qdiscs and nftables tables), and any "
+            "interface named rtsrig* in this namespace. Nothing else is touched."
+        ),
+    )
+    cl.set_defaults(handler=handle_clean)
+
+
+def _no_target(args: argparse.Namespace) -> int:  # noqa: ARG001
+    raise UsageError(
+        "rig: a target is required: linux, report or clean ('rtshield rig --help' explains them)"
+    )
+
+
+def _csv(value: str, allowed: tuple[str, ...] | None, option: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if allowed is not None:
+        bad = [v for v in items if v not in allowed]
+        if bad:
+            raise UsageError(
+                f"rig: {option}: unknown {', '.join(bad)} (choose from {', '.join(allowed)})"
+            )
+    return items
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every ``finally`` cleans up."""
+
+
+def _on_signal(signum, frame):  # noqa: ARG001
+    raise _Terminated()
+
+
+def options_from_args(args: argparse.Namespace):
+    from rtshield.rig.linux import ATTACKS, PROTECTIONS, Options
+
+    if not 0.5 <= args.phase_seconds <= 3600:
+        raise UsageError("rig: --phase-seconds must be between 0.5 and 3600")
+    if not 0 <= args.break_seconds <= 600:
+        raise UsageError("rig: --break-seconds must be between 0 and 600")
+    if not 50 <= args.cycle_us <= 1_000_000:
+        raise UsageError("rig: --cycle-us must be between 50 and 1000000")
+    online = sorted(os.sched_getaffinity(0))
+    for opt, cpu in (("--control-cpu", args.control_cpu), ("--network-cpu", args.network_cpu)):
+        if cpu not in online:
+            raise UsageError(f"rig: {opt} {cpu} is not an available CPU ({online})")
+    try:
+        rt, dl, per = (int(x) for x in args.dl.split(","))
+    except ValueError:
+        raise UsageError("rig: --dl must be three integers RT,DL,PERIOD in ns") from None
+    if not 1024 <= rt <= dl <= per:
+        raise UsageError("rig: --dl needs 1024 <= runtime <= deadline <= period")
+    for opt, v in (("--syn-limit", args.syn_limit), ("--arp-limit", args.arp_limit)):
+        if v < 1:
+            raise UsageError(f"rig: {opt} must be at least 1")
+    loads = {"off": [False], "on": [True], "both": [False, True]}[args.load]
+    return Options(
+        phase_s=args.phase_seconds,
+        break_s=args.break_seconds,
+        cycle_us=args.cycle_us,
+        control_cpu=args.control_cpu,
+        network_cpu=args.network_cpu,
+        attacker_cpu=args.network_cpu,
+        dl_runtime_ns=rt,
+        dl_deadline_ns=dl,
+        dl_period_ns=per,
+        syn_limit_pps=args.syn_limit,
+        arp_limit_pps=args.arp_limit,
+        select=_csv(args.select, None, "--select") or ["*"],
+        attacks=_csv(args.attacks, ATTACKS, "--attacks"),
+        loads=loads,
+        protect=_csv(args.protect, PROTECTIONS, "--protect"),
+    )
+
+
+def handle_linux(args: argparse.Namespace) -> int:
+    from rtshield.rig import harness, linux, results
+
+    opts = options_from_args(args)
+    cells = linux.plan(opts)
+    if not opts.attacks:
+        raise UsageError("rig: --attacks is empty")
+    if any(c.arch == "D" or c.protect == "steer" for c, _, _ in cells) and (
+        opts.control_cpu == opts.network_cpu
+    ):
+        raise UsageError(
+            "rig: D configurations and --protect steer need two CPUs: --control-cpu and "
+            "--network-cpu are the same"
+        )
+    harness.require_root()
+    tools = ["ip", "nft", "taskset", "timeout", "cc"]
+    tools += sorted({linux.ATTACK_TOOL[a] for a in opts.attacks})
+    if True in opts.loads:
+        tools.append("stress-ng")
+    harness.require_tools(tools)
+    exe = linux.build_program()
+    since = time.time_ns()
+    out = prepare_out_dir(args.out)
+
+    per_cell = 3 * opts.phase_s + 2 * opts.break_s + 1
+    print(
+        f"rig linux: {len(cells)} cells x {per_cell:.0f} s ≈ {len(cells) * per_cell / 60:.1f} min; "
+        f"control task on CPU {opts.control_cpu}, network/attacker CPU {opts.network_cpu}",
+        flush=True,
+    )
+    system = results.system_info()
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    done: list[dict] = []
+    t_start = time.monotonic()
+    sysctl = (
+        harness.SysctlOverride("kernel.sched_rt_runtime_us", "-1")
+        if args.dl_admission == "off" and any(c.policy == "deadline" for c, _, _ in cells)
+        else contextlib.nullcontext()
+    )
+    try:
+        with sysctl, harness.Harness(log_dir=out / "logs") as h:
+            h.listener(limit_s=len(cells) * (per_cell + 15) + 60)
+            for i, (cfg, attack, load) in enumerate(cells, 1):
+                name = linux.cell_name(cfg, attack, load)
+                cell_dir = out / "runs" / name
+                s = linux.run_cell(
+                    h,
+                    exe,
+                    cfg,
+                    attack,
+                    load,
+                    opts,
+                    cell_dir,
+                    say=lambda m, i=i: print(f"[{i}/{len(cells)}] {m}", flush=True),
+                )
+                try:
+                    linux.analyse_cell(s, cell_dir)
+                except ValueError as e:  # an unreadable cycle file
+                    raise harness.RigError(f"rig: {name}: {e}") from None
+                atomic_write(cell_dir / "summary.json", format_summary_json(s))
+                done.append(s)
+                print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    system["loadavg_end"] = results._read("/proc/loadavg")
+    options = {**opts.as_dict(), "dl_admission": args.dl_admission}
+    results.write_results(out, done, system, options, figures=not args.no_figures)
+    prune_stale(out, since)  # files of an earlier run into the same DIR
+    for load in opts.loads:
+        print(
+            f"maximum cycle time, {'with' if load else 'without'} CPU load (Table "
+            f"{2 if load else 1} layout; p99 tables and histograms in the report):"
+        )
+        print(results.text_table(*results.paper_table(done, load)))
+    print(
+        f"rig linux: {len(done)} cells in {time.monotonic() - t_start:.0f} s; "
+        f"results: {out}/ (report: {out / 'report.html'})"
+    )
+    return 0
+
+
+def _one_line(s: dict) -> str:
+    if s.get("status") != "ok":
+        return f"{s['cell']}: refused ({s.get('reason', '')})"
+    tr = s.get("traffic", {})
+    ratio = s.get("attack_over_idle_max")
+    return (
+        f"{s['cell']}: idle max {_ms(s.get('idle_max_ms'))} ms, attack max "
+        f"{_ms(s.get('attack_max_ms'))} ms (x{_ms(ratio, 2)}), p99.9 {_p999(s, 'idle_before')} "
+        f"-> {_p999(s, 'attack')} ms; "
+        f"{tr.get('flood_in_pps', 0):.0f} flood pkt/s reached the device"
+    )
+
+
+def _ms(v: float | None, digits: int = 3) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def _p999(s: dict, phase: str) -> str:
+    cm = s.get("phases", {}).get(phase, {}).get("cycle_ms")
+    return f"{cm['p99_9']:.3f}" if cm else "—"
+
+
+def handle_report(args: argparse.Namespace) -> int:
+    from rtshield.rig import results
+
+    out = Path(args.dir)
+    summ = out / "summary.json"
+    cell_files = sorted((out / "runs").glob("*/summary.json"))
+    if not cell_files:
+        raise UsageError(f"rig report: no {out}/runs/*/summary.json (not a rig run directory)")
+    try:
+        # A run that was interrupted has its cells but no top-level summary yet.
+        top = json.loads(summ.read_text()) if summ.is_file() else {}
+        cells = [json.loads(p.read_text()) for p in cell_files]
+    except ValueError as e:
+        raise UsageError(f"rig report: {summ}: not valid JSON ({e})") from None
+    order = {c["cell"]: i for i, c in enumerate(top.get("cells", []))}
+    if order:  # the run's own cells, not those an earlier run left in DIR/runs
+        cells = [c for c in cells if c.get("cell") in order]
+    cells.sort(key=lambda c: order.get(c.get("cell"), len(order)))
+    try:
+        system = top.get("system") or results.system_info()
+        results.write_results(out, cells, system, top.get("options", {}))
+    except (ValueError, OSError) as e:
+        raise UsageError(f"rig report: {e}") from None
+    print(f"rig report: {len(cells)} cells; report: {out / 'report.html'}")
+    return 0
+
+
+def handle_clean(args: argparse.Namespace) -> int:  # noqa: ARG001
+    from rtshield.rig import harness
+
+    harness.require_root()
+    harness.require_tools(["ip"])
+    removed = harness.clean()
+    if removed["sysctl"]:
+        print("rig clean: restored " + ", ".join(removed["sysctl"]))
+    if removed["netns"] or removed["links"]:
+        print("rig clean: removed " + ", ".join(removed["netns"] + removed["links"]))
+    elif not removed["sysctl"]:
+        print("rig clean: nothing to remove")
+    return 0
