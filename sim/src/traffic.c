@@ -144,6 +144,17 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
         }
         (void)first;
         gap += g->frac;
+        /* A gap beyond the 64-bit clock (a rate below ~1e-10 pkt/s, or an
+         * extreme exponential draw) is "never": converting it would be
+         * undefined. The sum saturates for the same reason. */
+        if (!(gap < 1.8e19) || (double)t + gap >= 1.8e19) {
+            uint64_t nc = next_change(g, t);
+            if (nc == UINT64_MAX) return UINT64_MAX;
+            t = nc;
+            first = 1;
+            g->frac = 0.0;
+            continue;
+        }
         uint64_t whole = (uint64_t)gap;
         if (whole == 0) whole = 1;
         /* A gap drawn at this rate must not reach into the next rate
@@ -152,7 +163,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
          * Deterministic gaps: an interval holds floor(L r) packets;
          * exponential gaps: memoryless, so restarting is exact. */
         uint64_t nc = next_change(g, t);
-        if (nc != UINT64_MAX && t + whole > nc) {
+        if (nc != UINT64_MAX && (whole > nc - t || t + whole > nc)) {
             t = nc;
             first = 1;
             g->frac = 0.0;
