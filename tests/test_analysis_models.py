@@ -83,7 +83,8 @@ def test_jitter_and_double_both_cover_two_bursts(tmp_path):
     res = {}
     for m in ("jitter", "double"):
         s = system(tmp_path, '[[source]]\nname = "x"\nmodel = "bursty"\nburst = 4\n'
-                             f'burst_rate = "1kHz"\nburst_model = "{m}"\ntimer_priority = -1\n'
+                             f'burst_rate = "1kHz"\nburst_model = "{m}"\npriority = 2\n'
+                             'timer_priority = 1\n'
                              '[[task]]\nname = "bg"\nwcet = "10us"\nperiod = "10ms"\n'
                              'priority = 0\n')
         res[m] = analyze_system(s).result.by_name("bg").wcrt

@@ -263,8 +263,21 @@ def test_progress_bar_waits_a_second_then_draws():
     now[0] = 1.5
     bar(5, 10)
     assert "50.0%" in buf.getvalue() and buf.getvalue().startswith("\r")
+    bar.close()  # closed at 5 of 10 (interrupted): the bar says so, not 100 %
+    assert buf.getvalue().endswith("\n") and "100.0%" not in buf.getvalue()
+    assert "50.0%" in buf.getvalue().rsplit("\r", 1)[1]
+
+
+def test_progress_bar_shows_100_percent_only_when_done():
+    now = [0.0]
+    buf = io.StringIO()
+    bar = ProgressBar("q", stream=buf, enabled=True, clock=lambda: now[0])
+    now[0] = 1.5
+    bar(5, 10)
+    now[0] = 1.7
+    bar(10, 10)
     bar.close()
-    assert buf.getvalue().endswith("\n") and "100.0%" in buf.getvalue()
+    assert "100.0%" in buf.getvalue().rsplit("\r", 1)[1]
 
 
 def test_progress_bar_silent_when_disabled():

@@ -16,7 +16,7 @@ import pkgutil
 import sys
 
 from rtshield import __version__, commands
-from rtshield.errors import OutputError, UsageError
+from rtshield.errors import OutputError, UsageError, one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,10 +50,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         return int(args.handler(args) or 0)
     except UsageError as e:
-        print(f"rtshield: error: {e}", file=sys.stderr)
+        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
         return 2
     except OutputError as e:
-        print(f"rtshield: error: {e}", file=sys.stderr)
+        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("rtshield: interrupted", file=sys.stderr)

@@ -2,8 +2,10 @@
 
 :func:`simulate` maps the scenario onto the engine's C configuration
 (``sim/include/rtsim/rtsim.h``, parsed by cffi from the header itself), runs
-it in chunks of one bin so that ``progress(done_s, total_s)`` can update a
-progress bar, and returns a :class:`~rtshield.result.Result`.
+it in slices of simulated time of at most one bin and about
+:data:`CHUNK_WALL_S` of wall time each (so that Ctrl-C is noticed quickly),
+calls ``progress(done_s, total_s)`` after each bin for a progress bar, and
+returns a :class:`~rtshield.result.Result`.
 
 Cost keys the engine reads from the platform preset's ``[costs]`` (all
 durations; a missing key is an error naming it, see docs/model.md):
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +38,7 @@ from rtshield._native import load
 from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
 from rtshield.scenario import PATH_QUANTILE_KEYS, Scenario
+from rtshield.units import MIN_RATE_HZ
 
 __all__ = [
     "COST_KEYS",
@@ -140,6 +144,12 @@ _MITIGATIONS = {
     "countdown": "RTSIM_MIT_COUNTDOWN",
 }
 
+
+
+#: Wall time one call into the engine should take at most (Ctrl-C latency).
+CHUNK_WALL_S = 0.02
+_FIRST_STEP_NS = 1_000_000  #: the first slice: 1 ms of simulated time
+_MIN_STEP_NS = 1_000  #: the smallest slice: 1 µs of simulated time
 
 
 def _r(x: float, nd: int = 3) -> float:
@@ -293,6 +303,12 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
                 f"{len(pts)} times within the duration; the simulator takes at "
                 f"most {lib.RTSIM_MAX_RATES} (use a larger step or step_every)"
             )
+        low = next((pps for _, pps in pts if 0 < pps < MIN_RATE_HZ), None)
+        if low is not None:
+            raise UsageError(
+                f"{where}: [[flows]] {f.name}: the pattern reaches a rate of {low:g} per "
+                f"second; a flow's rate is 0 or at least {MIN_RATE_HZ:g} per second"
+            )
         d = cfg.flows[i]
         d.pattern = lib.RTSIM_PAT_PIECEWISE
         d.poisson = 1 if f.random else 0
@@ -424,12 +440,26 @@ def _run(
     tbuf = ffi.new("rtsim_trace_rec[]", trace_cap) if trace_cap else None
     assert TRACE_DTYPE.itemsize == ffi.sizeof("rtsim_trace_rec")
     t = 0
+    # The engine runs in slices of simulated time sized to take about
+    # CHUNK_WALL_S of wall time each, whatever the bin, so that Ctrl-C
+    # (noticed between two calls) is noticed quickly. Where the
+    # run stops between calls does not change its results (the engine
+    # handles every event before t_end and nothing at or after it).
+    step = min(sc.bin_ns, _FIRST_STEP_NS)
     while t < total:
-        t = min(t + sc.bin_ns, total)
-        if lib.rtsim_run_until(sim, t) != 0:
-            err = lib.rtsim_error(sim)
-            why = ffi.string(err).decode() if err != ffi.NULL else "internal error"
-            raise RuntimeError(f"simulator: {why}")
+        end = min(t + sc.bin_ns, total)
+        while t < end:
+            t = min(t + step, end)
+            w0 = time.perf_counter()
+            if lib.rtsim_run_until(sim, t) != 0:
+                err = lib.rtsim_error(sim)
+                why = ffi.string(err).decode() if err != ffi.NULL else "internal error"
+                raise RuntimeError(f"simulator: {why}")
+            wall = time.perf_counter() - w0
+            if wall > CHUNK_WALL_S:
+                step = max(_MIN_STEP_NS, step // 2)
+            elif wall < CHUNK_WALL_S / 4:
+                step = min(sc.bin_ns, step * 2)
         while True:
             n = lib.rtsim_take_bins(sim, buf, 64)
             for k in range(n):

@@ -16,3 +16,17 @@ class OutputError(Exception):
     when this is raised. The CLI prints ``rtshield: error: <message>`` (one
     line) and exits with status 1.
     """
+
+
+#: The longest error line printed; a longer message (a huge value quoted
+#: back) is cut with "…".
+MAX_MESSAGE_CHARS = 1000
+
+
+def one_line(message: object) -> str:
+    """``message`` as one printable line of at most :data:`MAX_MESSAGE_CHARS`."""
+    text = " ".join(str(message).split())
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+    return text

@@ -30,7 +30,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from rtshield.outputs import atomic_write
+from rtshield.outputs import atomic_write, remove_ours
 
 __all__ = [
     "compare_figures",
@@ -345,8 +345,8 @@ def run_figures(
     if fig is not None:
         paths["detection"] = _save(fig, out / "detection.png")
     for optional in ("cycle_time", "latency", "rx_drops", "rx_priority", "detection"):
-        if optional not in paths:
-            (out / f"{optional}.png").unlink(missing_ok=True)
+        if optional not in paths:  # an earlier run's figure: only if rtshield wrote it
+            remove_ours(out / f"{optional}.png")
     return paths
 
 

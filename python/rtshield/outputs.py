@@ -20,12 +20,14 @@ defines.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
 import os
+import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +39,17 @@ __all__ = [
     "FLOAT_DIGITS",
     "OUT_HELP",
     "atomic_write",
+    "check_out_dir",
+    "claim_dir",
+    "finish_out_dir",
     "format_summary_json",
     "normalize",
     "ordered_columns",
     "prepare_out_dir",
     "prune_stale",
+    "read_manifest",
+    "record_outputs",
+    "remove_ours",
     "timeseries_csv",
     "write_summary",
     "write_timeseries",
@@ -59,15 +67,101 @@ OUT_HELP = (
     "earlier rtshield results, which are replaced (docs/outputs.md)"
 )
 
-#: The file that marks a directory as rtshield's output directory.
+#: The file that marks a directory as rtshield's output directory. It is also
+#: the directory's manifest: one line per file rtshield wrote there (``file
+#: SHA256 NAME``) and per subdirectory it made (``dir PATH``); only those are
+#: ever removed (docs/outputs.md, "Reusing an output directory").
 MARKER = ".rtshield-out"
 
-#: What rtshield writes; only these are removed as stale by :func:`prune_stale`.
+_MARKER_HEAD = (
+    "# written by rtshield: the files it wrote into this directory. Only these are\n"
+    "# replaced or removed by the next run into it; every other file is left alone.\n"
+)
+
+#: Kept for callers of earlier versions: what rtshield writes.
 OUTPUT_SUFFIXES = (".json", ".csv", ".parquet", ".png", ".html")
 
-#: Coarse file clock vs ``time.time_ns()``: 50 ms, far more than a kernel tick
-#: and far less than the start-up of the next rtshield process.
-_MTIME_SLACK_NS = 50_000_000
+#: Files written by this process since each directory was prepared:
+#: ``{directory: {name: sha256}}`` (see :func:`atomic_write`).
+_WRITTEN: dict[str, dict[str, str]] = {}
+#: Subdirectories each directory's command uses: ``{directory: {relative path}}``.
+_DIRS: dict[str, set[str]] = {}
+
+
+def _key(path: str | Path) -> str:
+    return os.path.abspath(os.fspath(path))
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..", MARKER) and "/" not in name and "\x00" not in name
+
+
+def _plain_relpath(rel: str) -> bool:
+    parts = rel.split("/")
+    return bool(parts) and all(_plain_name(p) for p in parts)
+
+
+def read_manifest(out_dir: str | Path) -> tuple[dict[str, str], list[str]]:
+    """The manifest of ``out_dir``: ``({file name: sha256}, [subdirectory, ...])``.
+
+    Malformed lines and names that are not plain (a path, ``..``) are ignored,
+    so a hand-edited marker can never point rtshield outside the directory.
+    A marker of an earlier version (no entries) lists nothing.
+    """
+    files: dict[str, str] = {}
+    dirs: list[str] = []
+    try:
+        text = (Path(out_dir) / MARKER).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return files, dirs
+    for line in text.splitlines()[:100_000]:
+        kind, _, rest = line.partition(" ")
+        if kind == "file":
+            digest, _, name = rest.partition(" ")
+            if len(digest) == 64 and _plain_name(name):
+                files[name] = digest
+        elif kind == "dir" and _plain_relpath(rest) and rest not in dirs:
+            dirs.append(rest)
+    return files, dirs
+
+
+def _write_manifest(out_dir: Path, files: Mapping[str, str], dirs: Sequence[str]) -> None:
+    lines = [_MARKER_HEAD]
+    lines += [f"file {files[n]} {n}\n" for n in sorted(files)]
+    lines += [f"dir {d}\n" for d in sorted(set(dirs))]
+    atomic_write(out_dir / MARKER, "".join(lines), track=False)
+
+
+def check_out_dir(path: str | Path, option: str = "--out") -> Path:
+    """Check, without creating or writing anything, that ``path`` can be an output directory.
+
+    It can if it does not exist yet (and its parent can be made), is empty, or
+    holds :data:`MARKER`. Raises :class:`UsageError` naming ``option``.
+    """
+    if not str(path).strip():
+        raise UsageError(f"{option}: empty path; name the output directory")
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option}: {p} exists and is not a directory")
+    if not p.exists():
+        for parent in p.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise UsageError(
+                        f"{option}: cannot create {p}: {parent} exists and is not a directory"
+                    )
+                break
+        return p
+    try:
+        foreign = not (p / MARKER).is_file() and any(p.iterdir())
+    except OSError as e:
+        raise UsageError(f"{option}: cannot read {p}: {e.strerror or e}") from None
+    if foreign:
+        raise UsageError(
+            f"{option}: {p} is not empty and holds no earlier rtshield results; "
+            "give a new or empty directory"
+        )
+    return p
 
 
 def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
@@ -76,13 +170,11 @@ def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
     An existing directory is used only if it is empty or was written by
     rtshield before (it holds :data:`MARKER`), so the results of a run are
     never mixed into an unrelated folder. Raises :class:`UsageError` naming
-    ``option`` when it cannot be used.
+    ``option`` when it cannot be used. An existing manifest is kept (it is
+    replaced by :func:`finish_out_dir` when the command succeeds); the files
+    this process writes into the directory from now on are recorded.
     """
-    if not str(path).strip():
-        raise UsageError(f"{option}: empty path; name the output directory")
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise UsageError(f"{option}: {p} exists and is not a directory")
+    p = check_out_dir(path, option)
     try:
         p.mkdir(parents=True, exist_ok=True)
         foreign = not (p / MARKER).is_file() and any(p.iterdir())
@@ -94,42 +186,154 @@ def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
             "give a new or empty directory"
         )
     try:
-        (p / MARKER).write_text(
-            "written by rtshield; its results are replaced by the next run into this directory\n"
-        )
+        if not (p / MARKER).is_file():
+            _write_manifest(p, {}, [])
+        elif not os.access(p, os.W_OK):
+            raise PermissionError(13, "Permission denied")
     except OSError as e:
         raise UsageError(f"{option}: cannot write into {p}: {e.strerror or e}") from None
+    _WRITTEN[_key(p)] = {}
+    _DIRS[_key(p)] = set()
     return p
 
 
-def prune_stale(out_dir: str | Path, since_ns: int) -> list[Path]:
-    """Remove results an earlier run left in ``out_dir`` (after this run succeeded).
+def claim_dir(out_dir: str | Path, rel: str) -> None:
+    """Record that this command uses ``out_dir/rel`` (a subdirectory it made)."""
+    _DIRS.setdefault(_key(out_dir), set()).add(rel)
 
-    A result file (:data:`OUTPUT_SUFFIXES`) not rewritten since ``since_ns``
-    (``time.time_ns()`` when this command started) came from an earlier run —
-    another scenario in ``runs/``, a figure this run does not draw — and would
-    be mixed with the new results. File times come from the kernel's coarse
-    clock, which may lag ``time.time_ns()`` by a tick, hence
-    :data:`_MTIME_SLACK_NS`. Returns the removed files.
+
+def written(out_dir: str | Path) -> dict[str, str]:
+    """``{name: sha256}`` of the files this process wrote into ``out_dir``."""
+    return dict(_WRITTEN.get(_key(out_dir), {}))
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of a regular file (not followed through a symbolic link), else ``None``."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def remove_ours(path: str | Path, digest: str | None = None) -> bool:
+    """Remove ``path`` only if rtshield wrote it and nobody changed it since.
+
+    "Wrote it": this process wrote it (:func:`atomic_write`), or the manifest
+    of its directory lists it; "unchanged": its content still has the digest
+    recorded then. A symbolic link, a directory or a changed file is left
+    alone. Returns whether the file was removed.
     """
-    root = Path(out_dir)
-    cutoff = since_ns - _MTIME_SLACK_NS
-    removed = []
-    for f in sorted(root.rglob("*")):
-        if f.is_file() and f.suffix in OUTPUT_SUFFIXES and f.stat().st_mtime_ns < cutoff:
-            f.unlink()
-            removed.append(f)
-    runs = root / "runs"
-    if runs.is_dir():
-        for d in runs.iterdir():
-            if d.is_dir() and all(c.name == MARKER for c in d.iterdir()):
-                (d / MARKER).unlink(missing_ok=True)
-                d.rmdir()
+    p = Path(path)
+    if digest is None:
+        digest = _WRITTEN.get(_key(p.parent), {}).get(p.name)
+    if digest is None:
+        digest = read_manifest(p.parent)[0].get(p.name)
+    if digest is None or _digest(p) != digest:
+        return False
+    try:
+        p.unlink()
+    except OSError:
+        return False
+    _WRITTEN.get(_key(p.parent), {}).pop(p.name, None)
+    return True
+
+
+def record_outputs(
+    out_dir: str | Path, files: Mapping[str, str] | None = None, dirs: Sequence[str] = ()
+) -> None:
+    """Add what this command wrote to the manifest of ``out_dir``, removing nothing.
+
+    Called when a run's files are written and before the whole command has
+    succeeded: a later failure then leaves every file listed (so a later run
+    can still replace it) and nothing removed.
+    """
+    out = Path(out_dir)
+    old_files, old_dirs = read_manifest(out)
+    new = written(out) if files is None else dict(files)
+    _write_manifest(
+        out, {**old_files, **new}, list(old_dirs) + sorted(_DIRS.get(_key(out), set()) | set(dirs))
+    )
+
+
+def _prune_dir(d: Path, removed: list[Path]) -> None:
+    """Remove what rtshield wrote in ``d`` (by its manifest), then ``d`` if empty.
+
+    Never follows a symbolic link and never enters a subdirectory the
+    manifest does not list.
+    """
+    try:
+        if not stat.S_ISDIR(os.lstat(d).st_mode) or not (d / MARKER).is_file():
+            return
+    except OSError:
+        return
+    files, dirs = read_manifest(d)
+    for rel in sorted(dirs, key=lambda r: -r.count("/")):
+        _prune_dir(d / rel, removed)
+    for name, digest in files.items():
+        if remove_ours(d / name, digest):
+            removed.append(d / name)
+    try:
+        (d / MARKER).unlink()
+        d.rmdir()
+    except OSError:  # something of the user's is in it: keep it, still marked
+        if not (d / MARKER).exists():
+            left = {n: h for n, h in files.items() if (d / n).exists()}
+            _write_manifest(d, left, [r for r in dirs if (d / r).exists()])
+
+
+def finish_out_dir(
+    out_dir: str | Path, files: Mapping[str, str] | None = None, dirs: Sequence[str] = ()
+) -> list[Path]:
+    """After a command succeeded: remove what an earlier run left, then write the manifest.
+
+    ``files`` (default: what this process wrote into ``out_dir`` since
+    :func:`prepare_out_dir`) and ``dirs`` (plus the ones :func:`claim_dir`
+    recorded) are this command's outputs. A file the old manifest lists but
+    this command did not write is removed if its content is unchanged; a
+    subdirectory the old manifest lists but this command did not use
+    (``runs/OLD``) is pruned the same way by its own manifest and removed if
+    that leaves it empty. Nothing else is touched. Returns the removed files.
+    """
+    out = Path(out_dir)
+    old_files, old_dirs = read_manifest(out)
+    new_files = written(out) if files is None else dict(files)
+    new_dirs = sorted(_DIRS.get(_key(out), set()) | set(dirs))
+    removed: list[Path] = []
+    for rel in sorted(set(old_dirs) - set(new_dirs), key=lambda r: -r.count("/")):
+        _prune_dir(out / rel, removed)
+        if "/" in rel:  # runs/OLD: also its parent, if rtshield made it and it is now empty
+            parent = rel.rsplit("/", 1)[0]
+            if parent in old_dirs and parent not in new_dirs and parent not in [
+                r.rsplit("/", 1)[0] for r in new_dirs if "/" in r
+            ]:
+                try:
+                    (out / parent).rmdir()
+                except OSError:
+                    pass
+    for name, digest in old_files.items():
+        if name not in new_files and remove_ours(out / name, digest):
+            removed.append(out / name)
+    _write_manifest(out, new_files, new_dirs)
     return removed
 
 
-def atomic_write(path: str | Path, data: bytes | str) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+def prune_stale(out_dir: str | Path, since_ns: int | None = None) -> list[Path]:
+    """Former name of :func:`finish_out_dir` (``since_ns`` is no longer used)."""
+    return finish_out_dir(out_dir)
+
+
+def atomic_write(path: str | Path, data: bytes | str, *, track: bool = True) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    The file is recorded as written by this process (for the manifest of its
+    directory, :func:`finish_out_dir`) unless ``track`` is false.
+    """
     p = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
@@ -146,6 +350,8 @@ def atomic_write(path: str | Path, data: bytes | str) -> Path:
         except OSError:
             pass
         raise
+    if track:
+        _WRITTEN.setdefault(_key(p.parent), {})[p.name] = hashlib.sha256(raw).hexdigest()
     return p
 
 

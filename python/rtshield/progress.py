@@ -73,8 +73,12 @@ class ProgressBar:
         self.drawn = True
 
     def close(self) -> None:
-        """Draw the final state and end the line (only if the bar was shown)."""
+        """Draw the final state and end the line (only if the bar was shown).
+
+        The final state is what was last reported: 100 % only when the work
+        finished, the point it reached when it was interrupted.
+        """
         if self.drawn:
-            self.stream.write("\r" + self.render(self._total, self._total) + "\n")
+            self.stream.write("\r" + self.render(self._done, self._total) + "\n")
             self.stream.flush()
             self.drawn = False

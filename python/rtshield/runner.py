@@ -11,24 +11,32 @@ import concurrent.futures as cf
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rtshield.errors import OutputError, UsageError
 from rtshield.outputs import (
     atomic_write,
+    check_out_dir,
+    claim_dir,
+    finish_out_dir,
     format_summary_json,
     prepare_out_dir,
+    read_manifest,
+    record_outputs,
     write_summary,
     write_timeseries,
+    written,
 )
 from rtshield.report import RunEntry, compare_report, run_report
-from rtshield.scenario import Scenario, load_scenario
+from rtshield.scenario import Scenario, load_scenario, parse_scenario
+from rtshield.tomlfile import read_toml_text
 
 __all__ = [
     "RunOutcome",
     "compare",
+    "finish_jobs",
     "late_output",
     "run_jobs",
     "run_many",
@@ -47,6 +55,8 @@ class RunOutcome:
     timeseries: Mapping[str, Any]
     out_dir: Path
     wall_s: float
+    #: ``{name: sha256}`` of the files the run wrote into ``out_dir`` (its manifest).
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None = None) -> Any:
@@ -120,13 +130,18 @@ def run_one(
     out = prepare_out_dir(out_dir)
     t0 = time.perf_counter()
     result = simulate(scenario, progress=progress)
-    entry = write_run(scenario, result, out)
-    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0)
+    try:
+        entry = write_run(scenario, result, out)
+    finally:  # listed before anything is removed: a failure later removes nothing
+        record_outputs(out)
+    return RunOutcome(
+        entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out)
+    )
 
 
 def safe_name(name: str, taken: set[str]) -> str:
     """A file-system-safe, unique folder name derived from a scenario name."""
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "run"
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:100] or "run"
     cand, i = base, 2
     while cand in taken:
         cand, i = f"{base}-{i}", i + 1
@@ -191,21 +206,36 @@ def run_jobs(
     raised afterwards.
     """
     scenarios = []
+    files: dict[str, tuple[dict[str, Any], str]] = {}  # each file is read once
     for p, o, name in specs:
         try:
-            scenarios.append(load_scenario(p, o, overrides_origin="--set"))
+            if str(p) not in files:
+                files[str(p)] = read_toml_text(p)
+            data, text = files[str(p)]
+            scenarios.append(
+                parse_scenario(data, str(p), overrides=o, text=text, overrides_origin="--set")
+            )
         except UsageError as e:
             if name is None:
                 raise
             raise UsageError(f"{e} (in point {name})") from None
-    out = prepare_out_dir(out_dir)
+    # Every output directory is checked before any is created.
+    out = check_out_dir(out_dir)
     taken: set[str] = set()
     dirs = [
         out / "runs" / safe_name(name or s.name, taken)
         for s, (_, _, name) in zip(scenarios, specs, strict=True)
     ]
     for d in dirs:
+        check_out_dir(d)
+    runs_ours = not (out / "runs").exists() or "runs" in read_manifest(out)[1]
+    out = prepare_out_dir(out_dir)
+    if runs_ours:
+        claim_dir(out, "runs")
+    for d in dirs:
         prepare_out_dir(d)
+        claim_dir(out, f"runs/{d.name}")
+    record_outputs(out)
     work = [(str(p), o, str(d)) for (p, o, _), d in zip(specs, dirs, strict=True)]
     results: list[RunOutcome | None] = [None] * len(work)
     failed: list[BaseException] = []
@@ -239,6 +269,15 @@ def run_jobs(
     if failed:  # every other run's numbers are on disk by now
         raise failed[0]
     return [r for r in results if r is not None]
+
+
+def finish_jobs(out_dir: str | Path, outcomes: Sequence[RunOutcome]) -> list[Path]:
+    """After ``compare``, ``demo`` or ``sweep`` succeeded: each run's folder, then
+    ``out_dir``, keep only this command's files (:func:`finish_out_dir`)."""
+    removed: list[Path] = []
+    for o in outcomes:
+        removed += finish_out_dir(o.out_dir, files=o.files)
+    return removed + finish_out_dir(out_dir)
 
 
 def compare(

@@ -28,21 +28,19 @@ import copy
 import functools
 import ipaddress
 import math
-import sys
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from rtshield import units
 from rtshield.errors import UsageError
 from rtshield.tomlfile import parse_toml as _parse_toml
+from rtshield.tomlfile import parse_toml_value as _parse_toml_value
 from rtshield.tomlfile import read_toml as _read_toml
+from rtshield.tomlfile import read_toml_text as _read_toml_text
+from rtshield.tomlfile import tomllib  # noqa: F401 (kept: callers parse TOML through it)
 
 __all__ = [
     "CostTable",
@@ -177,6 +175,47 @@ _DEFAULTABLE = {
     "nic": ("kind", "ring", "core", "queues"),
     "rx": RX_KEYS[1:],
 }
+
+
+#: What a flow, task, source or NIC queue may be called (docs/scenarios.md,
+#: "Names"): an identifier of 1-64 characters, so that it is safe in CSV
+#: headers, file names, JSON keys and reports.
+NAME_RULE = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
+_NAME_RE = re.compile(NAME_RULE)
+#: Names the outputs use for their own entries: the CPU contexts of
+#: ``summary.json`` ``cpu`` and the ``cpu_<context>`` columns (``idle``,
+#: ``idle_core1``, ``isr_rx``…), the tasks the engine adds. ``idle_coreN``
+#: and every ``isr_…`` name are reserved too (:func:`reserved_name`).
+RESERVED_NAMES = ("critical", "driver", "polling", "idle", "isr_rx", "isr_tick", "isr_timer")
+
+
+def reserved_name(name: str) -> bool:
+    """Whether ``name`` is one of the outputs' own names (case-insensitive)."""
+    low = name.lower()
+    return (
+        low in RESERVED_NAMES
+        or low.startswith("isr_")
+        or re.fullmatch(r"idle_core[0-9]+", low) is not None
+    )
+
+
+def check_name(t: _Table, key: str, what: str) -> str:
+    """The name in ``key`` of table ``t``, checked against :data:`NAME_RULE`."""
+    name = t.string(key)
+    if not _NAME_RE.fullmatch(name):
+        shown = name if len(name) <= 40 else name[:40] + "…"
+        raise t.err(
+            key,
+            f"{shown!r} is not a valid {what} name: 1-64 letters, digits, '_' or '-', "
+            "starting with a letter or '_'",
+        )
+    if reserved_name(name):
+        raise t.err(
+            key,
+            f"{name!r} is reserved (the outputs' own names: critical, driver, polling, "
+            "idle, idle_coreN, isr_…); choose another",
+        )
+    return name
 
 
 # --------------------------------------------------------------------------- types
@@ -634,7 +673,11 @@ class _Table:
             raise self.err(key, f"must be longer than zero, got {v!r}", origin)
         return ns
 
-    def rate(self, key: str, default: Any = ..., *, value: Any = ...) -> float:
+    def rate(
+        self, key: str, default: Any = ..., *, value: Any = ..., arrivals: bool = True
+    ) -> float:
+        """A rate in events per second; an arrival rate is 0 or at least
+        :data:`rtshield.units.MIN_RATE_HZ` (``arrivals``)."""
         if value is ...:
             value, origin = self.get(key, default)
         else:
@@ -645,6 +688,13 @@ class _Table:
             raise UsageError(self._prefix(origin) + str(e)) from None
         if not math.isfinite(r) or r < 0:
             raise self.err(key, f"must be a finite, non-negative rate, got {value!r}", origin)
+        if arrivals and 0 < r < units.MIN_RATE_HZ:
+            raise self.err(
+                key,
+                f"must be 0 or at least {units.MIN_RATE_HZ:g} per second (one packet in "
+                f"about 11.6 days), got {value!r}",
+                origin,
+            )
         return r
 
 
@@ -787,11 +837,7 @@ def load_scenario(
     p = Path(path)
     if p.suffix != ".toml" and not p.exists():
         raise UsageError(f"{p}: no such file")
-    data = _read_toml(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError:
-        text = ""
+    data, text = _read_toml_text(p)
     return parse_scenario(
         data, str(p), overrides=overrides, text=text, overrides_origin=overrides_origin
     )
@@ -826,10 +872,7 @@ def parse_overrides(items: list[str] | tuple[str, ...], option: str = "--set") -
                 f"{option}: {key}: [[{section}]] entries cannot be set from the "
                 "command line; edit the file"
             )
-        try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw.strip()
+        value = _parse_toml_value(raw, f"{option}: {key.strip()}")
         out.setdefault(section, {})[name] = value
     return out
 
@@ -920,8 +963,18 @@ def parse_scenario(
     name = h.string("name")
     if not name.strip():
         raise h.err("name", "must not be empty")
+    if len(name) > 128 or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise h.err(
+            "name", "a short name: at most 128 characters, no line breaks or control characters"
+        )
     duration = h.duration("duration")
     bin_ns = h.duration("bin", 1_000_000_000)
+    if bin_ns > duration and "bin" not in h.own_keys():
+        raise h.err(
+            "duration",
+            f"{units.format_ns(duration)} is shorter than the bin "
+            f"({units.format_ns(bin_ns)}, the preset's default); set [scenario] bin too",
+        )
     if bin_ns > duration:
         raise h.err(
             "bin",
@@ -1120,12 +1173,17 @@ def parse_scenario(
         notes=h.string("notes", ""),
         text=text,
     )
-    if rx is not None or nic.kind == "multiqueue" or mit.also:
-        # What only the simulator knows (libshield's option ranges, the NIC's map):
-        # its own check, now, so that nothing is written for a refused file.
-        from rtshield.engine import check_scenario
+    # What only the simulator knows (libshield's option ranges, the NIC's map,
+    # the rate changes a flow's pattern makes): its own check, now, so that
+    # nothing is created or written for a refused file, and no other scenario
+    # of a compare or sweep runs first.
+    from rtshield._native import NativeError
+    from rtshield.engine import check_scenario
 
+    try:
         check_scenario(out)
+    except NativeError as e:
+        raise UsageError(f"engine: {e}") from None
     return out
 
 
@@ -1143,9 +1201,7 @@ def _nic_queues(n: _Table, kind: str, plat: Platform) -> tuple[NicQueue, ...]:
     for i, raw in enumerate(raws):
         t = _Table(f"nic.queues #{i + 1}", [(origin, raw)])
         t.check_keys(NIC_QUEUE_KEYS)
-        name = t.string("name")
-        if not name.strip() or any(ch in name for ch in ",\n\"'"):
-            raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
+        name = check_name(t, "name", "queue")
         if name in [q.name for q in out]:
             raise t.err("name", f"{name!r} is used by two queues")
         out.append(
@@ -1263,9 +1319,7 @@ def _sources(
                 raise t.err(
                     key, f'only applies under [mitigation] kind = "{owner}" (kind is {mkind!r})'
                 )
-        name = t.string("name")
-        if not name.strip() or any(ch in name for ch in ",\n\"'"):
-            raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
+        name = check_name(t, "name", "source")
         if name in [s.name for s in out]:
             raise t.err("name", f"{name!r} is used by two sources")
         work = t.duration(
@@ -1398,9 +1452,7 @@ def _flow(
                 f"(which takes: {', '.join(PATTERNS[pattern])})",
             )
         raise t.err(key, "unknown key (allowed: " + ", ".join(allowed) + ")")
-    name = t.string("name")
-    if not name.strip() or any(ch in name for ch in ",\n\"'"):
-        raise t.err("name", f"{name!r} must be non-empty without commas or quotes")
+    name = check_name(t, "name", "flow")
     begin = t.duration("begin", 0, positive=False)
     if begin >= duration_ns:
         raise t.err("begin", "is at or after the end of the scenario")
@@ -1429,7 +1481,7 @@ def _flow(
     elif pattern == "pyramid":
         kw["start_pps"] = t.rate("start")
         kw["peak_pps"] = t.rate("peak")
-        kw["step_pps"] = t.rate("step")
+        kw["step_pps"] = t.rate("step", arrivals=False)
         kw["step_every_ns"] = t.duration("step_every")
         if kw["peak_pps"] < kw["start_pps"]:
             raise t.err("peak", "must not be below start")
@@ -1528,7 +1580,7 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
         "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
     }[kind]
     t.check_keys(keys, hint=f"kind {kind!r} takes: " + ", ".join(keys))
-    name = t.string("name")
+    name = check_name(t, "name", "task")
     core = t.integer("core", 0, lo=0)
     if core >= plat.cores:
         raise t.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")

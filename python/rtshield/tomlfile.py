@@ -4,10 +4,25 @@ Both loaders go through :func:`read_toml`, so a missing file, a directory, an
 unreadable file, a file that is not UTF-8 text and invalid TOML get the same
 message in ``run``, ``compare``, ``sweep``, ``analyze`` and ``design``: the
 path first, then what is wrong.
+
+Hostile input is refused the same way, quickly, before it costs memory or
+time (docs/scenarios.md, "The file itself"):
+
+* anything but a regular file — a FIFO (never opened: it would block), a
+  device such as ``/dev/zero``, a socket, a directory — by :func:`os.stat`
+  before opening;
+* a file larger than :data:`MAX_FILE_BYTES` (1 MiB);
+* nesting (arrays and tables inside each other) deeper than
+  :data:`MAX_DEPTH` levels, and integers beyond 64 bits, which the TOML
+  reader would otherwise turn into a recursion or conversion error
+  (integers of more than :data:`MAX_INT_DIGITS` decimal digits, or beyond
+  128 bits).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +33,80 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-__all__ = ["parse_toml", "read_toml"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_INT_DIGITS",
+    "check_document",
+    "parse_toml",
+    "parse_toml_value",
+    "read_text",
+    "read_toml",
+    "read_toml_text",
+]
+
+#: The largest input file read (scenario or system description): 1 MiB, far
+#: above any real one (the shipped ones are a few KiB).
+MAX_FILE_BYTES = 1 << 20
+#: The deepest nesting of arrays and tables accepted (a scenario needs 3).
+MAX_DEPTH = 32
+#: Integers are read only up to 64 bits: longer digit strings are refused
+#: before the TOML reader converts them.
+MAX_INT_DIGITS = 20
 
 
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """Read and parse ``path``; raises :class:`UsageError` naming the path."""
+def _size(n: int) -> str:
+    if n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    return f"{n >> 10} KiB" if n % (1 << 10) == 0 else f"{n} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory, expected a .toml file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file; save the input to a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is not a regular file"
+
+
+def read_text(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> tuple[str, bytes]:
+    """The UTF-8 text of the regular file ``path`` (and its bytes).
+
+    Raises :class:`UsageError` naming the path for a missing, unreadable,
+    non-regular, oversized or non-UTF-8 file. Non-regular files are refused
+    from :func:`os.stat`, before anything opens them.
+    """
     p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise UsageError(f"{p}: no such file") from None
+    except NotADirectoryError:
+        raise UsageError(f"{p}: no such file (a part of the path is not a directory)") from None
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{p}: {_kind(st.st_mode)}")
+    if st.st_size > limit:
+        raise UsageError(
+            f"{p}: {st.st_size} bytes, larger than the limit of {_size(limit)} for an input file"
+        )
+    # Opened without blocking, then checked again: a file swapped for a FIFO
+    # since the stat above is still never read.
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{p}: {_kind(mode)}")
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
@@ -32,6 +115,8 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"{p}: is a directory, expected a .toml file") from None
     except OSError as e:
         raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+    if len(raw) > limit:
+        raise UsageError(f"{p}: larger than the limit of {_size(limit)} for an input file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -40,12 +125,134 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             f"{p}: not UTF-8 text (byte 0x{raw[e.start]:02x} on line {line}); "
             "TOML files must be saved as UTF-8"
         ) from None
-    return parse_toml(text, str(p))
+    return text, raw
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Read and parse ``path``; raises :class:`UsageError` naming the path."""
+    return read_toml_text(path)[0]
+
+
+def read_toml_text(path: str | Path) -> tuple[dict[str, Any], str]:
+    """Read and parse ``path``: the document and the text it was parsed from."""
+    text, _ = read_text(path)
+    return parse_toml(text, str(Path(path))), text
+
+
+def _long_integer(text: str) -> tuple[int, int] | None:
+    """(line, column) of the first run of more than :data:`MAX_INT_DIGITS` digits
+    (underscores included) outside a string or comment, or ``None``.
+
+    A cheap linear scan, so that the TOML reader never converts an integer of
+    thousands of digits (Python refuses those with a ValueError, and a long
+    one costs quadratic time). Runs inside strings are skipped; a float with
+    a long mantissa or a date are not integers but are refused just the same
+    (no value of a scenario or system file needs 21 digits).
+    """
+    line, col0 = 1, 0
+    i, n = 0, len(text)
+    quote = ""
+    run = 0
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line, col0, run = line + 1, i + 1, 0
+            if quote in ('"', "'"):
+                quote = ""  # a basic string ends at the line (the parser reports it)
+            i += 1
+            continue
+        if quote:
+            if quote in ('"', '"""') and ch == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = ""
+                continue
+            i += 1
+            continue
+        if ch == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if ch in "\"'":
+            quote = ch * 3 if text.startswith(ch * 3, i) else ch
+            i += len(quote)
+            run = 0
+            continue
+        if ch.isdigit() or (ch == "_" and run):
+            run += 1
+            if run > MAX_INT_DIGITS and ch.isdigit():
+                return line, i - col0 + 1 - run + 1
+        else:
+            run = 0
+        i += 1
+    return None
+
+
+def check_document(doc: Any, origin: str, *, depth_limit: int = MAX_DEPTH) -> None:
+    """Refuse nesting deeper than ``depth_limit`` (iteratively: no recursion) and
+    integers beyond 128 bits (a hexadecimal one is not caught by the digit scan);
+    each key then checks its own range, with a message naming it."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, int) and not isinstance(v, bool) and not -(2**127) <= v < 2**128:
+            raise UsageError(
+                f"{origin}: an integer beyond 128 bits (no key takes one; most are 64-bit)"
+            )
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        if depth > depth_limit:
+            raise UsageError(
+                f"{origin}: arrays and tables nested more than {depth_limit} levels deep"
+            )
+        stack.extend((c, depth + 1) for c in children)
 
 
 def parse_toml(text: str, origin: str) -> dict[str, Any]:
     """Parse TOML ``text``; ``origin`` names it in the error message."""
+    if len(text) > MAX_FILE_BYTES:
+        raise UsageError(f"{origin}: larger than the limit of {_size(MAX_FILE_BYTES)}")
+    where = _long_integer(text)
+    if where is not None:
+        raise UsageError(
+            f"{origin}: a number of more than {MAX_INT_DIGITS} digits (line {where[0]}); "
+            "integers are at most 64 bits"
+        )
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{origin}: not valid TOML: {e}") from None
+        raise UsageError(f"{origin}: not valid TOML: {' '.join(str(e).split())}") from None
+    except RecursionError:
+        raise UsageError(
+            f"{origin}: arrays and tables nested more than {MAX_DEPTH} levels deep"
+        ) from None
+    except (ValueError, MemoryError, OverflowError) as e:
+        raise UsageError(f"{origin}: not valid TOML: {' '.join(str(e).split())[:200]}") from None
+    check_document(doc, origin)
+    return doc
+
+
+def parse_toml_value(raw: str, origin: str) -> Any:
+    """One TOML value (``750``, ``"10ms"``, ``[1, 2]``), or ``raw`` itself if it is
+    not valid TOML; hostile values (deep nesting, huge integers) are refused."""
+    raw = raw.strip()
+    if len(raw) > 4096:
+        raise UsageError(f"{origin}: a value of {len(raw)} characters; at most 4096")
+    if _long_integer(raw) is not None:
+        raise UsageError(
+            f"{origin}: a number of more than {MAX_INT_DIGITS} digits; integers are at most 64 bits"
+        )
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+    except (RecursionError, ValueError, MemoryError, OverflowError):
+        raise UsageError(f"{origin}: cannot read {raw[:40]!r}… as a value") from None
+    check_document(value, origin, depth_limit=8)
+    return value

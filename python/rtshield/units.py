@@ -19,6 +19,10 @@ from rtshield.errors import UsageError
 MAX_DURATION_NS = 2**63 - 1
 #: The highest rate accepted: one event per nanosecond.
 MAX_RATE_HZ = 1e9
+#: The lowest non-zero arrival rate of a scenario's flow: one packet in about
+#: 11.6 days (a gap of 10^15 ns, so that even an exponential gap drawn at it
+#: fits the simulator's 64-bit nanosecond clock).
+MIN_RATE_HZ = 1e-6
 
 _TIME_UNITS_NS = {
     "ns": 1,
@@ -29,7 +33,11 @@ _TIME_UNITS_NS = {
 }
 _RATE_UNITS_HZ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "pps": 1.0, "pkt/s": 1.0, "/s": 1.0}
 
-_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+#: A number: digits with an optional fraction, or a fraction alone; an exponent.
+#: Written so that no input makes the regular expression backtrack.
+_NUM = r"((?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+#: The longest string read as a duration or a rate ("1.5e-3ms" needs 8).
+MAX_QUANTITY_CHARS = 64
 _DUR_RE = re.compile(r"^\s*" + _NUM + r"\s*(ns|us|µs|ms|s|cyc)\s*$")
 _RATE_RE = re.compile(r"^\s*" + _NUM + r"\s*(hz|khz|mhz|pps|pkt/s|/s)\s*$", re.IGNORECASE)
 _PER_RE = re.compile(r"^\s*" + _NUM + r"\s*/\s*(.+)$")
@@ -45,6 +53,11 @@ def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> in
     if isinstance(value, bool) or not isinstance(value, str):
         raise UsageError(
             f'{key}: expected a duration with a unit such as "10ms" or "250us", got {value!r}'
+        )
+    if len(value) > MAX_QUANTITY_CHARS:
+        raise UsageError(
+            f"{key}: a duration of {len(value)} characters; at most {MAX_QUANTITY_CHARS} "
+            '(write it like "10ms")'
         )
     m = _DUR_RE.match(value)
     if not m:
@@ -68,6 +81,11 @@ def rate_hz(value: object, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, str):
         raise UsageError(
             f'{key}: expected a rate with a unit such as "4kHz" or "30000pps", got {value!r}'
+        )
+    if len(value) > MAX_QUANTITY_CHARS:
+        raise UsageError(
+            f"{key}: a rate of {len(value)} characters; at most {MAX_QUANTITY_CHARS} "
+            '(write it like "4kHz")'
         )
     hz = None
     m = _RATE_RE.match(value)

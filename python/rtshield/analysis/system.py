@@ -14,6 +14,7 @@ docs/analysis.md.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,6 +44,25 @@ __all__ = [
 ]
 
 OPEN = "?"
+
+#: Priorities are 0 (lowest) to 255, as in scenario files (docs/analysis.md).
+MAX_PRIORITY = 255
+#: Names of tasks, sources, timers, servers and NIC queues: identifiers, as in
+#: scenario files (docs/scenarios.md, "Names"); the analysis adds ``.isr``,
+#: ``.timer``… to them, so no dots.
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def _check_name(n: object, where: str) -> str:
+    if not isinstance(n, str) or not n:
+        raise UsageError(f"{where}.name: missing (every entry needs a name)")
+    if not _NAME_RE.fullmatch(n):
+        shown = n if len(n) <= 40 else n[:40] + "…"
+        raise UsageError(
+            f"{where}.name: {shown!r} is not a valid name: 1-64 letters, digits, '_' or '-', "
+            "starting with a letter or '_'"
+        )
+    return n
 
 
 class ModelInfeasible(UsageError):
@@ -384,7 +404,7 @@ def _load_system(doc: dict, path: Path) -> System:
         clock = float(c)
     nesting = sysr.boolean("nesting", False)
     tick = sysr.boolean("tick", True)
-    tick_priority = sysr.integer("tick_priority", 0, minimum=-(10**9))
+    tick_priority = sysr.integer("tick_priority", 0, minimum=0, maximum=MAX_PRIORITY)
     sysr.done()
 
     extra = doc.get("costs", {})
@@ -417,6 +437,7 @@ def _load_system(doc: dict, path: Path) -> System:
         n = r.raw("name")
         if not isinstance(n, str) or not n:
             raise UsageError(f"{section}[{idx}].name: missing (every {section} needs a name)")
+        _check_name(n, f"{section}[{idx}]")
         if n in seen:
             raise UsageError(f"{section}.{n}.name: the name {n!r} is used twice")
         seen.add(n)
@@ -432,7 +453,7 @@ def _load_system(doc: dict, path: Path) -> System:
         D = r.opt_duration("deadline", positive=True)
         J = r.opt_duration("jitter") or 0
         B = r.opt_duration("blocking") or 0
-        prio = r.integer("priority", minimum=-(10**9))
+        prio = r.integer("priority", minimum=0, maximum=MAX_PRIORITY)
         r.done()
         s.tasks.append(Task(n, C, T, D, J, B, prio, level))
 
@@ -444,7 +465,7 @@ def _load_system(doc: dict, path: Path) -> System:
         if r.has("rate") and not r.is_open("rate"):
             hz = rate_hz(r.raw("rate"), r.key("rate"))
         period = r.period_or_rate("period", "rate", allow_open=True)
-        prio = r.integer("priority", 0, minimum=-(10**9))
+        prio = r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY)
         r.done()
         opened += [OpenParam("timer", n, k) for k in r.opened]
         s.timers.append(Timer(n, period, prio, hz))
@@ -462,7 +483,7 @@ def _load_system(doc: dict, path: Path) -> System:
         n = entry_name(r, "server", idx)
         budget = r.duration("budget", allow_open=True)
         period = r.duration("period", positive=True)
-        prio = r.integer("priority", minimum=-(10**9))
+        prio = r.integer("priority", minimum=0, maximum=MAX_PRIORITY)
         r.done()
         if budget is not None and budget > period:
             raise UsageError(f"server.{n}.budget: larger than its period")
@@ -472,13 +493,13 @@ def _load_system(doc: dict, path: Path) -> System:
     if "global_limit" in doc:
         r = _Reader(doc["global_limit"], "global_limit", clock, costs)
         s.global_limit = GlobalLimit(
-            capacity=r.integer("capacity", minimum=1),
+            capacity=r.integer("capacity", minimum=1, maximum=2**32 - 1),
             period=r.duration("period", positive=True),
             packet_cost=r.duration("packet_cost"),
-            priority=r.integer("priority", 0, minimum=-(10**9)),
+            priority=r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY),
             polling_work=r.opt_duration("polling_work") or 0,
             polling_period=r.opt_duration("polling_period", positive=True),
-            polling_priority=r.integer("polling_priority", 0, minimum=-(10**9)),
+            polling_priority=r.integer("polling_priority", 0, minimum=0, maximum=MAX_PRIORITY),
         )
         r.done()
 
@@ -501,12 +522,12 @@ def _load_system(doc: dict, path: Path) -> System:
 
 def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
     model = r.text("model", choices=SOURCE_MODELS)
-    prio = r.integer("priority", 0, minimum=-(10**9))
+    prio = r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY)
     src = Source(
         name=n,
         model=model,
         priority=prio,
-        timer_priority=r.integer("timer_priority", prio, minimum=-(10**9)),
+        timer_priority=r.integer("timer_priority", prio, minimum=0, maximum=MAX_PRIORITY),
         work=r.opt_duration("work") or 0,
     )
     if model in ("pure", "polling", "strict", "hardware"):
@@ -528,23 +549,23 @@ def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
             if r.has("max_rate"):
                 src.max_rate_hz = r.rate("max_rate")
             else:
-                src.burst = r.integer("burst", minimum=1, allow_open=True)
+                src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
         else:
-            src.burst = r.integer("burst", minimum=1, allow_open=True)
+            src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
             src.burst_period = r.period_or_rate("burst_period", "burst_rate")
     elif model == "burst_mitigation":
         src.slice = r.duration("slice", positive=True)
-        src.capacity = r.integer("capacity", minimum=1, allow_open=True)
+        src.capacity = r.integer("capacity", minimum=1, maximum=2**32 - 1, allow_open=True)
         src.clock_resolution = r.opt_duration("clock_resolution")
         src.driver_work = r.opt_duration("driver_work") or 0
         if r.has("driver_priority"):
-            src.driver_priority = r.integer("driver_priority", minimum=-(10**9))
+            src.driver_priority = r.integer("driver_priority", minimum=0, maximum=MAX_PRIORITY)
         elif src.driver_work:
             raise UsageError(f"source.{n}.driver_priority: missing (needed with driver_work)")
     elif model == "queue_mitigation":
-        src.queue = r.integer("queue", minimum=1)
+        src.queue = r.integer("queue", minimum=1, maximum=2**32 - 1)
         src.driver_work = r.opt_duration("driver_work") or 0
-        src.driver_priority = r.integer("driver_priority", minimum=-(10**9))
+        src.driver_priority = r.integer("driver_priority", minimum=0, maximum=MAX_PRIORITY)
     else:  # hysteresis / budget: no hard bound; still read the cost
         if r.has("max_rate"):
             src.min_interarrival = r.period_or_rate("min_interarrival", "max_rate")
@@ -558,7 +579,7 @@ def _read_nic(table: object, clock: float | None, costs: dict[str, int]) -> Nic:
     mem = r.integer("memory_bytes", minimum=0) if r.has("memory_bytes") else None
     min_slack = r.opt_duration("min_slack")
     irq_cost = r.opt_duration("irq_cost")
-    prio = r.integer("priority", 0, minimum=-(10**9))
+    prio = r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY)
     qs_raw = r.raw("queue", [])
     r.done()
     if not isinstance(qs_raw, list) or not qs_raw:
@@ -570,6 +591,7 @@ def _read_nic(table: object, clock: float | None, costs: dict[str, int]) -> Nic:
         qn = qr.raw("name")
         if not isinstance(qn, str) or not qn:
             raise UsageError(f"nic.queue[{idx}].name: missing")
+        _check_name(qn, f"nic.queue[{idx}]")
         if qn in names:
             raise UsageError(f"nic.queue.{qn}.name: the name {qn!r} is used twice")
         names.add(qn)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import html
-import time
 
 from rtshield.errors import UsageError
-from rtshield.outputs import OUT_HELP, prune_stale
+from rtshield.outputs import OUT_HELP, record_outputs
 from rtshield.progress import ProgressBar
-from rtshield.runner import compare, run_many
+from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
 from rtshield.tables import key_metrics, text_table
 
@@ -70,7 +69,6 @@ def run_and_report(
     """
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
-    since = time.time_ns()
     overrides = parse_overrides(list(sets)) or None
     if overrides:
         intro += (
@@ -83,9 +81,13 @@ def run_and_report(
         )
     finally:
         bar.close()
-    extra = sections(outcomes) if sections else ()
-    report = compare(outcomes, out, title, intro, extra_sections=extra)
-    prune_stale(out, since)
+    try:
+        extra = sections(outcomes) if sections else ()
+        report = compare(outcomes, out, title, intro, extra_sections=extra)
+    except BaseException:
+        record_outputs(out)  # a failed command removes nothing
+        raise
+    finish_jobs(out, outcomes)
     print_table(outcomes)
     print(f"report: {report}")
     return 0

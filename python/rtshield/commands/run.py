@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
-from rtshield.outputs import OUT_HELP, prepare_out_dir, prune_stale
+from rtshield.outputs import OUT_HELP, finish_out_dir, prepare_out_dir, record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
@@ -42,7 +41,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    since = time.time_ns()
     scenario = load_scenario(
         args.scenario, parse_overrides(args.set) or None, overrides_origin="--set"
     )
@@ -50,9 +48,12 @@ def handle(args: argparse.Namespace) -> int:
     bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
     try:
         outcome = run_one(scenario, out, progress=bar)
+    except BaseException:
+        record_outputs(out)  # a failed run removes nothing
+        raise
     finally:
         bar.close()
-    prune_stale(out, since)
+    finish_out_dir(out)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
         print(text_table(["", scenario.name], key_metrics(outcome.entry.summary)))

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 import html
-import time
 from pathlib import Path
 
 from rtshield import sweep
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import OUT_HELP, prune_stale
+from rtshield.outputs import OUT_HELP, record_outputs
 from rtshield.progress import ProgressBar
-from rtshield.runner import compare, late_output, run_jobs
+from rtshield.runner import compare, finish_jobs, late_output, run_jobs
 from rtshield.scenario import parse_overrides
 from rtshield.tables import text_table
+from rtshield.tomlfile import read_text
 
 MAX_POINTS = 256
 
@@ -51,13 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    since = time.time_ns()
     if args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
-    if Path(args.scenario).is_dir():
-        raise UsageError(f"{args.scenario}: is a directory, expected a .toml file")
-    if not Path(args.scenario).is_file():
+    if not Path(args.scenario).exists():
         raise UsageError(f"{args.scenario}: no such scenario file")
+    read_text(args.scenario)  # a special or oversized file: one line, at once
     axes, points = sweep.expand(args.set)
     if len(points) > MAX_POINTS:
         raise UsageError(
@@ -74,6 +72,22 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     out = Path(args.out)
+    try:
+        report, rows = _write_sweep(args, axes, points, outcomes, out)
+    except BaseException:
+        record_outputs(out)  # a failed command removes nothing
+        raise
+    finish_jobs(out, outcomes)
+    cols = [a.key for a in axes] + ["processed", "misses", "lateness_bin_max_pct"]
+    print(text_table(cols, [[str(r[c]) for c in cols] for r in rows]))
+    if len(outcomes) <= 8:
+        print_table(outcomes)
+    print(f"report: {report}")
+    return 0
+
+
+def _write_sweep(args, axes, points, outcomes, out: Path):
+    """sweep.csv, sweep.json, the sweep figure and the report; returns (report, rows)."""
     rows = sweep.sweep_rows(axes, points, [o.entry.summary for o in outcomes])
     sweep.write_tables(out, rows)
     fig = late_output(
@@ -99,10 +113,4 @@ def handle(args: argparse.Namespace) -> int:
             "sweep": (fig, f"Key numbers against {axes[0].key}, one line per other setting")
         },
     )
-    prune_stale(out, since)
-    cols = [a.key for a in axes] + ["processed", "misses", "lateness_bin_max_pct"]
-    print(text_table(cols, [[str(r[c]) for c in cols] for r in rows]))
-    if len(outcomes) <= 8:
-        print_table(outcomes)
-    print(f"report: {report}")
-    return 0
+    return report, rows

@@ -1,0 +1,527 @@
+"""The malformed-input battery (issue 12): bad scenario and system files, each
+refused by every verb that reads it with exit status 2, exactly one line on
+stderr naming the problem, no traceback, quickly, and nothing created,
+written or removed in ``--out``. Hand-written kinds first, then generated
+variants (hypothesis), then the regressions of "validate everything first"
+and of Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rtshield import cli
+from rtshield.errors import UsageError
+from rtshield.scenario import NAME_RULE, load_scenario, loads_scenario
+from rtshield.tomlfile import MAX_FILE_BYTES
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIO = REPO / "scenarios" / "examples" / "constant_flood.toml"
+BASE = SCENARIO.read_text()
+SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
+SYS_BASE = SYSTEM.read_text()
+
+#: Hostile input must be refused within this much wall time (in process; the
+#: issue asks for a second, the margin is for a loaded CI machine).
+FAST_S = 2.0
+
+TASK = '\n[[tasks]]\nname = "{name}"\nkind = "background"\n'
+FLOW = '\n[[flows]]\nname = "{name}"\npattern = "constant"\nrate = "10pps"\n'
+
+
+def _sub(old: str, new: str, text: str = BASE) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+# (id, file text or bytes, needles that the one line must contain)
+SCENARIO_CASES = [
+    # syntax and encoding
+    ("toml-syntax", "x = [\n", ["not valid TOML"]),
+    ("toml-duplicate-key", BASE + '\n[scenario]\nname = "again"\n', ["not valid TOML"]),
+    ("not-utf8", b'name = "caf\xe9"\n', ["not UTF-8 text (byte 0xe9 on line 1)"]),
+    ("utf16", BASE.encode("utf-16"), ["not UTF-8 text"]),
+    ("binary", bytes(range(256)) * 4, ["not UTF-8 text"]),
+    ("empty-file", "", ["[scenario]: missing section"]),
+    # hostile sizes, nesting and numbers
+    ("nested-arrays", "x = " + "[" * 3000 + "]" * 3000 + "\n", ["nested more than"]),
+    ("nested-inline-tables", "x = " + "{a = " * 200 + "1" + "}" * 200 + "\n",
+     ["nested more than"]),
+    ("dotted-key-depth", "a" + ".a" * 3000 + " = 1\n", ["nested more than"]),
+    ("integer-5000-digits", _sub("seed = 1", "seed = " + "9" * 5000),
+     ["more than 20 digits (line"]),
+    ("integer-hex-huge", _sub("seed = 1", "seed = 0x" + "f" * 3000), ["beyond 128 bits"]),
+    ("integer-beyond-64-bit", _sub("seed = 1", "seed = 18446744073709551616"),
+     ["[scenario] seed: must be at most 9223372036854775807"]),
+    ("oversized-file", "# padding\n" * (MAX_FILE_BYTES // 10 + 1),
+     ["larger than the limit of 1 MiB"]),
+    ("duration-100k-chars", _sub('duration = "12s"', 'duration = "' + "1" * 100_000 + 's"'),
+     ["[scenario] duration", "characters; at most 64"]),
+    ("rate-100k-chars", _sub('"60000pps"', '"' + "9" * 100_000 + 'x"'),
+     ["rates", "characters; at most 64"]),
+    # structure
+    ("unknown-section", BASE + "\n[bogus]\nx = 1\n", ["[bogus]: unknown section"]),
+    ("unknown-key", _sub("seed = 1", "seed = 1\nsede = 2"), ["[scenario] sede: unknown key"]),
+    ("missing-name", _sub('name = "constant_flood"\n', ""), ["[scenario] name: missing"]),
+    ("section-not-table", "scenario = 3\n", ["[scenario]: expected a table"]),
+    ("flows-not-array", _sub("[[flows]]", "[flows]"), ["[[flows]]: expected an array"]),
+    ("system-given-to-run", SYS_BASE, ["system description for 'rtshield analyze'"]),
+    # types and units
+    ("name-not-string", _sub('name = "constant_flood"', "name = 3"),
+     ["[scenario] name: expected a string"]),
+    ("duration-without-unit", _sub('duration = "12s"', "duration = 10"),
+     ["[scenario] duration", "with a unit"]),
+    ("duration-bad-unit", _sub('duration = "12s"', 'duration = "10 fortnights"'),
+     ["[scenario] duration", "cannot read"]),
+    ("rate-bad-unit", _sub('"60000pps"', '"60000 furlongs"'), ["rates", "cannot read"]),
+    ("seed-float", _sub("seed = 1", "seed = 1.5"), ["[scenario] seed: expected a whole number"]),
+    ("boolean-as-int", _sub("queue = 500", "queue = true"), ["queue: expected a whole number"]),
+    ("nan-duration", _sub('duration = "12s"', 'duration = "nan s"'), ["[scenario] duration"]),
+    ("inf-rate", _sub('"60000pps"', '"inf pps"'), ["rates", "cannot read"]),
+    # ranges
+    ("zero-duration", _sub('duration = "12s"', 'duration = "0s"'),
+     ["[scenario] duration: must be longer than zero"]),
+    ("huge-duration", _sub('duration = "12s"', 'duration = "1e400s"'), ["too long"]),
+    ("negative-seed", _sub("seed = 1", "seed = -1"), ["[scenario] seed: must be at least 0"]),
+    ("queue-zero", _sub("queue = 500", "queue = 0"), ["[driver] queue: must be at least 1"]),
+    ("priority-negative", _sub("priority = 3", "priority = -3"),
+     ["[critical] priority: must be at least 0"]),
+    ("priority-256", _sub("priority = 2", "priority = 256"),
+     ["[driver] priority: must be at most 255"]),
+    ("core-missing", _sub("[driver]", "[driver]\ncore = 7"), ["[driver] core", "core(s)"]),
+    ("port-out-of-range", _sub("dst_port = 80", "dst_port = 70000"),
+     ["dst_port: must be at most 65535"]),
+    ("rate-too-low", _sub('"60000pps", "0pps"', '"1e-300pps"'), ["rates", "must be 0 or at least"]),
+    ("rate-too-high", _sub('"60000pps"', '"2e9pps"'), ["rates", "too high"]),
+    ("bin-not-dividing", _sub('duration = "12s"', 'duration = "10s"\nbin = "3s"'),
+     ["[scenario] duration: must be a whole number of bins"]),
+    ("bin-longer-than-run", _sub('duration = "12s"', 'duration = "1s"\nbin = "2s"'),
+     ["[scenario] bin"]),
+    ("too-many-bins", _sub('duration = "12s"', 'duration = "2000000s"'), ["at most 1000000"]),
+    # names
+    ("task-named-idle", BASE + TASK.format(name="idle"), ["[tasks #1] name: 'idle' is reserved"]),
+    ("task-named-isr_rx", BASE + TASK.format(name="isr_rx"), ["'isr_rx' is reserved"]),
+    ("task-named-idle_core1", BASE + TASK.format(name="idle_core1"), ["'idle_core1' is reserved"]),
+    ("task-named-critical", BASE + TASK.format(name="critical"), ["'critical' is reserved"]),
+    ("task-name-comma", BASE + TASK.format(name="a,b"), ["[tasks #1] name", "not a valid task"]),
+    ("flow-name-newline", _sub('name = "flood"', 'name = "fl\\nood"'),
+     ["[flows #1] name", "not a valid flow name"]),
+    ("flow-name-empty", _sub('name = "flood"', 'name = ""'), ["not a valid flow name"]),
+    ("flow-name-too-long", _sub('name = "flood"', f'name = "{"f" * 65}"'),
+     ["not a valid flow name"]),
+    ("scenario-name-control-char", _sub('name = "constant_flood"', 'name = "a\\u0007b"'),
+     ["[scenario] name", "control characters"]),
+    # duplicates and contradictions
+    ("duplicate-flow", BASE + FLOW.format(name="flood"), ["'flood' is used by two flows"]),
+    ("duplicate-task", BASE + TASK.format(name="bg") + TASK.format(name="bg"),
+     ["[tasks #2] name: 'bg' is already taken"]),
+    ("worker-without-flow", BASE + '\n[[tasks]]\nname = "w"\nkind = "worker"\npriority = 1\n'
+     'flow = "nope"\nwork = "1us"\n', ["[tasks #1] flow: no flow named 'nope'"]),
+    ("mitigation-foreign-param", _sub('kind = "queue"', 'kind = "queue"\ncapacity = 5'),
+     ["[mitigation] capacity: is a parameter of burst"]),
+    ("unknown-platform", _sub('platform = "esp32-freertos"', 'platform = "pdp11"'),
+     ["unknown preset 'pdp11'"]),
+    ("pattern-changes-too-often", _sub('step_every = "10s"', 'step_every = "1ms"').replace(
+        'rates = ["60000pps", "0pps"]', "rates = [" + ", ".join(['"1kHz"', '"2kHz"'] * 32) + "]"),
+     ["changes rate", "at most 64"]),
+]
+
+SYS_TASK = '[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\npriority = 1\n'
+SYSTEM_CASES = [
+    ("sys-toml-syntax", "[[task]\n", ["not valid TOML"]),
+    ("sys-not-utf8", b"\xff\xfe[system]\n", ["not UTF-8 text"]),
+    ("sys-nested", "x = " + "[" * 3000 + "]" * 3000 + "\n", ["nested more than"]),
+    ("sys-bigint", SYS_TASK.replace("priority = 1", "priority = " + "1" * 4000),
+     ["more than 20 digits"]),
+    ("sys-negative-priority", SYS_TASK.replace("priority = 1", "priority = -1"),
+     ["task.t.priority: must be at least 0"]),
+    ("sys-priority-256", SYS_TASK.replace("priority = 1", "priority = 256"),
+     ["task.t.priority: must be at most 255"]),
+    ("sys-negative-tick-priority", "[system]\ntick_priority = -5\n" + SYS_TASK,
+     ["system.tick_priority: must be at least 0"]),
+    ("sys-zero-period", SYS_TASK.replace('period = "10ms"', 'period = "0ms"'),
+     ["task.t.period: must be positive"]),
+    ("sys-duration-no-unit", SYS_TASK.replace('wcet = "1ms"', "wcet = 1"),
+     ["task.t.wcet", "with a unit"]),
+    ("sys-bad-name", SYS_TASK.replace('name = "t"', 'name = "a.b"'),
+     ["task[0].name: 'a.b' is not a valid name"]),
+    ("sys-duplicate-name", SYS_TASK + SYS_TASK, ["task.t.name: the name 't' is used twice"]),
+    ("sys-unknown-section", "[sytem]\n" + SYS_TASK, ["sytem: unknown section"]),
+    ("sys-scenario-given", BASE, ["scenario file for 'rtshield run'"]),
+    ("sys-burst-zero", '[[source]]\nname = "x"\nmodel = "bursty"\nburst = 0\n'
+     'burst_rate = "1kHz"\n', ["source.x.burst: must be at least 1"]),
+    ("sys-oversized", "# x\n" * (MAX_FILE_BYTES // 4 + 1), ["larger than the limit"]),
+]
+
+
+def _snapshot(d: Path) -> dict[str, tuple[bytes, int]]:
+    if not d.exists():
+        return {}
+    return {
+        str(p.relative_to(d)): (p.read_bytes() if p.is_file() else b"<dir>", p.stat().st_mtime_ns)
+        for p in sorted(d.rglob("*"))
+    }
+
+
+@pytest.fixture
+def earlier_out(tmp_path):
+    """An output folder of an earlier run (marker, results) with a user's file in it."""
+    out = tmp_path / "out"
+    (out / "runs" / "old").mkdir(parents=True)
+    (out / ".rtshield-out").write_text("# written by rtshield\nfile " + "0" * 64 + " x.json\n")
+    (out / "summary.json").write_text('{"earlier": true}\n')
+    (out / "notes.txt").write_text("the user's notes\n")
+    (out / "runs" / "old" / "summary.json").write_text("{}\n")
+    return out
+
+
+def refused(capsys, argv, needles, started=None):
+    t0 = time.perf_counter() if started is None else started
+    rc = cli.main([str(a) for a in argv])
+    elapsed = time.perf_counter() - t0
+    cap = capsys.readouterr()
+    assert rc == 2, cap.err
+    lines = cap.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), cap.err
+    assert "Traceback" not in cap.err
+    assert len(lines[0]) <= 1100
+    for n in needles:
+        assert n in lines[0], lines[0]
+    assert elapsed < FAST_S, f"{elapsed:.2f}s: {lines[0]}"
+    return lines[0]
+
+
+def scenario_verbs(path: Path, out: Path) -> list[list]:
+    return [
+        ["run", path, "--out", out],
+        ["compare", SCENARIO, path, "--out", out],
+        ["sweep", path, "--set", "detect.fill_high=5,6", "--out", out],
+    ]
+
+
+def _write(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    f = tmp_path / name
+    if isinstance(content, bytes):
+        f.write_bytes(content)
+    else:
+        f.write_text(content)
+    return f
+
+
+@pytest.mark.parametrize("case", SCENARIO_CASES, ids=[c[0] for c in SCENARIO_CASES])
+def test_bad_scenario_is_one_line_and_touches_nothing(tmp_path, capsys, earlier_out, case):
+    name, content, needles = case
+    f = _write(tmp_path, "bad.toml", content)
+    before = _snapshot(earlier_out)
+    for verb in range(3):
+        argv = scenario_verbs(f, earlier_out)[verb]
+        line = refused(capsys, argv, needles)
+        assert "bad.toml" in line
+        assert _snapshot(earlier_out) == before, argv[0]
+        fresh = tmp_path / f"fresh{verb}"
+        refused(capsys, scenario_verbs(f, fresh)[verb], needles)
+        assert not fresh.exists(), argv[0]
+
+
+@pytest.mark.parametrize("case", SYSTEM_CASES, ids=[c[0] for c in SYSTEM_CASES])
+@pytest.mark.parametrize("verb", ["analyze", "design"])
+def test_bad_system_is_one_line(tmp_path, capsys, case, verb):
+    name, content, needles = case
+    f = _write(tmp_path, "sys.toml", content)
+    line = refused(capsys, [verb, f], needles)
+    assert "sys.toml" in line
+
+
+# ---------------------------------------------------------------- not regular files
+
+
+def _all_verbs(path, out):
+    return scenario_verbs(path, out) + [["analyze", path], ["design", path]]
+
+
+@pytest.mark.parametrize("verb", range(5))
+def test_fifo_is_refused_without_reading_it(tmp_path, capsys, earlier_out, verb):
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    before = _snapshot(earlier_out)
+    refused(capsys, _all_verbs(fifo, earlier_out)[verb], ["pipe.toml", "is a FIFO"])
+    assert _snapshot(earlier_out) == before
+
+
+@pytest.mark.parametrize("verb", range(5))
+def test_symlink_to_a_fifo_is_refused(tmp_path, capsys, verb):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.toml"
+    link.symlink_to(fifo)
+    refused(capsys, _all_verbs(link, tmp_path / "o")[verb], ["link.toml", "is a FIFO"])
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", range(5))
+def test_dev_zero_is_refused(tmp_path, capsys, verb):
+    refused(capsys, _all_verbs("/dev/zero", tmp_path / "o")[verb], ["/dev/zero", "is a device"])
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", range(5))
+def test_directory_is_refused(tmp_path, capsys, verb):
+    d = tmp_path / "dir.toml"
+    d.mkdir()
+    refused(capsys, _all_verbs(d, tmp_path / "o")[verb], ["dir.toml", "is a directory"])
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", range(5))
+def test_missing_file_is_refused(tmp_path, capsys, verb):
+    refused(capsys, _all_verbs(tmp_path / "nope.toml", tmp_path / "o")[verb],
+            ["nope.toml", "no such"])
+    assert not (tmp_path / "o").exists()
+
+
+def test_sparse_multi_gigabyte_file_is_refused_at_once(tmp_path, capsys):
+    f = tmp_path / "huge.toml"
+    with open(f, "wb") as fh:
+        fh.truncate(3 << 30)  # 3 GiB, sparse: nothing is read
+    for argv in _all_verbs(f, tmp_path / "o"):
+        refused(capsys, argv, ["huge.toml", "larger than the limit of 1 MiB"])
+    assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------- --set values
+
+
+@pytest.mark.parametrize("value, needles", [
+    ("[" * 3000 + "]" * 3000, ["--set: driver.queue", "at most 4096"]),
+    ("[" * 50 + "]" * 50, ["--set: driver.queue", "nested more than"]),
+    ("9" * 5000, ["--set: driver.queue", "at most 4096"]),
+    ("9" * 30, ["--set: driver.queue", "more than 20 digits"]),
+    ("0x" + "f" * 40, ["--set: driver.queue", "beyond 128 bits"]),
+    ("-4", ["--set: [driver] queue: must be at least 1"]),
+])
+def test_hostile_set_values(tmp_path, capsys, value, needles):
+    refused(capsys, ["run", SCENARIO, "--out", tmp_path / "o", "--set", f"driver.queue={value}"],
+            needles)
+    assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------- generated variants
+
+_NAME_RE = re.compile(NAME_RULE)
+
+_junk = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.text(max_size=30),
+    st.sampled_from(["10ms", "0s", "-1s", "1e400s", "5kHz", "0pps", "1e-300pps", "?", "",
+                     "idle", "a,b", "1" * 80]),
+    st.lists(st.integers(min_value=-5, max_value=5), max_size=3),
+)
+
+
+def _toml_value(v) -> str:
+    import json
+    import math
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, str):
+        return json.dumps(v)
+    return str(v)
+
+
+_KEY_LINES = [i for i, ln in enumerate(BASE.splitlines()) if re.match(r"^[a-z_]+ = ", ln)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=st.sampled_from(_KEY_LINES), value=_junk)
+def test_any_value_anywhere_loads_or_is_one_line(line, value):
+    lines = BASE.splitlines()
+    key = lines[line].split(" = ", 1)[0]
+    lines[line] = f"{key} = {_toml_value(value)}"
+    text = "\n".join(lines) + "\n"
+    try:
+        loads_scenario(text, "gen.toml")
+    except UsageError as e:
+        msg = str(e)
+        # the file, or the preset when a default it gives clashes with the value
+        assert msg.startswith("gen.toml") or "platforms" in msg.split(":")[0], msg
+        assert "\n" not in msg and len(msg) < 1100, msg
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.text(min_size=0, max_size=70))
+def test_flow_and_task_names_follow_the_rule(name):
+    import json
+
+    low = name.lower()
+    identifier = (_NAME_RE.fullmatch(name) is not None
+                  and low not in ("critical", "driver", "polling", "idle")
+                  and not low.startswith("isr_")
+                  and re.fullmatch(r"idle_core[0-9]+", low) is None)
+    for template, section, taken in ((FLOW, "flows #2", "flood"), (TASK, "tasks #1", None)):
+        text = BASE + template.format(name="PLACEHOLDER").replace(
+            '"PLACEHOLDER"', json.dumps(name))
+        valid = identifier and name != taken
+        try:
+            loads_scenario(text, "gen.toml")
+        except UsageError as e:
+            assert not valid, (name, str(e))
+            assert f"[{section}] name" in str(e) or "TOML" in str(e), str(e)
+        else:
+            assert valid, name
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.binary(max_size=2000))
+def test_random_bytes_load_or_are_one_line(tmp_path_factory, data):
+    f = tmp_path_factory.mktemp("b") / "x.toml"
+    f.write_bytes(data)
+    try:
+        load_scenario(f)
+    except UsageError as e:
+        assert "\n" not in str(e) and str(e).startswith(str(f)), str(e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(depth=st.integers(min_value=1, max_value=4000),
+       opener=st.sampled_from(["[", "{a = "]))
+def test_any_nesting_depth_loads_or_is_one_line(depth, opener):
+    closer = "]" if opener == "[" else "}"
+    text = BASE + "\n[bogus]\nx = " + opener * depth + "1" + closer * depth + "\n"
+    with pytest.raises(UsageError) as e:
+        loads_scenario(text, "gen.toml")
+    assert "nested more than" in str(e.value) or "[bogus]: unknown section" in str(e.value)
+
+
+@settings(max_examples=80, deadline=None)
+@given(line=st.integers(min_value=0, max_value=len(SYS_BASE.splitlines()) - 1), value=_junk)
+def test_system_values_load_or_are_one_line(tmp_path_factory, line, value):
+    from rtshield.analysis import load_system
+
+    lines = SYS_BASE.splitlines()
+    if " = " not in lines[line] or lines[line].lstrip().startswith("#"):
+        return
+    key = lines[line].split(" = ", 1)[0]
+    lines[line] = f"{key} = {_toml_value(value)}"
+    f = tmp_path_factory.mktemp("s") / "sys.toml"
+    f.write_text("\n".join(lines) + "\n")
+    try:
+        load_system(f)
+    except UsageError as e:
+        assert "\n" not in str(e) and str(e).startswith(str(f)), str(e)
+
+
+# ---------------------------------------------------------------- validate first, then run
+
+
+def test_compare_validates_every_file_before_creating_out(tmp_path, capsys):
+    """A file the engine refuses (too many rate changes) stops compare before anything."""
+    bad = _write(tmp_path, "late.toml", dict((c[0], c[1]) for c in SCENARIO_CASES)[
+        "pattern-changes-too-often"])
+    out = tmp_path / "o"
+    refused(capsys, ["compare", SCENARIO, bad, "--out", out], ["late.toml", "changes rate"])
+    assert not out.exists()
+
+
+def test_compare_refuses_a_foreign_run_folder_before_creating_anything(tmp_path, capsys):
+    out = tmp_path / "o"
+    (out / "runs" / "constant_flood").mkdir(parents=True)
+    (out / "runs" / "constant_flood" / "mine.txt").write_text("x")
+    (out / ".rtshield-out").write_text("# earlier\n")
+    before = _snapshot(out)
+    other = _write(tmp_path, "other.toml", _sub('name = "constant_flood"', 'name = "other"'))
+    refused(capsys, ["compare", other, SCENARIO, "--out", out],
+            ["runs/constant_flood is not empty"])
+    assert _snapshot(out) == before
+
+
+def test_sweep_validates_every_point_before_creating_out(tmp_path, capsys):
+    out = tmp_path / "o"
+    refused(capsys, ["sweep", SCENARIO, "--set", "driver.queue=10,0", "--out", out],
+            ["[driver] queue: must be at least 1", "(in point queue=0)"])
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------- Ctrl-C and the progress bar
+
+
+def test_engine_results_do_not_depend_on_the_slicing(monkeypatch):
+    from rtshield import engine
+    from rtshield.outputs import format_summary_json, timeseries_csv
+
+    sc = load_scenario(REPO / "scenarios" / "examples" / "modbus_with_flood.toml",
+                       {"scenario": {"duration": "2s", "bin": "100ms"}})
+
+    def digest():
+        r = engine.simulate(sc, trace=20)
+        fields = b"".join(r.trace[k].tobytes() for k in r.trace.dtype.names)
+        return format_summary_json(r.summary()), timeseries_csv(r.timeseries), fields
+
+    plain = digest()
+    monkeypatch.setattr(engine, "CHUNK_WALL_S", 1e-9)  # every slice "too slow": the smallest
+    monkeypatch.setattr(engine, "_FIRST_STEP_NS", 123_457)
+    monkeypatch.setattr(engine, "_MIN_STEP_NS", 77_777)
+    assert digest() == plain
+
+
+def _interrupt_run(tmp_path, *sets, env=None):
+    """Start a long run, interrupt it after 2 s of simulating: (exit, stderr, latency)."""
+    import signal
+    import subprocess
+    import sys
+
+    flood = BASE.replace('rates = ["60000pps", "0pps"]', 'rates = ["60000pps"]')
+    f = _write(tmp_path, "long.toml", flood)
+    out = tmp_path / "o"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(out), *sets],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, **(env or {})))
+    deadline = time.monotonic() + 60
+    while not (out / ".rtshield-out").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2.5)  # simulating now
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert not (out / "summary.json").exists()
+    return p.returncode, err, time.monotonic() - t0
+
+
+def test_ctrl_c_in_one_long_bin_is_noticed_at_once(tmp_path):
+    """One bin of an hour: the engine still returns to Python every few tens of ms."""
+    rc, err, latency = _interrupt_run(
+        tmp_path, "--set", "scenario.duration=3600s", "--set", "scenario.bin=3600s")
+    assert rc == 130 and err.strip() == "rtshield: interrupted", err
+    assert latency < 1.0, latency
+
+
+def test_interrupted_progress_bar_does_not_claim_100_percent(tmp_path):
+    rc, err, _ = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
+                                env={"RTSHIELD_PROGRESS": "1"})
+    assert rc == 130 and err.rstrip().endswith("rtshield: interrupted"), err
+    assert "Traceback" not in err
+    bars = [b for b in err.split("\r") if "s simulated" in b]
+    assert bars, err  # the bar was drawn
+    assert "100.0%" not in bars[-1] and "3600/3600" not in bars[-1], bars[-1]
