@@ -170,6 +170,12 @@ def test_demo_runs_the_whole_study_from_any_directory(tmp_path):
     assert "Claims of Danicki et al. §3 against this run" in html
     assert html.count("does not hold") >= 1 and html.count("holds") >= 10
     assert "claims of Danicki et al. §3 hold" in res.stdout
+    # Every study in one report with a table of contents (Behnke et al.'s software approach
+    # in its own folder: tests/test_study_behnke_software.py checks its claims).
+    assert "<h2>Contents</h2>" in html and 'id="behnke-software"' in html
+    assert "Claims of Behnke et al. §6 against this run" in html
+    assert (out / "behnke_software" / "report.html").is_file()
+    assert "claims of Behnke et al. §6 hold" in res.stdout
 
 
 def test_set_overrides_a_key_for_one_run(tmp_path):

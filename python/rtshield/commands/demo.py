@@ -1,14 +1,26 @@
-"""``rtshield demo --out DIR``: reproduce the Danicki et al. study in one report."""
+"""``rtshield demo --out DIR [--study NAME]``: reproduce the papers' studies in one report.
+
+Without ``--study`` every study runs: Danicki et al. into DIR itself (its
+comparative report, ``comparison.json`` and ``runs/``, as ``--study danicki``
+writes them), Behnke et al.'s software approach into ``DIR/behnke_software/``,
+and ``DIR/report.html`` becomes one page with a table of contents and every
+study's figures and claims table.
+"""
 
 from __future__ import annotations
 
 import argparse
+import html
 import time
 from pathlib import Path
 
 from rtshield.commands.compare import add_set_option, run_and_report
 from rtshield.errors import UsageError
 from rtshield.outputs import OUT_HELP
+from rtshield.studies import STUDIES
+
+#: Where ``rtshield demo`` (all studies) writes the Behnke software study, inside DIR.
+BEHNKE_SOFTWARE_DIR = "behnke_software"
 
 #: The study's configurations in the order of the paper's Section 3.
 DANICKI_ORDER = (
@@ -55,16 +67,27 @@ def study_files(name: str = "danicki2021") -> list[Path]:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
-        help="reproduce the Danicki et al. study: eight configurations, one report",
+        help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
         description=(
-            "Run the eight configurations of Danicki et al. (EdgeSys 2021) §3 — the FreeRTOS "
-            "scheduler with equal and with unequal priorities, Burst, Hysteresis, Budget and "
-            "Queue Mitigation with queues of 100, 500 and 750 — two at a time, and write one "
-            "comparative report DIR/report.html (plus each run's outputs under DIR/runs/)."
+            "Run the studies and write one report DIR/report.html with a table of contents. "
+            "danicki: the eight configurations of Danicki et al. (EdgeSys 2021) §3 — the "
+            "FreeRTOS scheduler with equal and with unequal priorities, Burst, Hysteresis, "
+            "Budget and Queue Mitigation with queues of 100, 500 and 750 (each run's outputs "
+            "under DIR/runs/). behnke-software: Behnke et al.'s software approach, §6 "
+            "Experiments 1-3 (Figures 9-11) on the Zynq-7000 preset (its files under "
+            f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). Each study "
+            "ends with its claims table: the paper's value, the simulated one, a verdict."
         ),
-        epilog="example: rtshield demo --out demo-report",
+        epilog="example: rtshield demo --out demo-report; "
+        "rtshield demo --study behnke-software --out behnke",
     )
     p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
+    p.add_argument(
+        "--study",
+        choices=list(STUDIES),
+        default=None,
+        help="run one study only (default: all of them)",
+    )
     p.add_argument(
         "--jobs",
         type=int,
@@ -90,7 +113,7 @@ def claims_section(outcomes) -> list[tuple[str, str]]:
     return [("Claims of Danicki et al. §3 against this run", danicki2021.verdicts_html(verdicts))]
 
 
-def handle(args: argparse.Namespace) -> int:
+def _danicki(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     files = study_files()
     rc = run_and_report(
@@ -105,3 +128,85 @@ def handle(args: argparse.Namespace) -> int:
     )
     print(f"demo: {len(files)} configurations in {time.perf_counter() - t0:.1f} s wall")
     return rc
+
+
+def _behnke_software(args: argparse.Namespace, out: Path):
+    """Run the Behnke software study into ``out``; returns (report, body, verdicts)."""
+    from rtshield.scenario import parse_overrides
+    from rtshield.studies import behnke_software
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+    plan = behnke_software.Plan(overrides=parse_overrides(list(args.set)) or {})
+    report, body, verdicts, wall = behnke_software.run_and_write(out, plan, jobs=args.jobs)
+    n_ok = sum(v.holds is True for v in verdicts)
+    n_run = sum(v.holds is not None for v in verdicts)
+    n = len(behnke_software.points(plan))
+    print(f"demo: {n_ok} of {n_run} claims of Behnke et al. §6 hold (docs/validation.md)")
+    print(f"demo: behnke-software, {n} runs in {wall:.1f} s wall; report: {report}")
+    return report, body, verdicts
+
+
+def _body_of(page: str) -> str:
+    """The body of a report page written by rtshield.report (without its closing note)."""
+    start = page.find("<body>")
+    end = page.rfind('<p class="note">Written by rtshield')
+    if start < 0 or end < 0:
+        return ""
+    return page[start + len("<body>") : end]
+
+
+def _combined(out: Path, danicki_body: str, behnke_body: str, behnke_verdicts) -> Path:
+    """DIR/report.html: a table of contents, then every study."""
+    from rtshield.outputs import atomic_write
+    from rtshield.report import _page
+
+    ok = sum(v.holds is True for v in behnke_verdicts)
+    run = sum(v.holds is not None for v in behnke_verdicts)
+    toc = [
+        '<li><a href="#danicki">' + html.escape(STUDIES["danicki"]) + "</a> "
+        '(<a href="#claims-danicki">claims</a>; each configuration\'s own report under '
+        "<code>runs/</code>)</li>",
+        '<li><a href="#behnke-software">' + html.escape(STUDIES["behnke-software"]) + "</a> "
+        f"({ok} of {run} claims hold; its files in <code>{BEHNKE_SOFTWARE_DIR}/</code>, "
+        f'<a href="{BEHNKE_SOFTWARE_DIR}/report.html">own report</a>)</li>',
+    ]
+    danicki_body = danicki_body.replace(
+        "<h2>Claims of Danicki et al.", '<h2 id="claims-danicki">Claims of Danicki et al.', 1
+    )
+    body = (
+        "<h1>rtshield demo: the papers' studies, simulated</h1>"
+        '<p class="meta">Every study runs the published experiment on the simulated device '
+        "and sets each claim of the paper beside the simulated value with a verdict; "
+        "docs/validation.md explains the claims that do not hold.</p>"
+        "<h2>Contents</h2><ol>" + "".join(toc) + "</ol>"
+        '<section id="danicki">' + danicki_body + "</section><hr>"
+        '<section id="behnke-software">' + behnke_body + "</section>"
+    )
+    return atomic_write(out / "report.html", _page("rtshield demo: the papers' studies", body))
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.study == "danicki":
+        return _danicki(args)
+    if args.study == "behnke-software":
+        _behnke_software(args, Path(args.out))
+        return 0
+    from rtshield.outputs import finish_out_dir, record_outputs
+
+    t0 = time.perf_counter()
+    rc = _danicki(args)
+    if rc:
+        return rc
+    out = Path(args.out)
+    danicki_body = _body_of((out / "report.html").read_text(encoding="utf-8"))
+    _, behnke_body, verdicts = _behnke_software(args, out / BEHNKE_SOFTWARE_DIR)
+    try:
+        report = _combined(out, danicki_body, behnke_body, verdicts)
+    except BaseException:
+        record_outputs(out, dirs=[BEHNKE_SOFTWARE_DIR])
+        raise
+    finish_out_dir(out, dirs=[BEHNKE_SOFTWARE_DIR])
+    print(f"demo: {len(STUDIES)} studies in {time.perf_counter() - t0:.1f} s wall; "
+          f"report: {report}")
+    return 0
