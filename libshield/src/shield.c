@@ -359,6 +359,18 @@ void rts_shield_rx_queue_full_isr(rts_shield *sh, rts_time_ns now, rts_shield_de
 #endif
 }
 
+/* The rx result before the eager driver fills it: nothing happened yet. */
+static void rx_clear(rts_shield_rx *rx)
+{
+    rx->outcome = RTS_RX_OUTCOMES;
+    rx->flow = RTS_FLOW_NONE;
+    rx->prio = 0u;
+    rx->recycled_flow = RTS_FLOW_NONE;
+    rx->repost = RTS_BUF_NONE;
+    rx->raised = 0u;
+    rx->pad = 0u;
+}
+
 #if RTS_CONFIG_RX_PATH
 static const uint8_t rx_drop_reason[RTS_RX_OUTCOMES] = {
     RTS_SHIELD_DROP_NONE,          /* QUEUED */
@@ -373,13 +385,7 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
                                 rts_time_ns tick_now, rts_shield_rx *rx, rts_shield_dec *dec)
 {
     dec_clear(dec);
-    rx->outcome = RTS_RX_OUTCOMES;
-    rx->flow = RTS_FLOW_NONE;
-    rx->prio = 0u;
-    rx->recycled_flow = RTS_FLOW_NONE;
-    rx->repost = RTS_BUF_NONE;
-    rx->raised = 0u;
-    rx->pad = 0u;
+    rx_clear(rx);
     if (!has(sh, RTS_SHIELD_RX_PATH)) return RTS_EINVAL;
     if (buf >= sh->rx.fq.nbufs || sh->rx.fq.state[buf] != RTS_BUF_RING) return RTS_EINVAL;
 #if RTS_CONFIG_MITIGATIONS
@@ -435,13 +441,7 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
 {
     (void)sh, (void)buf, (void)frame, (void)len, (void)desc_flow, (void)desc_prio, (void)now, (void)tick_now;
     dec_clear(dec);
-    rx->outcome = RTS_RX_OUTCOMES;
-    rx->flow = RTS_FLOW_NONE;
-    rx->prio = 0u;
-    rx->recycled_flow = RTS_FLOW_NONE;
-    rx->repost = RTS_BUF_NONE;
-    rx->raised = 0u;
-    rx->pad = 0u;
+    rx_clear(rx);
     return RTS_EINVAL; /* receive path not in this build */
 }
 #endif

@@ -27,26 +27,6 @@
 
 /* ------------------------------------------------------------ scenarios */
 
-/* The receive path on a DMA ring of 16 posted buffers out of 32, per-path
- * ISR costs (the same Zynq-like device as test_rxpath.c's rx_base()). */
-static rtsim_config rx_base(uint64_t duration)
-{
-    rtsim_config c = base(duration);
-    c.nic_kind = RTSIM_NIC_DMA_RING;
-    c.ring = 16;
-    c.rx.enabled = 1;
-    c.rx.nbufs = 32;
-    c.rx.recycle_threshold = 0xFFFFFFFFu;
-    c.rx.short_circuit = 1;
-    c.costs.isr_entry_exit_ns = 500;
-    for (int p = 0; p < RTSIM_PATH_COUNT; p++)
-        c.costs.path_ns[p] = 1120;
-    c.costs.path_ns[RTSIM_PATH_PRIO_RAISE] = 1500;
-    c.costs.path_ns[RTSIM_PATH_RECYCLE] = 1250;
-    c.costs.invalidate_deferred_ns = 2780;
-    c.costs.driver_per_packet_ns = 7900;
-    return c;
-}
 
 /* A constant flow of `proto` frames to `port` at `pps` from `start` on. */
 static int add_const(rtsim_config *c, uint32_t proto, uint32_t port, uint32_t prio, double pps,

@@ -6,26 +6,6 @@
 
 #include "engine.h"
 
-/* A Zynq-like device: the receive path on a DMA ring of 16 posted buffers
- * out of 32, costs per ISR path, a worker for the high-priority flow. */
-static rtsim_config rx_base(uint64_t duration)
-{
-    rtsim_config c = base(duration);
-    c.nic_kind = RTSIM_NIC_DMA_RING;
-    c.ring = 16;
-    c.rx.enabled = 1;
-    c.rx.nbufs = 32;
-    c.rx.recycle_threshold = 0xFFFFFFFFu;
-    c.rx.short_circuit = 1;
-    c.costs.isr_entry_exit_ns = 500;
-    for (int p = 0; p < RTSIM_PATH_COUNT; p++)
-        c.costs.path_ns[p] = 1120;
-    c.costs.path_ns[RTSIM_PATH_PRIO_RAISE] = 1500;
-    c.costs.path_ns[RTSIM_PATH_RECYCLE] = 1250;
-    c.costs.invalidate_deferred_ns = 2780;
-    c.costs.driver_per_packet_ns = 7900;
-    return c;
-}
 
 static int add_udp(rtsim_config *c, double pps, uint32_t port, uint32_t prio)
 {
