@@ -186,13 +186,6 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
     rx = getattr(sc, "rx", None)
     if rx is not None:
-        try:
-            lib.rtsim_rx_stats_get  # noqa: B018 — a build without the receive path lacks it
-        except AttributeError:
-            raise UsageError(
-                f"{where}: [rx]: this build of the simulator has no receive path "
-                "(rtsim_rx_stats_get missing); rebuild with `pip install .`"
-            ) from None
         for key, fld in RX_COST_KEYS.items():
             if key not in sc.costs:
                 raise UsageError(

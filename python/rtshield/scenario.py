@@ -742,13 +742,7 @@ def frame_min(protocol: str, vlan: bool) -> int:
     from rtshield._native import load
 
     _, lib = load()
-    try:
-        fn = lib.rtsim_frame_min
-    except AttributeError:
-        raise UsageError(
-            "engine: this build lacks rtsim_frame_min (reinstall with `pip install .`)"
-        ) from None
-    return int(fn(PROTOCOLS.index(protocol), 1 if vlan else 0))
+    return int(lib.rtsim_frame_min(PROTOCOLS.index(protocol), 1 if vlan else 0))
 
 
 # --------------------------------------------------------------------------- presets

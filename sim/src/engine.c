@@ -620,8 +620,8 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
         return 0;
     }
     const uint32_t f = hook_perform(s, now, &d);
-    rx_mode_acct(s, now);
-    eng_detect(s, now);
+    if (s->cfg.rx.global_capacity) rx_mode_acct(s, now);
+    if (hook_mask(s) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
     if (f & RTS_SHIELD_F_STOP) *stop = true;
     if ((f & RTS_SHIELD_F_DROP) && d.drop == RTS_SHIELD_DROP_GLOBAL_LIMIT &&
         s->cfg.nic_kind != RTSIM_NIC_EDGE) {
@@ -910,7 +910,7 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     }
     hook_perform(s, now, &d);
-    eng_detect(s, now);
+    if (hook_mask(s) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
     if (p.sflow == RTS_FLOW_ARP || p.sflow == RTS_FLOW_ICMP) {
         deliver(s, &p, now); /* the stack itself consumes ARP and ICMP */
     } else if (p.sflow >= RTS_FLOW_FIRST_USER && p.sflow < RTS_FLOW_MAX &&
