@@ -27,7 +27,8 @@ bool hook_init(struct rtsim *s, uint64_t now);
 uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d);
 static inline uint32_t hook_perform(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
 {
-    if (d->n_ops == 0u && d->flags == 0u) return 0u; /* nothing decided: the common case */
+    /* Nothing for the port or the tasks (a drop is the caller's): the common case. */
+    if (d->n_ops == 0u && (d->flags & ~(uint32_t)RTS_SHIELD_F_DROP) == 0u) return d->flags;
     return hook_perform_all(s, now, d);
 }
 /* RX ISR prologue of `source` (`isr_entry`: when the handler started).

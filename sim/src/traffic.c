@@ -146,8 +146,8 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
         gap += g->frac;
         /* A gap beyond the 64-bit clock (a rate below ~1e-10 pkt/s, or an
          * extreme exponential draw) is "never": converting it would be
-         * undefined. The sum saturates for the same reason. */
-        if (!(gap < 1.8e19) || (double)t + gap >= 1.8e19) {
+         * undefined. The arrival time t + gap saturates at the end of time. */
+        if (!(gap < 1.8e19)) {
             uint64_t nc = next_change(g, t);
             if (nc == UINT64_MAX) return UINT64_MAX;
             t = nc;
@@ -170,7 +170,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             continue;
         }
         g->frac = gap - (double)(uint64_t)gap;
-        return t + whole;
+        return whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
     }
     return UINT64_MAX;
 }
