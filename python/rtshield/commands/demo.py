@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import html
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rtshield.commands.compare import add_set_option, run_and_report
@@ -113,12 +115,12 @@ def claims_section(outcomes) -> list[tuple[str, str]]:
     return [("Claims of Danicki et al. §3 against this run", danicki2021.verdicts_html(verdicts))]
 
 
-def _danicki(args: argparse.Namespace) -> int:
+def _danicki(args: argparse.Namespace, out: Path) -> int:
     t0 = time.perf_counter()
     files = study_files()
     rc = run_and_report(
         files,
-        args.out,
+        out,
         args.jobs,
         "Danicki et al. (EdgeSys 2021) §3, reproduced by rtshield",
         INTRO,
@@ -156,57 +158,101 @@ def _body_of(page: str) -> str:
     return page[start + len("<body>") : end]
 
 
-def _combined(out: Path, danicki_body: str, behnke_body: str, behnke_verdicts) -> Path:
+@dataclass(frozen=True)
+class StudyRun:
+    """What one study leaves for the combined report."""
+
+    body: str  #: the study's report body (HTML, without page frame)
+    verdicts: list  #: its claim verdicts (objects with ``holds``: True/False/None)
+    toc_note: str = ""  #: extra HTML after the study's entry in the table of contents
+
+
+def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
+    rc = _danicki(args, out)
+    if rc:
+        raise SystemExit(rc)
+    body = _body_of((out / "report.html").read_text(encoding="utf-8"))
+    body = body.replace(
+        "<h2>Claims of Danicki et al.", '<h2 id="claims-danicki">Claims of Danicki et al.', 1
+    )
+    return StudyRun(
+        body,
+        [],
+        ' (<a href="#claims-danicki">claims</a>; each configuration\'s own report under '
+        "<code>runs/</code>)",
+    )
+
+
+def _run_behnke_software(args: argparse.Namespace, out: Path) -> StudyRun:
+    _, body, verdicts = _behnke_software(args, out)
+    return StudyRun(body, list(verdicts))
+
+
+#: ``{study name: (runner, folder inside DIR when every study runs)}``, in report
+#: order. The first study writes into DIR itself (its report becomes the first
+#: section of DIR/report.html); each other one into its own folder. A runner takes
+#: the parsed arguments and its output folder and returns a :class:`StudyRun`.
+RUNNERS: dict[str, tuple[Callable[[argparse.Namespace, Path], StudyRun], str]] = {
+    "danicki": (_run_danicki, ""),
+    "behnke-software": (_run_behnke_software, BEHNKE_SOFTWARE_DIR),
+}
+
+
+def _combined(out: Path, runs: dict[str, StudyRun]) -> Path:
     """DIR/report.html: a table of contents, then every study."""
     from rtshield.outputs import atomic_write
     from rtshield.report import _page
 
-    ok = sum(v.holds is True for v in behnke_verdicts)
-    run = sum(v.holds is not None for v in behnke_verdicts)
-    toc = [
-        '<li><a href="#danicki">' + html.escape(STUDIES["danicki"]) + "</a> "
-        '(<a href="#claims-danicki">claims</a>; each configuration\'s own report under '
-        "<code>runs/</code>)</li>",
-        '<li><a href="#behnke-software">' + html.escape(STUDIES["behnke-software"]) + "</a> "
-        f"({ok} of {run} claims hold; its files in <code>{BEHNKE_SOFTWARE_DIR}/</code>, "
-        f'<a href="{BEHNKE_SOFTWARE_DIR}/report.html">own report</a>)</li>',
-    ]
-    danicki_body = danicki_body.replace(
-        "<h2>Claims of Danicki et al.", '<h2 id="claims-danicki">Claims of Danicki et al.', 1
-    )
+    toc, sections = [], []
+    for name, run in runs.items():
+        sub = RUNNERS[name][1]
+        note = run.toc_note
+        if run.verdicts:
+            ok = sum(v.holds is True for v in run.verdicts)
+            checked = sum(v.holds is not None for v in run.verdicts)
+            note += f" ({ok} of {checked} claims hold"
+            if sub:
+                note += (
+                    f"; its files in <code>{html.escape(sub)}/</code>, "
+                    f'<a href="{html.escape(sub)}/report.html">own report</a>'
+                )
+            note += ")"
+        toc.append(
+            f'<li><a href="#{name}">' + html.escape(STUDIES[name]) + "</a>" + note + "</li>"
+        )
+        sections.append(f'<section id="{name}">' + run.body + "</section>")
     body = (
         "<h1>rtshield demo: the papers' studies, simulated</h1>"
         '<p class="meta">Every study runs the published experiment on the simulated device '
         "and sets each claim of the paper beside the simulated value with a verdict; "
         "docs/validation.md explains the claims that do not hold.</p>"
-        "<h2>Contents</h2><ol>" + "".join(toc) + "</ol>"
-        '<section id="danicki">' + danicki_body + "</section><hr>"
-        '<section id="behnke-software">' + behnke_body + "</section>"
+        "<h2>Contents</h2><ol>" + "".join(toc) + "</ol>" + "<hr>".join(sections)
     )
     return atomic_write(out / "report.html", _page("rtshield demo: the papers' studies", body))
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.study == "danicki":
-        return _danicki(args)
-    if args.study == "behnke-software":
-        _behnke_software(args, Path(args.out))
+    if args.study is not None:
+        runner = RUNNERS[args.study][0]
+        if args.study == "danicki":
+            return _danicki(args, Path(args.out))
+        runner(args, Path(args.out))
         return 0
     from rtshield.outputs import finish_out_dir, record_outputs
 
     t0 = time.perf_counter()
-    rc = _danicki(args)
-    if rc:
-        return rc
     out = Path(args.out)
-    danicki_body = _body_of((out / "report.html").read_text(encoding="utf-8"))
-    _, behnke_body, verdicts = _behnke_software(args, out / BEHNKE_SOFTWARE_DIR)
+    subdirs = [sub for _, sub in RUNNERS.values() if sub]
+    runs: dict[str, StudyRun] = {}
     try:
-        report = _combined(out, danicki_body, behnke_body, verdicts)
+        for name, (runner, sub) in RUNNERS.items():
+            runs[name] = runner(args, out / sub if sub else out)
+        report = _combined(out, runs)
     except BaseException:
-        record_outputs(out, dirs=[BEHNKE_SOFTWARE_DIR])
+        if runs:
+            record_outputs(out, dirs=subdirs)
         raise
-    finish_out_dir(out, dirs=[BEHNKE_SOFTWARE_DIR])
-    print(f"demo: {len(STUDIES)} studies in {time.perf_counter() - t0:.1f} s wall; "
+    finish_out_dir(out, dirs=subdirs)
+    print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; "
           f"report: {report}")
     return 0
