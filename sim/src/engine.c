@@ -1020,13 +1020,20 @@ static void nic_announce(rtsim *s, unsigned q)
     c->pending |= bit;
 }
 
-/* Arm the NIC model's next timer event (the earliest queue expiry). */
+/* Arm the NIC model's next timer event (the earliest queue expiry). One
+ * EV_NIC is pending at most: an armed event at or before the expiry stays
+ * (firing early, it finds nothing expired and re-arms), so frames that
+ * restart a packet timer add no events; a flood at any rate fits the event
+ * heap. Only an earlier expiry supersedes the armed event. */
 static void nic_schedule(rtsim *s)
 {
     const rts_time_ns next = rts_nic_next_expiry(&s->nic);
+    if (next == 0 || next >= s->cfg.duration_ns) return;
+    const uint64_t at = next < s->now ? s->now : next;
+    if (s->nic_armed != SIM_INF && s->nic_armed <= at) return;
     s->nic_gen++;
-    if (next != 0 && next < s->cfg.duration_ns)
-        push_event(s, next < s->now ? s->now : next, EV_NIC, EV_NIC, 0, s->nic_gen);
+    s->nic_armed = at;
+    push_event(s, at, EV_NIC, EV_NIC, 0, s->nic_gen);
 }
 
 /* A frame reaches the multiqueue NIC: libshield's rts_nic_rx() decides. */
@@ -1174,11 +1181,12 @@ static void handle_event(rtsim *s, const sim_event *e)
     }
     case EV_NIC: {
         if (e->gen != s->nic_gen) break; /* superseded */
+        s->nic_armed = SIM_INF;
         const uint32_t mask = rts_nic_expire(&s->nic, now);
         for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
             if (mask & (1u << q)) nic_announce(s, q);
         nic_schedule(s);
-        kick(s, rx_core(s), now);
+        if (mask != 0) kick(s, rx_core(s), now); /* armed early: nothing expired yet */
         break;
     }
     case EV_POLL: {
@@ -1208,6 +1216,9 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (cfg->duration_ns / cfg->bin_ns > (uint64_t)1 << 32)
         return "bin: too many bins for the duration";
     if (cfg->n_cores < 1 || cfg->n_cores > RTSIM_MAX_CORES) return "cores: must be 1..4";
+    /* The array counts first: every later check reads tasks[] and flows[]. */
+    if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
+    if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
     if (cfg->tick_ns < 0) return "tick: must not be negative";
     if (cfg->nic_kind > RTSIM_NIC_MULTIQUEUE) return "nic.kind: unknown";
     if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE) {
@@ -1217,13 +1228,18 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             const rtsim_nic_queue_cfg *n = &cfg->nic_queues[q];
             if (n->size == 0 || n->size > 65535) return "nic.queues.size: 1..65535 descriptors";
             if (n->t_abs_ns < 0 || n->t_pack_ns < 0) return "nic.queues: timers must not be negative";
-            if (n->frames > 65535) return "nic.queues.frames: at most 65535";
+            /* rts_nic_queue_add(): a frame threshold beyond the queue never triggers. */
+            if (n->frames > n->size) return "nic.queues.frames: at most the queue's size";
         }
         uint32_t entries = 0;
         for (uint32_t i = 0; i < cfg->n_flows; i++) {
             const rtsim_flow_cfg *f = &cfg->flows[i];
             if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
             if (f->nic_queue >= cfg->n_nic_queues) return "flows.nic_queue: no such queue";
+            /* The distribution map's key (rts_nic_map_add()): a TCP or UDP port 1..65535. */
+            if ((f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP) &&
+                (f->dst_port == 0 || f->dst_port > 65535))
+                return "flows.dst_port: 1..65535 for a flow mapped to a NIC queue";
             bool dup = false;
             for (uint32_t j = 0; j < i; j++) {
                 const rtsim_flow_cfg *g = &cfg->flows[j];
@@ -1256,13 +1272,22 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
+    /* rtsim_costs holds int64_t fields only: every one of them is a cost. */
+    _Static_assert(sizeof(rtsim_costs) % sizeof(int64_t) == 0, "rtsim_costs: int64_t fields only");
+    const int64_t cost_max = (int64_t)RTSIM_COST_MAX_S * 1000000000;
+    for (size_t i = 0; i < sizeof *k / sizeof(int64_t); i++) {
+        int64_t v;
+        memcpy(&v, (const char *)k + i * sizeof v, sizeof v);
+        if (v > cost_max) return "costs: at most RTSIM_COST_MAX_S (60 s) each";
+    }
+    for (uint32_t i = 0; i < cfg->n_sources; i++)
+        if (cfg->sources[i].isr_per_packet_ns > cost_max)
+            return "sources: isr_work at most RTSIM_COST_MAX_S (60 s)";
     if (cfg->n_flows > 0 && cfg->n_sources == 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0)
         return "costs: an RX interrupt must cost CPU time";
     for (uint32_t i = 0; i < cfg->n_sources; i++)
         if (k->isr_entry_exit_ns + cfg->sources[i].isr_per_packet_ns <= 0)
             return "sources: an RX interrupt must cost CPU time";
-    if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
-    if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
     int drivers = 0, criticals = 0;
     for (uint32_t i = 0; i < cfg->n_tasks; i++) {
         const rtsim_task_cfg *t = &cfg->tasks[i];
@@ -1297,6 +1322,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
         if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
+        if (f->proto > RTSIM_PROTO_RAW) return "flows.protocol: unknown";
         if (f->source >= (cfg->n_sources ? cfg->n_sources : 1))
             return "flows.source: no such RX source";
         if (f->pattern == RTSIM_PAT_PIECEWISE) {
@@ -1381,6 +1407,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->poll_since = SIM_INF;
+    s->nic_armed = SIM_INF;
     for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++)
         s->det_first[k] = SIM_INF;
     if (cfg->rx.enabled) {

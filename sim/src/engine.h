@@ -153,6 +153,7 @@ struct rtsim {
     rts_nic nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
     uint32_t nic_gen;    /* generation of the pending EV_NIC */
+    uint64_t nic_armed;  /* time of the pending EV_NIC, SIM_INF when none */
 };
 
 /* Services the mitigation adapter uses. */

@@ -36,7 +36,10 @@ enum {
     RTSIM_MAX_RATES = 64,    /**< rates of a `steps` pattern */
     RTSIM_HIST_SUB = 1024,   /**< log histogram: bins per octave (0.1 % resolution) */
     RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
-    RTSIM_BIN_RING = 4096    /**< finished bins kept until rtsim_take_bins() */
+    RTSIM_BIN_RING = 4096,   /**< finished bins kept until rtsim_take_bins() */
+    RTSIM_COST_MAX_S = 60    /**< largest CPU cost of one activity (any rtsim_costs field, a
+                                  source's ISR work), seconds: the engine adds costs to the
+                                  clock, which must not overflow */
 };
 
 /** Task kinds (ARCHITECTURE.md "The simulator", Tasks). */
