@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz campaign: build the libFuzzer targets (clang, ASan + UBSan, UB fatal,
-# the same flags as tools/fuzz_smoke.sh) in build/fuzz-campaign and run each
+# the same sanitizer flags as tools/fuzz_smoke.sh, optimised: CAMPAIGN_BUILD,
+# default RelWithDebInfo) in build/fuzz-campaign and run each
 # target for a fixed number of executions, one job at a time, from its seeds
 # plus a scratch corpus that persists between campaigns. Prints one line per
 # target: executions, wall seconds, exec/s, coverage (edges, features), and
@@ -14,8 +15,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build/fuzz-campaign"
 command -v clang >/dev/null || { echo "fuzz_campaign: clang not found (Debian: clang, libclang-rt-14-dev)" >&2; exit 1; }
+btype=${CAMPAIGN_BUILD:-RelWithDebInfo}
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DRTS_BUILD_FUZZ=ON -DRTS_BUILD_TESTS=OFF \
-      -DCMAKE_BUILD_TYPE=Debug >/dev/null
+      -DCMAKE_BUILD_TYPE="$btype" >/dev/null
 cmake --build "$build" -j 2 >/dev/null
 if [ $# -gt 0 ]; then
   names=("$@")
@@ -27,7 +29,7 @@ fi
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 summary="$build/summary.tsv"
-[ -f "$summary" ] || printf 'target\tcommit\texecutions\twall_s\texec_per_s\tcov_edges\tfeatures\tcorpus\toutcome\n' >"$summary"
+[ -f "$summary" ] || printf 'target\tcommit\tbuild\texecutions\twall_s\texec_per_s\tcov_edges\tfeatures\tcorpus\toutcome\n' >"$summary"
 status=0
 for name in "${names[@]}"; do
   target="$build/$name"
@@ -59,7 +61,7 @@ for name in "${names[@]}"; do
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.* corp: \([0-9/]*[a-zA-Z]*\).*/\1/p' <<<"$last")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$commit" "${execs:-?}" "$wall" "${rate:-?}" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$commit" "$btype" "${execs:-?}" "$wall" "${rate:-?}" \
          "${cov:-?}" "${ft:-?}" "${corp:-?}" "$outcome" | tee -a "$summary"
 done
 exit $status
