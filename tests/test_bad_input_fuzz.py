@@ -27,7 +27,8 @@ def _sub(old: str, new: str) -> str:
 
 CASES = [
     # a frame threshold above the queue's size (rts_nic_queue_add() refuses it)
-    ("nic-frames-above-size", _sub('name = "q0"\nsize = 128', 'name = "q0"\nsize = 128\nframes = 129'),
+    ("nic-frames-above-size",
+     _sub('name = "q0"\nsize = 128', 'name = "q0"\nsize = 128\nframes = 129'),
      ["nic.queues.frames: at most the queue's size"]),
     # an unbound UDP flow on port 0 mapped to a NIC queue: no distribution-map key
     ("nic-mapped-port-0", _sub("dst_port = 9999", 'nic_queue = "q1"\ndst_port = 0'),

@@ -102,13 +102,16 @@ def main():
     bind_tcp = bytes([0, 1, 1, 0, 8, 0, t_3b, 0, 0x4E, 0x20, t_small, 5, 3])
     frames_udp = bytes([6, 10, 7, 0, 0])
     frames_tcp = bytes([7, 100, 3, 1, 1])
-    (ndir / "bind_and_flood.bin").write_bytes(bytes([0]) + bind_udp + bind_tcp + frames_udp * 6 + frames_tcp * 4)
+    flood = bytes([0]) + bind_udp + bind_tcp + frames_udp * 6 + frames_tcp * 4
+    (ndir / "bind_and_flood.bin").write_bytes(flood)
     reconf = bytes([2, 0, 0, 0, 2, 1, 0, 3, t_small, 0]) + bytes([3, 1]) + bytes([1, 0, 0])
     (ndir / "reconfigure_release.bin").write_bytes(
         bytes([0]) + bind_udp + bind_tcp + frames_udp * 3 + reconf + frames_tcp * 3)
     near_top = bytes([0, 0, 0, 0, 0, 8, 2, 3, 0, 10, 3, 0, 20, 2, 1, 1])
-    (ndir / "timers_near_top.bin").write_bytes(bytes([3, 0, 0, 0x3F]) + near_top + bytes([6, 0x83, 0, 0, 4, 0, 0]) * 3)
-    params = bytes([0xC0, 1, 0x10, 3, 0]) + bytes([0, 8, 1, 0, 0, 100, 1, 0, 0x27, 0x10, 1, 0, 0x13, 0x88, 1, 0, 3, 0xE8])
+    late_frames = bytes([6, 0x83, 0, 0, 4, 0, 0]) * 3
+    (ndir / "timers_near_top.bin").write_bytes(bytes([3, 0, 0, 0x3F]) + near_top + late_frames)
+    params = bytes([0xC0, 1, 0x10, 3, 0]) + bytes(
+        [0, 8, 1, 0, 0, 100, 1, 0, 0x27, 0x10, 1, 0, 0x13, 0x88, 1, 0, 3, 0xE8])
     (ndir / "params_check.bin").write_bytes(params)
 
     sdir = HERE / "corpus" / "fuzz_sim_config"
