@@ -13,7 +13,9 @@
 #   tools/freertos_build.sh tcp-build OUTDIR
 #       compile the rig's FreeRTOS-Plus-TCP interface with libshield in its
 #       receive path (rig/freertos/rts_netif.c, -Werror) with the stack,
-#       the kernel and libshield for the POSIX port, and link it (not run)
+#       the kernel and libshield for the POSIX port, and link the link check
+#       (OUTDIR/rts_freertos_tcp) and the device application that
+#       `rtshield rig freertos-tcp` runs (OUTDIR/rts_freertos_device)
 # The FreeRTOS sources come from $RTS_THIRD_PARTY (default: ../shared/third_party
 # beside the checkout), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
@@ -164,11 +166,11 @@ if [ "$mode" = tcp-build ]; then
     n=$((n + 1))
   done
   objs=("$out"/tcp_*.o)
-  for f in rts_netif main_link; do
+  for f in rts_netif main_link rts_device; do
     gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${inc[@]}" \
       -c "$here/rig/freertos/$f.c" -o "$out/$f.o"
-    objs+=("$out/$f.o")
   done
+  objs+=("$out/rts_netif.o")
   for f in "${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$posix/port.c" \
            "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c"; do
     o="$out/k_$(basename "${f%.c}").o"
@@ -180,8 +182,9 @@ if [ "$mode" = tcp-build ]; then
     gcc "${warn[@]}" -O2 -pthread "${inc[@]}" -c "$f" -o "$o"
     objs+=("$o")
   done
-  gcc -pthread "${objs[@]}" -o "$out/rts_freertos_tcp"
-  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, main_link.c) built and linked for the POSIX port"
+  gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
+  gcc -pthread "${objs[@]}" "$out/rts_device.o" -o "$out/rts_freertos_device"
+  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, main_link.c, rts_device.c) built and linked for the POSIX port"
   exit 0
 fi
 

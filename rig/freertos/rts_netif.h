@@ -2,8 +2,8 @@
  * @file rts_netif.h
  * @brief A FreeRTOS-Plus-TCP network interface for the FreeRTOS POSIX port
  *        with libshield in its receive path (the rig's FreeRTOS target,
- *        issue 17 item 2). Status: compiled in CI against the real stack
- *        (tools/freertos_build.sh tcp-build); not yet run under floods.
+ *        issue 17). Compiled in CI against the real stack and run under
+ *        real floods by `rtshield rig freertos-tcp` (rts_device.c).
  *
  * The device it models, and where libshield sits:
  *
@@ -27,6 +27,14 @@
  *   libshield drop.
  *
  * Only frames libshield admitted ever cost a network buffer or IP-task time.
+ *
+ * Wake-up: the RX interrupt is the tick hook, so frames wait up to one tick
+ * (~1 ms) in the ring. A faster wake-up (the receive thread signalling the
+ * FreeRTOS side per frame) is not possible on the POSIX port without
+ * changing the port: a thread outside FreeRTOS may not call the kernel, and
+ * the port has one simulated interrupt, the tick (docs/porting/
+ * freertos-plus-tcp.md, "RX wake-up on the POSIX port"). On hardware the
+ * same harvest runs in the real RX ISR.
  */
 #ifndef RTS_NETIF_H
 #define RTS_NETIF_H
@@ -37,9 +45,13 @@
 
 #include "rts_shield_freertos.h"
 
-/** Descriptor slots (libshield buffers): ring plus spares. */
-#define RTS_NETIF_SLOTS 64
-#define RTS_NETIF_RING 32
+/** Descriptor slots (libshield buffers): ring plus spares. The RX interrupt
+ *  runs once per tick (1 kHz), so the ring is what a tick may bring in:
+ *  224 descriptors take up to ~224 000 frames/s, above what hping3 --flood
+ *  offers on a veth, so a flood reaches the receive path instead of ending
+ *  as NIC "ring full" drops. */
+#define RTS_NETIF_SLOTS 256
+#define RTS_NETIF_RING 224
 #define RTS_NETIF_SLOT_BYTES 1536
 
 typedef struct rts_netif_cfg {
@@ -48,6 +60,7 @@ typedef struct rts_netif_cfg {
     rts_shield_cfg shield;     /**< protections (RTS_SHIELD_RX_PATH added); nbufs/ring_size are set here */
     UBaseType_t net_task_prio; /**< network task: base priority (protected) or fixed one */
     UBaseType_t poll_task_prio; /**< global limit's polling task */
+    int rx_cpu;                /**< host CPU of the receive thread (the NIC's DMA), -1: any */
 } rts_netif_cfg;
 
 typedef struct rts_netif_stats {
@@ -60,6 +73,11 @@ typedef struct rts_netif_stats {
     volatile uint32_t to_ip_task;      /**< handed to the IP task */
     volatile uint32_t tx_frames;
     volatile uint32_t tx_errors;
+    volatile uint32_t rx_irqs;         /**< RX interrupts taken (ticks that found frames) */
+    volatile uint64_t shield_ns;       /**< host time inside rts_freertos_shield_frame_isr() */
+    volatile uint32_t shield_frames;   /**< frames that went through it */
+    volatile uint64_t to_stack_ns;     /**< host time copying frames into network buffers + hand-over */
+    volatile uint32_t to_stack_frames; /**< frames that went through to_stack() */
 } rts_netif_stats;
 
 /** Describe the interface to Plus-TCP (before FreeRTOS_IPInit_Multi());
