@@ -166,8 +166,9 @@ if [ "$mode" = tcp-build ]; then
     n=$((n + 1))
   done
   objs=("$out"/tcp_*.o)
+  rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/rts_netif.h)
   for f in rts_netif main_link rts_device; do
-    gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${inc[@]}" \
+    gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
       -c "$here/rig/freertos/$f.c" -o "$out/$f.o"
   done
   objs+=("$out/rts_netif.o")
@@ -179,7 +180,7 @@ if [ "$mode" = tcp-build ]; then
   done
   for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"; do
     o="$out/l_$(basename "${f%.c}").o"
-    gcc "${warn[@]}" -O2 -pthread "${inc[@]}" -c "$f" -o "$o"
+    gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
     objs+=("$o")
   done
   gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"

@@ -490,7 +490,13 @@ void rts_selftest_assert(const char *file, int line)
 
 void vApplicationTickHook(void)
 {
-    tick_ns[xTaskGetTickCountFromISR() % TICK_RING] = host_ns();
+    /* Ticks the kernel counted while the scheduler was suspended reach the
+     * hook late or not at all: give each tick up to now this hook's time. */
+    static TickType_t last;
+    const TickType_t t = xTaskGetTickCountFromISR();
+    const uint64_t now = host_ns();
+    if (t - last > TICK_RING) last = t - TICK_RING;
+    while (last != t) tick_ns[++last % TICK_RING] = now;
     rts_netif_tick_isr();
 }
 

@@ -204,7 +204,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="length of each phase (default: the flood flow's step_every in the scenario)",
     )
     ft.add_argument(
-        "--break-seconds", type=float, default=1.0, metavar="S", help="break between phases (default 1)"
+        "--break-seconds",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="break between phases (default 1)",
     )
     ft.add_argument(
         "--stock-priority",
@@ -455,7 +459,13 @@ def handle_freertos(args: argparse.Namespace) -> int:
                 name = f"{v}-{a}"
                 d = out / "runs" / name
                 raw = freertos.run_variant(
-                    h, exe, dev, v, a, opts, d,
+                    h,
+                    exe,
+                    dev,
+                    v,
+                    a,
+                    opts,
+                    d,
                     say=lambda m, i=i, name=name: say(f"[{i}/{len(plan)}] {name}: {m}"),
                 )
                 s = freertos.summarize(raw, dev, d)
@@ -463,7 +473,8 @@ def handle_freertos(args: argparse.Namespace) -> int:
                 runs.append(s)
                 att = s["phases"]["attack"]
                 say(
-                    f"[{i}/{len(plan)}] {name}: {s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s "
+                    f"[{i}/{len(plan)}] {name}: "
+                    f"{s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s "
                     f"reached the device; misses idle/attack/idle "
                     + "/".join(str(s["phases"][p]["critical"]["misses"]) for p in freertos.PHASES)
                     + "; "

@@ -28,13 +28,13 @@ import select
 import subprocess
 import sys
 import time
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tomllib
 
 from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
@@ -119,7 +119,9 @@ def _build_inputs() -> list[Path]:
     return files
 
 
-def build_target(tree: Path, cache_dir: Path | None = None, say: Callable[[str], None] = print) -> Path:
+def build_target(
+    tree: Path, cache_dir: Path | None = None, say: Callable[[str], None] = print
+) -> Path:
     """Build the device program (tools/freertos_build.sh tcp-build) into a cache keyed by
     the hash of its sources and the tree; return the executable."""
     script = _repo() / "tools" / "freertos_build.sh"
@@ -186,6 +188,7 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
             f"rig freertos-tcp: {p}: the device needs an [rx] table (the protected variant; "
             "the rig derives the unprotected one)"
         )
+    data = copy.deepcopy(data)
     floods = [f for f in data.get("flows", []) if f.get("protocol") == "tcp"]
     if phase_s is None:
         phase_s = 3.0
@@ -194,7 +197,6 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
                 from rtshield.units import duration_ns
 
                 phase_s = duration_ns(f["step_every"], "flows.step_every") / 1e9
-    data = copy.deepcopy(data)
     data.setdefault("scenario", {})["duration"] = f"{3 * phase_s:g}s"
     for f in floods:
         if f.get("pattern") == "steps":
@@ -239,7 +241,8 @@ def target_config(
         f"ifname {ifname}",
         f"mac {mac}",
         f"ip {DEVICE_ADDR}",
-        "netmask " + ".".join(str((0xFFFFFFFF << (32 - PREFIX_LEN) >> s) & 255) for s in (24, 16, 8, 0)),
+        "netmask "
+        + ".".join(str((0xFFFFFFFF << (32 - PREFIX_LEN) >> s) & 255) for s in (24, 16, 8, 0)),
         f"protect {int(protect)}",
         f"seconds {seconds}",
         f"out {out}",
@@ -274,22 +277,21 @@ def target_config(
         if f.protocol == "udp" and f.pattern != "constant":
             raise UsageError(
                 f"rig freertos-tcp: flow {f.name}: the rig sends UDP flows at a constant rate "
-                f"(pattern = \"constant\"), not {f.pattern!r}"
+                f'(pattern = "constant"), not {f.pattern!r}'
             )
         w = workers.get(f.name)
-        lines.append(
-            "flow {} {} {} {} {} {} {} {} {}".format(
-                f.name,
-                f.protocol,
-                f.dst_port,
-                f.priority,
-                f.capacity or 0,
-                _us(f.server_period_ns),
-                f.queue or 0,
-                w.priority if w else max(1, f.priority),
-                _us(w.work_ns) if w else 0,
-            )
-        )
+        values = [
+            f.name,
+            f.protocol,
+            f.dst_port,
+            f.priority,
+            f.capacity or 0,
+            _us(f.server_period_ns),
+            f.queue or 0,
+            w.priority if w else max(1, f.priority),
+            _us(w.work_ns) if w else 0,
+        ]
+        lines.append("flow " + " ".join(str(v) for v in values))
     return "\n".join(lines) + "\n"
 
 
@@ -540,7 +542,8 @@ def _critical(cyc: np.ndarray, period_ns: int, lo: int, hi: int) -> dict[str, An
         "lateness_sum_pct": round(float(late.sum()), 3),
         "lateness_bin_max_pct": round(max(bins.values()), 3) if bins else 0.0,
         "cycle_time_us": _dist_us(cycle_ns),
-        "wakeup_us": _dist_us(c[:, 1] - c[:, 0]),
+        # A release tick the target could not time (0) has no wake-up latency.
+        "wakeup_us": _dist_us((c[:, 1] - c[:, 0])[(c[:, 0] > 0) & (c[:, 1] >= c[:, 0])]),
     }
 
 
@@ -563,12 +566,20 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
     reasons = _shield_reasons()
     nif = d["netif"]
     shield_drops = {
-        r: int(v) for r, v in zip(reasons, d["shield_drops"], strict=False) if r not in ("none", "reasons")
+        r: int(v)
+        for r, v in zip(reasons, d["shield_drops"], strict=False)
+        if r not in ("none", "reasons")
     }
-    dropped = {"ring_full": nif["ring_full"], **shield_drops, STACK_EXHAUSTED: nif["stack_exhausted"]}
+    dropped = {
+        "ring_full": nif["ring_full"],
+        **shield_drops,
+        STACK_EXHAUSTED: nif["stack_exhausted"],
+    }
     dropped["ip_event_queue_full"] = nif["ip_queue_full"]
     flows: dict[str, Any] = {}
     names = list(d["flows"])
+    sent_ns: dict[str, np.ndarray] = {}
+    truncated: dict[str, bool] = {}
     for name, fl in d["flows"].items():
         offered = raw["sent"].get("total", {}).get(name)
         entry: dict[str, Any] = {
@@ -584,6 +595,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         if f.is_file():
             lat = np.fromfile(f, dtype="<u8").reshape(-1, 2).astype(np.int64)
             ok = lat[:, 0] > 0
+            sent_ns[name] = lat[ok, 0]
+            truncated[name] = fl.get("latency_recorded", 0) < fl["delivered"]
             dist = _dist_us(lat[ok, 1] - lat[ok, 0])
             entry["latency_us"] = {k: dist[k] for k in ("p50", "p99", "max")}
         if fl["proto"] == "tcp":
@@ -612,13 +625,14 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         }
         part["flows"] = {}
         for i, name in enumerate(names):
-            got = b["delivered"][i] - a["delivered"][i]
             sent = raw["sent"].get("sent", {}).get(name)
             k = PHASES.index(ph)
-            part["flows"][name] = {
-                "offered": sent[k] if sent else None,
-                "delivered": got,
-            }
+            if name in sent_ns and not truncated[name]:
+                # exact: the datagrams sent in this phase that were delivered
+                got = int(((sent_ns[name] >= lo) & (sent_ns[name] < hi)).sum())
+            else:  # the monitor's 100 ms snapshots
+                got = b["delivered"][i] - a["delivered"][i]
+            part["flows"][name] = {"offered": sent[k] if sent else None, "delivered": got}
         phases[ph] = part
     whole = _critical(cyc, period, bounds[0][0], bounds[2][1])
     delivered = sum(f["delivered"] for f in flows.values())
@@ -644,7 +658,9 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         "phases": phases,
         "traffic": raw["traffic"],
         "cpu_per_frame_ns": {
-            "shield": round(nif["shield_ns"] / nif["shield_frames"], 1) if nif["shield_frames"] else None,
+            "shield": round(nif["shield_ns"] / nif["shield_frames"], 1)
+            if nif["shield_frames"]
+            else None,
             "to_stack": round(nif["to_stack_ns"] / nif["to_stack_frames"], 1)
             if nif["to_stack_frames"]
             else None,
@@ -787,6 +803,14 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><tr>{th}</tr>{body}</table>"
 
 
+_CSS = (
+    "body{font-family:sans-serif;max-width:75em;margin:2em auto}"
+    "table{border-collapse:collapse;margin:1em 0}"
+    "td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
+    "th{background:#eee}td:first-child{text-align:left}"
+)
+
+
 def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Path:
     """``report.html``: protected and unprotected side by side, then simulation vs real stack."""
     hp = comp["hp_flow"]
@@ -810,36 +834,72 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
             ]
         )
     claim_rows = [
-        [c["claim"], c["simulation"], c["real_stack"], "confirmed" if c["confirmed"] else "not confirmed"]
+        [
+            c["claim"],
+            c["simulation"],
+            c["real_stack"],
+            "confirmed" if c["confirmed"] else "not confirmed",
+        ]
         for c in comp["claims"]
     ]
     sim_rows = [
-        [v, s["critical"]["cycles"], s["critical"]["misses"], s["hp"].get("offered"), s["hp"].get("delivered")]
+        [
+            v,
+            s["critical"]["cycles"],
+            s["critical"]["misses"],
+            s["hp"].get("offered"),
+            s["hp"].get("delivered"),
+        ]
         for v, s in comp["simulation"].items()
     ]
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>rtshield rig freertos-tcp</title>
-<style>body{{font-family:sans-serif;max-width:75em;margin:2em auto}}table{{border-collapse:collapse;margin:1em 0}}
-td,th{{border:1px solid #bbb;padding:.25em .5em;text-align:right}}th{{background:#eee}}td:first-child{{text-align:left}}</style>
+<style>{_CSS}</style>
 </head><body>
 <h1>FreeRTOS-Plus-TCP under real floods: unprotected vs protected</h1>
-<p>Scenario <code>{html.escape(comp['scenario'])}</code>. The real FreeRTOS kernel (POSIX port) and
+<p>Scenario <code>{html.escape(comp["scenario"])}</code>. The real FreeRTOS kernel (POSIX port) and
 FreeRTOS-Plus-TCP on a veth in the rig's namespace; libshield in the network interface's receive
 path (protected) or the stock path (unprotected). Phases: idle before, attack, idle after.
 Host time on a shared machine with a ~1 ms tick: judge by counts (misses, deliveries, drops),
 not by microseconds.</p>
 <h2>Side by side</h2>
-{_table(["run", "flood reaching the device (pkt/s)", "frames at the target's NIC (pkt/s)",
-          "frames handed to the IP task (attack)", "misses idle before", "misses attack",
-          "misses idle after", "wake-up p99.9 idle (µs)", "wake-up p99.9 attack (µs)",
-          f"{hp} delivered/sent (attack)", "drops in the attack phase",
-          "libshield ns/frame", "copy to stack ns/frame"], side)}
+{
+        _table(
+            [
+                "run",
+                "flood reaching the device (pkt/s)",
+                "frames at the target's NIC (pkt/s)",
+                "frames handed to the IP task (attack)",
+                "misses idle before",
+                "misses attack",
+                "misses idle after",
+                "wake-up p99.9 idle (µs)",
+                "wake-up p99.9 attack (µs)",
+                f"{hp} delivered/sent (attack)",
+                "drops in the attack phase",
+                "libshield ns/frame",
+                "copy to stack ns/frame",
+            ],
+            side,
+        )
+    }
 <h2>Simulation vs real stack</h2>
 <p>The same scenario simulated (platform preset of the scenario, whole run, flood at the
 scenario's rate) and run on the real stack (attack phase).</p>
 {_table(["simulated variant", "cycles", "misses", f"{hp} offered", f"{hp} delivered"], sim_rows)}
-{_table(["claim of the simulation", "holds in simulation", "holds on the real stack", "verdict"], claim_rows)}
-<p>Per-run details: <code>runs/*/summary.json</code>; the simulator's: <code>sim/*/summary.json</code>.</p>
+{
+        _table(
+            [
+                "claim of the simulation",
+                "holds in simulation",
+                "holds on the real stack",
+                "verdict",
+            ],
+            claim_rows,
+        )
+    }
+<p>Per-run details: <code>runs/*/summary.json</code>;
+the simulator's: <code>sim/*/summary.json</code>.</p>
 </body></html>
 """
     return atomic_write(out / "report.html", doc)
@@ -864,5 +924,3 @@ def prepare_attacker(h: Harness) -> None:
     h.ns_exec_ok(h.ns_atk, ["ethtool", "-K", h.if_atk, "tx", "off"], "ethtool -K tx off")
     # The device's Linux side holds no address: FreeRTOS-Plus-TCP is the device.
     h.ns_exec_ok(h.ns_dev, ["ip", "addr", "flush", "dev", h.if_dev], "removing the device address")
-
-
