@@ -334,3 +334,28 @@ def test_the_shipped_scenario_makes_the_claims_in_simulation(tmp_path):
     assert p["flows"][hp]["delivered"] == p["flows"][hp]["offered"] > 0
     assert u["critical"]["misses"] > 0 or u["flows"][hp]["delivered"] < u["flows"][hp]["offered"]
     assert (tmp_path / "sim" / "protected" / "summary.json").is_file()
+
+
+def test_flood_at_the_rigs_rate(tmp_path):
+    dev = freertos.load_device(SCEN, 6, phase_s=1.0).at_flood_rate(25_000)
+    for v in dev.variants.values():
+        flood = next(f for f in v.flows if f.name == "syn_flood")
+        assert flood.rates_pps == (0.0, 25_000.0, 0.0)
+        hp = next(f for f in v.flows if f.name == "hp")
+        assert hp.rate_pps == 200.0  # the other flows as they were
+    raw, dev0 = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev0, tmp_path)
+    assert freertos.measured_syn_rate([s]) == 1000.0
+    scen_ok = {
+        "protected": {"critical": {"misses": 0}, "flows": {"hp": {"offered": 1, "delivered": 1}}}
+    }
+    syn_bad = {
+        "protected": {"critical": {"misses": 1}, "flows": {"hp": {"offered": 1, "delivered": 1}}}
+    }
+    c = freertos.claims(scen_ok, [s], "hp", syn_bad)  # a SYN run is held against the rig's rate
+    miss = next(x for x in c if "misses no deadline" in x["claim"])
+    assert miss["simulation"] is False and miss["simulated_flood"] == "the rig's measured SYN rate"
+    s_arp = {**s, "attack": "arp"}
+    c = freertos.claims(scen_ok, [s_arp], "hp", syn_bad)  # an ARP flood: the scenario's flood
+    miss = next(x for x in c if "misses no deadline" in x["claim"])
+    assert miss["simulation"] is True and miss["simulated_flood"] == "the scenario's flood"

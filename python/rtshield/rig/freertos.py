@@ -169,6 +169,20 @@ class Device:
     data: dict[str, Any]
     variants: dict[str, Any]  # "protected"/"unprotected" -> rtshield.scenario.Scenario
     phase_s: float
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # the variants' TOML data
+
+    def at_flood_rate(self, pps: float) -> Device:
+        """The same device with its flood (the TCP flows' non-zero steps) at ``pps``."""
+        from rtshield.scenario import parse_scenario
+
+        variants = {}
+        for v, t in self.tables.items():
+            t = copy.deepcopy(t)
+            for f in t.get("flows", []):
+                if f.get("protocol") == "tcp" and f.get("pattern") == "steps":
+                    f["rates"] = [r if _zero(r) else f"{pps:.0f}pps" for r in f["rates"]]
+            variants[v] = parse_scenario(t, origin=f"{self.path} (flood at {pps:.0f} pkt/s)")
+        return Device(self.path, self.data, variants, self.phase_s, self.tables)
 
 
 def load_device(path: str | Path, stock_priority: int, phase_s: float | None = None) -> Device:
@@ -212,7 +226,13 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
         "protected": parse_scenario(data, origin=str(p)),
         "unprotected": parse_scenario(unprot, origin=f"{p} (unprotected)"),
     }
-    return Device(p, data, variants, phase_s)
+    return Device(p, data, variants, phase_s, {"protected": data, "unprotected": unprot})
+
+
+def _zero(rate: Any) -> bool:
+    from rtshield.units import rate_hz
+
+    return rate_hz(rate, "flows.rates") == 0
 
 
 def _us(ns: int | None) -> int:
@@ -696,15 +716,25 @@ HP_KEPT = 0.99
 
 
 def claims(
-    sim: Mapping[str, Mapping[str, Any]], rig: Sequence[Mapping[str, Any]], hp: str | None
+    sim: Mapping[str, Mapping[str, Any]],
+    rig: Sequence[Mapping[str, Any]],
+    hp: str | None,
+    sim_syn: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Which claims of the simulation the real stack confirms, per attack."""
+    """Which claims of the simulation the real stack confirms, per attack.
+
+    ``sim`` is the scenario simulated with its own flood; ``sim_syn`` (when
+    given) with the SYN flood at the rate the rig's hping3 achieved, the
+    simulation a SYN-flood run is held against. The scenario models a SYN
+    flood only: an ARP flood or a scan is held against the scenario's flood.
+    """
     out = []
     for r in rig:
         v = r["variant"]
-        if v not in sim:
+        use = sim_syn if (sim_syn and r["attack"] == "syn") else sim
+        if v not in use:
             continue
-        s, g = _sim_facts(sim[v], hp), _rig_facts(r, hp)
+        s, g = _sim_facts(use[v], hp), _rig_facts(r, hp)
 
         def kept(x: Mapping[str, Any]) -> bool:
             return x["hp_ratio"] is not None and x["hp_ratio"] >= HP_KEPT
@@ -741,6 +771,9 @@ def claims(
                     "simulation": sim_holds,
                     "real_stack": rig_holds,
                     "confirmed": bool(sim_holds and rig_holds),
+                    "simulated_flood": "the rig's measured SYN rate"
+                    if use is sim_syn
+                    else "the scenario's flood",
                     "sim": s,
                     "rig": g,
                 }
@@ -748,8 +781,28 @@ def claims(
     return out
 
 
+def _sim_table(sim: Mapping[str, Mapping[str, Any]], hp: str | None) -> dict[str, Any]:
+    return {
+        v: {
+            "critical": {k: s["critical"][k] for k in ("cycles", "misses", "lateness_max_pct")},
+            "hp": s.get("flows", {}).get(hp or "", {}),
+        }
+        for v, s in sim.items()
+    }
+
+
+def measured_syn_rate(runs: Sequence[Mapping[str, Any]]) -> float | None:
+    """Mean SYN rate that reached the device in the SYN-flood runs' attack phases."""
+    rates = [r["traffic"].get("flood_in_pps") or 0.0 for r in runs if r["attack"] == "syn"]
+    return sum(rates) / len(rates) if rates and sum(rates) > 0 else None
+
+
 def comparison(
-    runs: Sequence[Mapping[str, Any]], sim: Mapping[str, Mapping[str, Any]], dev: Device
+    runs: Sequence[Mapping[str, Any]],
+    sim: Mapping[str, Mapping[str, Any]],
+    dev: Device,
+    sim_syn: Mapping[str, Mapping[str, Any]] | None = None,
+    syn_pps: float | None = None,
 ) -> dict[str, Any]:
     hp = _hp_flow(dev.variants["protected"])
     rows = []
@@ -776,14 +829,13 @@ def comparison(
         "scenario": str(dev.path),
         "hp_flow": hp,
         "runs": rows,
-        "simulation": {
-            v: {
-                "critical": {k: s["critical"][k] for k in ("cycles", "misses", "lateness_max_pct")},
-                "hp": s.get("flows", {}).get(hp or "", {}),
-            }
-            for v, s in sim.items()
-        },
-        "claims": claims(sim, runs, hp),
+        "simulation": _sim_table(sim, hp),
+        "simulation_at_rig_rate": (
+            {"syn_pps": round(syn_pps, 1), **_sim_table(sim_syn, hp)}
+            if sim_syn and syn_pps
+            else None
+        ),
+        "claims": claims(sim, runs, hp, sim_syn),
     }
 
 
@@ -834,23 +886,21 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
             ]
         )
     claim_rows = [
-        [
-            c["claim"],
-            c["simulation"],
-            c["real_stack"],
-            "confirmed" if c["confirmed"] else "not confirmed",
-        ]
+        [c["claim"], c["simulated_flood"], c["simulation"], c["real_stack"]]
+        + ["confirmed" if c["confirmed"] else "not confirmed"]
         for c in comp["claims"]
     ]
     sim_rows = [
-        [
-            v,
-            s["critical"]["cycles"],
-            s["critical"]["misses"],
-            s["hp"].get("offered"),
-            s["hp"].get("delivered"),
-        ]
+        [f"{v}, the scenario's flood", s["critical"]["cycles"], s["critical"]["misses"]]
+        + [s["hp"].get("offered"), s["hp"].get("delivered")]
         for v, s in comp["simulation"].items()
+    ]
+    at = comp.get("simulation_at_rig_rate") or {}
+    sim_rows += [
+        [f"{v}, SYN flood at {at['syn_pps']:,.0f} pkt/s (the rig's)", s["critical"]["cycles"]]
+        + [s["critical"]["misses"], s["hp"].get("offered"), s["hp"].get("delivered")]
+        for v, s in at.items()
+        if v != "syn_pps"
     ]
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>rtshield rig freertos-tcp</title>
@@ -884,13 +934,16 @@ not by microseconds.</p>
         )
     }
 <h2>Simulation vs real stack</h2>
-<p>The same scenario simulated (platform preset of the scenario, whole run, flood at the
-scenario's rate) and run on the real stack (attack phase).</p>
+<p>The same scenario simulated (the scenario's platform preset, whole run; with the
+scenario's flood, and with the SYN flood at the rate the rig's hping3 achieved) and run on
+the real stack (attack phase). The scenario models a SYN flood: ARP-flood and scan runs are
+held against the scenario's flood.</p>
 {_table(["simulated variant", "cycles", "misses", f"{hp} offered", f"{hp} delivered"], sim_rows)}
 {
         _table(
             [
                 "claim of the simulation",
+                "simulated with",
                 "holds in simulation",
                 "holds on the real stack",
                 "verdict",
@@ -905,14 +958,14 @@ the simulator's: <code>sim/*/summary.json</code>.</p>
     return atomic_write(out / "report.html", doc)
 
 
-def simulate_variants(dev: Device, out: Path) -> dict[str, dict[str, Any]]:
-    """Simulate both variants of the device; write ``out/sim/<variant>/summary.json``."""
+def simulate_variants(dev: Device, out: Path, suffix: str = "") -> dict[str, dict[str, Any]]:
+    """Simulate both variants of the device; write ``out/sim/<variant><suffix>/summary.json``."""
     from rtshield.runner import simulate
 
     res = {}
     for v in VARIANTS:
         s = simulate(dev.variants[v]).summary()
-        d = out / "sim" / v
+        d = out / "sim" / (v + suffix)
         d.mkdir(parents=True, exist_ok=True)
         atomic_write(d / "summary.json", format_summary_json(s))
         res[v] = s
