@@ -110,6 +110,10 @@ def test_smoke_protected_and_unprotected(tmp_path, built):
     }
     assert (out / "report.html").read_text().count("<table>") >= 2
     assert (out / "sim" / "protected" / "summary.json").is_file()
+    # the simulation at the SYN rate the rig measured, which the SYN runs are held against
+    assert comp["simulation_at_rig_rate"]["syn_pps"] > 0
+    assert (out / "sim" / "protected-rig-rate" / "summary.json").is_file()
+    assert {c["simulated_flood"] for c in comp["claims"]} == {"the rig's measured SYN rate"}
     assert _left(_tag(p.pid)) == []
 
 

@@ -490,7 +490,14 @@ def handle_freertos(args: argparse.Namespace) -> int:
             signal.signal(sg, handler)
     say("rig freertos-tcp: simulating the same scenario")
     sim = freertos.simulate_variants(dev, out)
-    comp = freertos.comparison(runs, sim, dev)
+    syn_pps = freertos.measured_syn_rate(runs)
+    sim_syn = None
+    if syn_pps:
+        say(
+            f"rig freertos-tcp: simulating it with the SYN flood at {syn_pps:.0f} pkt/s (the rig's)"
+        )
+        sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
+    comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
     atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
     report = freertos.write_report(out, comp, runs)
     prune_stale(out, since)
