@@ -359,3 +359,17 @@ def test_flood_at_the_rigs_rate(tmp_path):
     c = freertos.claims(scen_ok, [s_arp], "hp", syn_bad)  # an ARP flood: the scenario's flood
     miss = next(x for x in c if "misses no deadline" in x["claim"])
     assert miss["simulation"] is True and miss["simulated_flood"] == "the scenario's flood"
+
+
+def test_rig_report_rebuilds_a_freertos_report(tmp_path, capsys):
+    raw, dev = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, tmp_path)
+    sim = {
+        "protected": {"critical": {"cycles": 1, "misses": 0, "lateness_max_pct": 0.0}, "flows": {}}
+    }
+    (tmp_path / "comparison.json").write_text(json.dumps(freertos.comparison([s], sim, dev)))
+    assert cli.main(["rig", "report", str(tmp_path)]) == 0
+    assert "protected-syn" in (tmp_path / "report.html").read_text()
+    (tmp_path / "comparison.json").write_text('{"runs": []}')
+    msg = _one_line_error(capsys, ["rig", "report", str(tmp_path)])
+    assert "comparison.json" in msg

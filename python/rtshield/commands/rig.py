@@ -511,6 +511,19 @@ def handle_report(args: argparse.Namespace) -> int:
     from rtshield.rig import results
 
     out = Path(args.dir)
+    comp_file = out / "comparison.json"
+    if comp_file.is_file():  # a freertos-tcp run: its report from its comparison
+        from rtshield.rig import freertos
+
+        try:
+            comp = json.loads(comp_file.read_text())
+            report = freertos.write_report(out, comp, [])
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(
+                f"rig report: {comp_file}: not a freertos-tcp comparison ({e})"
+            ) from None
+        print(f"rig report: {len(comp.get('runs', []))} runs; report: {report}")
+        return 0
     summ = out / "summary.json"
     cell_files = sorted((out / "runs").glob("*/summary.json"))
     if not cell_files:

@@ -818,6 +818,10 @@ def comparison(
                 "frames_at_nic_pps": ph["attack"]["frames_at_nic_pps"],
                 "to_ip_task": ph["attack"]["to_ip_task"],
                 "misses": {p: ph[p]["critical"]["misses"] for p in PHASES},
+                "lateness_max_pct": {p: ph[p]["critical"]["lateness_max_pct"] for p in PHASES},
+                "to_ip_task_pps": round(
+                    ph["attack"]["to_ip_task"] / max(1e-9, ph["attack"]["seconds"]), 1
+                ),
                 "wakeup_p99_9_us": {p: ph[p]["critical"]["wakeup_us"]["p99_9"] for p in PHASES},
                 "cycle_p99_9_us": {p: ph[p]["critical"]["cycle_time_us"]["p99_9"] for p in PHASES},
                 "hp": ph["attack"]["flows"].get(hp or "", {}),
@@ -877,6 +881,7 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
                 r["misses"]["idle_before"],
                 r["misses"]["attack"],
                 r["misses"]["idle_after"],
+                r.get("lateness_max_pct", {}).get("attack"),
                 r["wakeup_p99_9_us"]["idle_before"],
                 r["wakeup_p99_9_us"]["attack"],
                 f"{r['hp'].get('delivered')}/{r['hp'].get('offered')}",
@@ -902,6 +907,21 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
         for v, s in at.items()
         if v != "syn_pps"
     ]
+    cap = [
+        f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s to the IP task "
+        f"of {r['frames_at_nic_pps']:,.0f} at the NIC"
+        for r in comp["runs"]
+        if r["variant"] == "unprotected"
+    ]
+    capacity = (
+        "<p>What the real stack took in the attack phase, unprotected: "
+        + html.escape("; ".join(cap))
+        + ". The simulation runs the scenario's platform preset, whose per-frame costs are a "
+        "microcontroller's, not this host's: where the two disagree on the unprotected claims, "
+        "compare these rates with the preset's capacity.</p>"
+        if cap
+        else ""
+    )
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>rtshield rig freertos-tcp</title>
 <style>{_CSS}</style>
@@ -923,6 +943,7 @@ not by microseconds.</p>
                 "misses idle before",
                 "misses attack",
                 "misses idle after",
+                "worst lateness attack (%)",
                 "wake-up p99.9 idle (µs)",
                 "wake-up p99.9 attack (µs)",
                 f"{hp} delivered/sent (attack)",
@@ -951,6 +972,7 @@ held against the scenario's flood.</p>
             claim_rows,
         )
     }
+{capacity}
 <p>Per-run details: <code>runs/*/summary.json</code>;
 the simulator's: <code>sim/*/summary.json</code>.</p>
 </body></html>
