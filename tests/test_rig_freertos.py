@@ -373,3 +373,21 @@ def test_rig_report_rebuilds_a_freertos_report(tmp_path, capsys):
     (tmp_path / "comparison.json").write_text('{"runs": []}')
     msg = _one_line_error(capsys, ["rig", "report", str(tmp_path)])
     assert "comparison.json" in msg
+
+
+@pytest.mark.parametrize("kind", ["missing", "dir", "bad_toml", "huge"])
+def test_hostile_scenario_files_are_one_line(tmp_path, capsys, monkeypatch, kind):
+    p = tmp_path / "dev.toml"
+    if kind == "dir":
+        p.mkdir()
+    elif kind == "bad_toml":
+        p.write_text("[scenario\nname = 1")
+    elif kind == "huge":
+        p.write_text("# " + "x" * (2 << 20))
+    monkeypatch.setattr(harness.os, "geteuid", lambda: 1000)
+    argv = ["rig", "freertos-tcp", "--scenario", str(p), "--out", str(tmp_path / "o")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rtshield: error: "), err
+    assert "dev.toml" in err[0] and "needs root" not in err[0]  # the file is checked first
+    assert not (tmp_path / "o").exists()

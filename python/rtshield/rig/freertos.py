@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tomllib
 
 from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
@@ -189,14 +188,10 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
     """Read a device scenario; derive the unprotected variant (no ``[rx]``, the network
     task at ``stock_priority``); with ``phase_s``, set the flood's step and the duration."""
     from rtshield.scenario import parse_scenario
+    from rtshield.tomlfile import read_toml
 
     p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"rig freertos-tcp: {p}: no such scenario file")
-    try:
-        data = tomllib.loads(p.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"rig freertos-tcp: {p}: not valid TOML ({e})") from None
+    data = read_toml(p)  # the checks every scenario file gets: kind, size, nesting, syntax
     if "rx" not in data:
         raise UsageError(
             f"rig freertos-tcp: {p}: the device needs an [rx] table (the protected variant; "
