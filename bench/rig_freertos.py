@@ -7,7 +7,8 @@ Reads RUN_DIR/runs/*/summary.json (what the target measured) and
 RUN_DIR/comparison.json; prints one row per run: the flood rate that reached
 the device, what the stack took, the critical task's misses and tail
 latencies idle vs attack, the high-priority flow, the drops by place, and
-the CPU time per frame in libshield vs in the hand-over to the stack.
+the CPU time per frame in libshield, in the hand-over to the stack and in
+the IP task.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def rows(run_dir: Path) -> list[str]:
         "| run | flood pkt/s at device | to IP task /s (attack) | misses idle/attack/idle "
         "| worst lateness attack % | wake-up p99.9 idle → attack ms | HP delivered/sent (attack) "
         "| dropped by libshield | stack buffers exhausted | ring full "
-        "| µs/frame libshield | µs/frame to stack |",
-        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| µs/frame libshield | µs/frame to stack | µs/frame IP task |",
+        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for f in sorted((run_dir / "runs").glob("*/summary.json")):
         s = json.loads(f.read_text())
@@ -54,7 +55,7 @@ def rows(run_dir: Path) -> list[str]:
             f"{_ms(crit['attack']['wakeup_us']['p99_9'])} "
             f"| {hp.get('delivered')}/{hp.get('offered')} | {shield:,} "
             f"| {drops.get('stack_buffers_exhausted', 0):,} | {drops.get('ring_full', 0):,} "
-            f"| {_us(cpu.get('shield'))} | {_us(cpu.get('to_stack'))} |"
+            f"| {_us(cpu.get('shield'))} | {_us(cpu.get('to_stack'))} | {_us(cpu.get('ip_task'))} |"
         )
     comp = run_dir / "comparison.json"
     if comp.is_file():

@@ -242,6 +242,7 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
             "to_stack_frames": 3000,
         },
         "shield_drops": [0, 0, 0, 300 if protect else 0, 0, 0],
+        "threads_cpu_ns": {"IP-Task#101": 30_000_000, "critical#102": 600_000_000, "IP-Task#9": 0},
         "flows": {
             "hp": {
                 "proto": "udp",
@@ -289,7 +290,8 @@ def test_summary_speaks_the_simulators_vocabulary(tmp_path):
     assert ph["idle_before"]["critical"]["wakeup_us"]["p50"] == pytest.approx(50.0)
     assert s["flows"]["hp"]["latency_us"]["p50"] == pytest.approx(100.0)
     assert s["flows"]["hp"]["dropped"] == 100
-    assert s["cpu_per_frame_ns"] == {"shield": 500.0, "to_stack": 2000.0}
+    assert s["cpu_per_frame_ns"] == {"shield": 500.0, "to_stack": 2000.0, "ip_task": 10000.0}
+    assert s["threads_cpu_s"] == {"IP-Task": 0.03, "critical": 0.6}
 
 
 def test_claims_need_both_sides(tmp_path):

@@ -30,11 +30,13 @@
  * and one line on stderr.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -369,6 +371,51 @@ static void write_file(const char *name, const void *data, size_t len)
     close(fd);
 }
 
+/* Read a small /proc file into `buf` (NUL-terminated); no stdio, no heap. */
+static bool read_small(const char *path, char *buf, size_t cap)
+{
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return false;
+    const ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    return true;
+}
+
+/* CPU time of each thread of this process (the POSIX port names each
+ * task's thread after the task): "name": ns from /proc/self/task/<tid>/
+ * schedstat. The directory is read with getdents64 into static storage
+ * (opendir would allocate). */
+static void put_threads(void)
+{
+    static char dents[16384];
+    put(" \"threads_cpu_ns\": {");
+    const int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
+    bool first = true;
+    if (dfd >= 0) {
+        for (;;) {
+            const long n = syscall(SYS_getdents64, dfd, dents, sizeof dents);
+            if (n <= 0) break;
+            for (long off = 0; off < n;) {
+                const struct dirent64 *d = (const struct dirent64 *)(dents + off);
+                off += d->d_reclen;
+                if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
+                char path[320], comm[64], stat[128];
+                snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
+                if (!read_small(path, comm, sizeof comm)) continue;
+                comm[strcspn(comm, "\n\"\\")] = '\0';
+                snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", d->d_name);
+                if (!read_small(path, stat, sizeof stat)) continue;
+                put("%s\"%s#%s\": %llu", first ? "" : ", ", comm, d->d_name, strtoull(stat, NULL, 10));
+                first = false;
+            }
+        }
+        close(dfd);
+    }
+    put("},\n");
+}
+
 static void report(void)
 {
     const rts_netif_stats *st = rts_netif_stats_get();
@@ -385,6 +432,7 @@ static void report(void)
         st->no_endpoint, st->to_ip_task, st->tx_frames, st->tx_errors, st->rx_irqs,
         (unsigned long long)st->shield_ns, st->shield_frames, (unsigned long long)st->to_stack_ns,
         st->to_stack_frames);
+    put_threads();
     put(" \"shield_drops\": [");
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++)
         put("%s%llu", r ? ", " : "", sh ? (unsigned long long)sh->drops[r] : 0ull);

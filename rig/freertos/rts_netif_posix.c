@@ -88,6 +88,7 @@ BaseType_t rts_netif_hw_start(void)
     const int e = pthread_create(&rx_thread, NULL, rx_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) return pdFAIL;
+    (void)pthread_setname_np(rx_thread, "rts-nic"); /* its own name in per-thread CPU times */
     const int cpu = rts_netif_hw_cfg()->rx_cpu;
     if (cpu >= 0) { /* the NIC's DMA beside, not on, the FreeRTOS CPU */
         cpu_set_t set;

@@ -72,6 +72,8 @@ STACK_EXHAUSTED = "stack_buffers_exhausted"
 #: libshield's rts_shield_drop names that the simulator's summary spells differently.
 _SHIELD_TO_SIM = {"limiter": "mitigation"}
 PHASES = ("idle_before", "attack", "idle_after")
+#: FreeRTOS-Plus-TCP's name for its IP task (FreeRTOS_IP.c; the POSIX port names threads so).
+IP_TASK_NAME = "IP-Task"
 
 
 def _repo() -> Path:
@@ -650,6 +652,11 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             part["flows"][name] = {"offered": sent[k] if sent else None, "delivered": got}
         phases[ph] = part
     whole = _critical(cyc, period, bounds[0][0], bounds[2][1])
+    threads: dict[str, int] = {}  # CPU ns per FreeRTOS task (thread name), whole run
+    for key, ns in d.get("threads_cpu_ns", {}).items():
+        name = key.rsplit("#", 1)[0]
+        threads[name] = threads.get(name, 0) + int(ns)
+    ip_ns = threads.get(IP_TASK_NAME)
     delivered = sum(f["delivered"] for f in flows.values())
     return {
         "scenario": scn.name,
@@ -679,7 +686,11 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             "to_stack": round(nif["to_stack_ns"] / nif["to_stack_frames"], 1)
             if nif["to_stack_frames"]
             else None,
+            # the IP task's whole CPU time per frame it was handed (protocol processing,
+            # replies, timers), over the whole run
+            "ip_task": round(ip_ns / nif["to_ip_task"], 1) if ip_ns and nif["to_ip_task"] else None,
         },
+        "threads_cpu_s": {k: round(v / 1e9, 4) for k, v in sorted(threads.items())},
         "netif": nif,
         "platform": "FreeRTOS POSIX port on this host (host time; 1 kHz tick)",
     }
@@ -883,6 +894,7 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
                 ", ".join(f"{k} {v}" for k, v in r["dropped_attack"].items() if v),
                 r["cpu_per_frame_ns"].get("shield"),
                 r["cpu_per_frame_ns"].get("to_stack"),
+                r["cpu_per_frame_ns"].get("ip_task"),
             ]
         )
     claim_rows = [
@@ -945,6 +957,7 @@ not by microseconds.</p>
                 "drops in the attack phase",
                 "libshield ns/frame",
                 "copy to stack ns/frame",
+                "IP task ns/frame",
             ],
             side,
         )
