@@ -145,7 +145,7 @@ if [ "$mode" = qemu-test ]; then
     objs+=("$o")
   done
   for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
-           "$selftest/selftest.c" "$selftest/main_cm3.c"; do
+           "$selftest/selftest.c" "$selftest/main_cm3.c" "$selftest/mps2_boot.c"; do
     o="$out/$(basename "${f%.c}").o"
     arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${lib_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
     objs+=("$o")
@@ -206,7 +206,7 @@ if [ "$mode" = mps2-test ]; then
   mps2=$tcp/source/portable/NetworkInterface/MPS2_AN385
   [ -f "$mps2/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
   rig=$here/rig/freertos
-  inc=(-I"$rig/cm3" -I"$port/config" -I"$rig" -I"$port" -I"$here/libshield/include"
+  inc=(-I"$rig/cm3" -I"$port/config" -I"$rig" -I"$port" -I"$selftest" -I"$here/libshield/include"
        -I"$kernel/include" -I"$cm3" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC"
        -I"$mps2")
   mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
@@ -221,7 +221,7 @@ if [ "$mode" = mps2-test ]; then
     objs+=("$o")
   done
   for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
-           "$rig/rts_netif.c" "$rig/rts_netif_mps2.c"; do
+           "$rig/rts_netif.c" "$rig/rts_netif_mps2.c" "$selftest/mps2_boot.c"; do
     o="$out/$(basename "${f%.c}").o"
     arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
     objs+=("$o")
@@ -238,7 +238,7 @@ if [ "$mode" = mps2-test ]; then
     arm-none-eabi-size "$elf"
     echo "freertos port: booting the $variant receive path on qemu-system-arm -M mps2-an385"
     timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
-      -serial none -nic none -kernel "$elf" || status=$?
+      -serial none -nic none -icount shift=5 -kernel "$elf" || status=$?
     [ "$status" -eq 0 ] || break
   done
   exit "$status"
