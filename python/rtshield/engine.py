@@ -145,7 +145,6 @@ _MITIGATIONS = {
 }
 
 
-
 #: Wall time one call into the engine should take at most (Ctrl-C latency).
 CHUNK_WALL_S = 0.02
 _FIRST_STEP_NS = 1_000_000  #: the first slice: 1 ms of simulated time

@@ -134,9 +134,7 @@ def run_one(
         entry = write_run(scenario, result, out)
     finally:  # listed before anything is removed: a failure later removes nothing
         record_outputs(out)
-    return RunOutcome(
-        entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out)
-    )
+    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out))
 
 
 def safe_name(name: str, taken: set[str]) -> str:

@@ -994,7 +994,10 @@ def parse_scenario(
     c = table("costs")
     c.check_keys(
         tuple(preset_costs) + _PATH_QUANTILE_COSTS,
-        hint="the preset " + plat.name + " defines: " + ", ".join(preset_costs)
+        hint="the preset "
+        + plat.name
+        + " defines: "
+        + ", ".join(preset_costs)
         + "; and a receive-path cost's quantiles rx_path_NAME_p90/_p99/_p999/_p9999",
     )
     costs = dict(preset_costs)
