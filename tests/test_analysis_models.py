@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from rtshield.analysis import native
-from rtshield.errors import UsageError
 from rtshield.analysis.report import analyze_system, expand_system
 from rtshield.analysis.system import load_platform, load_system
+from rtshield.errors import UsageError
 from rtshield.tomlfile import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -47,7 +47,9 @@ def _whole(x: float) -> int | None:
     return n if abs(x - n) < 1e-9 and 1 <= n <= _U32_MAX else None
 
 
-def round_burst(rate_hz: float, timer_hz: float | None = None, *, period_ns: int | None = None) -> int:
+def round_burst(
+    rate_hz: float, timer_hz: float | None = None, *, period_ns: int | None = None
+) -> int:
     """Burst size that lets a source reach ``rate_hz`` with a counter cleared by a shared timer.
 
     Regehr & Duongsaa §3.5: rates are rounded *up* to a multiple of the shared
@@ -111,7 +113,13 @@ def nic_t_abs_max(t_d_ns: int, t_qf_ns: int, wcpd_ns: int) -> int:
 
 
 def nic_check(
-    t_netstack_ns: int, sum_nq: int, n_q: int, t_p_ns: int, t_d_ns: int, t_abs_ns: int, t_pack_ns: int
+    t_netstack_ns: int,
+    sum_nq: int,
+    n_q: int,
+    t_p_ns: int,
+    t_d_ns: int,
+    t_abs_ns: int,
+    t_pack_ns: int,
 ) -> int:
     """One queue against the §7.3.2 bounds: libshield ``rts_nic_params_check()``, the
     OR of ``rts_nic_violation`` bits (0: every bound holds)."""
