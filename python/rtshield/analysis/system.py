@@ -333,8 +333,10 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
 
     Presets are shared with the simulator (``rtshield/platforms/NAME.toml``)
     and read with its loader, :func:`rtshield.scenario.load_platform`; the
-    RTOS tick (``[platform] tick`` and ``tick_isr``) is added to the costs as
-    ``tick`` and ``tick_isr`` so the analysis can model it as an interrupt.
+    analysis keys a preset does not state (``t_int``, ``t_expire``, …) are
+    derived from the simulator's charges by :func:`.model.platform_costs`, and
+    the RTOS tick becomes ``tick`` (period) and ``tick_isr`` (the whole
+    interrupt, entry and exit included, as the simulator charges it).
     """
     from rtshield.scenario import load_platform as scenario_platform
 
@@ -345,9 +347,9 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
         raise UsageError(
             "system." + msg if msg.startswith("platform:") else f"system.platform: {msg}"
         ) from None
-    out = dict(costs)
-    out["tick"] = plat.tick_ns
-    out["tick_isr"] = plat.tick_isr_ns
+    from .model import platform_costs
+
+    out = platform_costs(costs, plat.tick_ns, plat.tick_isr_ns)
     meta = {"name": plat.name, "description": plat.description, "source": plat.source}
     return plat.clock_hz, out, meta
 
