@@ -386,7 +386,7 @@ def _load_system(doc: dict, path: Path) -> System:
     if "scenario" in doc and "system" not in doc:
         raise UsageError(
             "[scenario]: this is a scenario file for 'rtshield run', not a system "
-            "description (see docs/analysis.md)"
+            "description (see docs/analysis.md; --scenario analyses the device it describes)"
         )
     for k in doc:
         if k not in _TOP:

@@ -1,4 +1,10 @@
-"""``rtshield design SYSTEM.toml [--json]``: the safe boundary of one open parameter."""
+"""``rtshield design FILE [--json]``: the safe boundary of one protection parameter.
+
+A system file names its open parameter with ``"?"``. With ``--scenario`` the
+file is a simulator scenario, and ``--knob`` names the interrupt-level knob
+(default: the one of its protection); every answer is then checked by
+simulating the boundary and one step beyond it.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +12,67 @@ import json
 
 
 def register(sub) -> None:
+    from rtshield.analysis.knobs import KNOBS
+
     p = sub.add_parser(
         "design",
-        help='find the most generous safe value of the parameter written "?"',
+        help='find the most generous safe value of a protection parameter ("?" or --knob)',
         description=(
             'For a system where one protection parameter is written "?" (a strict limiter\'s '
             "min_interarrival, a bursty limiter's burst, a server's budget, a Burst Mitigation "
             "capacity, or a shared timer's rate), find the boundary at which every task stays "
-            "schedulable, with the margin. Exit status 0 if a safe value exists, 1 if not."
+            "schedulable, with the margin. With --scenario, the file is a scenario and --knob "
+            "names the parameter (" + ", ".join(KNOBS) + "); the answer is checked in the "
+            "simulator with worst-case traffic. Exit status 0 if a safe value exists, 1 if not."
         ),
     )
     p.add_argument("system", help='system description (TOML) with one value written "?"')
+    p.add_argument(
+        "--scenario",
+        action="store_true",
+        help="the file is a scenario for 'rtshield run': design a knob of its device",
+    )
+    p.add_argument(
+        "--knob",
+        metavar="KEY",
+        help="with --scenario: the parameter to design (default: the protection's own)",
+    )
+    p.add_argument(
+        "--no-simulate",
+        action="store_true",
+        help="with --scenario: skip the simulation of the boundary",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON (times in µs)")
     p.set_defaults(handler=run)
 
 
 def run(args) -> int:
+    from rtshield.errors import UsageError
+
+    if args.scenario:
+        return _run_scenario(args)
+    if args.knob or args.no_simulate:
+        raise UsageError("--knob and --no-simulate apply to a scenario (add --scenario)")
     from rtshield.analysis.design import design_system
     from rtshield.analysis.system import load_system, naming_file
 
     with naming_file(args.system):
         d = design_system(load_system(args.system))
+    if args.json:
+        print(json.dumps(d.to_json(), indent=2))
+    else:
+        print(d.text())
+    return 0 if d.value is not None else 1
+
+
+def _run_scenario(args) -> int:
+    from rtshield.analysis.knobs import design_knob
+    from rtshield.analysis.system import naming_file
+    from rtshield.scenario import load_scenario
+
+    sc = load_scenario(args.system)
+    with naming_file(args.system):
+        d = design_knob(sc, args.knob, simulate=not args.no_simulate)
     if args.json:
         print(json.dumps(d.to_json(), indent=2))
     else:
