@@ -184,10 +184,11 @@ def system_from_scenario(sc) -> System:
         raise _unsupported(sc, f"[mitigation] also = {list(m.also)}")
     if sc.sources:
         raise _unsupported(sc, "[[sources]] (several RX interrupt sources)")
-    if sc.nic.kind != "edge":
+    if sc.nic.kind != "edge" and not (sc.rx is not None and sc.nic.kind == "dma_ring"):
+        # a descriptor ring announces a batch per interrupt: charged per frame
+        # (entry/exit included) it is bounded by the edge NIC's model, which is
+        # done for the receive path, where the global limit counts frames
         raise _unsupported(sc, f"[nic] kind = {sc.nic.kind!r} (only one interrupt per packet)")
-    if sc.rx is not None:
-        raise _unsupported(sc, "[rx] (the receive path; see `rtshield design --rx`)")
     core = sc.critical.core
     costs = _engine_costs(sc)
     s = System(
@@ -214,10 +215,15 @@ def system_from_scenario(sc) -> System:
             raise _unsupported(
                 sc, f"[[tasks]] {t.name}: an always-ready task at or above the critical task"
             )
-        elif t.kind == "worker" and t.priority >= crit.priority:
+        elif t.kind == "worker" and t.priority >= crit.priority and sc.rx is None:
             raise _unsupported(sc, f"[[tasks]] {t.name}: a worker at or above the critical task")
     if not sc.flows or sc.nic.core != core:
         return s  # no RX interrupt on this core
+    if sc.rx is not None:
+        if kind != "none":
+            raise _unsupported(sc, f"[rx] with [mitigation] kind = {kind!r}")
+        _rx_path(sc, s, costs)
+        return s
     drv = sc.driver
     drv_work = costs["driver_per_packet"] + (
         costs["mitigation_driver"] if _hook(kind, "RTS_SHIELD_HOOK_TASK") else 0
@@ -275,6 +281,80 @@ def system_from_scenario(sc) -> System:
             )
         )
     return s
+
+
+#: The receive path's per-frame ISR costs (docs/model.md): the analysis charges the dearest.
+_RX_PATHS = (
+    "rx_path_regular",
+    "rx_path_short_circuit",
+    "rx_path_prio_raise",
+    "rx_path_recycle",
+    "rx_path_rejected",
+)
+
+
+def rx_frame_isr_ns(sc) -> int:
+    """The longest RX interrupt of the receive path: entry/exit and the dearest
+    per-frame path (plus the eager invalidation when the cache is eager)."""
+    k = sc.costs
+    eager = k["invalidate_eager"] if sc.rx.cache == "eager" else 0
+    return k["isr_entry_exit"] + max(k[p] for p in _RX_PATHS) + eager
+
+
+def rx_packet_task_ns(sc) -> int:
+    """The network task's CPU time for one packet of the receive path."""
+    k = sc.costs
+    lazy = k["invalidate_deferred"] if sc.rx.cache == "lazy" else 0
+    return k["driver_per_packet"] + lazy
+
+
+def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
+    """Behnke et al.'s receive path (§5): the demultiplexing ISR, bounded by
+    the global limit (§5.5) or by the traffic; each flow above the critical
+    task as a deferrable server (§2.4) of ``capacity`` packets per server
+    period, or, without a server, at its own traffic rate."""
+    from .system import GlobalLimit, Server
+
+    rx, crit = sc.rx, sc.critical
+    frame = rx_frame_isr_ns(sc)
+    per = rx_packet_task_ns(sc)
+    if rx.global_capacity:
+        G, Pg = rx.global_capacity, rx.global_period_ns
+        s.global_limit = GlobalLimit(
+            capacity=G,
+            period=Pg,
+            packet_cost=frame,
+            priority=1,
+            polling_work=costs["poll_batch"]
+            + G * (frame - costs["isr_entry_exit"] + costs["poll_per_packet"]),
+            polling_period=Pg,
+            polling_priority=rx.poll_priority or 0,
+        )
+    else:
+        src = Source(
+            name="rx",
+            model="pure",
+            priority=1,
+            timer_priority=1,
+            work=frame - costs["isr_entry_exit"],
+        )
+        src.min_interarrival = traffic_min_interarrival(sc)
+        s.sources.append(src)
+    workers = {t.flow: t for t in sc.tasks if t.kind == "worker"}
+    for f in sc.flows:
+        w = workers.get(f.name)
+        work = per + (w.work_ns if w is not None else 0)
+        prio = max(f.priority, w.priority if w is not None else 0)
+        if prio < crit.priority and f.priority < crit.priority:
+            continue  # below the critical task: no interference
+        if f.capacity:
+            s.servers.append(Server(f.name, f.capacity * work, f.server_period_ns, prio))
+        else:
+            one = dataclasses.replace(sc, flows=(f,))
+            s.tasks.append(
+                _driver(work, traffic_min_interarrival(one), prio, f"flow {f.name}: no server")
+            )
+            s.tasks[-1] = dataclasses.replace(s.tasks[-1], name=f"flow_{f.name}", origin=f.name)
 
 
 def _driver(C: int, T: int | None, prio: int, note: str, J: int = 0) -> Task:

@@ -18,6 +18,7 @@ from rtshield.errors import UsageError
 __all__ = [
     "round_burst",
     "ds_demand",
+    "ds_budget_for_rate",
     "nic_wcpd",
     "nic_t_qf",
     "nic_t_abs_max",
@@ -91,6 +92,19 @@ def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int | None:
     _, lib = _lib()
     v = int(lib.rts_dserver_dbf(_u64(budget_ns), _u64(period_ns), _u64(delta_ns)))
     return None if v == _U64_MAX else v
+
+
+def ds_budget_for_rate(rate_per_s: float, period_ns: int) -> int:
+    """Budget (packets per period) of a deferrable server that serves ``rate_per_s``:
+    ⌈rate · p⌉, at least 1 (libshield ``rts_dserver_budget_for_rate()``)."""
+    r = _whole(rate_per_s)
+    if r is None:
+        raise UsageError(f"--rate: {rate_per_s:g} is not a whole number of packets per second")
+    ffi, lib = _lib()
+    out = ffi.new("uint64_t[1]")
+    if lib.rts_dserver_budget_for_rate(r, _u64(period_ns), out) != 0:
+        raise UsageError(f"--rate: {r} pkt/s over {period_ns} ns exceeds 2^32-1 packets")
+    return int(out[0])
 
 
 def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:

@@ -42,6 +42,16 @@ def register(sub) -> None:
         action="store_true",
         help="with --scenario: skip the simulation of the boundary",
     )
+    p.add_argument(
+        "--rate",
+        metavar="RATE",
+        help="with --knob flow.NAME.server or nic.queue.NAME: the flow's rate (e.g. 1000pps)",
+    )
+    p.add_argument(
+        "--max-delay",
+        metavar="TIME",
+        help="with --knob nic.queue.NAME: the delay the receiving process allows (e.g. 50ms)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON (times in µs)")
     p.set_defaults(handler=run)
 
@@ -51,8 +61,10 @@ def run(args) -> int:
 
     if args.scenario:
         return _run_scenario(args)
-    if args.knob or args.no_simulate:
-        raise UsageError("--knob and --no-simulate apply to a scenario (add --scenario)")
+    if args.knob or args.no_simulate or args.rate or args.max_delay:
+        raise UsageError(
+            "--knob, --no-simulate, --rate and --max-delay apply to a scenario (add --scenario)"
+        )
     from rtshield.analysis.design import design_system
     from rtshield.analysis.system import load_system, naming_file
 
@@ -68,13 +80,49 @@ def run(args) -> int:
 def _run_scenario(args) -> int:
     from rtshield.analysis.knobs import design_knob
     from rtshield.analysis.system import naming_file
+    from rtshield.errors import UsageError
     from rtshield.scenario import load_scenario
 
     sc = load_scenario(args.system)
+    knob = args.knob or ""
+    rx = knob.startswith(("flow.", "nic.queue.")) or knob == "rx.global_capacity"
+    if not rx and (args.rate or args.max_delay):
+        raise UsageError(
+            "--rate and --max-delay apply to --knob flow.NAME.server or nic.queue.NAME"
+        )
     with naming_file(args.system):
-        d = design_knob(sc, args.knob, simulate=not args.no_simulate)
+        d = _rx(sc, knob, args) if rx else design_knob(sc, args.knob, simulate=not args.no_simulate)
     if args.json:
         print(json.dumps(d.to_json(), indent=2))
     else:
         print(d.text())
-    return 0 if d.value is not None else 1
+    ok = d.confirmed if rx else d.value is not None
+    return 0 if ok else 1
+
+
+def _rx(sc, knob: str, args):
+    """The receive-path questions (analysis/rxdesign.py): always simulated."""
+    from rtshield.analysis import rxdesign
+    from rtshield.errors import UsageError
+    from rtshield.units import duration_ns, rate_hz
+
+    def need_rate() -> float:
+        if not args.rate:
+            raise UsageError(f"--knob {knob}: needs --rate (the flow's packets per second)")
+        return rate_hz(args.rate, "--rate")
+
+    if knob == "rx.global_capacity":
+        return rxdesign.design_global_limit(sc)
+    parts = knob.split(".")
+    if knob.startswith("flow.") and len(parts) == 3 and parts[2] == "server":
+        return rxdesign.design_server(sc, parts[1], need_rate())
+    if knob.startswith("nic.queue.") and len(parts) == 3:
+        if not args.max_delay:
+            raise UsageError(f"--knob {knob}: needs --max-delay (the delay the process allows)")
+        return rxdesign.design_nic_queue(
+            sc, parts[2], need_rate(), duration_ns(args.max_delay, "--max-delay")
+        )
+    raise UsageError(
+        f"--knob {knob}: unknown (receive path: flow.NAME.server, rx.global_capacity, "
+        "nic.queue.NAME)"
+    )
