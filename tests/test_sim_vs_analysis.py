@@ -163,3 +163,27 @@ def test_scenario_twin_has_the_system_files_bound(name):
         assert a == b
     else:
         assert b - 12 * 5 * 250 <= a < b  # at most 12 bursts x t_flip (5 cycles of 250 ns)
+
+
+def test_cli_analyze_scenario_and_simulate():
+    import json
+    import subprocess
+    import sys
+
+    env = {"PYTHONPATH": str(ROOT / "python")}
+    wc = ROOT / "scenarios" / "worstcase"
+
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "rtshield", "analyze", *map(str, a)],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    p = run("--scenario", "--simulate", "--json", wc / "queue_750.toml")
+    assert p.returncode == 1, p.stderr  # within the bound, but the bound passes the deadline
+    out = json.loads(p.stdout)
+    (row,) = out["simulated"]
+    assert row["task"] == "critical" and row["within_bound"] and 0.9 < row["ratio"] <= 1
+    assert out["schedulable"] is False
+    p = run("--scenario", wc / "queue_100.toml")
+    assert p.returncode == 0 and "critical" in p.stdout
+    p = run("--simulate", wc / "queue_100.toml")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
