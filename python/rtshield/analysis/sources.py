@@ -62,7 +62,7 @@ def _period(system: System, src: Source) -> int:
             raise UsageError(f'timer.{timer.name}.period: open ("?"); use `rtshield design`')
         return timer.period
     if src.burst_period is None:
-        raise UsageError(f"source.{src.name}.burst_period: missing")
+        raise UsageError(f'source.{src.name}.burst_period: open ("?"); use `rtshield design`')
     return src.burst_period
 
 

@@ -233,8 +233,9 @@ class _Reader:
         if v == OPEN:
             raise UsageError(
                 f'{self.key(k)}: cannot be left open ("?"); rtshield design searches a strict '
-                "limiter's min_interarrival or max_rate, a bursty limiter's burst, a server's "
-                "budget, a burst_mitigation capacity, or a shared timer's rate or period"
+                "limiter's min_interarrival or max_rate, a bursty limiter's burst or "
+                "burst_period/burst_rate, a server's budget, a burst_mitigation capacity, a "
+                "queue_mitigation queue, or a shared timer's rate or period"
             )
 
     def text(self, k: str, default: str | None = None, choices: tuple[str, ...] = ()) -> str:
@@ -554,7 +555,7 @@ def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
                 src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
         else:
             src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
-            src.burst_period = r.period_or_rate("burst_period", "burst_rate")
+            src.burst_period = r.period_or_rate("burst_period", "burst_rate", allow_open=True)
     elif model == "burst_mitigation":
         src.slice = r.duration("slice", positive=True)
         src.capacity = r.integer("capacity", minimum=1, maximum=2**32 - 1, allow_open=True)
@@ -565,7 +566,7 @@ def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
         elif src.driver_work:
             raise UsageError(f"source.{n}.driver_priority: missing (needed with driver_work)")
     elif model == "queue_mitigation":
-        src.queue = r.integer("queue", minimum=1, maximum=2**32 - 1)
+        src.queue = r.integer("queue", minimum=1, maximum=2**32 - 1, allow_open=True)
         src.driver_work = r.opt_duration("driver_work") or 0
         src.driver_priority = r.integer("driver_priority", minimum=0, maximum=MAX_PRIORITY)
     else:  # hysteresis / budget: no hard bound; still read the cost

@@ -40,7 +40,7 @@ def register(sub) -> None:
     p.add_argument(
         "--no-simulate",
         action="store_true",
-        help="with --scenario: skip the simulation of the boundary",
+        help="skip the simulation of the boundary",
     )
     p.add_argument(
         "--rate",
@@ -61,15 +61,16 @@ def run(args) -> int:
 
     if args.scenario:
         return _run_scenario(args)
-    if args.knob or args.no_simulate or args.rate or args.max_delay:
-        raise UsageError(
-            "--knob, --no-simulate, --rate and --max-delay apply to a scenario (add --scenario)"
-        )
-    from rtshield.analysis.design import design_system
+    if args.knob or args.rate or args.max_delay:
+        raise UsageError("--knob, --rate and --max-delay apply to a scenario (add --scenario)")
+    from rtshield.analysis.design import design_system, simulate_design
     from rtshield.analysis.system import load_system, naming_file
 
     with naming_file(args.system):
-        d = design_system(load_system(args.system))
+        system = load_system(args.system)
+        d = design_system(system)
+        if not args.no_simulate:
+            simulate_design(system, d)
     if args.json:
         print(json.dumps(d.to_json(), indent=2))
     else:
