@@ -64,7 +64,6 @@ def test_burst_sees_more_than_one_capacity():
     c = cross_check(sc)
     isr = sum(sc.costs[k] for k in ("isr_entry_exit", "isr_per_packet", "mitigation_isr"))
     assert c.observed["critical"] > sc.critical.work_ns + 1.8 * sc.mitigation.capacity * isr
-    assert not c.report.schedulable  # 2K back to back do not fit the 6 ms of slack
 
 
 def test_mapping_charges_what_the_engine_charges():
