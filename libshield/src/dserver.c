@@ -65,27 +65,6 @@ rts_time_ns rts_dserver_next_replenish(rts_dserver *s, rts_time_ns now)
     return next < s->period_start ? UINT64_MAX : next;
 }
 
-rts_err rts_dserver_budget_for_rate(uint32_t rate_per_s, rts_time_ns period_ns, uint64_t *budget_out)
-{
-    if (budget_out == NULL || rate_per_s == 0u || period_ns == 0u) {
-        return RTS_EINVAL;
-    }
-    /* ⌈rate · p / 1e9⌉ without overflow: whole seconds and the rest of p. */
-    const uint64_t ns_per_s = 1000000000u;
-    const uint64_t secs = period_ns / ns_per_s;
-    const uint64_t rest = period_ns % ns_per_s;
-    if (secs > (uint64_t)UINT32_MAX) {
-        return RTS_EINVAL;
-    }
-    const uint64_t part = (uint64_t)rate_per_s * rest; /* < 2^32 · 1e9 < 2^62 */
-    const uint64_t e = (uint64_t)rate_per_s * secs + part / ns_per_s + (part % ns_per_s != 0u ? 1u : 0u);
-    if (e > UINT32_MAX) {
-        return RTS_EINVAL;
-    }
-    *budget_out = e == 0u ? 1u : e;
-    return RTS_OK;
-}
-
 uint64_t rts_dserver_dbf(uint64_t budget, uint64_t period_ns, uint64_t delta_ns)
 {
     if (delta_ns == 0u || budget == 0u) {

@@ -382,6 +382,7 @@ static void test_burst_for_period(void)
     static const row rows[] = {
         {"as burst_sizes: 324 Hz on 110 Hz", 324, 9090909, RTS_OK, 3},
         {"exact: 1 kHz on 5 ms", 1000, 5000000, RTS_OK, 5},
+        {"a server for Behnke 6.4's 1000 pkt/s on 1 ms: 1 packet", 1000, 1000000, RTS_OK, 1},
         {"one above a multiple rounds up", 1001, 5000000, RTS_OK, 6},
         {"a period that is no whole Hz: 1 kHz on 3 ms", 1000, 3000000, RTS_OK, 3},
         {"333 Hz on 3 ms: 0.999 rounds up to 1", 333, 3000000, RTS_OK, 1},

@@ -125,43 +125,10 @@ static void test_dbf_bounds_simulated_service(void)
     }
 }
 
-static void test_budget_for_rate(void)
-{
-    typedef struct {
-        const char *name;
-        uint32_t rate;
-        rts_time_ns period;
-        rts_err err;
-        uint64_t budget;
-    } row;
-    static const row rows[] = {
-        {"Behnke 6.4: 1000 pkt/s on 1 ms: 1 packet", 1000, 1000000, RTS_OK, 1},
-        {"1000 pkt/s on 10 ms: 10", 1000, 10000000, RTS_OK, 10},
-        {"1001 pkt/s on 10 ms rounds up", 1001, 10000000, RTS_OK, 11},
-        {"below one per period: 1", 10, 1000000, RTS_OK, 1},
-        {"long period: 5 pkt/s over 100 s", 5, 100000000000ull, RTS_OK, 500},
-        {"budget above uint32", UINT32_MAX, 2000000000ull, RTS_EINVAL, 0},
-        {"rate 0", 0, 1000, RTS_EINVAL, 0},
-        {"period 0", 10, 0, RTS_EINVAL, 0},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        ROW(rows[i].name);
-        uint64_t e = 0;
-        CHECK_EQ(rts_dserver_budget_for_rate(rows[i].rate, rows[i].period, &e), rows[i].err);
-        CHECK_EQ(e, rows[i].budget);
-        if (rows[i].err == RTS_OK) {
-            /* the server's rate e / p is never below the required rate */
-            CHECK(e * 1000000000ull >= (uint64_t)rows[i].rate * rows[i].period);
-        }
-    }
-    CHECK_EQ(rts_dserver_budget_for_rate(10, 1000, NULL), RTS_EINVAL);
-}
-
 int main(void)
 {
     RTS_RUN(test_server_table);
     RTS_RUN(test_dbf_table);
     RTS_RUN(test_dbf_bounds_simulated_service);
-    RTS_RUN(test_budget_for_rate);
     return rts_test_end();
 }

@@ -193,7 +193,10 @@ rts_err rts_bursty_burst_sizes(const uint32_t *rates_hz, uint32_t n, uint32_t ti
  * source reach `rate_hz` when its counter is cleared every `period_ns`,
  * burst = ceil(rate_hz * period_ns / 1 s) (at least 1). It equals
  * rts_bursty_burst_sizes() when the period is a whole number of Hz, and
- * covers periods such as 3 ms that are not.
+ * covers periods such as 3 ms that are not. The same rounding gives the
+ * budget of a deferrable server (rts_dserver.h) that must serve `rate_hz`
+ * packets per second with replenishment period `period_ns` (Behnke §5.6):
+ * rtshield design uses it for both.
  * Context: any (no state). Cost: O(1), one 64-bit division.
  * @param rate_hz    maximum arrival rate, Hz, >= 1
  * @param period_ns  timer period, ns, >= 1

@@ -77,16 +77,4 @@ rts_time_ns rts_dserver_next_replenish(rts_dserver *s, rts_time_ns now);
  */
 uint64_t rts_dserver_dbf(uint64_t budget, uint64_t period_ns, uint64_t delta_ns);
 
-/**
- * Budget of a deferrable server that serves `rate_per_s` units per second
- * (packets, Behnke §5.6's per-flow servers count packets) with replenishment
- * period `period_ns`: e = ⌈rate · p / 1 s⌉, at least 1, so that e / p is
- * never below the rate. Pure; usable from Python (rtshield design).
- * Context: any. O(1).
- * @param[out] budget_out the budget (written only on success)
- * @retval RTS_OK     done
- * @retval RTS_EINVAL a NULL pointer, a rate or period 0, or a budget above UINT32_MAX
- */
-rts_err rts_dserver_budget_for_rate(uint32_t rate_per_s, rts_time_ns period_ns, uint64_t *budget_out);
-
 #endif /* RTSHIELD_RTS_DSERVER_H */

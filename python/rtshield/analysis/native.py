@@ -96,13 +96,14 @@ def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int | None:
 
 def ds_budget_for_rate(rate_per_s: float, period_ns: int) -> int:
     """Budget (packets per period) of a deferrable server that serves ``rate_per_s``:
-    ⌈rate · p⌉, at least 1 (libshield ``rts_dserver_budget_for_rate()``)."""
+    ⌈rate · p⌉, at least 1 — the rounding of Regehr & Duongsaa §3.5, libshield's
+    ``rts_bursty_burst_for_period()`` (one home for the one formula)."""
     r = _whole(rate_per_s)
     if r is None:
         raise UsageError(f"--rate: {rate_per_s:g} is not a whole number of packets per second")
     ffi, lib = _lib()
-    out = ffi.new("uint64_t[1]")
-    if lib.rts_dserver_budget_for_rate(r, _u64(period_ns), out) != 0:
+    out = ffi.new("uint32_t[1]")
+    if lib.rts_bursty_burst_for_period(r, _u64(period_ns), out) != 0:
         raise UsageError(f"--rate: {r} pkt/s over {period_ns} ns exceeds 2^32-1 packets")
     return int(out[0])
 

@@ -6,7 +6,7 @@ a multiqueue NIC answers:
 
 * ``flow.NAME.server`` with ``--rate R``: the per-flow deferrable server that
   serves R packets/s — the longest server period p whose budget
-  ⌈R · p⌉ (libshield ``rts_dserver_budget_for_rate()``) keeps the critical
+  ⌈R · p⌉ (libshield ``rts_bursty_burst_for_period()``) keeps the critical
   task schedulable. Simulated twice: the flow at exactly R must get every
   packet through its server, and the flow flooding at 20 R must not make the
   critical task miss;
@@ -177,7 +177,7 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
         analyze_system(system_from_scenario(best)),
         notes=[
             "the longest server period p = c / R whose budget c = ceil(R * p) (libshield "
-            "rts_dserver_budget_for_rate) keeps the critical task schedulable",
+            "rts_bursty_burst_for_period) keeps the critical task schedulable",
             f"per packet of the flow: {format_ns(rx_packet_task_ns(sc))} in the network task",
         ],
     )
