@@ -217,7 +217,9 @@ def _combined(out: Path, runs: dict[str, StudyRun]) -> Path:
                     f'<a href="{html.escape(sub)}/report.html">own report</a>'
                 )
             note += ")"
-        toc.append(f'<li><a href="#{name}">' + html.escape(STUDIES[name]) + "</a>" + note + "</li>")
+        toc.append(
+            f'<li><a href="#{name}">' + html.escape(STUDIES[name]) + "</a>" + note + "</li>"
+        )
         sections.append(f'<section id="{name}">' + run.body + "</section>")
     body = (
         "<h1>rtshield demo: the papers' studies, simulated</h1>"
@@ -251,5 +253,6 @@ def handle(args: argparse.Namespace) -> int:
             record_outputs(out, dirs=subdirs)
         raise
     finish_out_dir(out, dirs=subdirs)
-    print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; report: {report}")
+    print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; "
+          f"report: {report}")
     return 0
