@@ -19,11 +19,14 @@ def register(sub) -> None:
         help='find the most generous safe value of a protection parameter ("?" or --knob)',
         description=(
             'For a system where one protection parameter is written "?" (a strict limiter\'s '
-            "min_interarrival, a bursty limiter's burst, a server's budget, a Burst Mitigation "
-            "capacity, or a shared timer's rate), find the boundary at which every task stays "
-            "schedulable, with the margin. With --scenario, the file is a scenario and --knob "
-            "names the parameter (" + ", ".join(KNOBS) + "); the answer is checked in the "
-            "simulator with worst-case traffic. Exit status 0 if a safe value exists, 1 if not."
+            "min_interarrival, a bursty limiter's burst or burst_period, a server's budget, a "
+            "Burst Mitigation capacity, a Queue Mitigation queue, or a shared timer's rate), "
+            "find the boundary at which every task stays schedulable, with the margin, and "
+            "simulate it. With --scenario, the file is a scenario and --knob names the "
+            "parameter (" + ", ".join(KNOBS) + "; for the receive path flow.NAME.server with "
+            "--rate, rx.global_capacity, nic.queue.NAME with --rate and --max-delay); the answer "
+            "is checked in the simulator with worst-case traffic. Exit status 0 if a safe value "
+            "exists and the simulation (when run) confirms it, 1 if not."
         ),
     )
     p.add_argument("system", help='system description (TOML) with one value written "?"')
@@ -75,7 +78,8 @@ def run(args) -> int:
         print(json.dumps(d.to_json(), indent=2))
     else:
         print(d.text())
-    return 0 if d.value is not None else 1
+    refuted = d.simulated.get("confirmed") is False
+    return 0 if d.value is not None and not refuted else 1
 
 
 def _run_scenario(args) -> int:
@@ -97,7 +101,10 @@ def _run_scenario(args) -> int:
         print(json.dumps(d.to_json(), indent=2))
     else:
         print(d.text())
-    ok = d.confirmed if rx else d.value is not None
+    if rx:
+        ok = d.confirmed
+    else:
+        ok = d.value is not None and (d.sim_safe is None or d.confirmed)
     return 0 if ok else 1
 
 
