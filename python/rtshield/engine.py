@@ -142,6 +142,7 @@ _MITIGATIONS = {
     "strict": "RTSIM_MIT_STRICT",
     "bursty": "RTSIM_MIT_BURSTY",
     "countdown": "RTSIM_MIT_COUNTDOWN",
+    "polling": "RTSIM_MIT_POLLING",
 }
 
 
@@ -344,6 +345,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     mc.burst = m.burst or 0
     mc.period_ns = m.period_ns or 0
     mc.window_ns = m.window_ns or 0
+    mc.bursty_lazy = 1 if getattr(m, "timer", None) == "lazy" else 0
+    mc.budget_charge_isr = 1 if getattr(m, "charge_isr", None) else 0
 
     err = lib.rtsim_config_error(cfg)
     if err != ffi.NULL:

@@ -73,12 +73,15 @@ MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
     "none": (),
     "burst": ("slice", "capacity"),
     "hysteresis": ("block_below", "unblock_above", "sleep"),
-    "budget": (),
+    "budget": ("charge_isr",),
     "queue": (),
     "strict": ("min_interarrival",),
-    "bursty": ("burst", "period"),
+    "bursty": ("burst", "period", "timer"),
     "countdown": ("window",),
+    "polling": ("period",),
 }
+#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
+BURSTY_TIMERS = ("periodic", "lazy")
 
 #: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
 PATTERNS: dict[str, tuple[str, ...]] = {
@@ -366,6 +369,8 @@ class Mitigation:
     period_ns: int | None = None  #: bursty
     window_ns: int | None = None  #: countdown
     also: tuple[str, ...] = ()  #: further Danicki protections applied with ``kind``
+    timer: str | None = None  #: bursty: ``periodic`` (None: not set, periodic) or ``lazy``
+    charge_isr: bool | None = None  #: budget: also charge the RX ISR's time (None: not set, no)
 
     def parameters(self) -> dict[str, Any]:
         """The parameters that apply to this kind, as written in a file (units in values).
@@ -1393,13 +1398,21 @@ def _mitigation(
             return Mitigation(kind)
         return Mitigation(kind, min_interarrival_ns=m.duration("min_interarrival"))
     if kind == "bursty":
+        timer = m.choice("timer", BURSTY_TIMERS) if m.has("timer") else None
         if own_burst and not m.has("burst"):
-            return Mitigation(kind, period_ns=m.duration("period"))
+            return Mitigation(kind, period_ns=m.duration("period"), timer=timer)
         return Mitigation(
-            kind, burst=m.integer("burst", lo=1, hi=2**31 - 1), period_ns=m.duration("period")
+            kind,
+            burst=m.integer("burst", lo=1, hi=2**31 - 1),
+            period_ns=m.duration("period"),
+            timer=timer,
         )
     if kind == "countdown":
         return Mitigation(kind, window_ns=m.duration("window"))
+    if kind == "budget":
+        return Mitigation(kind, charge_isr=m.boolean("charge_isr") if m.has("charge_isr") else None)
+    if kind == "polling":
+        return Mitigation(kind, period_ns=m.duration("period"))
     return Mitigation(kind)
 
 

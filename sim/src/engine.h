@@ -23,6 +23,7 @@ enum {
     LINE_TIMER0 = 1,
     SIM_MAX_TIMERS = 8,
     LINE_RX = LINE_TIMER0 + SIM_MAX_TIMERS, /* source k's line is LINE_RX + k */
+    SIM_POLL_TIMER = SIM_MAX_TIMERS - 1,    /* mitigation kind polling: the poll timer (above the shield's) */
     SIM_NO_ISR = -1
 };
 
@@ -120,6 +121,7 @@ struct rtsim {
     rts_port port;
     rts_irq_gate gate;
     uint32_t timer_gen[SIM_MAX_TIMERS];
+    uint32_t late_lines;   /* timer lines dispatched after pending RX lines (strict limiter) */
     uint64_t rx_off_since; /* SIM_INF while the RX line is enabled */
     /* measurements */
     rtsim_bin cur_bin;

@@ -87,7 +87,10 @@ typedef enum rtsim_mitigation_kind {
     RTSIM_MIT_QUEUE = 4,      /**< Danicki §2.2 Queue */
     RTSIM_MIT_STRICT = 5,     /**< Regehr & Duongsaa §3.2 */
     RTSIM_MIT_BURSTY = 6,     /**< Regehr & Duongsaa §3.3 */
-    RTSIM_MIT_COUNTDOWN = 7   /**< Regehr & Duongsaa §3.4 */
+    RTSIM_MIT_COUNTDOWN = 7,  /**< Regehr & Duongsaa §3.4 */
+    RTSIM_MIT_POLLING = 8     /**< Regehr & Duongsaa §2, §5.2 "pure polling": no interrupt; a
+                                   timer of period_ns polls the device (the simulator's own
+                                   driver mode, no libshield component) */
 } rtsim_mitigation_kind;
 
 /** Why a packet was dropped. */
@@ -281,6 +284,8 @@ typedef struct rtsim_mitigation_cfg {
     uint32_t burst;              /**< bursty: interrupts per period */
     int64_t period_ns;           /**< bursty: replenishment period */
     int64_t window_ns;           /**< countdown: window */
+    uint32_t bursty_lazy;        /**< bursty: 1 = the lazy timer of Regehr §3.3 (RTS_BURSTY_TIMER_LAZY) */
+    uint32_t budget_charge_isr;  /**< budget: 1 = charge the RX ISR's time too (rts_budget_mit_cfg.charge_isr) */
 } rtsim_mitigation_cfg;
 
 /** A whole simulated device and run. */
