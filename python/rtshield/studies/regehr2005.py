@@ -77,7 +77,8 @@ class Plan:
     duration: str | None = None  #: Figures 1–2 and §6.4 runs (None: the files' 1 s)
     parts: tuple[str, ...] = ("fig", "s64", "eth")
     eth_duration: str | None = None  #: None: the Ethernut files' (one second per flood level)
-    overrides: Mapping[str, Any] = field(default_factory=dict)  #: --set, merged into every point
+    #: --set, merged into every point (a scenario duration or bin not into the Ethernut runs)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
 
 
 def study_dir() -> Path:
@@ -127,7 +128,12 @@ def points(plan: Plan, folder: Path | None = None) -> list[Point]:
             series: bool = False) -> None:
         if duration:
             ov = _merge(ov, {"scenario": {"duration": duration}})
-        ov = _merge(ov, plan.overrides)
+        extra = dict(plan.overrides)
+        if series and isinstance(extra.get("scenario"), Mapping):
+            # the Ethernut runs keep one second per flood level (eth_duration shortens them)
+            extra["scenario"] = {k: v for k, v in extra["scenario"].items()
+                                 if k not in ("duration", "bin")}
+        ov = _merge(ov, extra)
         sc = ov.get("scenario", {})
         if "duration" in sc and "bin" not in plan.overrides.get("scenario", {}) and not series:
             sc["bin"] = sc["duration"]  # one bin per run: a shorter --set duration stays valid
