@@ -164,6 +164,35 @@ def test_cli_bad_option_is_one_line_exit_2(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("bits", [2, 1])
+def test_enable_bits(bits):
+    text = (STUDY / "enable_bits.toml").read_text().replace("enable_bits = 2",
+                                                           f"enable_bits = {bits}")
+    r = simulate(loads_scenario(text, "t.toml"))
+    m = r.summary()["mitigation"]
+    assert m["parameters"]["enable_bits"] == bits
+    if bits == 2:  # libshield's gate: the handler never runs inside the critical section
+        assert m["counters"]["mask_violations"] == 0
+        assert m["counters"]["drops"] == 0
+    else:  # §4's race: the timer re-enables the masked line, the unmask the limited one
+        assert m["counters"]["mask_violations"] >= 400
+        assert m["counters"]["drops"] >= 400
+
+
+def test_enable_bits_and_masks_rx_errors():
+    with pytest.raises(UsageError, match="enable_bits"):
+        mote('kind = "none"\nenable_bits = 3')
+    text = (STUDY / "enable_bits.toml").read_text()
+    with pytest.raises(UsageError, match="masks_rx"):
+        loads_scenario(text.replace("masks_rx = true", 'masks_rx = "yes"'), "t.toml")
+    with pytest.raises(UsageError, match="masks_rx"):
+        loads_scenario(text + '\n[[tasks]]\nname = "bg"\nkind = "background"\nmasks_rx = true\n',
+                       "t.toml")
+    # without a masking task the summary has no mask_violations counter (outputs unchanged)
+    assert "mask_violations" not in simulate(mote('kind = "none"', "1kHz")).summary()[
+        "mitigation"]["counters"]
+
+
 def test_shipped_study_scenarios_load():
     for p in sorted(STUDY.glob("*.toml")):
         sc = load_scenario(p)

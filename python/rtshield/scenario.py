@@ -371,6 +371,9 @@ class Mitigation:
     also: tuple[str, ...] = ()  #: further Danicki protections applied with ``kind``
     timer: str | None = None  #: bursty: ``periodic`` (None: not set, periodic) or ``lazy``
     charge_isr: bool | None = None  #: budget: also charge the RX ISR's time (None: not set, no)
+    #: RX line enable bits: 2 (None: not set) = libshield's gate, the application's bit apart
+    #: from the protections'; 1 = one shared bit (Regehr & Duongsaa §4's race)
+    enable_bits: int | None = None
 
     def parameters(self) -> dict[str, Any]:
         """The parameters that apply to this kind, as written in a file (units in values).
@@ -388,6 +391,8 @@ class Mitigation:
                 out[key] = units.format_ns(getattr(self, f"{key}_ns"))
         if self.also:
             out["also"] = list(self.also)
+        if self.enable_bits is not None:
+            out["enable_bits"] = self.enable_bits
         return out
 
 
@@ -519,6 +524,7 @@ class Task:
     work_ns: int | None = None  #: periodic: per cycle; worker: per message
     flow: str | None = None  #: worker: the flow it receives
     queue: int | None = None  #: worker: mailbox capacity, messages
+    masks_rx: bool = False  #: periodic: each job masks the RX lines (mutual exclusion)
 
 
 @dataclass(frozen=True)
@@ -1067,7 +1073,7 @@ def parse_scenario(
     also = _also(m, mkind)
     allowed = MITIGATION_KINDS[mkind]
     for key in m.own_keys():
-        if key in ("kind", "also") or key in allowed:
+        if key in ("kind", "also", "enable_bits") or key in allowed:
             continue
         if any(key in MITIGATION_KINDS[a] for a in also):
             continue
@@ -1096,6 +1102,8 @@ def parse_scenario(
         )
     if also:
         mit = replace(mit, also=also)
+    if m.has("enable_bits"):
+        mit = replace(mit, enable_bits=m.integer("enable_bits", lo=1, hi=2))
 
     # [[flows]]
     flows_raw = _sub(doc, "flows", origin, array=True)
@@ -1583,7 +1591,7 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
     kind = t.choice("kind", TASK_KINDS)
     keys = {
         "background": ("name", "kind", "priority", "core"),
-        "periodic": ("name", "kind", "priority", "core", "period", "work"),
+        "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
         "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
     }[kind]
     t.check_keys(keys, hint=f"kind {kind!r} takes: " + ", ".join(keys))
@@ -1596,7 +1604,13 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
     prio = t.integer("priority", lo=0, hi=255)
     if kind == "periodic":
         return Task(
-            name, kind, prio, core, period_ns=t.duration("period"), work_ns=t.duration("work")
+            name,
+            kind,
+            prio,
+            core,
+            period_ns=t.duration("period"),
+            work_ns=t.duration("work"),
+            masks_rx=t.boolean("masks_rx", False),
         )
     flow = t.string("flow")
     if flow not in flow_names:

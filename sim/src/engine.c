@@ -261,6 +261,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     } else if (line >= LINE_RX) {
         uint32_t src = (uint32_t)(line - LINE_RX);
         s->cur_bin.isr_runs++;
+        if (s->masking_jobs) s->mst.mask_violations++; /* inside a task's critical section */
         c->isr_source = src;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             c->isr_pkt = c->latched[src];
@@ -299,6 +300,41 @@ static int next_line(const rtsim *s, uint32_t ready)
     return line;
 }
 
+static void port_irq_set_enabled(void *ctx, unsigned line, bool on);
+
+/* The application masks (on = false) or unmasks the RX lines: a masks_rx
+ * task's mutual exclusion with the handlers (Regehr §4). With two enable
+ * bits it writes its own bit of libshield's gate, and the hardware line
+ * changes only when the combined state does; with one bit it writes the
+ * hardware bit itself, as the protections do. */
+static void app_mask(rtsim *s, bool on)
+{
+    for (uint32_t k = 0; k < eng_sources(s); k++) {
+        const unsigned line = LINE_RX + k;
+        if (s->cfg.mitigation.one_enable_bit) {
+            port_irq_set_enabled(s, line, on);
+            continue;
+        }
+        const rts_gate_change g = rts_irq_gate_app_set(&s->gate, line, on);
+        if (g == RTS_GATE_ENABLED || g == RTS_GATE_DISABLED) port_irq_set_enabled(s, line, on);
+    }
+}
+
+/* A masks_rx task's job starts running (it masks the lines) or ends. */
+static void mask_begin(rtsim *s, sim_task *t)
+{
+    if (!t->cfg->masks_rx || t->masking) return;
+    t->masking = true;
+    if (s->masking_jobs++ == 0) app_mask(s, false);
+}
+
+static void mask_end(rtsim *s, sim_task *t)
+{
+    if (!t->masking) return;
+    t->masking = false;
+    if (--s->masking_jobs == 0) app_mask(s, true);
+}
+
 /* Give the core to whatever should run now: a pending enabled interrupt,
  * else the highest-priority ready task (round robin among equals). */
 static void kick(rtsim *s, sim_core *c, uint64_t now)
@@ -323,8 +359,10 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
             : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
-                                                 : true)
+                                                 : true) {
+            if (t->cfg->masks_rx) mask_begin(s, t);
             break;
+        }
     }
     /* The driver's poll may have re-enabled a line with an interrupt pending. */
     ready = c->pending & c->enabled;
@@ -837,6 +875,7 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
 
 static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
 {
+    mask_end(s, t); /* the job's critical section ends with it */
     const rtsim_task_cfg *k = t->cfg;
     uint64_t P = (uint64_t)k->period_ns;
     int64_t earliness = (int64_t)t->deadline - (int64_t)now;

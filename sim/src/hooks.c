@@ -204,6 +204,13 @@ const char *hook_config_error(const rtsim_config *cfg)
     if (m->bursty_lazy && m->kind != RTSIM_MIT_BURSTY)
         return "mitigation.timer: the lazy timer is the bursty limiter's (kind = bursty)";
     if (m->budget_charge_isr > 1u) return "mitigation.charge_isr: true or false";
+    if (m->one_enable_bit > 1u) return "mitigation.enable_bits: 1 or 2";
+    for (uint32_t i = 0; i < cfg->n_tasks; i++) {
+        if (cfg->tasks[i].masks_rx > 1u) return "tasks.masks_rx: true or false";
+        if (cfg->tasks[i].masks_rx && cfg->tasks[i].kind != RTSIM_TASK_PERIODIC)
+            return "tasks.masks_rx: only a periodic task masks the RX lines";
+    }
+    if (m->one_enable_bit && cfg->rx.enabled) return "mitigation.enable_bits: 1 not with [rx]";
     if (m->budget_charge_isr && !(kind_bit(m->kind) & RTS_SHIELD_BUDGET) &&
         !(m->also & RTS_SHIELD_BUDGET))
         return "mitigation.charge_isr: needs Budget Mitigation (kind or also)";
@@ -259,7 +266,10 @@ bool hook_bind_flows(struct rtsim *s)
 
 uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
 {
-    const uint32_t f = d->n_ops ? rts_shield_apply(&s->port, &s->gate, &s->smap, d) : d->flags;
+    /* One enable bit (Regehr §4): the protections write the hardware bit
+     * whatever the application's mask; two: through libshield's gate. */
+    rts_irq_gate *gate = s->cfg.mitigation.one_enable_bit ? NULL : &s->gate;
+    const uint32_t f = d->n_ops ? rts_shield_apply(&s->port, gate, &s->smap, d) : d->flags;
     if (f & RTS_SHIELD_F_SUSPEND) eng_driver_suspend(s, now);
     if (f & RTS_SHIELD_F_RESUME) eng_driver_resume(s, now);
     if (f & RTS_SHIELD_F_PRIO) eng_driver_prio(s, now, d->task_prio);

@@ -190,6 +190,39 @@ static void test_polling(void)
     CHECK(t.dropped[RTSIM_DROP_LINE_DISABLED] >= 11990);
 }
 
+static void test_enable_bits(void)
+{
+    /* A task masks the line for 300 us of every 2 ms (mutual exclusion with
+     * the handler) under a strict-limited 16 kHz flood. Two enable bits:
+     * the handler never runs inside the critical section. One shared bit
+     * (Regehr §4): the limiter's timer re-enables the masked line, and the
+     * task's unmask re-enables a line the limiter holds off, which the
+     * limiter then refuses. */
+    rtsim_config c = mote(1000 * MS, 16000, RTSIM_MIT_STRICT);
+    c.mitigation.min_interarrival_ns = 250 * US;
+    const int t = add_periodic(&c, 1, 2 * MS, 300 * US);
+    c.tasks[t].masks_rx = 1;
+    rtsim *s;
+    run(&c, &s);
+    rtsim_mitigation_stats two;
+    rtsim_mitigation_stats_get(s, &two);
+    rtsim_bin t2;
+    rtsim_totals(s, &t2);
+    rtsim_destroy(s);
+    CHECK_EQ(two.mask_violations, 0);
+    CHECK_EQ(two.drops, 0);
+    CHECK(t2.isr_runs < 4000); /* the masked 300 us of each 2 ms cost admissions */
+    c.mitigation.one_enable_bit = 1;
+    run(&c, &s);
+    rtsim_mitigation_stats one;
+    rtsim_mitigation_stats_get(s, &one);
+    rtsim_destroy(s);
+    CHECK(one.mask_violations >= 400); /* about one per 2 ms job */
+    CHECK(one.drops >= 400);
+    c.tasks[t].kind = RTSIM_TASK_BACKGROUND; /* only periodic tasks mask */
+    CHECK(rtsim_config_error(&c) != NULL);
+}
+
 static void test_option_errors(void)
 {
     rtsim_config c = mote(10 * MS, 1000, RTSIM_MIT_STRICT);
@@ -215,6 +248,7 @@ int main(void)
     RTS_RUN(test_lazy_bursty_timer);
     RTS_RUN(test_budget_charges_the_isr);
     RTS_RUN(test_polling);
+    RTS_RUN(test_enable_bits);
     RTS_RUN(test_option_errors);
     return rts_test_end();
 }

@@ -178,6 +178,8 @@ typedef struct rtsim_task_cfg {
     int64_t offset_ns; /**< periodic: first release */
     uint32_t flow;     /**< worker: index of the flow it receives */
     uint32_t mailbox;  /**< worker: mailbox capacity, messages */
+    uint32_t masks_rx; /**< periodic: 1 = each job masks the RX lines from its start to its end
+                            (the application's mutual exclusion with the handlers, Regehr §4) */
 } rtsim_task_cfg;
 
 /** One traffic flow arriving at the NIC. */
@@ -286,6 +288,8 @@ typedef struct rtsim_mitigation_cfg {
     int64_t window_ns;           /**< countdown: window */
     uint32_t bursty_lazy;        /**< bursty: 1 = the lazy timer of Regehr §3.3 (RTS_BURSTY_TIMER_LAZY) */
     uint32_t budget_charge_isr;  /**< budget: 1 = charge the RX ISR's time too (rts_budget_mit_cfg.charge_isr) */
+    uint32_t one_enable_bit;     /**< 1: the protections and the application write each RX line's
+                                      one enable bit (Regehr §4's race); 0: two bits (rts_irq_gate) */
 } rtsim_mitigation_cfg;
 
 /** A whole simulated device and run. */
@@ -386,6 +390,7 @@ typedef struct rtsim_mitigation_stats {
     uint64_t suspends;      /**< driver suspended */
     uint64_t resumes;       /**< driver resumed */
     uint64_t drops;         /**< packets dropped on its decision */
+    uint64_t mask_violations; /**< RX handlers started while a masks_rx task's job ran */
 } rtsim_mitigation_stats;
 
 typedef struct rtsim rtsim;
