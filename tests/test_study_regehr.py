@@ -113,5 +113,7 @@ def test_demo_study_writes_report_figures_and_claims(tmp_path):
     html = (out / "report.html").read_text()
     assert "Claims of Regehr &amp; Duongsaa against this run" in html
     assert html.count("data:image/png;base64,") == 3
+    # §7: the simulated speaker's longest wait beside the analysis' verdict on the same board
+    assert "the analysis finds the speaker unschedulable" in html
     # the Ethernut runs kept their one second per flood level
     assert json.loads((out / "points.json").read_text())["eth/bursty"]["duration_s"] == 16.0
