@@ -117,3 +117,24 @@ def test_demo_study_writes_report_figures_and_claims(tmp_path):
     assert "the analysis finds the speaker unschedulable" in html
     # the Ethernut runs kept their one second per flood level
     assert json.loads((out / "points.json").read_text())["eth/bursty"]["duration_s"] == 16.0
+
+
+def test_ethernut_no_cost_split_gives_silence_and_a_clean_tone():
+    """docs/decisions/regehr.md, §7: the two readings of a packet's 645 µs.
+
+    All of it in the interrupt handler (the preset): the unprotected board
+    falls silent at 1550 pps, and under the scheduler a burst of 15 holds the
+    speaker off for 9 ms (360 of 500 flips). Nearly all of it in the receive
+    thread, which the speaker preempts: the tone under the scheduler is clean,
+    but the unprotected board never falls silent either — against §7.
+    """
+    thread = {"costs": {"isr_per_packet": "400cyc", "driver_per_packet": "10080cyc"}}
+
+    def speaker(stem, ov):
+        s = rg._run_point(rg.Point(stem, str(STUDY / f"{stem}.toml"), ov, series=True))[1]
+        return s["series"]["cycles"]
+
+    isr_none, isr_bursty = speaker("ethernut_none", {}), speaker("ethernut_bursty", {})
+    thr_none, thr_bursty = speaker("ethernut_none", thread), speaker("ethernut_bursty", thread)
+    assert min(isr_none) == 0 and max(isr_bursty[-3:]) < 400  # silence, a distorted tone
+    assert min(thr_none) == 500 and min(thr_bursty) == 500  # a clean tone, never silence
