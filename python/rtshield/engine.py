@@ -142,6 +142,7 @@ _MITIGATIONS = {
     "strict": "RTSIM_MIT_STRICT",
     "bursty": "RTSIM_MIT_BURSTY",
     "countdown": "RTSIM_MIT_COUNTDOWN",
+    "polling": "RTSIM_MIT_POLLING",
 }
 
 
@@ -243,8 +244,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
     flow_index = {f.name: i for i, f in enumerate(sc.flows)}
     workers: dict[int, tuple[int, int]] = {}  # task index -> (flow, mailbox)
+    maskers: set[int] = set()  # task indices whose jobs mask the RX lines
     for t in sc.tasks:
         if t.kind == "periodic":
+            if getattr(t, "masks_rx", False):
+                maskers.add(len(tasks))
             tasks.append(
                 (t.name, lib.RTSIM_TASK_PERIODIC, t.priority, t.core, t.period_ns, t.work_ns, 0)
             )
@@ -271,6 +275,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.period_ns, d.work_ns = period or 0, work or 0
         if i in workers:
             d.flow, d.mailbox = workers[i]
+        d.masks_rx = 1 if i in maskers else 0
         names.append(name)
 
     if len(sc.flows) > lib.RTSIM_MAX_FLOWS:
@@ -343,6 +348,9 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     mc.burst = m.burst or 0
     mc.period_ns = m.period_ns or 0
     mc.window_ns = m.window_ns or 0
+    mc.bursty_lazy = 1 if getattr(m, "timer", None) == "lazy" else 0
+    mc.budget_charge_isr = 1 if getattr(m, "charge_isr", None) else 0
+    mc.one_enable_bit = 1 if getattr(m, "enable_bits", None) == 1 else 0
 
     err = lib.rtsim_config_error(cfg)
     if err != ffi.NULL:
@@ -590,6 +598,9 @@ def _run(
         for k in ("line_disables", "line_enables", "timer_fires", "suspends", "resumes", "drops")
     }
     counters["rx_disabled_s"] = _r(tot.rx_disabled_ns / 1e9, 6)
+    if any(getattr(t, "masks_rx", False) for t in sc.tasks):
+        # Regehr & Duongsaa §4: handlers that ran inside a task's critical section
+        counters["mask_violations"] = int(ms.mask_violations)
     mitigation = {
         "name": sc.mitigation.kind,
         "parameters": sc.mitigation.parameters(),

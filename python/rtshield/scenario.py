@@ -73,12 +73,15 @@ MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
     "none": (),
     "burst": ("slice", "capacity"),
     "hysteresis": ("block_below", "unblock_above", "sleep"),
-    "budget": (),
+    "budget": ("charge_isr",),
     "queue": (),
     "strict": ("min_interarrival",),
-    "bursty": ("burst", "period"),
+    "bursty": ("burst", "period", "timer"),
     "countdown": ("window",),
+    "polling": ("period",),
 }
+#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
+BURSTY_TIMERS = ("periodic", "lazy")
 
 #: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
 PATTERNS: dict[str, tuple[str, ...]] = {
@@ -366,6 +369,11 @@ class Mitigation:
     period_ns: int | None = None  #: bursty
     window_ns: int | None = None  #: countdown
     also: tuple[str, ...] = ()  #: further Danicki protections applied with ``kind``
+    timer: str | None = None  #: bursty: ``periodic`` (None: not set, periodic) or ``lazy``
+    charge_isr: bool | None = None  #: budget: also charge the RX ISR's time (None: not set, no)
+    #: RX line enable bits: 2 (None: not set) = libshield's gate, the application's bit apart
+    #: from the protections'; 1 = one shared bit (Regehr & Duongsaa §4's race)
+    enable_bits: int | None = None
 
     def parameters(self) -> dict[str, Any]:
         """The parameters that apply to this kind, as written in a file (units in values).
@@ -383,6 +391,8 @@ class Mitigation:
                 out[key] = units.format_ns(getattr(self, f"{key}_ns"))
         if self.also:
             out["also"] = list(self.also)
+        if self.enable_bits is not None:
+            out["enable_bits"] = self.enable_bits
         return out
 
 
@@ -514,6 +524,7 @@ class Task:
     work_ns: int | None = None  #: periodic: per cycle; worker: per message
     flow: str | None = None  #: worker: the flow it receives
     queue: int | None = None  #: worker: mailbox capacity, messages
+    masks_rx: bool = False  #: periodic: each job masks the RX lines (mutual exclusion)
 
 
 @dataclass(frozen=True)
@@ -1065,7 +1076,7 @@ def parse_scenario(
     also = _also(m, mkind)
     allowed = MITIGATION_KINDS[mkind]
     for key in m.own_keys():
-        if key in ("kind", "also") or key in allowed:
+        if key in ("kind", "also", "enable_bits") or key in allowed:
             continue
         if any(key in MITIGATION_KINDS[a] for a in also):
             continue
@@ -1094,6 +1105,8 @@ def parse_scenario(
         )
     if also:
         mit = replace(mit, also=also)
+    if m.has("enable_bits"):
+        mit = replace(mit, enable_bits=m.integer("enable_bits", lo=1, hi=2))
 
     # [[flows]]
     flows_raw = _sub(doc, "flows", origin, array=True)
@@ -1396,13 +1409,21 @@ def _mitigation(
             return Mitigation(kind)
         return Mitigation(kind, min_interarrival_ns=m.duration("min_interarrival"))
     if kind == "bursty":
+        timer = m.choice("timer", BURSTY_TIMERS) if m.has("timer") else None
         if own_burst and not m.has("burst"):
-            return Mitigation(kind, period_ns=m.duration("period"))
+            return Mitigation(kind, period_ns=m.duration("period"), timer=timer)
         return Mitigation(
-            kind, burst=m.integer("burst", lo=1, hi=2**31 - 1), period_ns=m.duration("period")
+            kind,
+            burst=m.integer("burst", lo=1, hi=2**31 - 1),
+            period_ns=m.duration("period"),
+            timer=timer,
         )
     if kind == "countdown":
         return Mitigation(kind, window_ns=m.duration("window"))
+    if kind == "budget":
+        return Mitigation(kind, charge_isr=m.boolean("charge_isr") if m.has("charge_isr") else None)
+    if kind == "polling":
+        return Mitigation(kind, period_ns=m.duration("period"))
     return Mitigation(kind)
 
 
@@ -1573,7 +1594,7 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
     kind = t.choice("kind", TASK_KINDS)
     keys = {
         "background": ("name", "kind", "priority", "core"),
-        "periodic": ("name", "kind", "priority", "core", "period", "work"),
+        "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
         "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
     }[kind]
     t.check_keys(keys, hint=f"kind {kind!r} takes: " + ", ".join(keys))
@@ -1586,7 +1607,13 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
     prio = t.integer("priority", lo=0, hi=255)
     if kind == "periodic":
         return Task(
-            name, kind, prio, core, period_ns=t.duration("period"), work_ns=t.duration("work")
+            name,
+            kind,
+            prio,
+            core,
+            period_ns=t.duration("period"),
+            work_ns=t.duration("work"),
+            masks_rx=t.boolean("masks_rx", False),
         )
     flow = t.string("flow")
     if flow not in flow_names:

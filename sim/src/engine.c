@@ -225,8 +225,28 @@ static int pick_task(rtsim *s, uint32_t core)
     return best;
 }
 
+/* Pure polling (mitigation kind polling): the poll timer's handler finds
+ * the device's pending request (the lowest pending RX line) and handles it:
+ * the handler becomes that RX handler, costing the poll on top. */
+static int poll_takes(rtsim *s, sim_core *c, int line, bool *polled)
+{
+    *polled = false;
+    if (line != LINE_TIMER0 + SIM_POLL_TIMER || s->cfg.mitigation.kind != RTSIM_MIT_POLLING)
+        return line;
+    const uint32_t rx = c->pending & ~((1u << LINE_RX) - 1u);
+    if (!rx) return line;
+    c->pending &= ~(1u << line);
+    *polled = true;
+    int l = LINE_RX;
+    while (!(rx & (1u << l)))
+        l++;
+    return l;
+}
+
 static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
 {
+    bool polled;
+    line = poll_takes(s, c, line, &polled);
     stop_task(s, c, now);
     acct(s, c, now);
     c->acct_ctx = isr_ctx(line);
@@ -241,6 +261,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     } else if (line >= LINE_RX) {
         uint32_t src = (uint32_t)(line - LINE_RX);
         s->cur_bin.isr_runs++;
+        if (s->masking_jobs) s->mst.mask_violations++; /* inside a task's critical section */
         c->isr_source = src;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             c->isr_pkt = c->latched[src];
@@ -259,10 +280,59 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
         cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
+        if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
     } else {
         cost += k->timer_isr_ns;
     }
     c->isr_end = now + (uint64_t)cost;
+}
+
+/* The pending enabled line dispatched next: the lowest number, except that
+ * the lines of late_lines (the strict limiter's timers, whose re-enable took
+ * effect at the expiry) wait for any pending RX line (docs/decisions/regehr.md). */
+static int next_line(const rtsim *s, uint32_t ready)
+{
+    const uint32_t first = ready & ~s->late_lines;
+    const uint32_t m = first ? first : ready;
+    int line = 0;
+    while (!(m & (1u << line)))
+        line++;
+    return line;
+}
+
+static void port_irq_set_enabled(void *ctx, unsigned line, bool on);
+
+/* The application masks (on = false) or unmasks the RX lines: a masks_rx
+ * task's mutual exclusion with the handlers (Regehr §4). With two enable
+ * bits it writes its own bit of libshield's gate, and the hardware line
+ * changes only when the combined state does; with one bit it writes the
+ * hardware bit itself, as the protections do. */
+static void app_mask(rtsim *s, bool on)
+{
+    for (uint32_t k = 0; k < eng_sources(s); k++) {
+        const unsigned line = LINE_RX + k;
+        if (s->cfg.mitigation.one_enable_bit) {
+            port_irq_set_enabled(s, line, on);
+            continue;
+        }
+        const rts_gate_change g = rts_irq_gate_app_set(&s->gate, line, on);
+        if (g == RTS_GATE_ENABLED || g == RTS_GATE_DISABLED) port_irq_set_enabled(s, line, on);
+    }
+}
+
+/* A masks_rx task's job starts running (it masks the lines) or ends. */
+static void mask_begin(rtsim *s, sim_task *t)
+{
+    if (!t->cfg->masks_rx || t->masking) return;
+    t->masking = true;
+    if (s->masking_jobs++ == 0) app_mask(s, false);
+}
+
+static void mask_end(rtsim *s, sim_task *t)
+{
+    if (!t->masking) return;
+    t->masking = false;
+    if (--s->masking_jobs == 0) app_mask(s, true);
 }
 
 /* Give the core to whatever should run now: a pending enabled interrupt,
@@ -272,10 +342,7 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
     if (c->isr_line != SIM_NO_ISR) return;
     uint32_t ready = c->pending & c->enabled;
     if (ready) {
-        int line = 0;
-        while (!(ready & (1u << line)))
-            line++;
-        start_isr(s, c, line, now);
+        start_isr(s, c, next_line(s, ready), now);
         return;
     }
     uint32_t core = (uint32_t)(c - s->core);
@@ -292,16 +359,15 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
             : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
-                                                 : true)
+                                                 : true) {
+            if (t->cfg->masks_rx) mask_begin(s, t);
             break;
+        }
     }
     /* The driver's poll may have re-enabled a line with an interrupt pending. */
     ready = c->pending & c->enabled;
     if (ready) {
-        int line = 0;
-        while (!(ready & (1u << line)))
-            line++;
-        start_isr(s, c, line, now);
+        start_isr(s, c, next_line(s, ready), now);
         return;
     }
     acct(s, c, now);
@@ -797,14 +863,19 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
         tick_isr_done(s, c);
     } else if (line >= LINE_RX) {
         if (!s->cfg.rx.enabled) rx_isr_done(s, c, now);
+        if (hook_mask(s) & RTS_SHIELD_CALL_RX_DONE) hook_rx_isr_done(s, now, now - c->isr_start);
     } else {
+        const unsigned timer = (unsigned)(line - LINE_TIMER0);
         s->mst.timer_fires++;
-        hook_timer(s, now, (unsigned)(line - LINE_TIMER0));
+        if (!(s->late_lines & (1u << line)) && !(s->cfg.mitigation.kind == RTSIM_MIT_POLLING &&
+                                                 timer == SIM_POLL_TIMER))
+            hook_timer(s, now, timer);
     }
 }
 
 static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
 {
+    mask_end(s, t); /* the job's critical section ends with it */
     const rtsim_task_cfg *k = t->cfg;
     uint64_t P = (uint64_t)k->period_ns;
     int64_t earliness = (int64_t)t->deadline - (int64_t)now;
@@ -1154,6 +1225,13 @@ static void handle_event(rtsim *s, const sim_event *e)
         if (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]) break; /* cancelled */
         sim_core *c = rx_core(s);
         c->pending |= 1u << (LINE_TIMER0 + e->arg);
+        if (s->late_lines & (1u << (LINE_TIMER0 + e->arg))) {
+            hook_timer(s, now, e->arg); /* the re-enable takes effect at the expiry */
+        } else if (s->cfg.mitigation.kind == RTSIM_MIT_POLLING && e->arg == SIM_POLL_TIMER) {
+            const uint64_t next = now + (uint64_t)s->cfg.mitigation.period_ns;
+            if (next > now && next < s->cfg.duration_ns)
+                push_event(s, next, EV_TIMER, EV_TIMER, SIM_POLL_TIMER, s->timer_gen[SIM_POLL_TIMER]);
+        }
         kick(s, c, now);
         break;
     }
@@ -1496,11 +1574,17 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->port.cache_invalidate = NULL;
     s->rx_off_since = 0;
     rts_irq_gate_init(&s->gate);
-    for (uint32_t k = 0; k < eng_sources(s); k++)
+    const bool polling = cfg->mitigation.kind == RTSIM_MIT_POLLING;
+    for (uint32_t k = 0; k < eng_sources(s) && !polling; k++) /* polling: the lines stay off */
         if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
     if (!hook_init(s, 0)) fail(s, "libshield refused the configuration");
+    for (unsigned t = 0; t < SIM_MAX_TIMERS; t++)
+        if (hook_timer_at_expiry(s, t)) s->late_lines |= 1u << (LINE_TIMER0 + t);
+    if (polling && (uint64_t)cfg->mitigation.period_ns < cfg->duration_ns)
+        push_event(s, (uint64_t)cfg->mitigation.period_ns, EV_TIMER, EV_TIMER, SIM_POLL_TIMER,
+                   s->timer_gen[SIM_POLL_TIMER]);
     if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) fail(s, "libshield refused the NIC queues");
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */

@@ -23,6 +23,7 @@ enum {
     LINE_TIMER0 = 1,
     SIM_MAX_TIMERS = 8,
     LINE_RX = LINE_TIMER0 + SIM_MAX_TIMERS, /* source k's line is LINE_RX + k */
+    SIM_POLL_TIMER = SIM_MAX_TIMERS - 1,    /* mitigation kind polling: the poll timer (above the shield's) */
     SIM_NO_ISR = -1
 };
 
@@ -72,6 +73,7 @@ typedef struct sim_task {
     bool polling;    /* the job is one iteration of the suspended sleep loop */
     bool suspended;  /* a mitigation stopped the driver */
     bool sleeping;   /* suspended in a sleep loop: an EV_POLL is due */
+    bool masking;    /* periodic masks_rx: its job has the RX lines masked */
     sim_pkt pkt;
     uint64_t work;    /* driver: CPU time of the packet in hand */
     sim_fifo mailbox; /* worker: messages handed over by the driver */
@@ -120,6 +122,8 @@ struct rtsim {
     rts_port port;
     rts_irq_gate gate;
     uint32_t timer_gen[SIM_MAX_TIMERS];
+    uint32_t late_lines;   /* timer lines dispatched after pending RX lines (strict limiter) */
+    uint32_t masking_jobs; /* masks_rx jobs in progress: the application masks the RX lines */
     uint64_t rx_off_since; /* SIM_INF while the RX line is enabled */
     /* measurements */
     rtsim_bin cur_bin;

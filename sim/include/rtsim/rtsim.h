@@ -90,7 +90,10 @@ typedef enum rtsim_mitigation_kind {
     RTSIM_MIT_QUEUE = 4,      /**< Danicki §2.2 Queue */
     RTSIM_MIT_STRICT = 5,     /**< Regehr & Duongsaa §3.2 */
     RTSIM_MIT_BURSTY = 6,     /**< Regehr & Duongsaa §3.3 */
-    RTSIM_MIT_COUNTDOWN = 7   /**< Regehr & Duongsaa §3.4 */
+    RTSIM_MIT_COUNTDOWN = 7,  /**< Regehr & Duongsaa §3.4 */
+    RTSIM_MIT_POLLING = 8     /**< Regehr & Duongsaa §2, §5.2 "pure polling": no interrupt; a
+                                   timer of period_ns polls the device (the simulator's own
+                                   driver mode, no libshield component) */
 } rtsim_mitigation_kind;
 
 /** Why a packet was dropped. */
@@ -178,6 +181,8 @@ typedef struct rtsim_task_cfg {
     int64_t offset_ns; /**< periodic: first release */
     uint32_t flow;     /**< worker: index of the flow it receives */
     uint32_t mailbox;  /**< worker: mailbox capacity, messages */
+    uint32_t masks_rx; /**< periodic: 1 = each job masks the RX lines from its start to its end
+                            (the application's mutual exclusion with the handlers, Regehr §4) */
 } rtsim_task_cfg;
 
 /** One traffic flow arriving at the NIC. */
@@ -284,6 +289,10 @@ typedef struct rtsim_mitigation_cfg {
     uint32_t burst;              /**< bursty: interrupts per period */
     int64_t period_ns;           /**< bursty: replenishment period */
     int64_t window_ns;           /**< countdown: window */
+    uint32_t bursty_lazy;        /**< bursty: 1 = the lazy timer of Regehr §3.3 (RTS_BURSTY_TIMER_LAZY) */
+    uint32_t budget_charge_isr;  /**< budget: 1 = charge the RX ISR's time too (rts_budget_mit_cfg.charge_isr) */
+    uint32_t one_enable_bit;     /**< 1: the protections and the application write each RX line's
+                                      one enable bit (Regehr §4's race); 0: two bits (rts_irq_gate) */
 } rtsim_mitigation_cfg;
 
 /** A whole simulated device and run. */
@@ -384,6 +393,7 @@ typedef struct rtsim_mitigation_stats {
     uint64_t suspends;      /**< driver suspended */
     uint64_t resumes;       /**< driver resumed */
     uint64_t drops;         /**< packets dropped on its decision */
+    uint64_t mask_violations; /**< RX handlers started while a masks_rx task's job ran */
 } rtsim_mitigation_stats;
 
 typedef struct rtsim rtsim;
