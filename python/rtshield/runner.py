@@ -95,29 +95,35 @@ def late_output(
         ) from None
 
 
-def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
+def write_run(
+    scenario: Scenario, result: Any, out_dir: str | Path, *, figures: bool = True
+) -> RunEntry:
     """Write every output of one run into ``out_dir`` (which must exist).
 
     The numbers first; a failing figure or report raises :class:`OutputError`
-    with ``summary.json`` and the time series already on disk.
+    with ``summary.json`` and the time series already on disk. ``figures``
+    false leaves out the run's own PNG figures (its report then has none);
+    matplotlib is then not even imported.
     """
-    from rtshield.figures import run_figures
-
     out = Path(out_dir)
     summary = result.summary()
     write_summary(out, summary)
     write_timeseries(out, result.timeseries)
     saved = "summary.json and the time series are"
-    figs = late_output(
-        out,
-        "figures",
-        saved,
-        run_figures,
-        result,
-        scenario.name,
-        out,
-        period_us=scenario.critical.period_ns / 1e3,
-    )
+    figs: dict[str, Path] = {}
+    if figures:
+        from rtshield.figures import run_figures
+
+        figs = late_output(
+            out,
+            "figures",
+            saved,
+            run_figures,
+            result,
+            scenario.name,
+            out,
+            period_us=scenario.critical.period_ns / 1e3,
+        )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
     late_output(out, "report", saved, run_report, out, entry)
     return entry
