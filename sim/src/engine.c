@@ -1089,6 +1089,9 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
 static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t next)
 {
     if (next >= s->run_end || s->trace != NULL || s->kick_mask != 0) return next;
+    /* Generated arrivals only (flow_next_after); any other source of
+     * arrivals (a recorded trace) takes the event path. */
+    if (s->cfg.flows[f].pattern > RTSIM_PAT_PIECEWISE) return next;
     rtsim_drop why;
     bool irq;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
