@@ -130,19 +130,22 @@ def write_run(
 
 
 def run_one(
-    scenario: Scenario, out_dir: str | Path, progress: Callable[[float, float], None] | None = None
+    scenario: Scenario,
+    out_dir: str | Path,
+    progress: Callable[[float, float], None] | None = None,
+    *,
+    figures: bool = True,
 ) -> RunOutcome:
-    """Simulate ``scenario`` and write its outputs into ``out_dir``."""
+    """Simulate ``scenario`` and write its outputs into ``out_dir`` (its own
+    figures unless ``figures`` is false)."""
     out = prepare_out_dir(out_dir)
     t0 = time.perf_counter()
     result = simulate(scenario, progress=progress)
     try:
-        entry = write_run(scenario, result, out)
+        entry = write_run(scenario, result, out, figures=figures)
     finally:  # listed before anything is removed: a failure later removes nothing
         record_outputs(out)
-    return RunOutcome(
-        entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out)
-    )
+    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out))
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -175,9 +178,9 @@ def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
         proc.join(timeout=5)
 
 
-def _worker(job: tuple[str, Mapping[str, Any] | None, str]) -> RunOutcome:
-    path, overrides, out = job
-    return run_one(load_scenario(path, overrides, overrides_origin="--set"), out)
+def _worker(job: tuple[str, Mapping[str, Any] | None, str, bool]) -> RunOutcome:
+    path, overrides, out, figures = job
+    return run_one(load_scenario(path, overrides, overrides_origin="--set"), out, figures=figures)
 
 
 def run_many(
@@ -187,13 +190,21 @@ def run_many(
     jobs: int = 2,
     overrides: Mapping[str, Any] | None = None,
     on_done: Callable[[int, int, RunOutcome], None] | None = None,
+    figures: bool = True,
 ) -> list[RunOutcome]:
     """Run several scenario files, ``jobs`` at a time, each into ``out_dir/runs/NAME``.
 
     All files are validated before anything runs, so a bad file costs nothing.
-    Returns the outcomes in the order of ``paths``.
+    Returns the outcomes in the order of ``paths``. ``figures`` false: no
+    per-run figures (the comparative report draws its own).
     """
-    return run_jobs([(p, overrides, None) for p in paths], out_dir, jobs=jobs, on_done=on_done)
+    return run_jobs(
+        [(p, overrides, None) for p in paths],
+        out_dir,
+        jobs=jobs,
+        on_done=on_done,
+        figures=figures,
+    )
 
 
 def run_jobs(
@@ -202,6 +213,7 @@ def run_jobs(
     *,
     jobs: int = 2,
     on_done: Callable[[int, int, RunOutcome], None] | None = None,
+    figures: bool = True,
 ) -> list[RunOutcome]:
     """Run ``(scenario file, overrides, folder name or None)`` jobs, ``jobs`` at a time.
 
@@ -242,7 +254,7 @@ def run_jobs(
         prepare_out_dir(d)
         claim_dir(out, f"runs/{d.name}")
     record_outputs(out)
-    work = [(str(p), o, str(d)) for (p, o, _), d in zip(specs, dirs, strict=True)]
+    work = [(str(p), o, str(d), figures) for (p, o, _), d in zip(specs, dirs, strict=True)]
     results: list[RunOutcome | None] = [None] * len(work)
     failed: list[BaseException] = []
     if jobs <= 1 or len(work) == 1:
