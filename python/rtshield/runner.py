@@ -306,20 +306,24 @@ def compare(
     *,
     extra_figures: Mapping[str, tuple[Path, str]] | None = None,
     extra_sections: Sequence[tuple[str, str]] = (),
+    figures: bool = True,
 ) -> Path:
     """Write the comparative figures, ``comparison.json`` and ``report.html``.
 
     ``extra_sections`` are ``(heading, html)`` pairs for the report, placed
-    after the side-by-side table.
+    after the side-by-side table. ``figures`` false leaves out the
+    comparative figures (``extra_figures`` are still shown).
     """
-    from rtshield.figures import compare_figures
-
     out = Path(out_dir)
     comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
     atomic_write(out / "comparison.json", format_summary_json(comparison))
     runs = [(o.out_dir.name, o.timeseries) for o in outcomes]
     saved = "comparison.json and every run's results are"
-    figs = late_output(out, "comparison figures", saved, compare_figures, runs, out)
+    figs: dict[str, Path] = {}
+    if figures:
+        from rtshield.figures import compare_figures
+
+        figs = late_output(out, "comparison figures", saved, compare_figures, runs, out)
     captions: dict[str, str] = {}
     if extra_figures:
         lead = {key: path for key, (path, _) in extra_figures.items()}

@@ -17,6 +17,9 @@ from rtshield.tables import text_table
 from rtshield.tomlfile import read_toml_text
 
 MAX_POINTS = 1024
+#: Above this many points the comparative figures (one panel or line per
+#: point) are not drawn: the sweep's own figure summarises the grid.
+MAX_COMPARE_FIGURE_POINTS = 12
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -183,5 +186,6 @@ def _write_sweep(args, axes, points, scenarios, outcomes, out: Path):
             "sweep": (fig, f"Key numbers against {axes[0].key}, one line per other setting")
         },
         extra_sections=[("Safe region", _safe_region_html(bounds))],
+        figures=len(points) <= MAX_COMPARE_FIGURE_POINTS,
     )
     return report, rows, bounds
