@@ -402,17 +402,26 @@ def _path_quantiles(ffi: Any, lib: Any, sim: Any, path: int, counts_c: Any) -> d
 
 
 def simulate(
-    scenario: Scenario, progress: Callable[[float, float], None] | None = None, *, trace: int = 0
+    scenario: Scenario,
+    progress: Callable[[float, float], None] | None = None,
+    *,
+    trace: int = 0,
+    exact_arrivals: bool = False,
 ) -> Result:
     """Simulate ``scenario``; call ``progress(done_s, total_s)`` after each bin.
 
     ``trace`` > 0 keeps an event trace (arrivals, ISRs, task switches, drops,
     line enables, cycle ends, deliveries) of at most that many records per
     bin in :attr:`Result.trace`; the rest are counted in ``trace_lost``.
+    ``exact_arrivals`` processes every arrival as its own event, even one the
+    engine would otherwise count in closed form (a lost interrupt assertion,
+    a full ring): the reference path tests and benchmarks compare against;
+    results are the same either way.
     """
     ffi, lib = load()
     cfg, task_names = _build_config(scenario, ffi, lib)
     cfg.trace_capacity = max(0, int(trace))
+    cfg.exact_arrivals = 1 if exact_arrivals else 0
     sim = lib.rtsim_create(cfg)
     if sim == ffi.NULL:
         raise MemoryError("rtsim_create failed (out of memory)")
@@ -653,7 +662,10 @@ def _run(
         cpu=cpu,
         mitigation=mitigation,
         tasks=tasks,
-        engine={"events": int(lib.rtsim_events(sim))},
+        engine={
+            "events": int(lib.rtsim_events(sim)),
+            "arrivals_batched": int(lib.rtsim_arrivals_batched(sim)),
+        },
         timeseries=ts,
         cycle_time_hist=cyc_hist,
         flow_latency_hist=lat_hists,

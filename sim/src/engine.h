@@ -103,6 +103,8 @@ struct rtsim {
     rtsim_config cfg;
     uint64_t now;
     uint64_t events;
+    uint64_t run_end;      /* t_end of the rtsim_run_until() call in progress */
+    uint64_t lost_batched; /* arrivals counted by lost_arrivals() without an event each */
     int error;
     const char *errmsg; /* what stopped the run (rtsim_error()) */
     sim_event_queue evq;

@@ -60,12 +60,21 @@ def print_table(outcomes) -> None:
 
 
 def run_and_report(
-    paths, out, jobs: int, title: str, intro: str, sets=(), label: str = "compare", sections=None
+    paths,
+    out,
+    jobs: int,
+    title: str,
+    intro: str,
+    sets=(),
+    label: str = "compare",
+    sections=None,
+    run_figures: bool = True,
 ) -> int:
     """Run ``paths``, write the comparative report, print the table.
 
     ``sections``, if given, maps the outcomes to extra ``(heading, html)``
-    report sections (the demo's claims table).
+    report sections (the demo's claims table). ``run_figures`` false: each
+    run's own figures are not drawn (the comparative figures are).
     """
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
@@ -77,7 +86,12 @@ def run_and_report(
     bar = ProgressBar(label, unit="scenarios done")
     try:
         outcomes = run_many(
-            paths, out, jobs=jobs, overrides=overrides, on_done=lambda d, n, _o: bar(d, n)
+            paths,
+            out,
+            jobs=jobs,
+            overrides=overrides,
+            on_done=lambda d, n, _o: bar(d, n),
+            figures=run_figures,
         )
     finally:
         bar.close()

@@ -101,6 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="scenarios run at the same time (default 2)",
     )
+    p.add_argument(
+        "--run-figures",
+        action="store_true",
+        help="also draw each configuration's own figures (the report needs only the "
+        "comparative ones)",
+    )
     add_set_option(p)
     p.set_defaults(handler=handle)
 
@@ -131,6 +137,7 @@ def _danicki(args: argparse.Namespace, out: Path) -> int:
         args.set,
         label="demo",
         sections=claims_section,
+        run_figures=getattr(args, "run_figures", False),
     )
     print(f"demo: {len(files)} configurations in {time.perf_counter() - t0:.1f} s wall")
     return rc

@@ -324,6 +324,9 @@ typedef struct rtsim_config {
     uint32_t detect_fill_high;   /**< RX queue (or flow queues) fill overload mark; 0: none */
     uint32_t detect_fill_low;    /**< overload cleared at or below this; < high */
     uint32_t trace_capacity; /**< 0: no trace; else records kept until rtsim_take_trace() */
+    uint32_t exact_arrivals; /**< 1: one event per arrival, even one lost without changing
+                                  anything (the reference path, for tests and benchmarks);
+                                  0: such arrivals are counted in closed form (same results) */
 } rtsim_config;
 
 /** Measurements of one bin (or of the whole run, from rtsim_totals()). */
@@ -428,6 +431,10 @@ uint64_t rtsim_now(const rtsim *sim);
 
 /** Events processed so far. */
 uint64_t rtsim_events(const rtsim *sim);
+
+/** Arrivals counted in closed form so far (lost without an event each;
+ *  0 with cfg.exact_arrivals). Not part of rtsim_events(). */
+uint64_t rtsim_arrivals_batched(const rtsim *sim);
 
 /** Move up to `max` finished bins, oldest first, into `out`.
  *  At the end of the run the last (possibly partial) bin is included.
