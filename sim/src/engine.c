@@ -3,6 +3,8 @@
  * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
 #include "engine.h"
 
+#include "rtshield/rts_classifier.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -549,9 +551,18 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 /* The NIC (or the edge ISR) writes flow `p->flow`'s frame into buffer p->buf. */
 static void dma_write(rtsim *s, const sim_pkt *p)
 {
-    const uint32_t len = s->tmpl_len[p->flow];
-    memcpy(s->bufmem + (size_t)p->buf * RTSIM_FRAME_MAX,
-           s->tmpl + (size_t)p->flow * RTSIM_FRAME_MAX, len < 128u ? len : 128u);
+    uint32_t len = s->tmpl_len[p->flow];
+    const uint8_t *src = s->tmpl + (size_t)p->flow * RTSIM_FRAME_MAX;
+    if (s->trace_src[p->flow].n) src = trace_frame(&s->trace_src[p->flow], p->frame, &len);
+    memcpy(s->bufmem + (size_t)p->buf * RTSIM_FRAME_MAX, src, len < 128u ? len : 128u);
+}
+
+/* Length of the frame packet `p` carries. */
+static uint32_t pkt_len(const rtsim *s, const sim_pkt *p)
+{
+    uint32_t len = s->tmpl_len[p->flow];
+    if (s->trace_src[p->flow].n) (void)trace_frame(&s->trace_src[p->flow], p->frame, &len);
+    return len;
 }
 
 /* Time spent in the global limit's polling mode. */
@@ -614,7 +625,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     rts_shield_rx rx;
     rts_shield_dec d;
     const uint8_t *frame = s->bufmem + (size_t)p.buf * RTSIM_FRAME_MAX;
-    if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, s->tmpl_len[p.flow], 0u, 0u, now,
+    if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, pkt_len(s, &p), 0u, 0u, now,
                                 entry / tick * tick, &rx, &d) != RTS_OK) {
         fail(s, "libshield refused a ring buffer"); /* a simulator bug, never ignored */
         return 0;
@@ -636,7 +647,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
         if (d.drop == RTS_SHIELD_DROP_LIMITER) s->mst.drops++;
         count_drop(s, &p, shield_drop[d.drop]);
         /* Its buffer goes back to the ring (libshield reposted it, or kept it posted). */
-        sim_pkt e = {0, 0, p.buf, 0, 0};
+        sim_pkt e = {0, 0, p.buf, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     } else {
         path = (f & RTS_SHIELD_F_RECYCLED) ? RTSIM_PATH_RECYCLE
@@ -646,7 +657,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
             /* (c): a queued lower-priority packet loses its buffer to the ring. */
             sim_pkt v = s->bufpkt[rx.repost];
             count_drop(s, &v, RTSIM_DROP_RECYCLED);
-            sim_pkt e = {0, 0, rx.repost, 0, 0};
+            sim_pkt e = {0, 0, rx.repost, 0, 0, 0};
             if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
         }
         if (s->driver >= 0) {
@@ -906,7 +917,7 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
     if (rts_shield_task_done(&s->shield, &job, now, t->work, 0, &refill, &d) != RTS_OK)
         fail(s, "libshield refused a buffer handed back");
     if (refill != RTS_BUF_NONE) {
-        sim_pkt e = {0, 0, refill, 0, 0};
+        sim_pkt e = {0, 0, refill, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     }
     hook_perform(s, now, &d);
@@ -1009,7 +1020,7 @@ static void nic_announce(rtsim *s, unsigned q)
         if (!fifo_push(host, p)) {
             count_drop(s, &p, RTSIM_DROP_RING_FULL); /* the host has not taken the last batches */
             if (p.buf != RTS_BUF_NONE) {
-                sim_pkt e = {0, 0, p.buf, 0, 0};
+                sim_pkt e = {0, 0, p.buf, 0, 0, 0};
                 (void)fifo_push(&s->posted, e);
             }
         }
@@ -1029,17 +1040,35 @@ static void nic_schedule(rtsim *s)
         push_event(s, next < s->now ? s->now : next, EV_NIC, EV_NIC, 0, s->nic_gen);
 }
 
+/* The distribution map's keys of a recorded frame: libshield's classifier
+ * reads its real bytes (a malformed or portless frame has port 0). */
+static void trace_keys(const rtsim *s, const sim_pkt *p, unsigned *proto, unsigned *port)
+{
+    uint32_t len;
+    const uint8_t *fr = trace_frame(&s->trace_src[p->flow], p->frame, &len);
+    rts_cls_info ci;
+    (void)rts_classify_parse_isr(fr, len, &ci);
+    switch (ci.kind) {
+    case RTS_CLS_TCP: *proto = RTS_PROTO_TCP; break;
+    case RTS_CLS_UDP: *proto = RTS_PROTO_UDP; break;
+    case RTS_CLS_ICMP: *proto = RTS_NIC_PROTO_ICMP; break;
+    default: *proto = RTS_NIC_PROTO_NONTRANSPORT; break;
+    }
+    *port = ci.kind == RTS_CLS_TCP || ci.kind == RTS_CLS_UDP ? ci.local_port : 0u;
+}
+
 /* A frame reaches the multiqueue NIC: libshield's rts_nic_rx() decides. */
 static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
 {
     const rtsim_flow_cfg *f = &s->cfg.flows[p.flow];
-    if (s->cfg.rx.enabled && s->posted.len == 0 &&
-        rts_nic_lookup(&s->nic, nic_proto(f), nic_port(f)) >= 0) {
+    unsigned proto = nic_proto(f), port = nic_port(f);
+    if (s->trace_src[p.flow].n) trace_keys(s, &p, &proto, &port);
+    if (s->cfg.rx.enabled && s->posted.len == 0 && rts_nic_lookup(&s->nic, proto, port) >= 0) {
         count_drop(s, &p, RTSIM_DROP_RING_FULL); /* mapped, but no buffer to DMA into */
         return;
     }
     rts_nic_rx_result r;
-    rts_nic_rx(&s->nic, nic_proto(f), nic_port(f), now, &r);
+    rts_nic_rx(&s->nic, proto, port, now, &r);
     if (r.outcome == RTS_NIC_UNREGISTERED) {
         count_drop(s, &p, RTSIM_DROP_NIC_UNREGISTERED);
         return;
@@ -1075,7 +1104,8 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
 
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
-    sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0};
+    sim_trace *tr = &s->trace_src[f];
+    sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0, tr->next};
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
     s->flow_st[f].offered++;
@@ -1128,7 +1158,14 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
             c->pending |= bit;
         }
     }
-    uint64_t next = flow_next_after(&s->flow[f], now, 0);
+    uint64_t next;
+    if (tr->n) {
+        trace_advance(tr);
+        next = trace_due(tr);
+        if (next < now) next = now; /* saturated: never before the clock */
+    } else {
+        next = flow_next_after(&s->flow[f], now, 0);
+    }
     if (next != SIM_INF && next < s->cfg.duration_ns)
         push_event(s, next, EV_ARRIVAL, EV_ARRIVAL, f, 0);
     kick(s, c, now);
@@ -1296,7 +1333,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (needs_driver && drivers == 0) return "driver: traffic needs a driver task";
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
-        if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
+        if (f->pattern > RTSIM_PAT_TRACE) return "flows.pattern: unknown";
+        if (f->trace_period_ns < 0) return "flows.trace_period: must not be negative";
         if (f->source >= (cfg->n_sources ? cfg->n_sources : 1))
             return "flows.source: no such RX source";
         if (f->pattern == RTSIM_PAT_PIECEWISE) {
@@ -1402,7 +1440,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         }
         /* libshield's pool starts with buffers 0..ring-1 posted. */
         for (uint32_t b = 0; b < cfg->ring; b++) {
-            sim_pkt e = {0, 0, (uint16_t)b, 0, 0};
+            sim_pkt e = {0, 0, (uint16_t)b, 0, 0, 0};
             (void)fifo_push(&s->posted, e);
         }
     }
@@ -1496,6 +1534,29 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     return s;
 }
 
+const char *rtsim_flow_trace(rtsim *s, uint32_t flow, uint32_t n, const int64_t *t_ns,
+                             const uint32_t *len, const uint8_t *bytes, size_t n_bytes)
+{
+    if (s == NULL || flow >= s->cfg.n_flows) return "trace: no such flow";
+    const rtsim_flow_cfg *f = &s->cfg.flows[flow];
+    if (f->pattern != RTSIM_PAT_TRACE) return "trace: the flow's pattern is not RTSIM_PAT_TRACE";
+    if (s->started) return "trace: the run has started";
+    if (n > RTSIM_TRACE_MAX_FRAMES - s->trace_frames)
+        return "trace: the traces hold more than RTSIM_TRACE_MAX_FRAMES frames together";
+    if (n_bytes > RTSIM_TRACE_MAX_BYTES - s->trace_bytes)
+        return "trace: the traces hold more than RTSIM_TRACE_MAX_BYTES bytes together";
+    sim_trace *tr = &s->trace_src[flow];
+    const char *err = trace_load(tr, (uint64_t)f->start_ns, (uint64_t)f->trace_period_ns, n, t_ns,
+                                 len, bytes, n_bytes);
+    if (err != NULL) return err;
+    s->trace_frames += n;
+    s->trace_bytes += n_bytes;
+    const uint64_t first = trace_due(tr);
+    if (first != SIM_INF && first < s->cfg.duration_ns)
+        push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, flow, 0);
+    return NULL;
+}
+
 void rtsim_destroy(rtsim *s)
 {
     if (s == NULL) return;
@@ -1510,6 +1571,8 @@ void rtsim_destroy(rtsim *s)
     free(s->bufpkt);
     free(s->path_hist);
     free(s->tmpl);
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        trace_free(&s->trace_src[i]);
     for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
         free(s->nicq[i].buf);
     free(s->bins);
@@ -1546,6 +1609,7 @@ static void unfinished_cycles(rtsim *s, uint64_t end)
 int rtsim_run_until(rtsim *s, uint64_t t_end)
 {
     if (s->finished) return s->error ? -1 : 0;
+    s->started = true;
     if (t_end > s->cfg.duration_ns) t_end = s->cfg.duration_ns;
     if (t_end < s->now) t_end = s->now; /* time never goes back */
     const uint32_t ncores = s->cfg.n_cores;
