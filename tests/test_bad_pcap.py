@@ -100,6 +100,14 @@ def test_directory(tmp_path, capsys):
     run_bad(tmp_path, capsys, None, "directory")
 
 
+def test_path_with_nul(tmp_path, capsys):
+    (tmp_path / "s.toml").write_text(HEAD.replace('"c.pcap"', '"c\\u0000.pcap"'))
+    rc = cli.main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, lines
+    assert "s.toml" in lines[0] and "not a usable file name" in lines[0], lines[0]
+
+
 def test_oversized_frame(tmp_path, capsys):
     run_bad(tmp_path, capsys, good(size=1600), "1600 bytes", "at most 1522")
 

@@ -79,6 +79,8 @@ def _regular(p: Path) -> os.stat_result:
         raise UsageError(f"{p}: no such file") from None
     except OSError as e:
         raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+    except ValueError:  # a NUL in the path
+        raise UsageError(f"{str(p)!r}: not a usable file name") from None
     if not stat.S_ISREG(st.st_mode):
         what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise UsageError(f"{p}: is {what}, expected a pcap file")

@@ -1460,6 +1460,8 @@ def _pcap_flow(t: _Table, base: Path) -> dict[str, Any]:
     name = t.string("file")
     if not name:
         raise t.err("file", "expected the path of a pcap file")
+    if "\0" in name:
+        raise t.err("file", "not a usable file name (it contains a NUL character)")
     path = (base / name).resolve()
     scale, origin = t.get("scale", 1.0)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
