@@ -66,6 +66,11 @@ COST_KEYS: dict[str, str] = {
     "mitigation_poll": "mitig_poll_ns",
 }
 
+#: Preset cost keys a preset may leave out (then 0) → fields of ``rtsim_costs``.
+OPTIONAL_COST_KEYS: dict[str, str] = {
+    "isr_rx_batch": "isr_rx_batch_ns",
+}
+
 #: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
 #: ``path_ns[RTSIM_PATH_NAME]``).
 RX_COST_KEYS: dict[str, str] = {
@@ -184,6 +189,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             )
         setattr(cfg.costs, fld, int(sc.costs[key]))
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
+    for key, fld in OPTIONAL_COST_KEYS.items():
+        setattr(cfg.costs, fld, int(sc.costs.get(key, 0)))
     rx = getattr(sc, "rx", None)
     if rx is not None:
         for key, fld in RX_COST_KEYS.items():

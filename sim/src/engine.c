@@ -243,6 +243,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     } else if (line >= LINE_RX) {
         uint32_t src = (uint32_t)(line - LINE_RX);
         s->cur_bin.isr_runs++;
+        cost += k->isr_rx_batch_ns;
         c->isr_source = src;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             c->isr_pkt = c->latched[src];
@@ -1290,6 +1291,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
+        k->isr_rx_batch_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";

@@ -258,6 +258,8 @@ typedef struct rtsim_costs {
     int64_t invalidate_deferred_ns; /**< network task: the same work when deferred (lazy) */
     int64_t poll_batch_ns;          /**< polling task: one wake-up */
     int64_t poll_per_packet_ns;     /**< polling task: per harvested frame */
+    int64_t isr_rx_batch_ns; /**< RX ISR body once per interrupt (one batch of descriptors:
+                                  hand-over, waking the network task), beyond entry/exit */
 } rtsim_costs;
 
 /** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
