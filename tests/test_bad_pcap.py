@@ -148,3 +148,17 @@ def test_bad_replay_keys(tmp_path, capsys):
 
 def _rec(raw: bytes, sec: int = 1) -> bytes:
     return struct.pack("<IIII", sec, 0, len(raw), len(raw)) + raw
+
+
+def test_captures_over_the_limit_together(tmp_path, capsys, monkeypatch):
+    # Each capture fits, the two together do not: refused before --out exists.
+    from rtshield import pcap
+
+    monkeypatch.setattr(pcap, "trace_limits", lambda: (5, 1 << 20, 1522))
+    pcap._read_cached.cache_clear()
+    (tmp_path / "d.pcap").write_bytes(good(n=3))
+    second = HEAD[HEAD.index("[[flows]]"):].replace('"cap"', '"cap2"').replace(
+        "c.pcap", "d.pcap").replace("502", "503")
+    run_bad(tmp_path, capsys, good(n=3), "6 frames", "at most 5 frames", names="s.toml",
+            extra=second)
+    pcap._read_cached.cache_clear()

@@ -1123,6 +1123,7 @@ def parse_scenario(
     for i, fname in enumerate(names):
         if fname in names[:i]:
             raise UsageError(f"{origin}: [flows #{i + 1}] name: {fname!r} is used by two flows")
+    _check_captures(flows, origin)
     if rx is not None:
         _check_bound(flows, origin)
 
@@ -1440,6 +1441,27 @@ def _check_bound(flows: list[Flow], origin: str) -> None:
         raise UsageError(
             f"{origin}: [[flows]] bind: {len(seen)} bound flows; libshield's flow table "
             f"holds {room} (RTS_FLOW_MAX minus the 4 special flows)"
+        )
+
+
+def _check_captures(flows: list[Flow], origin: str) -> None:
+    """All pcap flows together within the simulator's trace limits."""
+    from . import pcap as _pcap
+
+    caps = [f for f in flows if f.pcap is not None]
+    if len(caps) < 2:
+        return  # one capture was checked against the limits when it was read
+    max_frames, max_bytes, _ = _pcap.trace_limits()
+    frames = n_bytes = 0
+    for f in caps:
+        rp = _pcap.replay(_pcap.read_pcap(f.pcap), scale=f.scale, skip_ns=f.skip_ns, loop=f.loop)
+        frames += len(rp.times_ns)
+        n_bytes += len(rp.data)
+    if frames > max_frames or n_bytes > max_bytes:
+        raise UsageError(
+            f"{origin}: [[flows]]: the captures hold {frames} frames and {n_bytes} bytes "
+            f"together; the simulator takes at most {max_frames} frames and "
+            f"{max_bytes >> 20} MiB of frames in one scenario"
         )
 
 
