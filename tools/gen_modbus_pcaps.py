@@ -50,8 +50,11 @@ SPAN_S = 2  #: seconds per capture (replayed in a loop)
 JITTER = 0.05  #: PLC scan jitter, fraction of the poll period
 SEED = 2024
 BASE_S = 1_767_225_600  #: first timestamp: 2026-01-01T00:00:00Z
-PLC_MAC, DEVICE_MAC = "02:00:00:00:00:01", "02:00:00:00:00:0a"
-PLC_IP, DEVICE_IP = "192.0.2.1", "192.0.2.10"  # TEST-NET-1 (RFC 5737)
+# The device's addresses are the simulator's (sim/src/frame.c: 192.0.2.1 and
+# 02:72:74:73:00:01); the PLC is its default source host 192.0.2.100, whose
+# MAC the simulator derives as 02:00 + the IPv4 address. TEST-NET-1 (RFC 5737).
+PLC_MAC, DEVICE_MAC = "02:00:c0:00:02:64", "02:72:74:73:00:01"
+PLC_IP, DEVICE_IP = "192.0.2.100", "192.0.2.1"
 READ_REGS = 10  #: registers per read
 WRITE_REGS = 4  #: registers per write
 
