@@ -66,6 +66,11 @@ COST_KEYS: dict[str, str] = {
     "mitigation_poll": "mitig_poll_ns",
 }
 
+#: Preset cost keys a preset may leave out (then 0) → fields of ``rtsim_costs``.
+OPTIONAL_COST_KEYS: dict[str, str] = {
+    "isr_rx_batch": "isr_rx_batch_ns",
+}
+
 #: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
 #: ``path_ns[RTSIM_PATH_NAME]``).
 RX_COST_KEYS: dict[str, str] = {
@@ -184,6 +189,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             )
         setattr(cfg.costs, fld, int(sc.costs[key]))
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
+    for key, fld in OPTIONAL_COST_KEYS.items():
+        setattr(cfg.costs, fld, int(sc.costs.get(key, 0)))
     rx = getattr(sc, "rx", None)
     if rx is not None:
         for key, fld in RX_COST_KEYS.items():
@@ -293,7 +300,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     source_index = {src.name: k for k, src in enumerate(sources)}
     cfg.n_flows = len(sc.flows)
     for i, f in enumerate(sc.flows):
-        pts = f.schedule(sc.duration_ns)
+        if getattr(f, "pcap", None) is not None:
+            _trace_flow(cfg.flows[i], f, lib)
+            pts = ()
+        else:
+            pts = f.schedule(sc.duration_ns)
         if len(pts) > lib.RTSIM_MAX_RATES:
             raise UsageError(
                 f"{where}: [[flows]] {f.name}: the pattern changes rate "
@@ -307,7 +318,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
                 f"second; a flow's rate is 0 or at least {MIN_RATE_HZ:g} per second"
             )
         d = cfg.flows[i]
-        d.pattern = lib.RTSIM_PAT_PIECEWISE
+        if pts:
+            d.pattern = lib.RTSIM_PAT_PIECEWISE
         d.poisson = 1 if f.random else 0
         d.size = f.size
         d.source = source_index.get(getattr(f, "source", None) or "", 0)
@@ -356,6 +368,43 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     if err != ffi.NULL:
         raise UsageError(f"{where}: {ffi.string(err).decode()}")
     return cfg, names
+
+
+def _trace_flow(d: Any, f: Any, lib: Any) -> None:
+    """A pcap flow replays its capture (the frames follow after rtsim_create)."""
+    rp = _replay(f)
+    d.pattern = lib.RTSIM_PAT_TRACE
+    d.start_ns = f.begin_ns
+    d.trace_period_ns = rp.period_ns
+
+
+def _replay(f: Any) -> Any:
+    from . import pcap
+
+    cap = pcap.read_pcap(f.pcap)
+    return pcap.replay(cap, scale=f.scale, skip_ns=f.skip_ns, loop=f.loop)
+
+
+def _hand_traces(sc: Scenario, sim: Any, ffi: Any, lib: Any) -> None:
+    """Give every pcap flow its frames (copied by the simulator)."""
+    total = 0
+    for i, f in enumerate(sc.flows):
+        if getattr(f, "pcap", None) is None:
+            continue
+        rp = _replay(f)
+        total += len(rp.times_ns)
+        if total > lib.RTSIM_TRACE_MAX_FRAMES:
+            raise UsageError(
+                f"[[flows]] {f.name}: the scenario's captures hold more than "
+                f"{lib.RTSIM_TRACE_MAX_FRAMES} frames together (the simulator's trace limit)"
+            )
+        n = len(rp.times_ns)
+        times = ffi.new("int64_t[]", rp.times_ns)
+        lens = ffi.new("uint32_t[]", rp.lengths)
+        data = ffi.from_buffer("uint8_t[]", rp.data)
+        err = lib.rtsim_flow_trace(sim, i, n, times, lens, data, len(rp.data))
+        if err != ffi.NULL:
+            raise UsageError(f"[[flows]] {f.name}: {f.pcap}: {ffi.string(err).decode()}")
 
 
 def check_scenario(scenario: Scenario) -> None:
@@ -426,6 +475,7 @@ def simulate(
     if sim == ffi.NULL:
         raise MemoryError("rtsim_create failed (out of memory)")
     try:
+        _hand_traces(scenario, sim, ffi, lib)
         return _run(scenario, cfg, task_names, sim, ffi, lib, progress, int(cfg.trace_capacity))
     finally:
         lib.rtsim_destroy(sim)
