@@ -4,10 +4,22 @@
  * to link and run every example once (check_examples.c); a device supplies
  * the real calls (docs/components/porting.md).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "examples.h"
 #include "platform.h"
+#include "rtshield/rts_opts.h"
+
+#if RTS_CONFIG_ASSERT
+/* A failed RTS_ASSERT: a libshield invariant broke. Report and stop. */
+void rts_port_assert_failed(const char *msg, const char *file, int line)
+{
+    fprintf(stderr, "libshield assert: %s (%s:%d)\n", msg, file, line);
+    abort();
+}
+#endif
 
 static rts_time_ns clock_ns = 1000000;
 

@@ -76,6 +76,7 @@ def test_examples_compile_link_and_run(tmp_path):
     exe = tmp_path / "examples"
     res = subprocess.run(
         ["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wstrict-prototypes",
+         "-DRTS_CONFIG_ASSERT=1",
          "-I", str(REPO / "libshield" / "include"), "-I", str(REPO / "libshield" / "src"),
          *map(str, sorted((REPO / "examples").glob("*.c"))), *map(str, src), "-o", str(exe)],
         capture_output=True, text=True, timeout=300,
@@ -84,3 +85,48 @@ def test_examples_compile_link_and_run(tmp_path):
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count(" ok") == 4, run.stdout
+
+
+BROKEN_INVARIANT = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "rtshield/rts_flow_queue.h"
+void rts_port_assert_failed(const char *msg, const char *file, int line)
+{
+    fprintf(stderr, "libshield assert: %s (%s:%d)\n", msg, file, line);
+    exit(3);
+}
+int main(void)
+{
+    static rts_flow_queue fq;
+    uint16_t buf;
+    if (rts_fq_init(&fq, 8, 4, 2) != RTS_OK) return 1;
+    fq.level_mask = 1u;          /* says level 0 has a flow waiting: it has none */
+    fq.level_flows[0] = 1u;
+    rts_fq_pop_highest(&fq, &buf, NULL, NULL);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) on PATH")
+@pytest.mark.parametrize("asserts", [1, 0])
+def test_rts_assert_guards_the_flow_queue_invariant(tmp_path, asserts):
+    """With RTS_CONFIG_ASSERT=1 a broken flow-queue invariant stops at the assert
+    (the port's rts_port_assert_failed()); by default the check compiles to nothing."""
+    src = tmp_path / "broken.c"
+    src.write_text(BROKEN_INVARIANT)
+    exe = tmp_path / "broken"
+    res = subprocess.run(
+        ["cc", "-std=c11", f"-DRTS_CONFIG_ASSERT={asserts}", "-I",
+         str(REPO / "libshield" / "include"), "-I", str(REPO / "libshield" / "src"), str(src),
+         str(REPO / "libshield" / "src" / "flow_queue.c"), "-o", str(exe)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    message = "the level masks name a flow whose queue is empty"
+    if asserts:
+        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+        assert run.returncode == 3 and message in run.stderr
+    else:  # not run: without the assert the broken structure is read out of bounds
+        assert message.encode() not in exe.read_bytes()
