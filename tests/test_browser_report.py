@@ -189,6 +189,10 @@ def test_demo_report_loads_in_chromium(demo_report, tmp_path):
         toc = b.evaluate("[...document.querySelectorAll('nav.toc a')].map(a => "
                          "[a.getAttribute('href'), !!document.getElementById("
                          "a.getAttribute('href').slice(1))])")
+        # Every link within the page (the contents, the studies' own links) has its target.
+        dangling = b.evaluate("[...document.querySelectorAll('a[href^=\"#\"]')]"
+                              ".map(a => a.getAttribute('href'))"
+                              ".filter(h => !document.getElementById(h.slice(1)))")
         title = b.evaluate("document.title")
         shot = b.send("Page.captureScreenshot", {"format": "png"})
         problems = b.problems()
@@ -207,3 +211,4 @@ def test_demo_report_loads_in_chromium(demo_report, tmp_path):
     broken = [i["alt"] for i in images if not (i["ok"] and i["w"] > 0 and i["h"] > 0)]
     assert broken == [], f"images that did not load: {broken}"
     assert len(toc) >= 5 and all(found for _, found in toc), toc
+    assert dangling == [], f"links to nothing: {dangling}"

@@ -30,16 +30,32 @@ def test_page_has_a_table_of_contents_with_unique_ids():
             '<h2 id="mine">Claims <a href="x">(own report)</a></h2><h3>Sub &amp; part</h3>'
             "<h2>Contents</h2>")
     page = report.page("T <b>", body)
-    ids = re.findall(r'<h[1-3] id="([^"]+)"', page)
+    ids = re.findall(r'id="([^"]+)"></a><h[1-3]', page) + re.findall(r'<h[1-3] id="([^"]+)"', page)
     assert len(ids) == len(set(ids)) == 6
     assert "mine" in ids and "key-numbers" in ids and "key-numbers-2" in ids
+    # Headings keep their markup (callers find them by it); the anchor goes before.
+    assert '<a class="anchor" id="key-numbers"></a><h2>Key numbers</h2>' in page
+    # A body that passes through twice (a study's page inside the demo's) keeps its anchors.
+    inner = page[page.index("<body>\n") + 7 : page.index('<p class="note">')]
+    again = report.page("outer", "<h1>Outer</h1>" + inner.replace(
+        "<h2>Key numbers</h2>", '<h2 id="km">Key numbers</h2>', 1))
+    again_ids = re.findall(r'id="([^"]+)"', again)
+    assert len(again_ids) == len(set(again_ids))
+    assert set(ids) <= set(again_ids) and "km" in again_ids
+    assert 'href="#km"' in again
     nav = page[page.index('<nav class="toc"'):]
     hrefs = re.findall(r'href="#([^"]+)"', nav)
     assert hrefs == ["key-numbers", "key-numbers-2", "mine", "sub-part"]  # title, Contents left out
     assert ">Claims</a>" in nav and "Sub &amp; part" in nav
     assert "<title>T &lt;b&gt;</title>" in page  # the title is escaped
     # The frame demo.py cuts a study's body out of: the body, then the closing note.
-    assert "<body>\n<h1" in page and page.index("<body>") < page.index('<p class="note">')
+    assert "<body>\n" in page and page.index("<body>") < page.index('<p class="note">')
+
+
+def test_python_literals_in_cells_read_as_words():
+    page = report.page("t", "<table><tr><td>None</td><td>True</td><td>False</td>"
+                            "<td>nan</td><td>None of them</td></tr></table>")
+    assert "<td>—</td><td>yes</td><td>no</td><td>—</td><td>None of them</td>" in page
 
 
 def test_short_pages_have_no_contents_sidebar():
@@ -129,7 +145,7 @@ def test_cycle_time_figure_of_a_late_run_has_visible_bars():
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert "ms" in ax.get_xlabel() and len(fig.legends) == 1
     text = fig.legends[0].get_texts()[0].get_text()
-    assert "3,002 in all" in text and "longer than the period" in text
+    assert "3\u2009002 in all" in text and "longer than the period" in text
 
 
 def test_render_writes_a_png_or_nothing(tmp_path):

@@ -264,6 +264,11 @@ def hist_arrays(hist: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return e, c
 
 
+def _count(n: float) -> str:
+    """A count with thin-space thousands separators, as the report writes numbers."""
+    return f"{int(n):,}".replace(",", "\u2009")
+
+
 #: A histogram whose occupied range spans more than this ratio is redrawn on
 #: logarithmic bins (a run whose worst cycle took 800 periods).
 _LOG_SPAN = 20.0
@@ -305,7 +310,7 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
     fig = _figure(7.0, 3.5)
     ax = fig.add_subplot()
     artists = [ax.stairs(counts, edges * scale, fill=True, color="tab:blue", alpha=0.8,
-                         baseline=0.5, label=f"cycles ({int(counts.sum()):,} in all)")]
+                         baseline=0.5, label=f"cycles ({_count(counts.sum())} in all)")]
     ax.stairs(counts, edges * scale, color="tab:blue", lw=0.8, baseline=0.5)
     if edges[-1] / max(edges[0], 1e-9) > _LOG_SPAN:
         ax.set_xscale("log")
@@ -316,8 +321,8 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
                                   label=f"period {period_us * scale:g} {unit}"))
         late = float(counts[edges[:-1] >= period_us * 1.0001].sum()) if len(counts) else 0.0
         if late:
-            artists[0].set_label(f"cycles ({int(counts.sum()):,} in all, "
-                                 f"{int(late):,} longer than the period)")
+            artists[0].set_label(f"cycles ({_count(counts.sum())} in all, "
+                                 f"{_count(late)} longer than the period)")
     _legend_top(fig, artists)
     ax.set_xlabel(f"cycle time [{unit}]")
     ax.set_ylabel("cycles (log)")

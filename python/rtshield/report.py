@@ -405,7 +405,10 @@ def verdict_table(rows: Sequence[tuple[Sequence[str], bool | None]],
 
 # ------------------------------------------------------------------ pages
 
-_HEADING = re.compile(r"<h([1-3])((?:\s[^>]*)?)>(.*?)</h\1>", re.S)
+#: A heading, with the anchor an earlier pass put before it (if any).
+_HEADING = re.compile(
+    r'(<a class="anchor" id="([^"]*)"></a>)?<h([1-3])((?:\s[^>]*)?)>(.*?)</h\3>', re.S
+)
 _ID = re.compile(r'\sid="([^"]*)"')
 _TAG = re.compile(r"<[^>]+>")
 _LINK = re.compile(r"<a\s[^>]*>.*?</a>", re.S)
@@ -417,38 +420,55 @@ def _slug(text: str) -> str:
 
 
 def _with_toc(body: str) -> tuple[str, list[tuple[int, str, Any]]]:
-    """Give every h1–h3 an id (keeping ids already there, all unique on the page)
-    and list them for the table of contents; the first heading, the page's
-    title, is left out of the list."""
+    """Give every h1–h3 a target for the table of contents and list them; the
+    first heading, the page's title, is left out of the list.
+
+    A heading's own ``id`` is used when it has one. Otherwise an empty
+    ``<a class="anchor" id=…>`` goes before it, so the heading's markup stays
+    as its author wrote it (callers may still find and edit it), and a body
+    that passes through here twice (a study's page inside the demo's page)
+    keeps its anchors. Every id is unique on the page.
+    """
     taken = set(re.findall(r'\sid="([^"]*)"', body))
     toc: list[tuple[int, str, Any]] = []
     first = True
 
     def one(m: re.Match) -> str:
         nonlocal first
-        level, attrs, inner = int(m.group(1)), m.group(2) or "", m.group(3)
+        anchor, anchor_id, level = m.group(1) or "", m.group(2), int(m.group(3))
+        attrs, inner = m.group(4) or "", m.group(5)
         text = " ".join(_TAG.sub("", _LINK.sub("", inner)).split())
-        idm = _ID.search(attrs)
-        if idm:
-            hid = idm.group(1)
+        own = _ID.search(attrs)
+        if own:
+            hid = own.group(1)
+        elif anchor_id:
+            hid = anchor_id
         else:
             base = hid = _slug(text)
             n = 2
             while hid in taken:
                 hid, n = f"{base}-{n}", n + 1
             taken.add(hid)
-            attrs = f' id="{hid}"' + attrs
+            anchor = f'<a class="anchor" id="{hid}"></a>'
         if not first and text and text != "Contents":  # a page's own contents list
             toc.append((level, hid, _markup(text)))
         first = False
-        return f"<h{level}{attrs}>{inner}</h{level}>"
+        return f"{anchor}<h{level}{attrs}>{inner}</h{level}>"
 
     return _HEADING.sub(one, body), toc
 
 
+#: Table cells that hold a Python literal rather than a reading (built outside
+#: the templates, e.g. by a study's own table code) and what the reader sees.
+_LITERAL_CELL = re.compile(r"<td>(True|False|None|nan)</td>")
+_CELL_WORDS = {"True": "yes", "False": "no", "None": "—", "nan": "—"}
+
+
 def page(title: str, body: str) -> str:
     """A whole report page around ``body`` (HTML): styles, a table of contents
-    built from its headings, and the closing note."""
+    built from its headings, and the closing note. A table cell holding only
+    ``True``, ``False``, ``None`` or ``nan`` reads yes, no or —."""
+    body = _LITERAL_CELL.sub(lambda m: f"<td>{_CELL_WORDS[m.group(1)]}</td>", body)
     body, toc = _with_toc(body)
     return _env().get_template("page.html.j2").render(
         title=title,
