@@ -155,3 +155,15 @@ def test_render_writes_a_png_or_nothing(tmp_path):
     assert not (tmp_path / "c.png").exists()
     with pytest.raises(ValueError, match="unknown figure"):
         figures.render("nope", tmp_path / "n.png")
+
+
+def test_comparison_drops_the_old_overlays_it_wrote(tmp_path):
+    from rtshield.outputs import atomic_write
+
+    atomic_write(tmp_path / "compare_processed.png", b"old overlay")
+    (tmp_path / "compare_lateness.png").write_bytes(b"the user's own file")
+    runs = [("a", _ts(3, [0, 1, 0])), ("b", _ts(3, [0, 0, 0]))]
+    paths = figures.compare_figures(runs, tmp_path)
+    assert set(paths) == {"packets_grid", "critical_grid"}
+    assert not (tmp_path / "compare_processed.png").exists()
+    assert (tmp_path / "compare_lateness.png").read_bytes() == b"the user's own file"
