@@ -89,7 +89,12 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "poisson": ("rate",),
     "pyramid": ("start", "peak", "step", "step_every"),
     "steps": ("rates", "step_every"),
+    "pcap": ("file", "scale", "loop", "skip"),
 }
+#: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
+_PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
+#: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
+MAX_PCAP_SCALE = 1000.0
 
 PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
 
@@ -443,6 +448,10 @@ class Flow:
     server_period_ns: int | None = None  #: ``[rx]``: the server's period
     queue: int | None = None  #: ``[rx]``: flow queue limit, packets (None: the pool)
     nic_queue: str | None = None  #: multiqueue NIC: its ``[[nic.queues]]`` entry
+    pcap: str | None = None  #: pcap: the capture replayed (an absolute path)
+    scale: float = 1.0  #: pcap: its rate times this (gaps divided by it)
+    loop: bool = False  #: pcap: replay it again and again
+    skip_ns: int = 0  #: pcap: start this far into the capture
 
     @property
     def random(self) -> bool:
@@ -459,7 +468,8 @@ class Flow:
         """
         pts: list[tuple[int, float]] = [(0, 0.0)]
         t = self.begin_ns
-        if self.pattern in ("constant", "poisson"):
+        if self.pattern in ("constant", "poisson", "pcap"):
+            # pcap: its mean rate (the replay itself follows the capture)
             pts.append((t, float(self.rate_pps or 0.0)))
         elif self.pattern == "steps":
             assert self.rates_pps is not None and self.step_every_ns is not None
@@ -1005,7 +1015,10 @@ def parse_scenario(
     c = table("costs")
     c.check_keys(
         tuple(preset_costs) + _PATH_QUANTILE_COSTS,
-        hint="the preset " + plat.name + " defines: " + ", ".join(preset_costs)
+        hint="the preset "
+        + plat.name
+        + " defines: "
+        + ", ".join(preset_costs)
         + "; and a receive-path cost's quantiles rx_path_NAME_p90/_p99/_p999/_p9999",
     )
     costs = dict(preset_costs)
@@ -1112,12 +1125,21 @@ def parse_scenario(
     flows: list[Flow] = []
     for i, raw in enumerate(flows_raw):
         flows.append(
-            _flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration, sources, rx, nic, plat)
+            _flow(
+                _Table(f"flows #{i + 1}", [(origin, raw)]),
+                duration,
+                sources,
+                rx,
+                nic,
+                plat,
+                base=_base_dir(origin),
+            )
         )
     names = [f.name for f in flows]
     for i, fname in enumerate(names):
         if fname in names[:i]:
             raise UsageError(f"{origin}: [flows #{i + 1}] name: {fname!r} is used by two flows")
+    _check_captures(flows, origin)
     if rx is not None:
         _check_bound(flows, origin)
 
@@ -1446,6 +1468,67 @@ def _check_bound(flows: list[Flow], origin: str) -> None:
         )
 
 
+def _check_captures(flows: list[Flow], origin: str) -> None:
+    """All pcap flows together within the simulator's trace limits."""
+    from . import pcap as _pcap
+
+    caps = [f for f in flows if f.pcap is not None]
+    if len(caps) < 2:
+        return  # one capture was checked against the limits when it was read
+    max_frames, max_bytes, _ = _pcap.trace_limits()
+    frames = n_bytes = 0
+    for f in caps:
+        rp = _pcap.replay(_pcap.read_pcap(f.pcap), scale=f.scale, skip_ns=f.skip_ns, loop=f.loop)
+        frames += len(rp.times_ns)
+        n_bytes += len(rp.data)
+    if frames > max_frames or n_bytes > max_bytes:
+        raise UsageError(
+            f"{origin}: [[flows]]: the captures hold {frames} frames and {n_bytes} bytes "
+            f"together; the simulator takes at most {max_frames} frames and "
+            f"{max_bytes >> 20} MiB of frames in one scenario"
+        )
+
+
+def _base_dir(origin: str) -> Path:
+    """Folder that relative paths in the scenario ``origin`` start from: the
+    file's own folder, or the working directory for a scenario given as text."""
+    p = Path(origin)
+    return p.resolve().parent if p.is_file() else Path.cwd()
+
+
+def _pcap_flow(t: _Table, base: Path) -> dict[str, Any]:
+    """A ``pcap`` flow's replay keys; the capture is read (and checked) now."""
+    from . import pcap as _pcap
+
+    for key in _PCAP_FRAME_KEYS:
+        if t.has(key):
+            raise t.err(key, "a pcap flow's frames are the capture's own (drop this key)")
+    name = t.string("file")
+    if not name:
+        raise t.err("file", "expected the path of a pcap file")
+    if "\0" in name:
+        raise t.err("file", "not a usable file name (it contains a NUL character)")
+    path = (base / name).resolve()
+    scale, origin = t.get("scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise t.err("scale", f"expected a number such as 2.0, got {scale!r}", origin)
+    if not 0 < scale <= MAX_PCAP_SCALE:
+        raise t.err("scale", f"must lie in (0, {MAX_PCAP_SCALE:g}], got {scale!r}", origin)
+    kw: dict[str, Any] = {
+        "pcap": str(path),
+        "scale": float(scale),
+        "loop": t.boolean("loop", False),
+        "skip_ns": t.duration("skip", 0, positive=False),
+    }
+    try:
+        cap = _pcap.read_pcap(path)
+        rp = _pcap.replay(cap, scale=kw["scale"], skip_ns=kw["skip_ns"], loop=kw["loop"])
+    except UsageError as e:
+        raise t.err("file", str(e)) from None
+    kw["rate_pps"] = rp.mean_pps
+    return kw
+
+
 def _flow(
     t: _Table,
     duration_ns: int,
@@ -1453,6 +1536,8 @@ def _flow(
     rx: Rx | None = None,
     nic: Nic | None = None,
     plat: Platform | None = None,
+    *,
+    base: Path | None = None,
 ) -> Flow:
     pattern = t.choice("pattern", tuple(PATTERNS))
     allowed = _FLOW_COMMON + PATTERNS[pattern]
@@ -1493,6 +1578,8 @@ def _flow(
         kw["source"] = src_names[0]
     if pattern in ("constant", "poisson"):
         kw["rate_pps"] = t.rate("rate")
+    elif pattern == "pcap":
+        kw.update(_pcap_flow(t, base if base is not None else Path.cwd()))
     elif pattern == "pyramid":
         kw["start_pps"] = t.rate("start")
         kw["peak_pps"] = t.rate("peak")

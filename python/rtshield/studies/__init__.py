@@ -7,6 +7,8 @@
   ``scenarios/danicki2021/``);
 * ``behnke-software`` — Behnke et al. §6, the software approach
   (:mod:`rtshield.studies.behnke_software`, ``scenarios/behnke_software/``);
+* ``behnke-hardware`` — Behnke et al. §8, the hardware approach
+  (:mod:`rtshield.studies.behnke_hardware`, ``scenarios/behnke_hardware/``);
 * ``regehr`` — Regehr & Duongsaa §§6–7 (:mod:`rtshield.studies.regehr2005`,
   ``scenarios/regehr2005/``).
 """
@@ -15,5 +17,6 @@
 STUDIES = {
     "danicki": "Danicki et al. (EdgeSys 2021) §3: mitigations on the ESP32",
     "behnke-software": "Behnke et al. §6: the software approach on the Zynq-7000",
+    "behnke-hardware": "Behnke et al. §8: the hardware approach (multiqueue NIC) on the ESP32",
     "regehr": "Regehr & Duongsaa (LCTES 2005) §§6–7: interrupt schedulers on the AVR",
 }
