@@ -11,7 +11,9 @@ Cost keys the engine reads from the platform preset's ``[costs]`` (all
 durations; a missing key is an error naming it, see docs/model.md):
 ``isr_entry_exit``, ``isr_per_packet``, ``driver_per_packet``,
 ``timer_isr``, ``mitigation_isr``, ``mitigation_driver``,
-``mitigation_report``, ``mitigation_poll``; the tick's cost is the
+``mitigation_report``, ``mitigation_poll``; optionally ``isr_queue_full``
+(the edge ISR's work for a packet that finds the driver's queue full; absent:
+``isr_per_packet``); the tick's cost is the
 preset's ``[platform] tick_isr``. With the receive path (``[rx]``) also
 :data:`RX_COST_KEYS`: ``rx_path_regular``, ``rx_path_short_circuit``,
 ``rx_path_prio_raise``, ``rx_path_recycle``, ``rx_path_rejected`` (the RX
@@ -42,6 +44,7 @@ from rtshield.units import MIN_RATE_HZ
 
 __all__ = [
     "COST_KEYS",
+    "OPTIONAL_COST_KEYS",
     "DETECTORS",  # noqa: F822 (module __getattr__)
     "DROP_REASONS",  # noqa: F822
     "RX_COST_KEYS",
@@ -64,6 +67,12 @@ COST_KEYS: dict[str, str] = {
     "mitigation_driver": "mitig_driver_ns",
     "mitigation_report": "mitig_report_ns",
     "mitigation_poll": "mitig_poll_ns",
+}
+
+#: Optional preset cost keys → fields of ``rtsim_costs`` (absent: 0, which the
+#: engine reads as "the same as the required key it refines").
+OPTIONAL_COST_KEYS: dict[str, str] = {
+    "isr_queue_full": "isr_queue_full_ns",  # an edge ISR that finds the queue full
 }
 
 #: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
@@ -145,7 +154,6 @@ _MITIGATIONS = {
 }
 
 
-
 #: Wall time one call into the engine should take at most (Ctrl-C latency).
 CHUNK_WALL_S = 0.02
 _FIRST_STEP_NS = 1_000_000  #: the first slice: 1 ms of simulated time
@@ -183,6 +191,14 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
                 "see docs/model.md)"
             )
         setattr(cfg.costs, fld, int(sc.costs[key]))
+    for key, fld in OPTIONAL_COST_KEYS.items():
+        if key in sc.costs:
+            if int(sc.costs[key]) <= 0:
+                raise UsageError(
+                    f"{sc.platform.path}: [costs] {key}: must be positive, got "
+                    f"{int(sc.costs[key])} ns (leave it out to use isr_per_packet)"
+                )
+            setattr(cfg.costs, fld, int(sc.costs[key]))
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
     rx = getattr(sc, "rx", None)
     if rx is not None:

@@ -258,6 +258,11 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         }
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
+        /* The queue's state when the handler runs decides its work: a full
+         * queue refuses the packet before it is copied (costs.isr_queue_full). */
+        if (!s->cfg.n_sources && s->cfg.nic_kind == RTSIM_NIC_EDGE && k->isr_queue_full_ns > 0 &&
+            s->rxq.len == s->rxq.cap)
+            per = k->isr_queue_full_ns;
         cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
     } else {
         cost += k->timer_isr_ns;
