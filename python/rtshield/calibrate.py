@@ -901,11 +901,19 @@ def report_md(
             "",
             "## Claims across all points",
             "",
-            "| claim | points where it holds |",
-            "|---|---|",
+            "The best score among the points where a claim holds is the trade-off's price: "
+            "below the best overall, making that claim hold costs others.",
+            "",
+            "| claim | points where it holds | best score where it holds | point |",
+            "|---|---|---|---|",
         ]
         for i, k in enumerate(cal.claims):
-            lines.append(f"| `{k}` | {int(m[i, i])} of {len(points)} |")
+            with_k = [r for r in points if r.objectives[k][0]]
+            top = best_of(with_k) if with_k else None
+            lines.append(
+                f"| `{k}` | {int(m[i, i])} of {len(points)} | "
+                + (f"{top.score:g} | {top.index} |" if top else "– | – |")
+            )
         never = [
             (cal.claims[i], cal.claims[j])
             for i in range(len(cal.claims))

@@ -1,9 +1,11 @@
 """The claims of Danicki et al. §3, as checks on simulated results.
 
 Used by ``rtshield demo`` (the report's "Claims" table), by
-``tests/test_validation_danicki.py`` (which asserts the claims that hold) and
-by the calibration notes in ``docs/validation.md`` (which lists them all with
-their simulated values). Each check returns ``(holds, value)``: ``value`` is
+``tests/test_validation_danicki.py`` (which asserts the claims that hold and
+the documented contradictions of the others), by ``rtshield calibrate``
+(``scenarios/calibration/danicki2021.toml``: the claims are its objectives,
+:data:`RUNS` the runs each point needs) and by ``docs/validation.md`` (which
+lists them all with their simulated values). Each check returns ``(holds, value)``: ``value`` is
 the simulated number the claim is compared with, as text.
 
 The paper's "received" is the number of interrupts executed on the device's
@@ -390,8 +392,12 @@ def verdicts_html(verdicts: list[Verdict]) -> str:
     n_ok = sum(v.holds is True for v in verdicts)
     n_run = sum(v.holds is not None for v in verdicts)
     return (
-        f"<p>{n_ok} of the {n_run} claims checked here hold in this run. Why the others do not, "
-        "and which lateness reading each claim is compared with: docs/validation.md. The claim "
+        f"<p>{n_ok} of the {n_run} claims checked here hold in this run. The others cannot "
+        "hold together with claims that do, within the model and the calibration's physical "
+        "bounds (the search of <code>rtshield calibrate "
+        "scenarios/calibration/danicki2021.toml</code>); which lateness reading each claim is "
+        "compared with and why each contradiction is inevitable: docs/validation.md and "
+        "docs/decisions/danicki-calibration.md. The claim "
         "about a much higher Burst capacity needs one more run: <code>rtshield sweep "
         "scenarios/danicki2021/burst.toml --set mitigation.capacity=600,2000 --out DIR</code>."
         "</p>"
