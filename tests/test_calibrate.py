@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from rtshield import calibrate
+from rtshield.cli import main
 from rtshield.engine import simulate
 from rtshield.errors import UsageError
 from rtshield.scenario import load_scenario
@@ -141,18 +142,26 @@ def test_cli_writes_points_best_figure_and_report(tmp_path):
     assert "costs.driver_per_packet" in p.stdout
 
 
-def _fails(args, cwd=None):
-    p = subprocess.run(
-        [sys.executable, "-m", "rtshield", "calibrate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-    )
-    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), p.stderr
-    assert "Traceback" not in p.stderr
+def _fails(args, capsys=None):
+    """The command fails with exit status 2 and one ``rtshield: error:`` line.
+
+    In-process through the CLI's ``main`` (the same path as the console script)
+    when ``capsys`` is given; in a real subprocess otherwise.
+    """
+    argv = ["calibrate", *map(str, args)]
+    if capsys is not None:
+        capsys.readouterr()
+        rc = main(argv)
+        err = capsys.readouterr().err
+    else:
+        p = subprocess.run(
+            [sys.executable, "-m", "rtshield", *argv], capture_output=True, text=True, timeout=60
+        )
+        rc, err = p.returncode, p.stderr
+    assert rc == 2, (rc, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), err
+    assert "Traceback" not in err
     return lines[0]
 
 
@@ -181,36 +190,41 @@ BAD = [
 
 
 @pytest.mark.parametrize("params,needle", BAD, ids=[b[1] for b in BAD])
-def test_bad_parameters_fail_in_one_line(tmp_path, params, needle):
+def test_bad_parameters_fail_in_one_line(tmp_path, params, needle, capsys):
     _board(tmp_path, columns=("processed",))
-    msg = _fails([_cal(tmp_path, params=params), "--out", tmp_path / "o"])
+    msg = _fails([_cal(tmp_path, params=params), "--out", tmp_path / "o"], capsys)
     assert needle in msg
     assert not (tmp_path / "o").exists()  # nothing ran, nothing written
 
 
-def test_bad_files_and_options_fail_in_one_line(tmp_path):
+def test_bad_files_and_options_fail_in_one_line(tmp_path, capsys):
     _board(tmp_path, columns=("processed",))
     good = _cal(tmp_path)
+    # One failure through the console entry in a real process, the rest in-process.
     assert "no such calibration file" in _fails([tmp_path / "none.toml", "--out", tmp_path / "o"])
-    assert "--budget" in _fails([good, "--budget", "0", "--out", tmp_path / "o"])
-    assert "--jobs" in _fails([good, "--jobs", "0", "--out", tmp_path / "o"])
+    assert "--budget" in _fails([good, "--budget", "0", "--out", tmp_path / "o"], capsys)
+    assert "--jobs" in _fails([good, "--jobs", "0", "--out", tmp_path / "o"], capsys)
     (tmp_path / "x.toml").write_text(
         '[calibration]\nname = "x"\n[objective]\nkind = "guess"\n'
         '[[parameter]]\nkey = "critical.work"\nlow = "1ms"\nhigh = "2ms"\n'
     )
-    assert '"claims" or "counters"' in _fails([tmp_path / "x.toml", "--out", tmp_path / "o"])
+    assert '"claims" or "counters"' in _fails(
+        [tmp_path / "x.toml", "--out", tmp_path / "o"], capsys
+    )
     (tmp_path / "board.csv").write_text("t_s,processed\n0,10\n1,abc\n")
-    assert "line 3: processed: not a number" in _fails([good, "--out", tmp_path / "o"])
+    assert "line 3: processed: not a number" in _fails([good, "--out", tmp_path / "o"], capsys)
     (tmp_path / "board.csv").write_text("t_s,bananas\n0,10\n1,3\n")
-    assert "unknown column 'bananas'" in _fails([good, "--out", tmp_path / "o"])
+    assert "unknown column 'bananas'" in _fails([good, "--out", tmp_path / "o"], capsys)
     (tmp_path / "board.csv").write_text("time,processed\n0,10\n1,3\n")
-    assert "no t_s column" in _fails([good, "--out", tmp_path / "o"])
+    assert "no t_s column" in _fails([good, "--out", tmp_path / "o"], capsys)
     (tmp_path / "board.csv").write_text("t_s,processed\n0,10\n7,3\n")  # beyond the 4 s run
-    assert "not bin starts of the simulated run" in _fails([good, "--out", tmp_path / "o"])
+    assert "is not a bin start of the simulated run" in _fails(
+        [good, "--out", tmp_path / "o"], capsys
+    )
     (tmp_path / "foreign").mkdir()
     (tmp_path / "foreign" / "mine.txt").write_text("keep")
     (tmp_path / "board.csv").write_text("t_s,processed\n0,10\n1,3\n")
-    assert "not empty" in _fails([good, "--out", tmp_path / "foreign"])
+    assert "not empty" in _fails([good, "--out", tmp_path / "foreign"], capsys)
     assert (tmp_path / "foreign" / "mine.txt").read_text() == "keep"
 
 

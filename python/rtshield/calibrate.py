@@ -491,8 +491,23 @@ def load_calibration(path: str | Path) -> Calibration:
         raise _err(origin, "[objective] kind", f'expected "claims" or "counters", got {kind!r}')
     # Every parameter must apply: build the runs at both corners of the box now.
     for corner in (0.0, 1.0):
-        scenarios(cal, tuple(q.at(corner) for q in params))
+        built = scenarios(cal, tuple(q.at(corner) for q in params))
+    if cal.objective == "counters":
+        _check_seconds(cal, built["board"])
     return cal
+
+
+def _check_seconds(cal: Calibration, sc: Any) -> None:
+    """The board's ``t_s`` must be bin starts of the simulated run."""
+    bin_s, dur_s = sc.bin_ns / 1e9, sc.duration_ns / 1e9
+    for t in cal.counters_t:
+        k = round(t / bin_s)
+        if abs(k * bin_s - t) > 1e-6 or not 0 <= t < dur_s - 1e-9:
+            raise UsageError(
+                f"{cal.path}: the board's t_s value {t:g} s is not a bin start of the "
+                f"simulated run (bins of {bin_s:g} s from 0 to {dur_s:g} s): match the "
+                "scenario's duration and bin to the CSV"
+            )
 
 
 def _study(origin: str, name: str) -> Any:

@@ -344,6 +344,18 @@ CLAIMS = [
 ]
 
 
+#: Claims that cannot hold in the model together with claims that do (the search
+#: of ``scenarios/calibration/danicki2021.toml``): claim → the claims it
+#: contradicts. docs/decisions/danicki-calibration.md gives each reason;
+#: tests/test_validation_danicki.py asserts each contradiction.
+CONTRADICTED: dict[str, tuple[str, ...]] = {
+    "equal_lateness": ("hyst_collapse", "equal_lateness_cycle"),
+    "high_lateness": ("high_lateness_cycle",),
+    "equal_processed": ("hyst_collapse",),
+    "budget_slope": ("budget_linear",),
+}
+
+
 @dataclass(frozen=True)
 class Verdict:
     """One claim checked against a set of runs; ``holds`` is None when a run it needs is missing."""
@@ -382,6 +394,8 @@ def verdicts_html(verdicts: list[Verdict]) -> str:
     rows = []
     for v in verdicts:
         cls, word = mark[v.holds]
+        if v.holds is False and v.claim.key in CONTRADICTED:
+            word += " (contradicted by " + ", ".join(CONTRADICTED[v.claim.key]) + ")"
         cells = "".join(
             f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.measure, v.value)
         )
