@@ -265,3 +265,44 @@ def test_unknown_claim_and_study_are_refused(tmp_path):
     )
     with pytest.raises(UsageError, match="unknown claim 'made_up'"):
         calibrate.load_calibration(tmp_path / "b.toml")
+
+
+def test_a_point_sets_the_preset_the_scenario_and_the_pyramid(tmp_path):
+    """Each kind of key lands where it belongs; the pyramid keeps its 15 steps."""
+    text = (
+        (ROOT / "scenarios" / "calibration" / "danicki2021.toml")
+        .read_text()
+        .replace(
+            'scenarios = "../danicki2021"', f'scenarios = "{ROOT / "scenarios" / "danicki2021"}"'
+        )
+    )
+    (tmp_path / "d.toml").write_text(text)
+    cal = calibrate.load_calibration(tmp_path / "d.toml")
+    keys = [q.key for q in cal.params]
+    x = dict(zip(keys, (q.start for q in cal.params), strict=True))
+    x.update(
+        {
+            "flows.peak": 60_000,
+            "critical.work": 3_500_000,
+            "costs.isr_queue_full": 1_500,
+            "platform.time_slicing": False,
+            "platform.tick_isr": 4_000,
+        }
+    )
+    scs = calibrate.scenarios(cal, tuple(x[k] for k in keys))
+    from rtshield.studies.danicki2021 import RUNS
+
+    assert list(scs) == list(RUNS)
+    for run, sc in scs.items():
+        assert sc.duration_ns == 16 * 10**9, run
+        assert sc.critical.work_ns == 3_500_000
+        assert sc.costs["isr_queue_full"] == 1_500 and sc.costs["isr_per_packet"] == 7_000
+        assert sc.platform.time_slicing is False and sc.platform.tick_isr_ns == 4_000
+        (flow,) = sc.flows
+        assert flow.peak_pps == 60_000 and flow.step_pps == pytest.approx(4_000)
+    assert scs["burst_high_capacity"].mitigation.capacity == 2000
+    assert scs["burst"].mitigation.capacity == 600
+    # The files themselves are untouched: the next point starts from them again.
+    again = calibrate.scenarios(cal, tuple(q.start for q in cal.params))
+    assert again["burst"].flows[0].peak_pps == 150_000
+    assert again["burst"].platform.time_slicing is True
