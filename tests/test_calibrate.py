@@ -306,3 +306,8 @@ def test_a_point_sets_the_preset_the_scenario_and_the_pyramid(tmp_path):
     again = calibrate.scenarios(cal, tuple(q.start for q in cal.params))
     assert again["burst"].flows[0].peak_pps == 150_000
     assert again["burst"].platform.time_slicing is True
+    best = calibrate.PointResult(0, "start", tuple(x[k] for k in keys), 12.0, {}, 0.0)
+    snippet = calibrate.best_toml(cal, best)
+    assert 'peak = "60000pps"' in snippet and 'step = "4000pps"' in snippet
+    assert 'isr_queue_full = "1.5us"' in snippet and "time_slicing = false" in snippet
+    assert 'work = "3.5ms"' in snippet.split("[defaults.critical]", 1)[1]

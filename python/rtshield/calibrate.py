@@ -778,8 +778,16 @@ def best_toml(cal: Calibration, best: PointResult) -> str:
         else:
             where = f"scenarios [{section}]"
         line = f"{name} = {q.toml(v)}"
-        if section == "flows" and name == "peak":
-            line += "   # keep the pyramid's number of steps: step = (peak - start) / steps"
+        if section == "flows" and name == "peak":  # the rescaled step goes with it
+            steps = {
+                f.step_pps
+                for sc in scenarios(cal, best.values).values()
+                for f in sc.flows
+                if f.pattern == "pyramid"
+            }
+            line += "   # every pyramid flow"
+            if len(steps) == 1:
+                line += f'\nstep = "{steps.pop():.6g}pps"   # as many steps up as before'
         groups.setdefault(where, []).append(line)
     head = [
         f"# rtshield calibrate {cal.name}: the best of the points searched (score {best.score:g}).",
