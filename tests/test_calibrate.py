@@ -311,3 +311,10 @@ def test_a_point_sets_the_preset_the_scenario_and_the_pyramid(tmp_path):
     assert 'peak = "60000pps"' in snippet and 'step = "4000pps"' in snippet
     assert 'isr_queue_full = "1.5us"' in snippet and "time_slicing = false" in snippet
     assert 'work = "3.5ms"' in snippet.split("[defaults.critical]", 1)[1]
+
+
+def test_a_calibration_file_is_not_a_scenario():
+    from rtshield.scenario import load_scenario as load
+
+    with pytest.raises(UsageError, match="calibration file for 'rtshield calibrate'"):
+        load(ROOT / "scenarios" / "calibration" / "danicki2021.toml")
