@@ -49,7 +49,7 @@ def test_target_config_carries_the_scenario():
     assert c["netmask"] == [["255.255.255.0"]] and c["ip"] == [[harness.DEVICE_ADDR]]
     flows = {f[0]: f[1:] for f in c["flow"]}
     # name: proto port prio capacity server_period_us queue worker_prio work_us
-    assert flows["hp"] == ["udp", "5000", "5", "20", "10000", "0", "5", "50"]
+    assert flows["hp"] == ["udp", "5000", "5", "50", "25000", "0", "5", "50"]
     assert flows["bulk"] == ["udp", "6000", "1", "0", "0", "0", "1", "50"]
     assert flows["syn_flood"] == ["tcp", str(harness.LISTEN_PORT), "0", "5", "10000", "0", "1", "0"]
     assert c["short_circuit"] == [["1"]]

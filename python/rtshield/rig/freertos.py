@@ -455,8 +455,7 @@ def run_variant(
             name=f"{run_dir.name}.sender",
             stop_signal="TERM",
             stdout=subprocess.PIPE,
-            cpu=opts.attacker_cpu,
-        )
+        )  # not pinned beside the flood tool: its pacing would turn into bursts
     say(f"idle before ({P:g} s)")
     _sleep_until(bounds[1][0])
     c0 = h.counters()
