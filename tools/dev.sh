@@ -13,6 +13,7 @@ cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build/dev --target rtshield_native >/dev/null
 ln -sf "$here/build/dev/librtshield_native.so" python/rtshield/librtshield_native.so
 ln -sf "$here/build/dev/rtshield_cdef.h" python/rtshield/rtshield_cdef.h
+ln -sf "$here/build/dev/_rtshield_ffi.py" python/rtshield/_rtshield_ffi.py
 # the installed package carries the shipped scenarios as rtshield/scenarios
 ln -sfn ../../scenarios python/rtshield/scenarios
 echo "dev: native library linked into python/rtshield; run PYTHONPATH=$here/python python3 -m pytest ... (an absolute path: tests start subprocesses elsewhere)"

@@ -95,43 +95,54 @@ def late_output(
         ) from None
 
 
-def write_run(scenario: Scenario, result: Any, out_dir: str | Path) -> RunEntry:
+def write_run(
+    scenario: Scenario, result: Any, out_dir: str | Path, *, figures: bool = True
+) -> RunEntry:
     """Write every output of one run into ``out_dir`` (which must exist).
 
     The numbers first; a failing figure or report raises :class:`OutputError`
-    with ``summary.json`` and the time series already on disk.
+    with ``summary.json`` and the time series already on disk. ``figures``
+    false leaves out the run's own PNG figures (its report then has none);
+    matplotlib is then not even imported.
     """
-    from rtshield.figures import run_figures
-
     out = Path(out_dir)
     summary = result.summary()
     write_summary(out, summary)
     write_timeseries(out, result.timeseries)
     saved = "summary.json and the time series are"
-    figs = late_output(
-        out,
-        "figures",
-        saved,
-        run_figures,
-        result,
-        scenario.name,
-        out,
-        period_us=scenario.critical.period_ns / 1e3,
-    )
+    figs: dict[str, Path] = {}
+    if figures:
+        from rtshield.figures import run_figures
+
+        figs = late_output(
+            out,
+            "figures",
+            saved,
+            run_figures,
+            result,
+            scenario.name,
+            out,
+            period_us=scenario.critical.period_ns / 1e3,
+        )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
     late_output(out, "report", saved, run_report, out, entry)
     return entry
 
 
 def run_one(
-    scenario: Scenario, out_dir: str | Path, progress: Callable[[float, float], None] | None = None
+    scenario: Scenario,
+    out_dir: str | Path,
+    progress: Callable[[float, float], None] | None = None,
+    *,
+    figures: bool = True,
 ) -> RunOutcome:
-    """Simulate ``scenario`` and write its outputs into ``out_dir``."""
+    """Simulate ``scenario`` and write its outputs into ``out_dir`` (its own
+    figures unless ``figures`` is false)."""
     out = prepare_out_dir(out_dir)
     t0 = time.perf_counter()
     result = simulate(scenario, progress=progress)
     try:
-        entry = write_run(scenario, result, out)
+        entry = write_run(scenario, result, out, figures=figures)
     finally:  # listed before anything is removed: a failure later removes nothing
         record_outputs(out)
     return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out))
@@ -167,9 +178,9 @@ def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
         proc.join(timeout=5)
 
 
-def _worker(job: tuple[str, Mapping[str, Any] | None, str]) -> RunOutcome:
-    path, overrides, out = job
-    return run_one(load_scenario(path, overrides, overrides_origin="--set"), out)
+def _worker(job: tuple[str, Mapping[str, Any] | None, str, bool]) -> RunOutcome:
+    path, overrides, out, figures = job
+    return run_one(load_scenario(path, overrides, overrides_origin="--set"), out, figures=figures)
 
 
 def run_many(
@@ -179,13 +190,21 @@ def run_many(
     jobs: int = 2,
     overrides: Mapping[str, Any] | None = None,
     on_done: Callable[[int, int, RunOutcome], None] | None = None,
+    figures: bool = True,
 ) -> list[RunOutcome]:
     """Run several scenario files, ``jobs`` at a time, each into ``out_dir/runs/NAME``.
 
     All files are validated before anything runs, so a bad file costs nothing.
-    Returns the outcomes in the order of ``paths``.
+    Returns the outcomes in the order of ``paths``. ``figures`` false: no
+    per-run figures (the comparative report draws its own).
     """
-    return run_jobs([(p, overrides, None) for p in paths], out_dir, jobs=jobs, on_done=on_done)
+    return run_jobs(
+        [(p, overrides, None) for p in paths],
+        out_dir,
+        jobs=jobs,
+        on_done=on_done,
+        figures=figures,
+    )
 
 
 def run_jobs(
@@ -194,6 +213,7 @@ def run_jobs(
     *,
     jobs: int = 2,
     on_done: Callable[[int, int, RunOutcome], None] | None = None,
+    figures: bool = True,
 ) -> list[RunOutcome]:
     """Run ``(scenario file, overrides, folder name or None)`` jobs, ``jobs`` at a time.
 
@@ -234,7 +254,7 @@ def run_jobs(
         prepare_out_dir(d)
         claim_dir(out, f"runs/{d.name}")
     record_outputs(out)
-    work = [(str(p), o, str(d)) for (p, o, _), d in zip(specs, dirs, strict=True)]
+    work = [(str(p), o, str(d), figures) for (p, o, _), d in zip(specs, dirs, strict=True)]
     results: list[RunOutcome | None] = [None] * len(work)
     failed: list[BaseException] = []
     if jobs <= 1 or len(work) == 1:
@@ -286,20 +306,24 @@ def compare(
     *,
     extra_figures: Mapping[str, tuple[Path, str]] | None = None,
     extra_sections: Sequence[tuple[str, str]] = (),
+    figures: bool = True,
 ) -> Path:
     """Write the comparative figures, ``comparison.json`` and ``report.html``.
 
     ``extra_sections`` are ``(heading, html)`` pairs for the report, placed
-    after the side-by-side table.
+    after the side-by-side table. ``figures`` false leaves out the
+    comparative figures (``extra_figures`` are still shown).
     """
-    from rtshield.figures import compare_figures
-
     out = Path(out_dir)
     comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
     atomic_write(out / "comparison.json", format_summary_json(comparison))
     runs = [(o.out_dir.name, o.timeseries) for o in outcomes]
     saved = "comparison.json and every run's results are"
-    figs = late_output(out, "comparison figures", saved, compare_figures, runs, out)
+    figs: dict[str, Path] = {}
+    if figures:
+        from rtshield.figures import compare_figures
+
+        figs = late_output(out, "comparison figures", saved, compare_figures, runs, out)
     captions: dict[str, str] = {}
     if extra_figures:
         lead = {key: path for key, (path, _) in extra_figures.items()}

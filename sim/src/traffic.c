@@ -47,6 +47,9 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     g->frac = 0.0;
     g->seg = 0;
     g->pyramid_steps = 0;
+    g->seg_lo = 1;
+    g->seg_hi = 0;
+    g->seg_rate = 0.0;
     if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
         cfg->peak_pps > cfg->start_pps) {
         double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
@@ -119,14 +122,33 @@ static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
     return (uint64_t)c->start_ns + k * every;
 }
 
+/* The rate at t and the start of the next rate interval (UINT64_MAX: none),
+ * from the cached interval while t is in it: between two changes the rate is
+ * constant, so the cache gives exactly what flow_rate_at and next_change
+ * would. */
+static double rate_interval(sim_flow_gen *g, uint64_t t, uint64_t *change)
+{
+    if (t >= g->seg_lo && t < g->seg_hi) {
+        *change = g->seg_hi;
+        return g->seg_rate;
+    }
+    if (g->cfg->pattern == RTSIM_PAT_PIECEWISE && t >= (uint64_t)g->cfg->start_ns)
+        g->seg = piece_at(g, t - (uint64_t)g->cfg->start_ns);
+    const double r = flow_rate_at(g, t);
+    const uint64_t nc = next_change(g, t);
+    g->seg_lo = t;
+    g->seg_hi = nc;
+    g->seg_rate = r;
+    *change = nc;
+    return r;
+}
+
 uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
 {
     for (int guard = 0; guard < 100000; guard++) {
-        if (g->cfg->pattern == RTSIM_PAT_PIECEWISE && t >= (uint64_t)g->cfg->start_ns)
-            g->seg = piece_at(g, t - (uint64_t)g->cfg->start_ns);
-        double r = flow_rate_at(g, t);
+        uint64_t nc;
+        double r = rate_interval(g, t, &nc);
         if (r <= 0.0) {
-            uint64_t nc = next_change(g, t);
             if (nc == UINT64_MAX) return UINT64_MAX;
             t = nc;
             first = 1;
@@ -148,7 +170,6 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
          * extreme exponential draw) is "never": converting it would be
          * undefined. The arrival time t + gap saturates at the end of time. */
         if (!(gap < 1.8e19)) {
-            uint64_t nc = next_change(g, t);
             if (nc == UINT64_MAX) return UINT64_MAX;
             t = nc;
             first = 1;
@@ -162,7 +183,6 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
          * (a packet exactly on it still belongs to the ending interval).
          * Deterministic gaps: an interval holds floor(L r) packets;
          * exponential gaps: memoryless, so restarting is exact. */
-        uint64_t nc = next_change(g, t);
         if (nc != UINT64_MAX && (whole > nc - t || t + whole > nc)) {
             t = nc;
             first = 1;

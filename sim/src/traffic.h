@@ -25,6 +25,10 @@ typedef struct sim_flow_gen {
     uint64_t pyramid_steps; /* steps from start to peak */
     double frac;            /* fractional ns carried between gaps */
     uint32_t seg;           /* piecewise: current segment (time only moves forward) */
+    /* The rate interval last looked up: for t in [seg_lo, seg_hi) the rate is
+     * seg_rate and the next change is seg_hi (empty while seg_lo > seg_hi). */
+    uint64_t seg_lo, seg_hi;
+    double seg_rate;
 } sim_flow_gen;
 
 void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, uint32_t index);

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run several scenarios and write one comparative report",
         description=(
             "Run two or more scenario files (in parallel) and write DIR/report.html with a "
-            "side-by-side table and overlaid figures, DIR/comparison.json (every summary), "
+            "side-by-side table and figures with one panel per run, DIR/comparison.json "
+            "(every summary), "
             "and each run's own outputs under DIR/runs/NAME/. All files are validated "
             "before anything runs."
         ),
@@ -60,12 +61,21 @@ def print_table(outcomes) -> None:
 
 
 def run_and_report(
-    paths, out, jobs: int, title: str, intro: str, sets=(), label: str = "compare", sections=None
+    paths,
+    out,
+    jobs: int,
+    title: str,
+    intro: str,
+    sets=(),
+    label: str = "compare",
+    sections=None,
+    run_figures: bool = True,
 ) -> int:
     """Run ``paths``, write the comparative report, print the table.
 
     ``sections``, if given, maps the outcomes to extra ``(heading, html)``
-    report sections (the demo's claims table).
+    report sections (the demo's claims table). ``run_figures`` false: each
+    run's own figures are not drawn (the comparative figures are).
     """
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
@@ -77,7 +87,12 @@ def run_and_report(
     bar = ProgressBar(label, unit="scenarios done")
     try:
         outcomes = run_many(
-            paths, out, jobs=jobs, overrides=overrides, on_done=lambda d, n, _o: bar(d, n)
+            paths,
+            out,
+            jobs=jobs,
+            overrides=overrides,
+            on_done=lambda d, n, _o: bar(d, n),
+            figures=run_figures,
         )
     finally:
         bar.close()

@@ -1,9 +1,10 @@
-"""``rtshield sweep SCENARIO.toml --set SECTION.KEY=v1,v2,… --out DIR``: a parameter grid."""
+"""``rtshield sweep SCENARIO.toml --set KEY=v1,v2,… --out DIR``: a parameter grid on Dask."""
 
 from __future__ import annotations
 
 import argparse
 import html
+import os
 from pathlib import Path
 
 from rtshield import sweep
@@ -11,85 +12,157 @@ from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
 from rtshield.outputs import OUT_HELP, record_outputs
 from rtshield.progress import ProgressBar
-from rtshield.runner import compare, finish_jobs, late_output, run_jobs
-from rtshield.scenario import parse_overrides
+from rtshield.runner import compare, finish_jobs, late_output
 from rtshield.tables import text_table
-from rtshield.tomlfile import read_text
+from rtshield.tomlfile import read_toml_text
 
-MAX_POINTS = 256
+MAX_POINTS = 1024
+#: Above this many points the comparative figures (one panel or line per
+#: point) are not drawn: the sweep's own figure summarises the grid.
+MAX_COMPARE_FIGURE_POINTS = 12
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
-        help="run one scenario over a grid of parameter values",
+        help="run one scenario over a grid of parameter values (on Dask)",
         description=(
-            "Run SCENARIO once per point of a parameter grid, in parallel. Each --set "
-            "SECTION.KEY=v1,v2,… is one axis (a single value is a fixed override); the grid is "
-            "their product. Writes DIR/sweep.csv and DIR/sweep.json (one row per point: the "
-            "swept values and the key numbers), DIR/sweep.png (processed packets, deadline "
-            "misses and worst lateness against the first axis), DIR/report.html, and each "
-            "point's own outputs under DIR/runs/NAME/. Every point is validated before "
-            "anything runs."
+            "Run SCENARIO once per point of a parameter grid, in parallel on Dask: a local "
+            "cluster of one worker process per core, or your cluster with --scheduler. Each "
+            "--set KEY=v1,v2,… is one axis (a single value is a fixed override); KEY is "
+            "SECTION.KEY (driver.queue) or, for an entry of [[flows]], [[tasks]] or "
+            "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product. "
+            "Writes DIR/sweep.csv and DIR/sweep.json (one row per point: the swept values, "
+            "whether the critical task met every deadline, its worst response time, margin "
+            "and lateness, and the key numbers), DIR/safe_region.json (where the safe region "
+            "ends along each axis), DIR/sweep.png, DIR/report.html, and each point's own "
+            "outputs under DIR/runs/NAME/, written as points finish. Re-running into the same "
+            "DIR skips every point whose results are there for the same scenario. Every point "
+            "is validated before anything runs."
         ),
         epilog="example: rtshield sweep scenarios/danicki2021/burst.toml "
-        "--set mitigation.capacity=300,600,1200,2400 --out out/burst-capacity",
+        "--set mitigation.capacity=300,600,1200,2400 --set flows.syn.peak=50000pps,150000pps "
+        "--out out/burst-capacity",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
     p.add_argument(
         "--set",
         action="append",
         default=[],
-        metavar="SECTION.KEY=V1,V2,…",
+        metavar="KEY=V1,V2,…",
         help="one axis of the grid, or a fixed override when given one value (repeatable)",
     )
     p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
     p.add_argument(
-        "--jobs", type=int, default=2, metavar="N", help="points run at the same time (default 2)"
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes of the local Dask cluster (default: one per core)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers need "
+        "rtshield installed; they send results back, no shared folder needed)",
+    )
+    p.add_argument(
+        "--run-figures",
+        action="store_true",
+        help="also draw each point's own figures (the sweep's report needs only its own)",
     )
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+    if args.scheduler is not None and not args.scheduler.strip():
+        raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
     if not Path(args.scenario).exists():
         raise UsageError(f"{args.scenario}: no such scenario file")
-    read_text(args.scenario)  # a special or oversized file: one line, at once
+    data, text = read_toml_text(args.scenario)  # a special or oversized file: one line, at once
     axes, points = sweep.expand(args.set)
     if len(points) > MAX_POINTS:
         raise UsageError(
             f"--set: the grid has {len(points)} points; at most {MAX_POINTS} "
             "(sweep fewer values, or split the sweep)"
         )
-    specs = []
-    for pt in points:
-        overrides = parse_overrides([f"{k}={v}" for k, v in pt.items()])
-        specs.append((args.scenario, overrides, sweep.point_label(pt, axes)))
+    labels = [sweep.point_label(pt, axes) for pt in points]
+    scenarios = []
+    for pt, label in zip(points, labels, strict=True):
+        try:
+            scenarios.append(sweep.point_scenario(data, text, str(args.scenario), pt))
+        except UsageError as e:
+            raise UsageError(f"{e} (in point {label})") from None
     bar = ProgressBar("sweep", unit="points done")
     try:
-        outcomes = run_jobs(specs, args.out, jobs=args.jobs, on_done=lambda d, n, _o: bar(d, n))
+        outcomes, resumed = sweep.run_points(
+            scenarios,
+            labels,
+            points,
+            args.out,
+            workers=args.jobs or os.cpu_count() or 1,
+            scheduler=args.scheduler,
+            figures=args.run_figures,
+            on_done=lambda d, n, _o: bar(d, n),
+        )
     finally:
         bar.close()
     out = Path(args.out)
     try:
-        report, rows = _write_sweep(args, axes, points, outcomes, out)
+        report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
     except BaseException:
         record_outputs(out)  # a failed command removes nothing
         raise
     finish_jobs(out, outcomes)
-    cols = [a.key for a in axes] + ["processed", "misses", "lateness_bin_max_pct"]
-    print(text_table(cols, [[str(r[c]) for c in cols] for r in rows]))
+    cols = [a.key for a in axes] + ["safe", "worst_response_us", "margin_us", "misses"]
+    print(text_table(cols, [[_cell(r[c]) for c in cols] for r in rows]))
     if len(outcomes) <= 8:
         print_table(outcomes)
+    print("safe region (the critical task meets every deadline):")
+    for line in sweep.boundary_lines(bounds):
+        print(f"  {line}")
+    if resumed:
+        print(f"{resumed} of {len(points)} points were already in {out} and not run again")
     print(f"report: {report}")
     return 0
 
 
-def _write_sweep(args, axes, points, outcomes, out: Path):
-    """sweep.csv, sweep.json, the sweep figure and the report; returns (report, rows)."""
-    rows = sweep.sweep_rows(axes, points, [o.entry.summary for o in outcomes])
-    sweep.write_tables(out, rows)
+def _cell(v) -> str:
+    if v is True:
+        return "yes"
+    if v is False:
+        return "NO"
+    return "—" if v is None else str(v)
+
+
+def _safe_region_html(bounds) -> str:
+    if not bounds:
+        return "<p>No point ended a critical cycle: the safe region is undefined.</p>"
+    rows = []
+    for b in bounds:
+        where = ", ".join(f"{k} = {v}" for k, v in b["others"].items()) or "—"
+        rows.append(
+            f"<tr><td>{html.escape(b['axis'])}</td><td>{html.escape(where)}</td>"
+            f"<td>{html.escape(b['verdict'])}</td></tr>"
+        )
+    return (
+        "<p>Safe: the critical task met every deadline (no miss, at least one cycle ended). "
+        "Along each swept axis, for each setting of the others:</p>"
+        "<table><tr><th>axis</th><th>other settings</th><th>safe region</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _write_sweep(args, axes, points, scenarios, outcomes, out: Path):
+    """sweep.csv, sweep.json, safe_region.json, the figure and the report."""
+    periods = [sc.critical.period_ns / 1e3 for sc in scenarios]
+    rows = sweep.sweep_rows(axes, points, [o.entry.summary for o in outcomes], periods)
+    bounds = sweep.boundaries(axes, rows)
+    sweep.write_tables(out, rows, bounds)
     fig = late_output(
         out,
         "sweep figure",
@@ -112,5 +185,7 @@ def _write_sweep(args, axes, points, outcomes, out: Path):
         extra_figures={
             "sweep": (fig, f"Key numbers against {axes[0].key}, one line per other setting")
         },
+        extra_sections=[("Safe region", _safe_region_html(bounds))],
+        figures=len(points) <= MAX_COMPARE_FIGURE_POINTS,
     )
-    return report, rows
+    return report, rows, bounds

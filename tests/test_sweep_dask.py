@@ -1,0 +1,214 @@
+"""`rtshield sweep` on Dask: flow keys, the per-point answer, the safe region's
+boundary, a sweep on a ``distributed.LocalCluster`` and the resume path."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from rtshield import cli, sweep
+from rtshield.errors import UsageError
+from rtshield.tomlfile import read_toml_text
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = ROOT / "scenarios" / "examples" / "constant_flood.toml"
+
+
+@pytest.fixture(scope="module")
+def flood(tmp_path_factory) -> Path:
+    """constant_flood.toml with its flood at one constant rate (a key to sweep)."""
+    text = STEPS.read_text()
+    for old, new in (
+        ('pattern = "steps"', 'pattern = "constant"'),
+        ('rates = ["60000pps", "0pps"]', 'rate = "60000pps"'),
+        ('step_every = "10s"', ""),
+        ('begin = "1s"', 'begin = "0s"'),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    p = tmp_path_factory.mktemp("scenario") / "flood.toml"
+    p.write_text(text)
+    return p
+
+
+def test_flow_keys_are_axes_and_change_only_their_flow(flood):
+    axes, points = sweep.expand(["flows.flood.rate=1000pps,90000pps", "driver.queue=50"])
+    assert [a.key for a in axes] == ["flows.flood.rate"]
+    assert sweep.point_label(points[1], axes) == "flood.rate=90000pps"
+    data, text = read_toml_text(flood)
+    lo = sweep.point_scenario(data, text, str(flood), points[0])
+    hi = sweep.point_scenario(data, text, str(flood), points[1])
+    assert (lo.flows[0].rate_pps, hi.flows[0].rate_pps) == (1000.0, 90000.0)
+    assert lo.driver.queue == hi.driver.queue == 50
+    assert data["flows"][0]["rate"] == "60000pps"  # the file's document is not changed
+    assert sweep.scenario_hash(lo) != sweep.scenario_hash(hi)
+    again = sweep.point_scenario(data, text, str(flood), points[0])
+    assert sweep.scenario_hash(again) == sweep.scenario_hash(lo)
+
+
+@pytest.mark.parametrize(
+    "item,msg",
+    [
+        ("flows.nosuch.rate=1,2", "no [[flows]] entry named 'nosuch'"),
+        ("flows.flood.name=a,b", "cannot be swept"),
+    ],
+)
+def test_flow_key_errors(item, msg, flood):
+    data, text = read_toml_text(flood)
+    _, points = sweep.expand([item])
+    with pytest.raises(UsageError, match=msg.replace("[", r"\[").replace("]", r"\]")):
+        sweep.point_scenario(data, text, str(flood), points[0])
+
+
+@pytest.mark.parametrize("item", ["flows.rate=1,2", "driver.queue.x=1,2", "flows.a.b.c=1,2"])
+def test_key_shapes(item):
+    with pytest.raises(UsageError, match="SECTION.NAME.KEY"):
+        sweep.expand([item])
+
+
+def test_answer_columns():
+    summ = {
+        "critical": {"misses": 0, "cycles": 10, "max_response_us": 7000.0, "lateness_max_pct": 0.0}
+    }
+    assert sweep.answer(summ, 10000.0) == {
+        "safe": True,
+        "worst_response_us": 7000.0,
+        "margin_us": 3000.0,
+        "lateness_max_pct": 0.0,
+    }
+    late = {
+        "critical": {
+            "misses": 3,
+            "cycles": 10,
+            "max_response_us": 12500.0,
+            "lateness_max_pct": 25.0,
+        }
+    }
+    assert sweep.answer(late, 10000.0)["safe"] is False
+    assert sweep.answer(late, 10000.0)["margin_us"] == -2500.0
+    starved = {"critical": {"misses": 0, "cycles": 0, "max_response_us": None}}
+    assert sweep.answer(starved, 10000.0)["safe"] is False
+
+
+def test_boundaries_along_each_axis():
+    axes = [sweep.Axis("flows.f.rate", ("10", "20", "30")), sweep.Axis("driver.queue", ("1", "2"))]
+    safe = {
+        ("10", "1"): True,
+        ("20", "1"): True,
+        ("30", "1"): False,
+        ("10", "2"): True,
+        ("20", "2"): True,
+        ("30", "2"): True,
+    }
+    rows = [{"flows.f.rate": r, "driver.queue": q, "safe": s} for (r, q), s in safe.items()]
+    got = {(b["axis"], tuple(b["others"].values())): b for b in sweep.boundaries(axes, rows)}
+    assert got[("flows.f.rate", ("1",))]["transitions"] == [("20", "30", "safe→unsafe")]
+    assert got[("flows.f.rate", ("1",))]["verdict"] == "safe up to 20, unsafe from 30"
+    assert got[("flows.f.rate", ("2",))]["verdict"] == "safe throughout (10 … 30)"
+    assert got[("driver.queue", ("30",))]["verdict"] == "unsafe up to 1, safe from 2"
+    assert got[("driver.queue", ("10",))]["transitions"] == []
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    import logging
+
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    ) as c:
+        yield c
+
+
+def _sweep(flood, out, scheduler, *sets):
+    args = [
+        "sweep",
+        str(flood),
+        "--set",
+        "scenario.duration=1s",
+        "--out",
+        str(out),
+        "--scheduler",
+        scheduler,
+    ]
+    for s in sets:
+        args += ["--set", s]
+    return cli.main(args)
+
+
+def test_sweep_on_a_local_cluster_and_resume(tmp_path, capsys, cluster, flood):
+    out = tmp_path / "sw"
+    addr = cluster.scheduler_address
+    assert _sweep(flood, out, addr, "flows.flood.rate=1000pps,100000pps", "driver.queue=5,200") == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader((out / "sweep.csv").open()))
+    assert [(r["flows.flood.rate"], r["driver.queue"]) for r in rows] == [
+        ("1000pps", "5"),
+        ("1000pps", "200"),
+        ("100000pps", "5"),
+        ("100000pps", "200"),
+    ]
+    for r in rows:  # the answer agrees with each point's own summary
+        summ = json.loads((out / "runs" / _folder(r) / "summary.json").read_text())
+        assert int(r["misses"]) == summ["critical"]["misses"]
+        assert (r["safe"] == "True") == (summ["critical"]["misses"] == 0)
+        period_us = 10_000.0
+        assert float(r["margin_us"]) == pytest.approx(
+            period_us - summ["critical"]["max_response_us"]
+        )
+    region = json.loads((out / "safe_region.json").read_text())
+    assert {b["axis"] for b in region} == {"flows.flood.rate", "driver.queue"}
+    assert "safe region" in text and "report:" in text
+    assert "Safe region" in (out / "report.html").read_text()
+
+    # the same sweep again: nothing runs, the files are the very same
+    stamp = {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("summary.json")}
+    assert _sweep(flood, out, addr, "flows.flood.rate=1000pps,100000pps", "driver.queue=5,200") == 0
+    assert "4 of 4 points were already" in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in stamp} == stamp
+
+    # a changed or damaged point runs again, the others do not
+    victim = out / "runs" / "flood.rate_1000pps_queue_5" / "summary.json"
+    victim.write_text(victim.read_text().replace('"misses"', '"misses" ', 1))
+    assert (
+        _sweep(
+            flood,
+            out,
+            addr,
+            "flows.flood.rate=1000pps,100000pps",
+            "driver.queue=5,200",
+            "critical.period=10ms",
+        )
+        == 0
+    )
+    assert "3 of 4 points were already" in capsys.readouterr().out
+    assert json.loads(victim.read_text())["critical"]["misses"] == 0
+
+
+def _folder(row):
+    return f"flood.rate_{row['flows.flood.rate']}_queue_{row['driver.queue']}"
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path, capsys, flood):
+    rc = cli.main(
+        [
+            "sweep",
+            str(flood),
+            "--set",
+            "driver.queue=5,6",
+            "--set",
+            "scenario.duration=1s",
+            "--out",
+            str(tmp_path / "o"),
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+        ]
+    )
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--scheduler" in err[0]
