@@ -393,3 +393,26 @@ def test_hostile_scenario_files_are_one_line(tmp_path, capsys, monkeypatch, kind
     assert len(err) == 1 and err[0].startswith("rtshield: error: "), err
     assert "dev.toml" in err[0] and "needs root" not in err[0]  # the file is checked first
     assert not (tmp_path / "o").exists()
+
+
+def test_global_limit_and_recycling_reach_the_target(tmp_path):
+    text = SCEN.read_text().replace(
+        "[rx]\nshort_circuit = true",
+        "[rx]\nshort_circuit = false\nrecycle_below = 8\nglobal_capacity = 40\n"
+        'global_period = "10ms"\npoll_priority = 3',
+    )
+    dev = freertos.load_device(_write(tmp_path, text), 6)
+    c = _cfg(
+        freertos.target_config(
+            dev.variants["protected"], True, ifname="i", mac="m", out=tmp_path, seconds=9
+        )
+    )
+    assert c["short_circuit"] == [["0"]] and c["recycle_below"] == [["8"]]
+    assert c["global_capacity"] == [["40"]] and c["global_period_us"] == [["10000"]]
+    assert c["poll_prio"] == [["3"]]
+    u = _cfg(
+        freertos.target_config(
+            dev.variants["unprotected"], False, ifname="i", mac="m", out=tmp_path, seconds=9
+        )
+    )
+    assert "global_capacity" not in u and "poll_prio" not in u
