@@ -86,6 +86,7 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("[rx]\nshort_circuit = true", "", "needs an [rx] table"),
         ('period = "10ms"', 'period = "2500us"', "whole number"),
         ("dst_port = 502", "dst_port = 80", "dst_port must be 502"),
+        ('step_every = "3s"', 'step_every = "500s"', "must be 1-120 s"),
         ('rate = "200pps"', 'rate = "200pps"\nbegin = "0s"', None),
     ],
 )
@@ -167,7 +168,13 @@ def test_cli_missing_trees(capsys, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(
     "args",
-    [["--attacks", "syn,teardrop"], ["--variants", "half"], ["--phase-seconds", "0.1"]],
+    [
+        ["--attacks", "syn,teardrop"],
+        ["--variants", "half"],
+        ["--phase-seconds", "0.1"],
+        ["--phase-seconds", "121"],
+        ["--break-seconds", "61"],
+    ],
 )
 def test_cli_bad_options(capsys, tmp_path, args):
     msg = _one_line_error(capsys, ["rig", "freertos-tcp", *args, "--out", str(tmp_path / "o")])

@@ -46,10 +46,14 @@
 #include "rts_netif.h"
 #include "task.h"
 
+/* Records kept for the report (static: no heap). The rig's longest run
+ * (3 x 120 s phases + 2 x 60 s breaks = 480 s) fits: 480 000 cycles of the
+ * shortest period (one tick), 4 800 snapshots; beyond, counting goes on
+ * and device.json says how many were recorded. */
 #define MAX_FLOWS 8
-#define MAX_CYCLES 65536
-#define MAX_LAT 65536
-#define MAX_SNAP 4096
+#define MAX_CYCLES (1u << 19)
+#define MAX_LAT (1u << 18)
+#define MAX_SNAP 8192u
 #define SNAP_MS 100
 #define TICK_RING 8192
 
@@ -343,7 +347,7 @@ static void snapshot(void)
     for (unsigned i = 0; i < C.nflows; i++) s->delivered[i] = C.flow[i].tcp ? accepted[i] : delivered[i];
 }
 
-static char text[1 << 20];
+static char text[8u << 20]; /* device.json: about 300 bytes per snapshot */
 static size_t text_n;
 
 static void put(const char *fmt, ...)

@@ -208,6 +208,11 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
                 from rtshield.units import duration_ns
 
                 phase_s = duration_ns(f["step_every"], "flows.step_every") / 1e9
+        if not 1 <= phase_s <= 120:
+            raise UsageError(
+                f"rig freertos-tcp: {p}: the flood's step_every ({phase_s:g} s) is the rig's "
+                "phase and must be 1-120 s (or give --phase-seconds)"
+            )
     data.setdefault("scenario", {})["duration"] = f"{3 * phase_s:g}s"
     for f in floods:
         if f.get("pattern") == "steps":
@@ -674,7 +679,13 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             "irq_raised": nif["rx_irqs"],
             "dropped": dropped,
         },
-        "critical": {**whole, "cycles_total": d["cycles"], "misses_total": d["misses"]},
+        "critical": {
+            **whole,
+            "cycles_total": d["cycles"],
+            "misses_total": d["misses"],
+            # the statistics above cover the recorded cycles; more ran when this is true
+            "cycles_truncated": d.get("cycles_recorded", d["cycles"]) < d["cycles"],
+        },
         "flows": flows,
         "phases": phases,
         "traffic": raw["traffic"],
