@@ -184,10 +184,12 @@ def test_cli_bad_options(capsys, tmp_path, args):
 # ------------------------------------------------------------------ summary of a run
 
 
-def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
+def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device, Path]:
     """A synthetic target output: 10 ms cycles over three 1 s phases, two late
     cycles in the attack; hp datagrams every 5 ms, the attack loses half."""
     dev = freertos.load_device(SCEN, 6, phase_s=1.0)
+    run_dir = tmp_path / "runs" / f"{'protected' if protect else 'unprotected'}-syn"
+    run_dir.mkdir(parents=True, exist_ok=True)
     t0 = 10_000_000_000
     P = 10_000_000
     bounds = [(t0, t0 + 10**9), (t0 + 10**9, t0 + 2 * 10**9), (t0 + 2 * 10**9, t0 + 3 * 10**9)]
@@ -198,7 +200,7 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
         if k in (150, 151):  # late by 5 ms: lateness 50 %
             end, dl = rel + P + 5_000_000, rel + P
         cyc.append((rel, start, end, dl))
-    np.array(cyc, dtype="<u8").tofile(tmp_path / "cycles.bin")
+    np.array(cyc, dtype="<u8").tofile(run_dir / "cycles.bin")
     lat = []
     sent = [0, 0, 0]
     for k in range(600):
@@ -208,7 +210,7 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
         if ph == 1 and k % 2:
             continue
         lat.append((s, s + 100_000))
-    np.array(lat, dtype="<u8").tofile(tmp_path / "latency_hp.bin")
+    np.array(lat, dtype="<u8").tofile(run_dir / "latency_hp.bin")
     n_drop = 6
     snaps = [
         {
@@ -270,12 +272,12 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
         "traffic": {"flood_in": 1000, "flood_in_pps": 1000.0},
         "device": device,
     }
-    return raw, dev
+    return raw, dev, run_dir
 
 
 def test_summary_speaks_the_simulators_vocabulary(tmp_path):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
     from rtshield.engine import DROP_REASONS
 
     assert s["totals"]["offered"] == 30000 and s["totals"]["processed"] == 3000
@@ -302,8 +304,8 @@ def test_summary_speaks_the_simulators_vocabulary(tmp_path):
 
 
 def test_claims_need_both_sides(tmp_path):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    prot = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    prot = freertos.summarize(raw, dev, rd)
     sim_ok = {"critical": {"misses": 0}, "flows": {"hp": {"offered": 100, "delivered": 100}}}
     sim_bad = {"critical": {"misses": 3}, "flows": {"hp": {"offered": 100, "delivered": 40}}}
     c = freertos.claims({"protected": sim_ok}, [prot], "hp")
@@ -312,15 +314,15 @@ def test_claims_need_both_sides(tmp_path):
     assert by["the high-priority flow keeps being delivered"]["simulation"] is True
     assert by["the high-priority flow keeps being delivered"]["real_stack"] is False
     assert not any(x["confirmed"] for x in c)
-    raw_u, _ = _fake_run(tmp_path, protect=False)
-    unp = freertos.summarize(raw_u, dev, tmp_path)
+    raw_u, _, rd_u = _fake_run(tmp_path, protect=False)
+    unp = freertos.summarize(raw_u, dev, rd_u)
     c = freertos.claims({"unprotected": sim_bad}, [unp], "hp")
     assert len(c) == 1 and c[0]["confirmed"] is True
 
 
 def test_report_and_comparison_written(tmp_path):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
     sim = {
         "protected": {"critical": {"cycles": 1, "misses": 0, "lateness_max_pct": 0.0}, "flows": {}}
     }
@@ -329,6 +331,8 @@ def test_report_and_comparison_written(tmp_path):
     p = freertos.write_report(tmp_path, comp, [s])
     text = p.read_text()
     assert "protected-syn" in text and "not confirmed" in text
+    assert '<img src="fig_syn.png"' in text
+    assert (tmp_path / "fig_syn.png").read_bytes()[:4] == b"\x89PNG"
     json.dumps(comp)  # plain JSON types
 
 
@@ -352,8 +356,8 @@ def test_flood_at_the_rigs_rate(tmp_path):
         assert flood.rates_pps == (0.0, 25_000.0, 0.0)
         hp = next(f for f in v.flows if f.name == "hp")
         assert hp.rate_pps == 200.0  # the other flows as they were
-    raw, dev0 = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev0, tmp_path)
+    raw, dev0, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev0, rd)
     assert freertos.measured_syn_rate([s]) == 1000.0
     scen_ok = {
         "protected": {"critical": {"misses": 0}, "flows": {"hp": {"offered": 1, "delivered": 1}}}
@@ -371,8 +375,8 @@ def test_flood_at_the_rigs_rate(tmp_path):
 
 
 def test_rig_report_rebuilds_a_freertos_report(tmp_path, capsys):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
     sim = {
         "protected": {"critical": {"cycles": 1, "misses": 0, "lateness_max_pct": 0.0}, "flows": {}}
     }
