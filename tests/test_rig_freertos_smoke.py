@@ -109,6 +109,7 @@ def test_smoke_protected_and_unprotected(tmp_path, built):
         "protected-syn",
     }
     assert (out / "report.html").read_text().count("<table>") >= 2
+    assert (out / "fig_syn.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "sim" / "protected" / "summary.json").is_file()
     # the simulation at the SYN rate the rig measured, which the SYN runs are held against
     assert comp["simulation_at_rig_rate"]["syn_pps"] > 0
