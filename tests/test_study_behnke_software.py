@@ -110,3 +110,16 @@ def test_demo_study_writes_report_figures_and_claims(tmp_path):
     assert "Claims of Behnke et al. §6 against this run" in html
     assert html.count("data:image/png;base64,") == 3
     assert not (out / "comparison.json").exists()  # the Danicki study did not run
+
+
+def test_worst_case_analysis_charges_every_packet_a_wake_up():
+    # docs/model.md: the simulator charges driver_wake once per batch; the
+    # analysis assumes the worst case, every packet waking the network task.
+    from rtshield.analysis.model import rx_packet_task_ns
+    from rtshield.scenario import load_scenario
+
+    sc = load_scenario(STUDY / "exp3_modified.toml")
+    k = sc.costs
+    assert k["driver_wake"] == 2_000
+    assert rx_packet_task_ns(sc) == k["driver_per_packet"] + k["driver_wake"] + k[
+        "invalidate_deferred"]
