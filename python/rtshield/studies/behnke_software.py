@@ -10,7 +10,7 @@ scenarios in ``scenarios/behnke_software/``:
   traffic − the receiver tasks' CPU) / packets taken from the NIC.
 * **Experiment 2** (Fig. 10): 10^5 packets, LP then HP; the RX ISR's duration
   per execution path at the quantiles 0/90/99/99.9/99.99 % (``rx.paths``).
-* **Experiment 3** (Fig. 11): a grid of HP × LP Poisson rates, 3 s each, for
+* **Experiment 3** (Fig. 11): a grid of HP × LP constant rates, 3 s each, for
   the original stack with a global limit of 3 packets per 2 ms and the
   modified stack (HP server 1 packet/ms, LP unbounded, ISR limit 7000 pkt/s):
   CPU utilisation caused by the traffic and HP liveness (received by the HP
@@ -983,7 +983,8 @@ def body_html(
             _img(figs["fig11"], "fig11"),
             '<p class="note">Blue line: the HP flow limit (1000 pkt/s); black line: the '
             "global limit (HP + LP = 1500 pkt/s for the original stack, 7000 pkt/s for "
-            "the modified one). Every point: Poisson arrivals, numbers in "
+            "the modified one). Every point: evenly spaced arrivals at 99 % of the nominal "
+            "rates (a generator's clock is not the device's), numbers in "
             "<code>exp3.csv</code>.</p>",
         ]
     return "\n".join(parts)
