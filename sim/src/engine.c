@@ -183,7 +183,13 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
     t->woke = false;
-    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook + wake);
+    /* A packet for a worker's socket is handed over (driver_done); one
+     * without a socket is only looked up and dropped. */
+    const int64_t handover =
+        (!s->cfg.flows[t->pkt.flow].unbound && s->flow_worker[t->pkt.flow] >= 0)
+            ? k->driver_handover_ns
+            : 0;
+    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook + wake + handover);
     return true;
 }
 
@@ -1458,7 +1464,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
-        k->isr_rx_batch_ns < 0 || k->driver_wake_ns < 0 ||
+        k->isr_rx_batch_ns < 0 || k->driver_wake_ns < 0 || k->driver_handover_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";

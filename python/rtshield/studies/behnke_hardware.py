@@ -444,11 +444,8 @@ CLAIMS: tuple[Claim, ...] = (
 WHY_NOT = {
     "exp1_ipp": "with §8.6's 50-200 pkt/s per queue, Table 2's timers allow at most one "
     "interrupt per 20, 30 and 70 ms on queues 1-3: under 30 % for any traffic shape; §8.5's "
-    "own 93 % and 2 % imply about 50 interrupts/s from well under 100 pkt/s in Experiments "
-    "1-2, traffic the paper does not describe",
-    "exp2_runtime_cut": "in the model the flood's network-stack work per packet (4 µs) is not "
-    "cut by moderation and the bigger bursts delay the critical worker's packets behind them; "
-    "the 80 % needs at most about 1.5 µs per dropped packet, a cost the paper does not give",
+    "own 93 % and 2 % imply about 60 interrupts/s from about 86 pkt/s in Experiments 1-2, "
+    "traffic the paper does not describe",
     "exp2_optimum": "the model's burst penalty (the critical packet queues behind a batch in "
     "the network task) and its interrupt savings balance at another timer than on the "
     "paper's ESP32; the curve is flat around its optimum",

@@ -272,6 +272,9 @@ typedef struct rtsim_costs {
                                  block and switch out once its queue is empty), charged to
                                  the first packet it takes after the wake; the packets it
                                  finds queued behind it share it */
+    int64_t driver_handover_ns; /**< network task: handing a packet to its worker's mailbox
+                                     and notifying the worker, beyond driver_per_packet; a
+                                     packet without a socket (dropped) does not pay it */
 } rtsim_costs;
 
 /** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
