@@ -74,6 +74,8 @@ COST_KEYS: dict[str, str] = {
 OPTIONAL_COST_KEYS: dict[str, str] = {
     "isr_rx_batch": "isr_rx_batch_ns",
     "isr_queue_full": "isr_queue_full_ns",  # an edge ISR that finds the queue full
+    "driver_wake": "driver_wake_ns",
+    "driver_handover": "driver_handover_ns",
 }
 
 #: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
