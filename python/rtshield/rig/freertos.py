@@ -77,7 +77,13 @@ IP_TASK_NAME = "IP-Task"
 
 
 def _repo() -> Path:
-    return Path(__file__).resolve().parents[3]
+    """Where the target's sources are: inside the installed package
+    (``rtshield/source``, same layout), else the checkout this module is in."""
+    here = Path(__file__).resolve()
+    installed = here.parents[1] / "source"
+    if (installed / "tools" / "freertos_build.sh").is_file():
+        return installed
+    return here.parents[3]
 
 
 def default_scenario() -> Path:
