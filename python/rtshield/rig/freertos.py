@@ -7,7 +7,9 @@ stock path (unprotected), a critical task, worker tasks and a TCP listener.
 The device is described by a scenario file, the simulator's vocabulary;
 :func:`target_config` is the one mapping from a scenario to the target's
 config file. Every run goes through idle / attack / idle phases while the
-rig sends the scenario's UDP flows (paced, timestamped) from the attacker
+rig sends the scenario's UDP flows (paced, timestamped) and polls its MODBUS/TCP
+flows (a TCP flow at a constant rate: the device serves MODBUS/TCP on its port,
+:mod:`rtshield.rig.modbus_client` is the controller) from the attacker
 namespace and, in the attack phase, one flood tool.
 
 Layout of ``--out DIR``: ``runs/<protected|unprotected>-<attack>/`` (the
@@ -47,6 +49,7 @@ from rtshield.rig.harness import (
     nmap_scan_argv,
     syn_flood_argv,
 )
+from rtshield.rig.modbus_client import account, read_records
 
 __all__ = [
     "ATTACKS",
@@ -72,6 +75,8 @@ STACK_EXHAUSTED = "stack_buffers_exhausted"
 #: libshield's rts_shield_drop names that the simulator's summary spells differently.
 _SHIELD_TO_SIM = {"limiter": "mitigation"}
 PHASES = ("idle_before", "attack", "idle_after")
+#: A MODBUS poll's response timeout: an answer later than this counts as a timeout.
+MODBUS_TIMEOUT_S = 0.5
 #: FreeRTOS-Plus-TCP's name for its IP task (FreeRTOS_IP.c; the POSIX port names threads so).
 IP_TASK_NAME = "IP-Task"
 
@@ -291,10 +296,21 @@ def target_config(
     for f in scn.flows:
         if f.protocol not in ("udp", "tcp") or not f.bind:
             continue
-        if f.protocol == "tcp" and f.dst_port != LISTEN_PORT:
+        modbus = _is_modbus(f)
+        if f.protocol == "tcp" and not modbus and f.dst_port != LISTEN_PORT:
             raise UsageError(
-                f"rig freertos-tcp: flow {f.name}: a TCP flow is the listener the attacks hit; "
-                f"its dst_port must be {LISTEN_PORT}"
+                f"rig freertos-tcp: flow {f.name}: a stepped TCP flow is the listener the attacks "
+                f"hit; its dst_port must be {LISTEN_PORT}"
+            )
+        if modbus and f.dst_port == LISTEN_PORT:
+            raise UsageError(
+                f"rig freertos-tcp: flow {f.name}: a MODBUS/TCP flow (TCP at a constant rate) "
+                f"needs a port other than the attacks' listener {LISTEN_PORT} (e.g. 5020)"
+            )
+        if modbus and f.pattern != "constant":
+            raise UsageError(
+                f"rig freertos-tcp: flow {f.name}: the rig polls MODBUS/TCP flows at a constant "
+                f'rate (pattern = "constant"), not {f.pattern!r}'
             )
         if f.protocol == "udp" and f.pattern != "constant":
             raise UsageError(
@@ -304,7 +320,7 @@ def target_config(
         w = workers.get(f.name)
         values = [
             f.name,
-            f.protocol,
+            "modbus" if modbus else f.protocol,
             f.dst_port,
             f.priority,
             f.capacity or 0,
@@ -315,6 +331,20 @@ def target_config(
         ]
         lines.append("flow " + " ".join(str(v) for v in values))
     return "\n".join(lines) + "\n"
+
+
+def _is_modbus(f: Any) -> bool:
+    """A bound TCP flow that is not stepped (the flood's picture) is a MODBUS/TCP flow."""
+    return f.protocol == "tcp" and f.bind and f.pattern != "steps"
+
+
+def modbus_flows(scn: Any) -> list[dict[str, Any]]:
+    """What the rig's MODBUS poll clients poll: every MODBUS flow at its constant rate."""
+    return [
+        {"name": f.name, "port": f.dst_port, "rate": float(f.rate_pps or 0)}
+        for f in scn.flows
+        if _is_modbus(f) and (f.rate_pps or 0) > 0
+    ]
 
 
 def udp_flows(scn: Any) -> list[dict[str, Any]]:
@@ -461,6 +491,34 @@ def run_variant(
             stop_signal="TERM",
             stdout=subprocess.PIPE,
         )  # not pinned beside the flood tool: its pacing would turn into bursts
+    pollers = []
+    for mf in modbus_flows(scn):
+        mspec = {
+            "dst": DEVICE_ADDR,
+            "port": mf["port"],
+            "rate": mf["rate"],
+            "end_ns": bounds[2][1],
+            "timeout_ns": int(MODBUS_TIMEOUT_S * 1e9),
+            "out": str((run_dir / f"modbus_{mf['name']}.bin").resolve()),
+        }
+        (run_dir / f"modbus_{mf['name']}.bin").unlink(missing_ok=True)
+        pollers.append(
+            (
+                mf["name"],
+                h.spawn(
+                    "attacker",
+                    [
+                        sys.executable,
+                        str(Path(__file__).with_name("modbus_client.py")),
+                        json.dumps(mspec),
+                    ],
+                    limit_s=total + MODBUS_TIMEOUT_S + 5,
+                    name=f"{run_dir.name}.modbus_{mf['name']}",
+                    stop_signal="TERM",
+                    stdout=subprocess.PIPE,
+                ),
+            )
+        )
     say(f"idle before ({P:g} s)")
     _sleep_until(bounds[1][0])
     c0 = h.counters()
@@ -493,6 +551,16 @@ def run_variant(
             sent = json.loads(line)
         except ValueError:
             raise RigError("rig freertos-tcp: the flow sender reported nothing") from None
+    polled: dict[str, Any] = {}
+    for name, pp in pollers:
+        line = _readline(pp, MODBUS_TIMEOUT_S + 10.0)
+        h.stop(pp)
+        try:
+            polled[name] = json.loads(line)
+        except ValueError:
+            raise RigError(
+                f"rig freertos-tcp: the MODBUS poll client of {name} reported nothing"
+            ) from None
     done = _readline(dev_proc, seconds + 20 - (_mono() - t0) / 1e9)
     rc = h.wait(dev_proc, 10)
     h.stop(dev_proc)
@@ -512,6 +580,7 @@ def run_variant(
         "attack": attack,
         "bounds_ns": bounds,
         "sent": sent,
+        "modbus": polled,
         "traffic": traffic,
         "device": device,
     }
@@ -601,6 +670,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
     names = list(d["flows"])
     sent_ns: dict[str, np.ndarray] = {}
     truncated: dict[str, bool] = {}
+    modbus_phases: dict[str, Any] = {}
     for name, fl in d["flows"].items():
         offered = raw["sent"].get("total", {}).get(name)
         entry: dict[str, Any] = {
@@ -620,6 +690,16 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             truncated[name] = fl.get("latency_recorded", 0) < fl["delivered"]
             dist = _dist_us(lat[ok, 1] - lat[ok, 0])
             entry["latency_us"] = {k: dist[k] for k in ("p50", "p99", "max")}
+        mb = run_dir / f"modbus_{name}.bin"
+        if fl["proto"] == "modbus" and mb.is_file():
+            acc = account(read_records(str(mb)), bounds, int(MODBUS_TIMEOUT_S * 1e9), PHASES)
+            modbus_phases[name] = acc.pop("phases")
+            entry.update(acc)  # offered/delivered: polls and their answers in time
+            entry["dropped"] = entry["offered"] - entry["delivered"]
+            entry["served_by_device"] = fl["delivered"]
+            entry["connections"] = fl.get("connections")
+            entry["refused"] = fl.get("refused")
+            entry["client"] = raw.get("modbus", {}).get(name)
         if fl["proto"] == "tcp":
             entry["accepted"] = fl["delivered"]
             entry["offered"] = None  # the attack tools' frames are counted in traffic
@@ -648,6 +728,9 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         for i, name in enumerate(names):
             sent = raw["sent"].get("sent", {}).get(name)
             k = PHASES.index(ph)
+            if name in modbus_phases:
+                part["flows"][name] = modbus_phases[name][ph]
+                continue
             if name in sent_ns and not truncated[name]:
                 # exact: the datagrams sent in this phase that were delivered
                 got = int(((sent_ns[name] >= lo) & (sent_ns[name] < hi)).sum())
@@ -661,7 +744,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         name = key.rsplit("#", 1)[0]
         threads[name] = threads.get(name, 0) + int(ns)
     ip_ns = threads.get(IP_TASK_NAME)
-    delivered = sum(f["delivered"] for f in flows.values())
+    delivered = sum(f["delivered"] or 0 for f in flows.values())
     return {
         "scenario": scn.name,
         "target": "freertos-tcp",
@@ -712,7 +795,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
 
 
 def _hp_flow(scn: Any) -> str | None:
-    udp = [f for f in scn.flows if f.protocol == "udp"]
+    udp = [f for f in scn.flows if f.protocol == "udp" or (_is_modbus(f) and f.rate_pps)]
     return max(udp, key=lambda f: f.priority).name if udp else None
 
 
