@@ -39,7 +39,9 @@ import numpy as np
 
 from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
+from rtshield.rig import pcap_replay
 from rtshield.rig.harness import (
+    ATTACKER_ADDR,
     DEVICE_ADDR,
     LISTEN_PORT,
     PREFIX_LEN,
@@ -205,6 +207,9 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
             "the rig derives the unprotected one)"
         )
     data = copy.deepcopy(data)
+    for f in data.get("flows", []):  # a capture's path is relative to the scenario file
+        if f.get("pattern") == "pcap" and isinstance(f.get("file"), str):
+            f["file"] = str((p.parent / f["file"]).resolve())
     floods = [f for f in data.get("flows", []) if f.get("protocol") == "tcp"]
     if phase_s is None:
         phase_s = 3.0
@@ -297,7 +302,8 @@ def target_config(
         if f.protocol not in ("udp", "tcp") or not f.bind:
             continue
         modbus = _is_modbus(f)
-        if f.protocol == "tcp" and not modbus and f.dst_port != LISTEN_PORT:
+        pcap = f.pattern == "pcap"  # replayed by the rig; its socket a listener or a UDP worker
+        if f.protocol == "tcp" and not modbus and not pcap and f.dst_port != LISTEN_PORT:
             raise UsageError(
                 f"rig freertos-tcp: flow {f.name}: a stepped TCP flow is the listener the attacks "
                 f"hit; its dst_port must be {LISTEN_PORT}"
@@ -312,7 +318,7 @@ def target_config(
                 f"rig freertos-tcp: flow {f.name}: the rig polls MODBUS/TCP flows at a constant "
                 f'rate (pattern = "constant"), not {f.pattern!r}'
             )
-        if f.protocol == "udp" and f.pattern != "constant":
+        if f.protocol == "udp" and f.pattern not in ("constant", "pcap"):
             raise UsageError(
                 f"rig freertos-tcp: flow {f.name}: the rig sends UDP flows at a constant rate "
                 f'(pattern = "constant"), not {f.pattern!r}'
@@ -335,7 +341,7 @@ def target_config(
 
 def _is_modbus(f: Any) -> bool:
     """A bound TCP flow that is not stepped (the flood's picture) is a MODBUS/TCP flow."""
-    return f.protocol == "tcp" and f.bind and f.pattern != "steps"
+    return f.protocol == "tcp" and f.bind and f.pattern not in ("steps", "pcap")
 
 
 def modbus_flows(scn: Any) -> list[dict[str, Any]]:
@@ -352,8 +358,13 @@ def udp_flows(scn: Any) -> list[dict[str, Any]]:
     return [
         {"name": f.name, "port": f.dst_port, "rate": float(f.rate_pps or 0), "size": f.size}
         for f in scn.flows
-        if f.protocol == "udp" and f.bind and (f.rate_pps or 0) > 0
+        if f.protocol == "udp" and f.bind and f.pattern == "constant" and (f.rate_pps or 0) > 0
     ]
+
+
+def pcap_flows(scn: Any) -> list[Any]:
+    """The flows the rig replays from their captures (``pattern = "pcap"``)."""
+    return [f for f in scn.flows if f.pattern == "pcap"]
 
 
 # ------------------------------------------------------------------ the sender
@@ -457,6 +468,19 @@ def run_variant(
     )
     for stale in ("device.json", "cycles.bin", "device.err"):
         (run_dir / stale).unlink(missing_ok=True)
+    replays = []  # the pcap flows' rewritten frames, ready before the target starts
+    for pf in pcap_flows(scn):
+        frames = run_dir / f"pcap_{pf.name}.bin"
+        pcap_replay.prepare(
+            pf,
+            frames,
+            total,
+            src_mac=h.mac(h.ns_atk, h.if_atk),
+            dst_mac=h.mac(h.ns_dev, h.if_dev),
+            src_ip=ATTACKER_ADDR,
+            dst_ip=DEVICE_ADDR,
+        )
+        replays.append((pf.name, frames))
     err = run_dir / "device.err"
     dev_proc = h.spawn(
         "device",
@@ -519,6 +543,28 @@ def run_variant(
                 ),
             )
         )
+    replayers = []
+    for name, frames in replays:
+        rspec = {
+            "frames": str(frames.resolve()),
+            "ifname": h.if_atk,
+            "t0_ns": t0,
+            "end_ns": bounds[2][1],
+            "bounds": bounds,
+        }
+        replayers.append(
+            (
+                name,
+                h.spawn(
+                    "attacker",
+                    [sys.executable, str(Path(pcap_replay.__file__)), json.dumps(rspec)],
+                    limit_s=total + 5,
+                    name=f"{run_dir.name}.pcap_{name}",
+                    stop_signal="TERM",
+                    stdout=subprocess.PIPE,
+                ),
+            )
+        )
     say(f"idle before ({P:g} s)")
     _sleep_until(bounds[1][0])
     c0 = h.counters()
@@ -551,6 +597,17 @@ def run_variant(
             sent = json.loads(line)
         except ValueError:
             raise RigError("rig freertos-tcp: the flow sender reported nothing") from None
+    for name, rp in replayers:
+        line = _readline(rp, 10.0)
+        h.stop(rp)
+        try:
+            r = json.loads(line)
+        except ValueError:
+            raise RigError(
+                f"rig freertos-tcp: the pcap replay of {name} reported nothing"
+            ) from None
+        sent.setdefault("sent", {})[name] = r["sent"]
+        sent.setdefault("total", {})[name] = r["total"]
     polled: dict[str, Any] = {}
     for name, pp in pollers:
         line = _readline(pp, MODBUS_TIMEOUT_S + 10.0)
@@ -671,6 +728,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
     sent_ns: dict[str, np.ndarray] = {}
     truncated: dict[str, bool] = {}
     modbus_phases: dict[str, Any] = {}
+    replayed = {pf.name for pf in pcap_flows(scn)}
     for name, fl in d["flows"].items():
         offered = raw["sent"].get("total", {}).get(name)
         entry: dict[str, Any] = {
@@ -683,7 +741,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             entry["dropped"] = max(0, offered - fl["delivered"])
             entry["delivered_ratio"] = round(fl["delivered"] / offered, 4) if offered else None
         f = run_dir / f"latency_{name}.bin"
-        if f.is_file():
+        if f.is_file() and name not in replayed:  # a capture's payload carries no send time
             lat = np.fromfile(f, dtype="<u8").reshape(-1, 2).astype(np.int64)
             ok = lat[:, 0] > 0
             sent_ns[name] = lat[ok, 0]
@@ -700,11 +758,21 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             entry["connections"] = fl.get("connections")
             entry["refused"] = fl.get("refused")
             entry["client"] = raw.get("modbus", {}).get(name)
-        if fl["proto"] == "tcp":
+        if name in replayed:  # offered: the frames the rig replayed
+            entry["replayed"] = True
+            entry.pop("dropped", None)  # a capture's frames are not all meant for the socket
+        elif fl["proto"] == "tcp":
             entry["accepted"] = fl["delivered"]
             entry["offered"] = None  # the attack tools' frames are counted in traffic
             entry.pop("dropped", None)
         flows[name] = entry
+    for name in sorted(replayed - set(flows)):  # replayed without a socket of its own
+        flows[name] = {
+            "protocol": next(f.protocol for f in scn.flows if f.name == name),
+            "offered": raw["sent"].get("total", {}).get(name),
+            "delivered": None,
+            "replayed": True,
+        }
     snaps = d["snapshots"]
     phases: dict[str, Any] = {}
     for ph, (lo, hi) in zip(PHASES, bounds, strict=True):
@@ -737,6 +805,10 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             else:  # the monitor's 100 ms snapshots
                 got = b["delivered"][i] - a["delivered"][i]
             part["flows"][name] = {"offered": sent[k] if sent else None, "delivered": got}
+        for name in flows:
+            if name not in part["flows"]:
+                sent = raw["sent"].get("sent", {}).get(name)
+                part["flows"][name] = {"offered": sent[k] if sent else None, "delivered": None}
         phases[ph] = part
     whole = _critical(cyc, period, bounds[0][0], bounds[2][1])
     threads: dict[str, int] = {}  # CPU ns per FreeRTOS task (thread name), whole run
@@ -887,6 +959,10 @@ def _sim_table(sim: Mapping[str, Mapping[str, Any]], hp: str | None) -> dict[str
         v: {
             "critical": {k: s["critical"][k] for k in ("cycles", "misses", "lateness_max_pct")},
             "hp": s.get("flows", {}).get(hp or "", {}),
+            "flows": {
+                n: {k: f.get(k) for k in ("offered", "delivered")}
+                for n, f in s.get("flows", {}).items()
+            },
         }
         for v, s in sim.items()
     }
@@ -926,6 +1002,10 @@ def comparison(
                 "wakeup_p99_9_us": {p: ph[p]["critical"]["wakeup_us"]["p99_9"] for p in PHASES},
                 "cycle_p99_9_us": {p: ph[p]["critical"]["cycle_time_us"]["p99_9"] for p in PHASES},
                 "hp": ph["attack"]["flows"].get(hp or "", {}),
+                "flows": {  # every flow, whole run: UDP, MODBUS polls, replayed captures
+                    n: {k: f.get(k) for k in ("offered", "delivered")}
+                    for n, f in r["flows"].items()
+                },
                 "dropped_attack": ph["attack"]["dropped"],
                 "cpu_per_frame_ns": r["cpu_per_frame_ns"],
             }
@@ -1013,6 +1093,28 @@ _CSS = (
     "td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
     "th{background:#eee}td:first-child{text-align:left}"
 )
+
+
+def _flow_table(comp: Mapping[str, Any]) -> str:
+    """Every flow, offered/delivered over the whole run: each simulated variant beside each
+    real run of that variant (MODBUS flows: polls and answers in time; replayed captures:
+    frames replayed and what the flow's socket received)."""
+    names: list[str] = []
+    for r in comp["runs"]:
+        names += [n for n in r.get("flows", {}) if n not in names]
+    if not names:
+        return ""
+    rows = []
+    for v, s in comp["simulation"].items():
+        fl = s.get("flows", {})
+        rows.append([f"simulation, {v}"] + [_od(fl.get(n)) for n in names])
+    for r in comp["runs"]:
+        rows.append([f"real stack, {r['run']}"] + [_od(r.get("flows", {}).get(n)) for n in names])
+    return "<h3>Every flow, whole run (delivered/offered)</h3>" + _table(["", *names], rows)
+
+
+def _od(f: Mapping[str, Any] | None) -> str:
+    return "—" if not f else f"{_fmt(f.get('delivered'))}/{_fmt(f.get('offered'))}"
 
 
 def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Path:
@@ -1130,6 +1232,7 @@ held against the scenario's flood.</p>
             claim_rows,
         )
     }
+{_flow_table(comp)}
 {capacity}
 <p>Per-run details: <code>runs/*/summary.json</code>;
 the simulator's: <code>sim/*/summary.json</code>.</p>
