@@ -280,3 +280,22 @@ def test_modbus_flow_on_the_listeners_port_is_refused(tmp_path):
     with pytest.raises(UsageError) as e:
         _cfg(p)
     assert "other than the attacks' listener" in str(e.value)
+
+
+def test_the_modbus_scenario_makes_the_claims_in_simulation(tmp_path):
+    """The simulated side for the MODBUS device: protected keeps the MODBUS flow and
+    the critical task, unprotected does not; the report's every-flow table has it."""
+    dev = freertos.load_device(MODBUS_SCEN, 6, phase_s=1.0)
+    sim = freertos.simulate_variants(dev, tmp_path)
+    p, u = sim["protected"], sim["unprotected"]
+    assert p["critical"]["misses"] == 0
+    assert p["flows"]["modbus"]["delivered"] == p["flows"]["modbus"]["offered"] > 0
+    assert u["critical"]["misses"] > 0 or (
+        u["flows"]["modbus"]["delivered"] < u["flows"]["modbus"]["offered"]
+    )
+    table = freertos._flow_table(
+        {"simulation": freertos._sim_table(sim, "modbus"), "runs": [
+            {"run": "protected-syn", "flows": {"modbus": {"offered": 300, "delivered": 299}}}
+        ]}
+    )  # fmt: skip
+    assert "simulation, protected" in table and "299/300" in table
