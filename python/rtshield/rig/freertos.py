@@ -77,6 +77,10 @@ STACK_EXHAUSTED = "stack_buffers_exhausted"
 #: libshield's rts_shield_drop names that the simulator's summary spells differently.
 _SHIELD_TO_SIM = {"limiter": "mitigation"}
 PHASES = ("idle_before", "attack", "idle_after")
+#: Time from the target's "ready" to the first phase, in which the rig's senders, MODBUS
+#: controllers and replays start (a Python process takes a few hundred ms on a busy host):
+#: each begins at the first phase's start, so that phase is offered in full.
+LEAD_S = 1.0
 #: A MODBUS poll's response timeout: an answer later than this counts as a timeout.
 MODBUS_TIMEOUT_S = 0.5
 #: FreeRTOS-Plus-TCP's name for its IP task (FreeRTOS_IP.c; the POSIX port names threads so).
@@ -380,7 +384,7 @@ bounds = spec["bounds"]
 flows = spec["flows"]
 socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in flows]
 sent = [[0] * len(bounds) for _ in flows]
-t0 = mono()
+t0 = max(mono(), spec.get("t0_ns", 0))
 nxt = [t0 + int(i * 1e9 / max(1.0, f["rate"]) / len(flows)) for i, f in enumerate(flows)]
 seq = [0] * len(flows)
 end = spec["end_ns"]
@@ -453,7 +457,7 @@ def run_variant(
     run_dir.mkdir(parents=True, exist_ok=True)
     P, B = opts.phase_s, opts.break_s
     total = 3 * P + 2 * B
-    seconds = int(math.ceil(total + 1.5))
+    seconds = int(math.ceil(LEAD_S + total + 1.5))
     conf = run_dir / "device.conf"
     conf.write_text(
         target_config(
@@ -497,7 +501,7 @@ def run_variant(
         raise RigError(
             f"rig freertos-tcp: the target did not start ({(why or [first or 'no output'])[0]})"
         )
-    t0 = _mono()
+    t0 = _mono() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
     bounds = [
         (t0, t0 + int(P * 1e9)),
         (t0 + int((P + B) * 1e9), t0 + int((2 * P + B) * 1e9)),
@@ -506,11 +510,17 @@ def run_variant(
     flows = udp_flows(scn)
     sender = None
     if flows:
-        spec = {"dst": DEVICE_ADDR, "flows": flows, "bounds": bounds, "end_ns": bounds[2][1]}
+        spec = {
+            "dst": DEVICE_ADDR,
+            "flows": flows,
+            "bounds": bounds,
+            "end_ns": bounds[2][1],
+            "t0_ns": t0,
+        }
         sender = h.spawn(
             "attacker",
             [sys.executable, "-c", _SENDER, json.dumps(spec)],
-            limit_s=total + 5,
+            limit_s=LEAD_S + total + 5,
             name=f"{run_dir.name}.sender",
             stop_signal="TERM",
             stdout=subprocess.PIPE,
@@ -521,6 +531,7 @@ def run_variant(
             "dst": DEVICE_ADDR,
             "port": mf["port"],
             "rate": mf["rate"],
+            "t0_ns": t0,
             "end_ns": bounds[2][1],
             "timeout_ns": int(MODBUS_TIMEOUT_S * 1e9),
             "out": str((run_dir / f"modbus_{mf['name']}.bin").resolve()),
@@ -536,7 +547,7 @@ def run_variant(
                         str(Path(__file__).with_name("modbus_client.py")),
                         json.dumps(mspec),
                     ],
-                    limit_s=total + MODBUS_TIMEOUT_S + 5,
+                    limit_s=LEAD_S + total + MODBUS_TIMEOUT_S + 5,
                     name=f"{run_dir.name}.modbus_{mf['name']}",
                     stop_signal="TERM",
                     stdout=subprocess.PIPE,
@@ -558,7 +569,7 @@ def run_variant(
                 h.spawn(
                     "attacker",
                     [sys.executable, str(Path(pcap_replay.__file__)), json.dumps(rspec)],
-                    limit_s=total + 5,
+                    limit_s=LEAD_S + total + 5,
                     name=f"{run_dir.name}.pcap_{name}",
                     stop_signal="TERM",
                     stdout=subprocess.PIPE,

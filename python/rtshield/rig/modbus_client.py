@@ -177,7 +177,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             if k is not None:
                 records[k][1], records[k][2] = now, _status(pdu)
 
-    slot = _mono()
+    slot = max(_mono(), int(spec.get("t0_ns", 0)))  # the first poll: at t0_ns, if given
     seq = 0
     while slot < end:
         now = _mono()
