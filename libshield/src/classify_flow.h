@@ -25,7 +25,25 @@ enum {
     RTS_CLS_UDP_MIN = 8
 };
 
-/* Big-endian 16-bit read; the caller has checked off + 2 <= len. */
+/* Big-endian reads; the caller has checked off + 2 (off + 4) <= len. With
+ * GCC or Clang on a little-endian core, one bounded unaligned load and a
+ * byte swap (an ldrh/rev16 on a Cortex-M3, a movzwl/rol on x86) instead of
+ * byte loads at a run-time offset; the same bytes are read either way. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint16_t rts_cls_be16(const uint8_t *p, size_t off)
+{
+    uint16_t v;
+    __builtin_memcpy(&v, p + off, sizeof v);
+    return __builtin_bswap16(v);
+}
+
+static inline uint32_t rts_cls_be32(const uint8_t *p, size_t off)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, p + off, sizeof v);
+    return __builtin_bswap32(v);
+}
+#else
 static inline uint16_t rts_cls_be16(const uint8_t *p, size_t off)
 {
     return (uint16_t)(((unsigned)p[off] << 8) | (unsigned)p[off + 1u]);
@@ -36,6 +54,7 @@ static inline uint32_t rts_cls_be32(const uint8_t *p, size_t off)
     return ((uint32_t)p[off] << 24) | ((uint32_t)p[off + 1u] << 16) | ((uint32_t)p[off + 2u] << 8) |
            (uint32_t)p[off + 3u];
 }
+#endif
 
 /*
  * The flow of a frame without the header facts (the receive path's ISR):
@@ -80,10 +99,10 @@ static inline uint8_t rts_classify_flow_inline(const rts_flow_table *t, const ui
         const unsigned proto = f[l3 + 9u];
         const size_t l4_len = total - ihl;
         const size_t l4 = l3 + ihl;
-        if (proto == RTS_CLS_IP_UDP || proto == RTS_CLS_IP_TCP) {
-            if (l4_len < (proto == RTS_CLS_IP_TCP ? (size_t)RTS_CLS_TCP_MIN : (size_t)RTS_CLS_UDP_MIN)) {
-                return RTS_FLOW_DEFAULT;
-            }
+        /* UDP and TCP, each against its own minimum header (one compare
+         * each rather than a select); shorter ones fall to the default. */
+        if ((proto == RTS_CLS_IP_UDP && l4_len >= RTS_CLS_UDP_MIN) ||
+            (proto == RTS_CLS_IP_TCP && l4_len >= RTS_CLS_TCP_MIN)) {
             /* The source address matters only when some flow matches one. */
             const uint32_t src = t->n_specific != 0u ? rts_cls_be32(f, l3 + 12u) : 0u;
             return rts_flow_lookup_inline(t, proto, rts_cls_be16(f, l4 + 2u), src);

@@ -50,12 +50,29 @@ static inline unsigned rts_flow_find(const rts_flow_table *t, uint32_t key, uint
     }
 }
 
+/* rts_flow_find(t, key, 0, RTS_FLOW_DEFAULT) for a table without
+ * source-specific flows (n_specific 0), where every slot's src is 0 (the
+ * index is rebuilt with n_specific: flow_table.c), so the src compare can
+ * go; the home slot is read without the wrap mask (h < RTS_FLOW_INDEX_SLOTS). */
+static inline unsigned rts_flow_find_any(const rts_flow_table *t, uint32_t key)
+{
+    const unsigned h = rts_flow_home(key, 0u, t->mult);
+    uint32_t k = t->index[h].key;
+    if ((k & RTS_FLOW_KEY_MASK) == key) return k >> 24;
+    for (unsigned n = 1u; k != 0u && n <= t->probe_max; n++) {
+        k = t->index[(h + n) & RTS_FLOW_INDEX_MASK].key;
+        if ((k & RTS_FLOW_KEY_MASK) == key) return k >> 24;
+    }
+    return RTS_FLOW_DEFAULT;
+}
+
 /* rts_flow_lookup_isr() for a checked proto (1..255) and port (< 65536). */
 static inline uint8_t rts_flow_lookup_inline(const rts_flow_table *t, unsigned proto, unsigned port,
                                              uint32_t src)
 {
     const uint32_t key = rts_flow_key(proto, port);
-    if (src != 0u && t->n_specific != 0u) {
+    if (t->n_specific == 0u) return (uint8_t)rts_flow_find_any(t, key);
+    if (src != 0u) {
         const unsigned id = rts_flow_find(t, key, src, RTS_FLOW_NONE);
         if (id != RTS_FLOW_NONE) return (uint8_t)id;
     }
