@@ -79,11 +79,10 @@ static inline uint8_t rts_flow_lookup_inline(const rts_flow_table *t, unsigned p
     return (uint8_t)rts_flow_find(t, key, 0u, RTS_FLOW_DEFAULT);
 }
 
-/* rts_flow_admit_isr() for a valid id, without a call for an unlimited
- * flow (the common case). */
-static inline bool rts_flow_admit_inline(rts_flow_table *t, unsigned id, rts_time_ns now)
+/* rts_flow_admit_isr() for a valid id (f is &t->flows[id]), without a
+ * call for an unlimited flow (the common case). */
+static inline bool rts_flow_admit_inline(rts_flow_table *t, rts_flow *f, unsigned id, rts_time_ns now)
 {
-    rts_flow *f = &t->flows[id];
     if (!f->limited) {
         f->admitted++;
         return true;
