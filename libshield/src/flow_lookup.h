@@ -50,6 +50,7 @@ static inline unsigned rts_flow_find(const rts_flow_table *t, uint32_t key, uint
     }
 }
 
+#if RTS_CONFIG_RX_INLINE
 /* rts_flow_find(t, key, 0, RTS_FLOW_DEFAULT) for a table without
  * source-specific flows (n_specific 0), where every slot's src is 0 (the
  * index is rebuilt with n_specific: flow_table.c), so the src compare can
@@ -65,14 +66,17 @@ static inline unsigned rts_flow_find_any(const rts_flow_table *t, uint32_t key)
     }
     return RTS_FLOW_DEFAULT;
 }
+#endif
 
 /* rts_flow_lookup_isr() for a checked proto (1..255) and port (< 65536). */
 static inline uint8_t rts_flow_lookup_inline(const rts_flow_table *t, unsigned proto, unsigned port,
                                              uint32_t src)
 {
     const uint32_t key = rts_flow_key(proto, port);
+#if RTS_CONFIG_RX_INLINE /* the speed build; the size build keeps one probe loop */
     if (t->n_specific == 0u) return (uint8_t)rts_flow_find_any(t, key);
-    if (src != 0u) {
+#endif
+    if (src != 0u && t->n_specific != 0u) {
         const unsigned id = rts_flow_find(t, key, src, RTS_FLOW_NONE);
         if (id != RTS_FLOW_NONE) return (uint8_t)id;
     }
