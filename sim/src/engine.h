@@ -113,6 +113,12 @@ struct rtsim {
     uint64_t seq;       /* round-robin sequence counter */
     uint32_t kick_mask; /* cores whose running activity may have to change */
     sim_flow_gen flow[RTSIM_MAX_FLOWS];
+    /* Each flow's next arrival, kept out of the event heap (the most frequent
+     * event): its time (SIM_INF: none) and the sequence number it takes from
+     * the heap's counter, so ties are ordered exactly as in the heap. */
+    uint64_t arr_t[RTSIM_MAX_FLOWS];
+    uint64_t arr_seq[RTSIM_MAX_FLOWS];
+    int arr_next; /* the flow whose arrival comes first, or -1 */
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
     int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
     uint64_t *lat_hist;               /* RTSIM_MAX_FLOWS * RTSIM_HIST_BINS */
