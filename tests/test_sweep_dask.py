@@ -212,3 +212,23 @@ def test_unreachable_scheduler_is_one_line(tmp_path, capsys, flood):
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--scheduler" in err[0]
+
+
+def test_a_point_without_figures_has_its_numbers_and_no_png(tmp_path, flood):
+    """What a sweep point (and a demo configuration) writes without --run-figures."""
+    from rtshield.runner import run_one
+    from rtshield.scenario import load_scenario
+
+    sc = load_scenario(flood, {"scenario": {"duration": "1s"}})
+    bare = run_one(sc, tmp_path / "bare", figures=False)
+    assert {p.suffix for p in (tmp_path / "bare").iterdir() if not p.name.startswith(".")} == {
+        ".json",
+        ".csv",
+        ".parquet",
+        ".html",
+    }
+    assert "data:image/png" not in (tmp_path / "bare" / "report.html").read_text()
+    assert bare.entry.figures == {}
+    drawn = run_one(sc, tmp_path / "drawn")
+    assert (tmp_path / "drawn" / "packets.png").is_file() and "packets" in drawn.entry.figures
+    assert bare.entry.summary == drawn.entry.summary
