@@ -75,8 +75,9 @@ def bench_demo() -> float:
     cmd = [exe] if exe else [sys.executable, "-m", "rtshield"]
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        subprocess.run([*cmd, "demo", "--out", os.path.join(d, "demo")], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*cmd, "demo", "--out", os.path.join(d, "demo")], check=True, stdout=subprocess.DEVNULL
+        )
         return time.perf_counter() - t0
 
 
@@ -85,22 +86,30 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per scenario (best is kept)")
     ap.add_argument("--demo", action="store_true", help="also time the whole `rtshield demo`")
     args = ap.parse_args()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()}, {platform.platform()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}, {platform.platform()}"
+    )
     print()
-    print(f"| scenario | simulated | wall (best of {args.repeat}) | packets | packets / wall s "
-          "| events | events / wall s |")
+    print(
+        f"| scenario | simulated | wall (best of {args.repeat}) | packets | packets / wall s "
+        "| events | events / wall s |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in SCENARIOS:
         r = bench_one(name, args.repeat)
         ev = "—" if r["events"] is None else f"{r['events']:,}"
         evs = "—" if r["events_per_wall_s"] is None else f"{r['events_per_wall_s']:,.0f}"
-        print(f"| {name} | {r['sim_s']:g} s | {r['wall_s']:.2f} s | {r['packets']:,} | "
-              f"{r['pkt_per_wall_s']:,.0f} | {ev} | {evs} |")
+        print(
+            f"| {name} | {r['sim_s']:g} s | {r['wall_s']:.2f} s | {r['packets']:,} | "
+            f"{r['pkt_per_wall_s']:,.0f} | {ev} | {evs} |"
+        )
     if args.demo:
         print()
-        print(f"`rtshield demo` (8 configurations, 2 processes, all outputs): "
-              f"{bench_demo():.1f} s wall")
+        print(
+            f"`rtshield demo` (8 configurations, 2 processes, all outputs): "
+            f"{bench_demo():.1f} s wall"
+        )
     return 0
 
 

@@ -166,3 +166,68 @@ def test_strict_search_matches_exhaustive(tmp_path):
             if analyze_system(load(tmp_path, text.replace('"?"', f'"{T}ns"'))).schedulable]
     assert safe == list(range(min(safe), 301))  # the safe set is a suffix
     assert d.value == min(safe) and d.unsafe_value == min(safe) - 1
+
+
+# ---- every answer checked by simulating its boundary (issue 11 item 4)
+
+QUEUE_SYS = '''[system]
+platform = "esp32-freertos"
+[[source]]
+name = "rx"
+model = "queue_mitigation"
+queue = "?"
+driver_priority = 2
+work = "7us"
+[[task]]
+name = "critical"
+wcet = "4ms"
+period = "10ms"
+priority = 3
+'''
+
+
+def test_queue_size_designed_and_simulated(tmp_path):
+    """Queue Mitigation on the ESP32 preset (t_int derived from the simulator's
+    costs): the largest queue is safe in the simulator and one more misses,
+    with the tick at the release: the simulated worst equals the WCRT."""
+    from rtshield.analysis.design import simulate_design
+
+    p = tmp_path / "q.toml"
+    p.write_text(QUEUE_SYS)
+    s = load_system(p)
+    d = design_system(s)
+    simulate_design(s, d)
+    assert d.value is not None and d.unsafe_value == d.value + 1
+    assert d.simulated["confirmed"], d.text()
+    row = d.simulated["at_value"]["critical"]
+    assert row["observed_us"] == row["wcrt_us"]
+    assert d.simulated["beyond"]["over_deadline"]
+
+
+def test_bursty_period_designed_and_simulated(tmp_path):
+    from rtshield.analysis.design import simulate_design
+
+    p = tmp_path / "b.toml"
+    p.write_text('[system]\nplatform = "atmega103-tinyos"\ntick = false\n'
+                 '[[source]]\nname = "ext"\nmodel = "bursty"\nburst = 4\nburst_period = "?"\n'
+                 'work = "250cyc"\npriority = 2\n'
+                 '[[task]]\nname = "background"\nwcet = "5ms"\nperiod = "10ms"\npriority = 0\n')
+    s = load_system(p)
+    d = design_system(s)
+    assert d.param == "source.ext.burst_period" and d.value is not None
+    simulate_design(s, d)
+    assert d.simulated["confirmed"], d.text()
+
+
+def test_design_names_why_it_did_not_simulate(tmp_path):
+    from rtshield.analysis.design import simulate_design
+
+    p = tmp_path / "srv.toml"
+    p.write_text('[system]\ntick = false\n[[server]]\nname = "s"\nbudget = "?"\n'
+                 'period = "10ms"\npriority = 2\n'
+                 '[[task]]\nname = "t"\nwcet = "4ms"\nperiod = "10ms"\npriority = 1\n')
+    s = load_system(p)
+    d = design_system(s)
+    simulate_design(s, d)
+    assert "servers" in d.simulated["skipped"]
+    assert "not simulated" in d.text()

@@ -13,7 +13,15 @@
 #   tools/freertos_build.sh tcp-build OUTDIR
 #       compile the rig's FreeRTOS-Plus-TCP interface with libshield in its
 #       receive path (rig/freertos/rts_netif.c, -Werror) with the stack,
-#       the kernel and libshield for the POSIX port, and link it (not run)
+#       the kernel and libshield for the POSIX port, and link the link check
+#       (OUTDIR/rts_freertos_tcp) and the device application that
+#       `rtshield rig freertos-tcp` runs (OUTDIR/rts_freertos_device)
+#   tools/freertos_build.sh mps2-test OUTDIR
+#       the same receive path (rig/freertos/rts_netif.c) on Cortex-M3 with
+#       FreeRTOS-Plus-TCP and the MPS2 board's LAN9118 (rts_netif_mps2.c),
+#       booted twice in qemu-system-arm -M mps2-an385 (protected, then the
+#       stock path): synthetic control and flood frames through the LAN9118's
+#       PHY loopback, counters over semihosting, exit status = the checks
 # The FreeRTOS sources come from $RTS_THIRD_PARTY (default: ../shared/third_party
 # beside the checkout), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
@@ -137,7 +145,7 @@ if [ "$mode" = qemu-test ]; then
     objs+=("$o")
   done
   for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
-           "$selftest/selftest.c" "$selftest/main_cm3.c"; do
+           "$selftest/selftest.c" "$selftest/main_cm3.c" "$selftest/mps2_boot.c"; do
     o="$out/$(basename "${f%.c}").o"
     arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${lib_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
     objs+=("$o")
@@ -164,11 +172,12 @@ if [ "$mode" = tcp-build ]; then
     n=$((n + 1))
   done
   objs=("$out"/tcp_*.o)
-  for f in rts_netif main_link; do
-    gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${inc[@]}" \
+  rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/rts_netif.h)
+  for f in rts_netif rts_netif_posix main_link rts_device; do
+    gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
       -c "$here/rig/freertos/$f.c" -o "$out/$f.o"
-    objs+=("$out/$f.o")
   done
+  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o")
   for f in "${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$posix/port.c" \
            "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c"; do
     o="$out/k_$(basename "${f%.c}").o"
@@ -177,13 +186,63 @@ if [ "$mode" = tcp-build ]; then
   done
   for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"; do
     o="$out/l_$(basename "${f%.c}").o"
-    gcc "${warn[@]}" -O2 -pthread "${inc[@]}" -c "$f" -o "$o"
+    gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
     objs+=("$o")
   done
-  gcc -pthread "${objs[@]}" -o "$out/rts_freertos_tcp"
-  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, main_link.c) built and linked for the POSIX port"
+  gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
+  gcc -pthread "${objs[@]}" "$out/rts_device.o" -o "$out/rts_freertos_device"
+  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, rts_netif_posix.c, main_link.c, rts_device.c) built and linked for the POSIX port"
   exit 0
 fi
 
-echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build)" >&2
+if [ "$mode" = mps2-test ]; then
+  need_arm
+  command -v qemu-system-arm >/dev/null ||
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+  tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
+  [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
+    skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
+  cm3=$kernel/portable/GCC/ARM_CM3
+  mps2=$tcp/source/portable/NetworkInterface/MPS2_AN385
+  [ -f "$mps2/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
+  rig=$here/rig/freertos
+  inc=(-I"$rig/cm3" -I"$port/config" -I"$rig" -I"$port" -I"$selftest" -I"$here/libshield/include"
+       -I"$kernel/include" -I"$cm3" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC"
+       -I"$mps2")
+  mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
+  objs=()
+  # Third-party sources (kernel, port, heap, stack, LAN9118 driver): their own dialect.
+  for f in "${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c" \
+           "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c \
+           "$tcp/source/portable/BufferManagement/BufferAllocation_2.c" \
+           "$mps2/ether_lan9118/smsc9220_eth_drv.c"; do
+    o="$out/t_$(basename "${f%.c}").o"
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
+           "$rig/rts_netif.c" "$rig/rts_netif_mps2.c" "$selftest/mps2_boot.c"; do
+    o="$out/$(basename "${f%.c}").o"
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
+    objs+=("$o")
+  done
+  status=0
+  for variant in protected unprotected; do
+    p=1; [ "$variant" = unprotected ] && p=0
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=$p \
+      "${inc[@]}" -c "$rig/cm3/main_mps2.c" -o "$out/main_mps2_$variant.o"
+    elf=$out/rts_mps2_$variant.elf
+    arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
+      -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" \
+      "${objs[@]}" "$out/main_mps2_$variant.o" -o "$elf"
+    arm-none-eabi-size "$elf"
+    echo "freertos port: booting the $variant receive path on qemu-system-arm -M mps2-an385"
+    timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
+      -serial none -nic none -icount shift=5 -kernel "$elf" || status=$?
+    [ "$status" -eq 0 ] || break
+  done
+  exit "$status"
+fi
+
+echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test)" >&2
 exit 2

@@ -12,7 +12,9 @@ sudo=""
 debs=(build-essential cmake ninja-build python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi
       clang libclang-rt-14-dev valgrind iproute2 qemu-system-arm
       # the rig (docs/rig.md): flood and scan tools, CPU load, ingress counters/limits
-      hping3 nmap netsniff-ng stress-ng nftables ethtool)
+      hping3 nmap netsniff-ng stress-ng nftables ethtool
+      # tests/test_browser_report.py renders the demo report in headless Chromium
+      chromium)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

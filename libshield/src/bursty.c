@@ -212,6 +212,29 @@ rts_err rts_bursty_burst_sizes(const uint32_t *rates_hz, uint32_t n, uint32_t ti
     return RTS_OK;
 }
 
+rts_err rts_bursty_burst_for_period(uint32_t rate_hz, rts_time_ns period_ns, uint32_t *burst_out)
+{
+    if (burst_out == NULL || rate_hz == 0u || period_ns == 0u) {
+        return RTS_EINVAL;
+    }
+    /* ceil(rate * period / 1e9) without overflow: split the period into
+     * whole seconds and the rest (rate < 2^32, rest < 1e9 < 2^30). */
+    const uint64_t ns_per_s = 1000000000u;
+    const uint64_t secs = period_ns / ns_per_s;
+    const uint64_t rest = period_ns % ns_per_s;
+    if (secs > (uint64_t)UINT32_MAX) {
+        return RTS_EINVAL;
+    }
+    const uint64_t whole = (uint64_t)rate_hz * secs;
+    const uint64_t part = (uint64_t)rate_hz * rest;
+    const uint64_t burst = whole + part / ns_per_s + (part % ns_per_s != 0u ? 1u : 0u);
+    if (burst > UINT32_MAX) {
+        return RTS_EINVAL;
+    }
+    *burst_out = burst == 0u ? 1u : (uint32_t)burst;
+    return RTS_OK;
+}
+
 rts_err rts_bursty_pick_timer_hz(const uint32_t *rates_hz, uint32_t n, uint32_t max_burst,
                                  const uint32_t *candidates_hz, uint32_t n_candidates,
                                  uint32_t *timer_hz_out)

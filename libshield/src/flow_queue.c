@@ -105,6 +105,8 @@ rts_err rts_fq_repost_isr(rts_flow_queue *fq, unsigned buf)
 static uint16_t pop_head(rts_flow_queue *fq, unsigned flow)
 {
     rts_fq_flow *q = &fq->q[flow];
+    RTS_ASSERT(q->count > 0u && q->head != RTS_BUF_NONE,
+               "flow queue: the level masks name a flow whose queue is empty");
     const uint16_t b = q->head;
     q->head = fq->next[b];
     fq->next[b] = RTS_BUF_NONE;

@@ -14,6 +14,8 @@
 /* Move `buf` from state `from` (which it is in) to `to`. */
 static inline void rts_fq_move(rts_flow_queue *fq, unsigned buf, rts_buf_state from, rts_buf_state to)
 {
+    RTS_ASSERT(buf < fq->nbufs && fq->state[buf] == (uint8_t)from && fq->n_state[from] > 0u,
+               "flow queue: a buffer moved from a state it is not in");
     fq->n_state[from]--;
     fq->state[buf] = (uint8_t)to;
     fq->n_state[to]++;
@@ -53,6 +55,8 @@ rts_err rts_fq_push_from(rts_flow_queue *fq, unsigned buf, unsigned flow, unsign
 static inline rts_err rts_fq_push_inline(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio,
                                          unsigned limit, rts_buf_state from)
 {
+    RTS_ASSERT(flow < RTS_FLOW_MAX && prio < RTS_FLOW_PRIO_LEVELS,
+               "flow queue: push with a flow or priority the caller did not check");
     rts_fq_flow *q = &fq->q[flow];
     if (q->count >= limit) {
         return RTS_EFULL;

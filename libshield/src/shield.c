@@ -315,6 +315,22 @@ bool rts_shield_rx_irq_isr(rts_shield *sh, unsigned source, rts_time_ns now, rts
     return true;
 }
 
+void rts_shield_rx_isr_done_isr(rts_shield *sh, rts_time_ns now, rts_time_ns work_ns,
+                                rts_shield_dec *dec)
+{
+    dec_clear(dec);
+#if RTS_CONFIG_MITIGATIONS
+    if (has(sh, RTS_SHIELD_BUDGET)) {
+        emit(sh, dec, RTS_SHIELD_BUDGET, 0u, RTS_SHIELD_TIMER_MIT,
+             rts_budget_mit_on_isr_work_isr(&sh->budget, now, work_ns));
+    }
+#else
+    (void)sh;
+    (void)now;
+    (void)work_ns;
+#endif
+}
+
 bool rts_shield_rx_packet_isr(rts_shield *sh, rts_time_ns tick_now, rts_shield_dec *dec)
 {
     dec_clear(dec);
@@ -674,6 +690,7 @@ uint32_t rts_shield_hooks(const rts_shield *sh)
     if (has(sh, RTS_SHIELD_BUDGET | RTS_SHIELD_QUEUE | RTS_SHIELD_RX_PATH) || (sh->detect.on & 2u))
         h |= RTS_SHIELD_CALL_TASK_DONE;
     if (sh->detect.on & 2u) h |= RTS_SHIELD_CALL_FILL;
+    if (has(sh, RTS_SHIELD_BUDGET) && sh->cfg.budget.charge_isr) h |= RTS_SHIELD_CALL_RX_DONE;
     return h;
 }
 

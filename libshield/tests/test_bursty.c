@@ -370,6 +370,49 @@ static void test_burst_sizes_paper_example(void)
     CHECK_EQ(rts_bursty_burst_sizes(rates, 3, 110, bursts, NULL), RTS_OK);
 }
 
+static void test_burst_for_period(void)
+{
+    typedef struct {
+        const char *name;
+        uint32_t rate;
+        rts_time_ns period;
+        rts_err err;
+        uint32_t burst;
+    } row;
+    static const row rows[] = {
+        {"as burst_sizes: 324 Hz on 110 Hz", 324, 9090909, RTS_OK, 3},
+        {"exact: 1 kHz on 5 ms", 1000, 5000000, RTS_OK, 5},
+        {"a server for Behnke 6.4's 1000 pkt/s on 1 ms: 1 packet", 1000, 1000000, RTS_OK, 1},
+        {"one above a multiple rounds up", 1001, 5000000, RTS_OK, 6},
+        {"a period that is no whole Hz: 1 kHz on 3 ms", 1000, 3000000, RTS_OK, 3},
+        {"333 Hz on 3 ms: 0.999 rounds up to 1", 333, 3000000, RTS_OK, 1},
+        {"rate below the timer: burst 1", 1, 1000, RTS_OK, 1},
+        {"long period: 10 Hz over 1000 s", 10, 1000000000000ull, RTS_OK, 10000},
+        {"burst above uint32", UINT32_MAX, 2000000000ull, RTS_EINVAL, 0},
+        {"period beyond 2^32 s", 1, UINT64_MAX, RTS_EINVAL, 0},
+        {"rate 0", 0, 1000, RTS_EINVAL, 0},
+        {"period 0", 10, 0, RTS_EINVAL, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ROW(rows[i].name);
+        uint32_t burst = 0;
+        CHECK_EQ(rts_bursty_burst_for_period(rows[i].rate, rows[i].period, &burst), rows[i].err);
+        CHECK_EQ(burst, rows[i].burst);
+    }
+    CHECK_EQ(rts_bursty_burst_for_period(10, 1000, NULL), RTS_EINVAL);
+    /* agrees with rts_bursty_burst_sizes() on whole-Hz periods */
+    for (uint32_t hz = 1; hz <= 1000u; hz += 37u) {
+        for (uint32_t rate = 1; rate <= 5000u; rate += 211u) {
+            uint32_t a = 0, b = 0;
+            CHECK_EQ(rts_bursty_burst_sizes(&rate, 1, hz, &a, NULL), RTS_OK);
+            if (1000000000u % hz == 0u) {
+                CHECK_EQ(rts_bursty_burst_for_period(rate, 1000000000u / hz, &b), RTS_OK);
+                CHECK_EQ(a, b);
+            }
+        }
+    }
+}
+
 static void test_burst_sizes_edges(void)
 {
     typedef struct {
@@ -446,6 +489,7 @@ int main(void)
     RTS_RUN(test_config_errors);
     RTS_RUN(test_burst_sizes_paper_example);
     RTS_RUN(test_burst_sizes_edges);
+    RTS_RUN(test_burst_for_period);
     RTS_RUN(test_pick_timer);
     return rts_test_end();
 }

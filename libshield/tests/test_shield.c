@@ -449,6 +449,31 @@ static void test_budget(void)
     CHECK_EQ(sh.line_holds[0], 0);
 }
 
+/* Budget charging the ISR (rts_shield_rx_isr_done_isr): off by default, a
+ * no-op; with charge_isr the ISR's time spends the budget and may suspend. */
+static void test_budget_charges_isr(void)
+{
+    rts_shield_cfg c = valid_cfg(G);
+    c.budget.initial_budget_ns = 1000;
+    init_with(&c, 0, 0, NULL);
+    CHECK(!(rts_shield_hooks(&sh) & RTS_SHIELD_CALL_RX_DONE));
+    rts_shield_dec d;
+    rts_shield_rx_isr_done_isr(&sh, 10, 5000, &d);
+    CHECK_EQ(d.flags, 0);
+    CHECK_EQ(d.n_ops, 0);
+    CHECK_EQ(sh.task_holds, 0);
+    c.budget.charge_isr = true;
+    init_with(&c, 0, 0, NULL);
+    CHECK(rts_shield_hooks(&sh) & RTS_SHIELD_CALL_RX_DONE);
+    rts_shield_rx_isr_done_isr(&sh, 10, 400, &d); /* 600 left */
+    CHECK_EQ(d.flags, 0);
+    rts_shield_rx_isr_done_isr(&sh, 20, 600, &d); /* exhausted */
+    CHECK_EQ(d.flags, RTS_SHIELD_F_SUSPEND);
+    CHECK_EQ(d.n_ops, 1);
+    CHECK_EQ(sh.line_holds[0], G);
+    CHECK_EQ(sh.task_holds, G);
+}
+
 /* Budget and Queue both hold the line; only Budget suspends the task. */
 static void test_budget_and_queue(void)
 {
@@ -1288,6 +1313,7 @@ int main(void)
     RTS_RUN(test_burst_and_hysteresis);
     RTS_RUN(test_burst_and_queue);
     RTS_RUN(test_budget);
+    RTS_RUN(test_budget_charges_isr);
     RTS_RUN(test_budget_and_queue);
     RTS_RUN(test_strict_per_source);
     RTS_RUN(test_bursty_tick);

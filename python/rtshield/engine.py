@@ -66,6 +66,11 @@ COST_KEYS: dict[str, str] = {
     "mitigation_poll": "mitig_poll_ns",
 }
 
+#: Preset cost keys a preset may leave out (then 0) → fields of ``rtsim_costs``.
+OPTIONAL_COST_KEYS: dict[str, str] = {
+    "isr_rx_batch": "isr_rx_batch_ns",
+}
+
 #: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
 #: ``path_ns[RTSIM_PATH_NAME]``).
 RX_COST_KEYS: dict[str, str] = {
@@ -142,8 +147,8 @@ _MITIGATIONS = {
     "strict": "RTSIM_MIT_STRICT",
     "bursty": "RTSIM_MIT_BURSTY",
     "countdown": "RTSIM_MIT_COUNTDOWN",
+    "polling": "RTSIM_MIT_POLLING",
 }
-
 
 
 #: Wall time one call into the engine should take at most (Ctrl-C latency).
@@ -184,6 +189,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             )
         setattr(cfg.costs, fld, int(sc.costs[key]))
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
+    for key, fld in OPTIONAL_COST_KEYS.items():
+        setattr(cfg.costs, fld, int(sc.costs.get(key, 0)))
     rx = getattr(sc, "rx", None)
     if rx is not None:
         for key, fld in RX_COST_KEYS.items():
@@ -244,8 +251,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
     flow_index = {f.name: i for i, f in enumerate(sc.flows)}
     workers: dict[int, tuple[int, int]] = {}  # task index -> (flow, mailbox)
+    maskers: set[int] = set()  # task indices whose jobs mask the RX lines
     for t in sc.tasks:
         if t.kind == "periodic":
+            if getattr(t, "masks_rx", False):
+                maskers.add(len(tasks))
             tasks.append(
                 (t.name, lib.RTSIM_TASK_PERIODIC, t.priority, t.core, t.period_ns, t.work_ns, 0)
             )
@@ -272,6 +282,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.period_ns, d.work_ns = period or 0, work or 0
         if i in workers:
             d.flow, d.mailbox = workers[i]
+        d.masks_rx = 1 if i in maskers else 0
         names.append(name)
 
     if len(sc.flows) > lib.RTSIM_MAX_FLOWS:
@@ -289,7 +300,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     source_index = {src.name: k for k, src in enumerate(sources)}
     cfg.n_flows = len(sc.flows)
     for i, f in enumerate(sc.flows):
-        pts = f.schedule(sc.duration_ns)
+        if getattr(f, "pcap", None) is not None:
+            _trace_flow(cfg.flows[i], f, lib)
+            pts = ()
+        else:
+            pts = f.schedule(sc.duration_ns)
         if len(pts) > lib.RTSIM_MAX_RATES:
             raise UsageError(
                 f"{where}: [[flows]] {f.name}: the pattern changes rate "
@@ -303,7 +318,8 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
                 f"second; a flow's rate is 0 or at least {MIN_RATE_HZ:g} per second"
             )
         d = cfg.flows[i]
-        d.pattern = lib.RTSIM_PAT_PIECEWISE
+        if pts:
+            d.pattern = lib.RTSIM_PAT_PIECEWISE
         d.poisson = 1 if f.random else 0
         d.size = f.size
         d.source = source_index.get(getattr(f, "source", None) or "", 0)
@@ -344,11 +360,51 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     mc.burst = m.burst or 0
     mc.period_ns = m.period_ns or 0
     mc.window_ns = m.window_ns or 0
+    mc.bursty_lazy = 1 if getattr(m, "timer", None) == "lazy" else 0
+    mc.budget_charge_isr = 1 if getattr(m, "charge_isr", None) else 0
+    mc.one_enable_bit = 1 if getattr(m, "enable_bits", None) == 1 else 0
 
     err = lib.rtsim_config_error(cfg)
     if err != ffi.NULL:
         raise UsageError(f"{where}: {ffi.string(err).decode()}")
     return cfg, names
+
+
+def _trace_flow(d: Any, f: Any, lib: Any) -> None:
+    """A pcap flow replays its capture (the frames follow after rtsim_create)."""
+    rp = _replay(f)
+    d.pattern = lib.RTSIM_PAT_TRACE
+    d.start_ns = f.begin_ns
+    d.trace_period_ns = rp.period_ns
+
+
+def _replay(f: Any) -> Any:
+    from . import pcap
+
+    cap = pcap.read_pcap(f.pcap)
+    return pcap.replay(cap, scale=f.scale, skip_ns=f.skip_ns, loop=f.loop)
+
+
+def _hand_traces(sc: Scenario, sim: Any, ffi: Any, lib: Any) -> None:
+    """Give every pcap flow its frames (copied by the simulator)."""
+    total = 0
+    for i, f in enumerate(sc.flows):
+        if getattr(f, "pcap", None) is None:
+            continue
+        rp = _replay(f)
+        total += len(rp.times_ns)
+        if total > lib.RTSIM_TRACE_MAX_FRAMES:
+            raise UsageError(
+                f"[[flows]] {f.name}: the scenario's captures hold more than "
+                f"{lib.RTSIM_TRACE_MAX_FRAMES} frames together (the simulator's trace limit)"
+            )
+        n = len(rp.times_ns)
+        times = ffi.new("int64_t[]", rp.times_ns)
+        lens = ffi.new("uint32_t[]", rp.lengths)
+        data = ffi.from_buffer("uint8_t[]", rp.data)
+        err = lib.rtsim_flow_trace(sim, i, n, times, lens, data, len(rp.data))
+        if err != ffi.NULL:
+            raise UsageError(f"[[flows]] {f.name}: {f.pcap}: {ffi.string(err).decode()}")
 
 
 def check_scenario(scenario: Scenario) -> None:
@@ -419,6 +475,7 @@ def simulate(
     if sim == ffi.NULL:
         raise MemoryError("rtsim_create failed (out of memory)")
     try:
+        _hand_traces(scenario, sim, ffi, lib)
         return _run(scenario, cfg, task_names, sim, ffi, lib, progress, int(cfg.trace_capacity))
     finally:
         lib.rtsim_destroy(sim)
@@ -600,6 +657,9 @@ def _run(
         for k in ("line_disables", "line_enables", "timer_fires", "suspends", "resumes", "drops")
     }
     counters["rx_disabled_s"] = _r(tot.rx_disabled_ns / 1e9, 6)
+    if any(getattr(t, "masks_rx", False) for t in sc.tasks):
+        # Regehr & Duongsaa §4: handlers that ran inside a task's critical section
+        counters["mask_violations"] = int(ms.mask_violations)
     mitigation = {
         "name": sc.mitigation.kind,
         "parameters": sc.mitigation.parameters(),

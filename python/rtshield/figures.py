@@ -15,36 +15,45 @@
 
 Figures are drawn with matplotlib's object API on the Agg canvas (no pyplot
 state, safe in worker processes) and written as PNG atomically, without a
-timestamp in the metadata so the same data give the same bytes.
+timestamp in the metadata so the same data give the same bytes. Every figure
+has a fixed layout (margins set in inches, no tight or constrained layout
+pass), its legend outside the data (in the top margin or to the right), and
+matplotlib is imported only by the functions that draw, so importing this
+module is cheap. Comparisons are small multiples: one panel per
+configuration on shared axes. :func:`render` draws one figure by name from
+plain data and writes it, the picklable entry point for worker processes.
 """
 
 from __future__ import annotations
 
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from rtshield.outputs import atomic_write, remove_ours
+
+if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
+    from matplotlib.figure import Figure
 
 __all__ = [
     "compare_figures",
     "critical_figure",
     "cycle_time_figure",
+    "detection_figure",
     "grid_figure",
+    "hist_arrays",
     "latency_figure",
     "overlay_figure",
     "packets_figure",
     "png_bytes",
+    "render",
     "run_figures",
     "rx_drops_figure",
     "rx_priority_figure",
-    "detection_figure",
 ]
 
 _PNG_META = {"Software": None}
@@ -53,14 +62,72 @@ _SERIES = (
     ("received", "received", "tab:orange"),
     ("processed", "processed", "tab:green"),
 )
+#: Lateness above this many percent is drawn on a logarithmic scale (symlog), so
+#: a run that is 100 % late and one that is 80 000 % late both stay readable.
+_LATE_LINEAR_PCT = 100.0
+
+# Fixed margins, in inches: room for a title line and a legend row above the axes,
+# and for the panel titles of small multiples.
+_TITLE_IN = 0.32
+_LEGEND_IN = 0.30
+_PANEL_TITLE_IN = 0.25
 
 
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
     """Render ``fig`` to PNG bytes (deterministic metadata)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata=_PNG_META)
     return buf.getvalue()
+
+
+def _figure(
+    width: float,
+    height: float,
+    *,
+    left: float = 0.8,
+    right: float = 0.25,
+    top: float = _TITLE_IN + _LEGEND_IN,
+    bottom: float = 0.5,
+    rows: int = 1,
+    cols: int = 1,
+    hgap: float = 0.0,
+    wgap: float = 0.0,
+) -> Figure:
+    """A figure whose axes area is fixed by margins and gaps given in inches."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    axes_w = (width - left - right - wgap * (cols - 1)) / cols
+    axes_h = (height - top - bottom - hgap * (rows - 1)) / rows
+    fig.subplots_adjust(
+        left=left / width,
+        right=1.0 - right / width,
+        top=1.0 - top / height,
+        bottom=bottom / height,
+        wspace=wgap / axes_w if cols > 1 else 0.2,
+        hspace=hgap / axes_h if rows > 1 else 0.2,
+    )
+    return fig
+
+
+def _title(fig: Figure, title: str) -> None:
+    h = fig.get_figheight()
+    fig.suptitle(title, y=1.0 - 0.06 / h, va="top", fontsize="medium")
+
+
+def _legend_top(fig: Figure, handles: Sequence[Any], labels: Sequence[str] | None = None,
+                *, below_title: bool = True) -> None:
+    """One legend for the whole figure, in the top margin (outside every panel)."""
+    if not handles:
+        return
+    h = fig.get_figheight()
+    y = 1.0 - ((_TITLE_IN if below_title else 0.0) + 0.02) / h
+    labels = list(labels) if labels is not None else [a.get_label() for a in handles]
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, y),
+               ncol=min(len(handles), 5), frameon=False, fontsize="small")
 
 
 def _col(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
@@ -76,11 +143,15 @@ def _t(ts: Mapping[str, Any]) -> np.ndarray:
     return t
 
 
+def _width(ts: Mapping[str, Any]) -> float:
+    t = _t(ts)
+    return float(t[1] - t[0]) if len(t) > 1 else 1.0
+
+
 def _edges(ts: Mapping[str, Any]) -> np.ndarray:
     """Bin edges: each bin's start, plus the end of the last one."""
     t = _t(ts)
-    width = float(t[1] - t[0]) if len(t) > 1 else 1.0
-    return np.append(t, t[-1] + width) if len(t) else np.array([0.0])
+    return np.append(t, t[-1] + _width(ts)) if len(t) else np.array([0.0])
 
 
 def _stairs(ax: Any, ts: Mapping[str, Any], y: np.ndarray, **kw: Any) -> list:
@@ -93,62 +164,83 @@ def _per_s(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
     v = _col(ts, key)
     if v is None:
         return None
-    t = _t(ts)
-    width = float(t[1] - t[0]) if len(t) > 1 else 1.0
+    width = _width(ts)
     return v / width if width > 0 else v
 
 
-def _packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
+def _finite_max(*arrays: np.ndarray | None) -> float:
+    vals = [float(np.nanmax(a)) for a in arrays if a is not None and len(a)]
+    vals = [v for v in vals if math.isfinite(v)]
+    return max(vals) if vals else 0.0
+
+
+def _packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = False) -> list:
+    """Sent, received and processed per second; returns the artists for a legend."""
     # received is drawn wide and pale under processed, so it stays visible where they agree
     widths = {"offered": 1.4, "received": 3.2, "processed": 1.2}
     alphas = {"offered": 1.0, "received": 0.55, "processed": 1.0}
+    artists = []
     for key, label, color in _SERIES:
         y = _per_s(ts, key)
         if y is not None:
-            _stairs(ax, ts, y, label=label, color=color, lw=widths[key], alpha=alphas[key])
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("packets per second")
+            artists += _stairs(ax, ts, y, label=label, color=color, lw=widths[key],
+                               alpha=alphas[key])
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
-    if legend:
-        ax.legend(loc="upper left", fontsize="small")
+    return artists
 
 
-def _critical_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = True) -> None:
+def _late_scale(ax: Any, top: float) -> None:
+    """The lateness axis: linear up to 100 %, logarithmic above when needed."""
+    if top > 2 * _LATE_LINEAR_PCT:
+        ax.set_yscale("symlog", linthresh=_LATE_LINEAR_PCT, linscale=1.0)
+        ax.set_ylim(0, top * 1.5)
+    else:
+        ax.set_ylim(0, max(10.0, top * 1.1))
+
+
+def _critical_axes(ax: Any, ts: Mapping[str, Any], *, late_top: float | None = None,
+                   cycles_top: float | None = None) -> tuple[Any, list]:
+    """Completed cycles per second (left) and lateness (right twin axis)."""
     cycles = _per_s(ts, "cycles")
     late = _col(ts, "lateness_pct")
-    lines = []
+    artists = []
     if cycles is not None:
-        lines += _stairs(ax, ts, cycles, color="tab:blue", lw=1.4, label="completed cycles / s")
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("completed critical cycles per second")
-    ax.set_ylim(bottom=0)
+        artists += _stairs(ax, ts, cycles, color="tab:blue", lw=1.4,
+                           label="completed critical cycles / s")
+    top = cycles_top if cycles_top is not None else _finite_max(cycles)
+    ax.set_ylim(0, max(1.0, top * 1.08))
     ax.grid(True, alpha=0.3)
     ax2 = ax.twinx()
     if late is not None:
-        lines += _stairs(ax2, ts, late, color="tab:red", lw=1.4, label="accumulated lateness [%]")
-        top = float(np.nanmax(late)) if len(late) else 0.0
-        ax2.set_ylim(0, max(10.0, top * 1.1 if math.isfinite(top) else 10.0))
-    ax2.set_ylabel("accumulated lateness per bin [%]", color="tab:red")
-    if legend and lines:
-        ax.legend(lines, [ln.get_label() for ln in lines], loc="upper left", fontsize="small")
+        artists += _stairs(ax2, ts, late, color="tab:red", lw=1.4,
+                           label="accumulated lateness per bin [%]")
+    _late_scale(ax2, late_top if late_top is not None else _finite_max(late))
+    ax2.tick_params(axis="y", colors="tab:red")
+    return ax2, artists
 
 
 def packets_figure(ts: Mapping[str, Any], title: str) -> Figure:
     """Sent, received and processed packets per second over time."""
-    fig = Figure(figsize=(7.0, 3.6), layout="constrained")
+    fig = _figure(7.0, 3.8, left=0.85)
     ax = fig.add_subplot()
-    _packets_axes(ax, ts)
-    ax.set_title(title, fontsize="medium")
+    _legend_top(fig, _packets_axes(ax, ts))
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("packets per second")
+    _title(fig, title)
     return fig
 
 
 def critical_figure(ts: Mapping[str, Any], title: str) -> Figure:
     """Completed critical cycles per second and accumulated lateness over time."""
-    fig = Figure(figsize=(7.0, 3.6), layout="constrained")
+    fig = _figure(7.0, 3.8, left=0.7, right=0.85)
     ax = fig.add_subplot()
-    _critical_axes(ax, ts)
-    ax.set_title(title, fontsize="medium")
+    ax2, artists = _critical_axes(ax, ts)
+    _legend_top(fig, artists)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("completed cycles per second")
+    ax2.set_ylabel("accumulated lateness [%]", color="tab:red")
+    _title(fig, title)
     return fig
 
 
@@ -172,33 +264,78 @@ def hist_arrays(hist: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return e, c
 
 
+def _count(n: float) -> str:
+    """A count with thin-space thousands separators, as the report writes numbers."""
+    return f"{int(n):,}".replace(",", "\u2009")
+
+
+#: A histogram whose occupied range spans more than this ratio is redrawn on
+#: logarithmic bins (a run whose worst cycle took 800 periods).
+_LOG_SPAN = 20.0
+_LOG_BINS = 60
+
+
+def log_rebin(edges: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The occupied part of a histogram, on log-spaced bins when it spans decades.
+
+    Counts move whole into the log bin that holds their bin's middle, so the
+    total is kept. A narrow histogram comes back as its occupied slice.
+    """
+    nz = np.nonzero(counts)[0]
+    if len(nz) == 0:
+        return edges[:1], counts[:0]
+    lo_i, hi_i = int(nz[0]), int(nz[-1]) + 1
+    e, c = edges[lo_i : hi_i + 1], counts[lo_i:hi_i]
+    lo, hi = max(float(e[0]), 1e-9), float(e[-1])
+    if lo <= 0 or hi / lo <= _LOG_SPAN:
+        return e, c
+    new = np.geomspace(lo, hi, _LOG_BINS + 1)
+    mid = np.clip(0.5 * (e[:-1] + e[1:]), lo, hi)
+    binned, _ = np.histogram(mid, bins=new, weights=c)
+    return new, binned
+
+
 def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> Figure | None:
-    """Histogram of critical cycle times (log count axis); ``None`` if there is no data."""
+    """Histogram of critical cycle times on a log count axis; ``None`` without data.
+
+    A long run of a late configuration holds cycles from one period to
+    hundreds of periods: its bins become log-spaced on a log time axis, so
+    the single slow cycles stay visible beside the thousands of on-time ones.
+    """
     arrays = hist_arrays(hist)
     if arrays is None or not np.any(arrays[1] > 0):
         return None
-    edges, counts = arrays
-    nz = np.nonzero(counts)[0]
-    lo, hi = int(nz[0]), int(nz[-1]) + 1
-    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+    edges, counts = log_rebin(*arrays)
+    scale, unit = (1e-3, "ms") if edges[-1] >= 20_000 else (1.0, "µs")
+    fig = _figure(7.0, 3.5)
     ax = fig.add_subplot()
-    ax.stairs(counts[lo:hi], edges[lo : hi + 1], fill=True, color="tab:blue", alpha=0.8)
+    artists = [ax.stairs(counts, edges * scale, fill=True, color="tab:blue", alpha=0.8,
+                         baseline=0.5, label=f"cycles ({_count(counts.sum())} in all)")]
+    ax.stairs(counts, edges * scale, color="tab:blue", lw=0.8, baseline=0.5)
+    if edges[-1] / max(edges[0], 1e-9) > _LOG_SPAN:
+        ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(0.5, max(2.0, float(counts.max()) * 2.0))
     if period_us:
-        ax.axvline(period_us, color="tab:red", ls="--", lw=1, label="period")
-        ax.legend(loc="upper right", fontsize="small")
-    ax.set_xlabel("cycle time [µs]")
-    ax.set_ylabel("cycles")
-    ax.set_title(title, fontsize="medium")
-    ax.grid(True, alpha=0.3)
+        artists.append(ax.axvline(period_us * scale, color="tab:red", ls="--", lw=1,
+                                  label=f"period {period_us * scale:g} {unit}"))
+        late = float(counts[edges[:-1] >= period_us * 1.0001].sum()) if len(counts) else 0.0
+        if late:
+            artists[0].set_label(f"cycles ({_count(counts.sum())} in all, "
+                                 f"{_count(late)} longer than the period)")
+    _legend_top(fig, artists)
+    ax.set_xlabel(f"cycle time [{unit}]")
+    ax.set_ylabel("cycles (log)")
+    ax.grid(True, alpha=0.3, which="both")
+    _title(fig, title)
     return fig
 
 
 def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
     """Per-flow packet latency (arrival → delivery): share of delivered packets within x."""
-    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+    fig = _figure(7.0, 3.4, top=_TITLE_IN + 0.05, right=1.6)
     ax = fig.add_subplot()
-    drawn = False
+    drawn = []
     for name in sorted(hists):
         arrays = hist_arrays(hists[name])
         if arrays is None or not np.any(arrays[1] > 0):
@@ -207,17 +344,18 @@ def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
         cdf = np.cumsum(counts) / counts.sum()
         nz = np.nonzero(counts)[0]
         lo, hi = int(nz[0]), int(nz[-1]) + 1
-        ax.step(edges[lo + 1 : hi + 1], 100.0 * cdf[lo:hi], where="post", lw=1.4, label=name)
-        drawn = True
+        drawn += ax.step(edges[lo + 1 : hi + 1], 100.0 * cdf[lo:hi], where="post", lw=1.4,
+                         label=name)
     if not drawn:
         return None
     ax.set_xscale("log")
     ax.set_ylim(0, 101)
     ax.set_xlabel("latency, arrival to delivery [µs]")
     ax.set_ylabel("delivered packets within [%]")
-    ax.set_title(title, fontsize="medium")
     ax.grid(True, alpha=0.3, which="both")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(handles=drawn, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
+              frameon=False, title="flow", title_fontsize="small")
+    _title(fig, title)
     return fig
 
 
@@ -231,7 +369,7 @@ def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
     reasons = sorted({r for d in by.values() for r, v in d.items() if v})
     if not names or not reasons:
         return None
-    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    fig = _figure(7.0, 3.6, top=_TITLE_IN + 0.05, right=1.8, left=0.9)
     ax = fig.add_subplot()
     x = np.arange(len(names), dtype=float)
     bottom = np.zeros(len(names))
@@ -241,9 +379,10 @@ def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
         bottom += h
     ax.set_xticks(x, names)
     ax.set_ylabel("packets dropped")
-    ax.set_title(title, fontsize="medium")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small", title="reason", title_fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False,
+              title="reason", title_fontsize="small")
+    _title(fig, title)
     return fig
 
 
@@ -253,30 +392,28 @@ def rx_priority_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     poll = _col(ts, "polling_s")
     if prio is None and poll is None:
         return None
-    fig = Figure(figsize=(7.0, 3.4), layout="constrained")
+    fig = _figure(7.0, 3.6, left=0.7, right=0.85)
     ax = fig.add_subplot()
     lines = []
     if prio is not None:
         lines += _stairs(
             ax, ts, prio, color="tab:purple", lw=1.4, label="network task priority (max)"
         )
-        ax.set_ylim(0, max(1.0, float(np.nanmax(prio)) + 1.0) if len(prio) else 1.0)
+        ax.set_ylim(0, max(1.0, _finite_max(prio) + 1.0))
     ax.set_xlabel("time [s]")
     ax.set_ylabel("highest priority in the bin")
     ax.grid(True, alpha=0.3)
     if poll is not None:
-        t = _t(ts)
-        width = float(t[1] - t[0]) if len(t) > 1 else 1.0
+        width = _width(ts)
         ax2 = ax.twinx()
         share = 100.0 * poll / width if width > 0 else poll
         lines += _stairs(
             ax2, ts, share, color="tab:orange", lw=1.4, label="time in polling mode [%]"
         )
         ax2.set_ylim(0, 105)
-        ax2.set_ylabel("time in polling mode [% of the bin]", color="tab:orange")
-    ax.set_title(title, fontsize="medium")
-    if lines:
-        ax.legend(lines, [ln.get_label() for ln in lines], loc="upper left", fontsize="small")
+        ax2.set_ylabel("polling mode [% of the bin]", color="tab:orange")
+    _legend_top(fig, lines)
+    _title(fig, title)
     return fig
 
 
@@ -293,8 +430,9 @@ def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     cols = [(name, y) for name, y in cols if y is not None and np.any(y)]
     if not cols:
         return None
-    fig = Figure(figsize=(7.0, 1.2 + 1.3 * len(cols)), layout="constrained")
-    axes = fig.subplots(len(cols), 1, sharex=True, squeeze=False)[:, 0]
+    n = len(cols)
+    fig = _figure(7.0, 0.9 + 1.3 * n, top=_TITLE_IN + 0.05, rows=n, hgap=0.35)
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     colors = {"late": "tab:red", "irq": "tab:blue", "fill": "tab:green"}
     for ax, (name, y) in zip(axes, cols, strict=True):
         _stairs(ax, ts, y, color=colors.get(name, "tab:gray"), lw=1.4)
@@ -302,7 +440,7 @@ def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
         ax.set_title(_DETECTOR_LABELS.get(name, name), fontsize="small", loc="left")
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time [s]")
-    fig.suptitle(title, fontsize="medium")
+    _title(fig, title)
     return fig
 
 
@@ -350,20 +488,65 @@ def run_figures(
     return paths
 
 
+def _grid_shape(n: int) -> tuple[int, int]:
+    cols = 1 if n <= 1 else 2 if n <= 8 else 3
+    return math.ceil(n / cols), cols
+
+
 def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Figure:
-    """Small multiples, one panel per run: ``kind`` is ``"packets"`` or ``"critical"``."""
-    n = len(runs)
-    cols = 2 if n > 1 else 1
-    rows = math.ceil(n / cols)
-    fig = Figure(figsize=(6.0 * cols, 2.9 * rows), layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False)
-    draw = _packets_axes if kind == "packets" else _critical_axes
-    for i, (name, ts) in enumerate(runs):
-        ax = axes[i // cols][i % cols]
-        draw(ax, ts, legend=(i == 0))
-        ax.set_title(name, fontsize="medium")
-    for j in range(n, rows * cols):
+    """Small multiples, one panel per run on shared axes: ``kind`` is ``"packets"`` or
+    ``"critical"``. Axis labels on the outer panels only, one legend above them all."""
+    n = max(1, len(runs))
+    rows, cols = _grid_shape(n)
+    twin = kind != "packets"
+    panel_w, panel_h = (3.4, 2.1) if cols > 2 else (4.8, 2.1)
+    left, right = (0.85, 0.85 if twin else 0.25)
+    wgap = 0.75 if twin else 0.25
+    width = left + right + cols * panel_w + (cols - 1) * wgap
+    top = _TITLE_IN + _LEGEND_IN + _PANEL_TITLE_IN
+    height = top + 0.55 + rows * panel_h + (rows - 1) * 0.45
+    fig = _figure(width, height, left=left, right=right, top=top, bottom=0.55, rows=rows,
+                  cols=cols, hgap=0.45, wgap=wgap)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+    artists: list = []
+    if kind == "packets":
+        for i, (name, ts) in enumerate(runs):
+            ax = axes[i // cols][i % cols]
+            drawn = _packets_axes(ax, ts)
+            artists = artists or drawn
+            ax.set_title(name, fontsize="medium")
+        _title(fig, "Sent, received and processed packets per second")
+        ylabel = "packets per second"
+    else:
+        late_top = _finite_max(*(_col(ts, "lateness_pct") for _, ts in runs))
+        cyc_top = _finite_max(*(_per_s(ts, "cycles") for _, ts in runs))
+        first_twin = None
+        for i, (name, ts) in enumerate(runs):
+            r, c = divmod(i, cols)
+            ax = axes[r][c]
+            ax2, drawn = _critical_axes(ax, ts, late_top=late_top, cycles_top=cyc_top)
+            if first_twin is None:
+                first_twin = ax2
+            else:
+                ax2.sharey(first_twin)
+            if c != cols - 1 and i != len(runs) - 1:
+                ax2.tick_params(axis="y", labelright=False)
+            else:
+                ax2.set_ylabel("lateness [%]", color="tab:red")
+            artists = artists or drawn
+            ax.set_title(name, fontsize="medium")
+        _title(fig, "Completed critical cycles per second and accumulated lateness per bin")
+        ylabel = "cycles per second"
+    for r in range(rows):
+        axes[r][0].set_ylabel(ylabel)
+    for j in range(n):
+        r, c = divmod(j, cols)
+        if r == rows - 1 or j + cols >= n:
+            axes[r][c].set_xlabel("time [s]")
+            axes[r][c].xaxis.set_tick_params(labelbottom=True)
+    for j in range(len(runs), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
+    _legend_top(fig, artists)
     return fig
 
 
@@ -376,52 +559,87 @@ def overlay_figure(
     per_second: bool = True,
     reference: str | None = None,
 ) -> Figure:
-    """One line per run for ``column`` (e.g. processed packets, lateness)."""
-    fig = Figure(figsize=(8.0, 4.0), layout="constrained")
-    ax = fig.add_subplot()
-    if reference and runs:
-        ref = _per_s(runs[0][1], reference)
-        if ref is not None:
-            _stairs(ax, runs[0][1], ref, color="0.6", lw=2.5, ls=":", label=reference)
-    for name, ts in runs:
+    """``column`` (e.g. processed packets, lateness) as small multiples: one panel per run,
+    shared axes; ``reference`` (e.g. ``"offered"``) drawn dotted grey in every panel."""
+    n = max(1, len(runs))
+    rows, cols = _grid_shape(n)
+    panel_w, panel_h = (3.4, 1.9) if cols > 2 else (4.8, 1.9)
+    width = 0.85 + 0.25 + cols * panel_w + (cols - 1) * 0.25
+    top = _TITLE_IN + _LEGEND_IN + _PANEL_TITLE_IN
+    height = top + 0.55 + rows * panel_h + (rows - 1) * 0.45
+    fig = _figure(width, height, left=0.85, right=0.25, top=top, bottom=0.55, rows=rows, cols=cols,
+                  hgap=0.45, wgap=0.25)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+    artists: list = []
+    for i, (name, ts) in enumerate(runs):
+        ax = axes[i // cols][i % cols]
+        drawn = []
+        if reference:
+            ref = _per_s(ts, reference)
+            if ref is not None:
+                drawn += _stairs(ax, ts, ref, color="0.6", lw=2.0, ls=":", label=reference)
         y = _per_s(ts, column) if per_second else _col(ts, column)
         if y is not None:
-            _stairs(ax, ts, y, lw=1.3, label=name)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    ax.set_title(title, fontsize="medium")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small", ncol=2)
+            drawn += _stairs(ax, ts, y, lw=1.3, color="tab:green", label=ylabel)
+        artists = artists or drawn
+        ax.set_title(name, fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+    for r in range(rows):
+        axes[r][0].set_ylabel(ylabel)
+    for j in range(n):
+        r, c = divmod(j, cols)
+        if r == rows - 1 or j + cols >= n:
+            axes[r][c].set_xlabel("time [s]")
+            axes[r][c].xaxis.set_tick_params(labelbottom=True)
+    for j in range(len(runs), rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    _legend_top(fig, artists)
+    _title(fig, title)
     return fig
 
 
 def compare_figures(
     runs: Sequence[tuple[str, Mapping[str, Any]]], out_dir: str | Path
 ) -> dict[str, Path]:
-    """Write the comparative figures; returns ``{"packets_grid": path, ...}``."""
+    """Write the comparative figures; returns ``{"packets_grid": path, ...}``.
+
+    Both are small multiples, one panel per configuration on shared axes, in
+    the style of Danicki et al. Figures 6–8 (packets) and 6b/d, 7b/d
+    (critical cycles and lateness).
+    """
     out = Path(out_dir)
+    for stale in ("compare_processed.png", "compare_lateness.png"):  # earlier versions' overlays
+        remove_ours(out / stale)
     return {
         "packets_grid": _save(grid_figure(runs, "packets"), out / "compare_packets.png"),
         "critical_grid": _save(grid_figure(runs, "critical"), out / "compare_critical.png"),
-        "processed": _save(
-            overlay_figure(
-                runs,
-                "processed",
-                "packets processed per second",
-                "Packets processed by the driver",
-                reference="offered",
-            ),
-            out / "compare_processed.png",
-        ),
-        "lateness": _save(
-            overlay_figure(
-                runs,
-                "lateness_pct",
-                "accumulated lateness [%]",
-                "Accumulated lateness of the critical task per bin",
-                per_second=False,
-            ),
-            out / "compare_lateness.png",
-        ),
     }
+
+
+#: The figures :func:`render` can draw, by name.
+_FIGURES: dict[str, Callable[..., Figure | None]] = {
+    "packets": packets_figure,
+    "critical": critical_figure,
+    "cycle_time": cycle_time_figure,
+    "latency": latency_figure,
+    "rx_drops": rx_drops_figure,
+    "rx_priority": rx_priority_figure,
+    "detection": detection_figure,
+    "grid": grid_figure,
+    "overlay": overlay_figure,
+}
+
+
+def render(name: str, path: str | Path, *args: Any, **kwargs: Any) -> Path | None:
+    """Draw the figure ``name`` from plain data (arrays, mappings, strings) and write it
+    to ``path`` as PNG; ``None`` (and no file) when the figure has nothing to show.
+
+    Everything it takes and returns pickles, so a process pool can call it.
+    """
+    try:
+        fn = _FIGURES[name]
+    except KeyError:
+        raise ValueError(f"unknown figure {name!r}; known: {', '.join(sorted(_FIGURES))}") from None
+    fig = fn(*args, **kwargs)
+    return None if fig is None else _save(fig, Path(path))

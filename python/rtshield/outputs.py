@@ -309,9 +309,11 @@ def finish_out_dir(
         _prune_dir(out / rel, removed)
         if "/" in rel:  # runs/OLD: also its parent, if rtshield made it and it is now empty
             parent = rel.rsplit("/", 1)[0]
-            if parent in old_dirs and parent not in new_dirs and parent not in [
-                r.rsplit("/", 1)[0] for r in new_dirs if "/" in r
-            ]:
+            if (
+                parent in old_dirs
+                and parent not in new_dirs
+                and parent not in [r.rsplit("/", 1)[0] for r in new_dirs if "/" in r]
+            ):
                 try:
                     (out / parent).rmdir()
                 except OSError:

@@ -1,15 +1,26 @@
 """Self-contained HTML reports: one run (``report.html``) or a comparison of several.
 
-Everything a reader needs is in the one file: the figures are embedded as
-base64 PNG, followed by the key numbers, the scenario's provenance (its
-``source``), its parameters and costs, and the scenario file itself. Written
-atomically (:func:`rtshield.outputs.atomic_write`).
+Everything a reader needs is in the one file: a table of contents, the key
+numbers, the figures (embedded as base64 PNG), the scenario's provenance (its
+``source``), its parameters and costs, and the scenario file itself. The
+pages are rendered from jinja2 templates shipped in ``rtshield/templates``
+with autoescaping on: text from scenarios and summaries is escaped, HTML
+built by rtshield is passed in as :class:`markupsafe.Markup`. Numbers carry
+their units and thousands separators (a narrow no-break space); yes/no
+values read as words, never as Python's ``True``/``None``. Written
+atomically (:func:`rtshield.outputs.atomic_write`); the same run gives the
+same bytes.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import html
+import math
+import numbers
+import re
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,23 +30,21 @@ from rtshield import __version__, units
 from rtshield.outputs import atomic_write, normalize
 from rtshield.tables import fmt_value, key_metrics
 
-__all__ = ["RunEntry", "compare_report", "run_report", "scenario_parameters"]
+__all__ = [
+    "RunEntry",
+    "compare_report",
+    "fmt_number",
+    "fmt_named",
+    "page",
+    "run_report",
+    "scenario_parameters",
+    "verdict_table",
+]
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-max-width:1300px;color:#222;line-height:1.4;padding:0 1em}
-h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}
-h3{margin-top:1.4em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
-td{white-space:nowrap}td:first-child,th{white-space:normal}
-th:first-child,td:first-child{text-align:left}thead th{background:#f3f3f3}
-img{max-width:100%;height:auto;display:block;margin:.5em 0}
-pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.85em}
-.tablewrap{overflow-x:auto}.claims td,.claims th{white-space:normal;text-align:left}
-.claims td.no{color:#a00;font-weight:600}.claims td.ok{color:#070}
-.meta{color:#555}.note{color:#555;font-size:.9em}
-"""
+_TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: A narrow no-break space: the thousands separator of every number in a report.
+_NNBSP = "\u202f"
+_DIGIT_GAP = re.compile(r"(?<=\d) (?=\d{3}(?!\d))")
 
 
 @dataclass(frozen=True)
@@ -53,25 +62,108 @@ class RunEntry:
         return self.label or self.scenario.name
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x))
+# ------------------------------------------------------------------ formatting
 
 
-def _img(path: Path, alt: str) -> str:
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+def _group(text: str) -> str:
+    """Thousands separators as narrow no-break spaces ("2 250 000" → "2 250 000")."""
+    return _DIGIT_GAP.sub(_NNBSP, text)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    out = [
-        '<div class="tablewrap"><table><thead><tr>',
-        *(f"<th>{_e(h).replace('_', '_<wbr>')}</th>" for h in header),
-        "</tr></thead><tbody>",
-    ]
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
+def fmt_number(v: Any, unit: str = "") -> str:
+    """One value for a report cell: grouped digits, its unit, words for yes/no/none.
+
+    Integers keep every digit; other numbers show at most four significant
+    decimals (``0.1``, ``2.489425`` → ``2.4894``, ``84060.1``).
+    """
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if not isinstance(v, numbers.Real):
+        return str(v)
+    if isinstance(v, numbers.Integral) or (float(v).is_integer() and abs(v) < 1e15):
+        text = f"{int(v):,}"
+    elif not math.isfinite(float(v)):
+        return "—"
+    else:
+        x = float(v)
+        digits = max(0, 4 - max(0, int(math.floor(math.log10(abs(x)))) + 1)) if x else 0
+        text = f"{x:,.{max(digits, 1)}f}".rstrip("0").rstrip(".")
+    text = text.replace(",", _NNBSP)
+    return f"{text}\u00a0{unit}" if unit else text
+
+
+#: Key suffixes in a summary and the unit their values carry.
+_SUFFIX_UNITS = (("_pct", "%"), ("_us", "µs"), ("_ns", "ns"), ("_pps", "packets/s"),
+                 ("_s", "s"))
+
+
+def fmt_named(key: str, v: Any) -> str:
+    """A summary value by its key: ``rx_disabled_s`` → seconds, ``*_pct`` → %, …"""
+    if isinstance(v, str) or isinstance(v, bool) or v is None:
+        return fmt_number(v)
+    for suffix, unit in _SUFFIX_UNITS:
+        if key.endswith(suffix):
+            return units.format_ns(float(v)) if unit == "ns" else fmt_number(v, unit)
+    return fmt_number(v)
+
+
+def _label(key: str) -> str:
+    """A summary key as a row label: ``line_disables`` → ``line disables``."""
+    for suffix, _ in _SUFFIX_UNITS:
+        if key.endswith(suffix):
+            key = key[: -len(suffix)]
+            break
+    return key.replace("_", " ")
+
+
+@functools.lru_cache(maxsize=1)
+def _env() -> Any:
+    import jinja2
+    from markupsafe import Markup, escape
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    # Long snake_case headings may break after an underscore.
+    env.filters["wbr"] = lambda x: Markup(str(escape(x)).replace("_", "_<wbr>"))
+    env.filters["nb"] = lambda x: x if isinstance(x, Markup) else _group(str(x))
+    return env
+
+
+def _markup(text: str) -> Any:
+    from markupsafe import Markup
+
+    return Markup(text)
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (0, 0 if it is not a PNG)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        return 0, 0
+    return struct.unpack(">II", data[16:24])
+
+
+@dataclass(frozen=True)
+class _Fig:
+    caption: str
+    src: str
+    width: int
+    height: int
+    alt: str
+
+
+def _fig(path: Path, caption: str, alt: str | None = None) -> _Fig:
+    data = Path(path).read_bytes()
+    w, h = _png_size(data)
+    src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return _Fig(caption, src, w, h, alt if alt is not None else caption)
 
 
 def scenario_parameters(s: Any) -> list[tuple[str, str]]:
@@ -167,33 +259,40 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
     return rows
 
 
-def _mitigation_block(summary: Mapping[str, Any]) -> str:
+# ------------------------------------------------------------------ blocks
+
+Block = tuple[str, Sequence[str], Sequence[Sequence[Any]]]  #: (heading, header, rows)
+
+
+def _mitigation_block(summary: Mapping[str, Any]) -> Block | None:
     m = summary.get("mitigation")
     if not isinstance(m, Mapping):
-        return ""
-    rows = [(k, v) for k, v in sorted(normalize(m).items()) if not isinstance(v, Mapping)]
+        return None
+    rows = [(_label(k), fmt_named(k, v)) for k, v in sorted(normalize(m).items())
+            if not isinstance(v, Mapping)]
     for sub in ("parameters", "counters"):
         v = m.get(sub)
         if isinstance(v, Mapping):
-            rows += [(f"{sub}: {k}", x) for k, x in sorted(normalize(v).items())]
-    return "<h3>Mitigation</h3>" + _table(["", "value"], rows) if rows else ""
+            rows += [(f"{sub}: {_label(k)}", fmt_named(k, x))
+                     for k, x in sorted(normalize(v).items())]
+    return ("Mitigation", ["", "value"], rows) if rows else None
 
 
-def _drops_block(summary: Mapping[str, Any]) -> str:
-    d = (
-        summary.get("totals", {}).get("dropped")
-        if isinstance(summary.get("totals"), Mapping)
-        else None
-    )
+def _drops_block(summary: Mapping[str, Any]) -> Block | None:
+    totals = summary.get("totals")
+    d = totals.get("dropped") if isinstance(totals, Mapping) else None
     if not isinstance(d, Mapping) or not d:
-        return ""
-    return "<h3>Drops by reason</h3>" + _table(["reason", "packets"], sorted(d.items()))
+        return None
+    rows = [(k, fmt_number(v)) for k, v in sorted(d.items()) if v]
+    if not rows:
+        return None
+    return ("Drops by reason", ["reason", "packets"], rows)
 
 
-def _flows_block(summary: Mapping[str, Any]) -> str:
+def _flows_block(summary: Mapping[str, Any]) -> Block | None:
     flows = summary.get("flows")
     if not isinstance(flows, Mapping) or not flows:
-        return ""
+        return None
     rows = []
     for name in sorted(flows):
         f = flows[name] if isinstance(flows[name], Mapping) else {}
@@ -205,37 +304,64 @@ def _flows_block(summary: Mapping[str, Any]) -> str:
                 *(fmt_value(lat.get(k), "us") for k in ("p50", "p99", "max")),
             ]
         )
-    return "<h3>Flows</h3>" + _table(
+    return (
+        "Flows",
         ["flow", "offered", "delivered", "dropped", "latency p50", "latency p99", "latency max"],
         rows,
     )
 
 
-def _rx_block(summary: Mapping[str, Any]) -> str:
+def _tasks_block(summary: Mapping[str, Any]) -> Block | None:
+    tasks = summary.get("tasks")
+    if not isinstance(tasks, Mapping) or not tasks:
+        return None
+    rows = []
+    for name in sorted(tasks):
+        t = tasks[name] if isinstance(tasks[name], Mapping) else {}
+        rows.append([name, fmt_number(t.get("jobs")), fmt_number(t.get("misses")),
+                     fmt_value(t.get("max_response_us"), "us"),
+                     fmt_number(t.get("cpu_s"), "s")])
+    return ("Tasks", ["task", "jobs", "deadline misses", "worst response", "CPU time"], rows)
+
+
+_DETECTOR_WORDS = {
+    "late": "late critical cycles",
+    "irq": "interrupt rate over the threshold",
+    "fill": "RX queue fill over the high mark",
+}
+
+
+def _detection_block(summary: Mapping[str, Any]) -> Block | None:
+    det = summary.get("detection")
+    if not isinstance(det, Mapping) or not det:
+        return None
+    rows = []
+    for name in sorted(det):
+        d = det[name] if isinstance(det[name], Mapping) else {}
+        first = d.get("first_s")
+        rows.append([_DETECTOR_WORDS.get(name, name), fmt_number(d.get("count")),
+                     "never" if first is None else fmt_number(first, "s")])
+    return ("Overload detection", ["detector", "times fired", "first at"], rows)
+
+
+def _rx_blocks(summary: Mapping[str, Any]) -> list[Block]:
     """The receive path's counters and each flow's drops by reason (``[rx]`` runs)."""
     rx = summary.get("rx")
     if not isinstance(rx, Mapping):
-        return ""
-    out = ["<h3>Receive path</h3>"]
+        return []
+    out: list[Block] = []
     paths = rx.get("paths")
     if isinstance(paths, Mapping) and paths:
-        out.append(
-            _table(
-                ["ISR path", "frames", "CPU time"],
-                [
-                    (
-                        p,
-                        fmt_value(v.get("count"), "count"),
-                        f"{float(v.get('cpu_s') or 0.0):.6f} s",
-                    )
-                    for p, v in paths.items()
-                    if isinstance(v, Mapping)
-                ],
-            )
-        )
-    rows = [(k, v) for k, v in sorted(normalize(rx).items()) if not isinstance(v, Mapping)]
+        out.append((
+            "Receive path: ISR paths",
+            ["ISR path", "frames", "CPU time"],
+            [(p, fmt_value(v.get("count"), "count"), fmt_number(float(v.get("cpu_s") or 0), "s"))
+             for p, v in paths.items() if isinstance(v, Mapping)],
+        ))
+    rows = [(_label(k), fmt_named(k, v)) for k, v in sorted(normalize(rx).items())
+            if not isinstance(v, Mapping)]
     if rows:
-        out.append(_table(["", "value"], rows))
+        out.append(("Receive path", ["", "value"], rows))
     flows = summary.get("flows")
     if isinstance(flows, Mapping) and flows:
         reasons: list[str] = []
@@ -244,91 +370,173 @@ def _rx_block(summary: Mapping[str, Any]) -> str:
                 if n and r not in reasons:
                     reasons.append(r)
         if reasons:
-            out.append("<h3>Drops per flow by reason</h3>")
-            out.append(
-                _table(
-                    ["flow", "received", "processed", *reasons],
+            out.append((
+                "Drops per flow by reason",
+                ["flow", "received", "processed", *reasons],
+                [
                     [
-                        [
-                            name,
-                            fmt_value(flows[name].get("received"), "count"),
-                            fmt_value(flows[name].get("processed"), "count"),
-                            *(
-                                fmt_value((flows[name].get("dropped_by") or {}).get(r), "count")
-                                for r in reasons
-                            ),
-                        ]
-                        for name in sorted(flows)
-                    ],
-                )
-            )
-    return "".join(out)
+                        name,
+                        fmt_value(flows[name].get("received"), "count"),
+                        fmt_value(flows[name].get("processed"), "count"),
+                        *(fmt_value((flows[name].get("dropped_by") or {}).get(r), "count")
+                          for r in reasons),
+                    ]
+                    for name in sorted(flows)
+                ],
+            ))
+    return out
 
 
-def _provenance(s: Any) -> str:
-    notes = getattr(s, "notes", "")
-    return (
-        f'<p class="meta"><b>{_e(s.description or s.name)}</b><br>'
-        f"Source: {_e(s.source or 'not stated')}<br>"
-        + (f"Notes: {_e(notes)}<br>" if notes else "")
-        + f"Scenario file: <code>{_e(s.path)}</code> · platform preset "
-        f"<code>{_e(s.platform.name)}</code> ({_e(s.platform.source)})</p>"
+def verdict_table(rows: Sequence[tuple[Sequence[str], bool | None]],
+                  header: Sequence[str]) -> str:
+    """A claims table: each row's cells, then its verdict as a mark and a word
+    (✔ holds, ✘ does not hold, "not run"). ``header`` names the cells and the
+    verdict column last. Returns HTML (cells escaped)."""
+    words = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
+    body = []
+    for cells, holds in rows:
+        cls, word = words[holds]
+        tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+        body.append(f'<tr>{tds}<td class="verdict {cls}">{word}</td></tr>')
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    return (f'<div class="tablewrap claims"><table><thead><tr>{head}</tr></thead><tbody>'
+            + "".join(body) + "</tbody></table></div>")
+
+
+# ------------------------------------------------------------------ pages
+
+#: A heading, with the anchor an earlier pass put before it (if any).
+_HEADING = re.compile(
+    r'(<a class="anchor" id="([^"]*)"></a>)?<h([1-3])((?:\s[^>]*)?)>(.*?)</h\3>', re.S
+)
+_ID = re.compile(r'\sid="([^"]*)"')
+_TAG = re.compile(r"<[^>]+>")
+_LINK = re.compile(r"<a\s[^>]*>.*?</a>", re.S)
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", html.unescape(text).lower()).strip("-")
+    return s[:60] or "section"
+
+
+def _with_toc(body: str) -> tuple[str, list[tuple[int, str, Any]]]:
+    """Give every h1–h3 a target for the table of contents and list them; the
+    first heading, the page's title, is left out of the list.
+
+    A heading's own ``id`` is used when it has one. Otherwise an empty
+    ``<a class="anchor" id=…>`` goes before it, so the heading's markup stays
+    as its author wrote it (callers may still find and edit it), and a body
+    that passes through here twice (a study's page inside the demo's page)
+    keeps its anchors. Every id is unique on the page.
+    """
+    taken = set(re.findall(r'\sid="([^"]*)"', body))
+    toc: list[tuple[int, str, Any]] = []
+    first = True
+
+    def one(m: re.Match) -> str:
+        nonlocal first
+        anchor, anchor_id, level = m.group(1) or "", m.group(2), int(m.group(3))
+        attrs, inner = m.group(4) or "", m.group(5)
+        text = " ".join(_TAG.sub("", _LINK.sub("", inner)).split())
+        own = _ID.search(attrs)
+        if own:
+            hid = own.group(1)
+        elif anchor_id:
+            hid = anchor_id
+        else:
+            base = hid = _slug(text)
+            n = 2
+            while hid in taken:
+                hid, n = f"{base}-{n}", n + 1
+            taken.add(hid)
+            anchor = f'<a class="anchor" id="{hid}"></a>'
+        if not first and text and text != "Contents":  # a page's own contents list
+            toc.append((level, hid, _markup(text)))
+        first = False
+        return f"{anchor}<h{level}{attrs}>{inner}</h{level}>"
+
+    return _HEADING.sub(one, body), toc
+
+
+#: Table cells that hold a Python literal rather than a reading (built outside
+#: the templates, e.g. by a study's own table code) and what the reader sees.
+_LITERAL_CELL = re.compile(r"<td>(True|False|None|nan)</td>")
+_CELL_WORDS = {"True": "yes", "False": "no", "None": "—", "nan": "—"}
+
+
+def page(title: str, body: str) -> str:
+    """A whole report page around ``body`` (HTML): styles, a table of contents
+    built from its headings, and the closing note. A table cell holding only
+    ``True``, ``False``, ``None`` or ``nan`` reads yes, no or —."""
+    body = _LITERAL_CELL.sub(lambda m: f"<td>{_CELL_WORDS[m.group(1)]}</td>", body)
+    body, toc = _with_toc(body)
+    return _env().get_template("page.html.j2").render(
+        title=title,
+        css=_markup((_TEMPLATES / "report.css").read_text(encoding="utf-8")),
+        body=_markup(body),
+        toc=toc if len(toc) >= 3 else [],
+        version=__version__,
     )
 
 
 def _page(title: str, body: str) -> str:
-    return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
-        f'<p class="note">Written by rtshield {__version__}. Every number on this page '
-        f"comes from the discrete-event simulation of the scenario above, which calls "
-        f"libshield's mitigation code at the driver's hook points.</p></body></html>\n"
-    )
+    """The page frame (kept under this name for the callers that build their own body)."""
+    return page(title, body)
+
+
+#: Captions of a run's figures, in report order.
+RUN_FIGURES = {
+    "packets": "Sent, received and processed packets per second",
+    "critical": "Completed critical cycles and accumulated lateness per second",
+    "cycle_time": "Critical cycle times (log counts; log-spaced bins when they span decades)",
+    "latency": "Packet latency per flow",
+    "rx_drops": "Receive path: dropped packets per flow, by reason",
+    "rx_priority": "Receive path: network task priority and time in polling mode",
+    "detection": "Overload detectors: when each fired (Danicki et al. §2.1)",
+}
 
 
 def _run_body(e: RunEntry, level: int = 1) -> str:
     s, summ = e.scenario, e.summary
-    h = f"h{level}"
-    parts = [f"<{h}>{_e(e.title)}</{h}>", _provenance(s)]
-    titles = {
-        "packets": "Sent, received and processed packets per second",
-        "critical": "Completed critical cycles and accumulated lateness per second",
-        "cycle_time": "Critical cycle times",
-        "latency": "Packet latency per flow",
-        "rx_drops": "Receive path: dropped packets per flow, by reason",
-        "rx_priority": "Receive path: network task priority and time in polling mode",
-        "detection": "Overload detectors: when each fired (Danicki et al. §2.1)",
-    }
-    for key in (
-        "packets",
-        "critical",
-        "cycle_time",
-        "latency",
-        "rx_drops",
-        "rx_priority",
-        "detection",
-    ):
-        if key in e.figures:
-            parts.append(_img(e.figures[key], titles[key]))
-    parts.append("<h3>Key numbers</h3>" + _table(["", "value"], key_metrics(summ)))
-    parts.append(_drops_block(summ))
-    parts.append(_flows_block(summ))
-    parts.append(_rx_block(summ))
-    parts.append(_mitigation_block(summ))
-    parts.append("<h3>Parameters</h3>" + _table(["", "value"], scenario_parameters(s)))
-    parts.append(
-        "<h3>CPU costs (preset + overrides)</h3>"
-        + _table(["activity", "cost"], [(k, units.format_ns(v)) for k, v in s.costs.items()])
+    blocks = [
+        _drops_block(summ),
+        _flows_block(summ),
+        _tasks_block(summ),
+        _detection_block(summ),
+        *_rx_blocks(summ),
+        _mitigation_block(summ),
+    ]
+    return _env().get_template("run.html.j2").render(
+        level=level,
+        anchor=None,
+        title=e.title,
+        link=e.link,
+        scenario=s,
+        notes=getattr(s, "notes", ""),
+        metrics=key_metrics(summ),
+        figures=[_fig(e.figures[k], cap) for k, cap in RUN_FIGURES.items() if k in e.figures],
+        blocks=[b for b in blocks if b],
+        parameters=scenario_parameters(s),
+        costs=[(k, units.format_ns(v)) for k, v in s.costs.items()],
     )
-    if s.text:
-        parts.append(f"<h3>Scenario file</h3><pre>{_e(s.text)}</pre>")
-    return "\n".join(p for p in parts if p)
 
 
 def run_report(out_dir: str | Path, entry: RunEntry) -> Path:
     """Write ``out_dir/report.html`` for one run."""
-    page = _page(f"rtshield: {entry.scenario.name}", _run_body(entry))
-    return atomic_write(Path(out_dir) / "report.html", page)
+    text = page(f"rtshield: {entry.scenario.name}", _run_body(entry))
+    return atomic_write(Path(out_dir) / "report.html", text)
+
+
+#: Captions of the comparative figures.
+COMPARE_FIGURES = {
+    "packets_grid": "Sent, received and processed packets per second, one panel per "
+    "configuration on shared axes (Danicki et al. Figures 6a/c, 7a/c, 8 style)",
+    "critical_grid": "Completed critical cycles per second and accumulated lateness, one "
+    "panel per configuration on shared axes (Figures 6b/d, 7b/d style); lateness above "
+    "100 % on a logarithmic scale",
+    "processed": "Packets processed per second, one panel per configuration (dotted: sent)",
+    "lateness": "Accumulated lateness of the critical task per bin, one panel per configuration",
+}
 
 
 def compare_report(
@@ -354,39 +562,25 @@ def compare_report(
         for lbl, _ in rows:
             if lbl not in labels:
                 labels.append(lbl)
-    table_rows = []
+    side_rows = [
+        ["mitigation"] + [e.scenario.mitigation.kind for e in entries],
+        ["priorities critical / driver"]
+        + [f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries],
+        ["RX queue"] + [fmt_number(e.scenario.driver.queue) for e in entries],
+    ]
     for lbl in labels:
-        row = [lbl]
-        for rows in metric_rows:
-            row.append(dict(rows).get(lbl, "—"))
-        table_rows.append(row)
-    mit_row = ["mitigation"] + [e.scenario.mitigation.kind for e in entries]
-    prio_row = ["priorities critical / driver"] + [
-        f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries
+        side_rows.append([lbl, *(dict(rows).get(lbl, "—") for rows in metric_rows)])
+    captions = {**COMPARE_FIGURES, **(extra_captions or {})}
+    runs = [
+        {"anchor": _slug(e.title), "body": _markup(_run_body(e, level=3))} for e in entries
     ]
-    queue_row = ["RX queue"] + [str(e.scenario.driver.queue) for e in entries]
-    parts = [
-        f"<h1>{_e(title)}</h1>",
-        f'<p class="meta">{intro}</p>',
-        "<h2>Side by side</h2>",
-        _table(["", *names], [mit_row, prio_row, queue_row, *table_rows]),
-    ]
-    for heading, body in extra_sections:
-        parts.append(f"<h2>{_e(heading)}</h2>{body}")
-    captions = {
-        "packets_grid": "Sent, received and processed packets per second, one panel per "
-        "configuration (Danicki et al. Figures 6a/c, 7a/c, 8 style)",
-        "critical_grid": "Completed critical cycles per second and accumulated lateness, one "
-        "panel per configuration (Figures 6b/d, 7b/d style)",
-        "processed": "Packets processed per second, all configurations (dotted: sent)",
-        "lateness": "Accumulated lateness of the critical task per bin, all configurations",
-        **(extra_captions or {}),
-    }
-    parts.append("<h2>Figures</h2>")
-    for key, path in figures.items():
-        parts.append(f"<h3>{_e(captions.get(key, key))}</h3>" + _img(path, key))
-    parts.append("<h2>Configurations</h2>")
-    for e in entries:
-        link = f' <a href="{_e(e.link)}">(own report)</a>' if e.link else ""
-        parts.append(_run_body(e, level=3).replace("</h3>", f"{link}</h3>", 1))
-    return atomic_write(Path(out_dir) / "report.html", _page(title, "\n".join(parts)))
+    body = _env().get_template("compare.html.j2").render(
+        title=title,
+        intro=_markup(intro),
+        names=names,
+        side_rows=side_rows,
+        extra_sections=[(h, _markup(b)) for h, b in extra_sections],
+        figures=[_fig(path, captions.get(key, key), alt=key) for key, path in figures.items()],
+        runs=runs,
+    )
+    return atomic_write(Path(out_dir) / "report.html", page(title, body))

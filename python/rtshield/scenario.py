@@ -73,12 +73,15 @@ MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
     "none": (),
     "burst": ("slice", "capacity"),
     "hysteresis": ("block_below", "unblock_above", "sleep"),
-    "budget": (),
+    "budget": ("charge_isr",),
     "queue": (),
     "strict": ("min_interarrival",),
-    "bursty": ("burst", "period"),
+    "bursty": ("burst", "period", "timer"),
     "countdown": ("window",),
+    "polling": ("period",),
 }
+#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
+BURSTY_TIMERS = ("periodic", "lazy")
 
 #: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
 PATTERNS: dict[str, tuple[str, ...]] = {
@@ -86,7 +89,12 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "poisson": ("rate",),
     "pyramid": ("start", "peak", "step", "step_every"),
     "steps": ("rates", "step_every"),
+    "pcap": ("file", "scale", "loop", "skip"),
 }
+#: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
+_PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
+#: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
+MAX_PCAP_SCALE = 1000.0
 
 PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
 
@@ -366,6 +374,11 @@ class Mitigation:
     period_ns: int | None = None  #: bursty
     window_ns: int | None = None  #: countdown
     also: tuple[str, ...] = ()  #: further Danicki protections applied with ``kind``
+    timer: str | None = None  #: bursty: ``periodic`` (None: not set, periodic) or ``lazy``
+    charge_isr: bool | None = None  #: budget: also charge the RX ISR's time (None: not set, no)
+    #: RX line enable bits: 2 (None: not set) = libshield's gate, the application's bit apart
+    #: from the protections'; 1 = one shared bit (Regehr & Duongsaa §4's race)
+    enable_bits: int | None = None
 
     def parameters(self) -> dict[str, Any]:
         """The parameters that apply to this kind, as written in a file (units in values).
@@ -383,6 +396,8 @@ class Mitigation:
                 out[key] = units.format_ns(getattr(self, f"{key}_ns"))
         if self.also:
             out["also"] = list(self.also)
+        if self.enable_bits is not None:
+            out["enable_bits"] = self.enable_bits
         return out
 
 
@@ -433,6 +448,10 @@ class Flow:
     server_period_ns: int | None = None  #: ``[rx]``: the server's period
     queue: int | None = None  #: ``[rx]``: flow queue limit, packets (None: the pool)
     nic_queue: str | None = None  #: multiqueue NIC: its ``[[nic.queues]]`` entry
+    pcap: str | None = None  #: pcap: the capture replayed (an absolute path)
+    scale: float = 1.0  #: pcap: its rate times this (gaps divided by it)
+    loop: bool = False  #: pcap: replay it again and again
+    skip_ns: int = 0  #: pcap: start this far into the capture
 
     @property
     def random(self) -> bool:
@@ -449,7 +468,8 @@ class Flow:
         """
         pts: list[tuple[int, float]] = [(0, 0.0)]
         t = self.begin_ns
-        if self.pattern in ("constant", "poisson"):
+        if self.pattern in ("constant", "poisson", "pcap"):
+            # pcap: its mean rate (the replay itself follows the capture)
             pts.append((t, float(self.rate_pps or 0.0)))
         elif self.pattern == "steps":
             assert self.rates_pps is not None and self.step_every_ns is not None
@@ -514,6 +534,7 @@ class Task:
     work_ns: int | None = None  #: periodic: per cycle; worker: per message
     flow: str | None = None  #: worker: the flow it receives
     queue: int | None = None  #: worker: mailbox capacity, messages
+    masks_rx: bool = False  #: periodic: each job masks the RX lines (mutual exclusion)
 
 
 @dataclass(frozen=True)
@@ -994,7 +1015,10 @@ def parse_scenario(
     c = table("costs")
     c.check_keys(
         tuple(preset_costs) + _PATH_QUANTILE_COSTS,
-        hint="the preset " + plat.name + " defines: " + ", ".join(preset_costs)
+        hint="the preset "
+        + plat.name
+        + " defines: "
+        + ", ".join(preset_costs)
         + "; and a receive-path cost's quantiles rx_path_NAME_p90/_p99/_p999/_p9999",
     )
     costs = dict(preset_costs)
@@ -1062,7 +1086,7 @@ def parse_scenario(
     also = _also(m, mkind)
     allowed = MITIGATION_KINDS[mkind]
     for key in m.own_keys():
-        if key in ("kind", "also") or key in allowed:
+        if key in ("kind", "also", "enable_bits") or key in allowed:
             continue
         if any(key in MITIGATION_KINDS[a] for a in also):
             continue
@@ -1091,6 +1115,8 @@ def parse_scenario(
         )
     if also:
         mit = replace(mit, also=also)
+    if m.has("enable_bits"):
+        mit = replace(mit, enable_bits=m.integer("enable_bits", lo=1, hi=2))
 
     # [[flows]]
     flows_raw = _sub(doc, "flows", origin, array=True)
@@ -1099,12 +1125,21 @@ def parse_scenario(
     flows: list[Flow] = []
     for i, raw in enumerate(flows_raw):
         flows.append(
-            _flow(_Table(f"flows #{i + 1}", [(origin, raw)]), duration, sources, rx, nic, plat)
+            _flow(
+                _Table(f"flows #{i + 1}", [(origin, raw)]),
+                duration,
+                sources,
+                rx,
+                nic,
+                plat,
+                base=_base_dir(origin),
+            )
         )
     names = [f.name for f in flows]
     for i, fname in enumerate(names):
         if fname in names[:i]:
             raise UsageError(f"{origin}: [flows #{i + 1}] name: {fname!r} is used by two flows")
+    _check_captures(flows, origin)
     if rx is not None:
         _check_bound(flows, origin)
 
@@ -1393,13 +1428,21 @@ def _mitigation(
             return Mitigation(kind)
         return Mitigation(kind, min_interarrival_ns=m.duration("min_interarrival"))
     if kind == "bursty":
+        timer = m.choice("timer", BURSTY_TIMERS) if m.has("timer") else None
         if own_burst and not m.has("burst"):
-            return Mitigation(kind, period_ns=m.duration("period"))
+            return Mitigation(kind, period_ns=m.duration("period"), timer=timer)
         return Mitigation(
-            kind, burst=m.integer("burst", lo=1, hi=2**31 - 1), period_ns=m.duration("period")
+            kind,
+            burst=m.integer("burst", lo=1, hi=2**31 - 1),
+            period_ns=m.duration("period"),
+            timer=timer,
         )
     if kind == "countdown":
         return Mitigation(kind, window_ns=m.duration("window"))
+    if kind == "budget":
+        return Mitigation(kind, charge_isr=m.boolean("charge_isr") if m.has("charge_isr") else None)
+    if kind == "polling":
+        return Mitigation(kind, period_ns=m.duration("period"))
     return Mitigation(kind)
 
 
@@ -1425,6 +1468,67 @@ def _check_bound(flows: list[Flow], origin: str) -> None:
         )
 
 
+def _check_captures(flows: list[Flow], origin: str) -> None:
+    """All pcap flows together within the simulator's trace limits."""
+    from . import pcap as _pcap
+
+    caps = [f for f in flows if f.pcap is not None]
+    if len(caps) < 2:
+        return  # one capture was checked against the limits when it was read
+    max_frames, max_bytes, _ = _pcap.trace_limits()
+    frames = n_bytes = 0
+    for f in caps:
+        rp = _pcap.replay(_pcap.read_pcap(f.pcap), scale=f.scale, skip_ns=f.skip_ns, loop=f.loop)
+        frames += len(rp.times_ns)
+        n_bytes += len(rp.data)
+    if frames > max_frames or n_bytes > max_bytes:
+        raise UsageError(
+            f"{origin}: [[flows]]: the captures hold {frames} frames and {n_bytes} bytes "
+            f"together; the simulator takes at most {max_frames} frames and "
+            f"{max_bytes >> 20} MiB of frames in one scenario"
+        )
+
+
+def _base_dir(origin: str) -> Path:
+    """Folder that relative paths in the scenario ``origin`` start from: the
+    file's own folder, or the working directory for a scenario given as text."""
+    p = Path(origin)
+    return p.resolve().parent if p.is_file() else Path.cwd()
+
+
+def _pcap_flow(t: _Table, base: Path) -> dict[str, Any]:
+    """A ``pcap`` flow's replay keys; the capture is read (and checked) now."""
+    from . import pcap as _pcap
+
+    for key in _PCAP_FRAME_KEYS:
+        if t.has(key):
+            raise t.err(key, "a pcap flow's frames are the capture's own (drop this key)")
+    name = t.string("file")
+    if not name:
+        raise t.err("file", "expected the path of a pcap file")
+    if "\0" in name:
+        raise t.err("file", "not a usable file name (it contains a NUL character)")
+    path = (base / name).resolve()
+    scale, origin = t.get("scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise t.err("scale", f"expected a number such as 2.0, got {scale!r}", origin)
+    if not 0 < scale <= MAX_PCAP_SCALE:
+        raise t.err("scale", f"must lie in (0, {MAX_PCAP_SCALE:g}], got {scale!r}", origin)
+    kw: dict[str, Any] = {
+        "pcap": str(path),
+        "scale": float(scale),
+        "loop": t.boolean("loop", False),
+        "skip_ns": t.duration("skip", 0, positive=False),
+    }
+    try:
+        cap = _pcap.read_pcap(path)
+        rp = _pcap.replay(cap, scale=kw["scale"], skip_ns=kw["skip_ns"], loop=kw["loop"])
+    except UsageError as e:
+        raise t.err("file", str(e)) from None
+    kw["rate_pps"] = rp.mean_pps
+    return kw
+
+
 def _flow(
     t: _Table,
     duration_ns: int,
@@ -1432,6 +1536,8 @@ def _flow(
     rx: Rx | None = None,
     nic: Nic | None = None,
     plat: Platform | None = None,
+    *,
+    base: Path | None = None,
 ) -> Flow:
     pattern = t.choice("pattern", tuple(PATTERNS))
     allowed = _FLOW_COMMON + PATTERNS[pattern]
@@ -1472,6 +1578,8 @@ def _flow(
         kw["source"] = src_names[0]
     if pattern in ("constant", "poisson"):
         kw["rate_pps"] = t.rate("rate")
+    elif pattern == "pcap":
+        kw.update(_pcap_flow(t, base if base is not None else Path.cwd()))
     elif pattern == "pyramid":
         kw["start_pps"] = t.rate("start")
         kw["peak_pps"] = t.rate("peak")
@@ -1570,7 +1678,7 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
     kind = t.choice("kind", TASK_KINDS)
     keys = {
         "background": ("name", "kind", "priority", "core"),
-        "periodic": ("name", "kind", "priority", "core", "period", "work"),
+        "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
         "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
     }[kind]
     t.check_keys(keys, hint=f"kind {kind!r} takes: " + ", ".join(keys))
@@ -1583,7 +1691,13 @@ def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
     prio = t.integer("priority", lo=0, hi=255)
     if kind == "periodic":
         return Task(
-            name, kind, prio, core, period_ns=t.duration("period"), work_ns=t.duration("work")
+            name,
+            kind,
+            prio,
+            core,
+            period_ns=t.duration("period"),
+            work_ns=t.duration("work"),
+            masks_rx=t.boolean("masks_rx", False),
         )
     flow = t.string("flow")
     if flow not in flow_names:

@@ -16,12 +16,19 @@
  * is what happens when the network task finds none. */
 #define ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS 64
 #define ipconfigEVENT_QUEUE_LENGTH             (ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS + 5)
-/* IP task below the control flow's receiver (6) and the critical task, above bulk. */
-#define ipconfigIP_TASK_PRIORITY               4
+/* The IP task where FreeRTOS-Plus-TCP puts it by default (configMAX_PRIORITIES - 2):
+ * above the application. Its input is what the network task hands over. */
+#define ipconfigIP_TASK_PRIORITY               (configMAX_PRIORITIES - 2)
 #define ipconfigIP_TASK_STACK_SIZE_WORDS       (configMINIMAL_STACK_SIZE * 4)
 #define ipconfigZERO_COPY_TX_DRIVER            ipconfigDISABLE
 #define ipconfigZERO_COPY_RX_DRIVER            ipconfigDISABLE
 #define ipconfigHAS_DEBUG_PRINTF               ipconfigDISABLE
 #define ipconfigHAS_PRINTF                     ipconfigDISABLE
+/* A UDP socket holds at most this many datagrams for its worker; more are
+ * dropped by the IP task (they count as not delivered). */
+#define ipconfigUDP_MAX_RX_PACKETS             16U
+/* SYN floods: the listener keeps at most its backlog of half-open children. */
+#define ipconfigTCP_HANG_PROTECTION            ipconfigENABLE
+#define ipconfigTCP_HANG_PROTECTION_TIME       2U
 
 #endif

@@ -74,6 +74,7 @@ int main(void)
     rts_shield_cfg_default(&netif_cfg.shield);
     netif_cfg.net_task_prio = 3;
     netif_cfg.poll_task_prio = 5;
+    netif_cfg.rx_cpu = -1;
     rts_netif_fill(&itf, &netif_cfg);
     FreeRTOS_FillEndPoint(&itf, &ep, ip, mask, gw, dns, mac);
     FreeRTOS_IPInit_Multi();

@@ -1,33 +1,26 @@
-/* FreeRTOS-Plus-TCP network interface with libshield in its receive path,
- * for the FreeRTOS POSIX port (see rts_netif.h). */
-#define _GNU_SOURCE /* AF_PACKET, if_nametoindex */
+/* FreeRTOS-Plus-TCP network interface with libshield in its receive path:
+ * the part every NIC shares (see rts_netif.h). The NIC itself is a backend
+ * (rts_netif_hw.h): rts_netif_posix.c (AF_PACKET on a veth, POSIX port) and
+ * rts_netif_mps2.c (the MPS2 board's LAN9118, Cortex-M3). */
 #include "rts_netif.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
-#include <net/if.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include "FreeRTOS_IP_Private.h"
 #include "NetworkBufferManagement.h"
 #include "NetworkInterface.h"
+#include "rts_netif_hw.h"
 #include "task.h"
 
 _Static_assert(RTS_NETIF_RING < RTS_NETIF_SLOTS, "spare slots for recycling and refills");
+_Static_assert(RTS_NETIF_SLOTS <= RTS_POOL_MAX_BUFS, "every slot is a libshield buffer");
 
 /* ----------------------------------------------------- descriptor rings */
 
 /* Single-producer single-consumer rings of slot ids. The FreeRTOS side is
- * one logical producer or consumer: its users run in the tick interrupt or
- * inside a critical section (signals masked), one thread at a time. */
+ * one logical producer or consumer: its users run in the RX interrupt or
+ * inside a critical section, one at a time. */
 typedef struct {
     uint16_t item[RTS_NETIF_SLOTS];
     _Atomic uint32_t head, tail;
@@ -52,19 +45,18 @@ static bool ring_peek(ring_t *r, uint16_t *v)
 
 static void ring_drop_head(ring_t *r)
 {
-    atomic_fetch_add_explicit(&r->head, 1u, memory_order_release);
+    atomic_store_explicit(&r->head, atomic_load_explicit(&r->head, memory_order_relaxed) + 1u,
+                          memory_order_release);
 }
 
 /* ---------------------------------------------------------------- state */
 
 static const rts_netif_cfg *cfg;
 static NetworkInterface_t *self;
-static int fd = -1;
-static pthread_t rx_thread;
 static uint8_t slot_mem[RTS_NETIF_SLOTS][RTS_NETIF_SLOT_BYTES];
 static volatile uint16_t slot_len[RTS_NETIF_SLOTS];
-static ring_t posted; /* FreeRTOS side -> receive thread */
-static ring_t filled; /* receive thread -> FreeRTOS side */
+static ring_t posted; /* FreeRTOS side -> NIC */
+static ring_t filled; /* NIC -> FreeRTOS side */
 static rts_netif_stats stats;
 
 static rts_freertos fr;
@@ -78,45 +70,42 @@ static void repost(uint16_t slot)
     (void)ring_push(&posted, slot); /* cannot overflow: a slot is in one place at a time */
 }
 
-/* ------------------------------------------------- the NIC: rx thread */
+/* ------------------------------------------------ the NIC's side (hw) */
 
-static void *rx_main(void *arg)
+uint8_t *rts_netif_hw_slot(uint16_t *slot)
 {
-    (void)arg;
-    static uint8_t scratch[RTS_NETIF_SLOT_BYTES];
-    for (;;) {
-        uint16_t slot;
-        const bool have = ring_peek(&posted, &slot);
-        uint8_t *dst = have ? slot_mem[slot] : scratch;
-        struct sockaddr_ll from;
-        socklen_t fl = sizeof from;
-        const ssize_t n = recvfrom(fd, dst, RTS_NETIF_SLOT_BYTES, 0, (struct sockaddr *)&from, &fl);
-        if (n <= 0) {
-            if (n < 0 && errno == EBADF) return NULL;
-            continue; /* timeout (EAGAIN), EINTR */
-        }
-        if (from.sll_pkttype == PACKET_OUTGOING) continue; /* our own transmissions */
-        stats.nic_frames++;
-        if (!have) {
-            stats.nic_ring_full++; /* the NIC found no posted descriptor */
-            continue;
-        }
-        ring_drop_head(&posted);
-        slot_len[slot] = (uint16_t)n;
-        (void)ring_push(&filled, slot);
-    }
+    return ring_peek(&posted, slot) ? slot_mem[*slot] : NULL;
+}
+
+void rts_netif_hw_filled(uint16_t slot, uint16_t len)
+{
+    stats.nic_frames++;
+    ring_drop_head(&posted);
+    slot_len[slot] = len;
+    (void)ring_push(&filled, slot);
+}
+
+void rts_netif_hw_ring_full(void)
+{
+    stats.nic_frames++;
+    stats.nic_ring_full++;
+}
+
+const rts_netif_cfg *rts_netif_hw_cfg(void)
+{
+    return cfg;
 }
 
 static void rx_irq_set(void *drv, unsigned line, bool on)
 {
     (void)drv;
     (void)line;
-    (void)on; /* the tick hook checks the gate: rts_irq_gate_enabled() */
+    rts_netif_hw_rx_irq(on);
 }
 
 /* --------------------------------------------------- the RX interrupt */
 
-/* Harvest filled descriptors through the shield (tick interrupt, or the
+/* Harvest filled descriptors through the shield (RX interrupt, or the
  * polling task inside the critical section). */
 static uint32_t harvest(uint32_t max, BaseType_t *woken)
 {
@@ -125,8 +114,12 @@ static uint32_t harvest(uint32_t max, BaseType_t *woken)
     while (n < max && ring_peek(&filled, &slot)) {
         rts_shield_rx rx;
         uint32_t flags = 0;
-        if (rts_freertos_shield_frame_isr(&g, slot, slot_mem[slot], slot_len[slot], 0, 0, &rx, &flags, NULL,
-                                          woken) != RTS_OK) {
+        const uint64_t t0 = rts_netif_hw_cpu_ns();
+        const rts_err e = rts_freertos_shield_frame_isr(&g, slot, slot_mem[slot], slot_len[slot], 0, 0, &rx,
+                                                        &flags, NULL, woken);
+        stats.shield_ns += rts_netif_hw_cpu_ns() - t0;
+        stats.shield_frames++;
+        if (e != RTS_OK) {
             ring_drop_head(&filled); /* not a ring buffer: cannot happen; do not spin on it */
             repost(slot);
             continue;
@@ -143,26 +136,24 @@ static uint32_t harvest(uint32_t max, BaseType_t *woken)
     return n;
 }
 
-void rts_netif_tick_isr(void)
+void rts_netif_rx_isr(BaseType_t *woken)
 {
     if (!up) return;
     uint16_t slot;
     if (!ring_peek(&filled, &slot)) return; /* nothing new: no interrupt */
-    BaseType_t woken = pdFALSE;
+    stats.rx_irqs++;
     if (cfg->protect) {
         if (!rts_irq_gate_enabled(&g.gate, 0)) return; /* a protection holds the line */
-        if (rts_freertos_shield_irq_isr(&g, 0, &woken)) (void)harvest(RTS_NETIF_SLOTS, &woken);
+        if (rts_freertos_shield_irq_isr(&g, 0, woken)) (void)harvest(RTS_NETIF_SLOTS, woken);
     } else {
-        vTaskNotifyGiveFromISR(net_task, &woken);
+        vTaskNotifyGiveFromISR(net_task, woken);
     }
-    /* In the tick hook the kernel switches on its own yield-pending flag. */
-    (void)woken;
 }
 
 /* ----------------------------------------------------- network task */
 
 /* Copy slot's frame into a network buffer for the IP task. */
-static void to_stack(uint16_t slot)
+static void to_stack_inner(uint16_t slot)
 {
     const size_t len = slot_len[slot];
     NetworkBufferDescriptor_t *nb = pxGetNetworkBufferWithDescriptor(len, 0);
@@ -186,6 +177,14 @@ static void to_stack(uint16_t slot)
         return;
     }
     stats.to_ip_task++;
+}
+
+static void to_stack(uint16_t slot)
+{
+    const uint64_t t0 = rts_netif_hw_cpu_ns();
+    to_stack_inner(slot);
+    stats.to_stack_ns += rts_netif_hw_cpu_ns() - t0;
+    stats.to_stack_frames++;
 }
 
 static void net_main(void *arg)
@@ -243,32 +242,11 @@ static void poll_main(void *arg)
 
 /* ------------------------------------------------- Plus-TCP interface */
 
-static BaseType_t open_socket(void)
-{
-    const unsigned idx = if_nametoindex(cfg->ifname);
-    if (idx == 0u) return pdFAIL;
-    fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-    if (fd < 0) return pdFAIL;
-    struct sockaddr_ll a;
-    memset(&a, 0, sizeof a);
-    a.sll_family = AF_PACKET;
-    a.sll_protocol = htons(ETH_P_ALL);
-    a.sll_ifindex = (int)idx;
-    struct timeval tv = {0, 100000}; /* wake up now and then */
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
-        close(fd);
-        fd = -1;
-        return pdFAIL;
-    }
-    return pdPASS;
-}
-
 static BaseType_t initialise(NetworkInterface_t *itf)
 {
     (void)itf;
     if (up) return pdPASS;
-    if (fd < 0 && open_socket() != pdPASS) return pdFAIL;
+    if (rts_netif_hw_open() != pdPASS) return pdFAIL;
     for (uint16_t s = 0; s < RTS_NETIF_RING; s++) repost(s);
 
     static StaticTask_t net_tcb, poll_tcb;
@@ -289,14 +267,7 @@ static BaseType_t initialise(NetworkInterface_t *itf)
         if (rts_freertos_shield_init(&g, &sh, &fr, &c, &gc) != RTS_OK) return pdFAIL;
         rts_freertos_shield_rx_enable(&g, 0, true);
     }
-
-    /* The NIC's thread must never take the kernel's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    const int e = pthread_create(&rx_thread, NULL, rx_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e != 0) return pdFAIL;
+    if (rts_netif_hw_start() != pdPASS) return pdFAIL;
     up = true;
     return pdPASS;
 }
@@ -304,7 +275,7 @@ static BaseType_t initialise(NetworkInterface_t *itf)
 static BaseType_t output(NetworkInterface_t *itf, NetworkBufferDescriptor_t *const nb, BaseType_t release)
 {
     (void)itf;
-    if (send(fd, nb->pucEthernetBuffer, nb->xDataLength, MSG_DONTWAIT) == (ssize_t)nb->xDataLength) {
+    if (rts_netif_hw_output(nb->pucEthernetBuffer, nb->xDataLength) == pdPASS) {
         stats.tx_frames++;
     } else {
         stats.tx_errors++;

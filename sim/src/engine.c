@@ -3,6 +3,8 @@
  * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
 #include "engine.h"
 
+#include "rtshield/rts_classifier.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,8 +227,28 @@ static int pick_task(rtsim *s, uint32_t core)
     return best;
 }
 
+/* Pure polling (mitigation kind polling): the poll timer's handler finds
+ * the device's pending request (the lowest pending RX line) and handles it:
+ * the handler becomes that RX handler, costing the poll on top. */
+static int poll_takes(rtsim *s, sim_core *c, int line, bool *polled)
+{
+    *polled = false;
+    if (line != LINE_TIMER0 + SIM_POLL_TIMER || s->cfg.mitigation.kind != RTSIM_MIT_POLLING)
+        return line;
+    const uint32_t rx = c->pending & ~((1u << LINE_RX) - 1u);
+    if (!rx) return line;
+    c->pending &= ~(1u << line);
+    *polled = true;
+    int l = LINE_RX;
+    while (!(rx & (1u << l)))
+        l++;
+    return l;
+}
+
 static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
 {
+    bool polled;
+    line = poll_takes(s, c, line, &polled);
     stop_task(s, c, now);
     acct(s, c, now);
     c->acct_ctx = isr_ctx(line);
@@ -241,6 +263,8 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     } else if (line >= LINE_RX) {
         uint32_t src = (uint32_t)(line - LINE_RX);
         s->cur_bin.isr_runs++;
+        if (s->masking_jobs) s->mst.mask_violations++; /* inside a task's critical section */
+        cost += k->isr_rx_batch_ns;
         c->isr_source = src;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             c->isr_pkt = c->latched[src];
@@ -259,10 +283,59 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
         cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
+        if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
     } else {
         cost += k->timer_isr_ns;
     }
     c->isr_end = now + (uint64_t)cost;
+}
+
+/* The pending enabled line dispatched next: the lowest number, except that
+ * the lines of late_lines (the strict limiter's timers, whose re-enable took
+ * effect at the expiry) wait for any pending RX line (docs/decisions/regehr.md). */
+static int next_line(const rtsim *s, uint32_t ready)
+{
+    const uint32_t first = ready & ~s->late_lines;
+    const uint32_t m = first ? first : ready;
+    int line = 0;
+    while (!(m & (1u << line)))
+        line++;
+    return line;
+}
+
+static void port_irq_set_enabled(void *ctx, unsigned line, bool on);
+
+/* The application masks (on = false) or unmasks the RX lines: a masks_rx
+ * task's mutual exclusion with the handlers (Regehr §4). With two enable
+ * bits it writes its own bit of libshield's gate, and the hardware line
+ * changes only when the combined state does; with one bit it writes the
+ * hardware bit itself, as the protections do. */
+static void app_mask(rtsim *s, bool on)
+{
+    for (uint32_t k = 0; k < eng_sources(s); k++) {
+        const unsigned line = LINE_RX + k;
+        if (s->cfg.mitigation.one_enable_bit) {
+            port_irq_set_enabled(s, line, on);
+            continue;
+        }
+        const rts_gate_change g = rts_irq_gate_app_set(&s->gate, line, on);
+        if (g == RTS_GATE_ENABLED || g == RTS_GATE_DISABLED) port_irq_set_enabled(s, line, on);
+    }
+}
+
+/* A masks_rx task's job starts running (it masks the lines) or ends. */
+static void mask_begin(rtsim *s, sim_task *t)
+{
+    if (!t->cfg->masks_rx || t->masking) return;
+    t->masking = true;
+    if (s->masking_jobs++ == 0) app_mask(s, false);
+}
+
+static void mask_end(rtsim *s, sim_task *t)
+{
+    if (!t->masking) return;
+    t->masking = false;
+    if (--s->masking_jobs == 0) app_mask(s, true);
 }
 
 /* Give the core to whatever should run now: a pending enabled interrupt,
@@ -272,10 +345,7 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
     if (c->isr_line != SIM_NO_ISR) return;
     uint32_t ready = c->pending & c->enabled;
     if (ready) {
-        int line = 0;
-        while (!(ready & (1u << line)))
-            line++;
-        start_isr(s, c, line, now);
+        start_isr(s, c, next_line(s, ready), now);
         return;
     }
     uint32_t core = (uint32_t)(c - s->core);
@@ -292,16 +362,15 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
             : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
-                                                 : true)
+                                                 : true) {
+            if (t->cfg->masks_rx) mask_begin(s, t);
             break;
+        }
     }
     /* The driver's poll may have re-enabled a line with an interrupt pending. */
     ready = c->pending & c->enabled;
     if (ready) {
-        int line = 0;
-        while (!(ready & (1u << line)))
-            line++;
-        start_isr(s, c, line, now);
+        start_isr(s, c, next_line(s, ready), now);
         return;
     }
     acct(s, c, now);
@@ -549,9 +618,18 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 /* The NIC (or the edge ISR) writes flow `p->flow`'s frame into buffer p->buf. */
 static void dma_write(rtsim *s, const sim_pkt *p)
 {
-    const uint32_t len = s->tmpl_len[p->flow];
-    memcpy(s->bufmem + (size_t)p->buf * RTSIM_FRAME_MAX,
-           s->tmpl + (size_t)p->flow * RTSIM_FRAME_MAX, len < 128u ? len : 128u);
+    uint32_t len = s->tmpl_len[p->flow];
+    const uint8_t *src = s->tmpl + (size_t)p->flow * RTSIM_FRAME_MAX;
+    if (s->trace_src[p->flow].n) src = trace_frame(&s->trace_src[p->flow], p->frame, &len);
+    memcpy(s->bufmem + (size_t)p->buf * RTSIM_FRAME_MAX, src, len < 128u ? len : 128u);
+}
+
+/* Length of the frame packet `p` carries. */
+static uint32_t pkt_len(const rtsim *s, const sim_pkt *p)
+{
+    uint32_t len = s->tmpl_len[p->flow];
+    if (s->trace_src[p->flow].n) (void)trace_frame(&s->trace_src[p->flow], p->frame, &len);
+    return len;
 }
 
 /* Time spent in the global limit's polling mode. */
@@ -614,7 +692,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     rts_shield_rx rx;
     rts_shield_dec d;
     const uint8_t *frame = s->bufmem + (size_t)p.buf * RTSIM_FRAME_MAX;
-    if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, s->tmpl_len[p.flow], 0u, 0u, now,
+    if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, pkt_len(s, &p), 0u, 0u, now,
                                 entry / tick * tick, &rx, &d) != RTS_OK) {
         fail(s, "libshield refused a ring buffer"); /* a simulator bug, never ignored */
         return 0;
@@ -636,7 +714,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
         if (d.drop == RTS_SHIELD_DROP_LIMITER) s->mst.drops++;
         count_drop(s, &p, shield_drop[d.drop]);
         /* Its buffer goes back to the ring (libshield reposted it, or kept it posted). */
-        sim_pkt e = {0, 0, p.buf, 0, 0};
+        sim_pkt e = {0, 0, p.buf, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     } else {
         path = (f & RTS_SHIELD_F_RECYCLED) ? RTSIM_PATH_RECYCLE
@@ -646,7 +724,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
             /* (c): a queued lower-priority packet loses its buffer to the ring. */
             sim_pkt v = s->bufpkt[rx.repost];
             count_drop(s, &v, RTSIM_DROP_RECYCLED);
-            sim_pkt e = {0, 0, rx.repost, 0, 0};
+            sim_pkt e = {0, 0, rx.repost, 0, 0, 0};
             if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
         }
         if (s->driver >= 0) {
@@ -797,14 +875,19 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
         tick_isr_done(s, c);
     } else if (line >= LINE_RX) {
         if (!s->cfg.rx.enabled) rx_isr_done(s, c, now);
+        if (hook_mask(s) & RTS_SHIELD_CALL_RX_DONE) hook_rx_isr_done(s, now, now - c->isr_start);
     } else {
+        const unsigned timer = (unsigned)(line - LINE_TIMER0);
         s->mst.timer_fires++;
-        hook_timer(s, now, (unsigned)(line - LINE_TIMER0));
+        if (!(s->late_lines & (1u << line)) && !(s->cfg.mitigation.kind == RTSIM_MIT_POLLING &&
+                                                 timer == SIM_POLL_TIMER))
+            hook_timer(s, now, timer);
     }
 }
 
 static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
 {
+    mask_end(s, t); /* the job's critical section ends with it */
     const rtsim_task_cfg *k = t->cfg;
     uint64_t P = (uint64_t)k->period_ns;
     int64_t earliness = (int64_t)t->deadline - (int64_t)now;
@@ -906,7 +989,7 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
     if (rts_shield_task_done(&s->shield, &job, now, t->work, 0, &refill, &d) != RTS_OK)
         fail(s, "libshield refused a buffer handed back");
     if (refill != RTS_BUF_NONE) {
-        sim_pkt e = {0, 0, refill, 0, 0};
+        sim_pkt e = {0, 0, refill, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     }
     hook_perform(s, now, &d);
@@ -1009,7 +1092,7 @@ static void nic_announce(rtsim *s, unsigned q)
         if (!fifo_push(host, p)) {
             count_drop(s, &p, RTSIM_DROP_RING_FULL); /* the host has not taken the last batches */
             if (p.buf != RTS_BUF_NONE) {
-                sim_pkt e = {0, 0, p.buf, 0, 0};
+                sim_pkt e = {0, 0, p.buf, 0, 0, 0};
                 (void)fifo_push(&s->posted, e);
             }
         }
@@ -1020,26 +1103,51 @@ static void nic_announce(rtsim *s, unsigned q)
     c->pending |= bit;
 }
 
-/* Arm the NIC model's next timer event (the earliest queue expiry). */
+/* Arm the NIC model's next timer event (the earliest queue expiry). One
+ * EV_NIC is pending at most: an armed event at or before the expiry stays
+ * (firing early, it finds nothing expired and re-arms), so frames that
+ * restart a packet timer add no events; a flood at any rate fits the event
+ * heap. Only an earlier expiry supersedes the armed event. */
 static void nic_schedule(rtsim *s)
 {
     const rts_time_ns next = rts_nic_next_expiry(&s->nic);
+    if (next == 0 || next >= s->cfg.duration_ns) return;
+    const uint64_t at = next < s->now ? s->now : next;
+    if (s->nic_armed != SIM_INF && s->nic_armed <= at) return;
     s->nic_gen++;
-    if (next != 0 && next < s->cfg.duration_ns)
-        push_event(s, next < s->now ? s->now : next, EV_NIC, EV_NIC, 0, s->nic_gen);
+    s->nic_armed = at;
+    push_event(s, at, EV_NIC, EV_NIC, 0, s->nic_gen);
+}
+
+/* The distribution map's keys of a recorded frame: libshield's classifier
+ * reads its real bytes (a malformed or portless frame has port 0). */
+static void trace_keys(const rtsim *s, const sim_pkt *p, unsigned *proto, unsigned *port)
+{
+    uint32_t len;
+    const uint8_t *fr = trace_frame(&s->trace_src[p->flow], p->frame, &len);
+    rts_cls_info ci;
+    (void)rts_classify_parse_isr(fr, len, &ci);
+    switch (ci.kind) {
+    case RTS_CLS_TCP: *proto = RTS_PROTO_TCP; break;
+    case RTS_CLS_UDP: *proto = RTS_PROTO_UDP; break;
+    case RTS_CLS_ICMP: *proto = RTS_NIC_PROTO_ICMP; break;
+    default: *proto = RTS_NIC_PROTO_NONTRANSPORT; break;
+    }
+    *port = ci.kind == RTS_CLS_TCP || ci.kind == RTS_CLS_UDP ? ci.local_port : 0u;
 }
 
 /* A frame reaches the multiqueue NIC: libshield's rts_nic_rx() decides. */
 static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
 {
     const rtsim_flow_cfg *f = &s->cfg.flows[p.flow];
-    if (s->cfg.rx.enabled && s->posted.len == 0 &&
-        rts_nic_lookup(&s->nic, nic_proto(f), nic_port(f)) >= 0) {
+    unsigned proto = nic_proto(f), port = nic_port(f);
+    if (s->trace_src[p.flow].n) trace_keys(s, &p, &proto, &port);
+    if (s->cfg.rx.enabled && s->posted.len == 0 && rts_nic_lookup(&s->nic, proto, port) >= 0) {
         count_drop(s, &p, RTSIM_DROP_RING_FULL); /* mapped, but no buffer to DMA into */
         return;
     }
     rts_nic_rx_result r;
-    rts_nic_rx(&s->nic, nic_proto(f), nic_port(f), now, &r);
+    rts_nic_rx(&s->nic, proto, port, now, &r);
     if (r.outcome == RTS_NIC_UNREGISTERED) {
         count_drop(s, &p, RTSIM_DROP_NIC_UNREGISTERED);
         return;
@@ -1164,7 +1272,8 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t 
 
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
-    sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0};
+    sim_trace *tr = &s->trace_src[f];
+    sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0, tr->next};
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
     s->flow_st[f].offered++;
@@ -1217,7 +1326,14 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
             c->pending |= bit;
         }
     }
-    uint64_t next = flow_next_after(&s->flow[f], now, 0);
+    uint64_t next;
+    if (tr->n) {
+        trace_advance(tr);
+        next = trace_due(tr);
+        if (next < now) next = now; /* saturated: never before the clock */
+    } else {
+        next = flow_next_after(&s->flow[f], now, 0);
+    }
     kick(s, c, now);
     if (!s->cfg.exact_arrivals) next = lost_arrivals(s, f, c, next);
     arrival_set(s, f, next);
@@ -1236,6 +1352,13 @@ static void handle_event(rtsim *s, const sim_event *e)
         if (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]) break; /* cancelled */
         sim_core *c = rx_core(s);
         c->pending |= 1u << (LINE_TIMER0 + e->arg);
+        if (s->late_lines & (1u << (LINE_TIMER0 + e->arg))) {
+            hook_timer(s, now, e->arg); /* the re-enable takes effect at the expiry */
+        } else if (s->cfg.mitigation.kind == RTSIM_MIT_POLLING && e->arg == SIM_POLL_TIMER) {
+            const uint64_t next = now + (uint64_t)s->cfg.mitigation.period_ns;
+            if (next > now && next < s->cfg.duration_ns)
+                push_event(s, next, EV_TIMER, EV_TIMER, SIM_POLL_TIMER, s->timer_gen[SIM_POLL_TIMER]);
+        }
         kick(s, c, now);
         break;
     }
@@ -1260,11 +1383,12 @@ static void handle_event(rtsim *s, const sim_event *e)
     }
     case EV_NIC: {
         if (e->gen != s->nic_gen) break; /* superseded */
+        s->nic_armed = SIM_INF;
         const uint32_t mask = rts_nic_expire(&s->nic, now);
         for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
             if (mask & (1u << q)) nic_announce(s, q);
         nic_schedule(s);
-        kick(s, rx_core(s), now);
+        if (mask != 0) kick(s, rx_core(s), now); /* armed early: nothing expired yet */
         break;
     }
     case EV_POLL: {
@@ -1294,6 +1418,9 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (cfg->duration_ns / cfg->bin_ns > (uint64_t)1 << 32)
         return "bin: too many bins for the duration";
     if (cfg->n_cores < 1 || cfg->n_cores > RTSIM_MAX_CORES) return "cores: must be 1..4";
+    /* The array counts first: every later check reads tasks[] and flows[]. */
+    if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
+    if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
     if (cfg->tick_ns < 0) return "tick: must not be negative";
     if (cfg->nic_kind > RTSIM_NIC_MULTIQUEUE) return "nic.kind: unknown";
     if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE) {
@@ -1303,13 +1430,18 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             const rtsim_nic_queue_cfg *n = &cfg->nic_queues[q];
             if (n->size == 0 || n->size > 65535) return "nic.queues.size: 1..65535 descriptors";
             if (n->t_abs_ns < 0 || n->t_pack_ns < 0) return "nic.queues: timers must not be negative";
-            if (n->frames > 65535) return "nic.queues.frames: at most 65535";
+            /* rts_nic_queue_add(): a frame threshold beyond the queue never triggers. */
+            if (n->frames > n->size) return "nic.queues.frames: at most the queue's size";
         }
         uint32_t entries = 0;
         for (uint32_t i = 0; i < cfg->n_flows; i++) {
             const rtsim_flow_cfg *f = &cfg->flows[i];
             if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
             if (f->nic_queue >= cfg->n_nic_queues) return "flows.nic_queue: no such queue";
+            /* The distribution map's key (rts_nic_map_add()): a TCP or UDP port 1..65535. */
+            if ((f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP) &&
+                (f->dst_port == 0 || f->dst_port > 65535))
+                return "flows.dst_port: 1..65535 for a flow mapped to a NIC queue";
             bool dup = false;
             for (uint32_t j = 0; j < i; j++) {
                 const rtsim_flow_cfg *g = &cfg->flows[j];
@@ -1339,16 +1471,26 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
+        k->isr_rx_batch_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
+    /* rtsim_costs holds int64_t fields only: every one of them is a cost. */
+    _Static_assert(sizeof(rtsim_costs) % sizeof(int64_t) == 0, "rtsim_costs: int64_t fields only");
+    const int64_t cost_max = (int64_t)RTSIM_COST_MAX_S * 1000000000;
+    for (size_t i = 0; i < sizeof *k / sizeof(int64_t); i++) {
+        int64_t v;
+        memcpy(&v, (const char *)k + i * sizeof v, sizeof v);
+        if (v > cost_max) return "costs: at most RTSIM_COST_MAX_S (60 s) each";
+    }
+    for (uint32_t i = 0; i < cfg->n_sources; i++)
+        if (cfg->sources[i].isr_per_packet_ns > cost_max)
+            return "sources: isr_work at most RTSIM_COST_MAX_S (60 s)";
     if (cfg->n_flows > 0 && cfg->n_sources == 0 && k->isr_entry_exit_ns + k->isr_per_packet_ns <= 0)
         return "costs: an RX interrupt must cost CPU time";
     for (uint32_t i = 0; i < cfg->n_sources; i++)
         if (k->isr_entry_exit_ns + cfg->sources[i].isr_per_packet_ns <= 0)
             return "sources: an RX interrupt must cost CPU time";
-    if (cfg->n_tasks > RTSIM_MAX_TASKS) return "tasks: at most 8";
-    if (cfg->n_flows > RTSIM_MAX_FLOWS) return "flows: at most 8";
     int drivers = 0, criticals = 0;
     for (uint32_t i = 0; i < cfg->n_tasks; i++) {
         const rtsim_task_cfg *t = &cfg->tasks[i];
@@ -1382,7 +1524,9 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     if (needs_driver && drivers == 0) return "driver: traffic needs a driver task";
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
         const rtsim_flow_cfg *f = &cfg->flows[i];
-        if (f->pattern > RTSIM_PAT_PIECEWISE) return "flows.pattern: unknown";
+        if (f->pattern > RTSIM_PAT_TRACE) return "flows.pattern: unknown";
+        if (f->proto > RTSIM_PROTO_RAW) return "flows.protocol: unknown";
+        if (f->trace_period_ns < 0) return "flows.trace_period: must not be negative";
         if (f->source >= (cfg->n_sources ? cfg->n_sources : 1))
             return "flows.source: no such RX source";
         if (f->pattern == RTSIM_PAT_PIECEWISE) {
@@ -1467,6 +1611,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->poll_since = SIM_INF;
+    s->nic_armed = SIM_INF;
     for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++)
         s->det_first[k] = SIM_INF;
     if (cfg->rx.enabled) {
@@ -1488,7 +1633,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         }
         /* libshield's pool starts with buffers 0..ring-1 posted. */
         for (uint32_t b = 0; b < cfg->ring; b++) {
-            sim_pkt e = {0, 0, (uint16_t)b, 0, 0};
+            sim_pkt e = {0, 0, (uint16_t)b, 0, 0, 0};
             (void)fifo_push(&s->posted, e);
         }
     }
@@ -1555,11 +1700,17 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->port.cache_invalidate = NULL;
     s->rx_off_since = 0;
     rts_irq_gate_init(&s->gate);
-    for (uint32_t k = 0; k < eng_sources(s); k++)
+    const bool polling = cfg->mitigation.kind == RTSIM_MIT_POLLING;
+    for (uint32_t k = 0; k < eng_sources(s) && !polling; k++) /* polling: the lines stay off */
         if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
     if (!hook_init(s, 0)) fail(s, "libshield refused the configuration");
+    for (unsigned t = 0; t < SIM_MAX_TIMERS; t++)
+        if (hook_timer_at_expiry(s, t)) s->late_lines |= 1u << (LINE_TIMER0 + t);
+    if (polling && (uint64_t)cfg->mitigation.period_ns < cfg->duration_ns)
+        push_event(s, (uint64_t)cfg->mitigation.period_ns, EV_TIMER, EV_TIMER, SIM_POLL_TIMER,
+                   s->timer_gen[SIM_POLL_TIMER]);
     if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) fail(s, "libshield refused the NIC queues");
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
@@ -1582,6 +1733,27 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     return s;
 }
 
+const char *rtsim_flow_trace(rtsim *s, uint32_t flow, uint32_t n, const int64_t *t_ns,
+                             const uint32_t *len, const uint8_t *bytes, size_t n_bytes)
+{
+    if (s == NULL || flow >= s->cfg.n_flows) return "trace: no such flow";
+    const rtsim_flow_cfg *f = &s->cfg.flows[flow];
+    if (f->pattern != RTSIM_PAT_TRACE) return "trace: the flow's pattern is not RTSIM_PAT_TRACE";
+    if (s->started) return "trace: the run has started";
+    if (n > RTSIM_TRACE_MAX_FRAMES - s->trace_frames)
+        return "trace: the traces hold more than RTSIM_TRACE_MAX_FRAMES frames together";
+    if (n_bytes > RTSIM_TRACE_MAX_BYTES - s->trace_bytes)
+        return "trace: the traces hold more than RTSIM_TRACE_MAX_BYTES bytes together";
+    sim_trace *tr = &s->trace_src[flow];
+    const char *err = trace_load(tr, (uint64_t)f->start_ns, (uint64_t)f->trace_period_ns, n, t_ns,
+                                 len, bytes, n_bytes);
+    if (err != NULL) return err;
+    s->trace_frames += n;
+    s->trace_bytes += n_bytes;
+    arrival_set(s, flow, trace_due(tr));
+    return NULL;
+}
+
 void rtsim_destroy(rtsim *s)
 {
     if (s == NULL) return;
@@ -1596,6 +1768,8 @@ void rtsim_destroy(rtsim *s)
     free(s->bufpkt);
     free(s->path_hist);
     free(s->tmpl);
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        trace_free(&s->trace_src[i]);
     for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
         free(s->nicq[i].buf);
     free(s->bins);
@@ -1632,6 +1806,7 @@ static void unfinished_cycles(rtsim *s, uint64_t end)
 int rtsim_run_until(rtsim *s, uint64_t t_end)
 {
     if (s->finished) return s->error ? -1 : 0;
+    s->started = true;
     if (t_end > s->cfg.duration_ns) t_end = s->cfg.duration_ns;
     if (t_end < s->now) t_end = s->now; /* time never goes back */
     const uint32_t ncores = s->cfg.n_cores;

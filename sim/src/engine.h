@@ -12,6 +12,7 @@
 #include "rtshield/rts_irq_gate.h"
 #include "rtshield/rts_port.h"
 #include "rtsim/rtsim.h"
+#include "trace_source.h"
 #include "traffic.h"
 
 #define SIM_INF UINT64_MAX
@@ -23,6 +24,7 @@ enum {
     LINE_TIMER0 = 1,
     SIM_MAX_TIMERS = 8,
     LINE_RX = LINE_TIMER0 + SIM_MAX_TIMERS, /* source k's line is LINE_RX + k */
+    SIM_POLL_TIMER = SIM_MAX_TIMERS - 1,    /* mitigation kind polling: the poll timer (above the shield's) */
     SIM_NO_ISR = -1
 };
 
@@ -47,6 +49,7 @@ typedef struct sim_pkt {
     uint16_t buf;   /* receive path: the pool buffer holding its frame (RTS_BUF_NONE: none) */
     uint8_t sflow;  /* receive path: libshield's flow id once classified */
     uint8_t sprio;  /* receive path: the priority it was queued at */
+    uint32_t frame; /* trace flows: index of its recorded frame */
 } sim_pkt;
 
 /* A bounded FIFO of packets (RX queue, DMA ring). */
@@ -72,6 +75,7 @@ typedef struct sim_task {
     bool polling;    /* the job is one iteration of the suspended sleep loop */
     bool suspended;  /* a mitigation stopped the driver */
     bool sleeping;   /* suspended in a sleep loop: an EV_POLL is due */
+    bool masking;    /* periodic masks_rx: its job has the RX lines masked */
     sim_pkt pkt;
     uint64_t work;    /* driver: CPU time of the packet in hand */
     sim_fifo mailbox; /* worker: messages handed over by the driver */
@@ -119,6 +123,9 @@ struct rtsim {
     uint64_t arr_t[RTSIM_MAX_FLOWS];
     uint64_t arr_seq[RTSIM_MAX_FLOWS];
     int arr_next; /* the flow whose arrival comes first, or -1 */
+    sim_trace trace_src[RTSIM_MAX_FLOWS]; /* trace flows: their recorded frames */
+    uint64_t trace_frames, trace_bytes;   /* held by all of them */
+    bool started;                         /* rtsim_run_until() was called */
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
     int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
     uint64_t *lat_hist;               /* RTSIM_MAX_FLOWS * RTSIM_HIST_BINS */
@@ -128,6 +135,8 @@ struct rtsim {
     rts_port port;
     rts_irq_gate gate;
     uint32_t timer_gen[SIM_MAX_TIMERS];
+    uint32_t late_lines;   /* timer lines dispatched after pending RX lines (strict limiter) */
+    uint32_t masking_jobs; /* masks_rx jobs in progress: the application masks the RX lines */
     uint64_t rx_off_since; /* SIM_INF while the RX line is enabled */
     /* measurements */
     rtsim_bin cur_bin;
@@ -161,6 +170,7 @@ struct rtsim {
     rts_nic nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
     uint32_t nic_gen;    /* generation of the pending EV_NIC */
+    uint64_t nic_armed;  /* time of the pending EV_NIC, SIM_INF when none */
 };
 
 /* Services the mitigation adapter uses. */

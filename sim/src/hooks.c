@@ -86,7 +86,8 @@ static rts_shield_field shield_cfg(const rtsim_config *c, rts_shield_cfg *o)
         if (o->protections & RTS_SHIELD_BURSTY) o->bursty_burst[k] = bursty_burst(c, k);
     }
     o->bursty_period = ns(m->period_ns);
-    o->bursty_mode = RTS_BURSTY_TIMER_PERIODIC;
+    o->bursty_mode = m->bursty_lazy ? RTS_BURSTY_TIMER_LAZY : RTS_BURSTY_TIMER_PERIODIC;
+    if (o->protections & RTS_SHIELD_BUDGET) o->budget.charge_isr = m->budget_charge_isr != 0u;
     /* The countdown counts 1 ns ticks: window = initial x tick. */
     o->countdown_tick_ns = 1u;
     o->countdown_initial =
@@ -198,7 +199,28 @@ static const char *shield_error(const rtsim_config *cfg)
 const char *hook_config_error(const rtsim_config *cfg)
 {
     const rtsim_mitigation_cfg *m = &cfg->mitigation;
-    if (m->kind > RTSIM_MIT_COUNTDOWN) return "mitigation.kind: unknown";
+    if (m->kind > RTSIM_MIT_POLLING) return "mitigation.kind: unknown";
+    if (m->bursty_lazy > 1u) return "mitigation.timer: periodic or lazy";
+    if (m->bursty_lazy && m->kind != RTSIM_MIT_BURSTY)
+        return "mitigation.timer: the lazy timer is the bursty limiter's (kind = bursty)";
+    if (m->budget_charge_isr > 1u) return "mitigation.charge_isr: true or false";
+    if (m->one_enable_bit > 1u) return "mitigation.enable_bits: 1 or 2";
+    for (uint32_t i = 0; i < cfg->n_tasks; i++) {
+        if (cfg->tasks[i].masks_rx > 1u) return "tasks.masks_rx: true or false";
+        if (cfg->tasks[i].masks_rx && cfg->tasks[i].kind != RTSIM_TASK_PERIODIC)
+            return "tasks.masks_rx: only a periodic task masks the RX lines";
+    }
+    if (m->one_enable_bit && cfg->rx.enabled) return "mitigation.enable_bits: 1 not with [rx]";
+    if (m->budget_charge_isr && !(kind_bit(m->kind) & RTS_SHIELD_BUDGET) &&
+        !(m->also & RTS_SHIELD_BUDGET))
+        return "mitigation.charge_isr: needs Budget Mitigation (kind or also)";
+    if (m->kind == RTSIM_MIT_POLLING) {
+        if (m->period_ns <= 0) return "mitigation.period: the polling period must be positive";
+        if (m->also != 0u) return "mitigation.also: polling combines with no protection";
+        if (cfg->rx.enabled) return "mitigation.kind: polling works without [rx]";
+        if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE)
+            return "mitigation.kind: polling needs nic.kind = edge or dma_ring";
+    }
     const uint32_t combinable =
         RTS_SHIELD_BURST | RTS_SHIELD_HYSTERESIS | RTS_SHIELD_BUDGET | RTS_SHIELD_QUEUE;
     if ((m->also & ~combinable) != 0u)
@@ -244,7 +266,10 @@ bool hook_bind_flows(struct rtsim *s)
 
 uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
 {
-    const uint32_t f = d->n_ops ? rts_shield_apply(&s->port, &s->gate, &s->smap, d) : d->flags;
+    /* One enable bit (Regehr §4): the protections write the hardware bit
+     * whatever the application's mask; two: through libshield's gate. */
+    rts_irq_gate *gate = s->cfg.mitigation.one_enable_bit ? NULL : &s->gate;
+    const uint32_t f = d->n_ops ? rts_shield_apply(&s->port, gate, &s->smap, d) : d->flags;
     if (f & RTS_SHIELD_F_SUSPEND) eng_driver_suspend(s, now);
     if (f & RTS_SHIELD_F_RESUME) eng_driver_resume(s, now);
     if (f & RTS_SHIELD_F_PRIO) eng_driver_prio(s, now, d->task_prio);
@@ -347,9 +372,25 @@ void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t targ
     eng_detect(s, now);
 }
 
+bool hook_timer_at_expiry(const struct rtsim *s, unsigned timer)
+{
+    return (s->shield.cfg.protections & RTS_SHIELD_STRICT) != 0u &&
+           timer >= RTS_SHIELD_TIMER_STRICT0 && timer < RTS_SHIELD_TIMERS;
+}
+
+void hook_rx_isr_done(struct rtsim *s, uint64_t now, uint64_t isr_ns)
+{
+    rts_shield_dec d;
+    rts_shield_rx_isr_done_isr(&s->shield, now, isr_ns, &d);
+    hook_perform(s, now, &d);
+}
+
 void hook_timer(struct rtsim *s, uint64_t now, unsigned timer)
 {
     rts_shield_dec d;
     (void)rts_shield_timer_isr(&s->shield, timer, now, &d);
     hook_perform(s, now, &d);
 }
+
+_Static_assert((int)RTS_SHIELD_TIMERS <= (int)SIM_POLL_TIMER,
+               "the polling mode's timer must not be one of the shield's timers");

@@ -52,6 +52,14 @@ bool hook_task_poll(struct rtsim *s, uint64_t now, uint64_t *sleep_ns);
 void hook_task_done(struct rtsim *s, uint64_t now, uint64_t work_ns, uint32_t fill);
 /* Critical task ended a cycle started at `start` with deadline `target`. */
 void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t target);
+/* RX ISR exit after `isr_ns` of CPU time (Budget Mitigation charging the ISR). */
+void hook_rx_isr_done(struct rtsim *s, uint64_t now, uint64_t isr_ns);
+/* True when shield timer `timer`'s handler re-enables its line at the expiry
+ * itself (the strict limiter: the line is off for exactly one interarrival
+ * time, Regehr & Duongsaa §5.2; docs/decisions/regehr.md). The engine then
+ * calls hook_timer() at the expiry and charges the handler afterwards,
+ * after any RX interrupt the re-enable let in. */
+bool hook_timer_at_expiry(const struct rtsim *s, unsigned timer);
 /* Shield timer `timer` interrupt handler. */
 void hook_timer(struct rtsim *s, uint64_t now, unsigned timer);
 /* RTS_SHIELD_HOOK_* of the configured protections (which hook costs to charge). */

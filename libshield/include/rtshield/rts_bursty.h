@@ -189,6 +189,25 @@ rts_err rts_bursty_burst_sizes(const uint32_t *rates_hz, uint32_t n, uint32_t ti
                                uint32_t *bursts_out, uint32_t *max_rates_out);
 
 /**
+ * Rate rounding (§3.5) for a timer given as a period: the burst that lets a
+ * source reach `rate_hz` when its counter is cleared every `period_ns`,
+ * burst = ceil(rate_hz * period_ns / 1 s) (at least 1). It equals
+ * rts_bursty_burst_sizes() when the period is a whole number of Hz, and
+ * covers periods such as 3 ms that are not. The same rounding gives the
+ * budget of a deferrable server (rts_dserver.h) that must serve `rate_hz`
+ * packets per second with replenishment period `period_ns` (Behnke §5.6):
+ * rtshield design uses it for both.
+ * Context: any (no state). Cost: O(1), one 64-bit division.
+ * @param rate_hz    maximum arrival rate, Hz, >= 1
+ * @param period_ns  timer period, ns, >= 1
+ * @param burst_out  the burst size (written only on success)
+ * @retval RTS_OK     done
+ * @retval RTS_EINVAL a NULL pointer, a rate or period 0, or a burst above
+ *                    UINT32_MAX
+ */
+rts_err rts_bursty_burst_for_period(uint32_t rate_hz, rts_time_ns period_ns, uint32_t *burst_out);
+
+/**
  * Rate helper (§3.5): propose a shared timer frequency. The rule: the lowest
  * frequency at which every source's burst (as rts_bursty_burst_sizes()
  * computes it) is at most `max_burst`; the lowest, because each tick costs

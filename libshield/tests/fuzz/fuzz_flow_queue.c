@@ -4,11 +4,17 @@
  * error must leave everything unchanged. Then the same bytes drive the
  * receive driver (eager/deferred halves) with the same invariant, the short
  * circuit on or off: path (c) never recycles the packet just queued, and
- * with the short circuit on only a buffer of strictly lower priority. */
+ * with the short circuit on only a buffer of strictly lower priority. Last,
+ * the same bytes drive the shield's entry points that own the driver
+ * (rts_shield_rx_frame_isr() with frames or descriptors, task next/done)
+ * while flow priorities change at run time (setsockopt), with the same
+ * invariants plus the shield's drop counters. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "rtshield/rts_rx_driver.h"
+#include "rtshield/rts_shield.h"
+#include "rts_frames.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -121,9 +127,83 @@ static void run_driver(const uint8_t *data, size_t size)
     }
 }
 
+static rts_shield sh;
+
+static void run_shield(const uint8_t *data, size_t size)
+{
+    if (size < 4) return;
+    rts_shield_cfg cfg;
+    rts_shield_dec dec;
+    rts_shield_cfg_default(&cfg);
+    cfg.protections = RTS_SHIELD_RX_PATH;
+    cfg.nbufs = 2u + data[0] % 48u;
+    cfg.ring_size = 1u + data[1] % cfg.nbufs;
+    cfg.task_base_prio = data[2] % RTS_FLOW_PRIO_LEVELS;
+    cfg.short_circuit = (data[3] >> 3) & 1u;
+    cfg.recycle_threshold = (data[3] & 0x80u) ? data[2] % (cfg.ring_size + 1u) : RTS_SHIELD_THRESHOLD_DEFAULT;
+    must(rts_shield_init(&sh, &cfg, 0u, &dec) == RTS_OK);
+    uint8_t frames[3][64];
+    size_t flen[3];
+    for (unsigned u = 0; u < 3u; u++) {
+        rts_shield_flow f = {RTS_PROTO_UDP, 502u + u, 0u, u * 7u, 0u, 0u, 0u};
+        uint8_t id;
+        must(rts_shield_bind(&sh, &f, 0u, &id) == RTS_OK);
+        flen[u] = rts_fr_udp(frames[u], 0x0A000002u, (uint16_t)(502u + u), 8u);
+    }
+    rts_time_ns now = 0;
+    uint64_t not_queued = 0;
+    for (size_t i = 4; i + 2 < size; i += 3) {
+        const uint8_t op = data[i], a = data[i + 1], b = data[i + 2];
+        now += (rts_time_ns)b * 1000u;
+        switch (op % 5u) {
+        case 0:
+        case 1: {
+            rts_shield_rx rx;
+            const unsigned buf = a % (cfg.nbufs + 1u);
+            const bool frame = op & 0x10u;
+            const rts_err e = rts_shield_rx_frame_isr(&sh, buf, frame ? frames[b % 3u] : NULL, frame ? flen[b % 3u] : 0u,
+                                                      b % (RTS_FLOW_MAX + 2u), op % 40u, now, now, &rx, &dec);
+            if (e != RTS_OK) break;
+            if (rx.outcome != RTS_RX_QUEUED) not_queued++;
+            if (rx.recycled_flow != RTS_FLOW_NONE) {
+                const unsigned level = sh.rx.fq.q[rx.recycled_flow].level;
+                must(rx.outcome == RTS_RX_QUEUED && rx.repost != buf && sh.rx.fq.state[buf] == RTS_BUF_QUEUED);
+                must(sh.rx.fq.state[rx.repost] == RTS_BUF_RING);
+                must(cfg.short_circuit ? level < rx.prio : level <= rx.prio);
+            }
+            break;
+        }
+        case 2: /* setsockopt(priority) at run time, special flows too */
+            (void)rts_flow_setopt(&sh.rx.flows, a % (RTS_FLOW_FIRST_USER + 3u), RTS_FLOWOPT_PRIORITY,
+                                  b % (RTS_FLOW_PRIO_LEVELS + 1u), now);
+            break;
+        case 3: {
+            rts_rx_job job;
+            if (rts_shield_task_next(&sh, &job, &dec) == RTS_OK) {
+                uint16_t refill;
+                must(sh.rx.fq.state[job.buf] == RTS_BUF_TASK);
+                must(rts_shield_task_done(&sh, &job, now, 1000u, 0u, &refill, &dec) == RTS_OK);
+                must(refill == RTS_BUF_NONE || sh.rx.fq.state[refill] == RTS_BUF_RING);
+            }
+            break;
+        }
+        default:
+            (void)rts_fq_set_threshold(&sh.rx.fq, a % (cfg.ring_size + 2u));
+            break;
+        }
+        check_fq(&sh.rx.fq);
+        must(rts_fq_count(&sh.rx.fq, RTS_BUF_ISR) == 0);
+        must(rts_pi_current(&sh.rx.pi) >= (unsigned)(rts_fq_highest_prio(&sh.rx.fq) < 0 ? 0 : rts_fq_highest_prio(&sh.rx.fq)));
+        uint64_t drops = 0;
+        for (unsigned d = 0; d < RTS_SHIELD_DROP_REASONS; d++) drops += sh.drops[d];
+        must(drops == not_queued);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     run_queue(data, size);
     run_driver(data, size);
+    run_shield(data, size);
     return 0;
 }

@@ -6,6 +6,11 @@ changing it and commit the output):
                            VLAN-tagged UDP, an IPv4 fragment, IPv4 with
                            options, IPv6, and truncated copies of them
   corpus/fuzz_flow_queue/  operation sequences (3 bytes per operation)
+  corpus/fuzz_nic_moderation/  NIC scripts (bind, frames, timers expiring,
+                           reconfiguration, release) and parameter checks
+  corpus/fuzz_sim_config/  the front end's configuration shapes (edge NIC,
+                           receive path, multiqueue NIC; each mitigation)
+                           unedited, and with a few fields edited
 """
 
 import pathlib
@@ -82,6 +87,44 @@ def main():
     tail = bytes([2, 0, 1, 3, 0, 1, 4, 0, 1, 5, 0, 200])
     (qdir / "driver_mix.bin").write_bytes(driver + tail)
     (qdir / "driver_mix_sc.bin").write_bytes(bytes([20, 10, 3, 4 | 8]) + driver[4:] + tail)
+    # Shield phase with priority changes: op 2 is setsockopt(priority).
+    prio = bytes([24, 12, 5, 0x88]) + b"".join(
+        bytes([0x10, b, b % 3, 2, 4 + b % 3, (b * 5) % 33, 0, b + 1, 2]) for b in range(12))
+    (qdir / "shield_prio_change.bin").write_bytes(prio + bytes([3, 0, 0] * 4))
+
+    ndir = HERE / "corpus" / "fuzz_nic_moderation"
+    ndir.mkdir(parents=True, exist_ok=True)
+    # First byte: time (0 = 0 ns); op 0 binds (proto sel, port sel, size u16,
+    # frames, t_abs, t_pack as time selectors, flow, prio); ops 6..9 send
+    # frames after a step (sel < 0x80: sel x 100 ns), burst, proto, port.
+    t_small, t_3b = 0x04, 0x01  # 1 ns; then 3-byte times
+    bind_udp = bytes([0, 0, 0, 0, 0, 16, 4, t_3b, 0, 0xC3, 0x50, t_3b, 0, 0x27, 0x10, 4, 9])
+    bind_tcp = bytes([0, 1, 1, 0, 8, 0, t_3b, 0, 0x4E, 0x20, t_small, 5, 3])
+    frames_udp = bytes([6, 10, 7, 0, 0])
+    frames_tcp = bytes([7, 100, 3, 1, 1])
+    flood = bytes([0]) + bind_udp + bind_tcp + frames_udp * 6 + frames_tcp * 4
+    (ndir / "bind_and_flood.bin").write_bytes(flood)
+    reconf = bytes([2, 0, 0, 0, 2, 1, 0, 3, t_small, 0]) + bytes([3, 1]) + bytes([1, 0, 0])
+    (ndir / "reconfigure_release.bin").write_bytes(
+        bytes([0]) + bind_udp + bind_tcp + frames_udp * 3 + reconf + frames_tcp * 3)
+    near_top = bytes([0, 0, 0, 0, 0, 8, 2, 3, 0, 10, 3, 0, 20, 2, 1, 1])
+    late_frames = bytes([6, 0x83, 0, 0, 4, 0, 0]) * 3
+    (ndir / "timers_near_top.bin").write_bytes(bytes([3, 0, 0, 0x3F]) + near_top + late_frames)
+    params = bytes([0xC0, 1, 0x10, 3, 0]) + bytes(
+        [0, 8, 1, 0, 0, 100, 1, 0, 0x27, 0x10, 1, 0, 0x13, 0x88, 1, 0, 3, 0xE8])
+    (ndir / "params_check.bin").write_bytes(params)
+
+    sdir = HERE / "corpus" / "fuzz_sim_config"
+    sdir.mkdir(parents=True, exist_ok=True)
+    # Byte 0: base (mod 3: edge, receive path, multiqueue; div 3 mod 8: the
+    # mitigation kind); byte 1: edits (mod 16), each (field, [index], value).
+    for base in range(24):
+        (sdir / f"base_{base:02d}.bin").write_bytes(bytes([base, 0]))
+    (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 0xF6, 0x01, 0x21]))
+
+
+if __name__ == "__main__":
+    main()
 
 
 if __name__ == "__main__":

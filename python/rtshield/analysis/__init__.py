@@ -7,6 +7,12 @@ Public API:
   run fixed-priority response-time analysis; returns a :class:`Report`;
 * :func:`design_system` — search the safe boundary of the one open (``"?"``)
   parameter;
+* :func:`system_from_scenario` — the one mapping from a simulator scenario
+  to the analysed system (used by ``analyze --scenario``, ``design
+  --scenario`` and :func:`cross_check`);
+* :func:`cross_check` — analyse and simulate one scenario;
+* :mod:`rtshield.analysis.knobs`, :mod:`rtshield.analysis.rxdesign` — design
+  of a scenario's knobs, each answer simulated;
 * :mod:`rtshield.analysis.rta` — the response-time analysis on plain tasks.
 """
 
@@ -14,4 +20,24 @@ from .report import Report, analyze_system, expand_system
 from .rta import Task, analyze
 from .system import System, load_system
 
-__all__ = ["Report", "System", "Task", "analyze", "analyze_system", "expand_system", "load_system"]
+
+def __getattr__(name: str):
+    # the scenario mapping imports the simulator's scenario module: on first use only
+    if name in ("system_from_scenario", "cross_check"):
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "Report",
+    "System",
+    "Task",
+    "analyze",
+    "analyze_system",
+    "cross_check",
+    "expand_system",
+    "load_system",
+    "system_from_scenario",
+]

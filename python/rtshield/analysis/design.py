@@ -11,6 +11,9 @@ The open parameter is written ``"?"`` in the system file. Supported:
 * ``server.NAME.budget`` of a deferrable server → the largest budget;
 * ``source.NAME.capacity`` of a Burst Mitigation → the largest packets per
   slice;
+* ``source.NAME.queue`` of a Queue Mitigation → the largest queue;
+* ``source.NAME.burst_period`` / ``burst_rate`` of a bursty limiter on its
+  own timer → the shortest timer period for its burst;
 * ``timer.NAME.rate`` / ``period`` of a timer shared by bursty sources
   (Regehr §3.5) → every candidate frequency at which a source's rounded
   burst changes, with its utilization; the schedulable one with the lowest
@@ -58,6 +61,7 @@ class Design:
     note: str = ""
     candidates: list[dict] = field(default_factory=list)  # shared-timer choice
     display: str = ""  # how to show the value, when not a plain duration/count
+    simulated: dict = field(default_factory=dict)  # simulate_design()'s result
 
     def margin_ns(self) -> int | None:
         return None if self.report is None else self.report.result.min_slack()
@@ -85,6 +89,8 @@ class Design:
         }
         if self.candidates:
             out["candidates"] = self.candidates
+        if self.simulated:
+            out["simulated"] = self.simulated
         if self.report is not None:
             out["analysis"] = self.report.to_json()
         return out
@@ -106,6 +112,27 @@ class Design:
             lines.append(
                 f"  first unsafe value: {self._fmt(self.unsafe_value)} ({self.unsafe_reason})"
             )
+        sim = self.simulated
+        if sim.get("skipped"):
+            lines.append(f"  not simulated: {sim['skipped']}")
+        elif sim:
+            for n, r in sim["at_value"].items():
+                w = "-" if r["wcrt_us"] is None else format_ns(round(r["wcrt_us"] * 1000))
+                lines.append(
+                    f"  simulated (worst case): {n} {format_ns(round(r['observed_us'] * 1000))}"
+                    f" <= WCRT {w}"
+                )
+            lines.append(f"  confirmed: {'yes' if sim['confirmed'] else 'NO'}")
+            if "beyond" in sim:
+                over = sim["beyond"]["over_deadline"]
+                lines.append(
+                    "  simulated one step beyond: "
+                    + (
+                        "misses (" + ", ".join(over) + ")"
+                        if over
+                        else "no miss (the analysis' worst case is a bound)"
+                    )
+                )
         if self.candidates:
             lines.append("  candidates (timer Hz, bursts, utilization, schedulable):")
             for c in self.candidates:
@@ -323,6 +350,77 @@ def _design_timer(system: System, op: OpenParam) -> Design:
     )
 
 
+#: The attribute an open parameter sets (``max_rate`` and ``burst_rate`` are
+#: read as their periods).
+_ATTR = {
+    "budget": "budget",
+    "min_interarrival": "min_interarrival",
+    "max_rate": "min_interarrival",
+    "burst": "burst",
+    "queue": "queue",
+    "burst_period": "burst_period",
+    "burst_rate": "burst_period",
+    "capacity": "capacity",
+}
+
+
+def _setter(attr: str) -> Callable[[object, int], None]:
+    def set_(obj, v):
+        setattr(obj, attr, v)
+
+    return set_
+
+
+def system_at(system: System, value: int) -> System:
+    """``system`` with its open parameter set to ``value`` (not a shared timer's)."""
+    op = system.open
+    assert op is not None and op.key in _ATTR
+    s = copy.deepcopy(system)
+    _setter(_ATTR[op.key])(_target(s, op), value)
+    s.open = None
+    return s
+
+
+def simulate_design(system: System, d: Design) -> None:
+    """Check a design answer in the simulator (simcheck's worst case, docs/analysis.md §8):
+    at the boundary no thread may exceed its WCRT or its deadline; one step beyond
+    is simulated and reported. Fills ``d.simulated``; a system the engine cannot
+    express gets the reason instead."""
+    from .simcheck import SimUnsupported, run_worst_case
+
+    if d.value is None or system.open is None or system.open.key not in _ATTR:
+        return
+    try:
+        at = system_at(system, d.value)
+        obs = run_worst_case(at)
+    except SimUnsupported as e:
+        d.simulated = {"skipped": str(e)}
+        return
+    rep = d.report
+    rows = {}
+    ok = True
+    for name, o in obs.items():
+        r = rep.result.by_name(name)
+        dl = r.task.deadline
+        rows[name] = {"observed_us": o / 1000, "wcrt_us": None if r.wcrt is None else r.wcrt / 1000}
+        ok = ok and r.wcrt is not None and o <= r.wcrt and (dl is None or o <= dl)
+    d.simulated = {"at_value": rows, "confirmed": ok}
+    if d.unsafe_value is not None:
+        try:
+            beyond = run_worst_case(system_at(system, d.unsafe_value))
+        except SimUnsupported:
+            return
+        misses = {
+            n: o / 1000
+            for n, o in beyond.items()
+            if (dl := next(t.deadline for t in at.tasks if t.name == n)) is not None and o > dl
+        }
+        d.simulated["beyond"] = {
+            "observed_us": {n: o / 1000 for n, o in beyond.items()},
+            "over_deadline": misses,
+        }
+
+
 def design_system(system: System) -> Design:
     """Search the boundary of the system's one open parameter."""
     op = system.open
@@ -332,14 +430,10 @@ def design_system(system: System) -> Design:
         return _design_timer(system, op)
     tgt = _target(system, op)
     if op.section == "server":
-
-        def set_budget(s, v):
-            s.budget = v
-
         return _largest(
             system,
             op,
-            set_budget,
+            _setter("budget"),
             0,
             tgt.period,
             "duration",
@@ -347,14 +441,10 @@ def design_system(system: System) -> Design:
             "largest deferrable-server budget",
         )
     if op.key in ("min_interarrival", "max_rate"):
-
-        def set_t(s, v):
-            s.min_interarrival = v
-
         d = _smallest(
             system,
             op,
-            set_t,
+            _setter("min_interarrival"),
             1,
             MAX_DURATION_NS,
             "duration",
@@ -365,29 +455,47 @@ def design_system(system: System) -> Design:
             d.note += f" (maximum rate {1e9 / d.value:.3f} Hz)"
         return d
     if op.key == "burst":
-
-        def set_n(s, v):
-            s.burst = v
-
         return _largest(
             system,
             op,
-            set_n,
+            _setter("burst"),
             1,
             MAX_COUNT,
             "count",
             op.label,
             "largest burst size for the bursty limiter",
         )
-    if op.key == "capacity":
-
-        def set_k(s, v):
-            s.capacity = v
-
+    if op.key == "queue":
         return _largest(
             system,
             op,
-            set_k,
+            _setter("queue"),
+            1,
+            MAX_COUNT,
+            "count",
+            op.label,
+            "largest Queue Mitigation queue: (Q + 1) ISR runs fit the slack of every "
+            "thread above the driver",
+        )
+    if op.key in ("burst_period", "burst_rate"):
+        d = _smallest(
+            system,
+            op,
+            _setter("burst_period"),
+            1,
+            MAX_DURATION_NS,
+            "duration",
+            f"source.{op.name}.burst_period",
+            "shortest timer period of the bursty limiter for its burst",
+        )
+        if d.value is not None:
+            d.note += f" (timer {1e9 / d.value:.3f} Hz)"
+        return d
+    if op.key == "capacity":
+        return _largest(
+            system,
+            op,
+            _setter("capacity"),
             1,
             MAX_COUNT,
             "count",

@@ -133,7 +133,9 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
             )
         return tasks
     if src.model == "queue_mitigation":
-        Q = src.queue or 0
+        if src.queue is None:
+            raise UsageError(f'source.{n}.queue: open ("?"); use `rtshield design`')
+        Q = src.queue
         per = c("t_int") + src.work
         tasks = [
             _isr(

@@ -1,31 +1,35 @@
-"""The few computations that libshield owns, reached through the binding.
+"""The computations that libshield owns, reached through the binding.
 
 libshield (C) is the single home of the bursty limiter's rate rounding for a
 shared timer (Regehr & Duongsaa §3.5), the deferrable server's demand bound
 (Behnke et al. §2.4) and the NIC parameter rules and memory function (Behnke
-et al. §7.3.2, §7.3.4). The analysis calls them here and nowhere else, so the
-rest of the package is pure Python.
-
-While a libshield function is not yet in the installed library (its
-component is still on another branch), the Python reference below is used
-instead; :func:`sources_of_truth` says which one each name resolves to. The
-references implement the same equations and are checked against the native
-functions by the tests once both exist.
+et al. §7.3.2, §7.3.4). The analysis and ``rtshield design`` call them here
+and nowhere else; there is no Python copy of any of these formulas. The
+native library is part of every rtshield install (``rtshield._native``), so
+a missing library is an installation error, not a reason to fall back.
 """
 
 from __future__ import annotations
 
+import functools
+
+from rtshield.errors import UsageError
+
 __all__ = [
     "round_burst",
     "ds_demand",
+    "ds_budget_for_rate",
     "nic_wcpd",
+    "nic_t_qf",
     "nic_t_abs_max",
+    "nic_check",
+    "nic_violations",
     "nic_memory_bytes",
-    "sources_of_truth",
 ]
 
 
 _U64_MAX = 2**64 - 1
+_U32_MAX = 2**32 - 1
 
 
 def _u64(x: int) -> int:
@@ -34,106 +38,140 @@ def _u64(x: int) -> int:
 
 
 def _lib():
-    try:
-        from rtshield._native import load
+    from rtshield._native import load
 
-        return load()
-    except Exception:  # the native library is optional for pure analysis
-        return None, None
-
-
-def _native(name: str):
-    _, lib = _lib()
-    if lib is None:
-        return None
-    try:
-        return getattr(lib, name)
-    except AttributeError:
-        return None
-
-
-_NAMES = {
-    "round_burst": "rts_bursty_burst_sizes",
-    "ds_demand": "rts_dserver_dbf",
-    "nic_wcpd": "rts_nic_wcpd",
-    "nic_t_abs_max": "rts_nic_t_abs_max",
-    "nic_memory_bytes": "rts_nic_memory_bytes",
-}
-
-
-def sources_of_truth() -> dict[str, str]:
-    """Which implementation each helper uses: ``"libshield"`` or ``"python"``."""
-    return {k: ("libshield" if _native(v) is not None else "python") for k, v in _NAMES.items()}
+    return load()
 
 
 def _whole(x: float) -> int | None:
     n = round(x)
-    return n if abs(x - n) < 1e-9 and 1 <= n <= 0xFFFFFFFF else None
+    return n if abs(x - n) < 1e-9 and 1 <= n <= _U32_MAX else None
 
 
-def round_burst(rate_hz: float, timer_hz: float) -> int:
-    """Burst size that lets a source reach ``rate_hz`` with a counter cleared at ``timer_hz``.
+def round_burst(
+    rate_hz: float, timer_hz: float | None = None, *, period_ns: int | None = None
+) -> int:
+    """Burst size that lets a source reach ``rate_hz`` with a counter cleared by a shared timer.
 
     Regehr & Duongsaa §3.5: rates are rounded *up* to a multiple of the shared
-    timer's frequency (324, 200, 754 Hz on 110 Hz → 3, 2, 7), i.e.
-    ``ceil(rate / timer)``. libshield's ``rts_bursty_burst_sizes()`` works in
-    whole Hz; for a fractional rate or timer frequency (a timer period such as
-    3 ms) the same rule is evaluated here exactly in rational arithmetic.
+    timer's frequency (324, 200, 754 Hz on 110 Hz → 3, 2, 7). A timer of a
+    whole number of Hz goes to libshield's ``rts_bursty_burst_sizes()``; a
+    timer given as a period that is no whole number of Hz (3 ms) to
+    ``rts_bursty_burst_for_period()``. The source's rate must be whole Hz, as
+    libshield takes it.
     """
-    if timer_hz <= 0 or rate_hz <= 0:
-        raise ValueError("rates must be positive")
-    r, t = _whole(rate_hz), _whole(timer_hz)
-    fn = _native("rts_bursty_burst_sizes")
-    if fn is not None and r is not None and t is not None:
-        ffi, _ = _lib()
+    r = _whole(rate_hz)
+    if r is None:
+        raise UsageError(
+            f"max_rate: {rate_hz:g} Hz is not a whole number of Hz (1 to 2^32-1), "
+            "which libshield's burst rounding takes"
+        )
+    ffi, lib = _lib()
+    out = ffi.new("uint32_t[1]")
+    t = None if timer_hz is None else _whole(timer_hz)
+    if t is not None:
         rates = ffi.new("uint32_t[1]", [r])
-        out = ffi.new("uint32_t[1]")
-        if fn(rates, 1, t, out, ffi.NULL) == 0:
-            return int(out[0])
-    from fractions import Fraction
-
-    q = Fraction(rate_hz).limit_denominator(10**6) / Fraction(timer_hz).limit_denominator(10**6)
-    return max(1, -(-q.numerator // q.denominator))
+        err = lib.rts_bursty_burst_sizes(rates, 1, t, out, ffi.NULL)
+    else:
+        if period_ns is None:
+            if not timer_hz or timer_hz <= 0:
+                raise UsageError("timer: the frequency must be positive")
+            period_ns = round(1e9 / timer_hz)
+        err = lib.rts_bursty_burst_for_period(r, _u64(period_ns), out)
+    if err != 0:
+        raise UsageError(
+            f"max_rate: {r} Hz on this timer gives a burst libshield cannot represent "
+            "(above 2^32-1 interrupts)"
+        )
+    return int(out[0])
 
 
 def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int | None:
-    """Behnke et al. §2.4: highest demand of a deferrable server in any window Δ.
+    """Behnke et al. §2.4: highest demand of a deferrable server in any window Δ,
+    ``e · (⌈Δ / p⌉ + 1)`` (libshield ``rts_dserver_dbf()``); None if unbounded."""
+    _, lib = _lib()
+    v = int(lib.rts_dserver_dbf(_u64(budget_ns), _u64(period_ns), _u64(delta_ns)))
+    return None if v == _U64_MAX else v
 
-    ``d(Δ) = e · (⌈Δ / p⌉ + 1)``, with ``d(0) = 0``; None if unbounded.
-    """
-    fn = _native("rts_dserver_dbf")
-    if fn is not None:
-        v = int(fn(budget_ns, period_ns, delta_ns))
-        return None if v == 0xFFFFFFFFFFFFFFFF else v
-    if delta_ns == 0 or budget_ns == 0:
-        return 0
-    if period_ns == 0:
-        return None
-    return budget_ns * (-(-delta_ns // period_ns) + 1)
+
+def ds_budget_for_rate(rate_per_s: float, period_ns: int) -> int:
+    """Budget (packets per period) of a deferrable server that serves ``rate_per_s``:
+    ⌈rate · p⌉, at least 1 — the rounding of Regehr & Duongsaa §3.5, libshield's
+    ``rts_bursty_burst_for_period()`` (one home for the one formula)."""
+    r = _whole(rate_per_s)
+    if r is None:
+        raise UsageError(f"--rate: {rate_per_s:g} is not a whole number of packets per second")
+    ffi, lib = _lib()
+    out = ffi.new("uint32_t[1]")
+    if lib.rts_bursty_burst_for_period(r, _u64(period_ns), out) != 0:
+        raise UsageError(f"--rate: {r} pkt/s over {period_ns} ns exceeds 2^32-1 packets")
+    return int(out[0])
 
 
 def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:
     """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q (libshield ``rts_nic_wcpd()``)."""
-    fn = _native("rts_nic_wcpd")
-    if fn is not None:
-        return int(fn(_u64(t_netstack_ns), _u64(sum(queue_sizes))))
-    return _u64(t_netstack_ns * sum(queue_sizes))
+    _, lib = _lib()
+    return int(lib.rts_nic_wcpd(_u64(t_netstack_ns), _u64(sum(queue_sizes))))
+
+
+def nic_t_qf(n_q: int, t_p_ns: int) -> int:
+    """Time to fill a queue at the maximum rate, t_qf = n_q · t_P (libshield ``rts_nic_t_qf()``)."""
+    _, lib = _lib()
+    return int(lib.rts_nic_t_qf(min(int(n_q), _U32_MAX), _u64(t_p_ns)))
 
 
 def nic_t_abs_max(t_d_ns: int, t_qf_ns: int, wcpd_ns: int) -> int:
     """Largest admissible absolute timer, max(t_d, t_qf) − WCPD, or 0 if not positive
     (libshield ``rts_nic_t_abs_max()``)."""
-    fn = _native("rts_nic_t_abs_max")
-    if fn is not None:
-        return int(fn(_u64(t_d_ns), _u64(t_qf_ns), _u64(wcpd_ns)))
-    return max(0, max(t_d_ns, t_qf_ns) - wcpd_ns)
+    _, lib = _lib()
+    return int(lib.rts_nic_t_abs_max(_u64(t_d_ns), _u64(t_qf_ns), _u64(wcpd_ns)))
+
+
+def nic_check(
+    t_netstack_ns: int,
+    sum_nq: int,
+    n_q: int,
+    t_p_ns: int,
+    t_d_ns: int,
+    t_abs_ns: int,
+    t_pack_ns: int,
+) -> int:
+    """One queue against the §7.3.2 bounds: libshield ``rts_nic_params_check()``, the
+    OR of ``rts_nic_violation`` bits (0: every bound holds)."""
+    _, lib = _lib()
+    return int(
+        lib.rts_nic_params_check(
+            _u64(t_netstack_ns),
+            _u64(sum_nq),
+            min(int(n_q), _U32_MAX),
+            _u64(t_p_ns),
+            _u64(t_d_ns),
+            _u64(t_abs_ns),
+            _u64(t_pack_ns),
+        )
+    )
+
+
+@functools.cache
+def _violation_bits() -> dict[str, int]:
+    ffi, _ = _lib()
+    return {
+        n[len("RTS_NIC_V_") :].lower(): v
+        for v, n in ffi.typeof("rts_nic_violation").elements.items()
+        if n.startswith("RTS_NIC_V_")
+    }
+
+
+def nic_violations(bits: int) -> set[str]:
+    """Names of the violation bits (``size``, ``no_window``, ``tabs``, ``tpack_low``,
+    ``tpack_high``), read from libshield's ``rts_nic_violation`` enum."""
+    return {n for n, v in _violation_bits().items() if bits & v}
 
 
 def nic_memory_bytes(moderated_queues: int, arp_queue: bool = True) -> int:
     """Behnke et al. §7.3.4: on-NIC table memory, m · 30 B + 14 B for the ARP queue
     (libshield ``rts_nic_memory_bytes()``; without the ARP queue its 14 B are left out)."""
-    fn = _native("rts_nic_memory_bytes")
-    if fn is not None:
-        total = int(fn(moderated_queues))
-        return total if arp_queue else total - int(fn(0))
-    return moderated_queues * 30 + (14 if arp_queue else 0)
+    _, lib = _lib()
+    m = min(int(moderated_queues), _U32_MAX)
+    total = int(lib.rts_nic_memory_bytes(m))
+    return total if arp_queue else total - int(lib.rts_nic_memory_bytes(0))

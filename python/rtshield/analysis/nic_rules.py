@@ -11,7 +11,10 @@ timer ``t_pack(q)``, maximum expected rate ``R_max(q)``, allowed added delay
 * on-NIC memory ``m · 30 B + 14 B`` (the 14 B ARP queue is optional) must fit
   the register memory when a budget is given.
 
-Each rule is reported as pass/fail with the inequality and its numbers.
+Each rule is reported as pass/fail with the inequality and its numbers. The
+verdicts come from libshield's ``rts_nic_params_check()`` (through
+:mod:`.native`), the check a device runs on its own configuration; this module
+only formats them.
 """
 
 from __future__ import annotations
@@ -66,26 +69,33 @@ def check_nic(nic: Nic, min_slack_ns: int | None) -> tuple[list[Check], dict]:
                 f"= {format_ns(wcpd)} ≤ min slack {format_ns(slack)}",
             )
         )
+    total = sum(sizes)
     for q in nic.queues:
-        t_qf = round(q.size * 1e9 / q.max_rate_hz) if q.max_rate_hz > 0 else 0
+        # t_P of the rate bound (1/R_max) fixes t_qf; the flow's expected period
+        # (flow_period, default 1/R_max) bounds the packet timer from below.
+        t_rmax = round(1e9 / q.max_rate_hz) if q.max_rate_hz > 0 else 0
+        t_p = q.flow_period if q.flow_period is not None else t_rmax
+        t_qf = native.nic_t_qf(q.size, t_rmax)
         bound = native.nic_t_abs_max(q.max_delay, t_qf, wcpd)  # 0: no window at all
+        # the verdicts are libshield's rts_nic_params_check(), the runtime's own check
+        v_abs = native.nic_violations(
+            native.nic_check(nic.t_netstack, total, q.size, t_rmax, q.max_delay, q.t_abs, q.t_pack)
+        )
+        v_pack = native.nic_violations(
+            native.nic_check(nic.t_netstack, total, q.size, t_p, q.max_delay, q.t_abs, q.t_pack)
+        )
         checks.append(
             Check(
                 f"t_abs({q.name})",
-                0 < bound and q.t_abs <= bound,
+                not v_abs & {"size", "no_window", "tabs"},
                 f"t_abs = {format_ns(q.t_abs)} ≤ max(t_d = {format_ns(q.max_delay)}, "
                 f"t_qf = n_q/R_max = {format_ns(t_qf)}) − WCPD = {format_ns(bound)}",
             )
         )
-        t_p = (
-            q.flow_period
-            if q.flow_period is not None
-            else (round(1e9 / q.max_rate_hz) if q.max_rate_hz > 0 else 0)
-        )
         checks.append(
             Check(
                 f"t_pack({q.name})",
-                t_p <= q.t_pack <= q.t_abs,
+                not v_pack & {"tpack_low", "tpack_high"},
                 f"t_P = {format_ns(t_p)} ≤ t_pack = {format_ns(q.t_pack)} ≤ "
                 f"t_abs = {format_ns(q.t_abs)}",
             )

@@ -51,7 +51,7 @@ def burst_of(system: System, src: Source) -> int:
         timer = next(t for t in system.timers if t.name == src.timer)
         if timer.period is None:
             raise UsageError(f"timer.{timer.name}.period: open, cannot round source {src.name}")
-        return native.round_burst(src.max_rate_hz, timer.hz())
+        return native.round_burst(src.max_rate_hz, timer.rate_hz, period_ns=timer.period)
     raise UsageError(f'source.{src.name}.burst: open ("?"); use `rtshield design`')
 
 
@@ -62,7 +62,7 @@ def _period(system: System, src: Source) -> int:
             raise UsageError(f'timer.{timer.name}.period: open ("?"); use `rtshield design`')
         return timer.period
     if src.burst_period is None:
-        raise UsageError(f"source.{src.name}.burst_period: missing")
+        raise UsageError(f'source.{src.name}.burst_period: open ("?"); use `rtshield design`')
     return src.burst_period
 
 

@@ -233,8 +233,9 @@ class _Reader:
         if v == OPEN:
             raise UsageError(
                 f'{self.key(k)}: cannot be left open ("?"); rtshield design searches a strict '
-                "limiter's min_interarrival or max_rate, a bursty limiter's burst, a server's "
-                "budget, a burst_mitigation capacity, or a shared timer's rate or period"
+                "limiter's min_interarrival or max_rate, a bursty limiter's burst or "
+                "burst_period/burst_rate, a server's budget, a burst_mitigation capacity, a "
+                "queue_mitigation queue, or a shared timer's rate or period"
             )
 
     def text(self, k: str, default: str | None = None, choices: tuple[str, ...] = ()) -> str:
@@ -333,8 +334,10 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
 
     Presets are shared with the simulator (``rtshield/platforms/NAME.toml``)
     and read with its loader, :func:`rtshield.scenario.load_platform`; the
-    RTOS tick (``[platform] tick`` and ``tick_isr``) is added to the costs as
-    ``tick`` and ``tick_isr`` so the analysis can model it as an interrupt.
+    analysis keys a preset does not state (``t_int``, ``t_expire``, …) are
+    derived from the simulator's charges by :func:`.model.platform_costs`, and
+    the RTOS tick becomes ``tick`` (period) and ``tick_isr`` (the whole
+    interrupt, entry and exit included, as the simulator charges it).
     """
     from rtshield.scenario import load_platform as scenario_platform
 
@@ -345,9 +348,9 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
         raise UsageError(
             "system." + msg if msg.startswith("platform:") else f"system.platform: {msg}"
         ) from None
-    out = dict(costs)
-    out["tick"] = plat.tick_ns
-    out["tick_isr"] = plat.tick_isr_ns
+    from .model import platform_costs
+
+    out = platform_costs(costs, plat.tick_ns, plat.tick_isr_ns)
     meta = {"name": plat.name, "description": plat.description, "source": plat.source}
     return plat.clock_hz, out, meta
 
@@ -384,7 +387,7 @@ def _load_system(doc: dict, path: Path) -> System:
     if "scenario" in doc and "system" not in doc:
         raise UsageError(
             "[scenario]: this is a scenario file for 'rtshield run', not a system "
-            "description (see docs/analysis.md)"
+            "description (see docs/analysis.md; --scenario analyses the device it describes)"
         )
     for k in doc:
         if k not in _TOP:
@@ -552,7 +555,7 @@ def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
                 src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
         else:
             src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
-            src.burst_period = r.period_or_rate("burst_period", "burst_rate")
+            src.burst_period = r.period_or_rate("burst_period", "burst_rate", allow_open=True)
     elif model == "burst_mitigation":
         src.slice = r.duration("slice", positive=True)
         src.capacity = r.integer("capacity", minimum=1, maximum=2**32 - 1, allow_open=True)
@@ -563,7 +566,7 @@ def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
         elif src.driver_work:
             raise UsageError(f"source.{n}.driver_priority: missing (needed with driver_work)")
     elif model == "queue_mitigation":
-        src.queue = r.integer("queue", minimum=1, maximum=2**32 - 1)
+        src.queue = r.integer("queue", minimum=1, maximum=2**32 - 1, allow_open=True)
         src.driver_work = r.opt_duration("driver_work") or 0
         src.driver_priority = r.integer("driver_priority", minimum=0, maximum=MAX_PRIORITY)
     else:  # hysteresis / budget: no hard bound; still read the cost

@@ -1,4 +1,9 @@
-"""``rtshield analyze SYSTEM.toml [--json]``: worst-case response times."""
+"""``rtshield analyze SYSTEM.toml [--json]``: worst-case response times.
+
+With ``--scenario`` the file is a simulator scenario; the analysis then runs
+on its model (:func:`rtshield.analysis.model.system_from_scenario`), the same
+one ``design`` and the cross-check use.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import json
 def register(sub) -> None:
     p = sub.add_parser(
         "analyze",
-        help="worst-case response-time analysis of a SYSTEM.toml",
+        help="worst-case response-time analysis of a SYSTEM.toml (or of a scenario's device)",
         description=(
             "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
             "§5.2; Danicki et al. §2.2; Behnke et al. §2.4) and compute every task's worst-case "
@@ -17,18 +22,94 @@ def register(sub) -> None:
         ),
     )
     p.add_argument("system", help="system description (TOML), see docs/analysis.md")
+    p.add_argument(
+        "--scenario",
+        action="store_true",
+        help="the file is a scenario for 'rtshield run': analyse the device it describes",
+    )
+    p.add_argument(
+        "--simulate",
+        action="store_true",
+        help="with --scenario: also simulate the scenario and set each task's largest "
+        "simulated response beside its analytic bound",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON (times in µs)")
     p.set_defaults(handler=run)
 
 
-def run(args) -> int:
-    from rtshield.analysis import analyze_system, load_system
+def load_model(path, scenario: bool):
+    """The analysed system of ``path``: a system file, or with ``scenario`` a scenario's model."""
+    from rtshield.analysis import load_system
     from rtshield.analysis.system import naming_file
 
+    if not scenario:
+        with naming_file(path):
+            return load_system(path)
+    from rtshield.analysis.model import system_from_scenario
+    from rtshield.scenario import load_scenario
+
+    sc = load_scenario(path)
+    with naming_file(path):
+        return system_from_scenario(sc)
+
+
+def run(args) -> int:
+    from rtshield.analysis import analyze_system
+    from rtshield.analysis.system import naming_file
+    from rtshield.errors import UsageError
+
+    if args.simulate and not args.scenario:
+        raise UsageError("--simulate applies to a scenario (add --scenario)")
+    if args.simulate:
+        return _cross_check(args)
+    system = load_model(args.system, args.scenario)
     with naming_file(args.system):
-        rep = analyze_system(load_system(args.system))
+        rep = analyze_system(system)
     if args.json:
         print(json.dumps(rep.to_json(), indent=2))
     else:
         print(rep.table())
     return 0 if rep.schedulable else 1
+
+
+def _cross_check(args) -> int:
+    """The analysis and the simulator on one scenario (docs/analysis.md §9)."""
+    from rtshield.analysis.model import cross_check
+    from rtshield.analysis.system import naming_file
+    from rtshield.scenario import load_scenario
+    from rtshield.units import format_ns
+
+    sc = load_scenario(args.system)
+    with naming_file(args.system):
+        c = cross_check(sc)
+    rows = []
+    for name, obs in c.observed.items():
+        b = c.bounds.get(name)
+        rows.append(
+            {
+                "task": name,
+                "simulated_us": obs / 1000,
+                "bound_us": None if b is None else b / 1000,
+                "ratio": None if not b else obs / b,
+                "within_bound": b is not None and obs <= b,
+            }
+        )
+    if args.json:
+        out = c.report.to_json()
+        out["simulated"] = rows
+        print(json.dumps(out, indent=2))
+    else:
+        print(c.report.table())
+        print("")
+        print("simulated largest response against the analytic bound (deadline lifted):")
+        for r in rows:
+            b = "-" if r["bound_us"] is None else format_ns(round(r["bound_us"] * 1000))
+            ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+            ok = "ok" if r["within_bound"] else "ABOVE THE BOUND"
+            print(
+                f"  {r['task']}: {format_ns(round(r['simulated_us'] * 1000))} <= {b} "
+                f"(ratio {ratio}) {ok}"
+            )
+    if not all(r["within_bound"] for r in rows):
+        return 1
+    return 0 if c.report.schedulable else 1

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run several scenarios and write one comparative report",
         description=(
             "Run two or more scenario files (in parallel) and write DIR/report.html with a "
-            "side-by-side table and overlaid figures, DIR/comparison.json (every summary), "
+            "side-by-side table and figures with one panel per run, DIR/comparison.json "
+            "(every summary), "
             "and each run's own outputs under DIR/runs/NAME/. All files are validated "
             "before anything runs."
         ),

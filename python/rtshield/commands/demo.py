@@ -2,7 +2,8 @@
 
 Without ``--study`` every study runs: Danicki et al. into DIR itself (its
 comparative report, ``comparison.json`` and ``runs/``, as ``--study danicki``
-writes them), Behnke et al.'s software approach into ``DIR/behnke_software/``,
+writes them), Behnke et al.'s software approach into ``DIR/behnke_software/``, the
+hardware approach into ``DIR/behnke_hardware/``,
 and ``DIR/report.html`` becomes one page with a table of contents and every
 study's figures and claims table.
 """
@@ -23,6 +24,9 @@ from rtshield.studies import STUDIES
 
 #: Where ``rtshield demo`` (all studies) writes the Behnke software study, inside DIR.
 BEHNKE_SOFTWARE_DIR = "behnke_software"
+#: Where ``rtshield demo`` (all studies) writes the Regehr study, inside DIR.
+REGEHR_DIR = "regehr2005"
+BEHNKE_HARDWARE_DIR = "behnke_hardware"
 
 #: The study's configurations in the order of the paper's Section 3.
 DANICKI_ORDER = (
@@ -77,7 +81,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Budget and Queue Mitigation with queues of 100, 500 and 750 (each run's outputs "
             "under DIR/runs/). behnke-software: Behnke et al.'s software approach, §6 "
             "Experiments 1-3 (Figures 9-11) on the Zynq-7000 preset (its files under "
-            f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). Each study "
+            f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). regehr: "
+            "Regehr & Duongsaa's interrupt schedulers, Figures 1-2, §6.4 and the Ethernut of §7 "
+            f"(its files under DIR/{REGEHR_DIR}/, or in DIR with --study regehr). Each study "
             "ends with its claims table: the paper's value, the simulated one, a verdict."
         ),
         epilog="example: rtshield demo --out demo-report; "
@@ -195,6 +201,40 @@ def _run_behnke_software(args: argparse.Namespace, out: Path) -> StudyRun:
     return StudyRun(body, list(verdicts))
 
 
+def _run_regehr(args: argparse.Namespace, out: Path) -> StudyRun:
+    """Regehr & Duongsaa §§6–7 into ``out`` (rtshield.studies.regehr2005)."""
+    from rtshield.scenario import parse_overrides
+    from rtshield.studies import regehr2005
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+    plan = regehr2005.Plan(overrides=parse_overrides(list(args.set)) or {})
+    report, body, verdicts, wall = regehr2005.run_and_write(out, plan, jobs=args.jobs)
+    n_ok = sum(v.holds is True for v in verdicts)
+    n_run = sum(v.holds is not None for v in verdicts)
+    print(f"demo: {n_ok} of {n_run} claims of Regehr & Duongsaa hold (docs/validation.md)")
+    print(f"demo: regehr, {len(regehr2005.points(plan))} runs in {wall:.1f} s wall; "
+          f"report: {report}")
+    return StudyRun(body, list(verdicts))
+
+
+def _run_behnke_hardware(args: argparse.Namespace, out: Path) -> StudyRun:
+    """Run the Behnke hardware study into ``out``."""
+    from rtshield.scenario import parse_overrides
+    from rtshield.studies import behnke_hardware
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+    plan = behnke_hardware.Plan(overrides=parse_overrides(list(args.set)) or {})
+    report, body, verdicts, wall = behnke_hardware.run_and_write(out, plan, jobs=args.jobs)
+    n_ok = sum(v.holds is True for v in verdicts)
+    n_run = sum(v.holds is not None for v in verdicts)
+    n = len(behnke_hardware.points(plan))
+    print(f"demo: {n_ok} of {n_run} claims of Behnke et al. §8 hold (docs/validation.md)")
+    print(f"demo: behnke-hardware, {n} runs in {wall:.1f} s wall; report: {report}")
+    return StudyRun(body, list(verdicts))
+
+
 #: ``{study name: (runner, folder inside DIR when every study runs)}``, in report
 #: order. The first study writes into DIR itself (its report becomes the first
 #: section of DIR/report.html); each other one into its own folder. A runner takes
@@ -202,6 +242,8 @@ def _run_behnke_software(args: argparse.Namespace, out: Path) -> StudyRun:
 RUNNERS: dict[str, tuple[Callable[[argparse.Namespace, Path], StudyRun], str]] = {
     "danicki": (_run_danicki, ""),
     "behnke-software": (_run_behnke_software, BEHNKE_SOFTWARE_DIR),
+    "behnke-hardware": (_run_behnke_hardware, BEHNKE_HARDWARE_DIR),
+    "regehr": (_run_regehr, REGEHR_DIR),
 }
 
 
@@ -224,9 +266,7 @@ def _combined(out: Path, runs: dict[str, StudyRun]) -> Path:
                     f'<a href="{html.escape(sub)}/report.html">own report</a>'
                 )
             note += ")"
-        toc.append(
-            f'<li><a href="#{name}">' + html.escape(STUDIES[name]) + "</a>" + note + "</li>"
-        )
+        toc.append(f'<li><a href="#{name}">' + html.escape(STUDIES[name]) + "</a>" + note + "</li>")
         sections.append(f'<section id="{name}">' + run.body + "</section>")
     body = (
         "<h1>rtshield demo: the papers' studies, simulated</h1>"
@@ -260,6 +300,5 @@ def handle(args: argparse.Namespace) -> int:
             record_outputs(out, dirs=subdirs)
         raise
     finish_out_dir(out, dirs=subdirs)
-    print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; "
-          f"report: {report}")
+    print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; report: {report}")
     return 0

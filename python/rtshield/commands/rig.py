@@ -155,6 +155,72 @@ def register(sub: argparse._SubParsersAction) -> None:
     lx.add_argument("--no-figures", action="store_true", help="skip the histograms")
     lx.set_defaults(handler=handle_linux)
 
+    ft = rsub.add_parser(
+        "freertos-tcp",
+        help="the real FreeRTOS-Plus-TCP stack with libshield in its receive path, flooded "
+        "unprotected and protected",
+        description=(
+            "Build the FreeRTOS target (kernel POSIX port + FreeRTOS-Plus-TCP + libshield, "
+            "rig/freertos/) if needed, start it on the device side of the rig's namespaces and "
+            "run, for each attack, an unprotected and a protected run of idle / attack / idle "
+            "while the scenario's UDP flows are sent; simulate the same scenario. Writes "
+            "DIR/runs/<variant>-<attack>/summary.json (the simulator's vocabulary), "
+            "DIR/sim/<variant>/summary.json, DIR/comparison.json and DIR/report.html."
+        ),
+        epilog="example: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 --out ft",
+    )
+    ft.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
+    ft.add_argument(
+        "--scenario",
+        metavar="FILE",
+        default=None,
+        help="the device as a scenario (default rig/freertos/device.toml)",
+    )
+    ft.add_argument(
+        "--freertos-tree",
+        metavar="DIR",
+        default=None,
+        help="folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default $RTS_THIRD_PARTY, "
+        "else shared/third_party beside the checkout)",
+    )
+    ft.add_argument(
+        "--attacks",
+        default="syn,arp,nmap",
+        metavar="LIST",
+        help="attacks among syn (hping3 SYN flood), arp (mausezahn ARP flood), nmap (full SYN "
+        "scan); default all three",
+    )
+    ft.add_argument(
+        "--variants",
+        default="unprotected,protected",
+        metavar="LIST",
+        help="unprotected, protected or both (default both)",
+    )
+    ft.add_argument(
+        "--phase-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="length of each phase (default: the flood flow's step_every in the scenario)",
+    )
+    ft.add_argument(
+        "--break-seconds",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="break between phases (default 1)",
+    )
+    ft.add_argument(
+        "--stock-priority",
+        type=int,
+        default=6,
+        metavar="P",
+        help="the network task's priority in the unprotected (stock) variant (default 6: "
+        "FreeRTOS-Plus-TCP's default IP task priority, configMAX_PRIORITIES - 2)",
+    )
+    ft.add_argument("--quiet", action="store_true", help="no progress lines")
+    ft.set_defaults(handler=handle_freertos)
+
     rp = rsub.add_parser(
         "report",
         help="rebuild the tables, histograms and report of a finished rig run",
@@ -177,7 +243,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _no_target(args: argparse.Namespace) -> int:  # noqa: ARG001
     raise UsageError(
-        "rig: a target is required: linux, report or clean ('rtshield rig --help' explains them)"
+        "rig: a target is required: linux, freertos-tcp, report or clean "
+        "('rtshield rig --help' explains them)"
     )
 
 
@@ -346,10 +413,117 @@ def _p999(s: dict, phase: str) -> str:
     return f"{cm['p99_9']:.3f}" if cm else "—"
 
 
+def handle_freertos(args: argparse.Namespace) -> int:
+    from rtshield.rig import freertos, harness
+
+    attacks = _csv(args.attacks, freertos.ATTACKS, "--attacks")
+    variants = _csv(args.variants, freertos.VARIANTS, "--variants")
+    if not attacks or not variants:
+        raise UsageError("rig freertos-tcp: --attacks and --variants must name at least one")
+    if args.phase_seconds is not None and not 1 <= args.phase_seconds <= 600:
+        raise UsageError("rig freertos-tcp: --phase-seconds must be between 1 and 600")
+    if not 0 <= args.break_seconds <= 60:
+        raise UsageError("rig freertos-tcp: --break-seconds must be between 0 and 60")
+    say = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))
+    scen = Path(args.scenario) if args.scenario else freertos.default_scenario()
+    dev = freertos.load_device(scen, args.stock_priority, args.phase_seconds)
+    harness.require_root()
+    tools = ["ip", "nft", "timeout", "taskset", "ethtool", "gcc"]
+    tools += sorted({freertos.ATTACK_TOOL[a] for a in attacks})
+    harness.TOOLS.setdefault("ethtool", "ethtool")
+    harness.TOOLS.setdefault("gcc", "gcc")
+    harness.require_tools(tools)
+    tree = freertos.find_tree(args.freertos_tree)
+    exe = freertos.build_target(tree, say=say)
+    since = time.time_ns()
+    out = prepare_out_dir(args.out)
+    cpus = sorted(os.sched_getaffinity(0))
+    opts = freertos.Options(
+        phase_s=dev.phase_s,
+        break_s=args.break_seconds,
+        attacks=attacks,
+        variants=variants,
+        stock_priority=args.stock_priority,
+        rx_cpu=cpus[0] if len(cpus) > 1 else None,
+        attacker_cpu=cpus[0] if len(cpus) > 1 else None,
+    )
+    plan = [(v, a) for a in attacks for v in variants]
+    per = 3 * opts.phase_s + 2 * opts.break_s + 3
+    say(f"rig freertos-tcp: {len(plan)} runs x ~{per:.0f} s; scenario {scen}")
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    runs: list[dict] = []
+    try:
+        with harness.Harness(log_dir=out / "logs") as h:
+            freertos.prepare_attacker(h)
+            for i, (v, a) in enumerate(plan, 1):
+                name = f"{v}-{a}"
+                d = out / "runs" / name
+                raw = freertos.run_variant(
+                    h,
+                    exe,
+                    dev,
+                    v,
+                    a,
+                    opts,
+                    d,
+                    say=lambda m, i=i, name=name: say(f"[{i}/{len(plan)}] {name}: {m}"),
+                )
+                s = freertos.summarize(raw, dev, d)
+                atomic_write(d / "summary.json", format_summary_json(s))
+                runs.append(s)
+                att = s["phases"]["attack"]
+                say(
+                    f"[{i}/{len(plan)}] {name}: "
+                    f"{s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s "
+                    f"reached the device; misses idle/attack/idle "
+                    + "/".join(str(s["phases"][p]["critical"]["misses"]) for p in freertos.PHASES)
+                    + "; "
+                    + ", ".join(
+                        f"{n} {f['delivered']}/{f['offered']}"
+                        for n, f in att["flows"].items()
+                        if f["offered"] is not None
+                    )
+                    + " delivered in the attack"
+                )
+    finally:
+        for sg, handler in old.items():
+            signal.signal(sg, handler)
+    say("rig freertos-tcp: simulating the same scenario")
+    sim = freertos.simulate_variants(dev, out)
+    syn_pps = freertos.measured_syn_rate(runs)
+    sim_syn = None
+    if syn_pps:
+        say(
+            f"rig freertos-tcp: simulating it with the SYN flood at {syn_pps:.0f} pkt/s (the rig's)"
+        )
+        sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
+    comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
+    atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
+    report = freertos.write_report(out, comp, runs)
+    prune_stale(out, since)
+    for c in comp["claims"]:
+        say(f"  {'confirmed' if c['confirmed'] else 'NOT confirmed'}: {c['claim']}")
+    print(f"rig freertos-tcp: {len(runs)} runs; results: {out}/ (report: {report})")
+    return 0
+
+
 def handle_report(args: argparse.Namespace) -> int:
     from rtshield.rig import results
 
     out = Path(args.dir)
+    comp_file = out / "comparison.json"
+    if comp_file.is_file():  # a freertos-tcp run: its report from its comparison
+        from rtshield.rig import freertos
+
+        try:
+            comp = json.loads(comp_file.read_text())
+            report = freertos.write_report(out, comp, [])
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(
+                f"rig report: {comp_file}: not a freertos-tcp comparison ({e})"
+            ) from None
+        print(f"rig report: {len(comp.get('runs', []))} runs; report: {report}")
+        return 0
     summ = out / "summary.json"
     cell_files = sorted((out / "runs").glob("*/summary.json"))
     if not cell_files:

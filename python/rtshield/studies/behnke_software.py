@@ -100,8 +100,10 @@ class Plan:
 def study_dir() -> Path:
     """``scenarios/behnke_software``: inside the installed package, else the source tree."""
     here = Path(__file__).resolve().parent.parent
-    for cand in (here / "scenarios" / "behnke_software", here.parent.parent / "scenarios"
-                 / "behnke_software"):
+    for cand in (
+        here / "scenarios" / "behnke_software",
+        here.parent.parent / "scenarios" / "behnke_software",
+    ):
         if cand.is_dir() and any(cand.glob("*.toml")):
             return cand
     from rtshield.errors import UsageError
@@ -161,8 +163,7 @@ def points(plan: Plan, folder: Path | None = None) -> list[Point]:
     if 1 in plan.experiments:
         for key, stem, _, flow in EXP1_CONFIGS:
             for rate in (0, *plan.exp1_rates):
-                add(f"exp1/{key}/{rate}", stem, {"lp": 0, "hp": 0, flow: rate},
-                    plan.exp1_duration)
+                add(f"exp1/{key}/{rate}", stem, {"lp": 0, "hp": 0, flow: rate}, plan.exp1_duration)
     if 2 in plan.experiments:
         p = d / "exp2_paths.toml"
         out.append(Point("exp2/paths", str(p), _merge({}, plan.overrides)))
@@ -172,8 +173,12 @@ def points(plan: Plan, folder: Path | None = None) -> list[Point]:
             for hp in plan.exp3_hp:
                 for lp in plan.exp3_lp:
                     if hp or lp:
-                        add(f"exp3/{key}/{hp}/{lp}", stem,
-                            {"hp": hp * (1 - EXP3_HP_DETUNE), "lp": lp}, plan.exp3_duration)
+                        add(
+                            f"exp3/{key}/{hp}/{lp}",
+                            stem,
+                            {"hp": hp * (1 - EXP3_HP_DETUNE), "lp": lp},
+                            plan.exp3_duration,
+                        )
     return out
 
 
@@ -281,8 +286,13 @@ PATHS = (
     ("recycle", "recycling; prio+"),
     ("rejected", "mitigating"),
 )
-QUANTILES = (("q0", "0 %"), ("q90", "90 %"), ("q99", "99 %"), ("q999", "99.9 %"),
-             ("q9999", "99.99 %"))
+QUANTILES = (
+    ("q0", "0 %"),
+    ("q90", "90 %"),
+    ("q99", "99 %"),
+    ("q999", "99.9 %"),
+    ("q9999", "99.99 %"),
+)
 
 
 def exp2_table(res: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -322,7 +332,8 @@ def exp3_table(res: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
                     "cpu_util_pct": round((bg0 - _task_cpu(s, "measure")) / dur * 100, 4),
                     "hp_sent": int(f["offered"]),
                     "hp_received": int(f["delivered"]),
-                    "hp_liveness": round(f["delivered"] / f["offered"], 4) if f["offered"]
+                    "hp_liveness": round(f["delivered"] / f["offered"], 4)
+                    if f["offered"]
                     else None,
                     "polling_share": round(float(s["rx"]["polling_s"]) / dur, 4),
                 }
@@ -451,8 +462,10 @@ def orig_rise_drop(r: Results) -> tuple[bool, str]:
     rows = [d for h in sorted({h for h, _ in g}) if h and (d := drop(h)) is not None]
     text = f"LP only: {d0 * 100:.0f} % below the peak at the highest LP rate"
     if rows:
-        text += (f"; rows with HP traffic: {min(rows) * 100:.0f}–{max(rows) * 100:.0f} % below "
-                 "their peak (fewer HP packets reach the receiver task)")
+        text += (
+            f"; rows with HP traffic: {min(rows) * 100:.0f}–{max(rows) * 100:.0f} % below "
+            "their peak (fewer HP packets reach the receiver task)"
+        )
     return d0 >= 0.1, text
 
 
@@ -566,40 +579,103 @@ def lp_reduction(r: Results) -> tuple[bool, str]:
 
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim("exp1_short_circuit", "§6.2: LP packet, early demultiplexing ISR with short circuit",
-          "1.62 µs", _exp1_claim("short_circuit")),
-    Claim("exp1_original", "§6.2: full processing in the original stack", "12.1 µs",
-          _exp1_claim("original")),
-    Claim("exp1_speedup", "§6.2: speedup of the early-demultiplexing ISR over the original stack",
-          "7.5×", speedup),
-    Claim("exp1_no_short_circuit", "§6.2: short circuit disabled", "1.75 µs",
-          _exp1_claim("no_short_circuit")),
-    Claim("exp1_eager", "§6.2: eager cache invalidation in the ISR", "4.4 µs",
-          _exp1_claim("eager")),
-    Claim("exp1_hp", "§6.2: HP packet through the whole modified stack", "12.3 µs",
-          _exp1_claim("hp")),
-    Claim("exp1_hp_overhead", "§6.2: HP packet, receive performance vs the original stack",
-          "+1.7 %", hp_overhead),
-    Claim("exp1_rate", "§6.2: CPU time per packet roughly independent of the rate "
-          "(10^2..10^6 pkt/s)", "constant", rate_independent),
-    Claim("exp2_similar", "§6.3: regular, short-circuit and mitigating paths similarly fast",
-          "similar (Fig. 10)", exp2_similar),
-    Claim("exp2_costly", "§6.3: paths with a priority increase or recycling more costly",
-          "more costly (Fig. 10)", exp2_costly),
-    Claim("exp3_orig_linear", "§6.4: original stack, utilisation rises linearly with the load "
-          "until the global limit of 1500 pkt/s", "linear, then polling", orig_rises),
-    Claim("exp3_orig_drop", "§6.4: original stack, once polling is active the CPU load drops "
-          "noticeably", "drops", orig_rise_drop),
-    Claim("exp3_mod_slower", "§6.4: modified stack, load grows much more slowly with the LP "
-          "rate", "much slower", mod_slower),
-    Claim("exp3_mod_stagnates", "§6.4: modified stack, utilisation stagnates above 1000 HP "
-          "pkt/s (the flow server)", "stagnates", mod_stagnates),
-    Claim("exp3_mod_drop", "§6.4: modified stack, beyond 7000 pkt/s the utilisation drops with "
-          "polling activated", "drops", mod_drop),
-    Claim("exp3_sevenfold", "Abstract: live at a seven-fold higher load before disabling the "
-          "receive interrupts", "7×", sevenfold),
-    Claim("conclusion_86", "§10: the CPU load caused by LP packets in an already occupied system "
-          "is reduced by 86 %", "86 %", lp_reduction),
+    Claim(
+        "exp1_short_circuit",
+        "§6.2: LP packet, early demultiplexing ISR with short circuit",
+        "1.62 µs",
+        _exp1_claim("short_circuit"),
+    ),
+    Claim(
+        "exp1_original",
+        "§6.2: full processing in the original stack",
+        "12.1 µs",
+        _exp1_claim("original"),
+    ),
+    Claim(
+        "exp1_speedup",
+        "§6.2: speedup of the early-demultiplexing ISR over the original stack",
+        "7.5×",
+        speedup,
+    ),
+    Claim(
+        "exp1_no_short_circuit",
+        "§6.2: short circuit disabled",
+        "1.75 µs",
+        _exp1_claim("no_short_circuit"),
+    ),
+    Claim(
+        "exp1_eager", "§6.2: eager cache invalidation in the ISR", "4.4 µs", _exp1_claim("eager")
+    ),
+    Claim(
+        "exp1_hp", "§6.2: HP packet through the whole modified stack", "12.3 µs", _exp1_claim("hp")
+    ),
+    Claim(
+        "exp1_hp_overhead",
+        "§6.2: HP packet, receive performance vs the original stack",
+        "+1.7 %",
+        hp_overhead,
+    ),
+    Claim(
+        "exp1_rate",
+        "§6.2: CPU time per packet roughly independent of the rate (10^2..10^6 pkt/s)",
+        "constant",
+        rate_independent,
+    ),
+    Claim(
+        "exp2_similar",
+        "§6.3: regular, short-circuit and mitigating paths similarly fast",
+        "similar (Fig. 10)",
+        exp2_similar,
+    ),
+    Claim(
+        "exp2_costly",
+        "§6.3: paths with a priority increase or recycling more costly",
+        "more costly (Fig. 10)",
+        exp2_costly,
+    ),
+    Claim(
+        "exp3_orig_linear",
+        "§6.4: original stack, utilisation rises linearly with the load "
+        "until the global limit of 1500 pkt/s",
+        "linear, then polling",
+        orig_rises,
+    ),
+    Claim(
+        "exp3_orig_drop",
+        "§6.4: original stack, once polling is active the CPU load drops noticeably",
+        "drops",
+        orig_rise_drop,
+    ),
+    Claim(
+        "exp3_mod_slower",
+        "§6.4: modified stack, load grows much more slowly with the LP rate",
+        "much slower",
+        mod_slower,
+    ),
+    Claim(
+        "exp3_mod_stagnates",
+        "§6.4: modified stack, utilisation stagnates above 1000 HP pkt/s (the flow server)",
+        "stagnates",
+        mod_stagnates,
+    ),
+    Claim(
+        "exp3_mod_drop",
+        "§6.4: modified stack, beyond 7000 pkt/s the utilisation drops with polling activated",
+        "drops",
+        mod_drop,
+    ),
+    Claim(
+        "exp3_sevenfold",
+        "Abstract: live at a seven-fold higher load before disabling the receive interrupts",
+        "7×",
+        sevenfold,
+    ),
+    Claim(
+        "conclusion_86",
+        "§10: the CPU load caused by LP packets in an already occupied system is reduced by 86 %",
+        "86 %",
+        lp_reduction,
+    ),
 )
 
 
@@ -649,9 +725,7 @@ def verdicts_html(verdicts: Sequence[Verdict]) -> str:
         cells = "".join(
             f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.paper, v.value)
         )
-        rows.append(
-            f'<tr>{cells}<td class="{cls}">{word}</td><td>{html.escape(why)}</td></tr>'
-        )
+        rows.append(f'<tr>{cells}<td class="{cls}">{word}</td><td>{html.escape(why)}</td></tr>')
     head = "".join(
         f"<th>{h}</th>"
         for h in ("claim (Behnke et al.)", "paper", "simulated", "verdict", "why not")
@@ -693,8 +767,9 @@ def fig9(r: Results):
     ax.set_yscale("log")
     ax.set_xlabel("constant rate of zero-length UDP packets [pkt/s]")
     ax.set_ylabel("CPU time per packet [µs]")
-    ax.set_title("Experiment 1 (Fig. 9): dotted = paper, × = core saturated (excluded)",
-                 fontsize="medium")
+    ax.set_title(
+        "Experiment 1 (Fig. 9): dotted = paper, × = core saturated (excluded)", fontsize="medium"
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     return fig
@@ -734,15 +809,31 @@ def fig11(r: Results):
         lps = sorted({lp for _, lp in g})
         label = dict((k, lbl) for k, _, lbl in EXP3_SYSTEMS)[key]
         for col, (metric, title, cmap) in enumerate(
-            (("cpu_util_pct", "CPU utilisation by the traffic [%]", "viridis"),
-             ("hp_liveness", "HP liveness (received / sent)", "RdYlGn"))
+            (
+                ("cpu_util_pct", "CPU utilisation by the traffic [%]", "viridis"),
+                ("hp_liveness", "HP liveness (received / sent)", "RdYlGn"),
+            )
         ):
             ax = axs[row][col]
-            z = [[(g[(h, lp)][metric] if g.get((h, lp)) and g[(h, lp)][metric] is not None
-                   else math.nan) for lp in lps] for h in hps]
-            im = ax.imshow(z, origin="lower", aspect="auto", cmap=cmap,
-                           vmin=0.0 if metric == "hp_liveness" else None,
-                           vmax=1.0 if metric == "hp_liveness" else None)
+            z = [
+                [
+                    (
+                        g[(h, lp)][metric]
+                        if g.get((h, lp)) and g[(h, lp)][metric] is not None
+                        else math.nan
+                    )
+                    for lp in lps
+                ]
+                for h in hps
+            ]
+            im = ax.imshow(
+                z,
+                origin="lower",
+                aspect="auto",
+                cmap=cmap,
+                vmin=0.0 if metric == "hp_liveness" else None,
+                vmax=1.0 if metric == "hp_liveness" else None,
+            )
             fig.colorbar(im, ax=ax)
             ax.set_xticks(range(len(lps)), [f"{v:g}" for v in lps], rotation=45)
             ax.set_yticks(range(len(hps)), [f"{v:g}" for v in hps])
@@ -794,8 +885,10 @@ def _png(fig) -> bytes:
 
 
 def _img(data: bytes, alt: str) -> str:
-    return (f'<img alt="{html.escape(alt)}" '
-            f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">')
+    return (
+        f'<img alt="{html.escape(alt)}" '
+        f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
+    )
 
 
 def _csv(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -813,8 +906,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     b = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows
     )
-    return (f'<div class="tablewrap"><table><thead><tr>{h}</tr></thead>'
-            f"<tbody>{b}</tbody></table></div>")
+    return (
+        f'<div class="tablewrap"><table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table></div>'
+    )
 
 
 INTRO = (
@@ -829,8 +923,9 @@ INTRO = (
 )
 
 
-def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
-              level: int = 1) -> str:
+def body_html(
+    r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes], level: int = 1
+) -> str:
     """The study's report body (headings from ``level``)."""
     h1, h2 = f"h{level}", f"h{level + 1}"
     parts = [
@@ -840,33 +935,60 @@ def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes]
         verdicts_html(verdicts),
     ]
     if "fig9" in figs:
-        parts += [f"<{h2}>Experiment 1: CPU time per packet (Figure 9)</{h2}>",
-                  _img(figs["fig9"], "fig9")]
+        parts += [
+            f"<{h2}>Experiment 1: CPU time per packet (Figure 9)</{h2}>",
+            _img(figs["fig9"], "fig9"),
+        ]
         rows = []
         for key, _, label, _ in EXP1_CONFIGS:
             for x in r.exp1.get(key, ()):
-                rows.append([label, f"{x['rate_pps']:g}", x["packets"],
-                             f"{x['background_share'] * 100:.2f} %",
-                             f"{x['us_per_packet']:.3f}", "yes" if x["saturated"] else ""])
-        parts.append(_table(["configuration", "rate [pkt/s]", "packets", "background share",
-                             "µs per packet", "saturated"], rows))
+                rows.append(
+                    [
+                        label,
+                        f"{x['rate_pps']:g}",
+                        x["packets"],
+                        f"{x['background_share'] * 100:.2f} %",
+                        f"{x['us_per_packet']:.3f}",
+                        "yes" if x["saturated"] else "",
+                    ]
+                )
+        parts.append(
+            _table(
+                [
+                    "configuration",
+                    "rate [pkt/s]",
+                    "packets",
+                    "background share",
+                    "µs per packet",
+                    "saturated",
+                ],
+                rows,
+            )
+        )
     if "fig10" in figs:
-        parts += [f"<{h2}>Experiment 2: ISR duration per execution path (Figure 10)</{h2}>",
-                  _img(figs["fig10"], "fig10"),
-                  '<p class="note">The preset gives each path a constant cost (the paper prints '
-                  "no quantile values), so every quantile equals that cost; a preset or "
-                  "scenario can give distributions with <code>rx_path_NAME_p90</code> … "
-                  "<code>_p9999</code>.</p>"]
-        parts.append(_table(["path", "frames", *(q for _, q in QUANTILES)],
-                            [[x["label"], x["count"], *(x[q] for q, _ in QUANTILES)]
-                             for x in r.exp2]))
+        parts += [
+            f"<{h2}>Experiment 2: ISR duration per execution path (Figure 10)</{h2}>",
+            _img(figs["fig10"], "fig10"),
+            '<p class="note">The preset gives each path a constant cost (the paper prints '
+            "no quantile values), so every quantile equals that cost; a preset or "
+            "scenario can give distributions with <code>rx_path_NAME_p90</code> … "
+            "<code>_p9999</code>.</p>",
+        ]
+        parts.append(
+            _table(
+                ["path", "frames", *(q for _, q in QUANTILES)],
+                [[x["label"], x["count"], *(x[q] for q, _ in QUANTILES)] for x in r.exp2],
+            )
+        )
     if "fig11" in figs:
-        parts += [f"<{h2}>Experiment 3: mitigation and prioritisation (Figure 11)</{h2}>",
-                  _img(figs["fig11"], "fig11"),
-                  '<p class="note">Blue line: the HP flow limit (1000 pkt/s); black line: the '
-                  "global limit (HP + LP = 1500 pkt/s for the original stack, 7000 pkt/s for "
-                  "the modified one). Every point: Poisson arrivals, numbers in "
-                  "<code>exp3.csv</code>.</p>"]
+        parts += [
+            f"<{h2}>Experiment 3: mitigation and prioritisation (Figure 11)</{h2}>",
+            _img(figs["fig11"], "fig11"),
+            '<p class="note">Blue line: the HP flow limit (1000 pkt/s); black line: the '
+            "global limit (HP + LP = 1500 pkt/s for the original stack, 7000 pkt/s for "
+            "the modified one). Every point: Poisson arrivals, numbers in "
+            "<code>exp3.csv</code>.</p>",
+        ]
     return "\n".join(parts)
 
 
@@ -886,25 +1008,36 @@ def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) ->
     if r.exp3:
         atomic_write(out / "exp3.csv", _csv(r.exp3))
     claims = [
-        {"key": v.claim.key, "claim": v.claim.text, "paper": v.claim.paper, "simulated": v.value,
-         "holds": v.holds, "why_not": WHY_NOT.get(v.claim.key) if v.holds is False else None}
+        {
+            "key": v.claim.key,
+            "claim": v.claim.text,
+            "paper": v.claim.paper,
+            "simulated": v.value,
+            "holds": v.holds,
+            "why_not": WHY_NOT.get(v.claim.key) if v.holds is False else None,
+        }
         for v in verdicts
     ]
     atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
     figs: dict[str, bytes] = {}
-    for key, fn, ok in (("fig9", fig9, bool(exp1_rows)), ("fig10", fig10, bool(r.exp2)),
-                        ("fig11", fig11, bool(r.exp3))):
+    for key, fn, ok in (
+        ("fig9", fig9, bool(exp1_rows)),
+        ("fig10", fig10, bool(r.exp2)),
+        ("fig11", fig11, bool(r.exp3)),
+    ):
         if ok:
             figs[key] = _png(fn(r))
             atomic_write(out / f"{key}.png", figs[key])
     body = body_html(r, verdicts, figs)
-    report = atomic_write(out / "report.html",
-                          _page("Behnke et al. software approach, reproduced", body))
+    report = atomic_write(
+        out / "report.html", _page("Behnke et al. software approach, reproduced", body)
+    )
     return report, body
 
 
-def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo") -> tuple[Path, str, list[Verdict], float]:
+def run_and_write(
+    out_dir: str | Path, plan: Plan | None = None, jobs: int = 2, label: str = "demo"
+) -> tuple[Path, str, list[Verdict], float]:
     """Run the study, write its report into ``out_dir`` (an rtshield output directory).
 
     Returns (report path, report body, verdicts, wall seconds).

@@ -96,7 +96,8 @@ def high_lateness(res: dict[str, Any]) -> tuple[bool, str]:
     mx = float(ts["lateness_pct"].max())
     ok = float(below.max(initial=0.0)) == 0.0 and mx <= 25.0
     return ok, (
-        f"0 % below 50 kpps: {float(below.max(initial=0.0)) == 0.0}; max per-second "
+        f"0 % below 50 kpps: {'yes' if float(below.max(initial=0.0)) == 0.0 else 'no'}; "
+        "max per-second "
         f"accumulated {mx:.0f} %; worst cycle {r.critical['lateness_max_pct']:.0f} %"
     )
 
@@ -112,7 +113,7 @@ def high_processed_falls(res: dict[str, Any]) -> tuple[bool, str]:
     far = th["processed"].sum() / max(1, te["processed"].sum())
     return lower and falling and far < 0.8, (
         f"processed {th['processed'].sum()} vs {te['processed'].sum()} with equal priorities "
-        f"({far:.2f}x); falls monotonically above 30 kpps: {falling}"
+        f"({far:.2f}x); falls monotonically above 30 kpps: {'yes' if falling else 'no'}"
     )
 
 

@@ -36,7 +36,12 @@ enum {
     RTSIM_MAX_RATES = 64,    /**< rates of a `steps` pattern */
     RTSIM_HIST_SUB = 1024,   /**< log histogram: bins per octave (0.1 % resolution) */
     RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
-    RTSIM_BIN_RING = 4096    /**< finished bins kept until rtsim_take_bins() */
+    RTSIM_BIN_RING = 4096,   /**< finished bins kept until rtsim_take_bins() */
+    RTSIM_COST_MAX_S = 60,   /**< largest CPU cost of one activity (any rtsim_costs field, a
+                                  source's ISR work), seconds: the engine adds costs to the
+                                  clock, which must not overflow */
+    RTSIM_TRACE_MAX_FRAMES = 1048576, /**< frames of all replayed traces of one simulation */
+    RTSIM_TRACE_MAX_BYTES = 67108864  /**< their bytes (64 MiB) */
 };
 
 /** Task kinds (ARCHITECTURE.md "The simulator", Tasks). */
@@ -64,8 +69,10 @@ typedef enum rtsim_pattern {
         1,               /**< start_pps, +step_pps every step_every_ns up to peak_pps, then down */
     RTSIM_PAT_STEPS = 2, /**< rates_pps[i] during [i, i+1) * step_every_ns, last one held */
     RTSIM_PAT_POISSON = 3,  /**< exponential interarrivals with mean rate rate_pps */
-    RTSIM_PAT_PIECEWISE = 4 /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
+    RTSIM_PAT_PIECEWISE = 4, /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
                                  last rate holds; `poisson` picks exponential gaps */
+    RTSIM_PAT_TRACE = 5 /**< a recorded trace (rtsim_flow_trace()): its frames' bytes at their
+                             times from start_ns, looped every trace_period_ns (0: once) */
 } rtsim_pattern;
 
 /** NIC kinds. */
@@ -87,7 +94,10 @@ typedef enum rtsim_mitigation_kind {
     RTSIM_MIT_QUEUE = 4,      /**< Danicki §2.2 Queue */
     RTSIM_MIT_STRICT = 5,     /**< Regehr & Duongsaa §3.2 */
     RTSIM_MIT_BURSTY = 6,     /**< Regehr & Duongsaa §3.3 */
-    RTSIM_MIT_COUNTDOWN = 7   /**< Regehr & Duongsaa §3.4 */
+    RTSIM_MIT_COUNTDOWN = 7,  /**< Regehr & Duongsaa §3.4 */
+    RTSIM_MIT_POLLING = 8     /**< Regehr & Duongsaa §2, §5.2 "pure polling": no interrupt; a
+                                   timer of period_ns polls the device (the simulator's own
+                                   driver mode, no libshield component) */
 } rtsim_mitigation_kind;
 
 /** Why a packet was dropped. */
@@ -175,6 +185,8 @@ typedef struct rtsim_task_cfg {
     int64_t offset_ns; /**< periodic: first release */
     uint32_t flow;     /**< worker: index of the flow it receives */
     uint32_t mailbox;  /**< worker: mailbox capacity, messages */
+    uint32_t masks_rx; /**< periodic: 1 = each job masks the RX lines from its start to its end
+                            (the application's mutual exclusion with the handlers, Regehr §4) */
 } rtsim_task_cfg;
 
 /** One traffic flow arriving at the NIC. */
@@ -209,6 +221,7 @@ typedef struct rtsim_flow_cfg {
     int64_t server_period_ns; /**< server period (> 0 when capacity > 0) */
     uint32_t queue_limit; /**< flow queue capacity, packets; 0 = the pool */
     uint32_t nic_queue;   /**< multiqueue NIC: its queue, or RTSIM_NIC_UNMAPPED */
+    int64_t trace_period_ns; /**< trace: loop period (after the last frame); 0: one pass */
 } rtsim_flow_cfg;
 
 /** One queue of the multiqueue NIC (Behnke §7.3.2, Table 2). All timers 0:
@@ -253,6 +266,8 @@ typedef struct rtsim_costs {
     int64_t invalidate_deferred_ns; /**< network task: the same work when deferred (lazy) */
     int64_t poll_batch_ns;          /**< polling task: one wake-up */
     int64_t poll_per_packet_ns;     /**< polling task: per harvested frame */
+    int64_t isr_rx_batch_ns; /**< RX ISR body once per interrupt (one batch of descriptors:
+                                  hand-over, waking the network task), beyond entry/exit */
 } rtsim_costs;
 
 /** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
@@ -281,6 +296,10 @@ typedef struct rtsim_mitigation_cfg {
     uint32_t burst;              /**< bursty: interrupts per period */
     int64_t period_ns;           /**< bursty: replenishment period */
     int64_t window_ns;           /**< countdown: window */
+    uint32_t bursty_lazy;        /**< bursty: 1 = the lazy timer of Regehr §3.3 (RTS_BURSTY_TIMER_LAZY) */
+    uint32_t budget_charge_isr;  /**< budget: 1 = charge the RX ISR's time too (rts_budget_mit_cfg.charge_isr) */
+    uint32_t one_enable_bit;     /**< 1: the protections and the application write each RX line's
+                                      one enable bit (Regehr §4's race); 0: two bits (rts_irq_gate) */
 } rtsim_mitigation_cfg;
 
 /** A whole simulated device and run. */
@@ -384,6 +403,7 @@ typedef struct rtsim_mitigation_stats {
     uint64_t suspends;      /**< driver suspended */
     uint64_t resumes;       /**< driver resumed */
     uint64_t drops;         /**< packets dropped on its decision */
+    uint64_t mask_violations; /**< RX handlers started while a masks_rx task's job ran */
 } rtsim_mitigation_stats;
 
 typedef struct rtsim rtsim;
@@ -397,6 +417,21 @@ const char *rtsim_config_error(const rtsim_config *cfg);
  *  @return the simulation, or NULL when rtsim_config_error() is non-NULL or
  *          memory is short. */
 rtsim *rtsim_create(const rtsim_config *cfg);
+
+/**
+ * Hand flow `flow` (pattern RTSIM_PAT_TRACE) its recorded frames: frame i,
+ * `len[i]` bytes (14..RTSIM_FRAME_MAX) taken in order from `bytes`, arrives
+ * at start_ns + t_ns[i] (nondecreasing, each below trace_period_ns when
+ * looping), and again one period later in every further pass. The frames
+ * are copied; they enter the NIC like generated frames: the multiqueue
+ * NIC's map and the receive path classify their real bytes with libshield.
+ * Call once per trace flow, after rtsim_create() and before the first
+ * rtsim_run_until(). All traces of a simulation together hold at most
+ * RTSIM_TRACE_MAX_FRAMES frames and RTSIM_TRACE_MAX_BYTES bytes.
+ * @return NULL when accepted, else a static message naming the problem.
+ */
+const char *rtsim_flow_trace(rtsim *sim, uint32_t flow, uint32_t n, const int64_t *t_ns,
+                             const uint32_t *len, const uint8_t *bytes, size_t n_bytes);
 
 /** Free everything of `sim` (NULL is accepted). */
 void rtsim_destroy(rtsim *sim);

@@ -1,9 +1,11 @@
 /* The self-test on Cortex-M3 (portable/GCC/ARM_CM3), booted in QEMU's
  * mps2-an385: start-up code and vector table, the RX interrupt as a real
  * NVIC line (IRQ 13, the board's Ethernet line; the self-test pends it in
- * software), semihosting for output and the exit status. */
+ * software), semihosting for output and the exit status (start-up, vectors
+ * and semihosting in mps2_boot.c). */
 #include <string.h>
 
+#include "mps2_boot.h"
 #include "selftest.h"
 #include "task.h"
 
@@ -15,28 +17,14 @@
 #define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
 #define RX_IRQ 13u
 
-/* ---------------------------------------------------------- semihosting */
-
-static int semihost(int op, const void *arg)
-{
-    register int r0 __asm__("r0") = op;
-    register const void *r1 __asm__("r1") = arg;
-    __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
-    return r0;
-}
-
 void st_print(const char *s)
 {
-    (void)semihost(0x04, s); /* SYS_WRITE0 */
+    mps2_print(s);
 }
 
 void st_exit(int status)
 {
-    /* SYS_EXIT_EXTENDED: ADP_Stopped_ApplicationExit with the status */
-    const uint32_t block[2] = {0x20026u, (uint32_t)status};
-    (void)semihost(0x20, block);
-    for (;;) {
-    }
+    mps2_exit(status);
 }
 
 /* ------------------------------------------------------------- platform */
@@ -88,7 +76,7 @@ void st_isr_exit(BaseType_t woken)
     portYIELD_FROM_ISR(woken);
 }
 
-static void rx_irq_handler(void)
+void mps2_irq13_handler(void)
 {
     st_rx_isr();
 }
@@ -111,51 +99,7 @@ void vApplicationStackOverflowHook(TaskHandle_t task, char *name)
     st_exit(5);
 }
 
-/* ------------------------------------------------------------- start-up */
-
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
-extern void vPortSVCHandler(void);
-extern void xPortPendSVHandler(void);
-extern void xPortSysTickHandler(void);
-int main(void);
-
-void Reset_Handler(void);
-void Reset_Handler(void)
-{
-    uint32_t *src = &_sidata;
-    for (uint32_t *dst = &_sdata; dst < &_edata;) *dst++ = *src++;
-    for (uint32_t *dst = &_sbss; dst < &_ebss;) *dst++ = 0u;
-    (void)main();
-    st_exit(6);
-}
-
-static void fault_handler(void)
-{
-    st_print("fault or unexpected interrupt\n");
-    st_exit(7);
-}
-
-typedef void (*vector_fn)(void);
-__attribute__((section(".isr_vector"), used)) static const vector_fn vectors[16 + 32] = {
-    (vector_fn)(uintptr_t)&_estack,
-    Reset_Handler,
-    fault_handler, /* NMI */
-    fault_handler, /* HardFault */
-    fault_handler, /* MemManage */
-    fault_handler, /* BusFault */
-    fault_handler, /* UsageFault */
-    0, 0, 0, 0,
-    vPortSVCHandler,
-    fault_handler, /* DebugMon */
-    0,
-    xPortPendSVHandler,
-    xPortSysTickHandler,
-#define F4 fault_handler, fault_handler, fault_handler, fault_handler
-    F4, F4, F4, fault_handler, /* IRQ 0..12 */
-    rx_irq_handler,            /* IRQ 13: the RX interrupt */
-    F4, F4, F4, F4, fault_handler, fault_handler, /* IRQ 14..31 */
-};
-_Static_assert(RX_IRQ == 13u, "the vector table puts the RX handler at IRQ 13");
+_Static_assert(RX_IRQ == 13u, "mps2_boot.c puts mps2_irq13_handler at IRQ 13");
 
 int main(void)
 {

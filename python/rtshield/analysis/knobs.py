@@ -1,0 +1,414 @@
+"""Design of a scenario's interrupt-level knobs, each answer checked by simulation.
+
+``rtshield design SCENARIO.toml --knob KEY`` answers, for the device and
+protection a scenario describes, the most generous value of one protection
+parameter that keeps the critical task (and every periodic task) schedulable
+(Regehr & Duongsaa §5; Danicki et al. §2.2 for the mitigations):
+
+=========================  =====================  ===============================
+knob                       protection             answer
+=========================  =====================  ===============================
+``driver.queue``           Queue Mitigation       largest queue size Q
+``mitigation.capacity``    Burst Mitigation       largest packets per slice K
+``mitigation.burst``       bursty limiter         largest burst N per timer period
+``mitigation.period``      bursty limiter         shortest timer period for N
+``mitigation.min_interarrival``  strict limiter   shortest minimum interarrival
+``mitigation.window``      countdown (hardware)   shortest window
+``traffic.rate``           none, Hysteresis,      highest packet rate the device
+                           Budget Mitigation      survives (no parameter of these
+                                                  bounds the interrupt load)
+=========================  =====================  ===============================
+
+The search runs on the analysis of :func:`.model.system_from_scenario` (the
+one mapping) and relies on monotonicity, as :mod:`.design` does. Then the
+simulator runs the scenario with *worst-case traffic* for the protection
+(:func:`worst_case_traffic`) at the boundary and one step beyond it: the safe
+value must show no miss; the report gives the analytic margin, the simulated
+one, and what the simulation shows one step beyond.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rtshield.errors import UsageError
+from rtshield.units import format_ns
+
+from .design import MAX_COUNT, MAX_DURATION_NS
+from .model import bound_system, rx_isr_hooked, system_from_scenario
+from .report import Report, analyze_system
+from .system import ModelInfeasible
+
+__all__ = ["KNOBS", "KnobDesign", "default_knob", "design_knob", "worst_case_traffic"]
+
+#: knob → (mitigation kinds it applies to, "count"/"duration", search direction)
+KNOBS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "driver.queue": (("queue",), "count", "largest"),
+    "mitigation.capacity": (("burst",), "count", "largest"),
+    "mitigation.burst": (("bursty",), "count", "largest"),
+    "mitigation.period": (("bursty",), "duration", "smallest"),
+    "mitigation.min_interarrival": (("strict",), "duration", "smallest"),
+    "mitigation.window": (("countdown",), "duration", "smallest"),
+    "traffic.rate": (("none", "hysteresis", "budget"), "duration", "smallest"),
+}
+
+_DEFAULT = {
+    "queue": "driver.queue",
+    "burst": "mitigation.capacity",
+    "bursty": "mitigation.burst",
+    "strict": "mitigation.min_interarrival",
+    "countdown": "mitigation.window",
+    "none": "traffic.rate",
+    "hysteresis": "traffic.rate",
+    "budget": "traffic.rate",
+}
+
+
+def default_knob(sc) -> str:
+    """The knob of the scenario's protection (the first one :data:`KNOBS` lists)."""
+    return _DEFAULT[sc.mitigation.kind]
+
+
+def _flow(name: str, rate: float | None, begin: int, *, steps=None, step_every=None):
+    from rtshield.scenario import Flow
+
+    if steps is not None:
+        return Flow(
+            name, "tcp", 80, 60, 0, "steps", begin, rates_pps=steps, step_every_ns=step_every
+        )
+    return Flow(name, "tcp", 80, 60, 0, "constant", begin, rate_pps=rate)
+
+
+def _isr_ns(sc) -> int:
+    k = sc.costs
+    hook = k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0
+    return k["isr_entry_exit"] + k["isr_per_packet"] + hook
+
+
+def worst_case_traffic(sc, rate_pps: float | None = None):
+    """Scenario ``sc`` with its flows replaced by the traffic that drives its
+    protection to the analysis' worst case, and a run of a few periods.
+
+    * no limiting parameter (none, Hysteresis, Budget): evenly spaced packets
+      at ``rate_pps`` (default: the scenario's own peak) from time 0, so one
+      arrives at every release of the critical task;
+    * Queue Mitigation, strict, countdown: a flood (a packet every quarter
+      ISR) from time 0 into an empty queue and idle limiter;
+    * Burst Mitigation: one packet opens a slice; a flood from the third
+      release, timed so that the slice ends (tick-quantized) once K − 1
+      packets have run, and K more run right after it (Danicki's 2K);
+    * bursty limiter: a flood that starts N interrupts before a timer tick,
+      after a release, so N run before the tick and N after.
+    """
+    from .model import traffic_min_interarrival
+
+    m, kind = sc.mitigation, sc.mitigation.kind
+    P = sc.critical.period_ns
+    isr = _isr_ns(sc)
+    flood = 1e9 / max(1, isr // 4)
+    tick = sc.platform.tick_ns
+    r = 2 * P  # a release after the start-up
+    if kind in ("none", "hysteresis", "budget"):
+        if rate_pps is None:
+            t = traffic_min_interarrival(sc)
+            rate_pps = 1e9 / t if t else flood
+        flows = (_flow("flood", rate_pps, 0),)
+    elif kind in ("queue", "strict", "countdown"):
+        flows = (_flow("flood", flood, 0),)
+    elif kind == "burst":
+        K, S = m.capacity, m.slice_ns
+        end = r + (K - 1) * isr
+        if tick:
+            end = -(-end // tick) * tick
+        p_open = end - S + (tick // 2 if tick else 0)
+        while p_open < 0:
+            r += P
+            end += P
+            p_open += P
+        e = max(1, (tick or S) // 2)
+        # one arrival 2/3 into a step of e, none in the next: exactly one packet at p_open
+        open_flow = _flow("open", None, p_open - e * 2 // 3, steps=(1.5e9 / e, 0.0), step_every=e)
+        flows = (open_flow, _flow("flood", flood, r))
+    elif kind == "bursty":
+        N, per = m.burst, m.period_ns
+        gap = max(1, isr // 4)
+        t_k = -(-(r + N * isr + 2 * gap) // per) * per
+        flows = (_flow("flood", flood, t_k - N * isr - 2 * gap),)
+    else:
+        raise UsageError(f"{sc.path}: no worst-case traffic for mitigation {kind!r}")
+    span = max(8 * P, r + 4 * P, (m.slice_ns or 0) * 3)
+    bins = -(-span // P)
+    return dataclasses.replace(sc, flows=flows, duration_ns=bins * P, bin_ns=P)
+
+
+@dataclass
+class SimPoint:
+    """The simulator at one value of the knob (worst-case traffic)."""
+
+    value: int
+    max_response_ns: int
+    misses: int
+    deadline_ns: int
+
+    @property
+    def margin_ns(self) -> int:
+        return self.deadline_ns - self.max_response_ns
+
+    def as_dict(self) -> dict:
+        return {
+            "value": self.value,
+            "max_response_us": self.max_response_ns / 1000,
+            "misses": self.misses,
+            "margin_us": self.margin_ns / 1000,
+        }
+
+
+@dataclass
+class KnobDesign:
+    knob: str
+    kind: str  # "count" or "duration"
+    value: int | None
+    report: Report | None
+    unsafe_value: int | None = None
+    unsafe_reason: str = ""
+    note: str = ""
+    bound_beyond_ns: int | None = None  # analytic WCRT one step beyond (deadline lifted)
+    sim_safe: SimPoint | None = None
+    sim_beyond: SimPoint | None = None
+    extra: dict = field(default_factory=dict)
+
+    def fmt(self, v: int | None) -> str:
+        if v is None:
+            return "-"
+        if self.knob == "traffic.rate":
+            return f"{1e9 / v:.1f} pkt/s (one packet per {format_ns(v)})"
+        return format_ns(v) if self.kind == "duration" else str(v)
+
+    def margin_ns(self) -> int | None:
+        return None if self.report is None else self.report.result.min_slack()
+
+    @property
+    def confirmed(self) -> bool:
+        """The simulation at the safe value shows no miss (and stays within the bound)."""
+        return self.sim_safe is not None and self.sim_safe.misses == 0
+
+    def to_json(self) -> dict:
+        def us(v):
+            return None if v is None else v / 1000
+
+        val = self.value
+        out = {
+            "knob": self.knob,
+            "kind": self.kind,
+            "value": None if val is None else (val / 1000 if self.kind == "duration" else val),
+            "unit": "us" if self.kind == "duration" else "count",
+            "margin_us": us(self.margin_ns()),
+            "unsafe_value": None
+            if self.unsafe_value is None
+            else (self.unsafe_value / 1000 if self.kind == "duration" else self.unsafe_value),
+            "unsafe_reason": self.unsafe_reason,
+            "bound_beyond_us": us(self.bound_beyond_ns),
+            "note": self.note,
+            "schedulable": val is not None,
+            "simulated": {
+                "safe": None if self.sim_safe is None else self.sim_safe.as_dict(),
+                "beyond": None if self.sim_beyond is None else self.sim_beyond.as_dict(),
+                "confirmed": self.confirmed,
+            },
+        }
+        if self.knob == "traffic.rate" and val is not None:
+            out["rate_pps"] = 1e9 / val
+        out.update(self.extra)
+        if self.report is not None:
+            out["analysis"] = self.report.to_json()
+        return out
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"{self.knob}: no safe value ({self.note or self.unsafe_reason})"
+        lines = [f"{self.knob} = {self.fmt(self.value)}"]
+        if self.note:
+            lines.append(f"  {self.note}")
+        m = self.margin_ns()
+        lines.append(
+            f"  analysis: margin at this value (smallest D - WCRT) = "
+            f"{'-' if m is None else format_ns(m)}"
+        )
+        if self.sim_safe is not None:
+            s = self.sim_safe
+            lines.append(
+                f"  simulated with worst-case traffic: max response {format_ns(s.max_response_ns)}"
+                f" (deadline {format_ns(s.deadline_ns)}, margin {format_ns(s.margin_ns)}), "
+                f"{s.misses} missed deadlines"
+                + (" - confirmed" if s.misses == 0 else " - NOT CONFIRMED")
+            )
+        if self.unsafe_value is not None:
+            lines.append(f"  one step beyond: {self.fmt(self.unsafe_value)}")
+            b = self.bound_beyond_ns
+            lines.append(
+                f"    analysis: {self.unsafe_reason}"
+                + ("" if b is None else f"; worst-case response bound {format_ns(b)}")
+            )
+            if self.sim_beyond is not None:
+                s = self.sim_beyond
+                lines.append(
+                    f"    simulated: max response {format_ns(s.max_response_ns)}, "
+                    f"{s.misses} missed deadlines"
+                    + (
+                        ""
+                        if s.misses
+                        else " (the analysis' worst case is a bound, reached only by the"
+                        " alignment it assumes; see docs/analysis.md §9)"
+                    )
+                )
+        if self.report is not None:
+            lines += ["", self.report.table()]
+        return "\n".join(lines)
+
+
+def _with(sc, knob: str, v: int):
+    """Scenario ``sc`` with knob set to ``v``."""
+    m = sc.mitigation
+    if knob == "driver.queue":
+        return dataclasses.replace(sc, driver=dataclasses.replace(sc.driver, queue=v))
+    if knob == "mitigation.capacity":
+        return dataclasses.replace(sc, mitigation=dataclasses.replace(m, capacity=v))
+    if knob == "mitigation.burst":
+        return dataclasses.replace(sc, mitigation=dataclasses.replace(m, burst=v))
+    if knob == "mitigation.period":
+        return dataclasses.replace(sc, mitigation=dataclasses.replace(m, period_ns=v))
+    if knob == "mitigation.min_interarrival":
+        return dataclasses.replace(sc, mitigation=dataclasses.replace(m, min_interarrival_ns=v))
+    if knob == "mitigation.window":
+        return dataclasses.replace(sc, mitigation=dataclasses.replace(m, window_ns=v))
+    if knob == "traffic.rate":
+        return dataclasses.replace(sc, flows=(_flow("flood", 1e9 / v, 0),))
+    raise UsageError(f"--knob {knob}: unknown (one of {', '.join(KNOBS)})")
+
+
+def _analyse(sc) -> Report | Exception:
+    try:
+        return analyze_system(system_from_scenario(sc))
+    except ModelInfeasible as e:
+        return e
+
+
+def _ok(rep) -> bool:
+    return isinstance(rep, Report) and rep.schedulable
+
+
+def _why(rep) -> str:
+    if isinstance(rep, Exception):
+        return str(rep)
+    for r in rep.result.tasks:
+        if not r.schedulable:
+            return f"{r.task.name}: {r.reason}"
+    return ""
+
+
+def _boundary(ok: Callable[[int], bool], lo: int, hi: int, largest: bool):
+    """(safe, unsafe) neighbours; safe None if nothing in [lo, hi] is, unsafe None if all are."""
+    if largest:
+        if not ok(lo):
+            return None, lo
+        good, step, bad = lo, 1, None
+        while good + step <= hi:
+            if ok(good + step):
+                good += step
+                step *= 2
+            else:
+                bad = good + step
+                break
+        if bad is None:
+            if good < hi and not ok(hi):
+                bad = hi
+            else:
+                return hi if good < hi else good, None
+    else:
+        if not ok(hi):
+            return None, hi
+        if ok(lo):
+            return lo, None
+        good, bad = hi, lo
+    while abs(bad - good) > 1:
+        mid = (good + bad) // 2
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    return good, bad
+
+
+def _sim_point(sc, knob: str, v: int, rate_pps: float | None) -> SimPoint:
+    from rtshield.engine import simulate
+
+    wc = worst_case_traffic(_with(sc, knob, v), rate_pps)
+    res = simulate(wc)
+    worst = round(res.critical["max_response_us"] * 1000)
+    for t in wc.tasks:
+        if t.kind == "periodic" and t.name in res.tasks:
+            worst = max(worst, round(res.tasks[t.name]["max_response_us"] * 1000))
+    misses = int(res.critical["misses"]) + sum(
+        int(res.tasks[t.name]["misses"]) for t in wc.tasks if t.kind == "periodic"
+    )
+    return SimPoint(v, worst, misses, sc.critical.period_ns)
+
+
+def design_knob(sc, knob: str | None = None, *, simulate: bool = True) -> KnobDesign:
+    """The boundary of ``knob`` for scenario ``sc``; with ``simulate``, checked in the simulator."""
+    knob = knob or default_knob(sc)
+    if knob not in KNOBS:
+        raise UsageError(f"--knob {knob}: unknown (one of {', '.join(KNOBS)})")
+    kinds, kind, direction = KNOBS[knob]
+    if sc.mitigation.kind not in kinds:
+        raise UsageError(
+            f"--knob {knob}: applies to mitigation {' or '.join(kinds)}; "
+            f"the scenario has {sc.mitigation.kind!r}"
+        )
+    if knob == "mitigation.period" and not sc.mitigation.burst:
+        raise UsageError(f"--knob {knob}: the scenario gives no mitigation.burst")
+    system_from_scenario(sc)  # names what the mapping cannot express, once
+    cache: dict[int, Report | Exception] = {}
+
+    def rep(v: int):
+        if v not in cache:
+            cache[v] = _analyse(_with(sc, knob, v))
+        return cache[v]
+
+    lo, hi = (1, MAX_COUNT) if kind == "count" else (1, MAX_DURATION_NS)
+    good, bad = _boundary(lambda v: _ok(rep(v)), lo, hi, direction == "largest")
+    notes = {
+        "driver.queue": "largest Queue Mitigation queue: (Q + 1) ISR runs fit the slack",
+        "mitigation.capacity": "largest Burst Mitigation capacity per slice (2K back to back)",
+        "mitigation.burst": "largest burst per timer period of the bursty limiter",
+        "mitigation.period": "shortest timer period of the bursty limiter for its burst",
+        "mitigation.min_interarrival": "shortest minimum interarrival of the strict limiter",
+        "mitigation.window": "shortest window of the countdown (hardware) scheduler",
+        "traffic.rate": (
+            f"highest packet rate with {sc.mitigation.kind!r}: no parameter of it bounds the "
+            "interrupt load (docs/analysis.md §3); the traffic must stay below this rate"
+        ),
+    }
+    d = KnobDesign(knob, kind, good, None if good is None else rep(good), bad, note=notes[knob])
+    if bad is not None:
+        d.unsafe_reason = _why(rep(bad))
+        try:
+            lifted = analyze_system(bound_system(system_from_scenario(_with(sc, knob, bad))))
+            d.bound_beyond_ns = lifted.result.by_name("critical").wcrt
+        except ModelInfeasible:
+            d.bound_beyond_ns = None
+    if good is None:
+        d.note = f"unsafe even at {d.fmt(bad)}"
+        return d
+    if simulate:
+        rate = None
+        d.sim_safe = _sim_point(sc, knob, good, rate)
+        if bad is not None:
+            try:
+                system_from_scenario(_with(sc, knob, bad))
+                d.sim_beyond = _sim_point(sc, knob, bad, rate)
+            except (ModelInfeasible, UsageError):
+                d.sim_beyond = None
+    return d

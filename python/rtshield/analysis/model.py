@@ -1,0 +1,434 @@
+"""One model, two answers: a simulator scenario as the analysis' task and
+interrupt model.
+
+:func:`system_from_scenario` is the one mapping from a scenario (the file
+``rtshield run`` simulates) to a :class:`~.system.System` (what ``rtshield
+analyze`` and ``rtshield design`` analyse). ``analyze`` and ``design`` use it
+when they are given a scenario file, and the cross-check
+(:func:`cross_check`) uses it to set the simulator's observation beside the
+analytic bound of the same scenario. docs/analysis.md §9 describes it; the
+choices are in docs/decisions/analysis-model.md.
+
+Costs. The analysis charges every interrupt exactly what the engine charges
+for it (docs/model.md):
+
+* an RX interrupt: ``isr_entry_exit + isr_per_packet`` plus
+  ``mitigation_isr`` when the protection has a per-frame hook in the RX ISR
+  (libshield's ``rts_shield_hooks()`` says which);
+* a limiter timer interrupt: ``isr_entry_exit + timer_isr``;
+* the RTOS tick: ``isr_entry_exit + tick_isr``.
+
+In Regehr & Duongsaa's terms (:func:`platform_costs`): ``t_int`` =
+``isr_entry_exit``, ``t_expire`` = ``isr_entry_exit + timer_isr``,
+``t_count`` = ``mitigation_isr``; the engine folds the enable-bit flip, the
+timer set-up and the counter clear into those, so ``t_flip``, ``t_setup`` and
+``t_clear`` are 0. A preset that states Table 2's constants itself
+(``atmega103-tinyos``, ``ethernut-avr``) keeps them for system files; a
+scenario always uses the engine's charges.
+
+Arrivals. A scenario's traffic bounds the interrupt rate: with one interrupt
+per packet (the edge NIC) the line cannot fire faster than packets arrive, so
+an unprotected source, Hysteresis and Budget Mitigation are analysed at the
+highest total rate of the scenario's flows (``max_rate`` asserted by the
+traffic); a Poisson flow has no such bound.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rtshield.errors import UsageError
+
+from .report import Report, analyze_system
+from .rta import Task
+from .system import Source, System
+
+__all__ = [
+    "ENGINE_KIND",
+    "platform_costs",
+    "rx_isr_hooked",
+    "traffic_min_interarrival",
+    "system_from_scenario",
+    "simulate_scenario",
+    "CrossCheck",
+    "bound_system",
+    "cross_check",
+]
+
+#: Scenario ``[mitigation] kind`` → analysis source model.
+ENGINE_KIND = {
+    "none": "pure",
+    "strict": "strict",
+    "bursty": "bursty",
+    "countdown": "hardware",
+    "burst": "burst_mitigation",
+    "queue": "queue_mitigation",
+    "hysteresis": "hysteresis_mitigation",
+    "budget": "budget_mitigation",
+}
+
+#: Regehr & Duongsaa's constants that the engine folds into other charges.
+_FOLDED = ("t_flip", "t_setup", "t_clear")
+
+
+@functools.cache
+def _hooks(kind: str) -> int:
+    """libshield's ``rts_shield_hooks()`` for a shield with protection ``kind``."""
+    from rtshield._native import load
+
+    ffi, lib = load()
+    sh = ffi.new("rts_shield *")
+    sh.cfg.protections = 0 if kind == "none" else int(getattr(lib, f"RTS_SHIELD_{kind.upper()}"))
+    return int(lib.rts_shield_hooks(sh))
+
+
+def rx_isr_hooked(kind: str) -> bool:
+    """Does protection ``kind`` do per-frame work in the RX ISR (``mitigation_isr``)?"""
+    from rtshield._native import load
+
+    _, lib = load()
+    return bool(_hooks(kind) & lib.RTS_SHIELD_HOOK_RX_ISR)
+
+
+def _hook(kind: str, name: str) -> bool:
+    from rtshield._native import load
+
+    _, lib = load()
+    return bool(_hooks(kind) & getattr(lib, name))
+
+
+def platform_costs(costs: Mapping[str, int], tick_ns: int, tick_isr_ns: int) -> dict[str, int]:
+    """The analysis' cost table from a preset's (or a scenario's) simulator costs.
+
+    Keys the table already has (a preset stating Regehr's Table 2) are kept;
+    the missing ones are derived from the engine's charges as the module doc
+    says. ``tick`` is the tick period, ``tick_isr`` the whole tick interrupt.
+    """
+    out = dict(costs)
+    ee = costs.get("isr_entry_exit")
+    if ee is not None:
+        out.setdefault("t_int", ee)
+        if "timer_isr" in costs:
+            out.setdefault("t_expire", ee + costs["timer_isr"])
+        if "mitigation_isr" in costs:
+            out.setdefault("t_count", costs["mitigation_isr"])
+        for k in _FOLDED:
+            out.setdefault(k, 0)
+    out["tick"] = tick_ns
+    out["tick_isr"] = (ee or 0) + tick_isr_ns
+    return out
+
+
+def _engine_costs(sc) -> dict[str, int]:
+    """Costs of a scenario, mapped so each analysed interrupt costs what the engine charges."""
+    k = sc.costs
+    ee = k["isr_entry_exit"]
+    out = dict(k)
+    out.update(
+        t_int=ee,
+        t_expire=ee + k["timer_isr"],
+        t_count=k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0,
+        tick=sc.platform.tick_ns,
+        tick_isr=ee + sc.platform.tick_isr_ns,
+    )
+    for f in _FOLDED:
+        out[f] = 0
+    if sc.mitigation.kind == "strict":
+        # the strict limiter's per-frame hook (disable, arm the one-shot timer)
+        out["t_setup"], out["t_count"] = out["t_count"], 0
+    return out
+
+
+def traffic_min_interarrival(sc) -> int | None:
+    """Shortest time between two RX interrupts the scenario's traffic allows (ns).
+
+    The flows' highest total rate over the run, evenly spaced arrivals: one
+    packet per ``1/rate`` (rounded down: never longer than the real spacing).
+    None when a flow is Poisson (no minimum interarrival) or nothing arrives.
+    """
+    if any(f.random for f in sc.flows):
+        return None
+    points = sorted({t for f in sc.flows for t, _ in f.schedule(sc.duration_ns)})
+    peak = max((sum(f.rate_at(t, sc.duration_ns) for f in sc.flows) for t in points), default=0.0)
+    if peak <= 0:
+        return None
+    return max(1, int(1e9 // peak))
+
+
+def _unsupported(sc, what: str) -> UsageError:
+    return UsageError(
+        f"{sc.path}: {what}: not in the analysis' model of a scenario "
+        "(docs/analysis.md §9 lists what is mapped)"
+    )
+
+
+def system_from_scenario(sc) -> System:
+    """The analysis model of scenario ``sc`` (a :class:`rtshield.scenario.Scenario`).
+
+    The critical task and the scenario's periodic tasks on the critical
+    task's core are threads with D = T; the RX interrupt source and its
+    protection become a :class:`Source` (``[mitigation] kind`` →
+    :data:`ENGINE_KIND`); the network driver is a thread whose arrivals are
+    bounded by the admitted interrupts; the platform's tick is an interrupt.
+    What the analysis cannot express (several cores sharing work, several RX
+    sources, combined protections, the receive path's flow servers) raises
+    :class:`UsageError` naming it.
+    """
+    m = sc.mitigation
+    kind = m.kind
+    if m.also:
+        raise _unsupported(sc, f"[mitigation] also = {list(m.also)}")
+    if sc.sources:
+        raise _unsupported(sc, "[[sources]] (several RX interrupt sources)")
+    if sc.nic.kind != "edge" and not (sc.rx is not None and sc.nic.kind == "dma_ring"):
+        # a descriptor ring announces a batch per interrupt: charged per frame
+        # (entry/exit included) it is bounded by the edge NIC's model, which is
+        # done for the receive path, where the global limit counts frames
+        raise _unsupported(sc, f"[nic] kind = {sc.nic.kind!r} (only one interrupt per packet)")
+    core = sc.critical.core
+    costs = _engine_costs(sc)
+    s = System(
+        name=sc.name,
+        path=sc.path,
+        nesting=False,
+        clock_hz=sc.platform.clock_hz,
+        costs=costs,
+        platform=sc.platform.name,
+        tick=sc.platform.tick_ns > 0,
+        tick_priority=0,
+    )
+    report = costs["mitigation_report"] if _hook(kind, "RTS_SHIELD_HOOK_REPORT") else 0
+    crit = sc.critical
+    s.tasks.append(
+        Task("critical", crit.work_ns + report, crit.period_ns, crit.period_ns, 0, 0, crit.priority)
+    )
+    for t in sc.tasks:
+        if t.core != core:
+            continue
+        if t.kind == "periodic":
+            s.tasks.append(Task(t.name, t.work_ns, t.period_ns, t.period_ns, 0, 0, t.priority))
+        elif t.kind == "background" and t.priority >= crit.priority:
+            raise _unsupported(
+                sc, f"[[tasks]] {t.name}: an always-ready task at or above the critical task"
+            )
+        elif t.kind == "worker" and t.priority >= crit.priority and sc.rx is None:
+            raise _unsupported(sc, f"[[tasks]] {t.name}: a worker at or above the critical task")
+    if not sc.flows or sc.nic.core != core:
+        return s  # no RX interrupt on this core
+    if sc.rx is not None:
+        if kind != "none":
+            raise _unsupported(sc, f"[rx] with [mitigation] kind = {kind!r}")
+        _rx_path(sc, s, costs)
+        return s
+    drv = sc.driver
+    drv_work = costs["driver_per_packet"] + (
+        costs["mitigation_driver"] if _hook(kind, "RTS_SHIELD_HOOK_TASK") else 0
+    )
+    on_core = drv.core == core
+    model = ENGINE_KIND[kind]
+    src = Source(
+        name="rx",
+        model=model,
+        priority=1,
+        timer_priority=1,
+        work=costs["isr_per_packet"],
+    )
+    t_min = traffic_min_interarrival(sc)
+    driver_T: int | None = None  # the driver's minimum interarrival, if it is a plain thread
+    if model in ("pure", "hysteresis_mitigation", "budget_mitigation"):
+        src.min_interarrival = t_min
+        driver_T = t_min
+    elif model == "strict":
+        src.min_interarrival = max(m.min_interarrival_ns, t_min or 0)
+        driver_T = src.min_interarrival
+    elif model == "hardware":
+        src.min_interarrival = max(m.window_ns, t_min or 0)
+        driver_T = src.min_interarrival
+    elif model == "bursty":
+        src.burst, src.burst_period = m.burst, m.period_ns
+    elif model == "burst_mitigation":
+        src.slice, src.capacity = m.slice_ns, m.capacity
+        if on_core:
+            src.driver_work, src.driver_priority = drv_work, drv.priority
+    elif model == "queue_mitigation":
+        src.queue, src.driver_priority = drv.queue, drv.priority
+        if on_core:
+            src.driver_work = drv_work
+    s.sources.append(src)
+    if on_core and model in (
+        "pure",
+        "hysteresis_mitigation",
+        "budget_mitigation",
+        "strict",
+        "hardware",
+    ):
+        # one packet per admitted interrupt, processed by the driver
+        s.tasks.append(
+            _driver(drv_work, driver_T, drv.priority, "one packet per admitted interrupt")
+        )
+    elif on_core and model == "bursty":
+        s.tasks.append(
+            _driver(
+                m.burst * drv_work,
+                m.period_ns,
+                drv.priority,
+                "N packets per timer period",
+                J=m.period_ns,
+            )
+        )
+    return s
+
+
+#: The receive path's per-frame ISR costs (docs/model.md): the analysis charges the dearest.
+_RX_PATHS = (
+    "rx_path_regular",
+    "rx_path_short_circuit",
+    "rx_path_prio_raise",
+    "rx_path_recycle",
+    "rx_path_rejected",
+)
+
+
+def rx_frame_isr_ns(sc) -> int:
+    """The longest RX interrupt of the receive path: entry/exit and the dearest
+    per-frame path (plus the eager invalidation when the cache is eager)."""
+    k = sc.costs
+    eager = k["invalidate_eager"] if sc.rx.cache == "eager" else 0
+    return k["isr_entry_exit"] + max(k[p] for p in _RX_PATHS) + eager
+
+
+def rx_packet_task_ns(sc) -> int:
+    """The network task's CPU time for one packet of the receive path."""
+    k = sc.costs
+    lazy = k["invalidate_deferred"] if sc.rx.cache == "lazy" else 0
+    return k["driver_per_packet"] + lazy
+
+
+def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
+    """Behnke et al.'s receive path (§5): the demultiplexing ISR, bounded by
+    the global limit (§5.5) or by the traffic; each flow above the critical
+    task as a deferrable server (§2.4) of ``capacity`` packets per server
+    period, or, without a server, at its own traffic rate."""
+    from .system import GlobalLimit, Server
+
+    rx, crit = sc.rx, sc.critical
+    frame = rx_frame_isr_ns(sc)
+    per = rx_packet_task_ns(sc)
+    if rx.global_capacity:
+        G, Pg = rx.global_capacity, rx.global_period_ns
+        s.global_limit = GlobalLimit(
+            capacity=G,
+            period=Pg,
+            packet_cost=frame,
+            priority=1,
+            polling_work=costs["poll_batch"]
+            + G * (frame - costs["isr_entry_exit"] + costs["poll_per_packet"]),
+            polling_period=Pg,
+            polling_priority=rx.poll_priority or 0,
+        )
+    else:
+        src = Source(
+            name="rx",
+            model="pure",
+            priority=1,
+            timer_priority=1,
+            work=frame - costs["isr_entry_exit"],
+        )
+        src.min_interarrival = traffic_min_interarrival(sc)
+        s.sources.append(src)
+    workers = {t.flow: t for t in sc.tasks if t.kind == "worker"}
+    for f in sc.flows:
+        w = workers.get(f.name)
+        work = per + (w.work_ns if w is not None else 0)
+        prio = max(f.priority, w.priority if w is not None else 0)
+        if prio < crit.priority and f.priority < crit.priority:
+            continue  # below the critical task: no interference
+        if f.capacity:
+            s.servers.append(Server(f.name, f.capacity * work, f.server_period_ns, prio))
+        else:
+            one = dataclasses.replace(sc, flows=(f,))
+            s.tasks.append(
+                _driver(work, traffic_min_interarrival(one), prio, f"flow {f.name}: no server")
+            )
+            s.tasks[-1] = dataclasses.replace(s.tasks[-1], name=f"flow_{f.name}", origin=f.name)
+
+
+def _driver(C: int, T: int | None, prio: int, note: str, J: int = 0) -> Task:
+    return Task("driver", C, T, None, J, 0, prio, "thread", "driver", note, best_effort=True)
+
+
+# ------------------------------------------------------------------ cross-check
+
+
+def simulate_scenario(sc) -> dict[str, int]:
+    """Run ``sc`` in the simulator; the largest response time (ns) of every
+    analysed periodic thread (the critical task and periodic ``[[tasks]]``)."""
+    from rtshield.engine import simulate
+
+    res = simulate(sc)
+    out = {"critical": round(res.critical["max_response_us"] * 1000)}
+    for t in sc.tasks:
+        if t.kind == "periodic" and t.name in res.tasks:
+            out[t.name] = round(res.tasks[t.name]["max_response_us"] * 1000)
+    return out
+
+
+@dataclass
+class CrossCheck:
+    """The analysis and the simulator on one scenario."""
+
+    system: System
+    report: Report
+    observed: dict[str, int]  # ns per thread
+    bounds: dict[str, int | None] = field(default_factory=dict)  # WCRT ns (None: no finite bound)
+
+    def ratio(self, name: str) -> float | None:
+        b = self.bounds.get(name)
+        return None if not b else self.observed[name] / b
+
+    def problems(self, closeness: float | None) -> list[str]:
+        """An observation above its bound; with ``closeness``, one below that share of it."""
+        out = []
+        for name, obs in self.observed.items():
+            b = self.bounds.get(name)
+            if b is None:
+                out.append(f"{name}: no finite analytic bound (observed {obs} ns)")
+            elif obs > b:
+                out.append(f"{name}: observed {obs} ns > bound {b} ns (analysis unsafe)")
+            elif closeness is not None and obs < closeness * b:
+                out.append(f"{name}: observed {obs} ns < {closeness:.0%} of bound {b} ns")
+        return out
+
+
+def bound_system(system: System) -> System:
+    """The same system with every thread's deadline lifted to 100 periods.
+
+    The analysis stops a response-time iteration at the deadline (the task
+    is unschedulable then); to compare a simulated overrun with its bound the
+    cross-check needs the fixed point itself, which exists whenever the
+    utilization is below 1 (arbitrary deadlines, docs/analysis.md §1).
+    """
+    s = copy.deepcopy(system)
+    s.tasks = [
+        t if t.best_effort or t.T is None else dataclasses.replace(t, D=100 * t.T) for t in s.tasks
+    ]
+    return s
+
+
+def cross_check(sc) -> CrossCheck:
+    """Analyse scenario ``sc`` (through :func:`system_from_scenario`) and simulate it.
+
+    ``report`` is the verdict at the real deadlines; ``bounds`` the WCRTs with
+    the deadlines lifted (:func:`bound_system`), so an overrunning task has a
+    bound too.
+    """
+    system = system_from_scenario(sc)
+    rep = analyze_system(system)
+    lifted = analyze_system(bound_system(system))
+    obs = simulate_scenario(sc)
+    bounds = {n: lifted.result.by_name(n).wcrt for n in obs}
+    return CrossCheck(system, rep, obs, bounds)

@@ -1,0 +1,137 @@
+/* Regression tests for what the fuzz target of the scenario → C
+ * configuration path (libshield/tests/fuzz/fuzz_sim_config.c) found:
+ * rtsim_config_error() must refuse, with the field named, every
+ * configuration rtsim_create() or the engine cannot take, must not read past
+ * the configuration's arrays, and a flood at any accepted rate must run. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "sim_test_util.h"
+
+static bool refused_with(const rtsim_config *c, const char *prefix)
+{
+    const char *e = rtsim_config_error(c);
+    if (e == NULL || strncmp(e, prefix, strlen(prefix)) != 0) {
+        fprintf(stderr, "  expected \"%s...\", got \"%s\"\n", prefix, e ? e : "(accepted)");
+        return false;
+    }
+    return rtsim_create(c) == NULL;
+}
+
+/* A multiqueue NIC device as the fuzz target's base: two mapped flows. */
+static rtsim_config mq_base(void)
+{
+    rtsim_config c = base(1 * MS);
+    c.nic_kind = RTSIM_NIC_MULTIQUEUE;
+    c.n_nic_queues = 2;
+    c.nic_queues[0] = (rtsim_nic_queue_cfg){8, 50 * US, 10 * US, 4};
+    c.nic_queues[1] = (rtsim_nic_queue_cfg){4, 0, 0, 0};
+    add_periodic(&c, 5, 100 * US, 30 * US);
+    c.tasks[0].critical = 1;
+    add_driver(&c, 3);
+    for (uint32_t i = 0; i < 2; i++) {
+        int f = add_flow(&c, RTSIM_PAT_CONSTANT, 1000);
+        c.flows[f].proto = i ? RTSIM_PROTO_UDP : RTSIM_PROTO_TCP;
+        c.flows[f].dst_port = 502 + i;
+        c.flows[f].nic_queue = i;
+    }
+    return c;
+}
+
+/* The counts are checked before any loop reads tasks[] or flows[] (an index
+ * of 8 read past flows[7]: UBSan's bounds check in the sanitized build). */
+static void test_counts_checked_first(void)
+{
+    rtsim_config c = mq_base();
+    c.n_flows = RTSIM_MAX_FLOWS + 1;
+    CHECK(refused_with(&c, "flows: at most 8"));
+    c = base(1 * MS);
+    c.n_flows = RTSIM_MAX_FLOWS + 1;
+    c.flows[0].nic_queue = RTSIM_NIC_UNMAPPED;
+    CHECK(refused_with(&c, "flows: at most 8"));
+    c = base(1 * MS);
+    c.n_tasks = RTSIM_MAX_TASKS + 1;
+    CHECK(refused_with(&c, "tasks: at most 8"));
+}
+
+/* rts_nic_queue_add() refuses a frame threshold above the queue's size. */
+static void test_nic_frames_above_size(void)
+{
+    rtsim_config c = mq_base();
+    CHECK(rtsim_config_error(&c) == NULL);
+    c.nic_queues[1].frames = 5; /* size 4 */
+    CHECK(refused_with(&c, "nic.queues.frames"));
+    c.nic_queues[1].frames = 4;
+    CHECK(rtsim_config_error(&c) == NULL);
+}
+
+/* The distribution map's key is a port 1..65535 for TCP and UDP. */
+static void test_nic_mapped_port(void)
+{
+    rtsim_config c = mq_base();
+    c.flows[1].dst_port = 0;
+    CHECK(refused_with(&c, "flows.dst_port"));
+    c.flows[1].dst_port = 65536 + 502; /* would alias port 502 */
+    CHECK(refused_with(&c, "flows.dst_port"));
+    c.flows[1].dst_port = 0;
+    c.flows[1].proto = RTSIM_PROTO_ICMP; /* portless: port 0 is its key */
+    CHECK(rtsim_config_error(&c) == NULL);
+}
+
+static void test_unknown_protocol(void)
+{
+    rtsim_config c = mq_base();
+    c.flows[1].proto = RTSIM_PROTO_RAW + 1;
+    CHECK(refused_with(&c, "flows.protocol"));
+}
+
+/* Costs are added to the clock: each is at most RTSIM_COST_MAX_S. */
+static void test_cost_bound(void)
+{
+    rtsim_config c = mq_base();
+    c.costs.isr_entry_exit_ns = INT64_MAX;
+    CHECK(refused_with(&c, "costs"));
+    c = mq_base();
+    c.costs.path_q_ns[RTSIM_PATH_RECYCLE][3] = (int64_t)RTSIM_COST_MAX_S * 1000000000 + 1;
+    CHECK(refused_with(&c, "costs"));
+    c = mq_base();
+    c.costs.tick_isr_ns = (int64_t)RTSIM_COST_MAX_S * 1000000000;
+    CHECK(rtsim_config_error(&c) == NULL);
+    c = base(1 * MS);
+    add_driver(&c, 1);
+    c.n_sources = 1;
+    c.sources[0].isr_per_packet_ns = INT64_MAX - 100;
+    CHECK(refused_with(&c, "sources"));
+}
+
+/* A flood at 1e9 frames/s (the front end's largest rate) on a queue whose
+ * packet timer restarts with every frame: one pending NIC event, not one per
+ * frame, so the event heap never overflows; frames are conserved. */
+static void test_multiqueue_flood_runs(void)
+{
+    rtsim_config c = mq_base();
+    c.flows[0].rate_pps = 1e9;
+    c.queue_capacity = 64;
+    rtsim *s;
+    run(&c, &s);
+    CHECK(rtsim_error(s) == NULL);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    uint64_t dropped = 0;
+    for (unsigned d = 0; d < RTSIM_DROP_COUNT; d++) dropped += t.dropped[d];
+    CHECK(t.offered > 900000);
+    CHECK_EQ(t.offered, t.delivered + dropped + rtsim_in_flight(s));
+    CHECK(t.irq_raised > 0);
+    rtsim_destroy(s);
+}
+
+int main(void)
+{
+    RTS_RUN(test_counts_checked_first);
+    RTS_RUN(test_nic_frames_above_size);
+    RTS_RUN(test_nic_mapped_port);
+    RTS_RUN(test_unknown_protocol);
+    RTS_RUN(test_cost_bound);
+    RTS_RUN(test_multiqueue_flood_runs);
+    return rts_test_end();
+}

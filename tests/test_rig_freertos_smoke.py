@@ -1,0 +1,130 @@
+"""`rtshield rig freertos-tcp` on this machine, as root, with the real stack and tools.
+
+A protected and an unprotected run under a 2-second hping3 SYN flood, and a
+run killed midway. Skips with the reason without root, the tools, the
+FreeRTOS trees or a compiler. Nothing is timed: the waits are generous limits
+that only stop a hung test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rtshield.rig import freertos, harness
+
+NEEDED = ["ip", "nft", "taskset", "timeout", "gcc", "ethtool", "hping3"]
+
+
+def _tree_reason() -> str | None:
+    try:
+        freertos.find_tree(None)
+    except harness.RigError as e:
+        return str(e)
+    return None
+
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
+    pytest.mark.skipif(
+        any(shutil.which(t) is None for t in NEEDED),
+        reason="rig tools missing: "
+        + ", ".join(t for t in NEEDED if shutil.which(t) is None)
+        + " (tools/install.sh installs them)",
+    ),
+    pytest.mark.skipif(_tree_reason() is not None, reason=str(_tree_reason())),
+]
+
+SMOKE = ["--attacks", "syn", "--phase-seconds", "2", "--break-seconds", "0.5"]
+
+
+def _rig(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "rig", "freertos-tcp", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _tag(pid: int) -> str:
+    return format(pid % 0xFFFFFF, "x")
+
+
+def _left(tag: str) -> list[str]:
+    left = harness.leftovers()
+    names = [n for n in left["netns"] + left["links"] if tag in n]
+    needle = f"{harness.TAG_ENV}={tag}".encode()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if needle in (d / "environ").read_bytes().split(b"\0"):
+                    names.append(f"process {d.name}")
+            except OSError:
+                pass
+    return names
+
+
+@pytest.fixture(scope="module")
+def built():
+    """Build the target once (cached by rtshield) so the runs below measure runs."""
+    return freertos.build_target(freertos.find_tree(None), say=lambda m: None)
+
+
+def test_smoke_protected_and_unprotected(tmp_path, built):
+    out = tmp_path / "ft"
+    p = _rig(*SMOKE, "--out", str(out))
+    stdout, stderr = p.communicate(timeout=240)
+    assert p.returncode == 0, stderr
+    assert "[1/2] unprotected-syn: attack" in stdout  # progress
+    runs = {}
+    for v in ("unprotected", "protected"):
+        runs[v] = json.loads((out / "runs" / f"{v}-syn" / "summary.json").read_text())
+    for v, s in runs.items():
+        # frames reached the target, and the flood among them
+        assert s["totals"]["offered"] > 1000, v
+        assert s["traffic"]["flood_in"] > 1000, v
+        assert s["phases"]["attack"]["frames_at_nic"] > 1000, v
+        assert s["critical"]["cycles"] > 0, v
+    prot = runs["protected"]["phases"]["attack"]
+    # libshield dropped flood frames, with their reasons counted
+    shield = {
+        k: v for k, v in prot["dropped"].items() if k not in ("ring_full", freertos.STACK_EXHAUSTED)
+    }
+    assert sum(shield.values()) > 1000, prot["dropped"]
+    assert runs["unprotected"]["totals"]["dropped"]["flow_server"] == 0
+    # while delivering the high-priority flow
+    hp = prot["flows"]["hp"]
+    assert hp["offered"] and hp["delivered"] >= 0.9 * hp["offered"], hp
+    comp = json.loads((out / "comparison.json").read_text())
+    assert comp["claims"] and {r["run"] for r in comp["runs"]} == {
+        "unprotected-syn",
+        "protected-syn",
+    }
+    assert (out / "report.html").read_text().count("<table>") >= 2
+    assert (out / "sim" / "protected" / "summary.json").is_file()
+    # the simulation at the SYN rate the rig measured, which the SYN runs are held against
+    assert comp["simulation_at_rig_rate"]["syn_pps"] > 0
+    assert (out / "sim" / "protected-rig-rate" / "summary.json").is_file()
+    assert {c["simulated_flood"] for c in comp["claims"]} == {"the rig's measured SYN rate"}
+    assert _left(_tag(p.pid)) == []
+
+
+def test_killed_run_leaves_nothing(tmp_path, built):
+    p = _rig(*SMOKE, "--variants", "protected", "--out", str(tmp_path / "k"))
+    assert p.stdout is not None
+    for line in p.stdout:
+        if "attack:" in line:
+            break
+    p.send_signal(signal.SIGTERM)
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode != 0
+    assert "Traceback" not in stderr
+    assert _left(_tag(p.pid)) == []

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Fuzz campaign: build the libFuzzer targets (clang, ASan + UBSan, UB fatal,
+# the same sanitizer flags as tools/fuzz_smoke.sh, optimised: CAMPAIGN_BUILD,
+# default RelWithDebInfo) in build/fuzz-campaign and run each
+# target for a fixed number of executions, one job at a time, from its seeds
+# plus a scratch corpus that persists between campaigns. Prints one line per
+# target: executions, wall seconds, exec/s, coverage (edges, features), and
+# the outcome; the same lines go to build/fuzz-campaign/summary.tsv.
+#   tools/fuzz_campaign.sh                        every target, default counts
+#   tools/fuzz_campaign.sh fuzz_classifier        one target (or several)
+#   RUNS_fuzz_classifier=1000000 tools/fuzz_campaign.sh fuzz_classifier
+# Default counts (docs/fuzzing.md): 10^8 for fuzz_classifier, 10^7 for each
+# other target. Run it under `nice -n 15` on a shared machine.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build="$here/build/fuzz-campaign"
+command -v clang >/dev/null || { echo "fuzz_campaign: clang not found (Debian: clang, libclang-rt-14-dev)" >&2; exit 1; }
+btype=${CAMPAIGN_BUILD:-RelWithDebInfo}
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DRTS_BUILD_FUZZ=ON -DRTS_BUILD_TESTS=OFF \
+      -DCMAKE_BUILD_TYPE="$btype" >/dev/null
+cmake --build "$build" -j 2 >/dev/null
+if [ $# -gt 0 ]; then
+  names=("$@")
+else
+  names=()
+  for t in "$build"/fuzz_*; do [ -x "$t" ] && [ -f "$t" ] && names+=("$(basename "$t")"); done
+fi
+[ ${#names[@]} -gt 0 ] || { echo "fuzz_campaign: no fuzz targets built" >&2; exit 1; }
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+summary="$build/summary.tsv"
+[ -f "$summary" ] || printf 'target\tcommit\tbuild\texecutions\twall_s\texec_per_s\tcov_edges\tfeatures\tcorpus\toutcome\n' >"$summary"
+status=0
+for name in "${names[@]}"; do
+  target="$build/$name"
+  [ -x "$target" ] || { echo "fuzz_campaign: no target $name" >&2; exit 2; }
+  var="RUNS_$name"
+  if [ -n "${!var:-}" ]; then runs=${!var}
+  elif [ "$name" = fuzz_classifier ]; then runs=100000000
+  else runs=10000000; fi
+  work="$build/corpus-$name"
+  mkdir -p "$work"
+  dirs=("$work")
+  seeds="$here/libshield/tests/fuzz/corpus/$name"
+  [ -d "$seeds" ] && dirs+=("$seeds")
+  log="$build/$name.log"
+  start=$(date +%s)
+  outcome=clean
+  if ! (cd "$build" && "$target" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+          -artifact_prefix="$build/$name-" "${dirs[@]}" >"$log" 2>&1); then
+    outcome="FINDING (see $log)"
+    status=1
+  elif grep -q "runtime error:" "$log"; then
+    outcome="UBSan report (see $log)"
+    status=1
+  fi
+  wall=$(( $(date +%s) - start ))
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+  ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+  corp=$(sed -n 's/.* corp: \([0-9/]*[a-zA-Z]*\).*/\1/p' <<<"$last")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$commit" "$btype" "${execs:-?}" "$wall" "${rate:-?}" \
+         "${cov:-?}" "${ft:-?}" "${corp:-?}" "$outcome" | tee -a "$summary"
+done
+exit $status
