@@ -232,3 +232,27 @@ def test_a_point_without_figures_has_its_numbers_and_no_png(tmp_path, flood):
     drawn = run_one(sc, tmp_path / "drawn")
     assert (tmp_path / "drawn" / "packets.png").is_file() and "packets" in drawn.entry.figures
     assert bare.entry.summary == drawn.entry.summary
+
+
+def test_the_progress_bar_keeps_running_through_the_report_phase():
+    """demo, compare: the bar's last step (figures and report) is one long call;
+    its elapsed time keeps being redrawn, and clear() leaves a clean line."""
+    import io
+    import time
+
+    from rtshield.progress import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar("demo", unit="steps done", stream=stream, delay=0.0, enabled=True)
+    bar(8, 9)
+    bar.clear()
+    assert stream.getvalue().endswith("\r") and stream.getvalue().count("\r") == 3
+    with bar.working(8, 9, every=0.02):
+        time.sleep(0.45)
+    drawn = [s for s in stream.getvalue().split("\r") if s.startswith("demo [")]
+    assert len(drawn) >= 3 and all("8/9 steps done" in s for s in drawn)
+    assert len({s.rsplit(" ", 1)[1] for s in drawn}) >= 2  # the elapsed time moved
+    bar(9, 9)
+    bar.close()
+    last = stream.getvalue().split("\r")[-1]
+    assert "100.0%" in last and "9/9 steps done" in last and last.endswith("\n")
