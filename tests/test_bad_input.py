@@ -194,10 +194,10 @@ def test_a_failing_run_lets_the_others_finish(tmp_path, capsys, monkeypatch):
 
     real = rtshield.runner.write_run
 
-    def first_fails(scenario, result, out_dir):
+    def first_fails(scenario, result, out_dir, **kw):
         if scenario.name == "constant_flood":
             raise rtshield.runner.OutputError(f"{out_dir}: figures broke")
-        return real(scenario, result, out_dir)
+        return real(scenario, result, out_dir, **kw)
 
     monkeypatch.setattr(rtshield.runner, "write_run", first_fails)
     out = tmp_path / "o"
