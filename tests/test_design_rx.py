@@ -93,3 +93,18 @@ def test_cli():
     assert p.returncode == 2 and "needs --max-delay" in p.stderr and p.stderr.count("\n") == 1
     p = run(HP, "--knob", "flow.hp.server")
     assert p.returncode == 2 and "needs --rate" in p.stderr
+
+
+def test_server_of_a_flow_below_the_flood_is_not_confirmed():
+    """A flow at the flood's level gets nothing through: the simulation refutes
+    the rate guarantee although the critical task is safe."""
+    sc = load_scenario(HP)
+    low = dataclasses.replace(
+        sc,
+        flows=tuple(dataclasses.replace(f, priority=1) if f.name == "hp" else f for f in sc.flows),
+        tasks=tuple(dataclasses.replace(t, priority=1) if t.name == "hp_rx" else t
+                    for t in sc.tasks),
+    )
+    d = design_server(low, "hp", 1000)
+    assert not d.confirmed
+    assert any("does not run above it" in n for n in d.notes)

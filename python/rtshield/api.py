@@ -46,27 +46,42 @@ ScenarioLike = Union[str, Path, "Scenario"]
 Overrides = Mapping[str, Any]
 
 
-def _nested(overrides: Overrides | None, what: str = "overrides") -> dict[str, dict[str, Any]]:
-    """``{"driver.queue": 750}`` → ``{"driver": {"queue": 750}}`` (the scenario loader's form)."""
-    out: dict[str, dict[str, Any]] = {}
+def _raw(value: Any) -> str:
+    """A Python value as the text ``--set`` takes (``True`` → ``true``, ``[1, 2]`` → ``[1, 2]``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(f'"{v}"' if isinstance(v, str) else _raw(v) for v in value) + "]"
+    return str(value)
+
+
+def _points(overrides: Overrides | None, what: str = "overrides") -> dict[str, str]:
+    """Overrides as one ``--set`` point: every key checked, every value as text."""
+    from rtshield.sweep import _check_key
+
+    point = {}
     for key, value in (overrides or {}).items():
-        parts = str(key).split(".")
-        if len(parts) != 2 or not all(parts):
-            raise UsageError(f"{what}: expected SECTION.KEY such as driver.queue, got {key!r}")
-        out.setdefault(parts[0], {})[parts[1]] = value
-    return out
+        _check_key(str(key), f"{key}={value}", what)
+        point[str(key)] = _raw(value)
+    return point
 
 
 def _load(scenario: ScenarioLike, overrides: Overrides | None) -> Scenario:
-    from rtshield.scenario import Scenario, load_scenario
+    """The validated scenario with ``overrides`` applied exactly as ``--set`` applies them
+    (``SECTION.KEY``, or ``SECTION.NAME.KEY`` for an entry of ``[[flows]]``, …)."""
+    from rtshield.scenario import Scenario
+    from rtshield.sweep import point_scenario
+    from rtshield.tomlfile import read_toml_text
 
+    point = _points(overrides)
     if isinstance(scenario, Scenario):
-        if overrides:
-            if not scenario.path or not Path(scenario.path).is_file():
-                raise UsageError("overrides: need a scenario file; this scenario has none")
-            return load_scenario(scenario.path, _nested(overrides))
-        return scenario
-    return load_scenario(scenario, _nested(overrides) or None)
+        if not point:
+            return scenario
+        if not scenario.path or not Path(scenario.path).is_file():
+            raise UsageError("overrides: need a scenario file; this scenario has none")
+        scenario = scenario.path
+    data, text = read_toml_text(scenario)
+    return point_scenario(data, text, str(scenario), point, "overrides")
 
 
 def _frame(columns: Mapping[str, Any]) -> pd.DataFrame:
@@ -105,13 +120,27 @@ class Simulation:
         return int(self.result.critical.get("misses") or 0)
 
     @property
+    def answer(self) -> dict[str, Any]:
+        """What ``rtshield sweep`` answers for a point (:func:`rtshield.sweep.answer`):
+        ``safe``, ``worst_response_us``, ``margin_us``, ``lateness_max_pct``."""
+        from rtshield.sweep import answer
+
+        return answer(self.summary, self.scenario.critical.period_ns / 1000.0)
+
+    @property
     def met_every_deadline(self) -> bool:
-        return self.misses == 0
+        """Every critical cycle that ended met its deadline, and at least one ended."""
+        return bool(self.answer["safe"])
 
     @property
     def worst_response_us(self) -> float:
         """The critical task's worst response time (µs)."""
-        return float(self.result.critical.get("max_response_us") or 0.0)
+        return float(self.answer["worst_response_us"] or 0.0)
+
+    @property
+    def margin_us(self) -> float | None:
+        """The period minus the worst response time (µs; negative: late)."""
+        return self.answer["margin_us"]
 
     def write(self, out_dir: str | Path) -> Path:
         """Write every output of ``rtshield run`` (summary, series, figures, report) into
@@ -222,18 +251,18 @@ class SweepResult:
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per point: the swept keys, then sweep.csv's columns and
-        ``met_every_deadline``/``worst_response_us`` of the critical task."""
-        from rtshield.sweep import SWEEP_METRICS, _get
+        """One row per point, the columns of ``sweep.csv``: the swept keys, the answer
+        (``safe``, ``worst_response_us``, ``margin_us``, ``lateness_max_pct``), then the
+        key numbers (:data:`rtshield.sweep.SWEEP_METRICS`)."""
+        from rtshield.sweep import Axis, sweep_rows
 
-        rows = []
-        for point, run in zip(self.points, self.runs, strict=True):
-            s = run.summary
-            row = dict(point)
-            row.update({col: _get(s, path) for col, path in SWEEP_METRICS})
-            row["met_every_deadline"] = run.met_every_deadline
-            row["worst_response_us"] = run.worst_response_us
-            rows.append(row)
+        axes = [Axis(k, tuple(str(p[k]) for p in self.points)) for k in self.keys]
+        rows = sweep_rows(
+            axes,
+            [{k: p[k] for k in self.keys} for p in self.points],
+            [r.summary for r in self.runs],
+            [r.scenario.critical.period_ns / 1000.0 for r in self.runs],
+        )
         return _frame({k: [r[k] for r in rows] for k in rows[0]}) if rows else _frame({})
 
 
@@ -264,7 +293,7 @@ def sweep(
     for k, v in zip(keys, values, strict=True):
         if not v:
             raise UsageError(f"sweep: {k}: no values")
-    _nested(dict.fromkeys(keys), "sweep")  # every key is SECTION.KEY
+    _points(dict.fromkeys(keys, ""), "sweep")  # every key is SECTION.KEY or SECTION.NAME.KEY
     points = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
     job_list = [(str(scenario), {**dict(overrides or {}), **p}) for p in points]
     if jobs == 1 or len(job_list) == 1:

@@ -170,8 +170,8 @@ static void base(rtsim_config *c, unsigned which)
     c->costs.tick_isr_ns = 300;
     c->costs.timer_isr_ns = 300;
     c->n_tasks = 2u;
-    c->tasks[0] = (rtsim_task_cfg){RTSIM_TASK_PERIODIC, 5u, 0u, 1u, 100000, 30000, 0, 0u, 0u};
-    c->tasks[1] = (rtsim_task_cfg){RTSIM_TASK_DRIVER, 3u, 0u, 0u, 0, 0, 0, 0u, 0u};
+    c->tasks[0] = (rtsim_task_cfg){RTSIM_TASK_PERIODIC, 5u, 0u, 1u, 100000, 30000, 0, 0u, 0u, 0u};
+    c->tasks[1] = (rtsim_task_cfg){RTSIM_TASK_DRIVER, 3u, 0u, 0u, 0, 0, 0, 0u, 0u, 0u};
     c->n_flows = 2u;
     for (unsigned i = 0; i < 2u; i++) {
         rtsim_flow_cfg *f = &c->flows[i];

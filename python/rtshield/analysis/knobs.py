@@ -37,7 +37,7 @@ from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
 from .design import MAX_COUNT, MAX_DURATION_NS
-from .model import bound_system, rx_isr_hooked, system_from_scenario
+from .model import bound_system, fold_source, rx_isr_hooked, system_from_scenario
 from .report import Report, analyze_system
 from .system import ModelInfeasible
 
@@ -48,7 +48,7 @@ KNOBS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "driver.queue": (("queue",), "count", "largest"),
     "mitigation.capacity": (("burst",), "count", "largest"),
     "mitigation.burst": (("bursty",), "count", "largest"),
-    "mitigation.period": (("bursty",), "duration", "smallest"),
+    "mitigation.period": (("bursty", "polling"), "duration", "smallest"),
     "mitigation.min_interarrival": (("strict",), "duration", "smallest"),
     "mitigation.window": (("countdown",), "duration", "smallest"),
     "traffic.rate": (("none", "hysteresis", "budget"), "duration", "smallest"),
@@ -60,6 +60,7 @@ _DEFAULT = {
     "bursty": "mitigation.burst",
     "strict": "mitigation.min_interarrival",
     "countdown": "mitigation.window",
+    "polling": "mitigation.period",
     "none": "traffic.rate",
     "hysteresis": "traffic.rate",
     "budget": "traffic.rate",
@@ -82,9 +83,17 @@ def _flow(name: str, rate: float | None, begin: int, *, steps=None, step_every=N
 
 
 def _isr_ns(sc) -> int:
+    sc = fold_source(sc)
     k = sc.costs
     hook = k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0
     return k["isr_entry_exit"] + k["isr_per_packet"] + hook
+
+
+def _on_source(sc, flows):
+    """Flows that arrive on the scenario's one ``[[sources]]`` entry, if it has one."""
+    if not sc.sources:
+        return flows
+    return tuple(dataclasses.replace(f, source=sc.sources[0].name) for f in flows)
 
 
 def worst_case_traffic(sc, rate_pps: float | None = None):
@@ -104,7 +113,7 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
     """
     from .model import traffic_min_interarrival
 
-    m, kind = sc.mitigation, sc.mitigation.kind
+    m, kind = fold_source(sc).mitigation, sc.mitigation.kind
     P = sc.critical.period_ns
     isr = _isr_ns(sc)
     flood = 1e9 / max(1, isr // 4)
@@ -115,7 +124,7 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
             t = traffic_min_interarrival(sc)
             rate_pps = 1e9 / t if t else flood
         flows = (_flow("flood", rate_pps, 0),)
-    elif kind in ("queue", "strict", "countdown"):
+    elif kind in ("queue", "strict", "countdown", "polling"):
         flows = (_flow("flood", flood, 0),)
     elif kind == "burst":
         K, S = m.capacity, m.slice_ns
@@ -138,6 +147,7 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
         flows = (_flow("flood", flood, t_k - N * isr - 2 * gap),)
     else:
         raise UsageError(f"{sc.path}: no worst-case traffic for mitigation {kind!r}")
+    flows = _on_source(sc, flows)
     span = max(8 * P, r + 4 * P, (m.slice_ns or 0) * 3)
     bins = -(-span // P)
     return dataclasses.replace(sc, flows=flows, duration_ns=bins * P, bin_ns=P)
@@ -271,6 +281,11 @@ class KnobDesign:
 def _with(sc, knob: str, v: int):
     """Scenario ``sc`` with knob set to ``v``."""
     m = sc.mitigation
+    if sc.sources and knob in ("mitigation.burst", "mitigation.min_interarrival"):
+        # the one [[sources]] entry's own value is what the engine applies
+        field_ = "burst" if knob == "mitigation.burst" else "min_interarrival_ns"
+        src = dataclasses.replace(sc.sources[0], **{field_: v})
+        sc = dataclasses.replace(sc, sources=(src,))
     if knob == "driver.queue":
         return dataclasses.replace(sc, driver=dataclasses.replace(sc.driver, queue=v))
     if knob == "mitigation.capacity":
@@ -284,7 +299,7 @@ def _with(sc, knob: str, v: int):
     if knob == "mitigation.window":
         return dataclasses.replace(sc, mitigation=dataclasses.replace(m, window_ns=v))
     if knob == "traffic.rate":
-        return dataclasses.replace(sc, flows=(_flow("flood", 1e9 / v, 0),))
+        return dataclasses.replace(sc, flows=_on_source(sc, (_flow("flood", 1e9 / v, 0),)))
     raise UsageError(f"--knob {knob}: unknown (one of {', '.join(KNOBS)})")
 
 
@@ -367,14 +382,17 @@ def design_knob(sc, knob: str | None = None, *, simulate: bool = True) -> KnobDe
             f"--knob {knob}: applies to mitigation {' or '.join(kinds)}; "
             f"the scenario has {sc.mitigation.kind!r}"
         )
-    if knob == "mitigation.period" and not sc.mitigation.burst:
+    if knob == "mitigation.period" and sc.mitigation.kind == "bursty" and not sc.mitigation.burst:
         raise UsageError(f"--knob {knob}: the scenario gives no mitigation.burst")
     system_from_scenario(sc)  # names what the mapping cannot express, once
     cache: dict[int, Report | Exception] = {}
 
     def rep(v: int):
+        # a limiter's knob is designed against a flood (the traffic the simulation
+        # then sends), not against the scenario's own traffic, which may be gentler
         if v not in cache:
-            cache[v] = _analyse(_with(sc, knob, v))
+            at = _with(sc, knob, v)
+            cache[v] = _analyse(at if knob == "traffic.rate" else worst_case_traffic(at))
         return cache[v]
 
     lo, hi = (1, MAX_COUNT) if kind == "count" else (1, MAX_DURATION_NS)
@@ -383,7 +401,11 @@ def design_knob(sc, knob: str | None = None, *, simulate: bool = True) -> KnobDe
         "driver.queue": "largest Queue Mitigation queue: (Q + 1) ISR runs fit the slack",
         "mitigation.capacity": "largest Burst Mitigation capacity per slice (2K back to back)",
         "mitigation.burst": "largest burst per timer period of the bursty limiter",
-        "mitigation.period": "shortest timer period of the bursty limiter for its burst",
+        "mitigation.period": (
+            "shortest timer period of the bursty limiter for its burst"
+            if sc.mitigation.kind == "bursty"
+            else "shortest polling period (Regehr & Duongsaa §2: polling at a fixed rate)"
+        ),
         "mitigation.min_interarrival": "shortest minimum interarrival of the strict limiter",
         "mitigation.window": "shortest window of the countdown (hardware) scheduler",
         "traffic.rate": (

@@ -50,6 +50,7 @@ from .system import Source, System
 __all__ = [
     "ENGINE_KIND",
     "platform_costs",
+    "fold_source",
     "rx_isr_hooked",
     "traffic_min_interarrival",
     "system_from_scenario",
@@ -69,7 +70,11 @@ ENGINE_KIND = {
     "queue": "queue_mitigation",
     "hysteresis": "hysteresis_mitigation",
     "budget": "budget_mitigation",
+    "polling": "polling",
 }
+
+#: Scenario kinds that are not libshield protections (no ``RTS_SHIELD_*`` bit).
+_NOT_SHIELDED = ("none", "polling")
 
 #: Regehr & Duongsaa's constants that the engine folds into other charges.
 _FOLDED = ("t_flip", "t_setup", "t_clear")
@@ -82,7 +87,9 @@ def _hooks(kind: str) -> int:
 
     ffi, lib = load()
     sh = ffi.new("rts_shield *")
-    sh.cfg.protections = 0 if kind == "none" else int(getattr(lib, f"RTS_SHIELD_{kind.upper()}"))
+    sh.cfg.protections = (
+        0 if kind in _NOT_SHIELDED else int(getattr(lib, f"RTS_SHIELD_{kind.upper()}"))
+    )
     return int(lib.rts_shield_hooks(sh))
 
 
@@ -137,10 +144,30 @@ def _engine_costs(sc) -> dict[str, int]:
     )
     for f in _FOLDED:
         out[f] = 0
+    out["t_poll"] = 0  # polling: the engine charges the timer interrupt and the handler only
     if sc.mitigation.kind == "strict":
         # the strict limiter's per-frame hook (disable, arm the one-shot timer)
         out["t_setup"], out["t_count"] = out["t_count"], 0
     return out
+
+
+def fold_source(sc):
+    """A scenario with one ``[[sources]]`` entry as the same scenario without it:
+    the source's handler work becomes ``isr_per_packet`` and its own burst or
+    minimum interarrival the mitigation's (what the engine applies to it)."""
+    if len(sc.sources) != 1:
+        return sc
+    from rtshield.scenario import CostTable
+
+    src = sc.sources[0]
+    m = sc.mitigation
+    if src.burst is not None:
+        m = dataclasses.replace(m, burst=src.burst)
+    if src.min_interarrival_ns is not None:
+        m = dataclasses.replace(m, min_interarrival_ns=src.min_interarrival_ns)
+    costs = CostTable({**dict(sc.costs), "isr_per_packet": src.isr_work_ns})
+    flows = tuple(dataclasses.replace(f, source=None) for f in sc.flows)
+    return dataclasses.replace(sc, sources=(), mitigation=m, costs=costs, flows=flows)
 
 
 def traffic_min_interarrival(sc) -> int | None:
@@ -178,12 +205,14 @@ def system_from_scenario(sc) -> System:
     sources, combined protections, the receive path's flow servers) raises
     :class:`UsageError` naming it.
     """
+    if len(sc.sources) > 1:
+        raise _unsupported(sc, "[[sources]] (several RX interrupt sources)")
+    isr_only = bool(sc.sources) and sc.sources[0].isr_only
+    sc = fold_source(sc)
     m = sc.mitigation
     kind = m.kind
     if m.also:
         raise _unsupported(sc, f"[mitigation] also = {list(m.also)}")
-    if sc.sources:
-        raise _unsupported(sc, "[[sources]] (several RX interrupt sources)")
     if sc.nic.kind != "edge" and not (sc.rx is not None and sc.nic.kind == "dma_ring"):
         # a descriptor ring announces a batch per interrupt: charged per frame
         # (entry/exit included) it is bounded by the edge NIC's model, which is
@@ -225,10 +254,10 @@ def system_from_scenario(sc) -> System:
         _rx_path(sc, s, costs)
         return s
     drv = sc.driver
+    on_core = drv.core == core and not isr_only  # an isr_only source feeds no driver
     drv_work = costs["driver_per_packet"] + (
         costs["mitigation_driver"] if _hook(kind, "RTS_SHIELD_HOOK_TASK") else 0
     )
-    on_core = drv.core == core
     model = ENGINE_KIND[kind]
     src = Source(
         name="rx",
@@ -248,6 +277,10 @@ def system_from_scenario(sc) -> System:
     elif model == "hardware":
         src.min_interarrival = max(m.window_ns, t_min or 0)
         driver_T = src.min_interarrival
+    elif model == "polling":
+        # Regehr & Duongsaa §5.2: a timer every period finds work at every expiry
+        src.min_interarrival = m.period_ns
+        driver_T = m.period_ns
     elif model == "bursty":
         src.burst, src.burst_period = m.burst, m.period_ns
     elif model == "burst_mitigation":
@@ -265,6 +298,7 @@ def system_from_scenario(sc) -> System:
         "budget_mitigation",
         "strict",
         "hardware",
+        "polling",
     ):
         # one packet per admitted interrupt, processed by the driver
         s.tasks.append(

@@ -64,6 +64,10 @@ PAPER_64 = {"two": 1.1, "bursty4": 4.1, "bursty16": 2.1}
 #: Tolerance of §6.4's overheads (percentage points): Table 2's constants are
 #: "approximate" instruction counts.
 TOL_64_PP = 0.5
+#: §6.4: the flood that checks the two sources' limits (chosen: 8× the limits, Hz).
+FLOOD_64 = {"a": 8_000, "b": 11_200}
+#: §6.4: "maximum average arrival rates of 1 kHz and 1.4 kHz" (5 and 7 per 5 ms).
+LIMITS_64 = {"a": 1_000, "b": 1_400}
 #: §7: the speaker's nominal cycles per second (one every 2 ms).
 SPEAKER_HZ = 500
 
@@ -150,6 +154,9 @@ def points(plan: Plan, folder: Path | None = None) -> list[Point]:
     if "s64" in plan.parts:
         add("s64/two_none", "two_sources_none", {}, plan.duration)
         add("s64/two_bursty", "two_sources_bursty", {}, plan.duration)
+        doc = _doc(d / "two_sources_bursty.toml")
+        add("s64/two_flood", "two_sources_bursty",
+            {"flows": _rated(doc, {"a": FLOOD_64["a"], "b": FLOOD_64["b"]})}, plan.duration)
         for key, stem in (("interrupts", "fig_interrupts"), ("bursty4", "fig_bursty4"),
                           ("bursty16", "fig_bursty16")):
             doc = _doc(d / f"{stem}.toml")
@@ -425,6 +432,17 @@ def _s64_claim(key: str) -> Callable[[Results], tuple[bool, str]]:
     return check
 
 
+def two_limits(r: Results) -> tuple[bool, str]:
+    s = r.points.get("s64/two_flood")
+    if s is None:
+        raise KeyError("s64/two_flood")
+    dur = float(s["duration_s"])
+    got = {k: s["flows"][k]["delivered"] / dur for k in LIMITS_64}
+    ok = all(0.99 * LIMITS_64[k] <= got[k] <= LIMITS_64[k] * 1.001 + 1 / dur for k in got)
+    return ok, (f"A {got['a']:g} /s, B {got['b']:g} /s admitted under floods of "
+                f"{FLOOD_64['a'] / 1000:g} and {FLOOD_64['b'] / 1000:g} kHz")
+
+
 def amortised(r: Results) -> tuple[bool, str]:
     two, b4, b16 = _s64(r, "two"), _s64(r, "bursty4"), _s64(r, "bursty16")
     return two < b4 and two < b16, f"{two:.3f} % vs {b4:.3f} % and {b16:.3f} %"
@@ -510,6 +528,8 @@ CLAIMS: tuple[Claim, ...] = (
           _s64_claim("bursty4")),
     Claim("s64_bursty16", "§6.4: one source at 1 kHz, bursty N = 16: 2.1 % overhead", "2.1 %",
           _s64_claim("bursty16")),
+    Claim("s64_limits", "§6.4: bursts of 5 and 7 on a 200 Hz timer give maximum average arrival "
+          "rates of 1 kHz and 1.4 kHz", "1 kHz, 1.4 kHz", two_limits),
     Claim("s64_amortised", "§6.4: the two-source system is more efficient: the timer's overhead "
           "is amortised across the sources", "1.1 < 2.1, 4.1 %", amortised),
     Claim("s4_enable_bits", "§4: with two enable bits per line, one for the scheduler and one "
