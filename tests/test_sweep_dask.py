@@ -256,3 +256,22 @@ def test_the_progress_bar_keeps_running_through_the_report_phase():
     bar.close()
     last = stream.getvalue().split("\r")[-1]
     assert "100.0%" in last and "9/9 steps done" in last and last.endswith("\n")
+
+
+def test_run_no_figures_writes_the_numbers_and_report_only(tmp_path, flood):
+    out = tmp_path / "o"
+    rc = cli.main(
+        [
+            "run",
+            str(flood),
+            "--out",
+            str(out),
+            "--quiet",
+            "--no-figures",
+            "--set",
+            "scenario.duration=1s",
+        ]
+    )
+    assert rc == 0
+    names = {p.name for p in out.iterdir() if not p.name.startswith(".")}
+    assert names == {"summary.json", "timeseries.csv", "timeseries.parquet", "report.html"}
