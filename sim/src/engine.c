@@ -152,11 +152,15 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     }
     const rtsim_costs *k = &s->cfg.costs;
     const int64_t hook = (hook_mask(s) & RTS_SHIELD_HOOK_TASK) ? k->mitig_driver_ns : 0;
+    /* A packet taken right after a wake-up carries the wake's cost; the
+     * packets queued behind it are taken without one (a batch). */
+    const int64_t wake = t->woke ? k->driver_wake_ns : 0;
     if (s->cfg.rx.enabled) {
         /* The deferred half: the highest-priority waiting packet. */
         rts_rx_job job;
         if (!hook_task_next(s, now, &job)) {
             t->state = TS_BLOCKED;
+            t->woke = false;
             return false;
         }
         t->pkt = s->bufpkt[job.buf];
@@ -164,18 +168,28 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
         t->pkt.sflow = job.flow;
         t->pkt.sprio = job.prio;
         t->has_packet = true;
+        t->woke = false;
         t->work = (uint64_t)(k->driver_per_packet_ns +
-                             (s->cfg.rx.eager_invalidate ? 0 : k->invalidate_deferred_ns) + hook);
+                             (s->cfg.rx.eager_invalidate ? 0 : k->invalidate_deferred_ns) + hook +
+                             wake);
         t->remaining = t->work;
         return true;
     }
     if (s->rxq.len == 0) {
         t->state = TS_BLOCKED;
+        t->woke = false;
         return false;
     }
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
-    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook);
+    t->woke = false;
+    /* A packet for a worker's socket is handed over (driver_done); one
+     * without a socket is only looked up and dropped. */
+    const int64_t handover =
+        (!s->cfg.flows[t->pkt.flow].unbound && s->flow_worker[t->pkt.flow] >= 0)
+            ? k->driver_handover_ns
+            : 0;
+    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook + wake + handover);
     return true;
 }
 
@@ -282,6 +296,11 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         }
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
+        /* The queue's state when the handler runs decides its work: a full
+         * queue refuses the packet before it is copied (costs.isr_queue_full). */
+        if (!s->cfg.n_sources && s->cfg.nic_kind == RTSIM_NIC_EDGE && k->isr_queue_full_ns > 0 &&
+            s->rxq.len == s->rxq.cap)
+            per = k->isr_queue_full_ns;
         cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
         if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
     } else {
@@ -359,6 +378,8 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         c->cur = n;
         if (n < 0) break;
         sim_task *t = &s->task[n];
+        /* Switched in (from another task or idle) for a new packet: driver_wake. */
+        if (n != c->last_cur && !t->has_packet) t->woke = true;
         if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
             : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
@@ -374,6 +395,7 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         return;
     }
     acct(s, c, now);
+    c->last_cur = c->cur;
     c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : idle_ctx(core);
     if (s->trace != NULL && c->traced_cur != c->cur) {
         c->traced_cur = c->cur;
@@ -1181,6 +1203,32 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
     }
 }
 
+/* The flow whose pending arrival comes first, by (time, sequence). */
+static void arrival_pick(rtsim *s)
+{
+    int best = -1;
+    for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
+        if (s->arr_t[i] == SIM_INF) continue;
+        if (best < 0 || s->arr_t[i] < s->arr_t[best] ||
+            (s->arr_t[i] == s->arr_t[best] && s->arr_seq[i] < s->arr_seq[best]))
+            best = (int)i;
+    }
+    s->arr_next = best;
+}
+
+/* Flow f's next arrival at t (SIM_INF or past the run: none). It takes the
+ * sequence number the event heap would have given it. */
+static void arrival_set(rtsim *s, uint32_t f, uint64_t t)
+{
+    if (t != SIM_INF && t < s->cfg.duration_ns) {
+        s->arr_t[f] = t;
+        s->arr_seq[f] = s->evq.next_seq++;
+    } else {
+        s->arr_t[f] = SIM_INF;
+    }
+    arrival_pick(s);
+}
+
 /* Arrivals lost in closed form. When flow f's next arrivals would find the
  * device exactly as its last one left it and be dropped without changing
  * anything but counters (the edge NIC's RX line already pending, pending
@@ -1218,6 +1266,8 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t 
     uint64_t limit = s->run_end;
     const sim_event *e = evq_peek(&s->evq);
     if (e != NULL && e->t < limit) limit = e->t;
+    for (uint32_t i = 0; i < s->cfg.n_flows; i++)
+        if (s->arr_t[i] < limit) limit = s->arr_t[i]; /* another flow's arrival */
     for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
         const uint64_t d = core_done(s, &s->core[i]);
         if (d < limit) limit = d;
@@ -1308,8 +1358,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     }
     kick(s, c, now);
     if (!s->cfg.exact_arrivals) next = lost_arrivals(s, f, c, next);
-    if (next != SIM_INF && next < s->cfg.duration_ns)
-        push_event(s, next, EV_ARRIVAL, EV_ARRIVAL, f, 0);
+    arrival_set(s, f, next);
 }
 
 static void handle_event(rtsim *s, const sim_event *e)
@@ -1348,9 +1397,6 @@ static void handle_event(rtsim *s, const sim_event *e)
         kick(s, c, now);
         break;
     }
-    case EV_ARRIVAL:
-        on_arrival(s, e->arg, now);
-        break;
     case EV_RELEASE: {
         sim_task *t = &s->task[e->arg];
         task_ready(s, t);
@@ -1447,7 +1493,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
-        k->isr_rx_batch_ns < 0 ||
+        k->isr_rx_batch_ns < 0 || k->isr_queue_full_ns < 0 || k->driver_wake_ns < 0 ||
+        k->driver_handover_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
@@ -1623,6 +1670,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         c->isr_line = SIM_NO_ISR;
         c->cur = -1;
         c->traced_cur = -1;
+        c->last_cur = -1;
         c->acct_ctx = idle_ctx(i);
         c->enabled = 1u << LINE_TICK;
         for (unsigned k = 0; k < SIM_MAX_TIMERS; k++)
@@ -1693,11 +1741,11 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         if (!hook_bind_flows(s)) fail(s, "libshield refused a socket binding");
         rx_mode_acct(s, 0);
     }
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        s->arr_t[i] = SIM_INF;
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
-        uint64_t first = flow_next_after(&s->flow[i], 0, 1);
-        if (first != SIM_INF && first < s->cfg.duration_ns)
-            push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, i, 0);
+        arrival_set(s, i, flow_next_after(&s->flow[i], 0, 1));
     }
     if (s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
     for (uint32_t i = 0; i < s->cfg.n_cores; i++)
@@ -1726,9 +1774,7 @@ const char *rtsim_flow_trace(rtsim *s, uint32_t flow, uint32_t n, const int64_t 
     if (err != NULL) return err;
     s->trace_frames += n;
     s->trace_bytes += n_bytes;
-    const uint64_t first = trace_due(tr);
-    if (first != SIM_INF && first < s->cfg.duration_ns)
-        push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, flow, 0);
+    arrival_set(s, flow, trace_due(tr));
     return NULL;
 }
 
@@ -1800,11 +1846,21 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
                 cd = i;
             }
         }
-        /* ...against the earliest queued event, by (time, priority). */
+        /* ...against the earliest queued event, by (time, priority,
+         * sequence): the heap's top or the first flow's next arrival. */
         const sim_event *e = evq_peek(&s->evq);
-        bool take_done =
-            td != SIM_INF && (e == NULL || td < e->t || (td == e->t && PRIO_DONE < e->prio));
-        uint64_t t = take_done ? td : (e ? e->t : SIM_INF);
+        const int af = s->arr_next;
+        bool take_arr = false;
+        if (af >= 0) {
+            const uint64_t ta = s->arr_t[af];
+            take_arr = e == NULL || ta < e->t ||
+                       (ta == e->t && (EV_ARRIVAL < e->prio ||
+                                       (EV_ARRIVAL == e->prio && s->arr_seq[af] < e->seq)));
+        }
+        const uint64_t te = take_arr ? s->arr_t[af] : (e ? e->t : SIM_INF);
+        const uint32_t pe = take_arr ? (uint32_t)EV_ARRIVAL : (e ? e->prio : 0u);
+        bool take_done = td != SIM_INF && (te == SIM_INF || td < te || (td == te && PRIO_DONE < pe));
+        uint64_t t = take_done ? td : te;
         if (t >= t_end) break;
         s->now = t;
         s->events++;
@@ -1816,6 +1872,9 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
                 task_done(s, c, t);
             kick(s, c, t);
             s->kick_mask &= ~(1u << cd);
+        } else if (take_arr) {
+            s->arr_t[af] = SIM_INF; /* taken; on_arrival sets the next */
+            on_arrival(s, (uint32_t)af, t);
         } else {
             sim_event ev;
             evq_pop(&s->evq, &ev);

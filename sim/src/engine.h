@@ -76,6 +76,7 @@ typedef struct sim_task {
     bool suspended;  /* a mitigation stopped the driver */
     bool sleeping;   /* suspended in a sleep loop: an EV_POLL is due */
     bool masking;    /* periodic masks_rx: its job has the RX lines masked */
+    bool woke;       /* driver: switched in for a new packet; that packet pays driver_wake */
     sim_pkt pkt;
     uint64_t work;    /* driver: CPU time of the packet in hand */
     sim_fifo mailbox; /* worker: messages handed over by the driver */
@@ -99,6 +100,7 @@ typedef struct sim_core {
     bool rx_step;   /* receive path: the RX ISR handles one frame per step */
     bool rx_stop;   /* receive path: the global limit stopped this ISR's harvest */
     int traced_cur; /* the task last traced as running (trace only) */
+    int last_cur;   /* the task (or -1: idle) that ran the core's last task segment */
 } sim_core;
 
 struct rtsim {
@@ -117,6 +119,12 @@ struct rtsim {
     uint64_t seq;       /* round-robin sequence counter */
     uint32_t kick_mask; /* cores whose running activity may have to change */
     sim_flow_gen flow[RTSIM_MAX_FLOWS];
+    /* Each flow's next arrival, kept out of the event heap (the most frequent
+     * event): its time (SIM_INF: none) and the sequence number it takes from
+     * the heap's counter, so ties are ordered exactly as in the heap. */
+    uint64_t arr_t[RTSIM_MAX_FLOWS];
+    uint64_t arr_seq[RTSIM_MAX_FLOWS];
+    int arr_next; /* the flow whose arrival comes first, or -1 */
     sim_trace trace_src[RTSIM_MAX_FLOWS]; /* trace flows: their recorded frames */
     uint64_t trace_frames, trace_bytes;   /* held by all of them */
     bool started;                         /* rtsim_run_until() was called */

@@ -37,6 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--set scenario.duration=10s (repeatable)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    p.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="write the numbers and the report without the PNG figures (faster; "
+        "matplotlib is not loaded)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -47,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     out = prepare_out_dir(args.out)
     bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
     try:
-        outcome = run_one(scenario, out, progress=bar)
+        outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
     except BaseException:
         record_outputs(out)  # a failed run removes nothing
         raise

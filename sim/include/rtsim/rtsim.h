@@ -248,6 +248,10 @@ typedef struct rtsim_rx_cfg {
 typedef struct rtsim_costs {
     int64_t isr_entry_exit_ns;    /**< entry + exit of any interrupt handler */
     int64_t isr_per_packet_ns;    /**< RX ISR work per packet (build, enqueue) */
+    /** RX ISR work per packet that finds the driver's queue full (edge NIC
+     *  without [[sources]] or [rx]: the enqueue fails at once and nothing is
+     *  copied); 0: the same as isr_per_packet_ns. */
+    int64_t isr_queue_full_ns;
     int64_t driver_per_packet_ns; /**< driver work per packet (process, acknowledge) */
     int64_t tick_isr_ns;          /**< RTOS tick handler body */
     int64_t timer_isr_ns;         /**< mitigation timer handler body */
@@ -268,6 +272,13 @@ typedef struct rtsim_costs {
     int64_t poll_per_packet_ns;     /**< polling task: per harvested frame */
     int64_t isr_rx_batch_ns; /**< RX ISR body once per interrupt (one batch of descriptors:
                                   hand-over, waking the network task), beyond entry/exit */
+    int64_t driver_wake_ns; /**< network task: one wake-up (switch in, and the block and
+                                 switch out once its queue is empty), charged to the first
+                                 packet it takes after being switched in from another task
+                                 or idle; the packets it finds queued behind it share it */
+    int64_t driver_handover_ns; /**< network task: handing a packet to its worker's mailbox
+                                     and notifying the worker, beyond driver_per_packet; a
+                                     packet without a socket (dropped) does not pay it */
 } rtsim_costs;
 
 /** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
