@@ -140,6 +140,8 @@ static const field fields[] = {
     F(n_nic_queues, K_U32), Q(size, K_U32), Q(t_abs_ns, K_I64), Q(t_pack_ns, K_I64), Q(frames, K_U32),
     F(detect_slice_ns, K_I64), F(detect_irq_threshold, K_U32), F(detect_fill_high, K_U32),
     F(detect_fill_low, K_U32),
+    /* Added later: at the end, so that the seeds' field indices stay. */
+    F(costs.isr_queue_full_ns, K_I64), F(costs.driver_wake_ns, K_I64), F(costs.driver_handover_ns, K_I64),
 };
 
 /* Sizes that allocate memory in rtsim_create(): kept where memory suffices,
