@@ -49,7 +49,7 @@ def test_target_config_carries_the_scenario():
     assert c["netmask"] == [["255.255.255.0"]] and c["ip"] == [[harness.DEVICE_ADDR]]
     flows = {f[0]: f[1:] for f in c["flow"]}
     # name: proto port prio capacity server_period_us queue worker_prio work_us
-    assert flows["hp"] == ["udp", "5000", "5", "20", "10000", "0", "5", "50"]
+    assert flows["hp"] == ["udp", "5000", "5", "50", "25000", "0", "5", "50"]
     assert flows["bulk"] == ["udp", "6000", "1", "0", "0", "0", "1", "50"]
     assert flows["syn_flood"] == ["tcp", str(harness.LISTEN_PORT), "0", "5", "10000", "0", "1", "0"]
     assert c["short_circuit"] == [["1"]]
@@ -86,6 +86,7 @@ def _write(tmp_path: Path, text: str) -> Path:
         ("[rx]\nshort_circuit = true", "", "needs an [rx] table"),
         ('period = "10ms"', 'period = "2500us"', "whole number"),
         ("dst_port = 502", "dst_port = 80", "dst_port must be 502"),
+        ('step_every = "3s"', 'step_every = "500s"', "must be 1-120 s"),
         ('rate = "200pps"', 'rate = "200pps"\nbegin = "0s"', None),
     ],
 )
@@ -167,7 +168,13 @@ def test_cli_missing_trees(capsys, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize(
     "args",
-    [["--attacks", "syn,teardrop"], ["--variants", "half"], ["--phase-seconds", "0.1"]],
+    [
+        ["--attacks", "syn,teardrop"],
+        ["--variants", "half"],
+        ["--phase-seconds", "0.1"],
+        ["--phase-seconds", "121"],
+        ["--break-seconds", "61"],
+    ],
 )
 def test_cli_bad_options(capsys, tmp_path, args):
     msg = _one_line_error(capsys, ["rig", "freertos-tcp", *args, "--out", str(tmp_path / "o")])
@@ -177,10 +184,12 @@ def test_cli_bad_options(capsys, tmp_path, args):
 # ------------------------------------------------------------------ summary of a run
 
 
-def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
+def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device, Path]:
     """A synthetic target output: 10 ms cycles over three 1 s phases, two late
     cycles in the attack; hp datagrams every 5 ms, the attack loses half."""
     dev = freertos.load_device(SCEN, 6, phase_s=1.0)
+    run_dir = tmp_path / "runs" / f"{'protected' if protect else 'unprotected'}-syn"
+    run_dir.mkdir(parents=True, exist_ok=True)
     t0 = 10_000_000_000
     P = 10_000_000
     bounds = [(t0, t0 + 10**9), (t0 + 10**9, t0 + 2 * 10**9), (t0 + 2 * 10**9, t0 + 3 * 10**9)]
@@ -191,7 +200,7 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
         if k in (150, 151):  # late by 5 ms: lateness 50 %
             end, dl = rel + P + 5_000_000, rel + P
         cyc.append((rel, start, end, dl))
-    np.array(cyc, dtype="<u8").tofile(tmp_path / "cycles.bin")
+    np.array(cyc, dtype="<u8").tofile(run_dir / "cycles.bin")
     lat = []
     sent = [0, 0, 0]
     for k in range(600):
@@ -201,7 +210,7 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
         if ph == 1 and k % 2:
             continue
         lat.append((s, s + 100_000))
-    np.array(lat, dtype="<u8").tofile(tmp_path / "latency_hp.bin")
+    np.array(lat, dtype="<u8").tofile(run_dir / "latency_hp.bin")
     n_drop = 6
     snaps = [
         {
@@ -263,12 +272,12 @@ def _fake_run(tmp_path: Path, protect: bool) -> tuple[dict, freertos.Device]:
         "traffic": {"flood_in": 1000, "flood_in_pps": 1000.0},
         "device": device,
     }
-    return raw, dev
+    return raw, dev, run_dir
 
 
 def test_summary_speaks_the_simulators_vocabulary(tmp_path):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
     from rtshield.engine import DROP_REASONS
 
     assert s["totals"]["offered"] == 30000 and s["totals"]["processed"] == 3000
@@ -295,8 +304,8 @@ def test_summary_speaks_the_simulators_vocabulary(tmp_path):
 
 
 def test_claims_need_both_sides(tmp_path):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    prot = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    prot = freertos.summarize(raw, dev, rd)
     sim_ok = {"critical": {"misses": 0}, "flows": {"hp": {"offered": 100, "delivered": 100}}}
     sim_bad = {"critical": {"misses": 3}, "flows": {"hp": {"offered": 100, "delivered": 40}}}
     c = freertos.claims({"protected": sim_ok}, [prot], "hp")
@@ -305,15 +314,15 @@ def test_claims_need_both_sides(tmp_path):
     assert by["the high-priority flow keeps being delivered"]["simulation"] is True
     assert by["the high-priority flow keeps being delivered"]["real_stack"] is False
     assert not any(x["confirmed"] for x in c)
-    raw_u, _ = _fake_run(tmp_path, protect=False)
-    unp = freertos.summarize(raw_u, dev, tmp_path)
+    raw_u, _, rd_u = _fake_run(tmp_path, protect=False)
+    unp = freertos.summarize(raw_u, dev, rd_u)
     c = freertos.claims({"unprotected": sim_bad}, [unp], "hp")
     assert len(c) == 1 and c[0]["confirmed"] is True
 
 
 def test_report_and_comparison_written(tmp_path):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
     sim = {
         "protected": {"critical": {"cycles": 1, "misses": 0, "lateness_max_pct": 0.0}, "flows": {}}
     }
@@ -322,6 +331,8 @@ def test_report_and_comparison_written(tmp_path):
     p = freertos.write_report(tmp_path, comp, [s])
     text = p.read_text()
     assert "protected-syn" in text and "not confirmed" in text
+    assert '<img src="fig_syn.png"' in text
+    assert (tmp_path / "fig_syn.png").read_bytes()[:4] == b"\x89PNG"
     json.dumps(comp)  # plain JSON types
 
 
@@ -345,8 +356,8 @@ def test_flood_at_the_rigs_rate(tmp_path):
         assert flood.rates_pps == (0.0, 25_000.0, 0.0)
         hp = next(f for f in v.flows if f.name == "hp")
         assert hp.rate_pps == 200.0  # the other flows as they were
-    raw, dev0 = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev0, tmp_path)
+    raw, dev0, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev0, rd)
     assert freertos.measured_syn_rate([s]) == 1000.0
     scen_ok = {
         "protected": {"critical": {"misses": 0}, "flows": {"hp": {"offered": 1, "delivered": 1}}}
@@ -364,8 +375,8 @@ def test_flood_at_the_rigs_rate(tmp_path):
 
 
 def test_rig_report_rebuilds_a_freertos_report(tmp_path, capsys):
-    raw, dev = _fake_run(tmp_path, protect=True)
-    s = freertos.summarize(raw, dev, tmp_path)
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
     sim = {
         "protected": {"critical": {"cycles": 1, "misses": 0, "lateness_max_pct": 0.0}, "flows": {}}
     }
@@ -393,3 +404,26 @@ def test_hostile_scenario_files_are_one_line(tmp_path, capsys, monkeypatch, kind
     assert len(err) == 1 and err[0].startswith("rtshield: error: "), err
     assert "dev.toml" in err[0] and "needs root" not in err[0]  # the file is checked first
     assert not (tmp_path / "o").exists()
+
+
+def test_global_limit_and_recycling_reach_the_target(tmp_path):
+    text = SCEN.read_text().replace(
+        "[rx]\nshort_circuit = true",
+        "[rx]\nshort_circuit = false\nrecycle_below = 8\nglobal_capacity = 40\n"
+        'global_period = "10ms"\npoll_priority = 3',
+    )
+    dev = freertos.load_device(_write(tmp_path, text), 6)
+    c = _cfg(
+        freertos.target_config(
+            dev.variants["protected"], True, ifname="i", mac="m", out=tmp_path, seconds=9
+        )
+    )
+    assert c["short_circuit"] == [["0"]] and c["recycle_below"] == [["8"]]
+    assert c["global_capacity"] == [["40"]] and c["global_period_us"] == [["10000"]]
+    assert c["poll_prio"] == [["3"]]
+    u = _cfg(
+        freertos.target_config(
+            dev.variants["unprotected"], False, ifname="i", mac="m", out=tmp_path, seconds=9
+        )
+    )
+    assert "global_capacity" not in u and "poll_prio" not in u

@@ -27,6 +27,16 @@
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+
+# One compile job of cc_all (internal): __cc PREFIX COMPILER FLAGS... SOURCE
+if [ "${1:-}" = __cc ]; then
+  shift
+  prefix=$1
+  shift
+  src=${*: -1}
+  set -- "${@:1:$#-1}"
+  exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
+fi
 mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
 out=${2:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
 fmt=${3:-}
@@ -44,6 +54,24 @@ out=$(cd "$out" && pwd)
 warn=(-std=c11 -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion -Wstrict-prototypes)
 kernel_srcs=(tasks.c queue.c list.c timers.c)
 lib_opts=(-DRTS_FLOW_PRIO_LEVELS=8 -DRTS_CONFIG_ASSERT=1) # self-test: 1:1 onto configMAX_PRIORITIES 8
+
+# cc_all PREFIX COMPILER FLAGS... -- SOURCES...: compile each source into
+# PREFIX<name>.o, as many at a time as there are CPUs; fails if any fails.
+cc_all() {
+  local prefix=$1
+  shift
+  local cmd=()
+  while [ "$1" != -- ]; do cmd+=("$1"); shift; done
+  shift
+  printf '%s\0' "$@" |
+    xargs -0 -n1 -P "$(nproc 2>/dev/null || echo 2)" "$here/tools/freertos_build.sh" __cc "$prefix" "${cmd[@]}"
+}
+# objs_of PREFIX SOURCES...: the object names cc_all gives them, into the array objs
+objs_of() {
+  local prefix=$1 f
+  shift
+  for f in "$@"; do objs+=("$prefix$(basename "${f%.c}").o"); done
+}
 
 need_arm() {
   command -v arm-none-eabi-gcc >/dev/null ||
@@ -166,29 +194,23 @@ if [ "$mode" = tcp-build ]; then
   posix=$kernel/portable/ThirdParty/GCC/Posix
   inc=(-I"$here/rig/freertos" -I"$port" -I"$port/config/posix" -I"$here/libshield/include"
        -I"$kernel/include" -I"$posix" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC")
-  n=0
-  for f in "$tcp"/source/*.c "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"; do
-    gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -c "$f" -o "$out/tcp_$(basename "${f%.c}").o"
-    n=$((n + 1))
-  done
-  objs=("$out"/tcp_*.o)
+  objs=()
+  tcp_srcs=("$tcp"/source/*.c "$tcp/source/portable/BufferManagement/BufferAllocation_2.c")
+  n=${#tcp_srcs[@]}
+  # Third-party sources (stack, kernel, port, heap): their own dialect, no -Werror.
+  cc_all "$out/tcp_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -- "${tcp_srcs[@]}"
+  objs_of "$out/tcp_" "${tcp_srcs[@]}"
+  k_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$posix/port.c"
+          "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c")
+  cc_all "$out/k_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -- "${k_srcs[@]}"
+  objs_of "$out/k_" "${k_srcs[@]}"
   rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/rts_netif.h)
-  for f in rts_netif rts_netif_posix main_link rts_device; do
-    gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
-      -c "$here/rig/freertos/$f.c" -o "$out/$f.o"
-  done
+  cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
+    -- "$here"/rig/freertos/{rts_netif,rts_netif_posix,main_link,rts_device}.c
   objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o")
-  for f in "${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$posix/port.c" \
-           "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c"; do
-    o="$out/k_$(basename "${f%.c}").o"
-    gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -c "$f" -o "$o"
-    objs+=("$o")
-  done
-  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"; do
-    o="$out/l_$(basename "${f%.c}").o"
-    gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
+  l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
+  cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
+  objs_of "$out/l_" "${l_srcs[@]}"
   gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
   gcc -pthread "${objs[@]}" "$out/rts_device.o" -o "$out/rts_freertos_device"
   echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, rts_netif_posix.c, main_link.c, rts_device.c) built and linked for the POSIX port"
@@ -212,20 +234,17 @@ if [ "$mode" = mps2-test ]; then
   mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
   objs=()
   # Third-party sources (kernel, port, heap, stack, LAN9118 driver): their own dialect.
-  for f in "${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c" \
-           "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c \
-           "$tcp/source/portable/BufferManagement/BufferAllocation_2.c" \
-           "$mps2/ether_lan9118/smsc9220_eth_drv.c"; do
-    o="$out/t_$(basename "${f%.c}").o"
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
-  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
-           "$rig/rts_netif.c" "$rig/rts_netif_mps2.c" "$selftest/mps2_boot.c"; do
-    o="$out/$(basename "${f%.c}").o"
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
+  t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
+          "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c
+          "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"
+          "$mps2/ether_lan9118/smsc9220_eth_drv.c")
+  cc_all "$out/t_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -- "${t_srcs[@]}"
+  objs_of "$out/t_" "${t_srcs[@]}"
+  o_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
+          "$rig/rts_netif.c" "$rig/rts_netif_mps2.c" "$selftest/mps2_boot.c")
+  cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" \
+    -- "${o_srcs[@]}"
+  objs_of "$out/" "${o_srcs[@]}"
   status=0
   for variant in protected unprotected; do
     p=1; [ "$variant" = unprotected ] && p=0

@@ -75,6 +75,7 @@ int main(void)
     netif_cfg.net_task_prio = 3;
     netif_cfg.poll_task_prio = 5;
     netif_cfg.rx_cpu = -1;
+    netif_cfg.ip_task_inherits = netif_cfg.protect;
     rts_netif_fill(&itf, &netif_cfg);
     FreeRTOS_FillEndPoint(&itf, &ep, ip, mask, gw, dns, mac);
     FreeRTOS_IPInit_Multi();

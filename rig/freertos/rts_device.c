@@ -46,10 +46,14 @@
 #include "rts_netif.h"
 #include "task.h"
 
+/* Records kept for the report (static: no heap). The rig's longest run
+ * (3 x 120 s phases + 2 x 60 s breaks = 480 s) fits: 480 000 cycles of the
+ * shortest period (one tick), 4 800 snapshots; beyond, counting goes on
+ * and device.json says how many were recorded. */
 #define MAX_FLOWS 8
-#define MAX_CYCLES 65536
-#define MAX_LAT 65536
-#define MAX_SNAP 4096
+#define MAX_CYCLES (1u << 19)
+#define MAX_LAT (1u << 18)
+#define MAX_SNAP 8192u
 #define SNAP_MS 100
 #define TICK_RING 8192
 
@@ -343,7 +347,7 @@ static void snapshot(void)
     for (unsigned i = 0; i < C.nflows; i++) s->delivered[i] = C.flow[i].tcp ? accepted[i] : delivered[i];
 }
 
-static char text[1 << 20];
+static char text[8u << 20]; /* device.json: about 300 bytes per snapshot */
 static size_t text_n;
 
 static void put(const char *fmt, ...)
@@ -426,10 +430,10 @@ static void report(void)
         n_cycles < MAX_CYCLES ? n_cycles : MAX_CYCLES);
     put(" \"netif\": {\"nic_frames\": %u, \"ring_full\": %u, \"shield_dropped\": %u, \"stack_exhausted\": %u, "
         "\"ip_queue_full\": %u, \"no_endpoint\": %u, \"to_ip_task\": %u, \"tx_frames\": %u, \"tx_errors\": %u, "
-        "\"rx_irqs\": %u, \"shield_ns\": %llu, \"shield_frames\": %u, \"to_stack_ns\": %llu, "
+        "\"rx_irqs\": %u, \"ip_prio_sets\": %u, \"shield_ns\": %llu, \"shield_frames\": %u, \"to_stack_ns\": %llu, "
         "\"to_stack_frames\": %u},\n",
         st->nic_frames, st->nic_ring_full, st->shield_dropped, st->stack_exhausted, st->ip_queue_full,
-        st->no_endpoint, st->to_ip_task, st->tx_frames, st->tx_errors, st->rx_irqs,
+        st->no_endpoint, st->to_ip_task, st->tx_frames, st->tx_errors, st->rx_irqs, st->ip_prio_sets,
         (unsigned long long)st->shield_ns, st->shield_frames, (unsigned long long)st->to_stack_ns,
         st->to_stack_frames);
     put_threads();
@@ -570,6 +574,7 @@ int main(int argc, char **argv)
     netif_cfg.net_task_prio = C.net_prio;
     netif_cfg.poll_task_prio = C.poll_prio ? C.poll_prio : configMAX_PRIORITIES - 2;
     netif_cfg.rx_cpu = C.rx_cpu;
+    netif_cfg.ip_task_inherits = C.protect != 0;
     rts_netif_fill(&itf, &netif_cfg);
     FreeRTOS_FillEndPoint(&itf, &ep, C.ip, C.mask, gw, dns, C.mac);
     if (FreeRTOS_IPInit_Multi() != pdPASS) die("FreeRTOS_IPInit_Multi failed");

@@ -213,6 +213,15 @@ static void net_main(void *arg)
             rts_freertos_shield_wait(&g, sleep);
             continue;
         }
+        /* Protocol processing at the frame's priority: the IP task takes the
+         * network task's inherited priority for what it is handed (Behnke
+         * §5.4: the stack works on a packet at the priority of its flow). */
+        TaskHandle_t ip = FreeRTOS_GetIPTaskHandle();
+        const UBaseType_t p = uxTaskPriorityGet(NULL);
+        if (cfg->ip_task_inherits && ip != NULL && uxTaskPriorityGet(ip) != p) {
+            vTaskPrioritySet(ip, p);
+            stats.ip_prio_sets++;
+        }
         const rts_time_ns t0 = rts_freertos_now_ns(&fr);
         to_stack(job.buf);
         uint16_t refill = RTS_BUF_NONE;

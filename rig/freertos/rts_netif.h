@@ -23,7 +23,8 @@
  *   "interrupt simulator", of the MPS2 interface's EMAC task). POSIX: the
  *   tick hook (the port's one interrupt context); MPS2: the Ethernet ISR;
  * - the network task: protected, frames in priority order
- *   (rts_freertos_shield_task_next()) at the inherited priority;
+ *   (rts_freertos_shield_task_next()) at the inherited priority, which the
+ *   IP task takes too for the frame it is handed (ip_task_inherits);
  *   unprotected, every frame in arrival order at a fixed priority. Each
  *   frame is copied into a Plus-TCP network buffer and sent to the IP task;
  *   no network buffer: "stack buffers exhausted", counted apart from every
@@ -67,6 +68,9 @@ typedef struct rts_netif_cfg {
     UBaseType_t poll_task_prio; /**< global limit's polling task */
     int rx_cpu;                /**< POSIX: host CPU of the receive thread (the NIC's DMA), -1: any */
     const uint8_t *mac;        /**< MPS2: the MAC address the LAN9118 filters on (the end point's) */
+    bool ip_task_inherits;     /**< protected: the IP task takes the network task's inherited
+                                    priority for each frame it is handed (else it keeps
+                                    ipconfigIP_TASK_PRIORITY) */
 } rts_netif_cfg;
 
 typedef struct rts_netif_stats {
@@ -80,6 +84,7 @@ typedef struct rts_netif_stats {
     volatile uint32_t tx_frames;
     volatile uint32_t tx_errors;
     volatile uint32_t rx_irqs;         /**< RX interrupts taken (ticks that found frames) */
+    volatile uint32_t ip_prio_sets;    /**< IP task priority changes (ip_task_inherits) */
     volatile uint64_t shield_ns;       /**< CPU time inside rts_freertos_shield_frame_isr() */
     volatile uint32_t shield_frames;   /**< frames that went through it */
     volatile uint64_t to_stack_ns;     /**< CPU time copying frames into network buffers + hand-over */

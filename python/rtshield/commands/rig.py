@@ -201,7 +201,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="length of each phase (default: the flood flow's step_every in the scenario)",
+        help="length of each phase, 1-120 (default: the flood flow's step_every in the scenario)",
     )
     ft.add_argument(
         "--break-seconds",
@@ -420,8 +420,8 @@ def handle_freertos(args: argparse.Namespace) -> int:
     variants = _csv(args.variants, freertos.VARIANTS, "--variants")
     if not attacks or not variants:
         raise UsageError("rig freertos-tcp: --attacks and --variants must name at least one")
-    if args.phase_seconds is not None and not 1 <= args.phase_seconds <= 600:
-        raise UsageError("rig freertos-tcp: --phase-seconds must be between 1 and 600")
+    if args.phase_seconds is not None and not 1 <= args.phase_seconds <= 120:
+        raise UsageError("rig freertos-tcp: --phase-seconds must be between 1 and 120")
     if not 0 <= args.break_seconds <= 60:
         raise UsageError("rig freertos-tcp: --break-seconds must be between 0 and 60")
     say = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))

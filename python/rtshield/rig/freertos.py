@@ -208,6 +208,11 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
                 from rtshield.units import duration_ns
 
                 phase_s = duration_ns(f["step_every"], "flows.step_every") / 1e9
+        if not 1 <= phase_s <= 120:
+            raise UsageError(
+                f"rig freertos-tcp: {p}: the flood's step_every ({phase_s:g} s) is the rig's "
+                "phase and must be 1-120 s (or give --phase-seconds)"
+            )
     data.setdefault("scenario", {})["duration"] = f"{3 * phase_s:g}s"
     for f in floods:
         if f.get("pattern") == "steps":
@@ -455,8 +460,7 @@ def run_variant(
             name=f"{run_dir.name}.sender",
             stop_signal="TERM",
             stdout=subprocess.PIPE,
-            cpu=opts.attacker_cpu,
-        )
+        )  # not pinned beside the flood tool: its pacing would turn into bursts
     say(f"idle before ({P:g} s)")
     _sleep_until(bounds[1][0])
     c0 = h.counters()
@@ -667,6 +671,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         "attack_tool": ATTACK_TOOL[attack],
         "seed": None,
         "duration_s": round((bounds[2][1] - bounds[0][0]) / 1e9, 3),
+        "bounds_ns": bounds,
+        "critical_period_ms": period / 1e6,
         "totals": {
             "offered": nif["nic_frames"],
             "received": nif["nic_frames"] - nif["ring_full"],
@@ -675,7 +681,13 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             "irq_raised": nif["rx_irqs"],
             "dropped": dropped,
         },
-        "critical": {**whole, "cycles_total": d["cycles"], "misses_total": d["misses"]},
+        "critical": {
+            **whole,
+            "cycles_total": d["cycles"],
+            "misses_total": d["misses"],
+            # the statistics above cover the recorded cycles; more ran when this is true
+            "cycles_truncated": d.get("cycles_recorded", d["cycles"]) < d["cycles"],
+        },
         "flows": flows,
         "phases": phases,
         "traffic": raw["traffic"],
@@ -865,6 +877,53 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><tr>{th}</tr>{body}</table>"
 
 
+def response_figure(out: Path, attack: str, runs: Sequence[Mapping[str, Any]]) -> Path | None:
+    """``fig_<attack>.png``: the critical task's response time (end − release tick) per cycle
+    over the run, unprotected and protected, the attack phase shaded."""
+    mine = [r for r in runs if r["attack"] == attack]
+    if not mine:
+        return None
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.0, 3.2), dpi=100)
+    colours = {"unprotected": "tab:red", "protected": "tab:blue"}
+    for r in mine:
+        cyc = np.fromfile(out / "runs" / f"{r['variant']}-{attack}" / "cycles.bin", dtype="<u8")
+        cyc = cyc.reshape(-1, 4).astype(np.int64)
+        t0 = r["bounds_ns"][0][0]
+        ok = cyc[:, 0] > 0
+        t = (cyc[ok, 2] - t0) / 1e9
+        resp = (cyc[ok, 2] - cyc[ok, 0]) / 1e6
+        m = r["phases"]["attack"]["critical"]["misses"]
+        label = f"{r['variant']}: {m} miss{'es' if m != 1 else ''} in the attack"
+        ax.plot(t, resp, ".", ms=2, color=colours[r["variant"]], label=label)
+        lo, hi = r["bounds_ns"][1]
+    ax.axvspan((lo - t0) / 1e9, (hi - t0) / 1e9, color="0.9", label=ATTACK_LABEL[attack])
+    period_ms = mine[0]["critical_period_ms"]
+    ax.axhline(
+        period_ms,
+        color="0.4",
+        lw=0.8,
+        ls="--",
+        label=f"period, {period_ms:g} ms (a deadline is {period_ms:g} ticks of ~1.1 ms host time)",
+    )
+    ax.set_yscale("log")
+    ax.set_xlabel("time since the run started (s)")
+    ax.set_ylabel("response time (ms, log)")
+    ax.set_title(f"critical task, {ATTACK_LABEL[attack]}")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return atomic_write(out / f"fig_{attack}.png", buf.getvalue())
+
+
 _CSS = (
     "body{font-family:sans-serif;max-width:75em;margin:2em auto}"
     "table{border-collapse:collapse;margin:1em 0}"
@@ -874,7 +933,14 @@ _CSS = (
 
 
 def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Path:
-    """``report.html``: protected and unprotected side by side, then simulation vs real stack."""
+    """``report.html``: protected and unprotected side by side (with a response-time figure per
+    attack when ``runs`` are given), then simulation vs real stack."""
+    figs = [response_figure(out, a, runs) for a in ATTACKS]
+    if not runs:  # rebuilt from comparison.json: the figures already there
+        figs = [out / f"fig_{a}.png" for a in ATTACKS if (out / f"fig_{a}.png").is_file()]
+    fig_html = "".join(
+        f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>' for f in figs if f
+    )
     hp = comp["hp_flow"]
     side = []
     for r in comp["runs"]:
@@ -962,6 +1028,7 @@ not by microseconds.</p>
             side,
         )
     }
+{fig_html}
 <h2>Simulation vs real stack</h2>
 <p>The same scenario simulated (the scenario's platform preset, whole run; with the
 scenario's flood, and with the SYN flood at the rate the rig's hping3 achieved) and run on

@@ -400,6 +400,7 @@ int main(void)
     netif_cfg.poll_task_prio = configMAX_PRIORITIES - 2;
     netif_cfg.rx_cpu = -1;
     netif_cfg.mac = my_mac;
+    netif_cfg.ip_task_inherits = RTS_MPS2_PROTECT != 0;
     rts_netif_fill(&itf, &netif_cfg);
     FreeRTOS_FillEndPoint(&itf, &ep, my_ip, mask, none, none, my_mac);
     if (FreeRTOS_IPInit_Multi() != pdPASS) finish(3);
