@@ -4,7 +4,7 @@ Each verb lives in its own module under :mod:`rtshield.commands`. A module
 that defines ``add_to(app)`` adds its typer command (its options, help and
 examples beside its ``handle(args)``); a module that still defines only
 ``register(subparsers)`` (argparse) is mounted as it is through
-:func:`rtshield.clitools.argparse_command`. Modules are discovered, so adding a
+:func:`rtshield.clitools.mount_argparse`. Modules are discovered, so adding a
 verb does not touch this file.
 
 Every mistake is one line on stderr, ``rtshield: error: …``: click's own usage
