@@ -47,10 +47,10 @@ def one_line(capsys, argv, *needles):
         (["bogus"], ["no such command 'bogus'"]),
         (["--bogus"], ["--bogus"]),
         ([], ["a command is required"]),
-        # verbs still parsed by argparse: the same one line
         (["sweep", MODBUS, "--out", "o", "--jobs", "x"], ["sweep:", "--jobs"]),
         (["sweep", MODBUS, "--out", "o", "--seed", "-4"], ["sweep:", "--seed"]),
         (["sweep", MODBUS], ["sweep:", "--out"]),
+        # rig is still parsed by argparse, mounted under the typer app: the same one line
         (["rig", "linux", "--out", "o", "--nope"], ["rig", "unrecognized arguments: --nope"]),
     ],
 )
@@ -73,6 +73,15 @@ def test_help_of_every_verb(verb):
     assert "--help" in p.stdout
     if verb != "rig":  # rig's examples are in the help of its targets (rig linux --help)
         assert "--verbose" in p.stdout and "example" in p.stdout
+
+
+def test_argparse_verb_gets_the_common_flags(capsys):
+    from rtshield import clitools
+
+    assert cli.main(["rig", "linux", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--verbose" in text and " ".join(clitools.VERBOSE_HELP.split()) in text
+    assert "--quiet" in text
 
 
 def test_top_help_lists_every_verb(capsys):

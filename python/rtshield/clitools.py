@@ -58,7 +58,7 @@ SEED_MAX = 2**63 - 1
 Out = Annotated[str, typer.Option("--out", metavar="DIR", help=OUT_HELP, show_default=False)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help=QUIET_HELP)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)]
-Jobs = Annotated[int, typer.Option("--jobs", "-j", metavar="N", help=JOBS_HELP)]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help=JOBS_HELP)]
 Seed = Annotated[
     int | None,
     typer.Option(
