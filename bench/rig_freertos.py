@@ -34,12 +34,14 @@ def rows(run_dir: Path) -> list[str]:
         "| µs/frame libshield | µs/frame to stack | µs/frame IP task |",
         "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    comp = run_dir / "comparison.json"  # names the high-priority flow (UDP or MODBUS)
+    hp_name = (json.loads(comp.read_text()).get("hp_flow") if comp.is_file() else None) or "hp"
     for f in sorted((run_dir / "runs").glob("*/summary.json")):
         s = json.loads(f.read_text())
         ph = s["phases"]
         att = ph["attack"]
         crit = {p: ph[p]["critical"] for p in ph}
-        hp = att["flows"].get("hp", {})
+        hp = att["flows"].get(hp_name, {})
         drops = att["dropped"]
         shield = sum(
             v for k, v in drops.items() if k not in ("ring_full", "stack_buffers_exhausted")

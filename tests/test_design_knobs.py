@@ -110,7 +110,7 @@ def test_worst_case_burst_traffic_opens_a_slice_then_floods():
 
 
 def test_cli_json(tmp_path):
-    env = {"PYTHONPATH": str(ROOT / "python")}
+    env = None  # the rtshield under test: installed, or the checkout via PYTHONPATH
     p = subprocess.run(
         [sys.executable, "-m", "rtshield", "design", "--scenario", str(DANICKI / "queue_100.toml"),
          "--json"], capture_output=True, text=True, env=env, timeout=120)

@@ -169,7 +169,7 @@ def test_cli_analyze_scenario_and_simulate():
     import subprocess
     import sys
 
-    env = {"PYTHONPATH": str(ROOT / "python")}
+    env = None  # the rtshield under test: installed, or the checkout via PYTHONPATH
     wc = ROOT / "scenarios" / "worstcase"
 
     def run(*a):

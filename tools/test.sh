@@ -12,6 +12,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 "$here/tools/install.sh" --test
 # Everything below uses the virtual environment install.sh made.
 export PATH="$here/.venv/bin:$PATH"
+# The FreeRTOS trees the port, the target and the rig are built against
+# (docs/rig.md): beside the checkout unless the caller points elsewhere. The
+# installed package does not know where the checkout is, so say it here.
+if [ -z "${RTS_THIRD_PARTY:-}" ] && [ -d "$here/../shared/third_party" ]; then
+  export RTS_THIRD_PARTY="$(cd "$here/../shared/third_party" && pwd)"
+fi
 
 echo "== C tests (ASan + UBSan)"
 cmake -S . -B build/asan -G Ninja -DRTS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -69,6 +69,8 @@ COST_KEYS: dict[str, str] = {
 #: Preset cost keys a preset may leave out (then 0) → fields of ``rtsim_costs``.
 OPTIONAL_COST_KEYS: dict[str, str] = {
     "isr_rx_batch": "isr_rx_batch_ns",
+    "driver_wake": "driver_wake_ns",
+    "driver_handover": "driver_handover_ns",
 }
 
 #: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:

@@ -13,13 +13,16 @@
  *   crit_period_us U | crit_work_us U | crit_prio P
  *   net_prio P | poll_prio P | short_circuit 0|1 | recycle_below N
  *   global_capacity N | global_period_us U
- *   flow NAME udp|tcp PORT PRIO CAPACITY SERVER_PERIOD_US QUEUE WORKER_PRIO WORK_US
+ *   flow NAME udp|tcp|modbus PORT PRIO CAPACITY SERVER_PERIOD_US QUEUE WORKER_PRIO WORK_US
  *
  * Tasks: the critical periodic task (fixed CPU work per cycle; records each
  * cycle's release, start and end, and its deadline when it was missed, in
  * host time); one worker per UDP flow (bound socket; counts datagrams and
  * records the latency from the sender's timestamp); one TCP listener per
- * TCP flow (accepts and closes: what SYN floods and scans hit); a monitor
+ * TCP flow (accepts and closes: what SYN floods and scans hit); one MODBUS/TCP
+ * server per modbus flow (accepts the controller's connection and answers
+ * its requests, rts_modbus.c: read holding registers, write single
+ * register; a request that is not MODBUS/TCP closes the connection); a monitor
  * taking a snapshot of the counters every 100 ms; at the end a reporter
  * writes DIR/device.json, DIR/cycles.bin and DIR/latency_<flow>.bin and
  * ends the process. Until then no task touches stdio (the POSIX port's
@@ -43,6 +46,7 @@
 #include "FreeRTOS.h"
 #include "FreeRTOS_IP.h"
 #include "FreeRTOS_Sockets.h"
+#include "rts_modbus.h"
 #include "rts_netif.h"
 #include "task.h"
 
@@ -61,7 +65,7 @@
 
 typedef struct {
     char name[32];
-    int tcp;
+    int tcp, modbus; /* modbus: a TCP flow served as MODBUS/TCP */
     uint16_t port;
     uint32_t prio, capacity, server_period_us, queue, worker_prio, work_us;
 } flow_cfg;
@@ -126,8 +130,9 @@ static void read_config(const char *path)
             flow_cfg *fl = &C.flow[C.nflows++];
             if (strlen(tok[1]) >= sizeof fl->name) die("line %u: flow name too long", lineno);
             strcpy(fl->name, tok[1]);
-            if (strcmp(tok[2], "udp") != 0 && strcmp(tok[2], "tcp") != 0) die("line %u: protocol %s", lineno, tok[2]);
-            fl->tcp = strcmp(tok[2], "tcp") == 0;
+            fl->modbus = strcmp(tok[2], "modbus") == 0;
+            fl->tcp = strcmp(tok[2], "tcp") == 0 || fl->modbus;
+            if (!fl->tcp && strcmp(tok[2], "udp") != 0) die("line %u: protocol %s", lineno, tok[2]);
             fl->port = (uint16_t)num(tok[3], "port", 1, 65535);
             fl->prio = num(tok[4], "prio", 0, configMAX_PRIORITIES - 2);
             fl->capacity = num(tok[5], "capacity", 0, 1000000);
@@ -284,6 +289,59 @@ static void tcp_listener(void *arg)
     }
 }
 
+/* MODBUS/TCP: the holding-register table and, per flow, a receive buffer of
+ * two whole requests (after a request is served what is left is shorter
+ * than one, so there is always room to read on) and an answer buffer. */
+#define MODBUS_REGS 64u
+static uint16_t mb_regs[MAX_FLOWS][MODBUS_REGS];
+static uint8_t mb_in[MAX_FLOWS][2u * RTS_MODBUS_MAX_ADU], mb_out[MAX_FLOWS][RTS_MODBUS_MAX_ADU];
+static volatile uint32_t mb_refused[MAX_FLOWS];
+
+static void modbus_server(void *arg)
+{
+    const unsigned i = (unsigned)(uintptr_t)arg;
+    for (unsigned r = 0; r < MODBUS_REGS; r++) mb_regs[i][r] = (uint16_t)r;
+    for (;;) {
+        struct freertos_sockaddr from;
+        socklen_t fl = sizeof from;
+        Socket_t c = FreeRTOS_accept(sock[i], &from, &fl);
+        if (c == NULL || c == FREERTOS_INVALID_SOCKET) continue;
+        accepted[i]++;
+        const TickType_t forever = portMAX_DELAY;
+        FreeRTOS_setsockopt(c, 0, FREERTOS_SO_RCVTIMEO, &forever, sizeof forever);
+        size_t have = 0;
+        bool open = true;
+        while (open) {
+            const int32_t n = FreeRTOS_recv(c, mb_in[i] + have, sizeof mb_in[i] - have, 0);
+            if (n < 0) break; /* closed or reset */
+            have += (size_t)n;
+            size_t off = 0;
+            for (;;) {
+                size_t used = 0, len = 0;
+                const rts_modbus_result r = rts_modbus_serve(mb_in[i] + off, have - off, mb_regs[i], MODBUS_REGS,
+                                                             mb_out[i], sizeof mb_out[i], &used, &len);
+                if (r == RTS_MODBUS_NEED_MORE) break;
+                if (r == RTS_MODBUS_REFUSED) {
+                    mb_refused[i]++;
+                    open = false;
+                    break;
+                }
+                work(C.flow[i].work_us);
+                if (FreeRTOS_send(c, mb_out[i], len, 0) != (BaseType_t)len) {
+                    open = false;
+                    break;
+                }
+                delivered[i]++;
+                off += used;
+            }
+            memmove(mb_in[i], mb_in[i] + off, have - off);
+            have -= off;
+        }
+        FreeRTOS_shutdown(c, FREERTOS_SHUT_RDWR);
+        FreeRTOS_closesocket(c);
+    }
+}
+
 static bool open_flow(unsigned i)
 {
     const flow_cfg *f = &C.flow[i];
@@ -309,7 +367,7 @@ static bool open_flow(unsigned i)
         uint8_t id;
         if (rts_netif_bind(&sf, &id) != RTS_OK) return false;
     }
-    return xTaskCreate(f->tcp ? tcp_listener : udp_worker, f->name, configMINIMAL_STACK_SIZE * 2,
+    return xTaskCreate(f->modbus ? modbus_server : f->tcp ? tcp_listener : udp_worker, f->name, configMINIMAL_STACK_SIZE * 2,
                        (void *)(uintptr_t)i, f->worker_prio, NULL) == pdPASS;
 }
 
@@ -344,7 +402,8 @@ static void snapshot(void)
     s->cycles = n_cycles;
     s->misses = n_misses;
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++) s->drops[r] = sh ? (uint32_t)sh->drops[r] : 0u;
-    for (unsigned i = 0; i < C.nflows; i++) s->delivered[i] = C.flow[i].tcp ? accepted[i] : delivered[i];
+    for (unsigned i = 0; i < C.nflows; i++)
+        s->delivered[i] = C.flow[i].tcp && !C.flow[i].modbus ? accepted[i] : delivered[i];
 }
 
 static char text[8u << 20]; /* device.json: about 300 bytes per snapshot */
@@ -442,10 +501,13 @@ static void report(void)
         put("%s%llu", r ? ", " : "", sh ? (unsigned long long)sh->drops[r] : 0ull);
     put("],\n \"flows\": {");
     for (unsigned i = 0; i < C.nflows; i++) {
-        const uint32_t d = C.flow[i].tcp ? accepted[i] : delivered[i];
-        put("%s\"%s\": {\"proto\": \"%s\", \"port\": %u, \"delivered\": %u, \"latency_recorded\": %u}",
-            i ? ", " : "", C.flow[i].name, C.flow[i].tcp ? "tcp" : "udp", C.flow[i].port, d,
-            C.flow[i].tcp ? 0u : (d < MAX_LAT ? d : MAX_LAT));
+        const flow_cfg *f = &C.flow[i];
+        const uint32_t d = f->tcp && !f->modbus ? accepted[i] : delivered[i];
+        put("%s\"%s\": {\"proto\": \"%s\", \"port\": %u, \"delivered\": %u, \"latency_recorded\": %u",
+            i ? ", " : "", f->name, f->modbus ? "modbus" : f->tcp ? "tcp" : "udp", f->port, d,
+            f->tcp ? 0u : (d < MAX_LAT ? d : MAX_LAT));
+        if (f->modbus) put(", \"connections\": %u, \"refused\": %u", accepted[i], mb_refused[i]);
+        put("}");
     }
     put("},\n \"snapshots\": [");
     for (uint32_t k = 0; k < n_snaps; k++) {

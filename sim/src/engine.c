@@ -152,11 +152,15 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     }
     const rtsim_costs *k = &s->cfg.costs;
     const int64_t hook = (hook_mask(s) & RTS_SHIELD_HOOK_TASK) ? k->mitig_driver_ns : 0;
+    /* A packet taken right after a wake-up carries the wake's cost; the
+     * packets queued behind it are taken without one (a batch). */
+    const int64_t wake = t->woke ? k->driver_wake_ns : 0;
     if (s->cfg.rx.enabled) {
         /* The deferred half: the highest-priority waiting packet. */
         rts_rx_job job;
         if (!hook_task_next(s, now, &job)) {
             t->state = TS_BLOCKED;
+            t->woke = false;
             return false;
         }
         t->pkt = s->bufpkt[job.buf];
@@ -164,18 +168,28 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
         t->pkt.sflow = job.flow;
         t->pkt.sprio = job.prio;
         t->has_packet = true;
+        t->woke = false;
         t->work = (uint64_t)(k->driver_per_packet_ns +
-                             (s->cfg.rx.eager_invalidate ? 0 : k->invalidate_deferred_ns) + hook);
+                             (s->cfg.rx.eager_invalidate ? 0 : k->invalidate_deferred_ns) + hook +
+                             wake);
         t->remaining = t->work;
         return true;
     }
     if (s->rxq.len == 0) {
         t->state = TS_BLOCKED;
+        t->woke = false;
         return false;
     }
     t->pkt = fifo_pop(&s->rxq);
     t->has_packet = true;
-    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook);
+    t->woke = false;
+    /* A packet for a worker's socket is handed over (driver_done); one
+     * without a socket is only looked up and dropped. */
+    const int64_t handover =
+        (!s->cfg.flows[t->pkt.flow].unbound && s->flow_worker[t->pkt.flow] >= 0)
+            ? k->driver_handover_ns
+            : 0;
+    t->remaining = (uint64_t)(k->driver_per_packet_ns + hook + wake + handover);
     return true;
 }
 
@@ -359,6 +373,8 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         c->cur = n;
         if (n < 0) break;
         sim_task *t = &s->task[n];
+        /* Switched in (from another task or idle) for a new packet: driver_wake. */
+        if (n != c->last_cur && !t->has_packet) t->woke = true;
         if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
             : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
@@ -374,6 +390,7 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         return;
     }
     acct(s, c, now);
+    c->last_cur = c->cur;
     c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : idle_ctx(core);
     if (s->trace != NULL && c->traced_cur != c->cur) {
         c->traced_cur = c->cur;
@@ -1447,7 +1464,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
-        k->isr_rx_batch_ns < 0 ||
+        k->isr_rx_batch_ns < 0 || k->driver_wake_ns < 0 || k->driver_handover_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
@@ -1623,6 +1640,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         c->isr_line = SIM_NO_ISR;
         c->cur = -1;
         c->traced_cur = -1;
+        c->last_cur = -1;
         c->acct_ctx = idle_ctx(i);
         c->enabled = 1u << LINE_TICK;
         for (unsigned k = 0; k < SIM_MAX_TIMERS; k++)

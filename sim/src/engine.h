@@ -76,6 +76,7 @@ typedef struct sim_task {
     bool suspended;  /* a mitigation stopped the driver */
     bool sleeping;   /* suspended in a sleep loop: an EV_POLL is due */
     bool masking;    /* periodic masks_rx: its job has the RX lines masked */
+    bool woke;       /* driver: switched in for a new packet; that packet pays driver_wake */
     sim_pkt pkt;
     uint64_t work;    /* driver: CPU time of the packet in hand */
     sim_fifo mailbox; /* worker: messages handed over by the driver */
@@ -99,6 +100,7 @@ typedef struct sim_core {
     bool rx_step;   /* receive path: the RX ISR handles one frame per step */
     bool rx_stop;   /* receive path: the global limit stopped this ISR's harvest */
     int traced_cur; /* the task last traced as running (trace only) */
+    int last_cur;   /* the task (or -1: idle) that ran the core's last task segment */
 } sim_core;
 
 struct rtsim {

@@ -255,8 +255,12 @@ def system_from_scenario(sc) -> System:
         return s
     drv = sc.driver
     on_core = drv.core == core and not isr_only  # an isr_only source feeds no driver
-    drv_work = costs["driver_per_packet"] + (
-        costs["mitigation_driver"] if _hook(kind, "RTS_SHIELD_HOOK_TASK") else 0
+    # worst case: every packet wakes the network task and is handed to a worker
+    # (driver_wake, driver_handover: docs/model.md)
+    drv_work = (
+        costs["driver_per_packet"] + costs.get("driver_wake", 0)
+        + costs.get("driver_handover", 0)
+        + (costs["mitigation_driver"] if _hook(kind, "RTS_SHIELD_HOOK_TASK") else 0)
     )
     model = ENGINE_KIND[kind]
     src = Source(
@@ -339,7 +343,8 @@ def rx_packet_task_ns(sc) -> int:
     """The network task's CPU time for one packet of the receive path."""
     k = sc.costs
     lazy = k["invalidate_deferred"] if sc.rx.cache == "lazy" else 0
-    return k["driver_per_packet"] + lazy
+    # worst case: the packet wakes the network task (driver_wake, docs/model.md)
+    return k["driver_per_packet"] + k.get("driver_wake", 0) + lazy
 
 
 def _rx_path(sc, s: System, costs: dict[str, int]) -> None:

@@ -300,7 +300,8 @@ def design_nic_queue(sc, queue: str, rate_pps: float, max_delay_ns: int) -> RxDe
     if rate_pps <= 0:
         raise UsageError("--rate: must be positive")
     nq = qs[queue]
-    t_net = sc.costs["driver_per_packet"]  # the stack's time per packet (t_netstack)
+    # the stack's time per packet (t_netstack): a registered flow's packet is handed over
+    t_net = sc.costs["driver_per_packet"] + sc.costs.get("driver_handover", 0)
     sizes = [q.size for q in sc.nic.queues]
     wcpd = native.nic_wcpd(t_net, sizes)
     t_p = round(1e9 / rate_pps)

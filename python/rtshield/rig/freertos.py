@@ -7,7 +7,9 @@ stock path (unprotected), a critical task, worker tasks and a TCP listener.
 The device is described by a scenario file, the simulator's vocabulary;
 :func:`target_config` is the one mapping from a scenario to the target's
 config file. Every run goes through idle / attack / idle phases while the
-rig sends the scenario's UDP flows (paced, timestamped) from the attacker
+rig sends the scenario's UDP flows (paced, timestamped) and polls its MODBUS/TCP
+flows (a TCP flow at a constant rate: the device serves MODBUS/TCP on its port,
+:mod:`rtshield.rig.modbus_client` is the controller) from the attacker
 namespace and, in the attack phase, one flood tool.
 
 Layout of ``--out DIR``: ``runs/<protected|unprotected>-<attack>/`` (the
@@ -37,7 +39,9 @@ import numpy as np
 
 from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
+from rtshield.rig import pcap_replay
 from rtshield.rig.harness import (
+    ATTACKER_ADDR,
     DEVICE_ADDR,
     LISTEN_PORT,
     PREFIX_LEN,
@@ -47,6 +51,7 @@ from rtshield.rig.harness import (
     nmap_scan_argv,
     syn_flood_argv,
 )
+from rtshield.rig.modbus_client import account, read_records
 
 __all__ = [
     "ATTACKS",
@@ -72,12 +77,24 @@ STACK_EXHAUSTED = "stack_buffers_exhausted"
 #: libshield's rts_shield_drop names that the simulator's summary spells differently.
 _SHIELD_TO_SIM = {"limiter": "mitigation"}
 PHASES = ("idle_before", "attack", "idle_after")
+#: Time from the target's "ready" to the first phase, in which the rig's senders, MODBUS
+#: controllers and replays start (a Python process takes a few hundred ms on a busy host):
+#: each begins at the first phase's start, so that phase is offered in full.
+LEAD_S = 1.0
+#: A MODBUS poll's response timeout: an answer later than this counts as a timeout.
+MODBUS_TIMEOUT_S = 0.5
 #: FreeRTOS-Plus-TCP's name for its IP task (FreeRTOS_IP.c; the POSIX port names threads so).
 IP_TASK_NAME = "IP-Task"
 
 
 def _repo() -> Path:
-    return Path(__file__).resolve().parents[3]
+    """Where the target's sources are: inside the installed package
+    (``rtshield/source``, same layout), else the checkout this module is in."""
+    here = Path(__file__).resolve()
+    installed = here.parents[1] / "source"
+    if (installed / "tools" / "freertos_build.sh").is_file():
+        return installed
+    return here.parents[3]
 
 
 def default_scenario() -> Path:
@@ -200,6 +217,9 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
             "the rig derives the unprotected one)"
         )
     data = copy.deepcopy(data)
+    for f in data.get("flows", []):  # a capture's path is relative to the scenario file
+        if f.get("pattern") == "pcap" and isinstance(f.get("file"), str):
+            f["file"] = str((p.parent / f["file"]).resolve())
     floods = [f for f in data.get("flows", []) if f.get("protocol") == "tcp"]
     if phase_s is None:
         phase_s = 3.0
@@ -291,12 +311,24 @@ def target_config(
     for f in scn.flows:
         if f.protocol not in ("udp", "tcp") or not f.bind:
             continue
-        if f.protocol == "tcp" and f.dst_port != LISTEN_PORT:
+        modbus = _is_modbus(f)
+        pcap = f.pattern == "pcap"  # replayed by the rig; its socket a listener or a UDP worker
+        if f.protocol == "tcp" and not modbus and not pcap and f.dst_port != LISTEN_PORT:
             raise UsageError(
-                f"rig freertos-tcp: flow {f.name}: a TCP flow is the listener the attacks hit; "
-                f"its dst_port must be {LISTEN_PORT}"
+                f"rig freertos-tcp: flow {f.name}: a stepped TCP flow is the listener the attacks "
+                f"hit; its dst_port must be {LISTEN_PORT}"
             )
-        if f.protocol == "udp" and f.pattern != "constant":
+        if modbus and f.dst_port == LISTEN_PORT:
+            raise UsageError(
+                f"rig freertos-tcp: flow {f.name}: a MODBUS/TCP flow (TCP at a constant rate) "
+                f"needs a port other than the attacks' listener {LISTEN_PORT} (e.g. 5020)"
+            )
+        if modbus and f.pattern != "constant":
+            raise UsageError(
+                f"rig freertos-tcp: flow {f.name}: the rig polls MODBUS/TCP flows at a constant "
+                f'rate (pattern = "constant"), not {f.pattern!r}'
+            )
+        if f.protocol == "udp" and f.pattern not in ("constant", "pcap"):
             raise UsageError(
                 f"rig freertos-tcp: flow {f.name}: the rig sends UDP flows at a constant rate "
                 f'(pattern = "constant"), not {f.pattern!r}'
@@ -304,7 +336,7 @@ def target_config(
         w = workers.get(f.name)
         values = [
             f.name,
-            f.protocol,
+            "modbus" if modbus else f.protocol,
             f.dst_port,
             f.priority,
             f.capacity or 0,
@@ -317,13 +349,32 @@ def target_config(
     return "\n".join(lines) + "\n"
 
 
+def _is_modbus(f: Any) -> bool:
+    """A bound TCP flow that is not stepped (the flood's picture) is a MODBUS/TCP flow."""
+    return f.protocol == "tcp" and f.bind and f.pattern not in ("steps", "pcap")
+
+
+def modbus_flows(scn: Any) -> list[dict[str, Any]]:
+    """What the rig's MODBUS poll clients poll: every MODBUS flow at its constant rate."""
+    return [
+        {"name": f.name, "port": f.dst_port, "rate": float(f.rate_pps or 0)}
+        for f in scn.flows
+        if _is_modbus(f) and (f.rate_pps or 0) > 0
+    ]
+
+
 def udp_flows(scn: Any) -> list[dict[str, Any]]:
     """What the rig's sender sends: every bound UDP flow at its constant rate."""
     return [
         {"name": f.name, "port": f.dst_port, "rate": float(f.rate_pps or 0), "size": f.size}
         for f in scn.flows
-        if f.protocol == "udp" and f.bind and (f.rate_pps or 0) > 0
+        if f.protocol == "udp" and f.bind and f.pattern == "constant" and (f.rate_pps or 0) > 0
     ]
+
+
+def pcap_flows(scn: Any) -> list[Any]:
+    """The flows the rig replays from their captures (``pattern = "pcap"``)."""
+    return [f for f in scn.flows if f.pattern == "pcap"]
 
 
 # ------------------------------------------------------------------ the sender
@@ -339,7 +390,7 @@ bounds = spec["bounds"]
 flows = spec["flows"]
 socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in flows]
 sent = [[0] * len(bounds) for _ in flows]
-t0 = mono()
+t0 = max(mono(), spec.get("t0_ns", 0))
 nxt = [t0 + int(i * 1e9 / max(1.0, f["rate"]) / len(flows)) for i, f in enumerate(flows)]
 seq = [0] * len(flows)
 end = spec["end_ns"]
@@ -412,7 +463,7 @@ def run_variant(
     run_dir.mkdir(parents=True, exist_ok=True)
     P, B = opts.phase_s, opts.break_s
     total = 3 * P + 2 * B
-    seconds = int(math.ceil(total + 1.5))
+    seconds = int(math.ceil(LEAD_S + total + 1.5))
     conf = run_dir / "device.conf"
     conf.write_text(
         target_config(
@@ -427,6 +478,19 @@ def run_variant(
     )
     for stale in ("device.json", "cycles.bin", "device.err"):
         (run_dir / stale).unlink(missing_ok=True)
+    replays = []  # the pcap flows' rewritten frames, ready before the target starts
+    for pf in pcap_flows(scn):
+        frames = run_dir / f"pcap_{pf.name}.bin"
+        pcap_replay.prepare(
+            pf,
+            frames,
+            total,
+            src_mac=h.mac(h.ns_atk, h.if_atk),
+            dst_mac=h.mac(h.ns_dev, h.if_dev),
+            src_ip=ATTACKER_ADDR,
+            dst_ip=DEVICE_ADDR,
+        )
+        replays.append((pf.name, frames))
     err = run_dir / "device.err"
     dev_proc = h.spawn(
         "device",
@@ -443,7 +507,7 @@ def run_variant(
         raise RigError(
             f"rig freertos-tcp: the target did not start ({(why or [first or 'no output'])[0]})"
         )
-    t0 = _mono()
+    t0 = _mono() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
     bounds = [
         (t0, t0 + int(P * 1e9)),
         (t0 + int((P + B) * 1e9), t0 + int((2 * P + B) * 1e9)),
@@ -452,15 +516,72 @@ def run_variant(
     flows = udp_flows(scn)
     sender = None
     if flows:
-        spec = {"dst": DEVICE_ADDR, "flows": flows, "bounds": bounds, "end_ns": bounds[2][1]}
+        spec = {
+            "dst": DEVICE_ADDR,
+            "flows": flows,
+            "bounds": bounds,
+            "end_ns": bounds[2][1],
+            "t0_ns": t0,
+        }
         sender = h.spawn(
             "attacker",
             [sys.executable, "-c", _SENDER, json.dumps(spec)],
-            limit_s=total + 5,
+            limit_s=LEAD_S + total + 5,
             name=f"{run_dir.name}.sender",
             stop_signal="TERM",
             stdout=subprocess.PIPE,
         )  # not pinned beside the flood tool: its pacing would turn into bursts
+    pollers = []
+    for mf in modbus_flows(scn):
+        mspec = {
+            "dst": DEVICE_ADDR,
+            "port": mf["port"],
+            "rate": mf["rate"],
+            "t0_ns": t0,
+            "end_ns": bounds[2][1],
+            "timeout_ns": int(MODBUS_TIMEOUT_S * 1e9),
+            "out": str((run_dir / f"modbus_{mf['name']}.bin").resolve()),
+        }
+        (run_dir / f"modbus_{mf['name']}.bin").unlink(missing_ok=True)
+        pollers.append(
+            (
+                mf["name"],
+                h.spawn(
+                    "attacker",
+                    [
+                        sys.executable,
+                        str(Path(__file__).with_name("modbus_client.py")),
+                        json.dumps(mspec),
+                    ],
+                    limit_s=LEAD_S + total + MODBUS_TIMEOUT_S + 5,
+                    name=f"{run_dir.name}.modbus_{mf['name']}",
+                    stop_signal="TERM",
+                    stdout=subprocess.PIPE,
+                ),
+            )
+        )
+    replayers = []
+    for name, frames in replays:
+        rspec = {
+            "frames": str(frames.resolve()),
+            "ifname": h.if_atk,
+            "t0_ns": t0,
+            "end_ns": bounds[2][1],
+            "bounds": bounds,
+        }
+        replayers.append(
+            (
+                name,
+                h.spawn(
+                    "attacker",
+                    [sys.executable, str(Path(pcap_replay.__file__)), json.dumps(rspec)],
+                    limit_s=LEAD_S + total + 5,
+                    name=f"{run_dir.name}.pcap_{name}",
+                    stop_signal="TERM",
+                    stdout=subprocess.PIPE,
+                ),
+            )
+        )
     say(f"idle before ({P:g} s)")
     _sleep_until(bounds[1][0])
     c0 = h.counters()
@@ -493,6 +614,27 @@ def run_variant(
             sent = json.loads(line)
         except ValueError:
             raise RigError("rig freertos-tcp: the flow sender reported nothing") from None
+    for name, rp in replayers:
+        line = _readline(rp, 10.0)
+        h.stop(rp)
+        try:
+            r = json.loads(line)
+        except ValueError:
+            raise RigError(
+                f"rig freertos-tcp: the pcap replay of {name} reported nothing"
+            ) from None
+        sent.setdefault("sent", {})[name] = r["sent"]
+        sent.setdefault("total", {})[name] = r["total"]
+    polled: dict[str, Any] = {}
+    for name, pp in pollers:
+        line = _readline(pp, MODBUS_TIMEOUT_S + 10.0)
+        h.stop(pp)
+        try:
+            polled[name] = json.loads(line)
+        except ValueError:
+            raise RigError(
+                f"rig freertos-tcp: the MODBUS poll client of {name} reported nothing"
+            ) from None
     done = _readline(dev_proc, seconds + 20 - (_mono() - t0) / 1e9)
     rc = h.wait(dev_proc, 10)
     h.stop(dev_proc)
@@ -512,6 +654,7 @@ def run_variant(
         "attack": attack,
         "bounds_ns": bounds,
         "sent": sent,
+        "modbus": polled,
         "traffic": traffic,
         "device": device,
     }
@@ -601,6 +744,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
     names = list(d["flows"])
     sent_ns: dict[str, np.ndarray] = {}
     truncated: dict[str, bool] = {}
+    modbus_phases: dict[str, Any] = {}
+    replayed = {pf.name for pf in pcap_flows(scn)}
     for name, fl in d["flows"].items():
         offered = raw["sent"].get("total", {}).get(name)
         entry: dict[str, Any] = {
@@ -613,18 +758,38 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             entry["dropped"] = max(0, offered - fl["delivered"])
             entry["delivered_ratio"] = round(fl["delivered"] / offered, 4) if offered else None
         f = run_dir / f"latency_{name}.bin"
-        if f.is_file():
+        if f.is_file() and name not in replayed:  # a capture's payload carries no send time
             lat = np.fromfile(f, dtype="<u8").reshape(-1, 2).astype(np.int64)
             ok = lat[:, 0] > 0
             sent_ns[name] = lat[ok, 0]
             truncated[name] = fl.get("latency_recorded", 0) < fl["delivered"]
             dist = _dist_us(lat[ok, 1] - lat[ok, 0])
             entry["latency_us"] = {k: dist[k] for k in ("p50", "p99", "max")}
-        if fl["proto"] == "tcp":
+        mb = run_dir / f"modbus_{name}.bin"
+        if fl["proto"] == "modbus" and mb.is_file():
+            acc = account(read_records(str(mb)), bounds, int(MODBUS_TIMEOUT_S * 1e9), PHASES)
+            modbus_phases[name] = acc.pop("phases")
+            entry.update(acc)  # offered/delivered: polls and their answers in time
+            entry["dropped"] = entry["offered"] - entry["delivered"]
+            entry["served_by_device"] = fl["delivered"]
+            entry["connections"] = fl.get("connections")
+            entry["refused"] = fl.get("refused")
+            entry["client"] = raw.get("modbus", {}).get(name)
+        if name in replayed:  # offered: the frames the rig replayed
+            entry["replayed"] = True
+            entry.pop("dropped", None)  # a capture's frames are not all meant for the socket
+        elif fl["proto"] == "tcp":
             entry["accepted"] = fl["delivered"]
             entry["offered"] = None  # the attack tools' frames are counted in traffic
             entry.pop("dropped", None)
         flows[name] = entry
+    for name in sorted(replayed - set(flows)):  # replayed without a socket of its own
+        flows[name] = {
+            "protocol": next(f.protocol for f in scn.flows if f.name == name),
+            "offered": raw["sent"].get("total", {}).get(name),
+            "delivered": None,
+            "replayed": True,
+        }
     snaps = d["snapshots"]
     phases: dict[str, Any] = {}
     for ph, (lo, hi) in zip(PHASES, bounds, strict=True):
@@ -648,12 +813,19 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         for i, name in enumerate(names):
             sent = raw["sent"].get("sent", {}).get(name)
             k = PHASES.index(ph)
+            if name in modbus_phases:
+                part["flows"][name] = modbus_phases[name][ph]
+                continue
             if name in sent_ns and not truncated[name]:
                 # exact: the datagrams sent in this phase that were delivered
                 got = int(((sent_ns[name] >= lo) & (sent_ns[name] < hi)).sum())
             else:  # the monitor's 100 ms snapshots
                 got = b["delivered"][i] - a["delivered"][i]
             part["flows"][name] = {"offered": sent[k] if sent else None, "delivered": got}
+        for name in flows:
+            if name not in part["flows"]:
+                sent = raw["sent"].get("sent", {}).get(name)
+                part["flows"][name] = {"offered": sent[k] if sent else None, "delivered": None}
         phases[ph] = part
     whole = _critical(cyc, period, bounds[0][0], bounds[2][1])
     threads: dict[str, int] = {}  # CPU ns per FreeRTOS task (thread name), whole run
@@ -661,7 +833,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         name = key.rsplit("#", 1)[0]
         threads[name] = threads.get(name, 0) + int(ns)
     ip_ns = threads.get(IP_TASK_NAME)
-    delivered = sum(f["delivered"] for f in flows.values())
+    delivered = sum(f["delivered"] or 0 for f in flows.values())
     return {
         "scenario": scn.name,
         "target": "freertos-tcp",
@@ -712,7 +884,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
 
 
 def _hp_flow(scn: Any) -> str | None:
-    udp = [f for f in scn.flows if f.protocol == "udp"]
+    udp = [f for f in scn.flows if f.protocol == "udp" or (_is_modbus(f) and f.rate_pps)]
     return max(udp, key=lambda f: f.priority).name if udp else None
 
 
@@ -804,6 +976,10 @@ def _sim_table(sim: Mapping[str, Mapping[str, Any]], hp: str | None) -> dict[str
         v: {
             "critical": {k: s["critical"][k] for k in ("cycles", "misses", "lateness_max_pct")},
             "hp": s.get("flows", {}).get(hp or "", {}),
+            "flows": {
+                n: {k: f.get(k) for k in ("offered", "delivered")}
+                for n, f in s.get("flows", {}).items()
+            },
         }
         for v, s in sim.items()
     }
@@ -843,6 +1019,10 @@ def comparison(
                 "wakeup_p99_9_us": {p: ph[p]["critical"]["wakeup_us"]["p99_9"] for p in PHASES},
                 "cycle_p99_9_us": {p: ph[p]["critical"]["cycle_time_us"]["p99_9"] for p in PHASES},
                 "hp": ph["attack"]["flows"].get(hp or "", {}),
+                "flows": {  # every flow, whole run: UDP, MODBUS polls, replayed captures
+                    n: {k: f.get(k) for k in ("offered", "delivered")}
+                    for n, f in r["flows"].items()
+                },
                 "dropped_attack": ph["attack"]["dropped"],
                 "cpu_per_frame_ns": r["cpu_per_frame_ns"],
             }
@@ -930,6 +1110,28 @@ _CSS = (
     "td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
     "th{background:#eee}td:first-child{text-align:left}"
 )
+
+
+def _flow_table(comp: Mapping[str, Any]) -> str:
+    """Every flow, offered/delivered over the whole run: each simulated variant beside each
+    real run of that variant (MODBUS flows: polls and answers in time; replayed captures:
+    frames replayed and what the flow's socket received)."""
+    names: list[str] = []
+    for r in comp["runs"]:
+        names += [n for n in r.get("flows", {}) if n not in names]
+    if not names:
+        return ""
+    rows = []
+    for v, s in comp["simulation"].items():
+        fl = s.get("flows", {})
+        rows.append([f"simulation, {v}"] + [_od(fl.get(n)) for n in names])
+    for r in comp["runs"]:
+        rows.append([f"real stack, {r['run']}"] + [_od(r.get("flows", {}).get(n)) for n in names])
+    return "<h3>Every flow, whole run (delivered/offered)</h3>" + _table(["", *names], rows)
+
+
+def _od(f: Mapping[str, Any] | None) -> str:
+    return "—" if not f else f"{_fmt(f.get('delivered'))}/{_fmt(f.get('offered'))}"
 
 
 def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Path:
@@ -1047,6 +1249,7 @@ held against the scenario's flood.</p>
             claim_rows,
         )
     }
+{_flow_table(comp)}
 {capacity}
 <p>Per-run details: <code>runs/*/summary.json</code>;
 the simulator's: <code>sim/*/summary.json</code>.</p>

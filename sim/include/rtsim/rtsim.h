@@ -268,6 +268,13 @@ typedef struct rtsim_costs {
     int64_t poll_per_packet_ns;     /**< polling task: per harvested frame */
     int64_t isr_rx_batch_ns; /**< RX ISR body once per interrupt (one batch of descriptors:
                                   hand-over, waking the network task), beyond entry/exit */
+    int64_t driver_wake_ns; /**< network task: one wake-up (switch in, and the block and
+                                 switch out once its queue is empty), charged to the first
+                                 packet it takes after being switched in from another task
+                                 or idle; the packets it finds queued behind it share it */
+    int64_t driver_handover_ns; /**< network task: handing a packet to its worker's mailbox
+                                     and notifying the worker, beyond driver_per_packet; a
+                                     packet without a socket (dropped) does not pay it */
 } rtsim_costs;
 
 /** One RX interrupt source (edge NIC line) when rtsim_config.n_sources > 0.
