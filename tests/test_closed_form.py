@@ -24,14 +24,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 def shipped_scenarios() -> list[Path]:
     """Every scenarios/**.toml that is a simulator scenario (the analysis
-    folder holds system descriptions for ``rtshield analyze``, which the
-    loader refuses with a UsageError saying so)."""
+    folder holds system descriptions for ``rtshield analyze``, the calibration
+    folder calibration files for ``rtshield calibrate``, which the loader
+    refuses with a UsageError saying so)."""
     out = []
     for p in sorted((REPO / "scenarios").rglob("*.toml")):
         try:
             load_scenario(p)
         except UsageError as e:
-            assert "system description" in str(e), f"{p}: {e}"
+            assert "system description" in str(e) or "calibration file" in str(e), f"{p}: {e}"
             continue
         out.append(p)
     return out

@@ -212,3 +212,66 @@ def test_unreachable_scheduler_is_one_line(tmp_path, capsys, flood):
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--scheduler" in err[0]
+
+
+def test_a_point_without_figures_has_its_numbers_and_no_png(tmp_path, flood):
+    """What a sweep point (and a demo configuration) writes without --run-figures."""
+    from rtshield.runner import run_one
+    from rtshield.scenario import load_scenario
+
+    sc = load_scenario(flood, {"scenario": {"duration": "1s"}})
+    bare = run_one(sc, tmp_path / "bare", figures=False)
+    assert {p.suffix for p in (tmp_path / "bare").iterdir() if not p.name.startswith(".")} == {
+        ".json",
+        ".csv",
+        ".parquet",
+        ".html",
+    }
+    assert "data:image/png" not in (tmp_path / "bare" / "report.html").read_text()
+    assert bare.entry.figures == {}
+    drawn = run_one(sc, tmp_path / "drawn")
+    assert (tmp_path / "drawn" / "packets.png").is_file() and "packets" in drawn.entry.figures
+    assert bare.entry.summary == drawn.entry.summary
+
+
+def test_the_progress_bar_keeps_running_through_the_report_phase():
+    """demo, compare: the bar's last step (figures and report) is one long call;
+    its elapsed time keeps being redrawn, and clear() leaves a clean line."""
+    import io
+    import time
+
+    from rtshield.progress import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar("demo", unit="steps done", stream=stream, delay=0.0, enabled=True)
+    bar(8, 9)
+    bar.clear()
+    assert stream.getvalue().endswith("\r") and stream.getvalue().count("\r") == 3
+    with bar.working(8, 9, every=0.02):
+        time.sleep(0.45)
+    drawn = [s for s in stream.getvalue().split("\r") if s.startswith("demo [")]
+    assert len(drawn) >= 3 and all("8/9 steps done" in s for s in drawn)
+    assert len({s.rsplit(" ", 1)[1] for s in drawn}) >= 2  # the elapsed time moved
+    bar(9, 9)
+    bar.close()
+    last = stream.getvalue().split("\r")[-1]
+    assert "100.0%" in last and "9/9 steps done" in last and last.endswith("\n")
+
+
+def test_run_no_figures_writes_the_numbers_and_report_only(tmp_path, flood):
+    out = tmp_path / "o"
+    rc = cli.main(
+        [
+            "run",
+            str(flood),
+            "--out",
+            str(out),
+            "--quiet",
+            "--no-figures",
+            "--set",
+            "scenario.duration=1s",
+        ]
+    )
+    assert rc == 0
+    names = {p.name for p in out.iterdir() if not p.name.startswith(".")}
+    assert names == {"summary.json", "timeseries.csv", "timeseries.parquet", "report.html"}

@@ -17,7 +17,7 @@
 #   -Os, arm-none-eabi-gcc 12; docs/codesize.md explains the numbers):
 #
 #     configuration  switches off                          budget (B)
-#     full           none (every component)                    16384
+#     full           none (every component)                    16256
 #     danicki        LIMITERS, RX_PATH, NIC                     8192
 #     regehr         MITIGATIONS, RX_PATH, NIC, DETECT          6144
 #     behnke-rx      MITIGATIONS, LIMITERS, NIC, DETECT        12288
@@ -26,7 +26,8 @@
 #   "danicki" is the typical minimal driver build: one RX line guarded by
 #   the Danicki mitigations with detection (the ESP32 study); it must fit
 #   the 8 KiB of issue 13. The full library does not (docs/codesize.md
-#   says by how much and why); its budget catches growth.
+#   says by how much and why); its budget, about 2 % over its measured
+#   15933 B, catches growth.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: cortex_m3_build.sh OUTDIR [--markdown]}
@@ -42,7 +43,7 @@ flags=(-std=c11 -mcpu=cortex-m3 -mthumb -Os -ffreestanding -Wall -Wextra -Werror
 
 # name | -D switches | budget in bytes
 configs=(
-  "full||16384"
+  "full||16256"
   "danicki|-DRTS_CONFIG_LIMITERS=0 -DRTS_CONFIG_RX_PATH=0 -DRTS_CONFIG_NIC=0|8192"
   "regehr|-DRTS_CONFIG_MITIGATIONS=0 -DRTS_CONFIG_RX_PATH=0 -DRTS_CONFIG_NIC=0 -DRTS_CONFIG_DETECT=0|6144"
   "behnke-rx|-DRTS_CONFIG_MITIGATIONS=0 -DRTS_CONFIG_LIMITERS=0 -DRTS_CONFIG_NIC=0 -DRTS_CONFIG_DETECT=0|12288"

@@ -2,6 +2,7 @@
  * the network driver's budget. */
 #include "rtshield/rts_budget_mit.h"
 #include "rtshield/rts_opts.h"
+#include "rts_time.h"
 
 #if RTS_CONFIG_MITIGATIONS
 
@@ -88,8 +89,8 @@ static rts_action charge(rts_budget_mit *m, rts_time_ns work_ns)
     /* The part of this work not covered by a positive budget. */
     const int64_t over = before >= 0 ? (after < 0 ? (after == INT64_MIN ? INT64_MAX : -after) : 0) : w;
     m->budget_ns = after;
-    m->charged_ns = m->charged_ns > UINT64_MAX - work_ns ? UINT64_MAX : m->charged_ns + work_ns;
-    m->overdraft_ns = m->overdraft_ns > UINT64_MAX - (uint64_t)over ? UINT64_MAX : m->overdraft_ns + (uint64_t)over;
+    m->charged_ns = rts_time_add(m->charged_ns, work_ns);
+    m->overdraft_ns = rts_time_add(m->overdraft_ns, (uint64_t)over);
     if (m->cfg.carry_overdraft) {
         m->debt_ns = m->debt_ns > INT64_MAX - over ? INT64_MAX : m->debt_ns + over;
     }

@@ -1,6 +1,7 @@
 /* Burst Mitigation (Danicki et al. §2.2): a packet capacity per time slice. */
 #include "rtshield/rts_burst_mit.h"
 #include "rtshield/rts_opts.h"
+#include "rts_time.h"
 
 #if RTS_CONFIG_MITIGATIONS
 
@@ -57,8 +58,7 @@ static void maybe_new_slice(rts_burst_mit *m, rts_time_ns now)
 
 static rts_time_ns next_slice_start(const rts_burst_mit *m)
 {
-    const rts_time_ns end = m->slice_start + m->cfg.slice_ns;
-    return end < m->slice_start ? UINT64_MAX : end; /* saturate at the end of time */
+    return rts_time_add(m->slice_start, m->cfg.slice_ns); /* saturates at the end of time */
 }
 
 rts_action rts_burst_mit_on_rx_isr(rts_burst_mit *m, rts_time_ns now)

@@ -116,7 +116,8 @@ uint8_t rts_classify_isr(const rts_flow_table *t, const uint8_t *frame, size_t l
 {
 #if RTS_CONFIG_RX_INLINE
     if (info == NULL) {
-        return rts_classify_flow_inline(t, frame, len); /* the lean parse, same flow */
+        /* The lean parse, same flow; it needs a frame (a NULL one is the default flow). */
+        return frame != NULL ? rts_classify_flow_inline(t, frame, len) : (uint8_t)RTS_FLOW_DEFAULT;
     }
     rts_cls_info *i = info;
 #else

@@ -25,7 +25,37 @@ enum {
     RTS_CLS_UDP_MIN = 8
 };
 
-/* Big-endian 16-bit read; the caller has checked off + 2 <= len. */
+/* Big-endian reads; the caller has checked off + 2 (off + 4) <= len. With
+ * GCC or Clang on a little-endian core, one bounded unaligned load and a
+ * byte swap (an ldrh/rev16 on a Cortex-M3, a movzwl/rol on x86) instead of
+ * byte loads at a run-time offset; the same bytes are read either way. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint16_t rts_cls_be16(const uint8_t *p, size_t off)
+{
+    uint16_t v;
+    __builtin_memcpy(&v, p + off, sizeof v);
+    return __builtin_bswap16(v);
+}
+
+static inline uint32_t rts_cls_be32(const uint8_t *p, size_t off)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, p + off, sizeof v);
+    return __builtin_bswap32(v);
+}
+
+/* A 16-bit field as it lies in memory, to compare with RTS_CLS_NET16() of a
+ * constant (the constant is swapped at compile time, the field not at all). */
+static inline uint16_t rts_cls_raw16(const uint8_t *p, size_t off)
+{
+    uint16_t v;
+    __builtin_memcpy(&v, p + off, sizeof v);
+    return v;
+}
+#define RTS_CLS_NET16(x) ((uint16_t)((((unsigned)(x) & 0xFFu) << 8) | ((unsigned)(x) >> 8)))
+#else
+#define rts_cls_raw16 rts_cls_be16
+#define RTS_CLS_NET16(x) ((uint16_t)(x))
 static inline uint16_t rts_cls_be16(const uint8_t *p, size_t off)
 {
     return (uint16_t)(((unsigned)p[off] << 8) | (unsigned)p[off + 1u]);
@@ -36,6 +66,7 @@ static inline uint32_t rts_cls_be32(const uint8_t *p, size_t off)
     return ((uint32_t)p[off] << 24) | ((uint32_t)p[off + 1u] << 16) | ((uint32_t)p[off + 2u] << 8) |
            (uint32_t)p[off + 3u];
 }
+#endif
 
 /*
  * The flow of a frame without the header facts (the receive path's ISR):
@@ -46,54 +77,73 @@ static inline uint32_t rts_cls_be32(const uint8_t *p, size_t off)
  * is written but the result.
  */
 #if RTS_CONFIG_RX_INLINE
+/* The IPv4 part, from the network header at `l3` (a constant where it is
+ * inlined: 14, or 18 behind a VLAN tag). */
+#if defined(__GNUC__)
+#define RTS_CLS_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define RTS_CLS_ALWAYS_INLINE inline
+#endif
+static RTS_CLS_ALWAYS_INLINE uint8_t rts_classify_ipv4_flow(const rts_flow_table *t, const uint8_t *f,
+                                                            size_t len, size_t l3)
+{
+    if (len < l3 + RTS_CLS_IPV4_MIN) {
+        return RTS_FLOW_DEFAULT;
+    }
+    /* Version 4 and a header length of at least 5 words: 0x45..0x4F. */
+    const unsigned ver_ihl = f[l3];
+    if (ver_ihl - 0x45u > 0x0Au) {
+        return RTS_FLOW_DEFAULT;
+    }
+    const size_t ihl = (size_t)(ver_ihl - 0x40u) * 4u; /* the low nibble: the version is 4 */
+    const size_t total = rts_cls_be16(f, l3 + 2u);
+    if (total < ihl || total > len - l3) {
+        return RTS_FLOW_DEFAULT;
+    }
+    if ((rts_cls_raw16(f, l3 + 6u) & RTS_CLS_NET16(0x3FFFu)) != 0u) { /* MF or a fragment offset */
+        return RTS_FLOW_BACKGROUND;
+    }
+    const unsigned proto = f[l3 + 9u];
+    const size_t l4_len = total - ihl;
+    const size_t l4 = l3 + ihl;
+    /* UDP and TCP, each against its own minimum header (one compare
+     * each rather than a select); shorter ones fall to the default. */
+    if ((proto == RTS_CLS_IP_UDP && l4_len >= RTS_CLS_UDP_MIN) ||
+        (proto == RTS_CLS_IP_TCP && l4_len >= RTS_CLS_TCP_MIN)) {
+        /* The source address matters only when some flow matches one. */
+        const uint32_t src = t->n_specific != 0u ? rts_cls_be32(f, l3 + 12u) : 0u;
+        return rts_flow_lookup_inline(t, proto, rts_cls_be16(f, l4 + 2u), src);
+    }
+    if (proto == RTS_CLS_IP_ICMP) {
+        return l4_len < RTS_CLS_ICMP_MIN ? (uint8_t)RTS_FLOW_DEFAULT : (uint8_t)RTS_FLOW_ICMP;
+    }
+    return RTS_FLOW_DEFAULT;
+}
+
+/* Untagged IPv4 is tested first, so the common frame pays no VLAN compare,
+ * and each IPv4 copy has its header at a constant offset. */
 static inline uint8_t rts_classify_flow_inline(const rts_flow_table *t, const uint8_t *f, size_t len)
 {
-    if (f == NULL || len < RTS_CLS_ETH_HDR) {
+    RTS_ASSERT(f != NULL, "classifier: the inline parse needs a frame (the caller checks)");
+    if (len < RTS_CLS_ETH_HDR) {
         return RTS_FLOW_DEFAULT;
     }
     size_t l3 = RTS_CLS_ETH_HDR;
-    unsigned type = rts_cls_be16(f, 12u);
-    if (type == RTS_CLS_ETHERTYPE_VLAN) {
+    unsigned type = rts_cls_raw16(f, 12u); /* compared in network byte order */
+    if (type == RTS_CLS_NET16(RTS_CLS_ETHERTYPE_IPV4)) {
+        return rts_classify_ipv4_flow(t, f, len, RTS_CLS_ETH_HDR);
+    }
+    if (type == RTS_CLS_NET16(RTS_CLS_ETHERTYPE_VLAN)) {
         if (len < RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG) {
             return RTS_FLOW_DEFAULT;
         }
-        type = rts_cls_be16(f, 16u);
+        type = rts_cls_raw16(f, 16u);
         l3 = RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG;
+        if (type == RTS_CLS_NET16(RTS_CLS_ETHERTYPE_IPV4)) {
+            return rts_classify_ipv4_flow(t, f, len, RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG);
+        }
     }
-    if (type == RTS_CLS_ETHERTYPE_IPV4) {
-        if (len - l3 < RTS_CLS_IPV4_MIN) {
-            return RTS_FLOW_DEFAULT;
-        }
-        /* Version 4 and a header length of at least 5 words: 0x45..0x4F. */
-        const unsigned ver_ihl = f[l3];
-        if (ver_ihl - 0x45u > 0x0Au) {
-            return RTS_FLOW_DEFAULT;
-        }
-        const size_t ihl = (size_t)(ver_ihl & 0x0Fu) * 4u;
-        const size_t total = rts_cls_be16(f, l3 + 2u);
-        if (total < ihl || total > len - l3) {
-            return RTS_FLOW_DEFAULT;
-        }
-        if ((rts_cls_be16(f, l3 + 6u) & 0x3FFFu) != 0u) { /* MF or a fragment offset */
-            return RTS_FLOW_BACKGROUND;
-        }
-        const unsigned proto = f[l3 + 9u];
-        const size_t l4_len = total - ihl;
-        const size_t l4 = l3 + ihl;
-        if (proto == RTS_CLS_IP_UDP || proto == RTS_CLS_IP_TCP) {
-            if (l4_len < (proto == RTS_CLS_IP_TCP ? (size_t)RTS_CLS_TCP_MIN : (size_t)RTS_CLS_UDP_MIN)) {
-                return RTS_FLOW_DEFAULT;
-            }
-            /* The source address matters only when some flow matches one. */
-            const uint32_t src = t->n_specific != 0u ? rts_cls_be32(f, l3 + 12u) : 0u;
-            return rts_flow_lookup_inline(t, proto, rts_cls_be16(f, l4 + 2u), src);
-        }
-        if (proto == RTS_CLS_IP_ICMP) {
-            return l4_len < RTS_CLS_ICMP_MIN ? (uint8_t)RTS_FLOW_DEFAULT : (uint8_t)RTS_FLOW_ICMP;
-        }
-        return RTS_FLOW_DEFAULT;
-    }
-    if (type == RTS_CLS_ETHERTYPE_ARP) {
+    if (type == RTS_CLS_NET16(RTS_CLS_ETHERTYPE_ARP)) {
         if (len - l3 < RTS_CLS_ARP_FIXED) {
             return RTS_FLOW_DEFAULT;
         }

@@ -2,12 +2,13 @@
  * interrupt count per slice, queue fill watermarks. */
 #include "rtshield/rts_detect.h"
 #include "rtshield/rts_opts.h"
+#include "rts_time.h"
 
 #define PPM_ONE ((uint64_t)RTS_PPM_ONE)
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+    return rts_time_add(a, b); /* the library's one saturating add (rts_time.h) */
 }
 
 static int64_t to_i64(uint64_t v)

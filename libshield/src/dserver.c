@@ -1,6 +1,7 @@
 /* Deferrable server (Behnke et al. §2.4). */
 #include "rtshield/rts_dserver.h"
 #include "rtshield/rts_opts.h"
+#include "rts_time.h"
 
 #if RTS_CONFIG_RX_PATH
 
@@ -61,8 +62,7 @@ uint64_t rts_dserver_remaining(rts_dserver *s, rts_time_ns now)
 rts_time_ns rts_dserver_next_replenish(rts_dserver *s, rts_time_ns now)
 {
     rts_dserver_update(s, now);
-    const rts_time_ns next = s->period_start + s->period_ns;
-    return next < s->period_start ? UINT64_MAX : next;
+    return rts_time_add(s->period_start, s->period_ns);
 }
 
 uint64_t rts_dserver_dbf(uint64_t budget, uint64_t period_ns, uint64_t delta_ns)

@@ -50,11 +50,32 @@ static inline unsigned rts_flow_find(const rts_flow_table *t, uint32_t key, uint
     }
 }
 
+#if RTS_CONFIG_RX_INLINE
+/* rts_flow_find(t, key, 0, RTS_FLOW_DEFAULT) for a table without
+ * source-specific flows (n_specific 0), where every slot's src is 0 (the
+ * index is rebuilt with n_specific: flow_table.c), so the src compare can
+ * go; the home slot is read without the wrap mask (h < RTS_FLOW_INDEX_SLOTS). */
+static inline unsigned rts_flow_find_any(const rts_flow_table *t, uint32_t key)
+{
+    const unsigned h = rts_flow_home(key, 0u, t->mult);
+    uint32_t k = t->index[h].key;
+    if ((k & RTS_FLOW_KEY_MASK) == key) return k >> 24;
+    for (unsigned n = 1u; k != 0u && n <= t->probe_max; n++) {
+        k = t->index[(h + n) & RTS_FLOW_INDEX_MASK].key;
+        if ((k & RTS_FLOW_KEY_MASK) == key) return k >> 24;
+    }
+    return RTS_FLOW_DEFAULT;
+}
+#endif
+
 /* rts_flow_lookup_isr() for a checked proto (1..255) and port (< 65536). */
 static inline uint8_t rts_flow_lookup_inline(const rts_flow_table *t, unsigned proto, unsigned port,
                                              uint32_t src)
 {
     const uint32_t key = rts_flow_key(proto, port);
+#if RTS_CONFIG_RX_INLINE /* the speed build; the size build keeps one probe loop */
+    if (t->n_specific == 0u) return (uint8_t)rts_flow_find_any(t, key);
+#endif
     if (src != 0u && t->n_specific != 0u) {
         const unsigned id = rts_flow_find(t, key, src, RTS_FLOW_NONE);
         if (id != RTS_FLOW_NONE) return (uint8_t)id;
@@ -62,11 +83,10 @@ static inline uint8_t rts_flow_lookup_inline(const rts_flow_table *t, unsigned p
     return (uint8_t)rts_flow_find(t, key, 0u, RTS_FLOW_DEFAULT);
 }
 
-/* rts_flow_admit_isr() for a valid id, without a call for an unlimited
- * flow (the common case). */
-static inline bool rts_flow_admit_inline(rts_flow_table *t, unsigned id, rts_time_ns now)
+/* rts_flow_admit_isr() for a valid id (f is &t->flows[id]), without a
+ * call for an unlimited flow (the common case). */
+static inline bool rts_flow_admit_inline(rts_flow_table *t, rts_flow *f, unsigned id, rts_time_ns now)
 {
-    rts_flow *f = &t->flows[id];
     if (!f->limited) {
         f->admitted++;
         return true;

@@ -1,6 +1,7 @@
 /* Global receive limit with an interrupt-to-polling switch (Behnke et al. §5.5). */
 #include "rtshield/rts_global_limit.h"
 #include "rtshield/rts_opts.h"
+#include "rts_time.h"
 
 #if RTS_CONFIG_RX_PATH
 
@@ -34,7 +35,7 @@ static void roll(rts_global_limit *g, rts_time_ns now)
 /* Start of the next period, saturating at the end of time. */
 static rts_time_ns next_period(const rts_global_limit *g)
 {
-    return g->period > UINT64_MAX - g->period_start ? UINT64_MAX : g->period_start + g->period;
+    return rts_time_add(g->period_start, g->period);
 }
 
 bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)

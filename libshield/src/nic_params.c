@@ -1,23 +1,18 @@
 /* Parameter rules for the multiqueue NIC (Behnke et al. §7.3.2). */
 #include "rtshield/rts_nic_params.h"
 #include "rtshield/rts_opts.h"
+#include "rts_time.h"
 
 #if RTS_CONFIG_NIC
 
-static rts_time_ns mul_sat(rts_time_ns a, uint64_t b)
-{
-    if (a != 0u && b > UINT64_MAX / a) return UINT64_MAX;
-    return a * b;
-}
-
 rts_time_ns rts_nic_wcpd(rts_time_ns t_netstack, uint64_t sum_nq)
 {
-    return mul_sat(t_netstack, sum_nq);
+    return rts_time_mul(t_netstack, sum_nq);
 }
 
 rts_time_ns rts_nic_t_qf(uint32_t n_q, rts_time_ns t_p)
 {
-    return mul_sat(t_p, n_q);
+    return rts_time_mul(t_p, n_q);
 }
 
 rts_time_ns rts_nic_t_abs_max(rts_time_ns t_d, rts_time_ns t_qf, rts_time_ns wcpd)

@@ -97,10 +97,11 @@ static bool recycle_takes(const rts_flow_queue *fq, int level, unsigned buf)
 }
 
 /* Figure 8 from "classified" on, for ring buffer `buf` (still counted in
- * the ring: see admit_and_take()); flow < RTS_FLOW_MAX and
+ * the ring: see admit_and_take()) of flow `flow` (f = its entry);
+ * flow < RTS_FLOW_MAX and
  * prio < RTS_FLOW_PRIO_LEVELS (the callers guarantee both). */
-static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
-                  rts_rx_result *res)
+static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, rts_flow *f, unsigned prio,
+                            rts_time_ns now, rts_rx_result *res)
 {
     rts_flow_queue *fq = &rx->fq;
     res->flow = (uint8_t)flow;
@@ -111,9 +112,9 @@ static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, unsi
     rts_rx_outcome out = RTS_RX_QUEUED;
     if (low && rx->short_circuit && (int)prio <= rts_fq_lowest_inline(fq)) {
         out = RTS_RX_SHORT_CIRCUIT; /* (a); an empty set of queues has lowest -1 */
-    } else if (!rts_flow_admit_inline(&rx->flows, flow, now)) {
+    } else if (!rts_flow_admit_inline(&rx->flows, f, flow, now)) {
         out = RTS_RX_FLOW_LIMIT; /* (b) */
-    } else if (RX_PUSH(fq, buf, flow, prio, rx->flows.flows[flow].queue_limit, RTS_BUF_RING) != RTS_OK) {
+    } else if (RX_PUSH(fq, buf, flow, prio, f->queue_limit, RTS_BUF_RING) != RTS_OK) {
         out = RTS_RX_QUEUE_FULL;
     }
     res->outcome = (uint8_t)out;
@@ -158,12 +159,16 @@ rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, 
     if (!admit_and_take(rx, buf, now, res, &err)) {
         return err;
     }
-    const rts_port *port = rx->port;
-    if (port != NULL && port->cache_invalidate != NULL && frame != NULL) {
-        port->cache_invalidate(port->ctx, frame, len < RTS_RX_HDR_BYTES ? len : RTS_RX_HDR_BYTES);
+    unsigned flow = RTS_FLOW_DEFAULT; /* no frame: what the classifier gives a NULL frame */
+    if (frame != NULL) {
+        const rts_port *port = rx->port;
+        if (port != NULL && port->cache_invalidate != NULL) {
+            port->cache_invalidate(port->ctx, frame, len < RTS_RX_HDR_BYTES ? len : RTS_RX_HDR_BYTES);
+        }
+        flow = RX_CLASSIFY(&rx->flows, frame, len);
     }
-    const uint8_t flow = RX_CLASSIFY(&rx->flows, frame, len);
-    place(rx, buf, flow, rx->flows.flows[flow].prio, now, res);
+    rts_flow *f = &rx->flows.flows[flow]; /* addressed once: priority, admission, queue limit */
+    place(rx, buf, flow, f, f->prio, now, res);
     return RTS_OK;
 }
 
@@ -177,7 +182,7 @@ rts_err rts_rx_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, un
     }
     if (flow >= RTS_FLOW_MAX) flow = RTS_FLOW_DEFAULT;
     if (prio >= RTS_FLOW_PRIO_LEVELS) prio = RTS_FLOW_PRIO_LEVELS - 1u;
-    place(rx, buf, flow, prio, now, res);
+    place(rx, buf, flow, &rx->flows.flows[flow], prio, now, res);
     return RTS_OK;
 }
 

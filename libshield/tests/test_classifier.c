@@ -107,6 +107,9 @@ static void test_other_ethertypes(void)
     ROW("NULL info accepted");
     size_t n = rts_fr_udp(fr, 1, 502, 0);
     CHECK_EQ(rts_classify_isr(&tbl, fr, n, NULL), f_udp);
+    ROW("NULL frame and NULL info: the default flow, nothing read");
+    CHECK_EQ(rts_classify_isr(&tbl, NULL, n, NULL), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_classify_isr(&tbl, NULL, 0, NULL), RTS_FLOW_DEFAULT);
 }
 
 typedef struct {

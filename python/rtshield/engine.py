@@ -11,7 +11,9 @@ Cost keys the engine reads from the platform preset's ``[costs]`` (all
 durations; a missing key is an error naming it, see docs/model.md):
 ``isr_entry_exit``, ``isr_per_packet``, ``driver_per_packet``,
 ``timer_isr``, ``mitigation_isr``, ``mitigation_driver``,
-``mitigation_report``, ``mitigation_poll``; the tick's cost is the
+``mitigation_report``, ``mitigation_poll``; optionally ``isr_queue_full``
+(the edge ISR's work for a packet that finds the driver's queue full; absent:
+``isr_per_packet``); the tick's cost is the
 preset's ``[platform] tick_isr``. With the receive path (``[rx]``) also
 :data:`RX_COST_KEYS`: ``rx_path_regular``, ``rx_path_short_circuit``,
 ``rx_path_prio_raise``, ``rx_path_recycle``, ``rx_path_rejected`` (the RX
@@ -42,6 +44,7 @@ from rtshield.units import MIN_RATE_HZ
 
 __all__ = [
     "COST_KEYS",
+    "OPTIONAL_COST_KEYS",
     "DETECTORS",  # noqa: F822 (module __getattr__)
     "DROP_REASONS",  # noqa: F822
     "RX_COST_KEYS",
@@ -67,8 +70,10 @@ COST_KEYS: dict[str, str] = {
 }
 
 #: Preset cost keys a preset may leave out (then 0) → fields of ``rtsim_costs``.
+#: ``isr_queue_full`` at 0 means "as ``isr_per_packet``" to the engine.
 OPTIONAL_COST_KEYS: dict[str, str] = {
     "isr_rx_batch": "isr_rx_batch_ns",
+    "isr_queue_full": "isr_queue_full_ns",  # an edge ISR that finds the queue full
     "driver_wake": "driver_wake_ns",
     "driver_handover": "driver_handover_ns",
 }
@@ -190,6 +195,11 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
                 "see docs/model.md)"
             )
         setattr(cfg.costs, fld, int(sc.costs[key]))
+    if "isr_queue_full" in sc.costs and int(sc.costs["isr_queue_full"]) <= 0:
+        raise UsageError(
+            f"{sc.platform.path}: [costs] isr_queue_full: must be positive, got "
+            f"{int(sc.costs['isr_queue_full'])} ns (leave it out to use isr_per_packet)"
+        )
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
     for key, fld in OPTIONAL_COST_KEYS.items():
         setattr(cfg.costs, fld, int(sc.costs.get(key, 0)))

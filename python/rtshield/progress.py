@@ -9,9 +9,12 @@ redraws at most ten times a second.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import TextIO
 
 __all__ = ["ProgressBar"]
@@ -71,6 +74,33 @@ class ProgressBar:
         self.stream.write("\r" + self.render(self._done, self._total))
         self.stream.flush()
         self.drawn = True
+
+    def clear(self) -> None:
+        """Blank the bar's line (when drawn), so that a message printed next starts
+        clean; the next update draws the bar again."""
+        if self.drawn:
+            self.stream.write("\r" + " " * len(self.render(self._done, self._total)) + "\r")
+            self.stream.flush()
+
+    @contextlib.contextmanager
+    def working(self, done: float, total: float, every: float = 0.25) -> Iterator[None]:
+        """Show ``done`` of ``total`` and keep the elapsed time running while the
+        ``with`` body works (one long call: the figures and the report), from a
+        background thread that only redraws."""
+        self(done, total)
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(every):
+                self(done, total)
+
+        t = threading.Thread(target=tick, name="rtshield-progress", daemon=True)
+        t.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            t.join()
 
     def close(self) -> None:
         """Draw the final state and end the line (only if the bar was shown).

@@ -936,6 +936,11 @@ def parse_scenario(
             f"{origin}: [system]: this is a system description for 'rtshield "
             "analyze' or 'design', not a scenario (see docs/scenarios.md)"
         )
+    if "calibration" in data and "scenario" not in data:
+        raise UsageError(
+            f"{origin}: [calibration]: this is a calibration file for 'rtshield "
+            "calibrate', not a scenario (see docs/calibrate.md)"
+        )
     for where, keys in ((origin, doc), (overrides_origin, sets)):
         for key in keys:
             if key not in sections:

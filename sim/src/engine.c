@@ -296,6 +296,11 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         }
         int64_t per =
             s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
+        /* The queue's state when the handler runs decides its work: a full
+         * queue refuses the packet before it is copied (costs.isr_queue_full). */
+        if (!s->cfg.n_sources && s->cfg.nic_kind == RTSIM_NIC_EDGE && k->isr_queue_full_ns > 0 &&
+            s->rxq.len == s->rxq.cap)
+            per = k->isr_queue_full_ns;
         cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
         if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
     } else {
@@ -1198,6 +1203,32 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
     }
 }
 
+/* The flow whose pending arrival comes first, by (time, sequence). */
+static void arrival_pick(rtsim *s)
+{
+    int best = -1;
+    for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
+        if (s->arr_t[i] == SIM_INF) continue;
+        if (best < 0 || s->arr_t[i] < s->arr_t[best] ||
+            (s->arr_t[i] == s->arr_t[best] && s->arr_seq[i] < s->arr_seq[best]))
+            best = (int)i;
+    }
+    s->arr_next = best;
+}
+
+/* Flow f's next arrival at t (SIM_INF or past the run: none). It takes the
+ * sequence number the event heap would have given it. */
+static void arrival_set(rtsim *s, uint32_t f, uint64_t t)
+{
+    if (t != SIM_INF && t < s->cfg.duration_ns) {
+        s->arr_t[f] = t;
+        s->arr_seq[f] = s->evq.next_seq++;
+    } else {
+        s->arr_t[f] = SIM_INF;
+    }
+    arrival_pick(s);
+}
+
 /* Arrivals lost in closed form. When flow f's next arrivals would find the
  * device exactly as its last one left it and be dropped without changing
  * anything but counters (the edge NIC's RX line already pending, pending
@@ -1235,6 +1266,8 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t 
     uint64_t limit = s->run_end;
     const sim_event *e = evq_peek(&s->evq);
     if (e != NULL && e->t < limit) limit = e->t;
+    for (uint32_t i = 0; i < s->cfg.n_flows; i++)
+        if (s->arr_t[i] < limit) limit = s->arr_t[i]; /* another flow's arrival */
     for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
         const uint64_t d = core_done(s, &s->core[i]);
         if (d < limit) limit = d;
@@ -1325,8 +1358,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     }
     kick(s, c, now);
     if (!s->cfg.exact_arrivals) next = lost_arrivals(s, f, c, next);
-    if (next != SIM_INF && next < s->cfg.duration_ns)
-        push_event(s, next, EV_ARRIVAL, EV_ARRIVAL, f, 0);
+    arrival_set(s, f, next);
 }
 
 static void handle_event(rtsim *s, const sim_event *e)
@@ -1365,9 +1397,6 @@ static void handle_event(rtsim *s, const sim_event *e)
         kick(s, c, now);
         break;
     }
-    case EV_ARRIVAL:
-        on_arrival(s, e->arg, now);
-        break;
     case EV_RELEASE: {
         sim_task *t = &s->task[e->arg];
         task_ready(s, t);
@@ -1464,7 +1493,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             return "sources: costs and intervals must not be negative";
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
-        k->isr_rx_batch_ns < 0 || k->driver_wake_ns < 0 || k->driver_handover_ns < 0 ||
+        k->isr_rx_batch_ns < 0 || k->isr_queue_full_ns < 0 || k->driver_wake_ns < 0 ||
+        k->driver_handover_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
         return "costs: must not be negative (driver_per_packet: positive)";
@@ -1711,11 +1741,11 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         if (!hook_bind_flows(s)) fail(s, "libshield refused a socket binding");
         rx_mode_acct(s, 0);
     }
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        s->arr_t[i] = SIM_INF;
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
-        uint64_t first = flow_next_after(&s->flow[i], 0, 1);
-        if (first != SIM_INF && first < s->cfg.duration_ns)
-            push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, i, 0);
+        arrival_set(s, i, flow_next_after(&s->flow[i], 0, 1));
     }
     if (s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
     for (uint32_t i = 0; i < s->cfg.n_cores; i++)
@@ -1744,9 +1774,7 @@ const char *rtsim_flow_trace(rtsim *s, uint32_t flow, uint32_t n, const int64_t 
     if (err != NULL) return err;
     s->trace_frames += n;
     s->trace_bytes += n_bytes;
-    const uint64_t first = trace_due(tr);
-    if (first != SIM_INF && first < s->cfg.duration_ns)
-        push_event(s, first, EV_ARRIVAL, EV_ARRIVAL, flow, 0);
+    arrival_set(s, flow, trace_due(tr));
     return NULL;
 }
 
@@ -1818,11 +1846,21 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
                 cd = i;
             }
         }
-        /* ...against the earliest queued event, by (time, priority). */
+        /* ...against the earliest queued event, by (time, priority,
+         * sequence): the heap's top or the first flow's next arrival. */
         const sim_event *e = evq_peek(&s->evq);
-        bool take_done =
-            td != SIM_INF && (e == NULL || td < e->t || (td == e->t && PRIO_DONE < e->prio));
-        uint64_t t = take_done ? td : (e ? e->t : SIM_INF);
+        const int af = s->arr_next;
+        bool take_arr = false;
+        if (af >= 0) {
+            const uint64_t ta = s->arr_t[af];
+            take_arr = e == NULL || ta < e->t ||
+                       (ta == e->t && (EV_ARRIVAL < e->prio ||
+                                       (EV_ARRIVAL == e->prio && s->arr_seq[af] < e->seq)));
+        }
+        const uint64_t te = take_arr ? s->arr_t[af] : (e ? e->t : SIM_INF);
+        const uint32_t pe = take_arr ? (uint32_t)EV_ARRIVAL : (e ? e->prio : 0u);
+        bool take_done = td != SIM_INF && (te == SIM_INF || td < te || (td == te && PRIO_DONE < pe));
+        uint64_t t = take_done ? td : te;
         if (t >= t_end) break;
         s->now = t;
         s->events++;
@@ -1834,6 +1872,9 @@ int rtsim_run_until(rtsim *s, uint64_t t_end)
                 task_done(s, c, t);
             kick(s, c, t);
             s->kick_mask &= ~(1u << cd);
+        } else if (take_arr) {
+            s->arr_t[af] = SIM_INF; /* taken; on_arrival sets the next */
+            on_arrival(s, (uint32_t)af, t);
         } else {
             sim_event ev;
             evq_pop(&s->evq, &ev);

@@ -119,6 +119,12 @@ struct rtsim {
     uint64_t seq;       /* round-robin sequence counter */
     uint32_t kick_mask; /* cores whose running activity may have to change */
     sim_flow_gen flow[RTSIM_MAX_FLOWS];
+    /* Each flow's next arrival, kept out of the event heap (the most frequent
+     * event): its time (SIM_INF: none) and the sequence number it takes from
+     * the heap's counter, so ties are ordered exactly as in the heap. */
+    uint64_t arr_t[RTSIM_MAX_FLOWS];
+    uint64_t arr_seq[RTSIM_MAX_FLOWS];
+    int arr_next; /* the flow whose arrival comes first, or -1 */
     sim_trace trace_src[RTSIM_MAX_FLOWS]; /* trace flows: their recorded frames */
     uint64_t trace_frames, trace_bytes;   /* held by all of them */
     bool started;                         /* rtsim_run_until() was called */

@@ -50,6 +50,7 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     g->seg_lo = 1;
     g->seg_hi = 0;
     g->seg_rate = 0.0;
+    g->seg_gap = 0.0;
     if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
         cfg->peak_pps > cfg->start_pps) {
         double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
@@ -139,6 +140,7 @@ static double rate_interval(sim_flow_gen *g, uint64_t t, uint64_t *change)
     g->seg_lo = t;
     g->seg_hi = nc;
     g->seg_rate = r;
+    g->seg_gap = r > 0.0 ? 1e9 / r : 0.0;
     *change = nc;
     return r;
 }
@@ -162,7 +164,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
         } else {
             /* The first packet of a rate interval comes one gap after its start,
              * so an interval of length L at rate r holds floor(L r) packets. */
-            gap = 1e9 / r;
+            gap = g->seg_gap; /* 1e9 / r, divided once per rate interval */
         }
         (void)first;
         gap += g->frac;

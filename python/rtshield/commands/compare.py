@@ -95,24 +95,29 @@ def run_and_report(
         intro += (
             " Overridden from the command line: " + ", ".join(html.escape(s) for s in sets) + "."
         )
-    bar = ProgressBar(label, unit="scenarios done")
+    # one step per run, and one for the comparative figures and the report
+    steps = len(paths) + 1
+    bar = ProgressBar(label, unit="steps done (runs, then figures and report)")
     try:
         outcomes = run_many(
             paths,
             out,
             jobs=jobs,
             overrides=overrides,
-            on_done=lambda d, n, _o: bar(d, n),
+            on_done=lambda d, _n, _o: bar(d, steps),
             figures=run_figures,
         )
+        try:
+            bar.clear()  # the sections may print a line
+            extra = sections(outcomes) if sections else ()
+            with bar.working(steps - 1, steps):
+                report = compare(outcomes, out, title, intro, extra_sections=extra)
+            bar(steps, steps)
+        except BaseException:
+            record_outputs(out)  # a failed command removes nothing
+            raise
     finally:
         bar.close()
-    try:
-        extra = sections(outcomes) if sections else ()
-        report = compare(outcomes, out, title, intro, extra_sections=extra)
-    except BaseException:
-        record_outputs(out)  # a failed command removes nothing
-        raise
     finish_jobs(out, outcomes)
     print_table(outcomes)
     print(f"report: {report}")

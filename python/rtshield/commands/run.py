@@ -46,13 +46,21 @@ def add_to(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = [],  # noqa: B006 - typer reads the default, it is never mutated
+        no_figures: Annotated[
+            bool,
+            typer.Option(
+                "--no-figures",
+                help="write the numbers and the report without the PNG figures (faster; "
+                "matplotlib is not loaded)",
+            ),
+        ] = False,
         seed: Seed = None,
         quiet: Quiet = False,
         verbose: Verbose = False,
     ) -> int:
         return dispatch(
             "run", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
-            quiet=quiet, verbose=verbose,
+            no_figures=no_figures, quiet=quiet, verbose=verbose,
         )
 
 
@@ -68,7 +76,7 @@ def handle(args) -> int:
     log.debug("writing into %s", out)
     bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
     try:
-        outcome = run_one(scenario, out, progress=bar)
+        outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
     except BaseException:
         record_outputs(out)  # a failed run removes nothing
         raise

@@ -114,7 +114,10 @@ def handle(args) -> int:
             scenarios.append(sweep.point_scenario(data, text, str(args.scenario), pt))
         except UsageError as e:
             raise UsageError(f"{e} (in point {label})") from None
-    bar = ProgressBar("sweep", unit="points done")
+    # one step per point, and one for the tables, the figures and the report
+    steps = len(points) + 1
+    bar = ProgressBar("sweep", unit="steps done (points, then the report)")
+    out = Path(args.out)
     try:
         outcomes, resumed = sweep.run_points(
             scenarios,
@@ -124,16 +127,17 @@ def handle(args) -> int:
             workers=args.jobs or os.cpu_count() or 1,
             scheduler=args.scheduler,
             figures=args.run_figures,
-            on_done=lambda d, n, _o: bar(d, n),
+            on_done=lambda d, _n, _o: bar(d, steps),
         )
+        try:
+            with bar.working(steps - 1, steps):
+                report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
+            bar(steps, steps)
+        except BaseException:
+            record_outputs(out)  # a failed command removes nothing
+            raise
     finally:
         bar.close()
-    out = Path(args.out)
-    try:
-        report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
-    except BaseException:
-        record_outputs(out)  # a failed command removes nothing
-        raise
     finish_jobs(out, outcomes)
     cols = [a.key for a in axes] + ["safe", "worst_response_us", "margin_us", "misses"]
     print(text_table(cols, [[_cell(r[c]) for c in cols] for r in rows]))

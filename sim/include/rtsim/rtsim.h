@@ -248,6 +248,10 @@ typedef struct rtsim_rx_cfg {
 typedef struct rtsim_costs {
     int64_t isr_entry_exit_ns;    /**< entry + exit of any interrupt handler */
     int64_t isr_per_packet_ns;    /**< RX ISR work per packet (build, enqueue) */
+    /** RX ISR work per packet that finds the driver's queue full (edge NIC
+     *  without [[sources]] or [rx]: the enqueue fails at once and nothing is
+     *  copied); 0: the same as isr_per_packet_ns. */
+    int64_t isr_queue_full_ns;
     int64_t driver_per_packet_ns; /**< driver work per packet (process, acknowledge) */
     int64_t tick_isr_ns;          /**< RTOS tick handler body */
     int64_t timer_isr_ns;         /**< mitigation timer handler body */

@@ -1,0 +1,88 @@
+"""``rtshield calibrate CALIBRATION.toml --out DIR``: search a model's unknown parameters."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rtshield import calibrate
+from rtshield.errors import UsageError
+from rtshield.outputs import (
+    OUT_HELP,
+    check_out_dir,
+    finish_out_dir,
+    prepare_out_dir,
+    record_outputs,
+)
+from rtshield.progress import ProgressBar
+from rtshield.tables import text_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="search a model's unknown parameters against published claims or measured counters",
+        description=(
+            "Search the unknown parameters that CALIBRATION declares (costs, the critical task's "
+            "work, the flood's peak, …, each within physical bounds) for the values that best "
+            "match its objective: a study's published claims, or a board's per-second counters "
+            "(CSV). A Latin hypercube, then coordinate refinement around the best point; "
+            "deterministic for a given --seed. Writes DIR/points.csv (every point and "
+            "objective), DIR/best.toml (the best point as snippets for a preset), "
+            "DIR/tradeoff.png and DIR/report.md. File format: docs/calibrate.md."
+        ),
+        epilog="example: rtshield calibrate scenarios/calibration/danicki2021.toml "
+        "--budget 60 --out out/cal",
+    )
+    p.add_argument("calibration", metavar="CALIBRATION", help="calibration file (.toml)")
+    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
+    p.add_argument(
+        "--budget", type=int, metavar="N", help="points to evaluate (default: the file's budget)"
+    )
+    p.add_argument(
+        "--seed", type=int, metavar="S", help="seed of the search (default: the file's seed)"
+    )
+    p.add_argument(
+        "--jobs", type=int, default=2, metavar="N", help="points run at the same time (default 2)"
+    )
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+    if args.budget is not None and not 1 <= args.budget <= calibrate.MAX_BUDGET:
+        raise UsageError(f"--budget: must be from 1 to {calibrate.MAX_BUDGET}, got {args.budget}")
+    if args.seed is not None and not 0 <= args.seed < 2**63:
+        raise UsageError(f"--seed: must be from 0 to 2^63-1, got {args.seed}")
+    cal = calibrate.load_calibration(args.calibration)
+    check_out_dir(args.out)  # before any point runs
+    budget = cal.budget if args.budget is None else args.budget
+    seed = cal.seed if args.seed is None else args.seed
+    bar = ProgressBar("calibrate", unit="points")
+    t0 = time.perf_counter()
+    try:
+        points = calibrate.search(cal, budget=budget, seed=seed, jobs=args.jobs, progress=bar)
+    finally:
+        bar.close()
+    wall = time.perf_counter() - t0
+    out = prepare_out_dir(args.out)
+    try:
+        files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed)
+    except BaseException:
+        record_outputs(out)  # a failed command removes nothing
+        raise
+    finish_out_dir(out)
+    best = calibrate.best_of(points)
+    rows = [[q.key, q.text(v)] for q, v in zip(cal.params, best.values, strict=True)]
+    print(text_table(["parameter", "best"], rows))
+    what = (
+        f"{best.score:g} of {len(cal.claims)} claims hold"
+        if cal.objective == "claims"
+        else f"mean relative RMS error {-best.score:.4f}"
+    )
+    print(f"best: point {best.index} of {len(points)}: {what} ({wall:.1f} s)")
+    for name in ("best", "points", "figure", "report"):
+        print(f"{name}: {Path(files[name])}")
+    return 0
