@@ -14,7 +14,7 @@ EXAMPLES = REPO / "scenarios" / "examples"
 MODBUS = EXAMPLES / "modbus_with_flood.toml"
 SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
 
-VERBS = ["analyze", "compare", "demo", "design", "rig", "run", "sweep"]
+VERBS = ["analyze", "calibrate", "compare", "demo", "design", "rig", "run", "sweep"]
 
 
 def one_line(capsys, argv, *needles):
@@ -50,8 +50,10 @@ def one_line(capsys, argv, *needles):
         (["sweep", MODBUS, "--out", "o", "--jobs", "x"], ["sweep:", "--jobs"]),
         (["sweep", MODBUS, "--out", "o", "--seed", "-4"], ["sweep:", "--seed"]),
         (["sweep", MODBUS], ["sweep:", "--out"]),
-        # rig is still parsed by argparse, mounted under the typer app: the same one line
-        (["rig", "linux", "--out", "o", "--nope"], ["rig", "unrecognized arguments: --nope"]),
+        (["calibrate", "c.toml", "--out", "o", "--budget", "many"], ["calibrate:", "'--budget'"]),
+        (["rig", "linux", "--out", "o", "--nope"], ["rig linux:", "no such option: --nope"]),
+        (["rig", "linux", "--out", "o", "--load", "x"], ["rig linux:", "'--load'", "both"]),
+        (["rig"], ["a target is required"]),
     ],
 )
 def test_usage_mistakes_are_one_line(capsys, argv, needles):
@@ -75,13 +77,57 @@ def test_help_of_every_verb(verb):
         assert "--verbose" in p.stdout and "example" in p.stdout
 
 
-def test_argparse_verb_gets_the_common_flags(capsys):
+@pytest.mark.parametrize("target", ["linux", "freertos-tcp", "report", "clean"])
+def test_every_rig_target_has_help_and_the_common_flags(capsys, target):
     from rtshield import clitools
 
-    assert cli.main(["rig", "linux", "--help"]) == 0
+    assert cli.main(["rig", target, "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--verbose" in text and " ".join(clitools.VERBOSE_HELP.split()) in text
-    assert "--quiet" in text
+    assert "--quiet" in text and "example" in text
+
+
+def _argparse_verb():
+    """A module defining a verb the argparse way (``register``), as older branches do."""
+    import types
+
+    seen = {}
+
+    def handle(args):
+        seen.update(vars(args))
+        print(f"n={args.n}")
+        return 0
+
+    def register(sub):
+        p = sub.add_parser("hello", help="say hello", description="Say hello N times.")
+        p.add_argument("--n", type=int, default=1)
+        p.add_argument("--set", action="append", default=[])
+        p.set_defaults(handler=handle)
+
+    return types.SimpleNamespace(register=register), seen
+
+
+def test_an_argparse_verb_still_mounts(monkeypatch, capsys):
+    from rtshield import clitools
+
+    mod, seen = _argparse_verb()
+    build = cli.build_app
+
+    def with_hello():
+        app = build()
+        clitools.mount_argparse(app, mod)
+        return app
+
+    monkeypatch.setattr(cli, "build_app", with_hello)
+    assert cli.main(["hello", "--n", "3", "--seed", "5", "--quiet"]) == 0
+    assert capsys.readouterr().out == ""  # --quiet, added by the adapter
+    assert seen["n"] == 3 and seen["set"] == ["scenario.seed=5"] and seen["quiet"] is True
+    assert cli.main(["hello", "--n", "3"]) == 0
+    assert capsys.readouterr().out == "n=3\n"
+    one_line(capsys, ["hello", "--n", "x"], "hello:", "--n", "invalid int value")
+    one_line(capsys, ["hello", "--seed", "-2"], "hello:", "--seed")
+    assert cli.main(["--help"]) == 0
+    assert "say hello" in capsys.readouterr().out
 
 
 def test_top_help_lists_every_verb(capsys):
@@ -98,6 +144,7 @@ def test_top_help_lists_every_verb(capsys):
         ("compare", ["--out", "--quiet", "--verbose", "--jobs", "--seed"]),
         ("demo", ["--out", "--quiet", "--verbose", "--jobs", "--seed"]),
         ("sweep", ["--out", "--quiet", "--verbose", "--jobs", "--seed"]),
+        ("calibrate", ["--out", "--quiet", "--verbose", "--jobs"]),
         ("analyze", ["--verbose", "--seed"]),
         ("design", ["--verbose", "--seed"]),
     ],
