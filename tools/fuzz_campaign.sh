@@ -18,7 +18,7 @@ command -v clang >/dev/null || { echo "fuzz_campaign: clang not found (Debian: c
 btype=${CAMPAIGN_BUILD:-RelWithDebInfo}
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DRTS_BUILD_FUZZ=ON -DRTS_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE="$btype" >/dev/null
-cmake --build "$build" -j 2 >/dev/null
+cmake --build "$build" -j 2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log" >&2; exit 1; }
 if [ $# -gt 0 ]; then
   names=("$@")
 else

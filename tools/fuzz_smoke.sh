@@ -12,7 +12,7 @@ total=${FUZZ_TOTAL_SECONDS:-50}
 command -v clang >/dev/null || { echo "fuzz_smoke: clang not found (Debian: clang, libclang-rt-14-dev)" >&2; exit 1; }
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DRTS_BUILD_FUZZ=ON -DRTS_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build "$build" -j 2 >/dev/null
+cmake --build "$build" -j 2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log" >&2; exit 1; }
 targets=()
 for t in "$build"/fuzz_*; do [ -x "$t" ] && [ -f "$t" ] && targets+=("$t"); done
 [ ${#targets[@]} -gt 0 ] || { echo "fuzz_smoke: no fuzz targets built" >&2; exit 1; }

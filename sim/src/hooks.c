@@ -75,7 +75,10 @@ static rts_shield_field shield_cfg(const rtsim_config *c, rts_shield_cfg *o)
     if (o->protections & RTS_SHIELD_HYSTERESIS) {
         const int crit = critical_index(c);
         const uint64_t P = crit >= 0 ? (uint64_t)c->tasks[crit].period_ns : 0u;
-        if (!(m->block_below >= 0.0 && m->unblock_above >= 0.0 && m->unblock_above <= 1.0) ||
+        /* Both shares in [0, 1] before they are converted to permille (a
+         * larger one would not fit the conversion: undefined behaviour). */
+        if (!(m->block_below >= 0.0 && m->block_below <= 1.0 && m->unblock_above >= 0.0 &&
+              m->unblock_above <= 1.0) ||
             rts_hyst_mit_cfg_permille(&o->hyst, P, (uint32_t)(m->block_below * 1000.0 + 0.5),
                                       (uint32_t)(m->unblock_above * 1000.0 + 0.5),
                                       ns(m->sleep_ns)) != RTS_OK)

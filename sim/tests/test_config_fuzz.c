@@ -3,6 +3,7 @@
  * rtsim_config_error() must refuse, with the field named, every
  * configuration rtsim_create() or the engine cannot take, must not read past
  * the configuration's arrays, and a flood at any accepted rate must run. */
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -104,6 +105,22 @@ static void test_cost_bound(void)
     CHECK(refused_with(&c, "sources"));
 }
 
+/* Hysteresis shares are converted to permille: one far above 1 (or NaN)
+ * is refused before the conversion (it was undefined behaviour). */
+static void test_hysteresis_share_range(void)
+{
+    rtsim_config c = mq_base();
+    c.mitigation.kind = RTSIM_MIT_HYSTERESIS;
+    c.mitigation.block_below = 0.1;
+    c.mitigation.unblock_above = 0.3;
+    c.mitigation.sleep_ns = 10 * US;
+    CHECK(rtsim_config_error(&c) == NULL);
+    c.mitigation.block_below = 1e12;
+    CHECK(refused_with(&c, "mitigation.block_below"));
+    c.mitigation.block_below = NAN;
+    CHECK(refused_with(&c, "mitigation.block_below"));
+}
+
 /* A flood at 1e9 frames/s (the front end's largest rate) on a queue whose
  * packet timer restarts with every frame: one pending NIC event, not one per
  * frame, so the event heap never overflows; frames are conserved. */
@@ -132,6 +149,7 @@ int main(void)
     RTS_RUN(test_nic_mapped_port);
     RTS_RUN(test_unknown_protocol);
     RTS_RUN(test_cost_bound);
+    RTS_RUN(test_hysteresis_share_range);
     RTS_RUN(test_multiqueue_flood_runs);
     return rts_test_end();
 }

@@ -119,25 +119,29 @@ static const field fields[] = {
     A(costs.path_ns, K_I64, RTSIM_PATH_COUNT, sizeof(int64_t)),
     A(costs.path_q_ns, K_I64, RTSIM_PATH_COUNT * 4, sizeof(int64_t)),
     F(costs.invalidate_eager_ns, K_I64), F(costs.invalidate_deferred_ns, K_I64), F(costs.poll_batch_ns, K_I64),
-    F(costs.poll_per_packet_ns, K_I64),
+    F(costs.poll_per_packet_ns, K_I64), F(costs.isr_rx_batch_ns, K_I64),
     F(n_tasks, K_U32), T(kind, K_U32), T(priority, K_U32), T(core, K_U32), T(critical, K_U32),
     T(period_ns, K_I64), T(work_ns, K_I64), T(offset_ns, K_I64), T(flow, K_U32), T(mailbox, K_U32),
+    T(masks_rx, K_U32),
     F(n_flows, K_U32), FL(pattern, K_U32), FL(size, K_U32), FL(rate_pps, K_F64), FL(start_pps, K_F64),
     FL(peak_pps, K_F64), FL(step_pps, K_F64), FL(step_every_ns, K_I64), FL(start_ns, K_I64), FL(source, K_U32),
     FL(n_rates, K_U32), FL(poisson, K_U32), FL(rates_pps[0], K_F64), FL(rates_pps[1], K_F64),
     FL(rates_pps[63], K_F64), FL(rate_t_ns[0], K_I64), FL(rate_t_ns[1], K_I64), FL(rate_t_ns[63], K_I64),
     FL(proto, K_U32), FL(dst_port, K_U32), FL(src_port, K_U32), FL(src_addr, K_U32), FL(vlan, K_U32),
     FL(vlan_pcp, K_U32), FL(unbound, K_U32), FL(prio, K_U32), FL(capacity, K_U32), FL(server_period_ns, K_I64),
-    FL(queue_limit, K_U32), FL(nic_queue, K_U32),
+    FL(queue_limit, K_U32), FL(nic_queue, K_U32), FL(trace_period_ns, K_I64),
     F(mitigation.kind, K_U32), F(mitigation.also, K_U32), F(mitigation.slice_ns, K_I64),
     F(mitigation.capacity, K_U32), F(mitigation.block_below, K_F64), F(mitigation.unblock_above, K_F64),
     F(mitigation.sleep_ns, K_I64), F(mitigation.min_interarrival_ns, K_I64), F(mitigation.burst, K_U32),
-    F(mitigation.period_ns, K_I64), F(mitigation.window_ns, K_I64),
+    F(mitigation.period_ns, K_I64), F(mitigation.window_ns, K_I64), F(mitigation.bursty_lazy, K_U32),
+    F(mitigation.budget_charge_isr, K_U32), F(mitigation.one_enable_bit, K_U32), F(exact_arrivals, K_U32),
     F(rx.enabled, K_U32), F(rx.nbufs, K_U32), F(rx.recycle_threshold, K_U32), F(rx.short_circuit, K_U32),
     F(rx.eager_invalidate, K_U32), F(rx.global_capacity, K_U32), F(rx.global_period_ns, K_I64),
     F(n_nic_queues, K_U32), Q(size, K_U32), Q(t_abs_ns, K_I64), Q(t_pack_ns, K_I64), Q(frames, K_U32),
     F(detect_slice_ns, K_I64), F(detect_irq_threshold, K_U32), F(detect_fill_high, K_U32),
     F(detect_fill_low, K_U32),
+    /* Added later: at the end, so that the seeds' field indices stay. */
+    F(costs.isr_queue_full_ns, K_I64), F(costs.driver_wake_ns, K_I64), F(costs.driver_handover_ns, K_I64),
 };
 
 /* Sizes that allocate memory in rtsim_create(): kept where memory suffices,
@@ -170,8 +174,9 @@ static void base(rtsim_config *c, unsigned which)
     c->costs.tick_isr_ns = 300;
     c->costs.timer_isr_ns = 300;
     c->n_tasks = 2u;
-    c->tasks[0] = (rtsim_task_cfg){RTSIM_TASK_PERIODIC, 5u, 0u, 1u, 100000, 30000, 0, 0u, 0u, 0u};
-    c->tasks[1] = (rtsim_task_cfg){RTSIM_TASK_DRIVER, 3u, 0u, 0u, 0, 0, 0, 0u, 0u, 0u};
+    c->tasks[0] = (rtsim_task_cfg){.kind = RTSIM_TASK_PERIODIC, .priority = 5u, .critical = 1u,
+                                   .period_ns = 100000, .work_ns = 30000};
+    c->tasks[1] = (rtsim_task_cfg){.kind = RTSIM_TASK_DRIVER, .priority = 3u};
     c->n_flows = 2u;
     for (unsigned i = 0; i < 2u; i++) {
         rtsim_flow_cfg *f = &c->flows[i];

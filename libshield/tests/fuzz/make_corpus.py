@@ -120,7 +120,9 @@ def main():
     # mitigation kind); byte 1: edits (mod 16), each (field, [index], value).
     for base in range(24):
         (sdir / f"base_{base:02d}.bin").write_bytes(bytes([base, 0]))
-    (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 0xF6, 0x01, 0x21]))
+    # One edit: fields[54] (flows[].rates_pps[0] in fuzz_sim_config.c's table;
+    # re-check the index when the table changes), flow 1, 1e9 frames/s.
+    (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 54, 0x01, 0x21]))
 
 
 if __name__ == "__main__":

@@ -162,21 +162,28 @@ def _danicki(args: argparse.Namespace, out: Path) -> int:
     return rc
 
 
-def _behnke_software(args: argparse.Namespace, out: Path):
-    """Run the Behnke software study into ``out``; returns (report, body, verdicts)."""
-    from rtshield.scenario import parse_overrides
-    from rtshield.studies import behnke_software
+def _plan_study(module: str, name: str, paper: str):
+    """The runner of a study module with ``Plan``, ``points`` and ``run_and_write``
+    (:mod:`rtshield.studies.behnke_software`, ``behnke_hardware``, ``regehr2005``)."""
 
-    if args.jobs < 1:
-        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
-    plan = behnke_software.Plan(overrides=parse_overrides(list(args.set)) or {})
-    report, body, verdicts, wall = behnke_software.run_and_write(out, plan, jobs=args.jobs)
-    n_ok = sum(v.holds is True for v in verdicts)
-    n_run = sum(v.holds is not None for v in verdicts)
-    n = len(behnke_software.points(plan))
-    print(f"demo: {n_ok} of {n_run} claims of Behnke et al. §6 hold (docs/validation.md)")
-    print(f"demo: behnke-software, {n} runs in {wall:.1f} s wall; report: {report}")
-    return report, body, verdicts
+    def run(args: argparse.Namespace, out: Path) -> StudyRun:
+        import importlib
+
+        from rtshield.scenario import parse_overrides
+
+        study = importlib.import_module(f"rtshield.studies.{module}")
+        if args.jobs < 1:
+            raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
+        plan = study.Plan(overrides=parse_overrides(list(args.set)) or {})
+        report, body, verdicts, wall = study.run_and_write(out, plan, jobs=args.jobs)
+        n_ok = sum(v.holds is True for v in verdicts)
+        n_run = sum(v.holds is not None for v in verdicts)
+        print(f"demo: {n_ok} of {n_run} claims of {paper} hold (docs/validation.md)")
+        print(f"demo: {name}, {len(study.points(plan))} runs in {wall:.1f} s wall; "
+              f"report: {report}")
+        return StudyRun(body, list(verdicts))
+
+    return run
 
 
 def _body_of(page: str) -> str:
@@ -213,54 +220,21 @@ def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
     )
 
 
-def _run_behnke_software(args: argparse.Namespace, out: Path) -> StudyRun:
-    _, body, verdicts = _behnke_software(args, out)
-    return StudyRun(body, list(verdicts))
-
-
-def _run_regehr(args: argparse.Namespace, out: Path) -> StudyRun:
-    """Regehr & Duongsaa §§6–7 into ``out`` (rtshield.studies.regehr2005)."""
-    from rtshield.scenario import parse_overrides
-    from rtshield.studies import regehr2005
-
-    if args.jobs < 1:
-        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
-    plan = regehr2005.Plan(overrides=parse_overrides(list(args.set)) or {})
-    report, body, verdicts, wall = regehr2005.run_and_write(out, plan, jobs=args.jobs)
-    n_ok = sum(v.holds is True for v in verdicts)
-    n_run = sum(v.holds is not None for v in verdicts)
-    print(f"demo: {n_ok} of {n_run} claims of Regehr & Duongsaa hold (docs/validation.md)")
-    print(f"demo: regehr, {len(regehr2005.points(plan))} runs in {wall:.1f} s wall; "
-          f"report: {report}")
-    return StudyRun(body, list(verdicts))
-
-
-def _run_behnke_hardware(args: argparse.Namespace, out: Path) -> StudyRun:
-    """Run the Behnke hardware study into ``out``."""
-    from rtshield.scenario import parse_overrides
-    from rtshield.studies import behnke_hardware
-
-    if args.jobs < 1:
-        raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
-    plan = behnke_hardware.Plan(overrides=parse_overrides(list(args.set)) or {})
-    report, body, verdicts, wall = behnke_hardware.run_and_write(out, plan, jobs=args.jobs)
-    n_ok = sum(v.holds is True for v in verdicts)
-    n_run = sum(v.holds is not None for v in verdicts)
-    n = len(behnke_hardware.points(plan))
-    print(f"demo: {n_ok} of {n_run} claims of Behnke et al. §8 hold (docs/validation.md)")
-    print(f"demo: behnke-hardware, {n} runs in {wall:.1f} s wall; report: {report}")
-    return StudyRun(body, list(verdicts))
-
-
 #: ``{study name: (runner, folder inside DIR when every study runs)}``, in report
 #: order. The first study writes into DIR itself (its report becomes the first
 #: section of DIR/report.html); each other one into its own folder. A runner takes
 #: the parsed arguments and its output folder and returns a :class:`StudyRun`.
 RUNNERS: dict[str, tuple[Callable[[argparse.Namespace, Path], StudyRun], str]] = {
     "danicki": (_run_danicki, ""),
-    "behnke-software": (_run_behnke_software, BEHNKE_SOFTWARE_DIR),
-    "behnke-hardware": (_run_behnke_hardware, BEHNKE_HARDWARE_DIR),
-    "regehr": (_run_regehr, REGEHR_DIR),
+    "behnke-software": (
+        _plan_study("behnke_software", "behnke-software", "Behnke et al. §6"),
+        BEHNKE_SOFTWARE_DIR,
+    ),
+    "behnke-hardware": (
+        _plan_study("behnke_hardware", "behnke-hardware", "Behnke et al. §8"),
+        BEHNKE_HARDWARE_DIR,
+    ),
+    "regehr": (_plan_study("regehr2005", "regehr", "Regehr & Duongsaa"), REGEHR_DIR),
 }
 
 
