@@ -25,36 +25,51 @@ def test_module_entry_point():
     assert out.stdout.strip() == f"rtshield {rtshield.__version__}"
 
 
-def _fake_parser(handler):
-    """A parser with one positional verb whose handler is `handler`."""
-    import argparse
-
-    def build():
-        p = argparse.ArgumentParser(prog="rtshield")
-        p.add_argument("command")
-        p.set_defaults(handler=handler)
-        return p
-
-    return build
+SYSTEM = "scenarios/analysis/textbook_three_tasks.toml"
 
 
 def test_broken_pipe_ends_quietly(monkeypatch):
     """A reader that closes the pipe early (`rtshield ... | head`) is not an error."""
+    from rtshield.commands import analyze
 
     def handler(args):
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(cli, "build_parser", _fake_parser(handler))
-    assert cli.main(["x"]) == 0
+    monkeypatch.setattr(analyze, "run", handler)
+    assert cli.main(["analyze", SYSTEM]) == 0
 
 
 def test_usage_error_is_one_line(monkeypatch, capsys):
+    from rtshield.commands import analyze
     from rtshield.errors import UsageError
 
     def handler(args):
         raise UsageError("demo.toml: [critical] period: expected a duration")
 
-    monkeypatch.setattr(cli, "build_parser", _fake_parser(handler))
-    assert cli.main(["x"]) == 2
+    monkeypatch.setattr(analyze, "run", handler)
+    assert cli.main(["analyze", SYSTEM]) == 2
     err = capsys.readouterr().err
     assert err == "rtshield: error: demo.toml: [critical] period: expected a duration\n"
+
+
+def test_ctrl_c_is_one_line_130(monkeypatch, capsys):
+    from rtshield.commands import analyze
+
+    def handler(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analyze, "run", handler)
+    assert cli.main(["analyze", SYSTEM]) == 130
+    assert capsys.readouterr().err == "rtshield: interrupted\n"
+
+
+def test_output_error_exits_1(monkeypatch, capsys):
+    from rtshield.commands import analyze
+    from rtshield.errors import OutputError
+
+    def handler(args):
+        raise OutputError("report.html: disk full")
+
+    monkeypatch.setattr(analyze, "run", handler)
+    assert cli.main(["analyze", SYSTEM]) == 1
+    assert capsys.readouterr().err == "rtshield: error: report.html: disk full\n"

@@ -1,73 +1,131 @@
-"""The ``rtshield`` command line.
+"""The ``rtshield`` command line: one typer app, one command per verb.
 
-Each verb lives in its own module under :mod:`rtshield.commands` and exposes
-``register(subparsers)``, which adds its parser and sets ``handler`` to a
-function ``(args) -> int``. Modules are discovered, so adding a verb does not
-touch this file.
+Each verb lives in its own module under :mod:`rtshield.commands`. A module
+that defines ``add_to(app)`` adds its typer command (its options, help and
+examples beside its ``handle(args)``); a module that still defines only
+``register(subparsers)`` (argparse) is mounted as it is through
+:func:`rtshield.clitools.mount_argparse`. Modules are discovered, so adding a
+verb does not touch this file.
+
+Every mistake is one line on stderr, ``rtshield: error: …``: click's own usage
+errors (unknown option, missing option, bad number) with exit status 2, like
+the verbs' :class:`~rtshield.errors.UsageError`.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import io
-import os
 import pkgutil
 import sys
 
+import typer
+
+try:  # typer >= 0.29 carries its own click
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - older typer on the user's click
+    from click import exceptions as click_errors
+
 from rtshield import __version__, commands
-from rtshield.errors import OutputError, UsageError, one_line
+from rtshield.clitools import mount_argparse, silence_stdout
+from rtshield.errors import UsageError, one_line
+
+HELP = (
+    "Keep the critical task of a real-time device on time under network floods: "
+    "simulate a device with libshield's protections, compare and sweep "
+    "configurations, analyse worst cases, and write reports."
+)
+
+EPILOG = (
+    "\b\n"
+    "examples:\n"
+    "  rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
+    "  rtshield demo --out demo-report\n"
+    "  rtshield COMMAND --help     explains one command"
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="rtshield",
-        description=(
-            "Keep the critical task of a real-time device on time under network floods: "
-            "simulate a device with libshield's protections, compare and sweep "
-            "configurations, analyse worst cases, and write reports."
-        ),
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rtshield {__version__}")
+        raise typer.Exit(0)
+
+
+def build_app() -> typer.Typer:
+    """The app with every verb of :mod:`rtshield.commands`."""
+    app = typer.Typer(
+        name="rtshield",
+        help=HELP,
+        epilog=EPILOG,
+        add_completion=False,
+        no_args_is_help=False,
+        pretty_exceptions_enable=False,
+        # Plain click help: scenario keys are written in brackets ([critical] period),
+        # which rich markup would swallow.
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
-    p.add_argument("--version", action="version", version=f"rtshield {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        mod = importlib.import_module(f"rtshield.commands.{info.name}")
-        mod.register(sub)
-    return p
 
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if args.command is None:  # nothing to do is a usage error, not a success
-            parser.print_usage(sys.stderr)
+    @app.callback(invoke_without_command=True)
+    def _top(
+        ctx: typer.Context,
+        version: bool = typer.Option(
+            False,
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="print rtshield's version and exit",
+        ),
+    ) -> None:
+        if ctx.invoked_subcommand is None:
             raise UsageError(
                 "a command is required; 'rtshield --help' lists them and "
                 "'rtshield COMMAND --help' explains one"
             )
-        return int(args.handler(args) or 0)
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"rtshield.commands.{info.name}")
+        if hasattr(mod, "add_to"):
+            mod.add_to(app)
+        elif hasattr(mod, "register"):
+            mount_argparse(app, mod)
+    return app
+
+
+def _error_line(e: click_errors.ClickException) -> str:
+    """A click error as one line naming the verb and the problem."""
+    msg = one_line(e.format_message()).rstrip(".")
+    if msg[:1].isupper() and not msg[1:2].isupper():
+        msg = msg[0].lower() + msg[1:]
+    ctx = getattr(e, "ctx", None)
+    path = ctx.command_path.split()[1:] if ctx is not None else []
+    where = " ".join(path)
+    hint = f" (see 'rtshield {where + ' ' if where else ''}--help')"
+    return f"rtshield: error: {where + ': ' if where else ''}{msg}{hint}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        cmd = typer.main.get_command(build_app())
+        rv = cmd.main(args=args, prog_name="rtshield", standalone_mode=False)
+    except typer.Exit as e:
+        return int(e.exit_code)
+    except typer.Abort:
+        print("rtshield: interrupted", file=sys.stderr)
+        return 130
+    except click_errors.ClickException as e:
+        print(_error_line(e), file=sys.stderr)
+        return e.exit_code if e.exit_code != 1 else 2
     except UsageError as e:
         print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
         return 2
-    except OutputError as e:
-        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("rtshield: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # The reader went away (`rtshield analyze x.toml | head`): not an error
-        # of ours. Point stdout at devnull so the interpreter's final flush
-        # does not raise again.
-        _silence_stdout()
+        silence_stdout()
         return 0
-
-
-def _silence_stdout() -> None:
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass
+    return int(rv or 0)

@@ -8,36 +8,79 @@ one ``design`` and the cross-check use.
 from __future__ import annotations
 
 import json
+from typing import Annotated
+
+import typer
+
+from rtshield.clitools import Seed, Verbose, dispatch
+
+HELP = (
+    "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
+    "§5.2; Danicki et al. §2.2; Behnke et al. §2.4) and compute every task's worst-case "
+    "response time under fixed-priority preemptive scheduling; check the NIC "
+    "moderation rules (Behnke et al. §7.3.2). Exit status 0 if schedulable, 1 if not."
+)
+
+#: ``--json`` of analyze and design.
+Json = Annotated[bool, typer.Option("--json", help="print the result as JSON (times in µs)")]
 
 
-def register(sub) -> None:
-    p = sub.add_parser(
+def add_to(app: typer.Typer) -> None:
+    @app.command(
         "analyze",
-        help="worst-case response-time analysis of a SYSTEM.toml (or of a scenario's device)",
-        description=(
-            "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
-            "§5.2; Danicki et al. §2.2; Behnke et al. §2.4) and compute every task's worst-case "
-            "response time under fixed-priority preemptive scheduling; check the NIC "
-            "moderation rules (Behnke et al. §7.3.2). Exit status 0 if schedulable, 1 if not."
-        ),
+        help=HELP,
+        short_help="worst-case response-time analysis of a SYSTEM.toml (or of a scenario's "
+        "device)",
+        epilog="\b\nexample: rtshield analyze scenarios/analysis/textbook_three_tasks.toml\n"
+        "         rtshield analyze scenarios/danicki2021/burst.toml --scenario --simulate",
     )
-    p.add_argument("system", help="system description (TOML), see docs/analysis.md")
-    p.add_argument(
-        "--scenario",
-        action="store_true",
-        help="the file is a scenario for 'rtshield run': analyse the device it describes",
-    )
-    p.add_argument(
-        "--simulate",
-        action="store_true",
-        help="with --scenario: also simulate the scenario and set each task's largest "
-        "simulated response beside its analytic bound",
-    )
-    p.add_argument("--json", action="store_true", help="print the result as JSON (times in µs)")
-    p.set_defaults(handler=run)
+    def analyze_(
+        system: Annotated[
+            str,
+            typer.Argument(
+                metavar="SYSTEM", help="system description (TOML), see docs/analysis.md"
+            ),
+        ],
+        scenario: Annotated[
+            bool,
+            typer.Option(
+                "--scenario",
+                help="the file is a scenario for 'rtshield run': analyse the device it "
+                "describes",
+            ),
+        ] = False,
+        simulate: Annotated[
+            bool,
+            typer.Option(
+                "--simulate",
+                help="with --scenario: also simulate the scenario and set each task's "
+                "largest simulated response beside its analytic bound",
+            ),
+        ] = False,
+        json: Json = False,
+        seed: Seed = None,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "analyze", run, system=system, scenario=scenario, simulate=simulate, json=json,
+            seed=seed, verbose=verbose,
+        )
 
 
-def load_model(path, scenario: bool):
+def scenario_overrides(args):
+    """The overrides ``--seed`` makes to a scenario (None without it); no scenario, an error."""
+    from rtshield.errors import UsageError
+    from rtshield.scenario import parse_overrides
+
+    seed = getattr(args, "seed", None)
+    if seed is None:
+        return None
+    if not args.scenario:
+        raise UsageError("--seed applies to a scenario (add --scenario)")
+    return parse_overrides([f"scenario.seed={seed}"])
+
+
+def load_model(path, scenario: bool, overrides=None):
     """The analysed system of ``path``: a system file, or with ``scenario`` a scenario's model."""
     from rtshield.analysis import load_system
     from rtshield.analysis.system import naming_file
@@ -48,7 +91,7 @@ def load_model(path, scenario: bool):
     from rtshield.analysis.model import system_from_scenario
     from rtshield.scenario import load_scenario
 
-    sc = load_scenario(path)
+    sc = load_scenario(path, overrides, overrides_origin="--seed")
     with naming_file(path):
         return system_from_scenario(sc)
 
@@ -62,7 +105,7 @@ def run(args) -> int:
         raise UsageError("--simulate applies to a scenario (add --scenario)")
     if args.simulate:
         return _cross_check(args)
-    system = load_model(args.system, args.scenario)
+    system = load_model(args.system, args.scenario, scenario_overrides(args))
     with naming_file(args.system):
         rep = analyze_system(system)
     if args.json:
@@ -79,7 +122,7 @@ def _cross_check(args) -> int:
     from rtshield.scenario import load_scenario
     from rtshield.units import format_ns
 
-    sc = load_scenario(args.system)
+    sc = load_scenario(args.system, scenario_overrides(args), overrides_origin="--seed")
     with naming_file(args.system):
         c = cross_check(sc)
     rows = []

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from rtshield import calibrate
+from rtshield.clitools import Jobs, Out, Quiet, Verbose, dispatch
 from rtshield.errors import UsageError
 from rtshield.outputs import (
-    OUT_HELP,
     check_out_dir,
     finish_out_dir,
     prepare_out_dir,
@@ -18,38 +20,60 @@ from rtshield.outputs import (
 from rtshield.progress import ProgressBar
 from rtshield.tables import text_table
 
+HELP = (
+    "Search the unknown parameters that CALIBRATION declares (costs, the critical task's "
+    "work, the flood's peak, …, each within physical bounds) for the values that best "
+    "match its objective: a study's published claims, or a board's per-second counters "
+    "(CSV). A Latin hypercube, then coordinate refinement around the best point; "
+    "deterministic for a given --seed. Writes DIR/points.csv (every point and "
+    "objective), DIR/best.toml (the best point as snippets for a preset), "
+    "DIR/tradeoff.png and DIR/report.md. File format: docs/calibrate.md."
+)
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+
+def add_to(app: typer.Typer) -> None:
+    @app.command(
         "calibrate",
-        help="search a model's unknown parameters against published claims or measured counters",
-        description=(
-            "Search the unknown parameters that CALIBRATION declares (costs, the critical task's "
-            "work, the flood's peak, …, each within physical bounds) for the values that best "
-            "match its objective: a study's published claims, or a board's per-second counters "
-            "(CSV). A Latin hypercube, then coordinate refinement around the best point; "
-            "deterministic for a given --seed. Writes DIR/points.csv (every point and "
-            "objective), DIR/best.toml (the best point as snippets for a preset), "
-            "DIR/tradeoff.png and DIR/report.md. File format: docs/calibrate.md."
-        ),
-        epilog="example: rtshield calibrate scenarios/calibration/danicki2021.toml "
+        help=HELP,
+        short_help="search a model's unknown parameters against published claims or measured "
+        "counters",
+        epilog="\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
         "--budget 60 --out out/cal",
     )
-    p.add_argument("calibration", metavar="CALIBRATION", help="calibration file (.toml)")
-    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument(
-        "--budget", type=int, metavar="N", help="points to evaluate (default: the file's budget)"
-    )
-    p.add_argument(
-        "--seed", type=int, metavar="S", help="seed of the search (default: the file's seed)"
-    )
-    p.add_argument(
-        "--jobs", type=int, default=2, metavar="N", help="points run at the same time (default 2)"
-    )
-    p.set_defaults(handler=handle)
+    def calibrate_(
+        calibration: Annotated[
+            str, typer.Argument(metavar="CALIBRATION", help="calibration file (.toml)")
+        ],
+        out: Out,
+        budget: Annotated[
+            int | None,
+            typer.Option(
+                "--budget",
+                metavar="N",
+                help="points to evaluate (default: the file's budget)",
+                show_default=False,
+            ),
+        ] = None,
+        seed: Annotated[
+            int | None,
+            typer.Option(
+                "--seed",
+                metavar="N",
+                help="seed of the search (default: the file's seed)",
+                show_default=False,
+            ),
+        ] = None,
+        jobs: Jobs = 2,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "calibrate", handle, calibration=calibration, out=out, budget=budget, seed=seed,
+            jobs=jobs, quiet=quiet, verbose=verbose,
+        )
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.budget is not None and not 1 <= args.budget <= calibrate.MAX_BUDGET:

@@ -2,54 +2,65 @@
 
 from __future__ import annotations
 
-import argparse
 import html
+from typing import Annotated
 
+import typer
+
+from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
 from rtshield.errors import UsageError
-from rtshield.outputs import OUT_HELP, record_outputs
+from rtshield.outputs import record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
 from rtshield.tables import key_metrics, text_table
 
+HELP = (
+    "Run two or more scenario files (in parallel) and write DIR/report.html with a "
+    "side-by-side table and figures with one panel per run, DIR/comparison.json "
+    "(every summary), and each run's own outputs under DIR/runs/NAME/. All files are "
+    "validated before anything runs."
+)
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "compare",
-        help="run several scenarios and write one comparative report",
-        description=(
-            "Run two or more scenario files (in parallel) and write DIR/report.html with a "
-            "side-by-side table and figures with one panel per run, DIR/comparison.json "
-            "(every summary), "
-            "and each run's own outputs under DIR/runs/NAME/. All files are validated "
-            "before anything runs."
-        ),
-        epilog="example: rtshield compare scenarios/danicki2021/queue_100.toml "
-        "scenarios/danicki2021/queue_750.toml --out out/queues",
-    )
-    p.add_argument("scenarios", metavar="SCENARIO", nargs="+", help="scenario files (.toml)")
-    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=2,
-        metavar="N",
-        help="scenarios run at the same time (default 2)",
-    )
-    p.add_argument("--title", default="rtshield comparison", help="report title")
-    add_set_option(p)
-    p.set_defaults(handler=handle)
-
-
-def add_set_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+#: ``--set`` of the verbs that run several scenarios (compare, demo).
+Sets = Annotated[
+    list[str],
+    typer.Option(
         "--set",
-        action="append",
-        default=[],
         metavar="SECTION.KEY=VALUE",
         help="override one setting in every scenario, e.g. --set "
         "scenario.duration=10s (repeatable)",
+        show_default=False,
+    ),
+]
+
+
+def add_to(app: typer.Typer) -> None:
+    @app.command(
+        "compare",
+        help=HELP,
+        short_help="run several scenarios and write one comparative report",
+        epilog="\b\nexample: rtshield compare scenarios/danicki2021/queue_100.toml "
+        "scenarios/danicki2021/queue_750.toml --out out/queues",
     )
+    def compare_(
+        scenarios: Annotated[
+            list[str], typer.Argument(metavar="SCENARIO...", help="scenario files (.toml)")
+        ],
+        out: Out,
+        jobs: Jobs = 2,
+        title: Annotated[str, typer.Option("--title", help="report title")] = (
+            "rtshield comparison"
+        ),
+        set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
+        seed: Seed = None,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "compare", handle, scenarios=scenarios, out=out, jobs=jobs, title=title,
+            set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
+        )
 
 
 def print_table(outcomes) -> None:
@@ -113,7 +124,7 @@ def run_and_report(
     return 0
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args) -> int:
     if len(args.scenarios) < 2:
         raise UsageError("compare: give at least two scenario files (use 'run' for one)")
     intro = "Scenarios: " + ", ".join(html.escape(str(p)) for p in args.scenarios)

@@ -16,10 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from rtshield.commands.compare import add_set_option, run_and_report
+import typer
+
+from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
-from rtshield.outputs import OUT_HELP
 from rtshield.studies import STUDIES
 
 #: Where ``rtshield demo`` (all studies) writes the Behnke software study, inside DIR.
@@ -70,47 +73,61 @@ def study_files(name: str = "danicki2021") -> list[Path]:
     return ordered + [files[k] for k in sorted(files)]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+HELP = (
+    "Run the studies and write one report DIR/report.html with a table of contents. "
+    "danicki: the eight configurations of Danicki et al. (EdgeSys 2021) §3 — the "
+    "FreeRTOS scheduler with equal and with unequal priorities, Burst, Hysteresis, "
+    "Budget and Queue Mitigation with queues of 100, 500 and 750 (each run's outputs "
+    "under DIR/runs/). behnke-software: Behnke et al.'s software approach, §6 "
+    "Experiments 1-3 (Figures 9-11) on the Zynq-7000 preset (its files under "
+    f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). regehr: "
+    "Regehr & Duongsaa's interrupt schedulers, Figures 1-2, §6.4 and the Ethernut of §7 "
+    f"(its files under DIR/{REGEHR_DIR}/, or in DIR with --study regehr). Each study "
+    "ends with its claims table: the paper's value, the simulated one, a verdict."
+)
+
+
+def add_to(app: typer.Typer) -> None:
+    @app.command(
         "demo",
-        help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
-        description=(
-            "Run the studies and write one report DIR/report.html with a table of contents. "
-            "danicki: the eight configurations of Danicki et al. (EdgeSys 2021) §3 — the "
-            "FreeRTOS scheduler with equal and with unequal priorities, Burst, Hysteresis, "
-            "Budget and Queue Mitigation with queues of 100, 500 and 750 (each run's outputs "
-            "under DIR/runs/). behnke-software: Behnke et al.'s software approach, §6 "
-            "Experiments 1-3 (Figures 9-11) on the Zynq-7000 preset (its files under "
-            f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). regehr: "
-            "Regehr & Duongsaa's interrupt schedulers, Figures 1-2, §6.4 and the Ethernut of §7 "
-            f"(its files under DIR/{REGEHR_DIR}/, or in DIR with --study regehr). Each study "
-            "ends with its claims table: the paper's value, the simulated one, a verdict."
-        ),
-        epilog="example: rtshield demo --out demo-report; "
-        "rtshield demo --study behnke-software --out behnke",
+        help=HELP,
+        short_help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
+        epilog="\b\nexample: rtshield demo --out demo-report\n"
+        "         rtshield demo --study behnke-software --out behnke",
     )
-    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument(
-        "--study",
-        choices=list(STUDIES),
-        default=None,
-        help="run one study only (default: all of them)",
-    )
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=2,
-        metavar="N",
-        help="scenarios run at the same time (default 2)",
-    )
-    p.add_argument(
-        "--run-figures",
-        action="store_true",
-        help="also draw each configuration's own figures (the report needs only the "
-        "comparative ones)",
-    )
-    add_set_option(p)
-    p.set_defaults(handler=handle)
+    def demo_(
+        out: Out,
+        study: Annotated[
+            str | None,
+            typer.Option(
+                "--study",
+                metavar="|".join(STUDIES),
+                help="run one study only (default: all of them)",
+                show_default=False,
+            ),
+        ] = None,
+        jobs: Jobs = 2,
+        run_figures: Annotated[
+            bool,
+            typer.Option(
+                "--run-figures",
+                help="also draw each configuration's own figures (the report needs only "
+                "the comparative ones)",
+            ),
+        ] = False,
+        set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
+        seed: Seed = None,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        if study is not None and study not in STUDIES:
+            raise typer.BadParameter(
+                f"{study!r} is not one of {', '.join(STUDIES)}", param_hint="'--study'"
+            )
+        return dispatch(
+            "demo", handle, out=out, study=study, jobs=jobs, run_figures=run_figures,
+            set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
+        )
 
 
 def claims_section(outcomes) -> list[tuple[str, str]]:

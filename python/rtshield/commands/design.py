@@ -9,61 +9,101 @@ simulating the boundary and one step beyond it.
 from __future__ import annotations
 
 import json
+from typing import Annotated
+
+import typer
+
+from rtshield.clitools import Seed, Verbose, dispatch
+from rtshield.commands.analyze import Json, scenario_overrides
 
 
-def register(sub) -> None:
+def _help() -> str:
     from rtshield.analysis.knobs import KNOBS
 
-    p = sub.add_parser(
+    return (
+        'For a system where one protection parameter is written "?" (a strict limiter\'s '
+        "min_interarrival, a bursty limiter's burst or burst_period, a server's budget, a "
+        "Burst Mitigation capacity, a Queue Mitigation queue, or a shared timer's rate), "
+        "find the boundary at which every task stays schedulable, with the margin, and "
+        "simulate it. With --scenario, the file is a scenario and --knob names the "
+        "parameter (" + ", ".join(KNOBS) + "; for the receive path flow.NAME.server with "
+        "--rate, rx.global_capacity, nic.queue.NAME with --rate and --max-delay); the answer "
+        "is checked in the simulator with worst-case traffic. Exit status 0 if a safe value "
+        "exists and the simulation (when run) confirms it, 1 if not."
+    )
+
+
+def add_to(app: typer.Typer) -> None:
+    @app.command(
         "design",
-        help='find the most generous safe value of a protection parameter ("?" or --knob)',
-        description=(
-            'For a system where one protection parameter is written "?" (a strict limiter\'s '
-            "min_interarrival, a bursty limiter's burst or burst_period, a server's budget, a "
-            "Burst Mitigation capacity, a Queue Mitigation queue, or a shared timer's rate), "
-            "find the boundary at which every task stays schedulable, with the margin, and "
-            "simulate it. With --scenario, the file is a scenario and --knob names the "
-            "parameter (" + ", ".join(KNOBS) + "; for the receive path flow.NAME.server with "
-            "--rate, rx.global_capacity, nic.queue.NAME with --rate and --max-delay); the answer "
-            "is checked in the simulator with worst-case traffic. Exit status 0 if a safe value "
-            "exists and the simulation (when run) confirms it, 1 if not."
-        ),
+        help=_help(),
+        short_help='find the most generous safe value of a protection parameter ("?" or '
+        "--knob)",
+        epilog="\b\nexample: rtshield design my_system.toml   (one value in it written \"?\")\n"
+        "         rtshield design scenarios/danicki2021/burst.toml --scenario",
     )
-    p.add_argument("system", help='system description (TOML) with one value written "?"')
-    p.add_argument(
-        "--scenario",
-        action="store_true",
-        help="the file is a scenario for 'rtshield run': design a knob of its device",
-    )
-    p.add_argument(
-        "--knob",
-        metavar="KEY",
-        help="with --scenario: the parameter to design (default: the protection's own)",
-    )
-    p.add_argument(
-        "--no-simulate",
-        action="store_true",
-        help="skip the simulation of the boundary",
-    )
-    p.add_argument(
-        "--rate",
-        metavar="RATE",
-        help="with --knob flow.NAME.server or nic.queue.NAME: the flow's rate (e.g. 1000pps)",
-    )
-    p.add_argument(
-        "--max-delay",
-        metavar="TIME",
-        help="with --knob nic.queue.NAME: the delay the receiving process allows (e.g. 50ms)",
-    )
-    p.add_argument("--json", action="store_true", help="print the result as JSON (times in µs)")
-    p.set_defaults(handler=run)
+    def design_(
+        system: Annotated[
+            str,
+            typer.Argument(
+                metavar="SYSTEM", help='system description (TOML) with one value written "?"'
+            ),
+        ],
+        scenario: Annotated[
+            bool,
+            typer.Option(
+                "--scenario",
+                help="the file is a scenario for 'rtshield run': design a knob of its device",
+            ),
+        ] = False,
+        knob: Annotated[
+            str | None,
+            typer.Option(
+                "--knob",
+                metavar="KEY",
+                help="with --scenario: the parameter to design (default: the protection's own)",
+                show_default=False,
+            ),
+        ] = None,
+        no_simulate: Annotated[
+            bool, typer.Option("--no-simulate", help="skip the simulation of the boundary")
+        ] = False,
+        rate: Annotated[
+            str | None,
+            typer.Option(
+                "--rate",
+                metavar="RATE",
+                help="with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
+                "(e.g. 1000pps)",
+                show_default=False,
+            ),
+        ] = None,
+        max_delay: Annotated[
+            str | None,
+            typer.Option(
+                "--max-delay",
+                metavar="TIME",
+                help="with --knob nic.queue.NAME: the delay the receiving process allows "
+                "(e.g. 50ms)",
+                show_default=False,
+            ),
+        ] = None,
+        json: Json = False,
+        seed: Seed = None,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "design", run, system=system, scenario=scenario, knob=knob, no_simulate=no_simulate,
+            rate=rate, max_delay=max_delay, json=json, seed=seed, verbose=verbose,
+        )
 
 
 def run(args) -> int:
     from rtshield.errors import UsageError
 
+    overrides = scenario_overrides(args)
     if args.scenario:
-        return _run_scenario(args)
+        return _run_scenario(args, overrides)
     if args.knob or args.rate or args.max_delay:
         raise UsageError("--knob, --rate and --max-delay apply to a scenario (add --scenario)")
     from rtshield.analysis.design import design_system, simulate_design
@@ -82,13 +122,13 @@ def run(args) -> int:
     return 0 if d.value is not None and not refuted else 1
 
 
-def _run_scenario(args) -> int:
+def _run_scenario(args, overrides=None) -> int:
     from rtshield.analysis.knobs import design_knob
     from rtshield.analysis.system import naming_file
     from rtshield.errors import UsageError
     from rtshield.scenario import load_scenario
 
-    sc = load_scenario(args.system)
+    sc = load_scenario(args.system, overrides, overrides_origin="--seed")
     knob = args.knob or ""
     rx = knob.startswith(("flow.", "nic.queue.")) or knob == "rx.global_capacity"
     if not rx and (args.rate or args.max_delay):

@@ -7,241 +7,221 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Annotated
 
+import typer
+
+from rtshield.clitools import Out, Quiet, Verbose, dispatch
 from rtshield.errors import UsageError
 from rtshield.outputs import (
-    OUT_HELP,
     atomic_write,
     format_summary_json,
     prepare_out_dir,
     prune_stale,
 )
 
+LINUX_HELP = (
+    "The DoS controller study (arXiv 2007.08885, Sections 4-7) on this kernel: "
+    "a 1 ms cyclic control task under "
+    "SCHED_FIFO/RR/DEADLINE sharing (S) or not sharing (D) its CPU with the device's "
+    "receive processing, attacked by hping3 SYN floods, mausezahn ARP floods and nmap "
+    "full SYN scans, with and without stress-ng load; idle before / attack / idle after "
+    "per cell. Writes DIR/summary.json, DIR/tables.txt (Tables 1-2 layout), "
+    "DIR/hist_*.png, DIR/report.html and DIR/runs/<cell>/ (summary.json, cycle file, "
+    "tool logs). The full matrix is 36 cells of 3 phases each."
+)
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "rig",
-        help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
-        description=(
-            "Run real attacks from one network namespace against a device in another, both "
-            "created by the rig and always removed (docs/rig.md). Needs root and the tools "
-            "installed by tools/install.sh."
-        ),
+FREERTOS_HELP = (
+    "Build the FreeRTOS target (kernel POSIX port + FreeRTOS-Plus-TCP + libshield, "
+    "rig/freertos/) if needed, start it on the device side of the rig's namespaces and "
+    "run, for each attack, an unprotected and a protected run of idle / attack / idle "
+    "while the scenario's UDP flows are sent; simulate the same scenario. Writes "
+    "DIR/runs/<variant>-<attack>/summary.json (the simulator's vocabulary), "
+    "DIR/sim/<variant>/summary.json, DIR/comparison.json and DIR/report.html."
+)
+
+CLEAN_HELP = (
+    "Kill the processes in every network namespace whose name starts with 'rtsrig-' and "
+    "delete those namespaces (with their veths, qdiscs and nftables tables), and any "
+    "interface named rtsrig* in this namespace. Nothing else is touched."
+)
+
+
+#: The CPUs this process may run on: the defaults of --control-cpu and --network-cpu.
+_CPUS = sorted(os.sched_getaffinity(0))
+
+
+def _opt(flag: str, help: str, metavar: str | None = None, **kw):
+    return typer.Option(flag, help=help, metavar=metavar, show_default=False, **kw)
+
+
+def _choice(value: str, flag: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise typer.BadParameter(
+            f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{flag}'"
+        )
+    return value
+
+
+def add_to(app: typer.Typer) -> None:
+    rig = typer.Typer(
+        name="rig",
+        help="Run real attacks from one network namespace against a device in another, both "
+        "created by the rig and always removed (docs/rig.md). Needs root and the tools "
+        "installed by tools/install.sh.",
+        short_help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
+        epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
+        "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
+        "          rtshield rig TARGET --help     explains one target",
+        invoke_without_command=True,
+        no_args_is_help=False,
+        rich_markup_mode=None,
     )
-    rsub = p.add_subparsers(dest="rig_command", metavar="TARGET")
-    p.set_defaults(handler=_no_target)
 
-    lx = rsub.add_parser(
+    @rig.callback()
+    def _rig(ctx: typer.Context) -> None:
+        if ctx.invoked_subcommand is None:
+            _no_target(None)
+
+    @rig.command(
         "linux",
-        help="the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x attacks",
-        description=(
-            "The DoS controller study (arXiv 2007.08885, Sections 4-7) on this kernel: "
-            "a 1 ms cyclic control task under "
-            "SCHED_FIFO/RR/DEADLINE sharing (S) or not sharing (D) its CPU with the device's "
-            "receive processing, attacked by hping3 SYN floods, mausezahn ARP floods and nmap "
-            "full SYN scans, with and without stress-ng load; idle before / attack / idle after "
-            "per cell. Writes DIR/summary.json, DIR/tables.txt (Tables 1-2 layout), "
-            "DIR/hist_*.png, DIR/report.html and DIR/runs/<cell>/ (summary.json, cycle file, "
-            "tool logs). The full matrix is 36 cells of 3 phases each."
-        ),
-        epilog=(
-            "examples: rtshield rig linux --out rig-out;  rtshield rig linux --select SF,DF "
-            "--attacks syn --load off --phase-seconds 2 --out smoke"
-        ),
+        help=LINUX_HELP,
+        short_help="the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x "
+        "attacks",
+        epilog="\b\nexamples: rtshield rig linux --out rig-out\n"
+        "          rtshield rig linux --select SF,DF --attacks syn --load off "
+        "--phase-seconds 2 --out smoke",
     )
-    lx.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    lx.add_argument(
-        "--phase-seconds",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="length of each phase: idle before, attack, idle after (default 10; "
-        "the paper uses 300)",
-    )
-    lx.add_argument(
-        "--break-seconds",
-        type=float,
-        default=2.0,
-        metavar="S",
-        help="break between phases (default 2; the paper uses 5)",
-    )
-    lx.add_argument(
-        "--select",
-        default="*",
-        metavar="LIST",
-        help="configurations to run, comma-separated names or globs: SF, SR, SD, DF, "
-        "DR, DD, and with --protect SF+limit, SF+steer ... (default all)",
-    )
-    lx.add_argument(
-        "--attacks",
-        default="syn,arp,nmap",
-        metavar="LIST",
-        help="attacks among syn, arp, nmap (default all three)",
-    )
-    lx.add_argument(
-        "--load",
-        choices=("off", "on", "both"),
-        default="both",
-        help="stress-ng CPU load: off, on, or both (default both: Tables 1 and 2)",
-    )
-    lx.add_argument(
-        "--protect",
-        default="",
-        metavar="LIST",
-        help="also run the single-core configurations with an ingress protection: "
-        "limit (nftables rate limit on SYN and ARP), steer (receive work moved to "
-        "the network CPU); e.g. --protect limit,steer",
-    )
-    lx.add_argument(
-        "--syn-limit",
-        type=int,
-        default=1000,
-        metavar="PPS",
-        help="SYN packets/s admitted by --protect limit (default 1000)",
-    )
-    lx.add_argument(
-        "--arp-limit",
-        type=int,
-        default=100,
-        metavar="PPS",
-        help="ARP packets/s admitted by --protect limit (default 100)",
-    )
-    lx.add_argument(
-        "--cycle-us",
-        type=int,
-        default=1000,
-        metavar="US",
-        help="control cycle in microseconds (default 1000)",
-    )
-    cpus = sorted(os.sched_getaffinity(0))
-    lx.add_argument(
-        "--control-cpu",
-        type=int,
-        default=cpus[-1],
-        metavar="N",
-        help=f"CPU of the control task (default the last, here {cpus[-1]})",
-    )
-    lx.add_argument(
-        "--network-cpu",
-        type=int,
-        default=cpus[0],
-        metavar="N",
-        help=f"CPU of the device's receive work in D configurations and of the "
-        f"attacker (default the first, here {cpus[0]})",
-    )
-    lx.add_argument(
-        "--dl",
-        default="100000,1000000,1000000",
-        metavar="RT,DL,PERIOD",
-        help="SCHED_DEADLINE runtime, deadline, period in ns (default the paper's "
-        "100000,1000000,1000000)",
-    )
-    lx.add_argument(
-        "--dl-admission",
-        choices=("on", "off"),
-        default="on",
-        help="SCHED_DEADLINE admission control. With 'on' (default) the kernel refuses a "
-        "deadline task pinned to one CPU of a larger root domain, so SD/DD rows say 'refused'; "
-        "'off' sets kernel.sched_rt_runtime_us=-1 for the run (this also lifts RT throttling "
-        "machine-wide) and restores it afterwards, also through 'rig clean'",
-    )
-    lx.add_argument("--no-figures", action="store_true", help="skip the histograms")
-    lx.set_defaults(handler=handle_linux)
+    def linux(
+        out: Out,
+        phase_seconds: Annotated[float, _opt(
+            "--phase-seconds", "length of each phase: idle before, attack, idle after "
+            "(default 10; the paper uses 300)", "S")] = 10.0,
+        break_seconds: Annotated[float, _opt(
+            "--break-seconds", "break between phases (default 2; the paper uses 5)", "S")] = 2.0,
+        select: Annotated[str, _opt(
+            "--select", "configurations to run, comma-separated names or globs: SF, SR, SD, DF, "
+            "DR, DD, and with --protect SF+limit, SF+steer ... (default all)", "LIST")] = "*",
+        attacks: Annotated[str, _opt(
+            "--attacks", "attacks among syn, arp, nmap (default all three)", "LIST")] = (
+            "syn,arp,nmap"),
+        load: Annotated[str, _opt(
+            "--load", "stress-ng CPU load: off, on, or both (default both: Tables 1 and 2)",
+            "off|on|both")] = "both",
+        protect: Annotated[str, _opt(
+            "--protect", "also run the single-core configurations with an ingress protection: "
+            "limit (nftables rate limit on SYN and ARP), steer (receive work moved to "
+            "the network CPU); e.g. --protect limit,steer", "LIST")] = "",
+        syn_limit: Annotated[int, _opt(
+            "--syn-limit", "SYN packets/s admitted by --protect limit (default 1000)",
+            "PPS")] = 1000,
+        arp_limit: Annotated[int, _opt(
+            "--arp-limit", "ARP packets/s admitted by --protect limit (default 100)",
+            "PPS")] = 100,
+        cycle_us: Annotated[int, _opt(
+            "--cycle-us", "control cycle in microseconds (default 1000)", "US")] = 1000,
+        control_cpu: Annotated[int, _opt(
+            "--control-cpu", f"CPU of the control task (default the last, here {_CPUS[-1]})",
+            "N")] = _CPUS[-1],
+        network_cpu: Annotated[int, _opt(
+            "--network-cpu", "CPU of the device's receive work in D configurations and of the "
+            f"attacker (default the first, here {_CPUS[0]})", "N")] = _CPUS[0],
+        dl: Annotated[str, _opt(
+            "--dl", "SCHED_DEADLINE runtime, deadline, period in ns (default the paper's "
+            "100000,1000000,1000000)", "RT,DL,PERIOD")] = "100000,1000000,1000000",
+        dl_admission: Annotated[str, _opt(
+            "--dl-admission", "SCHED_DEADLINE admission control. With 'on' (default) the kernel "
+            "refuses a deadline task pinned to one CPU of a larger root domain, so SD/DD rows "
+            "say 'refused'; 'off' sets kernel.sched_rt_runtime_us=-1 for the run (this also "
+            "lifts RT throttling machine-wide) and restores it afterwards, also through "
+            "'rig clean'", "on|off")] = "on",
+        no_figures: Annotated[bool, _opt("--no-figures", "skip the histograms")] = False,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        _choice(load, "--load", ("off", "on", "both"))
+        _choice(dl_admission, "--dl-admission", ("on", "off"))
+        return dispatch(
+            "rig linux", handle_linux, out=out, phase_seconds=phase_seconds,
+            break_seconds=break_seconds, select=select, attacks=attacks, load=load,
+            protect=protect, syn_limit=syn_limit, arp_limit=arp_limit, cycle_us=cycle_us,
+            control_cpu=control_cpu, network_cpu=network_cpu, dl=dl, dl_admission=dl_admission,
+            no_figures=no_figures, quiet=quiet, verbose=verbose,
+        )
 
-    ft = rsub.add_parser(
+    @rig.command(
         "freertos-tcp",
-        help="the real FreeRTOS-Plus-TCP stack with libshield in its receive path, flooded "
-        "unprotected and protected",
-        description=(
-            "Build the FreeRTOS target (kernel POSIX port + FreeRTOS-Plus-TCP + libshield, "
-            "rig/freertos/) if needed, start it on the device side of the rig's namespaces and "
-            "run, for each attack, an unprotected and a protected run of idle / attack / idle "
-            "while the scenario's UDP flows are sent; simulate the same scenario. Writes "
-            "DIR/runs/<variant>-<attack>/summary.json (the simulator's vocabulary), "
-            "DIR/sim/<variant>/summary.json, DIR/comparison.json and DIR/report.html."
-        ),
-        epilog="example: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 --out ft",
+        help=FREERTOS_HELP,
+        short_help="the real FreeRTOS-Plus-TCP stack with libshield in its receive path, "
+        "flooded unprotected and protected",
+        epilog="\b\nexample: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 "
+        "--out ft",
     )
-    ft.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    ft.add_argument(
-        "--scenario",
-        metavar="FILE",
-        default=None,
-        help="the device as a scenario (default rig/freertos/device.toml)",
-    )
-    ft.add_argument(
-        "--freertos-tree",
-        metavar="DIR",
-        default=None,
-        help="folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default $RTS_THIRD_PARTY, "
-        "else shared/third_party beside the checkout)",
-    )
-    ft.add_argument(
-        "--attacks",
-        default="syn,arp,nmap",
-        metavar="LIST",
-        help="attacks among syn (hping3 SYN flood), arp (mausezahn ARP flood), nmap (full SYN "
-        "scan); default all three",
-    )
-    ft.add_argument(
-        "--variants",
-        default="unprotected,protected",
-        metavar="LIST",
-        help="unprotected, protected or both (default both)",
-    )
-    ft.add_argument(
-        "--phase-seconds",
-        type=float,
-        default=None,
-        metavar="S",
-        help="length of each phase, 1-120 (default: the flood flow's step_every in the scenario)",
-    )
-    ft.add_argument(
-        "--break-seconds",
-        type=float,
-        default=1.0,
-        metavar="S",
-        help="break between phases (default 1)",
-    )
-    ft.add_argument(
-        "--stock-priority",
-        type=int,
-        default=6,
-        metavar="P",
-        help="the network task's priority in the unprotected (stock) variant (default 6: "
-        "FreeRTOS-Plus-TCP's default IP task priority, configMAX_PRIORITIES - 2)",
-    )
-    ft.add_argument("--quiet", action="store_true", help="no progress lines")
-    ft.set_defaults(handler=handle_freertos)
+    def freertos_tcp(
+        out: Out,
+        scenario: Annotated[str | None, _opt(
+            "--scenario", "the device as a scenario (default rig/freertos/device.toml)",
+            "FILE")] = None,
+        freertos_tree: Annotated[str | None, _opt(
+            "--freertos-tree", "folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default "
+            "$RTS_THIRD_PARTY, else shared/third_party beside the checkout)", "DIR")] = None,
+        attacks: Annotated[str, _opt(
+            "--attacks", "attacks among syn (hping3 SYN flood), arp (mausezahn ARP flood), nmap "
+            "(full SYN scan); default all three", "LIST")] = "syn,arp,nmap",
+        variants: Annotated[str, _opt(
+            "--variants", "unprotected, protected or both (default both)", "LIST")] = (
+            "unprotected,protected"),
+        phase_seconds: Annotated[float | None, _opt(
+            "--phase-seconds", "length of each phase, 1-120 (default: the flood flow's "
+            "step_every in the scenario)", "S")] = None,
+        break_seconds: Annotated[float, _opt(
+            "--break-seconds", "break between phases (default 1)", "S")] = 1.0,
+        stock_priority: Annotated[int, _opt(
+            "--stock-priority", "the network task's priority in the unprotected (stock) variant "
+            "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
+            "configMAX_PRIORITIES - 2)", "P")] = 6,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "rig freertos-tcp", handle_freertos, out=out, scenario=scenario,
+            freertos_tree=freertos_tree, attacks=attacks, variants=variants,
+            phase_seconds=phase_seconds, break_seconds=break_seconds,
+            stock_priority=stock_priority, quiet=quiet, verbose=verbose,
+        )
 
-    rp = rsub.add_parser(
+    @rig.command(
         "report",
-        help="rebuild the tables, histograms and report of a finished rig run",
-        description="Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results.",
+        help="Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results.",
+        short_help="rebuild the tables, histograms and report of a finished rig run",
+        epilog="\b\nexample: rtshield rig report rig-out",
     )
-    rp.add_argument("dir", metavar="DIR")
-    rp.set_defaults(handler=handle_report)
+    def report(
+        dir: Annotated[str, typer.Argument(metavar="DIR", help="the folder of a rig run")],
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch("rig report", handle_report, dir=dir, quiet=quiet, verbose=verbose)
 
-    cl = rsub.add_parser(
+    @rig.command(
         "clean",
-        help="remove leftovers of a killed rig run (namespaces named rtsrig-*)",
-        description=(
-            "Kill the processes in every network namespace whose name starts with 'rtsrig-' and "
-            "delete those namespaces (with their veths, qdiscs and nftables tables), and any "
-            "interface named rtsrig* in this namespace. Nothing else is touched."
-        ),
+        help=CLEAN_HELP,
+        short_help="remove leftovers of a killed rig run (namespaces named rtsrig-*)",
+        epilog="\b\nexample: sudo rtshield rig clean",
     )
-    cl.set_defaults(handler=handle_clean)
+    def clean(quiet: Quiet = False, verbose: Verbose = False) -> int:
+        return dispatch("rig clean", handle_clean, quiet=quiet, verbose=verbose)
+
+    app.add_typer(rig)
 
 
-def _no_target(args: argparse.Namespace) -> int:  # noqa: ARG001
+def _no_target(args) -> int:  # noqa: ARG001
     raise UsageError(
         "rig: a target is required: linux, freertos-tcp, report or clean "
         "('rtshield rig --help' explains them)"
@@ -267,7 +247,7 @@ def _on_signal(signum, frame):  # noqa: ARG001
     raise _Terminated()
 
 
-def options_from_args(args: argparse.Namespace):
+def options_from_args(args):
     from rtshield.rig.linux import ATTACKS, PROTECTIONS, Options
 
     if not 0.5 <= args.phase_seconds <= 3600:
@@ -309,7 +289,7 @@ def options_from_args(args: argparse.Namespace):
     )
 
 
-def handle_linux(args: argparse.Namespace) -> int:
+def handle_linux(args) -> int:
     from rtshield.rig import harness, linux, results
 
     opts = options_from_args(args)
@@ -413,7 +393,7 @@ def _p999(s: dict, phase: str) -> str:
     return f"{cm['p99_9']:.3f}" if cm else "—"
 
 
-def handle_freertos(args: argparse.Namespace) -> int:
+def handle_freertos(args) -> int:
     from rtshield.rig import freertos, harness
 
     attacks = _csv(args.attacks, freertos.ATTACKS, "--attacks")
@@ -444,8 +424,8 @@ def handle_freertos(args: argparse.Namespace) -> int:
         attacks=attacks,
         variants=variants,
         stock_priority=args.stock_priority,
-        rx_cpu=cpus[0] if len(cpus) > 1 else None,
-        attacker_cpu=cpus[0] if len(cpus) > 1 else None,
+        rx_cpu=_CPUS[0] if len(cpus) > 1 else None,
+        attacker_cpu=_CPUS[0] if len(cpus) > 1 else None,
     )
     plan = [(v, a) for a in attacks for v in variants]
     per = 3 * opts.phase_s + 2 * opts.break_s + 3
@@ -507,7 +487,7 @@ def handle_freertos(args: argparse.Namespace) -> int:
     return 0
 
 
-def handle_report(args: argparse.Namespace) -> int:
+def handle_report(args) -> int:
     from rtshield.rig import results
 
     out = Path(args.dir)
@@ -547,7 +527,7 @@ def handle_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def handle_clean(args: argparse.Namespace) -> int:  # noqa: ARG001
+def handle_clean(args) -> int:  # noqa: ARG001
     from rtshield.rig import harness
 
     harness.require_root()

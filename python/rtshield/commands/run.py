@@ -2,55 +2,78 @@
 
 from __future__ import annotations
 
-import argparse
+import logging
 import sys
+from typing import Annotated
 
-from rtshield.outputs import OUT_HELP, finish_out_dir, prepare_out_dir, record_outputs
+import typer
+
+from rtshield.clitools import Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
 from rtshield.tables import key_metrics, text_table
 
+HELP = (
+    "Simulate one scenario file (schema: docs/scenarios.md) on the device model, "
+    "print its key numbers, and write into DIR: summary.json, timeseries.csv, "
+    "timeseries.parquet, packets.png, critical.png, cycle_time.png, latency.png (when "
+    "packets were delivered) and report.html. "
+    "A malformed scenario is rejected with one line naming the key (exit 2) before "
+    "anything runs or is written."
+)
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+
+def add_to(app: typer.Typer) -> None:
+    @app.command(
         "run",
-        help="simulate one scenario and write summary, time series, figures and a report",
-        description=(
-            "Simulate one scenario file (schema: docs/scenarios.md) on the device model, "
-            "print its key numbers, and write into DIR: summary.json, timeseries.csv, "
-            "timeseries.parquet, packets.png, critical.png, cycle_time.png, latency.png (when "
-            "packets were delivered) and report.html. "
-            "A malformed scenario is rejected with one line naming the key (exit 2) before "
-            "anything runs or is written."
-        ),
-        epilog="example: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500",
+        help=HELP,
+        short_help="simulate one scenario and write summary, time series, figures and a report",
+        epilog="\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
+        "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7",
     )
-    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
-    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one setting of the file, e.g. --set driver.queue=750 "
-        "--set scenario.duration=10s (repeatable)",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
-    p.add_argument(
-        "--no-figures",
-        action="store_true",
-        help="write the numbers and the report without the PNG figures (faster; "
-        "matplotlib is not loaded)",
-    )
-    p.set_defaults(handler=handle)
+    def run(
+        scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
+        out: Out,
+        set: Annotated[
+            list[str],
+            typer.Option(
+                "--set",
+                metavar="SECTION.KEY=VALUE",
+                help="override one setting of the file, e.g. --set driver.queue=750 "
+                "--set scenario.duration=10s (repeatable)",
+                show_default=False,
+            ),
+        ] = [],  # noqa: B006 - typer reads the default, it is never mutated
+        no_figures: Annotated[
+            bool,
+            typer.Option(
+                "--no-figures",
+                help="write the numbers and the report without the PNG figures (faster; "
+                "matplotlib is not loaded)",
+            ),
+        ] = False,
+        seed: Seed = None,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "run", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
+            no_figures=no_figures, quiet=quiet, verbose=verbose,
+        )
 
 
-def handle(args: argparse.Namespace) -> int:
+log = logging.getLogger(__name__)
+
+
+def handle(args) -> int:
     scenario = load_scenario(
         args.scenario, parse_overrides(args.set) or None, overrides_origin="--set"
     )
+    log.debug("%s: %s, seed %d", args.scenario, scenario.name, scenario.seed)
     out = prepare_out_dir(args.out)
+    log.debug("writing into %s", out)
     bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
     try:
         outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import html
 import os
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from rtshield import sweep
+from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import OUT_HELP, record_outputs
+from rtshield.outputs import record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, late_output
 from rtshield.tables import text_table
@@ -22,60 +25,75 @@ MAX_POINTS = 1024
 MAX_COMPARE_FIGURE_POINTS = 12
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+HELP = (
+    "Run SCENARIO once per point of a parameter grid, in parallel on Dask: a local "
+    "cluster of one worker process per core (or --jobs N), or your cluster with "
+    "--scheduler. Each --set KEY=v1,v2,… is one axis (a single value is a fixed override); "
+    "KEY is SECTION.KEY (driver.queue) or, for an entry of [[flows]], [[tasks]] or "
+    "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product. "
+    "Writes DIR/sweep.csv and DIR/sweep.json (one row per point: the swept values, "
+    "whether the critical task met every deadline, its worst response time, margin "
+    "and lateness, and the key numbers), DIR/safe_region.json (where the safe region "
+    "ends along each axis), DIR/sweep.png, DIR/report.html, and each point's own "
+    "outputs under DIR/runs/NAME/, written as points finish. Re-running into the same "
+    "DIR skips every point whose results are there for the same scenario. Every point "
+    "is validated before anything runs."
+)
+
+
+def add_to(app: typer.Typer) -> None:
+    @app.command(
         "sweep",
-        help="run one scenario over a grid of parameter values (on Dask)",
-        description=(
-            "Run SCENARIO once per point of a parameter grid, in parallel on Dask: a local "
-            "cluster of one worker process per core, or your cluster with --scheduler. Each "
-            "--set KEY=v1,v2,… is one axis (a single value is a fixed override); KEY is "
-            "SECTION.KEY (driver.queue) or, for an entry of [[flows]], [[tasks]] or "
-            "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product. "
-            "Writes DIR/sweep.csv and DIR/sweep.json (one row per point: the swept values, "
-            "whether the critical task met every deadline, its worst response time, margin "
-            "and lateness, and the key numbers), DIR/safe_region.json (where the safe region "
-            "ends along each axis), DIR/sweep.png, DIR/report.html, and each point's own "
-            "outputs under DIR/runs/NAME/, written as points finish. Re-running into the same "
-            "DIR skips every point whose results are there for the same scenario. Every point "
-            "is validated before anything runs."
-        ),
-        epilog="example: rtshield sweep scenarios/danicki2021/burst.toml "
-        "--set mitigation.capacity=300,600,1200,2400 --set flows.syn.peak=50000pps,150000pps "
-        "--out out/burst-capacity",
+        help=HELP,
+        short_help="run one scenario over a grid of parameter values (on Dask)",
+        epilog="\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
+        "--set mitigation.capacity=300,600,1200,2400\n"
+        "         --set flows.syn.peak=50000pps,150000pps --out out/burst-capacity",
     )
-    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=V1,V2,…",
-        help="one axis of the grid, or a fixed override when given one value (repeatable)",
-    )
-    p.add_argument("--out", metavar="DIR", required=True, help=OUT_HELP)
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="worker processes of the local Dask cluster (default: one per core)",
-    )
-    p.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        default=None,
-        help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers need "
-        "rtshield installed; they send results back, no shared folder needed)",
-    )
-    p.add_argument(
-        "--run-figures",
-        action="store_true",
-        help="also draw each point's own figures (the sweep's report needs only its own)",
-    )
-    p.set_defaults(handler=handle)
+    def sweep_(
+        scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
+        out: Out,
+        set: Annotated[
+            list[str],
+            typer.Option(
+                "--set",
+                metavar="KEY=V1,V2,…",
+                help="one axis of the grid, or a fixed override when given one value "
+                "(repeatable)",
+                show_default=False,
+            ),
+        ] = [],  # noqa: B006 - typer reads the default, it is never mutated
+        jobs: Jobs = None,
+        scheduler: Annotated[
+            str | None,
+            typer.Option(
+                "--scheduler",
+                metavar="ADDRESS",
+                help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers "
+                "need rtshield installed; they send results back, no shared folder needed)",
+                show_default=False,
+            ),
+        ] = None,
+        run_figures: Annotated[
+            bool,
+            typer.Option(
+                "--run-figures",
+                help="also draw each point's own figures (the sweep's report needs only its "
+                "own)",
+            ),
+        ] = False,
+        seed: Seed = None,
+        quiet: Quiet = False,
+        verbose: Verbose = False,
+    ) -> int:
+        return dispatch(
+            "sweep", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
+            jobs=jobs, scheduler=scheduler, run_figures=run_figures, quiet=quiet,
+            verbose=verbose,
+        )
 
 
-def handle(args: argparse.Namespace) -> int:
+def handle(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.scheduler is not None and not args.scheduler.strip():

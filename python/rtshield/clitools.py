@@ -1,0 +1,230 @@
+"""What every ``rtshield`` verb shares: its common options and how a verb runs.
+
+The common options (``--out``, ``--quiet``, ``--verbose``, ``--jobs``,
+``--seed``) are defined once here, with one name and one help text, and each
+verb's typer command reuses them (docs/cli.md). :func:`dispatch` runs a verb's
+``handle(args)`` with those options applied and turns the project's errors into
+exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
+:class:`~rtshield.errors.OutputError` → one line, 1; Ctrl-C → "interrupted",
+130; a closed pipe → 0.
+
+:func:`mount_argparse` mounts a verb still defined with argparse
+(``register(subparsers)``) as a typer command that hands its arguments to
+argparse, so such a verb keeps working under the typer app until it is converted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from types import ModuleType, SimpleNamespace
+from typing import Annotated, Any
+
+import typer
+
+from rtshield.errors import OutputError, UsageError, one_line
+from rtshield.outputs import OUT_HELP
+
+__all__ = [
+    "Jobs",
+    "Out",
+    "Quiet",
+    "Seed",
+    "Verbose",
+    "mount_argparse",
+    "dispatch",
+    "seed_overrides",
+]
+
+log = logging.getLogger("rtshield")
+
+#: The help texts of the common options: one definition, reused by every verb.
+QUIET_HELP = "print nothing on success: no progress bar and no terminal summary"
+VERBOSE_HELP = "log diagnostics (what is read, run and written) on stderr"
+JOBS_HELP = "simulations run at the same time (worker processes)"
+SEED_HELP = (
+    "override the scenario's seed ([scenario] seed) in every run; the same scenario "
+    "and seed give the same bytes"
+)
+
+#: The largest seed a scenario accepts (an unsigned 63-bit value, docs/scenarios.md).
+SEED_MAX = 2**63 - 1
+
+Out = Annotated[str, typer.Option("--out", metavar="DIR", help=OUT_HELP, show_default=False)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help=QUIET_HELP)]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)]
+Jobs = Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help=JOBS_HELP)]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", metavar="N", help=SEED_HELP, min=0, max=SEED_MAX, show_default=False
+    ),
+]
+
+
+def seed_overrides(sets: list[str], seed: int | None) -> list[str]:
+    """``--set`` assignments with ``--seed`` appended as ``scenario.seed=N`` (it wins)."""
+    sets = list(sets or [])
+    if seed is not None:
+        sets.append(f"scenario.seed={seed}")
+    return sets
+
+
+def _setup_logging(verbose: bool) -> None:
+    """``--verbose``: the ``rtshield`` logger's debug records on stderr, one per line."""
+    if not verbose:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("rtshield: %(levelname)s: %(message)s"))
+    handler._rtshield_cli = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+
+
+def _teardown_logging() -> None:
+    for h in list(log.handlers):
+        if getattr(h, "_rtshield_cli", False):
+            log.removeHandler(h)
+    log.setLevel(logging.NOTSET)
+
+
+@contextlib.contextmanager
+def _quiet(quiet: bool) -> Iterator[None]:
+    """``--quiet``: no progress bar (RTSHIELD_PROGRESS=0) and standard output discarded."""
+    if not quiet:
+        yield
+        return
+    old = os.environ.get("RTSHIELD_PROGRESS")
+    os.environ["RTSHIELD_PROGRESS"] = "0"
+    try:
+        with open(os.devnull, "w", encoding="utf-8") as null, contextlib.redirect_stdout(null):
+            yield
+    finally:
+        if old is None:
+            os.environ.pop("RTSHIELD_PROGRESS", None)
+        else:
+            os.environ["RTSHIELD_PROGRESS"] = old
+
+
+def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> int:
+    """Run ``handle`` on a namespace of ``options``; the project's errors become exit codes.
+
+    ``quiet`` and ``verbose`` among ``options`` are applied here (and stay in
+    the namespace for handlers that read them).
+    """
+    args = SimpleNamespace(**options)
+    quiet = bool(options.get("quiet", False))
+    verbose = bool(options.get("verbose", False))
+    _setup_logging(verbose)
+    try:
+        log.debug("%s: %s", verb, ", ".join(f"{k}={v!r}" for k, v in sorted(options.items())))
+        with _quiet(quiet):
+            return int(handle(args) or 0)
+    except UsageError as e:
+        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
+        return 2
+    except OutputError as e:
+        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("rtshield: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`rtshield analyze x.toml | head`): not an error
+        # of ours. Point stdout at devnull so the interpreter's final flush
+        # does not raise again.
+        silence_stdout()
+        return 0
+    finally:
+        _teardown_logging()
+
+
+def silence_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+# --- verbs still defined with argparse ---------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose mistakes are :class:`UsageError` (one line, exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog.removeprefix('rtshield ')}: {message}")
+
+
+def _build_argparse(module: ModuleType) -> tuple[argparse.ArgumentParser, str]:
+    """The verb parser of ``module.register`` and its one-line help."""
+    top = _Parser(prog="rtshield")
+    sub = top.add_subparsers(dest="command", parser_class=_Parser)
+    module.register(sub)
+    (name, parser), = sub.choices.items()
+    short = next((a.help for a in sub._choices_actions if a.dest == name), None) or ""
+    for leaf in _leaves(parser):
+        _add_common(leaf)
+    return parser, short
+
+
+def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that end a command line: ``parser`` or, under subcommands, theirs."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    return [leaf for a in subs for p in a.choices.values() for leaf in _leaves(p)]
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    """The common options a verb does not define itself (same names, same help)."""
+    have = {s for a in parser._actions for s in a.option_strings}
+    if "--quiet" not in have:
+        parser.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
+    if "--verbose" not in have:
+        parser.add_argument("--verbose", "-v", action="store_true", help=VERBOSE_HELP)
+    if "--set" in have and "--seed" not in have:
+        parser.add_argument("--seed", type=_seed, metavar="N", default=None, help=SEED_HELP)
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= v <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {SEED_MAX}, got {v}")
+    return v
+
+
+def mount_argparse(app: typer.Typer, module: ModuleType) -> None:
+    """Add ``module``'s argparse verb to ``app``: argparse parses the verb's arguments."""
+    parser, short = _build_argparse(module)
+    name = parser.prog.split()[-1]
+
+    @app.command(
+        name,
+        help=parser.description,
+        short_help=short,
+        add_help_option=False,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
+    def _verb(ctx: typer.Context) -> int:
+        p, _ = _build_argparse(module)
+        try:
+            ns = p.parse_args(list(ctx.args))
+        except UsageError as e:
+            print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
+            return 2
+        except SystemExit as e:  # --help
+            return int(e.code or 0)
+        opts = vars(ns)
+        handler = opts.pop("handler")
+        if "seed" in opts and "set" in opts:
+            opts["set"] = seed_overrides(opts["set"], opts.pop("seed"))
+        return dispatch(name, handler, **opts)
