@@ -94,7 +94,10 @@ def test_pcap_scenario_maps_to_the_target():
     dev = freertos.load_device(PCAP_SCEN, stock_priority=6)
     scn = dev.variants["unprotected"]
     assert [f.name for f in freertos.pcap_flows(scn)] == ["plc_replay"]
-    assert freertos.pcap_flows(scn)[0].pcap == str(CAPTURE)  # relative to the scenario file
+    # relative to the scenario file (the checkout's, or the installed package's copy)
+    replayed = Path(freertos.pcap_flows(scn)[0].pcap)
+    assert replayed == PCAP_SCEN.parent.parent.parent / "scenarios/behnke_hardware/modbus_q0.pcap"
+    assert replayed.read_bytes() == CAPTURE.read_bytes()
     assert "plc_replay" not in [f["name"] for f in freertos.udp_flows(scn)]
     assert freertos.modbus_flows(scn) == []
     text = freertos.target_config(
