@@ -290,7 +290,10 @@ def run_worst_case(system: System) -> dict[str, int]:
     from .model import simulate_scenario
 
     sc, names = worst_case(system)
-    obs = simulate_scenario(sc)
+    try:
+        obs = simulate_scenario(sc)
+    except UsageError as e:  # the engine refused the configuration
+        raise SimUnsupported(f"simulator: {e}") from None
     return {names[n]: v for n, v in obs.items() if n in names}
 
 
