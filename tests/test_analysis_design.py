@@ -189,7 +189,9 @@ priority = 3
 def test_queue_size_designed_and_simulated(tmp_path):
     """Queue Mitigation on the ESP32 preset (t_int derived from the simulator's
     costs): the largest queue is safe in the simulator and one more misses,
-    with the tick at the release: the simulated worst equals the WCRT."""
+    and the simulated worst is the WCRT less one tick interrupt (the analysis
+    puts a tick at the release, the simulated platform's first tick comes one
+    period in: docs/analysis.md §9)."""
     from rtshield.analysis.design import simulate_design
 
     p = tmp_path / "q.toml"
@@ -200,7 +202,7 @@ def test_queue_size_designed_and_simulated(tmp_path):
     assert d.value is not None and d.unsafe_value == d.value + 1
     assert d.simulated["confirmed"], d.text()
     row = d.simulated["at_value"]["critical"]
-    assert row["observed_us"] == row["wcrt_us"]
+    assert row["observed_us"] == pytest.approx(row["wcrt_us"] - s.costs["tick_isr"] / 1000)
     assert d.simulated["beyond"]["over_deadline"]
 
 

@@ -3,10 +3,11 @@ is analysed through the one mapping (rtshield.analysis.model) and simulated;
 the simulated worst response time never exceeds the analytic bound, and comes
 within 10 % of it where the scenario is built to hit the worst case.
 
-The analysis examples (scenarios/analysis/) are cross-checked the other way
-round by tests/test_analysis_vs_sim.py (a system file mapped onto the engine);
-this file covers the scenarios: the Danicki configurations' worst-case
-variants in scenarios/worstcase/.
+scenarios/worstcase/ holds a worst-case variant of every Danicki
+configuration and of every analysis example of scenarios/analysis/ (but the
+NIC rules of behnke_multiqueue, NO_TWIN below). The analysis examples
+themselves are simulated by tests/test_analysis_vs_sim.py, through the same
+mapping (rtshield.analysis.simcheck writes a system file as a scenario).
 """
 
 from pathlib import Path
@@ -128,15 +129,10 @@ def test_unmapped_features_are_named(tmp_path):
         system_from_scenario(bad)
 
 
-#: Analysis examples without a scenario twin, and why (docs/analysis.md §9);
-#: tests/test_analysis_vs_sim.py cross-checks each of them through simcheck.
+#: Analysis examples without a worst-case scenario, and why (docs/analysis.md §9).
 NO_TWIN = {
-    "textbook_three_tasks": "no interrupts, and every preset has a tick (exact in simcheck)",
-    "ethernut": "the Ethernut model is being reconciled with the paper by the Regehr study",
-    "multisource": "several [[sources]] are not in the scenario model",
-    "burst_mitigation": "the ATmega preset's 1 s placeholder tick would quantize the slices",
-    "behnke_software": "a system of servers and a global limit without a device scenario",
-    "behnke_multiqueue": "NIC rules only (design --knob nic.queue.NAME simulates them)",
+    "behnke_multiqueue": "NIC rules only: the mapping has no multiqueue NIC "
+    "(design --knob nic.queue.NAME simulates them, docs/analysis.md §11)",
 }
 
 
@@ -144,6 +140,58 @@ def test_every_analysis_example_has_a_twin_or_a_reason():
     examples = {p.stem for p in (ROOT / "scenarios" / "analysis").glob("*.toml")}
     twins = {p.stem for p in WORST}
     assert examples - twins == set(NO_TWIN)
+
+
+def test_the_multiqueue_nic_is_named_as_unmapped():
+    sc = load_scenario(ROOT / "scenarios" / "behnke_hardware" / "device.toml")
+    with pytest.raises(UsageError, match=r"\[nic\] kind = 'multiqueue'"):
+        system_from_scenario(sc)
+
+
+def _wcrt(path, name, lifted=False):
+    from rtshield.analysis import load_system
+
+    s = load_system(path)
+    s.tick = False  # the examples' TinyOS mote and Nut/OS model have no tick term
+    s = bound_system(s) if lifted else s
+    return analyze_system(s).result.by_name(name).wcrt
+
+
+def test_ethernut_twin_has_the_examples_bound_plus_the_tick():
+    """The Ethernut scenario, mapped, bounds the speaker as the analysis example
+    does, plus the Nut/OS tick the example leaves out (1 ms, Table 2's t_expire
+    twice: entry/exit and handler) and less the enable-bit flip per burst."""
+    sc = load_scenario(ROOT / "scenarios" / "worstcase" / "ethernut.toml")
+    twin = analyze_system(bound_system(system_from_scenario(sc))).result.by_name("critical").wcrt
+    own = _wcrt(ROOT / "scenarios" / "analysis" / "ethernut.toml", "speaker", lifted=True)
+    tick = sc.costs["isr_entry_exit"] + sc.platform.tick_isr_ns
+    ticks = -(-twin // sc.platform.tick_ns)
+    flips = 2 * sc.costs["t_flip"]  # two bursts in the window
+    # (1 ns: the 5-cycle flip is 312.5 ns at 16 MHz, rounded in both files)
+    assert abs(twin - (own + ticks * tick - flips)) <= 1
+
+
+def test_multisource_twin_has_the_examples_bound():
+    """The two sources on the shared timer, mapped: the example's bound less
+    the enable-bit flip per burst (the engine folds it), at most 3 rounds."""
+    sc = load_scenario(ROOT / "scenarios" / "worstcase" / "multisource.toml")
+    s = system_from_scenario(sc)
+    assert [x.name for x in s.sources] == ["A", "B"]
+    assert s.sources[0].priority > s.sources[1].priority  # the first entry is served first
+    twin = analyze_system(s).result.by_name("critical").wcrt
+    own = _wcrt(ROOT / "scenarios" / "analysis" / "multisource.toml", "background")
+    tick = sc.costs["isr_entry_exit"] + sc.platform.tick_isr_ns  # the 1 s placeholder tick
+    assert own - 6 * sc.costs["t_flip"] <= twin - tick < own
+
+
+def test_textbook_twin_is_exact_up_to_the_tick():
+    sc = load_scenario(ROOT / "scenarios" / "worstcase" / "textbook_three_tasks.toml")
+    c = cross_check(sc)
+    assert c.bounds == c.observed | {"critical": c.observed["critical"] + 5_000}
+    tick = sc.costs["isr_entry_exit"] + sc.platform.tick_isr_ns
+    # the textbook's 3, 6 and 20 ms plus the ticks inside each (at 1, 2, ... ms)
+    assert c.observed == {"t1": 3_000_000 + 4 * tick, "t2": 6_000_000 + 7 * tick,
+                          "critical": 20_000_000 + 20 * tick}
 
 
 @pytest.mark.parametrize("name", ["regehr_avr_strict", "regehr_avr_strict_work250",

@@ -89,11 +89,37 @@ def _isr_ns(sc) -> int:
     return k["isr_entry_exit"] + k["isr_per_packet"] + hook
 
 
+def _source_isr_ns(sc, src) -> int:
+    """One interrupt of ``[[sources]]`` entry ``src``: entry/exit, its handler, the hook."""
+    k = sc.costs
+    hook = k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0
+    return k["isr_entry_exit"] + src.isr_work_ns + hook
+
+
 def _on_source(sc, flows):
     """Flows that arrive on the scenario's one ``[[sources]]`` entry, if it has one."""
     if not sc.sources:
         return flows
     return tuple(dataclasses.replace(f, source=sc.sources[0].name) for f in flows)
+
+
+def _aligned_tick(earliest: int, lead: int, per: int, P: int) -> int:
+    """The limiter tick (a multiple of ``per``, at or after ``earliest``) whose
+    first flood interrupt, ``lead`` before it, is met soonest by a release of
+    the critical task (a multiple of ``P``): releases and ticks are fixed grids
+    from time 0, so the analysis' critical instant — a release at the flood's
+    first interrupt — is reachable only up to this offset."""
+    first = -(-earliest // per)
+    best = None
+    for k in range(first, first + 64):
+        start = k * per - lead
+        off = -start % P  # the first release at or after the flood's start
+        if best is None or off < best[0]:
+            best = (off, k * per)
+        if off == 0:
+            break
+    assert best is not None
+    return best[1]
 
 
 def worst_case_traffic(sc, rate_pps: float | None = None):
@@ -140,11 +166,31 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
         # one arrival 2/3 into a step of e, none in the next: exactly one packet at p_open
         open_flow = _flow("open", None, p_open - e * 2 // 3, steps=(1.5e9 / e, 0.0), step_every=e)
         flows = (open_flow, _flow("flood", flood, r))
+    elif kind == "bursty" and len(sc.sources) > 1:
+        # Regehr & Duongsaa §3.5: every source floods from one instant, so the
+        # bursts of all of them run back to back (first source first) and end
+        # just before a tick of the shared timer
+        isrs = [_source_isr_ns(sc, x) for x in sc.sources]
+        total = sum((x.burst or m.burst) * c for x, c in zip(sc.sources, isrs, strict=True))
+        gap = max(1, min(isrs) // 4)
+        per = m.period_ns
+        d = total + gap + 1
+        t_k = _aligned_tick(r + d, d - gap, per, P)
+        flows = tuple(
+            dataclasses.replace(_flow(f"flood_{x.name}", 1e9 / gap, t_k - d),
+                                source=x.name)
+            for x in sc.sources
+        )
+        span = max(8 * P, r + 4 * P, t_k + 2 * per)
+        bins = -(-span // P)
+        return dataclasses.replace(sc, flows=flows, duration_ns=bins * P, bin_ns=P)
     elif kind == "bursty":
         N, per = m.burst, m.period_ns
         gap = max(1, isr // 4)
-        t_k = -(-(r + N * isr + 2 * gap) // per) * per
-        flows = (_flow("flood", flood, t_k - N * isr - 2 * gap),)
+        d = N * isr + gap + 1  # first arrival one gap in; the N-th ISR ends 1 ns before the tick
+        t_k = _aligned_tick(r + d, d - gap, per, P)
+        flows = (_flow("flood", flood, t_k - d),)
+        r = max(r, t_k + per - 4 * P)  # the run lasts two limiter periods past the tick
     else:
         raise UsageError(f"{sc.path}: no worst-case traffic for mitigation {kind!r}")
     flows = _on_source(sc, flows)

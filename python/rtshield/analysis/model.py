@@ -205,8 +205,13 @@ def system_from_scenario(sc) -> System:
     sources, combined protections, the receive path's flow servers) raises
     :class:`UsageError` naming it.
     """
-    if len(sc.sources) > 1:
-        raise _unsupported(sc, "[[sources]] (several RX interrupt sources)")
+    shared = len(sc.sources) > 1
+    if shared and (sc.mitigation.kind != "bursty" or not all(x.isr_only for x in sc.sources)):
+        raise _unsupported(
+            sc,
+            "[[sources]] (several RX interrupt sources other than isr_only sources "
+            "on the bursty limiter's shared timer)",
+        )
     isr_only = bool(sc.sources) and sc.sources[0].isr_only
     sc = fold_source(sc)
     m = sc.mitigation
@@ -248,6 +253,9 @@ def system_from_scenario(sc) -> System:
             raise _unsupported(sc, f"[[tasks]] {t.name}: a worker at or above the critical task")
     if not sc.flows or sc.nic.core != core:
         return s  # no RX interrupt on this core
+    if shared:
+        _shared_timer(sc, s)
+        return s
     if sc.rx is not None:
         if kind != "none":
             raise _unsupported(sc, f"[rx] with [mitigation] kind = {kind!r}")
@@ -319,6 +327,32 @@ def system_from_scenario(sc) -> System:
             )
         )
     return s
+
+
+def _shared_timer(sc, s: System) -> None:
+    """Several ``isr_only`` sources under the bursty limiter (Regehr & Duongsaa
+    §3.5): one bursty source per ``[[sources]]`` entry on one shared timer of
+    the limiter's period; the first entry has the highest interrupt priority
+    (the engine dispatches its sources in file order). Each interrupt costs
+    ``isr_entry_exit + isr_work + mitigation_isr``, the shared timer
+    ``isr_entry_exit + timer_isr`` (t_expire, with t_clear and t_flip folded)."""
+    from .system import Timer
+
+    m = sc.mitigation
+    s.timers.append(Timer("timer", m.period_ns, priority=1))
+    n = len(sc.sources)
+    for i, x in enumerate(sc.sources):
+        s.sources.append(
+            Source(
+                name=x.name,
+                model="bursty",
+                priority=1 + n - i,
+                timer_priority=1,
+                work=x.isr_work_ns,
+                burst=x.burst if x.burst is not None else m.burst,
+                timer="timer",
+            )
+        )
 
 
 #: The receive path's per-frame ISR costs (docs/model.md): the analysis charges the dearest.

@@ -1,239 +1,251 @@
-"""Analysis versus simulation: run the simulator with the worst case the
-analysis assumes and compare the observed maximum response times with the
-computed WCRTs.
+"""Analysis versus simulation for a system file: the system as a scenario.
 
-The worst-case pattern (docs/analysis.md §8): every analysed thread is
-released at the same instant (synchronous release), and the interrupt source
-delivers its maximal bursts around that instant —
+A system file (``rtshield analyze SYSTEM.toml``) states the analysis'
+parameters — each thread's C and T, each interrupt source's model and costs.
+To simulate it, :func:`scenario_of` writes the same device as a simulator
+scenario, and the one mapping from a scenario to the analysis model
+(:func:`rtshield.analysis.model.system_from_scenario`, docs/analysis.md §9)
+is the only statement of how the scenario's device costs become analysis
+parameters: :func:`scenario_of` checks that the scenario, mapped back,
+bounds every thread of the system by at most the system's own WCRT (the
+engine folds Regehr & Duongsaa's t_flip, t_setup and t_clear into its other
+charges, so a mapped bound can be lower by those flips, never higher), and
+refuses a system it cannot write so (:class:`SimUnsupported`, naming why).
 
-* pure interrupts at an asserted rate, strict limiter, hardware scheduler: a
-  flood whose first admitted interrupt coincides with the release;
-* bursty limiter: the limiter's timer ticks at k·P from time 0; the flood
-  starts N interrupts before the first tick, so N run just before it and N
-  right after it (the back-to-back case the jitter T − C covers);
-* Burst Mitigation: one packet opens a slice at time ``p0``; the flood starts
-  so that the remaining K − 1 run just before the slice ends and K more right
-  after it (Danicki's 2 × capacity);
-* several bursty sources on one shared timer (Regehr & Duongsaa §3.5): every
-  source floods from the same instant, so all their bursts (N_1 + … + N_k
-  interrupts, highest interrupt priority first) run back to back just before
-  the first tick and again right after each tick.
+The worst case is the scenario's own (:func:`rtshield.analysis.knobs.worst_case_traffic`,
+the traffic ``rtshield design --scenario`` simulates): synchronous release of
+the critical task with the source's maximal bursts around it — a flood whose
+first admitted interrupt meets a release (pure interrupts at the asserted
+rate, strict limiter, hardware scheduler, Queue Mitigation); N interrupts just
+before a limiter tick and N right after (bursty, and several bursty sources on
+one shared timer: all bursts back to back); K − 1 packets just before a Burst
+Mitigation slice ends and K right after.
 
-The system is mapped onto the engine's C configuration (``rtsim.h``) with
-costs that make each simulated interrupt cost what the analysis charges for it
-(entry/exit folded into the per-packet cost). What the engine cannot express
-raises :class:`SimUnsupported` naming the missing feature, so the tests skip
-with that reason and start running once the engine has it.
+Writing the system as a scenario (the inverse direction):
+
+* every thread a periodic task with D = T; the lowest-priority thread is the
+  scenario's critical task (its release is the one the worst case aligns), the
+  others ``[[tasks]]``, all above the driver (priority 0);
+* the interrupt source an ``isr_only`` ``[[sources]]`` entry (the handler does
+  all the work), its protection the ``[mitigation]`` kind of
+  :data:`rtshield.analysis.model.ENGINE_KIND`; Queue Mitigation keeps the
+  driver, which drains the queue below every thread;
+* the costs with ``isr_entry_exit`` 0: the handler's ``isr_work`` is t_int +
+  work, ``mitigation_isr`` and ``timer_isr`` what §5.2 adds per interrupt and
+  per timer interrupt for the source's model, the tick's whole interrupt
+  ``tick_isr`` (a system without a tick: a platform without one).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+import math
+
+from rtshield.errors import UsageError
 
 from .report import Report, analyze_system
 from .sources import burst_of
 from .system import Source, System
 
-__all__ = ["SimUnsupported", "Plan", "worst_case_plan", "run_worst_case", "compare"]
+__all__ = ["SimUnsupported", "scenario_of", "worst_case", "run_worst_case", "compare", "check"]
 
-#: sim mitigation kind for each source model
+#: Source model → scenario ``[mitigation] kind`` (the inverse of model.ENGINE_KIND).
 _KINDS = {
-    "pure": "RTSIM_MIT_NONE",
-    "strict": "RTSIM_MIT_STRICT",
-    "bursty": "RTSIM_MIT_BURSTY",
-    "hardware": "RTSIM_MIT_COUNTDOWN",
-    "burst_mitigation": "RTSIM_MIT_BURST",
-    "queue_mitigation": "RTSIM_MIT_QUEUE",
+    "pure": "none",
+    "strict": "strict",
+    "bursty": "bursty",
+    "hardware": "countdown",
+    "burst_mitigation": "burst",
+    "queue_mitigation": "queue",
 }
+
+#: A preset's costs the scenario sets so that nothing else is charged.
+_ZERO = ("mitigation_driver", "mitigation_report", "mitigation_poll", "isr_rx_batch",
+         "driver_wake", "driver_handover")
+
+#: The preset of a system file that names none (its costs are all overridden).
+_DEFAULT_PLATFORM = "atmega103-tinyos"
 
 
 class SimUnsupported(Exception):
     """The simulator cannot express this system (the message names the feature)."""
 
 
-@dataclass
-class Plan:
-    """Worst-case arrivals: the release instant and the flows (piecewise rates)."""
-
-    release_ns: int
-    horizon_ns: int
-    flows: list[list[tuple[int, float]]] = field(default_factory=list)  # [(t_ns, pps)]
-    isr_ns: int = 0  # CPU time of one RX interrupt in the simulator (first source)
-    #: several sources on a shared timer: the sources in engine order (index =
-    #: RX line, highest interrupt priority first), each one's interrupt cost,
-    #: and the engine source each flow arrives on; empty for one source
-    sources: list[Source] = field(default_factory=list)
-    source_isr_ns: list[int] = field(default_factory=list)
-    flow_source: list[int] = field(default_factory=list)
-    timer_period_ns: int = 0
+def _ticks(system: System) -> bool:
+    return bool(system.tick and system.costs.get("tick") and "tick_isr" in system.costs)
 
 
-def _costs(system: System, src: Source | None) -> dict[str, int]:
-    """Engine costs so that each simulated interrupt costs what the analysis charges."""
-    c = lambda k: system.cost(k, f"source.{src.name}" if src else "system")  # noqa: E731
-    out = dict(isr_entry_exit=0, isr_per_packet=0, mitig_isr=0, timer_isr=0, tick_isr=0)
-    if system.tick and "tick_isr" in system.costs:
-        out["tick_isr"] = system.costs["tick_isr"]
-    if src is None:
-        return out
-    out["isr_per_packet"] = c("t_int") + src.work
-    if src.model == "strict":
-        out["mitig_isr"] = c("t_flip") + c("t_setup")
-        out["timer_isr"] = c("t_expire") + c("t_flip")
-    elif src.model == "bursty":
-        out["mitig_isr"] = c("t_count")
-        out["timer_isr"] = c("t_expire") + c("t_clear") + c("t_flip")
-    elif src.model == "burst_mitigation":
-        out["mitig_isr"] = c("t_count")
-        out["timer_isr"] = c("t_expire") + c("t_flip")
-    return out
-
-
-#: RX interrupt sources of the engine (RTSIM_MAX_SOURCES in rtsim.h)
-MAX_SIM_SOURCES = 4
-
-
-def _shared_timer_sources(system: System) -> list[Source]:
-    """The sources of a shared-timer system, in engine order; [] when there is one source.
-
-    The engine's bursty limiter serves every RX source from one periodic timer
-    (rtsim.h, docs/model.md), so the sources must all be bursty schedulers on
-    the system's one shared ``[[timer]]``.
-    """
-    if not system.timers and len(system.sources) <= 1:
-        return []
-    if not system.timers:
-        raise SimUnsupported(
-            f"simulator: several sources only as bursty schedulers on one "
-            f"shared timer; the system has {len(system.sources)} sources "
-            "and no [[timer]]"
-        )
+def _sources(system: System) -> list[Source]:
+    """The system's sources in engine order (highest interrupt priority first)."""
+    srcs = sorted(system.sources, key=lambda x: -x.priority)
+    if len(srcs) <= 1:
+        if system.timers:
+            raise SimUnsupported("simulator: a [[timer]] serves several bursty sources only")
+        return srcs
     if len(system.timers) != 1:
         raise SimUnsupported(
-            f"simulator: one shared timer only (the engine's bursty limiter "
-            f"has one); the system has {len(system.timers)} timers"
+            f"simulator: several sources only as bursty schedulers on one shared timer; "
+            f"the system has {len(srcs)} sources and {len(system.timers) or 'no'} [[timer]]"
         )
     timer = system.timers[0]
-    if not system.sources:
-        raise SimUnsupported("simulator: a timer without sources")
-    if len(system.sources) > MAX_SIM_SOURCES:
-        raise SimUnsupported(
-            f"simulator: at most {MAX_SIM_SOURCES} RX interrupt sources; the "
-            f"system has {len(system.sources)}"
-        )
-    for src in system.sources:
+    for src in srcs:
         if src.model != "bursty" or src.timer != timer.name:
             raise SimUnsupported(
                 f"simulator: several sources only as bursty schedulers on one "
                 f"shared timer; source {src.name} is {src.model!r}"
                 + (f" on timer {src.timer!r}" if src.timer else "")
             )
-        if src.driver_work:
-            raise SimUnsupported("simulator: driver work is not mapped (driver_work)")
     if timer.period is None:
         raise SimUnsupported(f"timer {timer.name}: open period")
-    # engine line 0 is dispatched first: the highest analysis priority
-    return sorted(system.sources, key=lambda x: -x.priority)
+    return srcs
 
 
-def _check_expressible(system: System) -> Source | None:
-    multi = _shared_timer_sources(system)
+def _check_expressible(system: System) -> list[Source]:
     if system.servers or system.global_limit or system.nic:
         raise SimUnsupported(
-            "simulator: no deferrable servers, global limit or NIC queues in rtsim_config"
+            "simulator: no deferrable servers, global limit or NIC queues in a system file "
+            "(write the device as a scenario: rtshield analyze --scenario)"
         )
-    if any(t.level == "isr" for t in system.tasks):
+    threads = list(system.tasks)
+    if any(t.level == "isr" for t in threads):
         raise SimUnsupported("simulator: no user interrupt tasks (only RX, timers, tick)")
-    if len([t for t in system.tasks]) > 7:
-        raise SimUnsupported("simulator: at most 7 periodic tasks besides the driver")
-    src = system.sources[0] if system.sources else None
-    if _ticks(system) and (src is None or src.model == "burst_mitigation" or multi):
-        raise SimUnsupported(
-            "simulator: the tick is simulated only with one source other than Burst "
-            "Mitigation (its clock is tick-quantized); use tick = false"
-        )
-    if multi:
-        return multi[0]
-    if src is not None:
+    if not threads:
+        raise SimUnsupported("simulator: no thread to observe")
+    for t in threads:
+        if t.deadline != t.T or t.J or t.B:
+            raise SimUnsupported(f"simulator: task {t.name}: periodic tasks have D = T only")
+    srcs = _sources(system)
+    for src in srcs:
         if src.model not in _KINDS:
             raise SimUnsupported(f"simulator: source model {src.model!r} has no mitigation kind")
         if src.model == "pure" and src.min_interarrival is None:
             raise SimUnsupported("an unbounded source has no worst case to simulate")
-        if src.model == "queue_mitigation":
-            low = min((t.priority for t in system.tasks), default=0)
-            if src.driver_priority is None or src.driver_priority >= low:
-                raise SimUnsupported("simcheck: the driver must be below every analysed thread")
-        elif src.driver_work:
+        own_timer = src.burst is not None and src.burst_period is not None
+        if src.model == "bursty" and len(srcs) == 1 and not own_timer:
+            raise SimUnsupported("bursty source without its own burst and period")
+        if src.driver_work and src.model != "queue_mitigation":
             raise SimUnsupported("simulator: driver work is not mapped (driver_work)")
-    return src
+    return srcs
 
 
-def _ticks(system: System) -> bool:
-    return bool(system.tick and system.costs.get("tick"))
+def _ns(v: int) -> str:
+    return f'"{int(v)}ns"'
 
 
-def worst_case_plan(system: System) -> Plan:
-    """The arrival pattern and release instant the analysis assumes (see module doc)."""
-    src = _check_expressible(system)
-    periods = [t.T for t in system.tasks]
-    span = 3 * max(periods) if periods else 10**7
-    if src is None:
-        return Plan(0, span)
-    k = _costs(system, src)
-    isr = k["isr_per_packet"] + k["mitig_isr"]
-    gap = max(1, isr // 4)  # flood: the line is always pending again when an ISR ends
-    flood = 1e9 / gap
-    if src.model == "pure":
-        T = src.min_interarrival
-        release = T
-        # first arrival one period after the flow starts (the engine's rule)
-        return Plan(release, release + span, [[(0, 1e9 / T)]], isr)
-    multi = _shared_timer_sources(system)
-    if multi:
-        return _shared_timer_plan(system, multi, span)
-    if src.model in ("strict", "hardware", "queue_mitigation"):
-        release = 1_000_000
-        return Plan(release, release + span, [[(release - gap, flood)]], isr)
+def _rate(T: int) -> str:
+    """A rate whose evenly spaced arrivals are exactly ``T`` ns apart for the mapping
+    (model.traffic_min_interarrival rounds 1e9 / rate down)."""
+    r = 1e9 / T
+    while int(1e9 // r) < T:
+        r = math.nextafter(r, 0.0)
+    return f'"{r!r}pps"'
+
+
+def _source_costs(system: System, src: Source) -> tuple[int, int, int]:
+    """(handler work, mitigation_isr, timer_isr) in ns so that the scenario's
+    interrupts cost what §5.2 charges (entry/exit 0: t_int is in the handler)."""
+    c = lambda k: system.cost(k, f"source.{src.name}")  # noqa: E731
+    work = c("t_int") + src.work
+    if src.model == "strict":
+        return work, c("t_flip") + c("t_setup"), c("t_expire") + c("t_flip")
     if src.model == "bursty":
-        P, N = src.burst_period, src.burst
-        if P is None or N is None:
-            raise SimUnsupported("bursty source without its own burst period")
-        # the N-th interrupt ends 1 ns before the tick: nothing else fits between
-        start = P - N * isr - gap - 1
-        if start <= gap:
-            raise SimUnsupported("burst longer than its period")
-        return Plan(start + gap, start + gap + span, [[(start, flood)]], isr)
-    # Burst Mitigation: one packet at p0 opens a slice.
-    S, K = src.slice, src.capacity
-    p0 = 1000
-    one = [(0, 1e9 / p0), (p0 + p0 // 2, 0.0)]  # exactly one arrival, at p0
-    start = p0 + S - (K - 1) * isr - gap - 1
-    if start <= p0 + p0:
-        raise SimUnsupported("capacity too large for the slice")
-    return Plan(start + gap, start + gap + span, [one, [(start, flood)]], isr)
+        return work, c("t_count"), c("t_expire") + c("t_clear") + c("t_flip")
+    if src.model == "burst_mitigation":
+        return work, c("t_count"), c("t_expire") + c("t_flip")
+    return work, 0, 0
 
 
-def _shared_timer_plan(system: System, srcs: list[Source], span: int) -> Plan:
-    """Every source floods from one instant: all bursts end 1 ns before the first tick."""
-    P = system.timers[0].period
-    assert P is not None
-    isrs = [_costs(system, s)["isr_per_packet"] + _costs(system, s)["mitig_isr"] for s in srcs]
-    total = sum(burst_of(system, s) * c for s, c in zip(srcs, isrs, strict=True))
-    gap = max(1, min(isrs) // 4)  # every line is pending again when its ISR ends
-    start = P - total - gap - 1
-    if start <= gap:
-        raise SimUnsupported("the bursts of the shared timer's sources exceed its period")
-    flows = [[(start, 1e9 / gap)] for _ in srcs]
-    return Plan(
-        start + gap,
-        start + gap + span,
-        flows,
-        isrs[0],
-        sources=list(srcs),
-        source_isr_ns=isrs,
-        flow_source=list(range(len(srcs))),
-        timer_period_ns=P,
+def scenario_of(system: System):
+    """System file ``system`` as a simulator scenario (module doc), and the
+    names of its threads: ``(scenario, {scenario task name: system thread name})``.
+
+    Raises :class:`SimUnsupported` when the system cannot be written as a
+    scenario, or when the scenario mapped back (the one mapping) would bound a
+    thread above the system's own WCRT.
+    """
+    from rtshield.scenario import load_platform, loads_scenario
+
+    srcs = _check_expressible(system)
+    threads = sorted(system.tasks, key=lambda t: t.priority)
+    low = threads[0].priority
+    span = 3 * max(t.T for t in threads)
+    platform = system.platform or _DEFAULT_PLATFORM
+    _, preset, _ = load_platform(platform)
+    crit, others = threads[0], threads[1:]
+    lines = [
+        "[scenario]",
+        f'name = "{system.name}"',
+        f'platform = "{platform}"',
+        f"duration = {_ns(span)}",
+        f"bin = {_ns(span)}",
+        "seed = 1",
+        "",
+        "[critical]",
+        f"period = {_ns(crit.T)}",
+        f"work = {_ns(crit.C)}",
+        f"priority = {crit.priority - low + 1}",
+        "",
+    ]
+    src = srcs[0] if srcs else None
+    work, mit, tmr = _source_costs(system, src) if src else (0, 0, 0)
+    costs = {"isr_entry_exit": 0, "isr_per_packet": work, "mitigation_isr": mit,
+             "timer_isr": tmr, "driver_per_packet": (src.driver_work if src else 0) or 1000}
+    if src is None:
+        costs["isr_per_packet"] = 1000  # no flow: never charged
+    if srcs[1:]:
+        costs["timer_isr"] = _shared_timer_cost(system, len(srcs))
+    if "isr_queue_full" in preset:
+        costs["isr_queue_full"] = work
+    costs.update({k: 0 for k in _ZERO if k in preset})
+    lines += ["[costs]"] + [f"{k} = {_ns(v)}" for k, v in costs.items()] + [""]
+    queue = src.queue if src is not None and src.queue else 1 << 16
+    lines += ["[driver]", "priority = 0", f"queue = {queue}", ""]
+    if src is not None:
+        lines += ["[mitigation]", f'kind = "{_KINDS[src.model]}"']
+        if src.model == "strict":
+            lines.append(f"min_interarrival = {_ns(src.min_interarrival)}")
+        elif src.model == "hardware":
+            lines.append(f"window = {_ns(src.min_interarrival)}")
+        elif src.model == "bursty" and srcs[1:]:
+            lines.append(f"period = {_ns(system.timers[0].period)}")
+        elif src.model == "bursty":
+            lines += [f"burst = {src.burst}", f"period = {_ns(src.burst_period)}"]
+        elif src.model == "burst_mitigation":
+            lines += [f"slice = {_ns(src.slice)}", f"capacity = {src.capacity}"]
+        lines.append("")
+        if src.model != "queue_mitigation":  # the handler does all the work
+            for s in srcs:
+                w = _source_costs(system, s)[0]
+                lines += ["[[sources]]", f'name = "{s.name}"', f"isr_work = {_ns(w)}",
+                          "isr_only = true"]
+                if srcs[1:]:
+                    lines.append(f"burst = {burst_of(system, s)}")
+                lines.append("")
+        for s in srcs:
+            # a flood that never bounds the limiter (worst_case_traffic shapes it)
+            flood = f'"{1e9 / max(1, (work + mit) // 4)!r}pps"'
+            rate = _rate(s.min_interarrival) if s.model == "pure" else flood
+            lines += ["[[flows]]", f'name = "{s.name}_flow"', 'protocol = "raw"',
+                      'pattern = "constant"', f"rate = {rate}"]
+            if src.model != "queue_mitigation":
+                lines.append(f'source = "{s.name}"')
+            lines.append("")
+    for t in others:
+        lines += ["[[tasks]]", f'name = "{t.name}"', 'kind = "periodic"',
+                  f"priority = {t.priority - low + 1}", f"period = {_ns(t.T)}",
+                  f"work = {_ns(t.C)}", ""]
+    try:
+        sc = loads_scenario("\n".join(lines), f"{system.path} (as a scenario)")
+    except UsageError as e:
+        raise SimUnsupported(f"simulator: {e}") from None
+    tick = system.costs["tick"] if _ticks(system) else 0
+    tick_isr = system.costs["tick_isr"] if _ticks(system) else 0
+    sc = dataclasses.replace(
+        sc, platform=dataclasses.replace(sc.platform, tick_ns=tick, tick_isr_ns=tick_isr)
     )
+    names = {"critical": crit.name, **{t.name: t.name for t in others}}
+    _same_model(system, sc, names)
+    return sc, names
 
 
 def _shared_timer_cost(system: System, n: int) -> int:
@@ -242,116 +254,47 @@ def _shared_timer_cost(system: System, n: int) -> int:
     return c("t_expire") + n * (c("t_clear") + c("t_flip"))
 
 
+def _same_model(system: System, sc, names: dict[str, str]) -> None:
+    """The scenario, through the one mapping, bounds no thread above the system."""
+    from .model import bound_system, system_from_scenario
+
+    try:
+        mapped = analyze_system(bound_system(system_from_scenario(sc)))
+    except UsageError as e:
+        raise SimUnsupported(f"simulator: {e}") from None
+    own = analyze_system(bound_system(system))
+    for sn, tn in names.items():
+        a, b = mapped.result.by_name(sn).wcrt, own.result.by_name(tn).wcrt
+        if a is not None and b is not None and a > b:
+            raise SimUnsupported(
+                f"simulator: the scenario bounds {tn} by {a} ns, above the system's {b} ns "
+                "(a cost the scenario model charges that the system does not)"
+            )
+
+
+def worst_case(system: System):
+    """The system's scenario with the worst-case traffic, and its thread names."""
+    from .knobs import worst_case_traffic
+
+    sc, names = scenario_of(system)
+    if not sc.flows:
+        return sc, names  # threads only: released together at 0
+    try:
+        return worst_case_traffic(sc), names
+    except UsageError as e:
+        raise SimUnsupported(f"simulator: {e}") from None
+
+
 def run_worst_case(system: System) -> dict[str, int]:
     """Simulate the worst case; maximum observed response time (ns) per thread."""
-    from rtshield._native import load
+    from .model import simulate_scenario
 
-    plan = worst_case_plan(system)
-    src = system.sources[0] if system.sources else None
-    ffi, lib = load()
-    if not hasattr(lib, "rtsim_create"):
-        raise SimUnsupported("simulator: not in this build (rtsim_create missing)")
-    cfg = ffi.new("rtsim_config *")
-    cfg.duration_ns = plan.horizon_ns
-    cfg.bin_ns = plan.horizon_ns
-    cfg.seed = 1
-    cfg.n_cores = 1
-    # the tick (whole interrupt in tick_isr, entry/exit 0 below): ticks at k * tick,
-    # so one falls on the release instant (a multiple of the tick, see the plan)
-    cfg.tick_ns = system.costs["tick"] if _ticks(system) else 0
-    cfg.time_slicing = 0
-    cfg.nic_kind = lib.RTSIM_NIC_EDGE
-    cfg.queue_capacity = src.queue if src is not None and src.queue else 1 << 16
-    k = _costs(system, src)
-    cfg.costs.isr_entry_exit_ns = k["isr_entry_exit"]
-    cfg.costs.isr_per_packet_ns = k["isr_per_packet"]
-    cfg.costs.mitig_isr_ns = k["mitig_isr"]
-    cfg.costs.timer_isr_ns = k["timer_isr"]
-    cfg.costs.tick_isr_ns = k["tick_isr"]
-    if plan.sources:
-        # one engine source per analysed source; the handler does all the work
-        # (an interrupt-level task), so no driver sees these packets
-        cfg.n_sources = len(plan.sources)
-        for j, s in enumerate(plan.sources):
-            d = cfg.sources[j]
-            d.isr_per_packet_ns = _costs(system, s)["isr_per_packet"]
-            d.burst = burst_of(system, s)
-            d.isr_only = 1
-        cfg.costs.timer_isr_ns = _shared_timer_cost(system, len(plan.sources))
-    cfg.costs.driver_per_packet_ns = (
-        src.driver_work if src is not None and src.driver_work else 1000
-    )
-    threads = sorted(system.tasks, key=lambda t: t.priority)
-    low = threads[0].priority if threads else 0
-    names = []
-    for i, t in enumerate(threads):
-        d = cfg.tasks[i]
-        d.kind = lib.RTSIM_TASK_PERIODIC
-        d.priority = t.priority - low + 1  # the driver takes priority 0, below all
-        d.period_ns, d.work_ns, d.offset_ns = t.T, t.C, plan.release_ns
-        d.critical = 1 if i == 0 else 0
-        if t.deadline != t.T:
-            raise SimUnsupported("simulator: periodic tasks have D = T only")
-        names.append(t.name)
-    n = len(threads)
-    if plan.flows:
-        cfg.tasks[n].kind = lib.RTSIM_TASK_DRIVER
-        cfg.tasks[n].priority = 0
-        n += 1
-    cfg.n_tasks = n
-    cfg.n_flows = len(plan.flows)
-    for i, pts in enumerate(plan.flows):
-        f = cfg.flows[i]
-        f.pattern = lib.RTSIM_PAT_PIECEWISE
-        f.size = 60
-        f.start_ns = 0
-        if plan.flow_source:
-            f.source = plan.flow_source[i]
-        pts = ([(0, 0.0)] if pts[0][0] > 0 else []) + pts
-        f.n_rates = len(pts)
-        for j, (t_ns, pps) in enumerate(pts):
-            f.rate_t_ns[j] = t_ns
-            f.rates_pps[j] = pps
-    m = cfg.mitigation
-    kind = _KINDS[src.model] if src else "RTSIM_MIT_NONE"
-    if not hasattr(lib, kind):
-        raise SimUnsupported(f"simulator: no {kind}")
-    m.kind = getattr(lib, kind)
-    if src is not None:
-        if src.model == "strict":
-            m.min_interarrival_ns = src.min_interarrival
-        elif src.model == "bursty" and plan.sources:
-            m.burst, m.period_ns = burst_of(system, src), plan.timer_period_ns
-        elif src.model == "bursty":
-            m.burst, m.period_ns = src.burst, src.burst_period
-        elif src.model == "hardware":
-            m.window_ns = src.min_interarrival
-        elif src.model == "burst_mitigation":
-            m.slice_ns, m.capacity = src.slice, src.capacity
-    err = lib.rtsim_config_error(cfg)
-    if err != ffi.NULL:
-        raise SimUnsupported(
-            f"simulator: {ffi.string(err).decode()} (mitigation {src.model if src else 'none'})"
-        )
-    sim = lib.rtsim_create(cfg)
-    if sim == ffi.NULL:
-        raise SimUnsupported("simulator: rtsim_create failed")
+    sc, names = worst_case(system)
     try:
-        bins = ffi.new("rtsim_bin[4]")
-        t = 0
-        while t < plan.horizon_ns:
-            t = min(plan.horizon_ns, t + plan.horizon_ns // 4 + 1)
-            if lib.rtsim_run_until(sim, t) != 0:
-                raise RuntimeError("simulator: run failed")
-            lib.rtsim_take_bins(sim, bins, 4)
-        out = {}
-        st = ffi.new("rtsim_task_stats *")
-        for i, name in enumerate(names):
-            lib.rtsim_task_stats_get(sim, i, st)
-            out[name] = int(st.max_response_ns)
-        return out
-    finally:
-        lib.rtsim_destroy(sim)
+        obs = simulate_scenario(sc)
+    except UsageError as e:  # the engine refused the configuration
+        raise SimUnsupported(f"simulator: {e}") from None
+    return {names[n]: v for n, v in obs.items() if n in names}
 
 
 def compare(report: Report, observed: dict[str, int], closeness: float) -> list[str]:
