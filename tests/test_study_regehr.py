@@ -12,11 +12,10 @@ that ``docs/validation.md`` gets updated.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from study_checks import check_claim, check_every_claim_explained, run_demo_study
 
 from rtshield.studies import regehr2005 as rg
 
@@ -40,20 +39,11 @@ def results():
 
 @pytest.mark.parametrize("claim", rg.CLAIMS, ids=[c.key for c in rg.CLAIMS])
 def test_claim(claim, results, request):
-    if claim.key in DOES_NOT_HOLD:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=DOES_NOT_HOLD[claim.key]))
-    ok, value = claim.check(results)
-    assert ok, f"{claim.text}: simulated {value}"
+    check_claim(claim, results, request, DOES_NOT_HOLD)
 
 
 def test_every_claim_is_checked_and_explained(results):
-    verdicts = rg.evaluate(results)
-    assert all(v.holds is not None for v in verdicts), [v.value for v in verdicts]
-    failing = {v.claim.key for v in verdicts if v.holds is False}
-    assert failing == set(DOES_NOT_HOLD)
-    assert failing <= set(rg.WHY_NOT)  # the report says why for each
-    table = rg.verdicts_html(verdicts)
-    assert table.count("<tr>") == len(rg.CLAIMS) + 1 and "does not hold" in table
+    check_every_claim_explained(rg, results, DOES_NOT_HOLD)
 
 
 def test_overheads_follow_table2(results):
@@ -96,21 +86,12 @@ def test_ethernut_speaker_and_throughput(results):
 
 
 def test_demo_study_writes_report_figures_and_claims(tmp_path):
-    out = tmp_path / "rg"
-    res = subprocess.run(
-        [sys.executable, "-m", "rtshield", "demo", "--study", "regehr", "--out", str(out),
-         "--set", "scenario.duration=300ms"],
-        capture_output=True, text=True, cwd=tmp_path,
-    )
-    assert res.returncode == 0, res.stderr
-    assert "claims of Regehr & Duongsaa hold" in res.stdout
-    for name in ("report.html", "fig12.png", "fig3.png", "fig_eth.png", "points.json",
-                 "figures.csv", "ethernut.csv", "claims.json"):
-        assert (out / name).is_file(), name
-    claims = json.loads((out / "claims.json").read_text())
-    assert [c["key"] for c in claims] == [c.key for c in rg.CLAIMS]
+    out, claims, html = run_demo_study(
+        tmp_path, "regehr", rg,
+        ("report.html", "fig12.png", "fig3.png", "fig_eth.png", "points.json",
+         "figures.csv", "ethernut.csv", "claims.json"),
+        "Regehr & Duongsaa")
     assert {c["key"] for c in claims if c["holds"] is False} == set(DOES_NOT_HOLD)
-    html = (out / "report.html").read_text()
     assert "Claims of Regehr &amp; Duongsaa against this run" in html
     assert html.count("data:image/png;base64,") == 3
     # §7: the simulated speaker's longest wait beside the analysis' verdict on the same board
