@@ -99,4 +99,20 @@ static inline void run(rtsim_config *c, rtsim **out)
     CHECK_EQ(rtsim_run_until(*out, c->duration_ns), 0);
 }
 
+/* Create the simulation, run it to its end and return its totals. The simulation
+ * is kept in *out (the caller reads more of it, then destroys it), or destroyed
+ * when out is NULL. */
+static inline rtsim_bin run_totals(rtsim_config *c, rtsim **out)
+{
+    rtsim *s;
+    run(c, &s);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    if (out != NULL)
+        *out = s;
+    else
+        rtsim_destroy(s);
+    return t;
+}
+
 #endif

@@ -120,9 +120,7 @@ static void test_round_robin(void)
             c.flows[0].rate_t_ns[1] = 600 * US;
         }
         rtsim *s;
-        run(&c, &s);
-        rtsim_bin t;
-        rtsim_totals(s, &t);
+        rtsim_bin t = run_totals(&c, &s);
         CHECK_EQ(t.delivered, rows[i].packet);
         rtsim_task_stats a, b;
         rtsim_task_stats_get(s, 0, &a);
@@ -140,9 +138,7 @@ static void test_lateness_accounting(void)
     rtsim_config c = base(100 * MS);
     add_periodic(&c, 1, 10 * MS, 15 * MS);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.cycles, 6);
     CHECK_EQ(t.misses, 6);
     CHECK_EQ((long long)(t.lateness_pct * 1000 + 0.5), 300000);
@@ -164,9 +160,7 @@ static void test_lost_interrupts(void)
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 250000);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 249); /* arrivals at 4, 8, ..., 996 us */
     CHECK_EQ(t.irq_raised, t.offered);
     /* ISRs back to back from 4 us: they end at 14, 24, ..., 994 us. */
@@ -189,9 +183,7 @@ static void test_queue_and_driver(void)
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 99);
     CHECK_EQ(t.received, 99);
     CHECK_EQ(t.processed, 99);
@@ -211,9 +203,7 @@ static void test_queue_full_drops(void)
     add_periodic(&c, 2, 10 * MS, 8 * MS);
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.received, t.offered);
     CHECK_EQ(t.received - t.dropped[RTSIM_DROP_QUEUE_FULL], 16);
     rtsim_destroy(s);
@@ -315,9 +305,7 @@ static void test_worker_receives_its_flow(void)
         c.flows[0].pattern = RTSIM_PAT_CONSTANT;
         c.flows[0].rate_pps = 10000;
         rtsim *s;
-        run(&c, &s);
-        rtsim_bin t;
-        rtsim_totals(s, &t);
+        rtsim_bin t = run_totals(&c, &s);
         rtsim_flow_stats f;
         rtsim_flow_stats_get(s, 0, &f);
         CHECK_EQ(t.processed, 99);

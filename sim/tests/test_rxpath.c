@@ -284,9 +284,7 @@ static void multiqueue(uint32_t rx)
     c.flows[flood].nic_queue = RTSIM_NIC_UNMAPPED;
     c.flows[flood].unbound = 1;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     rtsim_flow_stats fs[5];
     for (uint32_t i = 0; i < 5; i++)
         rtsim_flow_stats_get(s, i, &fs[i]);

@@ -125,9 +125,7 @@ static void test_no_trace_no_arrivals(void)
 {
     rtsim_config c = mq(50 * MS, 0);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 0);
     rtsim_destroy(s);
 }
