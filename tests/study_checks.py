@@ -37,6 +37,22 @@ def check_every_claim_explained(study: ModuleType, results: Any,
     assert table.count("<tr>") == len(study.CLAIMS) + 1 and "does not hold" in table
 
 
+def claim_tests(study: ModuleType, does_not_hold: Mapping[str, str]):
+    """The two claim tests of a study's test module, on its ``results`` fixture:
+    ``test_claim`` (one per claim of ``study.CLAIMS``) and
+    ``test_every_claim_is_checked_and_explained``. Assign them to those names in the
+    module for pytest to collect them."""
+
+    @pytest.mark.parametrize("claim", study.CLAIMS, ids=[c.key for c in study.CLAIMS])
+    def test_claim(claim, results, request):
+        check_claim(claim, results, request, does_not_hold)
+
+    def test_every_claim_is_checked_and_explained(results):
+        check_every_claim_explained(study, results, does_not_hold)
+
+    return test_claim, test_every_claim_is_checked_and_explained
+
+
 def run_demo_study(tmp_path: Path, name: str, study: ModuleType, files: Sequence[str],
                    claims_of: str) -> tuple[Path, list[dict[str, Any]], str]:
     """``rtshield demo --study NAME`` on 300 ms runs: it succeeds, says how many claims of

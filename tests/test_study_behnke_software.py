@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from study_checks import check_claim, check_every_claim_explained, run_demo_study
+from study_checks import claim_tests, run_demo_study
 
 from rtshield.studies import behnke_software as bs
 
@@ -40,13 +40,7 @@ def results():
     return bs.Results.of(bs.run_points(bs.points(PLAN, STUDY), jobs=2))
 
 
-@pytest.mark.parametrize("claim", bs.CLAIMS, ids=[c.key for c in bs.CLAIMS])
-def test_claim(claim, results, request):
-    check_claim(claim, results, request, DOES_NOT_HOLD)
-
-
-def test_every_claim_is_checked_and_explained(results):
-    check_every_claim_explained(bs, results, DOES_NOT_HOLD)
+test_claim, test_every_claim_is_checked_and_explained = claim_tests(bs, DOES_NOT_HOLD)
 
 
 def test_passive_measurement_recovers_the_preset_costs(results):
