@@ -518,13 +518,8 @@ def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results
 
 def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
               level: int = 1) -> str:
-    h1, h2 = f"h{level}", f"h{level + 1}"
-    parts = [
-        f"<{h1}>Behnke et al., hardware approach (§8), reproduced by rtshield</{h1}>",
-        f'<p class="meta">{INTRO}</p>',
-        f"<{h2}>Claims of Behnke et al. §8 against this run</{h2}>",
-        verdicts_html(verdicts),
-    ]
+    h2, parts = common.body_head(level, "Behnke et al., hardware approach (§8)", INTRO,
+                                 "Behnke et al. §8", verdicts_html(verdicts))
     if "fig14" in figs:
         parts += [f"<{h2}>Experiment 1: interrupt generation (Figure 14, Table 2)</{h2}>",
                   _img(figs["fig14"], "fig14")]

@@ -784,13 +784,8 @@ def body_html(
     r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes], level: int = 1
 ) -> str:
     """The study's report body (headings from ``level``)."""
-    h1, h2 = f"h{level}", f"h{level + 1}"
-    parts = [
-        f"<{h1}>Behnke et al., software approach (§6), reproduced by rtshield</{h1}>",
-        f'<p class="meta">{INTRO}</p>',
-        f"<{h2}>Claims of Behnke et al. §6 against this run</{h2}>",
-        verdicts_html(verdicts),
-    ]
+    h2, parts = common.body_head(level, "Behnke et al., software approach (§6)", INTRO,
+                                 "Behnke et al. §6", verdicts_html(verdicts))
     if "fig9" in figs:
         parts += [
             f"<{h2}>Experiment 1: CPU time per packet (Figure 9)</{h2}>",

@@ -184,6 +184,21 @@ def verdicts_html(verdicts: Sequence[Verdict], authors: str, reasons: Mapping[st
 # ------------------------------------------------------------------ report pieces
 
 
+def body_head(level: int, title: str, intro: str, claims_of: str,
+              claims_html: str) -> tuple[str, list[str]]:
+    """The start of a study's report body, headings from ``level``: its title, its
+    introduction and its claims table. Returns the tag of its sections' headings
+    (``h2`` at level 1) and the parts (HTML)."""
+    h1, h2 = f"h{level}", f"h{level + 1}"
+    return h2, [
+        f"<{h1}>{title}, reproduced by rtshield</{h1}>",
+        f'<p class="meta">{intro}</p>',
+        f"<{h2}>Claims of {claims_of} against this run</{h2}>",
+        claims_html,
+    ]
+
+
+
 def png(fig) -> bytes:
     from rtshield.figures import png_bytes
 

@@ -644,14 +644,9 @@ def ethernut_analysis() -> str:
 def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
               level: int = 1) -> str:
     """The study's report body (headings from ``level``)."""
-    h1, h2 = f"h{level}", f"h{level + 1}"
+    h2, parts = common.body_head(level, "Regehr &amp; Duongsaa (LCTES 2005)", INTRO,
+                                 "Regehr &amp; Duongsaa", verdicts_html(verdicts))
     labels = {k: lab for k, _, lab in FIG_CONFIGS}
-    parts = [
-        f"<{h1}>Regehr &amp; Duongsaa (LCTES 2005), reproduced by rtshield</{h1}>",
-        f'<p class="meta">{INTRO}</p>',
-        f"<{h2}>Claims of Regehr &amp; Duongsaa against this run</{h2}>",
-        verdicts_html(verdicts),
-    ]
     if "fig12" in figs:
         parts += [f"<{h2}>Figures 1–2: CPU overhead against the offered interrupt rate</{h2}>",
                   _img(figs["fig12"], "fig12"),
