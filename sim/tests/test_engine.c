@@ -31,8 +31,7 @@ static void test_lone_periodic_exact_cycles(void)
     add_periodic(&c, 3, 10 * MS, 3 * MS);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.jobs, 10);
     CHECK_EQ(st.misses, 0);
     CHECK_EQ(st.max_response_ns, 3 * MS);
@@ -58,8 +57,7 @@ static void test_tick_cost_stretches_work(void)
     add_periodic(&c, 3, 10 * MS, 3 * MS);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.max_response_ns, 3 * MS + 30 * US);
     rtsim_bin t;
     rtsim_totals(s, &t);
@@ -74,9 +72,8 @@ static void test_preemption(void)
     add_periodic(&c, 2, 10 * MS, 2 * MS);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats lo, hi;
-    rtsim_task_stats_get(s, 0, &lo);
-    rtsim_task_stats_get(s, 1, &hi);
+    rtsim_task_stats lo = task_stats(s, 0);
+    rtsim_task_stats hi = task_stats(s, 1);
     CHECK_EQ(hi.max_response_ns, 2 * MS);
     CHECK_EQ(lo.max_response_ns, 7 * MS);
     rtsim_destroy(s);
@@ -122,9 +119,8 @@ static void test_round_robin(void)
         rtsim *s;
         rtsim_bin t = run_totals(&c, &s);
         CHECK_EQ(t.delivered, rows[i].packet);
-        rtsim_task_stats a, b;
-        rtsim_task_stats_get(s, 0, &a);
-        rtsim_task_stats_get(s, 1, &b);
+        rtsim_task_stats a = task_stats(s, 0);
+        rtsim_task_stats b = task_stats(s, 1);
         CHECK_EQ(a.max_response_ns, rows[i].a_resp);
         CHECK_EQ(b.max_response_ns, rows[i].b_resp);
         rtsim_destroy(s);
@@ -143,8 +139,7 @@ static void test_lateness_accounting(void)
     CHECK_EQ(t.misses, 6);
     CHECK_EQ((long long)(t.lateness_pct * 1000 + 0.5), 300000);
     CHECK_EQ((long long)(t.lateness_max_pct * 1000 + 0.5), 50000);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.cycle_min_ns, 15 * MS);
     rtsim_destroy(s);
 }
@@ -187,8 +182,7 @@ static void test_queue_and_driver(void)
     CHECK_EQ(t.offered, 99);
     CHECK_EQ(t.received, 99);
     CHECK_EQ(t.processed, 99);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_flow_stats f = flow_stats(s, 0);
     CHECK_EQ(f.latency_max_ns, 25 * US);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], 99 * 5 * US);
     rtsim_destroy(s);
@@ -259,8 +253,7 @@ static void test_two_cores_and_background(void)
     add_flow(&c, RTSIM_PAT_CONSTANT, 100000);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, (uint32_t)p, &st);
+    rtsim_task_stats st = task_stats(s, (uint32_t)p);
     CHECK_EQ(st.max_response_ns, 3 * MS);
     CHECK_EQ(st.jobs, 10);
     rtsim_bin t;
@@ -306,8 +299,7 @@ static void test_worker_receives_its_flow(void)
         c.flows[0].rate_pps = 10000;
         rtsim *s;
         rtsim_bin t = run_totals(&c, &s);
-        rtsim_flow_stats f;
-        rtsim_flow_stats_get(s, 0, &f);
+        rtsim_flow_stats f = flow_stats(s, 0);
         CHECK_EQ(t.processed, 99);
         if (rows[i].mailbox_drops == 0) {
             CHECK_EQ(t.delivered, rows[i].delivered);
@@ -340,8 +332,7 @@ static void test_driver_on_another_core(void)
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_flow_stats f = flow_stats(s, 0);
     CHECK_EQ(f.delivered, 99);
     CHECK_EQ(f.latency_max_ns, 25 * US);
     rtsim_bin t;

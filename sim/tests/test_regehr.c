@@ -154,8 +154,7 @@ static void test_polling(void)
 
     add_flow(&c, RTSIM_PAT_CONSTANT, 3000);
     rtsim_bin t = run_totals(&c, &s);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_flow_stats f = flow_stats(s, 0);
     rtsim_destroy(s);
     CHECK(t.delivered + 1 >= t.offered);
     CHECK_EQ(t.isr_runs, t.delivered);

@@ -18,8 +18,7 @@ static void test_never_runs(void)
     /* (95 - 10) / 10 = 850 % late, as one unfinished cycle */
     CHECK(t.lateness_pct > 849.99 && t.lateness_pct < 850.01);
     CHECK(t.lateness_max_pct > 849.99 && t.lateness_max_pct < 850.01);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, (uint32_t)crit, &st);
+    rtsim_task_stats st = task_stats(s, (uint32_t)crit);
     CHECK_EQ(st.misses, 9);
     rtsim_destroy(s);
 }

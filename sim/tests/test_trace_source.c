@@ -66,8 +66,7 @@ static void test_one_pass_and_classification(void)
 {
     rtsim_config c = mq(100 * MS, 0);
     rtsim *s = run_frames4(&c);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.offered, 4);
     CHECK_EQ(fs.drops[RTSIM_DROP_NIC_UNREGISTERED], 1); /* read from the frame's own port */
     CHECK_EQ(fs.received, 3);
@@ -144,8 +143,7 @@ static void test_receive_path_reads_the_bytes(void)
     c.flows[f].dst_port = 502;
     c.flows[f].size = 60;
     rtsim *s = run_frames4(&c);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.offered, 4);
     CHECK_EQ(fs.delivered, 3);
     CHECK_EQ(fs.delivered + fs.dropped + rtsim_in_flight(s), fs.offered);
