@@ -11,6 +11,7 @@ import struct
 
 import dpkt
 import pytest
+from pcap_flows import cap_flow
 
 from rtshield import cli
 
@@ -24,14 +25,7 @@ kind = "multiqueue"
 [[nic.queues]]
 name = "q0"
 size = 128
-[[flows]]
-name = "cap"
-protocol = "udp"
-dst_port = 502
-nic_queue = "q0"
-pattern = "pcap"
-file = "c.pcap"
-"""
+""" + cap_flow("c.pcap")
 
 
 def frame(size=60) -> bytes:
