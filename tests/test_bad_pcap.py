@@ -11,6 +11,7 @@ import struct
 
 import dpkt
 import pytest
+from cli_checks import one_line
 from pcap_flows import cap_flow
 
 from rtshield import cli
@@ -47,14 +48,7 @@ def run_bad(tmp_path, capsys, data: bytes | None, *needles, extra="", names="c.p
         (tmp_path / "c.pcap").write_bytes(data)
     (tmp_path / "s.toml").write_text(HEAD + extra)
     out = tmp_path / "o"
-    rc = cli.main(["run", str(tmp_path / "s.toml"), "--out", str(out)])
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), err
-    assert names in lines[0], lines[0]
-    for n in needles:
-        assert n in lines[0], lines[0]
+    one_line(capsys, ["run", tmp_path / "s.toml", "--out", out], names, *needles)
     assert not out.exists()
 
 
