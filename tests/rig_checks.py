@@ -1,0 +1,50 @@
+"""What the rig's smoke tests share (``tests/test_rig_smoke.py``,
+``tests/test_rig_freertos_smoke.py``): starting ``rtshield rig`` and finding what a run
+left behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from rtshield.rig import harness
+
+
+def rig(*args: str, **kw) -> subprocess.Popen:
+    """``rtshield rig ARGS`` in a subprocess, its output captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "rig", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def run_tag(pid: int) -> str:
+    """The name tag the rig derives from its process id (harness.Harness)."""
+    return format(pid % 0xFFFFFF, "x")
+
+
+def links_left(tag: str) -> list[str]:
+    """The namespaces and links of the rig run ``tag`` that still exist."""
+    left = harness.leftovers()
+    return [n for n in left["netns"] + left["links"] if tag in n]
+
+
+def procs_of(tag: str) -> list[str]:
+    """Processes started by the rig run ``tag`` (they carry RTSRIG_TAG=<tag>)."""
+    needle = f"{harness.TAG_ENV}={tag}".encode()
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if needle in env:
+            found.append(f"{d.name}: {cmd[:120]}")
+    return found
