@@ -4,11 +4,28 @@ left behind."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rtshield.rig import harness
+
+
+def needs_root_and(tools: list[str]) -> list[pytest.MarkDecorator]:
+    """Skip marks (with the reason) for a test of the rig without root or without one of
+    ``tools`` on the PATH."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    return [
+        pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
+        pytest.mark.skipif(
+            bool(missing),
+            reason="rig tools missing: " + ", ".join(missing) + " (tools/install.sh installs them)",
+        ),
+    ]
 
 
 def rig(*args: str, **kw) -> subprocess.Popen:

@@ -9,12 +9,10 @@ that only stop a hung test.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 
 import pytest
-from rig_checks import links_left, procs_of, rig, run_tag
+from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
 
 from rtshield.rig import freertos, harness
 
@@ -30,13 +28,7 @@ def _tree_reason() -> str | None:
 
 
 pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
-    pytest.mark.skipif(
-        any(shutil.which(t) is None for t in NEEDED),
-        reason="rig tools missing: "
-        + ", ".join(t for t in NEEDED if shutil.which(t) is None)
-        + " (tools/install.sh installs them)",
-    ),
+    *needs_root_and(NEEDED),
     pytest.mark.skipif(_tree_reason() is not None, reason=str(_tree_reason())),
 ]
 

@@ -10,24 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 
 import pytest
-from rig_checks import links_left, procs_of, rig, run_tag
+from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
 
 NEEDED = ["ip", "nft", "taskset", "timeout", "cc", "hping3"]
 
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
-    pytest.mark.skipif(
-        any(shutil.which(t) is None for t in NEEDED),
-        reason="rig tools missing: "
-        + ", ".join(t for t in NEEDED if shutil.which(t) is None)
-        + " (tools/install.sh installs them)",
-    ),
-]
+pytestmark = needs_root_and(NEEDED)
 
 SMOKE = ["--attacks", "syn", "--load", "off", "--phase-seconds", "2", "--break-seconds", "0.5"]
 
