@@ -1,6 +1,6 @@
-"""What the rig's smoke tests share (``tests/test_rig_smoke.py``,
-``tests/test_rig_freertos_smoke.py``): starting ``rtshield rig`` and finding what a run
-left behind."""
+"""What the rig's tests share: the configuration text of the FreeRTOS target, and for
+the smoke tests (``tests/test_rig_smoke.py``, ``tests/test_rig_freertos_smoke.py``)
+starting ``rtshield rig`` and finding what a run left behind."""
 
 from __future__ import annotations
 
@@ -12,7 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from rtshield.rig import harness
+from rtshield.rig import freertos, harness
+
+
+def target_text(scenario: Path, variant: str = "protected", out: Path = Path("/tmp/x"),
+                **device) -> str:
+    """The FreeRTOS target's configuration text for one variant of a device scenario
+    (``device``: more arguments of :func:`freertos.load_device`)."""
+    dev = freertos.load_device(scenario, stock_priority=6, **device)
+    return freertos.target_config(
+        dev.variants[variant],
+        variant == "protected",
+        ifname="rtsrigXd",
+        mac="02:00:00:00:00:01",
+        out=out,
+        seconds=9,
+    )
 
 
 def needs_root_and(tools: list[str]) -> list[pytest.MarkDecorator]:
