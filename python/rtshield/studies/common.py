@@ -63,13 +63,6 @@ class Point:
     series: bool = False  #: keep the per-second time series (long runs: scheduled first)
 
 
-def ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the parent, which stops the pool."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def run_points(
     pts: Sequence[Point],
     run_point: Callable[[Point], tuple[str, dict[str, Any]]],
@@ -85,6 +78,7 @@ def run_points(
     not finish last alone. ``chunksize`` None: big chunks, for points that take
     milliseconds each and whose round trips would dominate.
     """
+    from rtshield.runner import _ignore_sigint
     from rtshield.scenario import load_scenario
 
     for pt in pts:
@@ -99,7 +93,7 @@ def run_points(
         return res
     order = sorted(pts, key=lambda p: not p.series)
     chunk = chunksize or max(1, len(order) // (jobs * 4))
-    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint) as pool:
+    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
         for i, (name, summ) in enumerate(pool.map(run_point, order, chunksize=chunk)):
             res[name] = summ
             if on_done:
