@@ -44,9 +44,8 @@ def event_count(result) -> int | None:
     return None
 
 
-def bench_one(name: str, repeat: int) -> dict:
-    path = study_dir() / f"{name}.toml"
-    scn = load_scenario(path)
+def best_of(scn, repeat: int):
+    """Simulate ``scn`` ``repeat`` times; (the best wall seconds, that run's result)."""
     best = None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -55,7 +54,13 @@ def bench_one(name: str, repeat: int) -> dict:
         if best is None or wall < best[0]:
             best = (wall, result)
     assert best is not None
-    wall, result = best
+    return best
+
+
+def bench_one(name: str, repeat: int) -> dict:
+    path = study_dir() / f"{name}.toml"
+    scn = load_scenario(path)
+    wall, result = best_of(scn, repeat)
     s = result.summary()
     offered = s["totals"]["offered"]
     events = event_count(result)

@@ -80,18 +80,12 @@ def run_simpy(path: Path, repeat: int) -> tuple[float, dict]:
 
 
 def run_engine(path: Path, repeat: int) -> tuple[float, dict]:
-    from rtshield.runner import simulate
+    from bench_sim import best_of
+
     from rtshield.scenario import load_scenario
 
-    scn = load_scenario(path)
-    best = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = simulate(scn)
-        wall = time.perf_counter() - t0
-        if best is None or wall < best[0]:
-            best = (wall, result.summary())
-    return best
+    wall, result = best_of(load_scenario(path), repeat)
+    return wall, result.summary()
 
 
 def run_process(path: Path, repeat: int) -> float:

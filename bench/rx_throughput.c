@@ -11,33 +11,20 @@
 #include <time.h>
 
 #include "rtsim/rtsim.h"
+#include "sim_test_util.h"
 
 int main(int argc, char **argv)
 {
     const double secs = argc > 1 ? atof(argv[1]) : 10.0;
-    rtsim_config c;
-    memset(&c, 0, sizeof c);
-    c.duration_ns = (uint64_t)(secs * 1e9);
+    /* the Zynq-like device of the simulator's receive-path tests, with a larger ring and
+     * pool, a 1 ms tick with time slicing, and 1 s bins */
+    rtsim_config c = rx_base((uint64_t)(secs * 1e9));
     c.bin_ns = 1000000000u;
-    c.seed = 1;
-    c.n_cores = 1;
     c.tick_ns = 1000000;
     c.time_slicing = 1;
-    c.queue_capacity = 16;
-    c.nic_kind = RTSIM_NIC_DMA_RING;
     c.ring = 64;
-    c.rx.enabled = 1;
     c.rx.nbufs = 128;
-    c.rx.recycle_threshold = 0xFFFFFFFFu;
-    c.rx.short_circuit = 1;
-    c.costs.isr_entry_exit_ns = 500;
     c.costs.tick_isr_ns = 1000;
-    for (int p = 0; p < RTSIM_PATH_COUNT; p++)
-        c.costs.path_ns[p] = 1120;
-    c.costs.path_ns[RTSIM_PATH_PRIO_RAISE] = 1500;
-    c.costs.path_ns[RTSIM_PATH_RECYCLE] = 1250;
-    c.costs.invalidate_deferred_ns = 2780;
-    c.costs.driver_per_packet_ns = 7900;
     /* tasks: network task, HP worker, medium-priority background */
     c.tasks[0].kind = RTSIM_TASK_DRIVER;
     c.tasks[0].priority = 1;

@@ -7,6 +7,7 @@ out="$here/build/bench-rx"
 mkdir -p "$out"
 cc=${CC:-cc}
 "$cc" -std=c11 -O2 -ffp-contract=off -I"$here/sim/include" -I"$here/sim/src" -I"$here/libshield/include" \
-  -I"$here/libshield/port/posix" -o "$out/rx_throughput" "$here/bench/rx_throughput.c" \
+  -I"$here/libshield/port/posix" -I"$here/sim/tests" -I"$here/libshield/tests" \
+  -o "$out/rx_throughput" "$here/bench/rx_throughput.c" \
   "$here"/sim/src/*.c "$here"/libshield/src/*.c "$here"/libshield/port/posix/*.c -lm
 "$out/rx_throughput" "${1:-10}"

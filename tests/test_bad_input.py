@@ -7,6 +7,7 @@ front-end review; they stay as regression tests.
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -16,17 +17,6 @@ from rtshield.units import MAX_DURATION_NS, duration_ns, rate_hz
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "examples" / "constant_flood.toml"
 SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
-
-
-def one_line(capsys, argv, *needles):
-    rc = cli.main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), err
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 def verbs_reading(path, out):

@@ -11,6 +11,8 @@ import struct
 
 import dpkt
 import pytest
+from cli_checks import one_line
+from pcap_flows import cap_flow
 
 from rtshield import cli
 
@@ -24,14 +26,7 @@ kind = "multiqueue"
 [[nic.queues]]
 name = "q0"
 size = 128
-[[flows]]
-name = "cap"
-protocol = "udp"
-dst_port = 502
-nic_queue = "q0"
-pattern = "pcap"
-file = "c.pcap"
-"""
+""" + cap_flow("c.pcap")
 
 
 def frame(size=60) -> bytes:
@@ -53,14 +48,7 @@ def run_bad(tmp_path, capsys, data: bytes | None, *needles, extra="", names="c.p
         (tmp_path / "c.pcap").write_bytes(data)
     (tmp_path / "s.toml").write_text(HEAD + extra)
     out = tmp_path / "o"
-    rc = cli.main(["run", str(tmp_path / "s.toml"), "--out", str(out)])
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), err
-    assert names in lines[0], lines[0]
-    for n in needles:
-        assert n in lines[0], lines[0]
+    one_line(capsys, ["run", tmp_path / "s.toml", "--out", out], names, *needles)
     assert not out.exists()
 
 

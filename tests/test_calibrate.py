@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_checks import error_line
 
 from rtshield import calibrate
 from rtshield.cli import main
@@ -158,11 +159,9 @@ def _fails(args, capsys=None):
             [sys.executable, "-m", "rtshield", *argv], capture_output=True, text=True, timeout=60
         )
         rc, err = p.returncode, p.stderr
-    assert rc == 2, (rc, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), err
+    line = error_line(rc, err)
     assert "Traceback" not in err
-    return lines[0]
+    return line
 
 
 BAD = [

@@ -12,6 +12,7 @@ import json
 
 import dpkt
 import pytest
+from pcap_flows import cap_flow
 
 from rtshield import pcap
 from rtshield.engine import simulate
@@ -89,15 +90,7 @@ def test_frames_arrive_and_the_nic_classifies_their_bytes(tmp_path):
     # reads each frame's own port, whatever the flow's dst_port says.
     frames = [(i * 0.01, udp_frame(502 if i % 3 else 9)) for i in range(15)]
     write_pcap(tmp_path / "m.pcap", frames)
-    sc = scenario(tmp_path, """
-[[flows]]
-name = "cap"
-protocol = "udp"
-dst_port = 502
-nic_queue = "q0"
-pattern = "pcap"
-file = "m.pcap"
-""")
+    sc = scenario(tmp_path, cap_flow("m.pcap"))
     s = simulate(sc).summary()
     f = s["flows"]["cap"]
     assert f["offered"] == 15
@@ -108,17 +101,7 @@ file = "m.pcap"
 
 def test_scale_and_loop_set_the_count(tmp_path):
     write_pcap(tmp_path / "l.pcap", [(i * 0.1, udp_frame(502)) for i in range(5)])
-    flows = """
-[[flows]]
-name = "cap"
-protocol = "udp"
-dst_port = 502
-nic_queue = "q0"
-pattern = "pcap"
-file = "l.pcap"
-loop = true
-scale = 2.0
-"""
+    flows = cap_flow("l.pcap", "loop = true\nscale = 2.0\n")
     sc = scenario(tmp_path, flows, duration="2s")
     # period 0.5 s / 2 = 0.25 s: frames at 0, 50, ... ms; 8 passes in 2 s
     assert simulate(sc).summary()["flows"]["cap"]["offered"] == 40
@@ -128,15 +111,7 @@ scale = 2.0
 
 def test_replay_is_deterministic(tmp_path):
     write_pcap(tmp_path / "d.pcap", [(i * 0.003, udp_frame(502)) for i in range(50)])
-    flows = """
-[[flows]]
-name = "cap"
-protocol = "udp"
-dst_port = 502
-nic_queue = "q0"
-pattern = "pcap"
-file = "d.pcap"
-loop = true
+    flows = cap_flow("d.pcap", "loop = true\n") + """
 [[tasks]]
 name = "w"
 kind = "worker"

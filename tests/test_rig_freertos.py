@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rig_checks import target_text
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -28,17 +29,7 @@ def _cfg(text: str) -> dict[str, list[list[str]]]:
 
 
 def _config(variant: str, **kw) -> dict[str, list[list[str]]]:
-    dev = freertos.load_device(SCEN, stock_priority=6, **kw)
-    return _cfg(
-        freertos.target_config(
-            dev.variants[variant],
-            variant == "protected",
-            ifname="rtsrigXd",
-            mac="02:00:00:00:00:01",
-            out=Path("/tmp/x"),
-            seconds=9,
-        )
-    )
+    return _cfg(target_text(SCEN, variant, **kw))
 
 
 def test_target_config_carries_the_scenario():
@@ -95,16 +86,10 @@ def test_bad_device_scenarios_are_refused_in_one_line(tmp_path, old, new, needle
     assert old in text
     p = _write(tmp_path, text.replace(old, new, 1))
     if needle is None:  # a harmless change: accepted
-        dev = freertos.load_device(p, 6)
-        freertos.target_config(
-            dev.variants["protected"], True, ifname="i", mac="m", out=tmp_path, seconds=9
-        )
+        target_text(p, out=tmp_path)
         return
     with pytest.raises(UsageError, match=needle.replace("[", r"\[")):
-        dev = freertos.load_device(p, 6)
-        freertos.target_config(
-            dev.variants["protected"], True, ifname="i", mac="m", out=tmp_path, seconds=9
-        )
+        target_text(p, out=tmp_path)
 
 
 def test_udp_flow_must_be_constant(tmp_path):

@@ -9,10 +9,9 @@ two rig tests at once: ``rig clean`` removes every rig namespace.)"""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from test_rig_freertos_smoke import _left, _tag, built, pytestmark  # noqa: F401 (fixture)
+from rig_checks import links_left, procs_of, rig, run_tag
+from test_rig_freertos_smoke import built, pytestmark  # noqa: F401 (fixture)
 
 from rtshield.rig import freertos
 
@@ -31,11 +30,7 @@ def test_modbus_and_pcap_flows_on_the_real_stack(tmp_path, built):  # noqa: F811
     scen.write_text(text)
     out = tmp_path / "mb"
     args = ["--attacks", "syn", "--phase-seconds", "2", "--break-seconds", "0.5"]
-    p = subprocess.Popen(
-        [sys.executable, "-m", "rtshield", "rig", "freertos-tcp", "--scenario", str(scen), *args,
-         "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    p = rig("freertos-tcp", "--scenario", str(scen), *args, "--out", str(out))
     _, stderr = p.communicate(timeout=240)
     assert p.returncode == 0, stderr
     runs = {
@@ -61,4 +56,4 @@ def test_modbus_and_pcap_flows_on_the_real_stack(tmp_path, built):  # noqa: F811
     assert set(row["flows"]) >= {"modbus", "plc_replay"}
     assert set(comp["simulation"]["protected"]["flows"]) >= {"modbus", "plc_replay"}
     assert "Every flow" in (out / "report.html").read_text()
-    assert _left(_tag(p.pid)) == []
+    assert links_left(run_tag(p.pid)) + procs_of(run_tag(p.pid)) == []

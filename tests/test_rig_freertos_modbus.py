@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rig_checks import target_text
 
 from rtshield.errors import UsageError
 from rtshield.rig import freertos, harness
@@ -164,15 +165,7 @@ def test_poll_client_counts_a_missing_server_as_timeouts(tmp_path):
 
 
 def _cfg(scen: Path, variant: str = "protected") -> dict[str, list[str]]:
-    dev = freertos.load_device(scen, stock_priority=6)
-    text = freertos.target_config(
-        dev.variants[variant],
-        variant == "protected",
-        ifname="rtsrigXd",
-        mac="02:00:00:00:00:01",
-        out=Path("/tmp/x"),
-        seconds=9,
-    )
+    text = target_text(scen, variant)
     return {ln.split()[1]: ln.split()[2:] for ln in text.splitlines() if ln.startswith("flow ")}
 
 

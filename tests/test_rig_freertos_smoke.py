@@ -9,14 +9,10 @@ that only stop a hung test.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
 
 from rtshield.rig import freertos, harness
 
@@ -32,44 +28,11 @@ def _tree_reason() -> str | None:
 
 
 pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
-    pytest.mark.skipif(
-        any(shutil.which(t) is None for t in NEEDED),
-        reason="rig tools missing: "
-        + ", ".join(t for t in NEEDED if shutil.which(t) is None)
-        + " (tools/install.sh installs them)",
-    ),
+    *needs_root_and(NEEDED),
     pytest.mark.skipif(_tree_reason() is not None, reason=str(_tree_reason())),
 ]
 
 SMOKE = ["--attacks", "syn", "--phase-seconds", "2", "--break-seconds", "0.5"]
-
-
-def _rig(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "rtshield", "rig", "freertos-tcp", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _tag(pid: int) -> str:
-    return format(pid % 0xFFFFFF, "x")
-
-
-def _left(tag: str) -> list[str]:
-    left = harness.leftovers()
-    names = [n for n in left["netns"] + left["links"] if tag in n]
-    needle = f"{harness.TAG_ENV}={tag}".encode()
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if needle in (d / "environ").read_bytes().split(b"\0"):
-                    names.append(f"process {d.name}")
-            except OSError:
-                pass
-    return names
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +43,7 @@ def built():
 
 def test_smoke_protected_and_unprotected(tmp_path, built):
     out = tmp_path / "ft"
-    p = _rig(*SMOKE, "--out", str(out))
+    p = rig("freertos-tcp", *SMOKE, "--out", str(out))
     stdout, stderr = p.communicate(timeout=240)
     assert p.returncode == 0, stderr
     assert "[1/2] unprotected-syn: attack" in stdout  # progress
@@ -115,7 +78,7 @@ def test_smoke_protected_and_unprotected(tmp_path, built):
     assert comp["simulation_at_rig_rate"]["syn_pps"] > 0
     assert (out / "sim" / "protected-rig-rate" / "summary.json").is_file()
     assert {c["simulated_flood"] for c in comp["claims"]} == {"the rig's measured SYN rate"}
-    assert _left(_tag(p.pid)) == []
+    assert links_left(run_tag(p.pid)) + procs_of(run_tag(p.pid)) == []
 
 
 def test_killed_run_leaves_nothing(tmp_path, built):
@@ -123,7 +86,7 @@ def test_killed_run_leaves_nothing(tmp_path, built):
     `rig clean` is the shared harness's, tested by test_rig_smoke.py; `rig clean`
     removes every rig namespace, so it is not run a second time here.)"""
     args = ["--attacks", "syn", "--phase-seconds", "1", "--break-seconds", "0"]
-    p = _rig(*args, "--variants", "protected", "--out", str(tmp_path / "k"))
+    p = rig("freertos-tcp", *args, "--variants", "protected", "--out", str(tmp_path / "k"))
     assert p.stdout is not None
     for line in p.stdout:
         if "attack:" in line:
@@ -132,4 +95,4 @@ def test_killed_run_leaves_nothing(tmp_path, built):
     _, stderr = p.communicate(timeout=60)
     assert p.returncode != 0
     assert "Traceback" not in stderr
-    assert _left(_tag(p.pid)) == []
+    assert links_left(run_tag(p.pid)) + procs_of(run_tag(p.pid)) == []

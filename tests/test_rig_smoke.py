@@ -10,66 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-from rtshield.rig import harness
+from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
 
 NEEDED = ["ip", "nft", "taskset", "timeout", "cc", "hping3"]
 
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
-    pytest.mark.skipif(
-        any(shutil.which(t) is None for t in NEEDED),
-        reason="rig tools missing: "
-        + ", ".join(t for t in NEEDED if shutil.which(t) is None)
-        + " (tools/install.sh installs them)",
-    ),
-]
+pytestmark = needs_root_and(NEEDED)
 
 SMOKE = ["--attacks", "syn", "--load", "off", "--phase-seconds", "2", "--break-seconds", "0.5"]
-
-
-def _rig(*args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "rtshield", "rig", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kw,
-    )
-
-
-def _tag(pid: int) -> str:
-    """The name tag the rig derives from its process id (harness.Harness)."""
-    return format(pid % 0xFFFFFF, "x")
-
-
-def _ours_left(tag: str) -> list[str]:
-    left = harness.leftovers()
-    return [n for n in left["netns"] + left["links"] if tag in n]
-
-
-def _procs_of(tag: str) -> list[str]:
-    """Processes started by the rig run ``tag`` (they carry RTSRIG_TAG=<tag>)."""
-    needle = f"{harness.TAG_ENV}={tag}".encode()
-    found = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            env = (d / "environ").read_bytes().split(b"\0")
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if needle in env:
-            found.append(f"{d.name}: {cmd[:120]}")
-    return found
 
 
 def _wait_for_line(p: subprocess.Popen, needle: str) -> list[str]:
@@ -85,7 +36,7 @@ def _wait_for_line(p: subprocess.Popen, needle: str) -> list[str]:
 
 def test_smoke_single_core_and_pinned(tmp_path):
     out = tmp_path / "rig"
-    p = _rig("linux", "--select", "SF,DF", *SMOKE, "--out", str(out))
+    p = rig("linux", "--select", "SF,DF", *SMOKE, "--out", str(out))
     stdout, stderr = p.communicate(timeout=300)
     assert p.returncode == 0, stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -108,20 +59,20 @@ def test_smoke_single_core_and_pinned(tmp_path):
     assert "SYN flooding" in (out / "report.html").read_text()
     assert summary["system"]["kernel"]
     # nothing left behind: namespaces (with their veths, qdiscs, nft tables), processes
-    assert _ours_left(_tag(p.pid)) == []
-    assert _procs_of(_tag(p.pid)) == []
+    assert links_left(run_tag(p.pid)) == []
+    assert procs_of(run_tag(p.pid)) == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_killed_mid_attack_leaves_nothing(tmp_path, sig):
-    p = _rig("linux", "--select", "SF", *SMOKE, "--no-figures", "--out", str(tmp_path / "k"))
+    p = rig("linux", "--select", "SF", *SMOKE, "--no-figures", "--out", str(tmp_path / "k"))
     _wait_for_line(p, "attack (hping3)")
     p.send_signal(sig)
     _, stderr = p.communicate(timeout=60)
     assert p.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
-    assert _ours_left(_tag(p.pid)) == []
-    assert _procs_of(_tag(p.pid)) == []  # no flood tool, listener or control task left
+    assert links_left(run_tag(p.pid)) == []
+    assert procs_of(run_tag(p.pid)) == []  # no flood tool, listener or control task left
 
 
 def test_sigkill_then_rig_clean(tmp_path):
@@ -129,19 +80,19 @@ def test_sigkill_then_rig_clean(tmp_path):
     keep = f"rtskeep-{os.getpid()}"  # not the rig's prefix: must survive `rig clean`
     subprocess.run(["ip", "netns", "add", keep], check=True)
     try:
-        p = _rig("linux", "--select", "SF", *SMOKE, "--no-figures", "--out", str(tmp_path / "k"))
+        p = rig("linux", "--select", "SF", *SMOKE, "--no-figures", "--out", str(tmp_path / "k"))
         _wait_for_line(p, "attack (hping3)")
         p.kill()
         p.communicate(timeout=60)
-        tag = _tag(p.pid)
-        assert _ours_left(tag), "a SIGKILLed run cannot clean up; its namespaces should remain"
-        assert _procs_of(tag), "its listener and control task should still run (until timeout)"
-        c = _rig("clean")
+        tag = run_tag(p.pid)
+        assert links_left(tag), "a SIGKILLed run cannot clean up; its namespaces should remain"
+        assert procs_of(tag), "its listener and control task should still run (until timeout)"
+        c = rig("clean")
         cout, cerr = c.communicate(timeout=120)
         assert c.returncode == 0, cerr
         assert f"rtsrig-{tag}-dev" in cout
-        assert _ours_left(tag) == []
-        assert _procs_of(tag) == []
+        assert links_left(tag) == []
+        assert procs_of(tag) == []
         ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
         assert keep in ns
     finally:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -428,17 +429,6 @@ def test_more_bound_flows_than_the_flow_table_holds(monkeypatch):
 
 
 # ---------------------------------------------------------------- refusals (command line)
-
-
-def one_line(capsys, argv, *needles):
-    rc = cli.main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rtshield: error: "), err
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 CLI_CASES = [

@@ -4,18 +4,17 @@ Runs ``scenarios/behnke_software/`` with a reduced plan (fewer rates, shorter
 runs, a smaller HP × LP grid than ``rtshield demo`` uses) and checks every
 claim with the functions of ``rtshield.studies.behnke_software`` — the same
 checks that fill the claims table of the report and ``docs/validation.md``.
-Claims that do not hold in the model are ``xfail(strict=True)``: if one starts
-to hold, the test fails so that ``docs/validation.md`` gets updated.
+Claims that do not hold in the model are asserted not to hold, each with
+its reason: if one starts to hold, the test fails so that
+``docs/validation.md`` gets updated.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from study_checks import claim_tests, run_demo_study
 
 from rtshield.studies import behnke_software as bs
 
@@ -42,22 +41,7 @@ def results():
     return bs.Results.of(bs.run_points(bs.points(PLAN, STUDY), jobs=2))
 
 
-@pytest.mark.parametrize("claim", bs.CLAIMS, ids=[c.key for c in bs.CLAIMS])
-def test_claim(claim, results, request):
-    if claim.key in DOES_NOT_HOLD:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=DOES_NOT_HOLD[claim.key]))
-    ok, value = claim.check(results)
-    assert ok, f"{claim.text}: simulated {value}"
-
-
-def test_every_claim_is_checked_and_explained(results):
-    verdicts = bs.evaluate(results)
-    assert all(v.holds is not None for v in verdicts), [v.value for v in verdicts]
-    failing = {v.claim.key for v in verdicts if v.holds is False}
-    assert failing == set(DOES_NOT_HOLD)
-    assert failing <= set(bs.WHY_NOT)  # the report says why for each
-    table = bs.verdicts_html(verdicts)
-    assert table.count("<tr>") == len(bs.CLAIMS) + 1 and "does not hold" in table
+test_claim, test_every_claim_is_checked_and_explained = claim_tests(bs, DOES_NOT_HOLD)
 
 
 def test_passive_measurement_recovers_the_preset_costs(results):
@@ -93,20 +77,11 @@ def test_experiment3_liveness_and_limits(results):
 
 
 def test_demo_study_writes_report_figures_and_claims(tmp_path):
-    out = tmp_path / "bs"
-    res = subprocess.run(
-        [sys.executable, "-m", "rtshield", "demo", "--study", "behnke-software", "--out",
-         str(out), "--set", "scenario.duration=300ms"],
-        capture_output=True, text=True, cwd=tmp_path,
-    )
-    assert res.returncode == 0, res.stderr
-    assert "claims of Behnke et al. §6 hold" in res.stdout
-    for name in ("report.html", "fig9.png", "fig10.png", "fig11.png", "points.json",
-                 "exp1.csv", "exp2.csv", "exp3.csv", "claims.json"):
-        assert (out / name).is_file(), name
-    claims = json.loads((out / "claims.json").read_text())
-    assert [c["key"] for c in claims] == [c.key for c in bs.CLAIMS]
-    html = (out / "report.html").read_text()
+    out, claims, html = run_demo_study(
+        tmp_path, "behnke-software", bs,
+        ("report.html", "fig9.png", "fig10.png", "fig11.png", "points.json",
+         "exp1.csv", "exp2.csv", "exp3.csv", "claims.json"),
+        "Behnke et al. §6")
     assert "Claims of Behnke et al. §6 against this run" in html
     assert html.count("data:image/png;base64,") == 3
     assert not (out / "comparison.json").exists()  # the Danicki study did not run

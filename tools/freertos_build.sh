@@ -206,14 +206,14 @@ if [ "$mode" = tcp-build ]; then
   objs_of "$out/k_" "${k_srcs[@]}"
   rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/rts_netif.h)
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
-    -- "$here"/rig/freertos/{rts_netif,rts_netif_posix,main_link,rts_device,rts_modbus}.c
-  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o")
+    -- "$here"/rig/freertos/{rts_netif,rts_netif_posix,rts_app_random,main_link,rts_device,rts_modbus}.c
+  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_app_random.o")
   l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/l_" "${l_srcs[@]}"
   gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
   gcc -pthread "${objs[@]}" "$out/rts_device.o" "$out/rts_modbus.o" -o "$out/rts_freertos_device"
-  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, rts_netif_posix.c, main_link.c, rts_device.c, rts_modbus.c) built and linked for the POSIX port"
+  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, rts_netif_posix.c, rts_app_random.c, main_link.c, rts_device.c, rts_modbus.c) built and linked for the POSIX port"
   exit 0
 fi
 

@@ -6,6 +6,7 @@
 #define RTS_TEST_H
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,6 +50,18 @@ static const char *rts_test_row = "";
             printf("ok   %s\n", #fn);                                  \
         }                                                              \
     } while (0)
+
+/* xorshift32: a deterministic pseudo-random number in [0, n) from `*state`
+ * (never 0), for tests that draw operation sequences. */
+static inline uint32_t rts_test_rnd(uint32_t *state, uint32_t n)
+{
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x % n;
+}
 
 static inline int rts_test_end(void)
 {

@@ -171,10 +171,7 @@ static void test_state_errors_and_limits(void)
 static uint32_t rng = 0x12345678u;
 static uint32_t rnd(uint32_t n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
-    return rng % n;
+    return rts_test_rnd(&rng, n);
 }
 
 /* Conservation: an independent model of where each buffer is, compared with

@@ -300,10 +300,7 @@ static void test_global_limit_polling(void)
 static uint32_t rng = 0xC0FFEEu;
 static uint32_t rnd(uint32_t n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
-    return rng % n;
+    return rts_test_rnd(&rng, n);
 }
 
 /* The port's own view: which buffers it has posted to the ring and which

@@ -537,6 +537,15 @@ def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Fig
             ax.set_title(name, fontsize="medium")
         _title(fig, "Completed critical cycles per second and accumulated lateness per bin")
         ylabel = "cycles per second"
+    _label_grid(axes, n, len(runs), ylabel)
+    _legend_top(fig, artists)
+    return fig
+
+
+def _label_grid(axes, n: int, used: int, ylabel: str) -> None:
+    """Label a grid of ``n`` time panels: ``ylabel`` on the first column, the time axis
+    under the lowest panel of each column; the panels past ``used`` are hidden."""
+    rows, cols = len(axes), len(axes[0])
     for r in range(rows):
         axes[r][0].set_ylabel(ylabel)
     for j in range(n):
@@ -544,10 +553,8 @@ def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Fig
         if r == rows - 1 or j + cols >= n:
             axes[r][c].set_xlabel("time [s]")
             axes[r][c].xaxis.set_tick_params(labelbottom=True)
-    for j in range(len(runs), rows * cols):
+    for j in range(used, rows * cols):
         axes[j // cols][j % cols].set_visible(False)
-    _legend_top(fig, artists)
-    return fig
 
 
 def overlay_figure(
@@ -585,15 +592,7 @@ def overlay_figure(
         ax.set_title(name, fontsize="medium")
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
-    for r in range(rows):
-        axes[r][0].set_ylabel(ylabel)
-    for j in range(n):
-        r, c = divmod(j, cols)
-        if r == rows - 1 or j + cols >= n:
-            axes[r][c].set_xlabel("time [s]")
-            axes[r][c].xaxis.set_tick_params(labelbottom=True)
-    for j in range(len(runs), rows * cols):
-        axes[j // cols][j % cols].set_visible(False)
+    _label_grid(axes, n, len(runs), ylabel)
     _legend_top(fig, artists)
     _title(fig, title)
     return fig

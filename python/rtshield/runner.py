@@ -158,6 +158,27 @@ def safe_name(name: str, taken: set[str]) -> str:
     return cand
 
 
+def prepare_run_dirs(out_dir: str | Path, names: Sequence[str]) -> tuple[Path, list[Path]]:
+    """Prepare the output directory ``out_dir`` with a folder ``runs/NAME`` for each of
+    ``names`` (made file-system safe and unique). Every directory is checked before any
+    is created; ``runs`` and each run folder are recorded as rtshield's (``runs`` only
+    when rtshield made it). Returns (output directory, run folders)."""
+    out = check_out_dir(out_dir)
+    taken: set[str] = set()
+    dirs = [out / "runs" / safe_name(n, taken) for n in names]
+    for d in dirs:
+        check_out_dir(d)
+    runs_ours = not (out / "runs").exists() or "runs" in read_manifest(out)[1]
+    out = prepare_out_dir(out_dir)
+    if runs_ours:
+        claim_dir(out, "runs")
+    for d in dirs:
+        prepare_out_dir(d)
+        claim_dir(out, f"runs/{d.name}")
+    record_outputs(out)
+    return out, dirs
+
+
 def _ignore_sigint() -> None:
     """Worker start-up: Ctrl-C goes to the parent, which stops the workers itself.
 
@@ -237,23 +258,9 @@ def run_jobs(
             if name is None:
                 raise
             raise UsageError(f"{e} (in point {name})") from None
-    # Every output directory is checked before any is created.
-    out = check_out_dir(out_dir)
-    taken: set[str] = set()
-    dirs = [
-        out / "runs" / safe_name(name or s.name, taken)
-        for s, (_, _, name) in zip(scenarios, specs, strict=True)
-    ]
-    for d in dirs:
-        check_out_dir(d)
-    runs_ours = not (out / "runs").exists() or "runs" in read_manifest(out)[1]
-    out = prepare_out_dir(out_dir)
-    if runs_ours:
-        claim_dir(out, "runs")
-    for d in dirs:
-        prepare_out_dir(d)
-        claim_dir(out, f"runs/{d.name}")
-    record_outputs(out)
+    out, dirs = prepare_run_dirs(
+        out_dir, [name or s.name for s, (_, _, name) in zip(scenarios, specs, strict=True)]
+    )
     work = [(str(p), o, str(d), figures) for (p, o, _), d in zip(specs, dirs, strict=True)]
     results: list[RunOutcome | None] = [None] * len(work)
     failed: list[BaseException] = []

@@ -599,23 +599,9 @@ def run_points(
     run to the end and the first failure is raised afterwards. Returns the
     outcomes in grid order and the number of points resumed.
     """
-    from rtshield.outputs import check_out_dir, claim_dir, prepare_out_dir, read_manifest
-    from rtshield.outputs import record_outputs as record
-    from rtshield.runner import safe_name
+    from rtshield.runner import prepare_run_dirs
 
-    out = check_out_dir(out_dir)
-    taken: set[str] = set()
-    dirs = [out / "runs" / safe_name(lbl, taken) for lbl in labels]
-    for d in dirs:
-        check_out_dir(d)
-    runs_ours = not (out / "runs").exists() or "runs" in read_manifest(out)[1]
-    out = prepare_out_dir(out_dir)
-    if runs_ours:
-        claim_dir(out, "runs")
-    for d in dirs:
-        prepare_out_dir(d)
-        claim_dir(out, f"runs/{d.name}")
-    record(out)
+    out, dirs = prepare_run_dirs(out_dir, labels)
     digests = [scenario_hash(sc) for sc in scenarios]
     results: list[Any] = [None] * len(scenarios)
     todo = []

@@ -43,6 +43,20 @@ _RATE_RE = re.compile(r"^\s*" + _NUM + r"\s*(hz|khz|mhz|pps|pkt/s|/s)\s*$", re.I
 _PER_RE = re.compile(r"^\s*" + _NUM + r"\s*/\s*(.+)$")
 
 
+def _quantity_text(value: object, key: str, what: str, examples: str) -> str:
+    """``value`` as the text of a quantity with a unit (``what``: "duration", "rate";
+    ``examples``: two of them, quoted, the first the shortest): a string of at most
+    :data:`MAX_QUANTITY_CHARS` characters, else :class:`UsageError` naming ``key``."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise UsageError(f"{key}: expected a {what} with a unit such as {examples}, got {value!r}")
+    if len(value) > MAX_QUANTITY_CHARS:
+        raise UsageError(
+            f"{key}: a {what} of {len(value)} characters; at most {MAX_QUANTITY_CHARS} "
+            f"(write it like {examples.split(' or ')[0]})"
+        )
+    return value
+
+
 def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> int:
     """Parse a duration such as ``"10ms"`` into integer nanoseconds.
 
@@ -50,15 +64,7 @@ def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> in
     Raises :class:`UsageError` for a bare number, an unknown unit or a
     negative value.
     """
-    if isinstance(value, bool) or not isinstance(value, str):
-        raise UsageError(
-            f'{key}: expected a duration with a unit such as "10ms" or "250us", got {value!r}'
-        )
-    if len(value) > MAX_QUANTITY_CHARS:
-        raise UsageError(
-            f"{key}: a duration of {len(value)} characters; at most {MAX_QUANTITY_CHARS} "
-            '(write it like "10ms")'
-        )
+    value = _quantity_text(value, key, "duration", '"10ms" or "250us"')
     m = _DUR_RE.match(value)
     if not m:
         raise UsageError(f"{key}: cannot read {value!r} as a duration (units: ns, us, ms, s, cyc)")
@@ -78,15 +84,7 @@ def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> in
 
 def rate_hz(value: object, key: str) -> float:
     """Parse a rate such as ``"4kHz"``, ``"30000pps"`` or ``"600/20ms"`` into events/s."""
-    if isinstance(value, bool) or not isinstance(value, str):
-        raise UsageError(
-            f'{key}: expected a rate with a unit such as "4kHz" or "30000pps", got {value!r}'
-        )
-    if len(value) > MAX_QUANTITY_CHARS:
-        raise UsageError(
-            f"{key}: a rate of {len(value)} characters; at most {MAX_QUANTITY_CHARS} "
-            '(write it like "4kHz")'
-        )
+    value = _quantity_text(value, key, "rate", '"4kHz" or "30000pps"')
     hz = None
     m = _RATE_RE.match(value)
     if m:

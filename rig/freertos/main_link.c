@@ -18,21 +18,7 @@ static NetworkInterface_t itf;
 static NetworkEndPoint_t ep;
 static rts_netif_cfg netif_cfg;
 
-BaseType_t xApplicationGetRandomNumber(uint32_t *pulNumber)
-{
-    *pulNumber = (uint32_t)rand();
-    return pdTRUE;
-}
-
-uint32_t ulApplicationGetNextSequenceNumber(uint32_t ulSourceAddress, uint16_t usSourcePort,
-                                            uint32_t ulDestinationAddress, uint16_t usDestinationPort)
-{
-    (void)ulSourceAddress;
-    (void)usSourcePort;
-    (void)ulDestinationAddress;
-    (void)usDestinationPort;
-    return (uint32_t)rand();
-}
+/* xApplicationGetRandomNumber, ulApplicationGetNextSequenceNumber: rts_app_random.c */
 
 void rts_selftest_assert(const char *file, int line)
 {

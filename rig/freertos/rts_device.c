@@ -274,15 +274,25 @@ static void udp_worker(void *arg)
     }
 }
 
-static void tcp_listener(void *arg)
+/* The next connection on flow i's listening socket (counted). */
+static Socket_t accept_next(unsigned i)
 {
-    const unsigned i = (unsigned)(uintptr_t)arg;
     for (;;) {
         struct freertos_sockaddr from;
         socklen_t fl = sizeof from;
         Socket_t c = FreeRTOS_accept(sock[i], &from, &fl);
-        if (c == NULL || c == FREERTOS_INVALID_SOCKET) continue;
-        accepted[i]++;
+        if (c != NULL && c != FREERTOS_INVALID_SOCKET) {
+            accepted[i]++;
+            return c;
+        }
+    }
+}
+
+static void tcp_listener(void *arg)
+{
+    const unsigned i = (unsigned)(uintptr_t)arg;
+    for (;;) {
+        Socket_t c = accept_next(i);
         work(C.flow[i].work_us);
         FreeRTOS_shutdown(c, FREERTOS_SHUT_RDWR);
         FreeRTOS_closesocket(c);
@@ -302,11 +312,7 @@ static void modbus_server(void *arg)
     const unsigned i = (unsigned)(uintptr_t)arg;
     for (unsigned r = 0; r < MODBUS_REGS; r++) mb_regs[i][r] = (uint16_t)r;
     for (;;) {
-        struct freertos_sockaddr from;
-        socklen_t fl = sizeof from;
-        Socket_t c = FreeRTOS_accept(sock[i], &from, &fl);
-        if (c == NULL || c == FREERTOS_INVALID_SOCKET) continue;
-        accepted[i]++;
+        Socket_t c = accept_next(i);
         const TickType_t forever = portMAX_DELAY;
         FreeRTOS_setsockopt(c, 0, FREERTOS_SO_RCVTIMEO, &forever, sizeof forever);
         size_t have = 0;
@@ -575,21 +581,7 @@ static NetworkInterface_t itf;
 static NetworkEndPoint_t ep;
 static rts_netif_cfg netif_cfg;
 
-BaseType_t xApplicationGetRandomNumber(uint32_t *pulNumber)
-{
-    *pulNumber = (uint32_t)rand();
-    return pdTRUE;
-}
-
-uint32_t ulApplicationGetNextSequenceNumber(uint32_t ulSourceAddress, uint16_t usSourcePort,
-                                            uint32_t ulDestinationAddress, uint16_t usDestinationPort)
-{
-    (void)ulSourceAddress;
-    (void)usSourcePort;
-    (void)ulDestinationAddress;
-    (void)usDestinationPort;
-    return (uint32_t)rand();
-}
+/* xApplicationGetRandomNumber, ulApplicationGetNextSequenceNumber: rts_app_random.c */
 
 void rts_selftest_assert(const char *file, int line)
 {

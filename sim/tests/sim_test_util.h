@@ -99,4 +99,46 @@ static inline void run(rtsim_config *c, rtsim **out)
     CHECK_EQ(rtsim_run_until(*out, c->duration_ns), 0);
 }
 
+/* Create the simulation, run it to its end and return its totals. The simulation
+ * is kept in *out (the caller reads more of it, then destroys it), or destroyed
+ * when out is NULL. */
+static inline rtsim_bin run_totals(rtsim_config *c, rtsim **out)
+{
+    rtsim *s;
+    run(c, &s);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    if (out != NULL)
+        *out = s;
+    else
+        rtsim_destroy(s);
+    return t;
+}
+
+/* The statistics of flow `i` (which must exist). */
+static inline rtsim_flow_stats flow_stats(const rtsim *s, uint32_t i)
+{
+    rtsim_flow_stats fs;
+    memset(&fs, 0, sizeof fs);
+    CHECK_EQ(rtsim_flow_stats_get(s, i, &fs), 0);
+    return fs;
+}
+
+/* The statistics of task `i` (which must exist). */
+static inline rtsim_task_stats task_stats(const rtsim *s, uint32_t i)
+{
+    rtsim_task_stats ts;
+    memset(&ts, 0, sizeof ts);
+    CHECK_EQ(rtsim_task_stats_get(s, i, &ts), 0);
+    return ts;
+}
+
+/* The receive path's statistics. */
+static inline rtsim_rx_stats rx_stats(const rtsim *s)
+{
+    rtsim_rx_stats rs;
+    rtsim_rx_stats_get(s, &rs);
+    return rs;
+}
+
 #endif

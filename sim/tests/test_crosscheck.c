@@ -467,6 +467,18 @@ static engine_run E;
 
 /* --------------------------------------------------------------- case A */
 
+/* Run the configuration in the engine and replay its trace in the model (the
+ * network task's part too when `task`): arrivals, then every counter, agree. */
+static void crosscheck(rtsim_config *c, bool task)
+{
+    CHECK(rtsim_config_error(c) == NULL);
+    engine_exec(c, &E);
+    check_arrivals(c, &E);
+    model_init(&M, c);
+    CHECK(model_replay(&M, &E, task));
+    compare(c, &E, &M);
+}
+
 /* Three UDP/TCP flows of priorities 5 (with a flow server), 0 (a flood)
  * and 3 (a 4-packet queue) at 50 000 pkt/s together; a background task of
  * priority 10 keeps the network task (base 1, inheriting at most 5) off
@@ -490,12 +502,7 @@ static rtsim_config case_a(uint32_t short_circuit, int64_t lp_start)
 static void run_case_a(uint32_t short_circuit, int64_t lp_start)
 {
     rtsim_config c = case_a(short_circuit, lp_start);
-    CHECK(rtsim_config_error(&c) == NULL);
-    engine_exec(&c, &E);
-    check_arrivals(&c, &E);
-    model_init(&M, &c);
-    CHECK(model_replay(&M, &E, false));
-    compare(&c, &E, &M);
+    crosscheck(&c, false);
     ROW("case A coverage");
     /* the network task never ran */
     CHECK_EQ(E.driver_jobs, 0);
@@ -553,12 +560,7 @@ static void test_isr_only_queue_full(void)
     int mp = add_const(&c, RTSIM_PROTO_TCP, 80, 3, 8000, 17 * US);
     c.flows[mp].queue_limit = 4;
     add_const(&c, RTSIM_PROTO_UDP, 502, 2, 1000, 300 * US); /* every ms, below it */
-    CHECK(rtsim_config_error(&c) == NULL);
-    engine_exec(&c, &E);
-    check_arrivals(&c, &E);
-    model_init(&M, &c);
-    CHECK(model_replay(&M, &E, false));
-    compare(&c, &E, &M);
+    crosscheck(&c, false);
     ROW("queue full coverage");
     CHECK(E.fs[0].drops[RTSIM_DROP_QUEUE_FULL] > 0);
     CHECK_EQ(E.fs[0].drops[RTSIM_DROP_QUEUE_FULL] + 4, E.fs[0].offered);
@@ -582,12 +584,7 @@ static void test_task_drains(void)
     c.flows[ub].unbound = 1;
     add_const(&c, RTSIM_PROTO_ICMP, 0, 0, 500, 170 * US); /* every 2 ms */
     add_const(&c, RTSIM_PROTO_ARP, 0, 0, 250, 290 * US);  /* every 4 ms */
-    CHECK(rtsim_config_error(&c) == NULL);
-    engine_exec(&c, &E);
-    check_arrivals(&c, &E);
-    model_init(&M, &c);
-    CHECK(model_replay(&M, &E, true));
-    compare(&c, &E, &M);
+    crosscheck(&c, true);
     ROW("case B coverage");
     CHECK_EQ(E.in_flight, 0);
     CHECK_EQ(E.tot.isr_runs, E.tot.offered);

@@ -31,8 +31,7 @@ static void test_lone_periodic_exact_cycles(void)
     add_periodic(&c, 3, 10 * MS, 3 * MS);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.jobs, 10);
     CHECK_EQ(st.misses, 0);
     CHECK_EQ(st.max_response_ns, 3 * MS);
@@ -58,8 +57,7 @@ static void test_tick_cost_stretches_work(void)
     add_periodic(&c, 3, 10 * MS, 3 * MS);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.max_response_ns, 3 * MS + 30 * US);
     rtsim_bin t;
     rtsim_totals(s, &t);
@@ -74,9 +72,8 @@ static void test_preemption(void)
     add_periodic(&c, 2, 10 * MS, 2 * MS);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats lo, hi;
-    rtsim_task_stats_get(s, 0, &lo);
-    rtsim_task_stats_get(s, 1, &hi);
+    rtsim_task_stats lo = task_stats(s, 0);
+    rtsim_task_stats hi = task_stats(s, 1);
     CHECK_EQ(hi.max_response_ns, 2 * MS);
     CHECK_EQ(lo.max_response_ns, 7 * MS);
     rtsim_destroy(s);
@@ -120,13 +117,10 @@ static void test_round_robin(void)
             c.flows[0].rate_t_ns[1] = 600 * US;
         }
         rtsim *s;
-        run(&c, &s);
-        rtsim_bin t;
-        rtsim_totals(s, &t);
+        rtsim_bin t = run_totals(&c, &s);
         CHECK_EQ(t.delivered, rows[i].packet);
-        rtsim_task_stats a, b;
-        rtsim_task_stats_get(s, 0, &a);
-        rtsim_task_stats_get(s, 1, &b);
+        rtsim_task_stats a = task_stats(s, 0);
+        rtsim_task_stats b = task_stats(s, 1);
         CHECK_EQ(a.max_response_ns, rows[i].a_resp);
         CHECK_EQ(b.max_response_ns, rows[i].b_resp);
         rtsim_destroy(s);
@@ -140,15 +134,12 @@ static void test_lateness_accounting(void)
     rtsim_config c = base(100 * MS);
     add_periodic(&c, 1, 10 * MS, 15 * MS);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.cycles, 6);
     CHECK_EQ(t.misses, 6);
     CHECK_EQ((long long)(t.lateness_pct * 1000 + 0.5), 300000);
     CHECK_EQ((long long)(t.lateness_max_pct * 1000 + 0.5), 50000);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.cycle_min_ns, 15 * MS);
     rtsim_destroy(s);
 }
@@ -164,9 +155,7 @@ static void test_lost_interrupts(void)
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 250000);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 249); /* arrivals at 4, 8, ..., 996 us */
     CHECK_EQ(t.irq_raised, t.offered);
     /* ISRs back to back from 4 us: they end at 14, 24, ..., 994 us. */
@@ -189,14 +178,11 @@ static void test_queue_and_driver(void)
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 99);
     CHECK_EQ(t.received, 99);
     CHECK_EQ(t.processed, 99);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_flow_stats f = flow_stats(s, 0);
     CHECK_EQ(f.latency_max_ns, 25 * US);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], 99 * 5 * US);
     rtsim_destroy(s);
@@ -211,9 +197,7 @@ static void test_queue_full_drops(void)
     add_periodic(&c, 2, 10 * MS, 8 * MS);
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.received, t.offered);
     CHECK_EQ(t.received - t.dropped[RTSIM_DROP_QUEUE_FULL], 16);
     rtsim_destroy(s);
@@ -269,8 +253,7 @@ static void test_two_cores_and_background(void)
     add_flow(&c, RTSIM_PAT_CONSTANT, 100000);
     rtsim *s;
     run(&c, &s);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, (uint32_t)p, &st);
+    rtsim_task_stats st = task_stats(s, (uint32_t)p);
     CHECK_EQ(st.max_response_ns, 3 * MS);
     CHECK_EQ(st.jobs, 10);
     rtsim_bin t;
@@ -315,11 +298,8 @@ static void test_worker_receives_its_flow(void)
         c.flows[0].pattern = RTSIM_PAT_CONSTANT;
         c.flows[0].rate_pps = 10000;
         rtsim *s;
-        run(&c, &s);
-        rtsim_bin t;
-        rtsim_totals(s, &t);
-        rtsim_flow_stats f;
-        rtsim_flow_stats_get(s, 0, &f);
+        rtsim_bin t = run_totals(&c, &s);
+        rtsim_flow_stats f = flow_stats(s, 0);
         CHECK_EQ(t.processed, 99);
         if (rows[i].mailbox_drops == 0) {
             CHECK_EQ(t.delivered, rows[i].delivered);
@@ -352,8 +332,7 @@ static void test_driver_on_another_core(void)
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_flow_stats f = flow_stats(s, 0);
     CHECK_EQ(f.delivered, 99);
     CHECK_EQ(f.latency_max_ns, 25 * US);
     rtsim_bin t;

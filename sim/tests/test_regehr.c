@@ -36,9 +36,7 @@ static void test_strict_admits_the_full_rate(void)
     rtsim_config c = mote(1000 * MS, 16000, RTSIM_MIT_STRICT);
     c.mitigation.min_interarrival_ns = 250 * US;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK(t.isr_runs >= 3999 && t.isr_runs <= 4000);
     /* each admitted interrupt costs t_int + t_flip + t_setup, each timer t_expire + t_flip */
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], t.isr_runs * 89 * CYC);
@@ -50,8 +48,7 @@ static void test_strict_admits_the_full_rate(void)
 
     /* offered exactly at the limit: nothing is lost */
     c.flows[0].rate_pps = 4000;
-    run(&c, &s);
-    rtsim_totals(s, &t);
+    t = run_totals(&c, &s);
     CHECK_EQ(t.delivered, t.offered);
     CHECK_EQ(t.irq_lost, 0);
     rtsim_destroy(s);
@@ -90,16 +87,12 @@ static void test_lazy_bursty_timer(void)
     c.mitigation.burst = 4;
     c.mitigation.period_ns = 1 * MS;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin periodic;
-    rtsim_totals(s, &periodic);
+    rtsim_bin periodic = run_totals(&c, &s);
     rtsim_mitigation_stats mp;
     rtsim_mitigation_stats_get(s, &mp);
     rtsim_destroy(s);
     c.mitigation.bursty_lazy = 1;
-    run(&c, &s);
-    rtsim_bin lazy;
-    rtsim_totals(s, &lazy);
+    rtsim_bin lazy = run_totals(&c, &s);
     rtsim_mitigation_stats ml;
     rtsim_mitigation_stats_get(s, &ml);
     rtsim_destroy(s);
@@ -112,8 +105,7 @@ static void test_lazy_bursty_timer(void)
     CHECK(lazy.cpu_ns[RTSIM_CTX_ISR_TIMER] * 5 < periodic.cpu_ns[RTSIM_CTX_ISR_TIMER]);
     /* under a flood both hold the average: 4 per ms */
     c.flows[0].rate_pps = 16000;
-    run(&c, &s);
-    rtsim_totals(s, &lazy);
+    lazy = run_totals(&c, &s);
     CHECK(lazy.isr_runs >= 3990 && lazy.isr_runs <= 4004);
     rtsim_destroy(s);
 }
@@ -134,14 +126,9 @@ static void test_budget_charges_the_isr(void)
     add_flow(&c, RTSIM_PAT_CONSTANT, 60000);
     c.mitigation.kind = RTSIM_MIT_BUDGET;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin off;
-    rtsim_totals(s, &off);
-    rtsim_destroy(s);
+    rtsim_bin off = run_totals(&c, NULL);
     c.mitigation.budget_charge_isr = 1;
-    run(&c, &s);
-    rtsim_bin on;
-    rtsim_totals(s, &on);
+    rtsim_bin on = run_totals(&c, &s);
     rtsim_mitigation_stats m;
     rtsim_mitigation_stats_get(s, &m);
     rtsim_destroy(s);
@@ -161,19 +148,13 @@ static void test_polling(void)
     c.mitigation.period_ns = 250 * US;
     c.n_flows = 0;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin idle;
-    rtsim_totals(s, &idle);
-    rtsim_destroy(s);
+    rtsim_bin idle = run_totals(&c, NULL);
     CHECK_EQ(idle.cpu_ns[RTSIM_CTX_ISR_TIMER], 3999 * 83 * CYC); /* polls at 250 us .. 999.75 ms */
     CHECK_EQ(idle.isr_runs, 0);
 
     add_flow(&c, RTSIM_PAT_CONSTANT, 3000);
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_bin t = run_totals(&c, &s);
+    rtsim_flow_stats f = flow_stats(s, 0);
     rtsim_destroy(s);
     CHECK(t.delivered + 1 >= t.offered);
     CHECK_EQ(t.isr_runs, t.delivered);
@@ -183,9 +164,7 @@ static void test_polling(void)
     CHECK(f.latency_max_ns <= (250 + 84) * US); /* a period, then the handler */
 
     c.flows[0].rate_pps = 16000; /* one request per poll */
-    run(&c, &s);
-    rtsim_totals(s, &t);
-    rtsim_destroy(s);
+    t = run_totals(&c, NULL);
     CHECK(t.delivered >= 3998 && t.delivered <= 4000);
     CHECK(t.dropped[RTSIM_DROP_LINE_DISABLED] >= 11990);
 }

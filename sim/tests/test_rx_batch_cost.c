@@ -23,9 +23,7 @@ static uint64_t isr_rx_ns(int64_t batch_ns, int64_t t_abs_ns, uint64_t *irqs, ui
     c.flows[f].unbound = 1;
     c.flows[f].nic_queue = 0;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     *irqs = t.isr_runs;
     *pkts = t.received;
     *tick_ns = t.cpu_ns[RTSIM_CTX_ISR_TICK];

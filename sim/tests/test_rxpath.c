@@ -62,13 +62,11 @@ static void test_hp_alone(void)
     add_worker(&c, 5, hp, 10 * US);
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.offered, 99); /* one every ms from 1 ms on */
     CHECK_EQ(fs.delivered, fs.offered);
     CHECK_EQ(fs.processed, fs.offered);
-    rtsim_rx_stats rs;
-    rtsim_rx_stats_get(s, &rs);
+    rtsim_rx_stats rs = rx_stats(s);
     CHECK_EQ(rs.path_count[RTSIM_PATH_PRIO_RAISE], fs.offered); /* each raises the idle task */
     CHECK(rs.prio_changes >= 2 * fs.offered);                   /* raised, then lowered */
     CHECK_EQ(s->task[0].prio, 1);
@@ -89,9 +87,8 @@ static void test_flood_recycle_short_circuit(void)
     add_task(&c, RTSIM_TASK_BACKGROUND, 3, 0, 0); /* medium priority: keeps LP from the CPU */
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats hs, ls;
-    rtsim_flow_stats_get(s, 0, &hs);
-    rtsim_flow_stats_get(s, 1, &ls);
+    rtsim_flow_stats hs = flow_stats(s, 0);
+    rtsim_flow_stats ls = flow_stats(s, 1);
     CHECK(hs.offered > 90);
     CHECK_EQ(hs.dropped, 0);
     CHECK(hs.offered - hs.delivered <= 1); /* at most the one in flight */
@@ -113,8 +110,7 @@ static void test_short_circuit_off(void)
     add_task(&c, RTSIM_TASK_BACKGROUND, 3, 0, 0);
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats ls;
-    rtsim_flow_stats_get(s, 0, &ls);
+    rtsim_flow_stats ls = flow_stats(s, 0);
     CHECK_EQ(ls.drops[RTSIM_DROP_SHORT_CIRCUIT], 0);
     CHECK(ls.drops[RTSIM_DROP_RECYCLED] > 0);
     check_conservation(s, &c);
@@ -131,8 +127,7 @@ static void test_flow_server(void)
     c.flows[hp].server_period_ns = 1 * MS;
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK(fs.delivered >= 99 && fs.delivered <= 101);
     CHECK(fs.drops[RTSIM_DROP_FLOW_SERVER] >= 390);
     check_conservation(s, &c);
@@ -148,8 +143,7 @@ static void test_no_socket(void)
     c.flows[f].unbound = 1;
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.processed, 9);
     CHECK_EQ(fs.drops[RTSIM_DROP_NO_SOCKET], 9);
     check_conservation(s, &c);
@@ -170,8 +164,7 @@ static void test_global_limit_polling(void)
     add_udp(&c, 20000, 9, 0);
     rtsim *s;
     run(&c, &s);
-    rtsim_rx_stats rs;
-    rtsim_rx_stats_get(s, &rs);
+    rtsim_rx_stats rs = rx_stats(s);
     rtsim_bin t;
     rtsim_totals(s, &t);
     CHECK(rs.to_poll >= 1);
@@ -194,8 +187,7 @@ static void test_edge_nic(void)
     add_worker(&c, 4, hp, 5 * US);
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     rtsim_bin t;
     rtsim_totals(s, &t);
     CHECK_EQ(fs.delivered, 19);
@@ -284,9 +276,7 @@ static void multiqueue(uint32_t rx)
     c.flows[flood].nic_queue = RTSIM_NIC_UNMAPPED;
     c.flows[flood].unbound = 1;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     rtsim_flow_stats fs[5];
     for (uint32_t i = 0; i < 5; i++)
         rtsim_flow_stats_get(s, i, &fs[i]);
@@ -374,8 +364,7 @@ static void test_edge_global_limit(void)
     add_udp(&c, 50000, 9, 0);
     rtsim *s;
     run(&c, &s);
-    rtsim_rx_stats rs;
-    rtsim_rx_stats_get(s, &rs);
+    rtsim_rx_stats rs = rx_stats(s);
     CHECK(rs.polls > 10);
     check_conservation(s, &c);
     rtsim_destroy(s);

@@ -42,9 +42,8 @@ static void test_preempted_work_resumes(void)
     rtsim_totals(s, &t);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_TASK0], 900 * US + 890 * US + 390 * US);
     CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
-    rtsim_task_stats lo, hi;
-    rtsim_task_stats_get(s, 0, &lo);
-    rtsim_task_stats_get(s, 1, &hi);
+    rtsim_task_stats lo = task_stats(s, 0);
+    rtsim_task_stats hi = task_stats(s, 1);
     CHECK_EQ(lo.max_response_ns, 3440 * US);
     CHECK_EQ(lo.jobs, 10);
     CHECK_EQ(lo.cpu_ns, 10 * 3 * MS); /* no work lost or counted twice */
@@ -87,8 +86,7 @@ static void test_isr_not_nested_costs_charged(void)
     rtsim_totals(s, &t);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_TICK], 10 * US);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], 7 * US);
-    rtsim_flow_stats f;
-    rtsim_flow_stats_get(s, 0, &f);
+    rtsim_flow_stats f = flow_stats(s, 0);
     CHECK_EQ(f.latency_max_ns, 17 * US + 1 * US); /* waited, ISR, driver */
     rtsim_destroy(s);
 }
@@ -118,8 +116,7 @@ static void test_periodic_late_then_early(void)
         CHECK_EQ(ends[i].value, want_early[i]);
         CHECK_EQ(ends[i].arg, want_task[i]);
     }
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, 0, &st);
+    rtsim_task_stats st = task_stats(s, 0);
     CHECK_EQ(st.jobs, 4);
     CHECK_EQ(st.misses, 1);
     CHECK_EQ(st.cycle_min_ns, 4 * MS);
@@ -376,8 +373,7 @@ static void test_conservation_random(void)
             CHECK_EQ(t.processed, t.delivered + d[RTSIM_DROP_MAILBOX_FULL] + f.workers);
             uint64_t fo = 0, fd = 0, fx = 0, dsum = 0;
             for (uint32_t i = 0; i < c.n_flows; i++) {
-                rtsim_flow_stats fs;
-                rtsim_flow_stats_get(s, i, &fs);
+                rtsim_flow_stats fs = flow_stats(s, i);
                 fo += fs.offered;
                 fd += fs.delivered;
                 fx += fs.dropped;

@@ -12,16 +12,13 @@ static void test_never_runs(void)
     c.tasks[crit].critical = 1;
     add_task(&c, RTSIM_TASK_BACKGROUND, 5, 0, 0);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.cycles, 0);
     CHECK_EQ(t.misses, 9);
     /* (95 - 10) / 10 = 850 % late, as one unfinished cycle */
     CHECK(t.lateness_pct > 849.99 && t.lateness_pct < 850.01);
     CHECK(t.lateness_max_pct > 849.99 && t.lateness_max_pct < 850.01);
-    rtsim_task_stats st;
-    rtsim_task_stats_get(s, (uint32_t)crit, &st);
+    rtsim_task_stats st = task_stats(s, (uint32_t)crit);
     CHECK_EQ(st.misses, 9);
     rtsim_destroy(s);
 }
@@ -34,9 +31,7 @@ static void test_on_time_untouched(void)
     int crit = add_periodic(&c, 1, 10 * MS, 4 * MS);
     c.tasks[crit].critical = 1;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.cycles, 10); /* ending at 4, 14, ..., 94 ms */
     CHECK_EQ(t.misses, 0);
     CHECK(t.lateness_pct == 0.0);
@@ -54,9 +49,7 @@ static void test_starved_late(void)
     int hog = add_periodic(&c, 5, 1000 * MS, 900 * MS);
     c.tasks[hog].offset_ns = 50 * MS;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.cycles, 5);              /* cycles ending at 4, 14, ..., 44 ms */
     CHECK_EQ(t.misses, 4);              /* periods ending 60, 70, 80, 90 ms */
     CHECK(t.lateness_pct > 349.99 && t.lateness_pct < 350.01); /* (95 - 60) / 10 */

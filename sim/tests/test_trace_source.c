@@ -51,16 +51,22 @@ static void frames4(uint8_t *b)
     udp_frame(b + 180, 502);
 }
 
-static void test_one_pass_and_classification(void)
+/* Create the simulation, give flow 0 the four frames (copied) and run it to its end. */
+static rtsim *run_frames4(const rtsim_config *c)
 {
-    rtsim_config c = mq(100 * MS, 0);
-    rtsim *s = make(&c);
+    rtsim *s = make(c);
     uint8_t b[240];
     frames4(b);
     CHECK(rtsim_flow_trace(s, 0, 4, T4, L4, b, sizeof b) == NULL);
-    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    CHECK_EQ(rtsim_run_until(s, c->duration_ns), 0);
+    return s;
+}
+
+static void test_one_pass_and_classification(void)
+{
+    rtsim_config c = mq(100 * MS, 0);
+    rtsim *s = run_frames4(&c);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.offered, 4);
     CHECK_EQ(fs.drops[RTSIM_DROP_NIC_UNREGISTERED], 1); /* read from the frame's own port */
     CHECK_EQ(fs.received, 3);
@@ -72,11 +78,7 @@ static void test_loop_and_start(void)
 {
     rtsim_config c = mq(100 * MS, 10 * MS); /* a pass every 10 ms */
     c.flows[0].start_ns = 5 * MS;
-    rtsim *s = make(&c);
-    uint8_t b[240];
-    frames4(b);
-    CHECK(rtsim_flow_trace(s, 0, 4, T4, L4, b, sizeof b) == NULL);
-    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
+    rtsim *s = run_frames4(&c);
     rtsim_bin t;
     rtsim_totals(s, &t);
     /* passes start at 5, 15, ..., 95 ms: 10 passes; the last one's frames at
@@ -125,9 +127,7 @@ static void test_no_trace_no_arrivals(void)
 {
     rtsim_config c = mq(50 * MS, 0);
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 0);
     rtsim_destroy(s);
 }
@@ -142,13 +142,8 @@ static void test_receive_path_reads_the_bytes(void)
     c.flows[f].proto = RTSIM_PROTO_UDP;
     c.flows[f].dst_port = 502;
     c.flows[f].size = 60;
-    rtsim *s = make(&c);
-    uint8_t b[240];
-    frames4(b);
-    CHECK(rtsim_flow_trace(s, 0, 4, T4, L4, b, sizeof b) == NULL);
-    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
-    rtsim_flow_stats fs;
-    rtsim_flow_stats_get(s, 0, &fs);
+    rtsim *s = run_frames4(&c);
+    rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.offered, 4);
     CHECK_EQ(fs.delivered, 3);
     CHECK_EQ(fs.delivered + fs.dropped + rtsim_in_flight(s), fs.offered);

@@ -11,9 +11,7 @@ static void test_tiny_rates_never_arrive(void)
         add_flow(&c, RTSIM_PAT_CONSTANT, rates[i]);
         add_flow(&c, RTSIM_PAT_POISSON, rates[i]);
         rtsim *s;
-        run(&c, &s);
-        rtsim_bin t;
-        rtsim_totals(s, &t);
+        rtsim_bin t = run_totals(&c, &s);
         CHECK_EQ(t.offered, 0);
         CHECK(rtsim_events(s) < 1000); /* no event per nanosecond */
         rtsim_destroy(s);
@@ -32,9 +30,7 @@ static void test_slow_then_fast(void)
     c.flows[f].rates_pps[1] = 1000;
     c.flows[f].rate_t_ns[1] = 500 * MS;
     rtsim *s;
-    run(&c, &s);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim_bin t = run_totals(&c, &s);
     CHECK(t.offered >= 499 && t.offered <= 500);
     rtsim_destroy(s);
 }

@@ -23,31 +23,9 @@
 #include "rtshield/rts_nic_moderation.h"
 #include "rtshield/rts_nic_params.h"
 
+#include "fuzz_reader.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void must(int cond)
-{
-    if (!cond) abort();
-}
-
-typedef struct reader {
-    const uint8_t *p;
-    size_t n;
-} reader;
-
-static uint8_t u8(reader *r)
-{
-    if (r->n == 0) return 0;
-    r->n--;
-    return *r->p++;
-}
-
-static uint64_t u64(reader *r, unsigned bytes)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < bytes; i++) v = v << 8 | u8(r);
-    return v;
-}
 
 /* A time: small, moderate, arbitrary, or near the top of the type. */
 static rts_time_ns any_time(reader *r)
@@ -55,9 +33,9 @@ static rts_time_ns any_time(reader *r)
     const uint8_t sel = u8(r);
     switch (sel & 3u) {
     case 0: return sel >> 2;                   /* 0..63 ns */
-    case 1: return u64(r, 3);                  /* up to 16 ms */
-    case 2: return u64(r, 8);                  /* anything */
-    default: return UINT64_MAX - u64(r, 2);    /* near the top */
+    case 1: return ubytes(r, 3);                  /* up to 16 ms */
+    case 2: return ubytes(r, 8);                  /* anything */
+    default: return UINT64_MAX - ubytes(r, 2);    /* near the top */
     }
 }
 
@@ -69,7 +47,7 @@ static unsigned any_proto(reader *r) { return protos[u8(r) % (sizeof protos / si
 static unsigned any_port(reader *r)
 {
     const uint8_t sel = u8(r);
-    return sel < 200u ? 1000u + sel % 8u : (unsigned)u64(r, 3);
+    return sel < 200u ? 1000u + sel % 8u : (unsigned)ubytes(r, 3);
 }
 
 static rts_nic nic;
@@ -168,7 +146,7 @@ static void run_nic(reader *r)
         switch (op % 10u) {
         case 0: {
             const unsigned proto = any_proto(r), port = any_port(r);
-            const unsigned sz = (unsigned)u64(r, 2) % 80u, frames = u8(r) % 90u;
+            const unsigned sz = (unsigned)ubytes(r, 2) % 80u, frames = u8(r) % 90u;
             const rts_time_ns t_abs = any_time(r), t_pack = any_time(r);
             uint8_t qid = 0xFF;
             e = rts_nic_bind(&nic, proto, port, sz, t_abs, t_pack, frames, u8(r), u8(r), &qid);
@@ -180,7 +158,7 @@ static void run_nic(reader *r)
             break;
         case 2: {
             const unsigned qid = u8(r) % (RTS_NIC_MAX_QUEUES + 2u);
-            const unsigned sz = (unsigned)u64(r, 3) % 70000u, frames = u8(r) % 90u;
+            const unsigned sz = (unsigned)ubytes(r, 3) % 70000u, frames = u8(r) % 90u;
             const rts_time_ns t_abs = any_time(r), t_pack = any_time(r);
             e = rts_nic_queue_config(&nic, qid, sz, t_abs, t_pack, frames);
             break;
@@ -199,7 +177,7 @@ static void run_nic(reader *r)
         case 5: {
             /* queue_add leaves a queue no frame reaches until mapped */
             uint8_t qid;
-            e = rts_nic_queue_add(&nic, (unsigned)u64(r, 2) % 80u, any_time(r), any_time(r), u8(r) % 90u, u8(r), u8(r), &qid);
+            e = rts_nic_queue_add(&nic, (unsigned)ubytes(r, 2) % 80u, any_time(r), any_time(r), u8(r) % 90u, u8(r), u8(r), &qid);
             break;
         }
         default: {
@@ -259,7 +237,7 @@ static void run_params(reader *r)
     rts_nic_qparams q[6];
     uint64_t sum = 0;
     for (unsigned i = 0; i < m; i++) {
-        q[i].n_q = (uint32_t)((u8(r) & 1u) ? u64(r, 4) : u8(r) % 4u);
+        q[i].n_q = (uint32_t)((u8(r) & 1u) ? ubytes(r, 4) : u8(r) % 4u);
         q[i].pad = 0u;
         q[i].t_p = any_time(r);
         q[i].t_d = any_time(r);

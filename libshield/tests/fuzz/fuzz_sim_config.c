@@ -27,31 +27,9 @@
 
 #include "rtsim/rtsim.h"
 
+#include "fuzz_reader.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void must(int cond)
-{
-    if (!cond) abort();
-}
-
-typedef struct reader {
-    const uint8_t *p;
-    size_t n;
-} reader;
-
-static uint8_t u8(reader *r)
-{
-    if (r->n == 0) return 0;
-    r->n--;
-    return *r->p++;
-}
-
-static uint64_t ubytes(reader *r, unsigned bytes)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < bytes; i++) v = v << 8 | u8(r);
-    return v;
-}
 
 /* An integer value: small, an edge of the types, or arbitrary. */
 static uint64_t any_int(reader *r)

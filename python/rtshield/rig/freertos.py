@@ -41,15 +41,16 @@ from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
 from rtshield.rig import pcap_replay
 from rtshield.rig.harness import (
+    ATTACK_TOOL,
     ATTACKER_ADDR,
+    ATTACKS,
     DEVICE_ADDR,
     LISTEN_PORT,
     PREFIX_LEN,
     Harness,
     RigError,
-    arp_flood_argv,
-    nmap_scan_argv,
-    syn_flood_argv,
+    attack_argv,
+    count_flood_in,
 )
 from rtshield.rig.modbus_client import account, read_records
 
@@ -66,8 +67,6 @@ __all__ = [
     "write_report",
 ]
 
-ATTACKS = ("syn", "arp", "nmap")
-ATTACK_TOOL = {"syn": "hping3", "arp": "mausezahn", "nmap": "nmap"}
 ATTACK_LABEL = {"syn": "hping3 SYN flood", "arp": "ARP flood", "nmap": "nmap full SYN scan"}
 VARIANTS = ("unprotected", "protected")
 #: Environment variable naming the folder that holds FreeRTOS-Kernel and FreeRTOS-Plus-TCP.
@@ -585,12 +584,7 @@ def run_variant(
     say(f"idle before ({P:g} s)")
     _sleep_until(bounds[1][0])
     c0 = h.counters()
-    if attack == "syn":
-        argv = syn_flood_argv()
-    elif attack == "arp":
-        argv = arp_flood_argv(h.if_atk)
-    else:
-        argv = nmap_scan_argv()
+    argv = attack_argv(attack, h.if_atk)
     say(f"attack: {ATTACK_LABEL[attack]} ({P:g} s)")
     tool = h.spawn(
         "attacker", argv, limit_s=P, name=f"{run_dir.name}.{attack}", cpu=opts.attacker_cpu
@@ -600,9 +594,7 @@ def run_variant(
     tool_rc = h.wait(tool, 5)
     h.stop(tool)
     traffic = c0.rates(c1)
-    key = "arp_in" if attack == "arp" else "syn_in"
-    traffic["flood_in"] = traffic.get(key, 0)
-    traffic["flood_in_pps"] = traffic.get(key + "_pps", 0.0)
+    count_flood_in(traffic, attack)
     traffic["tool_exit"] = tool_rc
     say(f"idle after ({P:g} s)")
     _sleep_until(bounds[2][1])

@@ -44,6 +44,8 @@ from rtshield.errors import UsageError
 
 __all__ = [
     "ATTACKER_ADDR",
+    "ATTACKS",
+    "ATTACK_TOOL",
     "DEVICE_ADDR",
     "LISTEN_PORT",
     "PREFIX",
@@ -54,7 +56,9 @@ __all__ = [
     "RigError",
     "SysctlOverride",
     "arp_flood_argv",
+    "attack_argv",
     "clean",
+    "count_flood_in",
     "leftovers",
     "nmap_scan_argv",
     "require_root",
@@ -143,6 +147,30 @@ def arp_flood_argv(iface: str, sender: str = ATTACKER_ADDR) -> list[str]:
 def nmap_scan_argv(target: str = DEVICE_ADDR) -> list[str]:
     """Full SYN scan of all 65535 ports without rate limitation (timing template T5)."""
     return ["nmap", "-sS", "-p-", "-n", "-Pn", "-T5", target]
+
+
+#: The attacks of Section 4 of the industrial-architectures study, and the tool of each.
+ATTACKS = ("syn", "arp", "nmap")
+ATTACK_TOOL = {"syn": "hping3", "arp": "mausezahn", "nmap": "nmap"}
+
+
+def attack_argv(attack: str, iface: str) -> list[str]:
+    """The command line of one of :data:`ATTACKS` (``iface``: the attacker's interface,
+    for the ARP flood)."""
+    if attack == "syn":
+        return syn_flood_argv()
+    if attack == "arp":
+        return arp_flood_argv(iface)
+    return nmap_scan_argv()
+
+
+def count_flood_in(traffic: dict[str, Any], attack: str) -> None:
+    """Add ``flood_in`` and ``flood_in_pps`` to an attack phase's counter rates: the
+    flood's own packets as they reached the device's ingress (ARP requests for the ARP
+    flood, SYNs otherwise)."""
+    key = "arp_in" if attack == "arp" else "syn_in"
+    traffic["flood_in"] = traffic.get(key, 0)
+    traffic["flood_in_pps"] = traffic.get(key + "_pps", 0.0)
 
 
 def stress_argv(seconds: float) -> list[str]:

@@ -30,12 +30,13 @@ from typing import Any
 
 from rtshield.rig import cycles
 from rtshield.rig.harness import (
+    ATTACK_TOOL,
+    ATTACKS,
     Harness,
     RigError,
-    arp_flood_argv,
-    nmap_scan_argv,
+    attack_argv,
+    count_flood_in,
     stress_argv,
-    syn_flood_argv,
 )
 
 __all__ = [
@@ -52,9 +53,7 @@ __all__ = [
 POLICY_LETTER = {"fifo": "F", "rr": "R", "deadline": "D"}
 #: The paper's six Linux test cases (Section 4), in its table order.
 BASE_CONFIGS = ("SD", "SF", "SR", "DD", "DF", "DR")
-ATTACKS = ("syn", "arp", "nmap")
 ATTACK_LABEL = {"syn": "SYN flooding", "arp": "ARP flooding", "nmap": "Nmap"}
-ATTACK_TOOL = {"syn": "hping3", "arp": "mausezahn", "nmap": "nmap"}
 PROTECTIONS = ("limit", "steer")
 
 
@@ -301,12 +300,7 @@ def run_cell(
 
     c0 = h.counters()
     t = c0.t_ns
-    if attack == "syn":
-        argv = syn_flood_argv()
-    elif attack == "arp":
-        argv = arp_flood_argv(h.if_atk)
-    else:
-        argv = nmap_scan_argv()
+    argv = attack_argv(attack, h.if_atk)
     say(f"rig: {name}: attack ({ATTACK_TOOL[attack]})")
     tool = h.spawn("attacker", argv, limit_s=P, name=f"{name}.{attack}", cpu=opts.attacker_cpu)
     phases["attack"] = (t, t + int(P * 1e9))
@@ -318,9 +312,7 @@ def run_cell(
     traffic = c0.rates(c1)
     # The flood's own packets as they reached the device's ingress (the rest of the
     # attacker's traffic is its kernel's RSTs answering the device's SYN-ACKs).
-    key = "arp_in" if attack == "arp" else "syn_in"
-    traffic["flood_in"] = traffic.get(key, 0)
-    traffic["flood_in_pps"] = traffic.get(key + "_pps", 0.0)
+    count_flood_in(traffic, attack)
     traffic["tool_exit"] = tool_rc
     traffic["tool_seconds"] = round((tool_end - t) / 1e9, 3)
     summary["traffic"] = traffic

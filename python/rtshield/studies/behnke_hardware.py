@@ -21,10 +21,6 @@ verdicts: docs/validation.md.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import html
-import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +31,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from rtshield.studies.behnke_software import Point, _csv, _ignore_sigint, _img, _merge, _png, _table
+from rtshield.studies import common
+from rtshield.studies.common import Claim, Point, Verdict
+from rtshield.studies.common import img as _img
+from rtshield.studies.common import merge as _merge
+from rtshield.studies.common import table as _table
 
 #: Experiment 2's flood-queue configurations: (key, absolute timer in µs; 0: unmoderated).
 #: Behnke §8.5 names nomod, d800, d1600, d2400 and d3200; d4000 is this study's probe.
@@ -68,14 +68,7 @@ class Plan:
 
 def study_dir() -> Path:
     """``scenarios/behnke_hardware``: inside the installed package, else the source tree."""
-    here = Path(__file__).resolve().parent.parent
-    for cand in (here / "scenarios" / "behnke_hardware",
-                 here.parent.parent / "scenarios" / "behnke_hardware"):
-        if (cand / "device.toml").is_file():
-            return cand
-    from rtshield.errors import UsageError
-
-    raise UsageError("demo: the study scenarios/behnke_hardware is not installed with this package")
+    return common.study_dir("behnke_hardware", "device.toml")
 
 
 # ------------------------------------------------------------------ points
@@ -193,26 +186,9 @@ def _run_point(pt: Point) -> tuple[str, dict[str, Any]]:
 
 def run_points(pts: Sequence[Point], jobs: int = 2,
                on_done: Callable[[int, int], None] | None = None) -> dict[str, dict[str, Any]]:
-    """Simulate every point, ``jobs`` at a time in worker processes; ``{name: summary}``.
-    Every point's scenario is validated here first."""
-    from rtshield.scenario import load_scenario
-
-    for pt in pts:
-        load_scenario(pt.path, pt.overrides, overrides_origin="--set")
-    res: dict[str, dict[str, Any]] = {}
-    if jobs <= 1 or len(pts) <= 1:
-        for i, pt in enumerate(pts):
-            name, summ = _run_point(pt)
-            res[name] = summ
-            if on_done:
-                on_done(i + 1, len(pts))
-        return res
-    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
-        for i, (name, summ) in enumerate(pool.map(_run_point, pts, chunksize=1)):
-            res[name] = summ
-            if on_done:
-                on_done(i + 1, len(pts))
-    return res
+    """Simulate every point, ``jobs`` at a time in worker processes (one point a task:
+    each takes seconds); ``{name: summary}``."""
+    return common.run_points(pts, _run_point, jobs, on_done, chunksize=1)
 
 
 # ------------------------------------------------------------------ measures
@@ -287,14 +263,6 @@ class Results:
 
 
 # ------------------------------------------------------------------ claims
-
-
-@dataclass(frozen=True)
-class Claim:
-    key: str
-    text: str  #: the paper's claim, with its section
-    paper: str  #: the paper's value
-    check: Callable[[Results], tuple[bool, str]]
 
 
 def _point(r: Results, name: str) -> Mapping[str, Any]:
@@ -452,45 +420,12 @@ WHY_NOT = {
 }
 
 
-@dataclass(frozen=True)
-class Verdict:
-    claim: Claim
-    holds: bool | None
-    value: str
-
-
 def evaluate(r: Results) -> list[Verdict]:
-    out = []
-    for c in CLAIMS:
-        try:
-            ok, value = c.check(r)
-        except KeyError as e:
-            out.append(Verdict(c, None, f"not run here (needs {e.args[0]})"))
-            continue
-        except (ValueError, ZeroDivisionError):
-            out.append(Verdict(c, None, "not enough points in this run to check it"))
-            continue
-        out.append(Verdict(c, bool(ok), value))
-    return out
+    return common.evaluate(CLAIMS, r)
 
 
 def verdicts_html(verdicts: Sequence[Verdict]) -> str:
-    mark = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
-    rows = []
-    for v in verdicts:
-        cls, word = mark[v.holds]
-        why = WHY_NOT.get(v.claim.key, "") if v.holds is False else ""
-        cells = "".join(
-            f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.paper, v.value)
-        )
-        rows.append(f'<tr>{cells}<td class="{cls}">{word}</td><td>{html.escape(why)}</td></tr>')
-    head = "".join(f"<th>{h}</th>" for h in
-                   ("claim (Behnke et al.)", "paper", "simulated", "verdict", "why not"))
-    n_ok = sum(v.holds is True for v in verdicts)
-    n_run = sum(v.holds is not None for v in verdicts)
-    return (f'<p class="meta">{n_ok} of {n_run} checked claims hold.</p>'
-            f'<div class="tablewrap"><table class="claims"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return common.verdicts_html(verdicts, "Behnke et al.", WHY_NOT)
 
 
 # ------------------------------------------------------------------ figures
@@ -583,13 +518,8 @@ def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results
 
 def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
               level: int = 1) -> str:
-    h1, h2 = f"h{level}", f"h{level + 1}"
-    parts = [
-        f"<{h1}>Behnke et al., hardware approach (§8), reproduced by rtshield</{h1}>",
-        f'<p class="meta">{INTRO}</p>',
-        f"<{h2}>Claims of Behnke et al. §8 against this run</{h2}>",
-        verdicts_html(verdicts),
-    ]
+    h2, parts = common.body_head(level, "Behnke et al., hardware approach (§8)", INTRO,
+                                 "Behnke et al. §8", verdicts_html(verdicts))
     if "fig14" in figs:
         parts += [f"<{h2}>Experiment 1: interrupt generation (Figure 14, Table 2)</{h2}>",
                   _img(figs["fig14"], "fig14")]
@@ -616,55 +546,17 @@ def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes]
 
 def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
     """Write the study's files into ``out_dir``; return (report path, report body)."""
-    from rtshield.outputs import atomic_write, format_summary_json
-    from rtshield.report import _page
-
-    out = Path(out_dir)
-    atomic_write(out / "points.json", format_summary_json(r.points))
-    if r.exp2:
-        atomic_write(out / "exp2.csv", _csv(r.exp2))
-    if r.exp3:
-        atomic_write(out / "exp3.csv", _csv(r.exp3))
-    claims = [
-        {"key": v.claim.key, "claim": v.claim.text, "paper": v.claim.paper, "simulated": v.value,
-         "holds": v.holds, "why_not": WHY_NOT.get(v.claim.key) if v.holds is False else None}
-        for v in verdicts
-    ]
-    atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
-    figs: dict[str, bytes] = {}
     have1 = "exp1/table2" in r.points and "exp1/nomod" in r.points
-    for key, fn, ok in (("fig14", fig14, have1), ("fig15", fig15, bool(r.exp2)),
-                        ("fig16", fig16, len(r.exp3) == 12)):
-        if ok:
-            figs[key] = _png(fn(r))
-            atomic_write(out / f"{key}.png", figs[key])
-    body = body_html(r, verdicts, figs)
-    report = atomic_write(out / "report.html",
-                          _page("Behnke et al. hardware approach, reproduced", body))
-    return report, body
+    return common.write_study(
+        out_dir, r, verdicts, WHY_NOT, {"exp2.csv": r.exp2, "exp3.csv": r.exp3},
+        (("fig14", fig14, have1), ("fig15", fig15, bool(r.exp2)),
+         ("fig16", fig16, len(r.exp3) == 12)),
+        body_html, "Behnke et al. hardware approach, reproduced")
 
 
 def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
                   label: str = "demo") -> tuple[Path, str, list[Verdict], float]:
     """Run the study and write its report into ``out_dir`` (an rtshield output directory).
     Returns (report path, report body, verdicts, wall seconds)."""
-    from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
-    from rtshield.progress import ProgressBar
-
-    t0 = time.perf_counter()
-    pts = points(plan or Plan())
-    out = prepare_out_dir(out_dir)
-    bar = ProgressBar(f"{label} behnke-hardware", unit="runs done")
-    try:
-        res = run_points(pts, jobs=jobs, on_done=lambda d, n: bar(d, n))
-    finally:
-        bar.close()
-    r = Results.of(res)
-    verdicts = evaluate(r)
-    try:
-        report, body = write_study(out, r, verdicts)
-    except BaseException:
-        record_outputs(out)
-        raise
-    finish_out_dir(out)
-    return report, body, verdicts, time.perf_counter() - t0
+    return common.run_and_write(out_dir, points(plan or Plan()), run_points, Results.of,
+                                evaluate, write_study, jobs, f"{label} behnke-hardware")

@@ -25,14 +25,7 @@ run and ``docs/decisions/behnke-software.md`` every reading the paper leaves ope
 
 from __future__ import annotations
 
-import base64
-import concurrent.futures as cf
-import csv
-import html
-import io
-import json
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +35,12 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
+
+from rtshield.studies import common
+from rtshield.studies.common import Claim, Point, Verdict
+from rtshield.studies.common import img as _img
+from rtshield.studies.common import merge as _merge
+from rtshield.studies.common import table as _table
 
 #: Experiment 1's configurations: (key, scenario file stem, label, the flow that carries the load).
 EXP1_CONFIGS: tuple[tuple[str, str, str, str], ...] = (
@@ -99,28 +98,10 @@ class Plan:
 
 def study_dir() -> Path:
     """``scenarios/behnke_software``: inside the installed package, else the source tree."""
-    here = Path(__file__).resolve().parent.parent
-    for cand in (
-        here / "scenarios" / "behnke_software",
-        here.parent.parent / "scenarios" / "behnke_software",
-    ):
-        if cand.is_dir() and any(cand.glob("*.toml")):
-            return cand
-    from rtshield.errors import UsageError
-
-    raise UsageError("demo: the study scenarios/behnke_software is not installed with this package")
+    return common.study_dir("behnke_software")
 
 
 # ------------------------------------------------------------------ points
-
-
-@dataclass(frozen=True)
-class Point:
-    """One run: a name, a scenario file and the overrides that make it this point."""
-
-    name: str
-    path: str
-    overrides: dict[str, Any]
 
 
 def _flows_with_rates(path: Path, rates: Mapping[str, float]) -> list[dict[str, Any]]:
@@ -132,16 +113,6 @@ def _flows_with_rates(path: Path, rates: Mapping[str, float]) -> list[dict[str, 
             v = float(rates[f["name"]])
             f["rate"] = f"{int(v)}pps" if v == int(v) else f"{v:.3f}pps"
     return flows
-
-
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in base.items()}
-    for k, v in extra.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = {**out[k], **v}
-        else:
-            out[k] = dict(v) if isinstance(v, Mapping) else v
-    return out
 
 
 def points(plan: Plan, folder: Path | None = None) -> list[Point]:
@@ -191,42 +162,13 @@ def _run_point(pt: Point) -> tuple[str, dict[str, Any]]:
     return pt.name, normalize(simulate(sc).summary())
 
 
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def run_points(
     pts: Sequence[Point],
     jobs: int = 2,
     on_done: Callable[[int, int], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Simulate every point, ``jobs`` at a time in worker processes; ``{name: summary}``.
-
-    Every point's scenario is validated in this process first, so a bad
-    override fails before anything runs.
-    """
-    from rtshield.scenario import load_scenario
-
-    for pt in pts:
-        load_scenario(pt.path, pt.overrides, overrides_origin="--set")
-    res: dict[str, dict[str, Any]] = {}
-    if jobs <= 1 or len(pts) <= 1:
-        for i, pt in enumerate(pts):
-            name, summ = _run_point(pt)
-            res[name] = summ
-            if on_done:
-                on_done(i + 1, len(pts))
-        return res
-    # Big chunks: the points take milliseconds each, the round trips would dominate.
-    chunk = max(1, len(pts) // (jobs * 4))
-    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
-        for i, (name, summ) in enumerate(pool.map(_run_point, pts, chunksize=chunk)):
-            res[name] = summ
-            if on_done:
-                on_done(i + 1, len(pts))
-    return res
+    """Simulate every point, ``jobs`` at a time in worker processes; ``{name: summary}``."""
+    return common.run_points(pts, _run_point, jobs, on_done)
 
 
 # ------------------------------------------------------------------ measures
@@ -357,14 +299,6 @@ class Results:
 
 
 # ------------------------------------------------------------------ claims
-
-
-@dataclass(frozen=True)
-class Claim:
-    key: str
-    text: str  #: the paper's claim, with its section
-    paper: str  #: the paper's value
-    check: Callable[[Results], tuple[bool, str]]
 
 
 def _near(v: float, ref: float, tol: float = TOL_US) -> bool:
@@ -679,26 +613,8 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Verdict:
-    claim: Claim
-    holds: bool | None
-    value: str
-
-
 def evaluate(r: Results) -> list[Verdict]:
-    out = []
-    for c in CLAIMS:
-        try:
-            ok, value = c.check(r)
-        except KeyError as e:
-            out.append(Verdict(c, None, f"not run here (needs {e.args[0]})"))
-            continue
-        except (ValueError, ZeroDivisionError):
-            out.append(Verdict(c, None, "not enough points in this run to check it"))
-            continue
-        out.append(Verdict(c, bool(ok), value))
-    return out
+    return common.evaluate(CLAIMS, r)
 
 
 #: Why the claims that do not hold fail (docs/validation.md says more).
@@ -714,30 +630,7 @@ WHY_NOT = {
 
 
 def verdicts_html(verdicts: Sequence[Verdict]) -> str:
-    mark = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
-    rows = []
-    for v in verdicts:
-        cls, word = mark[v.holds]
-        why = WHY_NOT.get(v.claim.key, "") if v.holds is False else ""
-        cells = "".join(
-            f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.paper, v.value)
-        )
-        rows.append(f'<tr>{cells}<td class="{cls}">{word}</td><td>{html.escape(why)}</td></tr>')
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("claim (Behnke et al.)", "paper", "simulated", "verdict", "why not")
-    )
-    n_ok = sum(v.holds is True for v in verdicts)
-    n_run = sum(v.holds is not None for v in verdicts)
-    return (
-        f"<p>{n_ok} of the {n_run} claims checked here hold in this run "
-        "(docs/validation.md).</p>"
-        '<div class="tablewrap claims"><table><thead><tr>'
-        + head
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></div>"
-    )
+    return common.verdicts_html(verdicts, "Behnke et al.", WHY_NOT)
 
 
 # ------------------------------------------------------------------ figures
@@ -875,39 +768,6 @@ def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results
     return Results.of(run_points(pts, jobs=jobs, on_done=progress))
 
 
-def _png(fig) -> bytes:
-    from rtshield.figures import png_bytes
-
-    return png_bytes(fig)
-
-
-def _img(data: bytes, alt: str) -> str:
-    return (
-        f'<img alt="{html.escape(alt)}" '
-        f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
-    )
-
-
-def _csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    if not rows:
-        return ""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    h = "".join(f"<th>{html.escape(str(x))}</th>" for x in header)
-    b = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows
-    )
-    return (
-        f'<div class="tablewrap"><table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table></div>'
-    )
-
-
 INTRO = (
     "Behnke et al., <i>Real-time aware packet reception</i>, the software approach (§6), "
     "simulated on the <code>zynq7000-freertos-tcp</code> preset: Experiment 1 (Figure 9, "
@@ -924,13 +784,8 @@ def body_html(
     r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes], level: int = 1
 ) -> str:
     """The study's report body (headings from ``level``)."""
-    h1, h2 = f"h{level}", f"h{level + 1}"
-    parts = [
-        f"<{h1}>Behnke et al., software approach (§6), reproduced by rtshield</{h1}>",
-        f'<p class="meta">{INTRO}</p>',
-        f"<{h2}>Claims of Behnke et al. §6 against this run</{h2}>",
-        verdicts_html(verdicts),
-    ]
+    h2, parts = common.body_head(level, "Behnke et al., software approach (§6)", INTRO,
+                                 "Behnke et al. §6", verdicts_html(verdicts))
     if "fig9" in figs:
         parts += [
             f"<{h2}>Experiment 1: CPU time per packet (Figure 9)</{h2}>",
@@ -992,45 +847,13 @@ def body_html(
 
 def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
     """Write the study's files into ``out_dir``; return (report path, report body)."""
-    from rtshield.outputs import atomic_write, format_summary_json
-    from rtshield.report import _page
-
-    out = Path(out_dir)
-    # Numbers first.
-    atomic_write(out / "points.json", format_summary_json(r.points))
     exp1_rows = [x for rows in r.exp1.values() for x in rows]
-    if exp1_rows:
-        atomic_write(out / "exp1.csv", _csv(exp1_rows))
-    if r.exp2:
-        atomic_write(out / "exp2.csv", _csv(r.exp2))
-    if r.exp3:
-        atomic_write(out / "exp3.csv", _csv(r.exp3))
-    claims = [
-        {
-            "key": v.claim.key,
-            "claim": v.claim.text,
-            "paper": v.claim.paper,
-            "simulated": v.value,
-            "holds": v.holds,
-            "why_not": WHY_NOT.get(v.claim.key) if v.holds is False else None,
-        }
-        for v in verdicts
-    ]
-    atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
-    figs: dict[str, bytes] = {}
-    for key, fn, ok in (
-        ("fig9", fig9, bool(exp1_rows)),
-        ("fig10", fig10, bool(r.exp2)),
-        ("fig11", fig11, bool(r.exp3)),
-    ):
-        if ok:
-            figs[key] = _png(fn(r))
-            atomic_write(out / f"{key}.png", figs[key])
-    body = body_html(r, verdicts, figs)
-    report = atomic_write(
-        out / "report.html", _page("Behnke et al. software approach, reproduced", body)
-    )
-    return report, body
+    return common.write_study(
+        out_dir, r, verdicts, WHY_NOT,
+        {"exp1.csv": exp1_rows, "exp2.csv": r.exp2, "exp3.csv": r.exp3},
+        (("fig9", fig9, bool(exp1_rows)), ("fig10", fig10, bool(r.exp2)),
+         ("fig11", fig11, bool(r.exp3))),
+        body_html, "Behnke et al. software approach, reproduced")
 
 
 def run_and_write(
@@ -1040,23 +863,5 @@ def run_and_write(
 
     Returns (report path, report body, verdicts, wall seconds).
     """
-    from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
-    from rtshield.progress import ProgressBar
-
-    t0 = time.perf_counter()
-    pts = points(plan or Plan())
-    out = prepare_out_dir(out_dir)
-    bar = ProgressBar(f"{label} behnke-software", unit="runs done")
-    try:
-        res = run_points(pts, jobs=jobs, on_done=lambda d, n: bar(d, n))
-    finally:
-        bar.close()
-    r = Results.of(res)
-    verdicts = evaluate(r)
-    try:
-        report, body = write_study(out, r, verdicts)
-    except BaseException:
-        record_outputs(out)
-        raise
-    finish_out_dir(out)
-    return report, body, verdicts, time.perf_counter() - t0
+    return common.run_and_write(out_dir, points(plan or Plan()), run_points, Results.of,
+                                evaluate, write_study, jobs, f"{label} behnke-software")

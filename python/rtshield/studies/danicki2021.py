@@ -25,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from rtshield.studies import common
+from rtshield.studies.common import Verdict
+
 #: The runs the claims are checked on: ``{run name: (scenario file stem in
 #: scenarios/danicki2021/, overrides)}``. The eight configurations of §3, plus
 #: the Burst run with "significantly" higher capacity that §3 mentions (2 000
@@ -359,15 +362,6 @@ TRADE_OFFS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """One claim checked against a set of runs; ``holds`` is None when a run it needs is missing."""
-
-    claim: Claim
-    holds: bool | None
-    value: str
-
-
 def from_outcome(summary: dict[str, Any], timeseries: dict[str, Any]) -> Any:
     """A run as the checks read it, built from its summary and time series."""
     return SimpleNamespace(
@@ -380,15 +374,7 @@ def from_outcome(summary: dict[str, Any], timeseries: dict[str, Any]) -> Any:
 
 def evaluate(results: dict[str, Any]) -> list[Verdict]:
     """Check every claim whose runs are in ``results`` (name → run)."""
-    out = []
-    for c in CLAIMS:
-        try:
-            ok, value = c.check(results)
-        except KeyError as e:
-            out.append(Verdict(c, None, f"not run here (needs the run {e.args[0]})"))
-            continue
-        out.append(Verdict(c, bool(ok), value))
-    return out
+    return common.evaluate(CLAIMS, results, needs="the run ", too_few=())
 
 
 def verdicts_html(verdicts: list[Verdict]) -> str:

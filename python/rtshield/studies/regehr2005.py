@@ -25,10 +25,7 @@ the paper leaves open.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import html
-import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +36,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from rtshield.studies.behnke_software import _csv, _img, _merge, _png, _table
+from rtshield.studies import common
+from rtshield.studies.common import Claim, Point, Verdict
+from rtshield.studies.common import img as _img
+from rtshield.studies.common import merge as _merge
+from rtshield.studies.common import table as _table
 
 #: Figures 1–2: (key, scenario file stem, label).
 FIG_CONFIGS: tuple[tuple[str, str, str], ...] = (
@@ -87,27 +88,10 @@ class Plan:
 
 def study_dir() -> Path:
     """``scenarios/regehr2005``: inside the installed package, else the source tree."""
-    here = Path(__file__).resolve().parent.parent
-    for cand in (here / "scenarios" / "regehr2005",
-                 here.parent.parent / "scenarios" / "regehr2005"):
-        if cand.is_dir() and any(cand.glob("*.toml")):
-            return cand
-    from rtshield.errors import UsageError
-
-    raise UsageError("demo: the study scenarios/regehr2005 is not installed with this package")
+    return common.study_dir("regehr2005")
 
 
 # ------------------------------------------------------------------ points
-
-
-@dataclass(frozen=True)
-class Point:
-    """One run: a name, a scenario file, the overrides that make it this point."""
-
-    name: str
-    path: str
-    overrides: dict[str, Any]
-    series: bool = False  #: keep the per-second time series (the Ethernut runs)
 
 
 def _doc(path: Path) -> dict[str, Any]:
@@ -191,40 +175,11 @@ def _run_point(pt: Point) -> tuple[str, dict[str, Any]]:
     return pt.name, s
 
 
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def run_points(pts: Sequence[Point], jobs: int = 2,
                on_done: Callable[[int, int], None] | None = None) -> dict[str, dict[str, Any]]:
-    """Simulate every point, ``jobs`` at a time in worker processes; ``{name: summary}``.
-
-    Every point's scenario is validated here first, so a bad override fails
-    before anything runs.
-    """
-    from rtshield.scenario import load_scenario
-
-    for pt in pts:
-        load_scenario(pt.path, pt.overrides, overrides_origin="--set")
-    res: dict[str, dict[str, Any]] = {}
-    if jobs <= 1 or len(pts) <= 1:
-        for i, pt in enumerate(pts):
-            name, summ = _run_point(pt)
-            res[name] = summ
-            if on_done:
-                on_done(i + 1, len(pts))
-        return res
-    # The Ethernut runs are the long ones: first, so they do not finish last alone.
-    order = sorted(pts, key=lambda p: not p.series)
-    chunk = max(1, len(order) // (jobs * 4))
-    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
-        for i, (name, summ) in enumerate(pool.map(_run_point, order, chunksize=chunk)):
-            res[name] = summ
-            if on_done:
-                on_done(i + 1, len(order))
-    return {pt.name: res[pt.name] for pt in pts}
+    """Simulate every point, ``jobs`` at a time in worker processes; ``{name: summary}``
+    (the Ethernut runs, the long ones, first)."""
+    return common.run_points(pts, _run_point, jobs, on_done)
 
 
 # ------------------------------------------------------------------ measures
@@ -312,14 +267,6 @@ class Results:
 
 
 # ------------------------------------------------------------------ claims
-
-
-@dataclass(frozen=True)
-class Claim:
-    key: str
-    text: str  #: the paper's claim, with its section
-    paper: str  #: the paper's value
-    check: Callable[[Results], tuple[bool, str]]
 
 
 def _bound(key: str) -> Callable[[Results], tuple[bool, str]]:
@@ -544,26 +491,8 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Verdict:
-    claim: Claim
-    holds: bool | None
-    value: str
-
-
 def evaluate(r: Results) -> list[Verdict]:
-    out = []
-    for c in CLAIMS:
-        try:
-            ok, value = c.check(r)
-        except KeyError as e:
-            out.append(Verdict(c, None, f"not run here (needs {e.args[0]})"))
-            continue
-        except (ValueError, ZeroDivisionError):
-            out.append(Verdict(c, None, "not enough points in this run to check it"))
-            continue
-        out.append(Verdict(c, bool(ok), value))
-    return out
+    return common.evaluate(CLAIMS, r)
 
 
 #: Why the claims that do not hold fail (docs/validation.md says more).
@@ -578,27 +507,7 @@ WHY_NOT = {
 
 
 def verdicts_html(verdicts: Sequence[Verdict]) -> str:
-    mark = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
-    rows = []
-    for v in verdicts:
-        cls, word = mark[v.holds]
-        why = WHY_NOT.get(v.claim.key, "") if v.holds is False else ""
-        cells = "".join(
-            f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.paper, v.value)
-        )
-        rows.append(f'<tr>{cells}<td class="{cls}">{word}</td><td>{html.escape(why)}</td></tr>')
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("claim (Regehr & Duongsaa)", "paper", "simulated", "verdict", "why not")
-    )
-    n_ok = sum(v.holds is True for v in verdicts)
-    n_run = sum(v.holds is not None for v in verdicts)
-    return (
-        f"<p>{n_ok} of the {n_run} claims checked here hold in this run "
-        "(docs/validation.md).</p>"
-        '<div class="tablewrap claims"><table><thead><tr>' + head + "</tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table></div>"
-    )
+    return common.verdicts_html(verdicts, "Regehr & Duongsaa", WHY_NOT)
 
 
 # ------------------------------------------------------------------ figures
@@ -735,14 +644,9 @@ def ethernut_analysis() -> str:
 def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
               level: int = 1) -> str:
     """The study's report body (headings from ``level``)."""
-    h1, h2 = f"h{level}", f"h{level + 1}"
+    h2, parts = common.body_head(level, "Regehr &amp; Duongsaa (LCTES 2005)", INTRO,
+                                 "Regehr &amp; Duongsaa", verdicts_html(verdicts))
     labels = {k: lab for k, _, lab in FIG_CONFIGS}
-    parts = [
-        f"<{h1}>Regehr &amp; Duongsaa (LCTES 2005), reproduced by rtshield</{h1}>",
-        f'<p class="meta">{INTRO}</p>',
-        f"<{h2}>Claims of Regehr &amp; Duongsaa against this run</{h2}>",
-        verdicts_html(verdicts),
-    ]
     if "fig12" in figs:
         parts += [f"<{h2}>Figures 1–2: CPU overhead against the offered interrupt rate</{h2}>",
                   _img(figs["fig12"], "fig12"),
@@ -777,31 +681,11 @@ def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes]
 
 def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
     """Write the study's files into ``out_dir``; return (report path, report body)."""
-    from rtshield.outputs import atomic_write, format_summary_json
-    from rtshield.report import _page
-
-    out = Path(out_dir)
-    atomic_write(out / "points.json", format_summary_json(r.points))
-    if r.fig:
-        atomic_write(out / "figures.csv", _csv(r.fig))
-    if r.eth:
-        atomic_write(out / "ethernut.csv", _csv(r.eth))
-    claims = [
-        {"key": v.claim.key, "claim": v.claim.text, "paper": v.claim.paper, "simulated": v.value,
-         "holds": v.holds, "why_not": WHY_NOT.get(v.claim.key) if v.holds is False else None}
-        for v in verdicts
-    ]
-    atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
-    figs: dict[str, bytes] = {}
-    for key, fn, ok in (("fig12", fig12, bool(r.fig)), ("fig3", fig3, bool(r.s64)),
-                        ("fig_eth", fig_eth, bool(r.eth))):
-        if ok:
-            figs[key] = _png(fn(r))
-            atomic_write(out / f"{key}.png", figs[key])
-    body = body_html(r, verdicts, figs)
-    report = atomic_write(out / "report.html",
-                          _page("Regehr & Duongsaa, reproduced", body))
-    return report, body
+    return common.write_study(
+        out_dir, r, verdicts, WHY_NOT, {"figures.csv": r.fig, "ethernut.csv": r.eth},
+        (("fig12", fig12, bool(r.fig)), ("fig3", fig3, bool(r.s64)),
+         ("fig_eth", fig_eth, bool(r.eth))),
+        body_html, "Regehr & Duongsaa, reproduced")
 
 
 def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
@@ -810,23 +694,5 @@ def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
 
     Returns (report path, report body, verdicts, wall seconds).
     """
-    from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
-    from rtshield.progress import ProgressBar
-
-    t0 = time.perf_counter()
-    pts = points(plan or Plan())
-    out = prepare_out_dir(out_dir)
-    bar = ProgressBar(f"{label} regehr", unit="runs done")
-    try:
-        res = run_points(pts, jobs=jobs, on_done=lambda d, n: bar(d, n))
-    finally:
-        bar.close()
-    r = Results.of(res)
-    verdicts = evaluate(r)
-    try:
-        report, body = write_study(out, r, verdicts)
-    except BaseException:
-        record_outputs(out)
-        raise
-    finish_out_dir(out)
-    return report, body, verdicts, time.perf_counter() - t0
+    return common.run_and_write(out_dir, points(plan or Plan()), run_points, Results.of,
+                                evaluate, write_study, jobs, f"{label} regehr")

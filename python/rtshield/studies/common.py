@@ -1,0 +1,309 @@
+"""What the plan-driven studies share: points, the worker pool, claims and verdicts, the
+files a study writes and the HTML pieces of its report.
+
+:mod:`rtshield.studies.behnke_software`, :mod:`~rtshield.studies.behnke_hardware` and
+:mod:`~rtshield.studies.regehr2005` each define a ``Plan``, the ``points`` it runs, the
+tables of their summaries (``Results``), the paper's ``CLAIMS`` and the report body; the
+scaffolding around them lives here once. :mod:`~rtshield.studies.danicki2021` shares the
+verdicts and their evaluation.
+"""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures as cf
+import csv
+import html
+import io
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+R = TypeVar("R")
+
+# ------------------------------------------------------------------ scenarios
+
+
+def study_dir(name: str, marker: str = "*.toml") -> Path:
+    """``scenarios/NAME``: inside the installed package, else the source tree; the folder
+    must hold a file matching ``marker``."""
+    here = Path(__file__).resolve().parent.parent
+    for cand in (here / "scenarios" / name, here.parent.parent / "scenarios" / name):
+        if cand.is_dir() and any(cand.glob(marker)):
+            return cand
+    from rtshield.errors import UsageError
+
+    raise UsageError(f"demo: the study scenarios/{name} is not installed with this package")
+
+
+def merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra`` laid over it, tables merged one level deep (copies)."""
+    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in base.items()}
+    for k, v in extra.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = dict(v) if isinstance(v, Mapping) else v
+    return out
+
+
+# ------------------------------------------------------------------ points
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run: a name, a scenario file, the overrides that make it this point."""
+
+    name: str
+    path: str
+    overrides: dict[str, Any]
+    series: bool = False  #: keep the per-second time series (long runs: scheduled first)
+
+
+def run_points(
+    pts: Sequence[Point],
+    run_point: Callable[[Point], tuple[str, dict[str, Any]]],
+    jobs: int = 2,
+    on_done: Callable[[int, int], None] | None = None,
+    chunksize: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Run every point with ``run_point`` (a module-level function), ``jobs`` at a time in
+    worker processes; ``{name: summary}`` in the order of ``pts``.
+
+    Every point's scenario is validated in this process first, so a bad override fails
+    before anything runs. Points with ``series`` (the long ones) start first, so they do
+    not finish last alone. ``chunksize`` None: big chunks, for points that take
+    milliseconds each and whose round trips would dominate.
+    """
+    from rtshield.runner import _ignore_sigint
+    from rtshield.scenario import load_scenario
+
+    for pt in pts:
+        load_scenario(pt.path, pt.overrides, overrides_origin="--set")
+    res: dict[str, dict[str, Any]] = {}
+    if jobs <= 1 or len(pts) <= 1:
+        for i, pt in enumerate(pts):
+            name, summ = run_point(pt)
+            res[name] = summ
+            if on_done:
+                on_done(i + 1, len(pts))
+        return res
+    order = sorted(pts, key=lambda p: not p.series)
+    chunk = chunksize or max(1, len(order) // (jobs * 4))
+    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint) as pool:
+        for i, (name, summ) in enumerate(pool.map(run_point, order, chunksize=chunk)):
+            res[name] = summ
+            if on_done:
+                on_done(i + 1, len(order))
+    return {pt.name: res[pt.name] for pt in pts}
+
+
+# ------------------------------------------------------------------ claims
+
+
+@dataclass(frozen=True)
+class Claim(Generic[R]):
+    """One of a paper's claims and the check that compares it with a study's results."""
+
+    key: str
+    text: str  #: the paper's claim, with its section
+    paper: str  #: the paper's value
+    check: Callable[[R], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim checked against a run; ``holds`` is None when what it needs did not run."""
+
+    claim: Any  #: the study's claim (a :class:`Claim`, or Danicki's own)
+    holds: bool | None
+    value: str
+
+
+#: The errors of a check that finds too few points to decide (a shortened plan).
+TOO_FEW: tuple[type[Exception], ...] = (ValueError, ZeroDivisionError)
+
+
+def evaluate(claims: Sequence[Any], results: Any, needs: str = "",
+             too_few: tuple[type[Exception], ...] = TOO_FEW) -> list[Verdict]:
+    """Check every claim against ``results``. A KeyError (a point or run not in
+    ``results``) makes the verdict "not run here (needs ``needs``NAME)"; an error of
+    ``too_few``, "not enough points"."""
+    out = []
+    for c in claims:
+        try:
+            ok, value = c.check(results)
+        except KeyError as e:
+            out.append(Verdict(c, None, f"not run here (needs {needs}{e.args[0]})"))
+            continue
+        except too_few:
+            out.append(Verdict(c, None, "not enough points in this run to check it"))
+            continue
+        out.append(Verdict(c, bool(ok), value))
+    return out
+
+
+def why_not(v: Verdict, reasons: Mapping[str, str]) -> str | None:
+    """Why a claim does not hold (None unless it does not)."""
+    return reasons.get(v.claim.key) if v.holds is False else None
+
+
+def verdicts_html(verdicts: Sequence[Verdict], authors: str, reasons: Mapping[str, str]) -> str:
+    """The claims table of a study's report: claim, paper, simulated, verdict, why not."""
+    mark = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
+    rows = []
+    for v in verdicts:
+        cls, word = mark[v.holds]
+        cells = "".join(
+            f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.paper, v.value)
+        )
+        why = html.escape(why_not(v, reasons) or "")
+        rows.append(f'<tr>{cells}<td class="{cls}">{word}</td><td>{why}</td></tr>')
+    head = "".join(
+        f"<th>{h}</th>" for h in (f"claim ({authors})", "paper", "simulated", "verdict", "why not")
+    )
+    n_ok = sum(v.holds is True for v in verdicts)
+    n_run = sum(v.holds is not None for v in verdicts)
+    return (
+        f"<p>{n_ok} of the {n_run} claims checked here hold in this run "
+        "(docs/validation.md).</p>"
+        '<div class="tablewrap claims"><table><thead><tr>' + head + "</tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table></div>"
+    )
+
+
+# ------------------------------------------------------------------ report pieces
+
+
+def body_head(level: int, title: str, intro: str, claims_of: str,
+              claims_html: str) -> tuple[str, list[str]]:
+    """The start of a study's report body, headings from ``level``: its title, its
+    introduction and its claims table. Returns the tag of its sections' headings
+    (``h2`` at level 1) and the parts (HTML)."""
+    h1, h2 = f"h{level}", f"h{level + 1}"
+    return h2, [
+        f"<{h1}>{title}, reproduced by rtshield</{h1}>",
+        f'<p class="meta">{intro}</p>',
+        f"<{h2}>Claims of {claims_of} against this run</{h2}>",
+        claims_html,
+    ]
+
+
+
+def png(fig) -> bytes:
+    from rtshield.figures import png_bytes
+
+    return png_bytes(fig)
+
+
+def img(data: bytes, alt: str) -> str:
+    return (
+        f'<img alt="{html.escape(alt)}" '
+        f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
+    )
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    h = "".join(f"<th>{html.escape(str(x))}</th>" for x in header)
+    b = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows
+    )
+    return (
+        f'<div class="tablewrap"><table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table></div>'
+    )
+
+
+# ------------------------------------------------------------------ the study's files
+
+
+#: A figure a study may draw: (file stem, drawing function of the results, whether to draw).
+FigureSpec = tuple[str, Callable[[Any], Any], bool]
+
+
+def write_study(
+    out_dir: str | Path,
+    r: Any,
+    verdicts: Sequence[Verdict],
+    reasons: Mapping[str, str],
+    tables: Mapping[str, Sequence[Mapping[str, Any]]],
+    figures: Sequence[FigureSpec],
+    body: Callable[[Any, Sequence[Verdict], Mapping[str, bytes]], str],
+    title: str,
+) -> tuple[Path, str]:
+    """Write a study's files into ``out_dir``: ``points.json`` (``r.points``), one CSV per
+    non-empty table (``{file name: rows}``), ``claims.json``, the figures that apply and
+    ``report.html`` (``body(r, verdicts, figs)`` under ``title``). Returns (report path,
+    report body)."""
+    from rtshield.outputs import atomic_write, format_summary_json
+    from rtshield.report import _page
+
+    out = Path(out_dir)
+    # Numbers first.
+    atomic_write(out / "points.json", format_summary_json(r.points))
+    for name, rows in tables.items():
+        if rows:
+            atomic_write(out / name, csv_text(rows))
+    claims = [
+        {"key": v.claim.key, "claim": v.claim.text, "paper": v.claim.paper, "simulated": v.value,
+         "holds": v.holds, "why_not": why_not(v, reasons)}
+        for v in verdicts
+    ]
+    atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
+    figs: dict[str, bytes] = {}
+    for key, fn, ok in figures:
+        if ok:
+            figs[key] = png(fn(r))
+            atomic_write(out / f"{key}.png", figs[key])
+    text = body(r, verdicts, figs)
+    report = atomic_write(out / "report.html", _page(title, text))
+    return report, text
+
+
+def run_and_write(
+    out_dir: str | Path,
+    pts: Sequence[Point],
+    run: Callable[..., dict[str, dict[str, Any]]],
+    results_of: Callable[[dict[str, dict[str, Any]]], Any],
+    evaluate: Callable[[Any], list[Verdict]],
+    write: Callable[[Path, Any, list[Verdict]], tuple[Path, str]],
+    jobs: int,
+    bar_label: str,
+) -> tuple[Path, str, list[Verdict], float]:
+    """Run a study's points (``run(pts, jobs=, on_done=)``) under a progress bar, check its
+    claims and write its report into ``out_dir`` (an rtshield output directory); the files
+    written so far are recorded when writing fails.
+
+    Returns (report path, report body, verdicts, wall seconds).
+    """
+    from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
+    from rtshield.progress import ProgressBar
+
+    t0 = time.perf_counter()
+    out = prepare_out_dir(out_dir)
+    bar = ProgressBar(bar_label, unit="runs done")
+    try:
+        res = run(pts, jobs=jobs, on_done=lambda d, n: bar(d, n))
+    finally:
+        bar.close()
+    r = results_of(res)
+    verdicts = evaluate(r)
+    try:
+        report, body = write(out, r, verdicts)
+    except BaseException:
+        record_outputs(out)
+        raise
+    finish_out_dir(out)
+    return report, body, verdicts, time.perf_counter() - t0

@@ -1,0 +1,82 @@
+"""What the rig's tests share: the configuration text of the FreeRTOS target, and for
+the smoke tests (``tests/test_rig_smoke.py``, ``tests/test_rig_freertos_smoke.py``)
+starting ``rtshield rig`` and finding what a run left behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rtshield.rig import freertos, harness
+
+
+def target_text(scenario: Path, variant: str = "protected", out: Path = Path("/tmp/x"),
+                **device) -> str:
+    """The FreeRTOS target's configuration text for one variant of a device scenario
+    (``device``: more arguments of :func:`freertos.load_device`)."""
+    dev = freertos.load_device(scenario, stock_priority=6, **device)
+    return freertos.target_config(
+        dev.variants[variant],
+        variant == "protected",
+        ifname="rtsrigXd",
+        mac="02:00:00:00:00:01",
+        out=out,
+        seconds=9,
+    )
+
+
+def needs_root_and(tools: list[str]) -> list[pytest.MarkDecorator]:
+    """Skip marks (with the reason) for a test of the rig without root or without one of
+    ``tools`` on the PATH."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    return [
+        pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
+        pytest.mark.skipif(
+            bool(missing),
+            reason="rig tools missing: " + ", ".join(missing) + " (tools/install.sh installs them)",
+        ),
+    ]
+
+
+def rig(*args: str, **kw) -> subprocess.Popen:
+    """``rtshield rig ARGS`` in a subprocess, its output captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "rig", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def run_tag(pid: int) -> str:
+    """The name tag the rig derives from its process id (harness.Harness)."""
+    return format(pid % 0xFFFFFF, "x")
+
+
+def links_left(tag: str) -> list[str]:
+    """The namespaces and links of the rig run ``tag`` that still exist."""
+    left = harness.leftovers()
+    return [n for n in left["netns"] + left["links"] if tag in n]
+
+
+def procs_of(tag: str) -> list[str]:
+    """Processes started by the rig run ``tag`` (they carry RTSRIG_TAG=<tag>)."""
+    needle = f"{harness.TAG_ENV}={tag}".encode()
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if needle in env:
+            found.append(f"{d.name}: {cmd[:120]}")
+    return found
