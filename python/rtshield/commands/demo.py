@@ -65,9 +65,10 @@ def study_dir(name: str = "danicki2021") -> Path:
     raise UsageError(f"demo: the study scenarios/{name} is not installed with this package")
 
 
-def study_files(name: str = "danicki2021") -> list[Path]:
-    """The study's scenario files, in the paper's order (others after, sorted)."""
-    d = study_dir(name)
+def study_files(name: str = "danicki2021", folder: Path | None = None) -> list[Path]:
+    """The study's scenario files (in ``folder``, default the shipped study), in the
+    paper's order (others after, sorted)."""
+    d = folder if folder is not None else study_dir(name)
     files = {p.stem: p for p in d.glob("*.toml")}
     ordered = [files.pop(n) for n in DANICKI_ORDER if n in files]
     return ordered + [files[k] for k in sorted(files)]
@@ -93,7 +94,9 @@ def add_to(app: typer.Typer) -> None:
         help=HELP,
         short_help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
         epilog="\b\nexample: rtshield demo --out demo-report\n"
-        "         rtshield demo --study behnke-software --out behnke",
+        "         rtshield demo --study behnke-software --out behnke\n"
+        "         cp -r scenarios/danicki2021 mine  # then edit mine/*.toml\n"
+        "         rtshield demo --study danicki --scenarios mine --out mine-report",
     )
     def demo_(
         out: Out,
@@ -103,6 +106,17 @@ def add_to(app: typer.Typer) -> None:
                 "--study",
                 metavar="|".join(STUDIES),
                 help="run one study only (default: all of them)",
+                show_default=False,
+            ),
+        ] = None,
+        scenarios: Annotated[
+            str | None,
+            typer.Option(
+                "--scenarios",
+                metavar="DIR",
+                help="run the study (--study) on the scenario files in DIR instead of the "
+                "shipped ones: a copy of the study's folder under scenarios/, edited "
+                "(docs/cli.md lists the files each study needs)",
                 show_default=False,
             ),
         ] = None,
@@ -125,8 +139,8 @@ def add_to(app: typer.Typer) -> None:
                 f"{study!r} is not one of {', '.join(STUDIES)}", param_hint="'--study'"
             )
         return dispatch(
-            "demo", handle, out=out, study=study, jobs=jobs, run_figures=run_figures,
-            set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
+            "demo", handle, out=out, study=study, scenarios=scenarios, jobs=jobs,
+            run_figures=run_figures, set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
         )
 
 
@@ -146,13 +160,20 @@ def claims_section(outcomes) -> list[tuple[str, str]]:
 
 def _danicki(args: argparse.Namespace, out: Path) -> int:
     t0 = time.perf_counter()
-    files = study_files()
+    folder = getattr(args, "scenarios", None)
+    files = study_files(folder=folder)
+    intro = INTRO
+    if folder is not None:
+        intro += (
+            f" The scenario files are the user's, from <code>{html.escape(str(folder))}</code>"
+            " (not the shipped ones)."
+        )
     rc = run_and_report(
         files,
         out,
         args.jobs,
         "Danicki et al. (EdgeSys 2021) §3, reproduced by rtshield",
-        INTRO,
+        intro,
         args.set,
         label="demo",
         sections=claims_section,
@@ -175,15 +196,76 @@ def _plan_study(module: str, name: str, paper: str):
         if args.jobs < 1:
             raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
         plan = study.Plan(overrides=parse_overrides(list(args.set)) or {})
-        report, body, verdicts, wall = study.run_and_write(out, plan, jobs=args.jobs)
+        folder = getattr(args, "scenarios", None)
+        report, body, verdicts, wall = study.run_and_write(
+            out, plan, jobs=args.jobs, folder=folder
+        )
         n_ok = sum(v.holds is True for v in verdicts)
         n_run = sum(v.holds is not None for v in verdicts)
         print(f"demo: {n_ok} of {n_run} claims of {paper} hold (docs/validation.md)")
-        print(f"demo: {name}, {len(study.points(plan))} runs in {wall:.1f} s wall; "
+        print(f"demo: {name}, {len(study.points(plan, folder))} runs in {wall:.1f} s wall; "
               f"report: {report}")
         return StudyRun(body, list(verdicts))
 
     return run
+
+
+#: ``{study name: module}`` of the studies run from a plan of points.
+PLAN_MODULES = {
+    "behnke-software": "behnke_software",
+    "behnke-hardware": "behnke_hardware",
+    "regehr": "regehr2005",
+}
+
+
+def required_files(study: str) -> list[str]:
+    """The files ``--scenarios DIR`` must hold for ``study``: the ones the shipped
+    study reads (its scenario files; the hardware study's captures are named by
+    its ``device.toml`` and checked when it is read)."""
+    if study == "danicki":
+        return [f"{n}.toml" for n in DANICKI_ORDER]
+    import importlib
+
+    mod = importlib.import_module(f"rtshield.studies.{PLAN_MODULES[study]}")
+    shipped = mod.study_dir()
+    return sorted(
+        {Path(p.path).relative_to(shipped).as_posix() for p in mod.points(mod.Plan(), shipped)}
+    )
+
+
+def check_scenarios(study: str, folder: str | Path) -> Path:
+    """``--scenarios DIR`` for ``study``, checked before anything runs or is written:
+    a folder holding every file of :func:`required_files`, each a valid scenario.
+    Anything wrong is one :class:`UsageError` line naming the folder or the file."""
+    from rtshield.scenario import load_scenario
+
+    d = Path(folder)
+    need = required_files(study)
+    if not d.is_dir():
+        raise UsageError(
+            f"--scenarios: {d}: no such folder (the {study} study needs a folder holding "
+            f"{', '.join(need)})"
+        )
+    for name in need:
+        if not (d / name).is_file():
+            raise UsageError(
+                f"--scenarios: {d / name}: missing (the {study} study needs "
+                f"{', '.join(need)})"
+            )
+    for name in need:
+        load_scenario(d / name)  # one line naming the file and the key
+    if study in PLAN_MODULES:
+        import importlib
+
+        mod = importlib.import_module(f"rtshield.studies.{PLAN_MODULES[study]}")
+        try:
+            mod.points(mod.Plan(), d)
+        except KeyError as e:  # a section or entry the study edits is gone
+            raise UsageError(
+                f"--scenarios: {d}: the {study} study reads {e.args[0]!r}, which the "
+                "edited files no longer have"
+            ) from None
+    return d
 
 
 def _body_of(page: str) -> str:
@@ -227,14 +309,14 @@ def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
 RUNNERS: dict[str, tuple[Callable[[argparse.Namespace, Path], StudyRun], str]] = {
     "danicki": (_run_danicki, ""),
     "behnke-software": (
-        _plan_study("behnke_software", "behnke-software", "Behnke et al. §6"),
+        _plan_study(PLAN_MODULES["behnke-software"], "behnke-software", "Behnke et al. §6"),
         BEHNKE_SOFTWARE_DIR,
     ),
     "behnke-hardware": (
-        _plan_study("behnke_hardware", "behnke-hardware", "Behnke et al. §8"),
+        _plan_study(PLAN_MODULES["behnke-hardware"], "behnke-hardware", "Behnke et al. §8"),
         BEHNKE_HARDWARE_DIR,
     ),
-    "regehr": (_plan_study("regehr2005", "regehr", "Regehr & Duongsaa"), REGEHR_DIR),
+    "regehr": (_plan_study(PLAN_MODULES["regehr"], "regehr", "Regehr & Duongsaa"), REGEHR_DIR),
 }
 
 
@@ -270,6 +352,13 @@ def _combined(out: Path, runs: dict[str, StudyRun]) -> Path:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if getattr(args, "scenarios", None) is not None:
+        if args.study is None:
+            raise UsageError(
+                "--scenarios: give the study its folder is for, e.g. --study danicki "
+                "--scenarios DIR"
+            )
+        args.scenarios = check_scenarios(args.study, args.scenarios)
     if args.study is not None:
         runner = RUNNERS[args.study][0]
         if args.study == "danicki":

@@ -645,14 +645,15 @@ def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) ->
 
 
 def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo") -> tuple[Path, str, list[Verdict], float]:
+                  label: str = "demo", folder: Path | None = None,
+                  ) -> tuple[Path, str, list[Verdict], float]:
     """Run the study and write its report into ``out_dir`` (an rtshield output directory).
     Returns (report path, report body, verdicts, wall seconds)."""
     from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
     from rtshield.progress import ProgressBar
 
     t0 = time.perf_counter()
-    pts = points(plan or Plan())
+    pts = points(plan or Plan(), folder)  # folder: rtshield demo --scenarios DIR
     out = prepare_out_dir(out_dir)
     bar = ProgressBar(f"{label} behnke-hardware", unit="runs done")
     try:

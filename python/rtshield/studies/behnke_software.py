@@ -1034,7 +1034,8 @@ def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) ->
 
 
 def run_and_write(
-    out_dir: str | Path, plan: Plan | None = None, jobs: int = 2, label: str = "demo"
+    out_dir: str | Path, plan: Plan | None = None, jobs: int = 2, label: str = "demo",
+    folder: Path | None = None,
 ) -> tuple[Path, str, list[Verdict], float]:
     """Run the study, write its report into ``out_dir`` (an rtshield output directory).
 
@@ -1044,7 +1045,7 @@ def run_and_write(
     from rtshield.progress import ProgressBar
 
     t0 = time.perf_counter()
-    pts = points(plan or Plan())
+    pts = points(plan or Plan(), folder)  # folder: rtshield demo --scenarios DIR
     out = prepare_out_dir(out_dir)
     bar = ProgressBar(f"{label} behnke-software", unit="runs done")
     try:

@@ -805,7 +805,8 @@ def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) ->
 
 
 def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo") -> tuple[Path, str, list[Verdict], float]:
+                  label: str = "demo", folder: Path | None = None,
+                  ) -> tuple[Path, str, list[Verdict], float]:
     """Run the study, write its report into ``out_dir`` (an rtshield output directory).
 
     Returns (report path, report body, verdicts, wall seconds).
@@ -814,7 +815,7 @@ def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
     from rtshield.progress import ProgressBar
 
     t0 = time.perf_counter()
-    pts = points(plan or Plan())
+    pts = points(plan or Plan(), folder)  # folder: rtshield demo --scenarios DIR
     out = prepare_out_dir(out_dir)
     bar = ProgressBar(f"{label} regehr", unit="runs done")
     try:
