@@ -6,7 +6,8 @@ verb's typer command reuses them (docs/cli.md). :func:`dispatch` runs a verb's
 ``handle(args)`` with those options applied and turns the project's errors into
 exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
 :class:`~rtshield.errors.OutputError` → one line, 1; Ctrl-C → "interrupted",
-130; a closed pipe → 0.
+130; SIGTERM → unwinds like Ctrl-C (outputs recorded, the progress bar says
+"interrupted"), 143; a closed pipe → 0.
 
 :func:`mount_argparse` mounts a verb still defined with argparse
 (``register(subparsers)``) as a typer command that hands its arguments to
@@ -20,7 +21,9 @@ import contextlib
 import io
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from types import ModuleType, SimpleNamespace
 from typing import Annotated, Any
@@ -111,6 +114,27 @@ def _quiet(quiet: bool) -> Iterator[None]:
             os.environ["RTSHIELD_PROGRESS"] = old
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwind like Ctrl-C, so that every ``finally`` records and cleans up."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While a verb runs, SIGTERM raises :class:`Terminated` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> int:
     """Run ``handle`` on a namespace of ``options``; the project's errors become exit codes.
 
@@ -123,7 +147,7 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
     _setup_logging(verbose)
     try:
         log.debug("%s: %s", verb, ", ".join(f"{k}={v!r}" for k, v in sorted(options.items())))
-        with _quiet(quiet):
+        with _sigterm_unwinds(), _quiet(quiet):
             return int(handle(args) or 0)
     except UsageError as e:
         print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
@@ -131,9 +155,9 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
     except OutputError as e:
         print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("rtshield: interrupted", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGTERM if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (`rtshield analyze x.toml | head`): not an error
         # of ours. Point stdout at devnull so the interpreter's final flush

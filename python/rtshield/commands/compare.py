@@ -95,29 +95,27 @@ def run_and_report(
         intro += (
             " Overridden from the command line: " + ", ".join(html.escape(s) for s in sets) + "."
         )
-    # one step per run, and one for the comparative figures and the report
-    steps = len(paths) + 1
-    bar = ProgressBar(label, unit="steps done (runs, then figures and report)")
-    try:
+    bar = ProgressBar(
+        label,
+        phases=[("simulating", len(paths), "runs done"), ("figures and report", 1)],
+    )
+    with bar:
         outcomes = run_many(
             paths,
             out,
             jobs=jobs,
             overrides=overrides,
-            on_done=lambda d, _n, _o: bar(d, steps),
+            on_done=lambda d, n, _o: bar(d, n),
             figures=run_figures,
         )
         try:
-            bar.clear()  # the sections may print a line
+            bar.phase("figures and report")
             extra = sections(outcomes) if sections else ()
-            with bar.working(steps - 1, steps):
-                report = compare(outcomes, out, title, intro, extra_sections=extra)
-            bar(steps, steps)
+            report = compare(outcomes, out, title, intro, extra_sections=extra)
         except BaseException:
             record_outputs(out)  # a failed command removes nothing
             raise
-    finally:
-        bar.close()
+        bar.finish()
     finish_jobs(out, outcomes)
     print_table(outcomes)
     print(f"report: {report}")

@@ -359,6 +359,26 @@ def handle(args: argparse.Namespace) -> int:
                 "--scenarios DIR"
             )
         args.scenarios = check_scenarios(args.study, args.scenarios)
+    from rtshield.progress import ProgressBar
+
+    names = [args.study] if args.study is not None else list(RUNNERS)
+    phases: list[tuple[str, float]] = []
+    for name in names:
+        if name in PLAN_MODULES:  # the study's own bar covers its runs; then it writes
+            phases += [(f"{name}: simulating", 4), (f"{name}: figures and report", 1)]
+        else:  # the comparative run's bar covers its runs, figures and report
+            phases.append((name, 5))
+    if args.study is None:
+        phases.append(("combined report", 0.5))
+    bar = ProgressBar("demo", phases=phases, enabled=False if args.quiet else None)
+    with bar:
+        rc = _handle(args, bar)
+        if rc == 0:
+            bar.finish()
+    return rc
+
+
+def _handle(args: argparse.Namespace, bar) -> int:
     if args.study is not None:
         runner = RUNNERS[args.study][0]
         if args.study == "danicki":
@@ -373,7 +393,9 @@ def handle(args: argparse.Namespace) -> int:
     runs: dict[str, StudyRun] = {}
     try:
         for name, (runner, sub) in RUNNERS.items():
+            bar.phase(f"{name}: simulating" if name in PLAN_MODULES else name)
             runs[name] = runner(args, out / sub if sub else out)
+        bar.phase("combined report")
         report = _combined(out, runs)
     except BaseException:
         if runs:

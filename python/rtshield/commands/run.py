@@ -74,14 +74,23 @@ def handle(args) -> int:
     log.debug("%s: %s, seed %d", args.scenario, scenario.name, scenario.seed)
     out = prepare_out_dir(args.out)
     log.debug("writing into %s", out)
-    bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
-    try:
-        outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
-    except BaseException:
-        record_outputs(out)  # a failed run removes nothing
-        raise
-    finally:
-        bar.close()
+    # the simulation reports seconds simulated; at its end the bar moves on to the
+    # figures and the report (run_one writes them)
+    bar = ProgressBar(
+        f"run {scenario.name}",
+        phases=[
+            ("simulating", 4, "s simulated"),
+            ("writing the report" if args.no_figures else "drawing figures, writing the report", 1),
+        ],
+        enabled=False if args.quiet else None,
+    )
+    with bar:
+        try:
+            outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
+        except BaseException:
+            record_outputs(out)  # a failed run removes nothing
+            raise
+        bar.finish()
     finish_out_dir(out)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))

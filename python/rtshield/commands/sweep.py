@@ -114,11 +114,12 @@ def handle(args) -> int:
             scenarios.append(sweep.point_scenario(data, text, str(args.scenario), pt))
         except UsageError as e:
             raise UsageError(f"{e} (in point {label})") from None
-    # one step per point, and one for the tables, the figures and the report
-    steps = len(points) + 1
-    bar = ProgressBar("sweep", unit="steps done (points, then the report)")
+    bar = ProgressBar(
+        "sweep",
+        phases=[("simulating", len(points), "points done"), ("tables, figure and report", 1)],
+    )
     out = Path(args.out)
-    try:
+    with bar:
         outcomes, resumed = sweep.run_points(
             scenarios,
             labels,
@@ -127,17 +128,15 @@ def handle(args) -> int:
             workers=args.jobs or os.cpu_count() or 1,
             scheduler=args.scheduler,
             figures=args.run_figures,
-            on_done=lambda d, _n, _o: bar(d, steps),
+            on_done=lambda d, n, _o: bar(d, n),
         )
         try:
-            with bar.working(steps - 1, steps):
-                report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
-            bar(steps, steps)
+            bar.phase("tables, figure and report")
+            report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
         except BaseException:
             record_outputs(out)  # a failed command removes nothing
             raise
-    finally:
-        bar.close()
+        bar.finish()
     finish_jobs(out, outcomes)
     cols = [a.key for a in axes] + ["safe", "worst_response_us", "margin_us", "misses"]
     print(text_table(cols, [[_cell(r[c]) for c in cols] for r in rows]))
