@@ -18,7 +18,7 @@ from rtshield.outputs import (
     record_outputs,
 )
 from rtshield.progress import ProgressBar
-from rtshield.tables import text_table
+from rtshield.tables import print_table
 
 HELP = (
     "Search the unknown parameters that CALIBRATION declares (costs, the critical task's "
@@ -102,7 +102,7 @@ def handle(args) -> int:
     finish_out_dir(out)
     best = calibrate.best_of(points)
     rows = [[q.key, q.text(v)] for q, v in zip(cal.params, best.values, strict=True)]
-    print(text_table(["parameter", "best"], rows))
+    print_table(["parameter", "best"], rows)
     what = (
         f"{best.score:g} of {len(cal.claims)} claims hold"
         if cal.objective == "claims"

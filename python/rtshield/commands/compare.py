@@ -13,7 +13,8 @@ from rtshield.outputs import record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
-from rtshield.tables import key_metrics, text_table
+from rtshield.tables import key_metrics
+from rtshield.tables import print_table as _print_table
 
 HELP = (
     "Run two or more scenario files (in parallel) and write DIR/report.html with a "
@@ -64,11 +65,12 @@ def add_to(app: typer.Typer) -> None:
 
 
 def print_table(outcomes) -> None:
+    """The runs' key numbers side by side: one column per run."""
     names = [o.out_dir.name for o in outcomes]
     cols = [dict(key_metrics(o.entry.summary)) for o in outcomes]
-    labels = list(cols[0]) if cols else []
+    labels = list(dict.fromkeys(lbl for c in cols for lbl in c))
     rows = [[lbl, *(c.get(lbl, "—") for c in cols)] for lbl in labels]
-    print(text_table(["", *names], rows))
+    _print_table(["", *names], rows)
 
 
 def run_and_report(

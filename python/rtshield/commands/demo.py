@@ -144,8 +144,9 @@ def add_to(app: typer.Typer) -> None:
         )
 
 
-def claims_section(outcomes) -> list[tuple[str, str]]:
-    """The report section that sets each claim of §3 beside the simulated value."""
+def claims_section(outcomes, counts: list | None = None) -> list[tuple[str, str]]:
+    """The report section that sets each claim of §3 beside the simulated value
+    (``counts``, when given, receives ``(claims that hold, claims checked)``)."""
     from rtshield.studies import danicki2021
 
     runs = {
@@ -155,10 +156,12 @@ def claims_section(outcomes) -> list[tuple[str, str]]:
     n_ok = sum(v.holds is True for v in verdicts)
     n_run = sum(v.holds is not None for v in verdicts)
     print(f"demo: {n_ok} of {n_run} claims of Danicki et al. §3 hold (docs/validation.md)")
+    if counts is not None:
+        counts.append((n_ok, n_run))
     return [("Claims of Danicki et al. §3 against this run", danicki2021.verdicts_html(verdicts))]
 
 
-def _danicki(args: argparse.Namespace, out: Path) -> int:
+def _danicki(args: argparse.Namespace, out: Path, counts: list | None = None) -> int:
     t0 = time.perf_counter()
     folder = getattr(args, "scenarios", None)
     files = study_files(folder=folder)
@@ -176,7 +179,7 @@ def _danicki(args: argparse.Namespace, out: Path) -> int:
         intro,
         args.set,
         label="demo",
-        sections=claims_section,
+        sections=lambda outcomes: claims_section(outcomes, counts),
         run_figures=getattr(args, "run_figures", False),
     )
     print(f"demo: {len(files)} configurations in {time.perf_counter() - t0:.1f} s wall")
@@ -284,10 +287,18 @@ class StudyRun:
     body: str  #: the study's report body (HTML, without page frame)
     verdicts: list  #: its claim verdicts (objects with ``holds``: True/False/None)
     toc_note: str = ""  #: extra HTML after the study's entry in the table of contents
+    claims: tuple[int, int] | None = None  #: (claims that hold, claims checked), when not verdicts
+
+    def claim_counts(self) -> tuple[int, int] | None:
+        if self.verdicts:
+            return (sum(v.holds is True for v in self.verdicts),
+                    sum(v.holds is not None for v in self.verdicts))
+        return self.claims
 
 
 def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
-    rc = _danicki(args, out)
+    counts: list[tuple[int, int]] = []
+    rc = _danicki(args, out, counts)
     if rc:
         raise SystemExit(rc)
     body = _body_of((out / "report.html").read_text(encoding="utf-8"))
@@ -299,6 +310,7 @@ def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
         [],
         ' (<a href="#claims-danicki">claims</a>; each configuration\'s own report under '
         "<code>runs/</code>)",
+        claims=counts[0] if counts else None,
     )
 
 
@@ -402,5 +414,15 @@ def _handle(args: argparse.Namespace, bar) -> int:
             record_outputs(out, dirs=subdirs)
         raise
     finish_out_dir(out, dirs=subdirs)
+    from rtshield.tables import print_table
+
+    rows = []
+    for name, run in runs.items():
+        c = run.claim_counts()
+        sub = RUNNERS[name][1]
+        rows.append([name, "—" if c is None else f"{c[0]} of {c[1]}",
+                     str(out / sub / "report.html") if sub else "(the first section)"])
+    print_table(["study", "claims that hold", "its own report"], rows,
+                title="demo: the papers' claims against the simulation", left=(2,))
     print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; report: {report}")
     return 0

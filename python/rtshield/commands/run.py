@@ -13,7 +13,7 @@ from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
-from rtshield.tables import key_metrics, text_table
+from rtshield.tables import key_metrics, print_table
 
 HELP = (
     "Simulate one scenario file (schema: docs/scenarios.md) on the device model, "
@@ -94,7 +94,7 @@ def handle(args) -> int:
     finish_out_dir(out)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
-        print(text_table(["", scenario.name], key_metrics(outcome.entry.summary)))
+        print_table(["", scenario.name], key_metrics(outcome.entry.summary))
         print(
             f"results: {out}/ (report: {out / 'report.html'}), {outcome.wall_s:.1f} s wall",
             file=sys.stdout,
