@@ -574,6 +574,9 @@ def _client(scheduler: str | None, workers: int):
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        # the scheduler's HTTP server on a free port: on 8787, taken by another
+        # cluster on the machine, Dask would warn on stderr
+        scheduler_kwargs={"dashboard_address": ":0"},
         silence_logs=logging.ERROR,
     )
     return Client(cluster), cluster
