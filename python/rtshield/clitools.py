@@ -78,15 +78,37 @@ def seed_overrides(sets: list[str], seed: int | None) -> list[str]:
     return sets
 
 
+class _Handler(logging.Handler):
+    """The ``rtshield`` logger's records on stderr, one line each, written above the
+    progress bar when one is drawn (so that the bar stays whole)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = self.format(record)
+            from rtshield.progress import write_line
+
+            if not write_line(msg):
+                sys.stderr.write(msg + "\n")
+                sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - logging's own contract: report, never raise
+            self.handleError(record)
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"rtshield: {record.levelname.lower()}: {record.getMessage()}"
+
+
 def _setup_logging(verbose: bool) -> None:
-    """``--verbose``: the ``rtshield`` logger's debug records on stderr, one per line."""
-    if not verbose:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("rtshield: %(levelname)s: %(message)s"))
+    """Diagnostics go through :mod:`logging` (the ``rtshield`` logger): warnings always
+    reach stderr, ``--verbose`` lowers the level to debug (what is read, run and
+    written, and each phase of the progress bar with its time)."""
+    handler = _Handler()
+    handler.setFormatter(_Formatter())
     handler._rtshield_cli = True  # type: ignore[attr-defined]
     log.addHandler(handler)
-    log.setLevel(logging.DEBUG)
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    log.propagate = False
 
 
 def _teardown_logging() -> None:
@@ -94,6 +116,7 @@ def _teardown_logging() -> None:
         if getattr(h, "_rtshield_cli", False):
             log.removeHandler(h)
     log.setLevel(logging.NOTSET)
+    log.propagate = True
 
 
 @contextlib.contextmanager

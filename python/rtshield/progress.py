@@ -25,13 +25,17 @@ imported only when a bar is drawn.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
 __all__ = ["ProgressBar", "active", "write_line"]
+
+log = logging.getLogger("rtshield.progress")
 
 #: The open bars, outermost first: only the outermost one draws.
 _OPEN: list[ProgressBar] = []
@@ -99,6 +103,8 @@ class ProgressBar:
         self._task: Any = None
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
+        self._t0 = time.monotonic()
+        self._logged = -1
         if self.parent is not None:
             self.parent._adopt(self)
             self.enabled = False
@@ -219,7 +225,21 @@ class ProgressBar:
                 self._advance()
         self._changed()
 
+    def _log_phase(self) -> None:
+        """``--verbose``: one debug line when a phase starts (with the time so far), so
+        that a log without a drawn bar still shows where the time went."""
+        if (
+            self.parent is not None  # the open bar logs the phases
+            or self.index == self._logged
+            or not log.isEnabledFor(logging.DEBUG)
+        ):
+            return
+        self._logged = self.index
+        what = self.description_inner() if not self.complete else "done"
+        log.debug("%s: %s (%.1f s)", self.label, what or "started", time.monotonic() - self._t0)
+
     def _changed(self) -> None:
+        self._log_phase()
         if self.parent is not None:
             self.parent._child_changed(self)
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_ov
 from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
 from rtshield.studies import STUDIES
+
+log = logging.getLogger(__name__)
 
 #: Where ``rtshield demo`` (all studies) writes the Behnke software study, inside DIR.
 BEHNKE_SOFTWARE_DIR = "behnke_software"
@@ -257,6 +260,7 @@ def check_scenarios(study: str, folder: str | Path) -> Path:
             )
     for name in need:
         load_scenario(d / name)  # one line naming the file and the key
+        log.debug("--scenarios: %s is a valid scenario", d / name)
     if study in PLAN_MODULES:
         import importlib
 
