@@ -132,3 +132,25 @@ def test_danicki_runs_on_an_edited_shortened_copy(tmp_path, mine):
     report = (out / "report.html").read_text()
     assert str(mine) in report  # the report says whose scenarios ran
     assert "claims of Danicki et al." in res.stdout
+
+
+def test_behnke_hardware_runs_on_an_edited_copy_and_its_report_names_it(tmp_path):
+    """The device's edited file is what runs: the critical task's work raised from
+    10 µs to 40 µs makes every run's worst response at least 40 µs (the shipped
+    file's runs stay far below)."""
+    d = tmp_path / "hw"
+    shutil.copytree(REPO / "scenarios" / "behnke_hardware", d)
+    dev = d / "device.toml"
+    text = dev.read_text()
+    assert re.search(r'(?m)^work = "10us"', text)
+    dev.write_text(re.sub(r'(?m)^work = "10us"', 'work = "40us"', text, count=1))
+    out = tmp_path / "o"
+    res = rtshield("demo", "--study", "behnke-hardware", "--scenarios", d, "--out", out,
+                   "--set", "scenario.duration=1s")
+    assert res.returncode == 0, res.stderr
+    points = json.loads((out / "points.json").read_text())
+    assert points and all(p["critical"]["max_response_us"] >= 40 for p in points.values())
+    page = (out / "report.html").read_text()
+    assert f"<code>{d}/device.toml</code>" in page
+    assert "<code>scenarios/behnke_hardware/" not in page
+    assert "claims of Behnke et al. §8 hold" in res.stdout

@@ -206,6 +206,8 @@ def _plan_study(module: str, name: str, paper: str):
         report, body, verdicts, wall = study.run_and_write(
             out, plan, jobs=args.jobs, folder=folder
         )
+        if folder is not None:
+            body = _name_folder(report, body, study.study_dir().name, Path(folder))
         n_ok = sum(v.holds is True for v in verdicts)
         n_run = sum(v.holds is not None for v in verdicts)
         print(f"demo: {n_ok} of {n_run} claims of {paper} hold (docs/validation.md)")
@@ -214,6 +216,20 @@ def _plan_study(module: str, name: str, paper: str):
         return StudyRun(body, list(verdicts))
 
     return run
+
+
+def _name_folder(report: Path, body: str, shipped: str, folder: Path) -> str:
+    """The study's report names its scenario folder (``scenarios/NAME/``): with
+    ``--scenarios`` it is the user's, so the report names that one instead (and
+    the output folder's manifest records the report as rewritten)."""
+    from rtshield.outputs import atomic_write, record_outputs
+
+    was, now = f"<code>scenarios/{shipped}/", f"<code>{html.escape(str(folder))}/"
+    page = report.read_text(encoding="utf-8")
+    if was in page:
+        atomic_write(report, page.replace(was, now, 1))
+        record_outputs(report.parent)
+    return body.replace(was, now, 1)
 
 
 #: ``{study name: module}`` of the studies run from a plan of points.
