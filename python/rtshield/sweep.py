@@ -337,15 +337,6 @@ def boundaries(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]) -> list[
     return out
 
 
-def boundary_lines(bounds: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line of text per boundary entry, for the terminal and the report."""
-    lines = []
-    for b in bounds:
-        where = ", ".join(f"{k}={v}" for k, v in b["others"].items())
-        lines.append(f"{b['axis']}: {b['verdict']}" + (f"  [at {where}]" if where else ""))
-    return lines
-
-
 def write_tables(
     out_dir: Path,
     rows: Sequence[Mapping[str, Any]],

@@ -440,8 +440,8 @@ def _handle(args: argparse.Namespace, bar) -> int:
     for name, run in runs.items():
         c = run.claim_counts()
         sub = RUNNERS[name][1]
-        rows.append([name, "—" if c is None else f"{c[0]} of {c[1]}",
-                     str(out / sub / "report.html") if sub else "(the first section)"])
+        own = f"{out / sub / 'report.html'}" if sub else f"{out / 'report.html'} (first section)"
+        rows.append([name, "—" if c is None else f"{c[0]} of {c[1]}", own])
     print_table(["study", "claims that hold", "its own report"], rows,
                 title="demo: the papers' claims against the simulation", left=(2,))
     print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; report: {report}")
