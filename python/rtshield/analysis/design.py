@@ -134,15 +134,25 @@ class Design:
                     )
                 )
         if self.candidates:
-            lines.append("  candidates (timer Hz, bursts, utilization, schedulable):")
-            for c in self.candidates:
-                mark = "*" if c.get("chosen") else " "
-                u = c["utilization"]
-                u_txt = "-" if u is None else f"{u:.4f}"
-                ok = "yes" if c["schedulable"] else "no"
-                lines.append(
-                    f"   {mark} {c['timer_hz']:6d} Hz  bursts {c['bursts']}  U={u_txt}  {ok}"
+            from rtshield.tables import text_table
+
+            rows = [
+                [
+                    "*" if c.get("chosen") else "",
+                    f"{c['timer_hz']:,d}".replace(",", " "),
+                    str(c["bursts"]),
+                    "-" if c["utilization"] is None else f"{c['utilization']:.4f}",
+                    "yes" if c["schedulable"] else "no",
+                ]
+                for c in self.candidates
+            ]
+            lines.append(
+                text_table(
+                    ["chosen", "timer (Hz)", "bursts", "utilization", "schedulable"],
+                    rows,
+                    title="candidates",
                 )
+            )
         if self.report is not None:
             lines.append("")
             lines.append(self.report.table())
