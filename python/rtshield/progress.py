@@ -94,7 +94,8 @@ class ProgressBar:
         self.stream = stream if stream is not None else sys.stderr
         self.index = 0  #: the current phase
         self.frac = 0.0  #: how far the current phase is
-        self.detail = ""  #: "done/total unit" of the current phase
+        self._count: tuple[float, float] | None = None  #: (done, total) of the current phase
+        self._pushed = 0.0
         self.state: str | None = None  #: "done", "interrupted", "failed", "stopped" once closed
         self.child: ProgressBar | None = None
         self.parent = active()
@@ -171,26 +172,34 @@ class ProgressBar:
         return f"{self.description()}  {self.percent_text()}" + (f"  {detail}" if detail else "")
 
     def _detail(self) -> str:
+        """``done/total unit`` of the current phase (of the nested bar's, if any)."""
         if self.child is not None and self.child._detail():
             return self.child._detail()
-        return self.detail
+        if self._count is None or self.complete:
+            return ""
+        done, total = self._count
+        unit = self.phases[self.index][2]
+        return f"{done:,.6g}/{total:,.6g} {unit}".rstrip()
 
     # ------------------------------------------------------------ updates
 
     def __call__(self, done: float, total: float) -> None:
         """The current phase has done ``done`` of ``total``; at its total the next phase starts."""
-        with self._lock:
-            if self.complete:
-                return
-            total = float(total)
-            done = float(done)
-            self.frac = 0.0 if total <= 0 else min(1.0, max(0.0, done / total))
-            unit = self.phases[self.index][2]
-            self.detail = f"{done:,.6g}/{total:,.6g} {unit}".rstrip() if total > 0 else ""
-            if total > 0 and done >= total:
+        if self.complete:
+            return
+        done, total = float(done), float(total)
+        if total > 0 and done >= total:
+            with self._lock:
                 self._advance()
-        self._changed()
-
+            self._changed()
+            return
+        self.frac = 0.0 if total <= 0 else min(1.0, max(0.0, done / total))
+        self._count = (done, total)
+        # the engine calls this after every bin: pass it on at most 20 times a second
+        now = time.monotonic()
+        if now - self._pushed >= 0.05:
+            self._pushed = now
+            self._changed()
     def phase(self, name: str) -> None:
         """Start the phase ``name`` (the phases before it count as done)."""
         with self._lock:
@@ -198,18 +207,18 @@ class ProgressBar:
             if name not in names:
                 raise ValueError(f"progress: no phase {name!r} in {names}")
             self.index = names.index(name)
-            self.frac, self.detail = 0.0, ""
+            self.frac, self._count = 0.0, None
         self._changed()
 
     def finish(self) -> None:
         """The whole operation is done: 100 %."""
         with self._lock:
-            self.index, self.frac, self.detail = len(self.phases), 0.0, ""
+            self.index, self.frac, self._count = len(self.phases), 0.0, None
         self._changed()
 
     def _advance(self) -> None:
         self.index += 1
-        self.frac, self.detail = 0.0, ""
+        self.frac, self._count = 0.0, None
 
     def _adopt(self, child: ProgressBar) -> None:
         with self._lock:
