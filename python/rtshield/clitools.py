@@ -38,6 +38,7 @@ __all__ = [
     "Out",
     "Quiet",
     "Seed",
+    "Terminated",
     "Verbose",
     "mount_argparse",
     "dispatch",
@@ -138,11 +139,16 @@ def _quiet(quiet: bool) -> Iterator[None]:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived: unwind like Ctrl-C, so that every ``finally`` records and cleans up."""
+    """SIGTERM (or, for ``rig``, SIGHUP) arrived: unwind like Ctrl-C, so that every
+    ``finally`` records and cleans up; the exit status is 128 + the signal's number."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
 
 
 def _on_sigterm(signum, frame):  # noqa: ARG001
-    raise Terminated()
+    raise Terminated(signum)
 
 
 @contextlib.contextmanager
@@ -180,7 +186,7 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
         return 1
     except KeyboardInterrupt as e:
         print("rtshield: interrupted", file=sys.stderr)
-        return 128 + signal.SIGTERM if isinstance(e, Terminated) else 130
+        return 128 + e.signum if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (`rtshield analyze x.toml | head`): not an error
         # of ours. Point stdout at devnull so the interpreter's final flush

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Quiet, Verbose, dispatch
+from rtshield.clitools import Out, Quiet, Terminated, Verbose, dispatch
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -240,12 +240,9 @@ def _csv(value: str, allowed: tuple[str, ...] | None, option: str) -> list[str]:
     return items
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every ``finally`` cleans up."""
-
-
 def _on_signal(signum, frame):  # noqa: ARG001
-    raise _Terminated()
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every ``finally`` cleans up."""
+    raise Terminated(signum)
 
 
 def options_from_args(args):
