@@ -253,6 +253,22 @@ def test_key_metrics_and_text_table():
     assert len(t) == 4 and t[3].endswith("22") and t[2].endswith(" 1")
 
 
+def test_print_table_on_a_terminal_and_into_a_pipe():
+    from rtshield.tables import print_table
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    rows = [["packets sent", "59 999"], ["cycle time p99", "10 489.9 µs"]]
+    pipe, tty = io.StringIO(), Tty()
+    print_table(["", "queue_500"], rows, file=pipe)
+    assert pipe.getvalue() == text_table(["", "queue_500"], rows) + "\n"
+    print_table(["", "queue_500"], rows, file=tty)
+    for cell in ("queue_500", "59 999", "10 489.9 µs", "cycle time p99"):
+        assert cell in tty.getvalue()
+
+
 def _lines(buf):
     """The drawn states of a bar, without terminal codes."""
     import re

@@ -164,6 +164,16 @@ def test_sweep_on_a_local_cluster_and_resume(tmp_path, capsys, cluster, flood):
     region = json.loads((out / "safe_region.json").read_text())
     assert {b["axis"] for b in region} == {"flows.flood.rate", "driver.queue"}
     assert "safe region" in text and "report:" in text
+    # the terminal's per-point table says what sweep.csv says, with units in the headings
+    cells = [[c.strip() for c in ln.split("│")] for ln in text.splitlines() if "│" in ln]
+    head = next(c for c in cells if c[:2] == ["flows.flood.rate", "driver.queue"])
+    assert head[2:] == ["safe", "worst response (µs)", "margin (µs)", "worst lateness", "misses"]
+    shown = {(c[0], c[1]): c for c in cells if len(c) == len(head) and c is not head}
+    for r in rows:
+        c = shown[(r["flows.flood.rate"], r["driver.queue"])]
+        assert c[2] == ("yes" if r["safe"] == "True" else "NO")
+        assert c[6].replace(" ", "") == r["misses"]
+        assert float(c[4].replace(" ", "")) == pytest.approx(float(r["margin_us"]), abs=0.05)
     assert "Safe region" in (out / "report.html").read_text()
 
     # the same sweep again: nothing runs, the files are the very same
