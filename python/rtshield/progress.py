@@ -262,6 +262,7 @@ class ProgressBar:
                 return
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.table import Column
 
             forced = not getattr(self.stream, "isatty", lambda: False)()
             console = Console(
@@ -270,12 +271,14 @@ class ProgressBar:
                 width=self.width or (100 if forced else None),
                 highlight=False,
             )
+            # on a narrow terminal the words give way (…), the numbers stay
+            words = Column(no_wrap=True, overflow="ellipsis", ratio=1, min_width=12)
             self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(bar_width=30),
-                TextColumn("{task.fields[pct]}"),
-                TextColumn("{task.fields[detail]}"),
-                TimeElapsedColumn(),
+                TextColumn("{task.description}", table_column=words),
+                BarColumn(bar_width=24),
+                TextColumn("{task.fields[pct]}", table_column=Column(no_wrap=True)),
+                TextColumn("{task.fields[detail]}", table_column=Column(no_wrap=True)),
+                TimeElapsedColumn(table_column=Column(no_wrap=True)),
                 console=console,
                 refresh_per_second=4,
                 # standard output goes through the bar only when it is the same terminal
