@@ -79,10 +79,41 @@ def test_no_such_folder(tmp_path):
     assert not out.exists()
 
 
-def test_scenarios_needs_a_study(tmp_path, mine):
+def test_without_a_study_dir_holds_one_folder_per_study(tmp_path, mine):
+    """Without --study, DIR is a copy of scenarios/: each study's folder under its
+    shipped name; a missing one is named before anything runs."""
+    import argparse
+
+    tree = tmp_path / "tree"
+    for name in ("danicki2021", "behnke_software", "behnke_hardware", "regehr2005"):
+        shutil.copytree(REPO / "scenarios" / name, tree / name)
+    args = argparse.Namespace(study=None, scenarios=str(tree))
+    folders = demo._folders(args)
+    assert {n: p.name for n, p in folders.items()} == {
+        "danicki": "danicki2021", "behnke-software": "behnke_software",
+        "behnke-hardware": "behnke_hardware", "regehr": "regehr2005"}
+    args.folders = folders
+    assert demo._folder(args, "regehr") == tree / "regehr2005"
+    shutil.rmtree(tree / "regehr2005")
     out = tmp_path / "o"
-    one_line_error(rtshield("demo", "--scenarios", mine, "--out", out), "--study")
+    one_line_error(rtshield("demo", "--scenarios", tree, "--out", out),
+                   str(tree / "regehr2005"), "no such folder", "fig_strict.toml")
     assert not out.exists()
+    one_line_error(rtshield("demo", "--scenarios", mine, "--out", out),
+                   str(mine / "danicki2021"), "no such folder")
+
+
+def test_queue500_claim_on_a_run_shorter_than_the_flood_is_a_verdict():
+    """--set scenario.duration=1s: no second reaches 1 000 packets; the claim does
+    not hold (it is not a crash)."""
+    import numpy as np
+
+    from rtshield.studies import danicki2021
+
+    quiet = {k: np.array([10.0, 20.0]) for k in ("received", "processed")}
+    run = type("Run", (), {"timeseries": quiet, "critical": {"lateness_sum_pct": 0.0}})()
+    ok, value = danicki2021.queue500({"queue_500": run})
+    assert ok is False and "no second" in value
 
 
 def test_hardware_study_names_a_missing_capture(tmp_path):

@@ -117,9 +117,10 @@ def add_to(app: typer.Typer) -> None:
             typer.Option(
                 "--scenarios",
                 metavar="DIR",
-                help="run the study (--study) on the scenario files in DIR instead of the "
-                "shipped ones: a copy of the study's folder under scenarios/, edited "
-                "(docs/cli.md lists the files each study needs)",
+                help="run on the scenario files in DIR instead of the shipped ones: with "
+                "--study, a copy of that study's folder under scenarios/, edited; without, "
+                "a copy of scenarios/ (one folder per study). docs/cli.md lists the files "
+                "each study needs",
                 show_default=False,
             ),
         ] = None,
@@ -166,7 +167,7 @@ def claims_section(outcomes, counts: list | None = None) -> list[tuple[str, str]
 
 def _danicki(args: argparse.Namespace, out: Path, counts: list | None = None) -> int:
     t0 = time.perf_counter()
-    folder = getattr(args, "scenarios", None)
+    folder = _folder(args, "danicki")
     files = study_files(folder=folder)
     intro = INTRO
     if folder is not None:
@@ -202,7 +203,7 @@ def _plan_study(module: str, name: str, paper: str):
         if args.jobs < 1:
             raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
         plan = study.Plan(overrides=parse_overrides(list(args.set)) or {})
-        folder = getattr(args, "scenarios", None)
+        folder = _folder(args, name)
         report, body, verdicts, wall = study.run_and_write(
             out, plan, jobs=args.jobs, folder=folder
         )
@@ -383,14 +384,39 @@ def _combined(out: Path, runs: dict[str, StudyRun]) -> Path:
     return atomic_write(out / "report.html", _page("rtshield demo: the papers' studies", body))
 
 
+def shipped_folder(study: str) -> str:
+    """The name of ``study``'s folder under ``scenarios/`` (``danicki2021``, …)."""
+    if study == "danicki":
+        return study_dir().name
+    import importlib
+
+    return importlib.import_module(f"rtshield.studies.{PLAN_MODULES[study]}").study_dir().name
+
+
+def _folders(args: argparse.Namespace) -> dict[str, Path]:
+    """``--scenarios DIR``, checked: with ``--study``, DIR is that study's folder;
+    without, DIR holds one folder per study under its shipped name (a copy of
+    ``scenarios/``)."""
+    given = getattr(args, "scenarios", None)
+    if given is None:
+        return {}
+    if args.study is not None:
+        return {args.study: check_scenarios(args.study, given)}
+    if not Path(given).is_dir():
+        raise UsageError(
+            f"--scenarios: {given}: no such folder (without --study it holds one folder per "
+            f"study: {', '.join(shipped_folder(n) for n in RUNNERS)})"
+        )
+    return {n: check_scenarios(n, Path(given) / shipped_folder(n)) for n in RUNNERS}
+
+
+def _folder(args: argparse.Namespace, study: str) -> Path | None:
+    """The user's scenario folder for ``study`` (None: the shipped one)."""
+    return (getattr(args, "folders", None) or {}).get(study)
+
+
 def handle(args: argparse.Namespace) -> int:
-    if getattr(args, "scenarios", None) is not None:
-        if args.study is None:
-            raise UsageError(
-                "--scenarios: give the study its folder is for, e.g. --study danicki "
-                "--scenarios DIR"
-            )
-        args.scenarios = check_scenarios(args.study, args.scenarios)
+    args.folders = _folders(args)
     from rtshield.progress import ProgressBar
 
     names = [args.study] if args.study is not None else list(RUNNERS)
