@@ -112,6 +112,14 @@ def test_shared_timer_choice(tmp_path):
     # the chosen timer really is schedulable when written into the file
     fixed = text.replace('rate = "?"', f'rate = "{chosen[0]["timer_hz"]}Hz"')
     assert analyze_system(load(tmp_path, fixed)).schedulable
+    # the terminal answer lists the candidates as a table, the chosen one marked
+    table = d.text().split("candidates\n", 1)[1]
+    cells = [[c.strip() for c in ln.split("│")] for ln in table.splitlines()]
+    rows = [c for c in cells[2:] if len(c) == 5]
+    assert cells[0][1] == "timer (Hz)" and len(rows) == len(d.candidates)
+    marked = [r for r in rows if r[0] == "*"]
+    assert len(marked) == 1
+    assert marked[0][1].replace(" ", "") == str(chosen[0]["timer_hz"])
 
 
 def test_design_cli_json(tmp_path, capsys):

@@ -145,8 +145,8 @@ def test_top_help_lists_every_verb(capsys):
         ("demo", ["--out", "--quiet", "--verbose", "--jobs", "--seed"]),
         ("sweep", ["--out", "--quiet", "--verbose", "--jobs", "--seed"]),
         ("calibrate", ["--out", "--quiet", "--verbose", "--jobs"]),
-        ("analyze", ["--verbose", "--seed"]),
-        ("design", ["--verbose", "--seed"]),
+        ("analyze", ["--quiet", "--verbose", "--seed"]),
+        ("design", ["--quiet", "--verbose", "--seed"]),
     ],
 )
 def test_common_flags_share_one_help_text(capsys, verb, flags):
@@ -197,7 +197,7 @@ def test_verbose_logs_on_stderr_not_stdout(tmp_path, capfd):
     assert cli.main(["run", str(scn), "--out", str(tmp_path / "v"), "--verbose", "--quiet"]) == 0
     out = capfd.readouterr()
     assert out.out == ""
-    assert "rtshield: DEBUG: " in out.err and "seed 42" in out.err
+    assert "rtshield: debug: " in out.err and "seed 42" in out.err
 
 
 def test_seed_overrides_the_file_and_is_deterministic(tmp_path):

@@ -481,7 +481,7 @@ def test_engine_results_do_not_depend_on_the_slicing(monkeypatch):
     assert digest() == plain
 
 
-def _interrupt_run(tmp_path, *sets, env=None):
+def _interrupt_run(tmp_path, *sets, env=None, sig=None):
     """Start a long run, interrupt it after 2 s of simulating: (exit, stderr, latency)."""
     import signal
     import subprocess
@@ -499,7 +499,7 @@ def _interrupt_run(tmp_path, *sets, env=None):
         time.sleep(0.05)
     time.sleep(2.5)  # simulating now
     t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGINT if sig is None else sig)
     try:
         _, err = p.communicate(timeout=30)
     finally:
@@ -524,4 +524,21 @@ def test_interrupted_progress_bar_does_not_claim_100_percent(tmp_path):
     assert "Traceback" not in err
     bars = [b for b in err.split("\r") if "s simulated" in b]
     assert bars, err  # the bar was drawn
-    assert "100.0%" not in bars[-1] and "3600/3600" not in bars[-1], bars[-1]
+    assert "run constant_flood: simulating" in bars[0], bars[0]  # it names the phase
+    # its last line says what happened, at the point reached: not 100 %, not done
+    assert "interrupted" in bars[-1], bars[-1]
+    assert "100.0%" not in bars[-1] and "3,600/3,600" not in bars[-1], bars[-1]
+    assert "done" not in err
+
+
+def test_sigterm_unwinds_like_ctrl_c(tmp_path):
+    """SIGTERM: the outputs are recorded as rtshield's, the bar says "interrupted",
+    one line, exit 143 (128 + SIGTERM)."""
+    import signal
+
+    rc, err, _ = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
+                                env={"RTSHIELD_PROGRESS": "1"}, sig=signal.SIGTERM)
+    assert rc == 128 + signal.SIGTERM and err.rstrip().endswith("rtshield: interrupted"), err
+    assert "Traceback" not in err
+    assert "interrupted" in [b for b in err.split("\r") if "s simulated" in b][-1]
+    assert (tmp_path / "o" / ".rtshield-out").is_file()

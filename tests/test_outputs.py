@@ -253,30 +253,97 @@ def test_key_metrics_and_text_table():
     assert len(t) == 4 and t[3].endswith("22") and t[2].endswith(" 1")
 
 
-def test_progress_bar_waits_a_second_then_draws():
-    now = [0.0]
-    buf = io.StringIO()
-    bar = ProgressBar("q", stream=buf, enabled=True, clock=lambda: now[0])
-    bar(1, 10)
-    assert buf.getvalue() == ""
-    now[0] = 1.5
-    bar(5, 10)
-    assert "50.0%" in buf.getvalue() and buf.getvalue().startswith("\r")
-    bar.close()  # closed at 5 of 10 (interrupted): the bar says so, not 100 %
-    assert buf.getvalue().endswith("\n") and "100.0%" not in buf.getvalue()
-    assert "50.0%" in buf.getvalue().rsplit("\r", 1)[1]
+def test_print_table_on_a_terminal_and_into_a_pipe():
+    from rtshield.tables import print_table
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    rows = [["packets sent", "59 999"], ["cycle time p99", "10 489.9 µs"]]
+    pipe, tty = io.StringIO(), Tty()
+    print_table(["", "queue_500"], rows, file=pipe)
+    assert pipe.getvalue() == text_table(["", "queue_500"], rows) + "\n"
+    print_table(["", "queue_500"], rows, file=tty)
+    for cell in ("queue_500", "59 999", "10 489.9 µs", "cycle time p99"):
+        assert cell in tty.getvalue()
 
 
-def test_progress_bar_shows_100_percent_only_when_done():
-    now = [0.0]
+def _lines(buf):
+    """The drawn states of a bar, without terminal codes."""
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())
+    return [ln.strip() for ln in re.split(r"[\r\n]", plain) if ln.strip()]
+
+
+def test_progress_bar_draws_nothing_for_short_work():
     buf = io.StringIO()
-    bar = ProgressBar("q", stream=buf, enabled=True, clock=lambda: now[0])
-    now[0] = 1.5
+    bar = ProgressBar("q", stream=buf, enabled=True, delay=5.0)
     bar(5, 10)
-    now[0] = 1.7
     bar(10, 10)
     bar.close()
-    assert "100.0%" in buf.getvalue().rsplit("\r", 1)[1]
+    assert buf.getvalue() == ""
+    assert bar.state == "done"
+
+
+def test_progress_bar_stopped_early_says_so_and_not_100_percent():
+    buf = io.StringIO()
+    bar = ProgressBar("q", unit="runs done", stream=buf, enabled=True, delay=0)
+    bar(5, 10)
+    bar.close()  # closed at 5 of 10 without finishing
+    last = _lines(buf)[-1]
+    assert last.startswith("q: stopped") and "50.0%" in last and "5/10 runs done" in last
+    assert "100.0%" not in buf.getvalue() and "\n" in buf.getvalue()[-12:]  # line ended
+
+
+def test_progress_bar_interrupted_says_interrupted():
+    buf = io.StringIO()
+    bar = ProgressBar("q", phases=[("simulating", 4, "s simulated"), ("report", 1)],
+                      stream=buf, enabled=True, delay=0)
+    with pytest.raises(KeyboardInterrupt), bar:
+        bar(10, 10)  # the simulation is done: the report phase starts
+        assert bar.text().startswith("q: report")
+        raise KeyboardInterrupt
+    last = _lines(buf)[-1]
+    assert last.startswith("q: interrupted") and "80.0%" in last, last
+    assert "100.0%" not in buf.getvalue()
+
+
+def test_progress_bar_shows_100_percent_only_when_every_phase_is_done():
+    buf = io.StringIO()
+    bar = ProgressBar("q", phases=[("simulating", 1, "runs"), ("report", 1)],
+                      stream=buf, enabled=True, delay=0)
+    bar(9999, 10000)
+    assert bar.percent_text().strip() == "50.0%"
+    bar(10000, 10000)
+    bar.phase("report")
+    bar.frac = 0.9999  # a phase all but done still is not 100 %
+    assert bar.percent_text().strip() == "99.9%"
+    bar.finish()
+    bar.close()
+    last = _lines(buf)[-1]
+    assert last.startswith("q: done") and "100.0%" in last
+    assert sum("100.0%" in ln for ln in _lines(buf)) == 1  # only the final state
+
+
+def test_progress_bar_inside_another_reports_into_it():
+    """demo's bar: a study's own bar (made while demo's is open) draws nothing; it
+    moves demo's phase, and when it completes demo's next phase starts."""
+    buf = io.StringIO()
+    outer = ProgressBar("demo", phases=[("a: simulating", 4), ("a: report", 1), ("b", 5)],
+                        stream=buf, enabled=True, delay=0)
+    inner = ProgressBar("study", unit="runs done", stream=buf, enabled=True, delay=0)
+    assert not inner.enabled
+    inner(5, 10)
+    assert outer.text() == "demo: a: simulating   20.0%  5/10 runs done"
+    inner(10, 10)
+    inner.close()
+    assert outer.text().startswith("demo: a: report   40.0%")
+    outer.phase("b")
+    outer.finish()
+    outer.close()
+    assert all(ln.startswith("demo") for ln in _lines(buf))
 
 
 def test_progress_bar_silent_when_disabled():

@@ -164,6 +164,16 @@ def test_sweep_on_a_local_cluster_and_resume(tmp_path, capsys, cluster, flood):
     region = json.loads((out / "safe_region.json").read_text())
     assert {b["axis"] for b in region} == {"flows.flood.rate", "driver.queue"}
     assert "safe region" in text and "report:" in text
+    # the terminal's per-point table says what sweep.csv says, with units in the headings
+    cells = [[c.strip() for c in ln.split("│")] for ln in text.splitlines() if "│" in ln]
+    head = next(c for c in cells if c[:2] == ["flows.flood.rate", "driver.queue"])
+    assert head[2:] == ["safe", "worst response (µs)", "margin (µs)", "worst lateness", "misses"]
+    shown = {(c[0], c[1]): c for c in cells if len(c) == len(head) and c is not head}
+    for r in rows:
+        c = shown[(r["flows.flood.rate"], r["driver.queue"])]
+        assert c[2] == ("yes" if r["safe"] == "True" else "NO")
+        assert c[6].replace(" ", "") == r["misses"]
+        assert float(c[4].replace(" ", "")) == pytest.approx(float(r["margin_us"]), abs=0.05)
     assert "Safe region" in (out / "report.html").read_text()
 
     # the same sweep again: nothing runs, the files are the very same
@@ -235,27 +245,28 @@ def test_a_point_without_figures_has_its_numbers_and_no_png(tmp_path, flood):
 
 
 def test_the_progress_bar_keeps_running_through_the_report_phase():
-    """demo, compare: the bar's last step (figures and report) is one long call;
-    its elapsed time keeps being redrawn, and clear() leaves a clean line."""
+    """demo, compare, sweep: the last phase (figures and report) is one long call
+    without updates; the bar keeps being redrawn with that phase's name, and its
+    last line says done at 100 %."""
     import io
+    import re
     import time
 
     from rtshield.progress import ProgressBar
 
     stream = io.StringIO()
-    bar = ProgressBar("demo", unit="steps done", stream=stream, delay=0.0, enabled=True)
-    bar(8, 9)
-    bar.clear()
-    assert stream.getvalue().endswith("\r") and stream.getvalue().count("\r") == 3
-    with bar.working(8, 9, every=0.02):
-        time.sleep(0.45)
-    drawn = [s for s in stream.getvalue().split("\r") if s.startswith("demo [")]
-    assert len(drawn) >= 3 and all("8/9 steps done" in s for s in drawn)
-    assert len({s.rsplit(" ", 1)[1] for s in drawn}) >= 2  # the elapsed time moved
-    bar(9, 9)
+    bar = ProgressBar("demo", phases=[("simulating", 8, "runs done"), ("figures and report", 1)],
+                      stream=stream, delay=0.0, enabled=True)
+    bar(8, 8)
+    time.sleep(1.1)  # rich redraws four times a second
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue())
+    drawn = [s for s in re.split(r"[\r\n]", plain) if s.startswith("demo: figures and report")]
+    assert len(drawn) >= 3 and all("88.9%" in s for s in drawn)
+    bar.finish()
     bar.close()
-    last = stream.getvalue().split("\r")[-1]
-    assert "100.0%" in last and "9/9 steps done" in last and last.endswith("\n")
+    final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue()).rstrip("\n")
+    final = re.split(r"[\r\n]", final)[-1]
+    assert final.startswith("demo: done") and "100.0%" in final
 
 
 def test_run_no_figures_writes_the_numbers_and_report_only(tmp_path, flood):

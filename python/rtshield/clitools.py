@@ -6,7 +6,8 @@ verb's typer command reuses them (docs/cli.md). :func:`dispatch` runs a verb's
 ``handle(args)`` with those options applied and turns the project's errors into
 exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
 :class:`~rtshield.errors.OutputError` → one line, 1; Ctrl-C → "interrupted",
-130; a closed pipe → 0.
+130; SIGTERM → unwinds like Ctrl-C (outputs recorded, the progress bar says
+"interrupted"), 143; a closed pipe → 0.
 
 :func:`mount_argparse` mounts a verb still defined with argparse
 (``register(subparsers)``) as a typer command that hands its arguments to
@@ -20,7 +21,9 @@ import contextlib
 import io
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from types import ModuleType, SimpleNamespace
 from typing import Annotated, Any
@@ -35,6 +38,7 @@ __all__ = [
     "Out",
     "Quiet",
     "Seed",
+    "Terminated",
     "Verbose",
     "mount_argparse",
     "dispatch",
@@ -75,15 +79,37 @@ def seed_overrides(sets: list[str], seed: int | None) -> list[str]:
     return sets
 
 
+class _Handler(logging.Handler):
+    """The ``rtshield`` logger's records on stderr, one line each, written above the
+    progress bar when one is drawn (so that the bar stays whole)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = self.format(record)
+            from rtshield.progress import write_line
+
+            if not write_line(msg):
+                sys.stderr.write(msg + "\n")
+                sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - logging's own contract: report, never raise
+            self.handleError(record)
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"rtshield: {record.levelname.lower()}: {record.getMessage()}"
+
+
 def _setup_logging(verbose: bool) -> None:
-    """``--verbose``: the ``rtshield`` logger's debug records on stderr, one per line."""
-    if not verbose:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("rtshield: %(levelname)s: %(message)s"))
+    """Diagnostics go through :mod:`logging` (the ``rtshield`` logger): warnings always
+    reach stderr, ``--verbose`` lowers the level to debug (what is read, run and
+    written, and each phase of the progress bar with its time)."""
+    handler = _Handler()
+    handler.setFormatter(_Formatter())
     handler._rtshield_cli = True  # type: ignore[attr-defined]
     log.addHandler(handler)
-    log.setLevel(logging.DEBUG)
+    log.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    log.propagate = False
 
 
 def _teardown_logging() -> None:
@@ -91,6 +117,7 @@ def _teardown_logging() -> None:
         if getattr(h, "_rtshield_cli", False):
             log.removeHandler(h)
     log.setLevel(logging.NOTSET)
+    log.propagate = True
 
 
 @contextlib.contextmanager
@@ -111,6 +138,32 @@ def _quiet(quiet: bool) -> Iterator[None]:
             os.environ["RTSHIELD_PROGRESS"] = old
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or, for ``rig``, SIGHUP) arrived: unwind like Ctrl-C, so that every
+    ``finally`` records and cleans up; the exit status is 128 + the signal's number."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = int(signum)
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While a verb runs, SIGTERM raises :class:`Terminated` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> int:
     """Run ``handle`` on a namespace of ``options``; the project's errors become exit codes.
 
@@ -123,7 +176,7 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
     _setup_logging(verbose)
     try:
         log.debug("%s: %s", verb, ", ".join(f"{k}={v!r}" for k, v in sorted(options.items())))
-        with _quiet(quiet):
+        with _sigterm_unwinds(), _quiet(quiet):
             return int(handle(args) or 0)
     except UsageError as e:
         print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
@@ -131,9 +184,9 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
     except OutputError as e:
         print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("rtshield: interrupted", file=sys.stderr)
-        return 130
+        return 128 + e.signum if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (`rtshield analyze x.toml | head`): not an error
         # of ours. Point stdout at devnull so the interpreter's final flush

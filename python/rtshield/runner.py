@@ -183,10 +183,13 @@ def _ignore_sigint() -> None:
     """Worker start-up: Ctrl-C goes to the parent, which stops the workers itself.
 
     Without this every worker would print its own KeyboardInterrupt traceback.
+    SIGTERM gets its default action back (the parent's handler, inherited by a
+    forked worker, would unwind the worker like Ctrl-C).
     """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:

@@ -337,15 +337,6 @@ def boundaries(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]) -> list[
     return out
 
 
-def boundary_lines(bounds: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line of text per boundary entry, for the terminal and the report."""
-    lines = []
-    for b in bounds:
-        where = ", ".join(f"{k}={v}" for k, v in b["others"].items())
-        lines.append(f"{b['axis']}: {b['verdict']}" + (f"  [at {where}]" if where else ""))
-    return lines
-
-
 def write_tables(
     out_dir: Path,
     rows: Sequence[Mapping[str, Any]],
@@ -574,6 +565,9 @@ def _client(scheduler: str | None, workers: int):
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        # the scheduler's HTTP server on a free port: on 8787, taken by another
+        # cluster on the machine, Dask would warn on stderr
+        scheduler_kwargs={"dashboard_address": ":0"},
         silence_logs=logging.ERROR,
     )
     return Client(cluster), cluster

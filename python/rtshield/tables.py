@@ -1,12 +1,23 @@
-"""The key numbers of a run's summary, as rows for terminal tables and reports."""
+"""The key numbers of a run's summary, as rows for terminal tables and reports, and the
+terminal tables themselves (rich).
+
+Every verb's terminal summary is a :func:`print_table`: columns with units in
+their headings, numbers right-aligned with thousands separators (``fmt_value``),
+the first column left-aligned. On a terminal rich fits the table to its width;
+into a pipe or a file the same table is plain text at its natural width
+(:func:`text_table`), cells separated by ``│``. rich is imported when a table is
+drawn.
+"""
 
 from __future__ import annotations
 
+import io
 import numbers
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TextIO
 
-__all__ = ["METRICS", "fmt_value", "key_metrics", "text_table"]
+__all__ = ["METRICS", "fmt_value", "key_metrics", "print_table", "text_table"]
 
 
 def _get(d: Mapping[str, Any], *path: str) -> Any:
@@ -49,7 +60,8 @@ METRICS: tuple[tuple[str, Callable[[Mapping[str, Any]], Any], str], ...] = (
 
 
 def fmt_value(v: Any, kind: str) -> str:
-    """Human formatting: thousands separators for counts, one decimal for % and µs."""
+    """Human formatting: thousands separators for counts, one decimal for % and µs
+    (``num``: one decimal, no unit, for a column whose heading names it)."""
     if v is None:
         return "—"
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -61,6 +73,8 @@ def fmt_value(v: Any, kind: str) -> str:
         return f"{v:,.1f} %".replace(",", " ")
     if kind == "us":
         return f"{v:,.1f} µs".replace(",", " ")
+    if kind == "num":  # a number in a column whose heading has the unit
+        return f"{v:,.1f}".replace(",", " ")
     if kind == "share":
         return f"{100.0 * v:.1f} %"
     return f"{v:g}"
@@ -76,15 +90,64 @@ def key_metrics(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain monospace table: first column left-aligned, the others right-aligned."""
-    cols = len(header)
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(cols)]
+def _table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    title: str | None,
+    left: Sequence[int] = (),
+):
+    from rich import box
+    from rich.table import Table
 
-    def line(r: Sequence[str]) -> str:
-        cells = [str(r[0]).ljust(widths[0])]
-        cells += [str(r[i]).rjust(widths[i]) for i in range(1, cols)]
-        return "  ".join(cells).rstrip()
+    t = Table(
+        box=box.MINIMAL,
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        header_style="bold",
+        pad_edge=False,
+        highlight=False,
+    )
+    for i, h in enumerate(header):
+        just = "left" if i == 0 or i in left else "right"
+        t.add_column(str(h), justify=just, overflow="fold")
+    for r in rows:
+        t.add_row(*(str(c) for c in r))
+    return t
 
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+def text_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    title: str | None = None,
+    left: Sequence[int] = (),
+) -> str:
+    """The table as plain text at its natural width: the title, the heading, a rule, one
+    line per row; the first column (and those in ``left``: words, not numbers)
+    left-aligned, the others right-aligned."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=100_000, color_system=None, force_terminal=False)
+    console.print(_table(header, rows, title, left), crop=False)
+    lines = [ln.rstrip() for ln in buf.getvalue().splitlines()]
+    # drop the box's top and bottom ends (lines of only ╷ or ╵)
+    return "\n".join(ln for ln in lines if ln.strip(" ╷╵"))
+
+
+def print_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    title: str | None = None,
+    file: TextIO | None = None,
+    left: Sequence[int] = (),
+) -> None:
+    """Print the table on ``file`` (standard output): fitted and styled by rich on a
+    terminal, :func:`text_table` otherwise."""
+    out = file if file is not None else sys.stdout
+    if getattr(out, "isatty", lambda: False)():
+        from rich.console import Console
+
+        Console(file=out, highlight=False).print(_table(header, rows, title, left))
+    else:
+        print(text_table(header, rows, title, left), file=out)

@@ -134,15 +134,25 @@ class Design:
                     )
                 )
         if self.candidates:
-            lines.append("  candidates (timer Hz, bursts, utilization, schedulable):")
-            for c in self.candidates:
-                mark = "*" if c.get("chosen") else " "
-                u = c["utilization"]
-                u_txt = "-" if u is None else f"{u:.4f}"
-                ok = "yes" if c["schedulable"] else "no"
-                lines.append(
-                    f"   {mark} {c['timer_hz']:6d} Hz  bursts {c['bursts']}  U={u_txt}  {ok}"
+            from rtshield.tables import text_table
+
+            rows = [
+                [
+                    "*" if c.get("chosen") else "",
+                    f"{c['timer_hz']:,d}".replace(",", " "),
+                    _bursts_text(c["bursts"]),
+                    "-" if c["utilization"] is None else f"{c['utilization']:.4f}",
+                    "yes" if c["schedulable"] else "no",
+                ]
+                for c in self.candidates
+            ]
+            lines.append(
+                text_table(
+                    ["chosen", "timer (Hz)", "bursts", "utilization", "schedulable"],
+                    rows,
+                    title="candidates",
                 )
+            )
         if self.report is not None:
             lines.append("")
             lines.append(self.report.table())
@@ -343,7 +353,7 @@ def _design_timer(system: System, op: OpenParam) -> Design:
         best[0],
         None,
         "",
-        f"timer {best[1]['timer_hz']} Hz, bursts {best[1]['bursts']}: "
+        f"timer {best[1]['timer_hz']} Hz, bursts {_bursts_text(best[1]['bursts'])}: "
         "the schedulable candidate with the lowest utilization",
         shown,
         display=f"{best[1]['timer_hz']} Hz (period {format_ns(best[2])})",
@@ -503,3 +513,10 @@ def design_system(system: System) -> Design:
             "largest Burst Mitigation capacity per slice",
         )
     raise UsageError(f"{op.label}: cannot design this parameter")
+
+
+def _bursts_text(bursts) -> str:
+    """``{"A": 8, "B": 11}`` as ``A 8, B 11`` (each source's burst per timer period)."""
+    if isinstance(bursts, dict):
+        return ", ".join(f"{k} {v}" for k, v in bursts.items())
+    return str(bursts)

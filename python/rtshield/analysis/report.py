@@ -113,10 +113,15 @@ class Report:
         return out
 
     def table(self) -> str:
-        def f(v):
-            return "-" if v is None else f"{v / 1000:.3f}".rstrip("0").rstrip(".")
+        from rtshield.tables import text_table
 
-        head = ["task", "level", "prio", "C_us", "T_us", "J_us", "D_us", "WCRT_us", "verdict"]
+        def f(v):
+            if v is None:
+                return "-"
+            return f"{v / 1000:,.3f}".rstrip("0").rstrip(".").replace(",", " ")
+
+        head = ["task", "level", "priority", "C (µs)", "T (µs)", "J (µs)", "D (µs)",
+                "WCRT (µs)", "verdict"]
         rows = []
         for r in self.result.tasks:
             t = r.task
@@ -140,11 +145,7 @@ class Report:
                     verdict,
                 ]
             )
-        widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=False)]
-        widths[-1] = 0
-        lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]
-        for row in rows:
-            lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        lines = [text_table(head, rows, left=(1, 8))]
         u = self.result.utilization
         lines.append("")
         lines.append(f"utilization: {'unbounded' if math.isinf(u) else f'{u:.4f}'}")

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, Verbose, dispatch
+from rtshield.clitools import Quiet, Seed, Verbose, dispatch
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
@@ -59,11 +59,12 @@ def add_to(app: typer.Typer) -> None:
         ] = False,
         json: Json = False,
         seed: Seed = None,
+        quiet: Quiet = False,
         verbose: Verbose = False,
     ) -> int:
         return dispatch(
             "analyze", run, system=system, scenario=scenario, simulate=simulate, json=json,
-            seed=seed, verbose=verbose,
+            seed=seed, quiet=quiet, verbose=verbose,
         )
 
 

@@ -18,7 +18,7 @@ from rtshield.outputs import (
     record_outputs,
 )
 from rtshield.progress import ProgressBar
-from rtshield.tables import text_table
+from rtshield.tables import print_table
 
 HELP = (
     "Search the unknown parameters that CALIBRATION declares (costs, the critical task's "
@@ -84,23 +84,25 @@ def handle(args) -> int:
     check_out_dir(args.out)  # before any point runs
     budget = cal.budget if args.budget is None else args.budget
     seed = cal.seed if args.seed is None else args.seed
-    bar = ProgressBar("calibrate", unit="points")
+    bar = ProgressBar(
+        "calibrate", phases=[("searching", 9, "points"), ("writing points, figure and report", 1)]
+    )
     t0 = time.perf_counter()
-    try:
+    with bar:
         points = calibrate.search(cal, budget=budget, seed=seed, jobs=args.jobs, progress=bar)
-    finally:
-        bar.close()
-    wall = time.perf_counter() - t0
-    out = prepare_out_dir(args.out)
-    try:
-        files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed)
-    except BaseException:
-        record_outputs(out)  # a failed command removes nothing
-        raise
+        wall = time.perf_counter() - t0
+        bar.phase("writing points, figure and report")
+        out = prepare_out_dir(args.out)
+        try:
+            files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed)
+        except BaseException:
+            record_outputs(out)  # a failed command removes nothing
+            raise
+        bar.finish()
     finish_out_dir(out)
     best = calibrate.best_of(points)
     rows = [[q.key, q.text(v)] for q, v in zip(cal.params, best.values, strict=True)]
-    print(text_table(["parameter", "best"], rows))
+    print_table(["parameter", "best"], rows)
     what = (
         f"{best.score:g} of {len(cal.claims)} claims hold"
         if cal.objective == "claims"

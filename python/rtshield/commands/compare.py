@@ -13,7 +13,8 @@ from rtshield.outputs import record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
-from rtshield.tables import key_metrics, text_table
+from rtshield.tables import key_metrics
+from rtshield.tables import print_table as _print_table
 
 HELP = (
     "Run two or more scenario files (in parallel) and write DIR/report.html with a "
@@ -64,11 +65,12 @@ def add_to(app: typer.Typer) -> None:
 
 
 def print_table(outcomes) -> None:
+    """The runs' key numbers side by side: one column per run."""
     names = [o.out_dir.name for o in outcomes]
     cols = [dict(key_metrics(o.entry.summary)) for o in outcomes]
-    labels = list(cols[0]) if cols else []
+    labels = list(dict.fromkeys(lbl for c in cols for lbl in c))
     rows = [[lbl, *(c.get(lbl, "—") for c in cols)] for lbl in labels]
-    print(text_table(["", *names], rows))
+    _print_table(["", *names], rows)
 
 
 def run_and_report(
@@ -95,29 +97,27 @@ def run_and_report(
         intro += (
             " Overridden from the command line: " + ", ".join(html.escape(s) for s in sets) + "."
         )
-    # one step per run, and one for the comparative figures and the report
-    steps = len(paths) + 1
-    bar = ProgressBar(label, unit="steps done (runs, then figures and report)")
-    try:
+    bar = ProgressBar(
+        label,
+        phases=[("simulating", len(paths), "runs done"), ("figures and report", 1)],
+    )
+    with bar:
         outcomes = run_many(
             paths,
             out,
             jobs=jobs,
             overrides=overrides,
-            on_done=lambda d, _n, _o: bar(d, steps),
+            on_done=lambda d, n, _o: bar(d, n),
             figures=run_figures,
         )
         try:
-            bar.clear()  # the sections may print a line
+            bar.phase("figures and report")
             extra = sections(outcomes) if sections else ()
-            with bar.working(steps - 1, steps):
-                report = compare(outcomes, out, title, intro, extra_sections=extra)
-            bar(steps, steps)
+            report = compare(outcomes, out, title, intro, extra_sections=extra)
         except BaseException:
             record_outputs(out)  # a failed command removes nothing
             raise
-    finally:
-        bar.close()
+        bar.finish()
     finish_jobs(out, outcomes)
     print_table(outcomes)
     print(f"report: {report}")

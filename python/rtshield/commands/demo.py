@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_ov
 from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
 from rtshield.studies import STUDIES
+
+log = logging.getLogger(__name__)
 
 #: Where ``rtshield demo`` (all studies) writes the Behnke software study, inside DIR.
 BEHNKE_SOFTWARE_DIR = "behnke_software"
@@ -65,9 +68,10 @@ def study_dir(name: str = "danicki2021") -> Path:
     raise UsageError(f"demo: the study scenarios/{name} is not installed with this package")
 
 
-def study_files(name: str = "danicki2021") -> list[Path]:
-    """The study's scenario files, in the paper's order (others after, sorted)."""
-    d = study_dir(name)
+def study_files(name: str = "danicki2021", folder: Path | None = None) -> list[Path]:
+    """The study's scenario files (in ``folder``, default the shipped study), in the
+    paper's order (others after, sorted)."""
+    d = folder if folder is not None else study_dir(name)
     files = {p.stem: p for p in d.glob("*.toml")}
     ordered = [files.pop(n) for n in DANICKI_ORDER if n in files]
     return ordered + [files[k] for k in sorted(files)]
@@ -93,7 +97,9 @@ def add_to(app: typer.Typer) -> None:
         help=HELP,
         short_help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
         epilog="\b\nexample: rtshield demo --out demo-report\n"
-        "         rtshield demo --study behnke-software --out behnke",
+        "         rtshield demo --study behnke-software --out behnke\n"
+        "         cp -r scenarios/danicki2021 mine  # then edit mine/*.toml\n"
+        "         rtshield demo --study danicki --scenarios mine --out mine-report",
     )
     def demo_(
         out: Out,
@@ -103,6 +109,18 @@ def add_to(app: typer.Typer) -> None:
                 "--study",
                 metavar="|".join(STUDIES),
                 help="run one study only (default: all of them)",
+                show_default=False,
+            ),
+        ] = None,
+        scenarios: Annotated[
+            str | None,
+            typer.Option(
+                "--scenarios",
+                metavar="DIR",
+                help="run on the scenario files in DIR instead of the shipped ones: with "
+                "--study, a copy of that study's folder under scenarios/, edited; without, "
+                "a copy of scenarios/ (one folder per study). docs/cli.md lists the files "
+                "each study needs",
                 show_default=False,
             ),
         ] = None,
@@ -125,13 +143,14 @@ def add_to(app: typer.Typer) -> None:
                 f"{study!r} is not one of {', '.join(STUDIES)}", param_hint="'--study'"
             )
         return dispatch(
-            "demo", handle, out=out, study=study, jobs=jobs, run_figures=run_figures,
-            set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
+            "demo", handle, out=out, study=study, scenarios=scenarios, jobs=jobs,
+            run_figures=run_figures, set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
         )
 
 
-def claims_section(outcomes) -> list[tuple[str, str]]:
-    """The report section that sets each claim of §3 beside the simulated value."""
+def claims_section(outcomes, counts: list | None = None) -> list[tuple[str, str]]:
+    """The report section that sets each claim of §3 beside the simulated value
+    (``counts``, when given, receives ``(claims that hold, claims checked)``)."""
     from rtshield.studies import danicki2021
 
     runs = {
@@ -141,21 +160,30 @@ def claims_section(outcomes) -> list[tuple[str, str]]:
     n_ok = sum(v.holds is True for v in verdicts)
     n_run = sum(v.holds is not None for v in verdicts)
     print(f"demo: {n_ok} of {n_run} claims of Danicki et al. §3 hold (docs/validation.md)")
+    if counts is not None:
+        counts.append((n_ok, n_run))
     return [("Claims of Danicki et al. §3 against this run", danicki2021.verdicts_html(verdicts))]
 
 
-def _danicki(args: argparse.Namespace, out: Path) -> int:
+def _danicki(args: argparse.Namespace, out: Path, counts: list | None = None) -> int:
     t0 = time.perf_counter()
-    files = study_files()
+    folder = _folder(args, "danicki")
+    files = study_files(folder=folder)
+    intro = INTRO
+    if folder is not None:
+        intro += (
+            f" The scenario files are the user's, from <code>{html.escape(str(folder))}</code>"
+            " (not the shipped ones)."
+        )
     rc = run_and_report(
         files,
         out,
         args.jobs,
         "Danicki et al. (EdgeSys 2021) §3, reproduced by rtshield",
-        INTRO,
+        intro,
         args.set,
         label="demo",
-        sections=claims_section,
+        sections=lambda outcomes: claims_section(outcomes, counts),
         run_figures=getattr(args, "run_figures", False),
     )
     print(f"demo: {len(files)} configurations in {time.perf_counter() - t0:.1f} s wall")
@@ -175,15 +203,93 @@ def _plan_study(module: str, name: str, paper: str):
         if args.jobs < 1:
             raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
         plan = study.Plan(overrides=parse_overrides(list(args.set)) or {})
-        report, body, verdicts, wall = study.run_and_write(out, plan, jobs=args.jobs)
+        folder = _folder(args, name)
+        report, body, verdicts, wall = study.run_and_write(
+            out, plan, jobs=args.jobs, folder=folder
+        )
+        if folder is not None:
+            body = _name_folder(report, body, study.study_dir().name, Path(folder))
         n_ok = sum(v.holds is True for v in verdicts)
         n_run = sum(v.holds is not None for v in verdicts)
         print(f"demo: {n_ok} of {n_run} claims of {paper} hold (docs/validation.md)")
-        print(f"demo: {name}, {len(study.points(plan))} runs in {wall:.1f} s wall; "
+        print(f"demo: {name}, {len(study.points(plan, folder))} runs in {wall:.1f} s wall; "
               f"report: {report}")
         return StudyRun(body, list(verdicts))
 
     return run
+
+
+def _name_folder(report: Path, body: str, shipped: str, folder: Path) -> str:
+    """The study's report names its scenario folder (``scenarios/NAME/``): with
+    ``--scenarios`` it is the user's, so the report names that one instead (and
+    the output folder's manifest records the report as rewritten)."""
+    from rtshield.outputs import atomic_write, record_outputs
+
+    was, now = f"<code>scenarios/{shipped}/", f"<code>{html.escape(str(folder))}/"
+    page = report.read_text(encoding="utf-8")
+    if was in page:
+        atomic_write(report, page.replace(was, now, 1))
+        record_outputs(report.parent)
+    return body.replace(was, now, 1)
+
+
+#: ``{study name: module}`` of the studies run from a plan of points.
+PLAN_MODULES = {
+    "behnke-software": "behnke_software",
+    "behnke-hardware": "behnke_hardware",
+    "regehr": "regehr2005",
+}
+
+
+def required_files(study: str) -> list[str]:
+    """The files ``--scenarios DIR`` must hold for ``study``: the ones the shipped
+    study reads (its scenario files; the hardware study's captures are named by
+    its ``device.toml`` and checked when it is read)."""
+    if study == "danicki":
+        return [f"{n}.toml" for n in DANICKI_ORDER]
+    import importlib
+
+    mod = importlib.import_module(f"rtshield.studies.{PLAN_MODULES[study]}")
+    shipped = mod.study_dir()
+    return sorted(
+        {Path(p.path).relative_to(shipped).as_posix() for p in mod.points(mod.Plan(), shipped)}
+    )
+
+
+def check_scenarios(study: str, folder: str | Path) -> Path:
+    """``--scenarios DIR`` for ``study``, checked before anything runs or is written:
+    a folder holding every file of :func:`required_files`, each a valid scenario.
+    Anything wrong is one :class:`UsageError` line naming the folder or the file."""
+    from rtshield.scenario import load_scenario
+
+    d = Path(folder)
+    need = required_files(study)
+    if not d.is_dir():
+        raise UsageError(
+            f"--scenarios: {d}: no such folder (the {study} study needs a folder holding "
+            f"{', '.join(need)})"
+        )
+    for name in need:
+        if not (d / name).is_file():
+            raise UsageError(
+                f"--scenarios: {d / name}: missing (the {study} study needs "
+                f"{', '.join(need)})"
+            )
+    for name in need:
+        load_scenario(d / name)  # one line naming the file and the key
+        log.debug("--scenarios: %s is a valid scenario", d / name)
+    if study in PLAN_MODULES:
+        import importlib
+
+        mod = importlib.import_module(f"rtshield.studies.{PLAN_MODULES[study]}")
+        try:
+            mod.points(mod.Plan(), d)
+        except KeyError as e:  # a section or entry the study edits is gone
+            raise UsageError(
+                f"--scenarios: {d}: the {study} study reads {e.args[0]!r}, which the "
+                "edited files no longer have"
+            ) from None
+    return d
 
 
 def _body_of(page: str) -> str:
@@ -202,10 +308,18 @@ class StudyRun:
     body: str  #: the study's report body (HTML, without page frame)
     verdicts: list  #: its claim verdicts (objects with ``holds``: True/False/None)
     toc_note: str = ""  #: extra HTML after the study's entry in the table of contents
+    claims: tuple[int, int] | None = None  #: (claims that hold, claims checked), when not verdicts
+
+    def claim_counts(self) -> tuple[int, int] | None:
+        if self.verdicts:
+            return (sum(v.holds is True for v in self.verdicts),
+                    sum(v.holds is not None for v in self.verdicts))
+        return self.claims
 
 
 def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
-    rc = _danicki(args, out)
+    counts: list[tuple[int, int]] = []
+    rc = _danicki(args, out, counts)
     if rc:
         raise SystemExit(rc)
     body = _body_of((out / "report.html").read_text(encoding="utf-8"))
@@ -217,6 +331,7 @@ def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
         [],
         ' (<a href="#claims-danicki">claims</a>; each configuration\'s own report under '
         "<code>runs/</code>)",
+        claims=counts[0] if counts else None,
     )
 
 
@@ -227,14 +342,14 @@ def _run_danicki(args: argparse.Namespace, out: Path) -> StudyRun:
 RUNNERS: dict[str, tuple[Callable[[argparse.Namespace, Path], StudyRun], str]] = {
     "danicki": (_run_danicki, ""),
     "behnke-software": (
-        _plan_study("behnke_software", "behnke-software", "Behnke et al. §6"),
+        _plan_study(PLAN_MODULES["behnke-software"], "behnke-software", "Behnke et al. §6"),
         BEHNKE_SOFTWARE_DIR,
     ),
     "behnke-hardware": (
-        _plan_study("behnke_hardware", "behnke-hardware", "Behnke et al. §8"),
+        _plan_study(PLAN_MODULES["behnke-hardware"], "behnke-hardware", "Behnke et al. §8"),
         BEHNKE_HARDWARE_DIR,
     ),
-    "regehr": (_plan_study("regehr2005", "regehr", "Regehr & Duongsaa"), REGEHR_DIR),
+    "regehr": (_plan_study(PLAN_MODULES["regehr"], "regehr", "Regehr & Duongsaa"), REGEHR_DIR),
 }
 
 
@@ -269,7 +384,59 @@ def _combined(out: Path, runs: dict[str, StudyRun]) -> Path:
     return atomic_write(out / "report.html", _page("rtshield demo: the papers' studies", body))
 
 
+def shipped_folder(study: str) -> str:
+    """The name of ``study``'s folder under ``scenarios/`` (``danicki2021``, …)."""
+    if study == "danicki":
+        return study_dir().name
+    import importlib
+
+    return importlib.import_module(f"rtshield.studies.{PLAN_MODULES[study]}").study_dir().name
+
+
+def _folders(args: argparse.Namespace) -> dict[str, Path]:
+    """``--scenarios DIR``, checked: with ``--study``, DIR is that study's folder;
+    without, DIR holds one folder per study under its shipped name (a copy of
+    ``scenarios/``)."""
+    given = getattr(args, "scenarios", None)
+    if given is None:
+        return {}
+    if args.study is not None:
+        return {args.study: check_scenarios(args.study, given)}
+    if not Path(given).is_dir():
+        raise UsageError(
+            f"--scenarios: {given}: no such folder (without --study it holds one folder per "
+            f"study: {', '.join(shipped_folder(n) for n in RUNNERS)})"
+        )
+    return {n: check_scenarios(n, Path(given) / shipped_folder(n)) for n in RUNNERS}
+
+
+def _folder(args: argparse.Namespace, study: str) -> Path | None:
+    """The user's scenario folder for ``study`` (None: the shipped one)."""
+    return (getattr(args, "folders", None) or {}).get(study)
+
+
 def handle(args: argparse.Namespace) -> int:
+    args.folders = _folders(args)
+    from rtshield.progress import ProgressBar
+
+    names = [args.study] if args.study is not None else list(RUNNERS)
+    phases: list[tuple[str, float]] = []
+    for name in names:
+        if name in PLAN_MODULES:  # the study's own bar covers its runs; then it writes
+            phases += [(f"{name}: simulating", 4), (f"{name}: figures and report", 1)]
+        else:  # the comparative run's bar covers its runs, figures and report
+            phases.append((name, 5))
+    if args.study is None:
+        phases.append(("combined report", 0.5))
+    bar = ProgressBar("demo", phases=phases, enabled=False if args.quiet else None)
+    with bar:
+        rc = _handle(args, bar)
+        if rc == 0:
+            bar.finish()
+    return rc
+
+
+def _handle(args: argparse.Namespace, bar) -> int:
     if args.study is not None:
         runner = RUNNERS[args.study][0]
         if args.study == "danicki":
@@ -284,12 +451,24 @@ def handle(args: argparse.Namespace) -> int:
     runs: dict[str, StudyRun] = {}
     try:
         for name, (runner, sub) in RUNNERS.items():
+            bar.phase(f"{name}: simulating" if name in PLAN_MODULES else name)
             runs[name] = runner(args, out / sub if sub else out)
+        bar.phase("combined report")
         report = _combined(out, runs)
     except BaseException:
         if runs:
             record_outputs(out, dirs=subdirs)
         raise
     finish_out_dir(out, dirs=subdirs)
+    from rtshield.tables import print_table
+
+    rows = []
+    for name, run in runs.items():
+        c = run.claim_counts()
+        sub = RUNNERS[name][1]
+        own = f"{out / sub / 'report.html'}" if sub else f"{out / 'report.html'} (first section)"
+        rows.append([name, "—" if c is None else f"{c[0]} of {c[1]}", own])
+    print_table(["study", "claims that hold", "its own report"], rows,
+                title="demo: the papers' claims against the simulation", left=(2,))
     print(f"demo: {len(runs)} studies in {time.perf_counter() - t0:.1f} s wall; report: {report}")
     return 0

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, Verbose, dispatch
+from rtshield.clitools import Quiet, Seed, Verbose, dispatch
 from rtshield.commands.analyze import Json, scenario_overrides
 
 
@@ -90,11 +90,12 @@ def add_to(app: typer.Typer) -> None:
         ] = None,
         json: Json = False,
         seed: Seed = None,
+        quiet: Quiet = False,
         verbose: Verbose = False,
     ) -> int:
         return dispatch(
             "design", run, system=system, scenario=scenario, knob=knob, no_simulate=no_simulate,
-            rate=rate, max_delay=max_delay, json=json, seed=seed, verbose=verbose,
+            rate=rate, max_delay=max_delay, json=json, seed=seed, quiet=quiet, verbose=verbose,
         )
 
 

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Quiet, Verbose, dispatch
+from rtshield.clitools import Out, Quiet, Terminated, Verbose, dispatch
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -25,6 +25,7 @@ from rtshield.outputs import (
     prepare_out_dir,
     prune_stale,
 )
+from rtshield.progress import ProgressBar
 
 LINUX_HELP = (
     "The DoS controller study (arXiv 2007.08885, Sections 4-7) on this kernel: "
@@ -239,12 +240,9 @@ def _csv(value: str, allowed: tuple[str, ...] | None, option: str) -> list[str]:
     return items
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every ``finally`` cleans up."""
-
-
 def _on_signal(signum, frame):  # noqa: ARG001
-    raise _Terminated()
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every ``finally`` cleans up."""
+    raise Terminated(signum)
 
 
 def options_from_args(args):
@@ -323,40 +321,49 @@ def handle_linux(args) -> int:
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     done: list[dict] = []
     t_start = time.monotonic()
+    bar = ProgressBar(
+        "rig linux",
+        phases=[("flooding", len(cells), "cells done"), ("tables, figures and report", 1)],
+        enabled=False if args.quiet else None,
+    )
     sysctl = (
         harness.SysctlOverride("kernel.sched_rt_runtime_us", "-1")
         if args.dl_admission == "off" and any(c.policy == "deadline" for c, _, _ in cells)
         else contextlib.nullcontext()
     )
     try:
-        with sysctl, harness.Harness(log_dir=out / "logs") as h:
-            h.listener(limit_s=len(cells) * (per_cell + 15) + 60)
-            for i, (cfg, attack, load) in enumerate(cells, 1):
-                name = linux.cell_name(cfg, attack, load)
-                cell_dir = out / "runs" / name
-                s = linux.run_cell(
-                    h,
-                    exe,
-                    cfg,
-                    attack,
-                    load,
-                    opts,
-                    cell_dir,
-                    say=lambda m, i=i: print(f"[{i}/{len(cells)}] {m}", flush=True),
-                )
-                try:
-                    linux.analyse_cell(s, cell_dir)
-                except ValueError as e:  # an unreadable cycle file
-                    raise harness.RigError(f"rig: {name}: {e}") from None
-                atomic_write(cell_dir / "summary.json", format_summary_json(s))
-                done.append(s)
-                print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
+        with bar:
+            with sysctl, harness.Harness(log_dir=out / "logs") as h:
+                h.listener(limit_s=len(cells) * (per_cell + 15) + 60)
+                for i, (cfg, attack, load) in enumerate(cells, 1):
+                    name = linux.cell_name(cfg, attack, load)
+                    cell_dir = out / "runs" / name
+                    s = linux.run_cell(
+                        h,
+                        exe,
+                        cfg,
+                        attack,
+                        load,
+                        opts,
+                        cell_dir,
+                        say=lambda m, i=i: print(f"[{i}/{len(cells)}] {m}", flush=True),
+                    )
+                    try:
+                        linux.analyse_cell(s, cell_dir)
+                    except ValueError as e:  # an unreadable cycle file
+                        raise harness.RigError(f"rig: {name}: {e}") from None
+                    atomic_write(cell_dir / "summary.json", format_summary_json(s))
+                    done.append(s)
+                    print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
+                    bar(i, len(cells))
+            # the results: the bar's last phase
+            system["loadavg_end"] = results._read("/proc/loadavg")
+            options = {**opts.as_dict(), "dl_admission": args.dl_admission}
+            results.write_results(out, done, system, options, figures=not args.no_figures)
+            bar.finish()
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
-    system["loadavg_end"] = results._read("/proc/loadavg")
-    options = {**opts.as_dict(), "dl_admission": args.dl_admission}
-    results.write_results(out, done, system, options, figures=not args.no_figures)
     prune_stale(out, since)  # files of an earlier run into the same DIR
     for load in opts.loads:
         print(
@@ -432,55 +439,66 @@ def handle_freertos(args) -> int:
     say(f"rig freertos-tcp: {len(plan)} runs x ~{per:.0f} s; scenario {scen}")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     runs: list[dict] = []
-    try:
-        with harness.Harness(log_dir=out / "logs") as h:
-            freertos.prepare_attacker(h)
-            for i, (v, a) in enumerate(plan, 1):
-                name = f"{v}-{a}"
-                d = out / "runs" / name
-                raw = freertos.run_variant(
-                    h,
-                    exe,
-                    dev,
-                    v,
-                    a,
-                    opts,
-                    d,
-                    say=lambda m, i=i, name=name: say(f"[{i}/{len(plan)}] {name}: {m}"),
-                )
-                s = freertos.summarize(raw, dev, d)
-                atomic_write(d / "summary.json", format_summary_json(s))
-                runs.append(s)
-                att = s["phases"]["attack"]
-                say(
-                    f"[{i}/{len(plan)}] {name}: "
-                    f"{s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s "
-                    f"reached the device; misses idle/attack/idle "
-                    + "/".join(str(s["phases"][p]["critical"]["misses"]) for p in freertos.PHASES)
-                    + "; "
-                    + ", ".join(
-                        f"{n} {f['delivered']}/{f['offered']}"
-                        for n, f in att["flows"].items()
-                        if f["offered"] is not None
+    bar = ProgressBar(
+        "rig freertos-tcp",
+        phases=[("flooding", len(plan), "runs done"), ("simulating, report", 1)],
+        enabled=False if args.quiet else None,
+    )
+    with bar:
+        try:
+            with harness.Harness(log_dir=out / "logs") as h:
+                freertos.prepare_attacker(h)
+                for i, (v, a) in enumerate(plan, 1):
+                    name = f"{v}-{a}"
+                    d = out / "runs" / name
+                    raw = freertos.run_variant(
+                        h,
+                        exe,
+                        dev,
+                        v,
+                        a,
+                        opts,
+                        d,
+                        say=lambda m, i=i, name=name: say(f"[{i}/{len(plan)}] {name}: {m}"),
                     )
-                    + " delivered in the attack"
-                )
-    finally:
-        for sg, handler in old.items():
-            signal.signal(sg, handler)
-    say("rig freertos-tcp: simulating the same scenario")
-    sim = freertos.simulate_variants(dev, out)
-    syn_pps = freertos.measured_syn_rate(runs)
-    sim_syn = None
-    if syn_pps:
-        say(
-            f"rig freertos-tcp: simulating it with the SYN flood at {syn_pps:.0f} pkt/s (the rig's)"
-        )
-        sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
-    comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
-    atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
-    report = freertos.write_report(out, comp, runs)
-    prune_stale(out, since)
+                    s = freertos.summarize(raw, dev, d)
+                    atomic_write(d / "summary.json", format_summary_json(s))
+                    runs.append(s)
+                    att = s["phases"]["attack"]
+                    say(
+                        f"[{i}/{len(plan)}] {name}: "
+                        f"{s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s "
+                        f"reached the device; misses idle/attack/idle "
+                        + "/".join(
+                            str(s["phases"][p]["critical"]["misses"]) for p in freertos.PHASES
+                        )
+                        + "; "
+                        + ", ".join(
+                            f"{n} {f['delivered']}/{f['offered']}"
+                            for n, f in att["flows"].items()
+                            if f["offered"] is not None
+                        )
+                        + " delivered in the attack"
+                    )
+                    bar(i, len(plan))
+        finally:
+            for sg, handler in old.items():
+                signal.signal(sg, handler)
+        say("rig freertos-tcp: simulating the same scenario")
+        sim = freertos.simulate_variants(dev, out)
+        syn_pps = freertos.measured_syn_rate(runs)
+        sim_syn = None
+        if syn_pps:
+            say(
+                f"rig freertos-tcp: simulating it with the SYN flood at {syn_pps:.0f} pkt/s "
+                "(the rig's)"
+            )
+            sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
+        comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
+        atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
+        report = freertos.write_report(out, comp, runs)
+        prune_stale(out, since)
+        bar.finish()
     for c in comp["claims"]:
         say(f"  {'confirmed' if c['confirmed'] else 'NOT confirmed'}: {c['claim']}")
     print(f"rig freertos-tcp: {len(runs)} runs; results: {out}/ (report: {report})")

@@ -13,7 +13,7 @@ from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
-from rtshield.tables import key_metrics, text_table
+from rtshield.tables import key_metrics, print_table
 
 HELP = (
     "Simulate one scenario file (schema: docs/scenarios.md) on the device model, "
@@ -74,18 +74,27 @@ def handle(args) -> int:
     log.debug("%s: %s, seed %d", args.scenario, scenario.name, scenario.seed)
     out = prepare_out_dir(args.out)
     log.debug("writing into %s", out)
-    bar = ProgressBar(scenario.name, enabled=False if args.quiet else None)
-    try:
-        outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
-    except BaseException:
-        record_outputs(out)  # a failed run removes nothing
-        raise
-    finally:
-        bar.close()
+    # the simulation reports seconds simulated; at its end the bar moves on to the
+    # figures and the report (run_one writes them)
+    bar = ProgressBar(
+        f"run {scenario.name}",
+        phases=[
+            ("simulating", 4, "s simulated"),
+            ("writing the report" if args.no_figures else "drawing figures, writing the report", 1),
+        ],
+        enabled=False if args.quiet else None,
+    )
+    with bar:
+        try:
+            outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
+        except BaseException:
+            record_outputs(out)  # a failed run removes nothing
+            raise
+        bar.finish()
     finish_out_dir(out)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
-        print(text_table(["", scenario.name], key_metrics(outcome.entry.summary)))
+        print_table(["", scenario.name], key_metrics(outcome.entry.summary))
         print(
             f"results: {out}/ (report: {out / 'report.html'}), {outcome.wall_s:.1f} s wall",
             file=sys.stdout,

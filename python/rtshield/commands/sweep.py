@@ -16,7 +16,8 @@ from rtshield.errors import UsageError
 from rtshield.outputs import record_outputs
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, late_output
-from rtshield.tables import text_table
+from rtshield.tables import fmt_value
+from rtshield.tables import print_table as _print_table
 from rtshield.tomlfile import read_toml_text
 
 MAX_POINTS = 1024
@@ -114,11 +115,12 @@ def handle(args) -> int:
             scenarios.append(sweep.point_scenario(data, text, str(args.scenario), pt))
         except UsageError as e:
             raise UsageError(f"{e} (in point {label})") from None
-    # one step per point, and one for the tables, the figures and the report
-    steps = len(points) + 1
-    bar = ProgressBar("sweep", unit="steps done (points, then the report)")
+    bar = ProgressBar(
+        "sweep",
+        phases=[("simulating", len(points), "points done"), ("tables, figure and report", 1)],
+    )
     out = Path(args.out)
-    try:
+    with bar:
         outcomes, resumed = sweep.run_points(
             scenarios,
             labels,
@@ -127,37 +129,56 @@ def handle(args) -> int:
             workers=args.jobs or os.cpu_count() or 1,
             scheduler=args.scheduler,
             figures=args.run_figures,
-            on_done=lambda d, _n, _o: bar(d, steps),
+            on_done=lambda d, n, _o: bar(d, n),
         )
         try:
-            with bar.working(steps - 1, steps):
-                report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
-            bar(steps, steps)
+            bar.phase("tables, figure and report")
+            report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
         except BaseException:
             record_outputs(out)  # a failed command removes nothing
             raise
-    finally:
-        bar.close()
+        bar.finish()
     finish_jobs(out, outcomes)
-    cols = [a.key for a in axes] + ["safe", "worst_response_us", "margin_us", "misses"]
-    print(text_table(cols, [[_cell(r[c]) for c in cols] for r in rows]))
+    _print_table(
+        [a.key for a in axes] + [h for h, _, _ in ANSWER_CELLS],
+        [[r[a.key] for a in axes] + [_cell(r.get(c), kind) for _, c, kind in ANSWER_CELLS]
+         for r in rows],
+        title="per point: did the critical task meet every deadline?",
+    )
     if len(outcomes) <= 8:
+        print()
         print_table(outcomes)
-    print("safe region (the critical task meets every deadline):")
-    for line in sweep.boundary_lines(bounds):
-        print(f"  {line}")
+    print()
+    if bounds:
+        _print_table(
+            ["axis", "other settings", "safe region"],
+            [[b["axis"], ", ".join(f"{k} = {v}" for k, v in b["others"].items()) or "—",
+              b["verdict"]] for b in bounds],
+            title="safe region (the critical task meets every deadline)",
+            left=(1, 2),
+        )
+    else:
+        print("safe region: undefined (no point ended a critical cycle)")
     if resumed:
         print(f"{resumed} of {len(points)} points were already in {out} and not run again")
     print(f"report: {report}")
     return 0
 
 
-def _cell(v) -> str:
-    if v is True:
-        return "yes"
-    if v is False:
-        return "NO"
-    return "—" if v is None else str(v)
+#: The answer columns of the terminal table: (heading with unit, sweep.csv column, format).
+ANSWER_CELLS = (
+    ("safe", "safe", "verdict"),
+    ("worst response (µs)", "worst_response_us", "num"),
+    ("margin (µs)", "margin_us", "num"),
+    ("worst lateness", "lateness_max_pct", "pct"),
+    ("misses", "misses", "count"),
+)
+
+
+def _cell(v, kind: str) -> str:
+    if kind == "verdict":
+        return {True: "yes", False: "NO"}.get(v, "—")
+    return fmt_value(v, kind)
 
 
 def _safe_region_html(bounds) -> str:

@@ -555,8 +555,9 @@ def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) ->
 
 
 def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo") -> tuple[Path, str, list[Verdict], float]:
+                  label: str = "demo", folder: Path | None = None,
+                  ) -> tuple[Path, str, list[Verdict], float]:
     """Run the study and write its report into ``out_dir`` (an rtshield output directory).
     Returns (report path, report body, verdicts, wall seconds)."""
-    return common.run_and_write(out_dir, points(plan or Plan()), run_points, Results.of,
+    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
                                 evaluate, write_study, jobs, f"{label} behnke-hardware")
