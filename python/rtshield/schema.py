@@ -38,7 +38,7 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from rtshield import units
 from rtshield.errors import UsageError
@@ -280,6 +280,7 @@ def _duration_validator(positive: bool):
 
 _DURATION_SCHEMA = {
     "type": "string",
+    "format": "duration",
     "pattern": r"^\s*([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*(ns|us|µs|ms|s|cyc)\s*$",
     "examples": ["10ms", "250us", "79cyc"],
 }
@@ -309,6 +310,7 @@ def _rate_validator(arrivals: bool):
 
 _RATE_SCHEMA = {
     "type": "string",
+    "format": "rate",
     "description": "a rate with a unit: Hz, kHz, MHz, pps, pkt/s, /s, or N/<duration>",
     "examples": ["30000pps", "4kHz", "600/20ms"],
 }
@@ -337,7 +339,12 @@ def _fraction(value: Any) -> float:
 Fraction = Annotated[
     float,
     BeforeValidator(_fraction),
-    WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "string"}]}),
+    WithJsonSchema(
+        {
+            "oneOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "string"}],
+            "format": "fraction",
+        }
+    ),
 ]
 
 
@@ -366,7 +373,7 @@ def Name(what: str) -> Any:  # noqa: N802 - a type
     return Annotated[
         str,
         BeforeValidator(_name_validator(what)),
-        WithJsonSchema({"type": "string", "pattern": f"^{NAME_RULE}$"}),
+        WithJsonSchema({"type": "string", "format": "name", "pattern": f"^{NAME_RULE}$"}),
     ]
 
 
@@ -380,6 +387,31 @@ U32 = Int(0, 2**32 - 1)
 
 
 # --------------------------------------------------------------------------- tables
+
+
+def key(
+    default: Any = PydanticUndefined,
+    *,
+    doc: str,
+    factory: Any = None,
+    shown: str | None = None,
+    toml: Any = None,
+    type: str | None = None,  # noqa: A002 - the column's name
+) -> Any:
+    """A key of a table: its default, its documentation (``doc``, Markdown), and
+    how the reference shows them: ``shown`` (the default in words), ``toml``
+    (the default as written in a file, for a default kept in other units),
+    ``type`` (the type in words, when the annotation does not say it all)."""
+    extra: dict[str, Any] = {}
+    if shown is not None:
+        extra["x-default"] = shown
+    if toml is not None:
+        extra["default"] = toml
+    if type is not None:
+        extra["x-type"] = type
+    if factory is not None:
+        return Field(default_factory=factory, description=doc, json_schema_extra=extra or None)
+    return Field(default, description=doc, json_schema_extra=extra or None)
 
 
 class Table(BaseModel):
@@ -426,14 +458,24 @@ def _cores_check(core: int, info: ValidationInfo, key: str = "core") -> None:
 class ScenarioTable(Table):
     """``[scenario]``: what the scenario is, which preset it runs on, and how long."""
 
-    name: str = Field(description="short name, used in reports and comparisons")
-    description: str = Field("", description="one line for readers")
-    source: str = Field("", description="where the setting comes from (paper, section, figure)")
-    notes: str = Field("", description="free text, e.g. what the paper observed")
-    platform: str = Field(description="platform preset (rtshield/platforms/NAME.toml)")
-    duration: Duration = Field(description="simulated time; a whole number of bins")
-    bin: Duration = Field(1_000_000_000, description="width of one row of the time series")
-    seed: Int(0, 2**63 - 1) = Field(1, description="random seed (Poisson arrivals)")
+    name: str = key(doc="short name, used in tables, figures and file names")
+    description: str = key("", doc="one line for the report")
+    source: str = key("", doc="provenance: the paper, section and figure this reproduces")
+    notes: str = key(
+        "", doc="free text shown in reports, e.g. what the paper observed for this configuration"
+    )
+    platform: str = key(doc="preset name: `python/rtshield/platforms/NAME.toml`")
+    duration: Duration = key(doc="simulated time; a whole number of bins")
+    bin: Duration = key(
+        1_000_000_000,
+        doc="measurement bin (Danicki et al. reported every second)",
+        toml="1s",
+        shown='preset, else `"1s"`',
+    )
+    seed: Int(0, 2**63 - 1) = key(
+        1,
+        doc="seed of all randomness (Poisson arrivals); same scenario + seed → identical results",
+    )
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> ScenarioTable:
@@ -475,10 +517,10 @@ class ScenarioTable(Table):
 class CriticalTable(Table):
     """``[critical]``: the periodic critical task (Danicki et al. §3)."""
 
-    period: Duration = Field(description="the task's period (its deadline)")
-    work: Duration = Field(description="CPU time per cycle on an otherwise idle core")
-    priority: Priority = Field(description="higher number = higher priority (FreeRTOS)")
-    core: Int(0, 2**31 - 1) = Field(0, description="core it runs on")
+    period: Duration = key(doc="cycle period, also the relative deadline")
+    work: Duration = key(doc="CPU time of one cycle on an otherwise idle core")
+    priority: Priority = key(doc="scheduler priority (a higher number is a higher priority)")
+    core: Int(0, 2**31 - 1) = key(0, doc="core it runs on")
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> CriticalTable:
@@ -489,9 +531,11 @@ class CriticalTable(Table):
 class DriverTable(Table):
     """``[driver]``: the network driver task and its RX queue."""
 
-    priority: Priority = Field(description="the driver task's priority")
-    queue: Int(1, 1_000_000) = Field(description="RX queue capacity, packets")
-    core: Int(0, 2**31 - 1) | None = Field(None, description="core (default: the critical task's)")
+    priority: Priority = key(
+        doc="scheduler priority; equal to the critical task's → round robin on the tick"
+    )
+    queue: Int(1, 1_000_000) = key(doc="RX queue capacity in packets (the queue the ISR fills)")
+    core: Int(0, 2**31 - 1) | None = key(None, doc="core it runs on", shown="the critical task's")
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> DriverTable:
@@ -503,26 +547,52 @@ class DriverTable(Table):
 class NicQueueTable(Table):
     """``[[nic.queues]]``: one queue of the multiqueue NIC (Behnke et al. §7.3.2, Table 2)."""
 
-    name: Name("queue") = Field(description="the queue's name, which flows give as nic_queue")
-    size: Int(1, 65535) = Field(description="descriptors")
-    absolute: Duration | None = Field(None, description="absolute timer (none: off)")
-    packet: Duration | None = Field(None, description="packet timer (none: off)")
-    frames: Int(1, 65535) | None = Field(None, description="frame-count threshold (none: off)")
+    name: Name("queue") = key(
+        doc="unique, an identifier (Names, above); flows name it in `nic_queue`"
+    )
+    size: Int(1, 65535) = key(doc="descriptors (n_q; Behnke §8.4: 128)")
+    absolute: Duration | None = key(
+        None,
+        doc="absolute timer: an interrupt at most this long after the first packet of a batch",
+        shown="off",
+    )
+    packet: Duration | None = key(
+        None, doc="packet timer: an interrupt this long after the last arrival", shown="off"
+    )
+    frames: Int(1, 65535) | None = key(
+        None, doc="an interrupt once this many frames wait", shown="off"
+    )
 
 
 class NicTable(Table):
     """``[nic]``: ``edge`` (an interrupt per packet), ``dma_ring`` (a descriptor ring)
     or ``multiqueue`` (Behnke et al. §7: per-flow queues with moderation)."""
 
-    kind: Literal["edge", "dma_ring", "multiqueue"] = Field("edge", description="the NIC model")
-    ring: Int(1, 1_000_000) | None = Field(
-        None, description="descriptors (dma_ring; with [rx]: buffers posted to the NIC)"
+    kind: Literal["edge", "dma_ring", "multiqueue"] = key(
+        "edge",
+        doc="`edge`: one interrupt per packet; an arrival while the line is disabled or "
+        "already pending is lost (Danicki's GPIO bridge). `dma_ring`: packets land in a "
+        "descriptor ring, an interrupt announces them. `multiqueue`: Behnke et al. §7 — a "
+        "distribution map sends each registered flow to its own queue, each queue moderates "
+        "its interrupts",
+        shown='preset, else `"edge"`',
     )
-    core: Int(0, 2**31 - 1) | None = Field(
-        None, description="core taking the NIC interrupts (default: the driver's)"
+    ring: Int(1, 1_000_000) | None = key(
+        None,
+        doc="descriptors of `dma_ring`; with `[rx]` (any kind, then required): the buffers of "
+        "the pool posted to the NIC, at most `[rx] buffers`. An error for `edge` and "
+        "`multiqueue` without `[rx]`",
+        shown="required for `dma_ring` and with `[rx]`",
     )
-    queues: list[NicQueueTable] = Field(
-        default_factory=list, description="multiqueue: its queues, [[nic.queues]]"
+    core: Int(0, 2**31 - 1) | None = key(
+        None,
+        doc="core that takes the NIC and mitigation-timer interrupts",
+        shown="the driver's core",
+    )
+    queues: list[NicQueueTable] = key(
+        doc="`multiqueue` only (required, at least one entry): `[[nic.queues]]`, below",
+        factory=list,
+        shown="required for `multiqueue`",
     )
 
     @model_validator(mode="after")
@@ -552,31 +622,65 @@ class RxTable(Table):
     flow queues, buffer recycling, priority inheritance, per-flow servers and an
     optional global limit with a polling task."""
 
-    enabled: bool = Field(True, description="false: the plain driver queue, as without [rx]")
-    buffers: int | None = Field(
-        None, description="packet buffers in the pool shared by the NIC and the flow queues"
+    enabled: bool = key(True, doc="`false`: the plain driver queue, as without `[rx]`")
+    buffers: int | None = key(
+        None,
+        doc="packet buffers in the pool shared by the NIC (`[nic] ring` of them posted) and "
+        "the flow queues (at most `RTS_POOL_MAX_BUFS`)",
+        shown="preset",
     )
-    recycle_below: int | None = Field(
-        None, description="recycle when fewer buffers are posted (default: libshield's share)"
+    recycle_below: int | None = key(
+        None,
+        doc="recycle a lower-priority queued buffer when fewer than this many buffers are "
+        "posted (Behnke §5.3.2)",
+        shown="libshield's share (half the ring)",
+        type="integer 0–`ring`",
     )
-    short_circuit: bool = Field(True, description="path (a) of Behnke Figure 8")
-    cache: Literal["lazy", "eager"] = Field(
-        "lazy", description="lazy (deferred invalidation, the paper) or eager"
+    short_circuit: bool = key(
+        True,
+        doc="path (a) of Behnke Figure 8: with the ring low, a frame of the lowest queued "
+        "priority is reposted at once (`short_circuit` drop); `false` as in their Figure 9 "
+        "footnote 1",
     )
-    global_capacity: U32 = Field(0, description="packets per global period; 0: no global limit")
-    global_period: Duration | None = Field(None, description="the global limit's period")
-    poll_priority: Priority | None = Field(None, description="the polling task's priority")
+    cache: Literal["lazy", "eager"] = key(
+        "lazy",
+        doc="`lazy` (the paper's): the ISR reads only the header lines, the network task "
+        "invalidates the rest (`invalidate_deferred`); `eager`: the ISR invalidates the whole "
+        "frame (`invalidate_eager`)",
+    )
+    global_capacity: U32 = key(
+        0,
+        doc="frames per `global_period` taken by interrupt before switching to polling; 0 = "
+        "no global limit",
+    )
+    global_period: Duration | None = key(
+        None, doc="the global limit's period", shown="required with a capacity"
+    )
+    poll_priority: Priority | None = key(
+        None,
+        doc="priority of the polling task (a task named `polling`, on the driver's core); put "
+        "it above any always-ready (`background`) task of that core, or the ring is never "
+        "harvested once the limit is reached",
+        shown="required with a capacity",
+    )
 
 
 class DetectTable(Table):
     """``[detect]``: Danicki et al.'s overload detectors (§2.1), computed by libshield."""
 
-    slice: Duration | None = Field(None, description="RX interrupt count slice (none: no count)")
-    irq_threshold: U32 = Field(0, description="a slice with more RX interrupts than this fires")
-    fill_high: Int(1, 2**32 - 1) | None = Field(
-        None, description="RX queue fill that fires the watermark"
+    slice: Duration | None = key(
+        None, doc='time slice of the RX interrupt count, e.g. `"1ms"`', shown="— (off)"
     )
-    fill_low: U32 = Field(0, description="fill at or below which it is cleared")
+    irq_threshold: U32 = key(
+        0, doc="a slice with more RX interrupts than this fires the detector (needs `slice`)"
+    )
+    fill_high: Int(1, 2**32 - 1) | None = key(
+        None,
+        doc="RX queue fill (the driver queue, or all flow queues with `[rx]`) that fires the "
+        "watermark",
+        shown="— (off)",
+    )
+    fill_low: U32 = key(0, doc="fill at or below which the watermark clears; below `fill_high`")
 
     @model_validator(mode="after")
     def _check(self) -> DetectTable:
@@ -595,36 +699,55 @@ class MitigationTable(Table):
     """``[mitigation]``: one protection and its parameters; ``also`` adds more of
     Danicki et al.'s. Each kind takes only its own keys (see ``MITIGATION_KINDS``)."""
 
-    kind: Literal[tuple(MITIGATION_KINDS)] = Field("none", description="the protection")  # type: ignore[valid-type]
-    also: list[Literal[ALSO_KINDS]] = Field(  # type: ignore[valid-type]
-        default_factory=list, description="further Danicki protections applied with kind"
+    kind: Literal[tuple(MITIGATION_KINDS)] = key(  # type: ignore[valid-type]
+        "none", doc="the protection (table above); each kind takes only its own parameters"
     )
-    enable_bits: Int(1, 2) | None = Field(
+    also: list[Literal[ALSO_KINDS]] = key(  # type: ignore[valid-type]
+        doc="further protections of Danicki et al. applied together with `kind` (which must "
+        "be one of them); their parameters come from this table",
+        factory=list,
+        shown="`[]`",
+        type="list of `burst`, `hysteresis`, `budget`, `queue`",
+    )
+    enable_bits: Int(1, 2) | None = key(
         None,
-        description="RX line enable bits: 2 = libshield's gate apart from the application's "
-        "bit; 1 = one shared bit (Regehr & Duongsaa §4's race)",
+        doc="how the RX line's enable bit is shared (Regehr & Duongsaa §4): `2`, libshield's "
+        "gate apart from the application's bit; `1`, one bit both write. Not with `[rx]`",
+        shown="`2`",
     )
-    slice: Duration | None = Field(None, description="burst: the time slice")
-    capacity: Int(1, 2**31 - 1) | None = Field(None, description="burst: packets per slice")
-    block_below: Fraction | None = Field(
-        None, description="hysteresis: block the driver below this earliness (of the period)"
+    slice: Duration | None = key(None, doc="`burst`: the time slice")
+    capacity: Int(1, 2**31 - 1) | None = key(None, doc="`burst`: packets per slice")
+    block_below: Fraction | None = key(
+        None,
+        doc="`hysteresis`: block the driver when the critical task's earliness at completion "
+        "(a fraction of the period) falls below this",
     )
-    unblock_above: Fraction | None = Field(
-        None, description="hysteresis: unblock it above this earliness"
+    unblock_above: Fraction | None = key(
+        None, doc="`hysteresis`: unblock it above this earliness; above `block_below`"
     )
-    sleep: Duration = Field(
-        1_000_000, description="hysteresis: the blocked driver's sleep per check"
+    sleep: Duration = key(
+        1_000_000,
+        doc="`hysteresis`: how long the blocked driver sleeps between checks",
+        toml="1ms",
     )
-    charge_isr: bool | None = Field(None, description="budget: also charge the RX ISR's time")
-    min_interarrival: Duration | None = Field(
-        None, description="strict: least time between two RX interrupts"
+    charge_isr: bool | None = key(
+        None,
+        doc="`budget`: `true` also charges each RX interrupt's duration to the budget (the "
+        "driver's packet work always is)",
+        shown="`false`",
     )
-    burst: Int(1, 2**31 - 1) | None = Field(None, description="bursty: interrupts per period")
-    period: Duration | None = Field(None, description="bursty, polling: the period")
-    timer: Literal[BURSTY_TIMERS] | None = Field(  # type: ignore[valid-type]
-        None, description="bursty: periodic (default) or lazy replenishment"
+    min_interarrival: Duration | None = key(
+        None, doc="`strict`: least time between two RX interrupts"
     )
-    window: Duration | None = Field(None, description="countdown: the window")
+    burst: Int(1, 2**31 - 1) | None = key(None, doc="`bursty`: interrupts per period")
+    period: Duration | None = key(None, doc="`bursty`, `polling`: the timer's period")
+    timer: Literal[BURSTY_TIMERS] | None = key(  # type: ignore[valid-type]
+        None,
+        doc="`bursty`: `periodic`, or `lazy`: the timer's interrupt is enabled only while a "
+        "source is over its burst",
+        shown='`"periodic"`',
+    )
+    window: Duration | None = key(None, doc="`countdown`: the window")
 
     @classmethod
     def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -678,13 +801,32 @@ class SourceTable(Table):
     """``[[sources]]``: one RX interrupt source (a line of the edge NIC). Sources are
     numbered in file order; source 0 has the highest interrupt priority."""
 
-    name: Name("source") = Field(description="the source's name, which flows give as source")
-    isr_work: Span | None = Field(
-        None, description="ISR work per packet (default: the preset's isr_per_packet)"
+    name: Name("source") = key(
+        doc="unique, an identifier (Names, above); flows name it in `source`"
     )
-    burst: Int(1, 2**31 - 1) | None = Field(None, description="bursty: this source's burst")
-    min_interarrival: Duration | None = Field(None, description="strict: this source's gap")
-    isr_only: bool = Field(False, description="the handler does all the work: no driver")
+    isr_work: Span | None = key(
+        None,
+        doc="RX handler work per packet of this source (replaces `isr_per_packet`; entry/exit "
+        "and the mitigation hook are added as usual)",
+        shown="the preset's `isr_per_packet`",
+    )
+    burst: Int(1, 2**31 - 1) | None = key(
+        None,
+        doc="`bursty` only: this source's burst; every source's counter is cleared by the "
+        "**one** timer of `[mitigation] period` (§3.5)",
+        shown="`[mitigation] burst`",
+    )
+    min_interarrival: Duration | None = key(
+        None,
+        doc="`strict` only: this source's limiter (each source has its own timer)",
+        shown="`[mitigation] min_interarrival`",
+    )
+    isr_only: bool = key(
+        False,
+        doc="`true`: the handler does all the work (an interrupt-level task, like a TinyOS "
+        "handler): the packet is delivered when the handler ends and never reaches the "
+        "driver's queue",
+    )
 
 
 _FLOW_COMMON = (
@@ -712,36 +854,104 @@ class FlowTable(Table):
     """``[[flows]]``: one traffic flow: what its frames are and its rate over time.
     Each pattern takes its own keys (see ``PATTERNS``) beyond the common ones."""
 
-    name: Name("flow") = Field(description="the flow's name")
-    pattern: Literal[tuple(PATTERNS)] = Field(description="how the rate changes")  # type: ignore[valid-type]
-    protocol: Literal[PROTOCOLS] = Field("tcp", description="the frames' protocol")  # type: ignore[valid-type]
-    dst_port: Int(0, 65535) = Field(0, description="TCP/UDP destination port")
-    src: str = Field(DEFAULT_SRC, description="IPv4 source address of its frames")
-    src_port: Int(0, 65535) = Field(40000, description="TCP/UDP source port")
-    size: Int(14, 65535) = Field(60, description="bytes on the wire")
-    vlan_pcp: Int(0, 7) | None = Field(
-        None, description="802.1Q priority code point (none: untagged)"
+    name: Name("flow") = key(doc="unique; an identifier (Names, above)")
+    pattern: Literal[tuple(PATTERNS)] = key(  # type: ignore[valid-type]
+        doc="how the rate varies (patterns below)", type="see below"
     )
-    priority: Priority = Field(0, description="with [rx]: its flow queue's priority")
-    bind: bool | None = Field(
-        None, description="a socket is bound to (protocol, dst_port) (default: TCP and UDP)"
+    protocol: Literal[PROTOCOLS] = key(  # type: ignore[valid-type]
+        "tcp",
+        doc="TCP SYN segments, UDP datagrams, ICMP echo requests, ARP requests, or frames of "
+        "an unknown EtherType",
     )
-    capacity: U32 | None = Field(None, description="[rx]: deferrable server, packets per period")
-    server_period: Duration | None = Field(None, description="[rx]: the server's period")
-    queue: Int(1, 2**31 - 1) | None = Field(None, description="[rx]: flow queue limit, packets")
-    nic_queue: str | None = Field(None, description="multiqueue NIC: its [[nic.queues]] entry")
-    begin: Span = Field(0, description="silent before this time")
-    source: str | None = Field(None, description="the [[sources]] entry it arrives on")
-    rate: Rate | None = Field(None, description="constant, poisson: the rate")
-    start: Rate | None = Field(None, description="pyramid: first and last level")
-    peak: Rate | None = Field(None, description="pyramid: top level")
-    step: RateStep | None = Field(None, description="pyramid: level increment")
-    step_every: Duration | None = Field(None, description="pyramid, steps: level length")
-    rates: list[Rate] | None = Field(None, description="steps: the rates in turn")
-    file: str | None = Field(None, description="pcap: the capture (relative to the scenario)")
-    scale: float = Field(1.0, description="pcap: rate multiplier (gaps divided by it)")
-    loop: bool = Field(False, description="pcap: replay it again and again")
-    skip: Span = Field(0, description="pcap: start this far into the capture")
+    dst_port: Int(0, 65535) = key(0, doc="the device's port (TCP, UDP)")
+    src: str = key(
+        DEFAULT_SRC,
+        doc="source address of its frames (the device is 192.0.2.1)",
+        type="IPv4 address",
+    )
+    src_port: Int(0, 65535) = key(40000, doc="source port (TCP, UDP)")
+    size: Int(14, 65535) = key(
+        60,
+        doc="bytes on the wire; with `[rx]` or the multiqueue NIC from the protocol's headers "
+        "to `RTSIM_FRAME_MAX` (Limits, above)",
+    )
+    vlan_pcp: Int(0, 7) | None = key(
+        None,
+        doc="present: the frames carry one 802.1Q tag with this priority code point",
+        shown="untagged",
+    )
+    priority: Priority = key(
+        0,
+        doc="flow priority (for components that classify); with `[rx]` below "
+        "`RTS_FLOW_PRIO_LEVELS`, the socket's priority the network task inherits (Behnke §5.4)",
+    )
+    bind: bool | None = key(
+        None,
+        doc="a socket is bound to (`protocol`, `dst_port`): with `[rx]` the flow is registered "
+        "in libshield's flow table; `false`: no socket of its own — its frames are processed, "
+        "then dropped as `no_socket`, unless another flow binds the same protocol and port "
+        "(frames are classified by their bytes, so they then reach that socket). Only TCP and "
+        "UDP flows have sockets",
+        shown="`true` for TCP and UDP",
+    )
+    capacity: U32 | None = key(
+        None,
+        doc="`[rx]` only: the flow's deferrable server admits this many packets per "
+        "`server_period` (Behnke §5.5); 0 = unlimited",
+        shown="unlimited",
+    )
+    server_period: Duration | None = key(
+        None, doc="`[rx]` only: the server's period", shown="required with `capacity` > 0"
+    )
+    queue: Int(1, 2**31 - 1) | None = key(
+        None,
+        doc="`[rx]` only: packets the flow's queue may hold",
+        shown="the pool",
+        type="integer 1–`buffers`",
+    )
+    nic_queue: str | None = key(
+        None,
+        doc="multiqueue NIC only: the `[[nic.queues]]` entry the NIC's map sends the flow to; "
+        "without it the flow is dropped in the NIC",
+        shown="unmapped",
+    )
+    begin: Span = key(
+        0, doc="the flow is silent before; the pattern's clock starts here", toml="0s"
+    )
+    source: str | None = key(
+        None,
+        doc="the `[[sources]]` entry the flow arrives on (required with several sources)",
+        shown="the only source",
+    )
+    rate: Rate | None = key(None, doc="`constant`, `poisson`: the rate")
+    start: Rate | None = key(None, doc="`pyramid`: first and last level")
+    peak: Rate | None = key(None, doc="`pyramid`: top level")
+    step: RateStep | None = key(None, doc="`pyramid`: level increment")
+    step_every: Duration | None = key(None, doc="`pyramid`, `steps`: how long each level lasts")
+    rates: list[Rate] | None = key(None, doc="`steps`: the rates in turn")
+    file: str | None = key(
+        None,
+        doc="the capture, relative to the scenario file's folder: classic pcap (microsecond "
+        "or nanosecond timestamps, either byte order), Ethernet link type; pcapng is refused "
+        "(convert it with `editcap -F pcap`)",
+        shown="required",
+    )
+    scale: float = key(
+        1.0,
+        doc="the capture's rate times this: `2.0` halves every gap",
+        type="number in (0, 1000]",
+    )
+    loop: bool = key(
+        False,
+        doc="replay the capture again and again; one pass lasts the replayed span plus one "
+        "mean gap, so an evenly spaced capture loops evenly",
+    )
+    skip: Span = key(
+        0,
+        doc="start this far into the capture; frames before are not sent and the replay's "
+        "clock starts there",
+        toml="0s",
+    )
 
     @classmethod
     def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -845,15 +1055,23 @@ class TaskTable(Table):
     """``[[tasks]]``: an extra task: ``background`` (always ready), ``periodic`` or
     ``worker`` (receives one flow). Each kind takes its own keys (``TASK_KEYS``)."""
 
-    name: Name("task") = Field(description="the task's name")
-    kind: Literal[TASK_KINDS] = Field(description="background, periodic or worker")  # type: ignore[valid-type]
-    priority: Priority | None = Field(None, description="its priority (background: default 0)")
-    core: Int(0, 2**31 - 1) = Field(0, description="core it runs on")
-    period: Duration | None = Field(None, description="periodic: its period")
-    work: Duration | None = Field(None, description="periodic: per cycle; worker: per message")
-    masks_rx: bool = Field(False, description="periodic: each job masks the RX lines")
-    flow: str | None = Field(None, description="worker: the flow it receives")
-    queue: Int(1, 1_000_000) = Field(16, description="worker: mailbox capacity, messages")
+    name: Name("task") = key(doc="unique, an identifier (Names, above)")
+    kind: Literal[TASK_KINDS] = key(  # type: ignore[valid-type]
+        doc="`background`, `periodic` or `worker` (table above)"
+    )
+    priority: Priority | None = key(
+        None, doc="scheduler priority", shown="`0` for `background`, else required"
+    )
+    core: Int(0, 2**31 - 1) = key(0, doc="core it runs on")
+    period: Duration | None = key(None, doc="`periodic`: its period")
+    work: Duration | None = key(None, doc="`periodic`: per cycle; `worker`: per message")
+    masks_rx: bool = key(
+        False,
+        doc="`periodic`: each job masks the RX lines from its start to its end, the "
+        "application's mutual exclusion with the handlers of Regehr & Duongsaa §4",
+    )
+    flow: str | None = key(None, doc="`worker`: the flow it receives (a flow's name)")
+    queue: Int(1, 1_000_000) = key(16, doc="`worker`: mailbox capacity, messages")
 
     @classmethod
     def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -1388,35 +1606,245 @@ class PresetFile(BaseModel):
 
 # --------------------------------------------------------------------------- JSON Schema
 
+#: Per kind of task, what it is (the reference's table of kinds).
+TASK_DOCS = {
+    "background": "always ready; gets the capacity left over",
+    "periodic": "a job of work every period",
+    "worker": "receives the packets of one flow: work per message from its mailbox",
+}
+#: Per mitigation kind, what it is and where it comes from.
+MITIGATION_DOCS = {
+    "none": 'the plain FreeRTOS scheduler (Danicki et al. §3 "Scheduler")',
+    "burst": "Danicki et al. §2.2 Burst Mitigation: at most `capacity` packets per `slice`",
+    "hysteresis": "Danicki et al. §2.2 Hysteresis Mitigation: `block_below`, `unblock_above` "
+    "are fractions of the period (the critical task's earliness at completion)",
+    "budget": "Danicki et al. §2.2 Budget Mitigation: the critical task's earliness is the "
+    "driver's budget; §4 names the uncharged ISR (`charge_isr`)",
+    "queue": "Danicki et al. §2.2 Queue Mitigation (uses `[driver] queue`)",
+    "strict": "Regehr & Duongsaa §3.2: at least `min_interarrival` between RX interrupts",
+    "bursty": "Regehr & Duongsaa §3.3: `burst` interrupts per `period`",
+    "countdown": "Regehr & Duongsaa §3.4",
+    "polling": 'Regehr & Duongsaa §2 and §5.2 "pure polling": no interrupt; a timer every '
+    "`period` checks the device and handles what waits",
+}
+#: Per traffic pattern, its rate over time.
+PATTERN_DOCS = {
+    "constant": "`rate`, arrivals evenly spaced",
+    "poisson": "mean `rate`, exponential inter-arrival times drawn from the seed",
+    "pyramid": "`start`, `start+step`, … (capped at `peak`), each level for `step_every`, then "
+    "the same levels down to `start`, which then holds until the end",
+    "steps": "each rate in turn for `step_every`, the last one until the end",
+    "pcap": "the frames of a capture at their recorded times (below)",
+}
+
+
+def _no_nulls(node: Any) -> Any:
+    """TOML has no null: an optional key is one that may be left out."""
+    if isinstance(node, dict):
+        out = {k: _no_nulls(v) for k, v in node.items()}
+        branches = out.get("anyOf")
+        if isinstance(branches, list) and {"type": "null"} in branches:
+            rest = [b for b in branches if b != {"type": "null"}]
+            del out["anyOf"]
+            if len(rest) == 1:
+                out = {**rest[0], **out}
+            else:
+                out["anyOf"] = rest
+            if out.get("default", 0) is None:
+                del out["default"]
+        return out
+    if isinstance(node, list):
+        return [_no_nulls(v) for v in node]
+    return node
+
+
+def _only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """``if tag == k then only keys_of[k]``, for every ``k``."""
+    return [
+        {
+            "if": {"properties": {tag: {"const": k}}, "required": [tag]},
+            "then": {"propertyNames": {"enum": list(keys)}},
+        }
+        for k, keys in keys_of.items()
+    ]
+
 
 def json_schema(which: str = "scenario") -> dict[str, Any]:
     """The JSON Schema of a scenario file (``which="scenario"``) or a preset
-    (``"platform"``), with the limits of this build's libshield."""
+    (``"platform"``), with the limits of this build's libshield and simulator.
+
+    A key a preset's ``[defaults]`` may give is not required here (the file
+    alone need not set it); each kind of flow, task and mitigation allows
+    only its own keys."""
     model = {"scenario": ScenarioFile, "platform": PresetFile}[which]
-    schema = model.model_json_schema(mode="validation")
+    schema = _no_nulls(model.model_json_schema(mode="validation"))
     lim = limits()
     props = schema.get("properties", {})
-    for key, n in (
-        ("flows", lim["flows"]),
-        ("sources", lim["sources"]),
-        ("tasks", lim["tasks"] - 2),
-    ):
-        if key in props:
-            props[key]["maxItems"] = n
     defs = schema.get("$defs", {})
-    if "NicTable" in defs:
+    if which == "scenario":
+        for key, n in (
+            ("flows", lim["flows"]),
+            ("sources", lim["sources"]),
+            ("tasks", lim["tasks"] - 2),
+        ):
+            props[key]["maxItems"] = n
+        schema["required"] = ["scenario"]
+        for name, section in (
+            ("ScenarioTable", "scenario"),
+            ("CriticalTable", "critical"),
+            ("DriverTable", "driver"),
+            ("NicTable", "nic"),
+            ("RxTable", "rx"),
+        ):
+            d = defs[name]
+            for k in d.get("required", []):
+                if k in DEFAULTABLE[section]:
+                    d["properties"][k].setdefault("x-default", "required (or preset)")
+            d["required"] = [k for k in d.get("required", []) if k not in DEFAULTABLE[section]]
+            if not d["required"]:
+                del d["required"]
         defs["NicTable"]["properties"]["queues"]["maxItems"] = lim["nic_queues"]
-    if "RxTable" in defs:
-        defs["RxTable"]["properties"]["buffers"] = {
-            "anyOf": [
-                {"type": "integer", "minimum": 2, "maximum": lim["pool_max"]},
-                {"type": "null"},
-            ],
-            "description": RxTable.model_fields["buffers"].description,
-            "default": None,
-        }
+        buffers = defs["RxTable"]["properties"]["buffers"]
+        buffers.update(minimum=2, maximum=lim["pool_max"])
+        defs["FlowTable"]["allOf"] = _only_keys(
+            "pattern", {p: _FLOW_COMMON + ks for p, ks in PATTERNS.items()}
+        )
+        defs["TaskTable"]["allOf"] = _only_keys("kind", TASK_KEYS)
+        plain = {k: ("kind", "also", "enable_bits") + ks for k, ks in MITIGATION_KINDS.items()}
+        rules = _only_keys("kind", plain)
+        for rule in rules:  # with `also`, the keys of those kinds are allowed too
+            rule["if"]["not"] = {"required": ["also"]}
+        defs["MitigationTable"]["allOf"] = rules
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _type_words(p: Mapping[str, Any]) -> str:
+    if "x-type" in p:
+        return p["x-type"]
+    fmt = p.get("format")
+    if fmt in ("duration", "rate", "fraction"):
+        return fmt
+    if fmt == "name":
+        return "name"
+    if "enum" in p:
+        return " | ".join(f'`"{v}"`' for v in p["enum"])
+    t = p.get("type")
+    if t == "integer":
+        lo, hi = p.get("minimum"), p.get("maximum")
+        if hi is None or hi >= 2**31 - 1:
+            return "integer" if lo in (None, 0) and hi is None else f"integer ≥ {lo}"
+        return f"integer {lo}–{hi}"
+    if t == "array":
+        items = p.get("items", {})
+        if "$ref" in items:
+            return "array of tables"
+        return f"list of {_type_words(items)}s"
+    return {"boolean": "boolean", "string": "string", "number": "number"}.get(t, t or "")
+
+
+def _default_words(p: Mapping[str, Any], required: bool) -> str:
+    if "x-default" in p:
+        return p["x-default"]
+    if "default" in p:
+        v = p["default"]
+        if isinstance(v, bool):
+            return f"`{str(v).lower()}`"
+        if isinstance(v, str):
+            return f'`"{v}"`'
+        return f"`{v}`"
+    return "required" if required else "—"
+
+
+def _key_table(schema: Mapping[str, Any], name: str, keys: tuple[str, ...] | None = None) -> str:
+    d = schema["$defs"][name]
+    props, required = d["properties"], set(d.get("required", []))
+    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    for k in keys if keys is not None else tuple(props):
+        p = props[k]
+        rows.append(
+            f"| `{k}` | {_cell(_type_words(p))} | {_cell(_default_words(p, k in required))} "
+            f"| {_cell(p.get('description', ''))} |"
+        )
+    return "\n".join(rows)
+
+
+def markdown_blocks() -> dict[str, str]:
+    """The key reference of ``docs/scenarios.md``: one Markdown block per
+    ``<!-- schema: NAME -->`` marker, generated from the models."""
+    sc = json_schema("scenario")
+    # the documented keys of a table are those of the file alone: preset defaults aside
+    out = {
+        "scenario": _key_table(sc, "ScenarioTable"),
+        "critical": _key_table(sc, "CriticalTable"),
+        "driver": _key_table(sc, "DriverTable"),
+        "nic": _key_table(sc, "NicTable"),
+        "nic.queues": _key_table(sc, "NicQueueTable"),
+        "rx": _key_table(sc, "RxTable"),
+        "detect": _key_table(sc, "DetectTable"),
+        "sources": _key_table(sc, "SourceTable"),
+        "flows": _key_table(sc, "FlowTable", _FLOW_COMMON),
+        "flows.pcap": _key_table(sc, "FlowTable", PATTERNS["pcap"]),
+        "mitigation.keys": _key_table(sc, "MitigationTable"),
+        "tasks.keys": _key_table(sc, "TaskTable"),
+    }
+    lim = limits()
+    out["limits"] = (
+        "Limits (the simulator's fixed arrays, `RTSIM_MAX_*` in "
+        "`sim/include/rtsim/rtsim.h`, and libshield's build options in "
+        "`libshield/include/rtshield/rts_opts.h`, read through the binding, so a rebuilt "
+        f"library moves them): at most {lim['cores']} cores, {lim['flows']} flows, "
+        f"{lim['tasks'] - 2} extra tasks ({lim['tasks']} with the critical task and the "
+        f"driver; {lim['tasks'] - 3} when the global limit adds its polling task), "
+        f"{lim['rates']} rates in a `steps` flow, {lim['sources']} RX interrupt sources, "
+        f"{lim['nic_queues']} queues of the multiqueue NIC, {lim['pool_max']} `[rx] buffers` "
+        f"(`RTS_POOL_MAX_BUFS`), flow priorities 0–{lim['prio_levels'] - 1} with `[rx]` "
+        f"(`RTS_FLOW_PRIO_LEVELS`), {lim['flow_max'] - 4} bound flows (`RTS_FLOW_MAX` = "
+        f"{lim['flow_max']} minus the 4 special ARP, ICMP, background and default flows); "
+        f"frames of at most {lim['frame_max']} bytes (`RTSIM_FRAME_MAX`)."
+    )
+    rows = ["| kind | parameters | what it is |", "|---|---|---|"]
+    for kind, keys in MITIGATION_KINDS.items():
+        params = ", ".join(f"`{k}`" for k in keys) or "—"
+        rows.append(f"| `{kind}` | {params} | {_cell(MITIGATION_DOCS[kind])} |")
+    out["mitigation"] = "\n".join(rows)
+    rows = ["| pattern | keys | rate over time |", "|---|---|---|"]
+    for pattern, keys in PATTERNS.items():
+        rows.append(
+            f"| `{pattern}` | {', '.join(f'`{k}`' for k in keys)} | "
+            f"{_cell(PATTERN_DOCS[pattern])} |"
+        )
+    out["flows.patterns"] = "\n".join(rows)
+    rows = ["| kind | keys | what it is |", "|---|---|---|"]
+    for kind, keys in TASK_KEYS.items():
+        shown = ", ".join(f"`{k}`" for k in keys if k != "kind")
+        rows.append(f"| `{kind}` | {shown} | {_cell(TASK_DOCS[kind])} |")
+    out["tasks"] = "\n".join(rows)
+    return out
+
+
+_BLOCK_RE = re.compile(r"(<!-- schema: ([a-z.]+) -->\n)(.*?)(<!-- /schema -->)", re.S)
+
+
+def render_docs(text: str) -> str:
+    """``text`` (docs/scenarios.md) with every generated block replaced by the
+    models' current reference; an unknown block name is an error."""
+    blocks = markdown_blocks()
+
+    def put(m: re.Match[str]) -> str:
+        name = m.group(2)
+        if name not in blocks:
+            raise UsageError(f"docs: no generated block named {name!r} ({', '.join(blocks)})")
+        return f"{m.group(1)}{blocks[name]}\n{m.group(4)}"
+
+    return _BLOCK_RE.sub(put, text)
 
 
 def base_dir(origin: str) -> Path:
