@@ -57,7 +57,7 @@ def test_unknown_block_in_the_docs_is_refused():
 
 
 def test_the_json_schema_is_a_valid_schema():
-    for which in ("scenario", "platform"):
+    for which in ("scenario", "system", "platform"):
         jsonschema.Draft202012Validator.check_schema(schema.json_schema(which))
 
 
@@ -72,6 +72,35 @@ def test_every_shipped_scenario_passes_the_json_schema(validator, path):
 def test_every_preset_passes_its_json_schema(name):
     doc = tomllib.loads((platforms_dir() / f"{name}.toml").read_text())
     jsonschema.validate(doc, schema.json_schema("platform"))
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "scenarios" / "analysis").glob("*.toml")), ids=lambda p: p.name
+)
+def test_every_shipped_system_file_passes_the_json_schema(path):
+    from rtshield.analysis.system import load_system
+
+    load_system(path)
+    jsonschema.validate(tomllib.loads(path.read_text()), schema.json_schema("system"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\npriority = 1\ncolour = 2\n',
+        '[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\npriority = 300\n',
+        '[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\n',
+        '[[source]]\nname = "s"\nmodel = "magic"\n',
+    ],
+)
+def test_the_system_json_schema_flags_what_the_loader_refuses(tmp_path, text):
+    from rtshield.analysis.system import load_system
+
+    assert list(jsonschema.Draft202012Validator(schema.json_schema("system")).iter_errors(
+        tomllib.loads(text)))
+    (tmp_path / "s.toml").write_text(text)
+    with pytest.raises(UsageError):
+        load_system(tmp_path / "s.toml")
 
 
 @pytest.mark.parametrize(
@@ -119,6 +148,9 @@ def test_schema_command_prints_the_json_schema(capsys):
     assert json.loads(capsys.readouterr().out) == schema.json_schema("scenario")
     assert cli.main(["schema", "platform"]) == 0
     assert json.loads(capsys.readouterr().out) == schema.json_schema("platform")
+    assert cli.main(["schema", "system"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == schema.json_schema("system") and "task" in out["properties"]
 
 
 def test_schema_command_writes_out_file(tmp_path, capsys):
@@ -138,7 +170,7 @@ def test_schema_command_markdown_is_the_docs_reference(capsys):
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["schema", "system32"], "'system32' is not one of: scenario, platform"),
+        (["schema", "system32"], "'system32' is not one of: scenario, system, platform"),
         (["schema", "--out", "{tmp}/no/such/dir/s.json"], "--out: cannot create"),
         (["schema", "--out", "{tmp}"], "is a directory"),
         (["schema", "platform", "--markdown"], "--markdown gives the scenario key reference"),

@@ -961,7 +961,7 @@ class FlowTable(Table):
     @classmethod
     def unknown_key(cls, key: str, data: Mapping[str, Any]) -> str:
         pattern = data.get("pattern")
-        if key in _ALL_PATTERN_KEYS and pattern in PATTERNS:
+        if key in _ALL_PATTERN_KEYS and isinstance(pattern, str) and pattern in PATTERNS:
             owners = [p for p, ks in PATTERNS.items() if key in ks]
             return (
                 f"belongs to pattern {' / '.join(owners)}, not {pattern!r} "
@@ -977,9 +977,10 @@ class FlowTable(Table):
             p = data.get("pattern")
             if p is None:
                 raise fail("missing", "pattern")
+            if not isinstance(p, str):
+                raise fail(f"expected a string, got {p!r}", "pattern")
             if p not in PATTERNS:
-                shown = repr(p) if isinstance(p, str) else f"expected a string, got {p!r};"
-                raise fail(f"{shown} is not one of: {', '.join(PATTERNS)}", "pattern")
+                raise fail(f"{p!r} is not one of: {', '.join(PATTERNS)}", "pattern")
             if p == "pcap":
                 for key in PCAP_FRAME_KEYS:
                     if key in data:
@@ -1075,7 +1076,8 @@ class TaskTable(Table):
 
     @classmethod
     def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
-        return TASK_KEYS.get(data.get("kind"), tuple(cls.model_fields))  # type: ignore[arg-type]
+        kind = data.get("kind")
+        return TASK_KEYS.get(kind, tuple(cls.model_fields)) if isinstance(kind, str) else ()
 
     @classmethod
     def unknown_key(cls, key: str, data: Mapping[str, Any]) -> str:
@@ -1670,12 +1672,17 @@ def _only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[st
 
 
 def json_schema(which: str = "scenario") -> dict[str, Any]:
-    """The JSON Schema of a scenario file (``which="scenario"``) or a preset
+    """The JSON Schema of a scenario file (``which="scenario"``), a system file
+    (``"system"``, :mod:`rtshield.schema_system`) or a platform preset
     (``"platform"``), with the limits of this build's libshield and simulator.
 
     A key a preset's ``[defaults]`` may give is not required here (the file
     alone need not set it); each kind of flow, task and mitigation allows
     only its own keys."""
+    if which == "system":
+        from rtshield import schema_system
+
+        return schema_system.json_schema()
     model = {"scenario": ScenarioFile, "platform": PresetFile}[which]
     schema = _no_nulls(model.model_json_schema(mode="validation"))
     lim = limits()

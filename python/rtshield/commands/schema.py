@@ -1,7 +1,8 @@
-"""``rtshield schema [scenario|platform] [--out FILE] [--markdown]``: the file formats.
+"""``rtshield schema [scenario|system|platform] [--out FILE] [--markdown]``: the file formats.
 
-Prints the JSON Schema of a scenario file (or of a platform preset), made
-from the pydantic models that validate them (:mod:`rtshield.schema`), with
+Prints the JSON Schema of a scenario file (or of a system file for
+``analyze``/``design``, or of a platform preset), made from the pydantic
+models that validate them (:mod:`rtshield.schema`, :mod:`rtshield.schema_system`), with
 the limits of the installed libshield. An editor given it (e.g. the
 Even Better TOML extension, ``#:schema ./scenario.schema.json`` at the top
 of a file) completes keys and flags mistakes as one types. ``--markdown``
@@ -18,24 +19,25 @@ import typer
 
 from rtshield.clitools import Verbose, dispatch
 
-KINDS = ("scenario", "platform")
+KINDS = ("scenario", "system", "platform")
 
 
 def add_to(app: typer.Typer) -> None:
     @app.command(
         "schema",
-        help="Print the JSON Schema of a scenario file (or of a platform preset): the keys, "
+        help="Print the JSON Schema of a scenario file (or of a system file for analyze and "
+        "design, or of a platform preset): the keys, "
         "their types, units, ranges, defaults and meaning, as rtshield checks them. Editors "
         "that read JSON Schema complete and check TOML with it. --markdown prints the key "
         "reference of docs/scenarios.md instead.",
         short_help="print the JSON Schema of scenario files (for editors)",
         epilog="\b\nexamples:\n  rtshield schema --out scenario.schema.json\n"
-        "  rtshield schema platform\n  rtshield schema --markdown",
+        "  rtshield schema system\n  rtshield schema --markdown",
     )
     def schema_(
         which: Annotated[
             str,
-            typer.Argument(metavar="[scenario|platform]", help="which file format"),
+            typer.Argument(metavar="[scenario|system|platform]", help="which file format"),
         ] = "scenario",
         out: Annotated[
             str | None,
