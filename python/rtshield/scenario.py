@@ -30,14 +30,13 @@ from __future__ import annotations
 import copy
 import functools
 import ipaddress
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from rtshield import schema, units
+from rtshield import units
 from rtshield.errors import UsageError
 from rtshield.tomlfile import parse_toml as _parse_toml
 from rtshield.tomlfile import parse_toml_value as _parse_toml_value
@@ -71,25 +70,93 @@ __all__ = [
     "platforms_dir",
 ]
 
-# The vocabulary of the schema (kinds, patterns, keys) lives in rtshield.schema.
-from rtshield.schema import (  # noqa: E402
-    ALSO_KINDS,
-    BURSTY_TIMERS,
-    DEFAULT_SRC,
-    MAX_BINS,
-    MAX_PCAP_SCALE,
-    MITIGATION_KINDS,
-    MULTI_SOURCE_KINDS,
-    NAME_RULE,
-    NIC_KINDS,
-    PATH_QUANTILE_KEYS,
-    PATTERNS,
-    PROTOCOLS,
-    RESERVED_NAMES,
-    RX_COST_KEYS,
-    TASK_KINDS,
-    reserved_name,
+# --------------------------------------------------------------------------- vocabulary
+# The words of the schema (rtshield.schema): kinds, patterns, keys, names.
+
+#: Mitigation kinds and, for each, the parameter keys it accepts.
+MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "burst": ("slice", "capacity"),
+    "hysteresis": ("block_below", "unblock_above", "sleep"),
+    "budget": ("charge_isr",),
+    "queue": (),
+    "strict": ("min_interarrival",),
+    "bursty": ("burst", "period", "timer"),
+    "countdown": ("window",),
+    "polling": ("period",),
+}
+#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
+BURSTY_TIMERS = ("periodic", "lazy")
+#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
+ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
+#: Mitigations that work with several RX sources (the engine's rule: the Danicki
+#: mitigations and the countdown filter act on one RX line).
+MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
+
+#: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
+PATTERNS: dict[str, tuple[str, ...]] = {
+    "constant": ("rate",),
+    "poisson": ("rate",),
+    "pyramid": ("start", "peak", "step", "step_every"),
+    "steps": ("rates", "step_every"),
+    "pcap": ("file", "scale", "loop", "skip"),
+}
+#: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
+PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
+#: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
+MAX_PCAP_SCALE = 1000.0
+PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
+NIC_KINDS = ("edge", "dma_ring", "multiqueue")
+TASK_KINDS = ("background", "periodic", "worker")
+#: Keys of each task kind.
+TASK_KEYS = {
+    "background": ("name", "kind", "priority", "core"),
+    "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
+    "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
+}
+#: Flow keys that only apply with the receive path (``[rx]``).
+FLOW_RX_ONLY = ("capacity", "server_period", "queue")
+#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
+DEFAULT_SRC = "192.0.2.100"
+#: Rows of the time series at most (``duration / bin``): the outputs' memory.
+MAX_BINS = 1_000_000
+#: Preset cost keys the receive path needs (required only with ``[rx]``).
+RX_COST_KEYS = (
+    "rx_path_regular",
+    "rx_path_short_circuit",
+    "rx_path_prio_raise",
+    "rx_path_recycle",
+    "rx_path_rejected",
+    "invalidate_eager",
+    "invalidate_deferred",
+    "poll_batch",
+    "poll_per_packet",
 )
+#: Suffixes of a receive-path cost key giving its ISR duration at the 90, 99,
+#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``.
+PATH_QUANTILE_KEYS = ("p90", "p99", "p999", "p9999")
+PATH_QUANTILE_COSTS = tuple(
+    f"{k}_{q}" for k in RX_COST_KEYS if k.startswith("rx_path_") for q in PATH_QUANTILE_KEYS
+)
+
+#: What a flow, task, source or NIC queue may be called (docs/scenarios.md,
+#: "Names"): an identifier of 1-64 characters, so that it is safe in CSV
+#: headers, file names, JSON keys and reports.
+NAME_RULE = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
+#: Names the outputs use for their own entries (``idle_coreN`` and every
+#: ``isr_…`` name are reserved too, :func:`reserved_name`).
+RESERVED_NAMES = ("critical", "driver", "polling", "idle", "isr_rx", "isr_tick", "isr_timer")
+
+
+def reserved_name(name: str) -> bool:
+    """Whether ``name`` is one of the outputs' own names (case-insensitive)."""
+    low = name.lower()
+    return (
+        low in RESERVED_NAMES
+        or low.startswith("isr_")
+        or re.fullmatch(r"idle_core[0-9]+", low) is not None
+    )
+
 
 __all__ += [
     "ALSO_KINDS",
@@ -532,6 +599,10 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     if not name or "/" in name or "\\" in name or not path.is_file():
         avail = ", ".join(available_platforms()) or "(none installed)"
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
+    from pydantic import ValidationError
+
+    from rtshield import schema
+
     data = _read_toml(path)
     origin = str(path)
     clock = (
@@ -636,10 +707,6 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The sections of a scenario file, in the order they are described.
-SECTIONS = tuple(schema.ScenarioFile.model_fields)
-
-
 def parse_scenario(
     data: Mapping[str, Any],
     origin: str = "<string>",
@@ -656,6 +723,12 @@ def parse_scenario(
     (the CLI passes ``"--set"``) instead of the file; errors in a value from
     the preset's defaults name the preset.
     """
+    from pydantic import ValidationError
+
+    from rtshield import schema
+
+    #: The sections of a scenario file, in the order they are described.
+    SECTIONS = tuple(schema.ScenarioFile.model_fields)  # noqa: N806
     overrides = overrides or {}
     sets = {k: v for k, v in overrides.items() if isinstance(v, Mapping)}
     doc = _merge(dict(data), {k: v for k, v in overrides.items() if k not in sets})
@@ -761,11 +834,14 @@ def parse_scenario(
 
 
 def _base_dir(origin: str) -> Path:
-    return schema.base_dir(origin)
+    """Folder that relative paths in the scenario ``origin`` start from: the
+    file's own folder, or the working directory for a scenario given as text."""
+    p = Path(origin)
+    return p.resolve().parent if p.is_file() else Path.cwd()
 
 
 def _build(
-    m: schema.ScenarioFile,
+    m: Any,
     plat: Platform,
     preset_costs: CostTable,
     context: Mapping[str, Any],
@@ -888,9 +964,7 @@ def _build(
     )
 
 
-def _build_flow(
-    f: schema.FlowTable, i: int, sources: tuple[IrqSource, ...], context: Mapping[str, Any]
-) -> Flow:
+def _build_flow(f: Any, i: int, sources: tuple[IrqSource, ...], context: Mapping[str, Any]) -> Flow:
     kw: dict[str, Any] = {}
     if f.pattern in ("constant", "poisson"):
         kw["rate_pps"] = f.rate

@@ -43,92 +43,30 @@ from pydantic_core import PydanticCustomError, PydanticUndefined
 from rtshield import units
 from rtshield.errors import UsageError
 
-# --------------------------------------------------------------------------- vocabulary
-
-#: Mitigation kinds and, for each, the parameter keys it accepts.
-MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
-    "none": (),
-    "burst": ("slice", "capacity"),
-    "hysteresis": ("block_below", "unblock_above", "sleep"),
-    "budget": ("charge_isr",),
-    "queue": (),
-    "strict": ("min_interarrival",),
-    "bursty": ("burst", "period", "timer"),
-    "countdown": ("window",),
-    "polling": ("period",),
-}
-#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
-BURSTY_TIMERS = ("periodic", "lazy")
-#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
-ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
-#: Mitigations that work with several RX sources (the engine's rule: the Danicki
-#: mitigations and the countdown filter act on one RX line).
-MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
-
-#: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
-PATTERNS: dict[str, tuple[str, ...]] = {
-    "constant": ("rate",),
-    "poisson": ("rate",),
-    "pyramid": ("start", "peak", "step", "step_every"),
-    "steps": ("rates", "step_every"),
-    "pcap": ("file", "scale", "loop", "skip"),
-}
-#: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
-PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
-#: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
-MAX_PCAP_SCALE = 1000.0
-PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
-NIC_KINDS = ("edge", "dma_ring", "multiqueue")
-TASK_KINDS = ("background", "periodic", "worker")
-#: Keys of each task kind.
-TASK_KEYS = {
-    "background": ("name", "kind", "priority", "core"),
-    "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
-    "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
-}
-#: Flow keys that only apply with the receive path (``[rx]``).
-FLOW_RX_ONLY = ("capacity", "server_period", "queue")
-#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
-DEFAULT_SRC = "192.0.2.100"
-#: Rows of the time series at most (``duration / bin``): the outputs' memory.
-MAX_BINS = 1_000_000
-#: Preset cost keys the receive path needs (required only with ``[rx]``).
-RX_COST_KEYS = (
-    "rx_path_regular",
-    "rx_path_short_circuit",
-    "rx_path_prio_raise",
-    "rx_path_recycle",
-    "rx_path_rejected",
-    "invalidate_eager",
-    "invalidate_deferred",
-    "poll_batch",
-    "poll_per_packet",
-)
-#: Suffixes of a receive-path cost key giving its ISR duration at the 90, 99,
-#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``.
-PATH_QUANTILE_KEYS = ("p90", "p99", "p999", "p9999")
-PATH_QUANTILE_COSTS = tuple(
-    f"{k}_{q}" for k in RX_COST_KEYS if k.startswith("rx_path_") for q in PATH_QUANTILE_KEYS
+# The vocabulary (kinds, patterns, keys, names) is rtshield.scenario's, which
+# imports this module only when it validates a file (pydantic is not loaded
+# by ``import rtshield.scenario``).
+from rtshield.scenario import (  # noqa: E402
+    ALSO_KINDS,
+    BURSTY_TIMERS,
+    DEFAULT_SRC,
+    FLOW_RX_ONLY,
+    MAX_BINS,
+    MAX_PCAP_SCALE,
+    MITIGATION_KINDS,
+    MULTI_SOURCE_KINDS,
+    NAME_RULE,
+    PATH_QUANTILE_COSTS,
+    PATTERNS,
+    PCAP_FRAME_KEYS,
+    PROTOCOLS,
+    RX_COST_KEYS,
+    TASK_KEYS,
+    TASK_KINDS,
+    reserved_name,
 )
 
-#: What a flow, task, source or NIC queue may be called (docs/scenarios.md,
-#: "Names"): an identifier of 1-64 characters, so that it is safe in CSV
-#: headers, file names, JSON keys and reports.
-NAME_RULE = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
 _NAME_RE = re.compile(NAME_RULE)
-#: Names the outputs use for their own entries (``idle_coreN`` and every
-#: ``isr_…`` name are reserved too, :func:`reserved_name`).
-RESERVED_NAMES = ("critical", "driver", "polling", "idle", "isr_rx", "isr_tick", "isr_timer")
-
-
-def reserved_name(name: str) -> bool:
-    """Whether ``name`` is one of the outputs' own names (case-insensitive)."""
-    low = name.lower()
-    return (
-        low in RESERVED_NAMES
-        or low.startswith("isr_")
-        or re.fullmatch(r"idle_core[0-9]+", low) is not None
-    )
 
 
 def limits() -> dict[str, int]:
@@ -1852,10 +1790,3 @@ def render_docs(text: str) -> str:
         return f"{m.group(1)}{blocks[name]}\n{m.group(4)}"
 
     return _BLOCK_RE.sub(put, text)
-
-
-def base_dir(origin: str) -> Path:
-    """Folder that relative paths in the scenario ``origin`` start from: the
-    file's own folder, or the working directory for a scenario given as text."""
-    p = Path(origin)
-    return p.resolve().parent if p.is_file() else Path.cwd()
