@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from rtshield import cli, schema
+from rtshield import cli, schema, schema_system
 from rtshield._native import load
 from rtshield.errors import UsageError
 from rtshield.scenario import available_platforms, loads_scenario, platforms_dir
@@ -29,12 +29,25 @@ def validator():
     return jsonschema.Draft202012Validator(schema.json_schema("scenario"))
 
 
-def test_docs_key_reference_is_generated_from_the_models():
-    text = DOC.read_text()
-    assert text.count("<!-- schema: ") == len(schema.markdown_blocks())
-    assert schema.render_docs(text) == text, (
-        "docs/scenarios.md differs from the models: run tools/gen_scenario_docs.py"
+@pytest.mark.parametrize(
+    "page, blocks",
+    [("scenarios.md", schema.markdown_blocks), ("analysis.md", schema_system.markdown_blocks)],
+)
+def test_docs_key_reference_is_generated_from_the_models(page, blocks):
+    text = (REPO / "docs" / page).read_text()
+    assert text.count("<!-- schema: ") == len(blocks())
+    assert schema.render_docs(text, blocks()) == text, (
+        f"docs/{page} differs from the models: run tools/gen_schema_docs.py"
     )
+
+
+def test_the_docs_tool_checks_both_pages(tmp_path):
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, str(REPO / "tools" / "gen_schema_docs.py"), "--check"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
 
 
 def test_a_changed_description_makes_the_docs_differ(monkeypatch):

@@ -1674,6 +1674,12 @@ def _cell(text: str) -> str:
 def _type_words(p: Mapping[str, Any]) -> str:
     if "x-type" in p:
         return p["x-type"]
+    branches = p.get("anyOf", [])
+    if any(b.get("const") == "?" for b in branches):  # a system file's open key
+        rest = {k: v for k, v in p.items() if k != "anyOf"}
+        others = [b for b in branches if b.get("const") != "?"]
+        inner = _type_words({**others[0], **rest}) if len(others) == 1 else "value"
+        return f'{inner} or `"?"`'
     fmt = p.get("format")
     if fmt in ("duration", "rate", "fraction"):
         return fmt
@@ -1775,13 +1781,14 @@ def markdown_blocks() -> dict[str, str]:
     return out
 
 
-_BLOCK_RE = re.compile(r"(<!-- schema: ([a-z.]+) -->\n)(.*?)(<!-- /schema -->)", re.S)
+_BLOCK_RE = re.compile(r"(<!-- schema: ([a-z._]+) -->\n)(.*?)(<!-- /schema -->)", re.S)
 
 
-def render_docs(text: str) -> str:
+def render_docs(text: str, blocks: Mapping[str, str] | None = None) -> str:
     """``text`` (docs/scenarios.md) with every generated block replaced by the
-    models' current reference; an unknown block name is an error."""
-    blocks = markdown_blocks()
+    models' current reference (``blocks``, default :func:`markdown_blocks`);
+    an unknown block name is an error."""
+    blocks = markdown_blocks() if blocks is None else blocks
 
     def put(m: re.Match[str]) -> str:
         name = m.group(2)

@@ -238,7 +238,7 @@ def _entry_name(value: Any) -> str:
 EntryName = Annotated[
     str,
     BeforeValidator(_entry_name),
-    WithJsonSchema({"type": "string", "pattern": f"^{NAME_RULE}$"}),
+    WithJsonSchema({"type": "string", "format": "name", "pattern": f"^{NAME_RULE}$"}),
 ]
 
 
@@ -615,3 +615,43 @@ def json_schema() -> dict[str, Any]:
     schema = _no_nulls(SystemFile.model_json_schema(mode="validation"))
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+#: Per source model, what it is (docs/analysis.md §2 and §3).
+SOURCE_DOCS = {
+    "pure": "an interrupt with a least inter-arrival time (none: unbounded)",
+    "polling": "the device polled by a timer every min_interarrival",
+    "strict": "Regehr & Duongsaa's strict limiter",
+    "bursty": "Regehr & Duongsaa's bursty limiter, on its own timer or a shared one",
+    "hardware": "a rate limit in the device",
+    "burst_mitigation": "Danicki et al.'s Burst Mitigation",
+    "queue_mitigation": "Danicki et al.'s Queue Mitigation",
+    "hysteresis_mitigation": "Danicki et al.'s Hysteresis Mitigation (no hard bound)",
+    "budget_mitigation": "Danicki et al.'s Budget Mitigation (no hard bound)",
+}
+
+
+def markdown_blocks() -> dict[str, str]:
+    """The key reference of a system file (docs/analysis.md), one block per table."""
+    from rtshield.schema import _cell, _key_table
+
+    sc = json_schema()
+    out = {
+        "system.system": _key_table(sc, "SystemTable"),
+        "system.task": _key_table(sc, "TaskEntry"),
+        "system.timer": _key_table(sc, "TimerEntry"),
+        "system.source": _key_table(sc, "SourceEntry"),
+        "system.server": _key_table(sc, "ServerEntry"),
+        "system.global_limit": _key_table(sc, "GlobalLimitTable"),
+        "system.nic": _key_table(sc, "NicTable"),
+        "system.nic.queue": _key_table(sc, "NicQueueEntry"),
+    }
+    rows = [
+        "| model | keys (besides `name`, `model`, `priority`, `timer_priority`, `work`) "
+        "| what it is |",
+        "|---|---|---|",
+    ]
+    for m, keys in SOURCE_KEYS.items():
+        rows.append(f"| `{m}` | {', '.join(f'`{k}`' for k in keys)} | {_cell(SOURCE_DOCS[m])} |")
+    out["system.models"] = "\n".join(rows)
+    return out
