@@ -6,7 +6,8 @@ and the rules that tie keys together (model validators). :mod:`rtshield.scenario
 validates a file with them and builds its typed :class:`~rtshield.scenario.Scenario`
 from the result; ``rtshield schema`` prints their JSON Schema and
 ``docs/scenarios.md``'s key reference is generated from them
-(:func:`markdown_reference`).
+(:func:`markdown_blocks`, written by ``tools/gen_schema_docs.py``). The
+system files of ``rtshield analyze`` have theirs in :mod:`rtshield.schema_system`.
 
 Durations and rates keep the syntax of :mod:`rtshield.units` (``"10ms"``,
 ``"30000pps"``) through annotated types. Limits that libshield or the
@@ -91,10 +92,6 @@ def _ctx(info: ValidationInfo) -> dict[str, Any]:
     return info.context or {}
 
 
-def _shown(v: Any) -> str:
-    return repr(v)
-
-
 def _message(err: Mapping[str, Any]) -> str:
     """Our wording of one pydantic error."""
     typ, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
@@ -103,13 +100,13 @@ def _message(err: Mapping[str, Any]) -> str:
     if typ == "missing":
         return "missing"
     if typ in ("int_type", "int_parsing", "int_from_float"):
-        return f"expected a whole number, got {_shown(value)}"
+        return f"expected a whole number, got {value!r}"
     if typ in ("float_type", "float_parsing", "finite_number"):
-        return f"expected a number, got {_shown(value)}"
+        return f"expected a number, got {value!r}"
     if typ in ("bool_type", "bool_parsing"):
-        return f"expected true or false, got {_shown(value)}"
+        return f"expected true or false, got {value!r}"
     if typ in ("string_type",):
-        return f"expected a string, got {_shown(value)}"
+        return f"expected a string, got {value!r}"
     if typ == "greater_than_equal":
         return f"must be at least {ctx['ge']}, got {value}"
     if typ == "less_than_equal":
@@ -118,11 +115,11 @@ def _message(err: Mapping[str, Any]) -> str:
         return f"must be greater than {ctx['gt']}, got {value}"
     if typ == "literal_error":
         options = ", ".join(re.findall(r"'([^']*)'", ctx.get("expected", "")))
-        return f"{_shown(value)} is not one of: {options}"
+        return f"{value!r} is not one of: {options}"
     if typ in ("model_type", "model_attributes_type", "dict_type"):
-        return f"expected a table, got {_shown(value)}"
+        return f"expected a table, got {value!r}"
     if typ in ("list_type", "tuple_type"):
-        return f"expected an array, got {_shown(value)}"
+        return f"expected an array, got {value!r}"
     if typ == "extra_forbidden":
         return "unknown key"
     return err.get("msg", typ)
