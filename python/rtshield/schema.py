@@ -709,7 +709,13 @@ class MitigationTable(Table):
     @model_validator(mode="before")
     @classmethod
     def _also_first(cls, data: Any) -> Any:
-        # `also` decides which keys are known: check it before the keys.
+        # `kind` and `also` decide which keys are known: check them before the keys.
+        if isinstance(data, Mapping) and "kind" in data:
+            k = data["kind"]
+            if not isinstance(k, str):
+                raise fail(f"expected a string, got {k!r}", "kind")
+            if k not in MITIGATION_KINDS:
+                raise fail(f"{k!r} is not one of: {', '.join(MITIGATION_KINDS)}", "kind")
         if isinstance(data, Mapping) and "also" in data:
             raw, kind = data["also"], data.get("kind", "none")
             if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
@@ -1026,6 +1032,8 @@ class TaskTable(Table):
             k = data.get("kind")
             if k is None:
                 raise fail("missing", "kind")
+            if not isinstance(k, str):
+                raise fail(f"expected a string, got {k!r}", "kind")
             if k not in TASK_KINDS:
                 raise fail(f"{k!r} is not one of: {', '.join(TASK_KINDS)}", "kind")
         return data
