@@ -1513,7 +1513,17 @@ def _defaults_table(section: str):
                 )
         return value
 
-    return Annotated[dict, BeforeValidator(check)]
+    return Annotated[
+        dict,
+        BeforeValidator(check),
+        WithJsonSchema(
+            {
+                "type": "object",
+                "propertyNames": {"enum": list(DEFAULTABLE[section])},
+                "description": f"defaults of the scenario's [{section}] (same keys and values)",
+            }
+        ),
+    ]
 
 
 class DefaultsTable(Table):
