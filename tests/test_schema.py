@@ -225,3 +225,18 @@ def test_an_editor_never_flags_a_file_rtshield_accepts():
             errors = [e.message for e in check.iter_errors(tomllib.loads(text))]
             assert not errors, (lines[line], errors)
     assert accepted > 50  # the values reach the check, not only the refusals
+
+
+def test_kinds_and_protocols_are_the_simulators_enums():
+    from rtshield import scenario
+    from rtshield.engine import enum_names
+
+    assert scenario.PROTOCOLS == enum_names("rtsim_proto", "RTSIM_PROTO_")
+    assert scenario.NIC_KINDS == enum_names("rtsim_nic_kind", "RTSIM_NIC_")
+    sc = schema.json_schema("scenario")["$defs"]
+    assert sc["FlowTable"]["properties"]["protocol"]["enum"] == list(scenario.PROTOCOLS)
+    assert sc["NicTable"]["properties"]["kind"]["enum"] == list(scenario.NIC_KINDS)
+    # every mitigation the simulator has is in the schema, with its keys
+    kinds = enum_names("rtsim_mitigation_kind", "RTSIM_MIT_")
+    assert sc["MitigationTable"]["properties"]["kind"]["enum"] == list(kinds)
+    assert set(scenario.MITIGATION_KINDS) == set(kinds)

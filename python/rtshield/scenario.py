@@ -105,8 +105,6 @@ PATTERNS: dict[str, tuple[str, ...]] = {
 PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
 #: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
 MAX_PCAP_SCALE = 1000.0
-PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
-NIC_KINDS = ("edge", "dma_ring", "multiqueue")
 TASK_KINDS = ("background", "periodic", "worker")
 #: Keys of each task kind.
 TASK_KEYS = {
@@ -166,9 +164,7 @@ __all__ += [
     "MAX_PCAP_SCALE",
     "MULTI_SOURCE_KINDS",
     "NAME_RULE",
-    "NIC_KINDS",
     "PATH_QUANTILE_KEYS",
-    "PROTOCOLS",
     "RESERVED_NAMES",
     "TASK_KINDS",
     "native_limits",
@@ -191,9 +187,21 @@ _LIMIT_NAMES = {
 }
 
 
-def __getattr__(name: str) -> int:
+#: Module attributes that are the simulator's enums, by name in value order
+#: (``PROTOCOLS``: a flow's ``protocol``; ``NIC_KINDS``: ``[nic] kind``).
+_ENUM_NAMES = {
+    "PROTOCOLS": ("rtsim_proto", "RTSIM_PROTO_"),
+    "NIC_KINDS": ("rtsim_nic_kind", "RTSIM_NIC_"),
+}
+
+
+def __getattr__(name: str) -> Any:
     if name in _LIMIT_NAMES:
         return native_limits()[_LIMIT_NAMES[name]]
+    if name in _ENUM_NAMES:
+        from rtshield.engine import enum_names
+
+        return enum_names(*_ENUM_NAMES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

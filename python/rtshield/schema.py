@@ -60,7 +60,6 @@ from rtshield.scenario import (  # noqa: E402
     PATH_QUANTILE_COSTS,
     PATTERNS,
     PCAP_FRAME_KEYS,
-    PROTOCOLS,
     RX_COST_KEYS,
     TASK_KEYS,
     TASK_KINDS,
@@ -68,6 +67,20 @@ from rtshield.scenario import (  # noqa: E402
 )
 
 _NAME_RE = re.compile(NAME_RULE)
+
+
+def _enum(ctype: str, prefix: str) -> tuple[str, ...]:
+    """The names of a simulator or libshield enum, through the binding."""
+    from rtshield.engine import enum_names
+
+    return enum_names(ctype, prefix)
+
+
+#: A flow's protocols and the NIC kinds: the simulator's enums (rtsim.h).
+PROTOCOLS = _enum("rtsim_proto", "RTSIM_PROTO_")
+NIC_KINDS = _enum("rtsim_nic_kind", "RTSIM_NIC_")
+#: The mitigation kinds the simulator has; :data:`MITIGATION_KINDS` gives each its keys.
+SIM_MITIGATIONS = _enum("rtsim_mitigation_kind", "RTSIM_MIT_")
 
 
 def limits() -> dict[str, int]:
@@ -503,7 +516,7 @@ class NicTable(Table):
     """``[nic]``: ``edge`` (an interrupt per packet), ``dma_ring`` (a descriptor ring)
     or ``multiqueue`` (Behnke et al. §7: per-flow queues with moderation)."""
 
-    kind: Literal["edge", "dma_ring", "multiqueue"] = key(
+    kind: Literal[NIC_KINDS] = key(  # type: ignore[valid-type]
         "edge",
         doc="`edge`: one interrupt per packet; an arrival while the line is disabled or "
         "already pending is lost (Danicki's GPIO bridge). `dma_ring`: packets land in a "
@@ -634,7 +647,7 @@ class MitigationTable(Table):
     """``[mitigation]``: one protection and its parameters; ``also`` adds more of
     Danicki et al.'s. Each kind takes only its own keys (see ``MITIGATION_KINDS``)."""
 
-    kind: Literal[tuple(MITIGATION_KINDS)] = key(  # type: ignore[valid-type]
+    kind: Literal[SIM_MITIGATIONS] = key(  # type: ignore[valid-type]
         "none", doc="the protection (table above); each kind takes only its own parameters"
     )
     also: list[Literal[ALSO_KINDS]] = key(  # type: ignore[valid-type]
@@ -714,8 +727,8 @@ class MitigationTable(Table):
             k = data["kind"]
             if not isinstance(k, str):
                 raise fail(f"expected a string, got {k!r}", "kind")
-            if k not in MITIGATION_KINDS:
-                raise fail(f"{k!r} is not one of: {', '.join(MITIGATION_KINDS)}", "kind")
+            if k not in SIM_MITIGATIONS:
+                raise fail(f"{k!r} is not one of: {', '.join(SIM_MITIGATIONS)}", "kind")
         if isinstance(data, Mapping) and "also" in data:
             raw, kind = data["also"], data.get("kind", "none")
             if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
@@ -1372,7 +1385,8 @@ class ScenarioFile(BaseModel):
 
             _, lib = load()
             vlan = f.vlan_pcp is not None
-            lo = int(lib.rtsim_frame_min(PROTOCOLS.index(f.protocol), 1 if vlan else 0))
+            proto = getattr(lib, f"RTSIM_PROTO_{f.protocol.upper()}")
+            lo = int(lib.rtsim_frame_min(proto, 1 if vlan else 0))
             hi = limits()["frame_max"]
             if not lo <= f.size <= hi:
                 tag = " with its 802.1Q tag" if vlan else ""
