@@ -85,8 +85,6 @@ MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
     "countdown": ("window",),
     "polling": ("period",),
 }
-#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
-BURSTY_TIMERS = ("periodic", "lazy")
 #: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
 ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
 #: Mitigations that work with several RX sources (the engine's rule: the Danicki
@@ -158,7 +156,6 @@ def reserved_name(name: str) -> bool:
 
 __all__ += [
     "ALSO_KINDS",
-    "BURSTY_TIMERS",
     "DEFAULT_SRC",
     "MAX_BINS",
     "MAX_PCAP_SCALE",
@@ -192,6 +189,7 @@ _LIMIT_NAMES = {
 _ENUM_NAMES = {
     "PROTOCOLS": ("rtsim_proto", "RTSIM_PROTO_"),
     "NIC_KINDS": ("rtsim_nic_kind", "RTSIM_NIC_"),
+    "BURSTY_TIMERS": ("rts_bursty_mode", "RTS_BURSTY_TIMER_"),  # [mitigation] timer
 }
 
 

@@ -49,7 +49,6 @@ from rtshield.errors import UsageError
 # by ``import rtshield.scenario``).
 from rtshield.scenario import (  # noqa: E402
     ALSO_KINDS,
-    BURSTY_TIMERS,
     DEFAULT_SRC,
     FLOW_RX_ONLY,
     MAX_BINS,
@@ -81,6 +80,8 @@ PROTOCOLS = _enum("rtsim_proto", "RTSIM_PROTO_")
 NIC_KINDS = _enum("rtsim_nic_kind", "RTSIM_NIC_")
 #: The mitigation kinds the simulator has; :data:`MITIGATION_KINDS` gives each its keys.
 SIM_MITIGATIONS = _enum("rtsim_mitigation_kind", "RTSIM_MIT_")
+#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3): libshield's modes.
+BURSTY_TIMERS = _enum("rts_bursty_mode", "RTS_BURSTY_TIMER_")
 
 
 def limits() -> dict[str, int]:
