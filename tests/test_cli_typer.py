@@ -14,7 +14,7 @@ EXAMPLES = REPO / "scenarios" / "examples"
 MODBUS = EXAMPLES / "modbus_with_flood.toml"
 SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
 
-VERBS = ["analyze", "calibrate", "compare", "demo", "design", "rig", "run", "sweep"]
+VERBS = ["analyze", "calibrate", "compare", "demo", "design", "rig", "run", "schema", "sweep"]
 
 
 def one_line(capsys, argv, *needles):

@@ -5,8 +5,11 @@ platform preset it runs on (``python/rtshield/platforms/NAME.toml``), optional
 overrides of the preset's per-activity costs, the critical task, the network
 driver, the NIC, one mitigation, optional RX interrupt sources, the traffic
 flows and optional extra tasks.
-The schema is documented in ``docs/scenarios.md``; this module is its
-executable form.
+The schema is the pydantic models of :mod:`rtshield.schema` (types, units,
+ranges, defaults, the rules between keys); this module lays a preset's
+defaults and the command line's overrides over the file, validates the result
+with them, and builds the typed :class:`Scenario` the engine and the analysis
+read. ``docs/scenarios.md``'s key reference is generated from the models.
 
 Every value with a dimension carries its unit in the value (``"10ms"``,
 ``"30000pps"``), parsed by :mod:`rtshield.units`. All times in the typed
@@ -27,10 +30,9 @@ from __future__ import annotations
 import copy
 import functools
 import ipaddress
-import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,9 @@ __all__ = [
     "platforms_dir",
 ]
 
+# --------------------------------------------------------------------------- vocabulary
+# The words of the schema (rtshield.schema): kinds, patterns, keys, names.
+
 #: Mitigation kinds and, for each, the parameter keys it accepts.
 MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
     "none": (),
@@ -80,8 +85,11 @@ MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
     "countdown": ("window",),
     "polling": ("period",),
 }
-#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3).
-BURSTY_TIMERS = ("periodic", "lazy")
+#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
+ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
+#: Mitigations that work with several RX sources (the engine's rule: the Danicki
+#: mitigations and the countdown filter act on one RX line).
+MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
 
 #: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
 PATTERNS: dict[str, tuple[str, ...]] = {
@@ -92,37 +100,22 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "pcap": ("file", "scale", "loop", "skip"),
 }
 #: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
-_PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
+PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
 #: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
 MAX_PCAP_SCALE = 1000.0
-
-PROTOCOLS = ("tcp", "udp", "icmp", "arp", "raw")
-
-# Sizes of the engine's fixed arrays: they mirror RTSIM_MAX_* in
-# sim/include/rtsim/rtsim.h (a test checks that they agree).
-MAX_CORES = 4
-MAX_BINS = 1_000_000  #: rows of the time series (duration / bin)
-MAX_TASKS = 8  #: including the critical task and the driver
-MAX_FLOWS = 8
-MAX_RATES = 64  #: rates of one ``steps`` flow
-#: Change points :meth:`Flow.schedule` builds at most (far above what the engine
-#: takes, so the engine's limit still reports the pattern; bounds memory and time).
-MAX_SCHEDULE_POINTS = 10_000
-MAX_SOURCES = 4  #: RX interrupt sources (lines) of the edge NIC
-NIC_KINDS = ("edge", "dma_ring", "multiqueue")
-MAX_NIC_QUEUES = 8  #: queues of the multiqueue NIC (RTSIM_MAX_NIC_QUEUES)
-NIC_QUEUE_KEYS = ("name", "size", "absolute", "packet", "frames")
-#: Keys of ``[rx]`` (Behnke et al.'s receive path).
-RX_KEYS = (
-    "enabled",
-    "buffers",
-    "recycle_below",
-    "short_circuit",
-    "cache",
-    "global_capacity",
-    "global_period",
-    "poll_priority",
-)
+TASK_KINDS = ("background", "periodic", "worker")
+#: Keys of each task kind.
+TASK_KEYS = {
+    "background": ("name", "kind", "priority", "core"),
+    "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
+    "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
+}
+#: Flow keys that only apply with the receive path (``[rx]``).
+FLOW_RX_ONLY = ("capacity", "server_period", "queue")
+#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
+DEFAULT_SRC = "192.0.2.100"
+#: Rows of the time series at most (``duration / bin``): the outputs' memory.
+MAX_BINS = 1_000_000
 #: Preset cost keys the receive path needs (required only with ``[rx]``).
 RX_COST_KEYS = (
     "rx_path_regular",
@@ -136,64 +129,18 @@ RX_COST_KEYS = (
     "poll_per_packet",
 )
 #: Suffixes of a receive-path cost key giving its ISR duration at the 90, 99,
-#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``:
-#: optional, all four or none, in a preset's or a scenario's ``[costs]``.
+#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``.
 PATH_QUANTILE_KEYS = ("p90", "p99", "p999", "p9999")
-_PATH_QUANTILE_COSTS = tuple(
+PATH_QUANTILE_COSTS = tuple(
     f"{k}_{q}" for k in RX_COST_KEYS if k.startswith("rx_path_") for q in PATH_QUANTILE_KEYS
 )
-#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
-ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
-#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
-DEFAULT_SRC = "192.0.2.100"
-TASK_KINDS = ("background", "periodic", "worker")
-SOURCE_KEYS = ("name", "isr_work", "burst", "min_interarrival", "isr_only")
-#: Mitigations that work with several RX sources (the engine's rule: the Danicki
-#: mitigations and the countdown filter act on one RX line).
-MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
-
-_FLOW_COMMON = (
-    "name",
-    "protocol",
-    "dst_port",
-    "src",
-    "src_port",
-    "size",
-    "vlan_pcp",
-    "priority",
-    "bind",
-    "capacity",
-    "server_period",
-    "queue",
-    "nic_queue",
-    "pattern",
-    "begin",
-    "source",
-)
-#: Flow keys that only apply with the receive path (``[rx]``).
-_FLOW_RX_ONLY = ("capacity", "server_period", "queue")
-_ALL_PATTERN_KEYS = tuple(sorted({k for ks in PATTERNS.values() for k in ks}))
-_ALL_MITIGATION_KEYS = tuple(sorted({k for ks in MITIGATION_KINDS.values() for k in ks}))
-
-# Sections a preset's [defaults] may fill, and the keys each may give.
-_DEFAULTABLE = {
-    "scenario": ("bin", "seed", "duration"),
-    "critical": ("period", "work", "priority", "core"),
-    "driver": ("priority", "queue", "core"),
-    "nic": ("kind", "ring", "core", "queues"),
-    "rx": RX_KEYS[1:],
-}
-
 
 #: What a flow, task, source or NIC queue may be called (docs/scenarios.md,
 #: "Names"): an identifier of 1-64 characters, so that it is safe in CSV
 #: headers, file names, JSON keys and reports.
 NAME_RULE = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
-_NAME_RE = re.compile(NAME_RULE)
-#: Names the outputs use for their own entries: the CPU contexts of
-#: ``summary.json`` ``cpu`` and the ``cpu_<context>`` columns (``idle``,
-#: ``idle_core1``, ``isr_rx``…), the tasks the engine adds. ``idle_coreN``
-#: and every ``isr_…`` name are reserved too (:func:`reserved_name`).
+#: Names the outputs use for their own entries (``idle_coreN`` and every
+#: ``isr_…`` name are reserved too, :func:`reserved_name`).
 RESERVED_NAMES = ("critical", "driver", "polling", "idle", "isr_rx", "isr_tick", "isr_timer")
 
 
@@ -207,23 +154,53 @@ def reserved_name(name: str) -> bool:
     )
 
 
-def check_name(t: _Table, key: str, what: str) -> str:
-    """The name in ``key`` of table ``t``, checked against :data:`NAME_RULE`."""
-    name = t.string(key)
-    if not _NAME_RE.fullmatch(name):
-        shown = name if len(name) <= 40 else name[:40] + "…"
-        raise t.err(
-            key,
-            f"{shown!r} is not a valid {what} name: 1-64 letters, digits, '_' or '-', "
-            "starting with a letter or '_'",
-        )
-    if reserved_name(name):
-        raise t.err(
-            key,
-            f"{name!r} is reserved (the outputs' own names: critical, driver, polling, "
-            "idle, idle_coreN, isr_…); choose another",
-        )
-    return name
+__all__ += [
+    "ALSO_KINDS",
+    "DEFAULT_SRC",
+    "MAX_BINS",
+    "MAX_PCAP_SCALE",
+    "MULTI_SOURCE_KINDS",
+    "NAME_RULE",
+    "PATH_QUANTILE_KEYS",
+    "RESERVED_NAMES",
+    "TASK_KINDS",
+    "native_limits",
+    "reserved_name",
+]
+
+#: Change points :meth:`Flow.schedule` builds at most (far above what the engine
+#: takes, so the engine's limit still reports the pattern; bounds memory and time).
+MAX_SCHEDULE_POINTS = 10_000
+
+#: Module attributes read from the binding on first use (the simulator's and
+#: libshield's limits; :func:`native_limits`).
+_LIMIT_NAMES = {
+    "MAX_CORES": "cores",
+    "MAX_TASKS": "tasks",
+    "MAX_FLOWS": "flows",
+    "MAX_RATES": "rates",
+    "MAX_SOURCES": "sources",
+    "MAX_NIC_QUEUES": "nic_queues",
+}
+
+
+#: Module attributes that are the simulator's enums, by name in value order
+#: (``PROTOCOLS``: a flow's ``protocol``; ``NIC_KINDS``: ``[nic] kind``).
+_ENUM_NAMES = {
+    "PROTOCOLS": ("rtsim_proto", "RTSIM_PROTO_"),
+    "NIC_KINDS": ("rtsim_nic_kind", "RTSIM_NIC_"),
+    "BURSTY_TIMERS": ("rts_bursty_mode", "RTS_BURSTY_TIMER_"),  # [mitigation] timer
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LIMIT_NAMES:
+        return native_limits()[_LIMIT_NAMES[name]]
+    if name in _ENUM_NAMES:
+        from rtshield.engine import enum_names
+
+        return enum_names(*_ENUM_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- types
@@ -568,168 +545,6 @@ class Scenario:
         return self.duration_ns // self.bin_ns
 
 
-# --------------------------------------------------------------------------- reading
-
-
-class _Table:
-    """Typed access to one TOML table, from one or more layers, with precise errors.
-
-    ``layers`` are ``(origin, dict)`` pairs, most specific first: overrides
-    (``--set``), the scenario file, then the preset's defaults; the first
-    ``own`` layers are the user's. Errors name the origin of the value, or
-    ``home`` (the scenario file) for a missing key.
-    """
-
-    def __init__(
-        self,
-        section: str,
-        layers: list[tuple[str, Mapping[str, Any]]],
-        own: int | None = None,
-        home: str | None = None,
-    ) -> None:
-        self.section = section
-        self.layers = layers
-        self.home = home if home is not None else layers[0][0]  #: the scenario file
-        self.own = len(layers) if own is None else own  #: layers written by the user
-
-    def own_keys(self) -> list[str]:
-        """Keys the user wrote (overrides and the scenario file, not preset defaults)."""
-        seen: dict[str, None] = {}
-        for _, data in self.layers[: self.own]:
-            seen.update(dict.fromkeys(data))
-        return list(seen)
-
-    def _where(self, key: str) -> tuple[str, Any] | None:
-        for origin, data in self.layers:
-            if key in data:
-                return origin, data[key]
-        return None
-
-    def err(self, key: str, msg: str, origin: str | None = None) -> UsageError:
-        if origin is None:
-            found = self._where(key)
-            origin = found[0] if found else self.home
-        return UsageError(f"{origin}: [{self.section}] {key}: {msg}")
-
-    def has(self, key: str) -> bool:
-        return self._where(key) is not None
-
-    def check_keys(self, allowed: tuple[str, ...] | list[str], hint: str = "") -> None:
-        for origin, data in self.layers:
-            for key in data:
-                if key not in allowed:
-                    extra = hint or "allowed: " + ", ".join(sorted(allowed))
-                    raise self.err(key, f"unknown key ({extra})", origin)
-
-    def get(self, key: str, default: Any = ..., *, what: str = "") -> tuple[Any, str]:
-        found = self._where(key)
-        if found is None:
-            if default is ...:
-                raise self.err(key, f"missing{' (' + what + ')' if what else ''}")
-            return default, self.home
-        return found[1], found[0]
-
-    def string(self, key: str, default: Any = ...) -> str:
-        v, origin = self.get(key, default)
-        if not isinstance(v, str):
-            raise self.err(key, f"expected a string, got {v!r}", origin)
-        return v
-
-    def choice(self, key: str, options: tuple[str, ...], default: Any = ...) -> str:
-        v = self.string(key, default)
-        if v not in options:
-            raise self.err(key, f"{v!r} is not one of: {', '.join(options)}")
-        return v
-
-    def integer(
-        self, key: str, default: Any = ..., lo: int | None = None, hi: int | None = None
-    ) -> int:
-        v, origin = self.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise self.err(key, f"expected a whole number, got {v!r}", origin)
-        if lo is not None and v < lo:
-            raise self.err(key, f"must be at least {lo}, got {v}", origin)
-        if hi is not None and v > hi:
-            raise self.err(key, f"must be at most {hi}, got {v}", origin)
-        return v
-
-    def boolean(self, key: str, default: Any = ...) -> bool:
-        v, origin = self.get(key, default)
-        if not isinstance(v, bool):
-            raise self.err(key, f"expected true or false, got {v!r}", origin)
-        return v
-
-    def fraction(self, key: str, default: Any = ...) -> float:
-        """A fraction in [0, 1]: a number (``0.1``) or a percentage string (``"10%"``)."""
-        v, origin = self.get(key, default)
-        if isinstance(v, str) and v.strip().endswith("%"):
-            try:
-                v = float(v.strip()[:-1]) / 100.0
-            except ValueError:
-                raise self.err(key, f"cannot read {v!r} as a percentage", origin) from None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.err(key, f'expected a fraction such as 0.1 or "10%", got {v!r}', origin)
-        if not 0.0 <= v <= 1.0:
-            raise self.err(key, f"must lie between 0 and 1 (0% and 100%), got {v!r}", origin)
-        return float(v)
-
-    def _prefix(self, origin: str) -> str:
-        return f"{origin}: [{self.section}] "
-
-    def duration(
-        self, key: str, default: Any = ..., *, clock_hz: float | None = None, positive: bool = True
-    ) -> int:
-        """A duration in ns; a missing key gives ``default`` (already in ns)."""
-        found = self._where(key)
-        if found is None:
-            if default is ...:
-                raise self.err(key, "missing")
-            return default
-        origin, v = found
-        try:
-            ns = units.duration_ns(v, key, clock_hz=clock_hz)
-        except UsageError as e:
-            raise UsageError(self._prefix(origin) + str(e)) from None
-        if positive and ns <= 0:
-            raise self.err(key, f"must be longer than zero, got {v!r}", origin)
-        return ns
-
-    def rate(
-        self, key: str, default: Any = ..., *, value: Any = ..., arrivals: bool = True
-    ) -> float:
-        """A rate in events per second; an arrival rate is 0 or at least
-        :data:`rtshield.units.MIN_RATE_HZ` (``arrivals``)."""
-        if value is ...:
-            value, origin = self.get(key, default)
-        else:
-            origin = self.home
-        try:
-            r = units.rate_hz(value, key)
-        except UsageError as e:
-            raise UsageError(self._prefix(origin) + str(e)) from None
-        if not math.isfinite(r) or r < 0:
-            raise self.err(key, f"must be a finite, non-negative rate, got {value!r}", origin)
-        if arrivals and 0 < r < units.MIN_RATE_HZ:
-            raise self.err(
-                key,
-                f"must be 0 or at least {units.MIN_RATE_HZ:g} per second (one packet in "
-                f"about 11.6 days), got {value!r}",
-                origin,
-            )
-        return r
-
-
-def _sub(data: Mapping[str, Any], key: str, origin: str, *, array: bool = False) -> Any:
-    v = data.get(key, [] if array else {})
-    if array:
-        if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
-            raise UsageError(f"{origin}: [[{key}]]: expected an array of tables ([[{key}]])")
-        return v
-    if not isinstance(v, dict):
-        raise UsageError(f"{origin}: [{key}]: expected a table ([{key}]), got {v!r}")
-    return v
-
-
 # --------------------------------------------------------------------------- native limits
 
 
@@ -739,8 +554,11 @@ def native_limits() -> dict[str, int]:
 
     ``prio_levels`` (RTS_FLOW_PRIO_LEVELS), ``pool_max`` (RTS_POOL_MAX_BUFS),
     ``flow_max`` (RTS_FLOW_MAX), ``frame_max`` (RTSIM_FRAME_MAX),
-    ``nic_queues`` (RTSIM_MAX_NIC_QUEUES). The macros are not in the binding,
-    so the array sizes they fix are measured instead.
+    ``nic_queues`` (RTSIM_MAX_NIC_QUEUES), and the simulator's ``cores``,
+    ``tasks`` (the critical task and the driver included), ``flows``,
+    ``sources`` and ``rates`` (of one ``steps`` flow), RTSIM_MAX_*. The
+    libshield macros are not in the binding, so the array sizes they fix are
+    measured instead.
     """
     from rtshield._native import NativeError, load
 
@@ -755,15 +573,12 @@ def native_limits() -> dict[str, int]:
         "flow_max": len(ffi.new("rts_flow_table *").flows),
         "frame_max": int(lib.RTSIM_FRAME_MAX),
         "nic_queues": int(lib.RTSIM_MAX_NIC_QUEUES),
+        "cores": int(lib.RTSIM_MAX_CORES),
+        "tasks": int(lib.RTSIM_MAX_TASKS),
+        "flows": int(lib.RTSIM_MAX_FLOWS),
+        "sources": int(lib.RTSIM_MAX_SOURCES),
+        "rates": int(lib.RTSIM_MAX_RATES),
     }
-
-
-def frame_min(protocol: str, vlan: bool) -> int:
-    """Smallest frame of ``protocol`` (its headers), from the simulator (rtsim_frame_min)."""
-    from rtshield._native import load
-
-    _, lib = load()
-    return int(lib.rtsim_frame_min(PROTOCOLS.index(protocol), 1 if vlan else 0))
 
 
 # --------------------------------------------------------------------------- presets
@@ -784,52 +599,48 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     """Read preset ``name``: its platform, its costs (ns) and its raw ``[defaults]``.
 
     Raises :class:`UsageError` when the preset does not exist (listing those
-    that do) or is malformed.
+    that do) or is malformed (validated by :class:`rtshield.schema.PresetFile`).
     """
     path = platforms_dir() / f"{name}.toml"
     if not name or "/" in name or "\\" in name or not path.is_file():
         avail = ", ".join(available_platforms()) or "(none installed)"
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
+    from pydantic import ValidationError
+
+    from rtshield import schema
+
     data = _read_toml(path)
     origin = str(path)
-    for key in data:
-        if key not in ("platform", "costs", "defaults"):
-            raise UsageError(
-                f"{origin}: [{key}]: unknown section (allowed: platform, costs, defaults)"
-            )
-    t = _Table("platform", [(origin, _sub(data, "platform", origin))])
-    t.check_keys(
-        ("name", "description", "source", "clock_hz", "cores", "tick", "tick_isr", "time_slicing")
+    clock = (
+        data.get("platform", {}).get("clock_hz") if isinstance(data.get("platform"), dict) else None
     )
-    clock_v, _ = t.get("clock_hz")
-    if isinstance(clock_v, bool) or not isinstance(clock_v, (int, float)) or clock_v <= 0:
-        raise t.err("clock_hz", f"expected a positive number of Hz, got {clock_v!r}")
-    clock = float(clock_v)
+    ctx = {
+        "clock_hz": clock
+        if isinstance(clock, (int, float)) and not isinstance(clock, bool)
+        else None
+    }
+    try:
+        m = schema.PresetFile.model_validate(data, context=ctx)
+    except ValidationError as e:
+        raise schema.usage_error(e, origin) from None
+    p = m.platform
+    if p.name != name:
+        raise UsageError(
+            f"{origin}: [platform] name: {p.name!r} does not match the file name {name!r}"
+        )
     plat = Platform(
-        name=t.string("name"),
-        description=t.string("description", ""),
-        source=t.string("source", ""),
-        clock_hz=clock,
-        cores=t.integer("cores", lo=1, hi=MAX_CORES),
-        tick_ns=t.duration("tick", clock_hz=clock),
-        tick_isr_ns=t.duration("tick_isr", clock_hz=clock, positive=False),
-        time_slicing=t.boolean("time_slicing", True),
+        name=p.name,
+        description=p.description,
+        source=p.source,
+        clock_hz=float(p.clock_hz),
+        cores=p.cores,
+        tick_ns=p.tick,
+        tick_isr_ns=p.tick_isr,
+        time_slicing=p.time_slicing,
         path=origin,
     )
-    if plat.name != name:
-        raise t.err("name", f"{plat.name!r} does not match the file name {name!r}")
-    ct = _Table("costs", [(origin, _sub(data, "costs", origin))])
-    costs = {k: ct.duration(k, clock_hz=clock, positive=False) for k in ct.own_keys()}
-    defaults = _sub(data, "defaults", origin)
-    for sec, tbl in defaults.items():
-        if sec not in _DEFAULTABLE:
-            raise UsageError(
-                f"{origin}: [defaults.{sec}]: unknown section (allowed: {', '.join(_DEFAULTABLE)})"
-            )
-        if not isinstance(tbl, dict):
-            raise UsageError(f"{origin}: [defaults.{sec}]: expected a table")
-        _Table(f"defaults.{sec}", [(origin, tbl)]).check_keys(_DEFAULTABLE[sec])
-    return plat, CostTable(costs), defaults
+    defaults = {k: v for k, v in data.get("defaults", {}).items()}
+    return plat, CostTable(m.costs), defaults
 
 
 # --------------------------------------------------------------------------- scenario
@@ -912,25 +723,21 @@ def parse_scenario(
 ) -> Scenario:
     """Validate an already-parsed TOML document (see :func:`load_scenario`).
 
+    The document is validated by :class:`rtshield.schema.ScenarioFile` after
+    the preset's ``[defaults]`` and the ``overrides`` are laid over it.
     Errors in a value that came from ``overrides`` name ``overrides_origin``
-    (the CLI passes ``"--set"``) instead of the file.
+    (the CLI passes ``"--set"``) instead of the file; errors in a value from
+    the preset's defaults name the preset.
     """
+    from pydantic import ValidationError
+
+    from rtshield import schema
+
+    #: The sections of a scenario file, in the order they are described.
+    SECTIONS = tuple(schema.ScenarioFile.model_fields)  # noqa: N806
     overrides = overrides or {}
     sets = {k: v for k, v in overrides.items() if isinstance(v, Mapping)}
     doc = _merge(dict(data), {k: v for k, v in overrides.items() if k not in sets})
-    sections = (
-        "scenario",
-        "costs",
-        "critical",
-        "driver",
-        "nic",
-        "mitigation",
-        "rx",
-        "detect",
-        "sources",
-        "flows",
-        "tasks",
-    )
     if "system" in data and "scenario" not in data:
         raise UsageError(
             f"{origin}: [system]: this is a system description for 'rtshield "
@@ -943,15 +750,24 @@ def parse_scenario(
         )
     for where, keys in ((origin, doc), (overrides_origin, sets)):
         for key in keys:
-            if key not in sections:
+            if key not in SECTIONS:
                 raise UsageError(
-                    f"{where}: [{key}]: unknown section (allowed: {', '.join(sections)})"
+                    f"{where}: [{key}]: unknown section (allowed: {', '.join(SECTIONS)})"
                 )
     if "scenario" not in doc:
         raise UsageError(f"{origin}: [scenario]: missing section")
+    for name in doc:
+        kind = "an array of tables" if name in ("flows", "tasks", "sources") else "a table"
+        ok = (
+            isinstance(doc[name], list) and all(isinstance(x, dict) for x in doc[name])
+            if name in ("flows", "tasks", "sources")
+            else isinstance(doc[name], dict)
+        )
+        if not ok:
+            shown = f"[[{name}]]" if name in ("flows", "tasks", "sources") else f"[{name}]"
+            raise UsageError(f"{origin}: {shown}: expected {kind} ({shown}), got {doc[name]!r}")
 
-    head_raw = _sub(doc, "scenario", origin)
-    platform_name = sets.get("scenario", {}).get("platform", head_raw.get("platform"))
+    platform_name = sets.get("scenario", {}).get("platform", doc["scenario"].get("platform"))
     if not isinstance(platform_name, str):
         raise UsageError(
             f"{origin}: [scenario] platform: missing or not a string "
@@ -967,246 +783,48 @@ def parse_scenario(
         raise UsageError(msg) from None
     preset = f"{plat.path} [defaults]"
 
-    def table(name: str) -> _Table:
-        layers: list[tuple[str, Mapping[str, Any]]] = []
-        if name in sets:
-            layers.append((overrides_origin, sets[name]))
-        layers.append((origin, _sub(doc, name, origin)))
-        own = len(layers)
-        if name in defaults:
-            layers.append((preset, defaults[name]))
-        return _Table(name, layers, own, home=origin)
-
-    # [scenario]
-    h = table("scenario")
-    h.check_keys(("name", "description", "source", "notes", "platform", "duration", "bin", "seed"))
-    name = h.string("name")
-    if not name.strip():
-        raise h.err("name", "must not be empty")
-    if len(name) > 128 or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise h.err(
-            "name", "a short name: at most 128 characters, no line breaks or control characters"
-        )
-    duration = h.duration("duration")
-    bin_ns = h.duration("bin", 1_000_000_000)
-    if bin_ns > duration and "bin" not in h.own_keys():
-        raise h.err(
-            "duration",
-            f"{units.format_ns(duration)} is shorter than the bin "
-            f"({units.format_ns(bin_ns)}, the preset's default); set [scenario] bin too",
-        )
-    if bin_ns > duration:
-        raise h.err(
-            "bin",
-            f"the bin ({units.format_ns(bin_ns)}) is longer than the duration "
-            f"({units.format_ns(duration)})",
-        )
-    if duration % bin_ns:
-        raise h.err(
-            "duration",
-            f"must be a whole number of bins ({units.format_ns(duration)} "
-            f"is not a multiple of bin = {units.format_ns(bin_ns)})",
-        )
-    if duration // bin_ns > MAX_BINS:
-        raise h.err(
-            "duration",
-            f"{units.format_ns(duration)} is {duration // bin_ns} bins of "
-            f"{units.format_ns(bin_ns)}; at most {MAX_BINS} (shorten the run or widen "
-            "the bin)",
-        )
-    seed = h.integer("seed", 1, lo=0, hi=2**63 - 1)
-
-    # [costs]
-    c = table("costs")
-    c.check_keys(
-        tuple(preset_costs) + _PATH_QUANTILE_COSTS,
-        hint="the preset "
-        + plat.name
-        + " defines: "
-        + ", ".join(preset_costs)
-        + "; and a receive-path cost's quantiles rx_path_NAME_p90/_p99/_p999/_p9999",
-    )
-    costs = dict(preset_costs)
-    for key in c.own_keys():
-        costs[key] = c.duration(key, clock_hz=plat.clock_hz, positive=False)
-
-    # [critical]
-    cr = table("critical")
-    cr.check_keys(_DEFAULTABLE["critical"])
-    critical = Critical(
-        period_ns=cr.duration("period"),
-        work_ns=cr.duration("work"),
-        priority=cr.integer("priority", lo=0, hi=255),
-        core=cr.integer("core", 0, lo=0),
-    )
-    if critical.core >= plat.cores:
-        raise cr.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
-
-    # [driver]
-    dr = table("driver")
-    dr.check_keys(_DEFAULTABLE["driver"])
-    driver = Driver(
-        priority=dr.integer("priority", lo=0, hi=255),
-        queue=dr.integer("queue", lo=1, hi=1_000_000),
-        core=dr.integer("core", critical.core, lo=0),
-    )
-    if driver.core >= plat.cores:
-        raise dr.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
-
-    # [rx] (read first: it decides whether the NIC posts `ring` buffers)
-    rxt = table("rx")
-    rxt.check_keys(RX_KEYS)
-    rx_on = ("rx" in doc or "rx" in sets) and rxt.boolean("enabled", True)
-
-    # [nic]
-    n = table("nic")
-    n.check_keys(_DEFAULTABLE["nic"])
-    kind = n.choice("kind", NIC_KINDS, "edge")
-    if kind == "dma_ring" or rx_on:
-        ring = n.integer("ring", lo=1, hi=1_000_000)
-    else:
-        if "ring" in n.own_keys():
-            raise n.err(
-                "ring",
-                f'only applies to kind = "dma_ring" or with [rx] (kind is {kind!r}, no [rx])',
-            )
-        ring = None
-    nic_queues = _nic_queues(n, kind, plat) if kind == "multiqueue" else ()
-    if kind != "multiqueue" and "queues" in n.own_keys():
-        raise n.err("queues", f'[[nic.queues]] need kind = "multiqueue" (kind is {kind!r})')
-    nic = Nic(kind, ring, n.integer("core", driver.core, lo=0), nic_queues)
-    if nic.core >= plat.cores:
-        raise n.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
-    rx = _rx(rxt, nic, costs, plat) if rx_on else None
-    if rx is not None and driver.priority >= native_limits()["prio_levels"]:
-        raise dr.err(
-            "priority",
-            f"with [rx] at most {native_limits()['prio_levels'] - 1}: the network task's own "
-            f"priority is one of libshield's flow priority levels, got {driver.priority}",
-        )
-
-    # [mitigation]
-    m = table("mitigation")
-    mkind = m.choice("kind", tuple(MITIGATION_KINDS), "none")
-    also = _also(m, mkind)
-    allowed = MITIGATION_KINDS[mkind]
-    for key in m.own_keys():
-        if key in ("kind", "also", "enable_bits") or key in allowed:
+    # One document: the preset's defaults, the file, then --set; where each value came from.
+    merged: dict[str, Any] = {}
+    origins: dict[tuple[str, ...], str] = {}
+    own: set[tuple[str, str]] = set()
+    for name in SECTIONS:
+        if name in ("flows", "tasks", "sources"):
+            if name in doc:
+                merged[name] = doc[name]
             continue
-        if any(key in MITIGATION_KINDS[a] for a in also):
-            continue
-        owners = [k for k, ks in MITIGATION_KINDS.items() if key in ks]
-        if owners:
-            raise m.err(
-                key,
-                f"is a parameter of {' / '.join(owners)}, not of kind = "
-                f"{mkind!r} (which takes: {', '.join(allowed) or 'no parameters'})",
-            )
-        takes = ", ".join(allowed) or "no parameters"
-        raise m.err(key, f"unknown key (kind {mkind!r} takes: {takes})")
-
-    # [[sources]] (before the mitigation: a source may carry its own parameter)
-    sources = _sources(_sub(doc, "sources", origin, array=True), origin, mkind, nic, costs, plat)
-    mit = _mitigation(m, mkind, critical, sources)
-    for extra in also:
-        more = _mitigation(m, extra, critical, sources)
-        mit = replace(
-            mit,
-            **{
-                f.name: getattr(more, f.name)
-                for f in fields(Mitigation)
-                if f.name not in ("kind", "also") and getattr(more, f.name) is not None
-            },
-        )
-    if also:
-        mit = replace(mit, also=also)
-    if m.has("enable_bits"):
-        mit = replace(mit, enable_bits=m.integer("enable_bits", lo=1, hi=2))
-
-    # [[flows]]
-    flows_raw = _sub(doc, "flows", origin, array=True)
-    if len(flows_raw) > MAX_FLOWS:
-        raise UsageError(f"{origin}: [[flows]]: at most {MAX_FLOWS} flows, got {len(flows_raw)}")
-    flows: list[Flow] = []
-    for i, raw in enumerate(flows_raw):
-        flows.append(
-            _flow(
-                _Table(f"flows #{i + 1}", [(origin, raw)]),
-                duration,
-                sources,
-                rx,
-                nic,
-                plat,
-                base=_base_dir(origin),
-            )
-        )
-    names = [f.name for f in flows]
-    for i, fname in enumerate(names):
-        if fname in names[:i]:
-            raise UsageError(f"{origin}: [flows #{i + 1}] name: {fname!r} is used by two flows")
-    _check_captures(flows, origin)
-    if rx is not None:
-        _check_bound(flows, origin)
-
-    # [[tasks]]
-    tasks_raw = _sub(doc, "tasks", origin, array=True)
-    if len(tasks_raw) > MAX_TASKS - 2:
-        raise UsageError(
-            f"{origin}: [[tasks]]: at most {MAX_TASKS - 2} extra tasks (the "
-            f"critical task and the driver take 2 of {MAX_TASKS}), got "
-            f"{len(tasks_raw)}"
-        )
-    if rx is not None and rx.global_capacity > 0 and len(tasks_raw) > MAX_TASKS - 3:
-        raise UsageError(
-            f"{origin}: [[tasks]]: at most {MAX_TASKS - 3} extra tasks with the global "
-            f"limit (the critical task, the driver and the polling task take 3 of "
-            f"{MAX_TASKS}), got {len(tasks_raw)}"
-        )
-    tasks: list[Task] = []
-    for i, raw in enumerate(tasks_raw):
-        t = _task(_Table(f"tasks #{i + 1}", [(origin, raw)]), plat, names)
-        fsrc = next((f.source for f in flows if f.name == t.flow), None)
-        if t.kind == "worker" and any(x.isr_only for x in sources if x.name == fsrc):
-            raise UsageError(
-                f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} arrives on source "
-                f"{fsrc!r}, which is isr_only (finished in its interrupt handler, "
-                "no worker receives it)"
-            )
-        polling = rx is not None and rx.global_capacity > 0
-        reserved = ("critical", "driver", "polling") if polling else ("critical", "driver")
-        if t.name in reserved or t.name in [x.name for x in tasks]:
-            raise UsageError(f"{origin}: [tasks #{i + 1}] name: {t.name!r} is already taken")
-        if rx is not None and t.kind == "worker":
-            fl = next(f for f in flows if f.name == t.flow)
-            if not fl.bind:
-                raise UsageError(
-                    f"{origin}: [tasks #{i + 1}] flow: {t.flow!r} has no bound socket "
-                    "(bind = false), so with [rx] no packet of it reaches a worker"
-                )
-        tasks.append(t)
-
-    out = Scenario(
-        name=name,
-        description=h.string("description", ""),
-        source=h.string("source", ""),
-        path=origin,
-        platform=plat,
-        costs=CostTable(costs),
-        duration_ns=duration,
-        bin_ns=bin_ns,
-        seed=seed,
-        critical=critical,
-        driver=driver,
-        nic=nic,
-        mitigation=mit,
-        flows=tuple(flows),
-        tasks=tuple(tasks),
-        sources=sources,
-        rx=rx,
-        detect=_detect(table("detect"), plat),
-        notes=h.string("notes", ""),
-        text=text,
-    )
+        user = name in doc or name in sets
+        if name == "rx" and not user:
+            continue  # the preset's [defaults.rx] apply only to a scenario with [rx]
+        table: dict[str, Any] = {}
+        for where, layer in (
+            (overrides_origin, sets.get(name, {})),
+            (origin, doc.get(name, {})),
+            (preset, defaults.get(name, {})),
+        ):
+            for key, value in layer.items():
+                if key in table:
+                    continue
+                table[key] = copy.deepcopy(value)
+                origins[(name, key)] = where
+                if where != preset:
+                    own.add((name, key))
+        if table or user or name in ("critical", "driver"):
+            merged[name] = table
+    context: dict[str, Any] = {
+        "clock_hz": plat.clock_hz,
+        "platform": plat,
+        "preset_costs": preset_costs,
+        "own": own,
+        # what a flow's keys depend on (the tables' own values are checked there)
+        "rx_on": "rx" in merged and merged["rx"].get("enabled", True) is not False,
+        "nic_kind": merged.get("nic", {}).get("kind", "edge"),
+        "base": _base_dir(origin),
+    }
+    try:
+        model = schema.ScenarioFile.model_validate(merged, context=context)
+    except ValidationError as e:
+        raise schema.usage_error(e, origin, origins) from None
+    out = _build(model, plat, preset_costs, context, origin, text)
     # What only the simulator knows (libshield's option ranges, the NIC's map,
     # the rate changes a flow's pattern makes): its own check, now, so that
     # nothing is created or written for a refused file, and no other scenario
@@ -1221,279 +839,6 @@ def parse_scenario(
     return out
 
 
-def _nic_queues(n: _Table, kind: str, plat: Platform) -> tuple[NicQueue, ...]:
-    """``[[nic.queues]]`` of the multiqueue NIC."""
-    raws, origin = n.get("queues", [], what='[[nic.queues]] of kind = "multiqueue"')
-    if not isinstance(raws, list) or not all(isinstance(x, dict) for x in raws):
-        raise n.err("queues", "expected an array of tables ([[nic.queues]])", origin)
-    if not raws:
-        raise n.err("queues", 'kind = "multiqueue" needs at least one [[nic.queues]] entry', origin)
-    limit = min(MAX_NIC_QUEUES, native_limits()["nic_queues"])
-    if len(raws) > limit:
-        raise n.err("queues", f"at most {limit} queues, got {len(raws)}", origin)
-    out: list[NicQueue] = []
-    for i, raw in enumerate(raws):
-        t = _Table(f"nic.queues #{i + 1}", [(origin, raw)])
-        t.check_keys(NIC_QUEUE_KEYS)
-        name = check_name(t, "name", "queue")
-        if name in [q.name for q in out]:
-            raise t.err("name", f"{name!r} is used by two queues")
-        out.append(
-            NicQueue(
-                name=name,
-                index=i,
-                size=t.integer("size", lo=1, hi=65535),
-                absolute_ns=(
-                    t.duration("absolute", clock_hz=plat.clock_hz) if t.has("absolute") else None
-                ),
-                packet_ns=t.duration("packet", clock_hz=plat.clock_hz) if t.has("packet") else None,
-                frames=t.integer("frames", lo=1, hi=65535) if t.has("frames") else None,
-            )
-        )
-    return tuple(out)
-
-
-def _rx(t: _Table, nic: Nic, costs: Mapping[str, int], plat: Platform) -> Rx:
-    """``[rx]``: Behnke et al.'s receive path, checked against the NIC and the preset."""
-    for key in RX_COST_KEYS:
-        if key not in costs:
-            raise UsageError(
-                f"{plat.path}: [costs] {key}: missing (the receive path, [rx], needs it; "
-                "see docs/model.md)"
-            )
-    lim = native_limits()
-    buffers = t.integer("buffers", lo=2, hi=lim["pool_max"])
-    ring = nic.ring or 0
-    if ring > buffers:
-        raise t.err(
-            "buffers",
-            f"a pool of {buffers} buffers cannot fill [nic] ring = {ring} (the buffers "
-            "posted to the NIC come from the pool)",
-        )
-    recycle = None
-    if t.has("recycle_below"):
-        recycle = t.integer("recycle_below", lo=0, hi=ring)
-    cap = t.integer("global_capacity", 0, lo=0, hi=2**32 - 1)
-    # Checked even when the limit is off (capacity 0), which they do not then
-    # affect: a sweep over global_capacity = 0, 3, ... keeps one file valid.
-    period = prio = None
-    if cap > 0 or t.has("global_period"):
-        period = t.duration("global_period", clock_hz=plat.clock_hz)
-    if cap > 0 or t.has("poll_priority"):
-        prio = t.integer("poll_priority", lo=0, hi=255)
-    if cap == 0:
-        period = prio = None
-    return Rx(
-        buffers=buffers,
-        recycle_below=recycle,
-        short_circuit=t.boolean("short_circuit", True),
-        cache=t.choice("cache", ("lazy", "eager"), "lazy"),
-        global_capacity=cap,
-        global_period_ns=period,
-        poll_priority=prio,
-    )
-
-
-DETECT_KEYS = ("slice", "irq_threshold", "fill_high", "fill_low")
-
-
-def _detect(t: _Table, plat: Platform) -> Detect:
-    """``[detect]``: the overload detectors of Danicki et al. §2.1."""
-    t.check_keys(DETECT_KEYS)
-    slice_ns = t.duration("slice", clock_hz=plat.clock_hz) if t.has("slice") else 0
-    if t.has("irq_threshold") and not slice_ns:
-        raise t.err("irq_threshold", "needs slice (the interrupt count's time slice)")
-    high = t.integer("fill_high", 0, lo=1, hi=2**32 - 1) if t.has("fill_high") else 0
-    if t.has("fill_low") and not high:
-        raise t.err("fill_low", "needs fill_high")
-    low = t.integer("fill_low", 0, lo=0, hi=2**32 - 1)
-    if high and low >= high:
-        raise t.err("fill_low", f"must be below fill_high ({high}), got {low}")
-    return Detect(
-        slice_ns=slice_ns,
-        irq_threshold=t.integer("irq_threshold", 0, lo=0, hi=2**32 - 1),
-        fill_high=high,
-        fill_low=low,
-    )
-
-
-def _sources(
-    raws: list[dict[str, Any]],
-    origin: str,
-    mkind: str,
-    nic: Nic,
-    costs: Mapping[str, int],
-    plat: Platform,
-) -> tuple[IrqSource, ...]:
-    """``[[sources]]``: validated against the mitigation kind and the NIC."""
-    if not raws:
-        return ()
-    if len(raws) > MAX_SOURCES:
-        raise UsageError(
-            f"{origin}: [[sources]]: at most {MAX_SOURCES} sources (RX interrupt "
-            f"lines of the simulated NIC), got {len(raws)}"
-        )
-    if len(raws) > 1 and mkind not in MULTI_SOURCE_KINDS:
-        raise UsageError(
-            f"{origin}: [[sources]]: {len(raws)} sources need [mitigation] kind "
-            f"{', '.join(MULTI_SOURCE_KINDS)} (kind {mkind!r} acts on one RX line)"
-        )
-    if len(raws) > 1 and nic.kind != "edge":
-        raise UsageError(
-            f"{origin}: [[sources]]: {len(raws)} sources need [nic] kind = "
-            f'"edge" (a {nic.kind} NIC has one interrupt line)'
-        )
-    per_source = {"burst": "bursty", "min_interarrival": "strict"}
-    out: list[IrqSource] = []
-    for i, raw in enumerate(raws):
-        t = _Table(f"sources #{i + 1}", [(origin, raw)])
-        t.check_keys(SOURCE_KEYS)
-        for key, owner in per_source.items():
-            if t.has(key) and mkind != owner:
-                raise t.err(
-                    key, f'only applies under [mitigation] kind = "{owner}" (kind is {mkind!r})'
-                )
-        name = check_name(t, "name", "source")
-        if name in [s.name for s in out]:
-            raise t.err("name", f"{name!r} is used by two sources")
-        work = t.duration(
-            "isr_work", costs.get("isr_per_packet", 0), clock_hz=plat.clock_hz, positive=False
-        )
-        if work + costs.get("isr_entry_exit", 0) <= 0:
-            raise t.err(
-                "isr_work",
-                "an RX interrupt must cost CPU time (isr_entry_exit is 0 on this platform)",
-            )
-        out.append(
-            IrqSource(
-                name=name,
-                index=i,
-                isr_work_ns=work,
-                burst=t.integer("burst", lo=1, hi=2**31 - 1) if t.has("burst") else None,
-                min_interarrival_ns=(
-                    t.duration("min_interarrival", clock_hz=plat.clock_hz)
-                    if t.has("min_interarrival")
-                    else None
-                ),
-                isr_only=t.boolean("isr_only", False),
-            )
-        )
-    return tuple(out)
-
-
-def _also(m: _Table, kind: str) -> tuple[str, ...]:
-    """``[mitigation] also``: Danicki protections applied together with ``kind``."""
-    if not m.has("also"):
-        return ()
-    raw, origin = m.get("also")
-    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
-        raise m.err("also", f'expected a list of names such as ["hysteresis"], got {raw!r}')
-    if kind not in ALSO_KINDS:
-        raise m.err(
-            "also",
-            f"combines Danicki et al.'s protections: kind must be one of "
-            f"{', '.join(ALSO_KINDS)} (kind is {kind!r})",
-        )
-    out: list[str] = []
-    for name in raw:
-        if name not in ALSO_KINDS:
-            raise m.err("also", f"{name!r} is not one of: {', '.join(ALSO_KINDS)}", origin)
-        if name == kind:
-            raise m.err("also", f"{name!r} is already the kind", origin)
-        if name in out:
-            raise m.err("also", f"{name!r} is listed twice", origin)
-        out.append(name)
-    return tuple(out)
-
-
-def _mitigation(
-    m: _Table, kind: str, critical: Critical, sources: tuple[IrqSource, ...] = ()
-) -> Mitigation:
-    # A mitigation parameter that every source gives for itself may be left out.
-    own_burst = bool(sources) and all(s.burst is not None for s in sources)
-    own_gap = bool(sources) and all(s.min_interarrival_ns is not None for s in sources)
-    if kind == "burst":
-        return Mitigation(
-            kind, slice_ns=m.duration("slice"), capacity=m.integer("capacity", lo=1, hi=2**31 - 1)
-        )
-    if kind == "hysteresis":
-        block = m.fraction("block_below")
-        unblock = m.fraction("unblock_above")
-        if unblock <= block:
-            raise m.err(
-                "unblock_above",
-                f"must be greater than block_below ({unblock:g} <= "
-                f"{block:g}): the driver would never stay unblocked",
-            )
-        return Mitigation(
-            kind, block_below=block, unblock_above=unblock, sleep_ns=m.duration("sleep", 1_000_000)
-        )
-    if kind == "strict":
-        if own_gap and not m.has("min_interarrival"):
-            return Mitigation(kind)
-        return Mitigation(kind, min_interarrival_ns=m.duration("min_interarrival"))
-    if kind == "bursty":
-        timer = m.choice("timer", BURSTY_TIMERS) if m.has("timer") else None
-        if own_burst and not m.has("burst"):
-            return Mitigation(kind, period_ns=m.duration("period"), timer=timer)
-        return Mitigation(
-            kind,
-            burst=m.integer("burst", lo=1, hi=2**31 - 1),
-            period_ns=m.duration("period"),
-            timer=timer,
-        )
-    if kind == "countdown":
-        return Mitigation(kind, window_ns=m.duration("window"))
-    if kind == "budget":
-        return Mitigation(kind, charge_isr=m.boolean("charge_isr") if m.has("charge_isr") else None)
-    if kind == "polling":
-        return Mitigation(kind, period_ns=m.duration("period"))
-    return Mitigation(kind)
-
-
-def _check_bound(flows: list[Flow], origin: str) -> None:
-    """With ``[rx]``: one socket per (protocol, port), within libshield's flow table."""
-    seen: dict[tuple[str, int], str] = {}
-    for i, f in enumerate(flows):
-        if not f.bind:
-            continue
-        key = (f.protocol, f.dst_port)
-        if key in seen:
-            raise UsageError(
-                f"{origin}: [flows #{i + 1}] bind: {f.protocol}/{f.dst_port} is already bound "
-                f"by flow {seen[key]!r} (one socket per protocol and port; set bind = false "
-                "on all but one)"
-            )
-        seen[key] = f.name
-    room = native_limits()["flow_max"] - 4
-    if len(seen) > room:
-        raise UsageError(
-            f"{origin}: [[flows]] bind: {len(seen)} bound flows; libshield's flow table "
-            f"holds {room} (RTS_FLOW_MAX minus the 4 special flows)"
-        )
-
-
-def _check_captures(flows: list[Flow], origin: str) -> None:
-    """All pcap flows together within the simulator's trace limits."""
-    from . import pcap as _pcap
-
-    caps = [f for f in flows if f.pcap is not None]
-    if len(caps) < 2:
-        return  # one capture was checked against the limits when it was read
-    max_frames, max_bytes, _ = _pcap.trace_limits()
-    frames = n_bytes = 0
-    for f in caps:
-        rp = _pcap.replay(_pcap.read_pcap(f.pcap), scale=f.scale, skip_ns=f.skip_ns, loop=f.loop)
-        frames += len(rp.times_ns)
-        n_bytes += len(rp.data)
-    if frames > max_frames or n_bytes > max_bytes:
-        raise UsageError(
-            f"{origin}: [[flows]]: the captures hold {frames} frames and {n_bytes} bytes "
-            f"together; the simulator takes at most {max_frames} frames and "
-            f"{max_bytes >> 20} MiB of frames in one scenario"
-        )
-
-
 def _base_dir(origin: str) -> Path:
     """Folder that relative paths in the scenario ``origin`` start from: the
     file's own folder, or the working directory for a scenario given as text."""
@@ -1501,218 +846,162 @@ def _base_dir(origin: str) -> Path:
     return p.resolve().parent if p.is_file() else Path.cwd()
 
 
-def _pcap_flow(t: _Table, base: Path) -> dict[str, Any]:
-    """A ``pcap`` flow's replay keys; the capture is read (and checked) now."""
-    from . import pcap as _pcap
-
-    for key in _PCAP_FRAME_KEYS:
-        if t.has(key):
-            raise t.err(key, "a pcap flow's frames are the capture's own (drop this key)")
-    name = t.string("file")
-    if not name:
-        raise t.err("file", "expected the path of a pcap file")
-    if "\0" in name:
-        raise t.err("file", "not a usable file name (it contains a NUL character)")
-    path = (base / name).resolve()
-    scale, origin = t.get("scale", 1.0)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        raise t.err("scale", f"expected a number such as 2.0, got {scale!r}", origin)
-    if not 0 < scale <= MAX_PCAP_SCALE:
-        raise t.err("scale", f"must lie in (0, {MAX_PCAP_SCALE:g}], got {scale!r}", origin)
-    kw: dict[str, Any] = {
-        "pcap": str(path),
-        "scale": float(scale),
-        "loop": t.boolean("loop", False),
-        "skip_ns": t.duration("skip", 0, positive=False),
-    }
-    try:
-        cap = _pcap.read_pcap(path)
-        rp = _pcap.replay(cap, scale=kw["scale"], skip_ns=kw["skip_ns"], loop=kw["loop"])
-    except UsageError as e:
-        raise t.err("file", str(e)) from None
-    kw["rate_pps"] = rp.mean_pps
-    return kw
-
-
-def _flow(
-    t: _Table,
-    duration_ns: int,
-    sources: tuple[IrqSource, ...] = (),
-    rx: Rx | None = None,
-    nic: Nic | None = None,
-    plat: Platform | None = None,
-    *,
-    base: Path | None = None,
-) -> Flow:
-    pattern = t.choice("pattern", tuple(PATTERNS))
-    allowed = _FLOW_COMMON + PATTERNS[pattern]
-    for key in t.layers[0][1]:
-        if key in allowed:
-            continue
-        if key in _ALL_PATTERN_KEYS:
-            owners = [p for p, ks in PATTERNS.items() if key in ks]
-            raise t.err(
-                key,
-                f"belongs to pattern {' / '.join(owners)}, not {pattern!r} "
-                f"(which takes: {', '.join(PATTERNS[pattern])})",
+def _build(
+    m: Any,
+    plat: Platform,
+    preset_costs: CostTable,
+    context: Mapping[str, Any],
+    origin: str,
+    text: str,
+) -> Scenario:
+    """The typed :class:`Scenario` of a validated document."""
+    h = m.scenario
+    critical = Critical(
+        period_ns=m.critical.period,
+        work_ns=m.critical.work,
+        priority=m.critical.priority,
+        core=m.critical.core,
+    )
+    dcore = m.driver.core if m.driver.core is not None else critical.core
+    driver = Driver(priority=m.driver.priority, queue=m.driver.queue, core=dcore)
+    queues = (
+        tuple(
+            NicQueue(
+                name=q.name,
+                index=i,
+                size=q.size,
+                absolute_ns=q.absolute,
+                packet_ns=q.packet,
+                frames=q.frames,
             )
-        raise t.err(key, "unknown key (allowed: " + ", ".join(allowed) + ")")
-    name = check_name(t, "name", "flow")
-    begin = t.duration("begin", 0, positive=False)
-    if begin >= duration_ns:
-        raise t.err("begin", "is at or after the end of the scenario")
+            for i, q in enumerate(m.nic.queues)
+        )
+        if m.nic.kind == "multiqueue"
+        else ()
+    )
+    nic = Nic(m.nic.kind, m.ring, m.nic.core if m.nic.core is not None else dcore, queues)
+    rx = None
+    if m.rx_on:
+        r = m.rx
+        assert r is not None and r.buffers is not None
+        on = r.global_capacity > 0
+        rx = Rx(
+            buffers=r.buffers,
+            recycle_below=r.recycle_below,
+            short_circuit=r.short_circuit,
+            cache=r.cache,
+            global_capacity=r.global_capacity,
+            global_period_ns=r.global_period if on else None,
+            poll_priority=r.poll_priority if on else None,
+        )
+    costs = {**preset_costs, **m.costs}
+    sources = tuple(
+        IrqSource(
+            name=s.name,
+            index=i,
+            isr_work_ns=s.isr_work if s.isr_work is not None else costs.get("isr_per_packet", 0),
+            burst=s.burst,
+            min_interarrival_ns=s.min_interarrival,
+            isr_only=s.isr_only,
+        )
+        for i, s in enumerate(m.sources)
+    )
+    mt = m.mitigation
+    kinds = (mt.kind, *mt.also)
+    params: dict[str, Any] = {}
+    if "burst" in kinds:
+        params.update(slice_ns=mt.slice, capacity=mt.capacity)
+    if "hysteresis" in kinds:
+        params.update(block_below=mt.block_below, unblock_above=mt.unblock_above, sleep_ns=mt.sleep)
+    if "budget" in kinds:
+        params.update(charge_isr=mt.charge_isr)
+    if "strict" in kinds:
+        params.update(min_interarrival_ns=mt.min_interarrival)
+    if "bursty" in kinds:
+        params.update(burst=mt.burst, period_ns=mt.period, timer=mt.timer)
+    if "countdown" in kinds:
+        params.update(window_ns=mt.window)
+    if "polling" in kinds:
+        params.update(period_ns=mt.period)
+    mit = Mitigation(mt.kind, also=tuple(mt.also), enable_bits=mt.enable_bits, **params)
+    flows = tuple(_build_flow(f, i, sources, context) for i, f in enumerate(m.flows))
+    tasks = tuple(
+        Task(
+            name=t.name,
+            kind=t.kind,
+            priority=t.priority if t.priority is not None else 0,
+            core=t.core,
+            period_ns=t.period if t.kind == "periodic" else None,
+            work_ns=t.work,
+            flow=t.flow if t.kind == "worker" else None,
+            queue=t.queue if t.kind == "worker" else None,
+            masks_rx=t.masks_rx,
+        )
+        for t in m.tasks
+    )
+    d = m.detect
+    detect = Detect(
+        slice_ns=d.slice or 0,
+        irq_threshold=d.irq_threshold,
+        fill_high=d.fill_high or 0,
+        fill_low=d.fill_low,
+    )
+    return Scenario(
+        name=h.name,
+        description=h.description,
+        source=h.source,
+        path=origin,
+        platform=plat,
+        costs=CostTable(costs),
+        duration_ns=h.duration,
+        bin_ns=h.bin,
+        seed=h.seed,
+        critical=critical,
+        driver=driver,
+        nic=nic,
+        mitigation=mit,
+        flows=flows,
+        tasks=tasks,
+        sources=sources,
+        rx=rx,
+        detect=detect,
+        notes=h.notes,
+        text=text,
+    )
+
+
+def _build_flow(f: Any, i: int, sources: tuple[IrqSource, ...], context: Mapping[str, Any]) -> Flow:
     kw: dict[str, Any] = {}
-    src_names = [s.name for s in sources]
-    if t.has("source"):
-        src = t.string("source")
-        if not sources:
-            raise t.err(
-                "source",
-                "needs [[sources]] (there are none: every flow arrives on the one RX line)",
-            )
-        if src not in src_names:
-            raise t.err("source", f"no source named {src!r} (sources: {', '.join(src_names)})")
-        kw["source"] = src
-    elif len(sources) > 1:
-        raise t.err(
-            "source",
-            f"missing: with several [[sources]] every flow names its own "
-            f"(sources: {', '.join(src_names)})",
+    if f.pattern in ("constant", "poisson"):
+        kw["rate_pps"] = f.rate
+    elif f.pattern == "pyramid":
+        kw.update(start_pps=f.start, peak_pps=f.peak, step_pps=f.step, step_every_ns=f.step_every)
+    elif f.pattern == "steps":
+        kw.update(rates_pps=tuple(f.rates or ()), step_every_ns=f.step_every)
+    else:
+        path, rp = context["pcap"][i]
+        kw.update(
+            pcap=str(path), scale=float(f.scale), loop=f.loop, skip_ns=f.skip, rate_pps=rp.mean_pps
         )
+    if f.source is not None:
+        kw["source"] = f.source
     elif sources:
-        kw["source"] = src_names[0]
-    if pattern in ("constant", "poisson"):
-        kw["rate_pps"] = t.rate("rate")
-    elif pattern == "pcap":
-        kw.update(_pcap_flow(t, base if base is not None else Path.cwd()))
-    elif pattern == "pyramid":
-        kw["start_pps"] = t.rate("start")
-        kw["peak_pps"] = t.rate("peak")
-        kw["step_pps"] = t.rate("step", arrivals=False)
-        kw["step_every_ns"] = t.duration("step_every")
-        if kw["peak_pps"] < kw["start_pps"]:
-            raise t.err("peak", "must not be below start")
-        if kw["step_pps"] <= 0:
-            raise t.err("step", "must be above 0pps")
-    else:
-        rates, _ = t.get("rates")
-        if not isinstance(rates, list) or not rates:
-            raise t.err("rates", 'expected a non-empty list of rates such as ["1000pps", "5kHz"]')
-        if len(rates) > MAX_RATES:
-            raise t.err("rates", f"at most {MAX_RATES} rates, got {len(rates)}")
-        kw["rates_pps"] = tuple(t.rate("rates", value=r) for r in rates)
-        kw["step_every_ns"] = t.duration("step_every")
-    kw.update(_flow_frame(t, rx, nic, plat))
-    return Flow(name=name, pattern=pattern, begin_ns=begin, **kw)
-
-
-def _flow_frame(t: _Table, rx: Rx | None, nic: Nic | None, plat: Platform | None) -> dict[str, Any]:
-    """What a flow's frames are and how the receive path treats them."""
-    clock = plat.clock_hz if plat is not None else None
-    protocol = t.choice("protocol", PROTOCOLS, "tcp")
-    kw: dict[str, Any] = {
-        "protocol": protocol,
-        "dst_port": t.integer("dst_port", 0, lo=0, hi=65535),
-        "src_port": t.integer("src_port", 40000, lo=0, hi=65535),
-        "size": t.integer("size", 60, lo=14, hi=65535),
-    }
-    src = t.string("src", DEFAULT_SRC)
-    try:
-        addr = ipaddress.IPv4Address(src)
-    except ValueError:
-        raise t.err("src", f'expected an IPv4 address such as "192.0.2.100", got {src!r}') from None
-    if int(addr) == 0:
-        raise t.err("src", "0.0.0.0 is not a source address")
-    kw["src"] = str(addr)
-    if t.has("vlan_pcp"):
-        kw["vlan_pcp"] = t.integer("vlan_pcp", lo=0, hi=7)
-    socketed = protocol in ("tcp", "udp")
-    bind = t.boolean("bind", socketed)
-    if bind and not socketed:
-        raise t.err("bind", f"only TCP and UDP flows have sockets (protocol is {protocol!r})")
-    kw["bind"] = bind
-    if rx is None:
-        for key in _FLOW_RX_ONLY:
-            if t.has(key):
-                raise t.err(key, "only applies with the receive path ([rx])")
-        kw["priority"] = t.integer("priority", 0, lo=0, hi=255)
-    else:
-        lim = native_limits()
-        kw["priority"] = t.integer("priority", 0, lo=0, hi=lim["prio_levels"] - 1)
-        if bind and kw["dst_port"] == 0:
-            raise t.err("dst_port", "a bound socket needs a port 1-65535 (or set bind = false)")
-        if t.has("capacity"):
-            kw["capacity"] = t.integer("capacity", lo=0, hi=2**32 - 1)
-            if kw["capacity"] > 0:
-                if not t.has("server_period"):
-                    raise t.err("server_period", "missing (capacity > 0 needs the server's period)")
-                kw["server_period_ns"] = t.duration("server_period", clock_hz=clock)
-        if t.has("server_period") and "server_period_ns" not in kw:
-            raise t.err("server_period", "only applies with a capacity > 0 (the flow's server)")
-        if t.has("queue"):
-            kw["queue"] = t.integer("queue", lo=1, hi=rx.buffers)
-        for key in ("capacity", "server_period", "queue"):
-            if t.has(key) and not bind:
-                raise t.err(key, "applies to a bound flow's queue (this flow has bind = false)")
-    if t.has("nic_queue"):
-        qname = t.string("nic_queue")
-        if nic is None or nic.kind != "multiqueue":
-            kind = nic.kind if nic is not None else "edge"
-            raise t.err("nic_queue", f'needs [nic] kind = "multiqueue" (kind is {kind!r})')
-        qnames = [q.name for q in nic.queues]
-        if qname not in qnames:
-            raise t.err(
-                "nic_queue",
-                f"no [[nic.queues]] entry named {qname!r} (queues: {', '.join(qnames)})",
-            )
-        kw["nic_queue"] = qname
-    if rx is not None or (nic is not None and nic.kind == "multiqueue"):
-        lo = frame_min(protocol, "vlan_pcp" in kw)
-        hi = native_limits()["frame_max"]
-        if not lo <= kw["size"] <= hi:
-            tag = " with its 802.1Q tag" if "vlan_pcp" in kw else ""
-            raise t.err(
-                "size",
-                f"a {protocol} frame{tag} is {lo}-{hi} bytes (its headers up to an "
-                f"Ethernet frame), got {kw['size']}",
-            )
-    return kw
-
-
-def _task(t: _Table, plat: Platform, flow_names: list[str]) -> Task:
-    kind = t.choice("kind", TASK_KINDS)
-    keys = {
-        "background": ("name", "kind", "priority", "core"),
-        "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
-        "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
-    }[kind]
-    t.check_keys(keys, hint=f"kind {kind!r} takes: " + ", ".join(keys))
-    name = check_name(t, "name", "task")
-    core = t.integer("core", 0, lo=0)
-    if core >= plat.cores:
-        raise t.err("core", f"platform {plat.name} has {plat.cores} core(s), numbered from 0")
-    if kind == "background":
-        return Task(name, kind, t.integer("priority", 0, lo=0, hi=255), core)
-    prio = t.integer("priority", lo=0, hi=255)
-    if kind == "periodic":
-        return Task(
-            name,
-            kind,
-            prio,
-            core,
-            period_ns=t.duration("period"),
-            work_ns=t.duration("work"),
-            masks_rx=t.boolean("masks_rx", False),
-        )
-    flow = t.string("flow")
-    if flow not in flow_names:
-        raise t.err("flow", f"no flow named {flow!r} (flows: {', '.join(flow_names) or 'none'})")
-    return Task(
-        name,
-        kind,
-        prio,
-        core,
-        work_ns=t.duration("work"),
-        flow=flow,
-        queue=t.integer("queue", 16, lo=1, hi=1_000_000),
+        kw["source"] = sources[0].name
+    return Flow(
+        name=f.name,
+        protocol=f.protocol,
+        dst_port=f.dst_port,
+        size=f.size,
+        priority=f.priority,
+        pattern=f.pattern,
+        begin_ns=f.begin,
+        src=str(ipaddress.IPv4Address(f.src)),
+        src_port=f.src_port,
+        vlan_pcp=f.vlan_pcp,
+        bind=f.bound,
+        capacity=f.capacity,
+        server_period_ns=f.server_period if (f.capacity or 0) > 0 else None,
+        queue=f.queue,
+        nic_queue=f.nic_queue,
+        **kw,
     )

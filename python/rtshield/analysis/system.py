@@ -6,23 +6,27 @@ path's global limit, shared timers and the NIC moderation parameters. Every
 duration carries a unit (``"79cyc"`` uses the platform clock). One parameter
 may be written ``"?"``: ``rtshield design`` then searches its safe boundary.
 
-Bad input raises :class:`~rtshield.errors.UsageError` with a one-line message
-that names the key (``source.radio.burst: ...``). The format is described in
-docs/analysis.md.
+The schema (keys, types, units, ranges, defaults, the rules between keys)
+is the pydantic models of :mod:`rtshield.schema_system`; this module reads
+the platform, validates the file with them and builds the :class:`System`
+the analysis reads. Bad input raises :class:`~rtshield.errors.UsageError`
+with a one-line message that names the key (``source.radio.burst: ...``).
+The format is described in docs/analysis.md.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from rtshield import schema_system as model
 from rtshield.errors import UsageError
+from rtshield.schema_system import OPEN, SOURCE_MODELS
 from rtshield.tomlfile import read_toml
-from rtshield.units import duration_ns, rate_hz
 
 from .rta import Task
 
@@ -43,43 +47,8 @@ __all__ = [
     "SOURCE_MODELS",
 ]
 
-OPEN = "?"
-
-#: Priorities are 0 (lowest) to 255, as in scenario files (docs/analysis.md).
-MAX_PRIORITY = 255
-#: Names of tasks, sources, timers, servers and NIC queues: identifiers, as in
-#: scenario files (docs/scenarios.md, "Names"); the analysis adds ``.isr``,
-#: ``.timer``… to them, so no dots.
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
-
-
-def _check_name(n: object, where: str) -> str:
-    if not isinstance(n, str) or not n:
-        raise UsageError(f"{where}.name: missing (every entry needs a name)")
-    if not _NAME_RE.fullmatch(n):
-        shown = n if len(n) <= 40 else n[:40] + "…"
-        raise UsageError(
-            f"{where}.name: {shown!r} is not a valid name: 1-64 letters, digits, '_' or '-', "
-            "starting with a letter or '_'"
-        )
-    return n
-
-
 class ModelInfeasible(UsageError):
     """A parameter value makes a model impossible (e.g. a burst longer than its period)."""
-
-
-SOURCE_MODELS = (
-    "pure",
-    "polling",
-    "strict",
-    "bursty",
-    "hardware",
-    "burst_mitigation",
-    "queue_mitigation",
-    "hysteresis_mitigation",
-    "budget_mitigation",
-)
 
 
 @dataclass(frozen=True)
@@ -199,136 +168,6 @@ class System:
         return self.costs[key]
 
 
-# ---------------------------------------------------------------- helpers
-
-
-class _Reader:
-    """Reads one table, remembers its keys, rejects unknown ones."""
-
-    def __init__(self, table: object, where: str, clock_hz: float | None, costs: dict[str, int]):
-        if not isinstance(table, dict):
-            raise UsageError(f"{where}: expected a table")
-        self.t = table
-        self.where = where
-        self.clock = clock_hz
-        self.costs = costs
-        self.used: set[str] = set()
-        self.opened: list[str] = []
-
-    def key(self, k: str) -> str:
-        return f"{self.where}.{k}"
-
-    def has(self, k: str) -> bool:
-        return k in self.t
-
-    def is_open(self, k: str) -> bool:
-        return self.t.get(k) == OPEN
-
-    def raw(self, k: str, default=None):
-        self.used.add(k)
-        return self.t.get(k, default)
-
-    def not_open(self, k: str, v: object) -> None:
-        """A ``"?"`` where ``rtshield design`` cannot search is named as such."""
-        if v == OPEN:
-            raise UsageError(
-                f'{self.key(k)}: cannot be left open ("?"); rtshield design searches a strict '
-                "limiter's min_interarrival or max_rate, a bursty limiter's burst or "
-                "burst_period/burst_rate, a server's budget, a burst_mitigation capacity, a "
-                "queue_mitigation queue, or a shared timer's rate or period"
-            )
-
-    def text(self, k: str, default: str | None = None, choices: tuple[str, ...] = ()) -> str:
-        v = self.raw(k, default)
-        if v is None:
-            raise UsageError(f"{self.key(k)}: missing (required)")
-        if not isinstance(v, str):
-            raise UsageError(f"{self.key(k)}: expected a string, got {v!r}")
-        if choices and v not in choices:
-            raise UsageError(f"{self.key(k)}: {v!r} is not one of {', '.join(choices)}")
-        return v
-
-    def integer(
-        self,
-        k: str,
-        default: int | None = None,
-        *,
-        minimum: int = 0,
-        maximum: int = 2**63 - 1,
-        allow_open=False,
-    ):
-        v = self.raw(k, default)
-        if allow_open and v == OPEN:
-            self.opened.append(k)
-            return None
-        if v is None:
-            raise UsageError(f"{self.key(k)}: missing (required)")
-        self.not_open(k, v)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise UsageError(f"{self.key(k)}: expected an integer, got {v!r}")
-        if v < minimum:
-            raise UsageError(f"{self.key(k)}: must be at least {minimum}, got {v}")
-        if v > maximum:
-            raise UsageError(f"{self.key(k)}: must be at most {maximum}, got {v}")
-        return v
-
-    def boolean(self, k: str, default: bool) -> bool:
-        v = self.raw(k, default)
-        if not isinstance(v, bool):
-            raise UsageError(f"{self.key(k)}: expected true or false, got {v!r}")
-        return v
-
-    def duration(self, k: str, default: str | None = None, *, positive=False, allow_open=False):
-        v = self.raw(k, default)
-        if allow_open and v == OPEN:
-            self.opened.append(k)
-            return None
-        if v is None:
-            raise UsageError(f"{self.key(k)}: missing (required)")
-        self.not_open(k, v)
-        if isinstance(v, str) and v in self.costs:  # a named platform cost
-            ns = self.costs[v]
-        else:
-            ns = duration_ns(v, self.key(k), clock_hz=self.clock)
-        if positive and ns <= 0:
-            raise UsageError(f"{self.key(k)}: must be positive, got {v!r}")
-        return ns
-
-    def opt_duration(self, k: str, **kw):
-        if k not in self.t:
-            return None
-        return self.duration(k, **kw)
-
-    def rate(self, k: str, *, allow_open=False) -> float | None:
-        v = self.raw(k)
-        if allow_open and v == OPEN:
-            self.opened.append(k)
-            return None
-        self.not_open(k, v)
-        hz = rate_hz(v, self.key(k))
-        if hz <= 0:
-            raise UsageError(f"{self.key(k)}: must be positive, got {v!r}")
-        return hz
-
-    def period_or_rate(self, pk: str, rk: str, *, required=True, allow_open=False):
-        """A period given directly (``pk``) or as a rate (``rk``); returns ns."""
-        if self.has(pk) and self.has(rk):
-            raise UsageError(f"{self.where}: give either {pk} or {rk}, not both")
-        if self.has(pk):
-            return self.duration(pk, positive=True, allow_open=allow_open)
-        if self.has(rk):
-            hz = self.rate(rk, allow_open=allow_open)
-            return None if hz is None else round(1e9 / hz)
-        if required:
-            raise UsageError(f"{self.where}: missing {pk} (or {rk})")
-        return None
-
-    def done(self) -> None:
-        extra = sorted(set(self.t) - self.used)
-        if extra:
-            raise UsageError(f"{self.key(extra[0])}: unknown key")
-
-
 def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
     """Read a platform preset; returns (clock_hz, costs in ns, description).
 
@@ -356,8 +195,6 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
 
 
 # ---------------------------------------------------------------- loader
-
-_TOP = {"system", "costs", "task", "source", "timer", "server", "global_limit", "nic"}
 
 
 def load_system(path: str | Path) -> System:
@@ -389,226 +226,120 @@ def _load_system(doc: dict, path: Path) -> System:
             "[scenario]: this is a scenario file for 'rtshield run', not a system "
             "description (see docs/analysis.md; --scenario analyses the device it describes)"
         )
-    for k in doc:
-        if k not in _TOP:
-            raise UsageError(f"{k}: unknown section (expected one of {', '.join(sorted(_TOP))})")
-    sysr = _Reader(doc.get("system", {}), "system", None, {})
-    name = sysr.text("name", path.stem)
-    platform = sysr.raw("platform")
+    head = doc.get("system", {})
+    head = head if isinstance(head, dict) else {}
+    platform = head.get("platform")
     clock, costs = None, {}
-    if platform is not None:
-        if not isinstance(platform, str):
-            raise UsageError(f"system.platform: expected a name, got {platform!r}")
+    if isinstance(platform, str):
         clock, costs, _ = load_platform(platform)
-    if sysr.has("clock_hz"):
-        c = sysr.raw("clock_hz")
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < math.inf:
-            raise UsageError(f"system.clock_hz: expected a positive number, got {c!r}")
+    c = head.get("clock_hz")
+    if isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0:
         clock = float(c)
-    nesting = sysr.boolean("nesting", False)
-    tick = sysr.boolean("tick", True)
-    tick_priority = sysr.integer("tick_priority", 0, minimum=0, maximum=MAX_PRIORITY)
-    sysr.done()
-
-    extra = doc.get("costs", {})
-    if not isinstance(extra, dict):
-        raise UsageError("costs: expected a table")
-    for k, v in extra.items():
-        costs[k] = duration_ns(v, f"costs.{k}", clock_hz=clock)
-
+    context = {"clock_hz": clock, "costs": dict(costs)}
+    try:
+        m = model.SystemFile.model_validate(doc, context=context)
+    except ValidationError as e:
+        raise model.usage_error(e, doc) from None
+    sy = m.system
     s = System(
-        name=name,
+        name=sy.name if sy.name is not None else path.stem,
         path=str(path),
-        nesting=nesting,
-        clock_hz=clock,
-        costs=costs,
-        platform=platform,
-        tick=tick,
-        tick_priority=tick_priority,
+        nesting=sy.nesting,
+        clock_hz=float(sy.clock_hz) if sy.clock_hz is not None else clock,
+        costs=context["costs"],
+        platform=sy.platform,
+        tick=sy.tick,
+        tick_priority=sy.tick_priority,
     )
-    opened: list[OpenParam] = []
-
-    def entries(section: str) -> list[dict]:
-        v = doc.get(section, [])
-        if not isinstance(v, list):
-            raise UsageError(f"{section}: expected an array of tables ([[{section}]])")
-        return v
-
-    seen: set[str] = set()
-
-    def entry_name(r: _Reader, section: str, idx: int) -> str:
-        n = r.raw("name")
-        if not isinstance(n, str) or not n:
-            raise UsageError(f"{section}[{idx}].name: missing (every {section} needs a name)")
-        _check_name(n, f"{section}[{idx}]")
-        if n in seen:
-            raise UsageError(f"{section}.{n}.name: the name {n!r} is used twice")
-        seen.add(n)
-        r.where = f"{section}.{n}"
-        return n
-
-    for idx, t in enumerate(entries("task")):
-        r = _Reader(t, f"task[{idx}]", clock, costs)
-        n = entry_name(r, "task", idx)
-        level = r.text("level", "thread", ("thread", "isr"))
-        C = r.duration("wcet")
-        T = r.duration("period", positive=True)
-        D = r.opt_duration("deadline", positive=True)
-        J = r.opt_duration("jitter") or 0
-        B = r.opt_duration("blocking") or 0
-        prio = r.integer("priority", minimum=0, maximum=MAX_PRIORITY)
-        r.done()
-        s.tasks.append(Task(n, C, T, D, J, B, prio, level))
-
-    timer_names = set()
-    for idx, t in enumerate(entries("timer")):
-        r = _Reader(t, f"timer[{idx}]", clock, costs)
-        n = entry_name(r, "timer", idx)
-        hz = None
-        if r.has("rate") and not r.is_open("rate"):
-            hz = rate_hz(r.raw("rate"), r.key("rate"))
-        period = r.period_or_rate("period", "rate", allow_open=True)
-        prio = r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY)
-        r.done()
-        opened += [OpenParam("timer", n, k) for k in r.opened]
-        s.timers.append(Timer(n, period, prio, hz))
-        timer_names.add(n)
-
-    for idx, t in enumerate(entries("source")):
-        r = _Reader(t, f"source[{idx}]", clock, costs)
-        n = entry_name(r, "source", idx)
-        s.sources.append(_read_source(r, n, timer_names))
-        r.done()
-        opened += [OpenParam("source", n, k) for k in r.opened]
-
-    for idx, t in enumerate(entries("server")):
-        r = _Reader(t, f"server[{idx}]", clock, costs)
-        n = entry_name(r, "server", idx)
-        budget = r.duration("budget", allow_open=True)
-        period = r.duration("period", positive=True)
-        prio = r.integer("priority", minimum=0, maximum=MAX_PRIORITY)
-        r.done()
-        if budget is not None and budget > period:
-            raise UsageError(f"server.{n}.budget: larger than its period")
-        opened += [OpenParam("server", n, k) for k in r.opened]
-        s.servers.append(Server(n, budget, period, prio))
-
-    if "global_limit" in doc:
-        r = _Reader(doc["global_limit"], "global_limit", clock, costs)
-        s.global_limit = GlobalLimit(
-            capacity=r.integer("capacity", minimum=1, maximum=2**32 - 1),
-            period=r.duration("period", positive=True),
-            packet_cost=r.duration("packet_cost"),
-            priority=r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY),
-            polling_work=r.opt_duration("polling_work") or 0,
-            polling_period=r.opt_duration("polling_period", positive=True),
-            polling_priority=r.integer("polling_priority", 0, minimum=0, maximum=MAX_PRIORITY),
+    for t in m.task:
+        s.tasks.append(
+            Task(t.name, t.wcet, t.period, t.deadline, t.jitter, t.blocking, t.priority, t.level)
         )
-        r.done()
-
-    if "nic" in doc:
-        s.nic = _read_nic(doc["nic"], clock, costs)
-
+    for t in m.timer:
+        hz = t.rate if t.rate is not None and t.rate != OPEN else None
+        s.timers.append(Timer(t.name, _period(t.period, t.rate), t.priority, hz))
+    for src in m.source:
+        s.sources.append(_source(src))
+    for v in m.server:
+        s.servers.append(Server(v.name, _closed(v.budget), v.period, v.priority))
+    if m.global_limit is not None:
+        g = m.global_limit
+        s.global_limit = GlobalLimit(
+            capacity=g.capacity,
+            period=g.period,
+            packet_cost=g.packet_cost,
+            priority=g.priority,
+            polling_work=g.polling_work,
+            polling_period=g.polling_period,
+            polling_priority=g.polling_priority,
+        )
+    if m.nic is not None:
+        n = m.nic
+        queues = [
+            NicQueue(q.name, q.size, q.t_abs, q.t_pack, q.max_rate, q.max_delay, q.flow_period)
+            for q in n.queue
+        ]
+        s.nic = Nic(
+            n.t_netstack, queues, n.arp_queue, n.memory_bytes, n.min_slack, n.irq_cost, n.priority
+        )
+    opened = [
+        OpenParam(section, e.name, k)
+        for section in ("timer", "source", "server")
+        for e in getattr(m, section)
+        for k in type(e).model_fields
+        if getattr(e, k) == OPEN
+    ]
     if len(opened) > 1:
         raise UsageError(
             f'{opened[1].label}: only one parameter may be open ("?"); '
             f"{opened[0].label} is open too"
         )
     s.open = opened[0] if opened else None
-    for src in s.sources:
-        if src.timer is not None and src.timer not in timer_names:
-            raise UsageError(f"source.{src.name}.timer: no [[timer]] named {src.timer!r}")
-    if not (s.tasks or s.sources or s.servers or s.global_limit or s.nic):
-        raise UsageError(f"{path}: the system has no task, source, server or nic")
     return s
 
 
-def _read_source(r: _Reader, n: str, timer_names: set[str]) -> Source:
-    model = r.text("model", choices=SOURCE_MODELS)
-    prio = r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY)
+def _closed(v):
+    """A value, or None for the open one (``"?"``)."""
+    return None if v == OPEN else v
+
+
+def _period(period, rate) -> int | None:
+    """A period given directly or as a rate, in ns (None: open or not given)."""
+    if period is not None:
+        return _closed(period)
+    if rate is None or rate == OPEN:
+        return None
+    return round(1e9 / rate)
+
+
+def _source(e: model.SourceEntry) -> Source:
     src = Source(
-        name=n,
-        model=model,
-        priority=prio,
-        timer_priority=r.integer("timer_priority", prio, minimum=0, maximum=MAX_PRIORITY),
-        work=r.opt_duration("work") or 0,
+        name=e.name,
+        model=e.model,
+        priority=e.priority,
+        timer_priority=e.timer_priority if e.timer_priority is not None else e.priority,
+        work=e.work,
     )
-    if model in ("pure", "polling", "strict", "hardware"):
-        required = model != "pure"
-        src.min_interarrival = r.period_or_rate(
-            "min_interarrival", "max_rate", required=required, allow_open=model == "strict"
-        )
-    elif model == "bursty":
-        src.burst_model = r.text("burst_model", "jitter", ("jitter", "double"))
-        if r.has("timer"):
-            src.timer = r.text("timer")
-            if r.has("burst_period") or r.has("burst_rate"):
-                raise UsageError(
-                    f"source.{n}.timer: a source on a shared timer takes the timer's period; "
-                    "remove burst_period/burst_rate"
-                )
-            if r.has("burst") and r.has("max_rate"):
-                raise UsageError(f"source.{n}: give either burst or max_rate, not both")
-            if r.has("max_rate"):
-                src.max_rate_hz = r.rate("max_rate")
-            else:
-                src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
+    if e.model in ("pure", "polling", "strict", "hardware"):
+        src.min_interarrival = _period(e.min_interarrival, e.max_rate)
+    elif e.model == "bursty":
+        src.burst_model = e.burst_model
+        src.burst = _closed(e.burst)
+        if e.timer is not None:
+            src.timer = e.timer
+            src.max_rate_hz = e.max_rate
         else:
-            src.burst = r.integer("burst", minimum=1, maximum=2**32 - 1, allow_open=True)
-            src.burst_period = r.period_or_rate("burst_period", "burst_rate", allow_open=True)
-    elif model == "burst_mitigation":
-        src.slice = r.duration("slice", positive=True)
-        src.capacity = r.integer("capacity", minimum=1, maximum=2**32 - 1, allow_open=True)
-        src.clock_resolution = r.opt_duration("clock_resolution")
-        src.driver_work = r.opt_duration("driver_work") or 0
-        if r.has("driver_priority"):
-            src.driver_priority = r.integer("driver_priority", minimum=0, maximum=MAX_PRIORITY)
-        elif src.driver_work:
-            raise UsageError(f"source.{n}.driver_priority: missing (needed with driver_work)")
-    elif model == "queue_mitigation":
-        src.queue = r.integer("queue", minimum=1, maximum=2**32 - 1, allow_open=True)
-        src.driver_work = r.opt_duration("driver_work") or 0
-        src.driver_priority = r.integer("driver_priority", minimum=0, maximum=MAX_PRIORITY)
-    else:  # hysteresis / budget: no hard bound; still read the cost
-        if r.has("max_rate"):
-            src.min_interarrival = r.period_or_rate("min_interarrival", "max_rate")
+            src.burst_period = _period(e.burst_period, e.burst_rate)
+    elif e.model == "burst_mitigation":
+        src.slice = e.slice
+        src.capacity = _closed(e.capacity)
+        src.clock_resolution = e.clock_resolution
+        src.driver_work = e.driver_work
+        src.driver_priority = e.driver_priority
+    elif e.model == "queue_mitigation":
+        src.queue = _closed(e.queue)
+        src.driver_work = e.driver_work
+        src.driver_priority = e.driver_priority
+    elif e.max_rate is not None:  # hysteresis / budget: no hard bound; still read the cost
+        src.min_interarrival = _period(None, e.max_rate)
     return src
-
-
-def _read_nic(table: object, clock: float | None, costs: dict[str, int]) -> Nic:
-    r = _Reader(table, "nic", clock, costs)
-    t_net = r.duration("t_netstack", positive=True)
-    arp = r.boolean("arp_queue", True)
-    mem = r.integer("memory_bytes", minimum=0) if r.has("memory_bytes") else None
-    min_slack = r.opt_duration("min_slack")
-    irq_cost = r.opt_duration("irq_cost")
-    prio = r.integer("priority", 0, minimum=0, maximum=MAX_PRIORITY)
-    qs_raw = r.raw("queue", [])
-    r.done()
-    if not isinstance(qs_raw, list) or not qs_raw:
-        raise UsageError("nic.queue: at least one [[nic.queue]] is required")
-    queues = []
-    names: set[str] = set()
-    for idx, q in enumerate(qs_raw):
-        qr = _Reader(q, f"nic.queue[{idx}]", clock, costs)
-        qn = qr.raw("name")
-        if not isinstance(qn, str) or not qn:
-            raise UsageError(f"nic.queue[{idx}].name: missing")
-        _check_name(qn, f"nic.queue[{idx}]")
-        if qn in names:
-            raise UsageError(f"nic.queue.{qn}.name: the name {qn!r} is used twice")
-        names.add(qn)
-        qr.where = f"nic.queue.{qn}"
-        queues.append(
-            NicQueue(
-                name=qn,
-                size=qr.integer("size", minimum=1, maximum=2**32 - 1),  # uint32_t n_q
-                t_abs=qr.duration("t_abs", positive=True),
-                t_pack=qr.duration("t_pack", positive=True),
-                max_rate_hz=qr.rate("max_rate") or 0.0,
-                max_delay=qr.opt_duration("max_delay") or 0,
-                flow_period=qr.opt_duration("flow_period", positive=True),
-            )
-        )
-        qr.done()
-    return Nic(t_net, queues, arp, mem, min_slack, irq_cost, prio)
