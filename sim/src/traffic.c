@@ -1,6 +1,7 @@
 /* Traffic generators: constant, pyramid, steps and Poisson arrivals. */
 #include "traffic.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 uint64_t prng_next(sim_prng *p)
@@ -195,4 +196,37 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
         return whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
     }
     return UINT64_MAX;
+}
+
+uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count)
+{
+    const rtsim_flow_cfg *c = g->cfg;
+    const bool even = c->pattern == RTSIM_PAT_CONSTANT || c->pattern == RTSIM_PAT_PYRAMID ||
+                      c->pattern == RTSIM_PAT_STEPS ||
+                      (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
+    uint64_t n = 0;
+    while (next < limit) {
+        /* A step that carries the same fraction it was given (a whole gap
+         * G: gap + frac rounds to G + frac, whose whole part is G) repeats
+         * identically from every arrival of the cached interval, as long as
+         * it does not pass the interval's end: the steps that stay at or
+         * below min(limit, end) are counted by one division. (A fractional
+         * gap changes the rounded fraction it carries at every step and does
+         * not come back to it exactly: those arrivals are walked.) */
+        if (even && next >= g->seg_lo && next < g->seg_hi && g->seg_rate > 0.0) {
+            const double gap = g->seg_gap + g->frac;
+            if (gap >= 1.0 && gap < 1.8e19 && gap - (double)(uint64_t)gap == g->frac) {
+                const uint64_t whole = (uint64_t)gap;
+                const uint64_t bound = limit < g->seg_hi ? limit : g->seg_hi;
+                const uint64_t m = (bound - next) / whole;
+                next += m * whole;
+                n += m;
+                if (next >= limit) break;
+            }
+        }
+        n++;
+        next = flow_next_after(g, next, 0);
+    }
+    *count += n;
+    return next;
 }

@@ -39,4 +39,12 @@ double flow_rate_at(const sim_flow_gen *g, uint64_t t);
  * start) at `t`; UINT64_MAX when the flow never sends again. */
 uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first);
 
+/* The arrivals from `next` (an arrival time) up to, not including, `limit`:
+ * adds their number to *count and returns the first arrival at or after
+ * `limit`, with the generator left exactly as calling flow_next_after() from
+ * each of them in turn would leave it. A rate interval with a whole gap is
+ * counted by division; other arrivals are walked (Poisson: the same draws
+ * as one event each). */
+uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count);
+
 #endif
