@@ -2,12 +2,10 @@
  * RTSIM_HIST_SUB bins per octave (0.1 % resolution), integer arithmetic only. */
 #include "rtsim/rtsim.h"
 
+/* v > 0 (GCC and Clang builtin: one bit scan instead of a loop per bit). */
 static uint32_t floor_log2(uint64_t v)
 {
-    uint32_t r = 0;
-    while (v >>= 1)
-        r++;
-    return r;
+    return 63u - (uint32_t)__builtin_clzll(v);
 }
 
 uint32_t rtsim_hist_index(uint64_t v)
