@@ -1475,11 +1475,10 @@ def _check_bound(flows: list[Flow], origin: str) -> None:
 
 def _check_captures(flows: list[Flow], origin: str) -> None:
     """All pcap flows together within the simulator's trace limits."""
-    from . import pcap as _pcap
-
     caps = [f for f in flows if f.pcap is not None]
     if len(caps) < 2:
         return  # one capture was checked against the limits when it was read
+    from . import pcap as _pcap  # here: dpkt's import is a tenth of a second
     max_frames, max_bytes, _ = _pcap.trace_limits()
     frames = n_bytes = 0
     for f in caps:
