@@ -1206,6 +1206,10 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
 /* The flow whose pending arrival comes first, by (time, sequence). */
 static void arrival_pick(rtsim *s)
 {
+    if (s->cfg.n_flows == 1) { /* the common case: no comparison to make */
+        s->arr_next = s->arr_t[0] == SIM_INF ? -1 : 0;
+        return;
+    }
     int best = -1;
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         if (s->arr_t[i] == SIM_INF) continue;
