@@ -52,6 +52,8 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     g->seg_hi = 0;
     g->seg_rate = 0.0;
     g->seg_gap = 0.0;
+    g->exponential = cfg->pattern == RTSIM_PAT_POISSON ||
+                     (cfg->pattern == RTSIM_PAT_PIECEWISE && cfg->poisson);
     if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
         cfg->peak_pps > cfg->start_pps) {
         double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
@@ -159,8 +161,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             continue;
         }
         double gap;
-        if (g->cfg->pattern == RTSIM_PAT_POISSON ||
-            (g->cfg->pattern == RTSIM_PAT_PIECEWISE && g->cfg->poisson)) {
+        if (g->exponential) {
             gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
         } else {
             /* The first packet of a rate interval comes one gap after its start,
@@ -179,7 +180,18 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             g->frac = 0.0;
             continue;
         }
-        uint64_t whole = (uint64_t)gap;
+        /* Below 2^63 the signed conversions give the same integer and double
+         * as the unsigned ones, in fewer instructions on common targets. */
+        uint64_t whole;
+        double whole_d;
+        if (gap < 9.2e18) {
+            const int64_t w = (int64_t)gap;
+            whole = (uint64_t)w;
+            whole_d = (double)w;
+        } else {
+            whole = (uint64_t)gap;
+            whole_d = (double)whole;
+        }
         if (whole == 0) whole = 1;
         /* A gap drawn at this rate must not reach into the next rate
          * interval: there the new rate starts afresh from the change point
@@ -192,7 +204,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             g->frac = 0.0;
             continue;
         }
-        g->frac = gap - (double)(uint64_t)gap;
+        g->frac = gap - whole_d;
         return whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
     }
     return UINT64_MAX;

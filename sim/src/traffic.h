@@ -30,6 +30,7 @@ typedef struct sim_flow_gen {
     uint64_t seg_lo, seg_hi;
     double seg_rate;
     double seg_gap; /* 1e9 / seg_rate: the evenly spaced patterns' gap, ns */
+    int exponential; /* Poisson gaps (pattern poisson, or piecewise with poisson) */
 } sim_flow_gen;
 
 void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, uint32_t index);
