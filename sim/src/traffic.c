@@ -210,6 +210,57 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
     return UINT64_MAX;
 }
 
+#if defined(__SIZEOF_INT128__)
+/* Evenly spaced arrivals of one rate interval in closed form. With the gap G
+ * in [1, 2^52) and u = 2^(e-52) its last place (2^e <= G < 2^(e+1)), G is
+ * K units and one nanosecond M = 2^(52-e) units. If the carried fraction f
+ * is a whole number m of units and G + 1 <= 2^(e+1), each step of
+ * flow_next_after() is exact integer arithmetic: gap = G + f is exact (a
+ * multiple of u in the binade of G), its whole part is floor((K + m) / M)
+ * and the next fraction (K + m) mod M units, so after j steps the arrival is
+ * t + floor((jK + m) / M) and the fraction ((jK + m) mod M) units. Takes the
+ * most steps whose last arrival is at or before `bound` (and so inside the
+ * interval: no restart). Returns the steps taken (0: not applicable). */
+static uint64_t grid_jump(sim_flow_gen *g, uint64_t *next, uint64_t bound)
+{
+    const double G = g->seg_gap;
+    if (!(G >= 1.0 && G < 4503599627370496.0) || bound <= *next) return 0;
+    /* Room for fewer than about three steps: walking them is cheaper than
+     * the 128-bit division (the result is the same either way). */
+    if ((double)(bound - *next) < 3.0 * G) return 0;
+    uint64_t bits;
+    memcpy(&bits, &G, sizeof bits);
+    const unsigned sh = 52u - (unsigned)((int)((bits >> 52) & 0x7FF) - 1023); /* 1..52 */
+    const uint64_t M = (uint64_t)1 << sh;
+    const uint64_t K = (bits & 0xFFFFFFFFFFFFFull) | (1ull << 52); /* G * M */
+    if (K + M > (1ull << 53)) return 0; /* G + f could reach the next binade */
+    const double fm = g->frac * (double)M; /* exact: a power-of-two scaling */
+    if (!(fm >= 0.0 && fm < (double)M)) return 0;
+    const uint64_t m = (uint64_t)fm;
+    if ((double)m != fm) return 0; /* not on the grid yet: one walked step puts it there */
+    /* floor((jK + m) / M) <= B  <=>  jK + m < (B + 1) M */
+    const unsigned __int128 lim = ((unsigned __int128)(bound - *next) + 1u) * M;
+    if (lim <= (unsigned __int128)m + K) return 0; /* not even one step */
+    uint64_t steps, whole, rest;
+    if ((lim >> 64) == 0) { /* the usual case: 64-bit arithmetic suffices (jK <= lim) */
+        const uint64_t l64 = (uint64_t)lim;
+        steps = (l64 - m - 1u) / K;
+        const uint64_t S = steps * K + m;
+        whole = S >> sh;
+        rest = S & (M - 1u);
+    } else {
+        const unsigned __int128 j = (lim - m - 1u) / K;
+        steps = (uint64_t)j; /* < 2^64: at most (B + 1) / G */
+        const unsigned __int128 S = j * K + m;
+        whole = (uint64_t)(S >> sh);
+        rest = (uint64_t)(S & (M - 1u));
+    }
+    *next += whole;
+    g->frac = (double)rest / (double)M; /* exact: rest < 2^52, M a power of two */
+    return steps;
+}
+#endif
+
 uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count)
 {
     const rtsim_flow_cfg *c = g->cfg;
@@ -218,24 +269,17 @@ uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64
                       (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
     uint64_t n = 0;
     while (next < limit) {
-        /* A step that carries the same fraction it was given (a whole gap
-         * G: gap + frac rounds to G + frac, whose whole part is G) repeats
-         * identically from every arrival of the cached interval, as long as
-         * it does not pass the interval's end: the steps that stay at or
-         * below min(limit, end) are counted by one division. (A fractional
-         * gap changes the rounded fraction it carries at every step and does
-         * not come back to it exactly: those arrivals are walked.) */
+#if defined(__SIZEOF_INT128__)
+        /* From an arrival of the cached rate interval: the steps up to
+         * min(limit, the interval's end) in closed form (grid_jump). */
         if (even && next >= g->seg_lo && next < g->seg_hi && g->seg_rate > 0.0) {
-            const double gap = g->seg_gap + g->frac;
-            if (gap >= 1.0 && gap < 1.8e19 && gap - (double)(uint64_t)gap == g->frac) {
-                const uint64_t whole = (uint64_t)gap;
-                const uint64_t bound = limit < g->seg_hi ? limit : g->seg_hi;
-                const uint64_t m = (bound - next) / whole;
-                next += m * whole;
-                n += m;
-                if (next >= limit) break;
-            }
+            n += grid_jump(g, &next, limit < g->seg_hi ? limit : g->seg_hi);
+            if (next >= limit) break;
         }
+#endif
+        /* One step as the event path takes it: a Poisson draw, a restart at
+         * an interval's end, a fraction not yet on the gap's grid, or a gap
+         * outside grid_jump's range. */
         n++;
         next = flow_next_after(g, next, 0);
     }

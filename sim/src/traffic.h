@@ -43,9 +43,11 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first);
 /* The arrivals from `next` (an arrival time) up to, not including, `limit`:
  * adds their number to *count and returns the first arrival at or after
  * `limit`, with the generator left exactly as calling flow_next_after() from
- * each of them in turn would leave it. A rate interval with a whole gap is
- * counted by division; other arrivals are walked (Poisson: the same draws
- * as one event each). */
+ * each of them in turn would leave it. Within a rate interval of an evenly
+ * spaced pattern the steps are counted in closed form (exact integer
+ * arithmetic on the gap's last place, after at most one step that puts the
+ * carried fraction on that grid); Poisson arrivals and interval changes are
+ * walked (the same draws as one event each). */
 uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count);
 
 #endif

@@ -247,6 +247,8 @@ static void test_skip_equals_walk(void)
         {"constant, whole gap", RTSIM_PAT_CONSTANT, 0, 100000, 0, 0, 0},
         {"constant, fractional gap", RTSIM_PAT_CONSTANT, 0, 130000, 0, 0, 0},
         {"constant, irrational gap", RTSIM_PAT_CONSTANT, 0, 77777.7, 0, 0, 0},
+        {"constant, gap just under 2^13 ns", RTSIM_PAT_CONSTANT, 0, 1e9 / 8191.7, 0, 0, 0},
+        {"constant, gap below 2 ns", RTSIM_PAT_CONSTANT, 0, 7e8, 0, 0, 0},
         {"pyramid", RTSIM_PAT_PYRAMID, 0, 0, 0, 150000, 10000},
         {"steps", RTSIM_PAT_STEPS, 0, 0, 0, 0, 0},
         {"piecewise", RTSIM_PAT_PIECEWISE, 0, 0, 0, 0, 0},
@@ -278,7 +280,8 @@ static void test_skip_equals_walk(void)
         uint64_t skipped = 0;
         for (int k = 0; k < 400 && tw < 100 * MS; k++) {
             /* A limit from just past the arrival to a few ms later. */
-            const uint64_t limit = tw + 1 + prng_next(&r) % (5 * MS);
+            const uint64_t span = rows[i].rate > 1e7 ? 50 * US : 5 * MS; /* walks stay short */
+            const uint64_t limit = tw + 1 + prng_next(&r) % span;
             uint64_t n = 0;
             while (tw < limit) {
                 n++;
