@@ -1239,9 +1239,9 @@ static void arrival_set(rtsim *s, uint32_t f, uint64_t t)
  * behind a disabled line, or a full DMA ring), they are counted here, all
  * at once, up to the next thing that can change the device: the earliest
  * queued event, the end of a running ISR or task segment on any core, or
- * the end of this rtsim_run_until() call (flow_skip_before: by division
- * within a rate interval whose gap is a whole number of ns, else one
- * generator step each). Each would have run the same
+ * the end of this rtsim_run_until() call (flow_skip_before: in closed form
+ * within a rate interval of an evenly spaced pattern, else one generator
+ * step each). Each would have run the same
  * scheduler pass (kick) as the one before it, which only splits the running
  * segment's CPU accounting at the arrival (sums unchanged). Arrivals at the
  * limit itself go through the event queue as usual, so ties keep their
