@@ -121,9 +121,8 @@ rts_action rts_bursty_on_irq_isr(rts_bursty *b, uint32_t id, rts_time_ns now)
         a.flags = RTS_ACT_DELIVER;
         return a;
     }
-    const uint32_t bit = 1u << id;
     rts_bursty_source *s = &b->src[id];
-    if ((b->disabled_mask & bit) != 0u) {
+    if (((b->disabled_mask >> id) & 1u) != 0u) {
         b->port_errors++;
         a.flags = RTS_ACT_DROP | RTS_ACT_DISABLE_LINE;
         return a;
@@ -134,7 +133,7 @@ rts_action rts_bursty_on_irq_isr(rts_bursty *b, uint32_t id, rts_time_ns now)
     }
     a.flags = RTS_ACT_DELIVER;
     if (s->count >= s->burst) {
-        b->disabled_mask |= bit;
+        b->disabled_mask |= 1u << id;
         s->disables++;
         a.flags |= RTS_ACT_DISABLE_LINE;
         if (b->mode == RTS_BURSTY_TIMER_LAZY && !b->timer_irq_on) {

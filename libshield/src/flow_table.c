@@ -254,15 +254,19 @@ bool rts_flow_admit_isr(rts_flow_table *t, unsigned id, rts_time_ns now)
         return false;
     }
     rts_flow *f = &t->flows[id];
-    if (!f->limited) {
-        f->admitted++;
-        return true;
+    if (f->limited) {
+        /* A period has ended (or time ran backwards: the update ignores that). */
+        if (now - f->server.period_start >= f->server.period_ns) {
+            return server_take_after_update(f, now);
+        }
+        if (f->server.remaining == 0u) {
+            f->limited_drops++;
+            return false;
+        }
+        f->server.remaining--;
     }
-    /* A period has ended (or time ran backwards: the update ignores that). */
-    if (now - f->server.period_start >= f->server.period_ns) {
-        return server_take_after_update(f, now);
-    }
-    return server_take(f);
+    f->admitted++; /* both paths (server_take() after an update) */
+    return true;
 }
 
 unsigned rts_flow_prio(const rts_flow_table *t, unsigned id)

@@ -22,14 +22,29 @@ rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period
     return RTS_OK;
 }
 
-/* Compared as elapsed time, so a period reaching past UINT64_MAX never wraps. */
-static void roll(rts_global_limit *g, rts_time_ns now)
+/* Past the current period (or a clock behind period_start, whose elapsed
+ * time wraps): start the period holding `now`. Compared as elapsed time, so a
+ * period reaching past UINT64_MAX never wraps. Out of line, so that the
+ * common case saves no registers for it. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void roll_slow(rts_global_limit *g, rts_time_ns now)
 {
-    if (g->period == 0u || now < g->period_start || now - g->period_start < g->period) {
+    if (g->capacity == 0u || g->period == 0u || now < g->period_start || now - g->period_start < g->period) {
         return;
     }
     g->period_start += ((now - g->period_start) / g->period) * g->period;
     g->count = 0u;
+}
+
+/* The common case, `now` inside the current period, costs one subtraction
+ * and one compare. */
+static void roll(rts_global_limit *g, rts_time_ns now)
+{
+    if (now - g->period_start >= g->period) {
+        roll_slow(g, now);
+    }
 }
 
 /* Start of the next period, saturating at the end of time. */
@@ -42,16 +57,17 @@ bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
 {
     act->flags = RTS_ACT_NONE;
     act->timer_at = 0u;
-    if (g->capacity == 0u) {
-        return true;
-    }
-    roll(g, now);
-    if (g->count >= g->capacity) {
+    roll(g, now); /* changes nothing without a limit (capacity 0) */
+    const uint32_t count = g->count;
+    if (count >= g->capacity) {
+        if (g->capacity == 0u) {
+            return true; /* no global limit: nothing to decide */
+        }
         g->refused++;
         return false;
     }
-    g->count++;
-    if (g->count == g->capacity && g->mode == RTS_GLIM_IRQ) {
+    g->count = count + 1u;
+    if (count + 1u == g->capacity && g->mode == RTS_GLIM_IRQ) {
         g->mode = RTS_GLIM_POLL;
         g->to_poll++;
         act->flags = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;

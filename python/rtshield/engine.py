@@ -445,7 +445,9 @@ def _hist(ffi: Any, lib: Any, counts_c: Any) -> tuple[np.ndarray, np.ndarray]:
     counts = np.frombuffer(ffi.buffer(counts_c, n * 8), dtype=np.uint64).astype(np.int64)
     nz = np.nonzero(counts)[0]
     lo, hi = (int(nz[0]), int(nz[-1]) + 1) if len(nz) else (0, 1)
-    edges = np.array([lib.rtsim_hist_lower_ns(i) for i in range(lo, hi + 1)], dtype=np.float64)
+    edges_c = ffi.new("uint64_t[]", hi + 1 - lo)
+    lib.rtsim_hist_edges_ns(lo, edges_c, hi + 1 - lo)
+    edges = np.frombuffer(ffi.buffer(edges_c), dtype=np.uint64).astype(np.float64)
     return edges / 1e3, counts[lo:hi].copy()
 
 

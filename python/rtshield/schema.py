@@ -1317,11 +1317,11 @@ class ScenarioFile(BaseModel):
 
     def _check_captures(self, ctx: Mapping[str, Any]) -> None:
         """All pcap flows together within the simulator's trace limits."""
-        from rtshield import pcap as _pcap
-
         reps = list((ctx.get("pcap") or {}).values())
         if len(reps) < 2:
             return  # one capture was checked against the limits when it was read
+        from rtshield import pcap as _pcap  # here: dpkt's import is a tenth of a second
+
         max_frames, max_bytes, _ = _pcap.trace_limits()
         frames = sum(len(rp.times_ns) for _, rp in reps)
         n_bytes = sum(len(rp.data) for _, rp in reps)

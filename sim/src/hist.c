@@ -2,12 +2,12 @@
  * RTSIM_HIST_SUB bins per octave (0.1 % resolution), integer arithmetic only. */
 #include "rtsim/rtsim.h"
 
+#include <stddef.h>
+
+/* v > 0 (GCC and Clang builtin: one bit scan instead of a loop per bit). */
 static uint32_t floor_log2(uint64_t v)
 {
-    uint32_t r = 0;
-    while (v >>= 1)
-        r++;
-    return r;
+    return 63u - (uint32_t)__builtin_clzll(v);
 }
 
 uint32_t rtsim_hist_index(uint64_t v)
@@ -24,4 +24,12 @@ uint64_t rtsim_hist_lower_ns(uint32_t i)
     uint32_t o = i / RTSIM_HIST_SUB;
     uint64_t sub = i % RTSIM_HIST_SUB;
     return (RTSIM_HIST_SUB + sub) << (o - 1);
+}
+
+size_t rtsim_hist_edges_ns(uint32_t lo, uint64_t *out, size_t n)
+{
+    if (out == NULL) return 0;
+    for (size_t k = 0; k < n; k++)
+        out[k] = rtsim_hist_lower_ns(lo + (uint32_t)k);
+    return n;
 }

@@ -1,6 +1,7 @@
 /* Traffic generators: constant, pyramid, steps and Poisson arrivals. */
 #include "traffic.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 uint64_t prng_next(sim_prng *p)
@@ -51,6 +52,8 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     g->seg_hi = 0;
     g->seg_rate = 0.0;
     g->seg_gap = 0.0;
+    g->exponential = cfg->pattern == RTSIM_PAT_POISSON ||
+                     (cfg->pattern == RTSIM_PAT_PIECEWISE && cfg->poisson);
     if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
         cfg->peak_pps > cfg->start_pps) {
         double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
@@ -158,8 +161,7 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             continue;
         }
         double gap;
-        if (g->cfg->pattern == RTSIM_PAT_POISSON ||
-            (g->cfg->pattern == RTSIM_PAT_PIECEWISE && g->cfg->poisson)) {
+        if (g->exponential) {
             gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
         } else {
             /* The first packet of a rate interval comes one gap after its start,
@@ -178,7 +180,18 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             g->frac = 0.0;
             continue;
         }
-        uint64_t whole = (uint64_t)gap;
+        /* Below 2^63 the signed conversions give the same integer and double
+         * as the unsigned ones, in fewer instructions on common targets. */
+        uint64_t whole;
+        double whole_d;
+        if (gap < 9.2e18) {
+            const int64_t w = (int64_t)gap;
+            whole = (uint64_t)w;
+            whole_d = (double)w;
+        } else {
+            whole = (uint64_t)gap;
+            whole_d = (double)whole;
+        }
         if (whole == 0) whole = 1;
         /* A gap drawn at this rate must not reach into the next rate
          * interval: there the new rate starts afresh from the change point
@@ -191,8 +204,85 @@ uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
             g->frac = 0.0;
             continue;
         }
-        g->frac = gap - (double)(uint64_t)gap;
+        g->frac = gap - whole_d;
         return whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
     }
     return UINT64_MAX;
+}
+
+#if defined(__SIZEOF_INT128__)
+/* Evenly spaced arrivals of one rate interval in closed form. With the gap G
+ * in [1, 2^52) and u = 2^(e-52) its last place (2^e <= G < 2^(e+1)), G is
+ * K units and one nanosecond M = 2^(52-e) units. If the carried fraction f
+ * is a whole number m of units and G + 1 <= 2^(e+1), each step of
+ * flow_next_after() is exact integer arithmetic: gap = G + f is exact (a
+ * multiple of u in the binade of G), its whole part is floor((K + m) / M)
+ * and the next fraction (K + m) mod M units, so after j steps the arrival is
+ * t + floor((jK + m) / M) and the fraction ((jK + m) mod M) units. Takes the
+ * most steps whose last arrival is at or before `bound` (and so inside the
+ * interval: no restart). Returns the steps taken (0: not applicable). */
+static uint64_t grid_jump(sim_flow_gen *g, uint64_t *next, uint64_t bound)
+{
+    const double G = g->seg_gap;
+    if (!(G >= 1.0 && G < 4503599627370496.0) || bound <= *next) return 0;
+    /* Room for fewer than about three steps: walking them is cheaper than
+     * the 128-bit division (the result is the same either way). */
+    if ((double)(bound - *next) < 3.0 * G) return 0;
+    uint64_t bits;
+    memcpy(&bits, &G, sizeof bits);
+    const unsigned sh = 52u - (unsigned)((int)((bits >> 52) & 0x7FF) - 1023); /* 1..52 */
+    const uint64_t M = (uint64_t)1 << sh;
+    const uint64_t K = (bits & 0xFFFFFFFFFFFFFull) | (1ull << 52); /* G * M */
+    if (K + M > (1ull << 53)) return 0; /* G + f could reach the next binade */
+    const double fm = g->frac * (double)M; /* exact: a power-of-two scaling */
+    if (!(fm >= 0.0 && fm < (double)M)) return 0;
+    const uint64_t m = (uint64_t)fm;
+    if ((double)m != fm) return 0; /* not on the grid yet: one walked step puts it there */
+    /* floor((jK + m) / M) <= B  <=>  jK + m < (B + 1) M */
+    const unsigned __int128 lim = ((unsigned __int128)(bound - *next) + 1u) * M;
+    if (lim <= (unsigned __int128)m + K) return 0; /* not even one step */
+    uint64_t steps, whole, rest;
+    if ((lim >> 64) == 0) { /* the usual case: 64-bit arithmetic suffices (jK <= lim) */
+        const uint64_t l64 = (uint64_t)lim;
+        steps = (l64 - m - 1u) / K;
+        const uint64_t S = steps * K + m;
+        whole = S >> sh;
+        rest = S & (M - 1u);
+    } else {
+        const unsigned __int128 j = (lim - m - 1u) / K;
+        steps = (uint64_t)j; /* < 2^64: at most (B + 1) / G */
+        const unsigned __int128 S = j * K + m;
+        whole = (uint64_t)(S >> sh);
+        rest = (uint64_t)(S & (M - 1u));
+    }
+    *next += whole;
+    g->frac = (double)rest / (double)M; /* exact: rest < 2^52, M a power of two */
+    return steps;
+}
+#endif
+
+uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count)
+{
+    const rtsim_flow_cfg *c = g->cfg;
+    const bool even = c->pattern == RTSIM_PAT_CONSTANT || c->pattern == RTSIM_PAT_PYRAMID ||
+                      c->pattern == RTSIM_PAT_STEPS ||
+                      (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
+    uint64_t n = 0;
+    while (next < limit) {
+#if defined(__SIZEOF_INT128__)
+        /* From an arrival of the cached rate interval: the steps up to
+         * min(limit, the interval's end) in closed form (grid_jump). */
+        if (even && next >= g->seg_lo && next < g->seg_hi && g->seg_rate > 0.0) {
+            n += grid_jump(g, &next, limit < g->seg_hi ? limit : g->seg_hi);
+            if (next >= limit) break;
+        }
+#endif
+        /* One step as the event path takes it: a Poisson draw, a restart at
+         * an interval's end, a fraction not yet on the gap's grid, or a gap
+         * outside grid_jump's range. */
+        n++;
+        next = flow_next_after(g, next, 0);
+    }
+    *count += n;
+    return next;
 }

@@ -30,6 +30,7 @@ typedef struct sim_flow_gen {
     uint64_t seg_lo, seg_hi;
     double seg_rate;
     double seg_gap; /* 1e9 / seg_rate: the evenly spaced patterns' gap, ns */
+    int exponential; /* Poisson gaps (pattern poisson, or piecewise with poisson) */
 } sim_flow_gen;
 
 void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, uint32_t index);
@@ -38,5 +39,15 @@ double flow_rate_at(const sim_flow_gen *g, uint64_t t);
 /* Time of the first arrival at or after `t` following an arrival (or the
  * start) at `t`; UINT64_MAX when the flow never sends again. */
 uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first);
+
+/* The arrivals from `next` (an arrival time) up to, not including, `limit`:
+ * adds their number to *count and returns the first arrival at or after
+ * `limit`, with the generator left exactly as calling flow_next_after() from
+ * each of them in turn would leave it. Within a rate interval of an evenly
+ * spaced pattern the steps are counted in closed form (exact integer
+ * arithmetic on the gap's last place, after at most one step that puts the
+ * carried fraction on that grid); Poisson arrivals and interval changes are
+ * walked (the same draws as one event each). */
+uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count);
 
 #endif

@@ -400,6 +400,17 @@ static void test_histogram_bins(void)
         CHECK(w * 1000 <= vals[k] + 1000);
     }
     CHECK_EQ(rtsim_hist_index(1ull << 50), RTSIM_HIST_BINS - 1);
+    /* Every value maps to the bin whose edges bracket it, across octaves. */
+    for (uint64_t v = 1000; v < (1ull << 40); v = v * 3 + 7) {
+        const uint32_t i = rtsim_hist_index(v);
+        CHECK(rtsim_hist_lower_ns(i) <= v && v < rtsim_hist_lower_ns(i + 1));
+    }
+    /* The edges of a range in one call are the edges bin by bin. */
+    static uint64_t edges[3000];
+    CHECK_EQ(rtsim_hist_edges_ns(900, edges, 3000), 3000);
+    for (uint32_t k = 0; k < 3000; k++)
+        CHECK_EQ(edges[k], rtsim_hist_lower_ns(900 + k));
+    CHECK_EQ(rtsim_hist_edges_ns(0, NULL, 5), 0);
 }
 
 static void test_bad_config(void)

@@ -229,6 +229,77 @@ static void test_rate_change_point(void)
     }
 }
 
+/* Skipping arrivals by whole repeats (flow_skip_before) gives exactly what
+ * walking them one by one gives: the same count, the same first arrival at
+ * or after the limit, and the same generator state (so every arrival after
+ * it is the same too), for evenly spaced rates with and without a carried
+ * fraction, across rate changes, and for Poisson arrivals. */
+static void test_skip_equals_walk(void)
+{
+    const struct {
+        const char *name;
+        uint32_t pattern, poisson;
+        double rate, start, peak, step;
+    } rows[] = {
+        {"constant, whole gap", RTSIM_PAT_CONSTANT, 0, 100000, 0, 0, 0},
+        {"constant, fractional gap", RTSIM_PAT_CONSTANT, 0, 130000, 0, 0, 0},
+        {"constant, irrational gap", RTSIM_PAT_CONSTANT, 0, 77777.7, 0, 0, 0},
+        {"constant, gap just under 2^13 ns", RTSIM_PAT_CONSTANT, 0, 1e9 / 8191.7, 0, 0, 0},
+        {"constant, gap below 2 ns", RTSIM_PAT_CONSTANT, 0, 7e8, 0, 0, 0},
+        {"pyramid", RTSIM_PAT_PYRAMID, 0, 0, 0, 150000, 10000},
+        {"steps", RTSIM_PAT_STEPS, 0, 0, 0, 0, 0},
+        {"piecewise", RTSIM_PAT_PIECEWISE, 0, 0, 0, 0, 0},
+        {"piecewise poisson", RTSIM_PAT_PIECEWISE, 1, 0, 0, 0, 0},
+        {"poisson", RTSIM_PAT_POISSON, 0, 90000, 0, 0, 0},
+    };
+    sim_prng r = {11};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        ROW(rows[i].name);
+        rtsim_flow_cfg f;
+        memset(&f, 0, sizeof f);
+        f.pattern = rows[i].pattern;
+        f.poisson = rows[i].poisson;
+        f.rate_pps = rows[i].rate;
+        f.start_pps = rows[i].start;
+        f.peak_pps = rows[i].peak;
+        f.step_pps = rows[i].step;
+        f.step_every_ns = 3 * MS;
+        f.n_rates = 3;
+        f.rates_pps[0] = 60000;
+        f.rates_pps[1] = 140000;
+        f.rates_pps[2] = 33333;
+        f.rate_t_ns[1] = 7 * MS + 1;
+        f.rate_t_ns[2] = 20 * MS;
+        sim_flow_gen walk, skip;
+        flow_gen_init(&walk, &f, 5, 0);
+        flow_gen_init(&skip, &f, 5, 0);
+        uint64_t tw = flow_next_after(&walk, 0, 1), ts = flow_next_after(&skip, 0, 1);
+        uint64_t skipped = 0;
+        for (int k = 0; k < 400 && tw < 100 * MS; k++) {
+            /* A limit from just past the arrival to a few ms later. */
+            const uint64_t span = rows[i].rate > 1e7 ? 50 * US : 5 * MS; /* walks stay short */
+            const uint64_t limit = tw + 1 + prng_next(&r) % span;
+            uint64_t n = 0;
+            while (tw < limit) {
+                n++;
+                tw = flow_next_after(&walk, tw, 0);
+            }
+            uint64_t m = 0;
+            ts = flow_skip_before(&skip, ts, limit, &m);
+            CHECK_EQ(ts, tw);
+            CHECK_EQ(m, n);
+            CHECK(skip.frac == walk.frac);
+            CHECK_EQ(skip.rng.s, walk.rng.s);
+            skipped += m;
+            /* and one arrival by the ordinary step */
+            tw = flow_next_after(&walk, tw, 0);
+            ts = flow_next_after(&skip, ts, 0);
+            CHECK_EQ(ts, tw);
+        }
+        CHECK(skipped > 1000);
+    }
+}
+
 /* ----------------------------------------------------------- invariants */
 
 static int64_t rnd_in(sim_prng *r, int64_t lo, int64_t hi)
@@ -468,6 +539,7 @@ int main(void)
     RTS_RUN(test_dma_ring_full);
     RTS_RUN(test_disabled_line_latches_once);
     RTS_RUN(test_rate_change_point);
+    RTS_RUN(test_skip_equals_walk);
     RTS_RUN(test_conservation_random);
     RTS_RUN(test_countdown_needs_edge_nic);
     RTS_RUN(test_source_isr_cost_checked);

@@ -537,6 +537,10 @@ size_t rtsim_hist_path(const rtsim *sim, uint32_t path, uint64_t *counts, size_t
 /** Lower edge, ns, of histogram bin `i` (bin i holds [lower(i), lower(i+1))). */
 uint64_t rtsim_hist_lower_ns(uint32_t i);
 
+/** Lower edges, ns, of bins `lo`, lo+1, ... into `out[0..n)` (one call for a
+ *  histogram's range instead of one per bin). @return edges written. */
+size_t rtsim_hist_edges_ns(uint32_t lo, uint64_t *out, size_t n);
+
 /** Histogram bin holding value `v` ns. */
 uint32_t rtsim_hist_index(uint64_t v);
 
