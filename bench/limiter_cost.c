@@ -14,8 +14,8 @@
  *   burst_admit      Burst Mitigation, within the slice        [rts_burst_mit_on_rx_isr]
  *   burst_refuse     Burst Mitigation, slice used up (line off) [rts_burst_mit_on_rx_isr]
  *   countdown_pass   countdown filter, window open: delivered  [rts_countdown_on_arrival_isr]
- *   glim_admit       global limit, under capacity              [rts_glim_admit_isr]
- *   flow_admit       flow server, budget left                  [rts_flow_admit_isr]
+ *   glim_admit       global limit, under capacity              [rts_global_limit_admit_isr]
+ *   flow_admit       flow server, budget left                  [rts_flow_table_admit_isr]
  *   queue_fail       Queue Mitigation, enqueue failed (line already off) [rts_queue_mit_on_enqueue_fail_isr]
  */
 #include <stdio.h>
@@ -84,20 +84,20 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(sc, "glim_admit") == 0) {
         rts_global_limit g;
-        if (rts_glim_init(&g, 0xFFFFFFFu, 1000000000000ull, 0) != RTS_OK) abort();
+        if (rts_global_limit_init(&g, 0xFFFFFFFu, 1000000000000ull, 0) != RTS_OK) abort();
         for (long i = 0; i < n; i++) {
             rts_action a;
-            admitted += rts_glim_admit_isr(&g, (rts_time_ns)i * 1000u, &a);
+            admitted += rts_global_limit_admit_isr(&g, (rts_time_ns)i * 1000u, &a);
             sink += a.flags;
         }
     } else if (strcmp(sc, "flow_admit") == 0) {
         rts_flow_table t;
         uint8_t id;
         rts_flow_table_init(&t, 0);
-        if (rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0, &id) != RTS_OK) abort();
-        if (rts_flow_setopt(&t, id, RTS_FLOWOPT_PERIOD_NS, 1000000000000ull, 0) != RTS_OK) abort();
-        if (rts_flow_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 0xFFFFFFFu, 0) != RTS_OK) abort();
-        for (long i = 0; i < n; i++) admitted += rts_flow_admit_isr(&t, id, (rts_time_ns)i * 1000u);
+        if (rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &id) != RTS_OK) abort();
+        if (rts_flow_table_setopt(&t, id, RTS_FLOWOPT_PERIOD_NS, 1000000000000ull, 0) != RTS_OK) abort();
+        if (rts_flow_table_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 0xFFFFFFFu, 0) != RTS_OK) abort();
+        for (long i = 0; i < n; i++) admitted += rts_flow_table_admit_isr(&t, id, (rts_time_ns)i * 1000u);
     } else if (strcmp(sc, "queue_fail") == 0) {
         rts_queue_mit q;
         if (rts_queue_mit_init(&q) != RTS_OK) abort();

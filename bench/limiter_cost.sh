@@ -25,7 +25,7 @@ bursty_admit rts_bursty_on_irq_isr
 burst_admit rts_burst_mit_on_rx_isr
 burst_refuse rts_burst_mit_on_rx_isr
 countdown_pass rts_countdown_on_arrival_isr
-glim_admit rts_glim_admit_isr
-flow_admit rts_flow_admit_isr
+glim_admit rts_global_limit_admit_isr
+flow_admit rts_flow_table_admit_isr
 queue_fail rts_queue_mit_on_enqueue_fail_isr
 LIST

@@ -37,40 +37,40 @@ void path_descriptor(unsigned buf, unsigned flow, rts_time_ns now);
 __attribute__((noinline, noclone)) void path_udp_registered(unsigned buf, rts_time_ns now)
 {
     rts_rx_result r;
-    (void)rts_rx_eager_isr(&rx, buf, frame, frame_len, now, &r);
+    (void)rts_rx_driver_eager_isr(&rx, buf, frame, frame_len, now, &r);
     sink += r.outcome;
 }
 
 __attribute__((noinline, noclone)) void path_short_circuit(unsigned buf, rts_time_ns now)
 {
     rts_rx_result r;
-    (void)rts_rx_eager_isr(&rx, buf, frame, frame_len, now, &r);
+    (void)rts_rx_driver_eager_isr(&rx, buf, frame, frame_len, now, &r);
     sink += r.outcome;
 }
 
 __attribute__((noinline, noclone)) void path_classify(void)
 {
-    sink += rts_classify_isr(&rx.flows, frame, frame_len, NULL);
+    sink += rts_classifier_classify_isr(&rx.flows, frame, frame_len, NULL);
 }
 
 __attribute__((noinline, noclone)) void path_descriptor(unsigned buf, unsigned flow, rts_time_ns now)
 {
     rts_rx_result r;
-    (void)rts_rx_eager_desc_isr(&rx, buf, flow, 12, now, &r);
+    (void)rts_rx_driver_eager_desc_isr(&rx, buf, flow, 12, now, &r);
     sink += r.outcome;
 }
 
 /* A realistic table: eight bound sockets, the target bound last. */
 static uint8_t setup(void)
 {
-    if (rts_rx_init(&rx, NULL, 64, 32, 1, 0, 0, 0) != RTS_OK) abort();
+    if (rts_rx_driver_init(&rx, NULL, 64, 32, 1, 0, 0, 0) != RTS_OK) abort();
     uint8_t id = 0;
     for (unsigned i = 0; i < 8; i++) {
-        if (rts_flow_bind(&rx.flows, i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP, 1000 + i, 0, &id) != RTS_OK) abort();
-        (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PRIORITY, 2 + i, 0);
+        if (rts_flow_table_bind(&rx.flows, i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP, 1000 + i, 0, &id) != RTS_OK) abort();
+        (void)rts_flow_table_setopt(&rx.flows, id, RTS_FLOWOPT_PRIORITY, 2 + i, 0);
     }
-    if (rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_CAPACITY, 1000000, 0) != RTS_OK) abort();
-    if (rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PERIOD_NS, 1000000, 0) != RTS_OK) abort();
+    if (rts_flow_table_setopt(&rx.flows, id, RTS_FLOWOPT_CAPACITY, 1000000, 0) != RTS_OK) abort();
+    if (rts_flow_table_setopt(&rx.flows, id, RTS_FLOWOPT_PERIOD_NS, 1000000, 0) != RTS_OK) abort();
     return id; /* UDP/TCP alternate: the last one, port 1007, is TCP */
 }
 
@@ -79,11 +79,11 @@ static uint8_t setup(void)
 static void drain(void)
 {
     rts_rx_job job;
-    while (rts_rx_task_next(&rx, &job, NULL) == RTS_OK) {
-        (void)rts_rx_task_complete(&rx, job.prio);
-        (void)rts_rx_buf_free(&rx, job.buf);
+    while (rts_rx_driver_task_next(&rx, &job, NULL) == RTS_OK) {
+        (void)rts_rx_driver_task_complete(&rx, job.prio);
+        (void)rts_rx_driver_buf_free(&rx, job.buf);
         uint16_t b;
-        (void)rts_rx_task_refill(&rx, &b);
+        (void)rts_rx_driver_task_refill(&rx, &b);
     }
 }
 
@@ -106,21 +106,21 @@ int main(int argc, char **argv)
     const long n = atol(argv[2]);
     uint8_t tcp_flow = setup();
     uint8_t udp_flow;
-    if (rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &udp_flow) != RTS_OK) abort();
-    (void)rts_flow_setopt(&rx.flows, udp_flow, RTS_FLOWOPT_PRIORITY, 12, 0);
+    if (rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &udp_flow) != RTS_OK) abort();
+    (void)rts_flow_table_setopt(&rx.flows, udp_flow, RTS_FLOWOPT_PRIORITY, 12, 0);
     frame_len = rts_fr_udp(frame, 0x0A000002u, 502, 12);
     (void)tcp_flow;
     if (strcmp(sc, "short_circuit") == 0) {
         /* Fill queues with the lowest-priority flow until the ring is low,
          * then keep sending that flow: every packet takes path (a). */
         uint8_t lp;
-        if (rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp) != RTS_OK) abort();
-        (void)rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 0, 0);
+        if (rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp) != RTS_OK) abort();
+        (void)rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 0, 0);
         frame_len = rts_fr_udp(frame, 0x0A000002u, 600, 12);
         rts_rx_result r;
         unsigned k = 0;
         do {
-            (void)rts_rx_eager_isr(&rx, ring_buf(), frame, frame_len, 0, &r);
+            (void)rts_rx_driver_eager_isr(&rx, ring_buf(), frame, frame_len, 0, &r);
         } while (r.outcome != RTS_RX_SHORT_CIRCUIT && ++k < 64);
         if (r.outcome != RTS_RX_SHORT_CIRCUIT) abort();
         rx.outcomes[RTS_RX_SHORT_CIRCUIT] = 0;

@@ -29,10 +29,10 @@ rows=()
 while read -r sc fn; do
   rows+=("| $sc | \`$fn\` | $(count "$sc" "$fn") | $(count "$sc" "path_$sc") | $(count "$sc" "$fn" rx_isr_cost_small) |")
 done <<'LIST'
-udp_registered rts_rx_eager_isr
-short_circuit rts_rx_eager_isr
-classify rts_classify_isr
-descriptor rts_rx_eager_desc_isr
+udp_registered rts_rx_driver_eager_isr
+short_circuit rts_rx_driver_eager_isr
+classify rts_classifier_classify_isr
+descriptor rts_rx_driver_eager_desc_isr
 LIST
 commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 ccv=$("$cc" --version | head -1)
@@ -68,7 +68,7 @@ Target (issue 13): at most 150 instructions for classify + enqueue of a
 registered UDP frame. Before this work (commit df23c5f, same machine):
 udp_registered 513 with the caller's call (506 at 29046f7), short_circuit
 425, classify 257, descriptor 263; after the O(1) lookup (commit 0fa634f)
-176 inside \`rts_rx_eager_isr()\`, 145, 81 and 94. **Met** in the speed
+176 inside \`rts_rx_driver_eager_isr()\`, 145, 81 and 94. **Met** in the speed
 build (\`RTS_CONFIG_RX_INLINE\` 1, the default without \`-Os\`): the
 table's first row, inside the library function. Counted with the
 caller's call and result struct it is about 14 more; the size build
@@ -76,15 +76,15 @@ caller's call and result struct it is about 14 more; the size build
 289; its descriptor path rose from 138 to 146, the flow entry being
 passed to the shared step as an argument).
 
-- **udp_registered**: \`rts_rx_eager_isr()\` for a UDP frame to a bound port:
+- **udp_registered**: \`rts_rx_driver_eager_isr()\` for a UDP frame to a bound port:
   buffer check, global-limit check, classification (Ethernet, IPv4 checks,
   UDP ports, the O(1) flow lookup), flow server, enqueue, priority raise.
 - **short_circuit**: the same call for a lowest-priority frame while the ring
   is below its threshold: classification, then path (a) of Behnke et al.
   Figure 8 (the buffer goes straight back to the ring).
-- **classify**: \`rts_classify_isr()\` alone on the registered-UDP frame
+- **classify**: \`rts_classifier_classify_isr()\` alone on the registered-UDP frame
   (without header facts: the lean parse).
-- **descriptor**: \`rts_rx_eager_desc_isr()\`, the unified design of Behnke
+- **descriptor**: \`rts_rx_driver_eager_desc_isr()\`, the unified design of Behnke
   §9 where the NIC descriptor carries flow and priority.
 
 Where the instructions go (udp_registered, from \`callgrind_annotate\`): the
@@ -99,8 +99,8 @@ Cortex-M3 does it in one push and one pop).
 
 What changed, first for the O(1) lookup: the flow lookup was a pass over all \`RTS_FLOW_MAX\` flows
 (about 130 instructions); it is now an open-addressed hash of the bound
-(protocol, port, source) keys, rebuilt by \`rts_flow_bind()\`,
-\`rts_flow_unbind()\` and \`RTS_FLOWOPT_SOURCE_ADDR\` in task context,
+(protocol, port, source) keys, rebuilt by \`rts_flow_table_bind()\`,
+\`rts_flow_table_unbind()\` and \`RTS_FLOWOPT_SOURCE_ADDR\` in task context,
 the multiplier chosen among eight for the shortest probes, so a lookup reads
 one slot (two with source-specific flows), at most \`probe_max + 1\` in
 any case. Checks that re-verified what the eager half had just established

@@ -20,7 +20,7 @@ static rts_burst_mit burst;
 static rts_hyst_mit hyst;
 static rts_budget_mit budget;
 static rts_queue_mit qmit;
-static rts_lateness_mon mon;
+static rts_detect_lateness_mon mon;
 static rts_irq_gate gate;
 static const rts_port_target tgt = {.line = 0, .timer = 0, .timer_line = 1};
 static rts_time_ns cycles_since(rts_time_ns t0) { return plat_now_ns() - t0; }
@@ -79,7 +79,7 @@ static rts_time_ns critical_cycle(rts_time_ns start) {
     rts_time_ns target = start + PERIOD_NS;
     plat_do_work();
     rts_time_ns fin = plat_now_ns();
-    rts_cycle_result r = rts_lateness_mon_cycle(&mon, start, target, fin);     /* detection */
+    rts_detect_cycle_result r = rts_detect_lateness_mon_cycle(&mon, start, target, fin);     /* detection */
     rts_hyst_mit_on_cycle_end(&hyst, fin, r.earliness_ns);                     /* HYSTERESIS */
     rts_action a = rts_budget_mit_on_cycle_end(&budget, fin, r.earliness_ns); /* BUDGET */
     rts_port_apply(&plat_port, &gate, tgt, a);
@@ -105,7 +105,7 @@ int example_danicki_hooks(void)
     if (rts_burst_mit_init(&burst, &bc) != RTS_OK || rts_budget_mit_init(&budget, &gc) != RTS_OK ||
         rts_hyst_mit_cfg_permille(&hc, PERIOD_NS, 100, 500, 1000000) != RTS_OK ||
         rts_hyst_mit_init(&hyst, &hc) != RTS_OK || rts_queue_mit_init(&qmit) != RTS_OK ||
-        rts_lateness_mon_init(&mon) != RTS_OK)
+        rts_detect_lateness_mon_init(&mon) != RTS_OK)
         return 1;
     for (int i = 0; i < 10; i++) rx_isr();
     mit_timer_isr();

@@ -20,7 +20,7 @@ static unsigned delivered;
 
 /* [init] */
 static rts_err net_init(void) {
-    rts_err e = rts_rx_init(&rx, &plat_port, PLAT_NBUFS, PLAT_RING, NET_TASK_BASE_PRIO,
+    rts_err e = rts_rx_driver_init(&rx, &plat_port, PLAT_NBUFS, PLAT_RING, NET_TASK_BASE_PRIO,
                             GLOBAL_CAP, GLOBAL_PERIOD_NS, plat_now_ns());
     for (unsigned b = 0; b < PLAT_RING && e == RTS_OK; b++) plat_ring_post(b);  /* buffers 0..RING-1 */
     return e;
@@ -29,8 +29,8 @@ static rts_err net_init(void) {
 /* the socket layer's bind() and setsockopt(), inside its critical section */
 static rts_err sock_bind_hook(uint16_t port_no, unsigned prio, uint8_t *flow) {
     unsigned key = plat_critical_enter();
-    rts_err e = rts_flow_bind(&rx.flows, RTS_PROTO_UDP, port_no, 0, flow);
-    if (e == RTS_OK) e = rts_flow_setopt(&rx.flows, *flow, RTS_FLOWOPT_PRIORITY, prio, plat_now_ns());
+    rts_err e = rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, port_no, 0, flow);
+    if (e == RTS_OK) e = rts_flow_table_setopt(&rx.flows, *flow, RTS_FLOWOPT_PRIORITY, prio, plat_now_ns());
     plat_critical_exit(key);
     return e;
 }
@@ -43,7 +43,7 @@ static void emac_rx_isr(void) {
     unsigned b;
     while (plat_ring_next_filled(&b)) {                 /* descriptors the DMA completed */
         rts_rx_result r;
-        rts_rx_eager_isr(&rx, b, plat_frame(b), plat_frame_len(b), now, &r);
+        rts_rx_driver_eager_isr(&rx, b, plat_frame(b), plat_frame_len(b), now, &r);
         if (r.repost != RTS_BUF_NONE) plat_ring_post(r.repost);   /* (a), (b), full, or (c) */
         if (r.flags & RTS_ACT_RESCHEDULE) {             /* inherited priority rose */
             plat_task_set_prio_from_isr(PLAT_TASK_NET, r.task_prio);
@@ -66,25 +66,25 @@ static void emac_rx_isr(void) {
 /* the network task's receive step */
 static void net_task_rx_step(void) {
     rts_rx_job job;
-    rts_pi_change c = RTS_PI_UNCHANGED;
+    rts_prio_inherit_change c = RTS_PRIO_INHERIT_UNCHANGED;
     for (;;) {
         uint16_t fresh;
         unsigned key = plat_critical_enter();           /* the ISR shares the queues */
-        rts_err e = rts_rx_task_next(&rx, &job, &c);
-        rts_err f = e == RTS_OK ? rts_rx_task_refill(&rx, &fresh) : RTS_EEMPTY;
+        rts_err e = rts_rx_driver_task_next(&rx, &job, &c);
+        rts_err f = e == RTS_OK ? rts_rx_driver_task_refill(&rx, &fresh) : RTS_EEMPTY;
         plat_critical_exit(key);
         if (e != RTS_OK) break;
-        rts_rx_task_invalidate(&rx, plat_frame(job.buf), plat_frame_len(job.buf));
+        rts_rx_driver_task_invalidate(&rx, plat_frame(job.buf), plat_frame_len(job.buf));
         if (f == RTS_OK) plat_ring_post(fresh);
         plat_stack_input(job.buf);                      /* the stack's own processing */
         key = plat_critical_enter();
-        rts_pi_change lowered = rts_rx_task_complete(&rx, job.prio);
-        rts_rx_buf_free(&rx, job.buf);                  /* here: the stack keeps no buffer */
+        rts_prio_inherit_change lowered = rts_rx_driver_task_complete(&rx, job.prio);
+        rts_rx_driver_buf_free(&rx, job.buf);                  /* here: the stack keeps no buffer */
         plat_critical_exit(key);
         delivered++;
-        if (lowered == RTS_PI_LOWERED) plat_task_set_prio(PLAT_TASK_NET, rts_pi_current(&rx.pi));
+        if (lowered == RTS_PRIO_INHERIT_LOWERED) plat_task_set_prio(PLAT_TASK_NET, rts_prio_inherit_current(&rx.pi));
     }
-    if (c == RTS_PI_LOWERED) plat_task_set_prio(PLAT_TASK_NET, rts_pi_current(&rx.pi));
+    if (c == RTS_PRIO_INHERIT_LOWERED) plat_task_set_prio(PLAT_TASK_NET, rts_prio_inherit_current(&rx.pi));
 }
 /* [task end] */
 

@@ -77,7 +77,7 @@ static void net_task_rx_step(void)
         }
         if (e != RTS_OK) return;                                     /* nothing waiting */
         const rts_time_ns t0 = plat_now_ns();
-        rts_rx_task_invalidate(&sh.rx, plat_frame(job.buf), plat_frame_len(job.buf));
+        rts_rx_driver_task_invalidate(&sh.rx, plat_frame(job.buf), plat_frame_len(job.buf));
         plat_stack_input(job.buf);                                   /* the stack copies what it keeps */
         const rts_time_ns t1 = plat_now_ns();
         uint16_t refill;

@@ -26,7 +26,7 @@ def _sub(old: str, new: str) -> str:
 
 
 CASES = [
-    # a frame threshold above the queue's size (rts_nic_queue_add() refuses it)
+    # a frame threshold above the queue's size (rts_nic_moderation_queue_add() refuses it)
     ("nic-frames-above-size",
      _sub('name = "q0"\nsize = 128', 'name = "q0"\nsize = 128\nframes = 129'),
      ["nic.queues.frames: at most the queue's size"]),

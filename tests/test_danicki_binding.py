@@ -55,6 +55,6 @@ def test_hysteresis_driver_poll_returns_struct(native):
 
 def test_cycle_eval_ppm(native):
     _, lib = native
-    r = lib.rts_cycle_eval(0, 10_000_000, 20_000_000)
+    r = lib.rts_detect_cycle_eval(0, 10_000_000, 20_000_000)
     assert r.miss and r.earliness_ns == -10_000_000
     assert r.lateness_ppm == 100 * lib.RTS_PPM_PER_PERCENT

@@ -100,10 +100,10 @@ int main(void)
 {
     static rts_flow_queue fq;
     uint16_t buf;
-    if (rts_fq_init(&fq, 8, 4, 2) != RTS_OK) return 1;
+    if (rts_flow_queue_init(&fq, 8, 4, 2) != RTS_OK) return 1;
     fq.level_mask = 1u;          /* says level 0 has a flow waiting: it has none */
     fq.level_flows[0] = 1u;
-    rts_fq_pop_highest(&fq, &buf, NULL, NULL);
+    rts_flow_queue_pop_highest(&fq, &buf, NULL, NULL);
     return 0;
 }
 """

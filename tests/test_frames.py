@@ -140,16 +140,16 @@ def check_frame(native, name, vlan, pcp, size, sport, dport, src, dst):
             assert bytes(icmp_copy) == raw_icmp
 
     # libshield's classifier agrees.
-    info = ffi.new("rts_cls_info *")
-    assert lib.rts_classify_parse_isr(frame, len(frame), info) == lib.RTS_OK
+    info = ffi.new("rts_classifier_info *")
+    assert lib.rts_classifier_parse_isr(frame, len(frame), info) == lib.RTS_OK
     assert info.vlan == vlan
     assert info.vlan_tci == ((pcp << 13) | 1 if vlan else 0)
     kind = {
-        "TCP": lib.RTS_CLS_TCP,
-        "UDP": lib.RTS_CLS_UDP,
-        "ICMP": lib.RTS_CLS_ICMP,
-        "ARP": lib.RTS_CLS_ARP,
-        "RAW": lib.RTS_CLS_OTHER,
+        "TCP": lib.RTS_CLASSIFIER_TCP,
+        "UDP": lib.RTS_CLASSIFIER_UDP,
+        "ICMP": lib.RTS_CLASSIFIER_ICMP,
+        "ARP": lib.RTS_CLASSIFIER_ARP,
+        "RAW": lib.RTS_CLASSIFIER_OTHER,
     }[name]
     assert info.kind == kind
     if name in ("TCP", "UDP"):
@@ -200,9 +200,9 @@ def test_classify_against_flow_table(native):
     table = ffi.new("rts_flow_table *")
     lib.rts_flow_table_init(table, 0)
     fid = ffi.new("uint8_t *")
-    assert lib.rts_flow_bind(table, lib.RTS_PROTO_TCP, 502, 0, fid) == lib.RTS_OK
+    assert lib.rts_flow_table_bind(table, lib.RTS_PROTO_TCP, 502, 0, fid) == lib.RTS_OK
     tcp_id = fid[0]
-    assert lib.rts_flow_bind(table, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
+    assert lib.rts_flow_table_bind(table, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
     udp_id = fid[0]
     for vlan in (0, 1):
         for size in (0, 64, 1522):
@@ -216,7 +216,7 @@ def test_classify_against_flow_table(native):
                 (build(native, "RAW", vlan, size=size), lib.RTS_FLOW_DEFAULT),
             ]
             for frame, expected in cases:
-                assert lib.rts_classify_isr(table, frame, len(frame), ffi.NULL) == expected
+                assert lib.rts_classifier_classify_isr(table, frame, len(frame), ffi.NULL) == expected
 
 
 @settings(max_examples=300, deadline=None)

@@ -26,72 +26,72 @@ def test_classify_bound_unbound_fragment(native):
     table = ffi.new("rts_flow_table *")
     lib.rts_flow_table_init(table, 0)
     fid = ffi.new("uint8_t *")
-    assert lib.rts_flow_bind(table, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
-    info = ffi.new("rts_cls_info *")
+    assert lib.rts_flow_table_bind(table, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
+    info = ffi.new("rts_classifier_info *")
     frame = udp_frame(502)
-    assert lib.rts_classify_isr(table, frame, len(frame), info) == fid[0]
-    assert info.kind == lib.RTS_CLS_UDP and info.local_port == 502
-    assert lib.rts_classify_isr(table, udp_frame(503), 60, ffi.NULL) == lib.RTS_FLOW_DEFAULT
+    assert lib.rts_classifier_classify_isr(table, frame, len(frame), info) == fid[0]
+    assert info.kind == lib.RTS_CLASSIFIER_UDP and info.local_port == 502
+    assert lib.rts_classifier_classify_isr(table, udp_frame(503), 60, ffi.NULL) == lib.RTS_FLOW_DEFAULT
     frag = udp_frame(502, frag=0x2000)
-    assert lib.rts_classify_isr(table, frag, 60, ffi.NULL) == lib.RTS_FLOW_BACKGROUND
+    assert lib.rts_classifier_classify_isr(table, frag, 60, ffi.NULL) == lib.RTS_FLOW_BACKGROUND
     # Truncated inside the UDP header: default flow, never an over-read.
-    assert lib.rts_classify_isr(table, frame, 14 + 20 + 3, ffi.NULL) == lib.RTS_FLOW_DEFAULT
+    assert lib.rts_classifier_classify_isr(table, frame, 14 + 20 + 3, ffi.NULL) == lib.RTS_FLOW_DEFAULT
 
 
 def test_driver_round_trip_conserves_buffers(native):
     ffi, lib = native
     rx = ffi.new("rts_rx_driver *")
-    assert lib.rts_rx_init(rx, ffi.NULL, 8, 4, 1, 0, 0, 0) == lib.RTS_OK
+    assert lib.rts_rx_driver_init(rx, ffi.NULL, 8, 4, 1, 0, 0, 0) == lib.RTS_OK
     fid = ffi.new("uint8_t *")
     flows = ffi.addressof(rx, "flows")
-    assert lib.rts_flow_bind(flows, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
-    assert lib.rts_flow_setopt(flows, fid[0], lib.RTS_FLOWOPT_PRIORITY, 9, 0) == lib.RTS_OK
+    assert lib.rts_flow_table_bind(flows, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
+    assert lib.rts_flow_table_setopt(flows, fid[0], lib.RTS_FLOWOPT_PRIORITY, 9, 0) == lib.RTS_OK
     res = ffi.new("rts_rx_result *")
     frame = udp_frame(502)
-    assert lib.rts_rx_eager_isr(rx, 0, frame, len(frame), 10, res) == lib.RTS_OK
+    assert lib.rts_rx_driver_eager_isr(rx, 0, frame, len(frame), 10, res) == lib.RTS_OK
     assert res.outcome == lib.RTS_RX_QUEUED and res.task_prio == 9
     assert res.flags & lib.RTS_ACT_RESCHEDULE
     job = ffi.new("rts_rx_job *")
-    assert lib.rts_rx_task_next(rx, job, ffi.NULL) == lib.RTS_OK
+    assert lib.rts_rx_driver_task_next(rx, job, ffi.NULL) == lib.RTS_OK
     assert job.buf == 0 and job.flow == fid[0]
-    assert lib.rts_rx_task_complete(rx, job.prio) == lib.RTS_PI_LOWERED
-    assert lib.rts_rx_buf_free(rx, job.buf) == lib.RTS_OK
+    assert lib.rts_rx_driver_task_complete(rx, job.prio) == lib.RTS_PRIO_INHERIT_LOWERED
+    assert lib.rts_rx_driver_buf_free(rx, job.buf) == lib.RTS_OK
     fq = ffi.addressof(rx, "fq")
-    assert lib.rts_fq_check(fq) == lib.RTS_OK
-    counts = [lib.rts_fq_count(fq, s) for s in range(5)]
+    assert lib.rts_flow_queue_check(fq) == lib.RTS_OK
+    counts = [lib.rts_flow_queue_count(fq, s) for s in range(5)]
     assert sum(counts) == 8 and counts[lib.RTS_BUF_POOL] == 5
 
 
 def test_nic_moderation_packet_timer(native):
     ffi, lib = native
-    nic = ffi.new("rts_nic *")
-    lib.rts_nic_init(nic)
+    nic = ffi.new("rts_nic_moderation *")
+    lib.rts_nic_moderation_init(nic)
     q = ffi.new("uint8_t *")
-    err = lib.rts_nic_bind(nic, lib.RTS_PROTO_UDP, 502, 16, 1_000_000, 100_000, 0, 4, 9, q)
+    err = lib.rts_nic_moderation_bind(nic, lib.RTS_PROTO_UDP, 502, 16, 1_000_000, 100_000, 0, 4, 9, q)
     assert err == lib.RTS_OK
-    r = ffi.new("rts_nic_rx_result *")
-    lib.rts_nic_rx(nic, lib.RTS_PROTO_UDP, 502, 0, r)
+    r = ffi.new("rts_nic_moderation_rx_result *")
+    lib.rts_nic_moderation_rx(nic, lib.RTS_PROTO_UDP, 502, 0, r)
     assert r.outcome == lib.RTS_NIC_STORED and not r.irq
-    assert lib.rts_nic_next_expiry(nic) == 100_000
-    assert lib.rts_nic_expire(nic, 100_000) == 1 << q[0]
-    lib.rts_nic_rx(nic, lib.RTS_PROTO_UDP, 9999, 0, r)
+    assert lib.rts_nic_moderation_next_expiry(nic) == 100_000
+    assert lib.rts_nic_moderation_expire(nic, 100_000) == 1 << q[0]
+    lib.rts_nic_moderation_rx(nic, lib.RTS_PROTO_UDP, 9999, 0, r)
     assert r.outcome == lib.RTS_NIC_UNREGISTERED
 
 
 @pytest.mark.parametrize(("m", "expect"), [(0, 14), (1, 44), (4, 134), (32, 974)])
 def test_nic_memory_table1(native, m, expect):
     _, lib = native
-    assert lib.rts_nic_memory_bytes(m) == m * 30 + 14 == expect
+    assert lib.rts_nic_moderation_memory_bytes(m) == m * 30 + 14 == expect
 
 
 def test_nic_parameter_rules(native):
     ffi, lib = native
     t_netstack, n_q, t_p, t_d = 10_000, 16, 100_000, 10_000_000
-    wcpd = lib.rts_nic_wcpd(t_netstack, 64)
+    wcpd = lib.rts_nic_params_wcpd(t_netstack, 64)
     assert wcpd == 640_000
-    t_qf = lib.rts_nic_t_qf(n_q, t_p)
+    t_qf = lib.rts_nic_params_t_qf(n_q, t_p)
     assert t_qf == 1_600_000
-    bound = lib.rts_nic_t_abs_max(t_d, t_qf, wcpd)
+    bound = lib.rts_nic_params_t_abs_max(t_d, t_qf, wcpd)
     assert bound == max(t_d, t_qf) - wcpd
     ok = lib.rts_nic_params_check(t_netstack, 64, n_q, t_p, t_d, bound, t_p)
     assert ok == lib.RTS_NIC_PARAMS_OK
@@ -100,7 +100,7 @@ def test_nic_parameter_rules(native):
 
     assert check(bound + 1, t_p) == lib.RTS_NIC_V_TABS
     assert check(bound, t_p - 1) == lib.RTS_NIC_V_TPACK_LOW
-    qs = ffi.new("rts_nic_qparams[2]")
+    qs = ffi.new("rts_nic_params_queue[2]")
     for i in range(2):
         qs[i].n_q, qs[i].t_p, qs[i].t_d, qs[i].t_abs, qs[i].t_pack = n_q, t_p, t_d, bound, t_p
     qs[1].t_pack = bound + 1

@@ -6,9 +6,9 @@
 
 #if RTS_CONFIG_RX_PATH
 
-static void info_clear(rts_cls_info *info)
+static void info_clear(rts_classifier_info *info)
 {
-    info->kind = RTS_CLS_MALFORMED;
+    info->kind = RTS_CLASSIFIER_MALFORMED;
     info->vlan = 0u;
     info->vlan_tci = 0u;
     info->local_port = 0u;
@@ -18,15 +18,15 @@ static void info_clear(rts_cls_info *info)
     info->l4_off = 0u;
 }
 
-static rts_err malformed(rts_cls_info *info)
+static rts_err malformed(rts_classifier_info *info)
 {
-    info->kind = RTS_CLS_MALFORMED;
+    info->kind = RTS_CLASSIFIER_MALFORMED;
     return RTS_EMALFORMED;
 }
 
-static rts_err parse_ipv4(const uint8_t *f, size_t len, size_t l3, rts_cls_info *info)
+static rts_err parse_ipv4(const uint8_t *f, size_t len, size_t l3, rts_classifier_info *info)
 {
-    if (len - l3 < RTS_CLS_IPV4_MIN) {
+    if (len - l3 < RTS_CLASSIFIER_IPV4_MIN) {
         return malformed(info);
     }
     const unsigned ver_ihl = f[l3];
@@ -34,16 +34,16 @@ static rts_err parse_ipv4(const uint8_t *f, size_t len, size_t l3, rts_cls_info 
         return malformed(info);
     }
     const size_t ihl = (size_t)(ver_ihl & 0x0Fu) * 4u;
-    const size_t total = rts_cls_be16(f, l3 + 2u);
+    const size_t total = rts_classifier_be16(f, l3 + 2u);
     /* The header must fit in the total length, and the datagram in the
      * frame (trailing Ethernet padding beyond the total length is fine). */
-    if (ihl < RTS_CLS_IPV4_MIN || total < ihl || total > len - l3) {
+    if (ihl < RTS_CLASSIFIER_IPV4_MIN || total < ihl || total > len - l3) {
         return malformed(info);
     }
-    info->src_addr = rts_cls_be32(f, l3 + 12u);
-    const unsigned frag = rts_cls_be16(f, l3 + 6u);
+    info->src_addr = rts_classifier_be32(f, l3 + 12u);
+    const unsigned frag = rts_classifier_be16(f, l3 + 6u);
     if ((frag & 0x2000u) != 0u || (frag & 0x1FFFu) != 0u) {
-        info->kind = RTS_CLS_FRAGMENT;
+        info->kind = RTS_CLASSIFIER_FRAGMENT;
         return RTS_OK;
     }
     const unsigned proto = f[l3 + 9u];
@@ -51,96 +51,96 @@ static rts_err parse_ipv4(const uint8_t *f, size_t len, size_t l3, rts_cls_info 
     const size_t l4_len = total - ihl; /* bytes of transport data inside the datagram */
     info->l4_off = (uint16_t)l4;
     switch (proto) {
-    case RTS_CLS_IP_ICMP:
-        if (l4_len < RTS_CLS_ICMP_MIN) return malformed(info);
-        info->kind = RTS_CLS_ICMP;
+    case RTS_CLASSIFIER_IP_ICMP:
+        if (l4_len < RTS_CLASSIFIER_ICMP_MIN) return malformed(info);
+        info->kind = RTS_CLASSIFIER_ICMP;
         return RTS_OK;
-    case RTS_CLS_IP_TCP:
-    case RTS_CLS_IP_UDP:
-        if (l4_len < (proto == RTS_CLS_IP_TCP ? (size_t)RTS_CLS_TCP_MIN : (size_t)RTS_CLS_UDP_MIN)) {
+    case RTS_CLASSIFIER_IP_TCP:
+    case RTS_CLASSIFIER_IP_UDP:
+        if (l4_len < (proto == RTS_CLASSIFIER_IP_TCP ? (size_t)RTS_CLASSIFIER_TCP_MIN : (size_t)RTS_CLASSIFIER_UDP_MIN)) {
             return malformed(info);
         }
-        info->remote_port = rts_cls_be16(f, l4);
-        info->local_port = rts_cls_be16(f, l4 + 2u);
-        info->kind = proto == RTS_CLS_IP_TCP ? RTS_CLS_TCP : RTS_CLS_UDP;
+        info->remote_port = rts_classifier_be16(f, l4);
+        info->local_port = rts_classifier_be16(f, l4 + 2u);
+        info->kind = proto == RTS_CLASSIFIER_IP_TCP ? RTS_CLASSIFIER_TCP : RTS_CLASSIFIER_UDP;
         return RTS_OK;
     default:
-        info->kind = RTS_CLS_IPV4_OTHER;
+        info->kind = RTS_CLASSIFIER_IPV4_OTHER;
         return RTS_OK;
     }
 }
 
-rts_err rts_classify_parse_isr(const uint8_t *frame, size_t len, rts_cls_info *info)
+rts_err rts_classifier_parse_isr(const uint8_t *frame, size_t len, rts_classifier_info *info)
 {
     info_clear(info);
-    if (frame == NULL || len < RTS_CLS_ETH_HDR) {
+    if (frame == NULL || len < RTS_CLASSIFIER_ETH_HDR) {
         return malformed(info);
     }
-    size_t l3 = RTS_CLS_ETH_HDR;
-    unsigned type = rts_cls_be16(frame, 12u);
-    if (type == RTS_CLS_ETHERTYPE_VLAN) {
-        if (len < RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG) {
+    size_t l3 = RTS_CLASSIFIER_ETH_HDR;
+    unsigned type = rts_classifier_be16(frame, 12u);
+    if (type == RTS_CLASSIFIER_ETHERTYPE_VLAN) {
+        if (len < RTS_CLASSIFIER_ETH_HDR + RTS_CLASSIFIER_VLAN_TAG) {
             return malformed(info);
         }
         info->vlan = 1u;
-        info->vlan_tci = rts_cls_be16(frame, 14u);
-        type = rts_cls_be16(frame, 16u);
-        l3 = RTS_CLS_ETH_HDR + RTS_CLS_VLAN_TAG;
+        info->vlan_tci = rts_classifier_be16(frame, 14u);
+        type = rts_classifier_be16(frame, 16u);
+        l3 = RTS_CLASSIFIER_ETH_HDR + RTS_CLASSIFIER_VLAN_TAG;
     }
     info->l3_off = (uint16_t)l3;
     switch (type) {
-    case RTS_CLS_ETHERTYPE_ARP: {
-        if (len - l3 < RTS_CLS_ARP_FIXED) {
+    case RTS_CLASSIFIER_ETHERTYPE_ARP: {
+        if (len - l3 < RTS_CLASSIFIER_ARP_FIXED) {
             return malformed(info);
         }
         /* Fixed part + sender/target hardware and protocol addresses. */
-        const size_t need = RTS_CLS_ARP_FIXED + 2u * ((size_t)frame[l3 + 4u] + (size_t)frame[l3 + 5u]);
+        const size_t need = RTS_CLASSIFIER_ARP_FIXED + 2u * ((size_t)frame[l3 + 4u] + (size_t)frame[l3 + 5u]);
         if (len - l3 < need) {
             return malformed(info);
         }
-        info->kind = RTS_CLS_ARP;
+        info->kind = RTS_CLASSIFIER_ARP;
         return RTS_OK;
     }
-    case RTS_CLS_ETHERTYPE_IPV4:
+    case RTS_CLASSIFIER_ETHERTYPE_IPV4:
         return parse_ipv4(frame, len, l3, info);
-    case RTS_CLS_ETHERTYPE_IPV6:
-        info->kind = RTS_CLS_IPV6;
+    case RTS_CLASSIFIER_ETHERTYPE_IPV6:
+        info->kind = RTS_CLASSIFIER_IPV6;
         return RTS_OK;
     default:
-        info->kind = RTS_CLS_OTHER;
+        info->kind = RTS_CLASSIFIER_OTHER;
         return RTS_OK;
     }
 }
 
-uint8_t rts_classify_isr(const rts_flow_table *t, const uint8_t *frame, size_t len, rts_cls_info *info)
+uint8_t rts_classifier_classify_isr(const rts_flow_table *t, const uint8_t *frame, size_t len, rts_classifier_info *info)
 {
 #if RTS_CONFIG_RX_INLINE
     if (info == NULL) {
         /* The lean parse, same flow; it needs a frame (a NULL one is the default flow). */
         return frame != NULL ? rts_classify_flow_inline(t, frame, len) : (uint8_t)RTS_FLOW_DEFAULT;
     }
-    rts_cls_info *i = info;
+    rts_classifier_info *i = info;
 #else
-    rts_cls_info local;
-    rts_cls_info *i = info != NULL ? info : &local;
+    rts_classifier_info local;
+    rts_classifier_info *i = info != NULL ? info : &local;
 #endif
-    if (rts_classify_parse_isr(frame, len, i) != RTS_OK) {
+    if (rts_classifier_parse_isr(frame, len, i) != RTS_OK) {
         return RTS_FLOW_DEFAULT;
     }
     switch (i->kind) {
-    case RTS_CLS_ARP:
+    case RTS_CLASSIFIER_ARP:
         return RTS_FLOW_ARP;
-    case RTS_CLS_ICMP:
+    case RTS_CLASSIFIER_ICMP:
         return RTS_FLOW_ICMP;
-    case RTS_CLS_FRAGMENT:
+    case RTS_CLASSIFIER_FRAGMENT:
         return RTS_FLOW_BACKGROUND;
-    case RTS_CLS_TCP:
-    case RTS_CLS_UDP: {
-        const unsigned proto = i->kind == RTS_CLS_TCP ? RTS_PROTO_TCP : RTS_PROTO_UDP;
+    case RTS_CLASSIFIER_TCP:
+    case RTS_CLASSIFIER_UDP: {
+        const unsigned proto = i->kind == RTS_CLASSIFIER_TCP ? RTS_PROTO_TCP : RTS_PROTO_UDP;
 #if RTS_CONFIG_RX_INLINE
-        return rts_flow_lookup_inline(t, proto, i->local_port, i->src_addr);
+        return rts_flow_table_lookup_inline(t, proto, i->local_port, i->src_addr);
 #else
-        return rts_flow_lookup_isr(t, proto, i->local_port, i->src_addr);
+        return rts_flow_table_lookup_isr(t, proto, i->local_port, i->src_addr);
 #endif
     }
     default:

@@ -37,9 +37,9 @@ static uint64_t ppm_of(uint64_t late, uint64_t dur)
     return sat_add(q * PPM_ONE, frac);
 }
 
-rts_cycle_result rts_cycle_eval(rts_time_ns start, rts_time_ns target, rts_time_ns finish)
+rts_detect_cycle_result rts_detect_cycle_eval(rts_time_ns start, rts_time_ns target, rts_time_ns finish)
 {
-    rts_cycle_result res = {0, 0u, false};
+    rts_detect_cycle_result res = {0, 0u, false};
     if (target <= start) {
         return res;
     }
@@ -54,7 +54,7 @@ rts_cycle_result rts_cycle_eval(rts_time_ns start, rts_time_ns target, rts_time_
     return res;
 }
 
-static void bin_clear(rts_lateness_bin *b)
+static void bin_clear(rts_detect_lateness_bin *b)
 {
     b->cycles = 0u;
     b->misses = 0u;
@@ -62,7 +62,7 @@ static void bin_clear(rts_lateness_bin *b)
     b->lateness_max_ppm = 0u;
 }
 
-rts_err rts_lateness_mon_init(rts_lateness_mon *m)
+rts_err rts_detect_lateness_mon_init(rts_detect_lateness_mon *m)
 {
     if (m == NULL) {
         return RTS_EINVAL;
@@ -77,10 +77,10 @@ rts_err rts_lateness_mon_init(rts_lateness_mon *m)
     return RTS_OK;
 }
 
-rts_cycle_result rts_lateness_mon_cycle(rts_lateness_mon *m, rts_time_ns start, rts_time_ns target,
+rts_detect_cycle_result rts_detect_lateness_mon_cycle(rts_detect_lateness_mon *m, rts_time_ns start, rts_time_ns target,
                                         rts_time_ns finish)
 {
-    const rts_cycle_result r = rts_cycle_eval(start, target, finish);
+    const rts_detect_cycle_result r = rts_detect_cycle_eval(start, target, finish);
     m->cycles++;
     m->bin.cycles++;
     if (r.miss) {
@@ -101,7 +101,7 @@ rts_cycle_result rts_lateness_mon_cycle(rts_lateness_mon *m, rts_time_ns start, 
     return r;
 }
 
-rts_err rts_lateness_mon_take_bin(rts_lateness_mon *m, rts_lateness_bin *out)
+rts_err rts_detect_lateness_mon_take_bin(rts_detect_lateness_mon *m, rts_detect_lateness_bin *out)
 {
     if (m == NULL) {
         return RTS_EINVAL;
@@ -118,7 +118,7 @@ rts_err rts_lateness_mon_take_bin(rts_lateness_mon *m, rts_lateness_bin *out)
 
 #if RTS_CONFIG_DETECT /* interrupt counting and fill watermarks (rts_opts.h) */
 
-rts_err rts_irq_count_init(rts_irq_count *c, rts_time_ns slice_ns, uint32_t threshold, rts_time_ns origin)
+rts_err rts_detect_irq_count_init(rts_detect_irq_count *c, rts_time_ns slice_ns, uint32_t threshold, rts_time_ns origin)
 {
     if (c == NULL || slice_ns == 0u) {
         return RTS_EINVAL;
@@ -135,7 +135,7 @@ rts_err rts_irq_count_init(rts_irq_count *c, rts_time_ns slice_ns, uint32_t thre
     return RTS_OK;
 }
 
-void rts_irq_count_advance(rts_irq_count *c, rts_time_ns now)
+void rts_detect_irq_count_advance(rts_detect_irq_count *c, rts_time_ns now)
 {
     if (now < c->slice_start || now - c->slice_start < c->slice_ns) {
         return;
@@ -153,9 +153,9 @@ void rts_irq_count_advance(rts_irq_count *c, rts_time_ns now)
     c->over = false;
 }
 
-bool rts_irq_count_on_irq_isr(rts_irq_count *c, rts_time_ns now)
+bool rts_detect_irq_count_on_irq_isr(rts_detect_irq_count *c, rts_time_ns now)
 {
-    rts_irq_count_advance(c, now);
+    rts_detect_irq_count_advance(c, now);
     c->total++;
     if (c->count == UINT32_MAX) {
         return false;
@@ -169,7 +169,7 @@ bool rts_irq_count_on_irq_isr(rts_irq_count *c, rts_time_ns now)
     return false;
 }
 
-rts_err rts_fill_wm_init(rts_fill_wm *w, uint32_t high, uint32_t low)
+rts_err rts_detect_fill_wm_init(rts_detect_fill_wm *w, uint32_t high, uint32_t low)
 {
     if (w == NULL || high == 0u || low >= high) {
         return RTS_EINVAL;
@@ -182,7 +182,7 @@ rts_err rts_fill_wm_init(rts_fill_wm *w, uint32_t high, uint32_t low)
     return RTS_OK;
 }
 
-rts_wm_change rts_fill_wm_update(rts_fill_wm *w, uint32_t fill)
+rts_detect_wm_change rts_detect_fill_wm_update(rts_detect_fill_wm *w, uint32_t fill)
 {
     if (fill > w->max_fill) {
         w->max_fill = fill;

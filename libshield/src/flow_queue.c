@@ -22,7 +22,7 @@ static bool in_state(const rts_flow_queue *fq, unsigned buf, rts_buf_state s)
     return buf < fq->nbufs && fq->state[buf] == (uint8_t)s;
 }
 
-rts_err rts_fq_init(rts_flow_queue *fq, unsigned nbufs, unsigned ring_size, unsigned threshold)
+rts_err rts_flow_queue_init(rts_flow_queue *fq, unsigned nbufs, unsigned ring_size, unsigned threshold)
 {
     if (nbufs > RTS_POOL_MAX_BUFS || ring_size == 0u || ring_size > nbufs || threshold > ring_size) {
         return RTS_EINVAL;
@@ -60,7 +60,7 @@ rts_err rts_fq_init(rts_flow_queue *fq, unsigned nbufs, unsigned ring_size, unsi
     return RTS_OK;
 }
 
-rts_err rts_fq_set_threshold(rts_flow_queue *fq, unsigned threshold)
+rts_err rts_flow_queue_set_threshold(rts_flow_queue *fq, unsigned threshold)
 {
     if (threshold > fq->ring_size) {
         return RTS_EINVAL;
@@ -69,7 +69,7 @@ rts_err rts_fq_set_threshold(rts_flow_queue *fq, unsigned threshold)
     return RTS_OK;
 }
 
-rts_err rts_fq_rx_take_isr(rts_flow_queue *fq, unsigned buf)
+rts_err rts_flow_queue_rx_take_isr(rts_flow_queue *fq, unsigned buf)
 {
     if (!in_state(fq, buf, RTS_BUF_RING)) {
         return RTS_EINVAL;
@@ -78,21 +78,21 @@ rts_err rts_fq_rx_take_isr(rts_flow_queue *fq, unsigned buf)
     return RTS_OK;
 }
 
-rts_err rts_fq_push_isr(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit)
+rts_err rts_flow_queue_push_isr(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit)
 {
     if (!in_state(fq, buf, RTS_BUF_ISR) || flow >= RTS_FLOW_MAX || prio >= RTS_FLOW_PRIO_LEVELS) {
         return RTS_EINVAL;
     }
-    return rts_fq_push_from(fq, buf, flow, prio, limit, RTS_BUF_ISR);
+    return rts_flow_queue_push_from(fq, buf, flow, prio, limit, RTS_BUF_ISR);
 }
 
-rts_err rts_fq_push_from(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit,
+rts_err rts_flow_queue_push_from(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit,
                          rts_buf_state from)
 {
-    return rts_fq_push_inline(fq, buf, flow, prio, limit, from);
+    return rts_flow_queue_push_inline(fq, buf, flow, prio, limit, from);
 }
 
-rts_err rts_fq_repost_isr(rts_flow_queue *fq, unsigned buf)
+rts_err rts_flow_queue_repost_isr(rts_flow_queue *fq, unsigned buf)
 {
     if (!in_state(fq, buf, RTS_BUF_ISR)) {
         return RTS_EINVAL;
@@ -104,7 +104,7 @@ rts_err rts_fq_repost_isr(rts_flow_queue *fq, unsigned buf)
 /* Unlink the head of `flow`'s FIFO. */
 static uint16_t pop_head(rts_flow_queue *fq, unsigned flow)
 {
-    rts_fq_flow *q = &fq->q[flow];
+    rts_flow_queue_flow *q = &fq->q[flow];
     RTS_ASSERT(q->count > 0u && q->head != RTS_BUF_NONE,
                "flow queue: the level masks name a flow whose queue is empty");
     const uint16_t b = q->head;
@@ -114,12 +114,12 @@ static uint16_t pop_head(rts_flow_queue *fq, unsigned flow)
     if (q->count == 0u) {
         q->head = RTS_BUF_NONE;
         q->tail = RTS_BUF_NONE;
-        rts_fq_level_remove(fq, flow);
+        rts_flow_queue_level_remove(fq, flow);
     }
     return b;
 }
 
-rts_err rts_fq_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow)
+rts_err rts_flow_queue_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow)
 {
     if (fq->level_mask == 0u) {
         return RTS_EEMPTY;
@@ -136,7 +136,7 @@ rts_err rts_fq_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uint8_t *fl
     return RTS_OK;
 }
 
-rts_err rts_fq_pop_highest(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow, uint8_t *prio)
+rts_err rts_flow_queue_pop_highest(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow, uint8_t *prio)
 {
     if (fq->level_mask == 0u) {
         return RTS_EEMPTY;
@@ -156,7 +156,7 @@ rts_err rts_fq_pop_highest(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow, uin
     return RTS_OK;
 }
 
-rts_err rts_fq_refill(rts_flow_queue *fq, uint16_t *buf)
+rts_err rts_flow_queue_refill(rts_flow_queue *fq, uint16_t *buf)
 {
     if (fq->n_state[RTS_BUF_RING] + fq->n_state[RTS_BUF_ISR] >= fq->ring_size) {
         return RTS_EFULL;
@@ -172,7 +172,7 @@ rts_err rts_fq_refill(rts_flow_queue *fq, uint16_t *buf)
     return RTS_OK;
 }
 
-rts_err rts_fq_release(rts_flow_queue *fq, unsigned buf)
+rts_err rts_flow_queue_release(rts_flow_queue *fq, unsigned buf)
 {
     if (!in_state(fq, buf, RTS_BUF_TASK)) {
         return RTS_EINVAL;
@@ -183,32 +183,32 @@ rts_err rts_fq_release(rts_flow_queue *fq, unsigned buf)
     return RTS_OK;
 }
 
-bool rts_fq_ring_low(const rts_flow_queue *fq)
+bool rts_flow_queue_ring_low(const rts_flow_queue *fq)
 {
     return fq->n_state[RTS_BUF_RING] < fq->ring_threshold;
 }
 
-int rts_fq_highest_prio(const rts_flow_queue *fq)
+int rts_flow_queue_highest_prio(const rts_flow_queue *fq)
 {
     return fq->level_mask == 0u ? -1 : (int)rts_bits_msb32(fq->level_mask);
 }
 
-int rts_fq_lowest_prio(const rts_flow_queue *fq)
+int rts_flow_queue_lowest_prio(const rts_flow_queue *fq)
 {
-    return rts_fq_lowest_inline(fq);
+    return rts_flow_queue_lowest_inline(fq);
 }
 
-unsigned rts_fq_flow_count(const rts_flow_queue *fq, unsigned flow)
+unsigned rts_flow_queue_flow_count(const rts_flow_queue *fq, unsigned flow)
 {
     return flow < RTS_FLOW_MAX ? fq->q[flow].count : 0u;
 }
 
-unsigned rts_fq_count(const rts_flow_queue *fq, unsigned s)
+unsigned rts_flow_queue_count(const rts_flow_queue *fq, unsigned s)
 {
     return s < 5u ? fq->n_state[s] : 0u;
 }
 
-rts_err rts_fq_check(const rts_flow_queue *fq)
+rts_err rts_flow_queue_check(const rts_flow_queue *fq)
 {
     unsigned counted[5] = {0u, 0u, 0u, 0u, 0u};
     unsigned total = 0u;
@@ -235,7 +235,7 @@ rts_err rts_fq_check(const rts_flow_queue *fq)
     uint64_t lf[RTS_FLOW_PRIO_LEVELS];
     for (unsigned l = 0; l < RTS_FLOW_PRIO_LEVELS; l++) lf[l] = 0u;
     for (unsigned f = 0; f < RTS_FLOW_MAX; f++) {
-        const rts_fq_flow *q = &fq->q[f];
+        const rts_flow_queue_flow *q = &fq->q[f];
         unsigned n = 0u;
         uint16_t last = RTS_BUF_NONE;
         for (uint16_t b = q->head; b != RTS_BUF_NONE; b = fq->next[b]) {

@@ -12,7 +12,7 @@
 #include "rts_bits.h"
 
 /* Move `buf` from state `from` (which it is in) to `to`. */
-static inline void rts_fq_move(rts_flow_queue *fq, unsigned buf, rts_buf_state from, rts_buf_state to)
+static inline void rts_flow_queue_move(rts_flow_queue *fq, unsigned buf, rts_buf_state from, rts_buf_state to)
 {
     RTS_ASSERT(buf < fq->nbufs && fq->state[buf] == (uint8_t)from && fq->n_state[from] > 0u,
                "flow queue: a buffer moved from a state it is not in");
@@ -21,14 +21,14 @@ static inline void rts_fq_move(rts_flow_queue *fq, unsigned buf, rts_buf_state f
     fq->n_state[to]++;
 }
 
-static inline void rts_fq_level_add(rts_flow_queue *fq, unsigned flow, unsigned level)
+static inline void rts_flow_queue_level_add(rts_flow_queue *fq, unsigned flow, unsigned level)
 {
     fq->q[flow].level = (uint8_t)level;
     fq->level_flows[level] |= (uint64_t)1u << flow;
     fq->level_mask |= 1u << level;
 }
 
-static inline void rts_fq_level_remove(rts_flow_queue *fq, unsigned flow)
+static inline void rts_flow_queue_level_remove(rts_flow_queue *fq, unsigned flow)
 {
     const unsigned level = fq->q[flow].level;
     fq->level_flows[level] &= ~((uint64_t)1u << flow);
@@ -38,26 +38,26 @@ static inline void rts_fq_level_remove(rts_flow_queue *fq, unsigned flow)
 }
 
 /* Lowest non-empty priority, -1 when every queue is empty. */
-static inline int rts_fq_lowest_inline(const rts_flow_queue *fq)
+static inline int rts_flow_queue_lowest_inline(const rts_flow_queue *fq)
 {
     return fq->level_mask == 0u ? -1 : (int)rts_bits_lsb32(fq->level_mask);
 }
 
-/* rts_fq_push_inline(), out of line in flow_queue.c (the size build's
+/* rts_flow_queue_push_inline(), out of line in flow_queue.c (the size build's
  * receive path calls it instead of inlining a copy). */
-rts_err rts_fq_push_from(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit,
+rts_err rts_flow_queue_push_from(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit,
                          rts_buf_state from);
 
 /* `from` -> QUEUED for a buffer in state `from` (ISR; or RING when the
  * eager half takes and queues it in one move), flow < RTS_FLOW_MAX and
  * prio < RTS_FLOW_PRIO_LEVELS (the caller guarantees all three).
  * RTS_EFULL when the flow already holds `limit` buffers (nothing changed). */
-static inline rts_err rts_fq_push_inline(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio,
+static inline rts_err rts_flow_queue_push_inline(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio,
                                          unsigned limit, rts_buf_state from)
 {
     RTS_ASSERT(flow < RTS_FLOW_MAX && prio < RTS_FLOW_PRIO_LEVELS,
                "flow queue: push with a flow or priority the caller did not check");
-    rts_fq_flow *q = &fq->q[flow];
+    rts_flow_queue_flow *q = &fq->q[flow];
     if (q->count >= limit) {
         return RTS_EFULL;
     }
@@ -65,17 +65,17 @@ static inline rts_err rts_fq_push_inline(rts_flow_queue *fq, unsigned buf, unsig
     fq->owner[buf] = (uint8_t)flow;
     if (q->count == 0u) {
         q->head = (uint16_t)buf;
-        rts_fq_level_add(fq, flow, prio);
+        rts_flow_queue_level_add(fq, flow, prio);
     } else {
         fq->next[q->tail] = (uint16_t)buf;
         if (q->level != prio) {
-            rts_fq_level_remove(fq, flow);
-            rts_fq_level_add(fq, flow, prio);
+            rts_flow_queue_level_remove(fq, flow);
+            rts_flow_queue_level_add(fq, flow, prio);
         }
     }
     q->tail = (uint16_t)buf;
     q->count++;
-    rts_fq_move(fq, buf, from, RTS_BUF_QUEUED);
+    rts_flow_queue_move(fq, buf, from, RTS_BUF_QUEUED);
     return RTS_OK;
 }
 

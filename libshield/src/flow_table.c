@@ -28,7 +28,7 @@ static void server_restart(rts_flow *f, rts_time_ns now)
 }
 
 /* One unit of a limited flow's server, the admission counted: the rest of
- * rts_flow_admit_isr(). */
+ * rts_flow_table_admit_isr(). */
 static bool server_take(rts_flow *f)
 {
     if (f->server.remaining == 0u) {
@@ -104,8 +104,8 @@ static unsigned index_place(rts_flow_table *t, uint32_t mult)
     for (unsigned i = RTS_FLOW_FIRST_USER; i < RTS_FLOW_MAX; i++) {
         const rts_flow *f = &t->flows[i];
         if (!f->in_use) continue;
-        const uint32_t key = rts_flow_key(f->proto, f->local_port);
-        const unsigned h = rts_flow_home(key, f->src_addr, mult);
+        const uint32_t key = rts_flow_table_key(f->proto, f->local_port);
+        const unsigned h = rts_flow_table_home(key, f->src_addr, mult);
         for (unsigned n = 0u; n < RTS_FLOW_INDEX_SLOTS; n++) {
             rts_flow_slot *s = &t->index[(h + n) & RTS_FLOW_INDEX_MASK];
             if (s->key == 0u) {
@@ -157,7 +157,7 @@ void rts_flow_table_init(rts_flow_table *t, rts_time_ns now)
     index_rebuild(t);
 }
 
-rts_err rts_flow_bind(rts_flow_table *t, unsigned proto, unsigned local_port, uint32_t src_addr,
+rts_err rts_flow_table_bind(rts_flow_table *t, unsigned proto, unsigned local_port, uint32_t src_addr,
                       uint8_t *id)
 {
     if ((proto != RTS_PROTO_TCP && proto != RTS_PROTO_UDP) || local_port == 0u || local_port > 0xFFFFu ||
@@ -189,7 +189,7 @@ rts_err rts_flow_bind(rts_flow_table *t, unsigned proto, unsigned local_port, ui
     return RTS_OK;
 }
 
-rts_err rts_flow_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint64_t value, rts_time_ns now)
+rts_err rts_flow_table_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint64_t value, rts_time_ns now)
 {
     if (id >= RTS_FLOW_MAX || !t->flows[id].in_use) {
         return RTS_ENOENT;
@@ -227,7 +227,7 @@ rts_err rts_flow_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint64_t v
     }
 }
 
-rts_err rts_flow_unbind(rts_flow_table *t, unsigned id)
+rts_err rts_flow_table_unbind(rts_flow_table *t, unsigned id)
 {
     if (id < RTS_FLOW_FIRST_USER || id >= RTS_FLOW_MAX || !t->flows[id].in_use) {
         return RTS_ENOENT;
@@ -237,18 +237,18 @@ rts_err rts_flow_unbind(rts_flow_table *t, unsigned id)
     return RTS_OK;
 }
 
-uint8_t rts_flow_lookup_isr(const rts_flow_table *t, unsigned proto, unsigned local_port, uint32_t src_addr)
+uint8_t rts_flow_table_lookup_isr(const rts_flow_table *t, unsigned proto, unsigned local_port, uint32_t src_addr)
 {
     if (proto == 0u || proto > 0xFFu || local_port > 0xFFFFu) {
         return RTS_FLOW_DEFAULT; /* no flow is bound there (and key 0 marks an empty slot) */
     }
-    return rts_flow_lookup_inline(t, proto, local_port, src_addr);
+    return rts_flow_table_lookup_inline(t, proto, local_port, src_addr);
 }
 
 /* rts_dserver_can_serve(1) then rts_dserver_consume(1) in one step (the
  * consumption cannot fail after the check), and the replenishment call
  * only when a server period has ended. */
-bool rts_flow_admit_isr(rts_flow_table *t, unsigned id, rts_time_ns now)
+bool rts_flow_table_admit_isr(rts_flow_table *t, unsigned id, rts_time_ns now)
 {
     if (id >= RTS_FLOW_MAX) {
         return false;
@@ -269,7 +269,7 @@ bool rts_flow_admit_isr(rts_flow_table *t, unsigned id, rts_time_ns now)
     return true;
 }
 
-unsigned rts_flow_prio(const rts_flow_table *t, unsigned id)
+unsigned rts_flow_table_prio(const rts_flow_table *t, unsigned id)
 {
     return id < RTS_FLOW_MAX ? t->flows[id].prio : 0u;
 }

@@ -5,7 +5,7 @@
 
 #if RTS_CONFIG_RX_PATH
 
-rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now)
+rts_err rts_global_limit_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now)
 {
     if (g == NULL || (capacity > 0u && period == 0u)) {
         return RTS_EINVAL;
@@ -14,7 +14,7 @@ rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period
     g->count = 0u;
     g->period = period;
     g->period_start = now;
-    g->mode = RTS_GLIM_IRQ;
+    g->mode = RTS_GLOBAL_LIMIT_IRQ;
     g->pad[0] = g->pad[1] = g->pad[2] = 0u;
     g->to_poll = 0u;
     g->to_irq = 0u;
@@ -53,7 +53,7 @@ static rts_time_ns next_period(const rts_global_limit *g)
     return rts_time_add(g->period_start, g->period);
 }
 
-bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
+bool rts_global_limit_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
 {
     act->flags = RTS_ACT_NONE;
     act->timer_at = 0u;
@@ -67,8 +67,8 @@ bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
         return false;
     }
     g->count = count + 1u;
-    if (count + 1u == g->capacity && g->mode == RTS_GLIM_IRQ) {
-        g->mode = RTS_GLIM_POLL;
+    if (count + 1u == g->capacity && g->mode == RTS_GLOBAL_LIMIT_IRQ) {
+        g->mode = RTS_GLOBAL_LIMIT_POLL;
         g->to_poll++;
         act->flags = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
         act->timer_at = next_period(g);
@@ -76,24 +76,24 @@ bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act)
     return true;
 }
 
-uint32_t rts_glim_poll_begin(rts_global_limit *g, rts_time_ns now)
+uint32_t rts_global_limit_poll_begin(rts_global_limit *g, rts_time_ns now)
 {
-    if (g->mode != RTS_GLIM_POLL) {
+    if (g->mode != RTS_GLOBAL_LIMIT_POLL) {
         return 0u;
     }
     roll(g, now);
     return g->capacity - g->count;
 }
 
-rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now)
+rts_action rts_global_limit_poll_end(rts_global_limit *g, rts_time_ns now)
 {
     rts_action act = {RTS_ACT_NONE, 0u};
-    if (g->mode != RTS_GLIM_POLL) {
+    if (g->mode != RTS_GLOBAL_LIMIT_POLL) {
         return act;
     }
     roll(g, now);
     if (g->count < g->capacity) {
-        g->mode = RTS_GLIM_IRQ;
+        g->mode = RTS_GLOBAL_LIMIT_IRQ;
         g->to_irq++;
         act.flags = RTS_ACT_ENABLE_LINE;
     } else {
@@ -103,7 +103,7 @@ rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now)
     return act;
 }
 
-unsigned rts_glim_mode_of(const rts_global_limit *g)
+unsigned rts_global_limit_mode_of(const rts_global_limit *g)
 {
     return g->mode;
 }

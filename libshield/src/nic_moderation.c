@@ -8,10 +8,10 @@
 
 #if RTS_CONFIG_NIC
 
-void rts_nic_init(rts_nic *nic)
+void rts_nic_moderation_init(rts_nic_moderation *nic)
 {
     for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
-        rts_nic_queue *q = &nic->q[i];
+        rts_nic_moderation_queue *q = &nic->q[i];
         q->active = 0u;
         q->flow = 0u;
         q->prio = 0u;
@@ -44,19 +44,19 @@ static bool params_ok(unsigned size, unsigned frames)
     return size >= 1u && size <= 0xFFFFu && frames <= size;
 }
 
-static bool queue_ok(const rts_nic *nic, unsigned qid)
+static bool queue_ok(const rts_nic_moderation *nic, unsigned qid)
 {
     return qid < RTS_NIC_MAX_QUEUES && nic->q[qid].active;
 }
 
-rts_err rts_nic_queue_add(rts_nic *nic, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames,
+rts_err rts_nic_moderation_queue_add(rts_nic_moderation *nic, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames,
                           unsigned flow, unsigned prio, uint8_t *qid)
 {
     if (!params_ok(size, frames) || flow > 0xFFu || prio > 0xFFu || qid == NULL) {
         return RTS_EINVAL;
     }
     for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
-        rts_nic_queue *q = &nic->q[i];
+        rts_nic_moderation_queue *q = &nic->q[i];
         if (q->active) continue;
         q->active = 1u;
         q->flow = (uint8_t)flow;
@@ -78,12 +78,12 @@ rts_err rts_nic_queue_add(rts_nic *nic, unsigned size, rts_time_ns t_abs, rts_ti
     return RTS_EFULL;
 }
 
-rts_err rts_nic_queue_config(rts_nic *nic, unsigned qid, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack,
+rts_err rts_nic_moderation_queue_config(rts_nic_moderation *nic, unsigned qid, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack,
                              unsigned frames)
 {
     if (!queue_ok(nic, qid)) return RTS_ENOENT;
     if (!params_ok(size, frames)) return RTS_EINVAL;
-    rts_nic_queue *q = &nic->q[qid];
+    rts_nic_moderation_queue *q = &nic->q[qid];
     q->size = (uint16_t)size;
     q->t_abs = t_abs;
     q->t_pack = t_pack;
@@ -91,13 +91,13 @@ rts_err rts_nic_queue_config(rts_nic *nic, unsigned qid, unsigned size, rts_time
     return RTS_OK;
 }
 
-rts_err rts_nic_queue_release(rts_nic *nic, unsigned qid)
+rts_err rts_nic_moderation_queue_release(rts_nic_moderation *nic, unsigned qid)
 {
     if (!queue_ok(nic, qid)) return RTS_ENOENT;
     for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
         if (nic->map[i].used && nic->map[i].queue == qid) nic->map[i].used = 0u;
     }
-    rts_nic_queue *q = &nic->q[qid];
+    rts_nic_moderation_queue *q = &nic->q[qid];
     q->dropped += q->count;
     q->count = 0u;
     q->abs_at = 0u;
@@ -106,10 +106,10 @@ rts_err rts_nic_queue_release(rts_nic *nic, unsigned qid)
     return RTS_OK;
 }
 
-static int map_find(const rts_nic *nic, unsigned proto, unsigned port)
+static int map_find(const rts_nic_moderation *nic, unsigned proto, unsigned port)
 {
     for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
-        const rts_nic_map_entry *m = &nic->map[i];
+        const rts_nic_moderation_map_entry *m = &nic->map[i];
         if (m->used && m->proto == proto && m->port == port) return (int)i;
     }
     return -1;
@@ -126,13 +126,13 @@ static bool map_key_ok(unsigned proto, unsigned port)
     return (proto == RTS_PROTO_TCP || proto == RTS_PROTO_UDP) && port >= 1u && port <= 0xFFFFu;
 }
 
-rts_err rts_nic_map_add(rts_nic *nic, unsigned proto, unsigned port, unsigned qid)
+rts_err rts_nic_moderation_map_add(rts_nic_moderation *nic, unsigned proto, unsigned port, unsigned qid)
 {
     if (!map_key_ok(proto, port)) return RTS_EINVAL;
     if (!queue_ok(nic, qid)) return RTS_ENOENT;
     if (map_find(nic, proto, port) >= 0) return RTS_EEXIST;
     for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
-        rts_nic_map_entry *m = &nic->map[i];
+        rts_nic_moderation_map_entry *m = &nic->map[i];
         if (m->used) continue;
         m->used = 1u;
         m->proto = (uint8_t)proto;
@@ -143,7 +143,7 @@ rts_err rts_nic_map_add(rts_nic *nic, unsigned proto, unsigned port, unsigned qi
     return RTS_EFULL;
 }
 
-rts_err rts_nic_map_remove(rts_nic *nic, unsigned proto, unsigned port)
+rts_err rts_nic_moderation_map_remove(rts_nic_moderation *nic, unsigned proto, unsigned port)
 {
     const int i = map_find(nic, proto, port);
     if (i < 0) return RTS_ENOENT;
@@ -151,24 +151,24 @@ rts_err rts_nic_map_remove(rts_nic *nic, unsigned proto, unsigned port)
     return RTS_OK;
 }
 
-rts_err rts_nic_bind(rts_nic *nic, unsigned proto, unsigned port, unsigned size, rts_time_ns t_abs,
+rts_err rts_nic_moderation_bind(rts_nic_moderation *nic, unsigned proto, unsigned port, unsigned size, rts_time_ns t_abs,
                      rts_time_ns t_pack, unsigned frames, unsigned flow, unsigned prio, uint8_t *qid)
 {
     if (!map_key_ok(proto, port)) return RTS_EINVAL;
     if (map_find(nic, proto, port) >= 0) return RTS_EEXIST;
     uint8_t q;
-    rts_err e = rts_nic_queue_add(nic, size, t_abs, t_pack, frames, flow, prio, &q);
+    rts_err e = rts_nic_moderation_queue_add(nic, size, t_abs, t_pack, frames, flow, prio, &q);
     if (e != RTS_OK) return e;
-    e = rts_nic_map_add(nic, proto, port, q);
+    e = rts_nic_moderation_map_add(nic, proto, port, q);
     if (e != RTS_OK) {
-        (void)rts_nic_queue_release(nic, q);
+        (void)rts_nic_moderation_queue_release(nic, q);
         return e;
     }
     *qid = q;
     return RTS_OK;
 }
 
-rts_err rts_nic_unbind(rts_nic *nic, unsigned proto, unsigned port)
+rts_err rts_nic_moderation_unbind(rts_nic_moderation *nic, unsigned proto, unsigned port)
 {
     const int i = map_find(nic, proto, port);
     if (i < 0) return RTS_ENOENT;
@@ -177,11 +177,11 @@ rts_err rts_nic_unbind(rts_nic *nic, unsigned proto, unsigned port)
     for (unsigned k = 0; k < RTS_NIC_MAP_MAX; k++) {
         if (nic->map[k].used && nic->map[k].queue == qid) return RTS_OK;
     }
-    return rts_nic_queue_release(nic, qid);
+    return rts_nic_moderation_queue_release(nic, qid);
 }
 
 /* Interrupt: announce the waiting descriptors, stop the timers. */
-static uint16_t fire(rts_nic_queue *q)
+static uint16_t fire(rts_nic_moderation_queue *q)
 {
     q->announced = q->count;
     q->count = 0u;
@@ -191,13 +191,13 @@ static uint16_t fire(rts_nic_queue *q)
     return q->announced;
 }
 
-int rts_nic_lookup(const rts_nic *nic, unsigned proto, unsigned port)
+int rts_nic_moderation_lookup(const rts_nic_moderation *nic, unsigned proto, unsigned port)
 {
     const int i = map_find(nic, proto, portless(proto) ? 0u : port);
     return i < 0 ? -1 : (int)nic->map[i].queue;
 }
 
-void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_rx_result *r)
+void rts_nic_moderation_rx(rts_nic_moderation *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_moderation_rx_result *r)
 {
     r->outcome = RTS_NIC_UNREGISTERED;
     r->queue = 0u;
@@ -211,7 +211,7 @@ void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rt
         return;
     }
     const unsigned qid = nic->map[i].queue;
-    rts_nic_queue *q = &nic->q[qid];
+    rts_nic_moderation_queue *q = &nic->q[qid];
     r->queue = (uint8_t)qid;
     if (q->count >= q->size) {
         q->dropped++;
@@ -234,14 +234,14 @@ void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rt
     }
 }
 
-static rts_time_ns queue_expiry(const rts_nic_queue *q)
+static rts_time_ns queue_expiry(const rts_nic_moderation_queue *q)
 {
     if (q->abs_at == 0u) return q->pack_at;
     if (q->pack_at == 0u) return q->abs_at;
     return q->abs_at < q->pack_at ? q->abs_at : q->pack_at;
 }
 
-rts_time_ns rts_nic_next_expiry(const rts_nic *nic)
+rts_time_ns rts_nic_moderation_next_expiry(const rts_nic_moderation *nic)
 {
     rts_time_ns best = 0u;
     for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
@@ -252,11 +252,11 @@ rts_time_ns rts_nic_next_expiry(const rts_nic *nic)
     return best;
 }
 
-uint32_t rts_nic_expire(rts_nic *nic, rts_time_ns now)
+uint32_t rts_nic_moderation_expire(rts_nic_moderation *nic, rts_time_ns now)
 {
     uint32_t mask = 0u;
     for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
-        rts_nic_queue *q = &nic->q[i];
+        rts_nic_moderation_queue *q = &nic->q[i];
         if (!q->active) continue;
         const rts_time_ns e = queue_expiry(q);
         if (e != 0u && e <= now) {
@@ -267,7 +267,7 @@ uint32_t rts_nic_expire(rts_nic *nic, rts_time_ns now)
     return mask;
 }
 
-rts_err rts_nic_describe(const rts_nic *nic, unsigned qid, rts_nic_desc *d)
+rts_err rts_nic_moderation_describe(const rts_nic_moderation *nic, unsigned qid, rts_nic_moderation_desc *d)
 {
     if (!queue_ok(nic, qid)) return RTS_ENOENT;
     d->queue = (uint8_t)qid;
@@ -277,14 +277,14 @@ rts_err rts_nic_describe(const rts_nic *nic, unsigned qid, rts_nic_desc *d)
     return RTS_OK;
 }
 
-unsigned rts_nic_queue_count(const rts_nic *nic)
+unsigned rts_nic_moderation_queue_count(const rts_nic_moderation *nic)
 {
     unsigned n = 0u;
     for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) n += nic->q[i].active;
     return n;
 }
 
-uint32_t rts_nic_memory_bytes(uint32_t m)
+uint32_t rts_nic_moderation_memory_bytes(uint32_t m)
 {
     return m * 30u + 14u;
 }

@@ -5,17 +5,17 @@
 
 #if RTS_CONFIG_NIC
 
-rts_time_ns rts_nic_wcpd(rts_time_ns t_netstack, uint64_t sum_nq)
+rts_time_ns rts_nic_params_wcpd(rts_time_ns t_netstack, uint64_t sum_nq)
 {
     return rts_time_mul(t_netstack, sum_nq);
 }
 
-rts_time_ns rts_nic_t_qf(uint32_t n_q, rts_time_ns t_p)
+rts_time_ns rts_nic_params_t_qf(uint32_t n_q, rts_time_ns t_p)
 {
     return rts_time_mul(t_p, n_q);
 }
 
-rts_time_ns rts_nic_t_abs_max(rts_time_ns t_d, rts_time_ns t_qf, rts_time_ns wcpd)
+rts_time_ns rts_nic_params_t_abs_max(rts_time_ns t_d, rts_time_ns t_qf, rts_time_ns wcpd)
 {
     const rts_time_ns window = t_d > t_qf ? t_d : t_qf;
     return window > wcpd ? window - wcpd : 0u;
@@ -26,8 +26,8 @@ uint32_t rts_nic_params_check(rts_time_ns t_netstack, uint64_t sum_nq, uint32_t 
 {
     uint32_t v = RTS_NIC_PARAMS_OK;
     if (n_q == 0u) v |= RTS_NIC_V_SIZE;
-    const rts_time_ns wcpd = rts_nic_wcpd(t_netstack, sum_nq);
-    const rts_time_ns tqf = rts_nic_t_qf(n_q, t_p);
+    const rts_time_ns wcpd = rts_nic_params_wcpd(t_netstack, sum_nq);
+    const rts_time_ns tqf = rts_nic_params_t_qf(n_q, t_p);
     const rts_time_ns window = t_d > tqf ? t_d : tqf;
     if (window <= wcpd) {
         v |= RTS_NIC_V_NO_WINDOW;
@@ -39,7 +39,7 @@ uint32_t rts_nic_params_check(rts_time_ns t_netstack, uint64_t sum_nq, uint32_t 
     return v;
 }
 
-uint32_t rts_nic_params_validate(const rts_nic_qparams *q, unsigned m, rts_time_ns t_netstack,
+uint32_t rts_nic_params_validate(const rts_nic_params_queue *q, unsigned m, rts_time_ns t_netstack,
                                  unsigned *first_bad)
 {
     if (first_bad != NULL) *first_bad = m;

@@ -6,7 +6,7 @@
 
 #if RTS_CONFIG_RX_PATH
 
-void rts_pi_init(rts_prio_inherit *pi, unsigned base)
+void rts_prio_inherit_init(rts_prio_inherit *pi, unsigned base)
 {
     if (base >= RTS_FLOW_PRIO_LEVELS) base = RTS_FLOW_PRIO_LEVELS - 1u;
     pi->base = (uint8_t)base;
@@ -18,17 +18,17 @@ void rts_pi_init(rts_prio_inherit *pi, unsigned base)
     pi->lowers = 0u;
 }
 
-rts_pi_change rts_pi_on_enqueue_isr(rts_prio_inherit *pi, unsigned prio)
+rts_prio_inherit_change rts_prio_inherit_on_enqueue_isr(rts_prio_inherit *pi, unsigned prio)
 {
     if (prio >= RTS_FLOW_PRIO_LEVELS || prio <= pi->current) {
-        return RTS_PI_UNCHANGED;
+        return RTS_PRIO_INHERIT_UNCHANGED;
     }
     pi->current = (uint8_t)prio;
     pi->raises++;
-    return RTS_PI_RAISED;
+    return RTS_PRIO_INHERIT_RAISED;
 }
 
-rts_err rts_pi_on_start(rts_prio_inherit *pi, unsigned prio)
+rts_err rts_prio_inherit_on_start(rts_prio_inherit *pi, unsigned prio)
 {
     if (prio >= RTS_FLOW_PRIO_LEVELS) return RTS_EINVAL;
     if (pi->inproc[prio] == 0xFFFFu) return RTS_EFULL;
@@ -37,7 +37,7 @@ rts_err rts_pi_on_start(rts_prio_inherit *pi, unsigned prio)
     return RTS_OK;
 }
 
-rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting)
+rts_prio_inherit_change rts_prio_inherit_recompute(rts_prio_inherit *pi, int highest_waiting)
 {
     unsigned target = pi->base;
     if (highest_waiting >= 0 && (unsigned)highest_waiting < RTS_FLOW_PRIO_LEVELS &&
@@ -48,10 +48,10 @@ rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting)
         const unsigned e = rts_bits_msb32(pi->inproc_mask);
         if (e > target) target = e;
     }
-    if (target == pi->current) return RTS_PI_UNCHANGED;
-    const rts_pi_change c = target < pi->current ? RTS_PI_LOWERED : RTS_PI_RAISED;
+    if (target == pi->current) return RTS_PRIO_INHERIT_UNCHANGED;
+    const rts_prio_inherit_change c = target < pi->current ? RTS_PRIO_INHERIT_LOWERED : RTS_PRIO_INHERIT_RAISED;
     pi->current = (uint8_t)target;
-    if (c == RTS_PI_LOWERED) {
+    if (c == RTS_PRIO_INHERIT_LOWERED) {
         pi->lowers++;
     } else {
         pi->raises++;
@@ -59,16 +59,16 @@ rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting)
     return c;
 }
 
-rts_pi_change rts_pi_on_complete(rts_prio_inherit *pi, unsigned prio, int highest_waiting)
+rts_prio_inherit_change rts_prio_inherit_on_complete(rts_prio_inherit *pi, unsigned prio, int highest_waiting)
 {
     if (prio < RTS_FLOW_PRIO_LEVELS && pi->inproc[prio] > 0u) {
         pi->inproc[prio]--;
         if (pi->inproc[prio] == 0u) pi->inproc_mask &= ~(1u << prio);
     }
-    return rts_pi_recompute(pi, highest_waiting);
+    return rts_prio_inherit_recompute(pi, highest_waiting);
 }
 
-unsigned rts_pi_current(const rts_prio_inherit *pi)
+unsigned rts_prio_inherit_current(const rts_prio_inherit *pi)
 {
     return pi->current;
 }

@@ -8,17 +8,17 @@
 
 #if RTS_CONFIG_RX_PATH
 
-rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, unsigned ring_size,
+rts_err rts_rx_driver_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, unsigned ring_size,
                     unsigned task_base_prio, uint32_t global_capacity, rts_time_ns global_period,
                     rts_time_ns now)
 {
     const unsigned threshold = (unsigned)(((uint32_t)ring_size * RTS_RX_RECYCLE_THRESHOLD_256) / 256u);
-    rts_err e = rts_fq_init(&rx->fq, nbufs, ring_size, threshold);
+    rts_err e = rts_flow_queue_init(&rx->fq, nbufs, ring_size, threshold);
     if (e != RTS_OK) return e;
-    e = rts_glim_init(&rx->glim, global_capacity, global_period, now);
+    e = rts_global_limit_init(&rx->glim, global_capacity, global_period, now);
     if (e != RTS_OK) return e;
     rts_flow_table_init(&rx->flows, now);
-    rts_pi_init(&rx->pi, task_base_prio);
+    rts_prio_inherit_init(&rx->pi, task_base_prio);
     rx->port = port;
     rx->short_circuit = 1u;
     rx->pad[0] = rx->pad[1] = rx->pad[2] = 0u;
@@ -54,15 +54,15 @@ static void result_clear(rts_rx_result *res)
 #endif
 #if RTS_CONFIG_RX_INLINE
 #define RX_CLASSIFY(t, frame, len) rts_classify_flow_inline((t), (frame), (len))
-#define RX_PUSH rts_fq_push_inline
+#define RX_PUSH rts_flow_queue_push_inline
 #else
-#define RX_CLASSIFY(t, frame, len) rts_classify_isr((t), (frame), (len), NULL)
-#define RX_PUSH rts_fq_push_from
+#define RX_CLASSIFY(t, frame, len) rts_classifier_classify_isr((t), (frame), (len), NULL)
+#define RX_PUSH rts_flow_queue_push_from
 #endif
 
 /* Global limit, then take the buffer. False when the caller must return.
  * The only checks are of the caller's arguments (buf) and the limiter's
- * decision. The take (RING -> ISR, rts_fq_rx_take_isr()) is folded into
+ * decision. The take (RING -> ISR, rts_flow_queue_rx_take_isr()) is folded into
  * place(): the buffer either ends QUEUED (one move RING -> QUEUED) or goes
  * straight back to the ring (RING -> ISR -> RING, no net change), and
  * nothing can look at the pool between the two. */
@@ -73,9 +73,9 @@ static RX_INLINE bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_n
         *err = RTS_EINVAL;
         return false;
     }
-    if (rx->glim.capacity != 0u) { /* no global limit: nothing to decide (rts_glim_admit_isr) */
+    if (rx->glim.capacity != 0u) { /* no global limit: nothing to decide (rts_global_limit_admit_isr) */
         rts_action act;
-        if (!rts_glim_admit_isr(&rx->glim, now, &act)) {
+        if (!rts_global_limit_admit_isr(&rx->glim, now, &act)) {
             res->outcome = RTS_RX_GLOBAL_LIMIT;
             res->task_prio = rx->pi.current;
             rx->outcomes[RTS_RX_GLOBAL_LIMIT]++;
@@ -89,7 +89,7 @@ static RX_INLINE bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_n
     return true;
 }
 
-/* True when path (c) would take `buf` itself: rts_fq_recycle_lowest_isr()
+/* True when path (c) would take `buf` itself: rts_flow_queue_recycle_lowest_isr()
  * takes the head of the lowest-id flow of the lowest level. */
 static bool recycle_takes(const rts_flow_queue *fq, int level, unsigned buf)
 {
@@ -106,13 +106,13 @@ static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, rts_
     rts_flow_queue *fq = &rx->fq;
     res->flow = (uint8_t)flow;
     res->prio = (uint8_t)prio;
-    /* rts_fq_ring_low() once `buf` has left the ring: fewer than the
+    /* rts_flow_queue_ring_low() once `buf` has left the ring: fewer than the
      * threshold posted without it. */
     const bool low = fq->n_state[RTS_BUF_RING] <= fq->ring_threshold;
     rts_rx_outcome out = RTS_RX_QUEUED;
-    if (low && rx->short_circuit && (int)prio <= rts_fq_lowest_inline(fq)) {
+    if (low && rx->short_circuit && (int)prio <= rts_flow_queue_lowest_inline(fq)) {
         out = RTS_RX_SHORT_CIRCUIT; /* (a); an empty set of queues has lowest -1 */
-    } else if (!rts_flow_admit_inline(&rx->flows, f, flow, now)) {
+    } else if (!rts_flow_table_admit_inline(&rx->flows, f, flow, now)) {
         out = RTS_RX_FLOW_LIMIT; /* (b) */
     } else if (RX_PUSH(fq, buf, flow, prio, f->queue_limit, RTS_BUF_RING) != RTS_OK) {
         out = RTS_RX_QUEUE_FULL;
@@ -120,10 +120,10 @@ static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, rts_
     res->outcome = (uint8_t)out;
     rx->outcomes[out]++;
     if (out != RTS_RX_QUEUED) {
-        res->repost = (uint16_t)buf; /* back to the ring (rts_fq_repost_isr()): it never left */
+        res->repost = (uint16_t)buf; /* back to the ring (rts_flow_queue_repost_isr()): it never left */
     } else {
         if (prio > rx->pi.current) {
-            /* rts_pi_on_enqueue_isr() inline: inherit the packet's
+            /* rts_prio_inherit_on_enqueue_isr() inline: inherit the packet's
              * priority (prio < RTS_FLOW_PRIO_LEVELS). */
             rx->pi.current = (uint8_t)prio;
             rx->pi.raises++;
@@ -136,11 +136,11 @@ static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, rts_
          * but never the packet just queued (that would be the short circuit).
          * The queues are not empty: the packet was just queued. */
         if (low) {
-            const int lowest_now = rts_fq_lowest_inline(fq);
+            const int lowest_now = rts_flow_queue_lowest_inline(fq);
             if (lowest_now < (int)prio || (!rx->short_circuit && !recycle_takes(fq, lowest_now, buf))) {
                 uint16_t victim;
                 uint8_t vflow;
-                if (rts_fq_recycle_lowest_isr(fq, &victim, &vflow) == RTS_OK) {
+                if (rts_flow_queue_recycle_lowest_isr(fq, &victim, &vflow) == RTS_OK) {
                     res->repost = victim;
                     res->recycled_flow = vflow;
                     rx->recycled++;
@@ -151,7 +151,7 @@ static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, rts_
     res->task_prio = rx->pi.current;
 }
 
-rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, size_t len, rts_time_ns now,
+rts_err rts_rx_driver_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, size_t len, rts_time_ns now,
                          rts_rx_result *res)
 {
     result_clear(res);
@@ -172,7 +172,7 @@ rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, 
     return RTS_OK;
 }
 
-rts_err rts_rx_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
+rts_err rts_rx_driver_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
                               rts_rx_result *res)
 {
     result_clear(res);
@@ -186,25 +186,25 @@ rts_err rts_rx_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, un
     return RTS_OK;
 }
 
-rts_err rts_rx_task_next(rts_rx_driver *rx, rts_rx_job *job, rts_pi_change *change)
+rts_err rts_rx_driver_task_next(rts_rx_driver *rx, rts_rx_job *job, rts_prio_inherit_change *change)
 {
     uint16_t b;
     uint8_t f, p;
-    rts_pi_change c = RTS_PI_UNCHANGED;
-    rts_err e = rts_fq_pop_highest(&rx->fq, &b, &f, &p);
+    rts_prio_inherit_change c = RTS_PRIO_INHERIT_UNCHANGED;
+    rts_err e = rts_flow_queue_pop_highest(&rx->fq, &b, &f, &p);
     if (e == RTS_OK) {
-        (void)rts_pi_on_start(&rx->pi, p);
+        (void)rts_prio_inherit_on_start(&rx->pi, p);
         job->buf = b;
         job->flow = f;
         job->prio = p;
     } else {
-        c = rts_pi_recompute(&rx->pi, -1);
+        c = rts_prio_inherit_recompute(&rx->pi, -1);
     }
     if (change != NULL) *change = c;
     return e;
 }
 
-void rts_rx_task_invalidate(const rts_rx_driver *rx, const uint8_t *frame, size_t len)
+void rts_rx_driver_task_invalidate(const rts_rx_driver *rx, const uint8_t *frame, size_t len)
 {
     if (rx->port == NULL || rx->port->cache_invalidate == NULL || frame == NULL || len <= RTS_RX_HDR_BYTES) {
         return;
@@ -212,29 +212,29 @@ void rts_rx_task_invalidate(const rts_rx_driver *rx, const uint8_t *frame, size_
     rx->port->cache_invalidate(rx->port->ctx, frame + RTS_RX_HDR_BYTES, len - RTS_RX_HDR_BYTES);
 }
 
-rts_err rts_rx_task_refill(rts_rx_driver *rx, uint16_t *buf)
+rts_err rts_rx_driver_task_refill(rts_rx_driver *rx, uint16_t *buf)
 {
-    return rts_fq_refill(&rx->fq, buf);
+    return rts_flow_queue_refill(&rx->fq, buf);
 }
 
-rts_pi_change rts_rx_task_complete(rts_rx_driver *rx, unsigned prio)
+rts_prio_inherit_change rts_rx_driver_task_complete(rts_rx_driver *rx, unsigned prio)
 {
-    return rts_pi_on_complete(&rx->pi, prio, rts_fq_highest_prio(&rx->fq));
+    return rts_prio_inherit_on_complete(&rx->pi, prio, rts_flow_queue_highest_prio(&rx->fq));
 }
 
-rts_err rts_rx_buf_free(rts_rx_driver *rx, unsigned buf)
+rts_err rts_rx_driver_buf_free(rts_rx_driver *rx, unsigned buf)
 {
-    return rts_fq_release(&rx->fq, buf);
+    return rts_flow_queue_release(&rx->fq, buf);
 }
 
-uint32_t rts_rx_poll_begin(rts_rx_driver *rx, rts_time_ns now)
+uint32_t rts_rx_driver_poll_begin(rts_rx_driver *rx, rts_time_ns now)
 {
-    return rts_glim_poll_begin(&rx->glim, now);
+    return rts_global_limit_poll_begin(&rx->glim, now);
 }
 
-rts_action rts_rx_poll_end(rts_rx_driver *rx, rts_time_ns now)
+rts_action rts_rx_driver_poll_end(rts_rx_driver *rx, rts_time_ns now)
 {
-    return rts_glim_poll_end(&rx->glim, now);
+    return rts_global_limit_poll_end(&rx->glim, now);
 }
 
 #else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */

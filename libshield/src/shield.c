@@ -131,12 +131,12 @@ static rts_err init_rx(rts_shield *sh, const rts_shield_cfg *c, rts_time_ns now)
     if (c->task_base_prio >= RTS_FLOW_PRIO_LEVELS) return bad(sh, RTS_SHIELD_FIELD_TASK_PRIO);
     if (c->short_circuit > 1u) return bad(sh, RTS_SHIELD_FIELD_SHORT_CIRCUIT);
     if (c->global_capacity > 0u && c->global_period == 0u) return bad(sh, RTS_SHIELD_FIELD_GLOBAL);
-    rts_err e = rts_rx_init(&sh->rx, NULL, c->nbufs, c->ring_size, c->task_base_prio,
+    rts_err e = rts_rx_driver_init(&sh->rx, NULL, c->nbufs, c->ring_size, c->task_base_prio,
                             c->global_capacity, c->global_period, now);
     if (e != RTS_OK) return bad(sh, RTS_SHIELD_FIELD_POOL);
     sh->rx.short_circuit = (uint8_t)c->short_circuit;
     if (c->recycle_threshold != RTS_SHIELD_THRESHOLD_DEFAULT &&
-        rts_fq_set_threshold(&sh->rx.fq, c->recycle_threshold) != RTS_OK) {
+        rts_flow_queue_set_threshold(&sh->rx.fq, c->recycle_threshold) != RTS_OK) {
         return bad(sh, RTS_SHIELD_FIELD_POOL);
     }
     return RTS_OK;
@@ -209,19 +209,19 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
 #endif
     /* detection */
     rts_shield_detect *dt = &sh->detect;
-    (void)rts_lateness_mon_init(&dt->lateness);
+    (void)rts_detect_lateness_mon_init(&dt->lateness);
     dt->on = 0u;
     dt->pad = 0u;
     dt->late_cycles = dt->irq_crossings = dt->fill_overloads = 0u;
 #if RTS_CONFIG_DETECT
     if (cfg->detect_slice_ns > 0u) {
-        if (rts_irq_count_init(&dt->irqs, cfg->detect_slice_ns, cfg->detect_irq_threshold, now) != RTS_OK) {
+        if (rts_detect_irq_count_init(&dt->irqs, cfg->detect_slice_ns, cfg->detect_irq_threshold, now) != RTS_OK) {
             return bad(sh, RTS_SHIELD_FIELD_DETECT_IRQ);
         }
         dt->on |= 1u;
     }
     if (cfg->detect_fill_high > 0u) {
-        if (rts_fill_wm_init(&dt->fill, cfg->detect_fill_high, cfg->detect_fill_low) != RTS_OK) {
+        if (rts_detect_fill_wm_init(&dt->fill, cfg->detect_fill_high, cfg->detect_fill_low) != RTS_OK) {
             return bad(sh, RTS_SHIELD_FIELD_DETECT_FILL);
         }
         dt->on |= 2u;
@@ -256,19 +256,19 @@ rts_err rts_shield_bind(rts_shield *sh, const rts_shield_flow *f, rts_time_ns no
     if (f->capacity > 0u && f->server_period == 0u) return bad(sh, RTS_SHIELD_FIELD_FLOW_SERVER);
     uint8_t fid;
     rts_flow_table *t = &sh->rx.flows;
-    rts_err e = rts_flow_bind(t, f->proto, f->local_port, f->src_addr, &fid);
+    rts_err e = rts_flow_table_bind(t, f->proto, f->local_port, f->src_addr, &fid);
     if (e == RTS_EINVAL) return bad(sh, RTS_SHIELD_FIELD_FLOW_PORT);
     if (e != RTS_OK) return e;
-    e = rts_flow_setopt(t, fid, RTS_FLOWOPT_PRIORITY, f->prio, now);
+    e = rts_flow_table_setopt(t, fid, RTS_FLOWOPT_PRIORITY, f->prio, now);
     if (e == RTS_OK && f->capacity > 0u) {
-        e = rts_flow_setopt(t, fid, RTS_FLOWOPT_SERVER_PERIOD_NS, f->server_period, now);
-        if (e == RTS_OK) e = rts_flow_setopt(t, fid, RTS_FLOWOPT_CAPACITY, f->capacity, now);
+        e = rts_flow_table_setopt(t, fid, RTS_FLOWOPT_SERVER_PERIOD_NS, f->server_period, now);
+        if (e == RTS_OK) e = rts_flow_table_setopt(t, fid, RTS_FLOWOPT_CAPACITY, f->capacity, now);
     }
     if (e == RTS_OK && f->queue_limit > 0u) {
-        e = rts_flow_setopt(t, fid, RTS_FLOWOPT_QUEUE_LIMIT, f->queue_limit, now);
+        e = rts_flow_table_setopt(t, fid, RTS_FLOWOPT_QUEUE_LIMIT, f->queue_limit, now);
     }
     if (e != RTS_OK) {
-        (void)rts_flow_unbind(t, fid);
+        (void)rts_flow_table_unbind(t, fid);
         return bad(sh, RTS_SHIELD_FIELD_FLOW_SERVER);
     }
     *id = fid;
@@ -284,7 +284,7 @@ bool rts_shield_rx_irq_isr(rts_shield *sh, unsigned source, rts_time_ns now, rts
     dec_clear(dec);
 #if RTS_CONFIG_DETECT
     rts_shield_detect *dt = &sh->detect;
-    if ((dt->on & 1u) && rts_irq_count_on_irq_isr(&dt->irqs, now)) dt->irq_crossings++;
+    if ((dt->on & 1u) && rts_detect_irq_count_on_irq_isr(&dt->irqs, now)) dt->irq_crossings++;
 #endif
 #if RTS_CONFIG_LIMITERS
     if (source >= sh->cfg.n_sources) return true;
@@ -354,7 +354,7 @@ static void fill_report(rts_shield *sh, uint32_t fill)
 {
 #if RTS_CONFIG_DETECT
     rts_shield_detect *dt = &sh->detect;
-    if ((dt->on & 2u) && rts_fill_wm_update(&dt->fill, fill) == RTS_WM_OVERLOAD) dt->fill_overloads++;
+    if ((dt->on & 2u) && rts_detect_fill_wm_update(&dt->fill, fill) == RTS_WM_OVERLOAD) dt->fill_overloads++;
 #else
     (void)sh;
     (void)fill;
@@ -418,9 +418,9 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
     (void)tick_now;
 #endif
     rts_rx_result r;
-    const unsigned before = rts_pi_current(&sh->rx.pi);
-    rts_err e = frame != NULL ? rts_rx_eager_isr(&sh->rx, buf, frame, len, now, &r)
-                              : rts_rx_eager_desc_isr(&sh->rx, buf, desc_flow, desc_prio, now, &r);
+    const unsigned before = rts_prio_inherit_current(&sh->rx.pi);
+    rts_err e = frame != NULL ? rts_rx_driver_eager_isr(&sh->rx, buf, frame, len, now, &r)
+                              : rts_rx_driver_eager_desc_isr(&sh->rx, buf, desc_flow, desc_prio, now, &r);
     if (e != RTS_OK) return e;
     rx->outcome = r.outcome;
     rx->flow = r.flow;
@@ -447,7 +447,7 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
              rts_queue_mit_on_enqueue_fail_isr(&sh->queue, now));
     }
 #endif
-    fill_report(sh, rts_fq_count(&sh->rx.fq, RTS_BUF_QUEUED));
+    fill_report(sh, rts_flow_queue_count(&sh->rx.fq, RTS_BUF_QUEUED));
     return RTS_OK;
 }
 #else
@@ -490,7 +490,7 @@ rts_err rts_shield_timer_isr(rts_shield *sh, unsigned timer, rts_time_ns now, rt
     }
     if (timer == RTS_SHIELD_TIMER_POLL) {
 #if RTS_CONFIG_RX_PATH
-        if (has(sh, RTS_SHIELD_RX_PATH) && rts_glim_mode_of(&sh->rx.glim) == RTS_GLIM_POLL) {
+        if (has(sh, RTS_SHIELD_RX_PATH) && rts_global_limit_mode_of(&sh->rx.glim) == RTS_GLOBAL_LIMIT_POLL) {
             dec->flags |= RTS_SHIELD_F_POLL;
         }
 #endif
@@ -544,11 +544,11 @@ rts_err rts_shield_task_next(rts_shield *sh, rts_rx_job *job, rts_shield_dec *de
     dec_clear(dec);
     if (!has(sh, RTS_SHIELD_RX_PATH)) return RTS_EINVAL;
 #if RTS_CONFIG_RX_PATH
-    rts_pi_change c;
-    const rts_err e = rts_rx_task_next(&sh->rx, job, &c);
-    if (c != RTS_PI_UNCHANGED) {
+    rts_prio_inherit_change c;
+    const rts_err e = rts_rx_driver_task_next(&sh->rx, job, &c);
+    if (c != RTS_PRIO_INHERIT_UNCHANGED) {
         dec->flags |= RTS_SHIELD_F_PRIO;
-        dec->task_prio = (uint8_t)rts_pi_current(&sh->rx.pi);
+        dec->task_prio = (uint8_t)rts_prio_inherit_current(&sh->rx.pi);
     }
     return e;
 #else
@@ -566,15 +566,15 @@ rts_err rts_shield_task_done(rts_shield *sh, const rts_rx_job *job, rts_time_ns 
 #if RTS_CONFIG_RX_PATH
     if (has(sh, RTS_SHIELD_RX_PATH)) {
         if (job == NULL) return RTS_EINVAL;
-        if (rts_rx_buf_free(&sh->rx, job->buf) != RTS_OK) return RTS_EINVAL;
-        const rts_pi_change c = rts_rx_task_complete(&sh->rx, job->prio);
-        if (c != RTS_PI_UNCHANGED) {
+        if (rts_rx_driver_buf_free(&sh->rx, job->buf) != RTS_OK) return RTS_EINVAL;
+        const rts_prio_inherit_change c = rts_rx_driver_task_complete(&sh->rx, job->prio);
+        if (c != RTS_PRIO_INHERIT_UNCHANGED) {
             dec->flags |= RTS_SHIELD_F_PRIO;
-            dec->task_prio = (uint8_t)rts_pi_current(&sh->rx.pi);
+            dec->task_prio = (uint8_t)rts_prio_inherit_current(&sh->rx.pi);
         }
         uint16_t b;
-        if (refill != NULL && rts_rx_task_refill(&sh->rx, &b) == RTS_OK) *refill = b;
-        fill = rts_fq_count(&sh->rx.fq, RTS_BUF_QUEUED);
+        if (refill != NULL && rts_rx_driver_task_refill(&sh->rx, &b) == RTS_OK) *refill = b;
+        fill = rts_flow_queue_count(&sh->rx.fq, RTS_BUF_QUEUED);
     }
 #else
     (void)job;
@@ -601,7 +601,7 @@ uint32_t rts_shield_poll_begin(rts_shield *sh, rts_time_ns now)
 {
 #if RTS_CONFIG_RX_PATH
     if (!has(sh, RTS_SHIELD_RX_PATH)) return 0u;
-    return rts_rx_poll_begin(&sh->rx, now);
+    return rts_rx_driver_poll_begin(&sh->rx, now);
 #else
     (void)sh;
     (void)now;
@@ -614,18 +614,18 @@ void rts_shield_poll_end(rts_shield *sh, rts_time_ns now, rts_shield_dec *dec)
     dec_clear(dec);
 #if RTS_CONFIG_RX_PATH
     if (!has(sh, RTS_SHIELD_RX_PATH)) return;
-    emit(sh, dec, RTS_SHIELD_RX_PATH, 0u, RTS_SHIELD_TIMER_POLL, rts_rx_poll_end(&sh->rx, now));
+    emit(sh, dec, RTS_SHIELD_RX_PATH, 0u, RTS_SHIELD_TIMER_POLL, rts_rx_driver_poll_end(&sh->rx, now));
 #else
     (void)sh;
     (void)now;
 #endif
 }
 
-rts_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_time_ns target,
+rts_detect_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_time_ns target,
                                       rts_time_ns now, rts_shield_dec *dec)
 {
     dec_clear(dec);
-    const rts_cycle_result r = rts_lateness_mon_cycle(&sh->detect.lateness, start, target, now);
+    const rts_detect_cycle_result r = rts_detect_lateness_mon_cycle(&sh->detect.lateness, start, target, now);
     if (r.miss) sh->detect.late_cycles++;
 #if RTS_CONFIG_MITIGATIONS
     if (has(sh, RTS_SHIELD_HYSTERESIS)) {
@@ -702,7 +702,7 @@ void rts_shield_fill_isr(rts_shield *sh, uint32_t fill)
 uint32_t rts_shield_waiting(const rts_shield *sh)
 {
 #if RTS_CONFIG_RX_PATH
-    return has(sh, RTS_SHIELD_RX_PATH) ? rts_fq_count(&sh->rx.fq, RTS_BUF_QUEUED) : 0u;
+    return has(sh, RTS_SHIELD_RX_PATH) ? rts_flow_queue_count(&sh->rx.fq, RTS_BUF_QUEUED) : 0u;
 #else
     (void)sh;
     return 0u;
@@ -712,7 +712,7 @@ uint32_t rts_shield_waiting(const rts_shield *sh)
 unsigned rts_shield_task_prio(const rts_shield *sh)
 {
 #if RTS_CONFIG_RX_PATH
-    if (has(sh, RTS_SHIELD_RX_PATH)) return rts_pi_current(&sh->rx.pi);
+    if (has(sh, RTS_SHIELD_RX_PATH)) return rts_prio_inherit_current(&sh->rx.pi);
 #endif
     return sh->cfg.task_base_prio;
 }

@@ -1,12 +1,12 @@
 /* Buffer conservation, model-based: random operation sequences drive the
- * flow queues (rts_fq_*), the receive driver that owns them (rts_rx_*) and
+ * flow queues (rts_flow_queue_*), the receive driver that owns them (rts_rx_*) and
  * the shield entry points that own the driver (rts_shield_*), with flow
  * priorities and queue limits changed at run time, against a small
  * reference model kept here:
  *
  *   - every buffer is where the model says (ring, ISR, queued in which
  *     flow's FIFO at which position, task, spare pool): none lost, none
- *     duplicated; per-state counts, per-flow counts and rts_fq_check() agree;
+ *     duplicated; per-state counts, per-flow counts and rts_flow_queue_check() agree;
  *   - every call returns what the model predicts (error codes, the buffer
  *     popped, refilled or recycled, the eager outcome);
  *   - every recycling (path (c) of Behnke et al. Figure 8) takes a buffer
@@ -221,8 +221,8 @@ static void say(const char *fmt, ...)
 static bool agree_counts(const rts_flow_queue *fq, const model *m)
 {
     for (unsigned s = 0; s < 5u; s++) {
-        if (rts_fq_count(fq, s) != m->n[s]) {
-            return fail("buffers in state %u: libshield %u, model %u", s, rts_fq_count(fq, s), m->n[s]);
+        if (rts_flow_queue_count(fq, s) != m->n[s]) {
+            return fail("buffers in state %u: libshield %u, model %u", s, rts_flow_queue_count(fq, s), m->n[s]);
         }
     }
     return true;
@@ -231,7 +231,7 @@ static bool agree_counts(const rts_flow_queue *fq, const model *m)
 /* Full check (end of sequence, or after every operation while shrinking). */
 static bool agree_full(const rts_flow_queue *fq, const model *m)
 {
-    if (rts_fq_check(fq) != RTS_OK) return fail("rts_fq_check() fails");
+    if (rts_flow_queue_check(fq) != RTS_OK) return fail("rts_flow_queue_check() fails");
     if (!agree_counts(fq, m)) return false;
     unsigned total = 0;
     for (unsigned s = 0; s < 5u; s++) total += m->n[s];
@@ -240,8 +240,8 @@ static bool agree_full(const rts_flow_queue *fq, const model *m)
         if (fq->state[b] != m->st[b]) return fail("buffer %u: state %u, model %u", b, fq->state[b], m->st[b]);
     }
     for (unsigned f = 0; f < RTS_FLOW_MAX; f++) {
-        if (rts_fq_flow_count(fq, f) != m->count[f]) {
-            return fail("flow %u holds %u, model %u", f, rts_fq_flow_count(fq, f), m->count[f]);
+        if (rts_flow_queue_flow_count(fq, f) != m->count[f]) {
+            return fail("flow %u holds %u, model %u", f, rts_flow_queue_flow_count(fq, f), m->count[f]);
         }
         uint16_t b = fq->q[f].head;
         for (unsigned i = 0; i < m->count[f]; i++) {
@@ -259,8 +259,8 @@ static bool agree_full(const rts_flow_queue *fq, const model *m)
         b = fq->next[b];
     }
     if (b != RTS_BUF_NONE) return fail("spare pool longer than the model's");
-    if (rts_fq_highest_prio(fq) != m_highest(m)) return fail("highest level %d, model %d", rts_fq_highest_prio(fq), m_highest(m));
-    if (rts_fq_lowest_prio(fq) != m_lowest(m)) return fail("lowest level %d, model %d", rts_fq_lowest_prio(fq), m_lowest(m));
+    if (rts_flow_queue_highest_prio(fq) != m_highest(m)) return fail("highest level %d, model %d", rts_flow_queue_highest_prio(fq), m_highest(m));
+    if (rts_flow_queue_lowest_prio(fq) != m_lowest(m)) return fail("lowest level %d, model %d", rts_flow_queue_lowest_prio(fq), m_lowest(m));
     return true;
 }
 
@@ -286,10 +286,10 @@ static bool fq_step(model *m)
     case 0: {
         const unsigned buf = pick_buf(m, RTS_BUF_RING);
         say("rx_take(%u)", buf);
-        e = rts_fq_rx_take_isr(&fq, buf);
+        e = rts_flow_queue_rx_take_isr(&fq, buf);
         w = buf < m->nbufs && m->st[buf] == RTS_BUF_RING ? RTS_OK : RTS_EINVAL;
         if (w == RTS_OK) m_move(m, buf, RTS_BUF_ISR);
-        EXPECT_ERR(e, w, "rts_fq_rx_take_isr");
+        EXPECT_ERR(e, w, "rts_flow_queue_rx_take_isr");
         break;
     }
     case 1:
@@ -300,27 +300,27 @@ static bool fq_step(model *m)
         const unsigned pr = below(12) == 0 ? LEVELS : below(4) * 3u;
         const unsigned lim = 1u + below(m->nbufs);
         say("push(buf %u, flow %u, prio %u, limit %u)", buf, fl, pr, lim);
-        e = rts_fq_push_isr(&fq, buf, fl, pr, lim);
+        e = rts_flow_queue_push_isr(&fq, buf, fl, pr, lim);
         if (buf >= m->nbufs || m->st[buf] != RTS_BUF_ISR || fl >= RTS_FLOW_MAX || pr >= LEVELS) w = RTS_EINVAL;
         else w = m_push(m, buf, fl, pr, lim);
-        EXPECT_ERR(e, w, "rts_fq_push_isr");
+        EXPECT_ERR(e, w, "rts_flow_queue_push_isr");
         break;
     }
     case 3: {
         const unsigned buf = pick_buf(m, RTS_BUF_ISR);
         say("repost(%u)", buf);
-        e = rts_fq_repost_isr(&fq, buf);
+        e = rts_flow_queue_repost_isr(&fq, buf);
         w = buf < m->nbufs && m->st[buf] == RTS_BUF_ISR ? RTS_OK : RTS_EINVAL;
         if (w == RTS_OK) m_move(m, buf, RTS_BUF_RING);
-        EXPECT_ERR(e, w, "rts_fq_repost_isr");
+        EXPECT_ERR(e, w, "rts_flow_queue_repost_isr");
         break;
     }
     case 4: {
         say("recycle_lowest()");
         const int lowest = m_lowest(m);
-        e = rts_fq_recycle_lowest_isr(&fq, &b, &f);
+        e = rts_flow_queue_recycle_lowest_isr(&fq, &b, &f);
         w = m_recycle(m, &mb, &mf);
-        EXPECT_ERR(e, w, "rts_fq_recycle_lowest_isr");
+        EXPECT_ERR(e, w, "rts_flow_queue_recycle_lowest_isr");
         if (e == RTS_OK) {
             if (b != mb || f != mf) return fail("recycled buffer %u of flow %u, model %u of %u", b, f, mb, mf);
             if ((int)fq.q[f].level != lowest) return fail("recycled from level %u, lowest was %d", fq.q[f].level, lowest);
@@ -330,9 +330,9 @@ static bool fq_step(model *m)
     }
     case 5: {
         say("pop_highest()");
-        e = rts_fq_pop_highest(&fq, &b, &f, &p);
+        e = rts_flow_queue_pop_highest(&fq, &b, &f, &p);
         w = m_pop(m, &mb, &mf, &mp);
-        EXPECT_ERR(e, w, "rts_fq_pop_highest");
+        EXPECT_ERR(e, w, "rts_flow_queue_pop_highest");
         if (e == RTS_OK && (b != mb || f != mf || p != mp)) {
             return fail("popped buffer %u flow %u prio %u, model %u %u %u", b, f, p, mb, mf, mp);
         }
@@ -340,24 +340,24 @@ static bool fq_step(model *m)
     }
     case 6: {
         say("refill()");
-        e = rts_fq_refill(&fq, &b);
+        e = rts_flow_queue_refill(&fq, &b);
         w = m_refill(m, &mb);
-        EXPECT_ERR(e, w, "rts_fq_refill");
+        EXPECT_ERR(e, w, "rts_flow_queue_refill");
         if (e == RTS_OK && b != mb) return fail("refilled buffer %u, model %u", b, mb);
         break;
     }
     case 7: {
         const unsigned buf = pick_buf(m, RTS_BUF_TASK);
         say("release(%u)", buf);
-        e = rts_fq_release(&fq, buf);
-        EXPECT_ERR(e, m_release(m, buf), "rts_fq_release");
+        e = rts_flow_queue_release(&fq, buf);
+        EXPECT_ERR(e, m_release(m, buf), "rts_flow_queue_release");
         break;
     }
     default: {
         const unsigned t = below(m->ring_size + 2u);
         say("set_threshold(%u)", t);
-        e = rts_fq_set_threshold(&fq, t);
-        EXPECT_ERR(e, t > m->ring_size ? RTS_EINVAL : RTS_OK, "rts_fq_set_threshold");
+        e = rts_flow_queue_set_threshold(&fq, t);
+        EXPECT_ERR(e, t > m->ring_size ? RTS_EINVAL : RTS_OK, "rts_flow_queue_set_threshold");
         break;
     }
     }
@@ -392,15 +392,15 @@ static bool arrival(model *m, int shield, unsigned buf, int by_frame, unsigned f
     const uint8_t *frame = by_frame ? frames[fl - RTS_FLOW_FIRST_USER] : NULL;
     const size_t len = by_frame ? frame_len[fl - RTS_FLOW_FIRST_USER] : 0u;
     if (!by_frame) {
-        /* Descriptor path: out-of-range values are clamped (rts_rx_eager_desc_isr). */
+        /* Descriptor path: out-of-range values are clamped (rts_rx_driver_eager_desc_isr). */
         const unsigned dfl = fl, dpr = pr;
         fl = fl >= RTS_FLOW_MAX ? RTS_FLOW_DEFAULT : fl;
         pr = pr >= LEVELS ? LEVELS - 1u : pr;
         e = shield ? rts_shield_rx_frame_isr(&sh, buf, NULL, 0u, dfl, dpr, now, now, &srx, &dec)
-                   : rts_rx_eager_desc_isr(rx, buf, dfl, dpr, now, &r);
+                   : rts_rx_driver_eager_desc_isr(rx, buf, dfl, dpr, now, &r);
     } else {
         e = shield ? rts_shield_rx_frame_isr(&sh, buf, frame, len, 0u, 0u, now, now, &srx, &dec)
-                   : rts_rx_eager_isr(rx, buf, frame, len, now, &r);
+                   : rts_rx_driver_eager_isr(rx, buf, frame, len, now, &r);
     }
     if (buf >= m->nbufs || m->st[buf] != RTS_BUF_RING) {
         EXPECT_ERR(e, RTS_EINVAL, "eager call on a buffer not in the ring");
@@ -420,7 +420,7 @@ static bool arrival(model *m, int shield, unsigned buf, int by_frame, unsigned f
         if (r.flow != fl || r.prio != pr) return fail("driver: flow %u prio %u, model %u %u", r.flow, r.prio, fl, pr);
     }
     m->harvested++;
-    /* rts_fq_ring_low() once the arrival has left the ring: fewer than the
+    /* rts_flow_queue_ring_low() once the arrival has left the ring: fewer than the
      * threshold posted without it. */
     const bool low = m->n[RTS_BUF_RING] - 1u < m->thr;
     unsigned want;
@@ -464,7 +464,7 @@ static bool arrival(model *m, int shield, unsigned buf, int by_frame, unsigned f
         return fail("path (c): buffer %u of flow %u, model %u of %u", repost, rflow, mv, mvf);
     }
     /* Priority inheritance: the task runs at least at the highest queued level. */
-    if ((int)rts_pi_current(&rx->pi) < m_highest(m)) return fail("task priority %u below queued level %d", rts_pi_current(&rx->pi), m_highest(m));
+    if ((int)rts_prio_inherit_current(&rx->pi) < m_highest(m)) return fail("task priority %u below queued level %d", rts_prio_inherit_current(&rx->pi), m_highest(m));
     return true;
 }
 
@@ -495,8 +495,8 @@ static bool drv_step(model *m, int shield)
         /* Run-time priority change (setsockopt): raised or lowered. */
         const unsigned fl = below(NFLOWS), pr = below(4) * 3u;
         say("set flow %u priority %u", fl, pr);
-        e = rts_flow_setopt(&rx->flows, fl, RTS_FLOWOPT_PRIORITY, pr, now);
-        EXPECT_ERR(e, RTS_OK, "rts_flow_setopt(PRIORITY)");
+        e = rts_flow_table_setopt(&rx->flows, fl, RTS_FLOWOPT_PRIORITY, pr, now);
+        EXPECT_ERR(e, RTS_OK, "rts_flow_table_setopt(PRIORITY)");
         m->prio[fl] = pr;
         seen_prio_change++;
         break;
@@ -504,8 +504,8 @@ static bool drv_step(model *m, int shield)
     case 6: {
         const unsigned fl = below(NFLOWS), lim = 1u + below(m->nbufs);
         say("set flow %u queue limit %u", fl, lim);
-        e = rts_flow_setopt(&rx->flows, fl, RTS_FLOWOPT_QUEUE_LIMIT, lim, now);
-        EXPECT_ERR(e, RTS_OK, "rts_flow_setopt(QUEUE_LIMIT)");
+        e = rts_flow_table_setopt(&rx->flows, fl, RTS_FLOWOPT_QUEUE_LIMIT, lim, now);
+        EXPECT_ERR(e, RTS_OK, "rts_flow_table_setopt(QUEUE_LIMIT)");
         m->limit[fl] = lim;
         break;
     }
@@ -517,7 +517,7 @@ static bool drv_step(model *m, int shield)
         uint8_t mf = 0, mp = 0;
         rts_shield_dec dec;
         say("%s task: next, done, free, refill", shield ? "shield" : "driver");
-        e = shield ? rts_shield_task_next(&sh, &job, &dec) : rts_rx_task_next(rx, &job, NULL);
+        e = shield ? rts_shield_task_next(&sh, &job, &dec) : rts_rx_driver_task_next(rx, &job, NULL);
         EXPECT_ERR(e, m_pop(m, &mb, &mf, &mp), "task next");
         if (e != RTS_OK) break;
         if (job.buf != mb || job.flow != mf || job.prio != mp) {
@@ -530,22 +530,22 @@ static bool drv_step(model *m, int shield)
             if (m_refill(m, &mrefill) != RTS_OK) mrefill = RTS_BUF_NONE;
             if (refill != mrefill) return fail("task_done refilled %u, model %u", refill, mrefill);
         } else if (below(2)) { /* the driver's halves one by one; sometimes the buffer stays with the stack */
-            (void)rts_rx_task_complete(rx, job.prio);
-            EXPECT_ERR(rts_rx_buf_free(rx, job.buf), m_release(m, job.buf), "rts_rx_buf_free");
+            (void)rts_rx_driver_task_complete(rx, job.prio);
+            EXPECT_ERR(rts_rx_driver_buf_free(rx, job.buf), m_release(m, job.buf), "rts_rx_driver_buf_free");
         }
         break;
     }
     case 9: {
         const unsigned buf = pick_buf(m, RTS_BUF_TASK);
         say("free(%u)", buf);
-        EXPECT_ERR(rts_rx_buf_free(rx, buf), m_release(m, buf), "rts_rx_buf_free");
+        EXPECT_ERR(rts_rx_driver_buf_free(rx, buf), m_release(m, buf), "rts_rx_driver_buf_free");
         break;
     }
     case 10: {
         uint16_t b = 0, mb = 0;
         say("refill()");
-        e = rts_rx_task_refill(rx, &b);
-        EXPECT_ERR(e, m_refill(m, &mb), "rts_rx_task_refill");
+        e = rts_rx_driver_task_refill(rx, &b);
+        EXPECT_ERR(e, m_refill(m, &mb), "rts_rx_driver_task_refill");
         if (e == RTS_OK && b != mb) return fail("refilled %u, model %u", b, mb);
         break;
     }
@@ -557,7 +557,7 @@ static bool drv_step(model *m, int shield)
         } else {
             const unsigned t = below(m->ring_size + 1u);
             say("recycle threshold %u", t);
-            EXPECT_ERR(rts_fq_set_threshold(&rx->fq, t), RTS_OK, "rts_fq_set_threshold");
+            EXPECT_ERR(rts_flow_queue_set_threshold(&rx->fq, t), RTS_OK, "rts_flow_queue_set_threshold");
             m->thr = t;
         }
         break;
@@ -598,9 +598,9 @@ static bool setup_driver(model *m, int shield)
             if (rts_shield_bind(&sh, &fl, now, &user_id[u]) != RTS_OK) return fail("rts_shield_bind refused");
         }
     } else {
-        if (rts_rx_init(rx, NULL, nbufs, ring, base, 0u, 0u, now) != RTS_OK) return fail("rts_rx_init refused");
+        if (rts_rx_driver_init(rx, NULL, nbufs, ring, base, 0u, 0u, now) != RTS_OK) return fail("rts_rx_driver_init refused");
         for (unsigned u = 0; u < NUSER; u++) {
-            if (rts_flow_bind(&rx->flows, RTS_PROTO_UDP, 1000u + u, 0u, &user_id[u]) != RTS_OK) return fail("bind refused");
+            if (rts_flow_table_bind(&rx->flows, RTS_PROTO_UDP, 1000u + u, 0u, &user_id[u]) != RTS_OK) return fail("bind refused");
         }
     }
     for (unsigned u = 0; u < NUSER; u++) {
@@ -619,8 +619,8 @@ static bool setup_driver(model *m, int shield)
     /* A server on one user flow sometimes, so that path (b) happens too. */
     if (below(4) == 0) {
         const unsigned fl = RTS_FLOW_FIRST_USER + below(NUSER);
-        if (rts_flow_setopt(&rx->flows, fl, RTS_FLOWOPT_CAPACITY, 1u + below(3), now) != RTS_OK ||
-            rts_flow_setopt(&rx->flows, fl, RTS_FLOWOPT_PERIOD_NS, 5000u, now) != RTS_OK) {
+        if (rts_flow_table_setopt(&rx->flows, fl, RTS_FLOWOPT_CAPACITY, 1u + below(3), now) != RTS_OK ||
+            rts_flow_table_setopt(&rx->flows, fl, RTS_FLOWOPT_PERIOD_NS, 5000u, now) != RTS_OK) {
             return fail("server setopt refused");
         }
     }
@@ -644,7 +644,7 @@ static int run_sequence(uint64_t seed, unsigned max_ops, bool full)
         const unsigned nbufs = 1u + below(MAXB);
         const unsigned ring = 1u + below(nbufs);
         const unsigned thr = below(ring + 1u);
-        if (rts_fq_init(&fq, nbufs, ring, thr) != RTS_OK) return fail("rts_fq_init refused"), -1;
+        if (rts_flow_queue_init(&fq, nbufs, ring, thr) != RTS_OK) return fail("rts_flow_queue_init refused"), -1;
         m_init(&m, nbufs, ring, thr);
         say("flow queues: %u buffers, ring %u, threshold %u", nbufs, ring, thr);
         q = &fq;
@@ -697,7 +697,7 @@ static void test_conservation(void)
     }
     printf("    %llu sequences from seed 0x%llx, %llu failing\n", n, seed0, failures);
     printf("    arrivals queued %llu, short-circuited %llu, server-limited %llu, queue full %llu; path (c) "
-           "recycled %llu (short circuit on) + %llu (off); rts_fq_recycle_lowest_isr %llu; priority changes %llu\n",
+           "recycled %llu (short circuit on) + %llu (off); rts_flow_queue_recycle_lowest_isr %llu; priority changes %llu\n",
            seen_outcome[RTS_RX_QUEUED], seen_outcome[RTS_RX_SHORT_CIRCUIT], seen_outcome[RTS_RX_FLOW_LIMIT],
            seen_outcome[RTS_RX_QUEUE_FULL], seen_recycle_sc, seen_recycle_nosc, seen_fq_recycle, seen_prio_change);
     CHECK_EQ(failures, 0);
@@ -714,21 +714,21 @@ static void test_conservation(void)
  * strictly lower-priority victim. */
 static void test_raised_flow_not_recycled(void)
 {
-    CHECK_EQ(rts_rx_init(&rxd, NULL, 8u, 4u, 0u, 0u, 0u, 0u), RTS_OK);
-    CHECK_EQ(rts_fq_set_threshold(&rxd.fq, 4u), RTS_OK);
+    CHECK_EQ(rts_rx_driver_init(&rxd, NULL, 8u, 4u, 0u, 0u, 0u, 0u), RTS_OK);
+    CHECK_EQ(rts_flow_queue_set_threshold(&rxd.fq, 4u), RTS_OK);
     rts_rx_result r;
-    CHECK_EQ(rts_rx_eager_desc_isr(&rxd, 0u, 4u, 1u, 0u, &r), RTS_OK); /* flow 4 at level 1 */
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rxd, 0u, 4u, 1u, 0u, &r), RTS_OK); /* flow 4 at level 1 */
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
-    CHECK_EQ(rts_rx_eager_desc_isr(&rxd, 1u, 4u, 5u, 0u, &r), RTS_OK); /* raised to 5: moves up */
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rxd, 1u, 4u, 5u, 0u, &r), RTS_OK); /* raised to 5: moves up */
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
     CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
-    CHECK_EQ(rts_rx_eager_desc_isr(&rxd, 2u, 5u, 5u, 0u, &r), RTS_OK); /* same level: nothing lower */
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rxd, 2u, 5u, 5u, 0u, &r), RTS_OK); /* same level: nothing lower */
     CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
-    CHECK_EQ(rts_rx_eager_desc_isr(&rxd, 2u, 5u, 6u, 0u, &r), RTS_OK); /* higher: flow 4 goes */
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rxd, 2u, 5u, 6u, 0u, &r), RTS_OK); /* higher: flow 4 goes */
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
     CHECK_EQ(r.recycled_flow, 4u);
     CHECK_EQ(r.repost, 0u);
-    CHECK_EQ(rts_fq_check(&rxd.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&rxd.fq), RTS_OK);
 }
 
 int main(void)

@@ -13,22 +13,22 @@ static uint8_t f_udp, f_tcp, f_udp_src;
 static void setup(void)
 {
     rts_flow_table_init(&tbl, 0);
-    CHECK_EQ(rts_flow_bind(&tbl, RTS_PROTO_UDP, 502, 0, &f_udp), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&tbl, RTS_PROTO_TCP, 502, 0, &f_tcp), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&tbl, RTS_PROTO_UDP, 502, 0xC0A80001u, &f_udp_src), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&tbl, RTS_PROTO_UDP, 502, 0, &f_udp), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&tbl, RTS_PROTO_TCP, 502, 0, &f_tcp), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&tbl, RTS_PROTO_UDP, 502, 0xC0A80001u, &f_udp_src), RTS_OK);
 }
 
 /* Classify a copy placed flush against the end of a heap block, so that an
- * over-read is an ASan error. Both paths of rts_classify_isr() run on
+ * over-read is an ASan error. Both paths of rts_classifier_classify_isr() run on
  * every frame: with header facts (the full parse) and without (the receive
  * path's lean parse); they must give the same flow. */
-static uint8_t classify_exact(const uint8_t *frame, size_t len, rts_cls_info *info)
+static uint8_t classify_exact(const uint8_t *frame, size_t len, rts_classifier_info *info)
 {
     uint8_t *copy = malloc(len ? len : 1);
     memcpy(copy, frame, len);
-    rts_cls_info local;
-    uint8_t id = rts_classify_isr(&tbl, copy, len, info != NULL ? info : &local);
-    CHECK_EQ(rts_classify_isr(&tbl, copy, len, NULL), id);
+    rts_classifier_info local;
+    uint8_t id = rts_classifier_classify_isr(&tbl, copy, len, info != NULL ? info : &local);
+    CHECK_EQ(rts_classifier_classify_isr(&tbl, copy, len, NULL), id);
     free(copy);
     return id;
 }
@@ -49,34 +49,34 @@ static void test_protocols(void)
     uint8_t arp = RTS_FLOW_ARP, icmp = RTS_FLOW_ICMP, bg = RTS_FLOW_BACKGROUND, def = RTS_FLOW_DEFAULT;
     (void)none;
     const cls_row rows[] = {
-        {"ARP", {0}, 1, &arp, 0, RTS_CLS_ARP},
-        {"ICMP echo", {.ip_proto = 1, .src = 1}, 0, &icmp, 0, RTS_CLS_ICMP},
+        {"ARP", {0}, 1, &arp, 0, RTS_CLASSIFIER_ARP},
+        {"ICMP echo", {.ip_proto = 1, .src = 1}, 0, &icmp, 0, RTS_CLASSIFIER_ICMP},
         {"UDP bound port", {.ip_proto = 17, .src = 0x0A000002u, .sport = 9, .dport = 502}, 0, &f_udp, 0,
-         RTS_CLS_UDP},
+         RTS_CLASSIFIER_UDP},
         {"UDP bound port, matching source", {.ip_proto = 17, .src = 0xC0A80001u, .dport = 502}, 0, &f_udp_src,
-         0, RTS_CLS_UDP},
+         0, RTS_CLASSIFIER_UDP},
         {"TCP SYN bound port", {.ip_proto = 6, .src = 3, .sport = 1000, .dport = 502}, 0, &f_tcp, 0,
-         RTS_CLS_TCP},
-        {"UDP unbound port", {.ip_proto = 17, .src = 3, .dport = 503}, 0, &def, 0, RTS_CLS_UDP},
-        {"TCP unbound port", {.ip_proto = 6, .src = 3, .dport = 80}, 0, &def, 0, RTS_CLS_TCP},
-        {"VLAN UDP", {.vlan = 1, .vlan_tci = 0x2005, .ip_proto = 17, .dport = 502}, 0, &f_udp, 0, RTS_CLS_UDP},
-        {"VLAN ARP", {.vlan = 1}, 1, &arp, 0, RTS_CLS_ARP},
-        {"fragment MF", {.ip_proto = 17, .dport = 502, .frag = 0x2000}, 0, &bg, 0, RTS_CLS_FRAGMENT},
-        {"fragment offset", {.ip_proto = 17, .dport = 502, .frag = 0x0010}, 0, &bg, 0, RTS_CLS_FRAGMENT},
-        {"DF set is not a fragment", {.ip_proto = 17, .dport = 502, .frag = 0x4000}, 0, &f_udp, 0, RTS_CLS_UDP},
-        {"ICMP fragment", {.ip_proto = 1, .frag = 0x2000}, 0, &bg, 0, RTS_CLS_FRAGMENT},
-        {"IPv4 options (ihl 8)", {.ip_proto = 17, .dport = 502, .ihl = 8}, 0, &f_udp, 0, RTS_CLS_UDP},
-        {"IPv4 other protocol (GRE)", {.ip_proto = 47, .payload = 8}, 0, &def, 0, RTS_CLS_IPV4_OTHER},
+         RTS_CLASSIFIER_TCP},
+        {"UDP unbound port", {.ip_proto = 17, .src = 3, .dport = 503}, 0, &def, 0, RTS_CLASSIFIER_UDP},
+        {"TCP unbound port", {.ip_proto = 6, .src = 3, .dport = 80}, 0, &def, 0, RTS_CLASSIFIER_TCP},
+        {"VLAN UDP", {.vlan = 1, .vlan_tci = 0x2005, .ip_proto = 17, .dport = 502}, 0, &f_udp, 0, RTS_CLASSIFIER_UDP},
+        {"VLAN ARP", {.vlan = 1}, 1, &arp, 0, RTS_CLASSIFIER_ARP},
+        {"fragment MF", {.ip_proto = 17, .dport = 502, .frag = 0x2000}, 0, &bg, 0, RTS_CLASSIFIER_FRAGMENT},
+        {"fragment offset", {.ip_proto = 17, .dport = 502, .frag = 0x0010}, 0, &bg, 0, RTS_CLASSIFIER_FRAGMENT},
+        {"DF set is not a fragment", {.ip_proto = 17, .dport = 502, .frag = 0x4000}, 0, &f_udp, 0, RTS_CLASSIFIER_UDP},
+        {"ICMP fragment", {.ip_proto = 1, .frag = 0x2000}, 0, &bg, 0, RTS_CLASSIFIER_FRAGMENT},
+        {"IPv4 options (ihl 8)", {.ip_proto = 17, .dport = 502, .ihl = 8}, 0, &f_udp, 0, RTS_CLASSIFIER_UDP},
+        {"IPv4 other protocol (GRE)", {.ip_proto = 47, .payload = 8}, 0, &def, 0, RTS_CLASSIFIER_IPV4_OTHER},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
         uint8_t fr[256];
         size_t len = rows[i].arp ? rts_fr_arp(fr, rows[i].spec.vlan) : rts_fr_ipv4(fr, &rows[i].spec);
-        rts_cls_info info;
+        rts_classifier_info info;
         CHECK_EQ(classify_exact(fr, len, &info), *rows[i].expect_flow);
         CHECK_EQ(info.kind, rows[i].kind);
         CHECK_EQ(info.vlan, rows[i].spec.vlan);
-        if (rows[i].kind == RTS_CLS_UDP || rows[i].kind == RTS_CLS_TCP) {
+        if (rows[i].kind == RTS_CLASSIFIER_UDP || rows[i].kind == RTS_CLASSIFIER_TCP) {
             CHECK_EQ(info.local_port, rows[i].spec.dport);
             CHECK_EQ(info.remote_port, rows[i].spec.sport);
             CHECK_EQ(info.src_addr, rows[i].spec.src);
@@ -88,28 +88,28 @@ static void test_other_ethertypes(void)
 {
     setup();
     uint8_t fr[64];
-    rts_cls_info info;
+    rts_classifier_info info;
     ROW("IPv6 goes to the default flow");
     rts_fr_eth(fr, 0, 0, 0x86DD);
     CHECK_EQ(classify_exact(fr, 60, &info), RTS_FLOW_DEFAULT);
-    CHECK_EQ(info.kind, RTS_CLS_IPV6);
+    CHECK_EQ(info.kind, RTS_CLASSIFIER_IPV6);
     ROW("802.3 length field");
     rts_fr_eth(fr, 0, 0, 46);
     CHECK_EQ(classify_exact(fr, 60, &info), RTS_FLOW_DEFAULT);
-    CHECK_EQ(info.kind, RTS_CLS_OTHER);
+    CHECK_EQ(info.kind, RTS_CLASSIFIER_OTHER);
     ROW("double tag (QinQ inner 0x8100) is 'other'");
     rts_fr_eth(fr, 1, 1, 0x8100);
     CHECK_EQ(classify_exact(fr, 60, &info), RTS_FLOW_DEFAULT);
-    CHECK_EQ(info.kind, RTS_CLS_OTHER);
+    CHECK_EQ(info.kind, RTS_CLASSIFIER_OTHER);
     ROW("NULL frame");
-    CHECK_EQ(rts_classify_isr(&tbl, NULL, 60, &info), RTS_FLOW_DEFAULT);
-    CHECK_EQ(info.kind, RTS_CLS_MALFORMED);
+    CHECK_EQ(rts_classifier_classify_isr(&tbl, NULL, 60, &info), RTS_FLOW_DEFAULT);
+    CHECK_EQ(info.kind, RTS_CLASSIFIER_MALFORMED);
     ROW("NULL info accepted");
     size_t n = rts_fr_udp(fr, 1, 502, 0);
-    CHECK_EQ(rts_classify_isr(&tbl, fr, n, NULL), f_udp);
+    CHECK_EQ(rts_classifier_classify_isr(&tbl, fr, n, NULL), f_udp);
     ROW("NULL frame and NULL info: the default flow, nothing read");
-    CHECK_EQ(rts_classify_isr(&tbl, NULL, n, NULL), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_classify_isr(&tbl, NULL, 0, NULL), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_classifier_classify_isr(&tbl, NULL, n, NULL), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_classifier_classify_isr(&tbl, NULL, 0, NULL), RTS_FLOW_DEFAULT);
 }
 
 typedef struct {
@@ -134,9 +134,9 @@ static void test_inconsistent_headers(void)
         size_t len = rts_fr_udp(fr, 1, 502, 0);
         if (rows[i].off == 3) fr[14 + 2] = 0;
         fr[14 + rows[i].off] = rows[i].value;
-        rts_cls_info info;
+        rts_classifier_info info;
         CHECK_EQ(classify_exact(fr, len, &info), RTS_FLOW_DEFAULT);
-        CHECK_EQ(info.kind, RTS_CLS_MALFORMED);
+        CHECK_EQ(info.kind, RTS_CLASSIFIER_MALFORMED);
     }
     ROW("UDP datagram too short for the UDP header (total length 24)");
     uint8_t fr[128];
@@ -194,9 +194,9 @@ static void test_length_fields(void)
         if (rows[i].set_len != 0u) len = rows[i].set_len;
         if (rows[i].off != 0u) fr[rows[i].off] = rows[i].value;
         if (rows[i].off2 != 0u) fr[rows[i].off2] = rows[i].value2;
-        rts_cls_info info;
+        rts_classifier_info info;
         CHECK_EQ(classify_exact(fr, len, &info), RTS_FLOW_DEFAULT);
-        CHECK_EQ(info.kind, RTS_CLS_MALFORMED);
+        CHECK_EQ(info.kind, RTS_CLASSIFIER_MALFORMED);
     }
     /* The boundary itself is valid: total length exactly the frame. */
     ROW("total length exactly the frame (no padding)");

@@ -35,7 +35,7 @@ static void test_cycle_eval(void)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
-        rts_cycle_result r = rts_cycle_eval(rows[i].start, rows[i].target, rows[i].finish);
+        rts_detect_cycle_result r = rts_detect_cycle_eval(rows[i].start, rows[i].target, rows[i].finish);
         CHECK_EQ(r.earliness_ns, rows[i].earliness);
         CHECK(r.lateness_ppm == rows[i].lateness_ppm);
         CHECK_EQ(r.miss, rows[i].miss);
@@ -45,31 +45,31 @@ static void test_cycle_eval(void)
 /* A 10 ms task; bins taken every "second" by the caller. */
 static void test_monitor_bins(void)
 {
-    rts_lateness_mon m;
-    CHECK_EQ(rts_lateness_mon_init(&m), RTS_OK);
+    rts_detect_lateness_mon m;
+    CHECK_EQ(rts_detect_lateness_mon_init(&m), RTS_OK);
     CHECK_EQ(m.earliness_min_ns, INT64_MAX);
     /* bin 1: on time, 8 % late, 100 % late (a late cycle's successor starts
      * at once, its target is its own start + period) */
-    rts_lateness_mon_cycle(&m, 0, 10 * MS, 7 * MS);
-    rts_lateness_mon_cycle(&m, 10 * MS, 20 * MS, 20800 * 1000ULL);
-    rts_cycle_result r = rts_lateness_mon_cycle(&m, 20800 * 1000ULL, 30800 * 1000ULL, 40800 * 1000ULL);
+    rts_detect_lateness_mon_cycle(&m, 0, 10 * MS, 7 * MS);
+    rts_detect_lateness_mon_cycle(&m, 10 * MS, 20 * MS, 20800 * 1000ULL);
+    rts_detect_cycle_result r = rts_detect_lateness_mon_cycle(&m, 20800 * 1000ULL, 30800 * 1000ULL, 40800 * 1000ULL);
     CHECK(r.miss);
     CHECK(r.lateness_ppm == 1000000);
-    rts_lateness_bin b;
-    CHECK_EQ(rts_lateness_mon_take_bin(&m, &b), RTS_OK);
+    rts_detect_lateness_bin b;
+    CHECK_EQ(rts_detect_lateness_mon_take_bin(&m, &b), RTS_OK);
     CHECK_EQ(b.cycles, 3);
     CHECK_EQ(b.misses, 2);
     CHECK(b.lateness_sum_ppm == 1080000); /* 108 % accumulated */
     CHECK(b.lateness_max_ppm == 1000000);
     CHECK(m.bin_max_ppm == 1080000);
     /* bin 2: one cycle 30 % late */
-    rts_lateness_mon_cycle(&m, 50 * MS, 60 * MS, 63 * MS);
-    CHECK_EQ(rts_lateness_mon_take_bin(&m, &b), RTS_OK);
+    rts_detect_lateness_mon_cycle(&m, 50 * MS, 60 * MS, 63 * MS);
+    CHECK_EQ(rts_detect_lateness_mon_take_bin(&m, &b), RTS_OK);
     CHECK_EQ(b.cycles, 1);
     CHECK(b.lateness_sum_ppm == 300000);
     CHECK(m.bin_max_ppm == 1080000); /* worst bin kept */
     /* bin 3: empty; NULL out allowed */
-    CHECK_EQ(rts_lateness_mon_take_bin(&m, NULL), RTS_OK);
+    CHECK_EQ(rts_detect_lateness_mon_take_bin(&m, NULL), RTS_OK);
     CHECK_EQ(m.bin.cycles, 0);
     /* totals */
     CHECK_EQ(m.cycles, 4);
@@ -77,11 +77,11 @@ static void test_monitor_bins(void)
     CHECK(m.lateness_max_ppm == 1000000);
     CHECK(m.lateness_sum_ppm == 1380000);
     CHECK_EQ(m.earliness_min_ns, -(int64_t)(10 * MS));
-    CHECK_EQ(rts_lateness_mon_init(NULL), RTS_EINVAL);
-    CHECK_EQ(rts_lateness_mon_take_bin(NULL, &b), RTS_EINVAL);
+    CHECK_EQ(rts_detect_lateness_mon_init(NULL), RTS_EINVAL);
+    CHECK_EQ(rts_detect_lateness_mon_take_bin(NULL, &b), RTS_EINVAL);
     /* Accumulation saturates. */
-    rts_lateness_mon_cycle(&m, 0, 1, UINT64_MAX);
-    rts_lateness_mon_cycle(&m, 0, 1, UINT64_MAX);
+    rts_detect_lateness_mon_cycle(&m, 0, 1, UINT64_MAX);
+    rts_detect_lateness_mon_cycle(&m, 0, 1, UINT64_MAX);
     CHECK(m.bin.lateness_sum_ppm == UINT64_MAX);
 }
 
@@ -112,14 +112,14 @@ static void test_irq_count(void)
         {"time before the slice stays in it", IRQ, 4000, false, 2, 0, false, false, 4500},
         {"skip one empty slice after a busy one: last 0", IRQ, 6600, false, 1, 0, false, false, 6500},
     };
-    rts_irq_count c;
-    CHECK_EQ(rts_irq_count_init(&c, 1000, 3, 500), RTS_OK);
+    rts_detect_irq_count c;
+    CHECK_EQ(rts_detect_irq_count_init(&c, 1000, 3, 500), RTS_OK);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
         if (rows[i].op == IRQ) {
-            CHECK_EQ(rts_irq_count_on_irq_isr(&c, rows[i].now), rows[i].crossed);
+            CHECK_EQ(rts_detect_irq_count_on_irq_isr(&c, rows[i].now), rows[i].crossed);
         } else {
-            rts_irq_count_advance(&c, rows[i].now);
+            rts_detect_irq_count_advance(&c, rows[i].now);
         }
         CHECK_EQ(c.count, rows[i].count);
         CHECK_EQ(c.last, rows[i].last);
@@ -129,17 +129,17 @@ static void test_irq_count(void)
     }
     CHECK_EQ(c.total, 9);
     CHECK_EQ(c.slices_over, 1);
-    CHECK_EQ(rts_irq_count_init(&c, 0, 3, 0), RTS_EINVAL);
-    CHECK_EQ(rts_irq_count_init(NULL, 10, 3, 0), RTS_EINVAL);
+    CHECK_EQ(rts_detect_irq_count_init(&c, 0, 3, 0), RTS_EINVAL);
+    CHECK_EQ(rts_detect_irq_count_init(NULL, 10, 3, 0), RTS_EINVAL);
     /* Threshold 0: the first interrupt crosses. */
-    rts_irq_count_init(&c, 10, 0, 0);
-    CHECK(rts_irq_count_on_irq_isr(&c, 0));
+    rts_detect_irq_count_init(&c, 10, 0, 0);
+    CHECK(rts_detect_irq_count_on_irq_isr(&c, 0));
 }
 
 typedef struct {
     const char *name;
     uint32_t fill;
-    rts_wm_change change;
+    rts_detect_wm_change change;
     bool overload;
 } wm_row;
 
@@ -157,19 +157,19 @@ static void test_fill_watermarks(void)
         {"high again", 90, RTS_WM_OVERLOAD, true},
         {"empty: cleared", 0, RTS_WM_CLEARED, false},
     };
-    rts_fill_wm w;
-    CHECK_EQ(rts_fill_wm_init(&w, 80, 20), RTS_OK);
+    rts_detect_fill_wm w;
+    CHECK_EQ(rts_detect_fill_wm_init(&w, 80, 20), RTS_OK);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
-        CHECK_EQ(rts_fill_wm_update(&w, rows[i].fill), rows[i].change);
+        CHECK_EQ(rts_detect_fill_wm_update(&w, rows[i].fill), rows[i].change);
         CHECK_EQ(w.overload, rows[i].overload);
     }
     CHECK_EQ(w.max_fill, 100);
     CHECK_EQ(w.episodes, 2);
-    CHECK_EQ(rts_fill_wm_init(&w, 20, 20), RTS_EINVAL);
-    CHECK_EQ(rts_fill_wm_init(&w, 0, 0), RTS_EINVAL);
-    CHECK_EQ(rts_fill_wm_init(NULL, 2, 1), RTS_EINVAL);
-    CHECK_EQ(rts_fill_wm_init(&w, 1, 0), RTS_OK);
+    CHECK_EQ(rts_detect_fill_wm_init(&w, 20, 20), RTS_EINVAL);
+    CHECK_EQ(rts_detect_fill_wm_init(&w, 0, 0), RTS_EINVAL);
+    CHECK_EQ(rts_detect_fill_wm_init(NULL, 2, 1), RTS_EINVAL);
+    CHECK_EQ(rts_detect_fill_wm_init(&w, 1, 0), RTS_OK);
 }
 
 int main(void)

@@ -8,15 +8,15 @@ static void test_special_flows(void)
 {
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
-    CHECK_EQ(rts_flow_prio(&t, RTS_FLOW_ARP), RTS_FLOW_ARP_PRIO);
-    CHECK_EQ(rts_flow_prio(&t, RTS_FLOW_ICMP), RTS_FLOW_ICMP_PRIO);
-    CHECK_EQ(rts_flow_prio(&t, RTS_FLOW_BACKGROUND), 0);
+    CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_ARP), RTS_FLOW_ARP_PRIO);
+    CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_ICMP), RTS_FLOW_ICMP_PRIO);
+    CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_BACKGROUND), 0);
     CHECK_EQ(t.flows[RTS_FLOW_BACKGROUND].limited, 0);
     CHECK_EQ(t.flows[RTS_FLOW_ARP].limited, RTS_FLOW_ARP_CAPACITY > 0);
-    CHECK_EQ(rts_flow_unbind(&t, RTS_FLOW_ARP), RTS_ENOENT);
-    CHECK_EQ(rts_flow_setopt(&t, RTS_FLOW_ARP, RTS_FLOWOPT_PRIORITY, 7, 0), RTS_OK);
-    CHECK_EQ(rts_flow_prio(&t, RTS_FLOW_ARP), 7);
-    CHECK_EQ(rts_flow_setopt(&t, RTS_FLOW_ARP, RTS_FLOWOPT_SOURCE_ADDR, 1, 0), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_unbind(&t, RTS_FLOW_ARP), RTS_ENOENT);
+    CHECK_EQ(rts_flow_table_setopt(&t, RTS_FLOW_ARP, RTS_FLOWOPT_PRIORITY, 7, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_ARP), 7);
+    CHECK_EQ(rts_flow_table_setopt(&t, RTS_FLOW_ARP, RTS_FLOWOPT_SOURCE_ADDR, 1, 0), RTS_EINVAL);
 }
 
 static void test_bind_errors(void)
@@ -25,35 +25,35 @@ static void test_bind_errors(void)
     rts_flow_table_init(&t, 0);
     uint8_t id;
     ROW("bad protocol");
-    CHECK_EQ(rts_flow_bind(&t, 1, 80, 0, &id), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_bind(&t, 1, 80, 0, &id), RTS_EINVAL);
     ROW("port 0");
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 0, 0, &id), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 0, 0, &id), RTS_EINVAL);
     ROW("port > 65535");
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 70000, 0, &id), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 70000, 0, &id), RTS_EINVAL);
     ROW("bind, then the same again");
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 80, 0, &id), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 80, 0, &id), RTS_OK);
     CHECK_EQ(id, RTS_FLOW_FIRST_USER);
     uint8_t id2;
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 80, 0, &id2), RTS_EEXIST);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 80, 0, &id2), RTS_EEXIST);
     ROW("same port, other protocol or source is another flow");
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 80, 0, &id2), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 80, 5, &id2), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 80, 0, &id2), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 80, 5, &id2), RTS_OK);
     ROW("table full");
     unsigned bound = 3;
-    while (rts_flow_bind(&t, RTS_PROTO_UDP, 1000 + bound, 0, &id2) == RTS_OK) bound++;
+    while (rts_flow_table_bind(&t, RTS_PROTO_UDP, 1000 + bound, 0, &id2) == RTS_OK) bound++;
     CHECK_EQ(bound, RTS_FLOW_MAX - RTS_FLOW_FIRST_USER);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 9999, 0, &id2), RTS_EFULL);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9999, 0, &id2), RTS_EFULL);
     ROW("unbind frees a slot, which is reused");
-    CHECK_EQ(rts_flow_unbind(&t, id), RTS_OK);
-    CHECK_EQ(rts_flow_unbind(&t, id), RTS_ENOENT);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 9999, 0, &id2), RTS_OK);
+    CHECK_EQ(rts_flow_table_unbind(&t, id), RTS_OK);
+    CHECK_EQ(rts_flow_table_unbind(&t, id), RTS_ENOENT);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9999, 0, &id2), RTS_OK);
     CHECK_EQ(id2, id);
     ROW("setopt errors");
-    CHECK_EQ(rts_flow_setopt(&t, RTS_FLOW_MAX, RTS_FLOWOPT_PRIORITY, 1, 0), RTS_ENOENT);
-    CHECK_EQ(rts_flow_setopt(&t, id2, RTS_FLOWOPT_PRIORITY, RTS_FLOW_PRIO_LEVELS, 0), RTS_EINVAL);
-    CHECK_EQ(rts_flow_setopt(&t, id2, RTS_FLOWOPT_QUEUE_LIMIT, 0, 0), RTS_EINVAL);
-    CHECK_EQ(rts_flow_setopt(&t, id2, RTS_FLOWOPT_QUEUE_LIMIT, RTS_POOL_MAX_BUFS + 1, 0), RTS_EINVAL);
-    CHECK_EQ(rts_flow_setopt(&t, id2, 99, 1, 0), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_setopt(&t, RTS_FLOW_MAX, RTS_FLOWOPT_PRIORITY, 1, 0), RTS_ENOENT);
+    CHECK_EQ(rts_flow_table_setopt(&t, id2, RTS_FLOWOPT_PRIORITY, RTS_FLOW_PRIO_LEVELS, 0), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_setopt(&t, id2, RTS_FLOWOPT_QUEUE_LIMIT, 0, 0), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_setopt(&t, id2, RTS_FLOWOPT_QUEUE_LIMIT, RTS_POOL_MAX_BUFS + 1, 0), RTS_EINVAL);
+    CHECK_EQ(rts_flow_table_setopt(&t, id2, 99, 1, 0), RTS_EINVAL);
 }
 
 static void test_lookup_precedence(void)
@@ -61,15 +61,15 @@ static void test_lookup_precedence(void)
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
     uint8_t any, exact;
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0, &any), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000005u, &exact), RTS_OK);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000005u), exact);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000006u), any);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 502, 0x0A000005u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 503, 0), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_unbind(&t, any), RTS_OK);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000006u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000005u), exact);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &any), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000005u, &exact), RTS_OK);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000005u), exact);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000006u), any);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 502, 0x0A000005u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 503, 0), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_unbind(&t, any), RTS_OK);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000006u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000005u), exact);
 }
 
 /* The linear scan the O(1) index replaced: the reference for the lookup. */
@@ -91,35 +91,35 @@ static void test_source_specific_and_any(void)
     rts_flow_table_init(&t, 0);
     uint8_t s1, s2, s3, any;
     ROW("several sources on one port, then the any-source flow");
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000001u, &s1), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000002u, &s2), RTS_OK);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0u, &any), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0x0A000003u, &s3), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000001u, &s1), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000002u, &s2), RTS_OK);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0u, &any), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000003u, &s3), RTS_OK);
     CHECK_EQ(t.n_specific, 3);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), s3);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000004u), any);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), any);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 502, 0x0A000001u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), s3);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000004u), any);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), any);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 502, 0x0A000001u), RTS_FLOW_DEFAULT);
     ROW("a source moved by setopt onto another flow's: the lower id wins, the other takes over");
-    CHECK_EQ(rts_flow_setopt(&t, s3, RTS_FLOWOPT_SOURCE_ADDR, 0x0A000001u, 0), RTS_OK);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1 < s3 ? s1 : s3);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), any);
-    CHECK_EQ(rts_flow_unbind(&t, s1), RTS_OK);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s3);
+    CHECK_EQ(rts_flow_table_setopt(&t, s3, RTS_FLOWOPT_SOURCE_ADDR, 0x0A000001u, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1 < s3 ? s1 : s3);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), any);
+    CHECK_EQ(rts_flow_table_unbind(&t, s1), RTS_OK);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s3);
     ROW("a source cleared by setopt: the flow becomes an any-source flow after the first");
-    CHECK_EQ(rts_flow_setopt(&t, s2, RTS_FLOWOPT_SOURCE_ADDR, 0u, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&t, s2, RTS_FLOWOPT_SOURCE_ADDR, 0u, 0), RTS_OK);
     CHECK_EQ(t.n_specific, 1);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2 < any ? s2 : any);
-    CHECK_EQ(rts_flow_unbind(&t, any), RTS_OK);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000007u), s2);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2 < any ? s2 : any);
+    CHECK_EQ(rts_flow_table_unbind(&t, any), RTS_OK);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000007u), s2);
     ROW("out-of-range arguments find nothing");
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP + 256u, 502, 0u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 502u + 65536u, 0u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_lookup_isr(&t, 0u, 0u, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP + 256u, 502, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502u + 65536u, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, 0u, 0u, 0u), RTS_FLOW_DEFAULT);
 }
 
 static void test_unbind_rebind(void)
@@ -127,18 +127,18 @@ static void test_unbind_rebind(void)
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
     uint8_t a, b, c;
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 80, 0, &a), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 81, 0, &b), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 80, 0, &a), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 81, 0, &b), RTS_OK);
     for (int round = 0; round < 50; round++) {
         ROW("unbind: the port goes to the default flow, the others stay");
-        CHECK_EQ(rts_flow_unbind(&t, a), RTS_OK);
-        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), RTS_FLOW_DEFAULT);
-        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
+        CHECK_EQ(rts_flow_table_unbind(&t, a), RTS_OK);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), RTS_FLOW_DEFAULT);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
         ROW("rebind: the same slot, found again");
-        CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 80, 0, &c), RTS_OK);
+        CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 80, 0, &c), RTS_OK);
         CHECK_EQ(c, a);
-        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), a);
-        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), a);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
     }
 }
 
@@ -152,25 +152,25 @@ static void test_table_full(void)
         ROW("filling the table");
         const unsigned proto = i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP;
         const uint32_t src = i % 3 ? 0u : 0x0A000000u + i;
-        CHECK_EQ(rts_flow_bind(&t, proto, 1000u + i, src, &ids[i]), RTS_OK);
+        CHECK_EQ(rts_flow_table_bind(&t, proto, 1000u + i, src, &ids[i]), RTS_OK);
     }
     uint8_t extra;
     ROW("full");
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_EFULL);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_EFULL);
     CHECK(t.probe_max < RTS_FLOW_INDEX_SLOTS);
     for (unsigned i = 0; i < n; i++) {
         ROW("every flow of a full table is found");
         const unsigned proto = i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP;
         const uint32_t src = i % 3 ? 0x0B000001u : 0x0A000000u + i;
-        CHECK_EQ(rts_flow_lookup_isr(&t, proto, 1000u + i, src), ids[i]);
-        CHECK_EQ(rts_flow_lookup_isr(&t, proto, 2000u + i, src), RTS_FLOW_DEFAULT);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, proto, 1000u + i, src), ids[i]);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, proto, 2000u + i, src), RTS_FLOW_DEFAULT);
     }
     ROW("a freed slot is bound again and found");
-    CHECK_EQ(rts_flow_unbind(&t, ids[3]), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_OK);
+    CHECK_EQ(rts_flow_table_unbind(&t, ids[3]), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_OK);
     CHECK_EQ(extra, ids[3]);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 9, 5u), extra);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_TCP, 1003, 5u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 9, 5u), extra);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 1003, 5u), RTS_FLOW_DEFAULT);
 }
 
 /* Keys whose (key ^ source) is equal hash to the same slot under every
@@ -184,20 +184,20 @@ static void test_forced_collisions(void)
     const unsigned n = RTS_FLOW_MAX - RTS_FLOW_FIRST_USER;
     for (unsigned i = 0; i < n; i++) {
         ROW("colliding binds");
-        CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u, &ids[i]), RTS_OK);
+        CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u, &ids[i]), RTS_OK);
     }
     CHECK_EQ(t.probe_max, n - 1u);
     for (unsigned i = 0; i < n; i++) {
         ROW("each colliding flow is found");
-        CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u), ids[i]);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u), ids[i]);
     }
     ROW("an unbound key of the same hash: default");
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 0x100u ^ 0x40u, 0x40u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 0x100u, 0u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 0x100u ^ 0x40u, 0x40u), RTS_FLOW_DEFAULT);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 0x100u, 0u), RTS_FLOW_DEFAULT);
     ROW("after unbinding most of them the probes shrink");
-    for (unsigned i = 1; i < n; i++) CHECK_EQ(rts_flow_unbind(&t, ids[i]), RTS_OK);
+    for (unsigned i = 1; i < n; i++) CHECK_EQ(rts_flow_table_unbind(&t, ids[i]), RTS_OK);
     CHECK_EQ(t.probe_max, 0);
-    CHECK_EQ(rts_flow_lookup_isr(&t, RTS_PROTO_UDP, 0x180u, 0x80u), ids[0]);
+    CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 0x180u, 0x80u), ids[0]);
 }
 
 /* Random bind / unbind / source changes over a few ports and sources, so
@@ -219,13 +219,13 @@ static void test_lookup_matches_scan(void)
         switch ((r >> 8) % 4u) {
         case 0:
         case 1:
-            (void)rts_flow_bind(&t, proto, port, src, &id);
+            (void)rts_flow_table_bind(&t, proto, port, src, &id);
             break;
         case 2:
-            (void)rts_flow_unbind(&t, RTS_FLOW_FIRST_USER + (r >> 12) % (RTS_FLOW_MAX - RTS_FLOW_FIRST_USER));
+            (void)rts_flow_table_unbind(&t, RTS_FLOW_FIRST_USER + (r >> 12) % (RTS_FLOW_MAX - RTS_FLOW_FIRST_USER));
             break;
         default:
-            (void)rts_flow_setopt(&t, RTS_FLOW_FIRST_USER + (r >> 12) % (RTS_FLOW_MAX - RTS_FLOW_FIRST_USER),
+            (void)rts_flow_table_setopt(&t, RTS_FLOW_FIRST_USER + (r >> 12) % (RTS_FLOW_MAX - RTS_FLOW_FIRST_USER),
                                   RTS_FLOWOPT_SOURCE_ADDR, src, 0);
             break;
         }
@@ -233,7 +233,7 @@ static void test_lookup_matches_scan(void)
             for (unsigned q = 1; q <= 5u; q++) {
                 for (uint32_t a = 0; a < 5u; a++) {
                     const unsigned pr = p ? RTS_PROTO_TCP : RTS_PROTO_UDP;
-                    if (rts_flow_lookup_isr(&t, pr, q, a) != ref_lookup(&t, pr, q, a)) disagreements++;
+                    if (rts_flow_table_lookup_isr(&t, pr, q, a) != ref_lookup(&t, pr, q, a)) disagreements++;
                     steps++;
                 }
             }
@@ -257,11 +257,11 @@ static void test_server_exhaustion_and_replenishment(void)
     rts_flow_table t;
     rts_flow_table_init(&t, 1000);
     uint8_t id;
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0, &id), RTS_OK);
-    CHECK(rts_flow_admit_isr(&t, id, 1000)); /* no server yet: unlimited */
-    CHECK_EQ(rts_flow_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 3, 1000), RTS_OK);
-    CHECK(rts_flow_admit_isr(&t, id, 1000)); /* still unlimited: no period */
-    CHECK_EQ(rts_flow_setopt(&t, id, RTS_FLOWOPT_PERIOD_NS, 10000000, 1000), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &id), RTS_OK);
+    CHECK(rts_flow_table_admit_isr(&t, id, 1000)); /* no server yet: unlimited */
+    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 3, 1000), RTS_OK);
+    CHECK(rts_flow_table_admit_isr(&t, id, 1000)); /* still unlimited: no period */
+    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_PERIOD_NS, 10000000, 1000), RTS_OK);
     const srv_row rows[] = {
         {"1st in period 0", 2000, true},
         {"2nd", 3000, true},
@@ -279,21 +279,21 @@ static void test_server_exhaustion_and_replenishment(void)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
-        CHECK_EQ(rts_flow_admit_isr(&t, id, rows[i].t), rows[i].admitted);
+        CHECK_EQ(rts_flow_table_admit_isr(&t, id, rows[i].t), rows[i].admitted);
     }
     CHECK_EQ(t.flows[id].limited_drops, 4);
     ROW("explicit server period overrides tP");
-    CHECK_EQ(rts_flow_setopt(&t, id, RTS_FLOWOPT_SERVER_PERIOD_NS, 1000, 60000000), RTS_OK);
-    CHECK(rts_flow_admit_isr(&t, id, 60000000));
-    CHECK(rts_flow_admit_isr(&t, id, 60000000));
-    CHECK(rts_flow_admit_isr(&t, id, 60000000));
-    CHECK(!rts_flow_admit_isr(&t, id, 60000999));
-    CHECK(rts_flow_admit_isr(&t, id, 60001000));
+    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_SERVER_PERIOD_NS, 1000, 60000000), RTS_OK);
+    CHECK(rts_flow_table_admit_isr(&t, id, 60000000));
+    CHECK(rts_flow_table_admit_isr(&t, id, 60000000));
+    CHECK(rts_flow_table_admit_isr(&t, id, 60000000));
+    CHECK(!rts_flow_table_admit_isr(&t, id, 60000999));
+    CHECK(rts_flow_table_admit_isr(&t, id, 60001000));
     ROW("capacity 0 removes the server");
-    CHECK_EQ(rts_flow_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 0, 0), RTS_OK);
-    for (int i = 0; i < 100; i++) CHECK(rts_flow_admit_isr(&t, id, 60001000));
+    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 0, 0), RTS_OK);
+    for (int i = 0; i < 100; i++) CHECK(rts_flow_table_admit_isr(&t, id, 60001000));
     ROW("bad id never admits");
-    CHECK(!rts_flow_admit_isr(&t, RTS_FLOW_MAX, 0));
+    CHECK(!rts_flow_table_admit_isr(&t, RTS_FLOW_MAX, 0));
 }
 
 int main(void)

@@ -6,7 +6,7 @@
 #include "rtshield/rts_flow_table.h"
 #include "rtshield/rts_nic_moderation.h"
 
-static rts_nic nic;
+static rts_nic_moderation nic;
 
 typedef enum { RX, TICK } nic_op;
 
@@ -16,7 +16,7 @@ typedef struct {
     rts_time_ns t;
     int irq;            /* RX: irq now; TICK: interrupt mask */
     int announced;      /* descriptors announced by that interrupt */
-    rts_time_ns next;   /* rts_nic_next_expiry() afterwards */
+    rts_time_ns next;   /* rts_nic_moderation_next_expiry() afterwards */
 } nic_row;
 
 static void run_rows(uint8_t q, const nic_row *rows, size_t n)
@@ -24,19 +24,19 @@ static void run_rows(uint8_t q, const nic_row *rows, size_t n)
     for (size_t i = 0; i < n; i++) {
         ROW(rows[i].name);
         if (rows[i].op == RX) {
-            rts_nic_rx_result r;
-            rts_nic_rx(&nic, RTS_PROTO_UDP, 502, rows[i].t, &r);
+            rts_nic_moderation_rx_result r;
+            rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, rows[i].t, &r);
             CHECK_EQ(r.outcome, RTS_NIC_STORED);
             CHECK_EQ(r.queue, q);
             CHECK_EQ(r.irq, rows[i].irq);
             if (r.irq) CHECK_EQ(r.announced, rows[i].announced);
         } else {
-            CHECK_EQ(rts_nic_next_expiry(&nic) <= rows[i].t, rows[i].irq != 0);
-            uint32_t mask = rts_nic_expire(&nic, rows[i].t);
+            CHECK_EQ(rts_nic_moderation_next_expiry(&nic) <= rows[i].t, rows[i].irq != 0);
+            uint32_t mask = rts_nic_moderation_expire(&nic, rows[i].t);
             CHECK_EQ(mask, (uint32_t)rows[i].irq << q);
             if (mask) CHECK_EQ(nic.q[q].announced, rows[i].announced);
         }
-        CHECK_EQ(rts_nic_next_expiry(&nic), rows[i].next);
+        CHECK_EQ(rts_nic_moderation_next_expiry(&nic), rows[i].next);
     }
 }
 
@@ -44,9 +44,9 @@ static void test_packet_timer(void)
 {
     /* t_pack 100 µs, absolute timer off: a steady stream faster than the
      * packet timer defers the interrupt; a gap lets it fire. */
-    rts_nic_init(&nic);
+    rts_nic_moderation_init(&nic);
     uint8_t q;
-    CHECK_EQ(rts_nic_bind(&nic, RTS_PROTO_UDP, 502, 64, 0, 100000, 0, 5, 3, &q), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 64, 0, 100000, 0, 5, 3, &q), RTS_OK);
     static const nic_row rows[] = {
         {"1st frame starts the packet timer", RX, 0, 0, 0, 100000},
         {"2nd frame at 50 µs restarts it", RX, 50000, 0, 0, 150000},
@@ -63,9 +63,9 @@ static void test_absolute_timer(void)
 {
     /* t_abs 1 ms and t_pack 300 µs: a stream every 200 µs keeps resetting
      * the packet timer; the absolute timer bounds the delay. */
-    rts_nic_init(&nic);
+    rts_nic_moderation_init(&nic);
     uint8_t q;
-    CHECK_EQ(rts_nic_bind(&nic, RTS_PROTO_UDP, 502, 64, 1000000, 300000, 0, 5, 3, &q), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 64, 1000000, 300000, 0, 5, 3, &q), RTS_OK);
     static const nic_row rows[] = {
         {"first frame: both timers start", RX, 0, 0, 0, 300000},
         {"200 µs", RX, 200000, 0, 0, 500000},
@@ -80,9 +80,9 @@ static void test_absolute_timer(void)
 
 static void test_frame_threshold_and_full(void)
 {
-    rts_nic_init(&nic);
+    rts_nic_moderation_init(&nic);
     uint8_t q;
-    CHECK_EQ(rts_nic_bind(&nic, RTS_PROTO_UDP, 502, 4, 5000000, 0, 3, 5, 3, &q), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 4, 5000000, 0, 3, 5, 3, &q), RTS_OK);
     static const nic_row rows[] = {
         {"1", RX, 0, 0, 0, 5000000},
         {"2", RX, 10, 0, 0, 5000000},
@@ -91,18 +91,18 @@ static void test_frame_threshold_and_full(void)
     };
     run_rows(q, rows, sizeof rows / sizeof rows[0]);
     ROW("full queue drops");
-    CHECK_EQ(rts_nic_queue_config(&nic, q, 2, 5000000, 0, 0), RTS_OK); /* shrink: 1 waiting, size 2 */
-    rts_nic_rx_result r;
-    rts_nic_rx(&nic, RTS_PROTO_UDP, 502, 40, &r);
+    CHECK_EQ(rts_nic_moderation_queue_config(&nic, q, 2, 5000000, 0, 0), RTS_OK); /* shrink: 1 waiting, size 2 */
+    rts_nic_moderation_rx_result r;
+    rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, 40, &r);
     CHECK_EQ(r.outcome, RTS_NIC_STORED);
-    rts_nic_rx(&nic, RTS_PROTO_UDP, 502, 50, &r);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, 50, &r);
     CHECK_EQ(r.outcome, RTS_NIC_QUEUE_FULL);
     CHECK_EQ(nic.q[q].dropped, 1);
     ROW("unmoderated queue: one interrupt per frame");
     uint8_t arp;
-    CHECK_EQ(rts_nic_bind(&nic, RTS_NIC_PROTO_NONTRANSPORT, 0, 8, 0, 0, 0, RTS_FLOW_ARP, 1, &arp), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_NIC_PROTO_NONTRANSPORT, 0, 8, 0, 0, 0, RTS_FLOW_ARP, 1, &arp), RTS_OK);
     for (int i = 0; i < 3; i++) {
-        rts_nic_rx(&nic, RTS_NIC_PROTO_NONTRANSPORT, 1234 /* ignored */, 60, &r);
+        rts_nic_moderation_rx(&nic, RTS_NIC_PROTO_NONTRANSPORT, 1234 /* ignored */, 60, &r);
         CHECK_EQ(r.outcome, RTS_NIC_STORED);
         CHECK_EQ(r.queue, arp);
         CHECK_EQ(r.irq, 1);
@@ -110,83 +110,83 @@ static void test_frame_threshold_and_full(void)
     }
     ROW("ICMP has its own queue and flow id");
     uint8_t icmp;
-    CHECK_EQ(rts_nic_bind(&nic, RTS_NIC_PROTO_ICMP, 0, 8, 0, 0, 0, RTS_FLOW_ICMP, 1, &icmp), RTS_OK);
-    CHECK_EQ(rts_nic_bind(&nic, RTS_NIC_PROTO_ICMP, 5, 8, 0, 0, 0, RTS_FLOW_ICMP, 1, &icmp), RTS_EINVAL);
-    rts_nic_rx(&nic, RTS_NIC_PROTO_ICMP, 0, 70, &r);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_NIC_PROTO_ICMP, 0, 8, 0, 0, 0, RTS_FLOW_ICMP, 1, &icmp), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_NIC_PROTO_ICMP, 5, 8, 0, 0, 0, RTS_FLOW_ICMP, 1, &icmp), RTS_EINVAL);
+    rts_nic_moderation_rx(&nic, RTS_NIC_PROTO_ICMP, 0, 70, &r);
     CHECK_EQ(r.queue, icmp);
-    rts_nic_desc d;
-    CHECK_EQ(rts_nic_describe(&nic, icmp, &d), RTS_OK);
+    rts_nic_moderation_desc d;
+    CHECK_EQ(rts_nic_moderation_describe(&nic, icmp, &d), RTS_OK);
     CHECK_EQ(d.flow, RTS_FLOW_ICMP);
-    CHECK_EQ(rts_nic_describe(&nic, arp, &d), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_describe(&nic, arp, &d), RTS_OK);
     CHECK_EQ(d.flow, RTS_FLOW_ARP);
 }
 
 static void test_unregistered_and_runtime_reconfiguration(void)
 {
-    rts_nic_init(&nic);
-    rts_nic_rx_result r;
+    rts_nic_moderation_init(&nic);
+    rts_nic_moderation_rx_result r;
     ROW("nothing registered: every frame dropped, no interrupt");
-    rts_nic_rx(&nic, RTS_PROTO_UDP, 502, 0, &r);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, 0, &r);
     CHECK_EQ(r.outcome, RTS_NIC_UNREGISTERED);
     CHECK_EQ(r.irq, 0);
     CHECK_EQ(nic.unregistered, 1);
-    CHECK_EQ(rts_nic_next_expiry(&nic), 0);
+    CHECK_EQ(rts_nic_moderation_next_expiry(&nic), 0);
     ROW("bind two sockets: two queues");
     uint8_t qa, qb;
-    CHECK_EQ(rts_nic_bind(&nic, RTS_PROTO_UDP, 502, 16, 1000, 0, 0, 4, 9, &qa), RTS_OK);
-    CHECK_EQ(rts_nic_bind(&nic, RTS_PROTO_TCP, 80, 16, 2000, 0, 0, 5, 2, &qb), RTS_OK);
-    CHECK_EQ(rts_nic_bind(&nic, RTS_PROTO_TCP, 80, 16, 2000, 0, 0, 5, 2, &qb), RTS_EEXIST);
-    CHECK_EQ(rts_nic_queue_count(&nic), 2);
-    rts_nic_rx(&nic, RTS_PROTO_TCP, 80, 10, &r);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 16, 1000, 0, 0, 4, 9, &qa), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_TCP, 80, 16, 2000, 0, 0, 5, 2, &qb), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_TCP, 80, 16, 2000, 0, 0, 5, 2, &qb), RTS_EEXIST);
+    CHECK_EQ(rts_nic_moderation_queue_count(&nic), 2);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_TCP, 80, 10, &r);
     CHECK_EQ(r.queue, qb);
-    rts_nic_rx(&nic, RTS_PROTO_UDP, 80, 10, &r);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 80, 10, &r);
     CHECK_EQ(r.outcome, RTS_NIC_UNREGISTERED);
     ROW("descriptor carries flow and priority");
-    rts_nic_desc d;
-    CHECK_EQ(rts_nic_describe(&nic, qb, &d), RTS_OK);
+    rts_nic_moderation_desc d;
+    CHECK_EQ(rts_nic_moderation_describe(&nic, qb, &d), RTS_OK);
     CHECK_EQ(d.flow, 5);
     CHECK_EQ(d.prio, 2);
     CHECK_EQ(d.queue, qb);
     ROW("a second port shares queue qa; unbinding one keeps the queue");
-    CHECK_EQ(rts_nic_map_add(&nic, RTS_PROTO_UDP, 503, qa), RTS_OK);
-    CHECK_EQ(rts_nic_unbind(&nic, RTS_PROTO_UDP, 502), RTS_OK);
-    CHECK_EQ(rts_nic_queue_count(&nic), 2);
-    rts_nic_rx(&nic, RTS_PROTO_UDP, 502, 20, &r);
+    CHECK_EQ(rts_nic_moderation_map_add(&nic, RTS_PROTO_UDP, 503, qa), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_unbind(&nic, RTS_PROTO_UDP, 502), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_queue_count(&nic), 2);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, 20, &r);
     CHECK_EQ(r.outcome, RTS_NIC_UNREGISTERED);
-    rts_nic_rx(&nic, RTS_PROTO_UDP, 503, 20, &r);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 503, 20, &r);
     CHECK_EQ(r.queue, qa);
-    CHECK_EQ(rts_nic_unbind(&nic, RTS_PROTO_UDP, 503), RTS_OK);
-    CHECK_EQ(rts_nic_queue_count(&nic), 1);
+    CHECK_EQ(rts_nic_moderation_unbind(&nic, RTS_PROTO_UDP, 503), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_queue_count(&nic), 1);
     CHECK_EQ(nic.q[qa].dropped, 1); /* its waiting descriptor went with it */
     ROW("released queue's timer no longer counts");
-    CHECK_EQ(rts_nic_next_expiry(&nic), 2010);
+    CHECK_EQ(rts_nic_moderation_next_expiry(&nic), 2010);
     ROW("reconfigure a live queue");
-    CHECK_EQ(rts_nic_queue_config(&nic, qb, 16, 0, 0, 1), RTS_OK);
-    rts_nic_rx(&nic, RTS_PROTO_TCP, 80, 30, &r);
+    CHECK_EQ(rts_nic_moderation_queue_config(&nic, qb, 16, 0, 0, 1), RTS_OK);
+    rts_nic_moderation_rx(&nic, RTS_PROTO_TCP, 80, 30, &r);
     CHECK_EQ(r.irq, 1);
     CHECK_EQ(r.announced, 2);
     ROW("errors");
-    CHECK_EQ(rts_nic_queue_config(&nic, qa, 16, 0, 0, 1), RTS_ENOENT);
-    CHECK_EQ(rts_nic_queue_config(&nic, qb, 0, 0, 0, 0), RTS_EINVAL);
-    CHECK_EQ(rts_nic_queue_config(&nic, qb, 4, 0, 0, 5), RTS_EINVAL);
-    CHECK_EQ(rts_nic_queue_release(&nic, RTS_NIC_MAX_QUEUES), RTS_ENOENT);
-    CHECK_EQ(rts_nic_unbind(&nic, RTS_PROTO_UDP, 502), RTS_ENOENT);
-    CHECK_EQ(rts_nic_map_add(&nic, RTS_PROTO_UDP, 0, qb), RTS_EINVAL);
-    CHECK_EQ(rts_nic_map_add(&nic, 99, 7, qb), RTS_EINVAL);
-    CHECK_EQ(rts_nic_map_add(&nic, RTS_PROTO_UDP, 7, qa), RTS_ENOENT);
+    CHECK_EQ(rts_nic_moderation_queue_config(&nic, qa, 16, 0, 0, 1), RTS_ENOENT);
+    CHECK_EQ(rts_nic_moderation_queue_config(&nic, qb, 0, 0, 0, 0), RTS_EINVAL);
+    CHECK_EQ(rts_nic_moderation_queue_config(&nic, qb, 4, 0, 0, 5), RTS_EINVAL);
+    CHECK_EQ(rts_nic_moderation_queue_release(&nic, RTS_NIC_MAX_QUEUES), RTS_ENOENT);
+    CHECK_EQ(rts_nic_moderation_unbind(&nic, RTS_PROTO_UDP, 502), RTS_ENOENT);
+    CHECK_EQ(rts_nic_moderation_map_add(&nic, RTS_PROTO_UDP, 0, qb), RTS_EINVAL);
+    CHECK_EQ(rts_nic_moderation_map_add(&nic, 99, 7, qb), RTS_EINVAL);
+    CHECK_EQ(rts_nic_moderation_map_add(&nic, RTS_PROTO_UDP, 7, qa), RTS_ENOENT);
     ROW("all queues in use");
     uint8_t q;
     unsigned added = 1;
-    while (rts_nic_bind(&nic, RTS_PROTO_UDP, 1000 + added, 4, 0, 0, 0, 1, 1, &q) == RTS_OK) added++;
+    while (rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 1000 + added, 4, 0, 0, 0, 1, 1, &q) == RTS_OK) added++;
     CHECK_EQ(added, RTS_NIC_MAX_QUEUES);
-    CHECK_EQ(rts_nic_queue_add(&nic, 4, 0, 0, 0, 1, 1, &q), RTS_EFULL);
+    CHECK_EQ(rts_nic_moderation_queue_add(&nic, 4, 0, 0, 0, 1, 1, &q), RTS_EFULL);
 }
 
 static void test_memory(void)
 {
-    CHECK_EQ(rts_nic_memory_bytes(0), 14);
-    CHECK_EQ(rts_nic_memory_bytes(1), 44);
-    CHECK_EQ(rts_nic_memory_bytes(4), 134);
+    CHECK_EQ(rts_nic_moderation_memory_bytes(0), 14);
+    CHECK_EQ(rts_nic_moderation_memory_bytes(1), 44);
+    CHECK_EQ(rts_nic_moderation_memory_bytes(4), 134);
 }
 
 int main(void)

@@ -5,14 +5,14 @@
 
 static void test_formulas(void)
 {
-    CHECK_EQ(rts_nic_wcpd(10000, 4 * 128), 5120000);      /* 10 µs · 512 */
-    CHECK_EQ(rts_nic_t_qf(128, 5000000), 640000000);      /* 128 at 200 pkt/s */
-    CHECK_EQ(rts_nic_t_abs_max(10000000, 640000000, 5120000), 634880000);
-    CHECK_EQ(rts_nic_t_abs_max(10000000, 2000000, 5120000), 4880000);
-    CHECK_EQ(rts_nic_t_abs_max(1000, 2000, 5000), 0);
+    CHECK_EQ(rts_nic_params_wcpd(10000, 4 * 128), 5120000);      /* 10 µs · 512 */
+    CHECK_EQ(rts_nic_params_t_qf(128, 5000000), 640000000);      /* 128 at 200 pkt/s */
+    CHECK_EQ(rts_nic_params_t_abs_max(10000000, 640000000, 5120000), 634880000);
+    CHECK_EQ(rts_nic_params_t_abs_max(10000000, 2000000, 5120000), 4880000);
+    CHECK_EQ(rts_nic_params_t_abs_max(1000, 2000, 5000), 0);
     ROW("saturation instead of wrap-around");
-    CHECK(rts_nic_wcpd(UINT64_MAX / 2, 3) == UINT64_MAX);
-    CHECK(rts_nic_t_qf(0xFFFFFFFFu, UINT64_MAX / 4) == UINT64_MAX);
+    CHECK(rts_nic_params_wcpd(UINT64_MAX / 2, 3) == UINT64_MAX);
+    CHECK(rts_nic_params_t_qf(0xFFFFFFFFu, UINT64_MAX / 4) == UINT64_MAX);
 }
 
 typedef struct {
@@ -49,7 +49,7 @@ static void test_check_names_the_bound(void)
 
 static void test_validate_queues(void)
 {
-    rts_nic_qparams q[3] = {
+    rts_nic_params_queue q[3] = {
         {.n_q = 8, .t_p = 1000000, .t_d = 2000000, .t_abs = 1000000, .t_pack = 1000000},
         {.n_q = 8, .t_p = 1000000, .t_d = 2000000, .t_abs = 1500000, .t_pack = 1000000},
         {.n_q = 8, .t_p = 1000000, .t_d = 2000000, .t_abs = 1000000, .t_pack = 500000},

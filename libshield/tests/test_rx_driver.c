@@ -17,12 +17,12 @@ enum { HP_PRIO = 10, LP_PRIO = 2, BASE = 1, NBUFS = 16, RING = 8 };
 static void setup(uint32_t gcap, rts_time_ns gperiod)
 {
     rts_posix_port_init(&port, &hw);
-    CHECK_EQ(rts_rx_init(&rx, &port, NBUFS, RING, BASE, gcap, gperiod, 0), RTS_OK);
+    CHECK_EQ(rts_rx_driver_init(&rx, &port, NBUFS, RING, BASE, gcap, gperiod, 0), RTS_OK);
     CHECK_EQ(rx.fq.ring_threshold, RING / 2);
-    CHECK_EQ(rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &hp), RTS_OK);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, hp, RTS_FLOWOPT_PRIORITY, HP_PRIO, 0), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp), RTS_OK);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, LP_PRIO, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &hp), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_PRIORITY, HP_PRIO, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, LP_PRIO, 0), RTS_OK);
 }
 
 static rts_rx_result eager(unsigned buf, uint16_t dport, rts_time_ns now)
@@ -30,7 +30,7 @@ static rts_rx_result eager(unsigned buf, uint16_t dport, rts_time_ns now)
     uint8_t fr[128];
     size_t n = rts_fr_udp(fr, 0x0A000009u, dport, 10);
     rts_rx_result r;
-    CHECK_EQ(rts_rx_eager_isr(&rx, buf, fr, n, now, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_isr(&rx, buf, fr, n, now, &r), RTS_OK);
     return r;
 }
 
@@ -50,26 +50,26 @@ static void test_queue_inherit_process(void)
     CHECK_EQ(r.flags, 0);
     CHECK_EQ(r.task_prio, HP_PRIO);
     rts_rx_job job;
-    rts_pi_change c;
-    CHECK_EQ(rts_rx_task_next(&rx, &job, &c), RTS_OK);
+    rts_prio_inherit_change c;
+    CHECK_EQ(rts_rx_driver_task_next(&rx, &job, &c), RTS_OK);
     CHECK_EQ(job.buf, 1);
     CHECK_EQ(job.prio, HP_PRIO);
     uint16_t fresh;
-    CHECK_EQ(rts_rx_task_refill(&rx, &fresh), RTS_OK);
+    CHECK_EQ(rts_rx_driver_task_refill(&rx, &fresh), RTS_OK);
     CHECK_EQ(fresh, RING); /* the first spare buffer */
-    CHECK_EQ(rts_rx_task_complete(&rx, job.prio), RTS_PI_LOWERED);
-    CHECK_EQ(rts_pi_current(&rx.pi), LP_PRIO);
-    CHECK_EQ(rts_rx_buf_free(&rx, job.buf), RTS_OK);
-    CHECK_EQ(rts_rx_buf_free(&rx, job.buf), RTS_EINVAL);
+    CHECK_EQ(rts_rx_driver_task_complete(&rx, job.prio), RTS_PRIO_INHERIT_LOWERED);
+    CHECK_EQ(rts_prio_inherit_current(&rx.pi), LP_PRIO);
+    CHECK_EQ(rts_rx_driver_buf_free(&rx, job.buf), RTS_OK);
+    CHECK_EQ(rts_rx_driver_buf_free(&rx, job.buf), RTS_EINVAL);
     for (int i = 0; i < 2; i++) {
-        CHECK_EQ(rts_rx_task_next(&rx, &job, &c), RTS_OK);
+        CHECK_EQ(rts_rx_driver_task_next(&rx, &job, &c), RTS_OK);
         CHECK_EQ(job.flow, lp);
-        CHECK_EQ(rts_rx_task_complete(&rx, job.prio), i == 0 ? RTS_PI_UNCHANGED : RTS_PI_LOWERED);
+        CHECK_EQ(rts_rx_driver_task_complete(&rx, job.prio), i == 0 ? RTS_PRIO_INHERIT_UNCHANGED : RTS_PRIO_INHERIT_LOWERED);
     }
-    CHECK_EQ(rts_pi_current(&rx.pi), BASE);
-    CHECK_EQ(rts_rx_task_next(&rx, &job, &c), RTS_EEMPTY);
-    CHECK_EQ(c, RTS_PI_UNCHANGED);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_prio_inherit_current(&rx.pi), BASE);
+    CHECK_EQ(rts_rx_driver_task_next(&rx, &job, &c), RTS_EEMPTY);
+    CHECK_EQ(c, RTS_PRIO_INHERIT_UNCHANGED);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
 }
 
 static void test_short_circuit_and_recycling(void)
@@ -77,18 +77,18 @@ static void test_short_circuit_and_recycling(void)
     setup(0, 0);
     /* Four LP packets: ring 8 -> 4, not below the threshold 4. */
     for (unsigned b = 0; b < 4; b++) CHECK_EQ(eager(b, 600, b).outcome, RTS_RX_QUEUED);
-    CHECK(!rts_fq_ring_low(&rx.fq));
+    CHECK(!rts_flow_queue_ring_low(&rx.fq));
     ROW("5th LP: ring low and lowest priority -> short circuit (a)");
     rts_rx_result r = eager(4, 600, 5);
     CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
     CHECK_EQ(r.repost, 4);
     CHECK_EQ(rx.fq.state[4], RTS_BUF_RING);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
     ROW("background (prio 0) is below every queued packet: short circuit");
     uint8_t fr[128];
     rts_frame_spec frag = {.ip_proto = 17, .dport = 502, .frag = 0x2000};
     size_t n = rts_fr_ipv4(fr, &frag);
-    CHECK_EQ(rts_rx_eager_isr(&rx, 5, fr, n, 6, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_isr(&rx, 5, fr, n, 6, &r), RTS_OK);
     CHECK_EQ(r.flow, RTS_FLOW_BACKGROUND);
     CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
     ROW("HP while the ring is low: queued, and the oldest LP buffer recycled (c)");
@@ -97,8 +97,8 @@ static void test_short_circuit_and_recycling(void)
     CHECK_EQ(r.repost, 0);
     CHECK_EQ(r.recycled_flow, lp);
     CHECK_EQ(rx.fq.state[0], RTS_BUF_RING);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 3);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, hp), 1);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 3);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, hp), 1);
     CHECK_EQ(rx.recycled, 1);
     CHECK_EQ(rx.outcomes[RTS_RX_SHORT_CIRCUIT], 2);
     ROW("another HP: an HP is queued but LP is lowest: recycle LP again");
@@ -109,18 +109,18 @@ static void test_short_circuit_and_recycling(void)
     CHECK_EQ(r.repost, 2);
     r = eager(1, 502, 10);
     CHECK_EQ(r.repost, 3);
-    CHECK_EQ(rts_fq_lowest_prio(&rx.fq), HP_PRIO);
+    CHECK_EQ(rts_flow_queue_lowest_prio(&rx.fq), HP_PRIO);
     r = eager(2, 502, 11);
     CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("ring low but queues empty: nothing to recycle, the packet is queued");
     setup(0, 0);
     for (unsigned b = 0; b < 5; b++) {
         CHECK_EQ(eager(b, 502, b).outcome, RTS_RX_QUEUED);
         rts_rx_job job;
-        CHECK_EQ(rts_rx_task_next(&rx, &job, NULL), RTS_OK); /* the stack keeps them */
+        CHECK_EQ(rts_rx_driver_task_next(&rx, &job, NULL), RTS_OK); /* the stack keeps them */
     }
-    CHECK(rts_fq_ring_low(&rx.fq));
+    CHECK(rts_flow_queue_ring_low(&rx.fq));
     r = eager(5, 600, 6);
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
     CHECK_EQ(r.repost, RTS_BUF_NONE);
@@ -133,15 +133,15 @@ static void test_short_circuit_and_recycling(void)
 static void test_recycle_after_priority_raise(void)
 {
     setup(0, 0);
-    CHECK_EQ(rts_fq_set_threshold(&rx.fq, 5), RTS_OK);
+    CHECK_EQ(rts_flow_queue_set_threshold(&rx.fq, 5), RTS_OK);
     for (unsigned b = 0; b < 3; b++) {
         CHECK_EQ(eager(b, 600, 10 + b).outcome, RTS_RX_QUEUED);
-        CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+        CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     }
-    CHECK(!rts_fq_ring_low(&rx.fq));
-    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
-    CHECK_EQ(rts_fq_lowest_prio(&rx.fq), LP_PRIO); /* filed at the old level */
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK(!rts_flow_queue_ring_low(&rx.fq));
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
+    CHECK_EQ(rts_flow_queue_lowest_prio(&rx.fq), LP_PRIO); /* filed at the old level */
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("LP (now 12) at a low ring: queued, nothing of priority 12 recycled");
     rts_rx_result r = eager(3, 600, 30);
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
@@ -150,33 +150,33 @@ static void test_recycle_after_priority_raise(void)
     CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
     CHECK_EQ(r.flags, RTS_ACT_RESCHEDULE);
     CHECK_EQ(r.task_prio, 12);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
     CHECK_EQ(rx.fq.q[lp].level, 12);
     CHECK_EQ(rx.recycled, 0);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("HP (10) is now below LP: short circuit, no recycling of LP");
     r = eager(4, 502, 40);
     CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
     CHECK_EQ(r.repost, 4);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("a strictly lower flow queued: its buffer is the one recycled");
     setup(0, 0);
-    CHECK_EQ(rts_fq_set_threshold(&rx.fq, 5), RTS_OK);
+    CHECK_EQ(rts_flow_queue_set_threshold(&rx.fq, 5), RTS_OK);
     uint8_t fr[128];
     rts_frame_spec frag = {.ip_proto = 17, .dport = 600, .frag = 0x2000};
     size_t n = rts_fr_ipv4(fr, &frag); /* background flow, priority 0 */
-    CHECK_EQ(rts_rx_eager_isr(&rx, 0, fr, n, 5, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_isr(&rx, 0, fr, n, 5, &r), RTS_OK);
     CHECK_EQ(r.flow, RTS_FLOW_BACKGROUND);
     CHECK_EQ(eager(1, 600, 10).outcome, RTS_RX_QUEUED);
     CHECK_EQ(eager(2, 600, 11).outcome, RTS_RX_QUEUED);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
     r = eager(3, 600, 30);
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
     CHECK_EQ(r.repost, 0);
     CHECK_EQ(r.recycled_flow, RTS_FLOW_BACKGROUND);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 3);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 3);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
 }
 
 /* Short circuit off (Behnke Figure 9, footnote 1): the lowest-priority
@@ -192,9 +192,9 @@ static void test_short_circuit_off(void)
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
     CHECK_EQ(r.repost, 0);
     CHECK_EQ(r.recycled_flow, lp);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 4);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
     CHECK_EQ(rx.outcomes[RTS_RX_SHORT_CIRCUIT], 0);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("queues empty at a low ring (the stack holds the buffers): the arrival stays queued");
     setup(0, 0);
     rx.short_circuit = 0;
@@ -203,29 +203,29 @@ static void test_short_circuit_off(void)
         r = eager(b, 502, b);
         CHECK_EQ(r.outcome, RTS_RX_QUEUED);
         CHECK_EQ(r.repost, RTS_BUF_NONE);
-        CHECK_EQ(rts_rx_task_next(&rx, &job, NULL), RTS_OK);
+        CHECK_EQ(rts_rx_driver_task_next(&rx, &job, NULL), RTS_OK);
         CHECK_EQ(job.buf, b);
-        CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+        CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     }
-    CHECK(rts_fq_ring_low(&rx.fq));
+    CHECK(rts_flow_queue_ring_low(&rx.fq));
     r = eager(5, 600, 10);
     CHECK_EQ(r.outcome, RTS_RX_QUEUED);
     CHECK_EQ(r.repost, RTS_BUF_NONE);
     CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 1);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 1);
     ROW("the next LP: its own older buffer is recycled");
     r = eager(6, 600, 11);
     CHECK_EQ(r.repost, 5);
     CHECK_EQ(r.recycled_flow, lp);
-    CHECK_EQ(rts_fq_flow_count(&rx.fq, lp), 1);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 1);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
 }
 
 static void test_flow_limit_path_b(void)
 {
     setup(0, 0);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, hp, RTS_FLOWOPT_CAPACITY, 2, 0), RTS_OK);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, hp, RTS_FLOWOPT_PERIOD_NS, 1000000, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_CAPACITY, 2, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_PERIOD_NS, 1000000, 0), RTS_OK);
     CHECK_EQ(eager(0, 502, 100).outcome, RTS_RX_QUEUED);
     CHECK_EQ(eager(1, 502, 200).outcome, RTS_RX_QUEUED);
     rts_rx_result r = eager(2, 502, 300);
@@ -234,13 +234,13 @@ static void test_flow_limit_path_b(void)
     CHECK_EQ(r.flags, 0);
     CHECK_EQ(eager(2, 502, 1000000).outcome, RTS_RX_QUEUED); /* replenished */
     ROW("queue limit");
-    CHECK_EQ(rts_fq_set_threshold(&rx.fq, 0), RTS_OK); /* no recycling here */
-    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_QUEUE_LIMIT, 1, 0), RTS_OK);
+    CHECK_EQ(rts_flow_queue_set_threshold(&rx.fq, 0), RTS_OK); /* no recycling here */
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_QUEUE_LIMIT, 1, 0), RTS_OK);
     CHECK_EQ(eager(3, 600, 1000001).outcome, RTS_RX_QUEUED);
     r = eager(4, 600, 1000002);
     CHECK_EQ(r.outcome, RTS_RX_QUEUE_FULL);
     CHECK_EQ(r.repost, 4);
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
 }
 
 static void test_cache_hooks(void)
@@ -249,31 +249,31 @@ static void test_cache_hooks(void)
     uint8_t fr[600];
     size_t n = rts_fr_udp(fr, 1, 502, 500);
     rts_rx_result r;
-    CHECK_EQ(rts_rx_eager_isr(&rx, 0, fr, n, 1, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_isr(&rx, 0, fr, n, 1, &r), RTS_OK);
     CHECK_EQ(hw.cache_invalidated_bytes, RTS_RX_HDR_BYTES);
-    rts_rx_task_invalidate(&rx, fr, n);
+    rts_rx_driver_task_invalidate(&rx, fr, n);
     CHECK_EQ(hw.cache_invalidated_bytes, n);
     ROW("short frame: header invalidation bounded by len");
     hw.cache_invalidated_bytes = 0;
-    CHECK_EQ(rts_rx_eager_isr(&rx, 1, fr, 60, 2, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_isr(&rx, 1, fr, 60, 2, &r), RTS_OK);
     CHECK_EQ(hw.cache_invalidated_bytes, 60);
-    rts_rx_task_invalidate(&rx, fr, 60);
+    rts_rx_driver_task_invalidate(&rx, fr, 60);
     CHECK_EQ(hw.cache_invalidated_bytes, 60);
     ROW("descriptor path: no classification, no invalidation (Behnke §9)");
-    CHECK_EQ(rts_rx_eager_desc_isr(&rx, 2, lp, 7, 3, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rx, 2, lp, 7, 3, &r), RTS_OK);
     CHECK_EQ(hw.cache_invalidated_bytes, 60);
     CHECK_EQ(r.flow, lp);
     CHECK_EQ(r.prio, 7);
     CHECK_EQ(r.task_prio, HP_PRIO); /* the HP packets still wait */
     CHECK_EQ(r.flags, 0);
-    CHECK_EQ(rts_rx_eager_desc_isr(&rx, 3, 200, 99, 4, &r), RTS_OK);
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rx, 3, 200, 99, 4, &r), RTS_OK);
     CHECK_EQ(r.flow, RTS_FLOW_DEFAULT);
     CHECK_EQ(r.prio, RTS_FLOW_PRIO_LEVELS - 1);
     CHECK_EQ(r.flags, RTS_ACT_RESCHEDULE);
     CHECK_EQ(r.task_prio, RTS_FLOW_PRIO_LEVELS - 1);
     ROW("a buffer not in the ring is refused, nothing changes");
-    CHECK_EQ(rts_rx_eager_isr(&rx, 0, fr, n, 5, &r), RTS_EINVAL);
-    CHECK_EQ(rts_rx_eager_desc_isr(&rx, NBUFS, lp, 1, 5, &r), RTS_EINVAL);
+    CHECK_EQ(rts_rx_driver_eager_isr(&rx, 0, fr, n, 5, &r), RTS_EINVAL);
+    CHECK_EQ(rts_rx_driver_eager_desc_isr(&rx, NBUFS, lp, 1, 5, &r), RTS_EINVAL);
     CHECK_EQ(rx.harvested, 4);
 }
 
@@ -289,11 +289,11 @@ static void test_global_limit_polling(void)
     r = eager(3, 600, 40);
     CHECK_EQ(r.outcome, RTS_RX_GLOBAL_LIMIT);
     CHECK_EQ(rx.fq.state[3], RTS_BUF_RING); /* left in the ring */
-    CHECK_EQ(rts_rx_poll_begin(&rx, 1000000), 3);
+    CHECK_EQ(rts_rx_driver_poll_begin(&rx, 1000000), 3);
     CHECK_EQ(eager(3, 600, 1000010).outcome, RTS_RX_QUEUED);
-    rts_action a = rts_rx_poll_end(&rx, 1000020);
+    rts_action a = rts_rx_driver_poll_end(&rx, 1000020);
     CHECK_EQ(a.flags, RTS_ACT_ENABLE_LINE);
-    CHECK_EQ(rts_glim_mode_of(&rx.glim), RTS_GLIM_IRQ);
+    CHECK_EQ(rts_global_limit_mode_of(&rx.glim), RTS_GLOBAL_LIMIT_IRQ);
     CHECK_EQ(rx.outcomes[RTS_RX_GLOBAL_LIMIT], 1);
 }
 
@@ -313,19 +313,19 @@ static void test_conservation_random(void)
     for (int seed = 0; seed < 30; seed++) {
         setup(seed % 2 ? 5 : 0, 200000);
         rts_time_ns poll_at = 0;
-        CHECK_EQ(rts_flow_setopt(&rx.flows, hp, RTS_FLOWOPT_CAPACITY, 2, 0), RTS_OK);
-        CHECK_EQ(rts_flow_setopt(&rx.flows, hp, RTS_FLOWOPT_PERIOD_NS, 300000, 0), RTS_OK);
-        CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_QUEUE_LIMIT, 4, 0), RTS_OK);
+        CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_CAPACITY, 2, 0), RTS_OK);
+        CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_PERIOD_NS, 300000, 0), RTS_OK);
+        CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_QUEUE_LIMIT, 4, 0), RTS_OK);
         bool posted[NBUFS] = {false}, held[NBUFS] = {false};
         uint8_t held_prio[NBUFS] = {0};
         for (int b = 0; b < RING; b++) posted[b] = true;
         rts_time_ns now = 0;
         for (int step = 0; step < 3000; step++) {
             now += rnd(20000);
-            if (rts_glim_mode_of(&rx.glim) == RTS_GLIM_POLL && now >= poll_at) {
+            if (rts_global_limit_mode_of(&rx.glim) == RTS_GLOBAL_LIMIT_POLL && now >= poll_at) {
                 /* The polling task: its harvest is the ISR's below. */
-                (void)rts_rx_poll_begin(&rx, now);
-                rts_action a = rts_rx_poll_end(&rx, now);
+                (void)rts_rx_driver_poll_begin(&rx, now);
+                rts_action a = rts_rx_driver_poll_end(&rx, now);
                 if (a.flags & RTS_ACT_ARM_TIMER) poll_at = a.timer_at;
             }
             unsigned op = rnd(10);
@@ -336,7 +336,7 @@ static void test_conservation_random(void)
                 uint8_t fr[128];
                 size_t n = rts_fr_udp(fr, 1, ports[rnd(4)], 4);
                 rts_rx_result r;
-                CHECK_EQ(rts_rx_eager_isr(&rx, b, fr, n, now, &r), RTS_OK);
+                CHECK_EQ(rts_rx_driver_eager_isr(&rx, b, fr, n, now, &r), RTS_OK);
                 if (r.flags & RTS_ACT_ARM_TIMER) poll_at = r.timer_at;
                 if (r.outcome == RTS_RX_GLOBAL_LIMIT) continue;
                 posted[b] = false;
@@ -346,12 +346,12 @@ static void test_conservation_random(void)
                 }
             } else if (op < 7) {
                 rts_rx_job job;
-                if (rts_rx_task_next(&rx, &job, NULL) == RTS_OK) {
+                if (rts_rx_driver_task_next(&rx, &job, NULL) == RTS_OK) {
                     CHECK(!held[job.buf] && !posted[job.buf]);
                     held[job.buf] = true;
                     held_prio[job.buf] = job.prio;
                     uint16_t fresh;
-                    if (rts_rx_task_refill(&rx, &fresh) == RTS_OK) {
+                    if (rts_rx_driver_task_refill(&rx, &fresh) == RTS_OK) {
                         CHECK(!posted[fresh] && !held[fresh]);
                         posted[fresh] = true;
                     }
@@ -359,11 +359,11 @@ static void test_conservation_random(void)
             } else {
                 unsigned b = rnd(NBUFS);
                 if (!held[b]) continue;
-                (void)rts_rx_task_complete(&rx, held_prio[b]);
-                CHECK_EQ(rts_rx_buf_free(&rx, b), RTS_OK);
+                (void)rts_rx_driver_task_complete(&rx, held_prio[b]);
+                CHECK_EQ(rts_rx_driver_buf_free(&rx, b), RTS_OK);
                 held[b] = false;
                 uint16_t fresh;
-                if (rts_rx_task_refill(&rx, &fresh) == RTS_OK) posted[fresh] = true;
+                if (rts_rx_driver_task_refill(&rx, &fresh) == RTS_OK) posted[fresh] = true;
             }
             unsigned n_posted = 0, n_held = 0;
             for (int b = 0; b < NBUFS; b++) {
@@ -372,10 +372,10 @@ static void test_conservation_random(void)
                 n_posted += posted[b];
                 n_held += held[b];
             }
-            CHECK_EQ(n_posted + n_held + rts_fq_count(&rx.fq, RTS_BUF_QUEUED) + rts_fq_count(&rx.fq, RTS_BUF_POOL),
+            CHECK_EQ(n_posted + n_held + rts_flow_queue_count(&rx.fq, RTS_BUF_QUEUED) + rts_flow_queue_count(&rx.fq, RTS_BUF_POOL),
                      NBUFS);
-            CHECK_EQ(rts_fq_count(&rx.fq, RTS_BUF_ISR), 0);
-            CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
+            CHECK_EQ(rts_flow_queue_count(&rx.fq, RTS_BUF_ISR), 0);
+            CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
             if (rts_test_failed_checks) return;
         }
         for (int o = 0; o < RTS_RX_OUTCOMES; o++) seen[o] += rx.outcomes[o];

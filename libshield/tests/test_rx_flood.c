@@ -23,14 +23,14 @@ static void post(uint16_t b)
 
 static void test_hp_flow_survives_lp_flood(void)
 {
-    CHECK_EQ(rts_rx_init(&rx, NULL, NBUFS, RING, 1, 0, 0, 0), RTS_OK);
+    CHECK_EQ(rts_rx_driver_init(&rx, NULL, NBUFS, RING, 1, 0, 0, 0), RTS_OK);
     ring_head = ring_len = 0;
     for (uint16_t b = 0; b < RING; b++) post(b);
     uint8_t hp, lp;
-    CHECK_EQ(rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &hp), RTS_OK);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, hp, RTS_FLOWOPT_PRIORITY, 20, 0), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp), RTS_OK);
-    CHECK_EQ(rts_flow_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 3, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &hp), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_PRIORITY, 20, 0), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 3, 0), RTS_OK);
 
     uint8_t hp_frame[64], lp_frame[64];
     const size_t hp_len = rts_fr_udp(hp_frame, 0x0A000002u, 502, 4);
@@ -55,7 +55,7 @@ static void test_hp_flow_survives_lp_flood(void)
             ring_head = (ring_head + 1) % NBUFS;
             ring_len--;
             rts_rx_result r;
-            CHECK_EQ(rts_rx_eager_isr(&rx, b, is_hp ? hp_frame : lp_frame, is_hp ? hp_len : lp_len, now, &r),
+            CHECK_EQ(rts_rx_driver_eager_isr(&rx, b, is_hp ? hp_frame : lp_frame, is_hp ? hp_len : lp_len, now, &r),
                      RTS_OK);
             if (is_hp) CHECK_EQ(r.outcome, RTS_RX_QUEUED);
             if (r.repost != RTS_BUF_NONE) post(r.repost);
@@ -64,22 +64,22 @@ static void test_hp_flow_survives_lp_flood(void)
         /* The network task. */
         if (busy && now >= busy_until) {
             cur.flow == hp ? hp_done++ : lp_done++;
-            (void)rts_rx_task_complete(&rx, cur.prio);
-            CHECK_EQ(rts_rx_buf_free(&rx, cur.buf), RTS_OK);
+            (void)rts_rx_driver_task_complete(&rx, cur.prio);
+            CHECK_EQ(rts_rx_driver_buf_free(&rx, cur.buf), RTS_OK);
             uint16_t fresh;
-            if (rts_rx_task_refill(&rx, &fresh) == RTS_OK) post(fresh);
+            if (rts_rx_driver_task_refill(&rx, &fresh) == RTS_OK) post(fresh);
             busy = false;
         }
-        if (!busy && rts_rx_task_next(&rx, &cur, NULL) == RTS_OK) {
+        if (!busy && rts_rx_driver_task_next(&rx, &cur, NULL) == RTS_OK) {
             uint16_t fresh;
-            if (rts_rx_task_refill(&rx, &fresh) == RTS_OK) post(fresh);
+            if (rts_rx_driver_task_refill(&rx, &fresh) == RTS_OK) post(fresh);
             busy = true;
             busy_until = now + TASK_NS;
         }
-        CHECK_EQ(ring_len, rts_fq_count(&rx.fq, RTS_BUF_RING));
+        CHECK_EQ(ring_len, rts_flow_queue_count(&rx.fq, RTS_BUF_RING));
     }
-    CHECK_EQ(rts_fq_check(&rx.fq), RTS_OK);
-    const unsigned hp_waiting = rts_fq_flow_count(&rx.fq, hp) + (busy && cur.flow == hp);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
+    const unsigned hp_waiting = rts_flow_queue_flow_count(&rx.fq, hp) + (busy && cur.flow == hp);
     printf("  hp sent %u done %u waiting %u; lp sent %u done %u; short circuits %u, recycled %u, nic drops %u\n",
            hp_sent, hp_done, hp_waiting, lp_sent, lp_done, rx.outcomes[RTS_RX_SHORT_CIRCUIT], rx.recycled,
            nic_drops);

@@ -311,7 +311,7 @@ static void run_events(const ev_row *rows, size_t n)
             break;
         default: {
             const rts_time_ns target = (rts_time_ns)((int64_t)r->now + r->arg);
-            rts_cycle_result c = rts_shield_cycle_end(&sh, 0, target, r->now, &d);
+            rts_detect_cycle_result c = rts_shield_cycle_end(&sh, 0, target, r->now, &d);
             CHECK_EQ(c.earliness_ns, r->arg);
             CHECK_EQ(c.miss, r->arg < 0);
             break;
@@ -627,7 +627,7 @@ static void test_detection(void)
     };
     for (size_t i = 0; i < sizeof cycles / sizeof cycles[0]; i++) {
         ROW(cycles[i].name);
-        rts_cycle_result r = rts_shield_cycle_end(&sh, cycles[i].start, cycles[i].target, cycles[i].now, &d);
+        rts_detect_cycle_result r = rts_shield_cycle_end(&sh, cycles[i].start, cycles[i].target, cycles[i].now, &d);
         CHECK_EQ(r.earliness_ns, cycles[i].earliness);
         CHECK_EQ(sh.detect.late_cycles, cycles[i].late);
         CHECK_EQ(d.flags, 0);
@@ -785,8 +785,8 @@ static void run_frames(const frame_row *rows, size_t n)
         }
         check_ops(&d, r->n_ops, &r->op);
         if (rx.repost != RTS_BUF_NONE) CHECK_EQ(sh.rx.fq.state[rx.repost], RTS_BUF_RING);
-        CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
-        CHECK_EQ(rts_fq_count(&sh.rx.fq, RTS_BUF_ISR), 0);
+        CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
+        CHECK_EQ(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_ISR), 0);
     }
 }
 
@@ -857,8 +857,8 @@ static void test_rx_queue_prio_short_circuit(void)
     rx_start(&c);
     run_frames(rows, sizeof rows / sizeof rows[0]);
     CHECK_EQ(sh.drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], 3);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_LP), 2);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_HP), 2);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_LP), 2);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_HP), 2);
     CHECK_EQ(rts_shield_waiting(&sh), 4);
     ROW("a buffer not in the ring is refused and nothing changes");
     uint8_t fr[64];
@@ -877,7 +877,7 @@ static void test_rx_queue_prio_short_circuit(void)
     CHECK_EQ(rx.prio, 20);
     CHECK_EQ(d.flags & RTS_SHIELD_F_PRIO, RTS_SHIELD_F_PRIO);
     CHECK_EQ(d.task_prio, 20);
-    CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
 }
 
 static void test_rx_flow_server(void)
@@ -925,7 +925,7 @@ static void test_rx_queue_full_queue_mitigation(void)
     CHECK_EQ(refill, 0);
     CHECK_EQ(sh.line_holds[0], 0);
     CHECK_EQ(sh.driver_fill, 0); /* the flow queues' fill, not the argument */
-    CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
 }
 
 static void test_rx_burst(void)
@@ -994,7 +994,7 @@ static void test_rx_global_limit(void)
     rts_shield_poll_end(&sh, 2000020, &d);
     check_ops(&d, 1, (const op_exp[]){{0, T_POLL, EN, 0}});
     CHECK_EQ(sh.line_holds[0], 0);
-    CHECK_EQ(rts_glim_mode_of(&sh.rx.glim), RTS_GLIM_IRQ);
+    CHECK_EQ(rts_global_limit_mode_of(&sh.rx.glim), RTS_GLOBAL_LIMIT_IRQ);
     ROW("interrupt mode: the poll timer does nothing, poll_begin gives 0");
     CHECK_EQ(rts_shield_timer_isr(&sh, T_POLL, 2000030, &d), RTS_OK);
     CHECK_EQ(d.flags, 0);
@@ -1028,9 +1028,9 @@ static void test_rx_task_side(void)
     CHECK_EQ(rts_shield_task_prio(&sh), LP_PRIO);
     CHECK_EQ(refill, 1); /* the freed buffer is the first spare */
     CHECK_EQ(sh.rx.fq.state[1], RTS_BUF_RING);
-    CHECK_EQ(rts_fq_count(&sh.rx.fq, RTS_BUF_RING), RING - 1);
-    CHECK_EQ(rts_fq_count(&sh.rx.fq, RTS_BUF_POOL), NBUFS - RING);
-    CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_RING), RING - 1);
+    CHECK_EQ(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_POOL), NBUFS - RING);
+    CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
     ROW("done twice: refused");
     CHECK_EQ(rts_shield_task_done(&sh, &job, 31, 10, 0, &refill, &d), RTS_EINVAL);
     CHECK_EQ(refill, RTS_BUF_NONE);
@@ -1042,21 +1042,21 @@ static void test_rx_task_side(void)
     CHECK_EQ(d.flags, RTS_SHIELD_F_PRIO);
     CHECK_EQ(d.task_prio, BASE);
     CHECK_EQ(refill, 0);
-    CHECK_EQ(rts_fq_count(&sh.rx.fq, RTS_BUF_RING), RING);
+    CHECK_EQ(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_RING), RING);
     ROW("nothing waiting");
     CHECK_EQ(rts_shield_task_next(&sh, &job, &d), RTS_EEMPTY);
     CHECK_EQ(d.flags, 0);
     ROW("ring full: the freed buffer stays spare");
     run_frames(rows, 1);
     CHECK_EQ(rts_shield_task_next(&sh, &job, &d), RTS_OK);
-    CHECK_EQ(rts_fq_count(&sh.rx.fq, RTS_BUF_RING), RING - 1);
+    CHECK_EQ(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_RING), RING - 1);
     /* A spare goes to the ring at once (the stack still holds job.buf). */
     uint16_t b;
-    CHECK_EQ(rts_fq_refill(&sh.rx.fq, &b), RTS_OK);
+    CHECK_EQ(rts_flow_queue_refill(&sh.rx.fq, &b), RTS_OK);
     CHECK_EQ(rts_shield_task_done(&sh, &job, 50, 10, 0, &refill, &d), RTS_OK);
     CHECK_EQ(refill, RTS_BUF_NONE);
     CHECK_EQ(sh.rx.fq.state[job.buf], RTS_BUF_POOL);
-    CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
 }
 
 /* Short circuit off (Behnke Figure 9, footnote 1): the lowest-priority
@@ -1081,7 +1081,7 @@ static void test_rx_short_circuit_off(void)
     run_frames(rows, sizeof rows / sizeof rows[0]);
     CHECK_EQ(sh.rx.outcomes[RTS_RX_SHORT_CIRCUIT], 0);
     CHECK_EQ(sh.drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], 0);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_LP), 3);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_LP), 3);
     CHECK_EQ(sh.rx.recycled, 3);
 
     ROW("queues empty, ring low (the stack holds the buffers): the arrival stays queued");
@@ -1094,7 +1094,7 @@ static void test_rx_short_circuit_off(void)
         run_frames(&hp, 1);
         CHECK_EQ(rts_shield_task_next(&sh, &job, &d), RTS_OK);
     }
-    CHECK(rts_fq_ring_low(&sh.rx.fq));
+    CHECK(rts_flow_queue_ring_low(&sh.rx.fq));
     static const frame_row alone[] = {
         {"LP alone at a low ring: queued, not recycled", 5, P_LP, 100, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, HP_PRIO, 0,
          NOP1},
@@ -1102,7 +1102,7 @@ static void test_rx_short_circuit_off(void)
          0, NOP1},
     };
     run_frames(alone, sizeof alone / sizeof alone[0]);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_LP), 1);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_LP), 1);
     CHECK_EQ(rts_shield_waiting(&sh), 1);
 }
 
@@ -1122,9 +1122,9 @@ static void test_rx_recycle_after_priority_raise(void)
     };
     run_frames(before, sizeof before / sizeof before[0]);
     ROW("setsockopt: LP's priority raised to 12");
-    CHECK_EQ(rts_flow_setopt(&sh.rx.flows, F_LP, RTS_FLOWOPT_PRIORITY, 12, 35), RTS_OK);
-    CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
-    CHECK_EQ(rts_fq_lowest_prio(&sh.rx.fq), LP_PRIO); /* still filed at the old level */
+    CHECK_EQ(rts_flow_table_setopt(&sh.rx.flows, F_LP, RTS_FLOWOPT_PRIORITY, 12, 35), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_lowest_prio(&sh.rx.fq), LP_PRIO); /* still filed at the old level */
     static const frame_row after[] = {
         {"LP at the low ring: the flow moves to 12, nothing of 12 recycled", 3, P_LP, 40, RTS_RX_QUEUED, F_LP, RAISE,
          0, NB, NO, 12, 0, NOP1},
@@ -1132,7 +1132,7 @@ static void test_rx_recycle_after_priority_raise(void)
          RTS_SHIELD_DROP_SHORT_CIRCUIT, 4, NO, 12, 0, NOP1},
     };
     run_frames(after, sizeof after / sizeof after[0]);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_LP), 4);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_LP), 4);
     CHECK_EQ(sh.rx.fq.q[F_LP].level, 12);
     CHECK_EQ(sh.rx.recycled, 0);
 
@@ -1145,15 +1145,15 @@ static void test_rx_recycle_after_priority_raise(void)
         {"LP 2: ring 5", 2, P_LP, 30, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
     };
     run_frames(mixed, sizeof mixed / sizeof mixed[0]);
-    CHECK_EQ(rts_flow_setopt(&sh.rx.flows, F_LP, RTS_FLOWOPT_PRIORITY, 12, 35), RTS_OK);
-    CHECK_EQ(rts_fq_check(&sh.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_table_setopt(&sh.rx.flows, F_LP, RTS_FLOWOPT_PRIORITY, 12, 35), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);
     static const frame_row mixed_after[] = {
         {"LP at the low ring: X's buffer recycled, not LP's", 3, P_LP, 40, RTS_RX_QUEUED, F_LP, RAISE | RECY, 0, 0,
          F_X, 12, 0, NOP1},
     };
     run_frames(mixed_after, 1);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_LP), 3);
-    CHECK_EQ(rts_fq_flow_count(&sh.rx.fq, F_X), 0);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_LP), 3);
+    CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_X), 0);
 }
 
 static void test_rx_fill_watermarks(void)

@@ -53,18 +53,18 @@ static void test_countdown(void)
 
 static void test_nic(void)
 {
-    rts_nic nic;
-    rts_nic_init(&nic);
+    rts_nic_moderation nic;
+    rts_nic_moderation_init(&nic);
     uint8_t q;
-    CHECK_EQ(rts_nic_bind(&nic, 17u, 502u, 8u, UINT64_MAX / 2u, UINT64_MAX / 2u, 0u, 4u, 1u, &q), RTS_OK);
-    rts_nic_rx_result r;
-    rts_nic_rx(&nic, 17u, 502u, LATE, &r);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, 17u, 502u, 8u, UINT64_MAX / 2u, UINT64_MAX / 2u, 0u, 4u, 1u, &q), RTS_OK);
+    rts_nic_moderation_rx_result r;
+    rts_nic_moderation_rx(&nic, 17u, 502u, LATE, &r);
     CHECK_EQ(r.outcome, RTS_NIC_STORED);
     CHECK_EQ(r.irq, 0u);
-    const rts_time_ns e = rts_nic_next_expiry(&nic);
+    const rts_time_ns e = rts_nic_moderation_next_expiry(&nic);
     CHECK(e == UINT64_MAX);
     /* Not expired by any earlier time: the deadline did not wrap. */
-    CHECK_EQ(rts_nic_expire(&nic, LATE + 500u), 0u);
+    CHECK_EQ(rts_nic_moderation_expire(&nic, LATE + 500u), 0u);
 }
 
 int main(void)

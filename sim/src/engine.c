@@ -658,7 +658,7 @@ static uint32_t pkt_len(const rtsim *s, const sim_pkt *p)
 static void rx_mode_acct(rtsim *s, uint64_t now)
 {
     if (!s->cfg.rx.enabled) return;
-    const bool poll = rts_glim_mode_of(&s->shield.rx.glim) == RTS_GLIM_POLL;
+    const bool poll = rts_global_limit_mode_of(&s->shield.rx.glim) == RTS_GLOBAL_LIMIT_POLL;
     if (poll && s->poll_since == SIM_INF) {
         s->poll_since = now;
         s->rxst.to_poll++;
@@ -1132,7 +1132,7 @@ static void nic_announce(rtsim *s, unsigned q)
  * heap. Only an earlier expiry supersedes the armed event. */
 static void nic_schedule(rtsim *s)
 {
-    const rts_time_ns next = rts_nic_next_expiry(&s->nic);
+    const rts_time_ns next = rts_nic_moderation_next_expiry(&s->nic);
     if (next == 0 || next >= s->cfg.duration_ns) return;
     const uint64_t at = next < s->now ? s->now : next;
     if (s->nic_armed != SIM_INF && s->nic_armed <= at) return;
@@ -1147,29 +1147,29 @@ static void trace_keys(const rtsim *s, const sim_pkt *p, unsigned *proto, unsign
 {
     uint32_t len;
     const uint8_t *fr = trace_frame(&s->trace_src[p->flow], p->frame, &len);
-    rts_cls_info ci;
-    (void)rts_classify_parse_isr(fr, len, &ci);
+    rts_classifier_info ci;
+    (void)rts_classifier_parse_isr(fr, len, &ci);
     switch (ci.kind) {
-    case RTS_CLS_TCP: *proto = RTS_PROTO_TCP; break;
-    case RTS_CLS_UDP: *proto = RTS_PROTO_UDP; break;
-    case RTS_CLS_ICMP: *proto = RTS_NIC_PROTO_ICMP; break;
+    case RTS_CLASSIFIER_TCP: *proto = RTS_PROTO_TCP; break;
+    case RTS_CLASSIFIER_UDP: *proto = RTS_PROTO_UDP; break;
+    case RTS_CLASSIFIER_ICMP: *proto = RTS_NIC_PROTO_ICMP; break;
     default: *proto = RTS_NIC_PROTO_NONTRANSPORT; break;
     }
-    *port = ci.kind == RTS_CLS_TCP || ci.kind == RTS_CLS_UDP ? ci.local_port : 0u;
+    *port = ci.kind == RTS_CLASSIFIER_TCP || ci.kind == RTS_CLASSIFIER_UDP ? ci.local_port : 0u;
 }
 
-/* A frame reaches the multiqueue NIC: libshield's rts_nic_rx() decides. */
+/* A frame reaches the multiqueue NIC: libshield's rts_nic_moderation_rx() decides. */
 static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
 {
     const rtsim_flow_cfg *f = &s->cfg.flows[p.flow];
     unsigned proto = nic_proto(f), port = nic_port(f);
     if (s->trace_src[p.flow].n) trace_keys(s, &p, &proto, &port);
-    if (s->cfg.rx.enabled && s->posted.len == 0 && rts_nic_lookup(&s->nic, proto, port) >= 0) {
+    if (s->cfg.rx.enabled && s->posted.len == 0 && rts_nic_moderation_lookup(&s->nic, proto, port) >= 0) {
         count_drop(s, &p, RTSIM_DROP_RING_FULL); /* mapped, but no buffer to DMA into */
         return;
     }
-    rts_nic_rx_result r;
-    rts_nic_rx(&s->nic, proto, port, now, &r);
+    rts_nic_moderation_rx_result r;
+    rts_nic_moderation_rx(&s->nic, proto, port, now, &r);
     if (r.outcome == RTS_NIC_UNREGISTERED) {
         count_drop(s, &p, RTSIM_DROP_NIC_UNREGISTERED);
         return;
@@ -1182,7 +1182,7 @@ static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
         p.buf = fifo_pop(&s->posted).buf;
         dma_write(s, &p);
     }
-    if (!fifo_push(&s->nicq[r.queue], p)) fail(s, "NIC queue overflow"); /* rts_nic bounds it */
+    if (!fifo_push(&s->nicq[r.queue], p)) fail(s, "NIC queue overflow"); /* rts_nic_moderation bounds it */
     if (r.irq) nic_announce(s, r.queue);
     nic_schedule(s);
 }
@@ -1409,7 +1409,7 @@ static void handle_event(rtsim *s, const sim_event *e)
     case EV_NIC: {
         if (e->gen != s->nic_gen) break; /* superseded */
         s->nic_armed = SIM_INF;
-        const uint32_t mask = rts_nic_expire(&s->nic, now);
+        const uint32_t mask = rts_nic_moderation_expire(&s->nic, now);
         for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
             if (mask & (1u << q)) nic_announce(s, q);
         nic_schedule(s);
@@ -1455,7 +1455,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             const rtsim_nic_queue_cfg *n = &cfg->nic_queues[q];
             if (n->size == 0 || n->size > 65535) return "nic.queues.size: 1..65535 descriptors";
             if (n->t_abs_ns < 0 || n->t_pack_ns < 0) return "nic.queues: timers must not be negative";
-            /* rts_nic_queue_add(): a frame threshold beyond the queue never triggers. */
+            /* rts_nic_moderation_queue_add(): a frame threshold beyond the queue never triggers. */
             if (n->frames > n->size) return "nic.queues.frames: at most the queue's size";
         }
         uint32_t entries = 0;
@@ -1463,7 +1463,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             const rtsim_flow_cfg *f = &cfg->flows[i];
             if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
             if (f->nic_queue >= cfg->n_nic_queues) return "flows.nic_queue: no such queue";
-            /* The distribution map's key (rts_nic_map_add()): a TCP or UDP port 1..65535. */
+            /* The distribution map's key (rts_nic_moderation_map_add()): a TCP or UDP port 1..65535. */
             if ((f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP) &&
                 (f->dst_port == 0 || f->dst_port > 65535))
                 return "flows.dst_port: 1..65535 for a flow mapped to a NIC queue";
@@ -1598,11 +1598,11 @@ static uint32_t nic_host_slots(const rtsim_config *cfg)
 static bool nic_setup(rtsim *s)
 {
     const rtsim_config *c = &s->cfg;
-    rts_nic_init(&s->nic);
+    rts_nic_moderation_init(&s->nic);
     for (uint32_t q = 0; q < c->n_nic_queues; q++) {
         const rtsim_nic_queue_cfg *n = &c->nic_queues[q];
         uint8_t qid;
-        if (rts_nic_queue_add(&s->nic, n->size, (rts_time_ns)n->t_abs_ns, (rts_time_ns)n->t_pack_ns,
+        if (rts_nic_moderation_queue_add(&s->nic, n->size, (rts_time_ns)n->t_abs_ns, (rts_time_ns)n->t_pack_ns,
                               n->frames, 0u, 0u, &qid) != RTS_OK ||
             qid != q || !fifo_init(&s->nicq[q], n->size))
             return false;
@@ -1610,7 +1610,7 @@ static bool nic_setup(rtsim *s)
     for (uint32_t i = 0; i < c->n_flows; i++) {
         const rtsim_flow_cfg *f = &c->flows[i];
         if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
-        const rts_err e = rts_nic_map_add(&s->nic, nic_proto(f), nic_port(f), f->nic_queue);
+        const rts_err e = rts_nic_moderation_map_add(&s->nic, nic_proto(f), nic_port(f), f->nic_queue);
         if (e != RTS_OK && e != RTS_EEXIST) return false;
     }
     return true;

@@ -169,7 +169,7 @@ struct rtsim {
     uint64_t *path_hist;  /* RTSIM_PATH_COUNT * RTSIM_HIST_BINS: per-frame ISR durations */
     sim_prng cost_rng;    /* draws of the per-path cost distributions */
     /* multiqueue NIC */
-    rts_nic nic;
+    rts_nic_moderation nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
     uint32_t nic_gen;    /* generation of the pending EV_NIC */
     uint64_t nic_armed;  /* time of the pending EV_NIC, SIM_INF when none */

@@ -55,7 +55,7 @@ static void test_counts_checked_first(void)
     CHECK(refused_with(&c, "tasks: at most 8"));
 }
 
-/* rts_nic_queue_add() refuses a frame threshold above the queue's size. */
+/* rts_nic_moderation_queue_add() refuses a frame threshold above the queue's size. */
 static void test_nic_frames_above_size(void)
 {
     rtsim_config c = mq_base();

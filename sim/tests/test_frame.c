@@ -67,11 +67,11 @@ static rtsim_flow_cfg flow(uint32_t proto, uint32_t vlan, uint32_t size)
 
 /* Classify a copy flush against the end of a heap block (ASan catches an over-read). */
 static uint8_t classify_exact(const rts_flow_table *t, const uint8_t *frame, size_t len,
-                              rts_cls_info *info)
+                              rts_classifier_info *info)
 {
     uint8_t *copy = malloc(len);
     memcpy(copy, frame, len);
-    uint8_t id = rts_classify_isr(t, copy, len, info);
+    uint8_t id = rts_classifier_classify_isr(t, copy, len, info);
     free(copy);
     return id;
 }
@@ -172,29 +172,29 @@ static void check_frame(const rtsim_flow_cfg *f)
         }
 
     /* What the classifier reads. */
-    rts_cls_info info;
-    CHECK_EQ(rts_classify_parse_isr(buf, len, &info), RTS_OK);
+    rts_classifier_info info;
+    CHECK_EQ(rts_classifier_parse_isr(buf, len, &info), RTS_OK);
     CHECK_EQ(info.vlan, f->vlan ? 1 : 0);
     CHECK_EQ(info.vlan_tci, f->vlan ? (f->vlan_pcp << 13) | 1u : 0);
     CHECK_EQ(info.l3_off, l3);
     switch (f->proto) {
     case RTSIM_PROTO_TCP:
     case RTSIM_PROTO_UDP:
-        CHECK_EQ(info.kind, f->proto == RTSIM_PROTO_TCP ? RTS_CLS_TCP : RTS_CLS_UDP);
+        CHECK_EQ(info.kind, f->proto == RTSIM_PROTO_TCP ? RTS_CLASSIFIER_TCP : RTS_CLASSIFIER_UDP);
         CHECK_EQ(info.local_port, f->dst_port);
         CHECK_EQ(info.remote_port, f->src_port);
         CHECK_EQ(info.src_addr, f->src_addr);
         CHECK_EQ(info.l4_off, l3 + 20);
         break;
     case RTSIM_PROTO_ICMP:
-        CHECK_EQ(info.kind, RTS_CLS_ICMP);
+        CHECK_EQ(info.kind, RTS_CLASSIFIER_ICMP);
         CHECK_EQ(info.src_addr, f->src_addr);
         break;
     case RTSIM_PROTO_ARP:
-        CHECK_EQ(info.kind, RTS_CLS_ARP);
+        CHECK_EQ(info.kind, RTS_CLASSIFIER_ARP);
         break;
     default:
-        CHECK_EQ(info.kind, RTS_CLS_OTHER);
+        CHECK_EQ(info.kind, RTS_CLASSIFIER_OTHER);
         break;
     }
 }
@@ -315,7 +315,7 @@ static void test_errors(void)
     CHECK_EQ(rtsim_frame_build(&f, NULL, sizeof buf), 0);
 }
 
-/* rts_classify_isr() against a flow table: the bound (proto, port) gets its
+/* rts_classifier_classify_isr() against a flow table: the bound (proto, port) gets its
  * flow, a source-specific binding only its source, an unbound port the
  * default flow, ARP and ICMP their special flows, the unknown EtherType the
  * default flow. */
@@ -324,21 +324,21 @@ static void test_flow_table(void)
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
     uint8_t id_tcp, id_udp, id_udp_src;
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_TCP, 502, 0, &id_tcp), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 502, 0, &id_udp), RTS_OK);
-    CHECK_EQ(rts_flow_bind(&t, RTS_PROTO_UDP, 503, 0x0A000107u, &id_udp_src), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 502, 0, &id_tcp), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &id_udp), RTS_OK);
+    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 503, 0x0A000107u, &id_udp_src), RTS_OK);
     static uint8_t buf[RTSIM_FRAME_MAX];
     const uint32_t sizes[] = {0u, 64u, 1522u};
     for (uint32_t vlan = 0; vlan < 2; vlan++)
         for (size_t s = 0; s < 3; s++) {
-            rts_cls_info info;
+            rts_classifier_info info;
             rtsim_flow_cfg f = flow(RTSIM_PROTO_TCP, vlan, sizes[s]);
             size_t n = rtsim_frame_build(&f, buf, sizeof buf);
             CHECK_EQ(classify_exact(&t, buf, n, &info), id_tcp);
             f.dst_port = 503; /* TCP 503 is not bound */
             n = rtsim_frame_build(&f, buf, sizeof buf);
             CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
-            CHECK_EQ(info.kind, RTS_CLS_TCP);
+            CHECK_EQ(info.kind, RTS_CLASSIFIER_TCP);
 
             f = flow(RTSIM_PROTO_UDP, vlan, sizes[s]);
             n = rtsim_frame_build(&f, buf, sizeof buf);
@@ -352,7 +352,7 @@ static void test_flow_table(void)
             f.dst_port = 9;
             n = rtsim_frame_build(&f, buf, sizeof buf);
             CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
-            CHECK_EQ(info.kind, RTS_CLS_UDP);
+            CHECK_EQ(info.kind, RTS_CLASSIFIER_UDP);
 
             f = flow(RTSIM_PROTO_ICMP, vlan, sizes[s]);
             n = rtsim_frame_build(&f, buf, sizeof buf);
@@ -363,7 +363,7 @@ static void test_flow_table(void)
             f = flow(RTSIM_PROTO_RAW, vlan, sizes[s]);
             n = rtsim_frame_build(&f, buf, sizeof buf);
             CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
-            CHECK_EQ(info.kind, RTS_CLS_OTHER);
+            CHECK_EQ(info.kind, RTS_CLASSIFIER_OTHER);
         }
 }
 

@@ -20,21 +20,21 @@
 #include "rtshield/rts_types.h"
 
 /** What the classifier recognised. */
-typedef enum rts_cls_kind {
-    RTS_CLS_OTHER = 0,     /**< another EtherType (or an 802.3 length field) */
-    RTS_CLS_ARP = 1,
-    RTS_CLS_ICMP = 2,
-    RTS_CLS_TCP = 3,
-    RTS_CLS_UDP = 4,
-    RTS_CLS_IPV4_OTHER = 5, /**< IPv4 with another transport protocol */
-    RTS_CLS_FRAGMENT = 6,   /**< IPv4 fragment (MF set or offset != 0) */
-    RTS_CLS_IPV6 = 7,       /**< IPv6: default flow for now */
-    RTS_CLS_MALFORMED = 8   /**< truncated or inconsistent headers */
-} rts_cls_kind;
+typedef enum rts_classifier_kind {
+    RTS_CLASSIFIER_OTHER = 0,     /**< another EtherType (or an 802.3 length field) */
+    RTS_CLASSIFIER_ARP = 1,
+    RTS_CLASSIFIER_ICMP = 2,
+    RTS_CLASSIFIER_TCP = 3,
+    RTS_CLASSIFIER_UDP = 4,
+    RTS_CLASSIFIER_IPV4_OTHER = 5, /**< IPv4 with another transport protocol */
+    RTS_CLASSIFIER_FRAGMENT = 6,   /**< IPv4 fragment (MF set or offset != 0) */
+    RTS_CLASSIFIER_IPV6 = 7,       /**< IPv6: default flow for now */
+    RTS_CLASSIFIER_MALFORMED = 8   /**< truncated or inconsistent headers */
+} rts_classifier_kind;
 
 /** Header facts the classifier extracted (host byte order). */
-typedef struct rts_cls_info {
-    uint8_t kind;         /**< rts_cls_kind */
+typedef struct rts_classifier_info {
+    uint8_t kind;         /**< rts_classifier_kind */
     uint8_t vlan;         /**< 1 when an 802.1Q tag was present */
     uint16_t vlan_tci;    /**< the tag's TCI when vlan == 1 */
     uint16_t local_port;  /**< TCP/UDP destination port, else 0 */
@@ -42,17 +42,17 @@ typedef struct rts_cls_info {
     uint32_t src_addr;    /**< IPv4 source address, else 0 */
     uint16_t l3_off;      /**< offset of the network header */
     uint16_t l4_off;      /**< offset of the transport header (IPv4), else 0 */
-} rts_cls_info;
+} rts_classifier_info;
 
 /**
  * Parse the headers of `frame[0..len)`.
  * Context: ISR or task. Cost: bounded, no loop: at most 18 + 20 + 4 byte
  * reads after one header-length computation.
- * @param[out] info filled on every return (kind RTS_CLS_MALFORMED on error)
+ * @param[out] info filled on every return (kind RTS_CLASSIFIER_MALFORMED on error)
  * @retval RTS_OK headers parsed (kind says what they are)
  * @retval RTS_EMALFORMED truncated or inconsistent (also for frame == NULL)
  */
-rts_err rts_classify_parse_isr(const uint8_t *frame, size_t len, rts_cls_info *info);
+rts_err rts_classifier_parse_isr(const uint8_t *frame, size_t len, rts_classifier_info *info);
 
 /**
  * Classify a frame into a flow of `t`: ARP → RTS_FLOW_ARP, unfragmented
@@ -60,13 +60,13 @@ rts_err rts_classify_parse_isr(const uint8_t *frame, size_t len, rts_cls_info *i
  * bound flow of (protocol, destination port, source), anything else and
  * malformed frames → RTS_FLOW_DEFAULT.
  * Context: ISR or task. Cost: bounded, no loop over the flows: the header
- * checks of rts_classify_parse_isr() plus one O(1) flow lookup (one hash,
- * a slot or two: rts_flow_lookup_isr()). With `info` NULL (the receive
+ * checks of rts_classifier_parse_isr() plus one O(1) flow lookup (one hash,
+ * a slot or two: rts_flow_table_lookup_isr()). With `info` NULL (the receive
  * path's ISR) a leaner parse that fills no struct and checks the same bytes
  * gives the same flow.
  * @param info may be NULL; else receives the parsed header facts
  * @return the flow id (always valid)
  */
-uint8_t rts_classify_isr(const rts_flow_table *t, const uint8_t *frame, size_t len, rts_cls_info *info);
+uint8_t rts_classifier_classify_isr(const rts_flow_table *t, const uint8_t *frame, size_t len, rts_classifier_info *info);
 
 #endif /* RTSHIELD_RTS_CLASSIFIER_H */

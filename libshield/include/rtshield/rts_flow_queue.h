@@ -13,7 +13,7 @@
  *     POOL  spare, ready to be posted to the ring
  *
  * and every move is one call that checks the buffer is where the caller says
- * it is, so no buffer is lost or duplicated (rts_fq_check() counts them).
+ * it is, so no buffer is lost or duplicated (rts_flow_queue_check() counts them).
  *
  * Each flow's FIFO is linked through the buffers (no per-flow arrays). A
  * bitmap of non-empty priority levels plus, per level, a bitmap of
@@ -21,7 +21,7 @@
  * (count-leading/trailing-zeros). Flows of equal priority are served round
  * robin.
  *
- * Every function is O(1) (rts_fq_init() and rts_fq_check() excepted), never
+ * Every function is O(1) (rts_flow_queue_init() and rts_flow_queue_check() excepted), never
  * blocks, and may run in an ISR. Callers at different interrupt levels
  * serialise calls on the same queue set.
  */
@@ -44,15 +44,15 @@ typedef enum rts_buf_state {
 } rts_buf_state;
 
 /** Head of one flow's FIFO. */
-typedef struct rts_fq_flow {
+typedef struct rts_flow_queue_flow {
     uint16_t head;  /**< oldest buffer, RTS_BUF_NONE when empty */
     uint16_t tail;  /**< newest buffer */
     uint16_t count; /**< buffers queued */
     uint8_t level;  /**< priority level the flow is filed under while non-empty */
     uint8_t pad;
-} rts_fq_flow;
+} rts_flow_queue_flow;
 
-/** Flow queues, ring accounting and buffer pool. Initialise with rts_fq_init(). */
+/** Flow queues, ring accounting and buffer pool. Initialise with rts_flow_queue_init(). */
 typedef struct rts_flow_queue {
     uint16_t nbufs;          /**< buffers in the closed pool */
     uint16_t ring_size;      /**< descriptor ring slots */
@@ -63,7 +63,7 @@ typedef struct rts_flow_queue {
     uint32_t level_mask;     /**< bit l: some flow of priority l is non-empty */
     uint64_t level_flows[RTS_FLOW_PRIO_LEVELS]; /**< per level: non-empty flows */
     uint8_t rr_last[RTS_FLOW_PRIO_LEVELS];      /**< per level: flow served last */
-    rts_fq_flow q[RTS_FLOW_MAX];
+    rts_flow_queue_flow q[RTS_FLOW_MAX];
     uint16_t next[RTS_POOL_MAX_BUFS];  /**< FIFO / spare-list links */
     uint8_t state[RTS_POOL_MAX_BUFS];  /**< rts_buf_state of each buffer */
     uint8_t owner[RTS_POOL_MAX_BUFS];  /**< flow of a QUEUED buffer */
@@ -78,15 +78,15 @@ typedef struct rts_flow_queue {
  * @retval RTS_OK initialised
  * @retval RTS_EINVAL nbufs > RTS_POOL_MAX_BUFS, ring_size 0 or > nbufs, threshold > ring_size
  */
-rts_err rts_fq_init(rts_flow_queue *fq, unsigned nbufs, unsigned ring_size, unsigned threshold);
+rts_err rts_flow_queue_init(rts_flow_queue *fq, unsigned nbufs, unsigned ring_size, unsigned threshold);
 
 /** Change the recycling threshold. Context: any. Cost: O(1).
  *  @retval RTS_EINVAL threshold > ring_size */
-rts_err rts_fq_set_threshold(rts_flow_queue *fq, unsigned threshold);
+rts_err rts_flow_queue_set_threshold(rts_flow_queue *fq, unsigned threshold);
 
 /** RING → ISR: the eager driver takes a filled buffer from the ring.
  *  Context: ISR. Cost: O(1). @retval RTS_EINVAL buf not in the ring */
-rts_err rts_fq_rx_take_isr(rts_flow_queue *fq, unsigned buf);
+rts_err rts_flow_queue_rx_take_isr(rts_flow_queue *fq, unsigned buf);
 
 /**
  * ISR → QUEUED at the tail of flow `flow`, filed under priority `prio` (a
@@ -97,12 +97,12 @@ rts_err rts_fq_rx_take_isr(rts_flow_queue *fq, unsigned buf);
  * @retval RTS_EFULL the flow already holds `limit` buffers (buffer stays ISR)
  * @retval RTS_EINVAL bad buffer/state, flow or priority
  */
-rts_err rts_fq_push_isr(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit);
+rts_err rts_flow_queue_push_isr(rts_flow_queue *fq, unsigned buf, unsigned flow, unsigned prio, unsigned limit);
 
 /** ISR → RING: the eager driver re-posts a buffer it will not queue (short
  *  circuit, rejected, queue full). Context: ISR. Cost: O(1).
  *  @retval RTS_EINVAL buf not held by the ISR */
-rts_err rts_fq_repost_isr(rts_flow_queue *fq, unsigned buf);
+rts_err rts_flow_queue_repost_isr(rts_flow_queue *fq, unsigned buf);
 
 /**
  * QUEUED → RING: recycle the oldest buffer of the lowest-priority non-empty
@@ -115,7 +115,7 @@ rts_err rts_fq_repost_isr(rts_flow_queue *fq, unsigned buf);
  * @retval RTS_EEMPTY nothing queued
  * @retval RTS_EFULL the ring is full (nothing to recycle for)
  */
-rts_err rts_fq_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow);
+rts_err rts_flow_queue_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow);
 
 /**
  * QUEUED → TASK: take the oldest buffer of the highest-priority non-empty
@@ -125,31 +125,31 @@ rts_err rts_fq_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uint8_t *fl
  * @retval RTS_OK taken
  * @retval RTS_EEMPTY nothing queued
  */
-rts_err rts_fq_pop_highest(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow, uint8_t *prio);
+rts_err rts_flow_queue_pop_highest(rts_flow_queue *fq, uint16_t *buf, uint8_t *flow, uint8_t *prio);
 
 /** POOL → RING: a spare buffer for the ring (the deferred driver's refill).
  *  Context: task (any). Cost: O(1).
  *  @retval RTS_EFULL ring already full  @retval RTS_EEMPTY no spare buffer */
-rts_err rts_fq_refill(rts_flow_queue *fq, uint16_t *buf);
+rts_err rts_flow_queue_refill(rts_flow_queue *fq, uint16_t *buf);
 
 /** TASK → POOL: the stack is done with the buffer. Context: task (any).
  *  Cost: O(1). @retval RTS_EINVAL buf not held by the task */
-rts_err rts_fq_release(rts_flow_queue *fq, unsigned buf);
+rts_err rts_flow_queue_release(rts_flow_queue *fq, unsigned buf);
 
 /** True when fewer than ring_threshold buffers are posted. Context: any. Cost: O(1). */
-bool rts_fq_ring_low(const rts_flow_queue *fq);
+bool rts_flow_queue_ring_low(const rts_flow_queue *fq);
 
 /** Highest priority with a queued buffer, -1 when all queues are empty. Context: any. O(1). */
-int rts_fq_highest_prio(const rts_flow_queue *fq);
+int rts_flow_queue_highest_prio(const rts_flow_queue *fq);
 
 /** Lowest priority with a queued buffer, -1 when all queues are empty. Context: any. O(1). */
-int rts_fq_lowest_prio(const rts_flow_queue *fq);
+int rts_flow_queue_lowest_prio(const rts_flow_queue *fq);
 
 /** Buffers queued in flow `flow` (0 for a bad id). Context: any. Cost: O(1). */
-unsigned rts_fq_flow_count(const rts_flow_queue *fq, unsigned flow);
+unsigned rts_flow_queue_flow_count(const rts_flow_queue *fq, unsigned flow);
 
 /** Buffers in state `s` (rts_buf_state). Context: any. Cost: O(1). */
-unsigned rts_fq_count(const rts_flow_queue *fq, unsigned s);
+unsigned rts_flow_queue_count(const rts_flow_queue *fq, unsigned s);
 
 /**
  * Verify the invariants: every buffer is in exactly one place, the per-state
@@ -159,6 +159,6 @@ unsigned rts_fq_count(const rts_flow_queue *fq, unsigned s);
  * @retval RTS_OK consistent
  * @retval RTS_EINVAL some invariant is broken
  */
-rts_err rts_fq_check(const rts_flow_queue *fq);
+rts_err rts_flow_queue_check(const rts_flow_queue *fq);
 
 #endif /* RTSHIELD_RTS_FLOW_QUEUE_H */

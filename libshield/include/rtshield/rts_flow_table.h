@@ -11,8 +11,8 @@
  * other EtherTypes, malformed frames).
  *
  * The registration API mirrors the socket calls an RTOS stack already has
- * (§5.6): rts_flow_bind() at bind(), rts_flow_setopt() at setsockopt(),
- * rts_flow_unbind() at close(). The socket layer calls them in task context
+ * (§5.6): rts_flow_table_bind() at bind(), rts_flow_table_setopt() at setsockopt(),
+ * rts_flow_table_unbind() at close(). The socket layer calls them in task context
  * inside the critical section that also guards the ISR's lookup.
  *
  * Priorities: 0 is the lowest, RTS_FLOW_PRIO_LEVELS-1 the highest (the
@@ -42,7 +42,7 @@ typedef enum rts_flow_proto {
     RTS_PROTO_UDP = 17
 } rts_flow_proto;
 
-/** Options of rts_flow_setopt(), in the spirit of setsockopt(). */
+/** Options of rts_flow_table_setopt(), in the spirit of setsockopt(). */
 typedef enum rts_flow_opt {
     RTS_FLOWOPT_PRIORITY = 0,     /**< 0..RTS_FLOW_PRIO_LEVELS-1 */
     RTS_FLOWOPT_PERIOD_NS = 1,    /**< tP, minimum interarrival (ns); 0 = unknown. Also the
@@ -53,7 +53,7 @@ typedef enum rts_flow_opt {
     RTS_FLOWOPT_QUEUE_LIMIT = 5   /**< packets the flow's queue may hold; 1..RTS_POOL_MAX_BUFS */
 } rts_flow_opt;
 
-/** One flow. Read-only for applications: change it through rts_flow_setopt(). */
+/** One flow. Read-only for applications: change it through rts_flow_table_setopt(). */
 typedef struct rts_flow {
     uint8_t in_use;          /**< 1 when bound (special flows always 1) */
     uint8_t proto;           /**< rts_flow_proto for user flows, 0 for special flows */
@@ -102,7 +102,7 @@ void rts_flow_table_init(rts_flow_table *t, rts_time_ns now);
 /**
  * Register a flow for a bound socket (mirrors bind()). The new flow has
  * priority 0, no server and the queue limit RTS_POOL_MAX_BUFS until
- * rts_flow_setopt() sets them.
+ * rts_flow_table_setopt() sets them.
  * Context: task, with the RX interrupt masked or inside the stack's socket
  * critical section. Cost: O(RTS_FLOW_MAX), plus the index rebuild: at most
  * 8 hash multipliers tried, each placing the bound flows (O(RTS_FLOW_MAX ·
@@ -116,30 +116,30 @@ void rts_flow_table_init(rts_flow_table *t, rts_time_ns now);
  * @retval RTS_EEXIST the same (proto, port, source) is already bound
  * @retval RTS_EFULL no free flow slot
  */
-rts_err rts_flow_bind(rts_flow_table *t, unsigned proto, unsigned local_port, uint32_t src_addr,
+rts_err rts_flow_table_bind(rts_flow_table *t, unsigned proto, unsigned local_port, uint32_t src_addr,
                       uint8_t *id);
 
 /**
  * Set one scheduling property of a flow (mirrors setsockopt(); special flows
  * too). Changing PERIOD_NS, CAPACITY or SERVER_PERIOD_NS restarts the
  * flow's server full at `now`. SOURCE_ADDR rebuilds the lookup index.
- * Context: task (same critical section as rts_flow_bind()). Cost: O(1);
- * SOURCE_ADDR as rts_flow_bind().
+ * Context: task (same critical section as rts_flow_table_bind()). Cost: O(1);
+ * SOURCE_ADDR as rts_flow_table_bind().
  * @retval RTS_OK set
  * @retval RTS_ENOENT no such flow
  * @retval RTS_EINVAL unknown option or value out of its range
  */
-rts_err rts_flow_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint64_t value, rts_time_ns now);
+rts_err rts_flow_table_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint64_t value, rts_time_ns now);
 
 /**
  * Remove a user flow (mirrors close()). Packets of the flow already queued
  * stay queued and are processed; new ones go to the default flow (or to
  * the any-source flow of the same port, when one is bound).
- * Context: task. Cost: the index rebuild, as rts_flow_bind().
+ * Context: task. Cost: the index rebuild, as rts_flow_table_bind().
  * @retval RTS_OK removed
  * @retval RTS_ENOENT not a bound user flow (special flows cannot be removed)
  */
-rts_err rts_flow_unbind(rts_flow_table *t, unsigned id);
+rts_err rts_flow_table_unbind(rts_flow_table *t, unsigned id);
 
 /**
  * Find the flow of a transport packet: an exact (proto, port, source) match
@@ -151,7 +151,7 @@ rts_err rts_flow_unbind(rts_flow_table *t, unsigned id);
  * the packet has a source address; no pass over the flows.
  * @return the flow id, or RTS_FLOW_DEFAULT when nothing is bound there.
  */
-uint8_t rts_flow_lookup_isr(const rts_flow_table *t, unsigned proto, unsigned local_port,
+uint8_t rts_flow_table_lookup_isr(const rts_flow_table *t, unsigned proto, unsigned local_port,
                             uint32_t src_addr);
 
 /**
@@ -161,9 +161,9 @@ uint8_t rts_flow_lookup_isr(const rts_flow_table *t, unsigned proto, unsigned lo
  * Context: ISR or task. Cost: O(1) (one division when a period has passed).
  * @return true to enqueue, false to discard at insertion (path (b) of Figure 8).
  */
-bool rts_flow_admit_isr(rts_flow_table *t, unsigned id, rts_time_ns now);
+bool rts_flow_table_admit_isr(rts_flow_table *t, unsigned id, rts_time_ns now);
 
 /** Priority of flow `id` (0 for an unknown id). Context: any. Cost: O(1). */
-unsigned rts_flow_prio(const rts_flow_table *t, unsigned id);
+unsigned rts_flow_table_prio(const rts_flow_table *t, unsigned id);
 
 #endif /* RTSHIELD_RTS_FLOW_TABLE_H */

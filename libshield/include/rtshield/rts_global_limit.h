@@ -4,7 +4,7 @@
  *        (Behnke et al. §5.5).
  *
  * Every packet the driver harvests counts against a capacity per period
- * (periods are aligned to the `now` given to rts_glim_init()). In interrupt
+ * (periods are aligned to the `now` given to rts_global_limit_init()). In interrupt
  * mode, the packet that reaches the capacity is still taken, then the RX
  * interrupt is disabled and a timer armed at the next period start: the
  * driver continues as a polling task. At each period start the polling task
@@ -21,10 +21,10 @@
 #include "rtshield/rts_types.h"
 
 /** Driver mode. */
-typedef enum rts_glim_mode {
-    RTS_GLIM_IRQ = 0,  /**< the RX interrupt drives the eager driver */
-    RTS_GLIM_POLL = 1  /**< the RX interrupt is off; a task polls once per period */
-} rts_glim_mode;
+typedef enum rts_global_limit_mode {
+    RTS_GLOBAL_LIMIT_IRQ = 0,  /**< the RX interrupt drives the eager driver */
+    RTS_GLOBAL_LIMIT_POLL = 1  /**< the RX interrupt is off; a task polls once per period */
+} rts_global_limit_mode;
 
 /** Global limiter state. */
 typedef struct rts_global_limit {
@@ -32,7 +32,7 @@ typedef struct rts_global_limit {
     uint32_t count;            /**< packets taken in the current period */
     rts_time_ns period;        /**< period (ns) */
     rts_time_ns period_start;  /**< start of the current period */
-    uint8_t mode;              /**< rts_glim_mode */
+    uint8_t mode;              /**< rts_global_limit_mode */
     uint8_t pad[3];
     uint32_t to_poll;          /**< switches to polling so far */
     uint32_t to_irq;           /**< switches back to interrupts so far */
@@ -50,7 +50,7 @@ typedef struct rts_global_limit {
  * A period reaching past UINT64_MAX ns (e.g. UINT64_MAX: one period that is
  * never replenished) is allowed; the timer then saturates at UINT64_MAX.
  */
-rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now);
+rts_err rts_global_limit_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period, rts_time_ns now);
 
 /**
  * Count one harvested packet.
@@ -62,25 +62,25 @@ rts_err rts_glim_init(rts_global_limit *g, uint32_t capacity, rts_time_ns period
  * @return true: take the packet; false: over capacity in this period, leave
  *         it in the ring and stop harvesting
  */
-bool rts_glim_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act);
+bool rts_global_limit_admit_isr(rts_global_limit *g, rts_time_ns now, rts_action *act);
 
 /**
  * The polling task woke at a period start: roll the period.
  * Context: polling task. Cost: O(1).
  * @return packets it may harvest now (the capacity; 0 when not polling)
  */
-uint32_t rts_glim_poll_begin(rts_global_limit *g, rts_time_ns now);
+uint32_t rts_global_limit_poll_begin(rts_global_limit *g, rts_time_ns now);
 
 /**
  * The polling task has harvested what the ring held (calling
- * rts_glim_admit_isr() per packet). If it stayed below the capacity, return
+ * rts_global_limit_admit_isr() per packet). If it stayed below the capacity, return
  * to interrupt mode (RTS_ACT_ENABLE_LINE); else stay polling
  * (RTS_ACT_ARM_TIMER at the next period start).
  * Context: polling task. Cost: O(1).
  */
-rts_action rts_glim_poll_end(rts_global_limit *g, rts_time_ns now);
+rts_action rts_global_limit_poll_end(rts_global_limit *g, rts_time_ns now);
 
-/** The current mode (rts_glim_mode). Context: any. Cost: O(1). */
-unsigned rts_glim_mode_of(const rts_global_limit *g);
+/** The current mode (rts_global_limit_mode). Context: any. Cost: O(1). */
+unsigned rts_global_limit_mode_of(const rts_global_limit *g);
 
 #endif /* RTSHIELD_RTS_GLOBAL_LIMIT_H */

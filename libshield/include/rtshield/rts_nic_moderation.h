@@ -43,14 +43,14 @@ enum {
 };
 
 /** Outcome of one received frame. */
-typedef enum rts_nic_outcome {
+typedef enum rts_nic_moderation_outcome {
     RTS_NIC_STORED = 0,       /**< written to its queue */
     RTS_NIC_UNREGISTERED = 1, /**< no map entry: dropped before any interrupt */
     RTS_NIC_QUEUE_FULL = 2    /**< its queue was full: dropped */
-} rts_nic_outcome;
+} rts_nic_moderation_outcome;
 
 /** One queue (Table 1 row). */
-typedef struct rts_nic_queue {
+typedef struct rts_nic_moderation_queue {
     uint8_t active;      /**< 1 when allocated */
     uint8_t flow;        /**< flow id written into descriptors (§9) */
     uint8_t prio;        /**< priority written into descriptors (§9) */
@@ -66,46 +66,46 @@ typedef struct rts_nic_queue {
     uint32_t stored;     /**< frames stored */
     uint32_t dropped;    /**< frames dropped because the queue was full */
     uint32_t irqs;       /**< interrupts raised */
-} rts_nic_queue;
+} rts_nic_moderation_queue;
 
 /** One distribution-map entry. */
-typedef struct rts_nic_map_entry {
+typedef struct rts_nic_moderation_map_entry {
     uint8_t used;
     uint8_t proto;  /**< RTS_PROTO_TCP, RTS_PROTO_UDP, RTS_NIC_PROTO_NONTRANSPORT or RTS_NIC_PROTO_ICMP */
     uint8_t queue;
     uint8_t pad;
     uint16_t port;  /**< destination port (0 for the portless protocols) */
     uint16_t pad2;
-} rts_nic_map_entry;
+} rts_nic_moderation_map_entry;
 
 /** The NIC. */
-typedef struct rts_nic {
-    rts_nic_queue q[RTS_NIC_MAX_QUEUES];
-    rts_nic_map_entry map[RTS_NIC_MAP_MAX];
+typedef struct rts_nic_moderation {
+    rts_nic_moderation_queue q[RTS_NIC_MAX_QUEUES];
+    rts_nic_moderation_map_entry map[RTS_NIC_MAP_MAX];
     uint32_t unregistered; /**< frames dropped for want of a map entry */
-} rts_nic;
+} rts_nic_moderation;
 
 /** Descriptor the NIC writes for the driver (§9): the driver enqueues it
- *  without classifying (rts_rx_eager_desc_isr()). */
-typedef struct rts_nic_desc {
+ *  without classifying (rts_rx_driver_eager_desc_isr()). */
+typedef struct rts_nic_moderation_desc {
     uint8_t queue;
     uint8_t flow;
     uint8_t prio;
     uint8_t pad;
-} rts_nic_desc;
+} rts_nic_moderation_desc;
 
-/** Result of rts_nic_rx(). */
-typedef struct rts_nic_rx_result {
-    uint8_t outcome;    /**< rts_nic_outcome */
+/** Result of rts_nic_moderation_rx(). */
+typedef struct rts_nic_moderation_rx_result {
+    uint8_t outcome;    /**< rts_nic_moderation_outcome */
     uint8_t queue;      /**< the frame's queue (when mapped) */
     uint8_t irq;        /**< 1: the queue interrupts now (frame threshold or unmoderated) */
     uint8_t pad;
     uint16_t announced; /**< descriptors announced by that interrupt */
     uint16_t pad2;
-} rts_nic_rx_result;
+} rts_nic_moderation_rx_result;
 
 /** Reset: no queue, empty map. Context: any. Cost: O(queues + map). */
-void rts_nic_init(rts_nic *nic);
+void rts_nic_moderation_init(rts_nic_moderation *nic);
 
 /**
  * Allocate a queue.
@@ -117,7 +117,7 @@ void rts_nic_init(rts_nic *nic);
  * @param[out] qid the queue
  * @retval RTS_OK  @retval RTS_EINVAL bad size/threshold  @retval RTS_EFULL no free queue
  */
-rts_err rts_nic_queue_add(rts_nic *nic, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames,
+rts_err rts_nic_moderation_queue_add(rts_nic_moderation *nic, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames,
                           unsigned flow, unsigned prio, uint8_t *qid);
 
 /**
@@ -127,7 +127,7 @@ rts_err rts_nic_queue_add(rts_nic *nic, unsigned size, rts_time_ns t_abs, rts_ti
  * Context: task. Cost: O(1).
  * @retval RTS_OK  @retval RTS_ENOENT no such queue  @retval RTS_EINVAL bad size/threshold
  */
-rts_err rts_nic_queue_config(rts_nic *nic, unsigned qid, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack,
+rts_err rts_nic_moderation_queue_config(rts_nic_moderation *nic, unsigned qid, unsigned size, rts_time_ns t_abs, rts_time_ns t_pack,
                              unsigned frames);
 
 /**
@@ -136,7 +136,7 @@ rts_err rts_nic_queue_config(rts_nic *nic, unsigned qid, unsigned size, rts_time
  * Context: task (socket close). Cost: O(RTS_NIC_MAP_MAX).
  * @retval RTS_OK  @retval RTS_ENOENT no such queue
  */
-rts_err rts_nic_queue_release(rts_nic *nic, unsigned qid);
+rts_err rts_nic_moderation_queue_release(rts_nic_moderation *nic, unsigned qid);
 
 /**
  * Map (proto, port) to queue `qid`.
@@ -144,23 +144,23 @@ rts_err rts_nic_queue_release(rts_nic *nic, unsigned qid);
  * @retval RTS_OK  @retval RTS_ENOENT no such queue  @retval RTS_EEXIST already mapped
  * @retval RTS_EFULL map full  @retval RTS_EINVAL bad protocol or port
  */
-rts_err rts_nic_map_add(rts_nic *nic, unsigned proto, unsigned port, unsigned qid);
+rts_err rts_nic_moderation_map_add(rts_nic_moderation *nic, unsigned proto, unsigned port, unsigned qid);
 
 /** Remove the entry of (proto, port). Context: task. Cost: O(RTS_NIC_MAP_MAX).
  *  @retval RTS_OK  @retval RTS_ENOENT not mapped */
-rts_err rts_nic_map_remove(rts_nic *nic, unsigned proto, unsigned port);
+rts_err rts_nic_moderation_map_remove(rts_nic_moderation *nic, unsigned proto, unsigned port);
 
 /**
  * A socket binds (§7.3.3): allocate a queue and map (proto, port) to it.
  * Context: task. Cost: O(RTS_NIC_MAP_MAX).
- * @return as rts_nic_queue_add() and rts_nic_map_add(); on error nothing changed
+ * @return as rts_nic_moderation_queue_add() and rts_nic_moderation_map_add(); on error nothing changed
  */
-rts_err rts_nic_bind(rts_nic *nic, unsigned proto, unsigned port, unsigned size, rts_time_ns t_abs,
+rts_err rts_nic_moderation_bind(rts_nic_moderation *nic, unsigned proto, unsigned port, unsigned size, rts_time_ns t_abs,
                      rts_time_ns t_pack, unsigned frames, unsigned flow, unsigned prio, uint8_t *qid);
 
 /** A socket closes: remove its map entry and release its queue when no other
  *  entry uses it. Context: task. @retval RTS_OK  @retval RTS_ENOENT not mapped */
-rts_err rts_nic_unbind(rts_nic *nic, unsigned proto, unsigned port);
+rts_err rts_nic_moderation_unbind(rts_nic_moderation *nic, unsigned proto, unsigned port);
 
 /**
  * The queue the distribution map gives (proto, port), without receiving
@@ -168,37 +168,37 @@ rts_err rts_nic_unbind(rts_nic *nic, unsigned proto, unsigned port);
  * Context: NIC. Cost: O(RTS_NIC_MAP_MAX).
  * @return the queue id, or -1 when the frame would be dropped as unregistered
  */
-int rts_nic_lookup(const rts_nic *nic, unsigned proto, unsigned port);
+int rts_nic_moderation_lookup(const rts_nic_moderation *nic, unsigned proto, unsigned port);
 
 /**
  * A validated frame of (proto, port) arrives at `now`.
  * Context: NIC (the simulator's NIC model). Cost: O(RTS_NIC_MAP_MAX).
  * @param[out] r outcome, queue, and whether the queue interrupts now
  */
-void rts_nic_rx(rts_nic *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_rx_result *r);
+void rts_nic_moderation_rx(rts_nic_moderation *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_moderation_rx_result *r);
 
 /** Earliest running timer expiry over all queues, 0 when none runs.
  *  Context: any. Cost: O(RTS_NIC_MAX_QUEUES). */
-rts_time_ns rts_nic_next_expiry(const rts_nic *nic);
+rts_time_ns rts_nic_moderation_next_expiry(const rts_nic_moderation *nic);
 
 /**
  * Fire every queue whose timer has expired at `now`: each announces its
- * waiting descriptors (rts_nic_queue.announced) and starts empty.
+ * waiting descriptors (rts_nic_moderation_queue.announced) and starts empty.
  * Context: NIC. Cost: O(RTS_NIC_MAX_QUEUES).
  * @return bit q set for each queue that interrupted
  */
-uint32_t rts_nic_expire(rts_nic *nic, rts_time_ns now);
+uint32_t rts_nic_moderation_expire(rts_nic_moderation *nic, rts_time_ns now);
 
 /** The descriptor queue `qid` writes (§9). Context: any. Cost: O(1).
  *  @retval RTS_OK  @retval RTS_ENOENT no such queue */
-rts_err rts_nic_describe(const rts_nic *nic, unsigned qid, rts_nic_desc *d);
+rts_err rts_nic_moderation_describe(const rts_nic_moderation *nic, unsigned qid, rts_nic_moderation_desc *d);
 
 /** Active queues. Context: any. Cost: O(RTS_NIC_MAX_QUEUES). */
-unsigned rts_nic_queue_count(const rts_nic *nic);
+unsigned rts_nic_moderation_queue_count(const rts_nic_moderation *nic);
 
 /** On-NIC register memory for m queue entries, Table 1: m · 30 B + 14 B
  *  (the extra 14 B entry is the unmoderated non-transport queue).
  *  Context: any. Cost: O(1). */
-uint32_t rts_nic_memory_bytes(uint32_t m);
+uint32_t rts_nic_moderation_memory_bytes(uint32_t m);
 
 #endif /* RTSHIELD_RTS_NIC_MODERATION_H */

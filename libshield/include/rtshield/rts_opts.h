@@ -68,9 +68,9 @@
 #endif
 
 /** Danicki et al. §2.1 detection: interrupts per slice and queue-fill
- *  watermarks (rts_irq_count_*, rts_fill_wm_* in detect.c; rts_shield's
+ *  watermarks (rts_detect_irq_count_*, rts_detect_fill_wm_* in detect.c; rts_shield's
  *  detect_slice_ns and detect_fill_high). The lateness monitor
- *  (rts_lateness_mon_*, rts_cycle_eval) is always built: rts_shield's
+ *  (rts_detect_lateness_mon_*, rts_detect_cycle_eval) is always built: rts_shield's
  *  cycle end, Hysteresis and Budget Mitigation need it. */
 #ifndef RTS_CONFIG_DETECT
 #define RTS_CONFIG_DETECT 1
@@ -230,9 +230,9 @@
 #define RTS_RX_RECYCLE_THRESHOLD_256 128
 #endif
 
-/** 1: the receive path's ISR (rts_rx_eager_isr()) has the classifier's
+/** 1: the receive path's ISR (rts_rx_driver_eager_isr()) has the classifier's
  *  flow-only parse, the flow lookup and the queueing inlined into it, and
- *  rts_classify_isr() without header facts uses that lean parse: the
+ *  rts_classifier_classify_isr() without header facts uses that lean parse: the
  *  fewest instructions per frame (docs/rx-isr-cost.md), about 1.3 KB more
  *  code on a Cortex-M3. 0: one parse, called (the smaller build). Both give
  *  the same results. Default: 0 when the compiler optimises for size (GCC

@@ -11,7 +11,7 @@
  * then.
  *
  * The waiting set lives in the flow queues: callers pass
- * rts_fq_highest_prio() (-1 when empty). The in-process set is counted here,
+ * rts_flow_queue_highest_prio() (-1 when empty). The in-process set is counted here,
  * per priority level, with a bitmap for the O(1) maximum.
  *
  * Priorities: 0 lowest, RTS_FLOW_PRIO_LEVELS-1 highest.
@@ -23,11 +23,11 @@
 #include "rtshield/rts_types.h"
 
 /** What a call did to the network task's priority. */
-typedef enum rts_pi_change {
-    RTS_PI_UNCHANGED = 0,
-    RTS_PI_RAISED = 1,  /**< set the task priority to rts_pi_current() (and yield on ISR exit) */
-    RTS_PI_LOWERED = 2  /**< set the task priority to rts_pi_current() */
-} rts_pi_change;
+typedef enum rts_prio_inherit_change {
+    RTS_PRIO_INHERIT_UNCHANGED = 0,
+    RTS_PRIO_INHERIT_RAISED = 1,  /**< set the task priority to rts_prio_inherit_current() (and yield on ISR exit) */
+    RTS_PRIO_INHERIT_LOWERED = 2  /**< set the task priority to rts_prio_inherit_current() */
+} rts_prio_inherit_change;
 
 /** Inheritance state of one network task. */
 typedef struct rts_prio_inherit {
@@ -42,35 +42,35 @@ typedef struct rts_prio_inherit {
 
 /** Initialise with the task's base priority (clamped to the top level).
  *  Context: task. Cost: O(RTS_FLOW_PRIO_LEVELS). */
-void rts_pi_init(rts_prio_inherit *pi, unsigned base);
+void rts_prio_inherit_init(rts_prio_inherit *pi, unsigned base);
 
 /** A packet of priority `prio` was queued (W grows). Raises iff prio > current.
  *  Context: ISR. Cost: O(1), no loop.
- *  @return RTS_PI_RAISED (set the task priority, yield on ISR exit) or
- *          RTS_PI_UNCHANGED (also for prio out of range) */
-rts_pi_change rts_pi_on_enqueue_isr(rts_prio_inherit *pi, unsigned prio);
+ *  @return RTS_PRIO_INHERIT_RAISED (set the task priority, yield on ISR exit) or
+ *          RTS_PRIO_INHERIT_UNCHANGED (also for prio out of range) */
+rts_prio_inherit_change rts_prio_inherit_on_enqueue_isr(rts_prio_inherit *pi, unsigned prio);
 
 /** The task took a packet of priority `prio` from the queues (W → E). The
  *  maximum is unchanged, so no change is reported. Context: task. Cost: O(1).
  *  @retval RTS_EINVAL prio out of range  @retval RTS_EFULL counter saturated */
-rts_err rts_pi_on_start(rts_prio_inherit *pi, unsigned prio);
+rts_err rts_prio_inherit_on_start(rts_prio_inherit *pi, unsigned prio);
 
 /**
  * The task finished a packet of priority `prio` (E shrinks). Recomputes the
- * maximum from `highest_waiting` (rts_fq_highest_prio(), -1 when none) and
+ * maximum from `highest_waiting` (rts_flow_queue_highest_prio(), -1 when none) and
  * the packets still in process; lowers only when that maximum is below the
  * current priority. (It raises only if a caller skipped an enqueue report.)
  * Context: task. Cost: O(1).
- * @return RTS_PI_LOWERED, RTS_PI_RAISED or RTS_PI_UNCHANGED
+ * @return RTS_PRIO_INHERIT_LOWERED, RTS_PRIO_INHERIT_RAISED or RTS_PRIO_INHERIT_UNCHANGED
  */
-rts_pi_change rts_pi_on_complete(rts_prio_inherit *pi, unsigned prio, int highest_waiting);
+rts_prio_inherit_change rts_prio_inherit_on_complete(rts_prio_inherit *pi, unsigned prio, int highest_waiting);
 
 /** Recompute without a completion (after buffers were recycled, or when the
  *  task finds the queues empty). Context: any. Cost: O(1).
- *  @return RTS_PI_LOWERED, RTS_PI_RAISED or RTS_PI_UNCHANGED */
-rts_pi_change rts_pi_recompute(rts_prio_inherit *pi, int highest_waiting);
+ *  @return RTS_PRIO_INHERIT_LOWERED, RTS_PRIO_INHERIT_RAISED or RTS_PRIO_INHERIT_UNCHANGED */
+rts_prio_inherit_change rts_prio_inherit_recompute(rts_prio_inherit *pi, int highest_waiting);
 
 /** The priority the network task must run at. Context: any. Cost: O(1). */
-unsigned rts_pi_current(const rts_prio_inherit *pi);
+unsigned rts_prio_inherit_current(const rts_prio_inherit *pi);
 
 #endif /* RTSHIELD_RTS_PRIO_INHERIT_H */

@@ -4,22 +4,22 @@
  *        half (network task) over the flow table, flow queues, priority
  *        inheritance and global limiter (Behnke et al. §5.3.2, Figures 7, 8).
  *
- * Eager half, per harvested descriptor (rts_rx_eager_isr()):
+ * Eager half, per harvested descriptor (rts_rx_driver_eager_isr()):
  *   global limit → take the buffer from the ring → invalidate the header
  *   cache lines (port hook) → classify → (a) short circuit when the ring is
  *   low and the packet is of the lowest queued priority → (b) reject when
  *   the flow's server is exhausted → enqueue → raise the task priority when
  *   needed → (c) when the ring is low, recycle the lowest-priority queued
  *   buffer.
- * The unified design of §9 (rts_rx_eager_desc_isr()) takes the flow and
+ * The unified design of §9 (rts_rx_driver_eager_desc_isr()) takes the flow and
  * priority from a NIC descriptor and skips classification and the header
  * invalidation.
  *
  * Deferred half, in the network task at its inherited priority:
- *   rts_rx_task_next() → rts_rx_task_invalidate() (rest of the frame) →
- *   rts_rx_task_refill() (a spare buffer for the ring) → protocol processing
- *   → rts_rx_task_complete() (lower the priority when possible) →
- *   rts_rx_buf_free() when the stack no longer holds the buffer.
+ *   rts_rx_driver_task_next() → rts_rx_driver_task_invalidate() (rest of the frame) →
+ *   rts_rx_driver_task_refill() (a spare buffer for the ring) → protocol processing
+ *   → rts_rx_driver_task_complete() (lower the priority when possible) →
+ *   rts_rx_driver_buf_free() when the stack no longer holds the buffer.
  *
  * Buffers handed back in `repost` must be re-posted to the RX ring by the
  * port; only their header lines were read, so only those need invalidating.
@@ -28,7 +28,7 @@
  * buf_free, poll_*, flow registration) must run with the RX interrupt masked
  * (taskENTER_CRITICAL(), irq_lock()); each is O(1) (registration
  * O(RTS_FLOW_MAX)), so the masked section is short. Protocol processing and
- * rts_rx_task_invalidate() run unmasked.
+ * rts_rx_driver_task_invalidate() run unmasked.
  */
 #ifndef RTSHIELD_RTS_RX_DRIVER_H
 #define RTSHIELD_RTS_RX_DRIVER_H
@@ -70,18 +70,18 @@ typedef struct rts_rx_result {
 typedef struct rts_rx_job {
     uint16_t buf;  /**< buffer id */
     uint8_t flow;  /**< flow id */
-    uint8_t prio;  /**< priority it was queued at (pass to rts_rx_task_complete()) */
+    uint8_t prio;  /**< priority it was queued at (pass to rts_rx_driver_task_complete()) */
 } rts_rx_job;
 
 /** The whole receive path state, in caller storage. Configure flows through
- *  `flows` (rts_flow_bind(), rts_flow_setopt()). */
+ *  `flows` (rts_flow_table_bind(), rts_flow_table_setopt()). */
 typedef struct rts_rx_driver {
     rts_flow_table flows;
     rts_flow_queue fq;
     rts_prio_inherit pi;
     rts_global_limit glim;
     const rts_port *port;          /**< cache hooks; may be NULL */
-    uint8_t short_circuit;         /**< 1 (rts_rx_init()): path (a) on; 0: a lowest-priority
+    uint8_t short_circuit;         /**< 1 (rts_rx_driver_init()): path (a) on; 0: a lowest-priority
                                         arrival at a low ring is queued and the oldest buffer of
                                         the lowest level recycled, never the arrival itself
                                         (Behnke Fig. 9, footnote 1) */
@@ -98,9 +98,9 @@ typedef struct rts_rx_driver {
  * RTS_RX_RECYCLE_THRESHOLD_256 / 256, the network task at `task_base_prio`,
  * and the global limiter (capacity 0 = none).
  * Context: task, before the RX interrupt is enabled. Cost: O(nbufs + RTS_FLOW_MAX).
- * @retval RTS_OK  @retval RTS_EINVAL bad sizes (see rts_fq_init()) or global limiter period
+ * @retval RTS_OK  @retval RTS_EINVAL bad sizes (see rts_flow_queue_init()) or global limiter period
  */
-rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, unsigned ring_size,
+rts_err rts_rx_driver_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, unsigned ring_size,
                     unsigned task_base_prio, uint32_t global_capacity, rts_time_ns global_period,
                     rts_time_ns now);
 
@@ -114,7 +114,7 @@ rts_err rts_rx_init(rts_rx_driver *rx, const rts_port *port, unsigned nbufs, uns
  * @retval RTS_OK see res->outcome
  * @retval RTS_EINVAL buf is not a ring buffer (nothing changed)
  */
-rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, size_t len, rts_time_ns now,
+rts_err rts_rx_driver_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, size_t len, rts_time_ns now,
                          rts_rx_result *res);
 
 /**
@@ -125,7 +125,7 @@ rts_err rts_rx_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, 
  * Context: ISR (or the polling task). Cost: O(1).
  * @retval RTS_OK see res->outcome  @retval RTS_EINVAL buf is not a ring buffer
  */
-rts_err rts_rx_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
+rts_err rts_rx_driver_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
                               rts_rx_result *res);
 
 /**
@@ -136,12 +136,12 @@ rts_err rts_rx_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, un
  * @param[out] change what happened to the task priority (may be NULL)
  * @retval RTS_OK job filled  @retval RTS_EEMPTY nothing waiting
  */
-rts_err rts_rx_task_next(rts_rx_driver *rx, rts_rx_job *job, rts_pi_change *change);
+rts_err rts_rx_driver_task_next(rts_rx_driver *rx, rts_rx_job *job, rts_prio_inherit_change *change);
 
 /** Deferred half: invalidate the rest of the frame (beyond the header lines
  *  the eager half invalidated) through the port's cache hook.
  *  Context: network task. Cost: one hook call. */
-void rts_rx_task_invalidate(const rts_rx_driver *rx, const uint8_t *frame, size_t len);
+void rts_rx_driver_task_invalidate(const rts_rx_driver *rx, const uint8_t *frame, size_t len);
 
 /**
  * Deferred half: a spare buffer to post to the ring in place of the one
@@ -149,27 +149,27 @@ void rts_rx_task_invalidate(const rts_rx_driver *rx, const uint8_t *frame, size_
  * Context: network task. Cost: O(1).
  * @retval RTS_OK *buf to post  @retval RTS_EFULL ring full  @retval RTS_EEMPTY no spare buffer
  */
-rts_err rts_rx_task_refill(rts_rx_driver *rx, uint16_t *buf);
+rts_err rts_rx_driver_task_refill(rts_rx_driver *rx, uint16_t *buf);
 
 /**
  * Deferred half: processing of a packet of priority `prio` has finished.
  * Context: network task. Cost: O(1).
- * @return RTS_PI_LOWERED when the port must lower the task priority to
- *         rts_pi_current(&rx->pi)
+ * @return RTS_PRIO_INHERIT_LOWERED when the port must lower the task priority to
+ *         rts_prio_inherit_current(&rx->pi)
  */
-rts_pi_change rts_rx_task_complete(rts_rx_driver *rx, unsigned prio);
+rts_prio_inherit_change rts_rx_driver_task_complete(rts_rx_driver *rx, unsigned prio);
 
 /** The stack no longer holds `buf` (delivered and consumed, or dropped):
  *  back to the spare pool. Context: task. Cost: O(1).
- *  @retval RTS_EINVAL buf was not handed out by rts_rx_task_next() */
-rts_err rts_rx_buf_free(rts_rx_driver *rx, unsigned buf);
+ *  @retval RTS_EINVAL buf was not handed out by rts_rx_driver_task_next() */
+rts_err rts_rx_driver_buf_free(rts_rx_driver *rx, unsigned buf);
 
 /** Polling task woke at a period start: packets it may harvest (pass each to
- *  rts_rx_eager_isr()). Context: polling task. */
-uint32_t rts_rx_poll_begin(rts_rx_driver *rx, rts_time_ns now);
+ *  rts_rx_driver_eager_isr()). Context: polling task. */
+uint32_t rts_rx_driver_poll_begin(rts_rx_driver *rx, rts_time_ns now);
 
 /** Polling task done harvesting: RTS_ACT_ENABLE_LINE back to interrupts, or
  *  RTS_ACT_ARM_TIMER for the next poll. Context: polling task. */
-rts_action rts_rx_poll_end(rts_rx_driver *rx, rts_time_ns now);
+rts_action rts_rx_driver_poll_end(rts_rx_driver *rx, rts_time_ns now);
 
 #endif /* RTSHIELD_RTS_RX_DRIVER_H */

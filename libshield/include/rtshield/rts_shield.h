@@ -205,9 +205,9 @@ typedef enum rts_shield_field {
 
 /** Detection state and events (read-only for the driver). */
 typedef struct rts_shield_detect {
-    rts_lateness_mon lateness; /**< the critical task's cycles */
-    rts_irq_count irqs;        /**< RX interrupts per slice */
-    rts_fill_wm fill;          /**< queue fill watermarks */
+    rts_detect_lateness_mon lateness; /**< the critical task's cycles */
+    rts_detect_irq_count irqs;        /**< RX interrupts per slice */
+    rts_detect_fill_wm fill;          /**< queue fill watermarks */
     uint32_t on;               /**< bit 0: irq counting, bit 1: watermarks */
     uint32_t pad;
     uint64_t late_cycles;      /**< cycles with negative earliness */
@@ -384,7 +384,7 @@ void rts_shield_poll_end(rts_shield *sh, rts_time_ns now, rts_shield_dec *dec);
  * Context: the critical task. Cost: O(1).
  * @return the cycle's metrics
  */
-rts_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_time_ns target,
+rts_detect_cycle_result rts_shield_cycle_end(rts_shield *sh, rts_time_ns start, rts_time_ns target,
                                       rts_time_ns now, rts_shield_dec *dec);
 
 /**

@@ -274,13 +274,13 @@ void rts_freertos_shield_poll_end(rts_freertos_shield *g)
     rts_freertos_shield_finish(g, f, woken);
 }
 
-rts_cycle_result rts_freertos_shield_cycle_end(rts_freertos_shield *g, rts_time_ns start,
+rts_detect_cycle_result rts_freertos_shield_cycle_end(rts_freertos_shield *g, rts_time_ns start,
                                                rts_time_ns target)
 {
     rts_shield_dec d;
     BaseType_t woken = pdFALSE;
     rts_freertos_lock();
-    const rts_cycle_result r = rts_shield_cycle_end(g->sh, start, target, rts_freertos_now_ns_isr(g->fr), &d);
+    const rts_detect_cycle_result r = rts_shield_cycle_end(g->sh, start, target, rts_freertos_now_ns_isr(g->fr), &d);
     const uint32_t f = perform_locked(g, &d, &woken);
     rts_freertos_unlock();
     rts_freertos_shield_finish(g, f, woken);

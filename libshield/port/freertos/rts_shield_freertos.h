@@ -169,7 +169,7 @@ void rts_freertos_shield_poll_end(rts_freertos_shield *g);
 
 /** The critical task ended a cycle (detection, Hysteresis, Budget).
  *  @return the cycle's metrics */
-rts_cycle_result rts_freertos_shield_cycle_end(rts_freertos_shield *g, rts_time_ns start,
+rts_detect_cycle_result rts_freertos_shield_cycle_end(rts_freertos_shield *g, rts_time_ns start,
                                                rts_time_ns target);
 
 #endif /* RTSHIELD_RTS_SHIELD_FREERTOS_H */

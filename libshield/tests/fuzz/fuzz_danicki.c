@@ -64,12 +64,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t fill = 0;
     bool q_line = true;
 
-    rts_lateness_mon mon;
-    REQUIRE(rts_lateness_mon_init(&mon) == RTS_OK);
-    rts_irq_count ic;
-    REQUIRE(rts_irq_count_init(&ic, slice, cap, 0) == RTS_OK);
-    rts_fill_wm wm;
-    REQUIRE(rts_fill_wm_init(&wm, cap + 1u, cap / 2u) == RTS_OK);
+    rts_detect_lateness_mon mon;
+    REQUIRE(rts_detect_lateness_mon_init(&mon) == RTS_OK);
+    rts_detect_irq_count ic;
+    REQUIRE(rts_detect_irq_count_init(&ic, slice, cap, 0) == RTS_OK);
+    rts_detect_fill_wm wm;
+    REQUIRE(rts_detect_fill_wm_init(&wm, cap + 1u, cap / 2u) == RTS_OK);
     rts_dserver ds;
     REQUIRE(rts_dserver_init(&ds, cap, slice, 0) == RTS_OK);
 
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     burst_line = false;
                 }
             }
-            rts_irq_count_on_irq_isr(&ic, now);
+            rts_detect_irq_count_on_irq_isr(&ic, now);
             REQUIRE(ic.count <= ic.total);
             if (q_line) {
                 if (fill < cap) {
@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     REQUIRE(a.flags == (RTS_ACT_DROP | RTS_ACT_DISABLE_LINE));
                     q_line = false;
                 }
-                rts_fill_wm_update(&wm, fill);
+                rts_detect_fill_wm_update(&wm, fill);
             }
             rts_budget_mit_on_isr_work_isr(&budget, now, arg);
             break;
@@ -137,13 +137,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     REQUIRE(!q_line && fill == 0u);
                     q_line = true;
                 }
-                rts_fill_wm_update(&wm, fill);
+                rts_detect_fill_wm_update(&wm, fill);
             }
             break;
         }
         case 4: { /* critical task cycle end */
             const rts_time_ns start = now > arg ? now - arg : 0;
-            rts_cycle_result c = rts_lateness_mon_cycle(&mon, start, start + 10000u, now);
+            rts_detect_cycle_result c = rts_detect_lateness_mon_cycle(&mon, start, start + 10000u, now);
             REQUIRE(c.miss == (c.earliness_ns < 0));
             REQUIRE(c.miss == (c.lateness_ppm > 0u) || (c.miss && now - start - 10000u < 1u));
             rts_hyst_mit_on_cycle_end(&hyst, now, c.earliness_ns);
@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 5: /* bin */
-            REQUIRE(rts_lateness_mon_take_bin(&mon, NULL) == RTS_OK);
+            REQUIRE(rts_detect_lateness_mon_take_bin(&mon, NULL) == RTS_OK);
             REQUIRE(mon.bin.cycles == 0u);
             break;
         case 6: { /* server */

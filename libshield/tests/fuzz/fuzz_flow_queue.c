@@ -1,6 +1,6 @@
 /* libFuzzer target: the flow-queue API driven by arbitrary operation
  * sequences. After every operation the buffer-conservation invariant
- * (rts_fq_check) must hold and the per-state counts must add up; a state
+ * (rts_flow_queue_check) must hold and the per-state counts must add up; a state
  * error must leave everything unchanged. Then the same bytes drive the
  * receive driver (eager/deferred halves) with the same invariant, the short
  * circuit on or off: path (c) never recycles the packet just queued, and
@@ -28,9 +28,9 @@ static void must(int cond)
 
 static void check_fq(const rts_flow_queue *q)
 {
-    must(rts_fq_check(q) == RTS_OK);
+    must(rts_flow_queue_check(q) == RTS_OK);
     unsigned total = 0;
-    for (unsigned s = 0; s < 5u; s++) total += rts_fq_count(q, s);
+    for (unsigned s = 0; s < 5u; s++) total += rts_flow_queue_count(q, s);
     must(total == q->nbufs);
 }
 
@@ -40,7 +40,7 @@ static void run_queue(const uint8_t *data, size_t size)
     const unsigned nbufs = 1u + data[0] % 64u;
     const unsigned ring = 1u + data[1] % nbufs;
     const unsigned thr = data[2] % (ring + 1u);
-    must(rts_fq_init(&fq, nbufs, ring, thr) == RTS_OK);
+    must(rts_flow_queue_init(&fq, nbufs, ring, thr) == RTS_OK);
     for (size_t i = 3; i + 2 < size; i += 3) {
         const uint8_t op = data[i], a = data[i + 1], b = data[i + 2];
         const unsigned buf = a % (nbufs + 2u);
@@ -50,19 +50,19 @@ static void run_queue(const uint8_t *data, size_t size)
         memcpy(&before, &fq, sizeof before);
         rts_err e = RTS_OK;
         switch (op % 9u) {
-        case 0: e = rts_fq_rx_take_isr(&fq, buf); break;
-        case 1: e = rts_fq_push_isr(&fq, buf, b % (RTS_FLOW_MAX + 1u), (b >> 3) % (RTS_FLOW_PRIO_LEVELS + 1u), 1u + op / 9u); break;
-        case 2: e = rts_fq_repost_isr(&fq, buf); break;
-        case 3: e = rts_fq_recycle_lowest_isr(&fq, &out, &fl); break;
+        case 0: e = rts_flow_queue_rx_take_isr(&fq, buf); break;
+        case 1: e = rts_flow_queue_push_isr(&fq, buf, b % (RTS_FLOW_MAX + 1u), (b >> 3) % (RTS_FLOW_PRIO_LEVELS + 1u), 1u + op / 9u); break;
+        case 2: e = rts_flow_queue_repost_isr(&fq, buf); break;
+        case 3: e = rts_flow_queue_recycle_lowest_isr(&fq, &out, &fl); break;
         case 4:
-            e = rts_fq_pop_highest(&fq, &out, &fl, &pr);
-            if (e == RTS_OK) must((int)pr >= rts_fq_highest_prio(&fq));
+            e = rts_flow_queue_pop_highest(&fq, &out, &fl, &pr);
+            if (e == RTS_OK) must((int)pr >= rts_flow_queue_highest_prio(&fq));
             break;
-        case 5: e = rts_fq_refill(&fq, &out); break;
-        case 6: e = rts_fq_release(&fq, buf); break;
-        case 7: e = rts_fq_set_threshold(&fq, b); break;
+        case 5: e = rts_flow_queue_refill(&fq, &out); break;
+        case 6: e = rts_flow_queue_release(&fq, buf); break;
+        case 7: e = rts_flow_queue_set_threshold(&fq, b); break;
         default: {
-            const int hi = rts_fq_highest_prio(&fq), lo = rts_fq_lowest_prio(&fq);
+            const int hi = rts_flow_queue_highest_prio(&fq), lo = rts_flow_queue_lowest_prio(&fq);
             must((hi < 0) == (lo < 0) && hi >= lo);
             break;
         }
@@ -77,15 +77,15 @@ static void run_driver(const uint8_t *data, size_t size)
     if (size < 4) return;
     const unsigned nbufs = 2u + data[0] % 48u;
     const unsigned ring = 1u + data[1] % nbufs;
-    if (rts_rx_init(&rx, NULL, nbufs, ring, data[2] % RTS_FLOW_PRIO_LEVELS, data[3] % 8u, 100000u, 0) != RTS_OK) {
+    if (rts_rx_driver_init(&rx, NULL, nbufs, ring, data[2] % RTS_FLOW_PRIO_LEVELS, data[3] % 8u, 100000u, 0) != RTS_OK) {
         abort();
     }
     rx.short_circuit = (uint8_t)((data[3] >> 3) & 1u);
     uint8_t id;
-    (void)rts_flow_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &id);
-    (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PRIORITY, 9, 0);
-    (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_CAPACITY, 2, 0);
-    (void)rts_flow_setopt(&rx.flows, id, RTS_FLOWOPT_PERIOD_NS, 50000, 0);
+    (void)rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &id);
+    (void)rts_flow_table_setopt(&rx.flows, id, RTS_FLOWOPT_PRIORITY, 9, 0);
+    (void)rts_flow_table_setopt(&rx.flows, id, RTS_FLOWOPT_CAPACITY, 2, 0);
+    (void)rts_flow_table_setopt(&rx.flows, id, RTS_FLOWOPT_PERIOD_NS, 50000, 0);
     rts_time_ns now = 0;
     for (size_t i = 4; i + 2 < size; i += 3) {
         const uint8_t op = data[i], a = data[i + 1], b = data[i + 2];
@@ -97,10 +97,10 @@ static void run_driver(const uint8_t *data, size_t size)
         case 0:
         case 1: {
             const unsigned buf = a % (nbufs + 1u);
-            if (rts_rx_eager_desc_isr(&rx, buf, b % (RTS_FLOW_MAX + 2u), op % 40u, now, &r) == RTS_OK &&
+            if (rts_rx_driver_eager_desc_isr(&rx, buf, b % (RTS_FLOW_MAX + 2u), op % 40u, now, &r) == RTS_OK &&
                 r.outcome != RTS_RX_GLOBAL_LIMIT) {
                 must(r.repost == RTS_BUF_NONE || rx.fq.state[r.repost] == RTS_BUF_RING);
-                must(rts_pi_current(&rx.pi) >= (unsigned)(rts_fq_highest_prio(&rx.fq) < 0 ? 0 : rts_fq_highest_prio(&rx.fq)));
+                must(rts_prio_inherit_current(&rx.pi) >= (unsigned)(rts_flow_queue_highest_prio(&rx.fq) < 0 ? 0 : rts_flow_queue_highest_prio(&rx.fq)));
                 if (r.recycled_flow != RTS_FLOW_NONE) {
                     /* The victim's flow keeps the level its buffers were filed at. */
                     const unsigned level = rx.fq.q[r.recycled_flow].level;
@@ -111,19 +111,19 @@ static void run_driver(const uint8_t *data, size_t size)
             break;
         }
         case 2:
-            if (rts_rx_task_next(&rx, &job, NULL) == RTS_OK) must(rx.fq.state[job.buf] == RTS_BUF_TASK);
+            if (rts_rx_driver_task_next(&rx, &job, NULL) == RTS_OK) must(rx.fq.state[job.buf] == RTS_BUF_TASK);
             break;
-        case 3: (void)rts_rx_task_refill(&rx, &out); break;
+        case 3: (void)rts_rx_driver_task_refill(&rx, &out); break;
         case 4:
-            (void)rts_rx_task_complete(&rx, b % RTS_FLOW_PRIO_LEVELS);
-            (void)rts_rx_buf_free(&rx, a % (nbufs + 1u));
+            (void)rts_rx_driver_task_complete(&rx, b % RTS_FLOW_PRIO_LEVELS);
+            (void)rts_rx_driver_buf_free(&rx, a % (nbufs + 1u));
             break;
         default:
-            if (rts_rx_poll_begin(&rx, now) > 0) (void)rts_rx_poll_end(&rx, now);
+            if (rts_rx_driver_poll_begin(&rx, now) > 0) (void)rts_rx_driver_poll_end(&rx, now);
             break;
         }
         check_fq(&rx.fq);
-        must(rts_fq_count(&rx.fq, RTS_BUF_ISR) == 0);
+        must(rts_flow_queue_count(&rx.fq, RTS_BUF_ISR) == 0);
     }
 }
 
@@ -174,7 +174,7 @@ static void run_shield(const uint8_t *data, size_t size)
             break;
         }
         case 2: /* setsockopt(priority) at run time, special flows too */
-            (void)rts_flow_setopt(&sh.rx.flows, a % (RTS_FLOW_FIRST_USER + 3u), RTS_FLOWOPT_PRIORITY,
+            (void)rts_flow_table_setopt(&sh.rx.flows, a % (RTS_FLOW_FIRST_USER + 3u), RTS_FLOWOPT_PRIORITY,
                                   b % (RTS_FLOW_PRIO_LEVELS + 1u), now);
             break;
         case 3: {
@@ -188,12 +188,12 @@ static void run_shield(const uint8_t *data, size_t size)
             break;
         }
         default:
-            (void)rts_fq_set_threshold(&sh.rx.fq, a % (cfg.ring_size + 2u));
+            (void)rts_flow_queue_set_threshold(&sh.rx.fq, a % (cfg.ring_size + 2u));
             break;
         }
         check_fq(&sh.rx.fq);
-        must(rts_fq_count(&sh.rx.fq, RTS_BUF_ISR) == 0);
-        must(rts_pi_current(&sh.rx.pi) >= (unsigned)(rts_fq_highest_prio(&sh.rx.fq) < 0 ? 0 : rts_fq_highest_prio(&sh.rx.fq)));
+        must(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_ISR) == 0);
+        must(rts_prio_inherit_current(&sh.rx.pi) >= (unsigned)(rts_flow_queue_highest_prio(&sh.rx.fq) < 0 ? 0 : rts_flow_queue_highest_prio(&sh.rx.fq)));
         uint64_t drops = 0;
         for (unsigned d = 0; d < RTS_SHIELD_DROP_REASONS; d++) drops += sh.drops[d];
         must(drops == not_queued);

@@ -2,7 +2,7 @@
  * (rts_nic_*, Behnke et al. §7) from arbitrary configuration and event
  * streams, and the §7.3.2 parameter checks (rts_nic_params_*) on arbitrary
  * values. Time advances as a simulator's would: before each event at `now`
- * every timer due by then fires (rts_nic_next_expiry() / rts_nic_expire()).
+ * every timer due by then fires (rts_nic_moderation_next_expiry() / rts_nic_moderation_expire()).
  *
  * Findings (abort, or a sanitizer report):
  *   - a running timer (absolute or packet) set to expire before `now`: a
@@ -50,7 +50,7 @@ static unsigned any_port(reader *r)
     return sel < 200u ? 1000u + sel % 8u : (unsigned)ubytes(r, 3);
 }
 
-static rts_nic nic;
+static rts_nic_moderation nic;
 static uint64_t offered, stored, full, unregistered, announced, discarded, irqs;
 static rts_time_ns now;
 
@@ -69,13 +69,13 @@ static void check_state(void)
     must(stored == announced + waiting() + discarded);
     must(irqs <= stored);
     for (unsigned q = 0; q < RTS_NIC_MAX_QUEUES; q++) {
-        const rts_nic_queue *Q = &nic.q[q];
+        const rts_nic_moderation_queue *Q = &nic.q[q];
         if (!Q->active) continue;
         /* A running timer is never in the past, and only runs for a frame. */
         if (Q->abs_at != 0u) must(Q->abs_at >= now && Q->count > 0u);
         if (Q->pack_at != 0u) must(Q->pack_at >= now && Q->count > 0u);
     }
-    const rts_time_ns next = rts_nic_next_expiry(&nic);
+    const rts_time_ns next = rts_nic_moderation_next_expiry(&nic);
     must(next == 0u || next >= now);
 }
 
@@ -84,12 +84,12 @@ static void advance(rts_time_ns t)
 {
     now = t;
     for (unsigned round = 0;; round++) {
-        const rts_time_ns e = rts_nic_next_expiry(&nic);
+        const rts_time_ns e = rts_nic_moderation_next_expiry(&nic);
         if (e == 0u || e > now) break;
         must(round <= RTS_NIC_MAX_QUEUES); /* each round fires at least one queue */
         uint64_t before[RTS_NIC_MAX_QUEUES];
         for (unsigned q = 0; q < RTS_NIC_MAX_QUEUES; q++) before[q] = nic.q[q].count;
-        const uint32_t mask = rts_nic_expire(&nic, e);
+        const uint32_t mask = rts_nic_moderation_expire(&nic, e);
         must(mask != 0u);
         for (unsigned q = 0; q < RTS_NIC_MAX_QUEUES; q++) {
             if (!(mask & (1u << q))) continue;
@@ -102,14 +102,14 @@ static void advance(rts_time_ns t)
 
 /* What callers can observe: active queues, used map entries, counters.
  * (An inactive slot's stale fields are nobody's business.) */
-static bool same_observable(const rts_nic *a, const rts_nic *b)
+static bool same_observable(const rts_nic_moderation *a, const rts_nic_moderation *b)
 {
     for (unsigned q = 0; q < RTS_NIC_MAX_QUEUES; q++) {
         if (a->q[q].active != b->q[q].active) return false;
         if (a->q[q].active && memcmp(&a->q[q], &b->q[q], sizeof a->q[q]) != 0) return false;
     }
     for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
-        const rts_nic_map_entry *x = &a->map[i], *y = &b->map[i];
+        const rts_nic_moderation_map_entry *x = &a->map[i], *y = &b->map[i];
         if (x->used != y->used) return false;
         if (x->used && (x->proto != y->proto || x->port != y->port || x->queue != y->queue)) return false;
     }
@@ -118,10 +118,10 @@ static bool same_observable(const rts_nic *a, const rts_nic *b)
 
 /* After a configuration call: a queue that was released discarded its
  * waiting frames (counted as dropped); any other queue kept them. */
-static void config_accounting(const rts_nic *before)
+static void config_accounting(const rts_nic_moderation *before)
 {
     for (unsigned q = 0; q < RTS_NIC_MAX_QUEUES; q++) {
-        const rts_nic_queue *b = &before->q[q], *a = &nic.q[q];
+        const rts_nic_moderation_queue *b = &before->q[q], *a = &nic.q[q];
         if (!b->active) continue;
         if (!a->active) {
             must(a->dropped == b->dropped + b->count && a->count == 0u && a->abs_at == 0u && a->pack_at == 0u);
@@ -134,13 +134,13 @@ static void config_accounting(const rts_nic *before)
 
 static void run_nic(reader *r)
 {
-    rts_nic_init(&nic);
+    rts_nic_moderation_init(&nic);
     offered = stored = full = unregistered = announced = discarded = irqs = 0;
     now = any_time(r) >> (u8(r) % 64u);
     unsigned steps = 0;
     while (r->n > 0 && steps++ < 256u) {
         const uint8_t op = u8(r);
-        static rts_nic before;
+        static rts_nic_moderation before;
         if (op % 10u < 6u) memcpy(&before, &nic, sizeof before);
         rts_err e = RTS_OK;
         switch (op % 10u) {
@@ -149,35 +149,35 @@ static void run_nic(reader *r)
             const unsigned sz = (unsigned)ubytes(r, 2) % 80u, frames = u8(r) % 90u;
             const rts_time_ns t_abs = any_time(r), t_pack = any_time(r);
             uint8_t qid = 0xFF;
-            e = rts_nic_bind(&nic, proto, port, sz, t_abs, t_pack, frames, u8(r), u8(r), &qid);
-            if (e == RTS_OK) must(qid < RTS_NIC_MAX_QUEUES && nic.q[qid].active && rts_nic_lookup(&nic, proto, port) == qid);
+            e = rts_nic_moderation_bind(&nic, proto, port, sz, t_abs, t_pack, frames, u8(r), u8(r), &qid);
+            if (e == RTS_OK) must(qid < RTS_NIC_MAX_QUEUES && nic.q[qid].active && rts_nic_moderation_lookup(&nic, proto, port) == qid);
             break;
         }
         case 1:
-            e = rts_nic_unbind(&nic, any_proto(r), any_port(r));
+            e = rts_nic_moderation_unbind(&nic, any_proto(r), any_port(r));
             break;
         case 2: {
             const unsigned qid = u8(r) % (RTS_NIC_MAX_QUEUES + 2u);
             const unsigned sz = (unsigned)ubytes(r, 3) % 70000u, frames = u8(r) % 90u;
             const rts_time_ns t_abs = any_time(r), t_pack = any_time(r);
-            e = rts_nic_queue_config(&nic, qid, sz, t_abs, t_pack, frames);
+            e = rts_nic_moderation_queue_config(&nic, qid, sz, t_abs, t_pack, frames);
             break;
         }
         case 3: {
             const unsigned qid = u8(r) % (RTS_NIC_MAX_QUEUES + 2u);
-            e = rts_nic_queue_release(&nic, qid);
+            e = rts_nic_moderation_queue_release(&nic, qid);
             if (e == RTS_OK) must(!nic.q[qid].active);
             break;
         }
         case 4: {
             const unsigned proto = any_proto(r), port = any_port(r), qid = u8(r) % (RTS_NIC_MAX_QUEUES + 2u);
-            e = (op & 0x10u) ? rts_nic_map_remove(&nic, proto, port) : rts_nic_map_add(&nic, proto, port, qid);
+            e = (op & 0x10u) ? rts_nic_moderation_map_remove(&nic, proto, port) : rts_nic_moderation_map_add(&nic, proto, port, qid);
             break;
         }
         case 5: {
             /* queue_add leaves a queue no frame reaches until mapped */
             uint8_t qid;
-            e = rts_nic_queue_add(&nic, (unsigned)ubytes(r, 2) % 80u, any_time(r), any_time(r), u8(r) % 90u, u8(r), u8(r), &qid);
+            e = rts_nic_moderation_queue_add(&nic, (unsigned)ubytes(r, 2) % 80u, any_time(r), any_time(r), u8(r) % 90u, u8(r), u8(r), &qid);
             break;
         }
         default: {
@@ -188,10 +188,10 @@ static void run_nic(reader *r)
             const unsigned burst = 1u + u8(r) % 8u;
             const unsigned proto = any_proto(r), port = any_port(r);
             for (unsigned k = 0; k < burst; k++) {
-                rts_nic_rx_result res;
-                const int q = rts_nic_lookup(&nic, proto, port);
+                rts_nic_moderation_rx_result res;
+                const int q = rts_nic_moderation_lookup(&nic, proto, port);
                 const uint64_t had = q >= 0 ? nic.q[q].count : 0u;
-                rts_nic_rx(&nic, proto, port, now, &res);
+                rts_nic_moderation_rx(&nic, proto, port, now, &res);
                 offered++;
                 must(res.outcome <= RTS_NIC_QUEUE_FULL);
                 if (res.outcome == RTS_NIC_UNREGISTERED) {
@@ -213,8 +213,8 @@ static void run_nic(reader *r)
                 } else {
                     must(nic.q[q].count == had + 1u);
                 }
-                rts_nic_desc d;
-                must(rts_nic_describe(&nic, (unsigned)q, &d) == RTS_OK && d.queue == (unsigned)q);
+                rts_nic_moderation_desc d;
+                must(rts_nic_moderation_describe(&nic, (unsigned)q, &d) == RTS_OK && d.queue == (unsigned)q);
             }
             break;
         }
@@ -234,7 +234,7 @@ static void run_params(reader *r)
 {
     const rts_time_ns t_net = any_time(r);
     const unsigned m = 1u + u8(r) % 6u;
-    rts_nic_qparams q[6];
+    rts_nic_params_queue q[6];
     uint64_t sum = 0;
     for (unsigned i = 0; i < m; i++) {
         q[i].n_q = (uint32_t)((u8(r) & 1u) ? ubytes(r, 4) : u8(r) % 4u);
@@ -245,15 +245,15 @@ static void run_params(reader *r)
         q[i].t_pack = any_time(r);
         sum += q[i].n_q;
     }
-    const rts_time_ns wcpd = rts_nic_wcpd(t_net, sum);
+    const rts_time_ns wcpd = rts_nic_params_wcpd(t_net, sum);
     must(wcpd == sat((unsigned __int128)t_net * sum));
     uint32_t all = 0;
     unsigned first = m;
     for (unsigned i = 0; i < m; i++) {
-        const rts_time_ns tqf = rts_nic_t_qf(q[i].n_q, q[i].t_p);
+        const rts_time_ns tqf = rts_nic_params_t_qf(q[i].n_q, q[i].t_p);
         must(tqf == sat((unsigned __int128)q[i].n_q * q[i].t_p));
         const rts_time_ns hi = q[i].t_d > tqf ? q[i].t_d : tqf;
-        const rts_time_ns amax = rts_nic_t_abs_max(q[i].t_d, tqf, wcpd);
+        const rts_time_ns amax = rts_nic_params_t_abs_max(q[i].t_d, tqf, wcpd);
         must(amax == (hi > wcpd ? hi - wcpd : 0u));
         const uint32_t v = rts_nic_params_check(t_net, sum, q[i].n_q, q[i].t_p, q[i].t_d, q[i].t_abs, q[i].t_pack);
         must((v & ~0x1Fu) == 0u);

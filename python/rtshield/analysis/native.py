@@ -109,22 +109,22 @@ def ds_budget_for_rate(rate_per_s: float, period_ns: int) -> int:
 
 
 def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:
-    """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q (libshield ``rts_nic_wcpd()``)."""
+    """Behnke et al. §7.3.2: WCPD = t_netstack · Σ n_q (libshield ``rts_nic_params_wcpd()``)."""
     _, lib = _lib()
-    return int(lib.rts_nic_wcpd(_u64(t_netstack_ns), _u64(sum(queue_sizes))))
+    return int(lib.rts_nic_params_wcpd(_u64(t_netstack_ns), _u64(sum(queue_sizes))))
 
 
 def nic_t_qf(n_q: int, t_p_ns: int) -> int:
-    """Time to fill a queue at the maximum rate, t_qf = n_q · t_P (libshield ``rts_nic_t_qf()``)."""
+    """Time to fill a queue at the maximum rate, t_qf = n_q · t_P (libshield ``rts_nic_params_t_qf()``)."""
     _, lib = _lib()
-    return int(lib.rts_nic_t_qf(min(int(n_q), _U32_MAX), _u64(t_p_ns)))
+    return int(lib.rts_nic_params_t_qf(min(int(n_q), _U32_MAX), _u64(t_p_ns)))
 
 
 def nic_t_abs_max(t_d_ns: int, t_qf_ns: int, wcpd_ns: int) -> int:
     """Largest admissible absolute timer, max(t_d, t_qf) − WCPD, or 0 if not positive
-    (libshield ``rts_nic_t_abs_max()``)."""
+    (libshield ``rts_nic_params_t_abs_max()``)."""
     _, lib = _lib()
-    return int(lib.rts_nic_t_abs_max(_u64(t_d_ns), _u64(t_qf_ns), _u64(wcpd_ns)))
+    return int(lib.rts_nic_params_t_abs_max(_u64(t_d_ns), _u64(t_qf_ns), _u64(wcpd_ns)))
 
 
 def nic_check(
@@ -137,7 +137,7 @@ def nic_check(
     t_pack_ns: int,
 ) -> int:
     """One queue against the §7.3.2 bounds: libshield ``rts_nic_params_check()``, the
-    OR of ``rts_nic_violation`` bits (0: every bound holds)."""
+    OR of ``rts_nic_params_violation`` bits (0: every bound holds)."""
     _, lib = _lib()
     return int(
         lib.rts_nic_params_check(
@@ -157,21 +157,21 @@ def _violation_bits() -> dict[str, int]:
     ffi, _ = _lib()
     return {
         n[len("RTS_NIC_V_") :].lower(): v
-        for v, n in ffi.typeof("rts_nic_violation").elements.items()
+        for v, n in ffi.typeof("rts_nic_params_violation").elements.items()
         if n.startswith("RTS_NIC_V_")
     }
 
 
 def nic_violations(bits: int) -> set[str]:
     """Names of the violation bits (``size``, ``no_window``, ``tabs``, ``tpack_low``,
-    ``tpack_high``), read from libshield's ``rts_nic_violation`` enum."""
+    ``tpack_high``), read from libshield's ``rts_nic_params_violation`` enum."""
     return {n for n, v in _violation_bits().items() if bits & v}
 
 
 def nic_memory_bytes(moderated_queues: int, arp_queue: bool = True) -> int:
     """Behnke et al. §7.3.4: on-NIC table memory, m · 30 B + 14 B for the ARP queue
-    (libshield ``rts_nic_memory_bytes()``; without the ARP queue its 14 B are left out)."""
+    (libshield ``rts_nic_moderation_memory_bytes()``; without the ARP queue its 14 B are left out)."""
     _, lib = _lib()
     m = min(int(moderated_queues), _U32_MAX)
-    total = int(lib.rts_nic_memory_bytes(m))
-    return total if arp_queue else total - int(lib.rts_nic_memory_bytes(0))
+    total = int(lib.rts_nic_moderation_memory_bytes(m))
+    return total if arp_queue else total - int(lib.rts_nic_moderation_memory_bytes(0))

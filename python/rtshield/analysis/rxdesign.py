@@ -15,7 +15,7 @@ a multiqueue NIC answers:
   low-priority flood, at the answer and one packet beyond;
 * ``nic.queue.NAME`` with ``--rate R`` and ``--max-delay T``: the absolute
   and packet timers of a multiqueue NIC queue by Behnke §7.3.2's rules,
-  evaluated by libshield (``rts_nic_t_abs_max()``, ``rts_nic_t_qf()``,
+  evaluated by libshield (``rts_nic_params_t_abs_max()``, ``rts_nic_params_t_qf()``,
   ``rts_nic_params_check()``): t_abs = min(t_d, t_qf) − WCPD — as large as
   possible ("to minimize the number of interrupts, this parameter needs to
   be maximized") but neither beyond the delay the process allows nor beyond

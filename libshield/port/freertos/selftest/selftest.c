@@ -612,8 +612,8 @@ static void check_conservation(void)
     }
     CHECK(filled_n == 0u, filled_n);
     CHECK(rts_shield_waiting(&sh) == 0u, rts_shield_waiting(&sh));
-    CHECK(rts_fq_check(&sh.rx.fq) == RTS_OK, 1);
-    CHECK(rts_fq_count(&sh.rx.fq, RTS_BUF_RING) == posted_n, posted_n); /* no buffer lost */
+    CHECK(rts_flow_queue_check(&sh.rx.fq) == RTS_OK, 1);
+    CHECK(rts_flow_queue_count(&sh.rx.fq, RTS_BUF_RING) == posted_n, posted_n); /* no buffer lost */
     CHECK(uxTaskPriorityGet(net_task) == PRIO_NET, uxTaskPriorityGet(net_task));
 }
 
@@ -684,7 +684,7 @@ static void crit_fn(void *arg)
         while (crit_on) {
             const rts_time_ns start = rts_freertos_now_ns(&fr);
             st_busy_wait_us(CRIT_WORK_US); /* its fixed work */
-            const rts_cycle_result r =
+            const rts_detect_cycle_result r =
                 rts_freertos_shield_cycle_end(&g, start, start + (rts_time_ns)CRIT_PERIOD_MS * 1000000u);
             crit_cycles++;
             if (r.miss) crit_misses++;
