@@ -56,6 +56,7 @@ __all__ = [
     "check_scenario",
     "enum_value",
     "enum_names",
+    "packet_counters",
     "rx_cost_keys",
     "simulate",
     "trace_dtype",
@@ -151,6 +152,15 @@ def __getattr__(name: str) -> Any:
 
 
 @functools.cache
+def packet_counters() -> tuple[str, ...]:
+    """The packet counters of a bin, in ``rtsim_bin``'s order: its fields after
+    ``t_start_ns`` up to the per-reason ``dropped`` array (``offered`` … ``delivered``)."""
+    ffi, _ = load()
+    names = [n for n, _ in ffi.typeof("rtsim_bin").fields]
+    return tuple(names[names.index("t_start_ns") + 1 : names.index("dropped")])
+
+
+@functools.cache
 def trace_dtype() -> np.dtype:
     """The numpy layout of a trace record: the C ``rtsim_trace_rec``'s fields, types,
     offsets and size, read from the binding (little-endian, as the records are written)."""
@@ -238,7 +248,9 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         r = cfg.rx
         r.enabled = 1
         r.nbufs = rx.buffers
-        r.recycle_threshold = 0xFFFFFFFF if rx.recycle_below is None else rx.recycle_below
+        r.recycle_threshold = (
+            lib.RTSIM_RX_RECYCLE_DEFAULT if rx.recycle_below is None else rx.recycle_below
+        )
         r.short_circuit = 1 if rx.short_circuit else 0
         r.eager_invalidate = 1 if rx.cache == "eager" else 0
         r.global_capacity = rx.global_capacity
@@ -564,15 +576,7 @@ def _run(
     # ---- time series
     ts: dict[str, np.ndarray] = {}
     ts["t_s"] = np.array([b.t_start_ns / 1e9 for b in bins], dtype=np.float64)
-    for key in (
-        "offered",
-        "irq_raised",
-        "isr_runs",
-        "irq_lost",
-        "received",
-        "processed",
-        "delivered",
-    ):
+    for key in packet_counters():
         ts[key] = np.array([getattr(b, key) for b in bins], dtype=np.int64)
     for i, reason in enumerate(drop_reasons):
         ts[f"dropped_{reason}"] = np.array([b.dropped[i] for b in bins], dtype=np.int64)
@@ -596,18 +600,7 @@ def _run(
     # ---- totals
     tot = ffi.new("rtsim_bin *")
     lib.rtsim_totals(sim, tot)
-    totals = {
-        k: int(getattr(tot, k))
-        for k in (
-            "offered",
-            "irq_raised",
-            "isr_runs",
-            "irq_lost",
-            "received",
-            "processed",
-            "delivered",
-        )
-    }
+    totals = {k: int(getattr(tot, k)) for k in packet_counters()}
     totals["dropped"] = {r: int(tot.dropped[i]) for i, r in enumerate(drop_reasons)}
     totals["irq_per_packet"] = _r(tot.isr_runs / tot.received, 6) if tot.received else 0.0
 
