@@ -6,7 +6,8 @@ through the preprocessor, docs/decisions/one-home-per-fact.md). This test
 reads those facts from the binding and from ``rts_opts.h`` (whose macros the
 binding does not see) and scans every module of the package for a copy:
 
-* a literal collection (tuple, list, set, or a dict's keys) of three or more
+* a literal collection (tuple, list, set, a dict's keys, or the first items of
+  a tuple of pairs) of three or more
   names that are one C enum's names, all of them or all but one
   (``("tcp", "udp", "icmp", "arp", "raw")`` is ``rtsim_proto``): an enum's
   names or order restated. A few of an enum's names (the kinds a knob applies
@@ -55,6 +56,10 @@ KEYED_BY_ENUM: dict[tuple[str, str], tuple[str, str]] = {
     ("figures.py", "_DETECTOR_LABELS"): ("rtsim_detector", "a figure's legend text"),
     ("figures.py", "colors"): ("rtsim_detector", "a figure's line colours"),
     ("report.py", "_DETECTOR_WORDS"): ("rtsim_detector", "the report's table text"),
+    ("studies/behnke_software.py", "PATHS"): (
+        "rtsim_rx_path",
+        "Behnke et al.'s Figure 10 label of each receive-path execution path",
+    ),
 }
 
 #: Restatements in modules being replaced by the typed scenario schema, which
@@ -126,11 +131,14 @@ def _words(name: str) -> set[str]:
 
 
 def _strings(node: ast.AST) -> list[str] | None:
-    """The string elements of a literal collection (a dict: its keys), else None."""
+    """The string elements of a literal collection (a dict: its keys; a collection of
+    tuples: their first elements), else None."""
     if isinstance(node, ast.Dict):
         elts = node.keys
     elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         elts = node.elts
+        if elts and all(isinstance(e, ast.Tuple) and e.elts for e in elts):
+            elts = [e.elts[0] for e in elts]
     else:
         return None
     vals = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
@@ -227,6 +235,7 @@ def test_the_scan_finds_restated_enums_and_limits():
     src = (
         "PROTOCOLS = ('tcp', 'udp', 'icmp', 'arp', 'raw')\n"
         "KINDS = {'edge': 0, 'dma_ring': 1, 'multiqueue': 2}\n"
+        "PAIRS = (('late', 'a'), ('irq', 'b'), ('fill', 'c'))\n"
         "class Limits:\n"
         "    MAX_FLOWS = 8\n"
         f"POOL_BUFS = {consts['RTS_POOL_MAX_BUFS']}\n"
@@ -242,9 +251,11 @@ def test_the_scan_finds_restated_enums_and_limits():
     assert ("BITS", "a table of C constants' names") in got
     assert ("PROTOCOLS", "names of the C enum rtsim_proto") in got
     assert ("KINDS", "names of the C enum rtsim_nic_kind") in got
+    assert ("PAIRS", "names of the C enum rtsim_detector") in got
     assert ("MAX_FLOWS", "RTSIM_MAX_FLOWS") in got
     assert ("POOL_BUFS", "RTS_POOL_MAX_BUFS") in got
-    assert any(name == "line 7" for name, _ in got)
+    # a literal that is assigned to no name is named by its line
+    assert any(name.startswith("line ") for name, _ in got)
     assert not {n for n, _ in got} & {"FLOWS", "WORDS", "SOME"}
 
 
