@@ -40,7 +40,7 @@ import numpy as np
 from rtshield._native import load
 from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
-from rtshield.scenario import PATH_QUANTILE_KEYS, Scenario
+from rtshield.scenario import DEFAULT_SRC, PATH_QUANTILE_KEYS, Scenario
 from rtshield.units import MIN_RATE_HZ
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "RX_PATHS",  # noqa: F822
     "TRACE_DTYPE",  # noqa: F822
     "TRACE_KINDS",  # noqa: F822
+    "WORKER_MAILBOX_DEFAULT",
     "check_scenario",
     "enum_value",
     "enum_names",
@@ -179,6 +180,10 @@ def trace_dtype() -> np.dtype:
     )
 
 
+#: A worker's mailbox capacity (messages) when its ``queue`` is not given
+#: (docs/scenarios.md): the front end's default, used here and by ``rtshield design``.
+WORKER_MAILBOX_DEFAULT = 16
+
 #: Wall time one call into the engine should take at most (Ctrl-C latency).
 CHUNK_WALL_S = 0.02
 _FIRST_STEP_NS = 1_000_000  #: the first slice: 1 ms of simulated time
@@ -295,7 +300,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         elif t.kind == "worker":
             if t.flow not in flow_index:
                 raise UsageError(f"{where}: [[tasks]] {t.name}: flow {t.flow!r} does not exist")
-            workers[len(tasks)] = (flow_index[t.flow], t.queue or 16)
+            workers[len(tasks)] = (flow_index[t.flow], t.queue or WORKER_MAILBOX_DEFAULT)
             tasks.append((t.name, lib.RTSIM_TASK_WORKER, t.priority, t.core, 0, t.work_ns, 0))
         else:
             raise UsageError(f"{where}: [[tasks]] {t.name}: kind {t.kind!r} is not simulated")
@@ -362,7 +367,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.proto = enum_value("rtsim_proto", "RTSIM_PROTO_", getattr(f, "protocol", "tcp"))
         d.dst_port = f.dst_port
         d.src_port = getattr(f, "src_port", 40000)
-        d.src_addr = int(ipaddress.IPv4Address(getattr(f, "src", "192.0.2.100")))
+        d.src_addr = int(ipaddress.IPv4Address(getattr(f, "src", DEFAULT_SRC)))
         d.dst_addr = 0  # the device: the simulator's default address
         pcp = getattr(f, "vlan_pcp", None)
         d.vlan, d.vlan_pcp = (0, 0) if pcp is None else (1, pcp)
