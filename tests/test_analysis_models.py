@@ -135,6 +135,22 @@ def test_round_burst_examples():
     assert native.round_burst(1000, 3.0) == 334
 
 
+@pytest.mark.parametrize("rate", [324, 754, 1000, 1400, 16_000])
+def test_lowest_timer_is_the_inverse_of_the_burst_rounding(rate):
+    """libshield's timer for a burst and its burst for a timer agree: at the lowest
+    timer for burst n the burst is at most n, one Hz lower it is above n."""
+    for n in (1, 2, 3, 7, 50, rate - 1, rate):
+        f = native.lowest_timer_hz(rate, n)
+        assert native.round_burst(rate, f) <= n
+        if f > 1:
+            assert native.round_burst(rate, f - 1) > n
+
+
+def test_lowest_timer_refuses_a_fractional_rate():
+    with pytest.raises(UsageError, match="whole number"):
+        native.lowest_timer_hz(1000.5, 3)
+
+
 def test_burst_mitigation_double_burst(tmp_path):
     k = table2()
     s = system(tmp_path, '[[source]]\nname = "rx"\nmodel = "burst_mitigation"\nslice = "20ms"\n'

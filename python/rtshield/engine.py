@@ -17,7 +17,8 @@ durations; a missing key is an error naming it, see docs/model.md):
 preset's ``[platform] tick_isr``. With the receive path (``[rx]``) also
 :data:`RX_COST_KEYS`: ``rx_path_regular``, ``rx_path_short_circuit``,
 ``rx_path_prio_raise``, ``rx_path_recycle``, ``rx_path_rejected`` (the RX
-ISR's work per frame by execution path, replacing ``isr_per_packet``),
+ISR's work per frame by execution path, one per name of the C enum
+``rtsim_rx_path``, replacing ``isr_per_packet``),
 ``invalidate_eager``, ``invalidate_deferred``, ``poll_batch`` and
 ``poll_per_packet`` (0 without ``[rx]``).
 
@@ -39,7 +40,7 @@ import numpy as np
 from rtshield._native import load
 from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
-from rtshield.scenario import PATH_QUANTILE_KEYS, Scenario
+from rtshield.scenario import DEFAULT_SRC, PATH_QUANTILE_KEYS, Scenario
 from rtshield.units import MIN_RATE_HZ
 
 __all__ = [
@@ -47,14 +48,19 @@ __all__ = [
     "OPTIONAL_COST_KEYS",
     "DETECTORS",  # noqa: F822 (module __getattr__)
     "DROP_REASONS",  # noqa: F822
-    "RX_COST_KEYS",
+    "RX_COST_KEYS",  # noqa: F822
     "PATH_QUANTILE_KEYS",
     "RX_PATHS",  # noqa: F822
-    "TRACE_DTYPE",
+    "TRACE_DTYPE",  # noqa: F822
     "TRACE_KINDS",  # noqa: F822
+    "WORKER_MAILBOX_DEFAULT",
     "check_scenario",
+    "enum_value",
     "enum_names",
+    "packet_counters",
+    "rx_cost_keys",
     "simulate",
+    "trace_dtype",
 ]
 
 #: Preset cost keys → fields of the C ``rtsim_costs``.
@@ -78,36 +84,24 @@ OPTIONAL_COST_KEYS: dict[str, str] = {
     "driver_handover": "driver_handover_ns",
 }
 
-#: Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs`` (``path:NAME``:
-#: ``path_ns[RTSIM_PATH_NAME]``).
-RX_COST_KEYS: dict[str, str] = {
-    "rx_path_regular": "path:REGULAR",
-    "rx_path_short_circuit": "path:SHORT_CIRCUIT",
-    "rx_path_prio_raise": "path:PRIO_RAISE",
-    "rx_path_recycle": "path:RECYCLE",
-    "rx_path_rejected": "path:REJECTED",
+#: Receive-path cost keys (``[rx]`` only) that are not per-path costs → fields of
+#: ``rtsim_costs``. The per-path ones, ``rx_path_<path>`` for each name of the C enum
+#: ``rtsim_rx_path`` (``path_ns[RTSIM_PATH_<PATH>]``), come from the binding:
+#: :func:`rx_cost_keys` lists them all.
+_RX_OTHER_COST_KEYS: dict[str, str] = {
     "invalidate_eager": "invalidate_eager_ns",
     "invalidate_deferred": "invalidate_deferred_ns",
     "poll_batch": "poll_batch_ns",
     "poll_per_packet": "poll_per_packet_ns",
 }
 
-#: Protocols of a flow → ``rtsim_proto``.
-_PROTOS = {
-    "tcp": "RTSIM_PROTO_TCP",
-    "udp": "RTSIM_PROTO_UDP",
-    "icmp": "RTSIM_PROTO_ICMP",
-    "arp": "RTSIM_PROTO_ARP",
-    "raw": "RTSIM_PROTO_RAW",
-}
 
-#: ``[mitigation] also`` names → libshield's ``rts_shield_prot`` bits.
-_ALSO_BITS = {
-    "burst": "RTS_SHIELD_BURST",
-    "hysteresis": "RTS_SHIELD_HYSTERESIS",
-    "budget": "RTS_SHIELD_BUDGET",
-    "queue": "RTS_SHIELD_QUEUE",
-}
+def rx_cost_keys() -> dict[str, str]:
+    """Receive-path cost keys (``[rx]`` only) → fields of ``rtsim_costs``; a per-path
+    cost ``rx_path_<path>`` maps to ``path:<path>`` (``path_ns[RTSIM_PATH_<PATH>]``),
+    one per name of the C enum ``rtsim_rx_path`` in its order."""
+    paths = {f"rx_path_{p}": f"path:{p}" for p in enum_names("rtsim_rx_path", "RTSIM_PATH_")}
+    return {**paths, **_RX_OTHER_COST_KEYS}
 
 
 @functools.cache
@@ -125,9 +119,24 @@ def enum_names(ctype: str, prefix: str) -> tuple[str, ...]:
     return tuple(n for _, n in names)
 
 
+def enum_value(ctype: str, prefix: str, name: str) -> int:
+    """The value of ``name`` (lower case, ``prefix`` stripped) in the C enum ``ctype``.
+
+    The names are the binding's (``enum_value("rtsim_proto", "RTSIM_PROTO_", "udp")``
+    is ``RTSIM_PROTO_UDP``); :class:`KeyError` names one that C does not have.
+    """
+    ffi, _ = load()
+    relements = ffi.typeof(ctype).relements
+    try:
+        return int(relements[prefix + name.upper()])
+    except KeyError:
+        raise KeyError(f"{ctype} has no {prefix}{name.upper()}") from None
+
+
 def __getattr__(name: str) -> Any:
-    """``DROP_REASONS``, ``TRACE_KINDS``, ``RX_PATHS``, ``DETECTORS``: the C enums' names
-    (on first use)."""
+    """``DROP_REASONS``, ``TRACE_KINDS``, ``RX_PATHS``, ``DETECTORS``: the C enums' names;
+    ``RX_COST_KEYS`` (:func:`rx_cost_keys`) and ``TRACE_DTYPE`` (:func:`trace_dtype`):
+    read from the binding on first use."""
     if name == "DROP_REASONS":
         return enum_names("rtsim_drop", "RTSIM_DROP_")
     if name == "TRACE_KINDS":
@@ -136,27 +145,44 @@ def __getattr__(name: str) -> Any:
         return enum_names("rtsim_rx_path", "RTSIM_PATH_")
     if name == "DETECTORS":
         return enum_names("rtsim_detector", "RTSIM_DET_")
+    if name == "RX_COST_KEYS":
+        return rx_cost_keys()
+    if name == "TRACE_DTYPE":
+        return trace_dtype()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: The numpy layout of a trace record (the C ``rtsim_trace_rec``).
-TRACE_DTYPE = np.dtype(
-    [("t_ns", "<u8"), ("kind", "<u4"), ("core", "<u4"), ("arg", "<i4"), ("value", "<i8")],
-    align=True,
-)
+@functools.cache
+def packet_counters() -> tuple[str, ...]:
+    """The packet counters of a bin, in ``rtsim_bin``'s order: its fields after
+    ``t_start_ns`` up to the per-reason ``dropped`` array (``offered`` … ``delivered``)."""
+    ffi, _ = load()
+    names = [n for n, _ in ffi.typeof("rtsim_bin").fields]
+    return tuple(names[names.index("t_start_ns") + 1 : names.index("dropped")])
 
-_MITIGATIONS = {
-    "none": "RTSIM_MIT_NONE",
-    "burst": "RTSIM_MIT_BURST",
-    "hysteresis": "RTSIM_MIT_HYSTERESIS",
-    "budget": "RTSIM_MIT_BUDGET",
-    "queue": "RTSIM_MIT_QUEUE",
-    "strict": "RTSIM_MIT_STRICT",
-    "bursty": "RTSIM_MIT_BURSTY",
-    "countdown": "RTSIM_MIT_COUNTDOWN",
-    "polling": "RTSIM_MIT_POLLING",
-}
 
+@functools.cache
+def trace_dtype() -> np.dtype:
+    """The numpy layout of a trace record: the C ``rtsim_trace_rec``'s fields, types,
+    offsets and size, read from the binding (little-endian, as the records are written)."""
+    ffi, _ = load()
+    ct = ffi.typeof("rtsim_trace_rec")
+    names, formats, offsets = [], [], []
+    for fname, fld in ct.fields:
+        cname = fld.type.cname
+        if fld.type.kind != "primitive" or not cname.endswith("_t"):
+            raise RuntimeError(f"rtsim_trace_rec.{fname}: {cname} has no numpy layout")
+        names.append(fname)
+        formats.append(np.dtype(cname[: -len("_t")]).newbyteorder("<"))
+        offsets.append(fld.offset)
+    return np.dtype(
+        {"names": names, "formats": formats, "offsets": offsets, "itemsize": ffi.sizeof(ct)}
+    )
+
+
+#: A worker's mailbox capacity (messages) when its ``queue`` is not given
+#: (docs/scenarios.md): the front end's default, used here and by ``rtshield design``.
+WORKER_MAILBOX_DEFAULT = 16
 
 #: Wall time one call into the engine should take at most (Ctrl-C latency).
 CHUNK_WALL_S = 0.02
@@ -180,11 +206,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     cfg.n_cores = sc.platform.cores
     cfg.tick_ns = sc.platform.tick_ns
     cfg.time_slicing = 1 if getattr(sc.platform, "time_slicing", True) else 0
-    cfg.nic_kind = {
-        "edge": lib.RTSIM_NIC_EDGE,
-        "dma_ring": lib.RTSIM_NIC_DMA_RING,
-        "multiqueue": lib.RTSIM_NIC_MULTIQUEUE,
-    }[sc.nic.kind]
+    cfg.nic_kind = enum_value("rtsim_nic_kind", "RTSIM_NIC_", sc.nic.kind)
     cfg.nic_core = getattr(sc.nic, "core", 0)
     cfg.ring = sc.nic.ring or 0
     cfg.queue_capacity = sc.driver.queue
@@ -205,14 +227,14 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         setattr(cfg.costs, fld, int(sc.costs.get(key, 0)))
     rx = getattr(sc, "rx", None)
     if rx is not None:
-        for key, fld in RX_COST_KEYS.items():
+        for key, fld in rx_cost_keys().items():
             if key not in sc.costs:
                 raise UsageError(
                     f"{sc.platform.path}: [costs] {key}: missing (the receive path, [rx], "
                     "needs it; see docs/model.md)"
                 )
             if fld.startswith("path:"):
-                k = getattr(lib, "RTSIM_PATH_" + fld[5:])
+                k = enum_value("rtsim_rx_path", "RTSIM_PATH_", fld[5:])
                 cfg.costs.path_ns[k] = int(sc.costs[key])
                 # Optional duration quantiles of the path (Behnke Fig. 10): all four or none.
                 qkeys = [f"{key}_{q}" for q in PATH_QUANTILE_KEYS]
@@ -231,7 +253,9 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         r = cfg.rx
         r.enabled = 1
         r.nbufs = rx.buffers
-        r.recycle_threshold = 0xFFFFFFFF if rx.recycle_below is None else rx.recycle_below
+        r.recycle_threshold = (
+            lib.RTSIM_RX_RECYCLE_DEFAULT if rx.recycle_below is None else rx.recycle_below
+        )
         r.short_circuit = 1 if rx.short_circuit else 0
         r.eager_invalidate = 1 if rx.cache == "eager" else 0
         r.global_capacity = rx.global_capacity
@@ -276,7 +300,7 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         elif t.kind == "worker":
             if t.flow not in flow_index:
                 raise UsageError(f"{where}: [[tasks]] {t.name}: flow {t.flow!r} does not exist")
-            workers[len(tasks)] = (flow_index[t.flow], t.queue or 16)
+            workers[len(tasks)] = (flow_index[t.flow], t.queue or WORKER_MAILBOX_DEFAULT)
             tasks.append((t.name, lib.RTSIM_TASK_WORKER, t.priority, t.core, 0, t.work_ns, 0))
         else:
             raise UsageError(f"{where}: [[tasks]] {t.name}: kind {t.kind!r} is not simulated")
@@ -340,10 +364,10 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             d.rate_t_ns[j] = t_ns
             d.rates_pps[j] = pps
         # what its frames are, and the socket bound to it (Behnke §5.6)
-        d.proto = getattr(lib, _PROTOS[getattr(f, "protocol", "tcp")])
+        d.proto = enum_value("rtsim_proto", "RTSIM_PROTO_", getattr(f, "protocol", "tcp"))
         d.dst_port = f.dst_port
         d.src_port = getattr(f, "src_port", 40000)
-        d.src_addr = int(ipaddress.IPv4Address(getattr(f, "src", "192.0.2.100")))
+        d.src_addr = int(ipaddress.IPv4Address(getattr(f, "src", DEFAULT_SRC)))
         d.dst_addr = 0  # the device: the simulator's default address
         pcp = getattr(f, "vlan_pcp", None)
         d.vlan, d.vlan_pcp = (0, 0) if pcp is None else (1, pcp)
@@ -356,13 +380,14 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.nic_queue = queue_index[qname] if qname is not None else lib.RTSIM_NIC_UNMAPPED
 
     m = sc.mitigation
-    if m.kind not in _MITIGATIONS:
-        raise UsageError(f"{where}: [mitigation] kind: {m.kind!r} is unknown")
     mc = cfg.mitigation
-    mc.kind = getattr(lib, _MITIGATIONS[m.kind])
+    try:
+        mc.kind = enum_value("rtsim_mitigation_kind", "RTSIM_MIT_", m.kind)
+    except KeyError:
+        raise UsageError(f"{where}: [mitigation] kind: {m.kind!r} is unknown") from None
     mc.also = 0
     for name in getattr(m, "also", ()):
-        mc.also |= getattr(lib, _ALSO_BITS[name])
+        mc.also |= enum_value("rts_shield_prot", "RTS_SHIELD_", name)
     mc.slice_ns = m.slice_ns or 0
     mc.capacity = m.capacity or 0
     mc.block_below = m.block_below or 0.0
@@ -427,11 +452,14 @@ def check_scenario(scenario: Scenario) -> None:
 
 
 def _ctx_names(task_names: list[str], n_cores: int, lib: Any) -> list[str | None]:
+    """CPU context names by ``rtsim_ctx`` index: the contexts below ``RTSIM_CTX_TASK0``
+    by their C names (``RTSIM_CTX_ISR_RX`` → ``isr_rx``), then the tasks, then the idle
+    time of the other cores."""
     names: list[str | None] = [None] * lib.RTSIM_CTX_COUNT
-    names[lib.RTSIM_CTX_ISR_RX] = "isr_rx"
-    names[lib.RTSIM_CTX_ISR_TICK] = "isr_tick"
-    names[lib.RTSIM_CTX_ISR_TIMER] = "isr_timer"
-    names[lib.RTSIM_CTX_IDLE] = "idle"
+    ffi, _ = load()
+    for v, n in ffi.typeof("rtsim_ctx").elements.items():
+        if v < lib.RTSIM_CTX_TASK0:
+            names[v] = n[len("RTSIM_CTX_") :].lower()
     for i, n in enumerate(task_names):
         names[lib.RTSIM_CTX_TASK0 + i] = n
     for k in range(1, n_cores):
@@ -511,7 +539,7 @@ def _run(
     bins: list[Any] = []
     traces: list[np.ndarray] = []
     tbuf = ffi.new("rtsim_trace_rec[]", trace_cap) if trace_cap else None
-    assert TRACE_DTYPE.itemsize == ffi.sizeof("rtsim_trace_rec")
+    rec = trace_dtype()
     t = 0
     # The engine runs in slices of simulated time sized to take about
     # CHUNK_WALL_S of wall time each, whatever the bin, so that Ctrl-C
@@ -543,8 +571,8 @@ def _run(
                 break
         if tbuf is not None:
             n = lib.rtsim_take_trace(sim, tbuf, trace_cap)
-            raw = ffi.buffer(tbuf, n * TRACE_DTYPE.itemsize)
-            traces.append(np.frombuffer(bytes(raw), dtype=TRACE_DTYPE))
+            raw = ffi.buffer(tbuf, n * rec.itemsize)
+            traces.append(np.frombuffer(bytes(raw), dtype=rec))
         if progress is not None:
             progress(t / 1e9, total / 1e9)
     bins = bins[:nbins]
@@ -555,15 +583,7 @@ def _run(
     # ---- time series
     ts: dict[str, np.ndarray] = {}
     ts["t_s"] = np.array([b.t_start_ns / 1e9 for b in bins], dtype=np.float64)
-    for key in (
-        "offered",
-        "irq_raised",
-        "isr_runs",
-        "irq_lost",
-        "received",
-        "processed",
-        "delivered",
-    ):
+    for key in packet_counters():
         ts[key] = np.array([getattr(b, key) for b in bins], dtype=np.int64)
     for i, reason in enumerate(drop_reasons):
         ts[f"dropped_{reason}"] = np.array([b.dropped[i] for b in bins], dtype=np.int64)
@@ -587,18 +607,7 @@ def _run(
     # ---- totals
     tot = ffi.new("rtsim_bin *")
     lib.rtsim_totals(sim, tot)
-    totals = {
-        k: int(getattr(tot, k))
-        for k in (
-            "offered",
-            "irq_raised",
-            "isr_runs",
-            "irq_lost",
-            "received",
-            "processed",
-            "delivered",
-        )
-    }
+    totals = {k: int(getattr(tot, k)) for k in packet_counters()}
     totals["dropped"] = {r: int(tot.dropped[i]) for i, r in enumerate(drop_reasons)}
     totals["irq_per_packet"] = _r(tot.isr_runs / tot.received, 6) if tot.received else 0.0
 

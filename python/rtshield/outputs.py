@@ -58,9 +58,6 @@ __all__ = [
 #: Significant digits kept for floats in summary.json and timeseries.csv.
 FLOAT_DIGITS = 9
 
-_TOTALS = ("offered", "irq_raised", "isr_runs", "irq_lost", "received", "processed", "delivered")
-
-
 #: ``--help`` text of every verb's ``--out``.
 OUT_HELP = (
     "output directory: created if missing; an existing one must be empty or hold "
@@ -401,7 +398,9 @@ def write_summary(out_dir: str | Path, summary: Mapping[str, Any]) -> Path:
 
 def ordered_columns(names: list[str] | tuple[str, ...] | Any) -> list[str]:
     """Columns in a stable, readable order: ``t_s``, the totals, drops, critical, CPU, rest."""
-    fixed = ("t_s",) + _TOTALS
+    from rtshield.engine import packet_counters
+
+    fixed = ("t_s",) + packet_counters()
     crit = ("cycles", "lateness_pct", "lateness_max_pct", "misses")
 
     def key(n: str) -> tuple[int, int, str]:

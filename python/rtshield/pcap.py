@@ -54,6 +54,15 @@ def trace_limits() -> tuple[int, int, int]:
     )
 
 
+def ethernet_header_bytes() -> int:
+    """The smallest frame the simulator takes, an Ethernet header alone: the
+    headers of its raw frame (``rtsim_frame_min(RTSIM_PROTO_RAW, 0)``)."""
+    from .engine import load
+
+    _, lib = load()
+    return int(lib.rtsim_frame_min(lib.RTSIM_PROTO_RAW, 0))
+
+
 @dataclass(frozen=True)
 class Capture:
     """The frames of one capture: times in ns from its first frame, bytes."""
@@ -92,8 +101,8 @@ def read_pcap(path: str | Path) -> Capture:
 
     Raises :class:`UsageError` with one line naming the file for a missing or
     non-regular file, a file that is not a classic pcap, a link type other
-    than Ethernet, a truncated file, a frame outside 14..RTSIM_FRAME_MAX
-    bytes, a frame cut by the capture's snap length, timestamps that go
+    than Ethernet, a truncated file, a frame shorter than an Ethernet header or longer
+    than RTSIM_FRAME_MAX bytes, a frame cut by the capture's snap length, timestamps that go
     backwards, an empty capture, or one beyond the simulator's limits.
     """
     p = Path(path)
@@ -119,6 +128,7 @@ def _read_cached(path: str, size: int, mtime_ns: int) -> Capture:
 
 
 def _parse(path: str, raw: bytes, max_frames: int, max_bytes: int, frame_max: int) -> Capture:
+    eth_header = ethernet_header_bytes()
     hlen = _pc.FileHdr.__hdr_len__
     if len(raw) < 4:
         raise UsageError(f"{path}: not a pcap file (too short for a pcap header)")
@@ -170,7 +180,7 @@ def _parse(path: str, raw: bytes, max_frames: int, max_bytes: int, frame_max: in
                 f"{path}: frame {k} was captured with {h.caplen} of its {h.len} bytes "
                 "(snap length); capture whole frames"
             )
-        if h.caplen < 14:
+        if h.caplen < eth_header:
             raise UsageError(
                 f"{path}: frame {k} is {h.caplen} bytes, shorter than an Ethernet header"
             )

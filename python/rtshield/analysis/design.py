@@ -31,7 +31,6 @@ the task that fails there.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -267,16 +266,19 @@ def _smallest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=
 def shared_timer_candidates(rates_hz: list[float], f_min: int = 1) -> list[int]:
     """Whole-Hz timer frequencies at which some source's rounded burst
     ``ceil(rate / f)`` takes a new value (Regehr §3.5): for burst ``n`` the
-    lowest such frequency is ``ceil(rate / n)``; any frequency in between only
-    adds timer interrupts. Highest first."""
+    lowest such frequency is ``ceil(rate / n)`` (libshield's
+    ``rts_bursty_pick_timer_hz()``, :func:`.native.lowest_timer_hz`); any
+    frequency in between only adds timer interrupts. Highest first."""
     cands = set()
     for r in rates_hz:
         n = 1
         while n <= MAX_COUNT:
-            f = math.ceil(r / n - 1e-9)
+            f = native.lowest_timer_hz(r, n)
             if f < f_min:
                 break
             cands.add(f)
+            if f == 1:
+                break  # every larger burst gets 1 Hz too
             n += 1
     return sorted(cands, reverse=True)
 

@@ -73,9 +73,6 @@ ENGINE_KIND = {
     "polling": "polling",
 }
 
-#: Scenario kinds that are not libshield protections (no ``RTS_SHIELD_*`` bit).
-_NOT_SHIELDED = ("none", "polling")
-
 #: Regehr & Duongsaa's constants that the engine folds into other charges.
 _FOLDED = ("t_flip", "t_setup", "t_clear")
 
@@ -87,9 +84,10 @@ def _hooks(kind: str) -> int:
 
     ffi, lib = load()
     sh = ffi.new("rts_shield *")
-    sh.cfg.protections = (
-        0 if kind in _NOT_SHIELDED else int(getattr(lib, f"RTS_SHIELD_{kind.upper()}"))
-    )
+    # a scenario kind that is no libshield protection (``none``, the simulator's
+    # ``polling``) has no bit in ``rts_shield_prot``
+    bits = ffi.typeof("rts_shield_prot").relements
+    sh.cfg.protections = int(bits.get(f"RTS_SHIELD_{kind.upper()}", 0))
     return int(lib.rts_shield_hooks(sh))
 
 
@@ -355,22 +353,15 @@ def _shared_timer(sc, s: System) -> None:
         )
 
 
-#: The receive path's per-frame ISR costs (docs/model.md): the analysis charges the dearest.
-_RX_PATHS = (
-    "rx_path_regular",
-    "rx_path_short_circuit",
-    "rx_path_prio_raise",
-    "rx_path_recycle",
-    "rx_path_rejected",
-)
-
-
 def rx_frame_isr_ns(sc) -> int:
     """The longest RX interrupt of the receive path: entry/exit and the dearest
     per-frame path (plus the eager invalidation when the cache is eager)."""
+    from rtshield.engine import RX_PATHS
+
     k = sc.costs
     eager = k["invalidate_eager"] if sc.rx.cache == "eager" else 0
-    return k["isr_entry_exit"] + max(k[p] for p in _RX_PATHS) + eager
+    # one per-frame cost per execution path of the C enum rtsim_rx_path (docs/model.md)
+    return k["isr_entry_exit"] + max(k[f"rx_path_{p}"] for p in RX_PATHS) + eager
 
 
 def rx_packet_task_ns(sc) -> int:

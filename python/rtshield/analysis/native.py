@@ -1,12 +1,13 @@
 """The computations that libshield owns, reached through the binding.
 
 libshield (C) is the single home of the bursty limiter's rate rounding for a
-shared timer (Regehr & Duongsaa §3.5), the deferrable server's demand bound
-(Behnke et al. §2.4) and the NIC parameter rules and memory function (Behnke
-et al. §7.3.2, §7.3.4). The analysis and ``rtshield design`` call them here
-and nowhere else; there is no Python copy of any of these formulas. The
-native library is part of every rtshield install (``rtshield._native``), so
-a missing library is an installation error, not a reason to fall back.
+shared timer and of its inverse, the timer for a burst (Regehr & Duongsaa
+§3.5), the deferrable server's demand bound (Behnke et al. §2.4) and the NIC
+parameter rules and memory function (Behnke et al. §7.3.2, §7.3.4). The
+analysis and ``rtshield design`` call them here and nowhere else; there is no
+Python copy of any of these formulas. The native library is part of every
+rtshield install (``rtshield._native``), so a missing library is an
+installation error, not a reason to fall back.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rtshield.errors import UsageError
 
 __all__ = [
     "round_burst",
+    "lowest_timer_hz",
     "ds_demand",
     "ds_budget_for_rate",
     "nic_wcpd",
@@ -83,6 +85,24 @@ def round_burst(
             f"max_rate: {r} Hz on this timer gives a burst libshield cannot represent "
             "(above 2^32-1 interrupts)"
         )
+    return int(out[0])
+
+
+def lowest_timer_hz(rate_hz: float, max_burst: int) -> int:
+    """Lowest whole-Hz shared timer at which a source of ``rate_hz`` gets a burst of at
+    most ``max_burst`` (Regehr & Duongsaa §3.5: ⌈rate / max_burst⌉), libshield's
+    ``rts_bursty_pick_timer_hz()`` with every frequency allowed."""
+    r = _whole(rate_hz)
+    if r is None:
+        raise UsageError(
+            f"max_rate: {rate_hz:g} Hz is not a whole number of Hz (1 to 2^32-1), "
+            "which libshield's burst rounding takes"
+        )
+    ffi, lib = _lib()
+    out = ffi.new("uint32_t[1]")
+    rates = ffi.new("uint32_t[1]", [r])
+    if lib.rts_bursty_pick_timer_hz(rates, 1, min(int(max_burst), _U32_MAX), ffi.NULL, 0, out):
+        raise UsageError(f"burst: {max_burst} is not a burst libshield takes (1 to 2^32-1)")
     return int(out[0])
 
 

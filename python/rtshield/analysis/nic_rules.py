@@ -8,8 +8,9 @@ timer ``t_pack(q)``, maximum expected rate ``R_max(q)``, allowed added delay
   real-time tasks (all queues deliver a full burst at once);
 * ``t_abs(q) ≤ max(t_d(q), t_qf(q)) − WCPD`` with ``t_qf(q) = n_q / R_max(q)``;
 * ``t_P(f) ≤ t_pack(q) ≤ t_abs(q)``;
-* on-NIC memory ``m · 30 B + 14 B`` (the 14 B ARP queue is optional) must fit
-  the register memory when a budget is given.
+* on-NIC memory ``m · 30 B + 14 B`` (the 14 B ARP queue is optional; the
+  numbers are libshield's ``rts_nic_memory_bytes()``) must fit the register
+  memory when a budget is given.
 
 Each rule is reported as pass/fail with the inequality and its numbers. The
 verdicts come from libshield's ``rts_nic_params_check()`` (through
@@ -101,12 +102,16 @@ def check_nic(nic: Nic, min_slack_ns: int | None) -> tuple[list[Check], dict]:
             )
         )
     mem = native.nic_memory_bytes(len(nic.queues), nic.arp_queue)
+    # the terms of libshield's memory function, for the message
+    per_queue = native.nic_memory_bytes(1, arp_queue=False)
+    arp = native.nic_memory_bytes(0, arp_queue=True)
     if nic.memory_bytes is not None:
         checks.append(
             Check(
                 "memory",
                 mem <= nic.memory_bytes,
-                f"m·30 B{' + 14 B' if nic.arp_queue else ''} = {mem} B ≤ {nic.memory_bytes} B",
+                f"m·{per_queue} B{f' + {arp} B' if nic.arp_queue else ''} = {mem} B "
+                f"≤ {nic.memory_bytes} B",
                 "Behnke et al. §7.3.4, Table 1",
             )
         )

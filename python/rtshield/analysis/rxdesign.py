@@ -305,11 +305,13 @@ def design_nic_queue(sc, queue: str, rate_pps: float, max_delay_ns: int) -> RxDe
     sizes = [q.size for q in sc.nic.queues]
     wcpd = native.nic_wcpd(t_net, sizes)
     t_p = round(1e9 / rate_pps)
+    from rtshield.engine import WORKER_MAILBOX_DEFAULT
+
     # the receiving worker's mailbox is a queue too: a batch larger than it is lost
     # (docs/decisions/analysis-model.md), so the queue fills at the smaller of the two
     box = min(
         (
-            t.queue or 16
+            t.queue or WORKER_MAILBOX_DEFAULT
             for t in sc.tasks
             if t.kind == "worker" and t.flow in {f.name for f in sc.flows if f.nic_queue == queue}
         ),

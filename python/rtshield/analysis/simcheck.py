@@ -43,20 +43,19 @@ import math
 
 from rtshield.errors import UsageError
 
+from .model import ENGINE_KIND
 from .report import Report, analyze_system
 from .sources import burst_of
 from .system import Source, System
 
 __all__ = ["SimUnsupported", "scenario_of", "worst_case", "run_worst_case", "compare", "check"]
 
-#: Source model → scenario ``[mitigation] kind`` (the inverse of model.ENGINE_KIND).
+#: Source model → scenario ``[mitigation] kind``: the inverse of model.ENGINE_KIND,
+#: for the models a simulated worst case is built for.
 _KINDS = {
-    "pure": "none",
-    "strict": "strict",
-    "bursty": "bursty",
-    "hardware": "countdown",
-    "burst_mitigation": "burst",
-    "queue_mitigation": "queue",
+    model: kind
+    for kind, model in ENGINE_KIND.items()
+    if model in ("pure", "strict", "bursty", "hardware", "burst_mitigation", "queue_mitigation")
 }
 
 #: A preset's costs the scenario sets so that nothing else is charged.

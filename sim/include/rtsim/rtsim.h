@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "rtshield/rts_opts.h"
+#include "rtshield/rts_shield.h"
 
 /** Fixed sizes of the configuration and result arrays. */
 enum {
@@ -84,6 +85,11 @@ typedef enum rtsim_nic_kind {
 
 /** rtsim_flow_cfg.nic_queue of a flow the multiqueue NIC's map does not know. */
 enum { RTSIM_NIC_UNMAPPED = 0xFFFFFFFFu };
+
+/** rtsim_rx_cfg.recycle_threshold that leaves the share to libshield
+ *  (RTS_SHIELD_THRESHOLD_DEFAULT, rts_opts.h RTS_RX_RECYCLE_THRESHOLD_256): a
+ *  constant, because the binding does not see macros. */
+enum { RTSIM_RX_RECYCLE_DEFAULT = RTS_SHIELD_THRESHOLD_DEFAULT };
 
 /** Mitigations; each is a libshield component. */
 typedef enum rtsim_mitigation_kind {
@@ -237,7 +243,8 @@ typedef struct rtsim_nic_queue_cfg {
 typedef struct rtsim_rx_cfg {
     uint32_t enabled;          /**< 1: early demultiplexing into flow queues */
     uint32_t nbufs;            /**< buffers in the pool shared by the ring and the flow queues */
-    uint32_t recycle_threshold; /**< recycle below this many posted buffers; 0xFFFFFFFF: libshield's default share */
+    uint32_t recycle_threshold; /**< recycle below this many posted buffers;
+                                     RTSIM_RX_RECYCLE_DEFAULT: libshield's default share */
     uint32_t short_circuit;    /**< 1: path (a) on (the paper); 0: off */
     uint32_t eager_invalidate; /**< 1: the ISR invalidates the whole frame (eager); 0: lazy (the paper) */
     uint32_t global_capacity;  /**< packets per global period; 0 = no global limit */
