@@ -216,7 +216,8 @@ def test_classify_against_flow_table(native):
                 (build(native, "RAW", vlan, size=size), lib.RTS_FLOW_DEFAULT),
             ]
             for frame, expected in cases:
-                assert lib.rts_classifier_classify_isr(table, frame, len(frame), ffi.NULL) == expected
+                got = lib.rts_classifier_classify_isr(table, frame, len(frame), ffi.NULL)
+                assert got == expected
 
 
 @settings(max_examples=300, deadline=None)

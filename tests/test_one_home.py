@@ -53,6 +53,14 @@ KEYED_BY_ENUM: dict[tuple[str, str], tuple[str, str]] = {
         "rtsim_mitigation_kind",
         "the knob `rtshield design` turns by default for each kind",
     ),
+    ("scenario.py", "MITIGATION_KINDS"): (
+        "rtsim_mitigation_kind",
+        "the scenario keys each kind accepts (the schema's vocabulary)",
+    ),
+    ("schema.py", "MITIGATION_DOCS"): (
+        "rtsim_mitigation_kind",
+        "the schema's description of each kind (rtshield schema, docs/scenarios.md)",
+    ),
     ("figures.py", "_DETECTOR_LABELS"): ("rtsim_detector", "a figure's legend text"),
     ("figures.py", "colors"): ("rtsim_detector", "a figure's line colours"),
     ("report.py", "_DETECTOR_WORDS"): ("rtsim_detector", "the report's table text"),
@@ -62,20 +70,9 @@ KEYED_BY_ENUM: dict[tuple[str, str], tuple[str, str]] = {
     ),
 }
 
-#: Restatements in modules being replaced by the typed scenario schema, which
-#: reads them through the binding (issue 14, item 2). An entry may disappear;
-#: none may be added.
-PENDING: set[tuple[str, str]] = {
-    ("scenario.py", "MITIGATION_KINDS"),
-    ("scenario.py", "PROTOCOLS"),
-    ("scenario.py", "MAX_CORES"),
-    ("scenario.py", "MAX_TASKS"),
-    ("scenario.py", "MAX_FLOWS"),
-    ("scenario.py", "MAX_RATES"),
-    ("scenario.py", "MAX_SOURCES"),
-    ("scenario.py", "NIC_KINDS"),
-    ("scenario.py", "MAX_NIC_QUEUES"),
-}
+#: Known restatements still to be replaced (none since the typed scenario
+#: schema reads its limits and kinds through the binding). Keep it empty.
+PENDING: set[tuple[str, str]] = set()
 
 #: Words of a C name that say nothing about what it limits.
 _GENERIC = {"RTS", "RTSIM", "MAX", "MIN", "DEFAULT", "NS", "COUNT", "OK", "NONE", "ALL"}

@@ -31,11 +31,12 @@ def test_classify_bound_unbound_fragment(native):
     frame = udp_frame(502)
     assert lib.rts_classifier_classify_isr(table, frame, len(frame), info) == fid[0]
     assert info.kind == lib.RTS_CLASSIFIER_UDP and info.local_port == 502
-    assert lib.rts_classifier_classify_isr(table, udp_frame(503), 60, ffi.NULL) == lib.RTS_FLOW_DEFAULT
+    classify = lib.rts_classifier_classify_isr
+    assert classify(table, udp_frame(503), 60, ffi.NULL) == lib.RTS_FLOW_DEFAULT
     frag = udp_frame(502, frag=0x2000)
-    assert lib.rts_classifier_classify_isr(table, frag, 60, ffi.NULL) == lib.RTS_FLOW_BACKGROUND
+    assert classify(table, frag, 60, ffi.NULL) == lib.RTS_FLOW_BACKGROUND
     # Truncated inside the UDP header: default flow, never an over-read.
-    assert lib.rts_classifier_classify_isr(table, frame, 14 + 20 + 3, ffi.NULL) == lib.RTS_FLOW_DEFAULT
+    assert classify(table, frame, 14 + 20 + 3, ffi.NULL) == lib.RTS_FLOW_DEFAULT
 
 
 def test_driver_round_trip_conserves_buffers(native):
@@ -67,7 +68,8 @@ def test_nic_moderation_packet_timer(native):
     nic = ffi.new("rts_nic_moderation *")
     lib.rts_nic_moderation_init(nic)
     q = ffi.new("uint8_t *")
-    err = lib.rts_nic_moderation_bind(nic, lib.RTS_PROTO_UDP, 502, 16, 1_000_000, 100_000, 0, 4, 9, q)
+    err = lib.rts_nic_moderation_bind(nic, lib.RTS_PROTO_UDP, 502, 16, 1_000_000, 100_000, 0, 4,
+                                      9, q)
     assert err == lib.RTS_OK
     r = ffi.new("rts_nic_moderation_rx_result *")
     lib.rts_nic_moderation_rx(nic, lib.RTS_PROTO_UDP, 502, 0, r)

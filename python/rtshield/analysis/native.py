@@ -135,7 +135,8 @@ def nic_wcpd(t_netstack_ns: int, queue_sizes: list[int]) -> int:
 
 
 def nic_t_qf(n_q: int, t_p_ns: int) -> int:
-    """Time to fill a queue at the maximum rate, t_qf = n_q · t_P (libshield ``rts_nic_params_t_qf()``)."""
+    """Time to fill a queue at the maximum rate, t_qf = n_q · t_P
+    (libshield ``rts_nic_params_t_qf()``)."""
     _, lib = _lib()
     return int(lib.rts_nic_params_t_qf(min(int(n_q), _U32_MAX), _u64(t_p_ns)))
 
@@ -190,7 +191,8 @@ def nic_violations(bits: int) -> set[str]:
 
 def nic_memory_bytes(moderated_queues: int, arp_queue: bool = True) -> int:
     """Behnke et al. §7.3.4: on-NIC table memory, m · 30 B + 14 B for the ARP queue
-    (libshield ``rts_nic_moderation_memory_bytes()``; without the ARP queue its 14 B are left out)."""
+    (libshield ``rts_nic_moderation_memory_bytes()``; without the ARP queue its 14 B are
+    left out)."""
     _, lib = _lib()
     m = min(int(moderated_queues), _U32_MAX)
     total = int(lib.rts_nic_moderation_memory_bytes(m))

@@ -9,7 +9,7 @@ timer ``t_pack(q)``, maximum expected rate ``R_max(q)``, allowed added delay
 * ``t_abs(q) ≤ max(t_d(q), t_qf(q)) − WCPD`` with ``t_qf(q) = n_q / R_max(q)``;
 * ``t_P(f) ≤ t_pack(q) ≤ t_abs(q)``;
 * on-NIC memory ``m · 30 B + 14 B`` (the 14 B ARP queue is optional; the
-  numbers are libshield's ``rts_nic_memory_bytes()``) must fit the register
+  numbers are libshield's ``rts_nic_moderation_memory_bytes()``) must fit the register
   memory when a budget is given.
 
 Each rule is reported as pass/fail with the inequality and its numbers. The
