@@ -15,7 +15,7 @@ from rtshield.outputs import (
     check_out_dir,
     finish_out_dir,
     prepare_out_dir,
-    record_outputs,
+    recorded_on_failure,
 )
 from rtshield.progress import ProgressBar
 from rtshield.tables import print_table
@@ -93,11 +93,8 @@ def handle(args) -> int:
         wall = time.perf_counter() - t0
         bar.phase("writing points, figure and report")
         out = prepare_out_dir(args.out)
-        try:
+        with recorded_on_failure(out):  # a failed command removes nothing
             files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed)
-        except BaseException:
-            record_outputs(out)  # a failed command removes nothing
-            raise
         bar.finish()
     finish_out_dir(out)
     best = calibrate.best_of(points)

@@ -9,7 +9,7 @@ import typer
 
 from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
 from rtshield.errors import UsageError
-from rtshield.outputs import record_outputs
+from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
@@ -110,13 +110,10 @@ def run_and_report(
             on_done=lambda d, n, _o: bar(d, n),
             figures=run_figures,
         )
-        try:
+        with recorded_on_failure(out):  # a failed command removes nothing
             bar.phase("figures and report")
             extra = sections(outcomes) if sections else ()
             report = compare(outcomes, out, title, intro, extra_sections=extra)
-        except BaseException:
-            record_outputs(out)  # a failed command removes nothing
-            raise
         bar.finish()
     finish_jobs(out, outcomes)
     print_table(outcomes)

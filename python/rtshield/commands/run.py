@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rtshield.clitools import Out, Quiet, Seed, Verbose, dispatch, seed_overrides
-from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
+from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
@@ -85,11 +85,8 @@ def handle(args) -> int:
         enabled=False if args.quiet else None,
     )
     with bar:
-        try:
+        with recorded_on_failure(out):  # a failed run removes nothing
             outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
-        except BaseException:
-            record_outputs(out)  # a failed run removes nothing
-            raise
         bar.finish()
     finish_out_dir(out)
     if not args.quiet:

@@ -13,7 +13,7 @@ from rtshield import sweep
 from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import record_outputs
+from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, late_output
 from rtshield.tables import fmt_value
@@ -131,12 +131,9 @@ def handle(args) -> int:
             figures=args.run_figures,
             on_done=lambda d, n, _o: bar(d, n),
         )
-        try:
+        with recorded_on_failure(out):  # a failed command removes nothing
             bar.phase("tables, figure and report")
             report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
-        except BaseException:
-            record_outputs(out)  # a failed command removes nothing
-            raise
         bar.finish()
     finish_jobs(out, outcomes)
     _print_table(

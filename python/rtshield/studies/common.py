@@ -288,7 +288,7 @@ def run_and_write(
 
     Returns (report path, report body, verdicts, wall seconds).
     """
-    from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
+    from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
     from rtshield.progress import ProgressBar
 
     t0 = time.perf_counter()
@@ -300,10 +300,7 @@ def run_and_write(
         bar.close()
     r = results_of(res)
     verdicts = evaluate(r)
-    try:
+    with recorded_on_failure(out):
         report, body = write(out, r, verdicts)
-    except BaseException:
-        record_outputs(out)
-        raise
     finish_out_dir(out)
     return report, body, verdicts, time.perf_counter() - t0
