@@ -24,7 +24,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType, SimpleNamespace
 from typing import Annotated, Any
 
@@ -40,7 +40,10 @@ __all__ = [
     "Seed",
     "Terminated",
     "Verbose",
+    "check_choice",
     "mount_argparse",
+    "opt",
+    "set_option",
     "dispatch",
     "seed_overrides",
 ]
@@ -69,6 +72,27 @@ Seed = Annotated[
         "--seed", metavar="N", help=SEED_HELP, min=0, max=SEED_MAX, show_default=False
     ),
 ]
+
+
+def opt(flag: str, help: str, metavar: str | None = None, **kw: Any) -> Any:
+    """A verb's own ``typer.Option``: its flag, help and metavar, no default shown (the
+    help text says the default where it matters)."""
+    return typer.Option(flag, help=help, metavar=metavar, show_default=False, **kw)
+
+
+def check_choice(value: str, flag: str, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; else the usage error naming ``flag``."""
+    if value not in choices:
+        raise typer.BadParameter(
+            f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{flag}'"
+        )
+    return value
+
+
+def set_option(help: str, metavar: str = "SECTION.KEY=VALUE") -> Any:
+    """The ``--set`` option (repeatable) of a verb that runs scenarios; ``help`` says what
+    one assignment does for that verb."""
+    return Annotated[list[str], opt("--set", help, metavar)]
 
 
 def seed_overrides(sets: list[str], seed: int | None) -> list[str]:

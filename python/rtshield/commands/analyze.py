@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Quiet, Seed, Verbose, dispatch
+from rtshield.clitools import Quiet, Seed, Verbose, dispatch, opt
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
@@ -41,22 +41,12 @@ def add_to(app: typer.Typer) -> None:
                 metavar="SYSTEM", help="system description (TOML), see docs/analysis.md"
             ),
         ],
-        scenario: Annotated[
-            bool,
-            typer.Option(
-                "--scenario",
-                help="the file is a scenario for 'rtshield run': analyse the device it "
-                "describes",
-            ),
-        ] = False,
-        simulate: Annotated[
-            bool,
-            typer.Option(
-                "--simulate",
-                help="with --scenario: also simulate the scenario and set each task's "
-                "largest simulated response beside its analytic bound",
-            ),
-        ] = False,
+        scenario: Annotated[bool, opt(
+            "--scenario", "the file is a scenario for 'rtshield run': analyse the device it "
+            "describes")] = False,
+        simulate: Annotated[bool, opt(
+            "--simulate", "with --scenario: also simulate the scenario and set each task's "
+            "largest simulated response beside its analytic bound")] = False,
         json: Json = False,
         seed: Seed = None,
         quiet: Quiet = False,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rtshield import calibrate
-from rtshield.clitools import Jobs, Out, Quiet, Verbose, dispatch
+from rtshield.clitools import Jobs, Out, Quiet, Verbose, dispatch, opt
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     check_out_dir,
@@ -45,24 +45,10 @@ def add_to(app: typer.Typer) -> None:
             str, typer.Argument(metavar="CALIBRATION", help="calibration file (.toml)")
         ],
         out: Out,
-        budget: Annotated[
-            int | None,
-            typer.Option(
-                "--budget",
-                metavar="N",
-                help="points to evaluate (default: the file's budget)",
-                show_default=False,
-            ),
-        ] = None,
-        seed: Annotated[
-            int | None,
-            typer.Option(
-                "--seed",
-                metavar="N",
-                help="seed of the search (default: the file's seed)",
-                show_default=False,
-            ),
-        ] = None,
+        budget: Annotated[int | None, opt(
+            "--budget", "points to evaluate (default: the file's budget)", "N")] = None,
+        seed: Annotated[int | None, opt(
+            "--seed", "seed of the search (default: the file's seed)", "N")] = None,
         jobs: Jobs = 2,
         quiet: Quiet = False,
         verbose: Verbose = False,

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import (
+    Jobs,
+    Out,
+    Quiet,
+    Seed,
+    Verbose,
+    dispatch,
+    seed_overrides,
+    set_option,
+)
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
@@ -24,16 +33,9 @@ HELP = (
 )
 
 #: ``--set`` of the verbs that run several scenarios (compare, demo).
-Sets = Annotated[
-    list[str],
-    typer.Option(
-        "--set",
-        metavar="SECTION.KEY=VALUE",
-        help="override one setting in every scenario, e.g. --set "
-        "scenario.duration=10s (repeatable)",
-        show_default=False,
-    ),
-]
+Sets = set_option(
+    "override one setting in every scenario, e.g. --set scenario.duration=10s (repeatable)"
+)
 
 
 def add_to(app: typer.Typer) -> None:

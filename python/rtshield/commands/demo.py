@@ -21,7 +21,17 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import (
+    Jobs,
+    Out,
+    Quiet,
+    Seed,
+    Verbose,
+    check_choice,
+    dispatch,
+    opt,
+    seed_overrides,
+)
 from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
 from rtshield.studies import STUDIES
@@ -103,45 +113,24 @@ def add_to(app: typer.Typer) -> None:
     )
     def demo_(
         out: Out,
-        study: Annotated[
-            str | None,
-            typer.Option(
-                "--study",
-                metavar="|".join(STUDIES),
-                help="run one study only (default: all of them)",
-                show_default=False,
-            ),
-        ] = None,
-        scenarios: Annotated[
-            str | None,
-            typer.Option(
-                "--scenarios",
-                metavar="DIR",
-                help="run on the scenario files in DIR instead of the shipped ones: with "
-                "--study, a copy of that study's folder under scenarios/, edited; without, "
-                "a copy of scenarios/ (one folder per study). docs/cli.md lists the files "
-                "each study needs",
-                show_default=False,
-            ),
-        ] = None,
+        study: Annotated[str | None, opt(
+            "--study", "run one study only (default: all of them)", "|".join(STUDIES))] = None,
+        scenarios: Annotated[str | None, opt(
+            "--scenarios", "run on the scenario files in DIR instead of the shipped ones: with "
+            "--study, a copy of that study's folder under scenarios/, edited; without, a copy "
+            "of scenarios/ (one folder per study). docs/cli.md lists the files each study "
+            "needs", "DIR")] = None,
         jobs: Jobs = 2,
-        run_figures: Annotated[
-            bool,
-            typer.Option(
-                "--run-figures",
-                help="also draw each configuration's own figures (the report needs only "
-                "the comparative ones)",
-            ),
-        ] = False,
+        run_figures: Annotated[bool, opt(
+            "--run-figures", "also draw each configuration's own figures (the report needs "
+            "only the comparative ones)")] = False,
         set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
         seed: Seed = None,
         quiet: Quiet = False,
         verbose: Verbose = False,
     ) -> int:
-        if study is not None and study not in STUDIES:
-            raise typer.BadParameter(
-                f"{study!r} is not one of {', '.join(STUDIES)}", param_hint="'--study'"
-            )
+        if study is not None:
+            check_choice(study, "--study", tuple(STUDIES))
         return dispatch(
             "demo", handle, out=out, study=study, scenarios=scenarios, jobs=jobs,
             run_figures=run_figures, set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Quiet, Seed, Verbose, dispatch
+from rtshield.clitools import Quiet, Seed, Verbose, dispatch, opt
 from rtshield.commands.analyze import Json, scenario_overrides
 
 
@@ -49,45 +49,20 @@ def add_to(app: typer.Typer) -> None:
                 metavar="SYSTEM", help='system description (TOML) with one value written "?"'
             ),
         ],
-        scenario: Annotated[
-            bool,
-            typer.Option(
-                "--scenario",
-                help="the file is a scenario for 'rtshield run': design a knob of its device",
-            ),
-        ] = False,
-        knob: Annotated[
-            str | None,
-            typer.Option(
-                "--knob",
-                metavar="KEY",
-                help="with --scenario: the parameter to design (default: the protection's own)",
-                show_default=False,
-            ),
-        ] = None,
-        no_simulate: Annotated[
-            bool, typer.Option("--no-simulate", help="skip the simulation of the boundary")
-        ] = False,
-        rate: Annotated[
-            str | None,
-            typer.Option(
-                "--rate",
-                metavar="RATE",
-                help="with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
-                "(e.g. 1000pps)",
-                show_default=False,
-            ),
-        ] = None,
-        max_delay: Annotated[
-            str | None,
-            typer.Option(
-                "--max-delay",
-                metavar="TIME",
-                help="with --knob nic.queue.NAME: the delay the receiving process allows "
-                "(e.g. 50ms)",
-                show_default=False,
-            ),
-        ] = None,
+        scenario: Annotated[bool, opt(
+            "--scenario", "the file is a scenario for 'rtshield run': design a knob of its "
+            "device")] = False,
+        knob: Annotated[str | None, opt(
+            "--knob", "with --scenario: the parameter to design (default: the protection's "
+            "own)", "KEY")] = None,
+        no_simulate: Annotated[bool, opt(
+            "--no-simulate", "skip the simulation of the boundary")] = False,
+        rate: Annotated[str | None, opt(
+            "--rate", "with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
+            "(e.g. 1000pps)", "RATE")] = None,
+        max_delay: Annotated[str | None, opt(
+            "--max-delay", "with --knob nic.queue.NAME: the delay the receiving process "
+            "allows (e.g. 50ms)", "TIME")] = None,
         json: Json = False,
         seed: Seed = None,
         quiet: Quiet = False,

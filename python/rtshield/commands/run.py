@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import (
+    Out,
+    Quiet,
+    Seed,
+    Verbose,
+    dispatch,
+    opt,
+    seed_overrides,
+    set_option,
+)
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
@@ -25,6 +34,13 @@ HELP = (
 )
 
 
+#: ``--set`` of run: one setting of the file.
+SetOne = set_option(
+    "override one setting of the file, e.g. --set driver.queue=750 "
+    "--set scenario.duration=10s (repeatable)"
+)
+
+
 def add_to(app: typer.Typer) -> None:
     @app.command(
         "run",
@@ -36,24 +52,10 @@ def add_to(app: typer.Typer) -> None:
     def run(
         scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
         out: Out,
-        set: Annotated[
-            list[str],
-            typer.Option(
-                "--set",
-                metavar="SECTION.KEY=VALUE",
-                help="override one setting of the file, e.g. --set driver.queue=750 "
-                "--set scenario.duration=10s (repeatable)",
-                show_default=False,
-            ),
-        ] = [],  # noqa: B006 - typer reads the default, it is never mutated
-        no_figures: Annotated[
-            bool,
-            typer.Option(
-                "--no-figures",
-                help="write the numbers and the report without the PNG figures (faster; "
-                "matplotlib is not loaded)",
-            ),
-        ] = False,
+        set: SetOne = [],  # noqa: B006 - typer reads the default, it is never mutated
+        no_figures: Annotated[bool, opt(
+            "--no-figures", "write the numbers and the report without the PNG figures (faster; "
+            "matplotlib is not loaded)")] = False,
         seed: Seed = None,
         quiet: Quiet = False,
         verbose: Verbose = False,

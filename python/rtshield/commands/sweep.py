@@ -10,7 +10,17 @@ from typing import Annotated
 import typer
 
 from rtshield import sweep
-from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import (
+    Jobs,
+    Out,
+    Quiet,
+    Seed,
+    Verbose,
+    dispatch,
+    opt,
+    seed_overrides,
+    set_option,
+)
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
@@ -42,6 +52,13 @@ HELP = (
 )
 
 
+#: ``--set`` of sweep: one axis of the grid.
+Axes = set_option(
+    "one axis of the grid, or a fixed override when given one value (repeatable)",
+    metavar="KEY=V1,V2,…",
+)
+
+
 def add_to(app: typer.Typer) -> None:
     @app.command(
         "sweep",
@@ -54,35 +71,15 @@ def add_to(app: typer.Typer) -> None:
     def sweep_(
         scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
         out: Out,
-        set: Annotated[
-            list[str],
-            typer.Option(
-                "--set",
-                metavar="KEY=V1,V2,…",
-                help="one axis of the grid, or a fixed override when given one value "
-                "(repeatable)",
-                show_default=False,
-            ),
-        ] = [],  # noqa: B006 - typer reads the default, it is never mutated
+        set: Axes = [],  # noqa: B006 - typer reads the default, it is never mutated
         jobs: Jobs = None,
-        scheduler: Annotated[
-            str | None,
-            typer.Option(
-                "--scheduler",
-                metavar="ADDRESS",
-                help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers "
-                "need rtshield installed; they send results back, no shared folder needed)",
-                show_default=False,
-            ),
-        ] = None,
-        run_figures: Annotated[
-            bool,
-            typer.Option(
-                "--run-figures",
-                help="also draw each point's own figures (the sweep's report needs only its "
-                "own)",
-            ),
-        ] = False,
+        scheduler: Annotated[str | None, opt(
+            "--scheduler", "run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its "
+            "workers need rtshield installed; they send results back, no shared folder "
+            "needed)", "ADDRESS")] = None,
+        run_figures: Annotated[bool, opt(
+            "--run-figures", "also draw each point's own figures (the sweep's report needs "
+            "only its own)")] = False,
         seed: Seed = None,
         quiet: Quiet = False,
         verbose: Verbose = False,
