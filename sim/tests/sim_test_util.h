@@ -81,6 +81,16 @@ static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
     return (int)c->n_flows++;
 }
 
+/* A negative `field` of the costs (c.costs.field = -1) on a device with a driver
+ * is refused by the configuration check (rtsim_config_error returns a message). */
+#define CHECK_NEGATIVE_COST_REFUSED(field)                                                         \
+    do {                                                                                           \
+        rtsim_config nc_ = base(10 * MS);                                                          \
+        add_driver(&nc_, 1);                                                                       \
+        nc_.costs.field = -1;                                                                      \
+        CHECK(rtsim_config_error(&nc_) != NULL);                                                   \
+    } while (0)
+
 /* Create the simulation; a configuration error ends the test program. */
 static inline rtsim *make(const rtsim_config *c)
 {

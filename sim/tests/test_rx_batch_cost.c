@@ -49,10 +49,7 @@ static void test_charged_per_interrupt(void)
 
 static void test_negative_refused(void)
 {
-    rtsim_config c = base(10 * MS);
-    add_driver(&c, 1);
-    c.costs.isr_rx_batch_ns = -1;
-    CHECK(rtsim_config_error(&c) != NULL);
+    CHECK_NEGATIVE_COST_REFUSED(isr_rx_batch_ns);
 }
 
 int main(void)
