@@ -38,6 +38,18 @@ def check_every_claim_explained(study: ModuleType, results: Any,
     assert table.count("<tr>") == len(study.CLAIMS) + 1 and "does not hold" in table
 
 
+def results_fixture(study: ModuleType, plan: Any, spec: Any, jobs: int = 2):
+    """The module-scoped ``results`` fixture of a study's test module: ``study``'s points
+    of ``plan`` and ``spec`` run on ``jobs`` processes, as ``study.Results``. Assign it to
+    ``results`` in the module."""
+
+    @pytest.fixture(scope="module")
+    def results():
+        return study.Results.of(study.run_points(study.points(plan, spec), jobs=jobs))
+
+    return results
+
+
 def claim_tests(study: ModuleType, does_not_hold: Mapping[str, str]):
     """The two claim tests of a study's test module, on its ``results`` fixture:
     ``test_claim`` (one per claim of ``study.CLAIMS``) and
