@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import inspect
 import io
 import logging
 import os
@@ -46,6 +48,7 @@ __all__ = [
     "set_option",
     "dispatch",
     "seed_overrides",
+    "verb",
 ]
 
 log = logging.getLogger("rtshield")
@@ -101,6 +104,49 @@ def seed_overrides(sets: list[str], seed: int | None) -> list[str]:
     if seed is not None:
         sets.append(f"scenario.seed={seed}")
     return sets
+
+
+def verb(
+    app: typer.Typer,
+    name: str,
+    handle: Callable[[Any], int | None],
+    group: str = "",
+    **command: Any,
+) -> Callable[[Callable[..., None]], Callable[..., int]]:
+    """Register the decorated function's parameters as the typer command ``name``
+    (``command``: typer's help, short_help, epilog) with ``--quiet`` and ``--verbose``
+    added, and run it through :func:`dispatch` with ``handle`` (``group``: the verb
+    ``app`` is, for a subcommand such as ``rig linux``).
+
+    The function's body runs first, on its own parameters (a check that is a usage
+    error of typer's, e.g. :func:`check_choice`); it returns nothing. A verb with both
+    ``--set`` and ``--seed`` hands ``handle`` the seed as ``scenario.seed=N`` appended
+    to ``set`` (:func:`seed_overrides`), not as its own option.
+    """
+
+    def register(fn: Callable[..., None]) -> Callable[..., int]:
+        sig = inspect.signature(fn, eval_str=True)
+        own = list(sig.parameters)
+        common = [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=a)
+            for n, a in (("quiet", Quiet), ("verbose", Verbose))
+        ]
+
+        @functools.wraps(fn)
+        def run(**options: Any) -> int:
+            fn(**{k: options[k] for k in own})
+            if "set" in options and "seed" in options:
+                options["set"] = seed_overrides(options["set"], options.pop("seed"))
+            return dispatch(f"{group} {name}".strip(), handle, **options)
+
+        run.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[*sig.parameters.values(), *common], return_annotation=int
+        )
+        run.__annotations__ = {**fn.__annotations__, "quiet": Quiet, "verbose": Verbose}
+        app.command(name, **command)(run)
+        return run
+
+    return register
 
 
 class _Handler(logging.Handler):

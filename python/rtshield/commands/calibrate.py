@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rtshield import calibrate
-from rtshield.clitools import Jobs, Out, Quiet, Verbose, dispatch, opt
+from rtshield.clitools import Jobs, Out, opt, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     check_out_dir,
@@ -31,15 +31,18 @@ HELP = (
 )
 
 
+SHORT_HELP = (
+    "search a model's unknown parameters against published claims or measured "
+    "counters"
+)
+EPILOG = (
+    "\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
+    "--budget 60 --out out/cal"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "calibrate",
-        help=HELP,
-        short_help="search a model's unknown parameters against published claims or measured "
-        "counters",
-        epilog="\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
-        "--budget 60 --out out/cal",
-    )
+    @verb(app, "calibrate", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def calibrate_(
         calibration: Annotated[
             str, typer.Argument(metavar="CALIBRATION", help="calibration file (.toml)")
@@ -50,13 +53,8 @@ def add_to(app: typer.Typer) -> None:
         seed: Annotated[int | None, opt(
             "--seed", "seed of the search (default: the file's seed)", "N")] = None,
         jobs: Jobs = 2,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "calibrate", handle, calibration=calibration, out=out, budget=budget, seed=seed,
-            jobs=jobs, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def handle(args) -> int:

@@ -7,16 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import (
-    Jobs,
-    Out,
-    Quiet,
-    Seed,
-    Verbose,
-    dispatch,
-    seed_overrides,
-    set_option,
-)
+from rtshield.clitools import Jobs, Out, Seed, set_option, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
@@ -38,14 +29,15 @@ Sets = set_option(
 )
 
 
+SHORT_HELP = "run several scenarios and write one comparative report"
+EPILOG = (
+    "\b\nexample: rtshield compare scenarios/danicki2021/queue_100.toml "
+    "scenarios/danicki2021/queue_750.toml --out out/queues"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "compare",
-        help=HELP,
-        short_help="run several scenarios and write one comparative report",
-        epilog="\b\nexample: rtshield compare scenarios/danicki2021/queue_100.toml "
-        "scenarios/danicki2021/queue_750.toml --out out/queues",
-    )
+    @verb(app, "compare", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def compare_(
         scenarios: Annotated[
             list[str], typer.Argument(metavar="SCENARIO...", help="scenario files (.toml)")
@@ -57,13 +49,8 @@ def add_to(app: typer.Typer) -> None:
         ),
         set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "compare", handle, scenarios=scenarios, out=out, jobs=jobs, title=title,
-            set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def print_table(outcomes) -> None:

@@ -21,17 +21,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import (
-    Jobs,
-    Out,
-    Quiet,
-    Seed,
-    Verbose,
-    check_choice,
-    dispatch,
-    opt,
-    seed_overrides,
-)
+from rtshield.clitools import Jobs, Out, Seed, check_choice, opt, verb
 from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
 from rtshield.studies import STUDIES
@@ -101,16 +91,17 @@ HELP = (
 )
 
 
+SHORT_HELP = "reproduce the papers' studies (Danicki et al., Behnke et al.): one report"
+EPILOG = (
+    "\b\nexample: rtshield demo --out demo-report\n"
+    "         rtshield demo --study behnke-software --out behnke\n"
+    "         cp -r scenarios/danicki2021 mine  # then edit mine/*.toml\n"
+    "         rtshield demo --study danicki --scenarios mine --out mine-report"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "demo",
-        help=HELP,
-        short_help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
-        epilog="\b\nexample: rtshield demo --out demo-report\n"
-        "         rtshield demo --study behnke-software --out behnke\n"
-        "         cp -r scenarios/danicki2021 mine  # then edit mine/*.toml\n"
-        "         rtshield demo --study danicki --scenarios mine --out mine-report",
-    )
+    @verb(app, "demo", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def demo_(
         out: Out,
         study: Annotated[str | None, opt(
@@ -126,15 +117,9 @@ def add_to(app: typer.Typer) -> None:
             "only the comparative ones)")] = False,
         set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
+    ) -> None:
         if study is not None:
             check_choice(study, "--study", tuple(STUDIES))
-        return dispatch(
-            "demo", handle, out=out, study=study, scenarios=scenarios, jobs=jobs,
-            run_figures=run_figures, set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
-        )
 
 
 def claims_section(outcomes, counts: list | None = None) -> list[tuple[str, str]]:

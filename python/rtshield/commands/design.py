@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Quiet, Seed, Verbose, dispatch, opt
+from rtshield.clitools import Seed, opt, verb
 from rtshield.commands.analyze import Json, scenario_overrides
 
 
@@ -33,15 +33,18 @@ def _help() -> str:
     )
 
 
+SHORT_HELP = (
+    'find the most generous safe value of a protection parameter ("?" or '
+    "--knob)"
+)
+EPILOG = (
+    "\b\nexample: rtshield design my_system.toml   (one value in it written \"?\")\n"
+    "         rtshield design scenarios/danicki2021/burst.toml --scenario"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "design",
-        help=_help(),
-        short_help='find the most generous safe value of a protection parameter ("?" or '
-        "--knob)",
-        epilog="\b\nexample: rtshield design my_system.toml   (one value in it written \"?\")\n"
-        "         rtshield design scenarios/danicki2021/burst.toml --scenario",
-    )
+    @verb(app, "design", run, help=_help(), short_help=SHORT_HELP, epilog=EPILOG)
     def design_(
         system: Annotated[
             str,
@@ -65,13 +68,8 @@ def add_to(app: typer.Typer) -> None:
             "allows (e.g. 50ms)", "TIME")] = None,
         json: Json = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "design", run, system=system, scenario=scenario, knob=knob, no_simulate=no_simulate,
-            rate=rate, max_delay=max_delay, json=json, seed=seed, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def run(args) -> int:

@@ -17,15 +17,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import (
-    Out,
-    Quiet,
-    Terminated,
-    Verbose,
-    check_choice,
-    dispatch,
-    opt,
-)
+from rtshield.clitools import Out, Terminated, check_choice, opt, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -66,6 +58,30 @@ CLEAN_HELP = (
 _CPUS = sorted(os.sched_getaffinity(0))
 
 
+LINUX_SHORT_HELP = (
+    "the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x "
+    "attacks"
+)
+LINUX_EPILOG = (
+    "\b\nexamples: rtshield rig linux --out rig-out\n"
+    "          rtshield rig linux --select SF,DF --attacks syn --load off "
+    "--phase-seconds 2 --out smoke"
+)
+FREERTOS_TCP_SHORT_HELP = (
+    "the real FreeRTOS-Plus-TCP stack with libshield in its receive path, "
+    "flooded unprotected and protected"
+)
+FREERTOS_TCP_EPILOG = (
+    "\b\nexample: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 "
+    "--out ft"
+)
+REPORT_HELP = "Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results."
+REPORT_SHORT_HELP = "rebuild the tables, histograms and report of a finished rig run"
+REPORT_EPILOG = "\b\nexample: rtshield rig report rig-out"
+CLEAN_SHORT_HELP = "remove leftovers of a killed rig run (namespaces named rtsrig-*)"
+CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
+
+
 def add_to(app: typer.Typer) -> None:
     rig = typer.Typer(
         name="rig",
@@ -86,15 +102,8 @@ def add_to(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is None:
             _no_target(None)
 
-    @rig.command(
-        "linux",
-        help=LINUX_HELP,
-        short_help="the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x "
-        "attacks",
-        epilog="\b\nexamples: rtshield rig linux --out rig-out\n"
-        "          rtshield rig linux --select SF,DF --attacks syn --load off "
-        "--phase-seconds 2 --out smoke",
-    )
+    @verb(rig, "linux", handle_linux, group="rig", help=LINUX_HELP,
+          short_help=LINUX_SHORT_HELP, epilog=LINUX_EPILOG)
     def linux(
         out: Out,
         phase_seconds: Annotated[float, opt(
@@ -139,27 +148,12 @@ def add_to(app: typer.Typer) -> None:
             "lifts RT throttling machine-wide) and restores it afterwards, also through "
             "'rig clean'", "on|off")] = "on",
         no_figures: Annotated[bool, opt("--no-figures", "skip the histograms")] = False,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
+    ) -> None:
         check_choice(load, "--load", ("off", "on", "both"))
         check_choice(dl_admission, "--dl-admission", ("on", "off"))
-        return dispatch(
-            "rig linux", handle_linux, out=out, phase_seconds=phase_seconds,
-            break_seconds=break_seconds, select=select, attacks=attacks, load=load,
-            protect=protect, syn_limit=syn_limit, arp_limit=arp_limit, cycle_us=cycle_us,
-            control_cpu=control_cpu, network_cpu=network_cpu, dl=dl, dl_admission=dl_admission,
-            no_figures=no_figures, quiet=quiet, verbose=verbose,
-        )
 
-    @rig.command(
-        "freertos-tcp",
-        help=FREERTOS_HELP,
-        short_help="the real FreeRTOS-Plus-TCP stack with libshield in its receive path, "
-        "flooded unprotected and protected",
-        epilog="\b\nexample: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 "
-        "--out ft",
-    )
+    @verb(rig, "freertos-tcp", handle_freertos, group="rig", help=FREERTOS_HELP,
+          short_help=FREERTOS_TCP_SHORT_HELP, epilog=FREERTOS_TCP_EPILOG)
     def freertos_tcp(
         out: Out,
         scenario: Annotated[str | None, opt(
@@ -183,37 +177,20 @@ def add_to(app: typer.Typer) -> None:
             "--stock-priority", "the network task's priority in the unprotected (stock) variant "
             "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
             "configMAX_PRIORITIES - 2)", "P")] = 6,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "rig freertos-tcp", handle_freertos, out=out, scenario=scenario,
-            freertos_tree=freertos_tree, attacks=attacks, variants=variants,
-            phase_seconds=phase_seconds, break_seconds=break_seconds,
-            stock_priority=stock_priority, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
-    @rig.command(
-        "report",
-        help="Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results.",
-        short_help="rebuild the tables, histograms and report of a finished rig run",
-        epilog="\b\nexample: rtshield rig report rig-out",
-    )
+    @verb(rig, "report", handle_report, group="rig", help=REPORT_HELP,
+          short_help=REPORT_SHORT_HELP, epilog=REPORT_EPILOG)
     def report(
         dir: Annotated[str, typer.Argument(metavar="DIR", help="the folder of a rig run")],
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch("rig report", handle_report, dir=dir, quiet=quiet, verbose=verbose)
+    ) -> None:
+        ...
 
-    @rig.command(
-        "clean",
-        help=CLEAN_HELP,
-        short_help="remove leftovers of a killed rig run (namespaces named rtsrig-*)",
-        epilog="\b\nexample: sudo rtshield rig clean",
-    )
-    def clean(quiet: Quiet = False, verbose: Verbose = False) -> int:
-        return dispatch("rig clean", handle_clean, quiet=quiet, verbose=verbose)
+    @verb(rig, "clean", handle_clean, group="rig", help=CLEAN_HELP,
+          short_help=CLEAN_SHORT_HELP, epilog=CLEAN_EPILOG)
+    def clean() -> None:
+        ...
 
     app.add_typer(rig)
 

@@ -8,16 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import (
-    Out,
-    Quiet,
-    Seed,
-    Verbose,
-    dispatch,
-    opt,
-    seed_overrides,
-    set_option,
-)
+from rtshield.clitools import Out, Seed, opt, set_option, verb
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
@@ -41,14 +32,15 @@ SetOne = set_option(
 )
 
 
+SHORT_HELP = "simulate one scenario and write summary, time series, figures and a report"
+EPILOG = (
+    "\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
+    "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "run",
-        help=HELP,
-        short_help="simulate one scenario and write summary, time series, figures and a report",
-        epilog="\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
-        "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7",
-    )
+    @verb(app, "run", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def run(
         scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
         out: Out,
@@ -57,13 +49,8 @@ def add_to(app: typer.Typer) -> None:
             "--no-figures", "write the numbers and the report without the PNG figures (faster; "
             "matplotlib is not loaded)")] = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "run", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
-            no_figures=no_figures, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 log = logging.getLogger(__name__)

@@ -10,17 +10,7 @@ from typing import Annotated
 import typer
 
 from rtshield import sweep
-from rtshield.clitools import (
-    Jobs,
-    Out,
-    Quiet,
-    Seed,
-    Verbose,
-    dispatch,
-    opt,
-    seed_overrides,
-    set_option,
-)
+from rtshield.clitools import Jobs, Out, Seed, opt, set_option, verb
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
@@ -59,15 +49,16 @@ Axes = set_option(
 )
 
 
+SHORT_HELP = "run one scenario over a grid of parameter values (on Dask)"
+EPILOG = (
+    "\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
+    "--set mitigation.capacity=300,600,1200,2400\n"
+    "         --set flows.syn.peak=50000pps,150000pps --out out/burst-capacity"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "sweep",
-        help=HELP,
-        short_help="run one scenario over a grid of parameter values (on Dask)",
-        epilog="\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
-        "--set mitigation.capacity=300,600,1200,2400\n"
-        "         --set flows.syn.peak=50000pps,150000pps --out out/burst-capacity",
-    )
+    @verb(app, "sweep", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def sweep_(
         scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
         out: Out,
@@ -81,14 +72,8 @@ def add_to(app: typer.Typer) -> None:
             "--run-figures", "also draw each point's own figures (the sweep's report needs "
             "only its own)")] = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "sweep", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
-            jobs=jobs, scheduler=scheduler, run_figures=run_figures, quiet=quiet,
-            verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def handle(args) -> int:
