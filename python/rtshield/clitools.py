@@ -2,9 +2,10 @@
 
 The common options (``--out``, ``--quiet``, ``--verbose``, ``--jobs``,
 ``--seed``) are defined once here, with one name and one help text, and each
-verb's typer command reuses them (docs/cli.md). :func:`dispatch` runs a verb's
-``handle(args)`` with those options applied and turns the project's errors into
-exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
+verb's typer command reuses them (docs/cli.md); :func:`verb` registers a verb (its
+own options, then ``--quiet`` and ``--verbose``) and :func:`opt` makes its own options
+alike. :func:`dispatch` runs a verb's ``handle(args)`` with those options applied and
+turns the project's errors into exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
 :class:`~rtshield.errors.OutputError` → one line, 1; Ctrl-C → "interrupted",
 130; SIGTERM → unwinds like Ctrl-C (outputs recorded, the progress bar says
 "interrupted"), 143; a closed pipe → 0.
