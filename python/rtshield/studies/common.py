@@ -206,6 +206,16 @@ def img(data: bytes, alt: str) -> str:
     )
 
 
+def figure_section(h2: str, title: str, figs: Mapping[str, bytes], key: str,
+                   note: str = "") -> list[str]:
+    """The start of a report section on figure ``key`` of ``figs``: its heading ``title``
+    (tag ``h2``), the figure, and ``note`` (HTML) under it when given."""
+    parts = [f"<{h2}>{title}</{h2}>", img(figs[key], key)]
+    if note:
+        parts.append(f'<p class="note">{note}</p>')
+    return parts
+
+
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
