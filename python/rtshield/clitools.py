@@ -40,9 +40,11 @@ __all__ = [
     "Jobs",
     "Out",
     "Quiet",
+    "ScenarioFile",
     "Seed",
     "Terminated",
     "Verbose",
+    "arg",
     "check_choice",
     "mount_argparse",
     "opt",
@@ -76,6 +78,15 @@ Seed = Annotated[
         "--seed", metavar="N", help=SEED_HELP, min=0, max=SEED_MAX, show_default=False
     ),
 ]
+
+
+def arg(metavar: str, help: str) -> Any:
+    """A verb's positional ``typer.Argument``: its metavar and help."""
+    return typer.Argument(metavar=metavar, help=help)
+
+
+#: The scenario file a verb runs (run, sweep).
+ScenarioFile = Annotated[str, arg("SCENARIO", "scenario file (.toml)")]
 
 
 def opt(flag: str, help: str, metavar: str | None = None, **kw: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, opt, verb
+from rtshield.clitools import Seed, arg, opt, verb
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
@@ -38,12 +38,7 @@ EPILOG = (
 def add_to(app: typer.Typer) -> None:
     @verb(app, "analyze", run, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def analyze_(
-        system: Annotated[
-            str,
-            typer.Argument(
-                metavar="SYSTEM", help="system description (TOML), see docs/analysis.md"
-            ),
-        ],
+        system: Annotated[str, arg("SYSTEM", "system description (TOML), see docs/analysis.md")],
         scenario: Annotated[bool, opt(
             "--scenario", "the file is a scenario for 'rtshield run': analyse the device it "
             "describes")] = False,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rtshield import calibrate
-from rtshield.clitools import Jobs, Out, opt, verb
+from rtshield.clitools import Jobs, Out, arg, opt, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     check_out_dir,
@@ -44,9 +44,7 @@ EPILOG = (
 def add_to(app: typer.Typer) -> None:
     @verb(app, "calibrate", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def calibrate_(
-        calibration: Annotated[
-            str, typer.Argument(metavar="CALIBRATION", help="calibration file (.toml)")
-        ],
+        calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
         out: Out,
         budget: Annotated[int | None, opt(
             "--budget", "points to evaluate (default: the file's budget)", "N")] = None,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Jobs, Out, Seed, set_option, verb
+from rtshield.clitools import Jobs, Out, Seed, arg, set_option, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
@@ -39,9 +39,7 @@ EPILOG = (
 def add_to(app: typer.Typer) -> None:
     @verb(app, "compare", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def compare_(
-        scenarios: Annotated[
-            list[str], typer.Argument(metavar="SCENARIO...", help="scenario files (.toml)")
-        ],
+        scenarios: Annotated[list[str], arg("SCENARIO...", "scenario files (.toml)")],
         out: Out,
         jobs: Jobs = 2,
         title: Annotated[str, typer.Option("--title", help="report title")] = (

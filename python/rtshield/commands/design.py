@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, opt, verb
+from rtshield.clitools import Seed, arg, opt, verb
 from rtshield.commands.analyze import Json, scenario_overrides
 
 
@@ -47,11 +47,7 @@ def add_to(app: typer.Typer) -> None:
     @verb(app, "design", run, help=_help(), short_help=SHORT_HELP, epilog=EPILOG)
     def design_(
         system: Annotated[
-            str,
-            typer.Argument(
-                metavar="SYSTEM", help='system description (TOML) with one value written "?"'
-            ),
-        ],
+            str, arg("SYSTEM", 'system description (TOML) with one value written "?"')],
         scenario: Annotated[bool, opt(
             "--scenario", "the file is a scenario for 'rtshield run': design a knob of its "
             "device")] = False,

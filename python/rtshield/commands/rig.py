@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Terminated, check_choice, opt, verb
+from rtshield.clitools import Out, Terminated, arg, check_choice, opt, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -183,7 +183,7 @@ def add_to(app: typer.Typer) -> None:
     @verb(rig, "report", handle_report, group="rig", help=REPORT_HELP,
           short_help=REPORT_SHORT_HELP, epilog=REPORT_EPILOG)
     def report(
-        dir: Annotated[str, typer.Argument(metavar="DIR", help="the folder of a rig run")],
+        dir: Annotated[str, arg("DIR", "the folder of a rig run")],
     ) -> None:
         ...
 

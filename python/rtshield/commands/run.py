@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Seed, opt, set_option, verb
+from rtshield.clitools import Out, ScenarioFile, Seed, opt, set_option, verb
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
@@ -42,7 +42,7 @@ EPILOG = (
 def add_to(app: typer.Typer) -> None:
     @verb(app, "run", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def run(
-        scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
+        scenario: ScenarioFile,
         out: Out,
         set: SetOne = [],  # noqa: B006 - typer reads the default, it is never mutated
         no_figures: Annotated[bool, opt(

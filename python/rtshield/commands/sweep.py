@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from rtshield import sweep
-from rtshield.clitools import Jobs, Out, Seed, opt, set_option, verb
+from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option, verb
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
@@ -60,7 +60,7 @@ EPILOG = (
 def add_to(app: typer.Typer) -> None:
     @verb(app, "sweep", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def sweep_(
-        scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
+        scenario: ScenarioFile,
         out: Out,
         set: Axes = [],  # noqa: B006 - typer reads the default, it is never mutated
         jobs: Jobs = None,
