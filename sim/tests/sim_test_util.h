@@ -143,6 +143,26 @@ static inline rtsim_task_stats task_stats(const rtsim *s, uint32_t i)
     return ts;
 }
 
+/* The mitigation's statistics. */
+static inline rtsim_mitigation_stats mitigation_stats(const rtsim *s)
+{
+    rtsim_mitigation_stats ms;
+    memset(&ms, 0, sizeof ms);
+    rtsim_mitigation_stats_get(s, &ms);
+    return ms;
+}
+
+/* Run `c` to its end and destroy the simulation: its totals, and the mitigation's
+ * statistics in *m. */
+static inline rtsim_bin run_mitigation(rtsim_config *c, rtsim_mitigation_stats *m)
+{
+    rtsim *s;
+    rtsim_bin t = run_totals(c, &s);
+    *m = mitigation_stats(s);
+    rtsim_destroy(s);
+    return t;
+}
+
 /* The receive path's statistics. */
 static inline rtsim_rx_stats rx_stats(const rtsim *s)
 {
