@@ -91,6 +91,17 @@ static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
         CHECK(rtsim_config_error(&nc_) != NULL);                                                   \
     } while (0)
 
+/* Append a flow of 60-byte UDP frames to `port` (`pattern` and `rate_pps` as for
+ * add_flow); returns its index. */
+static inline int add_udp_flow(rtsim_config *c, uint32_t pattern, double rate_pps, uint32_t port)
+{
+    int i = add_flow(c, pattern, rate_pps);
+    c->flows[i].proto = RTSIM_PROTO_UDP;
+    c->flows[i].dst_port = port;
+    c->flows[i].size = 60;
+    return i;
+}
+
 /* Create the simulation; a configuration error ends the test program. */
 static inline rtsim *make(const rtsim_config *c)
 {
