@@ -511,10 +511,6 @@ INTRO = (
 )
 
 
-def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results:
-    return Results.of(run_points(points(plan or Plan()), jobs=jobs, on_done=progress))
-
-
 def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
               level: int = 1) -> str:
     h2, parts = common.body_head(level, "Behnke et al., hardware approach (§8)", INTRO,

@@ -762,11 +762,6 @@ def _limit_lines(ax, hps: Sequence[int], lps: Sequence[int], key: str) -> None:
 # ------------------------------------------------------------------ the study
 
 
-def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results:
-    pts = points(plan or Plan())
-    return Results.of(run_points(pts, jobs=jobs, on_done=progress))
-
-
 INTRO = (
     "Behnke et al., <i>Real-time aware packet reception</i>, the software approach (§6), "
     "simulated on the <code>zynq7000-freertos-tcp</code> preset: Experiment 1 (Figure 9, "

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
@@ -280,6 +281,15 @@ def write_study(
     text = body(r, verdicts, figs)
     report = atomic_write(out / "report.html", _page(title, text))
     return report, text
+
+
+def run_study(study: ModuleType, plan: Any = None, jobs: int = 2, progress=None,
+              folder: Path | None = None) -> Any:
+    """Run every point of ``study``'s ``plan`` (default: its full ``Plan()``), from the
+    scenarios in ``folder`` (default: the shipped ones), on ``jobs`` processes; returns the
+    study's ``Results``. ``progress(done, total)`` is called as points finish."""
+    pts = study.points(plan or study.Plan(), folder)
+    return study.Results.of(study.run_points(pts, jobs=jobs, on_done=progress))
 
 
 def run_and_write(

@@ -602,11 +602,6 @@ def fig_eth(r: Results):
 # ------------------------------------------------------------------ the study
 
 
-def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results:
-    pts = points(plan or Plan())
-    return Results.of(run_points(pts, jobs=jobs, on_done=progress))
-
-
 INTRO = (
     "Regehr &amp; Duongsaa, <i>Preventing Interrupt Overload</i> (LCTES 2005), simulated: "
     "Figures 1–2 (§6.2–6.3: CPU overhead, measured passively by a background task, of pure "
