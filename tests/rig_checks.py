@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rtshield import cli
 from rtshield.rig import freertos, harness
 
 
@@ -28,6 +29,17 @@ def target_text(scenario: Path, variant: str = "protected", out: Path = Path("/t
         out=out,
         seconds=9,
     )
+
+
+def rig_error(capsys, argv) -> str:
+    """``rtshield ARGV`` (a rig verb) in this process exits with 2 and its last line on
+    stderr is ``rtshield: error: rig...``, with no traceback; returns that line."""
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "no error message"
+    assert err[-1].startswith("rtshield: error: rig")
+    assert not any("Traceback" in line for line in err)
+    return err[-1]
 
 
 def needs_root_and(tools: list[str]) -> list[pytest.MarkDecorator]:

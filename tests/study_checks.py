@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from rtshield.studies.common import run_study
+
 
 def check_claim(claim: Any, results: Any, does_not_hold: Mapping[str, str]) -> None:
     """The claim holds on ``results``; one of ``does_not_hold`` must not hold (when it
@@ -36,6 +38,18 @@ def check_every_claim_explained(study: ModuleType, results: Any,
     assert failing <= set(study.WHY_NOT)  # the report says why for each
     table = study.verdicts_html(verdicts)
     assert table.count("<tr>") == len(study.CLAIMS) + 1 and "does not hold" in table
+
+
+def results_fixture(study: ModuleType, plan: Any, folder: Path | None = None, jobs: int = 2):
+    """The module-scoped ``results`` fixture of a study's test module: ``study``'s points
+    of ``plan`` (scenarios from ``folder``, default the shipped ones) run on ``jobs``
+    processes, as ``study.Results``. Assign it to ``results`` in the module."""
+
+    @pytest.fixture(scope="module")
+    def results():
+        return run_study(study, plan, jobs=jobs, folder=folder)
+
+    return results
 
 
 def claim_tests(study: ModuleType, does_not_hold: Mapping[str, str]):

@@ -33,53 +33,43 @@ def check_boundary(s, d, setter):
         assert sched == ok, v
 
 
-def test_strict_smallest_interarrival(tmp_path):
-    s = load(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "strict"\nmax_rate = "?"\n'
-                              'work = "250cyc"\n' + BG)
+def designed(tmp_path, text, where, attr):
+    """Design the open parameter of ``text`` (``attr`` of the first entry of ``where``:
+    sources or servers) and check its boundary; returns the design."""
+    s = load(tmp_path, text)
     d = design_system(s)
 
     def setter(s2, v):
-        s2.sources[0].min_interarrival = v
+        setattr(getattr(s2, where)[0], attr, v)
 
     check_boundary(s, d, setter)
+    return d
+
+
+def test_strict_smallest_interarrival(tmp_path):
+    d = designed(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "strict"\nmax_rate = "?"\n'
+                                 'work = "250cyc"\n' + BG, "sources", "min_interarrival")
     assert d.unsafe_value == d.value - 1
     assert d.margin_ns() is not None and d.margin_ns() >= 0
 
 
 def test_bursty_largest_burst(tmp_path):
-    s = load(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "bursty"\nburst = "?"\n'
-                              'burst_rate = "1kHz"\nwork = "250cyc"\n' + BG)
-    d = design_system(s)
-
-    def setter(s2, v):
-        s2.sources[0].burst = v
-
-    check_boundary(s, d, setter)
+    d = designed(tmp_path, AVR + '[[source]]\nname = "x"\nmodel = "bursty"\nburst = "?"\n'
+                                 'burst_rate = "1kHz"\nwork = "250cyc"\n' + BG, "sources", "burst")
     assert d.unsafe_value == d.value + 1
 
 
 def test_server_budget(tmp_path):
-    s = load(tmp_path, '[[server]]\nname = "srv"\nbudget = "?"\nperiod = "20ms"\npriority = 9\n'
+    designed(tmp_path, '[[server]]\nname = "srv"\nbudget = "?"\nperiod = "20ms"\npriority = 9\n'
                        '[[task]]\nname = "t1"\nwcet = "3ms"\nperiod = "7ms"\npriority = 3\n'
-                       '[[task]]\nname = "t2"\nwcet = "3ms"\nperiod = "12ms"\npriority = 2\n')
-    d = design_system(s)
-
-    def setter(s2, v):
-        s2.servers[0].budget = v
-
-    check_boundary(s, d, setter)
+                       '[[task]]\nname = "t2"\nwcet = "3ms"\nperiod = "12ms"\npriority = 2\n',
+             "servers", "budget")
 
 
 def test_burst_mitigation_capacity(tmp_path):
-    s = load(tmp_path, AVR + '[[source]]\nname = "rx"\nmodel = "burst_mitigation"\n'
-                              'slice = "20ms"\ncapacity = "?"\nwork = "400cyc"\n'
-                              'clock_resolution = "1us"\n' + BG)
-    d = design_system(s)
-
-    def setter(s2, v):
-        s2.sources[0].capacity = v
-
-    check_boundary(s, d, setter)
+    designed(tmp_path, AVR + '[[source]]\nname = "rx"\nmodel = "burst_mitigation"\n'
+                             'slice = "20ms"\ncapacity = "?"\nwork = "400cyc"\n'
+                             'clock_resolution = "1us"\n' + BG, "sources", "capacity")
 
 
 def test_no_safe_value(tmp_path):

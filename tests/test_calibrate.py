@@ -227,12 +227,17 @@ def test_bad_files_and_options_fail_in_one_line(tmp_path, capsys):
     assert (tmp_path / "foreign" / "mine.txt").read_text() == "keep"
 
 
-def test_claims_objective_counts_the_studys_claims(tmp_path):
-    """Two points of the Danicki calibration on 6 s runs: every claim is an objective column."""
-    text = (ROOT / "scenarios" / "calibration" / "danicki2021.toml").read_text()
-    text = text.replace('duration = "16s"', 'duration = "6s"').replace(
+def _danicki_calibration() -> str:
+    """The shipped Danicki calibration, its scenario folder made absolute (for a copy in
+    a temporary folder)."""
+    return (ROOT / "scenarios" / "calibration" / "danicki2021.toml").read_text().replace(
         'scenarios = "../danicki2021"', f'scenarios = "{ROOT / "scenarios" / "danicki2021"}"'
     )
+
+
+def test_claims_objective_counts_the_studys_claims(tmp_path):
+    """Two points of the Danicki calibration on 6 s runs: every claim is an objective column."""
+    text = _danicki_calibration().replace('duration = "16s"', 'duration = "6s"')
     (tmp_path / "d.toml").write_text(text)
     cal = calibrate.load_calibration(tmp_path / "d.toml")
     from rtshield.studies import danicki2021
@@ -249,13 +254,7 @@ def test_claims_objective_counts_the_studys_claims(tmp_path):
 
 
 def test_unknown_claim_and_study_are_refused(tmp_path):
-    base = (
-        (ROOT / "scenarios" / "calibration" / "danicki2021.toml")
-        .read_text()
-        .replace(
-            'scenarios = "../danicki2021"', f'scenarios = "{ROOT / "scenarios" / "danicki2021"}"'
-        )
-    )
+    base = _danicki_calibration()
     (tmp_path / "a.toml").write_text(base.replace('study = "danicki2021"', 'study = "nosuch"'))
     with pytest.raises(UsageError, match="unknown study 'nosuch'"):
         calibrate.load_calibration(tmp_path / "a.toml")
@@ -268,13 +267,7 @@ def test_unknown_claim_and_study_are_refused(tmp_path):
 
 def test_a_point_sets_the_preset_the_scenario_and_the_pyramid(tmp_path):
     """Each kind of key lands where it belongs; the pyramid keeps its 15 steps."""
-    text = (
-        (ROOT / "scenarios" / "calibration" / "danicki2021.toml")
-        .read_text()
-        .replace(
-            'scenarios = "../danicki2021"', f'scenarios = "{ROOT / "scenarios" / "danicki2021"}"'
-        )
-    )
+    text = _danicki_calibration()
     (tmp_path / "d.toml").write_text(text)
     cal = calibrate.load_calibration(tmp_path / "d.toml")
     keys = [q.key for q in cal.params]

@@ -11,6 +11,7 @@ import dpkt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from native_checks import bind, flow_table
 
 from rtshield._native import load
 
@@ -197,13 +198,9 @@ def test_refusals(native, name, vlan):
 
 def test_classify_against_flow_table(native):
     ffi, lib = native
-    table = ffi.new("rts_flow_table *")
-    lib.rts_flow_table_init(table, 0)
-    fid = ffi.new("uint8_t *")
-    assert lib.rts_flow_table_bind(table, lib.RTS_PROTO_TCP, 502, 0, fid) == lib.RTS_OK
-    tcp_id = fid[0]
-    assert lib.rts_flow_table_bind(table, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
-    udp_id = fid[0]
+    table = flow_table(ffi, lib)
+    tcp_id = bind(ffi, lib, table, lib.RTS_PROTO_TCP, 502)
+    udp_id = bind(ffi, lib, table, lib.RTS_PROTO_UDP, 502)
     for vlan in (0, 1):
         for size in (0, 64, 1522):
             cases = [

@@ -10,23 +10,14 @@ import shutil
 import subprocess
 
 import pytest
+from rig_checks import rig_error
 
-from rtshield import cli
 from rtshield.rig import cycles, harness, linux
-
-
-def _one_line_error(capsys, argv) -> str:
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err, "no error message"
-    assert err[-1].startswith("rtshield: error: rig")
-    assert not any("Traceback" in line for line in err)
-    return err[-1]
 
 
 def test_not_root_is_one_line(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(harness.os, "geteuid", lambda: 1000)
-    msg = _one_line_error(capsys, ["rig", "linux", "--out", str(tmp_path / "o")])
+    msg = rig_error(capsys, ["rig", "linux", "--out", str(tmp_path / "o")])
     assert "needs root" in msg
     assert not (tmp_path / "o").exists()  # refused before anything was written
 
@@ -37,7 +28,7 @@ def test_missing_tool_names_tool_and_package(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(
         harness.shutil, "which", lambda n: None if n in ("hping3", "nmap") else real(n)
     )
-    msg = _one_line_error(capsys, ["rig", "linux", "--out", str(tmp_path / "o")])
+    msg = rig_error(capsys, ["rig", "linux", "--out", str(tmp_path / "o")])
     assert "missing tools: hping3, nmap" in msg and "apt-get install hping3 nmap" in msg
 
 
@@ -53,12 +44,12 @@ def test_missing_tool_names_tool_and_package(capsys, monkeypatch, tmp_path):
     ],
 )
 def test_bad_options_are_one_line(capsys, tmp_path, extra, needle):
-    msg = _one_line_error(capsys, ["rig", "linux", "--out", str(tmp_path / "o"), *extra])
+    msg = rig_error(capsys, ["rig", "linux", "--out", str(tmp_path / "o"), *extra])
     assert needle in msg
 
 
 def test_rig_without_target(capsys):
-    assert "a target is required" in _one_line_error(capsys, ["rig"])
+    assert "a target is required" in rig_error(capsys, ["rig"])
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler 'cc'")

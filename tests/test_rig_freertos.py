@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rig_checks import target_text
+from rig_checks import rig_error, target_text
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -115,17 +115,9 @@ def test_missing_trees_name_the_option_and_the_variable(tmp_path, monkeypatch):
         freertos.find_tree(None)
 
 
-def _one_line_error(capsys, argv) -> str:
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err and err[-1].startswith("rtshield: error: rig")
-    assert not any("Traceback" in line for line in err)
-    return err[-1]
-
-
 def test_cli_not_root(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(harness.os, "geteuid", lambda: 1000)
-    msg = _one_line_error(capsys, ["rig", "freertos-tcp", "--out", str(tmp_path / "o")])
+    msg = rig_error(capsys, ["rig", "freertos-tcp", "--out", str(tmp_path / "o")])
     assert "needs root" in msg
     assert not (tmp_path / "o").exists()
 
@@ -136,14 +128,14 @@ def test_cli_missing_tool(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(
         harness.shutil, "which", lambda n: None if n == "ethtool" else real(n) or "/x"
     )
-    msg = _one_line_error(capsys, ["rig", "freertos-tcp", "--out", str(tmp_path / "o")])
+    msg = rig_error(capsys, ["rig", "freertos-tcp", "--out", str(tmp_path / "o")])
     assert "ethtool" in msg and "apt-get install ethtool" in msg
 
 
 def test_cli_missing_trees(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(harness.os, "geteuid", lambda: 0)
     monkeypatch.setattr(harness.shutil, "which", lambda n: "/usr/bin/" + n)
-    msg = _one_line_error(
+    msg = rig_error(
         capsys,
         ["rig", "freertos-tcp", "--freertos-tree", str(tmp_path), "--out", str(tmp_path / "o")],
     )
@@ -162,7 +154,7 @@ def test_cli_missing_trees(capsys, monkeypatch, tmp_path):
     ],
 )
 def test_cli_bad_options(capsys, tmp_path, args):
-    msg = _one_line_error(capsys, ["rig", "freertos-tcp", *args, "--out", str(tmp_path / "o")])
+    msg = rig_error(capsys, ["rig", "freertos-tcp", *args, "--out", str(tmp_path / "o")])
     assert "freertos-tcp" in msg or "--" in msg
 
 
@@ -369,7 +361,7 @@ def test_rig_report_rebuilds_a_freertos_report(tmp_path, capsys):
     assert cli.main(["rig", "report", str(tmp_path)]) == 0
     assert "protected-syn" in (tmp_path / "report.html").read_text()
     (tmp_path / "comparison.json").write_text('{"runs": []}')
-    msg = _one_line_error(capsys, ["rig", "report", str(tmp_path)])
+    msg = rig_error(capsys, ["rig", "report", str(tmp_path)])
     assert "comparison.json" in msg
 
 

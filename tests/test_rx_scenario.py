@@ -262,14 +262,19 @@ def test_docs_list_the_nic_queue_keys():
 # ---------------------------------------------------------------- refusals (loader)
 
 
+def lp_with(keys):
+    """A text transform: ``keys`` added to the [[flows]] table "lp" (after its dst_port)."""
+    return lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 6000\n" + keys)
+
+
 RX_REFUSALS = [
     # (description, text transform, needles)
     ("bound twice", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 5000"),
      ["[flows #2] bind:", "udp/5000 is already bound by flow 'hp'"]),
-    ("queue = 0", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 6000\nqueue = 0"),
+    ("queue = 0", lp_with("queue = 0"),
      ["[flows #2] queue: must be at least 1"]),
     ("queue beyond the pool",
-     lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 6000\nqueue = 129"),
+     lp_with("queue = 129"),
      ["[flows #2] queue: must be at most 128"]),
     ("server period zero", lambda t: t.replace('server_period = "1ms"', 'server_period = "0ms"'),
      ["[flows #1] server_period: must be longer than zero"]),
@@ -282,20 +287,15 @@ RX_REFUSALS = [
     ("priority beyond the levels", lambda t: t.replace("priority = 5\ncapacity", "priority = 32\n"
                                                        "capacity"),
      ["[flows #1] priority: must be at most 31"]),
-    ("frame too small", lambda t: flow_edit(t, "lp", "dst_port = 6000",
-                                            "dst_port = 6000\nsize = 41"),
+    ("frame too small", lp_with("size = 41"),
      ["[flows #2] size: a udp frame is 42-1522 bytes"]),
-    ("frame too small with a tag", lambda t: flow_edit(t, "lp", "dst_port = 6000",
-                                                       "dst_port = 6000\nsize = 45\nvlan_pcp = 3"),
+    ("frame too small with a tag", lp_with("size = 45\nvlan_pcp = 3"),
      ["[flows #2] size: a udp frame with its 802.1Q tag is 46-1522"]),
-    ("frame too big", lambda t: flow_edit(t, "lp", "dst_port = 6000",
-                                          "dst_port = 6000\nsize = 1523"),
+    ("frame too big", lp_with("size = 1523"),
      ["[flows #2] size:", "got 1523"]),
-    ("pcp out of range", lambda t: flow_edit(t, "lp", "dst_port = 6000",
-                                             "dst_port = 6000\nvlan_pcp = 8"),
+    ("pcp out of range", lp_with("vlan_pcp = 8"),
      ["[flows #2] vlan_pcp: must be at most 7"]),
-    ("bad source address", lambda t: flow_edit(t, "lp", "dst_port = 6000",
-                                               'dst_port = 6000\nsrc = "10.0.0.300"'),
+    ("bad source address", lp_with('src = "10.0.0.300"'),
      ["[flows #2] src: expected an IPv4 address"]),
     ("bound socket on port 0", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 0"),
      ["[flows #2] dst_port: a bound socket needs a port"]),

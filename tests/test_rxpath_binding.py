@@ -4,6 +4,7 @@ analysis front end make (classification, driver, NIC model, §7.3.2 rules)."""
 import struct
 
 import pytest
+from native_checks import bind, flow_table
 
 from rtshield import _native
 
@@ -23,13 +24,11 @@ def udp_frame(dport, src=b"\x0a\x00\x00\x02", frag=0):
 
 def test_classify_bound_unbound_fragment(native):
     ffi, lib = native
-    table = ffi.new("rts_flow_table *")
-    lib.rts_flow_table_init(table, 0)
-    fid = ffi.new("uint8_t *")
-    assert lib.rts_flow_table_bind(table, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
+    table = flow_table(ffi, lib)
+    udp_id = bind(ffi, lib, table, lib.RTS_PROTO_UDP, 502)
     info = ffi.new("rts_classifier_info *")
     frame = udp_frame(502)
-    assert lib.rts_classifier_classify_isr(table, frame, len(frame), info) == fid[0]
+    assert lib.rts_classifier_classify_isr(table, frame, len(frame), info) == udp_id
     assert info.kind == lib.RTS_CLASSIFIER_UDP and info.local_port == 502
     classify = lib.rts_classifier_classify_isr
     assert classify(table, udp_frame(503), 60, ffi.NULL) == lib.RTS_FLOW_DEFAULT
@@ -43,10 +42,9 @@ def test_driver_round_trip_conserves_buffers(native):
     ffi, lib = native
     rx = ffi.new("rts_rx_driver *")
     assert lib.rts_rx_driver_init(rx, ffi.NULL, 8, 4, 1, 0, 0, 0) == lib.RTS_OK
-    fid = ffi.new("uint8_t *")
     flows = ffi.addressof(rx, "flows")
-    assert lib.rts_flow_table_bind(flows, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
-    assert lib.rts_flow_table_setopt(flows, fid[0], lib.RTS_FLOWOPT_PRIORITY, 9, 0) == lib.RTS_OK
+    udp_id = bind(ffi, lib, flows, lib.RTS_PROTO_UDP, 502)
+    assert lib.rts_flow_table_setopt(flows, udp_id, lib.RTS_FLOWOPT_PRIORITY, 9, 0) == lib.RTS_OK
     res = ffi.new("rts_rx_result *")
     frame = udp_frame(502)
     assert lib.rts_rx_driver_eager_isr(rx, 0, frame, len(frame), 10, res) == lib.RTS_OK
@@ -54,7 +52,7 @@ def test_driver_round_trip_conserves_buffers(native):
     assert res.flags & lib.RTS_ACT_RESCHEDULE
     job = ffi.new("rts_rx_job *")
     assert lib.rts_rx_driver_task_next(rx, job, ffi.NULL) == lib.RTS_OK
-    assert job.buf == 0 and job.flow == fid[0]
+    assert job.buf == 0 and job.flow == udp_id
     assert lib.rts_rx_driver_task_complete(rx, job.prio) == lib.RTS_PRIO_INHERIT_LOWERED
     assert lib.rts_rx_driver_buf_free(rx, job.buf) == lib.RTS_OK
     fq = ffi.addressof(rx, "fq")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from study_checks import results_fixture
 
 from rtshield.studies import behnke_hardware as bh
 
@@ -27,9 +28,7 @@ DOES_NOT_HOLD = {
 FLAT = {"exp2_optimum"}
 
 
-@pytest.fixture(scope="module")
-def results():
-    return bh.run_study(PLAN, jobs=2)
+results = results_fixture(bh, PLAN)
 
 
 @pytest.fixture(scope="module")

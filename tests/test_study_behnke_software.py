@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from study_checks import claim_tests, run_demo_study
+from study_checks import claim_tests, results_fixture, run_demo_study
 
 from rtshield.studies import behnke_software as bs
 
@@ -36,11 +36,7 @@ DOES_NOT_HOLD = {
 }
 
 
-@pytest.fixture(scope="module")
-def results():
-    return bs.Results.of(bs.run_points(bs.points(PLAN, STUDY), jobs=2))
-
-
+results = results_fixture(bs, PLAN, STUDY)
 test_claim, test_every_claim_is_checked_and_explained = claim_tests(bs, DOES_NOT_HOLD)
 
 

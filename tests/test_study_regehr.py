@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from study_checks import claim_tests, run_demo_study
+from study_checks import claim_tests, results_fixture, run_demo_study
 
 from rtshield.studies import regehr2005 as rg
 
@@ -36,11 +36,7 @@ DOES_NOT_HOLD = {
 }
 
 
-@pytest.fixture(scope="module")
-def results():
-    return rg.Results.of(rg.run_points(rg.points(PLAN, STUDY), jobs=2))
-
-
+results = results_fixture(rg, PLAN, STUDY)
 test_claim, test_every_claim_is_checked_and_explained = claim_tests(rg, DOES_NOT_HOLD)
 
 

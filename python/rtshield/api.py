@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -204,10 +204,16 @@ class Analysis:
 def analyze(system: str | Path) -> Analysis:
     """Analyse a ``SYSTEM.toml`` (docs/analysis.md): every task's worst-case response time."""
     from rtshield.analysis import analyze_system
+
+    return Analysis(_on_system(system, analyze_system))
+
+
+def _on_system(system: str | Path, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` on the loaded ``SYSTEM.toml``; an error in either names the file."""
     from rtshield.analysis.system import load_system, naming_file
 
     with naming_file(system):
-        return Analysis(analyze_system(load_system(system)))
+        return fn(load_system(system))
 
 
 @dataclass(frozen=True)
@@ -235,10 +241,8 @@ class DesignResult:
 def design(system: str | Path) -> DesignResult:
     """Find the boundary of the parameter written ``"?"`` in a ``SYSTEM.toml``."""
     from rtshield.analysis.design import design_system
-    from rtshield.analysis.system import load_system, naming_file
 
-    with naming_file(system):
-        return DesignResult(design_system(load_system(system)))
+    return DesignResult(_on_system(system, design_system))
 
 
 @dataclass(frozen=True)

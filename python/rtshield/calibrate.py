@@ -171,6 +171,13 @@ def _err(path: str, where: str, msg: str) -> UsageError:
     return UsageError(f"{path}: {where}: {msg}")
 
 
+def _known_keys(path: str, table: Mapping, where: str, allowed: Sequence[str]) -> None:
+    """Every key of ``table`` is one of ``allowed`` (listed in that order in the error)."""
+    for k in table:
+        if k not in allowed:
+            raise _err(path, f"{where} {k}", f"unknown key (allowed: {', '.join(allowed)})")
+
+
 def _quantity(path: str, where: str, raw: Any, kind: str | None) -> tuple[str, float]:
     """``"7us"`` → ("duration", 7000.0); ``"60000pps"`` → ("rate", 6e4); 5 → ("number", 5.0)."""
     if isinstance(raw, bool):
@@ -190,10 +197,7 @@ def _param(path: str, i: int, t: Any) -> Param:
     where = f"[[parameter]] #{i + 1}"
     if not isinstance(t, Mapping):
         raise _err(path, where, "must be a table")
-    allowed = {"key", "low", "high", "values", "start", "note"}
-    for k in t:
-        if k not in allowed:
-            raise _err(path, f"{where} {k}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+    _known_keys(path, t, where, sorted({"key", "low", "high", "values", "start", "note"}))
     key = t.get("key")
     if not isinstance(key, str) or key.count(".") != 1 or not all(key.split(".")):
         raise _err(
@@ -376,12 +380,9 @@ def load_calibration(path: str | Path) -> Calibration:
     head = data.get("calibration")
     if not isinstance(head, Mapping):
         raise _err(origin, "[calibration]", "missing section")
-    allowed = {"name", "description", "duration", "budget", "seed"}
-    for k in head:
-        if k not in allowed:
-            raise _err(
-                origin, f"[calibration] {k}", f"unknown key (allowed: {', '.join(sorted(allowed))})"
-            )
+    _known_keys(
+        origin, head, "[calibration]", sorted({"name", "description", "duration", "budget", "seed"})
+    )
     name = _str(origin, head, "name", "[calibration]")
     desc = _str(origin, head, "description", "[calibration]", "")
     dur = _str(origin, head, "duration", "[calibration]", None)
@@ -405,13 +406,7 @@ def load_calibration(path: str | Path) -> Calibration:
     kind = obj.get("kind")
     base = p.parent
     if kind == "claims":
-        for k in obj:
-            if k not in ("kind", "study", "scenarios", "claims"):
-                raise _err(
-                    origin,
-                    f"[objective] {k}",
-                    "unknown key (allowed: kind, study, scenarios, claims)",
-                )
+        _known_keys(origin, obj, "[objective]", ("kind", "study", "scenarios", "claims"))
         study = _str(origin, obj, "study", "[objective]")
         mod = _study(origin, study)
         folder = base / _str(origin, obj, "scenarios", "[objective]")
@@ -454,13 +449,7 @@ def load_calibration(path: str | Path) -> Calibration:
             description=desc,
         )
     elif kind == "counters":
-        for k in obj:
-            if k not in ("kind", "scenario", "csv", "columns"):
-                raise _err(
-                    origin,
-                    f"[objective] {k}",
-                    "unknown key (allowed: kind, scenario, csv, columns)",
-                )
+        _known_keys(origin, obj, "[objective]", ("kind", "scenario", "csv", "columns"))
         scen = base / _str(origin, obj, "scenario", "[objective]")
         if not scen.is_file():
             raise _err(origin, "[objective] scenario", f"no such scenario file {scen}")

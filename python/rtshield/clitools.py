@@ -2,9 +2,10 @@
 
 The common options (``--out``, ``--quiet``, ``--verbose``, ``--jobs``,
 ``--seed``) are defined once here, with one name and one help text, and each
-verb's typer command reuses them (docs/cli.md). :func:`dispatch` runs a verb's
-``handle(args)`` with those options applied and turns the project's errors into
-exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
+verb's typer command reuses them (docs/cli.md); :func:`verb` registers a verb (its
+own options, then ``--quiet`` and ``--verbose``) and :func:`opt` makes its own options
+alike. :func:`dispatch` runs a verb's ``handle(args)`` with those options applied and
+turns the project's errors into exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
 :class:`~rtshield.errors.OutputError` → one line, 1; Ctrl-C → "interrupted",
 130; SIGTERM → unwinds like Ctrl-C (outputs recorded, the progress bar says
 "interrupted"), 143; a closed pipe → 0.
@@ -18,13 +19,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import inspect
 import io
 import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType, SimpleNamespace
 from typing import Annotated, Any
 
@@ -37,12 +40,18 @@ __all__ = [
     "Jobs",
     "Out",
     "Quiet",
+    "ScenarioFile",
     "Seed",
     "Terminated",
     "Verbose",
+    "arg",
+    "check_choice",
     "mount_argparse",
+    "opt",
+    "set_option",
     "dispatch",
     "seed_overrides",
+    "verb",
 ]
 
 log = logging.getLogger("rtshield")
@@ -71,12 +80,85 @@ Seed = Annotated[
 ]
 
 
+def arg(metavar: str, help: str) -> Any:
+    """A verb's positional ``typer.Argument``: its metavar and help."""
+    return typer.Argument(metavar=metavar, help=help)
+
+
+#: The scenario file a verb runs (run, sweep).
+ScenarioFile = Annotated[str, arg("SCENARIO", "scenario file (.toml)")]
+
+
+def opt(flag: str, help: str, metavar: str | None = None, **kw: Any) -> Any:
+    """A verb's own ``typer.Option``: its flag, help and metavar, no default shown (the
+    help text says the default where it matters)."""
+    return typer.Option(flag, help=help, metavar=metavar, show_default=False, **kw)
+
+
+def check_choice(value: str, flag: str, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``; else the usage error naming ``flag``."""
+    if value not in choices:
+        raise typer.BadParameter(
+            f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{flag}'"
+        )
+    return value
+
+
+def set_option(help: str, metavar: str = "SECTION.KEY=VALUE") -> Any:
+    """The ``--set`` option (repeatable) of a verb that runs scenarios; ``help`` says what
+    one assignment does for that verb."""
+    return Annotated[list[str], opt("--set", help, metavar)]
+
+
 def seed_overrides(sets: list[str], seed: int | None) -> list[str]:
     """``--set`` assignments with ``--seed`` appended as ``scenario.seed=N`` (it wins)."""
     sets = list(sets or [])
     if seed is not None:
         sets.append(f"scenario.seed={seed}")
     return sets
+
+
+def verb(
+    app: typer.Typer,
+    name: str,
+    handle: Callable[[Any], int | None],
+    group: str = "",
+    **command: Any,
+) -> Callable[[Callable[..., None]], Callable[..., int]]:
+    """Register the decorated function's parameters as the typer command ``name``
+    (``command``: typer's help, short_help, epilog) with ``--quiet`` and ``--verbose``
+    added, and run it through :func:`dispatch` with ``handle`` (``group``: the verb
+    ``app`` is, for a subcommand such as ``rig linux``).
+
+    The function's body runs first, on its own parameters (a check that is a usage
+    error of typer's, e.g. :func:`check_choice`); it returns nothing. A verb with both
+    ``--set`` and ``--seed`` hands ``handle`` the seed as ``scenario.seed=N`` appended
+    to ``set`` (:func:`seed_overrides`), not as its own option.
+    """
+
+    def register(fn: Callable[..., None]) -> Callable[..., int]:
+        sig = inspect.signature(fn, eval_str=True)
+        own = list(sig.parameters)
+        common = [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=a)
+            for n, a in (("quiet", Quiet), ("verbose", Verbose))
+        ]
+
+        @functools.wraps(fn)
+        def run(**options: Any) -> int:
+            fn(**{k: options[k] for k in own})
+            if "set" in options and "seed" in options:
+                options["set"] = seed_overrides(options["set"], options.pop("seed"))
+            return dispatch(f"{group} {name}".strip(), handle, **options)
+
+        run.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[*sig.parameters.values(), *common], return_annotation=int
+        )
+        run.__annotations__ = {**fn.__annotations__, "quiet": Quiet, "verbose": Verbose}
+        app.command(name, **command)(run)
+        return run
+
+    return register
 
 
 class _Handler(logging.Handler):

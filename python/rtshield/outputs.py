@@ -20,6 +20,7 @@ defines.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -27,7 +28,7 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ __all__ = [
     "prune_stale",
     "read_manifest",
     "record_outputs",
+    "recorded_on_failure",
     "remove_ours",
     "timeseries_csv",
     "write_summary",
@@ -150,15 +152,24 @@ def check_out_dir(path: str | Path, option: str = "--out") -> Path:
                 break
         return p
     try:
-        foreign = not (p / MARKER).is_file() and any(p.iterdir())
+        foreign = _foreign(p)
     except OSError as e:
         raise UsageError(f"{option}: cannot read {p}: {e.strerror or e}") from None
+    _refuse_foreign(p, foreign, option)
+    return p
+
+
+def _foreign(p: Path) -> bool:
+    """``p`` (a directory) holds files and no :data:`MARKER`: not rtshield's to write into."""
+    return not (p / MARKER).is_file() and any(p.iterdir())
+
+
+def _refuse_foreign(p: Path, foreign: bool, option: str) -> None:
     if foreign:
         raise UsageError(
             f"{option}: {p} is not empty and holds no earlier rtshield results; "
             "give a new or empty directory"
         )
-    return p
 
 
 def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
@@ -174,14 +185,10 @@ def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
     p = check_out_dir(path, option)
     try:
         p.mkdir(parents=True, exist_ok=True)
-        foreign = not (p / MARKER).is_file() and any(p.iterdir())
+        foreign = _foreign(p)
     except OSError as e:
         raise UsageError(f"{option}: cannot create {p}: {e.strerror or e}") from None
-    if foreign:
-        raise UsageError(
-            f"{option}: {p} is not empty and holds no earlier rtshield results; "
-            "give a new or empty directory"
-        )
+    _refuse_foreign(p, foreign, option)
     try:
         if not (p / MARKER).is_file():
             _write_manifest(p, {}, [])
@@ -256,6 +263,17 @@ def record_outputs(
     _write_manifest(
         out, {**old_files, **new}, list(old_dirs) + sorted(_DIRS.get(_key(out), set()) | set(dirs))
     )
+
+
+@contextlib.contextmanager
+def recorded_on_failure(out_dir: str | Path, dirs: Sequence[str] = ()) -> Iterator[None]:
+    """Run the block; if it fails (an error, Ctrl-C), :func:`record_outputs` first, then
+    re-raise: a failed command removes nothing and lists everything it wrote."""
+    try:
+        yield
+    except BaseException:
+        record_outputs(out_dir, dirs=dirs)
+        raise
 
 
 def _prune_dir(d: Path, removed: list[Path]) -> None:

@@ -289,13 +289,18 @@ def _drops_block(summary: Mapping[str, Any]) -> Block | None:
     return ("Drops by reason", ["reason", "packets"], rows)
 
 
+def _entries(summary: Mapping[str, Any], key: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """The named entries of the summary's section ``key`` (flows, tasks, detection) by
+    name, an entry that is not a table as an empty one; none when the section is missing."""
+    section = summary.get(key)
+    if not isinstance(section, Mapping):
+        return []
+    return [(n, e if isinstance(e, Mapping) else {}) for n, e in sorted(section.items())]
+
+
 def _flows_block(summary: Mapping[str, Any]) -> Block | None:
-    flows = summary.get("flows")
-    if not isinstance(flows, Mapping) or not flows:
-        return None
     rows = []
-    for name in sorted(flows):
-        f = flows[name] if isinstance(flows[name], Mapping) else {}
+    for name, f in _entries(summary, "flows"):
         lat = f.get("latency_us") if isinstance(f.get("latency_us"), Mapping) else {}
         rows.append(
             [
@@ -304,6 +309,8 @@ def _flows_block(summary: Mapping[str, Any]) -> Block | None:
                 *(fmt_value(lat.get(k), "us") for k in ("p50", "p99", "max")),
             ]
         )
+    if not rows:
+        return None
     return (
         "Flows",
         ["flow", "offered", "delivered", "dropped", "latency p50", "latency p99", "latency max"],
@@ -312,15 +319,13 @@ def _flows_block(summary: Mapping[str, Any]) -> Block | None:
 
 
 def _tasks_block(summary: Mapping[str, Any]) -> Block | None:
-    tasks = summary.get("tasks")
-    if not isinstance(tasks, Mapping) or not tasks:
-        return None
     rows = []
-    for name in sorted(tasks):
-        t = tasks[name] if isinstance(tasks[name], Mapping) else {}
+    for name, t in _entries(summary, "tasks"):
         rows.append([name, fmt_number(t.get("jobs")), fmt_number(t.get("misses")),
                      fmt_value(t.get("max_response_us"), "us"),
                      fmt_number(t.get("cpu_s"), "s")])
+    if not rows:
+        return None
     return ("Tasks", ["task", "jobs", "deadline misses", "worst response", "CPU time"], rows)
 
 
@@ -332,15 +337,13 @@ _DETECTOR_WORDS = {
 
 
 def _detection_block(summary: Mapping[str, Any]) -> Block | None:
-    det = summary.get("detection")
-    if not isinstance(det, Mapping) or not det:
-        return None
     rows = []
-    for name in sorted(det):
-        d = det[name] if isinstance(det[name], Mapping) else {}
+    for name, d in _entries(summary, "detection"):
         first = d.get("first_s")
         rows.append([_DETECTOR_WORDS.get(name, name), fmt_number(d.get("count")),
                      "never" if first is None else fmt_number(first, "s")])
+    if not rows:
+        return None
     return ("Overload detection", ["detector", "times fired", "first at"], rows)
 
 

@@ -83,12 +83,8 @@ def read_text(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> tuple[str, by
     p = Path(path)
     try:
         st = os.stat(p)
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
-    except NotADirectoryError:
-        raise UsageError(f"{p}: no such file (a part of the path is not a directory)") from None
     except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+        raise _unreadable(p, e) from None
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{p}: {_kind(st.st_mode)}")
     if st.st_size > limit:
@@ -109,12 +105,8 @@ def read_text(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> tuple[str, by
         raise UsageError(f"{p}: {_kind(mode)}")
     try:
         raw = p.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{p}: is a directory, expected a .toml file") from None
     except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+        raise _unreadable(p, e) from None
     if len(raw) > limit:
         raise UsageError(f"{p}: larger than the limit of {_size(limit)} for an input file")
     try:
@@ -126,6 +118,17 @@ def read_text(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> tuple[str, by
             "TOML files must be saved as UTF-8"
         ) from None
     return text, raw
+
+
+def _unreadable(p: Path, e: OSError) -> UsageError:
+    """The one line that says why the input file ``p`` cannot be read."""
+    if isinstance(e, FileNotFoundError):
+        return UsageError(f"{p}: no such file")
+    if isinstance(e, NotADirectoryError):
+        return UsageError(f"{p}: no such file (a part of the path is not a directory)")
+    if isinstance(e, IsADirectoryError):
+        return UsageError(f"{p}: is a directory, expected a .toml file")
+    return UsageError(f"{p}: cannot read: {e.strerror or e}")
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

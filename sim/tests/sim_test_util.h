@@ -81,6 +81,27 @@ static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
     return (int)c->n_flows++;
 }
 
+/* A negative `field` of the costs (c.costs.field = -1) on a device with a driver
+ * is refused by the configuration check (rtsim_config_error returns a message). */
+#define CHECK_NEGATIVE_COST_REFUSED(field)                                                         \
+    do {                                                                                           \
+        rtsim_config nc_ = base(10 * MS);                                                          \
+        add_driver(&nc_, 1);                                                                       \
+        nc_.costs.field = -1;                                                                      \
+        CHECK(rtsim_config_error(&nc_) != NULL);                                                   \
+    } while (0)
+
+/* Append a flow of 60-byte UDP frames to `port` (`pattern` and `rate_pps` as for
+ * add_flow); returns its index. */
+static inline int add_udp_flow(rtsim_config *c, uint32_t pattern, double rate_pps, uint32_t port)
+{
+    int i = add_flow(c, pattern, rate_pps);
+    c->flows[i].proto = RTSIM_PROTO_UDP;
+    c->flows[i].dst_port = port;
+    c->flows[i].size = 60;
+    return i;
+}
+
 /* Create the simulation; a configuration error ends the test program. */
 static inline rtsim *make(const rtsim_config *c)
 {
@@ -131,6 +152,26 @@ static inline rtsim_task_stats task_stats(const rtsim *s, uint32_t i)
     memset(&ts, 0, sizeof ts);
     CHECK_EQ(rtsim_task_stats_get(s, i, &ts), 0);
     return ts;
+}
+
+/* The mitigation's statistics. */
+static inline rtsim_mitigation_stats mitigation_stats(const rtsim *s)
+{
+    rtsim_mitigation_stats ms;
+    memset(&ms, 0, sizeof ms);
+    rtsim_mitigation_stats_get(s, &ms);
+    return ms;
+}
+
+/* Run `c` to its end and destroy the simulation: its totals, and the mitigation's
+ * statistics in *m. */
+static inline rtsim_bin run_mitigation(rtsim_config *c, rtsim_mitigation_stats *m)
+{
+    rtsim *s;
+    rtsim_bin t = run_totals(c, &s);
+    *m = mitigation_stats(s);
+    rtsim_destroy(s);
+    return t;
 }
 
 /* The receive path's statistics. */

@@ -45,10 +45,7 @@ static void test_only_handed_over_packets_pay(void)
 
 static void test_negative_refused(void)
 {
-    rtsim_config c = base(10 * MS);
-    add_driver(&c, 1);
-    c.costs.driver_handover_ns = -1;
-    CHECK(rtsim_config_error(&c) != NULL);
+    CHECK_NEGATIVE_COST_REFUSED(driver_handover_ns);
 }
 
 int main(void)

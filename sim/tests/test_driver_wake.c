@@ -50,10 +50,7 @@ static void test_queued_packets_share_a_wake(void)
 
 static void test_negative_refused(void)
 {
-    rtsim_config c = base(10 * MS);
-    add_driver(&c, 1);
-    c.costs.driver_wake_ns = -1;
-    CHECK(rtsim_config_error(&c) != NULL);
+    CHECK_NEGATIVE_COST_REFUSED(driver_wake_ns);
 }
 
 int main(void)

@@ -167,14 +167,22 @@ static void test_lost_interrupts(void)
     rtsim_destroy(s);
 }
 
+/* The device of the latency tests: its ISR costs 5 us a packet (1 us entry and
+ * exit, 4 us per packet), its driver 20 us. */
+static rtsim_config isr5_driver20(uint64_t duration_ns)
+{
+    rtsim_config c = base(duration_ns);
+    c.costs.isr_entry_exit_ns = 1 * US;
+    c.costs.isr_per_packet_ns = 4 * US;
+    c.costs.driver_per_packet_ns = 20 * US;
+    return c;
+}
+
 static void test_queue_and_driver(void)
 {
     /* 10 kpps for 10 ms, ISR 5 us, driver 20 us: the driver keeps up and
      * every packet's latency is ISR + driver = 25 us. */
-    rtsim_config c = base(10 * MS);
-    c.costs.isr_entry_exit_ns = 1 * US;
-    c.costs.isr_per_packet_ns = 4 * US;
-    c.costs.driver_per_packet_ns = 20 * US;
+    rtsim_config c = isr5_driver20(10 * MS);
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
     rtsim *s;
@@ -283,10 +291,7 @@ static void test_worker_receives_its_flow(void)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
-        rtsim_config c = base(10 * MS);
-        c.costs.isr_entry_exit_ns = 1 * US;
-        c.costs.isr_per_packet_ns = 4 * US;
-        c.costs.driver_per_packet_ns = 20 * US;
+        rtsim_config c = isr5_driver20(10 * MS);
         add_driver(&c, 3);
         rtsim_task_cfg *w = &c.tasks[c.n_tasks++];
         w->kind = RTSIM_TASK_WORKER;
@@ -321,11 +326,8 @@ static void test_driver_on_another_core(void)
     /* The NIC interrupts core 0; the driver runs on core 1 and is woken
      * there at once: latency = ISR 5 us + driver 20 us, and core 0 stays
      * free for its periodic task. */
-    rtsim_config c = base(10 * MS);
+    rtsim_config c = isr5_driver20(10 * MS);
     c.n_cores = 2;
-    c.costs.isr_entry_exit_ns = 1 * US;
-    c.costs.isr_per_packet_ns = 4 * US;
-    c.costs.driver_per_packet_ns = 20 * US;
     int d = add_driver(&c, 1);
     c.tasks[d].core = 1;
     add_periodic(&c, 1, 10 * MS, 1 * MS);
@@ -344,10 +346,7 @@ static void test_driver_on_another_core(void)
 static void test_trace_of_one_packet(void)
 {
     /* 1 kpps for 1.5 ms: one packet at 1 ms; ISR 5 us, driver 20 us. */
-    rtsim_config c = base(1500 * US);
-    c.costs.isr_entry_exit_ns = 1 * US;
-    c.costs.isr_per_packet_ns = 4 * US;
-    c.costs.driver_per_packet_ns = 20 * US;
+    rtsim_config c = isr5_driver20(1500 * US);
     c.trace_capacity = 64;
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 1000);

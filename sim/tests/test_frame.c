@@ -76,6 +76,14 @@ static uint8_t classify_exact(const rts_flow_table *t, const uint8_t *frame, siz
     return id;
 }
 
+/* Build flow `f`'s frame and classify it with `t` (an exact-size copy). */
+static uint8_t classify_flow(const rts_flow_table *t, const rtsim_flow_cfg *f, rts_classifier_info *info)
+{
+    static uint8_t buf[RTSIM_FRAME_MAX];
+    size_t n = rtsim_frame_build(f, buf, sizeof buf);
+    return classify_exact(t, buf, n, info);
+}
+
 /* Every field of one frame of flow `f`, built into a buffer with room to spare. */
 static void check_frame(const rtsim_flow_cfg *f)
 {
@@ -327,42 +335,32 @@ static void test_flow_table(void)
     CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 502, 0, &id_tcp), RTS_OK);
     CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &id_udp), RTS_OK);
     CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 503, 0x0A000107u, &id_udp_src), RTS_OK);
-    static uint8_t buf[RTSIM_FRAME_MAX];
     const uint32_t sizes[] = {0u, 64u, 1522u};
     for (uint32_t vlan = 0; vlan < 2; vlan++)
         for (size_t s = 0; s < 3; s++) {
             rts_classifier_info info;
             rtsim_flow_cfg f = flow(RTSIM_PROTO_TCP, vlan, sizes[s]);
-            size_t n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), id_tcp);
+            CHECK_EQ(classify_flow(&t, &f, &info), id_tcp);
             f.dst_port = 503; /* TCP 503 is not bound */
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
+            CHECK_EQ(classify_flow(&t, &f, &info), RTS_FLOW_DEFAULT);
             CHECK_EQ(info.kind, RTS_CLASSIFIER_TCP);
 
             f = flow(RTSIM_PROTO_UDP, vlan, sizes[s]);
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), id_udp);
+            CHECK_EQ(classify_flow(&t, &f, &info), id_udp);
             f.dst_port = 503;
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), id_udp_src);
+            CHECK_EQ(classify_flow(&t, &f, &info), id_udp_src);
             f.src_addr = 0x0A000108u; /* another source */
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
+            CHECK_EQ(classify_flow(&t, &f, &info), RTS_FLOW_DEFAULT);
             f.dst_port = 9;
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
+            CHECK_EQ(classify_flow(&t, &f, &info), RTS_FLOW_DEFAULT);
             CHECK_EQ(info.kind, RTS_CLASSIFIER_UDP);
 
             f = flow(RTSIM_PROTO_ICMP, vlan, sizes[s]);
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_ICMP);
+            CHECK_EQ(classify_flow(&t, &f, &info), RTS_FLOW_ICMP);
             f = flow(RTSIM_PROTO_ARP, vlan, sizes[s]);
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_ARP);
+            CHECK_EQ(classify_flow(&t, &f, &info), RTS_FLOW_ARP);
             f = flow(RTSIM_PROTO_RAW, vlan, sizes[s]);
-            n = rtsim_frame_build(&f, buf, sizeof buf);
-            CHECK_EQ(classify_exact(&t, buf, n, &info), RTS_FLOW_DEFAULT);
+            CHECK_EQ(classify_flow(&t, &f, &info), RTS_FLOW_DEFAULT);
             CHECK_EQ(info.kind, RTS_CLASSIFIER_OTHER);
         }
 }

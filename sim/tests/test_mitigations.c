@@ -1,21 +1,15 @@
 /* Each mitigation wired into the engine: the interrupt rate or the CPU
  * share it promises, measured on small scenarios. The decisions themselves
  * are libshield's (tested there); these tests check the hook points. */
-#include <string.h>
+#include "sim_test_util.h"
 
-#include "rts_test.h"
-#include "rtsim/rtsim.h"
-
-#define MS 1000000LL
-#define US 1000LL
-
+/* One core, a tick every ms with time slicing, a critical task of 4 ms per
+ * 10 ms above the driver, a queue of 100, ISR 5 us and driver 10 us a packet,
+ * and one constant flood of `pps` under `mitigation`. */
 static rtsim_config flood(uint64_t duration_ns, double pps, uint32_t mitigation)
 {
-    rtsim_config c;
-    memset(&c, 0, sizeof c);
-    c.duration_ns = duration_ns;
-    c.bin_ns = duration_ns;
-    c.n_cores = 1;
+    rtsim_config c = base(duration_ns);
+    c.seed = 0;
     c.tick_ns = 1 * MS;
     c.time_slicing = 1;
     c.queue_capacity = 100;
@@ -23,31 +17,12 @@ static rtsim_config flood(uint64_t duration_ns, double pps, uint32_t mitigation)
     c.costs.isr_per_packet_ns = 3 * US;
     c.costs.driver_per_packet_ns = 10 * US;
     c.costs.timer_isr_ns = 1 * US;
-    c.n_tasks = 2;
-    c.tasks[0].kind = RTSIM_TASK_PERIODIC;
-    c.tasks[0].critical = 1;
-    c.tasks[0].priority = 3;
-    c.tasks[0].period_ns = 10 * MS;
-    c.tasks[0].work_ns = 4 * MS;
-    c.tasks[1].kind = RTSIM_TASK_DRIVER;
-    c.tasks[1].priority = 2;
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-    c.flows[0].rate_pps = pps;
+    int crit = add_periodic(&c, 3, 10 * MS, 4 * MS);
+    c.tasks[crit].critical = 1;
+    add_driver(&c, 2);
+    add_flow(&c, RTSIM_PAT_CONSTANT, pps);
     c.mitigation.kind = mitigation;
     return c;
-}
-
-static rtsim *run(const rtsim_config *c, rtsim_bin *tot)
-{
-    rtsim *s = rtsim_create(c);
-    if (s == NULL) {
-        fprintf(stderr, "config: %s\n", rtsim_config_error(c));
-        exit(1);
-    }
-    CHECK_EQ(rtsim_run_until(s, c->duration_ns), 0);
-    rtsim_totals(s, tot);
-    return s;
 }
 
 static void test_strict_limits_the_interrupt_rate(void)
@@ -55,12 +30,11 @@ static void test_strict_limits_the_interrupt_rate(void)
     /* 100 kpps against a minimum interarrival of 100 us: at most 10 kHz. */
     rtsim_config c = flood(100 * MS, 100000, RTSIM_MIT_STRICT);
     c.mitigation.min_interarrival_ns = 100 * US;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     CHECK(t.isr_runs <= 1001);
     CHECK(t.isr_runs >= 900);
-    rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
+    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.timer_fires >= t.isr_runs - 1);
     CHECK_EQ(t.cycles, 10);
     CHECK_EQ(t.misses, 0);
@@ -73,8 +47,8 @@ static void test_bursty_limits_each_period(void)
     rtsim_config c = flood(50 * MS, 100000, RTSIM_MIT_BURSTY);
     c.mitigation.burst = 5;
     c.mitigation.period_ns = 1 * MS;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     CHECK(t.isr_runs <= 5 * 51);
     CHECK(t.isr_runs >= 5 * 49);
     rtsim_destroy(s);
@@ -84,8 +58,8 @@ static void test_countdown_one_delivery_per_window(void)
 {
     rtsim_config c = flood(20 * MS, 100000, RTSIM_MIT_COUNTDOWN);
     c.mitigation.window_ns = 200 * US;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     CHECK(t.isr_runs <= 101);
     CHECK(t.isr_runs >= 95);
     CHECK(t.dropped[RTSIM_DROP_MITIGATION] > t.offered / 2);
@@ -97,8 +71,8 @@ static void test_burst_caps_each_slice(void)
     rtsim_config c = flood(100 * MS, 100000, RTSIM_MIT_BURST);
     c.mitigation.slice_ns = 20 * MS;
     c.mitigation.capacity = 100;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     /* five slices of 100 (the paper's slice restarts at the first ISR after it ran out) */
     CHECK(t.received <= 5 * 100 + 2);
     CHECK(t.received >= 4 * 100);
@@ -111,10 +85,9 @@ static void test_queue_mitigation_turns_the_line_off_when_full(void)
     /* 60 kpps: ISR 5 us + driver 10 us per packet and a 40 % critical task
      * cannot keep up; the queue fills, the line goes off until it drains. */
     rtsim_config c = flood(200 * MS, 60000, RTSIM_MIT_QUEUE);
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
-    rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
+    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.line_disables > 10);
     CHECK(m.line_enables + 1 >= m.line_disables);
     CHECK(t.rx_disabled_ns > 0);
@@ -136,16 +109,14 @@ static void test_hysteresis_blocks_the_driver_on_low_earliness(void)
     c.mitigation.unblock_above = 0.50;
     c.mitigation.sleep_ns = 1 * MS;
     c.costs.mitig_poll_ns = 2 * US;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
-    rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
+    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.line_disables >= 1);
     CHECK(t.rx_disabled_ns > 100 * MS);
     rtsim_destroy(s);
     c.mitigation.kind = RTSIM_MIT_NONE;
-    rtsim_bin t0;
-    s = run(&c, &t0);
+    rtsim_bin t0 = run_totals(&c, &s);
     CHECK(t.lateness_pct < t0.lateness_pct);
     rtsim_destroy(s);
 }
@@ -154,10 +125,9 @@ static void test_budget_suspends_the_driver(void)
 {
     rtsim_config c = flood(200 * MS, 60000, RTSIM_MIT_BUDGET);
     c.tasks[0].priority = 2;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
-    rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
+    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.suspends >= 1);
     CHECK(m.resumes >= 1);
     /* no budget before the first report: nothing received before 4 ms */
@@ -187,8 +157,8 @@ static void test_bursty_shared_timer_two_sources(void)
     c.mitigation.period_ns = 1 * MS;
     c.sources[0].burst = 3;
     c.sources[1].burst = 2;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     rtsim_flow_stats f0, f1;
     rtsim_flow_stats_get(s, 0, &f0);
     rtsim_flow_stats_get(s, 1, &f1);
@@ -203,8 +173,8 @@ static void test_strict_per_source(void)
     rtsim_config c = two_sources(RTSIM_MIT_STRICT);
     c.sources[0].min_interarrival_ns = 100 * US;
     c.sources[1].min_interarrival_ns = 250 * US;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    run(&c, &s);
     rtsim_flow_stats f0, f1;
     rtsim_flow_stats_get(s, 0, &f0);
     rtsim_flow_stats_get(s, 1, &f1);
@@ -233,8 +203,8 @@ static void test_interrupt_level_task(void)
     c.sources[1].isr_only = 1;
     c.sources[1].min_interarrival_ns = 50 * US;
     c.flows[0].rate_pps = 1000;
-    rtsim_bin t;
-    rtsim *s = run(&c, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     rtsim_flow_stats f0;
     rtsim_flow_stats_get(s, 0, &f0);
     CHECK_EQ(f0.delivered, 99);

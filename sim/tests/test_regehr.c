@@ -40,8 +40,7 @@ static void test_strict_admits_the_full_rate(void)
     CHECK(t.isr_runs >= 3999 && t.isr_runs <= 4000);
     /* each admitted interrupt costs t_int + t_flip + t_setup, each timer t_expire + t_flip */
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], t.isr_runs * 89 * CYC);
-    rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
+    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.timer_fires + 1 >= t.isr_runs && m.timer_fires <= t.isr_runs);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_TIMER], m.timer_fires * 84 * CYC);
     rtsim_destroy(s);
@@ -86,16 +85,10 @@ static void test_lazy_bursty_timer(void)
     c.costs.timer_isr_ns = 10 * CYC; /* t_clear + t_flip */
     c.mitigation.burst = 4;
     c.mitigation.period_ns = 1 * MS;
-    rtsim *s;
-    rtsim_bin periodic = run_totals(&c, &s);
-    rtsim_mitigation_stats mp;
-    rtsim_mitigation_stats_get(s, &mp);
-    rtsim_destroy(s);
+    rtsim_mitigation_stats mp, ml;
+    rtsim_bin periodic = run_mitigation(&c, &mp);
     c.mitigation.bursty_lazy = 1;
-    rtsim_bin lazy = run_totals(&c, &s);
-    rtsim_mitigation_stats ml;
-    rtsim_mitigation_stats_get(s, &ml);
-    rtsim_destroy(s);
+    rtsim_bin lazy = run_mitigation(&c, &ml);
     CHECK(mp.timer_fires >= 999);
     CHECK(ml.timer_fires <= 2 * (260 / 4 + 1));
     CHECK(ml.timer_fires >= 260 / 4 - 1);
@@ -105,9 +98,8 @@ static void test_lazy_bursty_timer(void)
     CHECK(lazy.cpu_ns[RTSIM_CTX_ISR_TIMER] * 5 < periodic.cpu_ns[RTSIM_CTX_ISR_TIMER]);
     /* under a flood both hold the average: 4 per ms */
     c.flows[0].rate_pps = 16000;
-    lazy = run_totals(&c, &s);
+    lazy = run_totals(&c, NULL);
     CHECK(lazy.isr_runs >= 3990 && lazy.isr_runs <= 4004);
-    rtsim_destroy(s);
 }
 
 static void test_budget_charges_the_isr(void)
@@ -125,13 +117,10 @@ static void test_budget_charges_the_isr(void)
     add_driver(&c, 2);
     add_flow(&c, RTSIM_PAT_CONSTANT, 60000);
     c.mitigation.kind = RTSIM_MIT_BUDGET;
-    rtsim *s;
     rtsim_bin off = run_totals(&c, NULL);
     c.mitigation.budget_charge_isr = 1;
-    rtsim_bin on = run_totals(&c, &s);
     rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
-    rtsim_destroy(s);
+    rtsim_bin on = run_mitigation(&c, &m);
     CHECK(m.suspends >= 1);
     CHECK(on.received < off.received);
     CHECK(on.rx_disabled_ns > off.rx_disabled_ns);
@@ -183,8 +172,7 @@ static void test_enable_bits(void)
     c.tasks[t].masks_rx = 1;
     rtsim *s;
     run(&c, &s);
-    rtsim_mitigation_stats two;
-    rtsim_mitigation_stats_get(s, &two);
+    rtsim_mitigation_stats two = mitigation_stats(s);
     rtsim_bin t2;
     rtsim_totals(s, &t2);
     rtsim_destroy(s);
@@ -193,8 +181,7 @@ static void test_enable_bits(void)
     CHECK(t2.isr_runs < 4000); /* the masked 300 us of each 2 ms cost admissions */
     c.mitigation.one_enable_bit = 1;
     run(&c, &s);
-    rtsim_mitigation_stats one;
-    rtsim_mitigation_stats_get(s, &one);
+    rtsim_mitigation_stats one = mitigation_stats(s);
     rtsim_destroy(s);
     CHECK(one.mask_violations >= 400); /* about one per 2 ms job */
     CHECK(one.drops >= 400);

@@ -16,10 +16,7 @@ static uint64_t isr_rx_ns(int64_t batch_ns, int64_t t_abs_ns, uint64_t *irqs, ui
     c.nic_queues[0].size = 128;
     c.nic_queues[0].t_abs_ns = t_abs_ns;
     add_driver(&c, 1);
-    int f = add_flow(&c, RTSIM_PAT_CONSTANT, 1000);
-    c.flows[f].proto = RTSIM_PROTO_UDP;
-    c.flows[f].dst_port = 9;
-    c.flows[f].size = 60;
+    int f = add_udp_flow(&c, RTSIM_PAT_CONSTANT, 1000, 9);
     c.flows[f].unbound = 1;
     c.flows[f].nic_queue = 0;
     rtsim *s;
@@ -49,10 +46,7 @@ static void test_charged_per_interrupt(void)
 
 static void test_negative_refused(void)
 {
-    rtsim_config c = base(10 * MS);
-    add_driver(&c, 1);
-    c.costs.isr_rx_batch_ns = -1;
-    CHECK(rtsim_config_error(&c) != NULL);
+    CHECK_NEGATIVE_COST_REFUSED(isr_rx_batch_ns);
 }
 
 int main(void)

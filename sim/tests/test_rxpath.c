@@ -9,12 +9,8 @@
 
 static int add_udp(rtsim_config *c, double pps, uint32_t port, uint32_t prio)
 {
-    int i = add_flow(c, RTSIM_PAT_CONSTANT, pps);
-    rtsim_flow_cfg *f = &c->flows[i];
-    f->proto = RTSIM_PROTO_UDP;
-    f->dst_port = port;
-    f->size = 60;
-    f->prio = prio;
+    int i = add_udp_flow(c, RTSIM_PAT_CONSTANT, pps, port);
+    c->flows[i].prio = prio;
     return i;
 }
 

@@ -185,8 +185,7 @@ static void test_disabled_line_latches_once(void)
     CHECK_EQ(t.dropped[RTSIM_DROP_LINE_DISABLED], 7);
     /* The timer is an interrupt with its own cost: 1 + 3 us at 1.1 ms. */
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_TIMER], 4 * US);
-    rtsim_mitigation_stats m;
-    rtsim_mitigation_stats_get(s, &m);
+    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK_EQ(m.timer_fires, 1);
     rtsim_destroy(s);
 }

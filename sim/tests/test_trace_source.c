@@ -30,11 +30,8 @@ static rtsim_config mq(uint64_t duration, int64_t period)
     c.n_nic_queues = 1;
     c.nic_queues[0].size = 64;
     add_driver(&c, 1);
-    int f = add_flow(&c, RTSIM_PAT_TRACE, 0);
-    c.flows[f].proto = RTSIM_PROTO_UDP;
-    c.flows[f].dst_port = 502;
+    int f = add_udp_flow(&c, RTSIM_PAT_TRACE, 0, 502);
     c.flows[f].nic_queue = 0;
-    c.flows[f].size = 60;
     c.flows[f].trace_period_ns = period;
     return c;
 }
@@ -138,10 +135,7 @@ static void test_receive_path_reads_the_bytes(void)
 {
     rtsim_config c = rx_base(100 * MS);
     add_driver(&c, 1);
-    int f = add_flow(&c, RTSIM_PAT_TRACE, 0);
-    c.flows[f].proto = RTSIM_PROTO_UDP;
-    c.flows[f].dst_port = 502;
-    c.flows[f].size = 60;
+    add_udp_flow(&c, RTSIM_PAT_TRACE, 0, 502);
     rtsim *s = run_frames4(&c);
     rtsim_flow_stats fs = flow_stats(s, 0);
     CHECK_EQ(fs.offered, 4);

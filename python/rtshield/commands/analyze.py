@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Quiet, Seed, Verbose, dispatch
+from rtshield.clitools import Seed, arg, opt, verb
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
@@ -25,47 +25,30 @@ HELP = (
 Json = Annotated[bool, typer.Option("--json", help="print the result as JSON (times in µs)")]
 
 
+SHORT_HELP = (
+    "worst-case response-time analysis of a SYSTEM.toml (or of a scenario's "
+    "device)"
+)
+EPILOG = (
+    "\b\nexample: rtshield analyze scenarios/analysis/textbook_three_tasks.toml\n"
+    "         rtshield analyze scenarios/danicki2021/burst.toml --scenario --simulate"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "analyze",
-        help=HELP,
-        short_help="worst-case response-time analysis of a SYSTEM.toml (or of a scenario's "
-        "device)",
-        epilog="\b\nexample: rtshield analyze scenarios/analysis/textbook_three_tasks.toml\n"
-        "         rtshield analyze scenarios/danicki2021/burst.toml --scenario --simulate",
-    )
+    @verb(app, "analyze", run, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def analyze_(
-        system: Annotated[
-            str,
-            typer.Argument(
-                metavar="SYSTEM", help="system description (TOML), see docs/analysis.md"
-            ),
-        ],
-        scenario: Annotated[
-            bool,
-            typer.Option(
-                "--scenario",
-                help="the file is a scenario for 'rtshield run': analyse the device it "
-                "describes",
-            ),
-        ] = False,
-        simulate: Annotated[
-            bool,
-            typer.Option(
-                "--simulate",
-                help="with --scenario: also simulate the scenario and set each task's "
-                "largest simulated response beside its analytic bound",
-            ),
-        ] = False,
+        system: Annotated[str, arg("SYSTEM", "system description (TOML), see docs/analysis.md")],
+        scenario: Annotated[bool, opt(
+            "--scenario", "the file is a scenario for 'rtshield run': analyse the device it "
+            "describes")] = False,
+        simulate: Annotated[bool, opt(
+            "--simulate", "with --scenario: also simulate the scenario and set each task's "
+            "largest simulated response beside its analytic bound")] = False,
         json: Json = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "analyze", run, system=system, scenario=scenario, simulate=simulate, json=json,
-            seed=seed, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def scenario_overrides(args):

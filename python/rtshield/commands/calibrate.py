@@ -9,13 +9,13 @@ from typing import Annotated
 import typer
 
 from rtshield import calibrate
-from rtshield.clitools import Jobs, Out, Quiet, Verbose, dispatch
+from rtshield.clitools import Jobs, Out, arg, opt, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     check_out_dir,
     finish_out_dir,
     prepare_out_dir,
-    record_outputs,
+    recorded_on_failure,
 )
 from rtshield.progress import ProgressBar
 from rtshield.tables import print_table
@@ -31,46 +31,28 @@ HELP = (
 )
 
 
+SHORT_HELP = (
+    "search a model's unknown parameters against published claims or measured "
+    "counters"
+)
+EPILOG = (
+    "\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
+    "--budget 60 --out out/cal"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "calibrate",
-        help=HELP,
-        short_help="search a model's unknown parameters against published claims or measured "
-        "counters",
-        epilog="\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
-        "--budget 60 --out out/cal",
-    )
+    @verb(app, "calibrate", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def calibrate_(
-        calibration: Annotated[
-            str, typer.Argument(metavar="CALIBRATION", help="calibration file (.toml)")
-        ],
+        calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
         out: Out,
-        budget: Annotated[
-            int | None,
-            typer.Option(
-                "--budget",
-                metavar="N",
-                help="points to evaluate (default: the file's budget)",
-                show_default=False,
-            ),
-        ] = None,
-        seed: Annotated[
-            int | None,
-            typer.Option(
-                "--seed",
-                metavar="N",
-                help="seed of the search (default: the file's seed)",
-                show_default=False,
-            ),
-        ] = None,
+        budget: Annotated[int | None, opt(
+            "--budget", "points to evaluate (default: the file's budget)", "N")] = None,
+        seed: Annotated[int | None, opt(
+            "--seed", "seed of the search (default: the file's seed)", "N")] = None,
         jobs: Jobs = 2,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "calibrate", handle, calibration=calibration, out=out, budget=budget, seed=seed,
-            jobs=jobs, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def handle(args) -> int:
@@ -93,11 +75,8 @@ def handle(args) -> int:
         wall = time.perf_counter() - t0
         bar.phase("writing points, figure and report")
         out = prepare_out_dir(args.out)
-        try:
+        with recorded_on_failure(out):  # a failed command removes nothing
             files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed)
-        except BaseException:
-            record_outputs(out)  # a failed command removes nothing
-            raise
         bar.finish()
     finish_out_dir(out)
     best = calibrate.best_of(points)

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import Jobs, Out, Seed, arg, set_option, verb
 from rtshield.errors import UsageError
-from rtshield.outputs import record_outputs
+from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
@@ -24,30 +24,22 @@ HELP = (
 )
 
 #: ``--set`` of the verbs that run several scenarios (compare, demo).
-Sets = Annotated[
-    list[str],
-    typer.Option(
-        "--set",
-        metavar="SECTION.KEY=VALUE",
-        help="override one setting in every scenario, e.g. --set "
-        "scenario.duration=10s (repeatable)",
-        show_default=False,
-    ),
-]
+Sets = set_option(
+    "override one setting in every scenario, e.g. --set scenario.duration=10s (repeatable)"
+)
+
+
+SHORT_HELP = "run several scenarios and write one comparative report"
+EPILOG = (
+    "\b\nexample: rtshield compare scenarios/danicki2021/queue_100.toml "
+    "scenarios/danicki2021/queue_750.toml --out out/queues"
+)
 
 
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "compare",
-        help=HELP,
-        short_help="run several scenarios and write one comparative report",
-        epilog="\b\nexample: rtshield compare scenarios/danicki2021/queue_100.toml "
-        "scenarios/danicki2021/queue_750.toml --out out/queues",
-    )
+    @verb(app, "compare", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def compare_(
-        scenarios: Annotated[
-            list[str], typer.Argument(metavar="SCENARIO...", help="scenario files (.toml)")
-        ],
+        scenarios: Annotated[list[str], arg("SCENARIO...", "scenario files (.toml)")],
         out: Out,
         jobs: Jobs = 2,
         title: Annotated[str, typer.Option("--title", help="report title")] = (
@@ -55,13 +47,8 @@ def add_to(app: typer.Typer) -> None:
         ),
         set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "compare", handle, scenarios=scenarios, out=out, jobs=jobs, title=title,
-            set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def print_table(outcomes) -> None:
@@ -110,13 +97,10 @@ def run_and_report(
             on_done=lambda d, n, _o: bar(d, n),
             figures=run_figures,
         )
-        try:
+        with recorded_on_failure(out):  # a failed command removes nothing
             bar.phase("figures and report")
             extra = sections(outcomes) if sections else ()
             report = compare(outcomes, out, title, intro, extra_sections=extra)
-        except BaseException:
-            record_outputs(out)  # a failed command removes nothing
-            raise
         bar.finish()
     finish_jobs(out, outcomes)
     print_table(outcomes)

@@ -21,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import Jobs, Out, Seed, check_choice, opt, verb
 from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
 from rtshield.studies import STUDIES
@@ -91,61 +91,35 @@ HELP = (
 )
 
 
+SHORT_HELP = "reproduce the papers' studies (Danicki et al., Behnke et al.): one report"
+EPILOG = (
+    "\b\nexample: rtshield demo --out demo-report\n"
+    "         rtshield demo --study behnke-software --out behnke\n"
+    "         cp -r scenarios/danicki2021 mine  # then edit mine/*.toml\n"
+    "         rtshield demo --study danicki --scenarios mine --out mine-report"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "demo",
-        help=HELP,
-        short_help="reproduce the papers' studies (Danicki et al., Behnke et al.): one report",
-        epilog="\b\nexample: rtshield demo --out demo-report\n"
-        "         rtshield demo --study behnke-software --out behnke\n"
-        "         cp -r scenarios/danicki2021 mine  # then edit mine/*.toml\n"
-        "         rtshield demo --study danicki --scenarios mine --out mine-report",
-    )
+    @verb(app, "demo", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def demo_(
         out: Out,
-        study: Annotated[
-            str | None,
-            typer.Option(
-                "--study",
-                metavar="|".join(STUDIES),
-                help="run one study only (default: all of them)",
-                show_default=False,
-            ),
-        ] = None,
-        scenarios: Annotated[
-            str | None,
-            typer.Option(
-                "--scenarios",
-                metavar="DIR",
-                help="run on the scenario files in DIR instead of the shipped ones: with "
-                "--study, a copy of that study's folder under scenarios/, edited; without, "
-                "a copy of scenarios/ (one folder per study). docs/cli.md lists the files "
-                "each study needs",
-                show_default=False,
-            ),
-        ] = None,
+        study: Annotated[str | None, opt(
+            "--study", "run one study only (default: all of them)", "|".join(STUDIES))] = None,
+        scenarios: Annotated[str | None, opt(
+            "--scenarios", "run on the scenario files in DIR instead of the shipped ones: with "
+            "--study, a copy of that study's folder under scenarios/, edited; without, a copy "
+            "of scenarios/ (one folder per study). docs/cli.md lists the files each study "
+            "needs", "DIR")] = None,
         jobs: Jobs = 2,
-        run_figures: Annotated[
-            bool,
-            typer.Option(
-                "--run-figures",
-                help="also draw each configuration's own figures (the report needs only "
-                "the comparative ones)",
-            ),
-        ] = False,
+        run_figures: Annotated[bool, opt(
+            "--run-figures", "also draw each configuration's own figures (the report needs "
+            "only the comparative ones)")] = False,
         set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        if study is not None and study not in STUDIES:
-            raise typer.BadParameter(
-                f"{study!r} is not one of {', '.join(STUDIES)}", param_hint="'--study'"
-            )
-        return dispatch(
-            "demo", handle, out=out, study=study, scenarios=scenarios, jobs=jobs,
-            run_figures=run_figures, set=seed_overrides(set, seed), quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        if study is not None:
+            check_choice(study, "--study", tuple(STUDIES))
 
 
 def claims_section(outcomes, counts: list | None = None) -> list[tuple[str, str]]:

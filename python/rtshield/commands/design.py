@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Quiet, Seed, Verbose, dispatch
+from rtshield.clitools import Seed, arg, opt, verb
 from rtshield.commands.analyze import Json, scenario_overrides
 
 
@@ -33,70 +33,39 @@ def _help() -> str:
     )
 
 
+SHORT_HELP = (
+    'find the most generous safe value of a protection parameter ("?" or '
+    "--knob)"
+)
+EPILOG = (
+    "\b\nexample: rtshield design my_system.toml   (one value in it written \"?\")\n"
+    "         rtshield design scenarios/danicki2021/burst.toml --scenario"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "design",
-        help=_help(),
-        short_help='find the most generous safe value of a protection parameter ("?" or '
-        "--knob)",
-        epilog="\b\nexample: rtshield design my_system.toml   (one value in it written \"?\")\n"
-        "         rtshield design scenarios/danicki2021/burst.toml --scenario",
-    )
+    @verb(app, "design", run, help=_help(), short_help=SHORT_HELP, epilog=EPILOG)
     def design_(
         system: Annotated[
-            str,
-            typer.Argument(
-                metavar="SYSTEM", help='system description (TOML) with one value written "?"'
-            ),
-        ],
-        scenario: Annotated[
-            bool,
-            typer.Option(
-                "--scenario",
-                help="the file is a scenario for 'rtshield run': design a knob of its device",
-            ),
-        ] = False,
-        knob: Annotated[
-            str | None,
-            typer.Option(
-                "--knob",
-                metavar="KEY",
-                help="with --scenario: the parameter to design (default: the protection's own)",
-                show_default=False,
-            ),
-        ] = None,
-        no_simulate: Annotated[
-            bool, typer.Option("--no-simulate", help="skip the simulation of the boundary")
-        ] = False,
-        rate: Annotated[
-            str | None,
-            typer.Option(
-                "--rate",
-                metavar="RATE",
-                help="with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
-                "(e.g. 1000pps)",
-                show_default=False,
-            ),
-        ] = None,
-        max_delay: Annotated[
-            str | None,
-            typer.Option(
-                "--max-delay",
-                metavar="TIME",
-                help="with --knob nic.queue.NAME: the delay the receiving process allows "
-                "(e.g. 50ms)",
-                show_default=False,
-            ),
-        ] = None,
+            str, arg("SYSTEM", 'system description (TOML) with one value written "?"')],
+        scenario: Annotated[bool, opt(
+            "--scenario", "the file is a scenario for 'rtshield run': design a knob of its "
+            "device")] = False,
+        knob: Annotated[str | None, opt(
+            "--knob", "with --scenario: the parameter to design (default: the protection's "
+            "own)", "KEY")] = None,
+        no_simulate: Annotated[bool, opt(
+            "--no-simulate", "skip the simulation of the boundary")] = False,
+        rate: Annotated[str | None, opt(
+            "--rate", "with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
+            "(e.g. 1000pps)", "RATE")] = None,
+        max_delay: Annotated[str | None, opt(
+            "--max-delay", "with --knob nic.queue.NAME: the delay the receiving process "
+            "allows (e.g. 50ms)", "TIME")] = None,
         json: Json = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "design", run, system=system, scenario=scenario, knob=knob, no_simulate=no_simulate,
-            rate=rate, max_delay=max_delay, json=json, seed=seed, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def run(args) -> int:

@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Quiet, Terminated, Verbose, dispatch
+from rtshield.clitools import Out, Terminated, arg, check_choice, opt, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -58,16 +58,28 @@ CLEAN_HELP = (
 _CPUS = sorted(os.sched_getaffinity(0))
 
 
-def _opt(flag: str, help: str, metavar: str | None = None, **kw):
-    return typer.Option(flag, help=help, metavar=metavar, show_default=False, **kw)
-
-
-def _choice(value: str, flag: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise typer.BadParameter(
-            f"{value!r} is not one of {', '.join(choices)}", param_hint=f"'{flag}'"
-        )
-    return value
+LINUX_SHORT_HELP = (
+    "the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x "
+    "attacks"
+)
+LINUX_EPILOG = (
+    "\b\nexamples: rtshield rig linux --out rig-out\n"
+    "          rtshield rig linux --select SF,DF --attacks syn --load off "
+    "--phase-seconds 2 --out smoke"
+)
+FREERTOS_TCP_SHORT_HELP = (
+    "the real FreeRTOS-Plus-TCP stack with libshield in its receive path, "
+    "flooded unprotected and protected"
+)
+FREERTOS_TCP_EPILOG = (
+    "\b\nexample: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 "
+    "--out ft"
+)
+REPORT_HELP = "Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results."
+REPORT_SHORT_HELP = "rebuild the tables, histograms and report of a finished rig run"
+REPORT_EPILOG = "\b\nexample: rtshield rig report rig-out"
+CLEAN_SHORT_HELP = "remove leftovers of a killed rig run (namespaces named rtsrig-*)"
+CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
 
 
 def add_to(app: typer.Typer) -> None:
@@ -90,134 +102,95 @@ def add_to(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is None:
             _no_target(None)
 
-    @rig.command(
-        "linux",
-        help=LINUX_HELP,
-        short_help="the DoS controller study (arXiv 2007.08885) here: S/D x FIFO/RR/DEADLINE x "
-        "attacks",
-        epilog="\b\nexamples: rtshield rig linux --out rig-out\n"
-        "          rtshield rig linux --select SF,DF --attacks syn --load off "
-        "--phase-seconds 2 --out smoke",
-    )
+    @verb(rig, "linux", handle_linux, group="rig", help=LINUX_HELP,
+          short_help=LINUX_SHORT_HELP, epilog=LINUX_EPILOG)
     def linux(
         out: Out,
-        phase_seconds: Annotated[float, _opt(
+        phase_seconds: Annotated[float, opt(
             "--phase-seconds", "length of each phase: idle before, attack, idle after "
             "(default 10; the paper uses 300)", "S")] = 10.0,
-        break_seconds: Annotated[float, _opt(
+        break_seconds: Annotated[float, opt(
             "--break-seconds", "break between phases (default 2; the paper uses 5)", "S")] = 2.0,
-        select: Annotated[str, _opt(
+        select: Annotated[str, opt(
             "--select", "configurations to run, comma-separated names or globs: SF, SR, SD, DF, "
             "DR, DD, and with --protect SF+limit, SF+steer ... (default all)", "LIST")] = "*",
-        attacks: Annotated[str, _opt(
+        attacks: Annotated[str, opt(
             "--attacks", "attacks among syn, arp, nmap (default all three)", "LIST")] = (
             "syn,arp,nmap"),
-        load: Annotated[str, _opt(
+        load: Annotated[str, opt(
             "--load", "stress-ng CPU load: off, on, or both (default both: Tables 1 and 2)",
             "off|on|both")] = "both",
-        protect: Annotated[str, _opt(
+        protect: Annotated[str, opt(
             "--protect", "also run the single-core configurations with an ingress protection: "
             "limit (nftables rate limit on SYN and ARP), steer (receive work moved to "
             "the network CPU); e.g. --protect limit,steer", "LIST")] = "",
-        syn_limit: Annotated[int, _opt(
+        syn_limit: Annotated[int, opt(
             "--syn-limit", "SYN packets/s admitted by --protect limit (default 1000)",
             "PPS")] = 1000,
-        arp_limit: Annotated[int, _opt(
+        arp_limit: Annotated[int, opt(
             "--arp-limit", "ARP packets/s admitted by --protect limit (default 100)",
             "PPS")] = 100,
-        cycle_us: Annotated[int, _opt(
+        cycle_us: Annotated[int, opt(
             "--cycle-us", "control cycle in microseconds (default 1000)", "US")] = 1000,
-        control_cpu: Annotated[int, _opt(
+        control_cpu: Annotated[int, opt(
             "--control-cpu", f"CPU of the control task (default the last, here {_CPUS[-1]})",
             "N")] = _CPUS[-1],
-        network_cpu: Annotated[int, _opt(
+        network_cpu: Annotated[int, opt(
             "--network-cpu", "CPU of the device's receive work in D configurations and of the "
             f"attacker (default the first, here {_CPUS[0]})", "N")] = _CPUS[0],
-        dl: Annotated[str, _opt(
+        dl: Annotated[str, opt(
             "--dl", "SCHED_DEADLINE runtime, deadline, period in ns (default the paper's "
             "100000,1000000,1000000)", "RT,DL,PERIOD")] = "100000,1000000,1000000",
-        dl_admission: Annotated[str, _opt(
+        dl_admission: Annotated[str, opt(
             "--dl-admission", "SCHED_DEADLINE admission control. With 'on' (default) the kernel "
             "refuses a deadline task pinned to one CPU of a larger root domain, so SD/DD rows "
             "say 'refused'; 'off' sets kernel.sched_rt_runtime_us=-1 for the run (this also "
             "lifts RT throttling machine-wide) and restores it afterwards, also through "
             "'rig clean'", "on|off")] = "on",
-        no_figures: Annotated[bool, _opt("--no-figures", "skip the histograms")] = False,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        _choice(load, "--load", ("off", "on", "both"))
-        _choice(dl_admission, "--dl-admission", ("on", "off"))
-        return dispatch(
-            "rig linux", handle_linux, out=out, phase_seconds=phase_seconds,
-            break_seconds=break_seconds, select=select, attacks=attacks, load=load,
-            protect=protect, syn_limit=syn_limit, arp_limit=arp_limit, cycle_us=cycle_us,
-            control_cpu=control_cpu, network_cpu=network_cpu, dl=dl, dl_admission=dl_admission,
-            no_figures=no_figures, quiet=quiet, verbose=verbose,
-        )
+        no_figures: Annotated[bool, opt("--no-figures", "skip the histograms")] = False,
+    ) -> None:
+        check_choice(load, "--load", ("off", "on", "both"))
+        check_choice(dl_admission, "--dl-admission", ("on", "off"))
 
-    @rig.command(
-        "freertos-tcp",
-        help=FREERTOS_HELP,
-        short_help="the real FreeRTOS-Plus-TCP stack with libshield in its receive path, "
-        "flooded unprotected and protected",
-        epilog="\b\nexample: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 "
-        "--out ft",
-    )
+    @verb(rig, "freertos-tcp", handle_freertos, group="rig", help=FREERTOS_HELP,
+          short_help=FREERTOS_TCP_SHORT_HELP, epilog=FREERTOS_TCP_EPILOG)
     def freertos_tcp(
         out: Out,
-        scenario: Annotated[str | None, _opt(
+        scenario: Annotated[str | None, opt(
             "--scenario", "the device as a scenario (default rig/freertos/device.toml)",
             "FILE")] = None,
-        freertos_tree: Annotated[str | None, _opt(
+        freertos_tree: Annotated[str | None, opt(
             "--freertos-tree", "folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default "
             "$RTS_THIRD_PARTY, else shared/third_party beside the checkout)", "DIR")] = None,
-        attacks: Annotated[str, _opt(
+        attacks: Annotated[str, opt(
             "--attacks", "attacks among syn (hping3 SYN flood), arp (mausezahn ARP flood), nmap "
             "(full SYN scan); default all three", "LIST")] = "syn,arp,nmap",
-        variants: Annotated[str, _opt(
+        variants: Annotated[str, opt(
             "--variants", "unprotected, protected or both (default both)", "LIST")] = (
             "unprotected,protected"),
-        phase_seconds: Annotated[float | None, _opt(
+        phase_seconds: Annotated[float | None, opt(
             "--phase-seconds", "length of each phase, 1-120 (default: the flood flow's "
             "step_every in the scenario)", "S")] = None,
-        break_seconds: Annotated[float, _opt(
+        break_seconds: Annotated[float, opt(
             "--break-seconds", "break between phases (default 1)", "S")] = 1.0,
-        stock_priority: Annotated[int, _opt(
+        stock_priority: Annotated[int, opt(
             "--stock-priority", "the network task's priority in the unprotected (stock) variant "
             "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
             "configMAX_PRIORITIES - 2)", "P")] = 6,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "rig freertos-tcp", handle_freertos, out=out, scenario=scenario,
-            freertos_tree=freertos_tree, attacks=attacks, variants=variants,
-            phase_seconds=phase_seconds, break_seconds=break_seconds,
-            stock_priority=stock_priority, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
-    @rig.command(
-        "report",
-        help="Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results.",
-        short_help="rebuild the tables, histograms and report of a finished rig run",
-        epilog="\b\nexample: rtshield rig report rig-out",
-    )
+    @verb(rig, "report", handle_report, group="rig", help=REPORT_HELP,
+          short_help=REPORT_SHORT_HELP, epilog=REPORT_EPILOG)
     def report(
-        dir: Annotated[str, typer.Argument(metavar="DIR", help="the folder of a rig run")],
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch("rig report", handle_report, dir=dir, quiet=quiet, verbose=verbose)
+        dir: Annotated[str, arg("DIR", "the folder of a rig run")],
+    ) -> None:
+        ...
 
-    @rig.command(
-        "clean",
-        help=CLEAN_HELP,
-        short_help="remove leftovers of a killed rig run (namespaces named rtsrig-*)",
-        epilog="\b\nexample: sudo rtshield rig clean",
-    )
-    def clean(quiet: Quiet = False, verbose: Verbose = False) -> int:
-        return dispatch("rig clean", handle_clean, quiet=quiet, verbose=verbose)
+    @verb(rig, "clean", handle_clean, group="rig", help=CLEAN_HELP,
+          short_help=CLEAN_SHORT_HELP, epilog=CLEAN_EPILOG)
+    def clean() -> None:
+        ...
 
     app.add_typer(rig)
 
@@ -255,18 +228,18 @@ def options_from_args(args):
     if not 50 <= args.cycle_us <= 1_000_000:
         raise UsageError("rig: --cycle-us must be between 50 and 1000000")
     online = sorted(os.sched_getaffinity(0))
-    for opt, cpu in (("--control-cpu", args.control_cpu), ("--network-cpu", args.network_cpu)):
+    for flag, cpu in (("--control-cpu", args.control_cpu), ("--network-cpu", args.network_cpu)):
         if cpu not in online:
-            raise UsageError(f"rig: {opt} {cpu} is not an available CPU ({online})")
+            raise UsageError(f"rig: {flag} {cpu} is not an available CPU ({online})")
     try:
         rt, dl, per = (int(x) for x in args.dl.split(","))
     except ValueError:
         raise UsageError("rig: --dl must be three integers RT,DL,PERIOD in ns") from None
     if not 1024 <= rt <= dl <= per:
         raise UsageError("rig: --dl needs 1024 <= runtime <= deadline <= period")
-    for opt, v in (("--syn-limit", args.syn_limit), ("--arp-limit", args.arp_limit)):
+    for flag, v in (("--syn-limit", args.syn_limit), ("--arp-limit", args.arp_limit)):
         if v < 1:
-            raise UsageError(f"rig: {opt} must be at least 1")
+            raise UsageError(f"rig: {flag} must be at least 1")
     loads = {"off": [False], "on": [True], "both": [False, True]}[args.load]
     return Options(
         phase_s=args.phase_seconds,

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Quiet, Seed, Verbose, dispatch, seed_overrides
-from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
+from rtshield.clitools import Out, ScenarioFile, Seed, opt, set_option, verb
+from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
@@ -25,43 +25,32 @@ HELP = (
 )
 
 
+#: ``--set`` of run: one setting of the file.
+SetOne = set_option(
+    "override one setting of the file, e.g. --set driver.queue=750 "
+    "--set scenario.duration=10s (repeatable)"
+)
+
+
+SHORT_HELP = "simulate one scenario and write summary, time series, figures and a report"
+EPILOG = (
+    "\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
+    "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "run",
-        help=HELP,
-        short_help="simulate one scenario and write summary, time series, figures and a report",
-        epilog="\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
-        "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7",
-    )
+    @verb(app, "run", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def run(
-        scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
+        scenario: ScenarioFile,
         out: Out,
-        set: Annotated[
-            list[str],
-            typer.Option(
-                "--set",
-                metavar="SECTION.KEY=VALUE",
-                help="override one setting of the file, e.g. --set driver.queue=750 "
-                "--set scenario.duration=10s (repeatable)",
-                show_default=False,
-            ),
-        ] = [],  # noqa: B006 - typer reads the default, it is never mutated
-        no_figures: Annotated[
-            bool,
-            typer.Option(
-                "--no-figures",
-                help="write the numbers and the report without the PNG figures (faster; "
-                "matplotlib is not loaded)",
-            ),
-        ] = False,
+        set: SetOne = [],  # noqa: B006 - typer reads the default, it is never mutated
+        no_figures: Annotated[bool, opt(
+            "--no-figures", "write the numbers and the report without the PNG figures (faster; "
+            "matplotlib is not loaded)")] = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "run", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
-            no_figures=no_figures, quiet=quiet, verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 log = logging.getLogger(__name__)
@@ -85,11 +74,8 @@ def handle(args) -> int:
         enabled=False if args.quiet else None,
     )
     with bar:
-        try:
+        with recorded_on_failure(out):  # a failed run removes nothing
             outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
-        except BaseException:
-            record_outputs(out)  # a failed run removes nothing
-            raise
         bar.finish()
     finish_out_dir(out)
     if not args.quiet:

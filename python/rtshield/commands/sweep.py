@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from rtshield import sweep
-from rtshield.clitools import Jobs, Out, Quiet, Seed, Verbose, dispatch, seed_overrides
+from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option, verb
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import record_outputs
+from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, late_output
 from rtshield.tables import fmt_value
@@ -42,56 +42,38 @@ HELP = (
 )
 
 
+#: ``--set`` of sweep: one axis of the grid.
+Axes = set_option(
+    "one axis of the grid, or a fixed override when given one value (repeatable)",
+    metavar="KEY=V1,V2,…",
+)
+
+
+SHORT_HELP = "run one scenario over a grid of parameter values (on Dask)"
+EPILOG = (
+    "\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
+    "--set mitigation.capacity=300,600,1200,2400\n"
+    "         --set flows.syn.peak=50000pps,150000pps --out out/burst-capacity"
+)
+
+
 def add_to(app: typer.Typer) -> None:
-    @app.command(
-        "sweep",
-        help=HELP,
-        short_help="run one scenario over a grid of parameter values (on Dask)",
-        epilog="\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
-        "--set mitigation.capacity=300,600,1200,2400\n"
-        "         --set flows.syn.peak=50000pps,150000pps --out out/burst-capacity",
-    )
+    @verb(app, "sweep", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
     def sweep_(
-        scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="scenario file (.toml)")],
+        scenario: ScenarioFile,
         out: Out,
-        set: Annotated[
-            list[str],
-            typer.Option(
-                "--set",
-                metavar="KEY=V1,V2,…",
-                help="one axis of the grid, or a fixed override when given one value "
-                "(repeatable)",
-                show_default=False,
-            ),
-        ] = [],  # noqa: B006 - typer reads the default, it is never mutated
+        set: Axes = [],  # noqa: B006 - typer reads the default, it is never mutated
         jobs: Jobs = None,
-        scheduler: Annotated[
-            str | None,
-            typer.Option(
-                "--scheduler",
-                metavar="ADDRESS",
-                help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers "
-                "need rtshield installed; they send results back, no shared folder needed)",
-                show_default=False,
-            ),
-        ] = None,
-        run_figures: Annotated[
-            bool,
-            typer.Option(
-                "--run-figures",
-                help="also draw each point's own figures (the sweep's report needs only its "
-                "own)",
-            ),
-        ] = False,
+        scheduler: Annotated[str | None, opt(
+            "--scheduler", "run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its "
+            "workers need rtshield installed; they send results back, no shared folder "
+            "needed)", "ADDRESS")] = None,
+        run_figures: Annotated[bool, opt(
+            "--run-figures", "also draw each point's own figures (the sweep's report needs "
+            "only its own)")] = False,
         seed: Seed = None,
-        quiet: Quiet = False,
-        verbose: Verbose = False,
-    ) -> int:
-        return dispatch(
-            "sweep", handle, scenario=scenario, out=out, set=seed_overrides(set, seed),
-            jobs=jobs, scheduler=scheduler, run_figures=run_figures, quiet=quiet,
-            verbose=verbose,
-        )
+    ) -> None:
+        ...
 
 
 def handle(args) -> int:
@@ -131,12 +113,9 @@ def handle(args) -> int:
             figures=args.run_figures,
             on_done=lambda d, n, _o: bar(d, n),
         )
-        try:
+        with recorded_on_failure(out):  # a failed command removes nothing
             bar.phase("tables, figure and report")
             report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
-        except BaseException:
-            record_outputs(out)  # a failed command removes nothing
-            raise
         bar.finish()
     finish_jobs(out, outcomes)
     _print_table(

@@ -33,7 +33,6 @@ except ModuleNotFoundError:  # Python 3.10
 
 from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
-from rtshield.studies.common import img as _img
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
 
@@ -512,31 +511,27 @@ INTRO = (
 )
 
 
-def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results:
-    return Results.of(run_points(points(plan or Plan()), jobs=jobs, on_done=progress))
-
-
 def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
               level: int = 1) -> str:
     h2, parts = common.body_head(level, "Behnke et al., hardware approach (§8)", INTRO,
                                  "Behnke et al. §8", verdicts_html(verdicts))
     if "fig14" in figs:
-        parts += [f"<{h2}>Experiment 1: interrupt generation (Figure 14, Table 2)</{h2}>",
-                  _img(figs["fig14"], "fig14")]
+        parts += common.figure_section(
+            h2, "Experiment 1: interrupt generation (Figure 14, Table 2)", figs, "fig14")
     if "fig15" in figs:
-        parts += [f"<{h2}>Experiment 2: unfiltered packet flood (Figure 15)</{h2}>",
-                  _img(figs["fig15"], "fig15"),
-                  '<p class="note">Added runtime: worker 0\'s mean response time (arrival to '
-                  "done) over the same configuration's run without flood. d4000 (dashed) is "
-                  "this study's probe beyond the paper's d3200.</p>"]
+        parts += common.figure_section(
+            h2, "Experiment 2: unfiltered packet flood (Figure 15)", figs, "fig15",
+            "Added runtime: worker 0's mean response time (arrival to "
+            "done) over the same configuration's run without flood. d4000 (dashed) is "
+            "this study's probe beyond the paper's d3200.")
         parts.append(_table(["config", "flood [pkt/s]", "interrupts", "interrupts per packet",
                              "worker 0 mean [µs]", "added runtime [%]"],
                             [[x["config"], x["flood_pps"], x["interrupts"],
                               f"{x['irq_per_packet'] * 100:.2f} %", x["worker0_mean_us"],
                               x["added_runtime_pct"]] for x in r.exp2]))
     if "fig16" in figs:
-        parts += [f"<{h2}>Experiment 3: expected load (Figure 16)</{h2}>",
-                  _img(figs["fig16"], "fig16")]
+        parts += common.figure_section(h2, "Experiment 3: expected load (Figure 16)", figs,
+                                       "fig16")
         parts.append(_table(["config", "queue", "worker", "median delay [µs]",
                              "mean delay [µs]", "delivered"],
                             [[x["config"], x["queue"], x["worker"], x["median_delay_us"],

@@ -38,7 +38,6 @@ except ModuleNotFoundError:  # Python 3.10
 
 from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
-from rtshield.studies.common import img as _img
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
 
@@ -763,11 +762,6 @@ def _limit_lines(ax, hps: Sequence[int], lps: Sequence[int], key: str) -> None:
 # ------------------------------------------------------------------ the study
 
 
-def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results:
-    pts = points(plan or Plan())
-    return Results.of(run_points(pts, jobs=jobs, on_done=progress))
-
-
 INTRO = (
     "Behnke et al., <i>Real-time aware packet reception</i>, the software approach (§6), "
     "simulated on the <code>zynq7000-freertos-tcp</code> preset: Experiment 1 (Figure 9, "
@@ -787,10 +781,8 @@ def body_html(
     h2, parts = common.body_head(level, "Behnke et al., software approach (§6)", INTRO,
                                  "Behnke et al. §6", verdicts_html(verdicts))
     if "fig9" in figs:
-        parts += [
-            f"<{h2}>Experiment 1: CPU time per packet (Figure 9)</{h2}>",
-            _img(figs["fig9"], "fig9"),
-        ]
+        parts += common.figure_section(h2, "Experiment 1: CPU time per packet (Figure 9)", figs,
+                                       "fig9")
         rows = []
         for key, _, label, _ in EXP1_CONFIGS:
             for x in r.exp1.get(key, ()):
@@ -818,14 +810,13 @@ def body_html(
             )
         )
     if "fig10" in figs:
-        parts += [
-            f"<{h2}>Experiment 2: ISR duration per execution path (Figure 10)</{h2}>",
-            _img(figs["fig10"], "fig10"),
-            '<p class="note">The preset gives each path a constant cost (the paper prints '
+        parts += common.figure_section(
+            h2, "Experiment 2: ISR duration per execution path (Figure 10)", figs, "fig10",
+            "The preset gives each path a constant cost (the paper prints "
             "no quantile values), so every quantile equals that cost; a preset or "
             "scenario can give distributions with <code>rx_path_NAME_p90</code> … "
-            "<code>_p9999</code>.</p>",
-        ]
+            "<code>_p9999</code>.",
+        )
         parts.append(
             _table(
                 ["path", "frames", *(q for _, q in QUANTILES)],
@@ -833,15 +824,14 @@ def body_html(
             )
         )
     if "fig11" in figs:
-        parts += [
-            f"<{h2}>Experiment 3: mitigation and prioritisation (Figure 11)</{h2}>",
-            _img(figs["fig11"], "fig11"),
-            '<p class="note">Blue line: the HP flow limit (1000 pkt/s); black line: the '
+        parts += common.figure_section(
+            h2, "Experiment 3: mitigation and prioritisation (Figure 11)", figs, "fig11",
+            "Blue line: the HP flow limit (1000 pkt/s); black line: the "
             "global limit (HP + LP = 1500 pkt/s for the original stack, 7000 pkt/s for "
             "the modified one). Every point: evenly spaced arrivals at 99 % of the nominal "
             "rates (a generator's clock is not the device's), numbers in "
-            "<code>exp3.csv</code>.</p>",
-        ]
+            "<code>exp3.csv</code>.",
+        )
     return "\n".join(parts)
 
 

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
@@ -206,6 +207,16 @@ def img(data: bytes, alt: str) -> str:
     )
 
 
+def figure_section(h2: str, title: str, figs: Mapping[str, bytes], key: str,
+                   note: str = "") -> list[str]:
+    """The start of a report section on figure ``key`` of ``figs``: its heading ``title``
+    (tag ``h2``), the figure, and ``note`` (HTML) under it when given."""
+    parts = [f"<{h2}>{title}</{h2}>", img(figs[key], key)]
+    if note:
+        parts.append(f'<p class="note">{note}</p>')
+    return parts
+
+
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
@@ -272,6 +283,15 @@ def write_study(
     return report, text
 
 
+def run_study(study: ModuleType, plan: Any = None, jobs: int = 2, progress=None,
+              folder: Path | None = None) -> Any:
+    """Run every point of ``study``'s ``plan`` (default: its full ``Plan()``), from the
+    scenarios in ``folder`` (default: the shipped ones), on ``jobs`` processes; returns the
+    study's ``Results``. ``progress(done, total)`` is called as points finish."""
+    pts = study.points(plan or study.Plan(), folder)
+    return study.Results.of(study.run_points(pts, jobs=jobs, on_done=progress))
+
+
 def run_and_write(
     out_dir: str | Path,
     pts: Sequence[Point],
@@ -288,7 +308,7 @@ def run_and_write(
 
     Returns (report path, report body, verdicts, wall seconds).
     """
-    from rtshield.outputs import finish_out_dir, prepare_out_dir, record_outputs
+    from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
     from rtshield.progress import ProgressBar
 
     t0 = time.perf_counter()
@@ -300,10 +320,7 @@ def run_and_write(
         bar.close()
     r = results_of(res)
     verdicts = evaluate(r)
-    try:
+    with recorded_on_failure(out):
         report, body = write(out, r, verdicts)
-    except BaseException:
-        record_outputs(out)
-        raise
     finish_out_dir(out)
     return report, body, verdicts, time.perf_counter() - t0

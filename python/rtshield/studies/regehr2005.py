@@ -38,7 +38,6 @@ except ModuleNotFoundError:  # Python 3.10
 
 from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
-from rtshield.studies.common import img as _img
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
 
@@ -603,11 +602,6 @@ def fig_eth(r: Results):
 # ------------------------------------------------------------------ the study
 
 
-def run_study(plan: Plan | None = None, jobs: int = 2, progress=None) -> Results:
-    pts = points(plan or Plan())
-    return Results.of(run_points(pts, jobs=jobs, on_done=progress))
-
-
 INTRO = (
     "Regehr &amp; Duongsaa, <i>Preventing Interrupt Overload</i> (LCTES 2005), simulated: "
     "Figures 1–2 (§6.2–6.3: CPU overhead, measured passively by a background task, of pure "
@@ -648,24 +642,23 @@ def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes]
                                  "Regehr &amp; Duongsaa", verdicts_html(verdicts))
     labels = {k: lab for k, _, lab in FIG_CONFIGS}
     if "fig12" in figs:
-        parts += [f"<{h2}>Figures 1–2: CPU overhead against the offered interrupt rate</{h2}>",
-                  _img(figs["fig12"], "fig12"),
-                  '<p class="note">Overhead = the background task\'s lost progress against a '
-                  "run with no interrupts. Dash-dotted: the 4 kHz limit. Numbers in "
-                  "<code>figures.csv</code>.</p>"]
+        parts += common.figure_section(
+            h2, "Figures 1–2: CPU overhead against the offered interrupt rate", figs, "fig12",
+            "Overhead = the background task's lost progress against a "
+            "run with no interrupts. Dash-dotted: the 4 kHz limit. Numbers in "
+            "<code>figures.csv</code>.")
         rows = [[x["figure"], labels[x["config"]], f"{x['rate_hz'] / 1000:g}",
                  f"{x['overhead_pct']:.2f}", f"{x['admitted_hz']:g}"] for x in r.fig
                 if x["rate_hz"] in (0, 260, 1_000, 4_000, 16_000)]
         parts.append(_table(["figure", "configuration", "offered [kHz]", "overhead [%]",
                              "admitted [/s]"], rows))
     if "fig3" in figs:
-        parts += [f"<{h2}>§6.4: two sources on one shared timer</{h2}>",
-                  _img(figs["fig3"], "fig3")]
+        parts += common.figure_section(h2, "§6.4: two sources on one shared timer", figs, "fig3")
     if "fig_eth" in figs:
-        parts += [f"<{h2}>§7: the Ethernut under a flood</{h2}>",
-                  _img(figs["fig_eth"], "fig_eth"),
-                  '<p class="note">One second per flood level; the speaker flips its output '
-                  "once per completed 2 ms cycle. Numbers in <code>ethernut.csv</code>.</p>"]
+        parts += common.figure_section(
+            h2, "§7: the Ethernut under a flood", figs, "fig_eth",
+            "One second per flood level; the speaker flips its output "
+            "once per completed 2 ms cycle. Numbers in <code>ethernut.csv</code>.")
         s = r.points.get("eth/bursty")
         note = ethernut_analysis()
         if s is not None and note:
