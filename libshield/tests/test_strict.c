@@ -7,26 +7,18 @@
 enum { IRQ, TIMER };
 
 typedef struct {
-    const char *name;
-    int ev;
-    rts_time_ns now;
-    uint32_t flags;
-    rts_time_ns timer_at;
+    RTS_ACTION_ROW;
     uint32_t admitted, expiries, port_errors;
 } strict_row;
 
-static void run_rows(rts_strict *s, const strict_row *rows, size_t n)
+static void step(rts_strict *s, const strict_row *r)
 {
-    for (size_t i = 0; i < n; i++) {
-        ROW(rows[i].name);
-        rts_action a = rows[i].ev == IRQ ? rts_strict_on_irq_isr(s, rows[i].now)
-                                         : rts_strict_on_timer_isr(s, rows[i].now);
-        CHECK_EQ(a.flags, rows[i].flags);
-        CHECK_EQ(a.timer_at, rows[i].timer_at);
-        CHECK_EQ(s->admitted, rows[i].admitted);
-        CHECK_EQ(s->expiries, rows[i].expiries);
-        CHECK_EQ(s->port_errors, rows[i].port_errors);
-    }
+    rts_action a =
+        r->ev == IRQ ? rts_strict_on_irq_isr(s, r->now) : rts_strict_on_timer_isr(s, r->now);
+    CHECK_ACTION(a, r);
+    CHECK_EQ(s->admitted, r->admitted);
+    CHECK_EQ(s->expiries, r->expiries);
+    CHECK_EQ(s->port_errors, r->port_errors);
 }
 
 #define ADMIT (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER)
@@ -42,7 +34,7 @@ static void test_sequence(void)
     };
     rts_strict s;
     CHECK_EQ(rts_strict_init(&s, 1000), RTS_OK);
-    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&s, rows, step);
 }
 
 static void test_exactly_t_min(void)
@@ -59,7 +51,7 @@ static void test_exactly_t_min(void)
     };
     rts_strict s;
     rts_strict_init(&s, 250);
-    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&s, rows, step);
 }
 
 static void test_port_errors(void)
@@ -77,7 +69,7 @@ static void test_port_errors(void)
     };
     rts_strict s;
     rts_strict_init(&s, 500);
-    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&s, rows, step);
 }
 
 static void test_set_t_min(void)
