@@ -1,7 +1,7 @@
 /* Burst Mitigation (Danicki et al. §2.2): capacity per slice, the line off
  * until the next slice, re-enable by the timer, and the 2x double burst. */
-#include "rts_port_posix.h"
 #include "rts_test.h"
+#include "rts_test_host.h"
 #include "rtshield/rts_burst_mit.h"
 
 enum { EV_RX, EV_TIMER };
@@ -164,24 +164,20 @@ static void test_random_arrivals_bounded(void)
 /* The returned actions performed through the port and the irq gate. */
 static void test_through_port(void)
 {
-    rts_port port;
-    rts_posix_port hw;
-    rts_posix_port_init(&port, &hw);
-    rts_irq_gate g;
-    rts_irq_gate_init(&g);
+    rts_test_host h;
+    rts_test_host_init(&h, 4);
     const rts_port_target tgt = {.line = 4, .timer = 2, .timer_line = 10};
-    if (rts_irq_gate_app_set(&g, 4, true) == RTS_GATE_ENABLED) port.irq_set_enabled(port.ctx, 4, true);
     rts_burst_mit m;
     const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 2, .aligned = false};
     rts_burst_mit_init(&m, &cfg);
-    CHECK_EQ(rts_port_apply(&port, &g, tgt, rts_burst_mit_on_rx_isr(&m, 10)), 0);
-    CHECK(hw.enabled[4]);
-    CHECK_EQ(rts_port_apply(&port, &g, tgt, rts_burst_mit_on_rx_isr(&m, 20)), 0);
-    CHECK(!hw.enabled[4]);
-    CHECK(hw.timer_armed[2]);
-    CHECK_EQ(hw.timer_at[2], 1010);
-    rts_port_apply(&port, &g, tgt, rts_burst_mit_on_timer_isr(&m, 1010));
-    CHECK(hw.enabled[4]);
+    CHECK_EQ(rts_test_host_apply(&h, tgt, rts_burst_mit_on_rx_isr(&m, 10)), 0);
+    CHECK(h.hw.enabled[4]);
+    CHECK_EQ(rts_test_host_apply(&h, tgt, rts_burst_mit_on_rx_isr(&m, 20)), 0);
+    CHECK(!h.hw.enabled[4]);
+    CHECK(h.hw.timer_armed[2]);
+    CHECK_EQ(h.hw.timer_at[2], 1010);
+    rts_test_host_apply(&h, tgt, rts_burst_mit_on_timer_isr(&m, 1010));
+    CHECK(h.hw.enabled[4]);
 }
 
 static void test_init_and_defaults(void)
