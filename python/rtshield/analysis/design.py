@@ -49,6 +49,21 @@ MAX_DURATION_NS = 1_000 * 10**9
 MAX_COUNT = 1_000_000
 
 
+def answer_head(
+    name: str, shown: str | None, note: str, unsafe_reason: str, margin: str, m: int | None
+) -> list[str]:
+    """The first lines of a design answer: ``name = shown``, its note and the analysed
+    margin ``m`` (labelled ``margin``); ``name: no safe value (why)`` alone when
+    ``shown`` is None."""
+    if shown is None:
+        return [f"{name}: no safe value ({note or unsafe_reason})"]
+    lines = [f"{name} = {shown}"]
+    if note:
+        lines.append(f"  {note}")
+    lines.append(f"  {margin} = {'-' if m is None else format_ns(m)}")
+    return lines
+
+
 @dataclass
 class Design:
     param: str
@@ -95,18 +110,17 @@ class Design:
         return out
 
     def text(self) -> str:
-        lines = []
-        if self.value is None:
-            lines.append(f"{self.param}: no safe value ({self.note or self.unsafe_reason})")
-            return "\n".join(lines)
-        lines.append(f"{self.param} = {self.display or self._fmt(self.value)}")
-        if self.note:
-            lines.append(f"  {self.note}")
-        m = self.margin_ns()
-        lines.append(
-            f"  margin at this value: smallest slack D - WCRT = "
-            f"{'-' if m is None else format_ns(m)}"
+        shown = None if self.value is None else self.display or self._fmt(self.value)
+        lines = answer_head(
+            self.param,
+            shown,
+            self.note,
+            self.unsafe_reason,
+            "margin at this value: smallest slack D - WCRT",
+            self.margin_ns(),
         )
+        if self.value is None:
+            return "\n".join(lines)
         if self.unsafe_value is not None:
             lines.append(
                 f"  first unsafe value: {self._fmt(self.unsafe_value)} ({self.unsafe_reason})"
