@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
-from .design import MAX_COUNT, MAX_DURATION_NS, answer_head
+from .design import MAX_COUNT, MAX_DURATION_NS, _ok, _why, answer_head
 from .model import bound_system, fold_source, rx_isr_hooked, system_from_scenario
 from .report import Report, analyze_system
 from .system import ModelInfeasible
@@ -353,19 +353,6 @@ def _analyse(sc) -> Report | Exception:
         return analyze_system(system_from_scenario(sc))
     except ModelInfeasible as e:
         return e
-
-
-def _ok(rep) -> bool:
-    return isinstance(rep, Report) and rep.schedulable
-
-
-def _why(rep) -> str:
-    if isinstance(rep, Exception):
-        return str(rep)
-    for r in rep.result.tasks:
-        if not r.schedulable:
-            return f"{r.task.name}: {r.reason}"
-    return ""
 
 
 def _boundary(ok: Callable[[int], bool], lo: int, hi: int, largest: bool):

@@ -36,7 +36,8 @@ from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
 from . import native
-from .knobs import _analyse, _boundary, _ok
+from .design import _ok
+from .knobs import _analyse, _boundary
 from .model import rx_packet_task_ns, system_from_scenario
 from .report import Report, analyze_system
 
