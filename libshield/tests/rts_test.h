@@ -72,8 +72,8 @@ static const char *rts_test_row = "";
     rts_time_ns timer_at
 
 /* An rts_action `a` against a row's expected `flags` and `timer_at`. */
-#define CHECK_ACTION(a, row)                      \
-    do {                                          \
+#define CHECK_ACTION(a, row)                     \
+    do {                                         \
         CHECK_EQ((a).flags, (row)->flags);       \
         CHECK_EQ((a).timer_at, (row)->timer_at); \
     } while (0)
