@@ -5,15 +5,12 @@
 # bytes a small C driver (bench/engine_cost.c) runs against build/dev's
 # native library (tools/dev.sh builds it: LTO, RelWithDebInfo).
 #   bench/engine_cost.sh [SCENARIO.toml ...]    default: queue_500, scheduler_equal
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-out="$here/build/bench-engine"
+. "$(dirname "$0")/common.sh"
+bench_out bench-engine
 lib="$here/build/dev/librtshield_native.so"
-mkdir -p "$out"
-command -v valgrind >/dev/null || { echo "engine_cost: valgrind not found (Debian package valgrind)" >&2; exit 1; }
+need_valgrind
 [ -f "$lib" ] || { echo "engine_cost: $lib missing: run tools/dev.sh" >&2; exit 1; }
 py=${PYTHON:-python3}
-cc=${CC:-cc}
 "$cc" -std=c11 -O2 -I"$here/sim/include" -I"$here/libshield/include" -o "$out/engine_cost" \
   "$here/bench/engine_cost.c" "$lib" -Wl,-rpath,"$here/build/dev"
 if [ $# -eq 0 ]; then
@@ -34,8 +31,7 @@ open(sys.argv[2], "wb").write(bytes(ffi.buffer(cfg)))
 PY
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$name" "$out/engine_cost" "$out/$name.bin" 1 \
     >/dev/null 2>"$out/cg.$name.log"
-  ir=$(awk '/^summary:/ {print $2}' "$out/cg.$name")
-  [ -n "$ir" ] || { echo "engine_cost: no summary for $name" >&2; exit 1; }
+  ir=$(callgrind_ir "$out/cg.$name" "$name")
   read -r _ pk _ ev _ _ _ cpu < <("$out/engine_cost" "$out/$name.bin" 10)
   awk -v n="$name" -v pk="$pk" -v ev="$ev" -v ir="$ir" -v cpu="$cpu" 'BEGIN {
     printf "| %s | %d | %d | %d | %.0f | %.4f | %.1f |\n", n, pk, ev, ir, ir / pk, cpu, pk / cpu / 1e6 }'

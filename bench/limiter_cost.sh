@@ -2,13 +2,10 @@
 # Instructions per decision of each interrupt limiter (issue 13: at most 20
 # each), counted by callgrind on the host inside the library function.
 #   bench/limiter_cost.sh          print the table (markdown)
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-out="$here/build/bench-limiters"
+. "$(dirname "$0")/common.sh"
+bench_out bench-limiters
 n=10000
-mkdir -p "$out"
-command -v valgrind >/dev/null || { echo "limiter_cost: valgrind not found (Debian package valgrind)" >&2; exit 1; }
-cc=${CC:-cc}
+need_valgrind
 "$cc" -std=c11 -O2 -g -I"$here/libshield/include" -o "$out/limiter_cost" "$here/bench/limiter_cost.c" \
   "$here"/libshield/src/*.c
 echo "| decision | function | instructions per call |"
@@ -16,8 +13,7 @@ echo "|---|---|---:|"
 while read -r sc fn; do
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$sc" --toggle-collect="$fn" \
     "$out/limiter_cost" "$sc" "$n" >/dev/null 2>"$out/cg.$sc.log"
-  ir=$(awk '/^summary:/ {print $2}' "$out/cg.$sc")
-  [ -n "$ir" ] || { echo "limiter_cost: no summary for $sc" >&2; exit 1; }
+  ir=$(callgrind_ir "$out/cg.$sc" "$sc")
   echo "| $sc | \`$fn\` | $(( (ir + n / 2) / n )) |"
 done <<'LIST'
 strict_admit rts_strict_on_irq_isr

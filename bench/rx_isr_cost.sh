@@ -3,13 +3,10 @@
 # enqueue), counted by callgrind on the host, written to docs/rx-isr-cost.md.
 #   bench/rx_isr_cost.sh            measure and rewrite the results file
 #   bench/rx_isr_cost.sh --print    measure and print only
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-out="$here/build/bench-rx"
+. "$(dirname "$0")/common.sh"
+bench_out bench-rx
 n=10000
-mkdir -p "$out"
-command -v valgrind >/dev/null || { echo "rx_isr_cost: valgrind not found (Debian package valgrind)" >&2; exit 1; }
-cc=${CC:-cc}
+need_valgrind
 cflags=(-std=c11 -O2 -g -I"$here/libshield/include")
 "$cc" "${cflags[@]}" -o "$out/rx_isr_cost" "$here/bench/rx_isr_cost.c" "$here"/libshield/src/*.c
 # The size build's receive path (RTS_CONFIG_RX_INLINE 0, the default under -Os).
@@ -21,8 +18,7 @@ count() {
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$bin.$1.$2" --toggle-collect="$2" \
     "$out/$bin" "$1" "$n" >/dev/null 2>"$out/cg.$bin.$1.$2.log"
   local ir
-  ir=$(awk '/^summary:/ {print $2}' "$out/cg.$bin.$1.$2")
-  [ -n "$ir" ] || { echo "rx_isr_cost: no summary for $1 in $2" >&2; exit 1; }
+  ir=$(callgrind_ir "$out/cg.$bin.$1.$2" "$1 in $2")
   echo $(( (ir + n / 2) / n ))
 }
 rows=()

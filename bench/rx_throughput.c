@@ -26,16 +26,9 @@ int main(int argc, char **argv)
     c.rx.nbufs = 128;
     c.costs.tick_isr_ns = 1000;
     /* tasks: network task, HP worker, medium-priority background */
-    c.tasks[0].kind = RTSIM_TASK_DRIVER;
-    c.tasks[0].priority = 1;
-    c.tasks[1].kind = RTSIM_TASK_WORKER;
-    c.tasks[1].priority = 6;
-    c.tasks[1].flow = 0;
-    c.tasks[1].mailbox = 16;
-    c.tasks[1].work_ns = 10000;
-    c.tasks[2].kind = RTSIM_TASK_BACKGROUND;
-    c.tasks[2].priority = 3;
-    c.n_tasks = 3;
+    add_driver(&c, 1);
+    add_worker(&c, 6, 0, 16, 10000);
+    add_task(&c, RTSIM_TASK_BACKGROUND, 3, 0, 0);
     /* flows: HP 1 000 pkt/s to port 502, LP flood 99 000 pkt/s to port 9 */
     c.n_flows = 2;
     for (int i = 0; i < 2; i++) {

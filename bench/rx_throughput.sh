@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
 # Engine throughput on the receive path (bench/rx_throughput.c), built with
 # -O2 like the installed package. Results: bench/RESULTS.md.
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-out="$here/build/bench-rx"
-mkdir -p "$out"
-cc=${CC:-cc}
+. "$(dirname "$0")/common.sh"
+bench_out bench-rx
 "$cc" -std=c11 -O2 -ffp-contract=off -I"$here/sim/include" -I"$here/sim/src" -I"$here/libshield/include" \
   -I"$here/libshield/port/posix" -I"$here/sim/tests" -I"$here/libshield/tests" \
   -o "$out/rx_throughput" "$here/bench/rx_throughput.c" \

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "rtsim/rtsim.h"
+#include "sim_test_util.h"
 
 int main(int argc, char **argv)
 {
@@ -26,22 +27,11 @@ int main(int argc, char **argv)
     c.costs.isr_per_packet_ns = 5000;
     c.costs.driver_per_packet_ns = 3000;
     c.costs.tick_isr_ns = 3000;
-    c.n_tasks = 3;
-    c.tasks[0].kind = RTSIM_TASK_PERIODIC;
-    c.tasks[0].priority = 3;
-    c.tasks[0].critical = 1;
-    c.tasks[0].period_ns = 10000000;
-    c.tasks[0].work_ns = 4000000;
-    c.tasks[1].kind = RTSIM_TASK_DRIVER;
-    c.tasks[1].priority = 2;
-    c.tasks[2].kind = RTSIM_TASK_WORKER;
-    c.tasks[2].priority = 1;
-    c.tasks[2].flow = 0;
-    c.tasks[2].mailbox = 64;
-    c.tasks[2].work_ns = 2000;
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_POISSON;
-    c.flows[0].rate_pps = 100000;
+    int crit = add_periodic(&c, 3, 10000000, 4000000);
+    c.tasks[crit].critical = 1;
+    add_driver(&c, 2);
+    add_worker(&c, 1, 0, 64, 2000);
+    add_flow(&c, RTSIM_PAT_POISSON, 100000);
     rtsim *s = rtsim_create(&c);
     if (s == NULL) {
         fprintf(stderr, "sim_memory: %s\n", rtsim_config_error(&c));

@@ -2,13 +2,10 @@
 # Does the simulator's memory grow with the simulated length? Runs
 # bench/sim_memory.c for 10 s and 100 s simulated: peak RSS, then the heap
 # peak under valgrind massif (when installed). Results: bench/RESULTS.md.
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-out="$here/build/bench-mem"
-mkdir -p "$out"
-cc=${CC:-cc}
+. "$(dirname "$0")/common.sh"
+bench_out bench-mem
 "$cc" -std=c11 -O2 -g -I"$here/sim/include" -I"$here/sim/src" -I"$here/libshield/include" \
-  -I"$here/libshield/port/posix" -o "$out/sim_memory" "$here/bench/sim_memory.c" \
+  -I"$here/libshield/port/posix" -I"$here/sim/tests" -I"$here/libshield/tests" -o "$out/sim_memory" "$here/bench/sim_memory.c" \
   "$here"/sim/src/*.c "$here"/libshield/src/*.c "$here"/libshield/port/posix/*.c -lm
 for secs in 10 100; do
   "$out/sim_memory" "$secs"

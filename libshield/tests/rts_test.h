@@ -1,7 +1,8 @@
 /* Minimal test harness for libshield unit tests: checks count failures,
  * RTS_RUN runs one test function, rts_test_end() prints a summary and gives
  * the exit status ctest reads. Table-driven tests loop over arrays of
- * (time, event, expected) rows and name the row in the failure message. */
+ * (time, event, expected) rows (RTS_RUN_ROWS) and name the row in the failure
+ * message. */
 #ifndef RTS_TEST_H
 #define RTS_TEST_H
 
@@ -49,6 +50,32 @@ static const char *rts_test_row = "";
         } else {                                                       \
             printf("ok   %s\n", #fn);                                  \
         }                                                              \
+    } while (0)
+
+/* Table-driven tests: for each row of the array `rows` (structs with a `name`),
+ * name the row and call step(lim, &row), the test's own event and checks. */
+#define RTS_RUN_ROWS(lim, rows, step)                                      \
+    do {                                                                   \
+        for (size_t i_ = 0; i_ < sizeof(rows) / sizeof((rows)[0]); i_++) { \
+            ROW((rows)[i_].name);                                          \
+            step((lim), &(rows)[i_]);                                      \
+        }                                                                  \
+    } while (0)
+
+/* The first columns of a limiter's table row: the row's name, the event (the
+ * test's own enum), its time and the expected action's flags and timer. */
+#define RTS_ACTION_ROW \
+    const char *name;  \
+    int ev;            \
+    rts_time_ns now;   \
+    uint32_t flags;    \
+    rts_time_ns timer_at
+
+/* An rts_action `a` against a row's expected `flags` and `timer_at`. */
+#define CHECK_ACTION(a, row)                     \
+    do {                                         \
+        CHECK_EQ((a).flags, (row)->flags);       \
+        CHECK_EQ((a).timer_at, (row)->timer_at); \
     } while (0)
 
 /* xorshift32: a deterministic pseudo-random number in [0, n) from `*state`

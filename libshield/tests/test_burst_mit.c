@@ -1,32 +1,24 @@
 /* Burst Mitigation (Danicki et al. §2.2): capacity per slice, the line off
  * until the next slice, re-enable by the timer, and the 2x double burst. */
-#include "rts_port_posix.h"
 #include "rts_test.h"
+#include "rts_test_host.h"
 #include "rtshield/rts_burst_mit.h"
 
 enum { EV_RX, EV_TIMER };
 
 typedef struct {
-    const char *name;
-    int ev;
-    rts_time_ns now;
-    uint32_t flags;
-    rts_time_ns timer_at;
+    RTS_ACTION_ROW;
     uint32_t count_after;
     rts_time_ns slice_start_after;
 } burst_row;
 
-static void run_rows(rts_burst_mit *m, const burst_row *rows, size_t n)
+static void step(rts_burst_mit *m, const burst_row *r)
 {
-    for (size_t i = 0; i < n; i++) {
-        ROW(rows[i].name);
-        rts_action a = rows[i].ev == EV_RX ? rts_burst_mit_on_rx_isr(m, rows[i].now)
-                                           : rts_burst_mit_on_timer_isr(m, rows[i].now);
-        CHECK_EQ(a.flags, rows[i].flags);
-        CHECK_EQ(a.timer_at, rows[i].timer_at);
-        CHECK_EQ(m->count, rows[i].count_after);
-        CHECK_EQ(m->slice_start, rows[i].slice_start_after);
-    }
+    rts_action a = r->ev == EV_RX ? rts_burst_mit_on_rx_isr(m, r->now)
+                                  : rts_burst_mit_on_timer_isr(m, r->now);
+    CHECK_ACTION(a, r);
+    CHECK_EQ(m->count, r->count_after);
+    CHECK_EQ(m->slice_start, r->slice_start_after);
 }
 
 static const uint32_t OFF = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
@@ -51,7 +43,7 @@ static void test_paper_slices(void)
     rts_burst_mit m;
     const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 3, .aligned = false};
     CHECK_EQ(rts_burst_mit_init(&m, &cfg), RTS_OK);
-    run_rows(&m, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&m, rows, step);
     CHECK_EQ(m.accepted, 7);
     CHECK_EQ(m.dropped, 1);
     CHECK_EQ(m.disables, 1);
@@ -72,7 +64,7 @@ static void test_aligned_slices(void)
     rts_burst_mit m;
     const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 3, .aligned = true};
     CHECK_EQ(rts_burst_mit_init(&m, &cfg), RTS_OK);
-    run_rows(&m, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&m, rows, step);
 }
 
 /* Danicki §2.2: capacity packets at the end of one slice and capacity at the
@@ -172,24 +164,20 @@ static void test_random_arrivals_bounded(void)
 /* The returned actions performed through the port and the irq gate. */
 static void test_through_port(void)
 {
-    rts_port port;
-    rts_posix_port hw;
-    rts_posix_port_init(&port, &hw);
-    rts_irq_gate g;
-    rts_irq_gate_init(&g);
+    rts_test_host h;
+    rts_test_host_init(&h, 4);
     const rts_port_target tgt = {.line = 4, .timer = 2, .timer_line = 10};
-    if (rts_irq_gate_app_set(&g, 4, true) == RTS_GATE_ENABLED) port.irq_set_enabled(port.ctx, 4, true);
     rts_burst_mit m;
     const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 2, .aligned = false};
     rts_burst_mit_init(&m, &cfg);
-    CHECK_EQ(rts_port_apply(&port, &g, tgt, rts_burst_mit_on_rx_isr(&m, 10)), 0);
-    CHECK(hw.enabled[4]);
-    CHECK_EQ(rts_port_apply(&port, &g, tgt, rts_burst_mit_on_rx_isr(&m, 20)), 0);
-    CHECK(!hw.enabled[4]);
-    CHECK(hw.timer_armed[2]);
-    CHECK_EQ(hw.timer_at[2], 1010);
-    rts_port_apply(&port, &g, tgt, rts_burst_mit_on_timer_isr(&m, 1010));
-    CHECK(hw.enabled[4]);
+    CHECK_EQ(rts_test_host_apply(&h, tgt, rts_burst_mit_on_rx_isr(&m, 10)), 0);
+    CHECK(h.hw.enabled[4]);
+    CHECK_EQ(rts_test_host_apply(&h, tgt, rts_burst_mit_on_rx_isr(&m, 20)), 0);
+    CHECK(!h.hw.enabled[4]);
+    CHECK(h.hw.timer_armed[2]);
+    CHECK_EQ(h.hw.timer_at[2], 1010);
+    rts_test_host_apply(&h, tgt, rts_burst_mit_on_timer_isr(&m, 1010));
+    CHECK(h.hw.enabled[4]);
 }
 
 static void test_init_and_defaults(void)

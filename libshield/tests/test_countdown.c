@@ -19,25 +19,21 @@ typedef struct {
     uint32_t delivered, latches, lost;
 } cd_row;
 
-static void run_rows(rts_countdown *c, const cd_row *rows, size_t n)
+static void step(rts_countdown *c, const cd_row *r)
 {
-    for (size_t i = 0; i < n; i++) {
-        ROW(rows[i].name);
-        rts_action a = {RTS_ACT_NONE, 0};
-        if (rows[i].ev == ARR) {
-            a = rts_countdown_on_arrival_isr(c, rows[i].now);
-        } else if (rows[i].ev == ZERO) {
-            a = rts_countdown_on_zero_isr(c, rows[i].now);
-        } else {
-            CHECK_EQ(rts_countdown_configure(c, rows[i].tick_ns, rows[i].initial, rows[i].now), RTS_OK);
-        }
-        CHECK_EQ(a.flags, rows[i].flags);
-        CHECK_EQ(a.timer_at, rows[i].timer_at);
-        CHECK(rts_countdown_next_event_at(c) == rows[i].next);
-        CHECK_EQ(c->delivered, rows[i].delivered);
-        CHECK_EQ(c->latches, rows[i].latches);
-        CHECK_EQ(c->lost, rows[i].lost);
+    rts_action a = {RTS_ACT_NONE, 0};
+    if (r->ev == ARR) {
+        a = rts_countdown_on_arrival_isr(c, r->now);
+    } else if (r->ev == ZERO) {
+        a = rts_countdown_on_zero_isr(c, r->now);
+    } else {
+        CHECK_EQ(rts_countdown_configure(c, r->tick_ns, r->initial, r->now), RTS_OK);
     }
+    CHECK_ACTION(a, r);
+    CHECK(rts_countdown_next_event_at(c) == r->next);
+    CHECK_EQ(c->delivered, r->delivered);
+    CHECK_EQ(c->latches, r->latches);
+    CHECK_EQ(c->lost, r->lost);
 }
 
 static void test_basic(void)
@@ -57,7 +53,7 @@ static void test_basic(void)
     rts_countdown c;
     CHECK_EQ(rts_countdown_init(&c, 10, 100), RTS_OK);
     CHECK(rts_countdown_next_event_at(&c) == NEVER);
-    run_rows(&c, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&c, rows, step);
     CHECK_EQ(c.arrivals, 6);
 }
 
@@ -87,11 +83,11 @@ static void test_arrival_at_zero(void)
     };
     rts_countdown c;
     rts_countdown_init(&c, 1, 100);
-    run_rows(&c, no_latch, sizeof no_latch / sizeof no_latch[0]);
+    RTS_RUN_ROWS(&c, no_latch, step);
     rts_countdown_init(&c, 1, 100);
-    run_rows(&c, with_latch, sizeof with_latch / sizeof with_latch[0]);
+    RTS_RUN_ROWS(&c, with_latch, step);
     rts_countdown_init(&c, 1, 100);
-    run_rows(&c, zero_first, sizeof zero_first / sizeof zero_first[0]);
+    RTS_RUN_ROWS(&c, zero_first, step);
 }
 
 static void test_reconfigure(void)
@@ -116,7 +112,7 @@ static void test_reconfigure(void)
     };
     rts_countdown c;
     rts_countdown_init(&c, 10, 10);
-    run_rows(&c, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&c, rows, step);
     CHECK_EQ(rts_countdown_configure(&c, 0, 4, 400), RTS_EINVAL);
     CHECK_EQ(c.tick_ns, 3);
     CHECK_EQ(rts_countdown_init(&c, 0, 4), RTS_EINVAL);

@@ -142,18 +142,38 @@ static void test_unbind_rebind(void)
     }
 }
 
+typedef struct {
+    unsigned proto;
+    uint32_t port, src;
+} flow_key;
+
+/* Bind every user flow of an empty table `t`, the i-th with key(i) into ids[i];
+ * returns their number (`row` names the binds in failures). */
+static unsigned fill_table(rts_flow_table *t, uint8_t *ids, flow_key (*key)(unsigned i),
+                           const char *row)
+{
+    rts_flow_table_init(t, 0);
+    const unsigned n = RTS_FLOW_MAX - RTS_FLOW_FIRST_USER;
+    for (unsigned i = 0; i < n; i++) {
+        ROW(row);
+        const flow_key k = key(i);
+        CHECK_EQ(rts_flow_table_bind(t, k.proto, k.port, k.src, &ids[i]), RTS_OK);
+    }
+    return n;
+}
+
+/* Both protocols, every third flow bound to one source, the others to any. */
+static flow_key mixed_key(unsigned i)
+{
+    const unsigned proto = i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP;
+    return (flow_key){proto, 1000u + i, i % 3 ? 0u : 0x0A000000u + i};
+}
+
 static void test_table_full(void)
 {
     rts_flow_table t;
-    rts_flow_table_init(&t, 0);
     uint8_t ids[RTS_FLOW_MAX];
-    const unsigned n = RTS_FLOW_MAX - RTS_FLOW_FIRST_USER;
-    for (unsigned i = 0; i < n; i++) {
-        ROW("filling the table");
-        const unsigned proto = i % 2 ? RTS_PROTO_TCP : RTS_PROTO_UDP;
-        const uint32_t src = i % 3 ? 0u : 0x0A000000u + i;
-        CHECK_EQ(rts_flow_table_bind(&t, proto, 1000u + i, src, &ids[i]), RTS_OK);
-    }
+    const unsigned n = fill_table(&t, ids, mixed_key, "filling the table");
     uint8_t extra;
     ROW("full");
     CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_EFULL);
@@ -176,20 +196,21 @@ static void test_table_full(void)
 /* Keys whose (key ^ source) is equal hash to the same slot under every
  * multiplier: the index must probe past all of them, and a lookup of an
  * unbound key with that hash must stop after probe_max + 1 slots. */
+static flow_key colliding_key(unsigned i)
+{
+    return (flow_key){RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u};
+}
+
 static void test_forced_collisions(void)
 {
     rts_flow_table t;
-    rts_flow_table_init(&t, 0);
     uint8_t ids[RTS_FLOW_MAX];
-    const unsigned n = RTS_FLOW_MAX - RTS_FLOW_FIRST_USER;
-    for (unsigned i = 0; i < n; i++) {
-        ROW("colliding binds");
-        CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u, &ids[i]), RTS_OK);
-    }
+    const unsigned n = fill_table(&t, ids, colliding_key, "colliding binds");
     CHECK_EQ(t.probe_max, n - 1u);
     for (unsigned i = 0; i < n; i++) {
         ROW("each colliding flow is found");
-        CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, i ? 0x100u ^ i : 0x180u, i ? i : 0x80u), ids[i]);
+        const flow_key k = colliding_key(i);
+        CHECK_EQ(rts_flow_table_lookup_isr(&t, k.proto, k.port, k.src), ids[i]);
     }
     ROW("an unbound key of the same hash: default");
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 0x100u ^ 0x40u, 0x40u), RTS_FLOW_DEFAULT);

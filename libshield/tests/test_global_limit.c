@@ -15,6 +15,18 @@ typedef struct {
     unsigned mode_after;
 } gl_row;
 
+static void step(rts_global_limit *g, const gl_row *r)
+{
+    rts_action a = {0, 0};
+    switch (r->op) {
+    case PKT: CHECK_EQ(rts_global_limit_admit_isr(g, r->t, &a), r->admitted); break;
+    case POLL_BEGIN: CHECK_EQ(rts_global_limit_poll_begin(g, r->t), r->admitted); break;
+    case POLL_END: a = rts_global_limit_poll_end(g, r->t); break;
+    }
+    CHECK_ACTION(a, r);
+    CHECK_EQ(rts_global_limit_mode_of(g), r->mode_after);
+}
+
 static void test_poll_entry_and_exit(void)
 {
     /* Capacity 3 per 1 ms, first period at 0. */
@@ -44,18 +56,7 @@ static void test_poll_entry_and_exit(void)
     };
     rts_global_limit g;
     CHECK_EQ(rts_global_limit_init(&g, 3, 1000000, 0), RTS_OK);
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        ROW(rows[i].name);
-        rts_action a = {0, 0};
-        switch (rows[i].op) {
-        case PKT: CHECK_EQ(rts_global_limit_admit_isr(&g, rows[i].t, &a), rows[i].admitted); break;
-        case POLL_BEGIN: CHECK_EQ(rts_global_limit_poll_begin(&g, rows[i].t), rows[i].admitted); break;
-        case POLL_END: a = rts_global_limit_poll_end(&g, rows[i].t); break;
-        }
-        CHECK_EQ(a.flags, rows[i].flags);
-        CHECK_EQ(a.timer_at, rows[i].timer_at);
-        CHECK_EQ(rts_global_limit_mode_of(&g), rows[i].mode_after);
-    }
+    RTS_RUN_ROWS(&g, rows, step);
     CHECK_EQ(g.to_poll, 2);
     CHECK_EQ(g.to_irq, 2);
     CHECK_EQ(g.refused, 2);

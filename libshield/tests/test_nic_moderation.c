@@ -19,25 +19,22 @@ typedef struct {
     rts_time_ns next;   /* rts_nic_moderation_next_expiry() afterwards */
 } nic_row;
 
-static void run_rows(uint8_t q, const nic_row *rows, size_t n)
+static void step(uint8_t q, const nic_row *r)
 {
-    for (size_t i = 0; i < n; i++) {
-        ROW(rows[i].name);
-        if (rows[i].op == RX) {
-            rts_nic_moderation_rx_result r;
-            rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, rows[i].t, &r);
-            CHECK_EQ(r.outcome, RTS_NIC_STORED);
-            CHECK_EQ(r.queue, q);
-            CHECK_EQ(r.irq, rows[i].irq);
-            if (r.irq) CHECK_EQ(r.announced, rows[i].announced);
-        } else {
-            CHECK_EQ(rts_nic_moderation_next_expiry(&nic) <= rows[i].t, rows[i].irq != 0);
-            uint32_t mask = rts_nic_moderation_expire(&nic, rows[i].t);
-            CHECK_EQ(mask, (uint32_t)rows[i].irq << q);
-            if (mask) CHECK_EQ(nic.q[q].announced, rows[i].announced);
-        }
-        CHECK_EQ(rts_nic_moderation_next_expiry(&nic), rows[i].next);
+    if (r->op == RX) {
+        rts_nic_moderation_rx_result rx;
+        rts_nic_moderation_rx(&nic, RTS_PROTO_UDP, 502, r->t, &rx);
+        CHECK_EQ(rx.outcome, RTS_NIC_STORED);
+        CHECK_EQ(rx.queue, q);
+        CHECK_EQ(rx.irq, r->irq);
+        if (rx.irq) CHECK_EQ(rx.announced, r->announced);
+    } else {
+        CHECK_EQ(rts_nic_moderation_next_expiry(&nic) <= r->t, r->irq != 0);
+        uint32_t mask = rts_nic_moderation_expire(&nic, r->t);
+        CHECK_EQ(mask, (uint32_t)r->irq << q);
+        if (mask) CHECK_EQ(nic.q[q].announced, r->announced);
     }
+    CHECK_EQ(rts_nic_moderation_next_expiry(&nic), r->next);
 }
 
 static void test_packet_timer(void)
@@ -55,7 +52,7 @@ static void test_packet_timer(void)
         {"next frame starts a new window", RX, 400000, 0, 0, 500000},
         {"fires alone", TICK, 500000, 1, 1, 0},
     };
-    run_rows(q, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(q, rows, step);
     CHECK_EQ(nic.q[q].irqs, 2);
 }
 
@@ -75,7 +72,7 @@ static void test_absolute_timer(void)
         {"absolute timer fires at 1 ms with 5", TICK, 1000000, 1, 5, 0},
         {"1.0 ms frame after the interrupt restarts both", RX, 1000000, 0, 0, 1300000},
     };
-    run_rows(q, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(q, rows, step);
 }
 
 static void test_frame_threshold_and_full(void)
@@ -89,7 +86,7 @@ static void test_frame_threshold_and_full(void)
         {"3rd frame reaches the threshold: interrupt now", RX, 20, 1, 3, 0},
         {"4th frame opens a new window", RX, 30, 0, 0, 5000030},
     };
-    run_rows(q, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(q, rows, step);
     ROW("full queue drops");
     CHECK_EQ(rts_nic_moderation_queue_config(&nic, q, 2, 5000000, 0, 0), RTS_OK); /* shrink: 1 waiting, size 2 */
     rts_nic_moderation_rx_result r;

@@ -1,32 +1,24 @@
 /* Strict limiter (Regehr & Duongsaa §3.2): tables of (time, event) ->
  * expected action and counters. */
-#include "rts_port_posix.h"
 #include "rts_test.h"
+#include "rts_test_host.h"
 #include "rtshield/rts_strict.h"
 
 enum { IRQ, TIMER };
 
 typedef struct {
-    const char *name;
-    int ev;
-    rts_time_ns now;
-    uint32_t flags;
-    rts_time_ns timer_at;
+    RTS_ACTION_ROW;
     uint32_t admitted, expiries, port_errors;
 } strict_row;
 
-static void run_rows(rts_strict *s, const strict_row *rows, size_t n)
+static void step(rts_strict *s, const strict_row *r)
 {
-    for (size_t i = 0; i < n; i++) {
-        ROW(rows[i].name);
-        rts_action a = rows[i].ev == IRQ ? rts_strict_on_irq_isr(s, rows[i].now)
-                                         : rts_strict_on_timer_isr(s, rows[i].now);
-        CHECK_EQ(a.flags, rows[i].flags);
-        CHECK_EQ(a.timer_at, rows[i].timer_at);
-        CHECK_EQ(s->admitted, rows[i].admitted);
-        CHECK_EQ(s->expiries, rows[i].expiries);
-        CHECK_EQ(s->port_errors, rows[i].port_errors);
-    }
+    rts_action a =
+        r->ev == IRQ ? rts_strict_on_irq_isr(s, r->now) : rts_strict_on_timer_isr(s, r->now);
+    CHECK_ACTION(a, r);
+    CHECK_EQ(s->admitted, r->admitted);
+    CHECK_EQ(s->expiries, r->expiries);
+    CHECK_EQ(s->port_errors, r->port_errors);
 }
 
 #define ADMIT (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER)
@@ -42,7 +34,7 @@ static void test_sequence(void)
     };
     rts_strict s;
     CHECK_EQ(rts_strict_init(&s, 1000), RTS_OK);
-    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&s, rows, step);
 }
 
 static void test_exactly_t_min(void)
@@ -59,7 +51,7 @@ static void test_exactly_t_min(void)
     };
     rts_strict s;
     rts_strict_init(&s, 250);
-    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&s, rows, step);
 }
 
 static void test_port_errors(void)
@@ -77,7 +69,7 @@ static void test_port_errors(void)
     };
     rts_strict s;
     rts_strict_init(&s, 500);
-    run_rows(&s, rows, sizeof rows / sizeof rows[0]);
+    RTS_RUN_ROWS(&s, rows, step);
 }
 
 static void test_set_t_min(void)
@@ -102,14 +94,9 @@ static void test_set_t_min(void)
  * (further ones are lost); the pending interrupt fires when re-enabled. */
 static void test_through_port(void)
 {
-    rts_port port;
-    rts_posix_port hw;
-    rts_posix_port_init(&port, &hw);
-    rts_irq_gate g;
-    rts_irq_gate_init(&g);
+    rts_test_host h;
+    rts_test_host_init(&h, 2);
     const rts_port_target tgt = {.line = 2, .timer = 0, .timer_line = 8};
-    rts_irq_gate_app_set(&g, 2, true);
-    hw.enabled[2] = true;
     rts_strict s;
     rts_strict_init(&s, 1000);
 
@@ -118,22 +105,22 @@ static void test_through_port(void)
     uint32_t handled = 0, lost = 0;
     rts_time_ns handled_at[8] = {0};
     for (rts_time_ns t = 0; t <= 3000; t += 100) {
-        if (hw.timer_armed[0] && hw.timer_at[0] <= t) {
-            hw.timer_armed[0] = false;
-            rts_port_apply(&port, &g, tgt, rts_strict_on_timer_isr(&s, hw.timer_at[0]));
-            if (hw.enabled[2] && hw.pending[2]) {
-                hw.pending[2] = false;
-                if (rts_port_apply(&port, &g, tgt, rts_strict_on_irq_isr(&s, t)) & RTS_ACT_DELIVER) {
+        if (h.hw.timer_armed[0] && h.hw.timer_at[0] <= t) {
+            h.hw.timer_armed[0] = false;
+            rts_test_host_apply(&h, tgt, rts_strict_on_timer_isr(&s, h.hw.timer_at[0]));
+            if (h.hw.enabled[2] && h.hw.pending[2]) {
+                h.hw.pending[2] = false;
+                if (rts_test_host_apply(&h, tgt, rts_strict_on_irq_isr(&s, t)) & RTS_ACT_DELIVER) {
                     handled_at[handled < 8 ? handled : 7] = t;
                     handled++;
                 }
             }
         }
         if (t % 300 == 0) {
-            if (!hw.enabled[2]) {
-                if (hw.pending[2]) lost++;
-                hw.pending[2] = true;
-            } else if (rts_port_apply(&port, &g, tgt, rts_strict_on_irq_isr(&s, t)) & RTS_ACT_DELIVER) {
+            if (!h.hw.enabled[2]) {
+                if (h.hw.pending[2]) lost++;
+                h.hw.pending[2] = true;
+            } else if (rts_test_host_apply(&h, tgt, rts_strict_on_irq_isr(&s, t)) & RTS_ACT_DELIVER) {
                 handled_at[handled < 8 ? handled : 7] = t;
                 handled++;
             }
@@ -147,16 +134,16 @@ static void test_through_port(void)
     /* 11 arrivals: 4 handled (0, and the pended 300, 1200, 2100 at the
      * expiries), 3000 still pending, 6 lost on a pending bit already set. */
     CHECK_EQ(lost, 6);
-    CHECK(hw.pending[2]);
+    CHECK(h.hw.pending[2]);
     CHECK_EQ(s.port_errors, 0);
-    CHECK(!hw.enabled[2]);
-    CHECK(hw.timer_armed[0]);
-    CHECK_EQ(hw.timer_at[0], 4000);
+    CHECK(!h.hw.enabled[2]);
+    CHECK(h.hw.timer_armed[0]);
+    CHECK_EQ(h.hw.timer_at[0], 4000);
     /* The application masks the line; the expiry must not unmask it. */
-    rts_irq_gate_app_set(&g, 2, false);
-    rts_port_apply(&port, &g, tgt, rts_strict_on_timer_isr(&s, 4000));
-    CHECK(!hw.enabled[2]);
-    CHECK(!rts_irq_gate_enabled(&g, 2));
+    rts_irq_gate_app_set(&h.gate, 2, false);
+    rts_test_host_apply(&h, tgt, rts_strict_on_timer_isr(&s, 4000));
+    CHECK(!h.hw.enabled[2]);
+    CHECK(!rts_irq_gate_enabled(&h.gate, 2));
 }
 
 int main(void)

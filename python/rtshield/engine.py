@@ -196,6 +196,17 @@ def _r(x: float, nd: int = 3) -> float:
     return v + 0.0
 
 
+def _entries(
+    cfg: Any, field: str, items: Any, limit: int, where: str, table: str, noun: str
+) -> list[tuple[Any, Any]]:
+    """The C configuration's array ``field`` for ``items`` ([[table]]): at most ``limit``
+    ``noun``, its count set; (C entry, item) pairs to fill."""
+    if len(items) > limit:
+        raise UsageError(f"{where}: [[{table}]]: at most {limit} {noun}")
+    setattr(cfg, f"n_{field}", len(items))
+    return [(getattr(cfg, field)[k], item) for k, item in enumerate(items)]
+
+
 def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     """Fill an ``rtsim_config``; return it with the CPU context names of its tasks."""
     cfg = ffi.new("rtsim_config *")
@@ -261,11 +272,9 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         r.global_capacity = rx.global_capacity
         r.global_period_ns = rx.global_period_ns or 0
     nic_queues = getattr(sc.nic, "queues", ())
-    if len(nic_queues) > lib.RTSIM_MAX_NIC_QUEUES:
-        raise UsageError(f"{where}: [[nic.queues]]: at most {lib.RTSIM_MAX_NIC_QUEUES} queues")
-    cfg.n_nic_queues = len(nic_queues)
-    for k, q in enumerate(nic_queues):
-        d = cfg.nic_queues[k]
+    for d, q in _entries(
+        cfg, "nic_queues", nic_queues, lib.RTSIM_MAX_NIC_QUEUES, where, "nic.queues", "queues"
+    ):
         d.size = q.size
         d.t_abs_ns = q.absolute_ns or 0
         d.t_pack_ns = q.packet_ns or 0
@@ -324,11 +333,9 @@ def _build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     if len(sc.flows) > lib.RTSIM_MAX_FLOWS:
         raise UsageError(f"{where}: [[flows]]: at most {lib.RTSIM_MAX_FLOWS} flows")
     sources = getattr(sc, "sources", ())
-    if len(sources) > lib.RTSIM_MAX_SOURCES:
-        raise UsageError(f"{where}: [[sources]]: at most {lib.RTSIM_MAX_SOURCES} sources")
-    cfg.n_sources = len(sources)
-    for k, src in enumerate(sources):
-        d = cfg.sources[k]
+    for d, src in _entries(
+        cfg, "sources", sources, lib.RTSIM_MAX_SOURCES, where, "sources", "sources"
+    ):
         d.isr_per_packet_ns = src.isr_work_ns
         d.min_interarrival_ns = src.min_interarrival_ns or 0
         d.burst = src.burst or 0

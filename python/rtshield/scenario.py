@@ -846,6 +846,22 @@ def _base_dir(origin: str) -> Path:
     return p.resolve().parent if p.is_file() else Path.cwd()
 
 
+# The Mitigation parameters of each protection, from its [mitigation] keys.
+_MITIGATION_PARAMS: dict[str, dict[str, str]] = {
+    "burst": {"slice_ns": "slice", "capacity": "capacity"},
+    "hysteresis": {
+        "block_below": "block_below",
+        "unblock_above": "unblock_above",
+        "sleep_ns": "sleep",
+    },
+    "budget": {"charge_isr": "charge_isr"},
+    "strict": {"min_interarrival_ns": "min_interarrival"},
+    "bursty": {"burst": "burst", "period_ns": "period", "timer": "timer"},
+    "countdown": {"window_ns": "window"},
+    "polling": {"period_ns": "period"},
+}
+
+
 def _build(
     m: Any,
     plat: Platform,
@@ -908,21 +924,11 @@ def _build(
     )
     mt = m.mitigation
     kinds = (mt.kind, *mt.also)
-    params: dict[str, Any] = {}
-    if "burst" in kinds:
-        params.update(slice_ns=mt.slice, capacity=mt.capacity)
-    if "hysteresis" in kinds:
-        params.update(block_below=mt.block_below, unblock_above=mt.unblock_above, sleep_ns=mt.sleep)
-    if "budget" in kinds:
-        params.update(charge_isr=mt.charge_isr)
-    if "strict" in kinds:
-        params.update(min_interarrival_ns=mt.min_interarrival)
-    if "bursty" in kinds:
-        params.update(burst=mt.burst, period_ns=mt.period, timer=mt.timer)
-    if "countdown" in kinds:
-        params.update(window_ns=mt.window)
-    if "polling" in kinds:
-        params.update(period_ns=mt.period)
+    params = {
+        param: getattr(mt, key)
+        for kind in kinds
+        for param, key in _MITIGATION_PARAMS.get(kind, {}).items()
+    }
     mit = Mitigation(mt.kind, also=tuple(mt.also), enable_bits=mt.enable_bits, **params)
     flows = tuple(_build_flow(f, i, sources, context) for i, f in enumerate(m.flows))
     tasks = tuple(

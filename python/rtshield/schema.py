@@ -102,6 +102,27 @@ def fail(msg: str, *at: str | int, origin: str | None = None) -> PydanticCustomE
     return PydanticCustomError("rtshield", "{msg}", {"msg": msg, "at": at, "origin": origin})
 
 
+def _choice_first(data: Any, key: str, choices: Any, *, required: bool = True) -> None:
+    """Check a table's discriminating ``key`` (a kind, pattern) before its other keys:
+    a string among ``choices`` (missing: an error when ``required``)."""
+    if not isinstance(data, Mapping) or (not required and key not in data):
+        return
+    value = data.get(key)
+    if value is None and required:
+        raise fail("missing", key)
+    if not isinstance(value, str):
+        raise fail(f"expected a string, got {value!r}", key)
+    if value not in choices:
+        raise fail(f"{value!r} is not one of: {', '.join(choices)}", key)
+
+
+def _require(table: Any, keys: tuple[str, ...]) -> None:
+    """Each of ``keys`` must be set (not None) in ``table``."""
+    for key in keys:
+        if getattr(table, key) is None:
+            raise fail("missing", key)
+
+
 def _ctx(info: ValidationInfo) -> dict[str, Any]:
     return info.context or {}
 
@@ -724,12 +745,7 @@ class MitigationTable(Table):
     @classmethod
     def _also_first(cls, data: Any) -> Any:
         # `kind` and `also` decide which keys are known: check them before the keys.
-        if isinstance(data, Mapping) and "kind" in data:
-            k = data["kind"]
-            if not isinstance(k, str):
-                raise fail(f"expected a string, got {k!r}", "kind")
-            if k not in SIM_MITIGATIONS:
-                raise fail(f"{k!r} is not one of: {', '.join(SIM_MITIGATIONS)}", "kind")
+        _choice_first(data, "kind", SIM_MITIGATIONS, required=False)
         if isinstance(data, Mapping) and "also" in data:
             raw, kind = data["also"], data.get("kind", "none")
             if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
@@ -928,20 +944,11 @@ class FlowTable(Table):
     @classmethod
     def _pattern_first(cls, data: Any) -> Any:
         # the pattern decides which keys are known: check it first
-        if isinstance(data, Mapping):
-            p = data.get("pattern")
-            if p is None:
-                raise fail("missing", "pattern")
-            if not isinstance(p, str):
-                raise fail(f"expected a string, got {p!r}", "pattern")
-            if p not in PATTERNS:
-                raise fail(f"{p!r} is not one of: {', '.join(PATTERNS)}", "pattern")
-            if p == "pcap":
-                for key in PCAP_FRAME_KEYS:
-                    if key in data:
-                        raise fail(
-                            "a pcap flow's frames are the capture's own (drop this key)", key
-                        )
+        _choice_first(data, "pattern", PATTERNS)
+        if isinstance(data, Mapping) and data["pattern"] == "pcap":
+            for key in PCAP_FRAME_KEYS:
+                if key in data:
+                    raise fail("a pcap flow's frames are the capture's own (drop this key)", key)
         return data
 
     @model_validator(mode="after")
@@ -961,9 +968,7 @@ class FlowTable(Table):
             "steps": ("rates", "step_every"),
             "pcap": ("file",),
         }[self.pattern]
-        for key in needs:
-            if getattr(self, key) is None:
-                raise fail("missing", key)
+        _require(self, needs)
         if self.pattern == "pyramid":
             if self.peak < self.start:
                 raise fail("must not be below start", "peak")
@@ -1042,14 +1047,7 @@ class TaskTable(Table):
     @model_validator(mode="before")
     @classmethod
     def _kind_first(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            k = data.get("kind")
-            if k is None:
-                raise fail("missing", "kind")
-            if not isinstance(k, str):
-                raise fail(f"expected a string, got {k!r}", "kind")
-            if k not in TASK_KINDS:
-                raise fail(f"{k!r} is not one of: {', '.join(TASK_KINDS)}", "kind")
+        _choice_first(data, "kind", TASK_KINDS)
         return data
 
     @model_validator(mode="after")
@@ -1060,9 +1058,7 @@ class TaskTable(Table):
             "periodic": ("priority", "period", "work"),
             "worker": ("priority", "flow", "work"),
         }[self.kind]
-        for key in needs:
-            if getattr(self, key) is None:
-                raise fail("missing", key)
+        _require(self, needs)
         return self
 
 

@@ -72,6 +72,17 @@ static inline int add_driver(rtsim_config *c, uint32_t prio)
     return add_task(c, RTSIM_TASK_DRIVER, prio, 0, 0);
 }
 
+/* Append a worker task of `prio` that takes flow `flow`'s packets from a mailbox
+ * of `mailbox` and works `work` ns on each; returns its index. */
+static inline int add_worker(rtsim_config *c, uint32_t prio, uint32_t flow, uint32_t mailbox,
+                             int64_t work)
+{
+    int w = add_task(c, RTSIM_TASK_WORKER, prio, 0, work);
+    c->tasks[w].flow = flow;
+    c->tasks[w].mailbox = mailbox;
+    return w;
+}
+
 /* Append a flow of `pattern` at `rate_pps` (constant, poisson); returns its index. */
 static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
 {

@@ -9,12 +9,7 @@ static uint64_t driver_cpu(int64_t handover_ns, uint64_t *to_worker, uint64_t *d
     rtsim_config c = base(100 * MS);
     c.costs.driver_handover_ns = handover_ns;
     int d = add_driver(&c, 3);
-    rtsim_task_cfg *w = &c.tasks[c.n_tasks++];
-    w->kind = RTSIM_TASK_WORKER;
-    w->priority = 2;
-    w->flow = 0;
-    w->mailbox = 16;
-    w->work_ns = 10 * US;
+    add_worker(&c, 2, 0, 16, 10 * US);
     add_flow(&c, RTSIM_PAT_CONSTANT, 500);
     int f = add_flow(&c, RTSIM_PAT_CONSTANT, 500);
     c.flows[f].unbound = 1;

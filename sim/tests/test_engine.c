@@ -293,12 +293,7 @@ static void test_worker_receives_its_flow(void)
         ROW(rows[i].name);
         rtsim_config c = isr5_driver20(10 * MS);
         add_driver(&c, 3);
-        rtsim_task_cfg *w = &c.tasks[c.n_tasks++];
-        w->kind = RTSIM_TASK_WORKER;
-        w->priority = 2;
-        w->flow = 0;
-        w->mailbox = 2;
-        w->work_ns = rows[i].work;
+        add_worker(&c, 2, 0, 2, rows[i].work);
         c.n_flows = 1;
         c.flows[0].pattern = RTSIM_PAT_CONSTANT;
         c.flows[0].rate_pps = 10000;

@@ -14,14 +14,6 @@ static int add_udp(rtsim_config *c, double pps, uint32_t port, uint32_t prio)
     return i;
 }
 
-static int add_worker(rtsim_config *c, uint32_t prio, int flow, int64_t work)
-{
-    int w = add_task(c, RTSIM_TASK_WORKER, prio, 0, work);
-    c->tasks[w].flow = (uint32_t)flow;
-    c->tasks[w].mailbox = 16;
-    return w;
-}
-
 /* offered = delivered + dropped + in flight, overall and per flow. */
 static void check_conservation(rtsim *s, const rtsim_config *c)
 {
@@ -55,7 +47,7 @@ static void test_hp_alone(void)
     rtsim_config c = rx_base(100 * MS);
     add_driver(&c, 1);
     int hp = add_udp(&c, 1000, 502, 5);
-    add_worker(&c, 5, hp, 10 * US);
+    add_worker(&c, 5, (uint32_t)hp, 16, 10 * US);
     rtsim *s;
     run(&c, &s);
     rtsim_flow_stats fs = flow_stats(s, 0);
@@ -79,7 +71,7 @@ static void test_flood_recycle_short_circuit(void)
     add_driver(&c, 1);
     int hp = add_udp(&c, 500, 502, 6);
     add_udp(&c, 50000, 9, 0);
-    add_worker(&c, 6, hp, 10 * US);
+    add_worker(&c, 6, (uint32_t)hp, 16, 10 * US);
     add_task(&c, RTSIM_TASK_BACKGROUND, 3, 0, 0); /* medium priority: keeps LP from the CPU */
     rtsim *s;
     run(&c, &s);
@@ -180,7 +172,7 @@ static void test_edge_nic(void)
     c.nic_kind = RTSIM_NIC_EDGE;
     add_driver(&c, 1);
     int hp = add_udp(&c, 2000, 502, 4);
-    add_worker(&c, 4, hp, 5 * US);
+    add_worker(&c, 4, (uint32_t)hp, 16, 5 * US);
     rtsim *s;
     run(&c, &s);
     rtsim_flow_stats fs = flow_stats(s, 0);
@@ -262,7 +254,7 @@ static void multiqueue(uint32_t rx)
         int f = add_udp(&c, pps[q], 502 + q, 5 - q);
         c.flows[f].proto = RTSIM_PROTO_TCP;
         c.flows[f].nic_queue = q;
-        int w = add_worker(&c, 5 - q, f, 20 * US);
+        int w = add_worker(&c, 5 - q, (uint32_t)f, 16, 20 * US);
         /* A whole coalesced batch fits (queue 3: 80 ms at 200 pkt/s); with the
          * receive path the network task inherits the worker's priority and
          * hands over the batch before the worker runs. */
@@ -313,7 +305,7 @@ static uint64_t *path_hist_of(uint64_t seed)
         c.costs.path_q_ns[RTSIM_PATH_PRIO_RAISE][i] = q[i];
     add_driver(&c, 1);
     int hp = add_udp(&c, 1000, 502, 5);
-    add_worker(&c, 5, hp, 10 * US);
+    add_worker(&c, 5, (uint32_t)hp, 16, 10 * US);
     rtsim *s;
     run(&c, &s);
     uint64_t *h = calloc(RTSIM_HIST_BINS, sizeof *h);

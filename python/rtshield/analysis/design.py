@@ -49,6 +49,21 @@ MAX_DURATION_NS = 1_000 * 10**9
 MAX_COUNT = 1_000_000
 
 
+def answer_head(
+    name: str, shown: str | None, note: str, unsafe_reason: str, margin: str, m: int | None
+) -> list[str]:
+    """The first lines of a design answer: ``name = shown``, its note and the analysed
+    margin ``m`` (labelled ``margin``); ``name: no safe value (why)`` alone when
+    ``shown`` is None."""
+    if shown is None:
+        return [f"{name}: no safe value ({note or unsafe_reason})"]
+    lines = [f"{name} = {shown}"]
+    if note:
+        lines.append(f"  {note}")
+    lines.append(f"  {margin} = {'-' if m is None else format_ns(m)}")
+    return lines
+
+
 @dataclass
 class Design:
     param: str
@@ -95,18 +110,17 @@ class Design:
         return out
 
     def text(self) -> str:
-        lines = []
-        if self.value is None:
-            lines.append(f"{self.param}: no safe value ({self.note or self.unsafe_reason})")
-            return "\n".join(lines)
-        lines.append(f"{self.param} = {self.display or self._fmt(self.value)}")
-        if self.note:
-            lines.append(f"  {self.note}")
-        m = self.margin_ns()
-        lines.append(
-            f"  margin at this value: smallest slack D - WCRT = "
-            f"{'-' if m is None else format_ns(m)}"
+        shown = None if self.value is None else self.display or self._fmt(self.value)
+        lines = answer_head(
+            self.param,
+            shown,
+            self.note,
+            self.unsafe_reason,
+            "margin at this value: smallest slack D - WCRT",
+            self.margin_ns(),
         )
+        if self.value is None:
+            return "\n".join(lines)
         if self.unsafe_value is not None:
             lines.append(
                 f"  first unsafe value: {self._fmt(self.unsafe_value)} ({self.unsafe_reason})"
@@ -441,78 +455,44 @@ def design_system(system: System) -> Design:
     if op.section == "timer":
         return _design_timer(system, op)
     tgt = _target(system, op)
-    if op.section == "server":
-        return _largest(
-            system,
-            op,
-            _setter("budget"),
-            0,
-            tgt.period,
-            "duration",
-            op.label,
-            "largest deferrable-server budget",
-        )
-    if op.key in ("min_interarrival", "max_rate"):
-        d = _smallest(
-            system,
-            op,
-            _setter("min_interarrival"),
-            1,
-            MAX_DURATION_NS,
-            "duration",
-            f"source.{op.name}.min_interarrival",
-            "smallest minimum interarrival of the strict limiter",
-        )
+
+    def largest(attr: str, lo: int, hi: int, kind: str, note: str) -> Design:
+        return _largest(system, op, _setter(attr), lo, hi, kind, op.label, note)
+
+    def smallest_period(attr: str, note: str, per_second: str) -> Design:
+        """The smallest safe period ``attr`` of the source, its frequency in the note."""
+        param = f"source.{op.name}.{attr}"
+        d = _smallest(system, op, _setter(attr), 1, MAX_DURATION_NS, "duration", param, note)
         if d.value is not None:
-            d.note += f" (maximum rate {1e9 / d.value:.3f} Hz)"
+            d.note += f" ({per_second} {1e9 / d.value:.3f} Hz)"
         return d
-    if op.key == "burst":
-        return _largest(
-            system,
-            op,
-            _setter("burst"),
-            1,
-            MAX_COUNT,
-            "count",
-            op.label,
-            "largest burst size for the bursty limiter",
+
+    if op.section == "server":
+        return largest("budget", 0, tgt.period, "duration", "largest deferrable-server budget")
+    if op.key in ("min_interarrival", "max_rate"):
+        return smallest_period(
+            "min_interarrival",
+            "smallest minimum interarrival of the strict limiter",
+            "maximum rate",
         )
+    if op.key == "burst":
+        return largest("burst", 1, MAX_COUNT, "count", "largest burst size for the bursty limiter")
     if op.key == "queue":
-        return _largest(
-            system,
-            op,
-            _setter("queue"),
+        return largest(
+            "queue",
             1,
             MAX_COUNT,
             "count",
-            op.label,
             "largest Queue Mitigation queue: (Q + 1) ISR runs fit the slack of every "
             "thread above the driver",
         )
     if op.key in ("burst_period", "burst_rate"):
-        d = _smallest(
-            system,
-            op,
-            _setter("burst_period"),
-            1,
-            MAX_DURATION_NS,
-            "duration",
-            f"source.{op.name}.burst_period",
-            "shortest timer period of the bursty limiter for its burst",
+        return smallest_period(
+            "burst_period", "shortest timer period of the bursty limiter for its burst", "timer"
         )
-        if d.value is not None:
-            d.note += f" (timer {1e9 / d.value:.3f} Hz)"
-        return d
     if op.key == "capacity":
-        return _largest(
-            system,
-            op,
-            _setter("capacity"),
-            1,
-            MAX_COUNT,
-            "count",
-            op.label,
-            "largest Burst Mitigation capacity per slice",
+        return largest(
+            "capacity", 1, MAX_COUNT, "count", "largest Burst Mitigation capacity per slice"
         )
     raise UsageError(f"{op.label}: cannot design this parameter")
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
-from .design import MAX_COUNT, MAX_DURATION_NS
+from .design import MAX_COUNT, MAX_DURATION_NS, _ok, _why, answer_head
 from .model import bound_system, fold_source, rx_isr_hooked, system_from_scenario
 from .report import Report, analyze_system
 from .system import ModelInfeasible
@@ -177,8 +177,7 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
         d = total + gap + 1
         t_k = _aligned_tick(r + d, d - gap, per, P)
         flows = tuple(
-            dataclasses.replace(_flow(f"flood_{x.name}", 1e9 / gap, t_k - d),
-                                source=x.name)
+            dataclasses.replace(_flow(f"flood_{x.name}", 1e9 / gap, t_k - d), source=x.name)
             for x in sc.sources
         )
         span = max(8 * P, r + 4 * P, t_k + 2 * per)
@@ -282,16 +281,16 @@ class KnobDesign:
         return out
 
     def text(self) -> str:
-        if self.value is None:
-            return f"{self.knob}: no safe value ({self.note or self.unsafe_reason})"
-        lines = [f"{self.knob} = {self.fmt(self.value)}"]
-        if self.note:
-            lines.append(f"  {self.note}")
-        m = self.margin_ns()
-        lines.append(
-            f"  analysis: margin at this value (smallest D - WCRT) = "
-            f"{'-' if m is None else format_ns(m)}"
+        lines = answer_head(
+            self.knob,
+            None if self.value is None else self.fmt(self.value),
+            self.note,
+            self.unsafe_reason,
+            "analysis: margin at this value (smallest D - WCRT)",
+            self.margin_ns(),
         )
+        if self.value is None:
+            return lines[0]
         if self.sim_safe is not None:
             s = self.sim_safe
             lines.append(
@@ -354,19 +353,6 @@ def _analyse(sc) -> Report | Exception:
         return analyze_system(system_from_scenario(sc))
     except ModelInfeasible as e:
         return e
-
-
-def _ok(rep) -> bool:
-    return isinstance(rep, Report) and rep.schedulable
-
-
-def _why(rep) -> str:
-    if isinstance(rep, Exception):
-        return str(rep)
-    for r in rep.result.tasks:
-        if not r.schedulable:
-            return f"{r.task.name}: {r.reason}"
-    return ""
 
 
 def _boundary(ok: Callable[[int], bool], lo: int, hi: int, largest: bool):

@@ -50,6 +50,17 @@ def _whole(x: float) -> int | None:
     return n if abs(x - n) < 1e-9 and 1 <= n <= _U32_MAX else None
 
 
+def _whole_rate(rate_hz: float) -> int:
+    """A source's rate as libshield's burst rounding takes it: whole Hz, 1 to 2^32-1."""
+    r = _whole(rate_hz)
+    if r is None:
+        raise UsageError(
+            f"max_rate: {rate_hz:g} Hz is not a whole number of Hz (1 to 2^32-1), "
+            "which libshield's burst rounding takes"
+        )
+    return r
+
+
 def round_burst(
     rate_hz: float, timer_hz: float | None = None, *, period_ns: int | None = None
 ) -> int:
@@ -62,12 +73,7 @@ def round_burst(
     ``rts_bursty_burst_for_period()``. The source's rate must be whole Hz, as
     libshield takes it.
     """
-    r = _whole(rate_hz)
-    if r is None:
-        raise UsageError(
-            f"max_rate: {rate_hz:g} Hz is not a whole number of Hz (1 to 2^32-1), "
-            "which libshield's burst rounding takes"
-        )
+    r = _whole_rate(rate_hz)
     ffi, lib = _lib()
     out = ffi.new("uint32_t[1]")
     t = None if timer_hz is None else _whole(timer_hz)
@@ -92,12 +98,7 @@ def lowest_timer_hz(rate_hz: float, max_burst: int) -> int:
     """Lowest whole-Hz shared timer at which a source of ``rate_hz`` gets a burst of at
     most ``max_burst`` (Regehr & Duongsaa §3.5: ⌈rate / max_burst⌉), libshield's
     ``rts_bursty_pick_timer_hz()`` with every frequency allowed."""
-    r = _whole(rate_hz)
-    if r is None:
-        raise UsageError(
-            f"max_rate: {rate_hz:g} Hz is not a whole number of Hz (1 to 2^32-1), "
-            "which libshield's burst rounding takes"
-        )
+    r = _whole_rate(rate_hz)
     ffi, lib = _lib()
     out = ffi.new("uint32_t[1]")
     rates = ffi.new("uint32_t[1]", [r])

@@ -36,10 +36,10 @@ from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
 from . import native
-from .knobs import _boundary
+from .design import _ok
+from .knobs import _analyse, _boundary
 from .model import rx_packet_task_ns, system_from_scenario
 from .report import Report, analyze_system
-from .system import ModelInfeasible
 
 __all__ = ["RxDesign", "design_server", "design_global_limit", "design_nic_queue"]
 
@@ -94,17 +94,6 @@ class RxDesign:
         if self.report is not None:
             lines += ["", self.report.table()]
         return "\n".join(lines)
-
-
-def _analyse(sc):
-    try:
-        return analyze_system(system_from_scenario(sc))
-    except ModelInfeasible as e:
-        return e
-
-
-def _ok(rep) -> bool:
-    return isinstance(rep, Report) and rep.schedulable
 
 
 def _flow_named(sc, name: str):
