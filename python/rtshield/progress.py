@@ -17,7 +17,8 @@ When the bar closes, its last line says how the operation ended: "done" at
 never 100 % unless the work finished.
 
 It draws nothing for work shorter than ``delay`` seconds, nothing when stderr
-is not a terminal (unless ``RTSHIELD_PROGRESS=1``; ``RTSHIELD_PROGRESS=0`` and
+is not a terminal (unless ``RTSHIELD_PROGRESS=1``, which also draws it from the
+start; ``RTSHIELD_PROGRESS=0`` and
 ``--quiet`` turn it off), and rich redraws it a few times a second, so the
 elapsed time keeps running through a long phase without updates. rich is
 imported only when a bar is drawn.
@@ -56,6 +57,11 @@ def write_line(text: str) -> bool:
         return False
     top._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
     return True
+
+
+def _forced() -> bool:
+    """RTSHIELD_PROGRESS=1: draw a bar even into a file or a pipe."""
+    return os.environ.get("RTSHIELD_PROGRESS", "") not in ("", "0")
 
 
 def _enabled_by_default(stream: TextIO) -> bool:
@@ -113,7 +119,7 @@ class ProgressBar:
             self.enabled = _enabled_by_default(self.stream) if enabled is None else enabled
         _OPEN.append(self)
         if self.enabled:
-            if delay <= 0:
+            if delay <= 0 or _forced():  # forced: drawn from the start, however short
                 self._start()
             else:
                 self._timer = threading.Timer(delay, self._start)
