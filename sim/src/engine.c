@@ -567,11 +567,11 @@ static void close_bin(rtsim *s, uint64_t now)
     }
     rtsim_bin *b = &s->cur_bin;
     bin_add(&s->totals, b);
-    if (s->bins_len == RTSIM_BIN_RING) {
+    if (s->bins_len == s->bins_cap) {
         fail(s, "bin ring full: take bins more often"); /* the caller did not take bins in time */
     } else {
         uint32_t i = s->bins_head + s->bins_len;
-        if (i >= RTSIM_BIN_RING) i -= RTSIM_BIN_RING;
+        if (i >= s->bins_cap) i -= s->bins_cap;
         s->bins[i] = *b;
         s->bins_len++;
     }
@@ -964,7 +964,7 @@ static void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
     uint64_t lat = now - p->t_arr;
     if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
     trace(s, now, RTSIM_TR_DELIVER, s->cfg.nic_core, (int32_t)p->flow, (int64_t)lat);
-    s->lat_hist[(size_t)p->flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
+    s->lat_hist[p->flow][rtsim_hist_index(lat)]++;
 }
 
 static void worker_done(rtsim *s, sim_task *t, uint64_t now)
@@ -1619,12 +1619,25 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     rtsim *s = calloc(1, sizeof *s);
     if (s == NULL) return NULL;
     s->cfg = *cfg;
-    s->bins = calloc(RTSIM_BIN_RING, sizeof *s->bins);
-    s->lat_hist = calloc((size_t)RTSIM_MAX_FLOWS * RTSIM_HIST_BINS, sizeof *s->lat_hist);
+    /* Sized by the configuration: a run closes ceil(duration / bin) bins in
+     * all, so a ring of that many (at most RTSIM_BIN_RING) never fills
+     * sooner than a full-size one would. Latencies and cycle times are
+     * shorter than the run, so their histograms stop at the duration's bin;
+     * one latency histogram per configured flow. */
+    const uint64_t n_bins = cfg->duration_ns / cfg->bin_ns + (cfg->duration_ns % cfg->bin_ns != 0);
+    s->bins_cap = n_bins < RTSIM_BIN_RING ? (uint32_t)n_bins : RTSIM_BIN_RING;
+    s->bins = calloc(s->bins_cap, sizeof *s->bins);
+    s->hist_len = rtsim_hist_index(cfg->duration_ns) + 1u;
+    s->cycle_hist = calloc(s->hist_len, sizeof *s->cycle_hist);
+    bool hists = s->cycle_hist != NULL;
+    for (uint32_t i = 0; i < cfg->n_flows; i++) {
+        s->lat_hist[i] = calloc(s->hist_len, sizeof *s->lat_hist[i]);
+        hists = hists && s->lat_hist[i] != NULL;
+    }
     if (cfg->trace_capacity > 0) s->trace = calloc(cfg->trace_capacity, sizeof *s->trace);
     size_t evcap =
         64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
-    if (s->bins == NULL || s->lat_hist == NULL || (cfg->trace_capacity > 0 && s->trace == NULL) ||
+    if (s->bins == NULL || !hists || (cfg->trace_capacity > 0 && s->trace == NULL) ||
         !evq_init(&s->evq, evcap) || !fifo_init(&s->rxq, cfg->queue_capacity) ||
         !fifo_init(&s->ring, cfg->rx.enabled                          ? 0
                              : cfg->nic_kind == RTSIM_NIC_DMA_RING    ? cfg->ring
@@ -1797,7 +1810,9 @@ void rtsim_destroy(rtsim *s)
     for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
         free(s->nicq[i].buf);
     free(s->bins);
-    free(s->lat_hist);
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        free(s->lat_hist[i]);
+    free(s->cycle_hist);
     free(s->trace);
     free(s);
 }
@@ -1930,7 +1945,7 @@ size_t rtsim_take_bins(rtsim *s, rtsim_bin *out, size_t max)
     size_t n = 0;
     while (n < max && s->bins_len > 0) {
         out[n++] = s->bins[s->bins_head];
-        if (++s->bins_head == RTSIM_BIN_RING) s->bins_head = 0;
+        if (++s->bins_head == s->bins_cap) s->bins_head = 0;
         s->bins_len--;
     }
     return n;
@@ -2022,11 +2037,19 @@ void rtsim_rx_stats_get(const rtsim *s, rtsim_rx_stats *out)
     out->in_flight = rtsim_in_flight(s);
 }
 
-size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
+/* Bins past hist_len (beyond the run's duration) are empty. */
+static size_t hist_copy(const rtsim *s, const uint64_t *h, uint64_t *counts, size_t n)
 {
     if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    memcpy(counts, s->cycle_hist, n * sizeof *counts);
+    const size_t have = n < s->hist_len ? n : s->hist_len;
+    memcpy(counts, h, have * sizeof *counts);
+    memset(counts + have, 0, (n - have) * sizeof *counts);
     return n;
+}
+
+size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
+{
+    return hist_copy(s, s->cycle_hist, counts, n);
 }
 
 size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n)
@@ -2040,7 +2063,5 @@ size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n
 size_t rtsim_hist_latency(const rtsim *s, uint32_t flow, uint64_t *counts, size_t n)
 {
     if (flow >= s->cfg.n_flows) return 0;
-    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    memcpy(counts, s->lat_hist + (size_t)flow * RTSIM_HIST_BINS, n * sizeof *counts);
-    return n;
+    return hist_copy(s, s->lat_hist[flow], counts, n);
 }

@@ -130,8 +130,12 @@ struct rtsim {
     bool started;                         /* rtsim_run_until() was called */
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
     int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
-    uint64_t *lat_hist;               /* RTSIM_MAX_FLOWS * RTSIM_HIST_BINS */
-    uint64_t cycle_hist[RTSIM_HIST_BINS];
+    /* Histograms of hist_len bins: the values they count (latencies, cycle
+     * times) never exceed the run's duration, so bins past
+     * rtsim_hist_index(duration) stay empty and are not allocated. */
+    uint32_t hist_len;
+    uint64_t *lat_hist[RTSIM_MAX_FLOWS]; /* one per configured flow */
+    uint64_t *cycle_hist;
     sim_fifo rxq, ring;
     /* simulated interrupt controller seen through libshield's port */
     rts_port port;
@@ -143,8 +147,8 @@ struct rtsim {
     /* measurements */
     rtsim_bin cur_bin;
     rtsim_bin totals;
-    rtsim_bin *bins; /* ring of RTSIM_BIN_RING finished bins */
-    uint32_t bins_head, bins_len;
+    rtsim_bin *bins; /* ring of bins_cap finished bins */
+    uint32_t bins_cap, bins_head, bins_len; /* bins_cap: the run's bins, at most RTSIM_BIN_RING */
     bool finished;
     rtsim_trace_rec *trace; /* ring of cfg.trace_capacity records, or NULL */
     uint32_t trace_head, trace_len;
