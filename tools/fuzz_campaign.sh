@@ -9,6 +9,9 @@
 #   tools/fuzz_campaign.sh                        every target, default counts
 #   tools/fuzz_campaign.sh fuzz_classifier        one target (or several)
 #   RUNS_fuzz_classifier=1000000 tools/fuzz_campaign.sh fuzz_classifier
+# To stop a target early, send SIGINT to the target process only (not to
+# this script): libFuzzer prints its final stats and the line records how
+# far it got, as "interrupted".
 # Default counts (docs/fuzzing.md): 10^8 for fuzz_classifier, 10^7 for each
 # other target. Run it under `nice -n 15` on a shared machine.
 set -euo pipefail
@@ -53,6 +56,9 @@ for name in "${names[@]}"; do
   elif grep -q "runtime error:" "$log"; then
     outcome="UBSan report (see $log)"
     status=1
+  elif grep -q "libFuzzer: run interrupted" "$log"; then
+    # SIGINT to the target: libFuzzer prints its final stats and exits 0.
+    outcome="interrupted before $runs runs, no report"
   fi
   wall=$(( $(date +%s) - start ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
