@@ -1125,20 +1125,26 @@ static void nic_announce(rtsim *s, unsigned q)
     c->pending |= bit;
 }
 
-/* Arm the NIC model's next timer event (the earliest queue expiry). One
- * EV_NIC is pending at most: an armed event at or before the expiry stays
- * (firing early, it finds nothing expired and re-arms), so frames that
- * restart a packet timer add no events; a flood at any rate fits the event
- * heap. Only an earlier expiry supersedes the armed event. */
+/* Arm the NIC model's next timer event (the earliest queue expiry). A
+ * pending EV_NIC at or before the expiry does (firing early, it finds
+ * nothing expired and re-arms), so frames that restart a packet timer add
+ * no events. Only an expiry earlier than every pending EV_NIC adds one; the
+ * later ones stay and fire early in their turn. Each queue's timer
+ * deadlines only move later, so pending events that get ever earlier come
+ * from different timers: at most two per queue, plus one for an expiry
+ * already due (SIM_NIC_PENDING), and a flood at any rate fits the heap. */
 static void nic_schedule(rtsim *s)
 {
     const rts_time_ns next = rts_nic_next_expiry(&s->nic);
     if (next == 0 || next >= s->cfg.duration_ns) return;
     const uint64_t at = next < s->now ? s->now : next;
-    if (s->nic_armed != SIM_INF && s->nic_armed <= at) return;
-    s->nic_gen++;
-    s->nic_armed = at;
-    push_event(s, at, EV_NIC, EV_NIC, 0, s->nic_gen);
+    if (s->nic_npend > 0 && s->nic_pend[s->nic_npend - 1] <= at) return;
+    if (s->nic_npend == SIM_NIC_PENDING) {
+        fail(s, "NIC timer events beyond two per queue");
+        return;
+    }
+    s->nic_pend[s->nic_npend++] = at;
+    push_event(s, at, EV_NIC, EV_NIC, 0, 0);
 }
 
 /* The distribution map's keys of a recorded frame: libshield's classifier
@@ -1404,8 +1410,7 @@ static void handle_event(rtsim *s, const sim_event *e)
         break;
     }
     case EV_NIC: {
-        if (e->gen != s->nic_gen) break; /* superseded */
-        s->nic_armed = SIM_INF;
+        s->nic_npend--; /* the earliest pending one */
         const uint32_t mask = rts_nic_expire(&s->nic, now);
         for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
             if (mask & (1u << q)) nic_announce(s, q);
@@ -1647,7 +1652,6 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->poll_since = SIM_INF;
-    s->nic_armed = SIM_INF;
     for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++)
         s->det_first[k] = SIM_INF;
     if (cfg->rx.enabled) {

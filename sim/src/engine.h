@@ -43,6 +43,10 @@ enum {
 };
 #define PRIO_DONE 1u
 
+/* EV_NIC events in the heap at most: two timers per NIC queue, plus one
+ * for an expiry already due (nic_schedule()). */
+#define SIM_NIC_PENDING (2u * RTSIM_MAX_NIC_QUEUES + 1u)
+
 typedef struct sim_pkt {
     uint64_t t_arr;
     uint32_t flow;  /* the scenario flow that sent it */
@@ -175,8 +179,10 @@ struct rtsim {
     /* multiqueue NIC */
     rts_nic nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
-    uint32_t nic_gen;    /* generation of the pending EV_NIC */
-    uint64_t nic_armed;  /* time of the pending EV_NIC, SIM_INF when none */
+    /* Times of the EV_NIC events in the heap, each pushed earlier than all
+     * pending ones: nic_pend[nic_npend - 1] is the earliest (nic_schedule()). */
+    uint64_t nic_pend[SIM_NIC_PENDING];
+    uint32_t nic_npend;
 };
 
 /* Services the mitigation adapter uses. */

@@ -142,6 +142,30 @@ static void test_multiqueue_flood_runs(void)
     rtsim_destroy(s);
 }
 
+/* A packet timer of 1 ns on the second queue under a flood of 1e9 frames/s,
+ * while the first queue's timers run: each time the second queue refilled,
+ * its earlier expiry superseded the pending NIC event, which stayed in the
+ * heap, and the first queue's expiry was pushed again when the early event
+ * fired; the superseded events piled up until the heap overflowed ("event
+ * heap overflow", found by the campaign of 26 November 2026). */
+static void test_multiqueue_superseded_timers(void)
+{
+    rtsim_config c = mq_base();
+    c.flows[0].rate_pps = 20000;
+    c.flows[1].rate_pps = 1e9;
+    c.nic_queues[1].t_pack_ns = 1;
+    rtsim *s;
+    run(&c, &s);
+    CHECK(rtsim_error(s) == NULL);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    uint64_t dropped = 0;
+    for (unsigned d = 0; d < RTSIM_DROP_COUNT; d++) dropped += t.dropped[d];
+    CHECK(t.offered > 900000);
+    CHECK_EQ(t.offered, t.delivered + dropped + rtsim_in_flight(s));
+    rtsim_destroy(s);
+}
+
 int main(void)
 {
     RTS_RUN(test_counts_checked_first);
@@ -151,5 +175,6 @@ int main(void)
     RTS_RUN(test_cost_bound);
     RTS_RUN(test_hysteresis_share_range);
     RTS_RUN(test_multiqueue_flood_runs);
+    RTS_RUN(test_multiqueue_superseded_timers);
     return rts_test_end();
 }

@@ -123,6 +123,10 @@ def main():
     # One edit: fields[54] (flows[].rates_pps[0] in fuzz_sim_config.c's table;
     # re-check the index when the table changes), flow 1, 1e9 frames/s.
     (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 54, 0x01, 0x21]))
+    # The campaign's finding of 26 November 2026 (sim.test_config_fuzz,
+    # test_multiqueue_superseded_timers): fields[98] (nic_queues[].t_pack_ns)
+    # of queue 1 = 1 ns, fields[55] (flows[].rates_pps[1]) of flow 1 = 1e9.
+    (sdir / "multiqueue_superseded_timers.bin").write_bytes(bytes([2, 2, 98, 1, 0x05, 55, 1, 0x21]))
 
 
 if __name__ == "__main__":
