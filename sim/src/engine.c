@@ -52,9 +52,20 @@ static void fail(rtsim *s, const char *what)
     s->error = 1;
 }
 
+/* A timer event the port layer cancelled or re-armed since: it would be
+ * popped and ignored (handle_event(), EV_TIMER). */
+static bool cancelled_timer(const sim_event *e, void *ctx)
+{
+    const rtsim *s = ctx;
+    return e->type == EV_TIMER && (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]);
+}
+
 static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
                        uint32_t gen)
 {
+    /* A full heap first drops the timer events that would be ignored (a
+     * timer re-armed for every frame of a flood leaves one per frame). */
+    if (s->evq.len == s->evq.cap) (void)evq_remove_if(&s->evq, cancelled_timer, s);
     if (!evq_push(&s->evq, t, prio, type, arg, gen)) fail(s, "event heap overflow");
 }
 

@@ -166,6 +166,39 @@ static void test_multiqueue_superseded_timers(void)
     rtsim_destroy(s);
 }
 
+/* A flood of 1e12 frames/s (a frame every nanosecond) through the receive
+ * path with Burst Mitigation and no ISR entry cost: the mitigation re-armed
+ * its slice timer for the same expiry at every frame, each re-arm left the
+ * cancelled timer event in the heap, and 640 of them overflowed it ("event
+ * heap overflow", found by the campaign of 26 November 2026). */
+static void test_rearmed_timer_flood(void)
+{
+    rtsim_config c = rx_base(1 * MS);
+    c.costs.isr_entry_exit_ns = 0;
+    c.costs.isr_per_packet_ns = 1000;
+    c.costs.path_ns[RTSIM_PATH_REJECTED] = 6;
+    c.mitigation.kind = RTSIM_MIT_BURST;
+    c.mitigation.slice_ns = 100 * US;
+    c.mitigation.capacity = 8;
+    c.tick_ns = 100 * US;
+    add_periodic(&c, 5, 100 * US, 30 * US);
+    c.tasks[0].critical = 1;
+    add_driver(&c, 3);
+    int f = add_flow(&c, RTSIM_PAT_CONSTANT, 1e12);
+    c.flows[f].proto = RTSIM_PROTO_TCP;
+    c.flows[f].dst_port = 502;
+    rtsim *s;
+    run(&c, &s);
+    CHECK(rtsim_error(s) == NULL);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    uint64_t dropped = 0;
+    for (unsigned d = 0; d < RTSIM_DROP_COUNT; d++) dropped += t.dropped[d];
+    CHECK(t.offered > 900000);
+    CHECK_EQ(t.offered, t.delivered + dropped + rtsim_in_flight(s));
+    rtsim_destroy(s);
+}
+
 int main(void)
 {
     RTS_RUN(test_counts_checked_first);
@@ -176,5 +209,6 @@ int main(void)
     RTS_RUN(test_hysteresis_share_range);
     RTS_RUN(test_multiqueue_flood_runs);
     RTS_RUN(test_multiqueue_superseded_timers);
+    RTS_RUN(test_rearmed_timer_flood);
     return rts_test_end();
 }

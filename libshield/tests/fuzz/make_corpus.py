@@ -127,6 +127,10 @@ def main():
     # test_multiqueue_superseded_timers): fields[98] (nic_queues[].t_pack_ns)
     # of queue 1 = 1 ns, fields[55] (flows[].rates_pps[1]) of flow 1 = 1e9.
     (sdir / "multiqueue_superseded_timers.bin").write_bytes(bytes([2, 2, 98, 1, 0x05, 55, 1, 0x21]))
+    # Its second (test_rearmed_timer_flood): the receive path with Burst
+    # Mitigation, flow 0 at 1e12 frames/s, no ISR entry cost.
+    (sdir / "rearmed_timer_flood.bin").write_bytes(
+        bytes([0x34, 0xE5, 0x34, 0xE5, 0x18, 0x36, 0x18, 0xE5, 0x18, 0x36, 0x18, 0xE5]))
 
 
 if __name__ == "__main__":
