@@ -1637,13 +1637,13 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->cfg = *cfg;
     /* Sized by the configuration: a run closes ceil(duration / bin) bins in
      * all, so a ring of that many (at most RTSIM_BIN_RING) never fills
-     * sooner than a full-size one would. Latencies and cycle times are
-     * shorter than the run, so their histograms stop at the duration's bin;
-     * one latency histogram per configured flow. */
+     * sooner than a full-size one would; one latency histogram per
+     * configured flow. Histograms keep all RTSIM_HIST_BINS bins: a latency
+     * can exceed the run's duration (fuzz_sim_config, finding 10). */
     const uint64_t n_bins = cfg->duration_ns / cfg->bin_ns + (cfg->duration_ns % cfg->bin_ns != 0);
     s->bins_cap = n_bins < RTSIM_BIN_RING ? (uint32_t)n_bins : RTSIM_BIN_RING;
     s->bins = calloc(s->bins_cap, sizeof *s->bins);
-    s->hist_len = rtsim_hist_index(cfg->duration_ns) + 1u;
+    s->hist_len = RTSIM_HIST_BINS;
     s->cycle_hist = calloc(s->hist_len, sizeof *s->cycle_hist);
     bool hists = s->cycle_hist != NULL;
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
