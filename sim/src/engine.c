@@ -1521,6 +1521,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         int64_t v;
         memcpy(&v, (const char *)k + i * sizeof v, sizeof v);
         if (v > cost_max) return "costs: at most RTSIM_COST_MAX_S (60 s) each";
+        if (v < 0) return "costs: must not be negative (driver_per_packet: positive)";
     }
     for (uint32_t i = 0; i < cfg->n_sources; i++)
         if (cfg->sources[i].isr_per_packet_ns > cost_max)

@@ -199,6 +199,24 @@ static void test_rearmed_timer_flood(void)
     rtsim_destroy(s);
 }
 
+/* Every cost is refused below zero, not only the ones listed by name: a
+ * negative deferred invalidation made the driver finish a packet before it
+ * arrived, and its latency wrapped to 2^64 - 7548 ns (found by the campaign
+ * of 26 November 2026, through an ASan report). */
+static void test_every_cost_non_negative(void)
+{
+    rtsim_config c = rx_base(1 * MS);
+    CHECK(rtsim_config_error(&c) == NULL);
+    c.costs.invalidate_deferred_ns = -13168;
+    CHECK(refused_with(&c, "costs: must not be negative"));
+    c = rx_base(1 * MS);
+    c.costs.path_ns[RTSIM_PATH_RECYCLE] = -1;
+    CHECK(refused_with(&c, "costs: must not be negative"));
+    c = rx_base(1 * MS);
+    c.costs.path_q_ns[RTSIM_PATH_REGULAR][3] = -1;
+    CHECK(refused_with(&c, "costs: must not be negative"));
+}
+
 int main(void)
 {
     RTS_RUN(test_counts_checked_first);
@@ -210,5 +228,6 @@ int main(void)
     RTS_RUN(test_multiqueue_flood_runs);
     RTS_RUN(test_multiqueue_superseded_timers);
     RTS_RUN(test_rearmed_timer_flood);
+    RTS_RUN(test_every_cost_non_negative);
     return rts_test_end();
 }

@@ -131,6 +131,12 @@ def main():
     # Mitigation, flow 0 at 1e12 frames/s, no ISR entry cost.
     (sdir / "rearmed_timer_flood.bin").write_bytes(
         bytes([0x34, 0xE5, 0x34, 0xE5, 0x18, 0x36, 0x18, 0xE5, 0x18, 0x36, 0x18, 0xE5]))
+    # Its third (test_every_cost_non_negative): a negative deferred
+    # invalidation cost, which delivered packets before they arrived.
+    (sdir / "negative_cost.bin").write_bytes(bytes.fromhex(
+        "5b34371138eec690f1ffffffffffffffcc902300a0620000ffffffffffffffff"
+        "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
+    ))
 
 
 if __name__ == "__main__":
