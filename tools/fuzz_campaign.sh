@@ -51,14 +51,16 @@ for name in "${names[@]}"; do
   outcome=clean
   if ! (cd "$build" && "$target" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
           -artifact_prefix="$build/$name-" "${dirs[@]}" >"$log" 2>&1); then
-    outcome="FINDING (see $log)"
-    status=1
+    if grep -q "libFuzzer: run interrupted" "$log" && ! grep -qE "ERROR:|runtime error:" "$log"; then
+      # SIGINT to the target: libFuzzer prints its final stats and exits non-zero.
+      outcome="interrupted before $runs runs, no report"
+    else
+      outcome="FINDING (see $log)"
+      status=1
+    fi
   elif grep -q "runtime error:" "$log"; then
     outcome="UBSan report (see $log)"
     status=1
-  elif grep -q "libFuzzer: run interrupted" "$log"; then
-    # SIGINT to the target: libFuzzer prints its final stats and exits 0.
-    outcome="interrupted before $runs runs, no report"
   fi
   wall=$(( $(date +%s) - start ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
