@@ -9,6 +9,9 @@
 #   tools/fuzz_campaign.sh                        every target, default counts
 #   tools/fuzz_campaign.sh fuzz_classifier        one target (or several)
 #   RUNS_fuzz_classifier=1000000 tools/fuzz_campaign.sh fuzz_classifier
+# To stop a target early, send SIGINT to the target process only (not to
+# this script): libFuzzer prints its final stats and the line records how
+# far it got, as "interrupted".
 # Default counts (docs/fuzzing.md): 10^8 for fuzz_classifier, 10^7 for each
 # other target. Run it under `nice -n 15` on a shared machine.
 set -euo pipefail
@@ -48,8 +51,13 @@ for name in "${names[@]}"; do
   outcome=clean
   if ! (cd "$build" && "$target" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
           -artifact_prefix="$build/$name-" "${dirs[@]}" >"$log" 2>&1); then
-    outcome="FINDING (see $log)"
-    status=1
+    if grep -q "libFuzzer: run interrupted" "$log" && ! grep -qE "ERROR:|runtime error:" "$log"; then
+      # SIGINT to the target: libFuzzer prints its final stats and exits non-zero.
+      outcome="interrupted before $runs runs, no report"
+    else
+      outcome="FINDING (see $log)"
+      status=1
+    fi
   elif grep -q "runtime error:" "$log"; then
     outcome="UBSan report (see $log)"
     status=1

@@ -52,9 +52,20 @@ static void fail(rtsim *s, const char *what)
     s->error = 1;
 }
 
+/* A timer event the port layer cancelled or re-armed since: it would be
+ * popped and ignored (handle_event(), EV_TIMER). */
+static bool cancelled_timer(const sim_event *e, void *ctx)
+{
+    const rtsim *s = ctx;
+    return e->type == EV_TIMER && (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]);
+}
+
 static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
                        uint32_t gen)
 {
+    /* A full heap first drops the timer events that would be ignored (a
+     * timer re-armed for every frame of a flood leaves one per frame). */
+    if (s->evq.len == s->evq.cap) (void)evq_remove_if(&s->evq, cancelled_timer, s);
     if (!evq_push(&s->evq, t, prio, type, arg, gen)) fail(s, "event heap overflow");
 }
 
@@ -567,11 +578,11 @@ static void close_bin(rtsim *s, uint64_t now)
     }
     rtsim_bin *b = &s->cur_bin;
     bin_add(&s->totals, b);
-    if (s->bins_len == RTSIM_BIN_RING) {
+    if (s->bins_len == s->bins_cap) {
         fail(s, "bin ring full: take bins more often"); /* the caller did not take bins in time */
     } else {
         uint32_t i = s->bins_head + s->bins_len;
-        if (i >= RTSIM_BIN_RING) i -= RTSIM_BIN_RING;
+        if (i >= s->bins_cap) i -= s->bins_cap;
         s->bins[i] = *b;
         s->bins_len++;
     }
@@ -964,7 +975,7 @@ static void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
     uint64_t lat = now - p->t_arr;
     if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
     trace(s, now, RTSIM_TR_DELIVER, s->cfg.nic_core, (int32_t)p->flow, (int64_t)lat);
-    s->lat_hist[(size_t)p->flow * RTSIM_HIST_BINS + rtsim_hist_index(lat)]++;
+    s->lat_hist[p->flow][rtsim_hist_index(lat)]++;
 }
 
 static void worker_done(rtsim *s, sim_task *t, uint64_t now)
@@ -1125,20 +1136,26 @@ static void nic_announce(rtsim *s, unsigned q)
     c->pending |= bit;
 }
 
-/* Arm the NIC model's next timer event (the earliest queue expiry). One
- * EV_NIC is pending at most: an armed event at or before the expiry stays
- * (firing early, it finds nothing expired and re-arms), so frames that
- * restart a packet timer add no events; a flood at any rate fits the event
- * heap. Only an earlier expiry supersedes the armed event. */
+/* Arm the NIC model's next timer event (the earliest queue expiry). A
+ * pending EV_NIC at or before the expiry does (firing early, it finds
+ * nothing expired and re-arms), so frames that restart a packet timer add
+ * no events. Only an expiry earlier than every pending EV_NIC adds one; the
+ * later ones stay and fire early in their turn. Each queue's timer
+ * deadlines only move later, so pending events that get ever earlier come
+ * from different timers: at most two per queue, plus one for an expiry
+ * already due (SIM_NIC_PENDING), and a flood at any rate fits the heap. */
 static void nic_schedule(rtsim *s)
 {
     const rts_time_ns next = rts_nic_moderation_next_expiry(&s->nic);
     if (next == 0 || next >= s->cfg.duration_ns) return;
     const uint64_t at = next < s->now ? s->now : next;
-    if (s->nic_armed != SIM_INF && s->nic_armed <= at) return;
-    s->nic_gen++;
-    s->nic_armed = at;
-    push_event(s, at, EV_NIC, EV_NIC, 0, s->nic_gen);
+    if (s->nic_npend > 0 && s->nic_pend[s->nic_npend - 1] <= at) return;
+    if (s->nic_npend == SIM_NIC_PENDING) {
+        fail(s, "NIC timer events beyond two per queue");
+        return;
+    }
+    s->nic_pend[s->nic_npend++] = at;
+    push_event(s, at, EV_NIC, EV_NIC, 0, 0);
 }
 
 /* The distribution map's keys of a recorded frame: libshield's classifier
@@ -1407,8 +1424,7 @@ static void handle_event(rtsim *s, const sim_event *e)
         break;
     }
     case EV_NIC: {
-        if (e->gen != s->nic_gen) break; /* superseded */
-        s->nic_armed = SIM_INF;
+        s->nic_npend--; /* the earliest pending one */
         const uint32_t mask = rts_nic_moderation_expire(&s->nic, now);
         for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
             if (mask & (1u << q)) nic_announce(s, q);
@@ -1508,6 +1524,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         int64_t v;
         memcpy(&v, (const char *)k + i * sizeof v, sizeof v);
         if (v > cost_max) return "costs: at most RTSIM_COST_MAX_S (60 s) each";
+        if (v < 0) return "costs: must not be negative (driver_per_packet: positive)";
     }
     for (uint32_t i = 0; i < cfg->n_sources; i++)
         if (cfg->sources[i].isr_per_packet_ns > cost_max)
@@ -1622,12 +1639,25 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     rtsim *s = calloc(1, sizeof *s);
     if (s == NULL) return NULL;
     s->cfg = *cfg;
-    s->bins = calloc(RTSIM_BIN_RING, sizeof *s->bins);
-    s->lat_hist = calloc((size_t)RTSIM_MAX_FLOWS * RTSIM_HIST_BINS, sizeof *s->lat_hist);
+    /* Sized by the configuration: a run closes ceil(duration / bin) bins in
+     * all, so a ring of that many (at most RTSIM_BIN_RING) never fills
+     * sooner than a full-size one would; one latency histogram per
+     * configured flow. Histograms keep all RTSIM_HIST_BINS bins: a latency
+     * can exceed the run's duration (fuzz_sim_config, finding 10). */
+    const uint64_t n_bins = cfg->duration_ns / cfg->bin_ns + (cfg->duration_ns % cfg->bin_ns != 0);
+    s->bins_cap = n_bins < RTSIM_BIN_RING ? (uint32_t)n_bins : RTSIM_BIN_RING;
+    s->bins = calloc(s->bins_cap, sizeof *s->bins);
+    s->hist_len = RTSIM_HIST_BINS;
+    s->cycle_hist = calloc(s->hist_len, sizeof *s->cycle_hist);
+    bool hists = s->cycle_hist != NULL;
+    for (uint32_t i = 0; i < cfg->n_flows; i++) {
+        s->lat_hist[i] = calloc(s->hist_len, sizeof *s->lat_hist[i]);
+        hists = hists && s->lat_hist[i] != NULL;
+    }
     if (cfg->trace_capacity > 0) s->trace = calloc(cfg->trace_capacity, sizeof *s->trace);
     size_t evcap =
         64 + 4 * (size_t)RTSIM_MAX_FLOWS + 4 * (size_t)RTSIM_MAX_TASKS + 64 * SIM_MAX_TIMERS;
-    if (s->bins == NULL || s->lat_hist == NULL || (cfg->trace_capacity > 0 && s->trace == NULL) ||
+    if (s->bins == NULL || !hists || (cfg->trace_capacity > 0 && s->trace == NULL) ||
         !evq_init(&s->evq, evcap) || !fifo_init(&s->rxq, cfg->queue_capacity) ||
         !fifo_init(&s->ring, cfg->rx.enabled                          ? 0
                              : cfg->nic_kind == RTSIM_NIC_DMA_RING    ? cfg->ring
@@ -1637,7 +1667,6 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         return NULL;
     }
     s->poll_since = SIM_INF;
-    s->nic_armed = SIM_INF;
     for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++)
         s->det_first[k] = SIM_INF;
     if (cfg->rx.enabled) {
@@ -1800,7 +1829,9 @@ void rtsim_destroy(rtsim *s)
     for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
         free(s->nicq[i].buf);
     free(s->bins);
-    free(s->lat_hist);
+    for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
+        free(s->lat_hist[i]);
+    free(s->cycle_hist);
     free(s->trace);
     free(s);
 }
@@ -1931,7 +1962,7 @@ size_t rtsim_take_bins(rtsim *s, rtsim_bin *out, size_t max)
     size_t n = 0;
     while (n < max && s->bins_len > 0) {
         out[n++] = s->bins[s->bins_head];
-        if (++s->bins_head == RTSIM_BIN_RING) s->bins_head = 0;
+        if (++s->bins_head == s->bins_cap) s->bins_head = 0;
         s->bins_len--;
     }
     return n;
@@ -2023,11 +2054,19 @@ void rtsim_rx_stats_get(const rtsim *s, rtsim_rx_stats *out)
     out->in_flight = rtsim_in_flight(s);
 }
 
-size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
+/* Bins past hist_len (beyond the run's duration) are empty. */
+static size_t hist_copy(const rtsim *s, const uint64_t *h, uint64_t *counts, size_t n)
 {
     if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    memcpy(counts, s->cycle_hist, n * sizeof *counts);
+    const size_t have = n < s->hist_len ? n : s->hist_len;
+    memcpy(counts, h, have * sizeof *counts);
+    memset(counts + have, 0, (n - have) * sizeof *counts);
     return n;
+}
+
+size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
+{
+    return hist_copy(s, s->cycle_hist, counts, n);
 }
 
 size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n)
@@ -2041,7 +2080,5 @@ size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n
 size_t rtsim_hist_latency(const rtsim *s, uint32_t flow, uint64_t *counts, size_t n)
 {
     if (flow >= s->cfg.n_flows) return 0;
-    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    memcpy(counts, s->lat_hist + (size_t)flow * RTSIM_HIST_BINS, n * sizeof *counts);
-    return n;
+    return hist_copy(s, s->lat_hist[flow], counts, n);
 }

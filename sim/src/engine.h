@@ -43,6 +43,10 @@ enum {
 };
 #define PRIO_DONE 1u
 
+/* EV_NIC events in the heap at most: two timers per NIC queue, plus one
+ * for an expiry already due (nic_schedule()). */
+#define SIM_NIC_PENDING (2u * RTSIM_MAX_NIC_QUEUES + 1u)
+
 typedef struct sim_pkt {
     uint64_t t_arr;
     uint32_t flow;  /* the scenario flow that sent it */
@@ -130,8 +134,11 @@ struct rtsim {
     bool started;                         /* rtsim_run_until() was called */
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
     int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
-    uint64_t *lat_hist;               /* RTSIM_MAX_FLOWS * RTSIM_HIST_BINS */
-    uint64_t cycle_hist[RTSIM_HIST_BINS];
+    /* Histograms of hist_len bins (RTSIM_HIST_BINS; the accessors return
+     * zeros for any bin beyond hist_len). */
+    uint32_t hist_len;
+    uint64_t *lat_hist[RTSIM_MAX_FLOWS]; /* one per configured flow */
+    uint64_t *cycle_hist;
     sim_fifo rxq, ring;
     /* simulated interrupt controller seen through libshield's port */
     rts_port port;
@@ -143,8 +150,8 @@ struct rtsim {
     /* measurements */
     rtsim_bin cur_bin;
     rtsim_bin totals;
-    rtsim_bin *bins; /* ring of RTSIM_BIN_RING finished bins */
-    uint32_t bins_head, bins_len;
+    rtsim_bin *bins; /* ring of bins_cap finished bins */
+    uint32_t bins_cap, bins_head, bins_len; /* bins_cap: the run's bins, at most RTSIM_BIN_RING */
     bool finished;
     rtsim_trace_rec *trace; /* ring of cfg.trace_capacity records, or NULL */
     uint32_t trace_head, trace_len;
@@ -171,8 +178,10 @@ struct rtsim {
     /* multiqueue NIC */
     rts_nic_moderation nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
-    uint32_t nic_gen;    /* generation of the pending EV_NIC */
-    uint64_t nic_armed;  /* time of the pending EV_NIC, SIM_INF when none */
+    /* Times of the EV_NIC events in the heap, each pushed earlier than all
+     * pending ones: nic_pend[nic_npend - 1] is the earliest (nic_schedule()). */
+    uint64_t nic_pend[SIM_NIC_PENDING];
+    uint32_t nic_npend;
 };
 
 /* Services the mitigation adapter uses. */

@@ -66,3 +66,31 @@ bool evq_pop(sim_event_queue *q, sim_event *out)
     if (n) q->heap[i] = last;
     return true;
 }
+
+/* Sift heap[i] down to its place among heap[0..n). */
+static void sift_down(sim_event *heap, size_t n, size_t i)
+{
+    const sim_event e = heap[i];
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= n) break;
+        size_t c = l;
+        if (l + 1 < n && evq_before(&heap[l + 1], &heap[l])) c = l + 1;
+        if (!evq_before(&heap[c], &e)) break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = e;
+}
+
+size_t evq_remove_if(sim_event_queue *q, bool (*drop)(const sim_event *e, void *ctx), void *ctx)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < q->len; i++)
+        if (!drop(&q->heap[i], ctx)) q->heap[n++] = q->heap[i];
+    const size_t removed = q->len - n;
+    q->len = n;
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(q->heap, n, i);
+    return removed;
+}

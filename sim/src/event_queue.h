@@ -34,6 +34,9 @@ bool evq_push(sim_event_queue *q, uint64_t t, uint32_t prio, uint32_t type, uint
 const sim_event *evq_peek(const sim_event_queue *q);
 /* Remove the earliest event into *out; returns false when empty. */
 bool evq_pop(sim_event_queue *q, sim_event *out);
+/* Remove every event for which drop() is true; the others keep their order
+ * (their sequence numbers are kept). Returns how many were removed. */
+size_t evq_remove_if(sim_event_queue *q, bool (*drop)(const sim_event *e, void *ctx), void *ctx);
 /* True when a is ordered before b. */
 bool evq_before(const sim_event *a, const sim_event *b);
 

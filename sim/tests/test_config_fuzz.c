@@ -142,6 +142,81 @@ static void test_multiqueue_flood_runs(void)
     rtsim_destroy(s);
 }
 
+/* A packet timer of 1 ns on the second queue under a flood of 1e9 frames/s,
+ * while the first queue's timers run: each time the second queue refilled,
+ * its earlier expiry superseded the pending NIC event, which stayed in the
+ * heap, and the first queue's expiry was pushed again when the early event
+ * fired; the superseded events piled up until the heap overflowed ("event
+ * heap overflow", found by the campaign of 26 November 2026). */
+static void test_multiqueue_superseded_timers(void)
+{
+    rtsim_config c = mq_base();
+    c.flows[0].rate_pps = 20000;
+    c.flows[1].rate_pps = 1e9;
+    c.nic_queues[1].t_pack_ns = 1;
+    rtsim *s;
+    run(&c, &s);
+    CHECK(rtsim_error(s) == NULL);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    uint64_t dropped = 0;
+    for (unsigned d = 0; d < RTSIM_DROP_COUNT; d++) dropped += t.dropped[d];
+    CHECK(t.offered > 900000);
+    CHECK_EQ(t.offered, t.delivered + dropped + rtsim_in_flight(s));
+    rtsim_destroy(s);
+}
+
+/* A flood of 1e12 frames/s (a frame every nanosecond) through the receive
+ * path with Burst Mitigation and no ISR entry cost: the mitigation re-armed
+ * its slice timer for the same expiry at every frame, each re-arm left the
+ * cancelled timer event in the heap, and 640 of them overflowed it ("event
+ * heap overflow", found by the campaign of 26 November 2026). */
+static void test_rearmed_timer_flood(void)
+{
+    rtsim_config c = rx_base(1 * MS);
+    c.costs.isr_entry_exit_ns = 0;
+    c.costs.isr_per_packet_ns = 1000;
+    c.costs.path_ns[RTSIM_PATH_REJECTED] = 6;
+    c.mitigation.kind = RTSIM_MIT_BURST;
+    c.mitigation.slice_ns = 100 * US;
+    c.mitigation.capacity = 8;
+    c.tick_ns = 100 * US;
+    add_periodic(&c, 5, 100 * US, 30 * US);
+    c.tasks[0].critical = 1;
+    add_driver(&c, 3);
+    int f = add_flow(&c, RTSIM_PAT_CONSTANT, 1e12);
+    c.flows[f].proto = RTSIM_PROTO_TCP;
+    c.flows[f].dst_port = 502;
+    rtsim *s;
+    run(&c, &s);
+    CHECK(rtsim_error(s) == NULL);
+    rtsim_bin t;
+    rtsim_totals(s, &t);
+    uint64_t dropped = 0;
+    for (unsigned d = 0; d < RTSIM_DROP_COUNT; d++) dropped += t.dropped[d];
+    CHECK(t.offered > 900000);
+    CHECK_EQ(t.offered, t.delivered + dropped + rtsim_in_flight(s));
+    rtsim_destroy(s);
+}
+
+/* Every cost is refused below zero, not only the ones listed by name: a
+ * negative deferred invalidation made the driver finish a packet before it
+ * arrived, and its latency wrapped to 2^64 - 7548 ns (found by the campaign
+ * of 26 November 2026, through an ASan report). */
+static void test_every_cost_non_negative(void)
+{
+    rtsim_config c = rx_base(1 * MS);
+    CHECK(rtsim_config_error(&c) == NULL);
+    c.costs.invalidate_deferred_ns = -13168;
+    CHECK(refused_with(&c, "costs: must not be negative"));
+    c = rx_base(1 * MS);
+    c.costs.path_ns[RTSIM_PATH_RECYCLE] = -1;
+    CHECK(refused_with(&c, "costs: must not be negative"));
+    c = rx_base(1 * MS);
+    c.costs.path_q_ns[RTSIM_PATH_REGULAR][3] = -1;
+    CHECK(refused_with(&c, "costs: must not be negative"));
+}
+
 int main(void)
 {
     RTS_RUN(test_counts_checked_first);
@@ -151,5 +226,8 @@ int main(void)
     RTS_RUN(test_cost_bound);
     RTS_RUN(test_hysteresis_share_range);
     RTS_RUN(test_multiqueue_flood_runs);
+    RTS_RUN(test_multiqueue_superseded_timers);
+    RTS_RUN(test_rearmed_timer_flood);
+    RTS_RUN(test_every_cost_non_negative);
     return rts_test_end();
 }

@@ -407,6 +407,79 @@ static void test_histogram_bins(void)
     CHECK_EQ(rtsim_hist_edges_ns(0, NULL, 5), 0);
 }
 
+/* rtsim_create() sizes the bin ring and the histograms by the
+ * configuration; what callers read must be what full-size ones gave. */
+static void test_sized_by_configuration(void)
+{
+    /* 7 bins, none taken until the end: all 7 are there, in order. */
+    rtsim_config c = base(7 * MS);
+    c.bin_ns = 1 * MS;
+    rtsim *s = rtsim_create(&c);
+    CHECK(s != NULL);
+    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
+    rtsim_bin b[16];
+    CHECK_EQ(rtsim_take_bins(s, b, 16), 7);
+    for (int i = 0; i < 7; i++)
+        CHECK_EQ(b[i].t_start_ns, (uint64_t)i * MS);
+    rtsim_destroy(s);
+    /* Partial bin at the end (7.5 ms in 1 ms bins: 8 bins), taken in two
+     * chunks. */
+    c = base(7 * MS + 500 * US);
+    c.bin_ns = 1 * MS;
+    s = rtsim_create(&c);
+    CHECK_EQ(rtsim_run_until(s, 3 * MS + 1), 0);
+    CHECK_EQ(rtsim_take_bins(s, b, 16), 3);
+    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
+    CHECK_EQ(rtsim_take_bins(s, b, 16), 5);
+    CHECK_EQ(b[4].t_start_ns, 7 * MS);
+    rtsim_destroy(s);
+    /* More bins than the ring holds, never taken: the run still stops at
+     * the ring's size, RTSIM_BIN_RING. */
+    c = base((RTSIM_BIN_RING + 10) * US);
+    c.bin_ns = 1 * US;
+    s = rtsim_create(&c);
+    CHECK_EQ(rtsim_run_until(s, c.duration_ns), -1);
+    CHECK(rtsim_error(s) != NULL);
+    CHECK_EQ(rtsim_take_bins(s, b, 1), 1);
+    CHECK_EQ(b[0].t_start_ns, 0);
+    rtsim_destroy(s);
+
+    /* Histograms read in full: the bins past the run's duration are zero
+     * (the caller's junk overwritten), the counts all there. */
+    static uint64_t h[RTSIM_HIST_BINS];
+    c = base(10 * MS);
+    c.costs.isr_entry_exit_ns = 1 * US;
+    c.costs.isr_per_packet_ns = 4 * US;
+    c.costs.driver_per_packet_ns = 20 * US;
+    add_periodic(&c, 3, 1 * MS, 100 * US);
+    add_driver(&c, 1);
+    add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
+    add_flow(&c, RTSIM_PAT_CONSTANT, 1000);
+    run(&c, &s);
+    for (uint32_t f = 0; f < 2; f++) {
+        memset(h, 0xA5, sizeof h);
+        CHECK_EQ(rtsim_hist_latency(s, f, h, RTSIM_HIST_BINS), RTSIM_HIST_BINS);
+        rtsim_flow_stats fs;
+        rtsim_flow_stats_get(s, f, &fs);
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < RTSIM_HIST_BINS; i++)
+            sum += h[i];
+        CHECK(fs.delivered > 0);
+        CHECK_EQ(sum, fs.delivered);
+        CHECK(h[rtsim_hist_index(fs.latency_max_ns)] > 0);
+    }
+    CHECK_EQ(rtsim_hist_latency(s, 2, h, RTSIM_HIST_BINS), 0); /* no such flow */
+    memset(h, 0xA5, sizeof h);
+    CHECK_EQ(rtsim_hist_cycle(s, h, RTSIM_HIST_BINS), RTSIM_HIST_BINS);
+    rtsim_task_stats st;
+    rtsim_task_stats_get(s, 0, &st);
+    uint64_t cycles = 0;
+    for (uint32_t i = 0; i < RTSIM_HIST_BINS; i++)
+        cycles += h[i];
+    CHECK_EQ(cycles, st.jobs - 1); /* a cycle time between two finishes */
+    rtsim_destroy(s);
+}
+
 static void test_bad_config(void)
 {
     rtsim_config c = base(10 * MS);
@@ -436,6 +509,7 @@ int main(void)
     RTS_RUN(test_driver_on_another_core);
     RTS_RUN(test_trace_of_one_packet);
     RTS_RUN(test_histogram_bins);
+    RTS_RUN(test_sized_by_configuration);
     RTS_RUN(test_bad_config);
     return rts_test_end();
 }

@@ -123,6 +123,20 @@ def main():
     # One edit: fields[54] (flows[].rates_pps[0] in fuzz_sim_config.c's table;
     # re-check the index when the table changes), flow 1, 1e9 frames/s.
     (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 54, 0x01, 0x21]))
+    # The campaign's finding of 26 November 2026 (sim.test_config_fuzz,
+    # test_multiqueue_superseded_timers): fields[98] (nic_queues[].t_pack_ns)
+    # of queue 1 = 1 ns, fields[55] (flows[].rates_pps[1]) of flow 1 = 1e9.
+    (sdir / "multiqueue_superseded_timers.bin").write_bytes(bytes([2, 2, 98, 1, 0x05, 55, 1, 0x21]))
+    # Its second (test_rearmed_timer_flood): the receive path with Burst
+    # Mitigation, flow 0 at 1e12 frames/s, no ISR entry cost.
+    (sdir / "rearmed_timer_flood.bin").write_bytes(
+        bytes([0x34, 0xE5, 0x34, 0xE5, 0x18, 0x36, 0x18, 0xE5, 0x18, 0x36, 0x18, 0xE5]))
+    # Its third (test_every_cost_non_negative): a negative deferred
+    # invalidation cost, which delivered packets before they arrived.
+    (sdir / "negative_cost.bin").write_bytes(bytes.fromhex(
+        "5b34371138eec690f1ffffffffffffffcc902300a0620000ffffffffffffffff"
+        "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
+    ))
 
 
 if __name__ == "__main__":
