@@ -1647,11 +1647,10 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     const uint64_t n_bins = cfg->duration_ns / cfg->bin_ns + (cfg->duration_ns % cfg->bin_ns != 0);
     s->bins_cap = n_bins < RTSIM_BIN_RING ? (uint32_t)n_bins : RTSIM_BIN_RING;
     s->bins = calloc(s->bins_cap, sizeof *s->bins);
-    s->hist_len = RTSIM_HIST_BINS;
-    s->cycle_hist = calloc(s->hist_len, sizeof *s->cycle_hist);
+    s->cycle_hist = calloc(RTSIM_HIST_BINS, sizeof *s->cycle_hist);
     bool hists = s->cycle_hist != NULL;
     for (uint32_t i = 0; i < cfg->n_flows; i++) {
-        s->lat_hist[i] = calloc(s->hist_len, sizeof *s->lat_hist[i]);
+        s->lat_hist[i] = calloc(RTSIM_HIST_BINS, sizeof *s->lat_hist[i]);
         hists = hists && s->lat_hist[i] != NULL;
     }
     if (cfg->trace_capacity > 0) s->trace = calloc(cfg->trace_capacity, sizeof *s->trace);
@@ -2054,31 +2053,27 @@ void rtsim_rx_stats_get(const rtsim *s, rtsim_rx_stats *out)
     out->in_flight = rtsim_in_flight(s);
 }
 
-/* Bins past hist_len (beyond the run's duration) are empty. */
-static size_t hist_copy(const rtsim *s, const uint64_t *h, uint64_t *counts, size_t n)
+/* The first n (at most RTSIM_HIST_BINS) counts of a histogram. */
+static size_t hist_copy(const uint64_t *h, uint64_t *counts, size_t n)
 {
     if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    const size_t have = n < s->hist_len ? n : s->hist_len;
-    memcpy(counts, h, have * sizeof *counts);
-    memset(counts + have, 0, (n - have) * sizeof *counts);
+    memcpy(counts, h, n * sizeof *counts);
     return n;
 }
 
 size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
 {
-    return hist_copy(s, s->cycle_hist, counts, n);
+    return hist_copy(s->cycle_hist, counts, n);
 }
 
 size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n)
 {
     if (path >= RTSIM_PATH_COUNT || s->path_hist == NULL) return 0;
-    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    memcpy(counts, s->path_hist + (size_t)path * RTSIM_HIST_BINS, n * sizeof *counts);
-    return n;
+    return hist_copy(s->path_hist + (size_t)path * RTSIM_HIST_BINS, counts, n);
 }
 
 size_t rtsim_hist_latency(const rtsim *s, uint32_t flow, uint64_t *counts, size_t n)
 {
     if (flow >= s->cfg.n_flows) return 0;
-    return hist_copy(s, s->lat_hist[flow], counts, n);
+    return hist_copy(s->lat_hist[flow], counts, n);
 }

@@ -134,9 +134,7 @@ struct rtsim {
     bool started;                         /* rtsim_run_until() was called */
     rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
     int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
-    /* Histograms of hist_len bins (RTSIM_HIST_BINS; the accessors return
-     * zeros for any bin beyond hist_len). */
-    uint32_t hist_len;
+    /* Histograms of RTSIM_HIST_BINS bins. */
     uint64_t *lat_hist[RTSIM_MAX_FLOWS]; /* one per configured flow */
     uint64_t *cycle_hist;
     sim_fifo rxq, ring;

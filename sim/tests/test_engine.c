@@ -407,8 +407,9 @@ static void test_histogram_bins(void)
     CHECK_EQ(rtsim_hist_edges_ns(0, NULL, 5), 0);
 }
 
-/* rtsim_create() sizes the bin ring and the histograms by the
- * configuration; what callers read must be what full-size ones gave. */
+/* rtsim_create() sizes the bin ring by the run's bins and allocates latency
+ * histograms for the configured flows only; what callers read must be what
+ * full-size ones gave. */
 static void test_sized_by_configuration(void)
 {
     /* 7 bins, none taken until the end: all 7 are there, in order. */
@@ -444,8 +445,8 @@ static void test_sized_by_configuration(void)
     CHECK_EQ(b[0].t_start_ns, 0);
     rtsim_destroy(s);
 
-    /* Histograms read in full: the bins past the run's duration are zero
-     * (the caller's junk overwritten), the counts all there. */
+    /* Histograms read in full: every bin written (the caller's junk
+     * overwritten), the counts all there. */
     static uint64_t h[RTSIM_HIST_BINS];
     c = base(10 * MS);
     c.costs.isr_entry_exit_ns = 1 * US;
