@@ -16,7 +16,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "python"))
+# The checkout's package when its native library is built (tools/dev.sh);
+# otherwise the installed one (tools/install.sh), which carries its own.
+if (REPO / "python" / "rtshield" / "librtshield_native.so").exists():
+    sys.path.insert(0, str(REPO / "python"))
 
 from rtshield import schema, schema_system  # noqa: E402
 
