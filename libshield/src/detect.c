@@ -117,7 +117,8 @@ rts_err rts_detect_irq_count_init(rts_detect_irq_count *c, rts_time_ns slice_ns,
     if (c == NULL || slice_ns == 0u) {
         return RTS_EINVAL;
     }
-    *c = (rts_detect_irq_count){.slice_ns = slice_ns, .threshold = threshold, .slice_start = origin};
+    *c = (rts_detect_irq_count){
+        .slice_ns = slice_ns, .threshold = threshold, .slice_start = origin}; /* counters at 0 */
     return RTS_OK;
 }
 
