@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost_args.h"
 #include "rtshield/rts_burst_mit.h"
 #include "rtshield/rts_bursty.h"
 #include "rtshield/rts_countdown.h"
@@ -34,12 +35,8 @@ static volatile uint32_t sink;
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: limiter_cost SCENARIO N\n");
-        return 2;
-    }
-    const char *sc = argv[1];
-    const long n = atol(argv[2]);
+    const char *sc;
+    const long n = cost_args(argc, argv, "limiter_cost SCENARIO N", &sc);
     uint32_t admitted = 0;
     if (strcmp(sc, "strict_admit") == 0) {
         rts_strict s;

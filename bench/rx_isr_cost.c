@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../libshield/tests/rts_frames.h"
+#include "cost_args.h"
 #include "rtshield/rts_rx_driver.h"
 
 static rts_rx_driver rx;
@@ -98,12 +99,9 @@ static unsigned ring_buf(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: rx_isr_cost udp_registered|short_circuit|classify|descriptor N\n");
-        return 2;
-    }
-    const char *sc = argv[1];
-    const long n = atol(argv[2]);
+    const char *sc;
+    const char *usage = "rx_isr_cost udp_registered|short_circuit|classify|descriptor N";
+    const long n = cost_args(argc, argv, usage, &sc);
     uint8_t tcp_flow = setup();
     uint8_t udp_flow;
     if (rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &udp_flow) != RTS_OK) abort();

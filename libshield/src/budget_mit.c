@@ -38,15 +38,8 @@ rts_err rts_budget_mit_init(rts_budget_mit *m, const rts_budget_mit_cfg *cfg)
     if (m == NULL || cfg == NULL) {
         return RTS_EINVAL;
     }
-    m->cfg = *cfg;
-    m->budget_ns = cfg->initial_budget_ns > 0 ? cfg->initial_budget_ns : 0;
-    m->debt_ns = 0;
-    m->suspended = m->budget_ns <= 0;
-    m->reports = 0u;
-    m->suspensions = 0u;
-    m->resumptions = 0u;
-    m->charged_ns = 0u;
-    m->overdraft_ns = 0u;
+    const int64_t budget = cfg->initial_budget_ns > 0 ? cfg->initial_budget_ns : 0;
+    *m = (rts_budget_mit){.cfg = *cfg, .budget_ns = budget, .suspended = budget <= 0}; /* no debt */
     return RTS_OK;
 }
 

@@ -1,6 +1,7 @@
 /* Burst Mitigation (Danicki et al. §2.2): a packet capacity per time slice. */
 #include "rtshield/rts_burst_mit.h"
 #include "rtshield/rts_opts.h"
+#include "rts_compiler.h"
 #include "rts_time.h"
 
 #if RTS_CONFIG_MITIGATIONS
@@ -20,25 +21,13 @@ rts_err rts_burst_mit_init(rts_burst_mit *m, const rts_burst_mit_cfg *cfg)
     if (m == NULL || cfg == NULL || cfg->slice_ns == 0u || cfg->capacity == 0u) {
         return RTS_EINVAL;
     }
-    m->cfg = *cfg;
-    m->slice_start = 0u;
-    m->reenable_at = 0u;
-    m->count = 0u;
-    m->started = false;
-    m->line_off = false;
-    m->accepted = 0u;
-    m->dropped = 0u;
-    m->slices = 0u;
-    m->disables = 0u;
+    *m = (rts_burst_mit){.cfg = *cfg}; /* no slice started, counters at 0 */
     return RTS_OK;
 }
 
 /* Start a new slice if the current one has run out at `now`. Out of line,
  * so that the common case (inside the open slice) makes no call. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static void maybe_new_slice(rts_burst_mit *m, rts_time_ns now)
+RTS_NOINLINE static void maybe_new_slice(rts_burst_mit *m, rts_time_ns now)
 {
     if (!m->started) {
         m->started = true;

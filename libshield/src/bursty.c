@@ -15,22 +15,8 @@ rts_err rts_bursty_init(rts_bursty *b, rts_time_ns period_ns, rts_bursty_mode mo
         (mode != RTS_BURSTY_TIMER_PERIODIC && mode != RTS_BURSTY_TIMER_LAZY)) {
         return RTS_EINVAL;
     }
-    b->period_ns = period_ns;
-    b->t0 = 0u;
-    b->next_tick = period_ns;
-    b->mode = mode;
-    b->n_sources = 0u;
-    b->disabled_mask = 0u;
-    b->timer_irq_on = false;
-    b->ticks = 0u;
-    b->timer_enables = 0u;
-    b->port_errors = 0u;
-    for (uint32_t i = 0; i < RTS_BURSTY_MAX_SOURCES; i++) {
-        b->src[i].burst = 0u;
-        b->src[i].count = 0u;
-        b->src[i].admitted = 0u;
-        b->src[i].disables = 0u;
-    }
+    /* No source, no line held off, counters at 0. */
+    *b = (rts_bursty){.period_ns = period_ns, .next_tick = period_ns, .mode = mode};
     return RTS_OK;
 }
 
@@ -43,10 +29,7 @@ rts_err rts_bursty_add_source(rts_bursty *b, uint32_t burst, uint32_t *id_out)
         return RTS_EFULL;
     }
     const uint32_t id = b->n_sources;
-    b->src[id].burst = burst;
-    b->src[id].count = 0u;
-    b->src[id].admitted = 0u;
-    b->src[id].disables = 0u;
+    b->src[id] = (rts_bursty_source){.burst = burst};
     b->n_sources = id + 1u;
     if (id_out != NULL) {
         *id_out = id;

@@ -6,6 +6,9 @@
 
 #if RTS_CONFIG_RX_PATH
 
+/* Field by field, not one compound literal: with that GCC 12 lays out
+ * rts_classifier_classify_isr() differently, one instruction more per frame
+ * in the -Os build's receive path (bench/rx_isr_cost.sh). */
 static void info_clear(rts_classifier_info *info)
 {
     info->kind = RTS_CLASSIFIER_MALFORMED;

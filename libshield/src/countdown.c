@@ -16,15 +16,7 @@ rts_err rts_countdown_init(rts_countdown *c, uint32_t tick_ns, uint32_t initial)
     if (c == NULL || tick_ns == 0u) {
         return RTS_EINVAL;
     }
-    c->zero_at = 0u;
-    c->tick_ns = tick_ns;
-    c->initial = initial;
-    c->running = false;
-    c->latched = false;
-    c->arrivals = 0u;
-    c->delivered = 0u;
-    c->latches = 0u;
-    c->lost = 0u;
+    *c = (rts_countdown){.tick_ns = tick_ns, .initial = initial}; /* stopped, counters at 0 */
     return RTS_OK;
 }
 

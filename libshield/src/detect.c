@@ -67,13 +67,7 @@ rts_err rts_detect_lateness_mon_init(rts_detect_lateness_mon *m)
     if (m == NULL) {
         return RTS_EINVAL;
     }
-    m->cycles = 0u;
-    m->misses = 0u;
-    m->lateness_max_ppm = 0u;
-    m->lateness_sum_ppm = 0u;
-    m->earliness_min_ns = INT64_MAX;
-    m->bin_max_ppm = 0u;
-    bin_clear(&m->bin);
+    *m = (rts_detect_lateness_mon){.earliness_min_ns = INT64_MAX}; /* no cycle yet */
     return RTS_OK;
 }
 
@@ -123,15 +117,8 @@ rts_err rts_detect_irq_count_init(rts_detect_irq_count *c, rts_time_ns slice_ns,
     if (c == NULL || slice_ns == 0u) {
         return RTS_EINVAL;
     }
-    c->slice_ns = slice_ns;
-    c->threshold = threshold;
-    c->slice_start = origin;
-    c->count = 0u;
-    c->last = 0u;
-    c->over = false;
-    c->last_over = false;
-    c->total = 0u;
-    c->slices_over = 0u;
+    *c = (rts_detect_irq_count){
+        .slice_ns = slice_ns, .threshold = threshold, .slice_start = origin}; /* counters at 0 */
     return RTS_OK;
 }
 
@@ -174,11 +161,7 @@ rts_err rts_detect_fill_wm_init(rts_detect_fill_wm *w, uint32_t high, uint32_t l
     if (w == NULL || high == 0u || low >= high) {
         return RTS_EINVAL;
     }
-    w->high = high;
-    w->low = low;
-    w->overload = false;
-    w->max_fill = 0u;
-    w->episodes = 0u;
+    *w = (rts_detect_fill_wm){.high = high, .low = low};
     return RTS_OK;
 }
 

@@ -10,11 +10,8 @@ rts_err rts_dserver_init(rts_dserver *s, uint64_t budget, rts_time_ns period_ns,
     if (s == NULL || period_ns == 0u) {
         return RTS_EINVAL;
     }
-    s->budget = budget;
-    s->period_ns = period_ns;
-    s->period_start = start;
-    s->remaining = budget;
-    s->overruns = 0u;
+    *s = (rts_dserver){
+        .budget = budget, .period_ns = period_ns, .period_start = start, .remaining = budget};
     return RTS_OK;
 }
 

@@ -3,6 +3,7 @@
 #include "rtshield/rts_flow_table.h"
 
 #include "flow_lookup.h"
+#include "rts_compiler.h"
 #include "rtshield/rts_opts.h"
 
 #if RTS_CONFIG_RX_PATH
@@ -42,10 +43,7 @@ static bool server_take(rts_flow *f)
 
 /* A server period has ended: replenish (rts_dserver_update()), then take.
  * Out of line, so that the common case saves no registers for the call. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static bool server_take_after_update(rts_flow *f, rts_time_ns now)
+RTS_NOINLINE static bool server_take_after_update(rts_flow *f, rts_time_ns now)
 {
     rts_dserver_update(&f->server, now);
     return server_take(f);
@@ -202,17 +200,14 @@ rts_err rts_flow_table_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint
         return RTS_OK;
     case RTS_FLOWOPT_PERIOD_NS:
         f->period = value;
-        server_restart(f, now);
-        return RTS_OK;
+        break;
     case RTS_FLOWOPT_CAPACITY:
         if (value > 0xFFFFFFFFu) return RTS_EINVAL;
         f->capacity = (uint32_t)value;
-        server_restart(f, now);
-        return RTS_OK;
+        break;
     case RTS_FLOWOPT_SERVER_PERIOD_NS:
         f->server_period = value;
-        server_restart(f, now);
-        return RTS_OK;
+        break;
     case RTS_FLOWOPT_SOURCE_ADDR:
         if (id < RTS_FLOW_FIRST_USER || value > 0xFFFFFFFFu) return RTS_EINVAL;
         f->src_addr = (uint32_t)value;
@@ -225,6 +220,8 @@ rts_err rts_flow_table_setopt(rts_flow_table *t, unsigned id, unsigned opt, uint
     default:
         return RTS_EINVAL;
     }
+    server_restart(f, now); /* the period, capacity or server period changed */
+    return RTS_OK;
 }
 
 rts_err rts_flow_table_unbind(rts_flow_table *t, unsigned id)

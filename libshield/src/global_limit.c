@@ -1,6 +1,7 @@
 /* Global receive limit with an interrupt-to-polling switch (Behnke et al. §5.5). */
 #include "rtshield/rts_global_limit.h"
 #include "rtshield/rts_opts.h"
+#include "rts_compiler.h"
 #include "rts_time.h"
 
 #if RTS_CONFIG_RX_PATH
@@ -10,15 +11,8 @@ rts_err rts_global_limit_init(rts_global_limit *g, uint32_t capacity, rts_time_n
     if (g == NULL || (capacity > 0u && period == 0u)) {
         return RTS_EINVAL;
     }
-    g->capacity = capacity;
-    g->count = 0u;
-    g->period = period;
-    g->period_start = now;
-    g->mode = RTS_GLOBAL_LIMIT_IRQ;
-    g->pad[0] = g->pad[1] = g->pad[2] = 0u;
-    g->to_poll = 0u;
-    g->to_irq = 0u;
-    g->refused = 0u;
+    *g = (rts_global_limit){
+        .capacity = capacity, .period = period, .period_start = now, .mode = RTS_GLOBAL_LIMIT_IRQ};
     return RTS_OK;
 }
 
@@ -26,10 +20,7 @@ rts_err rts_global_limit_init(rts_global_limit *g, uint32_t capacity, rts_time_n
  * time wraps): start the period holding `now`. Compared as elapsed time, so a
  * period reaching past UINT64_MAX never wraps. Out of line, so that the
  * common case saves no registers for it. */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static void roll_slow(rts_global_limit *g, rts_time_ns now)
+RTS_NOINLINE static void roll_slow(rts_global_limit *g, rts_time_ns now)
 {
     if (g->capacity == 0u || g->period == 0u || now < g->period_start || now - g->period_start < g->period) {
         return;

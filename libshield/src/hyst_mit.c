@@ -26,13 +26,7 @@ rts_err rts_hyst_mit_init(rts_hyst_mit *m, const rts_hyst_mit_cfg *cfg)
     if (m == NULL || cfg == NULL || cfg->block_below_ns > cfg->unblock_above_ns || cfg->sleep_ns == 0u) {
         return RTS_EINVAL;
     }
-    m->cfg = *cfg;
-    m->earliness_ns = 0;
-    m->have_report = false;
-    m->blocked = false;
-    m->reports = 0u;
-    m->blocks = 0u;
-    m->unblocks = 0u;
+    *m = (rts_hyst_mit){.cfg = *cfg}; /* no report yet, not blocked */
     return RTS_OK;
 }
 

@@ -10,33 +10,7 @@
 
 void rts_nic_moderation_init(rts_nic_moderation *nic)
 {
-    for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
-        rts_nic_moderation_queue *q = &nic->q[i];
-        q->active = 0u;
-        q->flow = 0u;
-        q->prio = 0u;
-        q->pad = 0u;
-        q->size = 0u;
-        q->count = 0u;
-        q->frames = 0u;
-        q->announced = 0u;
-        q->t_abs = 0u;
-        q->t_pack = 0u;
-        q->abs_at = 0u;
-        q->pack_at = 0u;
-        q->stored = 0u;
-        q->dropped = 0u;
-        q->irqs = 0u;
-    }
-    for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
-        nic->map[i].used = 0u;
-        nic->map[i].proto = 0u;
-        nic->map[i].queue = 0u;
-        nic->map[i].pad = 0u;
-        nic->map[i].port = 0u;
-        nic->map[i].pad2 = 0u;
-    }
-    nic->unregistered = 0u;
+    *nic = (rts_nic_moderation){0}; /* every queue and map entry free, counters at 0 */
 }
 
 static bool params_ok(unsigned size, unsigned frames)
@@ -58,20 +32,14 @@ rts_err rts_nic_moderation_queue_add(rts_nic_moderation *nic, unsigned size, rts
     for (unsigned i = 0; i < RTS_NIC_MAX_QUEUES; i++) {
         rts_nic_moderation_queue *q = &nic->q[i];
         if (q->active) continue;
-        q->active = 1u;
-        q->flow = (uint8_t)flow;
-        q->prio = (uint8_t)prio;
-        q->size = (uint16_t)size;
-        q->count = 0u;
-        q->frames = (uint16_t)frames;
-        q->announced = 0u;
-        q->t_abs = t_abs;
-        q->t_pack = t_pack;
-        q->abs_at = 0u;
-        q->pack_at = 0u;
-        q->stored = 0u;
-        q->dropped = 0u;
-        q->irqs = 0u;
+        /* Empty, timers stopped, counters at 0. */
+        *q = (rts_nic_moderation_queue){.active = 1u,
+                                        .flow = (uint8_t)flow,
+                                        .prio = (uint8_t)prio,
+                                        .size = (uint16_t)size,
+                                        .frames = (uint16_t)frames,
+                                        .t_abs = t_abs,
+                                        .t_pack = t_pack};
         *qid = (uint8_t)i;
         return RTS_OK;
     }
@@ -134,10 +102,8 @@ rts_err rts_nic_moderation_map_add(rts_nic_moderation *nic, unsigned proto, unsi
     for (unsigned i = 0; i < RTS_NIC_MAP_MAX; i++) {
         rts_nic_moderation_map_entry *m = &nic->map[i];
         if (m->used) continue;
-        m->used = 1u;
-        m->proto = (uint8_t)proto;
-        m->port = (uint16_t)port;
-        m->queue = (uint8_t)qid;
+        *m = (rts_nic_moderation_map_entry){
+            .used = 1u, .proto = (uint8_t)proto, .queue = (uint8_t)qid, .port = (uint16_t)port};
         return RTS_OK;
     }
     return RTS_EFULL;
@@ -199,12 +165,7 @@ int rts_nic_moderation_lookup(const rts_nic_moderation *nic, unsigned proto, uns
 
 void rts_nic_moderation_rx(rts_nic_moderation *nic, unsigned proto, unsigned port, rts_time_ns now, rts_nic_moderation_rx_result *r)
 {
-    r->outcome = RTS_NIC_UNREGISTERED;
-    r->queue = 0u;
-    r->irq = 0u;
-    r->pad = 0u;
-    r->announced = 0u;
-    r->pad2 = 0u;
+    *r = (rts_nic_moderation_rx_result){.outcome = RTS_NIC_UNREGISTERED};
     const int i = map_find(nic, proto, portless(proto) ? 0u : port);
     if (i < 0) {
         nic->unregistered++;
@@ -270,10 +231,8 @@ uint32_t rts_nic_moderation_expire(rts_nic_moderation *nic, rts_time_ns now)
 rts_err rts_nic_moderation_describe(const rts_nic_moderation *nic, unsigned qid, rts_nic_moderation_desc *d)
 {
     if (!queue_ok(nic, qid)) return RTS_ENOENT;
-    d->queue = (uint8_t)qid;
-    d->flow = nic->q[qid].flow;
-    d->prio = nic->q[qid].prio;
-    d->pad = 0u;
+    const rts_nic_moderation_queue *q = &nic->q[qid];
+    *d = (rts_nic_moderation_desc){.queue = (uint8_t)qid, .flow = q->flow, .prio = q->prio};
     return RTS_OK;
 }
 

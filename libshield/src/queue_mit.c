@@ -10,10 +10,7 @@ rts_err rts_queue_mit_init(rts_queue_mit *m)
     if (m == NULL) {
         return RTS_EINVAL;
     }
-    m->line_off = false;
-    m->drops = 0u;
-    m->disables = 0u;
-    m->enables = 0u;
+    *m = (rts_queue_mit){0}; /* line on, counters at 0 */
     return RTS_OK;
 }
 

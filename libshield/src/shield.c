@@ -82,40 +82,17 @@ static void emit(rts_shield *sh, rts_shield_dec *d, uint32_t who, unsigned sourc
 
 void rts_shield_cfg_default(rts_shield_cfg *cfg)
 {
-    cfg->protections = 0u;
-    cfg->n_sources = 1u;
+    /* Every field not named here is 0: off, or none. */
+    *cfg = (rts_shield_cfg){.n_sources = 1u,
+                            .hyst = {.sleep_ns = 1000000u},
+                            .bursty_mode = RTS_BURSTY_TIMER_PERIODIC,
+                            .countdown_tick_ns = 1u,
+                            .recycle_threshold = RTS_SHIELD_THRESHOLD_DEFAULT,
+                            .short_circuit = 1u};
 #if RTS_CONFIG_MITIGATIONS
     rts_burst_mit_cfg_default(&cfg->burst);
-#else
-    cfg->burst = (rts_burst_mit_cfg){0};
-#endif
-    cfg->hyst.block_below_ns = 0;
-    cfg->hyst.unblock_above_ns = 0;
-    cfg->hyst.sleep_ns = 1000000u;
-#if RTS_CONFIG_MITIGATIONS
     rts_budget_mit_cfg_default(&cfg->budget);
-#else
-    cfg->budget = (rts_budget_mit_cfg){0};
 #endif
-    for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++) {
-        cfg->strict_t_min[k] = 0u;
-        cfg->bursty_burst[k] = 0u;
-    }
-    cfg->bursty_period = 0u;
-    cfg->bursty_mode = RTS_BURSTY_TIMER_PERIODIC;
-    cfg->countdown_tick_ns = 1u;
-    cfg->countdown_initial = 0u;
-    cfg->nbufs = 0u;
-    cfg->ring_size = 0u;
-    cfg->recycle_threshold = RTS_SHIELD_THRESHOLD_DEFAULT;
-    cfg->short_circuit = 1u;
-    cfg->task_base_prio = 0u;
-    cfg->global_capacity = 0u;
-    cfg->global_period = 0u;
-    cfg->detect_slice_ns = 0u;
-    cfg->detect_irq_threshold = 0u;
-    cfg->detect_fill_high = 0u;
-    cfg->detect_fill_low = 0u;
 }
 
 /* RTS_EINVAL with the field it concerns (rts_shield.bad_field). */
@@ -378,13 +355,10 @@ void rts_shield_rx_queue_full_isr(rts_shield *sh, rts_time_ns now, rts_shield_de
 /* The rx result before the eager driver fills it: nothing happened yet. */
 static void rx_clear(rts_shield_rx *rx)
 {
-    rx->outcome = RTS_RX_OUTCOMES;
-    rx->flow = RTS_FLOW_NONE;
-    rx->prio = 0u;
-    rx->recycled_flow = RTS_FLOW_NONE;
-    rx->repost = RTS_BUF_NONE;
-    rx->raised = 0u;
-    rx->pad = 0u;
+    *rx = (rts_shield_rx){.outcome = RTS_RX_OUTCOMES,
+                          .flow = RTS_FLOW_NONE,
+                          .recycled_flow = RTS_FLOW_NONE,
+                          .repost = RTS_BUF_NONE};
 }
 
 #if RTS_CONFIG_RX_PATH

@@ -11,12 +11,7 @@ rts_err rts_strict_init(rts_strict *s, rts_time_ns t_min_ns)
     if (s == NULL || t_min_ns == 0u) {
         return RTS_EINVAL;
     }
-    s->t_min_ns = t_min_ns;
-    s->timer_at = 0u;
-    s->armed = false;
-    s->admitted = 0u;
-    s->expiries = 0u;
-    s->port_errors = 0u;
+    *s = (rts_strict){.t_min_ns = t_min_ns}; /* not armed, counters at 0 */
     return RTS_OK;
 }
 
