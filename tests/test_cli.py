@@ -35,7 +35,7 @@ def test_broken_pipe_ends_quietly(monkeypatch):
     def handler(args):
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(analyze, "run", handler)
+    monkeypatch.setattr(analyze, "handle", handler)
     assert cli.main(["analyze", SYSTEM]) == 0
 
 
@@ -46,7 +46,7 @@ def test_usage_error_is_one_line(monkeypatch, capsys):
     def handler(args):
         raise UsageError("demo.toml: [critical] period: expected a duration")
 
-    monkeypatch.setattr(analyze, "run", handler)
+    monkeypatch.setattr(analyze, "handle", handler)
     assert cli.main(["analyze", SYSTEM]) == 2
     err = capsys.readouterr().err
     assert err == "rtshield: error: demo.toml: [critical] period: expected a duration\n"
@@ -58,7 +58,7 @@ def test_ctrl_c_is_one_line_130(monkeypatch, capsys):
     def handler(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(analyze, "run", handler)
+    monkeypatch.setattr(analyze, "handle", handler)
     assert cli.main(["analyze", SYSTEM]) == 130
     assert capsys.readouterr().err == "rtshield: interrupted\n"
 
@@ -70,6 +70,6 @@ def test_output_error_exits_1(monkeypatch, capsys):
     def handler(args):
         raise OutputError("report.html: disk full")
 
-    monkeypatch.setattr(analyze, "run", handler)
+    monkeypatch.setattr(analyze, "handle", handler)
     assert cli.main(["analyze", SYSTEM]) == 1
     assert capsys.readouterr().err == "rtshield: error: report.html: disk full\n"

@@ -1,8 +1,10 @@
 """The ``rtshield`` command line: one typer app, one command per verb.
 
-Each verb lives in its own module under :mod:`rtshield.commands`. A module
-that defines ``add_to(app)`` adds its typer command (its options, help and
-examples beside its ``handle(args)``); a module that still defines only
+Each verb lives in its own module under :mod:`rtshield.commands`, named after
+it. A module that declares ``options`` (the typer parameters), ``handle(args)``,
+``HELP``, ``SHORT_HELP`` and ``EPILOG`` is registered through
+:func:`rtshield.clitools.verb_module`; one that builds its command itself (a
+group of subcommands) defines ``add_to(app)``; one that still defines only
 ``register(subparsers)`` (argparse) is mounted as it is through
 :func:`rtshield.clitools.mount_argparse`. Modules are discovered, so adding a
 verb does not touch this file.
@@ -26,7 +28,7 @@ except ImportError:  # pragma: no cover - older typer on the user's click
     from click import exceptions as click_errors
 
 from rtshield import __version__, commands
-from rtshield.clitools import mount_argparse, silence_stdout
+from rtshield.clitools import mount_argparse, silence_stdout, verb_module
 from rtshield.errors import UsageError, one_line
 
 HELP = (
@@ -86,7 +88,9 @@ def build_app() -> typer.Typer:
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"rtshield.commands.{info.name}")
-        if hasattr(mod, "add_to"):
+        if hasattr(mod, "options"):
+            verb_module(app, mod)
+        elif hasattr(mod, "add_to"):
             mod.add_to(app)
         elif hasattr(mod, "register"):
             mount_argparse(app, mod)

@@ -52,6 +52,7 @@ __all__ = [
     "dispatch",
     "seed_overrides",
     "verb",
+    "verb_module",
 ]
 
 log = logging.getLogger("rtshield")
@@ -159,6 +160,16 @@ def verb(
         return run
 
     return register
+
+
+def verb_module(app: typer.Typer, module: ModuleType) -> None:
+    """Register the verb that ``module`` declares: the command named after the module,
+    with its options ``module.options`` (a function whose parameters typer reads),
+    run through :func:`verb` with ``module.handle`` and the help texts ``module.HELP``,
+    ``SHORT_HELP`` and ``EPILOG``."""
+    name = module.__name__.rpartition(".")[2]
+    verb(app, name, module.handle, help=module.HELP, short_help=module.SHORT_HELP,
+         epilog=module.EPILOG)(module.options)
 
 
 class _Handler(logging.Handler):

@@ -262,17 +262,8 @@ def _load_system(doc: dict, path: Path) -> System:
         s.sources.append(_source(src))
     for v in m.server:
         s.servers.append(Server(v.name, _closed(v.budget), v.period, v.priority))
-    if m.global_limit is not None:
-        g = m.global_limit
-        s.global_limit = GlobalLimit(
-            capacity=g.capacity,
-            period=g.period,
-            packet_cost=g.packet_cost,
-            priority=g.priority,
-            polling_work=g.polling_work,
-            polling_period=g.polling_period,
-            polling_priority=g.polling_priority,
-        )
+    if m.global_limit is not None:  # [global_limit]'s keys are GlobalLimit's fields
+        s.global_limit = GlobalLimit(**dict(m.global_limit))
     if m.nic is not None:
         n = m.nic
         queues = [

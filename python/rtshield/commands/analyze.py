@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, arg, opt, verb
+from rtshield.clitools import Seed, arg, opt
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
@@ -35,20 +35,18 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "analyze", run, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
-    def analyze_(
-        system: Annotated[str, arg("SYSTEM", "system description (TOML), see docs/analysis.md")],
-        scenario: Annotated[bool, opt(
-            "--scenario", "the file is a scenario for 'rtshield run': analyse the device it "
-            "describes")] = False,
-        simulate: Annotated[bool, opt(
-            "--simulate", "with --scenario: also simulate the scenario and set each task's "
-            "largest simulated response beside its analytic bound")] = False,
-        json: Json = False,
-        seed: Seed = None,
-    ) -> None:
-        ...
+def options(
+    system: Annotated[str, arg("SYSTEM", "system description (TOML), see docs/analysis.md")],
+    scenario: Annotated[bool, opt(
+        "--scenario", "the file is a scenario for 'rtshield run': analyse the device it "
+        "describes")] = False,
+    simulate: Annotated[bool, opt(
+        "--simulate", "with --scenario: also simulate the scenario and set each task's "
+        "largest simulated response beside its analytic bound")] = False,
+    json: Json = False,
+    seed: Seed = None,
+) -> None:
+    ...
 
 
 def scenario_overrides(args):
@@ -80,7 +78,7 @@ def load_model(path, scenario: bool, overrides=None):
         return system_from_scenario(sc)
 
 
-def run(args) -> int:
+def handle(args) -> int:
     from rtshield.analysis import analyze_system
     from rtshield.analysis.system import naming_file
     from rtshield.errors import UsageError

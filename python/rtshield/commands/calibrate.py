@@ -6,10 +6,8 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from rtshield import calibrate
-from rtshield.clitools import Jobs, Out, arg, opt, verb
+from rtshield.clitools import Jobs, Out, arg, opt
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     check_out_dir,
@@ -41,18 +39,16 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "calibrate", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
-    def calibrate_(
-        calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
-        out: Out,
-        budget: Annotated[int | None, opt(
-            "--budget", "points to evaluate (default: the file's budget)", "N")] = None,
-        seed: Annotated[int | None, opt(
-            "--seed", "seed of the search (default: the file's seed)", "N")] = None,
-        jobs: Jobs = 2,
-    ) -> None:
-        ...
+def options(
+    calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
+    out: Out,
+    budget: Annotated[int | None, opt(
+        "--budget", "points to evaluate (default: the file's budget)", "N")] = None,
+    seed: Annotated[int | None, opt(
+        "--seed", "seed of the search (default: the file's seed)", "N")] = None,
+    jobs: Jobs = 2,
+) -> None:
+    ...
 
 
 def handle(args) -> int:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Jobs, Out, Seed, arg, set_option, verb
+from rtshield.clitools import Jobs, Out, Seed, arg, set_option
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
@@ -36,19 +36,17 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "compare", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
-    def compare_(
-        scenarios: Annotated[list[str], arg("SCENARIO...", "scenario files (.toml)")],
-        out: Out,
-        jobs: Jobs = 2,
-        title: Annotated[str, typer.Option("--title", help="report title")] = (
-            "rtshield comparison"
-        ),
-        set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
-        seed: Seed = None,
-    ) -> None:
-        ...
+def options(
+    scenarios: Annotated[list[str], arg("SCENARIO...", "scenario files (.toml)")],
+    out: Out,
+    jobs: Jobs = 2,
+    title: Annotated[str, typer.Option("--title", help="report title")] = (
+        "rtshield comparison"
+    ),
+    set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
+    seed: Seed = None,
+) -> None:
+    ...
 
 
 def print_table(outcomes) -> None:

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
-from rtshield.clitools import Jobs, Out, Seed, check_choice, opt, verb
+from rtshield.clitools import Jobs, Out, Seed, check_choice, opt
 from rtshield.commands.compare import Sets, run_and_report
 from rtshield.errors import UsageError
 from rtshield.studies import STUDIES
@@ -100,26 +98,24 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "demo", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
-    def demo_(
-        out: Out,
-        study: Annotated[str | None, opt(
-            "--study", "run one study only (default: all of them)", "|".join(STUDIES))] = None,
-        scenarios: Annotated[str | None, opt(
-            "--scenarios", "run on the scenario files in DIR instead of the shipped ones: with "
-            "--study, a copy of that study's folder under scenarios/, edited; without, a copy "
-            "of scenarios/ (one folder per study). docs/cli.md lists the files each study "
-            "needs", "DIR")] = None,
-        jobs: Jobs = 2,
-        run_figures: Annotated[bool, opt(
-            "--run-figures", "also draw each configuration's own figures (the report needs "
-            "only the comparative ones)")] = False,
-        set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
-        seed: Seed = None,
-    ) -> None:
-        if study is not None:
-            check_choice(study, "--study", tuple(STUDIES))
+def options(
+    out: Out,
+    study: Annotated[str | None, opt(
+        "--study", "run one study only (default: all of them)", "|".join(STUDIES))] = None,
+    scenarios: Annotated[str | None, opt(
+        "--scenarios", "run on the scenario files in DIR instead of the shipped ones: with "
+        "--study, a copy of that study's folder under scenarios/, edited; without, a copy "
+        "of scenarios/ (one folder per study). docs/cli.md lists the files each study "
+        "needs", "DIR")] = None,
+    jobs: Jobs = 2,
+    run_figures: Annotated[bool, opt(
+        "--run-figures", "also draw each configuration's own figures (the report needs "
+        "only the comparative ones)")] = False,
+    set: Sets = [],  # noqa: B006 - typer reads the default, it is never mutated
+    seed: Seed = None,
+) -> None:
+    if study is not None:
+        check_choice(study, "--study", tuple(STUDIES))
 
 
 def claims_section(outcomes, counts: list | None = None) -> list[tuple[str, str]]:

@@ -11,26 +11,21 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-import typer
-
-from rtshield.clitools import Seed, arg, opt, verb
+from rtshield.analysis.knobs import KNOBS
+from rtshield.clitools import Seed, arg, opt
 from rtshield.commands.analyze import Json, scenario_overrides
 
-
-def _help() -> str:
-    from rtshield.analysis.knobs import KNOBS
-
-    return (
-        'For a system where one protection parameter is written "?" (a strict limiter\'s '
-        "min_interarrival, a bursty limiter's burst or burst_period, a server's budget, a "
-        "Burst Mitigation capacity, a Queue Mitigation queue, or a shared timer's rate), "
-        "find the boundary at which every task stays schedulable, with the margin, and "
-        "simulate it. With --scenario, the file is a scenario and --knob names the "
-        "parameter (" + ", ".join(KNOBS) + "; for the receive path flow.NAME.server with "
-        "--rate, rx.global_capacity, nic.queue.NAME with --rate and --max-delay); the answer "
-        "is checked in the simulator with worst-case traffic. Exit status 0 if a safe value "
-        "exists and the simulation (when run) confirms it, 1 if not."
-    )
+HELP = (
+    'For a system where one protection parameter is written "?" (a strict limiter\'s '
+    "min_interarrival, a bursty limiter's burst or burst_period, a server's budget, a "
+    "Burst Mitigation capacity, a Queue Mitigation queue, or a shared timer's rate), "
+    "find the boundary at which every task stays schedulable, with the margin, and "
+    "simulate it. With --scenario, the file is a scenario and --knob names the "
+    "parameter (" + ", ".join(KNOBS) + "; for the receive path flow.NAME.server with "
+    "--rate, rx.global_capacity, nic.queue.NAME with --rate and --max-delay); the answer "
+    "is checked in the simulator with worst-case traffic. Exit status 0 if a safe value "
+    "exists and the simulation (when run) confirms it, 1 if not."
+)
 
 
 SHORT_HELP = (
@@ -43,32 +38,30 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "design", run, help=_help(), short_help=SHORT_HELP, epilog=EPILOG)
-    def design_(
-        system: Annotated[
-            str, arg("SYSTEM", 'system description (TOML) with one value written "?"')],
-        scenario: Annotated[bool, opt(
-            "--scenario", "the file is a scenario for 'rtshield run': design a knob of its "
-            "device")] = False,
-        knob: Annotated[str | None, opt(
-            "--knob", "with --scenario: the parameter to design (default: the protection's "
-            "own)", "KEY")] = None,
-        no_simulate: Annotated[bool, opt(
-            "--no-simulate", "skip the simulation of the boundary")] = False,
-        rate: Annotated[str | None, opt(
-            "--rate", "with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
-            "(e.g. 1000pps)", "RATE")] = None,
-        max_delay: Annotated[str | None, opt(
-            "--max-delay", "with --knob nic.queue.NAME: the delay the receiving process "
-            "allows (e.g. 50ms)", "TIME")] = None,
-        json: Json = False,
-        seed: Seed = None,
-    ) -> None:
-        ...
+def options(
+    system: Annotated[
+        str, arg("SYSTEM", 'system description (TOML) with one value written "?"')],
+    scenario: Annotated[bool, opt(
+        "--scenario", "the file is a scenario for 'rtshield run': design a knob of its "
+        "device")] = False,
+    knob: Annotated[str | None, opt(
+        "--knob", "with --scenario: the parameter to design (default: the protection's "
+        "own)", "KEY")] = None,
+    no_simulate: Annotated[bool, opt(
+        "--no-simulate", "skip the simulation of the boundary")] = False,
+    rate: Annotated[str | None, opt(
+        "--rate", "with --knob flow.NAME.server or nic.queue.NAME: the flow's rate "
+        "(e.g. 1000pps)", "RATE")] = None,
+    max_delay: Annotated[str | None, opt(
+        "--max-delay", "with --knob nic.queue.NAME: the delay the receiving process "
+        "allows (e.g. 50ms)", "TIME")] = None,
+    json: Json = False,
+    seed: Seed = None,
+) -> None:
+    ...
 
 
-def run(args) -> int:
+def handle(args) -> int:
     from rtshield.errors import UsageError
 
     overrides = scenario_overrides(args)

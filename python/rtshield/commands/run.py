@@ -6,9 +6,7 @@ import logging
 import sys
 from typing import Annotated
 
-import typer
-
-from rtshield.clitools import Out, ScenarioFile, Seed, opt, set_option, verb
+from rtshield.clitools import Out, ScenarioFile, Seed, opt, set_option
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import run_one
@@ -39,18 +37,16 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "run", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
-    def run(
-        scenario: ScenarioFile,
-        out: Out,
-        set: SetOne = [],  # noqa: B006 - typer reads the default, it is never mutated
-        no_figures: Annotated[bool, opt(
-            "--no-figures", "write the numbers and the report without the PNG figures (faster; "
-            "matplotlib is not loaded)")] = False,
-        seed: Seed = None,
-    ) -> None:
-        ...
+def options(
+    scenario: ScenarioFile,
+    out: Out,
+    set: SetOne = [],  # noqa: B006 - typer reads the default, it is never mutated
+    no_figures: Annotated[bool, opt(
+        "--no-figures", "write the numbers and the report without the PNG figures (faster; "
+        "matplotlib is not loaded)")] = False,
+    seed: Seed = None,
+) -> None:
+    ...
 
 
 log = logging.getLogger(__name__)

@@ -7,10 +7,8 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from rtshield import sweep
-from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option, verb
+from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
@@ -57,23 +55,21 @@ EPILOG = (
 )
 
 
-def add_to(app: typer.Typer) -> None:
-    @verb(app, "sweep", handle, help=HELP, short_help=SHORT_HELP, epilog=EPILOG)
-    def sweep_(
-        scenario: ScenarioFile,
-        out: Out,
-        set: Axes = [],  # noqa: B006 - typer reads the default, it is never mutated
-        jobs: Jobs = None,
-        scheduler: Annotated[str | None, opt(
-            "--scheduler", "run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its "
-            "workers need rtshield installed; they send results back, no shared folder "
-            "needed)", "ADDRESS")] = None,
-        run_figures: Annotated[bool, opt(
-            "--run-figures", "also draw each point's own figures (the sweep's report needs "
-            "only its own)")] = False,
-        seed: Seed = None,
-    ) -> None:
-        ...
+def options(
+    scenario: ScenarioFile,
+    out: Out,
+    set: Axes = [],  # noqa: B006 - typer reads the default, it is never mutated
+    jobs: Jobs = None,
+    scheduler: Annotated[str | None, opt(
+        "--scheduler", "run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its "
+        "workers need rtshield installed; they send results back, no shared folder "
+        "needed)", "ADDRESS")] = None,
+    run_figures: Annotated[bool, opt(
+        "--run-figures", "also draw each point's own figures (the sweep's report needs "
+        "only its own)")] = False,
+    seed: Seed = None,
+) -> None:
+    ...
 
 
 def handle(args) -> int:
