@@ -368,7 +368,8 @@ typedef struct rtsim_bin {
     uint64_t dropped[RTSIM_DROP_COUNT];
     uint64_t cycles;         /**< critical cycles ended */
     uint64_t misses;         /**< critical cycles ended after their deadline */
-    double lateness_pct;     /**< sum over the cycles ended: (finish - deadline)/P * 100 */
+    double lateness_pct;     /**< sum over the cycles ended: (finish - deadline)/P * 100, each
+                                  in whole ppm of P (rts_detect_cycle_eval()) */
     double lateness_max_pct; /**< worst single cycle */
     uint64_t cpu_ns[RTSIM_CTX_COUNT];
     uint64_t rx_disabled_ns; /**< time with the RX line (of source 0) disabled */
