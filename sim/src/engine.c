@@ -1602,21 +1602,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             }
             if (f->rate_t_ns[0] < 0) return "flows: change points must not be negative";
         }
-        if (f->rate_pps < 0 || f->start_pps < 0 || f->peak_pps < 0 || f->step_pps < 0)
-            return "flows: rates must not be negative";
+        if (f->rate_pps < 0) return "flows: rates must not be negative";
         if (f->start_ns < 0) return "flows.start: must not be negative";
-        if ((f->pattern == RTSIM_PAT_PYRAMID || f->pattern == RTSIM_PAT_STEPS) &&
-            f->step_every_ns <= 0)
-            return "flows.step_every: must be positive";
-        if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps < f->start_pps)
-            return "flows.peak: must not be below start";
-        if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps > f->start_pps && f->step_pps <= 0)
-            return "flows.step: must be positive";
-        if (f->pattern == RTSIM_PAT_STEPS && (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES))
-            return "flows.rates: 1..64 rates";
-        if (f->pattern == RTSIM_PAT_STEPS)
-            for (uint32_t j = 0; j < f->n_rates; j++)
-                if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
     }
     return hook_config_error(cfg);
 }

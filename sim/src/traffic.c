@@ -1,4 +1,4 @@
-/* Traffic generators: constant, pyramid, steps and Poisson arrivals. */
+/* Traffic generators: constant, piecewise-constant and Poisson arrivals. */
 #include "traffic.h"
 
 #include <stdbool.h>
@@ -47,20 +47,12 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     (void)prng_next(&g->rng);
     g->frac = 0.0;
     g->seg = 0;
-    g->pyramid_steps = 0;
     g->seg_lo = 1;
     g->seg_hi = 0;
     g->seg_rate = 0.0;
     g->seg_gap = 0.0;
     g->exponential = cfg->pattern == RTSIM_PAT_POISSON ||
                      (cfg->pattern == RTSIM_PAT_PIECEWISE && cfg->poisson);
-    if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
-        cfg->peak_pps > cfg->start_pps) {
-        double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
-        uint64_t k = (uint64_t)n;
-        if ((double)k < n) k++;
-        g->pyramid_steps = k;
-    }
 }
 
 /* Piecewise: the segment holding t (searched forward from the cached one). */
@@ -83,47 +75,25 @@ double flow_rate_at(const sim_flow_gen *g, uint64_t t)
     case RTSIM_PAT_CONSTANT:
     case RTSIM_PAT_POISSON:
         return c->rate_pps;
-    case RTSIM_PAT_PYRAMID: {
-        uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
-        uint64_t n = g->pyramid_steps;
-        uint64_t up = k <= n ? k : (k <= 2 * n ? 2 * n - k : 0);
-        double r = c->start_pps + (double)up * c->step_pps;
-        return r > c->peak_pps ? c->peak_pps : r;
-    }
     case RTSIM_PAT_PIECEWISE:
         if (c->n_rates == 0 || u < (uint64_t)c->rate_t_ns[0]) return 0.0;
         return c->rates_pps[piece_at(g, u)];
-    case RTSIM_PAT_STEPS: {
-        if (c->n_rates == 0) return 0.0;
-        uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
-        if (k >= c->n_rates) k = c->n_rates - 1;
-        return c->rates_pps[k];
-    }
     default:
         return 0.0;
     }
 }
 
-/* Start of the next rate interval after t (pyramid and steps), or UINT64_MAX. */
+/* Start of the next rate interval after t (the flow's start, a piecewise
+ * change point), or UINT64_MAX. */
 static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
 {
     const rtsim_flow_cfg *c = g->cfg;
     if (t < (uint64_t)c->start_ns) return (uint64_t)c->start_ns;
-    if (c->pattern == RTSIM_PAT_PIECEWISE) {
-        uint64_t u = t - (uint64_t)c->start_ns;
-        for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
-            if ((uint64_t)c->rate_t_ns[i] > u)
-                return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
-        return UINT64_MAX;
-    }
-    if ((c->pattern != RTSIM_PAT_PYRAMID && c->pattern != RTSIM_PAT_STEPS) || c->step_every_ns <= 0)
-        return UINT64_MAX;
-    uint64_t every = (uint64_t)c->step_every_ns;
+    if (c->pattern != RTSIM_PAT_PIECEWISE) return UINT64_MAX;
     uint64_t u = t - (uint64_t)c->start_ns;
-    uint64_t k = u / every + 1;
-    uint64_t last = c->pattern == RTSIM_PAT_PYRAMID ? 2 * g->pyramid_steps + 1 : c->n_rates;
-    if (k > last) return UINT64_MAX;
-    return (uint64_t)c->start_ns + k * every;
+    for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
+        if ((uint64_t)c->rate_t_ns[i] > u) return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
+    return UINT64_MAX;
 }
 
 /* The rate at t and the start of the next rate interval (UINT64_MAX: none),
@@ -264,9 +234,8 @@ static uint64_t grid_jump(sim_flow_gen *g, uint64_t *next, uint64_t bound)
 uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count)
 {
     const rtsim_flow_cfg *c = g->cfg;
-    const bool even = c->pattern == RTSIM_PAT_CONSTANT || c->pattern == RTSIM_PAT_PYRAMID ||
-                      c->pattern == RTSIM_PAT_STEPS ||
-                      (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
+    const bool even =
+        c->pattern == RTSIM_PAT_CONSTANT || (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
     uint64_t n = 0;
     while (next < limit) {
 #if defined(__SIZEOF_INT128__)
