@@ -1075,21 +1075,10 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
     t->st.jobs++;
     s->cur_bin.processed++;
     s->flow_st[p.flow].processed++;
-    int w = s->flow_worker[p.flow];
-    if (s->cfg.flows[p.flow].unbound) {
+    if (s->cfg.flows[p.flow].unbound)
         count_drop(s, &p, RTSIM_DROP_NO_SOCKET);
-    } else if (w < 0) {
-        deliver(s, &p, now);
-    } else {
-        /* Hand the message to the flow's worker (its socket mailbox). */
-        sim_task *wk = &s->task[w];
-        if (!fifo_push(&wk->mailbox, p)) {
-            count_drop(s, &p, RTSIM_DROP_MAILBOX_FULL);
-        } else {
-            task_ready(s, wk);
-            if (wk->cfg->core != t->cfg->core) kick(s, &s->core[wk->cfg->core], now);
-        }
-    }
+    else
+        to_socket(s, t, s->flow_worker[p.flow], p, now);
     if (hook_mask(s) & RTS_SHIELD_CALL_TASK_DONE)
         hook_task_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
     if (t->suspended) t->state = TS_BLOCKED;

@@ -118,64 +118,60 @@ static double rate_interval(sim_flow_gen *g, uint64_t t, uint64_t *change)
     return r;
 }
 
+/* The next arrival after t inside the rate interval that holds t (rate r, next
+ * change nc): true with it in *at, or false when the interval holds none (a
+ * rate of 0, a gap beyond the clock, or a gap reaching past the change). */
+static bool arrival_in_interval(sim_flow_gen *g, uint64_t t, double r, uint64_t nc, uint64_t *at)
+{
+    if (r <= 0.0) return false;
+    double gap;
+    if (g->exponential) {
+        gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
+    } else {
+        /* The first packet of a rate interval comes one gap after its start,
+         * so an interval of length L at rate r holds floor(L r) packets. */
+        gap = g->seg_gap; /* 1e9 / r, divided once per rate interval */
+    }
+    gap += g->frac;
+    /* A gap beyond the 64-bit clock (a rate below ~1e-10 pkt/s, or an
+     * extreme exponential draw) is "never": converting it would be
+     * undefined. The arrival time t + gap saturates at the end of time. */
+    if (!(gap < 1.8e19)) return false;
+    /* Below 2^63 the signed conversions give the same integer and double
+     * as the unsigned ones, in fewer instructions on common targets. */
+    uint64_t whole;
+    double whole_d;
+    if (gap < 9.2e18) {
+        const int64_t w = (int64_t)gap;
+        whole = (uint64_t)w;
+        whole_d = (double)w;
+    } else {
+        whole = (uint64_t)gap;
+        whole_d = (double)whole;
+    }
+    if (whole == 0) whole = 1;
+    /* A gap drawn at this rate must not reach into the next rate
+     * interval: there the new rate starts afresh from the change point
+     * (a packet exactly on it still belongs to the ending interval).
+     * Deterministic gaps: an interval holds floor(L r) packets;
+     * exponential gaps: memoryless, so restarting is exact. */
+    if (nc != UINT64_MAX && (whole > nc - t || t + whole > nc)) return false;
+    g->frac = gap - whole_d;
+    *at = whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
+    return true;
+}
+
 uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
 {
+    (void)first;
     for (int guard = 0; guard < 100000; guard++) {
-        uint64_t nc;
-        double r = rate_interval(g, t, &nc);
-        if (r <= 0.0) {
-            if (nc == UINT64_MAX) return UINT64_MAX;
-            t = nc;
-            first = 1;
-            g->frac = 0.0;
-            continue;
-        }
-        double gap;
-        if (g->exponential) {
-            gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
-        } else {
-            /* The first packet of a rate interval comes one gap after its start,
-             * so an interval of length L at rate r holds floor(L r) packets. */
-            gap = g->seg_gap; /* 1e9 / r, divided once per rate interval */
-        }
-        (void)first;
-        gap += g->frac;
-        /* A gap beyond the 64-bit clock (a rate below ~1e-10 pkt/s, or an
-         * extreme exponential draw) is "never": converting it would be
-         * undefined. The arrival time t + gap saturates at the end of time. */
-        if (!(gap < 1.8e19)) {
-            if (nc == UINT64_MAX) return UINT64_MAX;
-            t = nc;
-            first = 1;
-            g->frac = 0.0;
-            continue;
-        }
-        /* Below 2^63 the signed conversions give the same integer and double
-         * as the unsigned ones, in fewer instructions on common targets. */
-        uint64_t whole;
-        double whole_d;
-        if (gap < 9.2e18) {
-            const int64_t w = (int64_t)gap;
-            whole = (uint64_t)w;
-            whole_d = (double)w;
-        } else {
-            whole = (uint64_t)gap;
-            whole_d = (double)whole;
-        }
-        if (whole == 0) whole = 1;
-        /* A gap drawn at this rate must not reach into the next rate
-         * interval: there the new rate starts afresh from the change point
-         * (a packet exactly on it still belongs to the ending interval).
-         * Deterministic gaps: an interval holds floor(L r) packets;
-         * exponential gaps: memoryless, so restarting is exact. */
-        if (nc != UINT64_MAX && (whole > nc - t || t + whole > nc)) {
-            t = nc;
-            first = 1;
-            g->frac = 0.0;
-            continue;
-        }
-        g->frac = gap - whole_d;
-        return whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
+        uint64_t nc, at;
+        const double r = rate_interval(g, t, &nc);
+        if (arrival_in_interval(g, t, r, nc, &at)) return at;
+        /* None in this interval: the next one starts afresh at its change point. */
+        if (nc == UINT64_MAX) return UINT64_MAX;
+        t = nc;
+        g->frac = 0.0;
     }
     return UINT64_MAX;
 }
