@@ -99,8 +99,7 @@ static void test_isr_not_nested_costs_charged(void)
 static void test_periodic_late_then_early(void)
 {
     rtsim_config c = base(40 * MS);
-    int p = add_periodic(&c, 1, 10 * MS, 4 * MS);
-    c.tasks[p].critical = 1;
+    add_critical(&c, 1, 10 * MS, 4 * MS);
     add_periodic(&c, 2, 100 * MS, 8 * MS);
     c.trace_capacity = 4096;
     rtsim *s = make(&c);
