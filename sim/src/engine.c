@@ -4,6 +4,7 @@
 #include "engine.h"
 
 #include "rtshield/rts_classifier.h"
+#include "rtshield/rts_detect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -918,19 +919,42 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
+/* The lateness of a cycle of periodic task t that should have ended by its
+ * deadline and ends (or is still running) at `finish`, in percent of the
+ * period: libshield's rts_detect_cycle_eval(), the lateness monitor a driver
+ * runs, in whole parts per million (docs/decisions/lateness-one-home.md). */
+static double cycle_lateness_pct(const sim_task *t, uint64_t finish)
+{
+    const uint64_t P = (uint64_t)t->cfg->period_ns;
+    const rts_detect_cycle_result r = rts_detect_cycle_eval(t->deadline - P, t->deadline, finish);
+    return (double)r.lateness_ppm / 1e4;
+}
+
+/* Account `misses` missed periods and a lateness of `late` percent to task t,
+ * and to the current bin when t is the critical task. */
+static void add_lateness(rtsim *s, sim_task *t, uint64_t misses, double late)
+{
+    t->st.misses += misses;
+    t->st.lateness_sum_pct += late;
+    if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
+    if ((int)t->idx == s->critical) {
+        rtsim_bin *b = &s->cur_bin;
+        b->misses += misses;
+        b->lateness_pct += late;
+        if (late > b->lateness_max_pct) b->lateness_max_pct = late;
+    }
+}
+
 static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
 {
     mask_end(s, t); /* the job's critical section ends with it */
     const rtsim_task_cfg *k = t->cfg;
     uint64_t P = (uint64_t)k->period_ns;
     int64_t earliness = (int64_t)t->deadline - (int64_t)now;
-    double late = earliness < 0 ? (double)(-earliness) * 100.0 / (double)P : 0.0;
     t->st.jobs++;
     int64_t resp = (int64_t)(now - t->release);
     if (resp > t->st.max_response_ns) t->st.max_response_ns = resp;
-    if (earliness < 0) t->st.misses++;
-    t->st.lateness_sum_pct += late;
-    if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
+    add_lateness(s, t, earliness < 0 ? 1u : 0u, cycle_lateness_pct(t, now));
     if (t->has_last) {
         int64_t ct = (int64_t)(now - t->last_finish);
         if (t->st.cycle_min_ns == 0 || ct < t->st.cycle_min_ns) t->st.cycle_min_ns = ct;
@@ -941,11 +965,7 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
     t->has_last = true;
     trace(s, now, RTSIM_TR_CYCLE_END, t->cfg->core, (int32_t)t->idx, earliness);
     if ((int)t->idx == s->critical) {
-        rtsim_bin *b = &s->cur_bin;
-        b->cycles++;
-        if (earliness < 0) b->misses++;
-        b->lateness_pct += late;
-        if (late > b->lateness_max_pct) b->lateness_max_pct = late;
+        s->cur_bin.cycles++;
         hook_cycle_end(s, now, t->deadline - P, t->deadline);
     }
     uint64_t work = (uint64_t)k->work_ns;
@@ -1055,21 +1075,10 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
     t->st.jobs++;
     s->cur_bin.processed++;
     s->flow_st[p.flow].processed++;
-    int w = s->flow_worker[p.flow];
-    if (s->cfg.flows[p.flow].unbound) {
+    if (s->cfg.flows[p.flow].unbound)
         count_drop(s, &p, RTSIM_DROP_NO_SOCKET);
-    } else if (w < 0) {
-        deliver(s, &p, now);
-    } else {
-        /* Hand the message to the flow's worker (its socket mailbox). */
-        sim_task *wk = &s->task[w];
-        if (!fifo_push(&wk->mailbox, p)) {
-            count_drop(s, &p, RTSIM_DROP_MAILBOX_FULL);
-        } else {
-            task_ready(s, wk);
-            if (wk->cfg->core != t->cfg->core) kick(s, &s->core[wk->cfg->core], now);
-        }
-    }
+    else
+        to_socket(s, t, s->flow_worker[p.flow], p, now);
     if (hook_mask(s) & RTS_SHIELD_CALL_TASK_DONE)
         hook_task_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
     if (t->suspended) t->state = TS_BLOCKED;
@@ -1582,21 +1591,8 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             }
             if (f->rate_t_ns[0] < 0) return "flows: change points must not be negative";
         }
-        if (f->rate_pps < 0 || f->start_pps < 0 || f->peak_pps < 0 || f->step_pps < 0)
-            return "flows: rates must not be negative";
+        if (f->rate_pps < 0) return "flows: rates must not be negative";
         if (f->start_ns < 0) return "flows.start: must not be negative";
-        if ((f->pattern == RTSIM_PAT_PYRAMID || f->pattern == RTSIM_PAT_STEPS) &&
-            f->step_every_ns <= 0)
-            return "flows.step_every: must be positive";
-        if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps < f->start_pps)
-            return "flows.peak: must not be below start";
-        if (f->pattern == RTSIM_PAT_PYRAMID && f->peak_pps > f->start_pps && f->step_pps <= 0)
-            return "flows.step: must be positive";
-        if (f->pattern == RTSIM_PAT_STEPS && (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES))
-            return "flows.rates: 1..64 rates";
-        if (f->pattern == RTSIM_PAT_STEPS)
-            for (uint32_t j = 0; j < f->n_rates; j++)
-                if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
     }
     return hook_config_error(cfg);
 }
@@ -1845,18 +1841,8 @@ static void unfinished_cycles(rtsim *s, uint64_t end)
         sim_task *t = &s->task[i];
         if (t->cfg->kind != RTSIM_TASK_PERIODIC || t->state != TS_READY || end <= t->deadline)
             continue;
-        const uint64_t P = (uint64_t)t->cfg->period_ns;
-        const uint64_t missed = (end - t->deadline) / P + 1u;
-        const double late = (double)(end - t->deadline) * 100.0 / (double)P;
-        t->st.misses += missed;
-        t->st.lateness_sum_pct += late;
-        if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
-        if ((int)i == s->critical) {
-            rtsim_bin *b = &s->cur_bin;
-            b->misses += missed;
-            b->lateness_pct += late;
-            if (late > b->lateness_max_pct) b->lateness_max_pct = late;
-        }
+        const uint64_t missed = (end - t->deadline) / (uint64_t)t->cfg->period_ns + 1u;
+        add_lateness(s, t, missed, cycle_lateness_pct(t, end));
     }
 }
 

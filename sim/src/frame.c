@@ -109,9 +109,12 @@ size_t rtsim_frame_min(uint32_t proto, uint32_t vlan)
     }
 }
 
-/* IPv4 header at ip for a datagram of `total` bytes. */
-static void put_ipv4(uint8_t *ip, size_t total, uint8_t proto, uint32_t src, uint32_t dst)
+/* An IPv4 datagram of `total` bytes: its EtherType at `type`, its header at
+ * ip; returns where its payload (the transport header) starts. */
+static uint8_t *put_ipv4(uint8_t *type, uint8_t *ip, size_t total, uint8_t proto, uint32_t src,
+                         uint32_t dst)
 {
+    put16(type, FR_TYPE_IPV4);
     ip[0] = 0x45u; /* version 4, IHL 5 */
     ip[1] = 0x00u;
     put16(ip + 2, (uint32_t)total);
@@ -123,6 +126,7 @@ static void put_ipv4(uint8_t *ip, size_t total, uint8_t proto, uint32_t src, uin
     put32(ip + 12, src);
     put32(ip + 16, dst);
     put16(ip + 10, inet_checksum(ip, FR_IPV4));
+    return ip + FR_IPV4;
 }
 
 size_t rtsim_frame_build(const rtsim_flow_cfg *f, uint8_t *buf, size_t cap)
@@ -163,9 +167,7 @@ size_t rtsim_frame_build(const rtsim_flow_cfg *f, uint8_t *buf, size_t cap)
 
     switch (f->proto) {
     case RTSIM_PROTO_TCP: {
-        put16(type, FR_TYPE_IPV4);
-        put_ipv4(l3p, total, 6u, src, dst);
-        uint8_t *const tcp = l3p + FR_IPV4;
+        uint8_t *const tcp = put_ipv4(type, l3p, total, 6u, src, dst);
         put16(tcp + 0, sport);
         put16(tcp + 2, dport);
         /* seq 0, ack 0 */
@@ -176,9 +178,7 @@ size_t rtsim_frame_build(const rtsim_flow_cfg *f, uint8_t *buf, size_t cap)
         break;
     }
     case RTSIM_PROTO_UDP: {
-        put16(type, FR_TYPE_IPV4);
-        put_ipv4(l3p, total, 17u, src, dst);
-        uint8_t *const udp = l3p + FR_IPV4;
+        uint8_t *const udp = put_ipv4(type, l3p, total, 17u, src, dst);
         put16(udp + 0, sport);
         put16(udp + 2, dport);
         put16(udp + 4, (uint32_t)(total - FR_IPV4));
@@ -186,9 +186,7 @@ size_t rtsim_frame_build(const rtsim_flow_cfg *f, uint8_t *buf, size_t cap)
         break;
     }
     case RTSIM_PROTO_ICMP: {
-        put16(type, FR_TYPE_IPV4);
-        put_ipv4(l3p, total, 1u, src, dst);
-        uint8_t *const icmp = l3p + FR_IPV4;
+        uint8_t *const icmp = put_ipv4(type, l3p, total, 1u, src, dst);
         icmp[0] = 8u; /* echo request */
         icmp[1] = 0u;
         put16(icmp + 4, 1u); /* identifier */

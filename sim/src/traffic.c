@@ -1,4 +1,4 @@
-/* Traffic generators: constant, pyramid, steps and Poisson arrivals. */
+/* Traffic generators: constant, piecewise-constant and Poisson arrivals. */
 #include "traffic.h"
 
 #include <stdbool.h>
@@ -47,20 +47,12 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
     (void)prng_next(&g->rng);
     g->frac = 0.0;
     g->seg = 0;
-    g->pyramid_steps = 0;
     g->seg_lo = 1;
     g->seg_hi = 0;
     g->seg_rate = 0.0;
     g->seg_gap = 0.0;
     g->exponential = cfg->pattern == RTSIM_PAT_POISSON ||
                      (cfg->pattern == RTSIM_PAT_PIECEWISE && cfg->poisson);
-    if (cfg->pattern == RTSIM_PAT_PYRAMID && cfg->step_pps > 0.0 &&
-        cfg->peak_pps > cfg->start_pps) {
-        double n = (cfg->peak_pps - cfg->start_pps) / cfg->step_pps;
-        uint64_t k = (uint64_t)n;
-        if ((double)k < n) k++;
-        g->pyramid_steps = k;
-    }
 }
 
 /* Piecewise: the segment holding t (searched forward from the cached one). */
@@ -83,47 +75,25 @@ double flow_rate_at(const sim_flow_gen *g, uint64_t t)
     case RTSIM_PAT_CONSTANT:
     case RTSIM_PAT_POISSON:
         return c->rate_pps;
-    case RTSIM_PAT_PYRAMID: {
-        uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
-        uint64_t n = g->pyramid_steps;
-        uint64_t up = k <= n ? k : (k <= 2 * n ? 2 * n - k : 0);
-        double r = c->start_pps + (double)up * c->step_pps;
-        return r > c->peak_pps ? c->peak_pps : r;
-    }
     case RTSIM_PAT_PIECEWISE:
         if (c->n_rates == 0 || u < (uint64_t)c->rate_t_ns[0]) return 0.0;
         return c->rates_pps[piece_at(g, u)];
-    case RTSIM_PAT_STEPS: {
-        if (c->n_rates == 0) return 0.0;
-        uint64_t k = c->step_every_ns > 0 ? u / (uint64_t)c->step_every_ns : 0;
-        if (k >= c->n_rates) k = c->n_rates - 1;
-        return c->rates_pps[k];
-    }
     default:
         return 0.0;
     }
 }
 
-/* Start of the next rate interval after t (pyramid and steps), or UINT64_MAX. */
+/* Start of the next rate interval after t (the flow's start, a piecewise
+ * change point), or UINT64_MAX. */
 static uint64_t next_change(const sim_flow_gen *g, uint64_t t)
 {
     const rtsim_flow_cfg *c = g->cfg;
     if (t < (uint64_t)c->start_ns) return (uint64_t)c->start_ns;
-    if (c->pattern == RTSIM_PAT_PIECEWISE) {
-        uint64_t u = t - (uint64_t)c->start_ns;
-        for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
-            if ((uint64_t)c->rate_t_ns[i] > u)
-                return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
-        return UINT64_MAX;
-    }
-    if ((c->pattern != RTSIM_PAT_PYRAMID && c->pattern != RTSIM_PAT_STEPS) || c->step_every_ns <= 0)
-        return UINT64_MAX;
-    uint64_t every = (uint64_t)c->step_every_ns;
+    if (c->pattern != RTSIM_PAT_PIECEWISE) return UINT64_MAX;
     uint64_t u = t - (uint64_t)c->start_ns;
-    uint64_t k = u / every + 1;
-    uint64_t last = c->pattern == RTSIM_PAT_PYRAMID ? 2 * g->pyramid_steps + 1 : c->n_rates;
-    if (k > last) return UINT64_MAX;
-    return (uint64_t)c->start_ns + k * every;
+    for (uint32_t i = piece_at(g, u); i < c->n_rates; i++)
+        if ((uint64_t)c->rate_t_ns[i] > u) return (uint64_t)c->start_ns + (uint64_t)c->rate_t_ns[i];
+    return UINT64_MAX;
 }
 
 /* The rate at t and the start of the next rate interval (UINT64_MAX: none),
@@ -148,64 +118,60 @@ static double rate_interval(sim_flow_gen *g, uint64_t t, uint64_t *change)
     return r;
 }
 
+/* The next arrival after t inside the rate interval that holds t (rate r, next
+ * change nc): true with it in *at, or false when the interval holds none (a
+ * rate of 0, a gap beyond the clock, or a gap reaching past the change). */
+static bool arrival_in_interval(sim_flow_gen *g, uint64_t t, double r, uint64_t nc, uint64_t *at)
+{
+    if (r <= 0.0) return false;
+    double gap;
+    if (g->exponential) {
+        gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
+    } else {
+        /* The first packet of a rate interval comes one gap after its start,
+         * so an interval of length L at rate r holds floor(L r) packets. */
+        gap = g->seg_gap; /* 1e9 / r, divided once per rate interval */
+    }
+    gap += g->frac;
+    /* A gap beyond the 64-bit clock (a rate below ~1e-10 pkt/s, or an
+     * extreme exponential draw) is "never": converting it would be
+     * undefined. The arrival time t + gap saturates at the end of time. */
+    if (!(gap < 1.8e19)) return false;
+    /* Below 2^63 the signed conversions give the same integer and double
+     * as the unsigned ones, in fewer instructions on common targets. */
+    uint64_t whole;
+    double whole_d;
+    if (gap < 9.2e18) {
+        const int64_t w = (int64_t)gap;
+        whole = (uint64_t)w;
+        whole_d = (double)w;
+    } else {
+        whole = (uint64_t)gap;
+        whole_d = (double)whole;
+    }
+    if (whole == 0) whole = 1;
+    /* A gap drawn at this rate must not reach into the next rate
+     * interval: there the new rate starts afresh from the change point
+     * (a packet exactly on it still belongs to the ending interval).
+     * Deterministic gaps: an interval holds floor(L r) packets;
+     * exponential gaps: memoryless, so restarting is exact. */
+    if (nc != UINT64_MAX && (whole > nc - t || t + whole > nc)) return false;
+    g->frac = gap - whole_d;
+    *at = whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
+    return true;
+}
+
 uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
 {
+    (void)first;
     for (int guard = 0; guard < 100000; guard++) {
-        uint64_t nc;
-        double r = rate_interval(g, t, &nc);
-        if (r <= 0.0) {
-            if (nc == UINT64_MAX) return UINT64_MAX;
-            t = nc;
-            first = 1;
-            g->frac = 0.0;
-            continue;
-        }
-        double gap;
-        if (g->exponential) {
-            gap = -det_log(prng_unit(&g->rng)) * 1e9 / r;
-        } else {
-            /* The first packet of a rate interval comes one gap after its start,
-             * so an interval of length L at rate r holds floor(L r) packets. */
-            gap = g->seg_gap; /* 1e9 / r, divided once per rate interval */
-        }
-        (void)first;
-        gap += g->frac;
-        /* A gap beyond the 64-bit clock (a rate below ~1e-10 pkt/s, or an
-         * extreme exponential draw) is "never": converting it would be
-         * undefined. The arrival time t + gap saturates at the end of time. */
-        if (!(gap < 1.8e19)) {
-            if (nc == UINT64_MAX) return UINT64_MAX;
-            t = nc;
-            first = 1;
-            g->frac = 0.0;
-            continue;
-        }
-        /* Below 2^63 the signed conversions give the same integer and double
-         * as the unsigned ones, in fewer instructions on common targets. */
-        uint64_t whole;
-        double whole_d;
-        if (gap < 9.2e18) {
-            const int64_t w = (int64_t)gap;
-            whole = (uint64_t)w;
-            whole_d = (double)w;
-        } else {
-            whole = (uint64_t)gap;
-            whole_d = (double)whole;
-        }
-        if (whole == 0) whole = 1;
-        /* A gap drawn at this rate must not reach into the next rate
-         * interval: there the new rate starts afresh from the change point
-         * (a packet exactly on it still belongs to the ending interval).
-         * Deterministic gaps: an interval holds floor(L r) packets;
-         * exponential gaps: memoryless, so restarting is exact. */
-        if (nc != UINT64_MAX && (whole > nc - t || t + whole > nc)) {
-            t = nc;
-            first = 1;
-            g->frac = 0.0;
-            continue;
-        }
-        g->frac = gap - whole_d;
-        return whole > UINT64_MAX - t ? UINT64_MAX : t + whole;
+        uint64_t nc, at;
+        const double r = rate_interval(g, t, &nc);
+        if (arrival_in_interval(g, t, r, nc, &at)) return at;
+        /* None in this interval: the next one starts afresh at its change point. */
+        if (nc == UINT64_MAX) return UINT64_MAX;
+        t = nc;
+        g->frac = 0.0;
     }
     return UINT64_MAX;
 }
@@ -264,9 +230,8 @@ static uint64_t grid_jump(sim_flow_gen *g, uint64_t *next, uint64_t bound)
 uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64_t *count)
 {
     const rtsim_flow_cfg *c = g->cfg;
-    const bool even = c->pattern == RTSIM_PAT_CONSTANT || c->pattern == RTSIM_PAT_PYRAMID ||
-                      c->pattern == RTSIM_PAT_STEPS ||
-                      (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
+    const bool even =
+        c->pattern == RTSIM_PAT_CONSTANT || (c->pattern == RTSIM_PAT_PIECEWISE && !c->poisson);
     uint64_t n = 0;
     while (next < limit) {
 #if defined(__SIZEOF_INT128__)

@@ -22,7 +22,6 @@ double det_log(double x);
 typedef struct sim_flow_gen {
     const rtsim_flow_cfg *cfg;
     sim_prng rng;
-    uint64_t pyramid_steps; /* steps from start to peak */
     double frac;            /* fractional ns carried between gaps */
     uint32_t seg;           /* piecewise: current segment (time only moves forward) */
     /* The rate interval last looked up: for t in [seg_lo, seg_hi) the rate is

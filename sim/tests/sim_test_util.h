@@ -3,6 +3,7 @@
 #ifndef SIM_TEST_UTIL_H
 #define SIM_TEST_UTIL_H
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "rts_test.h"
@@ -67,6 +68,15 @@ static inline int add_periodic(rtsim_config *c, uint32_t prio, int64_t period, i
     return add_task(c, RTSIM_TASK_PERIODIC, prio, period, work);
 }
 
+/* Append the critical task: a periodic task whose cycles the measurements
+ * and the mitigations watch; returns its index. */
+static inline int add_critical(rtsim_config *c, uint32_t prio, int64_t period, int64_t work)
+{
+    int t = add_periodic(c, prio, period, work);
+    c->tasks[t].critical = 1;
+    return t;
+}
+
 static inline int add_driver(rtsim_config *c, uint32_t prio)
 {
     return add_task(c, RTSIM_TASK_DRIVER, prio, 0, 0);
@@ -91,6 +101,23 @@ static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
     f->rate_pps = rate_pps;
     return (int)c->n_flows++;
 }
+
+/* The configuration check refuses `c` with a message that names `key`. */
+static inline bool refused_naming(const rtsim_config *c, const char *key)
+{
+    const char *e = rtsim_config_error(c);
+    return e != NULL && strstr(e, key) != NULL;
+}
+
+/* With `lvalue` (a field of configuration `c`) set to `bad`, the configuration
+ * check refuses `c` naming `key`; the field gets its old value back. */
+#define CHECK_REFUSED_AT(c, lvalue, bad, key)                                                      \
+    do {                                                                                           \
+        const __typeof__(lvalue) old_ = (lvalue);                                                  \
+        (lvalue) = (bad);                                                                          \
+        CHECK(refused_naming(&(c), key));                                                          \
+        (lvalue) = old_;                                                                           \
+    } while (0)
 
 /* A negative `field` of the costs (c.costs.field = -1) on a device with a driver
  * is refused by the configuration check (rtsim_config_error returns a message). */

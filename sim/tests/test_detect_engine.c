@@ -3,6 +3,8 @@
  * watermarks; an overload timeline of when each fired. */
 #include "sim_test_util.h"
 
+#include "rtshield/rts_detect.h"
+
 /* A flood that starts at 50 ms: 90 000 pkt/s, 5 us of ISR per packet,
  * against a critical task of 6 ms per 10 ms. */
 static rtsim_config flood(void)
@@ -12,8 +14,7 @@ static rtsim_config flood(void)
     c.queue_capacity = 64;
     c.costs.isr_per_packet_ns = 4 * US;
     c.costs.driver_per_packet_ns = 5 * US;
-    int crit = add_periodic(&c, 3, 10 * MS, 6 * MS);
-    c.tasks[crit].critical = 1;
+    add_critical(&c, 3, 10 * MS, 6 * MS);
     add_driver(&c, 2);
     int f = add_flow(&c, RTSIM_PAT_CONSTANT, 90000);
     c.flows[f].start_ns = 50 * MS;
@@ -80,21 +81,69 @@ static void test_off(void)
     rtsim_destroy(s);
 }
 
+/* Cycle lateness: the engine's is libshield's rts_detect_cycle_eval() in percent
+ * (whole ppm), for the cycles that end and for one still running at the end. */
+static void test_lateness_is_libshield_s(void)
+{
+    rtsim_config c = flood();
+    const int64_t P = 10 * MS + 7; /* most latenesses are not whole ppm of it */
+    c.tasks[0].period_ns = P;
+    c.trace_capacity = 1u << 20;
+    rtsim *s;
+    run(&c, &s);
+    rtsim_trace_rec *tr = calloc(1u << 20, sizeof *tr);
+    size_t m = rtsim_take_trace(s, tr, 1u << 20);
+    double sum = 0.0, max = 0.0;
+    uint64_t late = 0, inexact = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (tr[i].kind != RTSIM_TR_CYCLE_END || tr[i].arg != 0) continue;
+        const uint64_t target = tr[i].t_ns + (uint64_t)tr[i].value; /* value: earliness */
+        const rts_detect_cycle_result r =
+            rts_detect_cycle_eval(target - (uint64_t)P, target, tr[i].t_ns);
+        const double pct = (double)r.lateness_ppm / 1e4;
+        sum += pct;
+        if (pct > max) max = pct;
+        late += r.miss;
+        if (tr[i].value < 0 && pct != (double)-tr[i].value * 100.0 / (double)P) inexact++;
+    }
+    free(tr);
+    const rtsim_task_stats ts = task_stats(s, 0);
+    CHECK(late > 10);
+    CHECK(inexact > 0); /* the rounding to whole ppm is exercised */
+    CHECK_EQ(ts.misses, late);
+    CHECK(ts.lateness_sum_pct == sum);
+    CHECK(ts.lateness_max_pct == max);
+    rtsim_destroy(s);
+
+    /* A cycle that never ends: late from its deadline P to the end of the run. */
+    rtsim_config st = base(50 * MS);
+    add_critical(&st, 1, P, 1000 * MS);
+    run(&st, &s);
+    const rts_detect_cycle_result r = rts_detect_cycle_eval(0, (uint64_t)P, 50 * MS);
+    const rtsim_task_stats us = task_stats(s, 0);
+    CHECK_EQ(us.misses, (uint64_t)(50 * MS - P) / (uint64_t)P + 1u);
+    CHECK(us.lateness_sum_pct == (double)r.lateness_ppm / 1e4);
+    CHECK(us.lateness_max_pct == us.lateness_sum_pct);
+    CHECK(us.lateness_sum_pct != (double)(50 * MS - P) * 100.0 / (double)P);
+    rtsim_destroy(s);
+}
+
 static void test_config(void)
 {
     rtsim_config c = flood();
     c.detect_fill_high = 8;
     c.detect_fill_low = 8;
-    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "detect.fill_low"));
+    CHECK(refused_naming(&c, "detect.fill_low"));
     c.detect_fill_low = 2;
     c.detect_slice_ns = -1;
-    CHECK(rtsim_config_error(&c) != NULL && strstr(rtsim_config_error(&c), "detect.slice"));
+    CHECK(refused_naming(&c, "detect.slice"));
 }
 
 int main(void)
 {
     RTS_RUN(test_timeline);
     RTS_RUN(test_off);
+    RTS_RUN(test_lateness_is_libshield_s);
     RTS_RUN(test_config);
     return rts_test_end();
 }

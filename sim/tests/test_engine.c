@@ -448,10 +448,7 @@ static void test_sized_by_configuration(void)
     /* Histograms read in full: every bin written (the caller's junk
      * overwritten), the counts all there. */
     static uint64_t h[RTSIM_HIST_BINS];
-    c = base(10 * MS);
-    c.costs.isr_entry_exit_ns = 1 * US;
-    c.costs.isr_per_packet_ns = 4 * US;
-    c.costs.driver_per_packet_ns = 20 * US;
+    c = isr5_driver20(10 * MS);
     add_periodic(&c, 3, 1 * MS, 100 * US);
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 10000);

@@ -17,8 +17,7 @@ static rtsim_config flood(uint64_t duration_ns, double pps, uint32_t mitigation)
     c.costs.isr_per_packet_ns = 3 * US;
     c.costs.driver_per_packet_ns = 10 * US;
     c.costs.timer_isr_ns = 1 * US;
-    int crit = add_periodic(&c, 3, 10 * MS, 4 * MS);
-    c.tasks[crit].critical = 1;
+    add_critical(&c, 3, 10 * MS, 4 * MS);
     add_driver(&c, 2);
     add_flow(&c, RTSIM_PAT_CONSTANT, pps);
     c.mitigation.kind = mitigation;
@@ -30,15 +29,13 @@ static void test_strict_limits_the_interrupt_rate(void)
     /* 100 kpps against a minimum interarrival of 100 us: at most 10 kHz. */
     rtsim_config c = flood(100 * MS, 100000, RTSIM_MIT_STRICT);
     c.mitigation.min_interarrival_ns = 100 * US;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    rtsim_mitigation_stats m;
+    rtsim_bin t = run_mitigation(&c, &m);
     CHECK(t.isr_runs <= 1001);
     CHECK(t.isr_runs >= 900);
-    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.timer_fires >= t.isr_runs - 1);
     CHECK_EQ(t.cycles, 10);
     CHECK_EQ(t.misses, 0);
-    rtsim_destroy(s);
 }
 
 static void test_bursty_limits_each_period(void)
@@ -47,23 +44,19 @@ static void test_bursty_limits_each_period(void)
     rtsim_config c = flood(50 * MS, 100000, RTSIM_MIT_BURSTY);
     c.mitigation.burst = 5;
     c.mitigation.period_ns = 1 * MS;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    rtsim_bin t = run_totals(&c, NULL);
     CHECK(t.isr_runs <= 5 * 51);
     CHECK(t.isr_runs >= 5 * 49);
-    rtsim_destroy(s);
 }
 
 static void test_countdown_one_delivery_per_window(void)
 {
     rtsim_config c = flood(20 * MS, 100000, RTSIM_MIT_COUNTDOWN);
     c.mitigation.window_ns = 200 * US;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    rtsim_bin t = run_totals(&c, NULL);
     CHECK(t.isr_runs <= 101);
     CHECK(t.isr_runs >= 95);
     CHECK(t.dropped[RTSIM_DROP_MITIGATION] > t.offered / 2);
-    rtsim_destroy(s);
 }
 
 static void test_burst_caps_each_slice(void)
@@ -71,13 +64,11 @@ static void test_burst_caps_each_slice(void)
     rtsim_config c = flood(100 * MS, 100000, RTSIM_MIT_BURST);
     c.mitigation.slice_ns = 20 * MS;
     c.mitigation.capacity = 100;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    rtsim_bin t = run_totals(&c, NULL);
     /* five slices of 100 (the paper's slice restarts at the first ISR after it ran out) */
     CHECK(t.received <= 5 * 100 + 2);
     CHECK(t.received >= 4 * 100);
     CHECK(t.rx_disabled_ns > 50 * MS);
-    rtsim_destroy(s);
 }
 
 static void test_queue_mitigation_turns_the_line_off_when_full(void)
@@ -85,16 +76,14 @@ static void test_queue_mitigation_turns_the_line_off_when_full(void)
     /* 60 kpps: ISR 5 us + driver 10 us per packet and a 40 % critical task
      * cannot keep up; the queue fills, the line goes off until it drains. */
     rtsim_config c = flood(200 * MS, 60000, RTSIM_MIT_QUEUE);
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
-    rtsim_mitigation_stats m = mitigation_stats(s);
+    rtsim_mitigation_stats m;
+    rtsim_bin t = run_mitigation(&c, &m);
     CHECK(m.line_disables > 10);
     CHECK(m.line_enables + 1 >= m.line_disables);
     CHECK(t.rx_disabled_ns > 0);
     CHECK_EQ(t.misses, 0);
     /* at most one failed enqueue per disable: the line is off right after */
     CHECK(t.dropped[RTSIM_DROP_QUEUE_FULL] <= m.line_disables);
-    rtsim_destroy(s);
 }
 
 static void test_hysteresis_blocks_the_driver_on_low_earliness(void)
@@ -109,30 +98,25 @@ static void test_hysteresis_blocks_the_driver_on_low_earliness(void)
     c.mitigation.unblock_above = 0.50;
     c.mitigation.sleep_ns = 1 * MS;
     c.costs.mitig_poll_ns = 2 * US;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
-    rtsim_mitigation_stats m = mitigation_stats(s);
+    rtsim_mitigation_stats m;
+    rtsim_bin t = run_mitigation(&c, &m);
     CHECK(m.line_disables >= 1);
     CHECK(t.rx_disabled_ns > 100 * MS);
-    rtsim_destroy(s);
     c.mitigation.kind = RTSIM_MIT_NONE;
-    rtsim_bin t0 = run_totals(&c, &s);
+    rtsim_bin t0 = run_totals(&c, NULL);
     CHECK(t.lateness_pct < t0.lateness_pct);
-    rtsim_destroy(s);
 }
 
 static void test_budget_suspends_the_driver(void)
 {
     rtsim_config c = flood(200 * MS, 60000, RTSIM_MIT_BUDGET);
     c.tasks[0].priority = 2;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
-    rtsim_mitigation_stats m = mitigation_stats(s);
+    rtsim_mitigation_stats m;
+    rtsim_bin t = run_mitigation(&c, &m);
     CHECK(m.suspends >= 1);
     CHECK(m.resumes >= 1);
     /* no budget before the first report: nothing received before 4 ms */
     CHECK(t.rx_disabled_ns >= 4 * MS);
-    rtsim_destroy(s);
 }
 
 static rtsim_config two_sources(uint32_t mitigation)
@@ -159,9 +143,7 @@ static void test_bursty_shared_timer_two_sources(void)
     c.sources[1].burst = 2;
     rtsim *s;
     rtsim_bin t = run_totals(&c, &s);
-    rtsim_flow_stats f0, f1;
-    rtsim_flow_stats_get(s, 0, &f0);
-    rtsim_flow_stats_get(s, 1, &f1);
+    const rtsim_flow_stats f0 = flow_stats(s, 0), f1 = flow_stats(s, 1);
     CHECK(f0.delivered >= 3 * 99 && f0.delivered <= 3 * 101);
     CHECK(f1.delivered >= 2 * 99 && f1.delivered <= 2 * 101);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], (f0.delivered * 5 + f1.delivered * 7) * US);
@@ -175,9 +157,7 @@ static void test_strict_per_source(void)
     c.sources[1].min_interarrival_ns = 250 * US;
     rtsim *s;
     run(&c, &s);
-    rtsim_flow_stats f0, f1;
-    rtsim_flow_stats_get(s, 0, &f0);
-    rtsim_flow_stats_get(s, 1, &f1);
+    const rtsim_flow_stats f0 = flow_stats(s, 0), f1 = flow_stats(s, 1);
     CHECK(f0.delivered >= 900 && f0.delivered <= 1001);
     CHECK(f1.delivered >= 360 && f1.delivered <= 401);
     rtsim_destroy(s);
@@ -205,8 +185,7 @@ static void test_interrupt_level_task(void)
     c.flows[0].rate_pps = 1000;
     rtsim *s;
     rtsim_bin t = run_totals(&c, &s);
-    rtsim_flow_stats f0;
-    rtsim_flow_stats_get(s, 0, &f0);
+    const rtsim_flow_stats f0 = flow_stats(s, 0);
     CHECK_EQ(f0.delivered, 99);
     CHECK(f0.latency_max_ns > 200 * US);
     CHECK(f0.latency_max_ns <= 205 * US);

@@ -35,22 +35,19 @@ static void test_strict_admits_the_full_rate(void)
      * it was 1 / 271 us = 3.69 kHz. */
     rtsim_config c = mote(1000 * MS, 16000, RTSIM_MIT_STRICT);
     c.mitigation.min_interarrival_ns = 250 * US;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    rtsim_mitigation_stats m;
+    rtsim_bin t = run_mitigation(&c, &m);
     CHECK(t.isr_runs >= 3999 && t.isr_runs <= 4000);
     /* each admitted interrupt costs t_int + t_flip + t_setup, each timer t_expire + t_flip */
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_RX], t.isr_runs * 89 * CYC);
-    rtsim_mitigation_stats m = mitigation_stats(s);
     CHECK(m.timer_fires + 1 >= t.isr_runs && m.timer_fires <= t.isr_runs);
     CHECK_EQ(t.cpu_ns[RTSIM_CTX_ISR_TIMER], m.timer_fires * 84 * CYC);
-    rtsim_destroy(s);
 
     /* offered exactly at the limit: nothing is lost */
     c.flows[0].rate_pps = 4000;
-    t = run_totals(&c, &s);
+    t = run_totals(&c, NULL);
     CHECK_EQ(t.delivered, t.offered);
     CHECK_EQ(t.irq_lost, 0);
-    rtsim_destroy(s);
 }
 
 static void test_strict_never_admits_two_within_t_min(void)
@@ -112,8 +109,7 @@ static void test_budget_charges_the_isr(void)
     c.costs.isr_entry_exit_ns = 2 * US;
     c.costs.isr_per_packet_ns = 3 * US;
     c.costs.driver_per_packet_ns = 10 * US;
-    add_periodic(&c, 2, 10 * MS, 4 * MS);
-    c.tasks[0].critical = 1;
+    add_critical(&c, 2, 10 * MS, 4 * MS);
     add_driver(&c, 2);
     add_flow(&c, RTSIM_PAT_CONSTANT, 60000);
     c.mitigation.kind = RTSIM_MIT_BUDGET;

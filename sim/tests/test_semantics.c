@@ -99,8 +99,7 @@ static void test_isr_not_nested_costs_charged(void)
 static void test_periodic_late_then_early(void)
 {
     rtsim_config c = base(40 * MS);
-    int p = add_periodic(&c, 1, 10 * MS, 4 * MS);
-    c.tasks[p].critical = 1;
+    add_critical(&c, 1, 10 * MS, 4 * MS);
     add_periodic(&c, 2, 100 * MS, 8 * MS);
     c.trace_capacity = 4096;
     rtsim *s = make(&c);
@@ -238,18 +237,16 @@ static void test_skip_equals_walk(void)
     const struct {
         const char *name;
         uint32_t pattern, poisson;
-        double rate, start, peak, step;
+        double rate;
     } rows[] = {
-        {"constant, whole gap", RTSIM_PAT_CONSTANT, 0, 100000, 0, 0, 0},
-        {"constant, fractional gap", RTSIM_PAT_CONSTANT, 0, 130000, 0, 0, 0},
-        {"constant, irrational gap", RTSIM_PAT_CONSTANT, 0, 77777.7, 0, 0, 0},
-        {"constant, gap just under 2^13 ns", RTSIM_PAT_CONSTANT, 0, 1e9 / 8191.7, 0, 0, 0},
-        {"constant, gap below 2 ns", RTSIM_PAT_CONSTANT, 0, 7e8, 0, 0, 0},
-        {"pyramid", RTSIM_PAT_PYRAMID, 0, 0, 0, 150000, 10000},
-        {"steps", RTSIM_PAT_STEPS, 0, 0, 0, 0, 0},
-        {"piecewise", RTSIM_PAT_PIECEWISE, 0, 0, 0, 0, 0},
-        {"piecewise poisson", RTSIM_PAT_PIECEWISE, 1, 0, 0, 0, 0},
-        {"poisson", RTSIM_PAT_POISSON, 0, 90000, 0, 0, 0},
+        {"constant, whole gap", RTSIM_PAT_CONSTANT, 0, 100000},
+        {"constant, fractional gap", RTSIM_PAT_CONSTANT, 0, 130000},
+        {"constant, irrational gap", RTSIM_PAT_CONSTANT, 0, 77777.7},
+        {"constant, gap just under 2^13 ns", RTSIM_PAT_CONSTANT, 0, 1e9 / 8191.7},
+        {"constant, gap below 2 ns", RTSIM_PAT_CONSTANT, 0, 7e8},
+        {"piecewise", RTSIM_PAT_PIECEWISE, 0, 0},
+        {"piecewise poisson", RTSIM_PAT_PIECEWISE, 1, 0},
+        {"poisson", RTSIM_PAT_POISSON, 0, 90000},
     };
     sim_prng r = {11};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -259,10 +256,6 @@ static void test_skip_equals_walk(void)
         f.pattern = rows[i].pattern;
         f.poisson = rows[i].poisson;
         f.rate_pps = rows[i].rate;
-        f.start_pps = rows[i].start;
-        f.peak_pps = rows[i].peak;
-        f.step_pps = rows[i].step;
-        f.step_every_ns = 3 * MS;
         f.n_rates = 3;
         f.rates_pps[0] = 60000;
         f.rates_pps[1] = 140000;

@@ -8,8 +8,7 @@
 static void test_never_runs(void)
 {
     rtsim_config c = base(95 * MS);
-    int crit = add_periodic(&c, 1, 10 * MS, 4 * MS);
-    c.tasks[crit].critical = 1;
+    int crit = add_critical(&c, 1, 10 * MS, 4 * MS);
     add_task(&c, RTSIM_TASK_BACKGROUND, 5, 0, 0);
     rtsim *s;
     rtsim_bin t = run_totals(&c, &s);
@@ -28,14 +27,11 @@ static void test_never_runs(void)
 static void test_on_time_untouched(void)
 {
     rtsim_config c = base(95 * MS);
-    int crit = add_periodic(&c, 1, 10 * MS, 4 * MS);
-    c.tasks[crit].critical = 1;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    add_critical(&c, 1, 10 * MS, 4 * MS);
+    rtsim_bin t = run_totals(&c, NULL);
     CHECK_EQ(t.cycles, 10); /* ending at 4, 14, ..., 94 ms */
     CHECK_EQ(t.misses, 0);
     CHECK(t.lateness_pct == 0.0);
-    rtsim_destroy(s);
 }
 
 /* Starved only from 50 ms on (a periodic hog of higher priority takes the
@@ -44,16 +40,13 @@ static void test_on_time_untouched(void)
 static void test_starved_late(void)
 {
     rtsim_config c = base(95 * MS);
-    int crit = add_periodic(&c, 1, 10 * MS, 4 * MS);
-    c.tasks[crit].critical = 1;
+    add_critical(&c, 1, 10 * MS, 4 * MS);
     int hog = add_periodic(&c, 5, 1000 * MS, 900 * MS);
     c.tasks[hog].offset_ns = 50 * MS;
-    rtsim *s;
-    rtsim_bin t = run_totals(&c, &s);
+    rtsim_bin t = run_totals(&c, NULL);
     CHECK_EQ(t.cycles, 5);              /* cycles ending at 4, 14, ..., 44 ms */
     CHECK_EQ(t.misses, 4);              /* periods ending 60, 70, 80, 90 ms */
     CHECK(t.lateness_pct > 349.99 && t.lateness_pct < 350.01); /* (95 - 60) / 10 */
-    rtsim_destroy(s);
 }
 
 int main(void)

@@ -34,7 +34,7 @@ enum {
     RTSIM_MAX_SOURCES = RTS_SHIELD_MAX_SOURCES, /**< RX interrupt lines (sources) of the edge NIC */
     RTSIM_MAX_NIC_QUEUES = RTS_NIC_MAX_QUEUES,  /**< queues of the multiqueue NIC */
     RTSIM_FRAME_MAX = 1522,  /**< largest frame: Ethernet 1518 + one 802.1Q tag */
-    RTSIM_MAX_RATES = 64,    /**< rates of a `steps` pattern */
+    RTSIM_MAX_RATES = 64,    /**< change points of a piecewise pattern */
     RTSIM_HIST_SUB = 1024,   /**< log histogram: bins per octave (0.1 % resolution) */
     RTSIM_HIST_BINS = 36864, /**< exact below 1024 ns, then up to 2^45 ns (9.8 h) */
     RTSIM_BIN_RING = 4096,   /**< finished bins kept until rtsim_take_bins() */
@@ -63,16 +63,15 @@ typedef enum rtsim_proto {
     RTSIM_PROTO_RAW = 4   /**< an Ethernet frame of an unknown EtherType */
 } rtsim_proto;
 
-/** Rate patterns of a traffic flow. */
+/** Rate patterns of a traffic flow. A scenario's shapes (a pyramid, steps) are
+ *  change points of RTSIM_PAT_PIECEWISE, which the front end computes
+ *  (rtshield.scenario.Flow.schedule). */
 typedef enum rtsim_pattern {
-    RTSIM_PAT_CONSTANT = 0, /**< rate_pps for ever */
-    RTSIM_PAT_PYRAMID =
-        1,               /**< start_pps, +step_pps every step_every_ns up to peak_pps, then down */
-    RTSIM_PAT_STEPS = 2, /**< rates_pps[i] during [i, i+1) * step_every_ns, last one held */
-    RTSIM_PAT_POISSON = 3,  /**< exponential interarrivals with mean rate rate_pps */
-    RTSIM_PAT_PIECEWISE = 4, /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
+    RTSIM_PAT_CONSTANT = 0,  /**< rate_pps for ever */
+    RTSIM_PAT_POISSON = 1,   /**< exponential interarrivals with mean rate rate_pps */
+    RTSIM_PAT_PIECEWISE = 2, /**< rates_pps[i] from rate_t_ns[i] (increasing, [0] = 0) on; the
                                  last rate holds; `poisson` picks exponential gaps */
-    RTSIM_PAT_TRACE = 5 /**< a recorded trace (rtsim_flow_trace()): its frames' bytes at their
+    RTSIM_PAT_TRACE = 3 /**< a recorded trace (rtsim_flow_trace()): its frames' bytes at their
                              times from start_ns, looped every trace_period_ns (0: once) */
 } rtsim_pattern;
 
@@ -200,13 +199,9 @@ typedef struct rtsim_flow_cfg {
     uint32_t pattern;      /**< rtsim_pattern */
     uint32_t size;         /**< bytes (recorded; no cost depends on it yet) */
     double rate_pps;       /**< constant, poisson */
-    double start_pps;      /**< pyramid */
-    double peak_pps;       /**< pyramid */
-    double step_pps;       /**< pyramid */
-    int64_t step_every_ns; /**< pyramid, steps */
     int64_t start_ns;      /**< no packet before this time */
     uint32_t source;       /**< RX interrupt source (line) it arrives on; < max(1, n_sources) */
-    uint32_t n_rates;      /**< steps, piecewise */
+    uint32_t n_rates;      /**< piecewise */
     uint32_t poisson;      /**< piecewise: 1 = exponential gaps at the current mean rate */
     double rates_pps[RTSIM_MAX_RATES];
     int64_t rate_t_ns[RTSIM_MAX_RATES]; /**< piecewise: change points */
@@ -368,7 +363,8 @@ typedef struct rtsim_bin {
     uint64_t dropped[RTSIM_DROP_COUNT];
     uint64_t cycles;         /**< critical cycles ended */
     uint64_t misses;         /**< critical cycles ended after their deadline */
-    double lateness_pct;     /**< sum over the cycles ended: (finish - deadline)/P * 100 */
+    double lateness_pct;     /**< sum over the cycles ended: (finish - deadline)/P * 100, each
+                                  in whole ppm of P (rts_detect_cycle_eval()) */
     double lateness_max_pct; /**< worst single cycle */
     uint64_t cpu_ns[RTSIM_CTX_COUNT];
     uint64_t rx_disabled_ns; /**< time with the RX line (of source 0) disabled */
