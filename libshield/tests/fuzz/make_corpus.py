@@ -120,21 +120,21 @@ def main():
     # mitigation kind); byte 1: edits (mod 16), each (field, [index], value).
     for base in range(24):
         (sdir / f"base_{base:02d}.bin").write_bytes(bytes([base, 0]))
-    # One edit: fields[54] (flows[].rates_pps[0] in fuzz_sim_config.c's table;
+    # One edit: fields[50] (flows[].rates_pps[0] in fuzz_sim_config.c's table;
     # re-check the index when the table changes), flow 1, 1e9 frames/s.
-    (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 54, 0x01, 0x21]))
+    (sdir / "multiqueue_flood.bin").write_bytes(bytes([2, 1, 50, 0x01, 0x21]))
     # The campaign's finding of 26 November 2026 (sim.test_config_fuzz,
-    # test_multiqueue_superseded_timers): fields[98] (nic_queues[].t_pack_ns)
-    # of queue 1 = 1 ns, fields[55] (flows[].rates_pps[1]) of flow 1 = 1e9.
-    (sdir / "multiqueue_superseded_timers.bin").write_bytes(bytes([2, 2, 98, 1, 0x05, 55, 1, 0x21]))
+    # test_multiqueue_superseded_timers): fields[94] (nic_queues[].t_pack_ns)
+    # of queue 1 = 1 ns, fields[51] (flows[].rates_pps[1]) of flow 1 = 1e9.
+    (sdir / "multiqueue_superseded_timers.bin").write_bytes(bytes([2, 2, 94, 1, 0x05, 51, 1, 0x21]))
     # Its second (test_rearmed_timer_flood): the receive path with Burst
     # Mitigation, flow 0 at 1e12 frames/s, no ISR entry cost.
     (sdir / "rearmed_timer_flood.bin").write_bytes(
-        bytes([0x34, 0xE5, 0x34, 0xE5, 0x18, 0x36, 0x18, 0xE5, 0x18, 0x36, 0x18, 0xE5]))
+        bytes([0x34, 0xE5, 0x30, 0xE5, 0x18, 0x32, 0x18, 0xE5, 0x18, 0x36, 0x18, 0x0F]))
     # Its third (test_every_cost_non_negative): a negative deferred
     # invalidation cost, which delivered packets before they arrived.
     (sdir / "negative_cost.bin").write_bytes(bytes.fromhex(
-        "5b34371138eec690f1ffffffffffffffcc902300a0620000ffffffffffffffff"
+        "5b3433113818c6901bffffffffffffffcc902300a0620000ffffffffffffffff"
         "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
     ))
 
@@ -142,6 +142,3 @@ def main():
 if __name__ == "__main__":
     main()
 
-
-if __name__ == "__main__":
-    main()
