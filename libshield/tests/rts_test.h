@@ -2,7 +2,8 @@
  * RTS_RUN runs one test function, rts_test_end() prints a summary and gives
  * the exit status ctest reads. Table-driven tests loop over arrays of
  * (time, event, expected) rows (RTS_RUN_ROWS) and name the row in the failure
- * message. */
+ * message; a test that runs several tables names each (CASE), and failure
+ * messages then read "case: row". */
 #ifndef RTS_TEST_H
 #define RTS_TEST_H
 
@@ -15,12 +16,16 @@ static int rts_test_failed_checks;
 static int rts_test_run;
 static int rts_test_failed;
 static const char *rts_test_row = "";
+static const char *rts_test_case = "";
+
+/* "case: " before the row's name while a case is named, else nothing. */
+#define RTS_TEST_WHERE_ rts_test_case, *rts_test_case ? ": " : "", rts_test_row
 
 #define CHECK(cond)                                                                   \
     do {                                                                              \
         if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__,      \
-                    rts_test_row, #cond);                                             \
+            fprintf(stderr, "%s:%d: %s%s%s: CHECK(%s) failed\n", __FILE__, __LINE__,  \
+                    RTS_TEST_WHERE_, #cond);                                          \
             rts_test_failed_checks++;                                                 \
         }                                                                             \
     } while (0)
@@ -29,8 +34,8 @@ static const char *rts_test_row = "";
     do {                                                                              \
         long long va_ = (long long)(a), vb_ = (long long)(b);                         \
         if (va_ != vb_) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s == %lld, expected %s == %lld\n", __FILE__, \
-                    __LINE__, rts_test_row, #a, va_, #b, vb_);                        \
+            fprintf(stderr, "%s:%d: %s%s%s: %s == %lld, expected %s == %lld\n",      \
+                    __FILE__, __LINE__, RTS_TEST_WHERE_, #a, va_, #b, vb_);           \
             rts_test_failed_checks++;                                                 \
         }                                                                             \
     } while (0)
@@ -38,9 +43,14 @@ static const char *rts_test_row = "";
 /* Name the table row being checked, for failure messages. */
 #define ROW(name) (rts_test_row = (name))
 
+/* Name the case (a scenario of several rows) being checked, until the next
+ * CASE or the end of the test function. */
+#define CASE(name) (rts_test_case = (name))
+
 #define RTS_RUN(fn)                                                    \
     do {                                                               \
         int before_ = rts_test_failed_checks;                          \
+        rts_test_case = "";                                            \
         rts_test_row = #fn;                                            \
         fn();                                                          \
         rts_test_run++;                                                \
@@ -52,15 +62,23 @@ static const char *rts_test_row = "";
         }                                                              \
     } while (0)
 
-/* Table-driven tests: for each row of the array `rows` (structs with a `name`),
- * name the row and call step(lim, &row), the test's own event and checks. */
-#define RTS_RUN_ROWS(lim, rows, step)                                      \
-    do {                                                                   \
-        for (size_t i_ = 0; i_ < sizeof(rows) / sizeof((rows)[0]); i_++) { \
-            ROW((rows)[i_].name);                                          \
-            step((lim), &(rows)[i_]);                                      \
-        }                                                                  \
+/* The number of elements of the array `a`. */
+#define RTS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Table-driven tests: for each of the `n` rows at `rows` (structs with a
+ * `name`), name the row and call step(lim, &row), the test's own event and
+ * checks. RTS_RUN_ROWS takes an array and runs all of it. */
+#define RTS_RUN_ROWS_N(lim, rows, n, step)         \
+    do {                                           \
+        for (size_t i_ = 0; i_ < (n); i_++) {      \
+            ROW((rows)[i_].name);                  \
+            step((lim), &(rows)[i_]);              \
+        }                                          \
     } while (0)
+#define RTS_RUN_ROWS(lim, rows, step) RTS_RUN_ROWS_N(lim, rows, RTS_COUNT(rows), step)
+
+/* A table and its number of rows, as two arguments. */
+#define RTS_ROWS(a) (a), RTS_COUNT(a)
 
 /* The first columns of a limiter's table row: the row's name, the event (the
  * test's own enum), its time and the expected action's flags and timer. */

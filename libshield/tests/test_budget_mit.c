@@ -18,8 +18,10 @@ typedef struct {
 static const uint32_t SUSPEND = RTS_ACT_SUSPEND_DRIVER | RTS_ACT_DISABLE_LINE;
 static const uint32_t RESUME = RTS_ACT_RESUME_DRIVER | RTS_ACT_ENABLE_LINE;
 
-static void run_rows(rts_budget_mit *m, const budget_row *rows, size_t n)
+/* `m` initialised with `cfg`, then the `n` rows at `rows`, 100 ns apart. */
+static void run_rows(rts_budget_mit *m, const rts_budget_mit_cfg *cfg, const budget_row *rows, size_t n)
 {
+    CHECK_EQ(rts_budget_mit_init(m, cfg), RTS_OK);
     rts_time_ns now = 0;
     for (size_t i = 0; i < n; i++) {
         ROW(rows[i].name);
@@ -40,6 +42,7 @@ static void run_rows(rts_budget_mit *m, const budget_row *rows, size_t n)
         CHECK_EQ(m->budget_ns, rows[i].budget);
         CHECK_EQ(m->suspended, rows[i].suspended);
     }
+    ROW("after the last row");
 }
 
 /* Default: overdraft discarded (each report replaces the budget), ISR not charged. */
@@ -66,8 +69,7 @@ static void test_paper_defaults(void)
     CHECK(!cfg.charge_isr);
     CHECK(!cfg.carry_overdraft);
     rts_budget_mit m;
-    CHECK_EQ(rts_budget_mit_init(&m, &cfg), RTS_OK);
-    run_rows(&m, rows, sizeof rows / sizeof rows[0]);
+    run_rows(&m, &cfg, RTS_ROWS(rows));
     CHECK_EQ(m.suspensions, 3);
     CHECK_EQ(m.resumptions, 4);
     CHECK_EQ(m.charged_ns, 13000);
@@ -90,8 +92,7 @@ static void test_carry_overdraft(void)
     cfg.carry_overdraft = true;
     cfg.initial_budget_ns = 4000;
     rts_budget_mit m;
-    CHECK_EQ(rts_budget_mit_init(&m, &cfg), RTS_OK);
-    run_rows(&m, rows, sizeof rows / sizeof rows[0]);
+    run_rows(&m, &cfg, RTS_ROWS(rows));
     CHECK_EQ(m.debt_ns, 0);
 }
 
@@ -110,8 +111,7 @@ static void test_charge_isr(void)
     cfg.charge_isr = true;
     cfg.initial_budget_ns = 3000;
     rts_budget_mit m;
-    rts_budget_mit_init(&m, &cfg);
-    run_rows(&m, rows, sizeof rows / sizeof rows[0]);
+    run_rows(&m, &cfg, RTS_ROWS(rows));
     CHECK_EQ(m.overdraft_ns, 300);
     CHECK_EQ(m.suspensions, 1);
 }

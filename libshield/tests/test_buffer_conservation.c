@@ -173,6 +173,15 @@ static rts_err m_refill(model *m, uint16_t *b)
     return RTS_OK;
 }
 
+/* A buffer handed between the ring and the ISR (rx_take, repost): refused
+ * unless `b` is in state `from`. */
+static rts_err m_transfer(model *m, unsigned b, unsigned from, unsigned to)
+{
+    if (b >= m->nbufs || m->st[b] != from) return RTS_EINVAL;
+    m_move(m, b, to);
+    return RTS_OK;
+}
+
 static rts_err m_release(model *m, unsigned b)
 {
     if (b >= m->nbufs || m->st[b] != RTS_BUF_TASK) return RTS_EINVAL;
@@ -264,9 +273,12 @@ static bool agree_full(const rts_flow_queue *fq, const model *m)
     return true;
 }
 
-#define EXPECT_ERR(got, want, what)                                                          \
-    do {                                                                                     \
-        if ((got) != (want)) return fail("%s returned %d, model %d", (what), (int)(got), (int)(want)); \
+/* `got` (the call under test) and `want` (the model's answer, which may move
+ * the model) are evaluated once each, in that order. */
+#define EXPECT_ERR(got, want, what)                                                  \
+    do {                                                                             \
+        const int got_ = (int)(got), want_ = (int)(want);                            \
+        if (got_ != want_) return fail("%s returned %d, model %d", (what), got_, want_); \
     } while (0)
 
 /* What the run exercised (printed, and required to be non-zero). */
@@ -276,6 +288,19 @@ static unsigned long long seen_outcome[RTS_RX_OUTCOMES], seen_recycle_sc, seen_r
 /* --------------------------------------------------- layer 1: flow queues */
 static rts_flow_queue fq;
 
+/* The two calls that hand one buffer between the ring and the ISR (ops 0
+ * and 3 of fq_step). */
+typedef struct {
+    const char *name;
+    rts_err (*call)(rts_flow_queue *fq, unsigned buf);
+    unsigned from, to;
+} fq_transfer;
+
+static const fq_transfer fq_transfers[] = {
+    {"rts_flow_queue_rx_take_isr", rts_flow_queue_rx_take_isr, RTS_BUF_RING, RTS_BUF_ISR},
+    {"rts_flow_queue_repost_isr", rts_flow_queue_repost_isr, RTS_BUF_ISR, RTS_BUF_RING},
+};
+
 static bool fq_step(model *m)
 {
     const unsigned op = below(9);
@@ -283,13 +308,12 @@ static bool fq_step(model *m)
     uint16_t b = 0, mb = 0;
     uint8_t f = 0, mf = 0, p = 0, mp = 0;
     switch (op) {
-    case 0: {
-        const unsigned buf = pick_buf(m, RTS_BUF_RING);
-        say("rx_take(%u)", buf);
-        e = rts_flow_queue_rx_take_isr(&fq, buf);
-        w = buf < m->nbufs && m->st[buf] == RTS_BUF_RING ? RTS_OK : RTS_EINVAL;
-        if (w == RTS_OK) m_move(m, buf, RTS_BUF_ISR);
-        EXPECT_ERR(e, w, "rts_flow_queue_rx_take_isr");
+    case 0:
+    case 3: {
+        const fq_transfer *t = &fq_transfers[op == 3];
+        const unsigned buf = pick_buf(m, t->from);
+        say("%s(%u)", t->name, buf);
+        EXPECT_ERR(t->call(&fq, buf), m_transfer(m, buf, t->from, t->to), t->name);
         break;
     }
     case 1:
@@ -304,15 +328,6 @@ static bool fq_step(model *m)
         if (buf >= m->nbufs || m->st[buf] != RTS_BUF_ISR || fl >= RTS_FLOW_MAX || pr >= LEVELS) w = RTS_EINVAL;
         else w = m_push(m, buf, fl, pr, lim);
         EXPECT_ERR(e, w, "rts_flow_queue_push_isr");
-        break;
-    }
-    case 3: {
-        const unsigned buf = pick_buf(m, RTS_BUF_ISR);
-        say("repost(%u)", buf);
-        e = rts_flow_queue_repost_isr(&fq, buf);
-        w = buf < m->nbufs && m->st[buf] == RTS_BUF_ISR ? RTS_OK : RTS_EINVAL;
-        if (w == RTS_OK) m_move(m, buf, RTS_BUF_RING);
-        EXPECT_ERR(e, w, "rts_flow_queue_repost_isr");
         break;
     }
     case 4: {

@@ -23,6 +23,16 @@ static void step(rts_burst_mit *m, const burst_row *r)
 
 static const uint32_t OFF = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
 
+/* `m` with slices of 1000 ns and capacity 3, aligned or not, then the `n`
+ * rows at `rows`. */
+static void run(rts_burst_mit *m, bool aligned, const burst_row *rows, size_t n)
+{
+    const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 3, .aligned = aligned};
+    CHECK_EQ(rts_burst_mit_init(m, &cfg), RTS_OK);
+    RTS_RUN_ROWS_N(m, rows, n, step);
+    ROW("after the last row");
+}
+
 /* Slices start at the tick time of the first ISR after the old slice ran out
  * (the paper's rule), so slices drift with the traffic. */
 static void test_paper_slices(void)
@@ -41,9 +51,7 @@ static void test_paper_slices(void)
         {"long silence: new slice at 9999", EV_RX, 9999, RTS_ACT_NONE, 0, 1, 9999},
     };
     rts_burst_mit m;
-    const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 3, .aligned = false};
-    CHECK_EQ(rts_burst_mit_init(&m, &cfg), RTS_OK);
-    RTS_RUN_ROWS(&m, rows, step);
+    run(&m, false, RTS_ROWS(rows));
     CHECK_EQ(m.accepted, 7);
     CHECK_EQ(m.dropped, 1);
     CHECK_EQ(m.disables, 1);
@@ -62,9 +70,10 @@ static void test_aligned_slices(void)
         {"at 5160 the slice is [5150,6150)", EV_RX, 5160, RTS_ACT_NONE, 0, 1, 5150},
     };
     rts_burst_mit m;
-    const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 3, .aligned = true};
-    CHECK_EQ(rts_burst_mit_init(&m, &cfg), RTS_OK);
-    RTS_RUN_ROWS(&m, rows, step);
+    run(&m, true, RTS_ROWS(rows));
+    CHECK_EQ(m.accepted, 5);
+    CHECK_EQ(m.disables, 1);
+    CHECK_EQ(m.slices, 3);
 }
 
 /* Danicki §2.2: capacity packets at the end of one slice and capacity at the

@@ -5,6 +5,7 @@
 
 #include "rts_frames.h"
 #include "rts_test.h"
+#include "rts_test_flows.h"
 #include "rtshield/rts_classifier.h"
 
 static rts_flow_table tbl;
@@ -13,9 +14,9 @@ static uint8_t f_udp, f_tcp, f_udp_src;
 static void setup(void)
 {
     rts_flow_table_init(&tbl, 0);
-    CHECK_EQ(rts_flow_table_bind(&tbl, RTS_PROTO_UDP, 502, 0, &f_udp), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&tbl, RTS_PROTO_TCP, 502, 0, &f_tcp), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&tbl, RTS_PROTO_UDP, 502, 0xC0A80001u, &f_udp_src), RTS_OK);
+    f_udp = rts_test_bind(&tbl, RTS_PROTO_UDP, 502, 0);
+    f_tcp = rts_test_bind(&tbl, RTS_PROTO_TCP, 502, 0);
+    f_udp_src = rts_test_bind(&tbl, RTS_PROTO_UDP, 502, 0xC0A80001u);
 }
 
 /* Classify a copy placed flush against the end of a heap block, so that an

@@ -36,6 +36,19 @@ static void step(rts_countdown *c, const cd_row *r)
     CHECK_EQ(c->lost, r->lost);
 }
 
+/* `c` initialised with `tick_ns` and `initial`, then the `n` rows at `rows`;
+ * every arrival row counts in c->arrivals. */
+static void run(rts_countdown *c, uint32_t tick_ns, uint32_t initial, const cd_row *rows, size_t n)
+{
+    CHECK_EQ(rts_countdown_init(c, tick_ns, initial), RTS_OK);
+    CHECK(rts_countdown_next_event_at(c) == NEVER);
+    RTS_RUN_ROWS_N(c, rows, n, step);
+    ROW("after the last row");
+    uint32_t arrivals = 0;
+    for (size_t i = 0; i < n; i++) arrivals += rows[i].ev == ARR;
+    CHECK_EQ(c->arrivals, arrivals);
+}
+
 static void test_basic(void)
 {
     /* tick 10 ns, initial 100: window 1000 ns. */
@@ -51,9 +64,7 @@ static void test_basic(void)
         {"no call at 5000 (nothing latched): next arrival finds it idle", ARR, 5200, 0, 0, DLV, 0, 6200, 4, 1, 2},
     };
     rts_countdown c;
-    CHECK_EQ(rts_countdown_init(&c, 10, 100), RTS_OK);
-    CHECK(rts_countdown_next_event_at(&c) == NEVER);
-    RTS_RUN_ROWS(&c, rows, step);
+    run(&c, 10, 100, RTS_ROWS(rows));
     CHECK_EQ(c.arrivals, 6);
 }
 
@@ -82,12 +93,12 @@ static void test_arrival_at_zero(void)
         {"late zero call (latency) delivers it", ZERO, 230, 0, 0, DLV, 0, 300, 3, 2, 0},
     };
     rts_countdown c;
-    rts_countdown_init(&c, 1, 100);
-    RTS_RUN_ROWS(&c, no_latch, step);
-    rts_countdown_init(&c, 1, 100);
-    RTS_RUN_ROWS(&c, with_latch, step);
-    rts_countdown_init(&c, 1, 100);
-    RTS_RUN_ROWS(&c, zero_first, step);
+    CASE("nothing latched");
+    run(&c, 1, 100, RTS_ROWS(no_latch));
+    CASE("one latched");
+    run(&c, 1, 100, RTS_ROWS(with_latch));
+    CASE("on_zero called first");
+    run(&c, 1, 100, RTS_ROWS(zero_first));
 }
 
 static void test_reconfigure(void)
@@ -111,8 +122,7 @@ static void test_reconfigure(void)
         {"latched delivered, no reload", ZERO, 332, 0, 0, DLV, 0, NEVER, 6, 2, 0},
     };
     rts_countdown c;
-    rts_countdown_init(&c, 10, 10);
-    RTS_RUN_ROWS(&c, rows, step);
+    run(&c, 10, 10, RTS_ROWS(rows));
     CHECK_EQ(rts_countdown_configure(&c, 0, 4, 400), RTS_EINVAL);
     CHECK_EQ(c.tick_ns, 3);
     CHECK_EQ(rts_countdown_init(&c, 0, 4), RTS_EINVAL);

@@ -174,61 +174,73 @@ static uint32_t rnd(uint32_t n)
     return rts_test_rnd(&rng, n);
 }
 
+enum { N = 24, R = 12 };
+
+/* The model of where each buffer is, for the conservation test. */
+static uint8_t where[N];
+
+/* A call on buffer `buf` that moves it from state `from` to `to` returned `e`:
+ * it must succeed exactly when the model has `buf` in `from`. */
+static void moved(const char *call, unsigned buf, rts_err e, uint8_t from, uint8_t to)
+{
+    ROW(call);
+    CHECK_EQ(e == RTS_OK, buf < N && where[buf] == from);
+    if (e == RTS_OK) where[buf] = to;
+}
+
+/* A call that hands out a buffer (`out`) returned `e`: when it succeeded, the
+ * model must have had `out` in `from`; it is now in `to`. */
+static void handed_out(const char *call, rts_err e, uint16_t out, uint8_t from, uint8_t to)
+{
+    ROW(call);
+    if (e != RTS_OK) return;
+    CHECK_EQ(where[out], from);
+    where[out] = to;
+}
+
 /* Conservation: an independent model of where each buffer is, compared with
  * the component after every operation, plus rts_flow_queue_check(). */
 static void test_conservation_random(void)
 {
-    enum { N = 24, R = 12 };
-    uint8_t where[N];
     for (int seed = 0; seed < 50; seed++) {
         ROW("random sequence");
         CHECK_EQ(rts_flow_queue_init(&fq, N, R, R / 2), RTS_OK);
         for (int b = 0; b < N; b++) where[b] = b < R ? RTS_BUF_RING : RTS_BUF_POOL;
         for (int step = 0; step < 2000; step++) {
             unsigned buf = rnd(N + 2); /* sometimes out of range */
-            uint16_t out;
+            uint16_t out = RTS_BUF_NONE;
             uint8_t fl, p;
             rts_err e;
             switch (rnd(7)) {
             case 0:
-                e = rts_flow_queue_rx_take_isr(&fq, buf);
-                CHECK_EQ(e == RTS_OK, buf < N && where[buf] == RTS_BUF_RING);
-                if (e == RTS_OK) where[buf] = RTS_BUF_ISR;
+                moved("rx_take", buf, rts_flow_queue_rx_take_isr(&fq, buf), RTS_BUF_RING, RTS_BUF_ISR);
                 break;
             case 1:
+                ROW("push");
                 e = rts_flow_queue_push_isr(&fq, buf, 4 + rnd(6), rnd(4), 3);
                 if (e == RTS_OK) where[buf] = RTS_BUF_QUEUED;
                 else CHECK(e == RTS_EFULL || !(buf < N && where[buf] == RTS_BUF_ISR));
                 break;
             case 2:
-                e = rts_flow_queue_repost_isr(&fq, buf);
-                CHECK_EQ(e == RTS_OK, buf < N && where[buf] == RTS_BUF_ISR);
-                if (e == RTS_OK) where[buf] = RTS_BUF_RING;
+                moved("repost", buf, rts_flow_queue_repost_isr(&fq, buf), RTS_BUF_ISR, RTS_BUF_RING);
                 break;
             case 3:
-                if (rts_flow_queue_recycle_lowest_isr(&fq, &out, &fl) == RTS_OK) {
-                    CHECK_EQ(where[out], RTS_BUF_QUEUED);
-                    where[out] = RTS_BUF_RING;
-                }
+                e = rts_flow_queue_recycle_lowest_isr(&fq, &out, &fl);
+                handed_out("recycle_lowest", e, out, RTS_BUF_QUEUED, RTS_BUF_RING);
                 break;
             case 4:
-                if (rts_flow_queue_pop_highest(&fq, &out, &fl, &p) == RTS_OK) {
-                    CHECK_EQ(where[out], RTS_BUF_QUEUED);
-                    where[out] = RTS_BUF_TASK;
-                }
+                e = rts_flow_queue_pop_highest(&fq, &out, &fl, &p);
+                handed_out("pop_highest", e, out, RTS_BUF_QUEUED, RTS_BUF_TASK);
                 break;
             case 5:
-                if (rts_flow_queue_refill(&fq, &out) == RTS_OK) {
-                    CHECK_EQ(where[out], RTS_BUF_POOL);
-                    where[out] = RTS_BUF_RING;
-                }
+                e = rts_flow_queue_refill(&fq, &out);
+                handed_out("refill", e, out, RTS_BUF_POOL, RTS_BUF_RING);
                 break;
             default:
-                e = rts_flow_queue_release(&fq, buf);
-                CHECK_EQ(e == RTS_OK, buf < N && where[buf] == RTS_BUF_TASK);
-                if (e == RTS_OK) where[buf] = RTS_BUF_POOL;
+                moved("release", buf, rts_flow_queue_release(&fq, buf), RTS_BUF_TASK, RTS_BUF_POOL);
                 break;
             }
+            ROW("random sequence");
             unsigned counts[5] = {0, 0, 0, 0, 0};
             for (int b = 0; b < N; b++) {
                 CHECK_EQ(fq.state[b], where[b]);

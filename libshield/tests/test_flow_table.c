@@ -2,7 +2,7 @@
  * lookup precedence, per-flow deferrable servers (exhaustion and
  * replenishment, Behnke §5.5). */
 #include "rts_test.h"
-#include "rtshield/rts_flow_table.h"
+#include "rts_test_flows.h"
 
 static void test_special_flows(void)
 {
@@ -31,13 +31,13 @@ static void test_bind_errors(void)
     ROW("port > 65535");
     CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 70000, 0, &id), RTS_EINVAL);
     ROW("bind, then the same again");
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 80, 0, &id), RTS_OK);
+    id = rts_test_bind(&t, RTS_PROTO_UDP, 80, 0);
     CHECK_EQ(id, RTS_FLOW_FIRST_USER);
     uint8_t id2;
     CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 80, 0, &id2), RTS_EEXIST);
     ROW("same port, other protocol or source is another flow");
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 80, 0, &id2), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 80, 5, &id2), RTS_OK);
+    rts_test_bind(&t, RTS_PROTO_TCP, 80, 0);
+    rts_test_bind(&t, RTS_PROTO_UDP, 80, 5);
     ROW("table full");
     unsigned bound = 3;
     while (rts_flow_table_bind(&t, RTS_PROTO_UDP, 1000 + bound, 0, &id2) == RTS_OK) bound++;
@@ -46,7 +46,7 @@ static void test_bind_errors(void)
     ROW("unbind frees a slot, which is reused");
     CHECK_EQ(rts_flow_table_unbind(&t, id), RTS_OK);
     CHECK_EQ(rts_flow_table_unbind(&t, id), RTS_ENOENT);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9999, 0, &id2), RTS_OK);
+    id2 = rts_test_bind(&t, RTS_PROTO_UDP, 9999, 0);
     CHECK_EQ(id2, id);
     ROW("setopt errors");
     CHECK_EQ(rts_flow_table_setopt(&t, RTS_FLOW_MAX, RTS_FLOWOPT_PRIORITY, 1, 0), RTS_ENOENT);
@@ -60,9 +60,8 @@ static void test_lookup_precedence(void)
 {
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
-    uint8_t any, exact;
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &any), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000005u, &exact), RTS_OK);
+    const uint8_t any = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0);
+    const uint8_t exact = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0x0A000005u);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000005u), exact);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000006u), any);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 502, 0x0A000005u), RTS_FLOW_DEFAULT);
@@ -89,14 +88,13 @@ static void test_source_specific_and_any(void)
 {
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
-    uint8_t s1, s2, s3, any;
     ROW("several sources on one port, then the any-source flow");
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000001u, &s1), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000002u, &s2), RTS_OK);
+    const uint8_t s1 = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0x0A000001u);
+    const uint8_t s2 = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0x0A000002u);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000003u), RTS_FLOW_DEFAULT);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0u), RTS_FLOW_DEFAULT);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0u, &any), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0x0A000003u, &s3), RTS_OK);
+    const uint8_t any = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0u);
+    const uint8_t s3 = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0x0A000003u);
     CHECK_EQ(t.n_specific, 3);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000001u), s1);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 502, 0x0A000002u), s2);
@@ -126,17 +124,15 @@ static void test_unbind_rebind(void)
 {
     rts_flow_table t;
     rts_flow_table_init(&t, 0);
-    uint8_t a, b, c;
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 80, 0, &a), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 81, 0, &b), RTS_OK);
+    const uint8_t a = rts_test_bind(&t, RTS_PROTO_TCP, 80, 0);
+    const uint8_t b = rts_test_bind(&t, RTS_PROTO_TCP, 81, 0);
     for (int round = 0; round < 50; round++) {
         ROW("unbind: the port goes to the default flow, the others stay");
         CHECK_EQ(rts_flow_table_unbind(&t, a), RTS_OK);
         CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), RTS_FLOW_DEFAULT);
         CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
         ROW("rebind: the same slot, found again");
-        CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_TCP, 80, 0, &c), RTS_OK);
-        CHECK_EQ(c, a);
+        CHECK_EQ(rts_test_bind(&t, RTS_PROTO_TCP, 80, 0), a);
         CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 80, 1u), a);
         CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 81, 1u), b);
     }
@@ -157,7 +153,7 @@ static unsigned fill_table(rts_flow_table *t, uint8_t *ids, flow_key (*key)(unsi
     for (unsigned i = 0; i < n; i++) {
         ROW(row);
         const flow_key k = key(i);
-        CHECK_EQ(rts_flow_table_bind(t, k.proto, k.port, k.src, &ids[i]), RTS_OK);
+        ids[i] = rts_test_bind(t, k.proto, k.port, k.src);
     }
     return n;
 }
@@ -187,7 +183,7 @@ static void test_table_full(void)
     }
     ROW("a freed slot is bound again and found");
     CHECK_EQ(rts_flow_table_unbind(&t, ids[3]), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 9, 0, &extra), RTS_OK);
+    extra = rts_test_bind(&t, RTS_PROTO_UDP, 9, 0);
     CHECK_EQ(extra, ids[3]);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_UDP, 9, 5u), extra);
     CHECK_EQ(rts_flow_table_lookup_isr(&t, RTS_PROTO_TCP, 1003, 5u), RTS_FLOW_DEFAULT);
@@ -277,8 +273,7 @@ static void test_server_exhaustion_and_replenishment(void)
 {
     rts_flow_table t;
     rts_flow_table_init(&t, 1000);
-    uint8_t id;
-    CHECK_EQ(rts_flow_table_bind(&t, RTS_PROTO_UDP, 502, 0, &id), RTS_OK);
+    const uint8_t id = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0);
     CHECK(rts_flow_table_admit_isr(&t, id, 1000)); /* no server yet: unlimited */
     CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 3, 1000), RTS_OK);
     CHECK(rts_flow_table_admit_isr(&t, id, 1000)); /* still unlimited: no period */

@@ -37,13 +37,22 @@ static void step(uint8_t q, const nic_row *r)
     CHECK_EQ(rts_nic_moderation_next_expiry(&nic), r->next);
 }
 
+/* A fresh NIC with one queue for UDP 502 (flow 5, priority 3) of `size`
+ * descriptors, absolute timer `t_abs`, packet timer `t_pack` and frame
+ * threshold `frames` (0: off); returns the queue. */
+static uint8_t udp_queue(unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames)
+{
+    rts_nic_moderation_init(&nic);
+    uint8_t q = RTS_NIC_MAX_QUEUES;
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, size, t_abs, t_pack, frames, 5, 3, &q), RTS_OK);
+    return q;
+}
+
 static void test_packet_timer(void)
 {
     /* t_pack 100 µs, absolute timer off: a steady stream faster than the
      * packet timer defers the interrupt; a gap lets it fire. */
-    rts_nic_moderation_init(&nic);
-    uint8_t q;
-    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 64, 0, 100000, 0, 5, 3, &q), RTS_OK);
+    const uint8_t q = udp_queue(64, 0, 100000, 0);
     static const nic_row rows[] = {
         {"1st frame starts the packet timer", RX, 0, 0, 0, 100000},
         {"2nd frame at 50 µs restarts it", RX, 50000, 0, 0, 150000},
@@ -60,9 +69,7 @@ static void test_absolute_timer(void)
 {
     /* t_abs 1 ms and t_pack 300 µs: a stream every 200 µs keeps resetting
      * the packet timer; the absolute timer bounds the delay. */
-    rts_nic_moderation_init(&nic);
-    uint8_t q;
-    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 64, 1000000, 300000, 0, 5, 3, &q), RTS_OK);
+    const uint8_t q = udp_queue(64, 1000000, 300000, 0);
     static const nic_row rows[] = {
         {"first frame: both timers start", RX, 0, 0, 0, 300000},
         {"200 µs", RX, 200000, 0, 0, 500000},
@@ -77,9 +84,7 @@ static void test_absolute_timer(void)
 
 static void test_frame_threshold_and_full(void)
 {
-    rts_nic_moderation_init(&nic);
-    uint8_t q;
-    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, 4, 5000000, 0, 3, 5, 3, &q), RTS_OK);
+    const uint8_t q = udp_queue(4, 5000000, 0, 3);
     static const nic_row rows[] = {
         {"1", RX, 0, 0, 0, 5000000},
         {"2", RX, 10, 0, 0, 5000000},

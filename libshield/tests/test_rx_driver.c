@@ -5,6 +5,7 @@
 #include "rts_frames.h"
 #include "rts_port_posix.h"
 #include "rts_test.h"
+#include "rts_test_flows.h"
 #include "rtshield/rts_rx_driver.h"
 
 static rts_rx_driver rx;
@@ -19,10 +20,8 @@ static void setup(uint32_t gcap, rts_time_ns gperiod)
     rts_posix_port_init(&port, &hw);
     CHECK_EQ(rts_rx_driver_init(&rx, &port, NBUFS, RING, BASE, gcap, gperiod, 0), RTS_OK);
     CHECK_EQ(rx.fq.ring_threshold, RING / 2);
-    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &hp), RTS_OK);
-    CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_PRIORITY, HP_PRIO, 0), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp), RTS_OK);
-    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, LP_PRIO, 0), RTS_OK);
+    hp = rts_test_bind_udp_prio(&rx.flows, 502, HP_PRIO);
+    lp = rts_test_bind_udp_prio(&rx.flows, 600, LP_PRIO);
 }
 
 static rts_rx_result eager(unsigned buf, uint16_t dport, rts_time_ns now)
@@ -31,6 +30,28 @@ static rts_rx_result eager(unsigned buf, uint16_t dport, rts_time_ns now)
     size_t n = rts_fr_udp(fr, 0x0A000009u, dport, 10);
     rts_rx_result r;
     CHECK_EQ(rts_rx_driver_eager_isr(&rx, buf, fr, n, now, &r), RTS_OK);
+    return r;
+}
+
+/* What an arrival should give: its outcome, the buffer to re-post, the flow a
+ * buffer was recycled from, and the LP buffers queued afterwards. */
+typedef struct {
+    uint8_t outcome;
+    uint16_t repost;
+    uint8_t recycled_flow;
+    unsigned lp_queued;
+} rx_expect;
+
+/* A UDP frame to `dport` on `buf` at `now`, checked against `e` and followed
+ * by the flow queues' own consistency check. */
+static rts_rx_result arrive(unsigned buf, uint16_t dport, rts_time_ns now, rx_expect e)
+{
+    const rts_rx_result r = eager(buf, dport, now);
+    CHECK_EQ(r.outcome, e.outcome);
+    CHECK_EQ(r.repost, e.repost);
+    CHECK_EQ(r.recycled_flow, e.recycled_flow);
+    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), e.lp_queued);
+    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     return r;
 }
 
@@ -79,11 +100,8 @@ static void test_short_circuit_and_recycling(void)
     for (unsigned b = 0; b < 4; b++) CHECK_EQ(eager(b, 600, b).outcome, RTS_RX_QUEUED);
     CHECK(!rts_flow_queue_ring_low(&rx.fq));
     ROW("5th LP: ring low and lowest priority -> short circuit (a)");
-    rts_rx_result r = eager(4, 600, 5);
-    CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
-    CHECK_EQ(r.repost, 4);
+    rts_rx_result r = arrive(4, 600, 5, (rx_expect){RTS_RX_SHORT_CIRCUIT, 4, RTS_FLOW_NONE, 4});
     CHECK_EQ(rx.fq.state[4], RTS_BUF_RING);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
     ROW("background (prio 0) is below every queued packet: short circuit");
     uint8_t fr[128];
     rts_frame_spec frag = {.ip_proto = 17, .dport = 502, .frag = 0x2000};
@@ -92,12 +110,8 @@ static void test_short_circuit_and_recycling(void)
     CHECK_EQ(r.flow, RTS_FLOW_BACKGROUND);
     CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
     ROW("HP while the ring is low: queued, and the oldest LP buffer recycled (c)");
-    r = eager(6, 502, 7);
-    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
-    CHECK_EQ(r.repost, 0);
-    CHECK_EQ(r.recycled_flow, lp);
+    arrive(6, 502, 7, (rx_expect){RTS_RX_QUEUED, 0, lp, 3});
     CHECK_EQ(rx.fq.state[0], RTS_BUF_RING);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 3);
     CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, hp), 1);
     CHECK_EQ(rx.recycled, 1);
     CHECK_EQ(rx.outcomes[RTS_RX_SHORT_CIRCUIT], 2);
@@ -143,23 +157,14 @@ static void test_recycle_after_priority_raise(void)
     CHECK_EQ(rts_flow_queue_lowest_prio(&rx.fq), LP_PRIO); /* filed at the old level */
     CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("LP (now 12) at a low ring: queued, nothing of priority 12 recycled");
-    rts_rx_result r = eager(3, 600, 30);
-    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
+    rts_rx_result r = arrive(3, 600, 30, (rx_expect){RTS_RX_QUEUED, RTS_BUF_NONE, RTS_FLOW_NONE, 4});
     CHECK_EQ(r.prio, 12);
-    CHECK_EQ(r.repost, RTS_BUF_NONE);
-    CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
     CHECK_EQ(r.flags, RTS_ACT_RESCHEDULE);
     CHECK_EQ(r.task_prio, 12);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
     CHECK_EQ(rx.fq.q[lp].level, 12);
     CHECK_EQ(rx.recycled, 0);
-    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("HP (10) is now below LP: short circuit, no recycling of LP");
-    r = eager(4, 502, 40);
-    CHECK_EQ(r.outcome, RTS_RX_SHORT_CIRCUIT);
-    CHECK_EQ(r.repost, 4);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
-    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
+    arrive(4, 502, 40, (rx_expect){RTS_RX_SHORT_CIRCUIT, 4, RTS_FLOW_NONE, 4});
     ROW("a strictly lower flow queued: its buffer is the one recycled");
     setup(0, 0);
     CHECK_EQ(rts_flow_queue_set_threshold(&rx.fq, 5), RTS_OK);
@@ -171,12 +176,7 @@ static void test_recycle_after_priority_raise(void)
     CHECK_EQ(eager(1, 600, 10).outcome, RTS_RX_QUEUED);
     CHECK_EQ(eager(2, 600, 11).outcome, RTS_RX_QUEUED);
     CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 12, 20), RTS_OK);
-    r = eager(3, 600, 30);
-    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
-    CHECK_EQ(r.repost, 0);
-    CHECK_EQ(r.recycled_flow, RTS_FLOW_BACKGROUND);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 3);
-    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
+    arrive(3, 600, 30, (rx_expect){RTS_RX_QUEUED, 0, RTS_FLOW_BACKGROUND, 3});
 }
 
 /* Short circuit off (Behnke Figure 9, footnote 1): the lowest-priority
@@ -188,37 +188,22 @@ static void test_short_circuit_off(void)
     rx.short_circuit = 0;
     for (unsigned b = 0; b < 4; b++) CHECK_EQ(eager(b, 600, b).outcome, RTS_RX_QUEUED);
     ROW("5th LP at the low ring: queued, oldest LP recycled");
-    rts_rx_result r = eager(4, 600, 5);
-    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
-    CHECK_EQ(r.repost, 0);
-    CHECK_EQ(r.recycled_flow, lp);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 4);
+    arrive(4, 600, 5, (rx_expect){RTS_RX_QUEUED, 0, lp, 4});
     CHECK_EQ(rx.outcomes[RTS_RX_SHORT_CIRCUIT], 0);
-    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     ROW("queues empty at a low ring (the stack holds the buffers): the arrival stays queued");
     setup(0, 0);
     rx.short_circuit = 0;
     rts_rx_job job;
     for (unsigned b = 0; b < 5; b++) {
-        r = eager(b, 502, b);
-        CHECK_EQ(r.outcome, RTS_RX_QUEUED);
-        CHECK_EQ(r.repost, RTS_BUF_NONE);
+        arrive(b, 502, b, (rx_expect){RTS_RX_QUEUED, RTS_BUF_NONE, RTS_FLOW_NONE, 0});
         CHECK_EQ(rts_rx_driver_task_next(&rx, &job, NULL), RTS_OK);
         CHECK_EQ(job.buf, b);
         CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
     }
     CHECK(rts_flow_queue_ring_low(&rx.fq));
-    r = eager(5, 600, 10);
-    CHECK_EQ(r.outcome, RTS_RX_QUEUED);
-    CHECK_EQ(r.repost, RTS_BUF_NONE);
-    CHECK_EQ(r.recycled_flow, RTS_FLOW_NONE);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 1);
+    arrive(5, 600, 10, (rx_expect){RTS_RX_QUEUED, RTS_BUF_NONE, RTS_FLOW_NONE, 1});
     ROW("the next LP: its own older buffer is recycled");
-    r = eager(6, 600, 11);
-    CHECK_EQ(r.repost, 5);
-    CHECK_EQ(r.recycled_flow, lp);
-    CHECK_EQ(rts_flow_queue_flow_count(&rx.fq, lp), 1);
-    CHECK_EQ(rts_flow_queue_check(&rx.fq), RTS_OK);
+    arrive(6, 600, 11, (rx_expect){RTS_RX_QUEUED, 5, lp, 1});
 }
 
 static void test_flow_limit_path_b(void)

@@ -7,6 +7,7 @@
  * lost or duplicated. */
 #include "rts_frames.h"
 #include "rts_test.h"
+#include "rts_test_flows.h"
 #include "rtshield/rts_rx_driver.h"
 
 enum { NBUFS = 32, RING = 16, TASK_NS = 5000, HP_EVERY_US = 100, RUN_US = 20000 };
@@ -26,11 +27,8 @@ static void test_hp_flow_survives_lp_flood(void)
     CHECK_EQ(rts_rx_driver_init(&rx, NULL, NBUFS, RING, 1, 0, 0, 0), RTS_OK);
     ring_head = ring_len = 0;
     for (uint16_t b = 0; b < RING; b++) post(b);
-    uint8_t hp, lp;
-    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 502, 0, &hp), RTS_OK);
-    CHECK_EQ(rts_flow_table_setopt(&rx.flows, hp, RTS_FLOWOPT_PRIORITY, 20, 0), RTS_OK);
-    CHECK_EQ(rts_flow_table_bind(&rx.flows, RTS_PROTO_UDP, 600, 0, &lp), RTS_OK);
-    CHECK_EQ(rts_flow_table_setopt(&rx.flows, lp, RTS_FLOWOPT_PRIORITY, 3, 0), RTS_OK);
+    const uint8_t hp = rts_test_bind_udp_prio(&rx.flows, 502, 20);
+    rts_test_bind_udp_prio(&rx.flows, 600, 3); /* the flood's flow */
 
     uint8_t hp_frame[64], lp_frame[64];
     const size_t hp_len = rts_fr_udp(hp_frame, 0x0A000002u, 502, 4);

@@ -604,6 +604,85 @@ static void test_countdown(void)
 
 /* ------------------------------------------------------------ detection */
 
+enum { DET_CYCLE, DET_IRQ, DET_FILL };
+
+/* One event on a shield with detection on: a cycle end, an RX interrupt or a
+ * task pass reporting the driver queue's fill. */
+typedef struct {
+    const char *name;
+    int ev;
+    rts_time_ns now;           /* CYCLE: its end */
+    rts_time_ns start, target; /* CYCLE */
+    int64_t earliness;         /* CYCLE: expected */
+    uint32_t fill;             /* FILL */
+    uint64_t count;            /* the event's own counter afterwards: late cycles,
+                                  threshold crossings or fill overloads */
+} detect_row;
+
+/* Slices of 1 µs with threshold 2 interrupts; fill watermarks 3 and 1. */
+static const detect_row detect_rows[] = {
+    {"early cycle", DET_CYCLE, .start = 0, .target = 1000, .now = 900, .earliness = 100, .count = 0},
+    {"on time exactly", DET_CYCLE, .start = 1000, .target = 2000, .now = 2000, .earliness = 0, .count = 0},
+    {"late cycle", DET_CYCLE, .start = 2000, .target = 3000, .now = 3500, .earliness = -500, .count = 1},
+    {"early again", DET_CYCLE, .start = 3500, .target = 4500, .now = 4000, .earliness = 500, .count = 1},
+    {"late again", DET_CYCLE, .start = 4500, .target = 5500, .now = 5501, .earliness = -1, .count = 2},
+    {"irq 1 of slice 0", DET_IRQ, .now = 100, .count = 0},
+    {"irq 2", DET_IRQ, .now = 200, .count = 0},
+    {"irq 3 crosses the threshold 2", DET_IRQ, .now = 300, .count = 1},
+    {"irq 4: same slice, no second crossing", DET_IRQ, .now = 400, .count = 1},
+    {"slice 1: irq 1", DET_IRQ, .now = 1100, .count = 1},
+    {"slice 1: irq 2", DET_IRQ, .now = 1200, .count = 1},
+    {"slice 1: irq 3 crosses", DET_IRQ, .now = 1300, .count = 2},
+    {"fill 2", DET_FILL, .now = 2000, .fill = 2, .count = 0},
+    {"fill 3 reaches high", DET_FILL, .now = 2000, .fill = 3, .count = 1},
+    {"fill 4 still overloaded", DET_FILL, .now = 2000, .fill = 4, .count = 1},
+    {"fill 2 between the marks", DET_FILL, .now = 2000, .fill = 2, .count = 1},
+    {"fill 1 clears", DET_FILL, .now = 2000, .fill = 1, .count = 1},
+    {"fill 3 again", DET_FILL, .now = 2000, .fill = 3, .count = 2},
+};
+
+typedef struct {
+    uint64_t cycles, late, crossings, overloads;
+} detect_counts;
+
+static detect_counts detect_counts_of(const rts_shield *s)
+{
+    return (detect_counts){s->detect.lateness.cycles, s->detect.late_cycles, s->detect.irq_crossings,
+                           s->detect.fill_overloads};
+}
+
+/* The row's event, its own checks, and the counters: the event's own one as
+ * the row says (a cycle end also counts one cycle), the others unmoved. */
+static void detect_step(rts_shield *s, const detect_row *r)
+{
+    detect_counts want = detect_counts_of(s);
+    rts_shield_dec d;
+    switch (r->ev) {
+    case DET_CYCLE: {
+        const rts_detect_cycle_result c = rts_shield_cycle_end(s, r->start, r->target, r->now, &d);
+        CHECK_EQ(c.earliness_ns, r->earliness);
+        CHECK_EQ(d.flags, 0);
+        CHECK_EQ(d.n_ops, 0);
+        want.cycles++;
+        want.late = r->count;
+        break;
+    }
+    case DET_IRQ:
+        CHECK(rts_shield_rx_irq_isr(s, 0, r->now, &d));
+        want.crossings = r->count;
+        break;
+    default:
+        CHECK_EQ(rts_shield_task_done(s, NULL, r->now, 10, r->fill, NULL, &d), RTS_OK);
+        CHECK_EQ(s->driver_fill, r->fill);
+        want.overloads = r->count;
+    }
+    const detect_counts got = detect_counts_of(s);
+    CHECK_EQ(got.cycles, want.cycles);
+    CHECK_EQ(got.late, want.late);
+    CHECK_EQ(got.crossings, want.crossings);
+    CHECK_EQ(got.overloads, want.overloads);
+}
+
 static void test_detection(void)
 {
     rts_shield_cfg c = valid_cfg(0);
@@ -612,67 +691,13 @@ static void test_detection(void)
     c.detect_fill_high = 3;
     c.detect_fill_low = 1;
     init_with(&c, 0, 0, NULL);
-    rts_shield_dec d;
-    static const struct {
-        const char *name;
-        rts_time_ns start, target, now;
-        int64_t earliness;
-        uint64_t late;
-    } cycles[] = {
-        {"early cycle", 0, 1000, 900, 100, 0},
-        {"on time exactly", 1000, 2000, 2000, 0, 0},
-        {"late cycle", 2000, 3000, 3500, -500, 1},
-        {"early again", 3500, 4500, 4000, 500, 1},
-        {"late again", 4500, 5500, 5501, -1, 2},
-    };
-    for (size_t i = 0; i < sizeof cycles / sizeof cycles[0]; i++) {
-        ROW(cycles[i].name);
-        rts_detect_cycle_result r = rts_shield_cycle_end(&sh, cycles[i].start, cycles[i].target, cycles[i].now, &d);
-        CHECK_EQ(r.earliness_ns, cycles[i].earliness);
-        CHECK_EQ(sh.detect.late_cycles, cycles[i].late);
-        CHECK_EQ(d.flags, 0);
-        CHECK_EQ(d.n_ops, 0);
-    }
+    RTS_RUN_ROWS(&sh, detect_rows, detect_step);
+    ROW("cycles counted");
     CHECK_EQ(sh.detect.lateness.cycles, 5);
-    static const struct {
-        const char *name;
-        rts_time_ns now;
-        uint64_t crossings;
-    } irqs[] = {
-        {"irq 1 of slice 0", 100, 0},
-        {"irq 2", 200, 0},
-        {"irq 3 crosses the threshold 2", 300, 1},
-        {"irq 4: same slice, no second crossing", 400, 1},
-        {"slice 1: irq 1", 1100, 1},
-        {"slice 1: irq 2", 1200, 1},
-        {"slice 1: irq 3 crosses", 1300, 2},
-    };
-    for (size_t i = 0; i < sizeof irqs / sizeof irqs[0]; i++) {
-        ROW(irqs[i].name);
-        CHECK(rts_shield_rx_irq_isr(&sh, 0, irqs[i].now, &d));
-        CHECK_EQ(sh.detect.irq_crossings, irqs[i].crossings);
-    }
-    static const struct {
-        const char *name;
-        uint32_t fill;
-        uint64_t overloads;
-    } fills[] = {
-        {"fill 2", 2, 0},
-        {"fill 3 reaches high", 3, 1},
-        {"fill 4 still overloaded", 4, 1},
-        {"fill 2 between the marks", 2, 1},
-        {"fill 1 clears", 1, 1},
-        {"fill 3 again", 3, 2},
-    };
-    for (size_t i = 0; i < sizeof fills / sizeof fills[0]; i++) {
-        ROW(fills[i].name);
-        CHECK_EQ(rts_shield_task_done(&sh, NULL, 2000, 10, fills[i].fill, NULL, &d), RTS_OK);
-        CHECK_EQ(sh.detect.fill_overloads, fills[i].overloads);
-        CHECK_EQ(sh.driver_fill, fills[i].fill);
-    }
     ROW("no detection configured: nothing counted");
     c = valid_cfg(0);
     init_with(&c, 0, 0, NULL);
+    rts_shield_dec d;
     for (rts_time_ns t = 0; t < 10; t++) CHECK(rts_shield_rx_irq_isr(&sh, 0, t, &d));
     CHECK_EQ(rts_shield_task_done(&sh, NULL, 20, 10, 100, NULL, &d), RTS_OK);
     CHECK_EQ(sh.detect.irq_crossings, 0);
@@ -795,6 +820,15 @@ static void run_frames(const frame_row *rows, size_t n)
 #define RECY RTS_SHIELD_F_RECYCLED
 #define NOP1 {0, 0, 0, 0}
 
+/* Four LP frames into buffers 0 to 3, 10 ns apart: each queued, the first
+ * raises the task to LP; the ring goes from 8 to 4. */
+static const frame_row four_lp[] = {
+    {"LP 1: queued, task raised to LP", 0, P_LP, 10, RTS_RX_QUEUED, F_LP, RAISE, 0, NB, NO, LP_PRIO, 0, NOP1},
+    {"LP 2", 1, P_LP, 20, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
+    {"LP 3", 2, P_LP, 30, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
+    {"LP 4", 3, P_LP, 40, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
+};
+
 static void test_rx_bind(void)
 {
     rts_shield_cfg c = rx_cfg(0);
@@ -839,10 +873,6 @@ static void test_rx_bind(void)
 static void test_rx_queue_prio_short_circuit(void)
 {
     static const frame_row rows[] = {
-        {"LP: queued, task raised to LP", 0, P_LP, 10, RTS_RX_QUEUED, F_LP, RAISE, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 2", 1, P_LP, 20, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 3", 2, P_LP, 30, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 4: ring at the threshold, not below", 3, P_LP, 40, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
         {"LP 5: ring low, lowest priority: short circuit (a)", 4, P_LP, 50, RTS_RX_SHORT_CIRCUIT, F_LP, DROP,
          RTS_SHIELD_DROP_SHORT_CIRCUIT, 4, NO, LP_PRIO, 0, NOP1},
         {"unbound port (default flow, prio 0): short circuit", 4, 9999, 60, RTS_RX_SHORT_CIRCUIT, RTS_FLOW_DEFAULT,
@@ -855,6 +885,7 @@ static void test_rx_queue_prio_short_circuit(void)
     };
     rts_shield_cfg c = rx_cfg(0);
     rx_start(&c);
+    run_frames(four_lp, 4); /* ring 4: at the threshold, not below */
     run_frames(rows, sizeof rows / sizeof rows[0]);
     CHECK_EQ(sh.drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], 3);
     CHECK_EQ(rts_flow_queue_flow_count(&sh.rx.fq, F_LP), 2);
@@ -1065,10 +1096,6 @@ static void test_rx_task_side(void)
 static void test_rx_short_circuit_off(void)
 {
     static const frame_row rows[] = {
-        {"LP 1", 0, P_LP, 10, RTS_RX_QUEUED, F_LP, RAISE, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 2", 1, P_LP, 20, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 3", 2, P_LP, 30, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 4", 3, P_LP, 40, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
         {"LP 5 at the low ring: queued, oldest LP recycled", 4, P_LP, 50, RTS_RX_QUEUED, F_LP, RECY, 0, 0, F_LP,
          LP_PRIO, 0, NOP1},
         {"LP 6: the next oldest", 5, P_LP, 60, RTS_RX_QUEUED, F_LP, RECY, 0, 1, F_LP, LP_PRIO, 0, NOP1},
@@ -1078,6 +1105,7 @@ static void test_rx_short_circuit_off(void)
     c.short_circuit = 0;
     rx_start(&c);
     CHECK_EQ(sh.rx.short_circuit, 0);
+    run_frames(four_lp, 4);
     run_frames(rows, sizeof rows / sizeof rows[0]);
     CHECK_EQ(sh.rx.outcomes[RTS_RX_SHORT_CIRCUIT], 0);
     CHECK_EQ(sh.drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], 0);
@@ -1115,12 +1143,7 @@ static void test_rx_recycle_after_priority_raise(void)
     rts_shield_cfg c = rx_cfg(0);
     c.recycle_threshold = 5;
     rx_start(&c);
-    static const frame_row before[] = {
-        {"LP 1", 0, P_LP, 10, RTS_RX_QUEUED, F_LP, RAISE, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 2", 1, P_LP, 20, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
-        {"LP 3: ring 5, not low", 2, P_LP, 30, RTS_RX_QUEUED, F_LP, 0, 0, NB, NO, LP_PRIO, 0, NOP1},
-    };
-    run_frames(before, sizeof before / sizeof before[0]);
+    run_frames(four_lp, 3); /* ring 5: not low */
     ROW("setsockopt: LP's priority raised to 12");
     CHECK_EQ(rts_flow_table_setopt(&sh.rx.flows, F_LP, RTS_FLOWOPT_PRIORITY, 12, 35), RTS_OK);
     CHECK_EQ(rts_flow_queue_check(&sh.rx.fq), RTS_OK);

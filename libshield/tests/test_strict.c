@@ -23,6 +23,14 @@ static void step(rts_strict *s, const strict_row *r)
 
 #define ADMIT (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER)
 
+/* A fresh limiter with `t_min`, then the `n` rows at `rows`. */
+static void run(rts_time_ns t_min, const strict_row *rows, size_t n)
+{
+    rts_strict s;
+    CHECK_EQ(rts_strict_init(&s, t_min), RTS_OK);
+    RTS_RUN_ROWS_N(&s, rows, n, step);
+}
+
 static void test_sequence(void)
 {
     static const strict_row rows[] = {
@@ -32,9 +40,7 @@ static void test_sequence(void)
         {"expiry late (ISR latency) still re-enables", TIMER, 6030, RTS_ACT_ENABLE_LINE, 0, 2, 2, 0},
         {"irq right after the late expiry", IRQ, 6031, ADMIT, 7031, 3, 2, 0},
     };
-    rts_strict s;
-    CHECK_EQ(rts_strict_init(&s, 1000), RTS_OK);
-    RTS_RUN_ROWS(&s, rows, step);
+    run(1000, RTS_ROWS(rows));
 }
 
 static void test_exactly_t_min(void)
@@ -49,9 +55,7 @@ static void test_exactly_t_min(void)
         {"timer at 2 t_min", TIMER, 500, RTS_ACT_ENABLE_LINE, 0, 2, 2, 0},
         {"irq at exactly 2 t_min admitted", IRQ, 500, ADMIT, 750, 3, 2, 0},
     };
-    rts_strict s;
-    rts_strict_init(&s, 250);
-    RTS_RUN_ROWS(&s, rows, step);
+    run(250, RTS_ROWS(rows));
 }
 
 static void test_port_errors(void)
@@ -67,9 +71,7 @@ static void test_port_errors(void)
         {"expiry on time", TIMER, 600, RTS_ACT_ENABLE_LINE, 0, 1, 1, 4},
         {"second expiry: nothing armed", TIMER, 601, RTS_ACT_NONE, 0, 1, 1, 5},
     };
-    rts_strict s;
-    rts_strict_init(&s, 500);
-    RTS_RUN_ROWS(&s, rows, step);
+    run(500, RTS_ROWS(rows));
 }
 
 static void test_set_t_min(void)
