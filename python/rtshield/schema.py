@@ -102,6 +102,13 @@ def fail(msg: str, *at: str | int, origin: str | None = None) -> PydanticCustomE
     return PydanticCustomError("rtshield", "{msg}", {"msg": msg, "at": at, "origin": origin})
 
 
+def _within(value: int, lo: int, hi: int, *at: str | int) -> None:
+    """``value`` must lie in ``[lo, hi]`` (a bound known only with the other tables)."""
+    if not lo <= value <= hi:
+        bound = f"at least {lo}" if value < lo else f"at most {hi}"
+        raise fail(f"must be {bound}, got {value}", *at)
+
+
 def _choice_first(data: Any, key: str, choices: Any, *, required: bool = True) -> None:
     """Check a table's discriminating ``key`` (a kind, pattern) before its other keys:
     a string among ``choices`` (missing: an error when ``required``)."""
@@ -411,6 +418,30 @@ class Table(BaseModel):
     def given(self, key: str) -> bool:
         """Whether ``key`` was written (in the file, ``--set`` or the preset)."""
         return key in self.model_fields_set
+
+
+class FileModel(BaseModel):
+    """A whole file (a scenario, a preset, a system file): one field per section,
+    any other section refused."""
+
+    @classmethod
+    def unknown_section(cls) -> str:
+        """The message for a section the file does not have."""
+        return f"unknown section (allowed: {', '.join(cls.model_fields)})"
+
+    @classmethod
+    def check_sections(cls, data: Mapping[str, Any]) -> None:
+        """Further checks of the raw sections, once their names are known (none here)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key in data:
+                if key not in cls.model_fields:
+                    raise fail(cls.unknown_section(), key)
+            cls.check_sections(data)
+        return data
 
 
 def _own(info: ValidationInfo, section: str, key: str) -> bool:
@@ -1066,7 +1097,7 @@ def _cost_keys_schema(schema: dict[str, Any]) -> None:
     schema["additionalProperties"] = _DURATION_SCHEMA
 
 
-class ScenarioFile(BaseModel):
+class ScenarioFile(FileModel):
     """A scenario file: one simulated device under one network load."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="rtshield scenario")
@@ -1086,15 +1117,6 @@ class ScenarioFile(BaseModel):
     sources: list[SourceTable] = Field(default_factory=list)
     flows: list[FlowTable] = Field(default_factory=list)
     tasks: list[TaskTable] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _sections(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for key in data:
-                if key not in cls.model_fields:
-                    raise fail(f"unknown section (allowed: {', '.join(cls.model_fields)})", key)
-        return data
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> ScenarioFile:
@@ -1156,9 +1178,7 @@ class ScenarioFile(BaseModel):
         lim = limits()
         if rx.buffers is None:
             raise fail("missing", "rx", "buffers")
-        if not 2 <= rx.buffers <= lim["pool_max"]:
-            bound = "at least 2" if rx.buffers < 2 else f"at most {lim['pool_max']}"
-            raise fail(f"must be {bound}, got {rx.buffers}", "rx", "buffers")
+        _within(rx.buffers, 2, lim["pool_max"], "rx", "buffers")
         ring = nic.ring or 0
         if ring > rx.buffers:
             raise fail(
@@ -1167,9 +1187,8 @@ class ScenarioFile(BaseModel):
                 "rx",
                 "buffers",
             )
-        if rx.recycle_below is not None and not 0 <= rx.recycle_below <= ring:
-            bound = "at least 0" if rx.recycle_below < 0 else f"at most {ring}"
-            raise fail(f"must be {bound}, got {rx.recycle_below}", "rx", "recycle_below")
+        if rx.recycle_below is not None:
+            _within(rx.recycle_below, 0, ring, "rx", "recycle_below")
         # Checked even when the limit is off (capacity 0), which they do not then
         # affect: a sweep over global_capacity = 0, 3, ... keeps one file valid.
         if rx.global_capacity > 0 and rx.global_period is None:
@@ -1332,14 +1351,7 @@ class ScenarioFile(BaseModel):
     def _check_flow_frame(self, f: FlowTable, i: int) -> None:
         rx, nic = (self.rx if self.rx_on else None), self.nic
         if rx is not None:
-            lim = limits()
-            if f.priority > lim["prio_levels"] - 1:
-                raise fail(
-                    f"must be at most {lim['prio_levels'] - 1}, got {f.priority}",
-                    "flows",
-                    i,
-                    "priority",
-                )
+            _within(f.priority, 0, limits()["prio_levels"] - 1, "flows", i, "priority")
             if f.bound and f.dst_port == 0:
                 raise fail(
                     "a bound socket needs a port 1-65535 (or set bind = false)",
@@ -1358,8 +1370,8 @@ class ScenarioFile(BaseModel):
                     i,
                     "server_period",
                 )
-            if f.queue is not None and f.queue > (rx.buffers or 0):
-                raise fail(f"must be at most {rx.buffers}, got {f.queue}", "flows", i, "queue")
+            if f.queue is not None:
+                _within(f.queue, 1, rx.buffers or 0, "flows", i, "queue")
             for key in FLOW_RX_ONLY:
                 if f.given(key) and not f.bound:
                     raise fail(
@@ -1551,7 +1563,7 @@ class DefaultsTable(Table):
         return f"unknown section (allowed: {', '.join(DEFAULTABLE)})"
 
 
-class PresetFile(BaseModel):
+class PresetFile(FileModel):
     """A platform preset (``rtshield/platforms/NAME.toml``)."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="rtshield platform")
@@ -1559,15 +1571,6 @@ class PresetFile(BaseModel):
     platform: PlatformTable
     costs: dict[str, Span] = Field(default_factory=dict, description="per-activity CPU costs")
     defaults: DefaultsTable = Field(default_factory=DefaultsTable)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _sections(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for key in data:
-                if key not in cls.model_fields:
-                    raise fail("unknown section (allowed: platform, costs, defaults)", key)
-        return data
 
 
 # --------------------------------------------------------------------------- JSON Schema
