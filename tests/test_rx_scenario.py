@@ -267,6 +267,16 @@ def lp_with(keys):
     return lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 6000\n" + keys)
 
 
+def rx_as(keys):
+    """A text transform: the [rx] table holds ``keys`` (in place of its cache = "lazy")."""
+    return lambda t: t.replace('cache = "lazy"', keys)
+
+
+def plus(toml):
+    """A text transform: ``toml`` appended to the file."""
+    return lambda t: t + toml
+
+
 RX_REFUSALS = [
     # (description, text transform, needles)
     ("bound twice", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 5000"),
@@ -299,49 +309,44 @@ RX_REFUSALS = [
      ["[flows #2] src: expected an IPv4 address"]),
     ("bound socket on port 0", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 0"),
      ["[flows #2] dst_port: a bound socket needs a port"]),
-    ("bind on icmp", lambda t: t + '\n[[flows]]\nname = "p"\nprotocol = "icmp"\nbind = true\n'
-                                   'pattern = "constant"\nrate = "1pps"\n',
+    ("bind on icmp", plus('\n[[flows]]\nname = "p"\nprotocol = "icmp"\nbind = true\n'
+                          'pattern = "constant"\nrate = "1pps"\n'),
      ["[flows #3] bind: only TCP and UDP flows have sockets"]),
     ("worker on an unbound flow", lambda t: flow_edit(t, "hp", "dst_port = 5000",
                                                       "dst_port = 5000\nbind = false")
      .replace("capacity = 1\nserver_period = \"1ms\"\n", ""),
      ["[tasks #1] flow: 'hp' has no bound socket"]),
-    ("driver priority beyond the levels", lambda t: t + "\n[driver]\npriority = 32\n",
+    ("driver priority beyond the levels", plus("\n[driver]\npriority = 32\n"),
      ["[driver] priority: with [rx] at most 31"]),
-    ("buffers beyond the pool limit", lambda t: t.replace('cache = "lazy"', "buffers = 257"),
+    ("buffers beyond the pool limit", rx_as("buffers = 257"),
      ["[rx] buffers: must be at most 256"]),
-    ("ring above the buffers", lambda t: t.replace('cache = "lazy"', "buffers = 32"),
+    ("ring above the buffers", rx_as("buffers = 32"),
      ["[rx] buffers: a pool of 32 buffers cannot fill [nic] ring = 64"]),
-    ("recycle above the ring", lambda t: t.replace('cache = "lazy"', "recycle_below = 65"),
+    ("recycle above the ring", rx_as("recycle_below = 65"),
      ["[rx] recycle_below: must be at most 64"]),
-    ("bad cache", lambda t: t.replace('cache = "lazy"', 'cache = "never"'),
+    ("bad cache", rx_as('cache = "never"'),
      ["[rx] cache: 'never' is not one of: lazy, eager"]),
-    ("global capacity without period",
-     lambda t: t.replace('cache = "lazy"', "global_capacity = 3\npoll_priority = 1"),
+    ("global capacity without period", rx_as("global_capacity = 3\npoll_priority = 1"),
      ["[rx] global_period: missing"]),
-    ("global capacity without poll priority",
-     lambda t: t.replace('cache = "lazy"', 'global_capacity = 3\nglobal_period = "2ms"'),
+    ("global capacity without poll priority", rx_as('global_capacity = 3\nglobal_period = "2ms"'),
      ["[rx] poll_priority: missing"]),
-    ("bad poll priority without capacity",
-     lambda t: t.replace('cache = "lazy"', "poll_priority = 256"),
+    ("bad poll priority without capacity", rx_as("poll_priority = 256"),
      ["[rx] poll_priority: must be at most 255"]),
-    ("unknown rx key", lambda t: t.replace('cache = "lazy"', "ring = 4"),
+    ("unknown rx key", rx_as("ring = 4"),
      ["[rx] ring: unknown key"]),
     ("rx needs its costs", lambda t: t.replace("zynq7000-freertos-tcp", "esp32-freertos")
      + '\n[nic]\nkind = "dma_ring"\nring = 64\n\n[driver]\npriority = 1\n',
      ["esp32-freertos.toml: [costs] rx_path_regular: missing"]),
-    ("also with its own kind",
-     lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = ["queue"]\n',
+    ("also with its own kind", plus('\n[mitigation]\nkind = "queue"\nalso = ["queue"]\n'),
      ["[mitigation] also: 'queue' is already the kind"]),
-    ("also of a non-Danicki kind",
-     lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = ["strict"]\n',
+    ("also of a non-Danicki kind", plus('\n[mitigation]\nkind = "queue"\nalso = ["strict"]\n'),
      ["[mitigation] also: 'strict' is not one of: burst, hysteresis, budget, queue"]),
-    ("also with kind none", lambda t: t + '\n[mitigation]\nalso = ["queue"]\n',
+    ("also with kind none", plus('\n[mitigation]\nalso = ["queue"]\n'),
      ["[mitigation] also: combines Danicki et al.'s protections"]),
     ("also needs the parameters",
-     lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = ["burst"]\nslice = "20ms"\n',
+     plus('\n[mitigation]\nkind = "queue"\nalso = ["burst"]\nslice = "20ms"\n'),
      ["[mitigation] capacity: missing"]),
-    ("also not a list", lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = "burst"\n',
+    ("also not a list", plus('\n[mitigation]\nkind = "queue"\nalso = "burst"\n'),
      ["[mitigation] also: expected a list"]),
     ("polling takes a task slot", lambda t: t.replace(
         'cache = "lazy"', 'global_capacity = 3\nglobal_period = "2ms"\npoll_priority = 1')
