@@ -1,4 +1,5 @@
-"""How the tests vary a scenario text: one ``key = value`` line at a time."""
+"""Scenario texts the tests share, and how they vary a text one ``key = value`` line
+at a time."""
 
 from __future__ import annotations
 
@@ -6,6 +7,41 @@ import json
 import math
 import re
 from typing import Any
+
+
+def danicki_device(queue: int) -> str:
+    """Danicki et al.'s device (§3) as ``[critical]`` and ``[driver]`` tables: the
+    critical task, 4 ms of work every 10 ms, above the network driver and its RX queue."""
+    return f"""
+[critical]
+period = "10ms"
+work = "4ms"
+priority = 3
+
+[driver]
+priority = 2
+queue = {queue}
+"""
+
+
+#: Behnke et al.'s two UDP flows (§6): a high-priority flow of 500 packets per second,
+#: "hp", and a low-priority flood, "lp", each with its socket.
+HP_LP_FLOWS = """
+[[flows]]
+name = "hp"
+protocol = "udp"
+dst_port = 5000
+priority = 5
+pattern = "constant"
+rate = "500pps"
+
+[[flows]]
+name = "lp"
+protocol = "udp"
+dst_port = 6000
+pattern = "constant"
+rate = "20000pps"
+"""
 
 
 def key_lines(text: str) -> list[int]:

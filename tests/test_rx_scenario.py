@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_checks import one_line
+from scenario_texts import HP_LP_FLOWS
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -31,7 +32,8 @@ HP = EXAMPLES / "behnke_hp_with_flood.toml"
 HP_OPEN = EXAMPLES / "behnke_hp_with_flood_unprotected.toml"
 MQ = EXAMPLES / "multiqueue_table2.toml"
 
-BASE = """
+BASE = (
+    """
 [scenario]
 name = "rx"
 platform = "zynq7000-freertos-tcp"
@@ -39,24 +41,10 @@ duration = "2s"
 
 [rx]
 cache = "lazy"
-
-[[flows]]
-name = "hp"
-protocol = "udp"
-dst_port = 5000
-priority = 5
-capacity = 1
-server_period = "1ms"
-pattern = "constant"
-rate = "500pps"
-
-[[flows]]
-name = "lp"
-protocol = "udp"
-dst_port = 6000
-pattern = "constant"
-rate = "20000pps"
-
+"""
+    # the hp flow with its deferrable server: one packet per millisecond
+    + HP_LP_FLOWS.replace("priority = 5\n", 'priority = 5\ncapacity = 1\nserver_period = "1ms"\n')
+    + """
 [[tasks]]
 name = "hp_rx"
 kind = "worker"
@@ -64,6 +52,7 @@ flow = "hp"
 priority = 5
 work = "20us"
 """
+)
 
 MQ_BASE = """
 [scenario]

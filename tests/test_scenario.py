@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from scenario_texts import danicki_device
 
 from rtshield import scenario as scenario_module
 from rtshield.errors import UsageError
@@ -16,7 +17,8 @@ from rtshield.scenario import (
     loads_scenario,
 )
 
-BASE = """
+BASE = (
+    """
 [scenario]
 name = "queue_500"
 description = "Queue Mitigation with a queue of 500 packets"
@@ -28,16 +30,9 @@ seed = 7
 
 [costs]
 isr_per_packet = "6us"
-
-[critical]
-period = "10ms"
-work = "4ms"
-priority = 3
-
-[driver]
-priority = 2
-queue = 500
-
+"""
+    + danicki_device(500)
+    + """
 [nic]
 kind = "edge"
 
@@ -55,6 +50,7 @@ peak = "150000pps"
 step = "10000pps"
 step_every = "1s"
 """
+)
 
 
 def test_valid_scenario_is_typed_and_merged_with_the_preset():
