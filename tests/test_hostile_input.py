@@ -124,7 +124,7 @@ SCENARIO_CASES = [
     ("duplicate-task", BASE + TASK.format(name="bg") + TASK.format(name="bg"),
      ["[tasks #2] name: 'bg' is already taken"]),
     ("worker-without-flow", BASE + '\n[[tasks]]\nname = "w"\nkind = "worker"\npriority = 1\n'
-     'flow = "nope"\nwork = "1us"\n', ["[tasks #1] flow: no flow named 'nope'"]),
+     'flow = "nope"\nwork = "1us"\n', ["tasks.w.flow: no flow named 'nope'"]),
     ("mitigation-foreign-param", _sub('kind = "queue"', 'kind = "queue"\ncapacity = 5'),
      ["[mitigation] capacity: is a parameter of burst"]),
     ("unknown-platform", _sub('platform = "esp32-freertos"', 'platform = "pdp11"'),

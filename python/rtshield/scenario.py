@@ -18,7 +18,8 @@ packets per second (fields ending in ``_pps``).
 
 Any problem — unknown section or key, bad type, wrong unit, contradictory
 settings — raises :class:`rtshield.errors.UsageError` with one line of the form
-``FILE: [section] key: what is wrong``.
+``FILE: [section] key: what is wrong`` (``FILE: flows.NAME.key: …`` for a key of a
+named ``[[flows]]``, ``[[tasks]]`` or ``[[sources]]`` entry).
 
 Public API: :func:`load_scenario`, :func:`loads_scenario`,
 :func:`parse_scenario`, :func:`load_platform`, :func:`available_platforms`,
@@ -823,7 +824,7 @@ def parse_scenario(
     try:
         model = schema.ScenarioFile.model_validate(merged, context=context)
     except ValidationError as e:
-        raise schema.usage_error(e, origin, origins) from None
+        raise schema.usage_error(e, origin, origins, merged) from None
     out = _build(model, plat, preset_costs, context, origin, text)
     # What only the simulator knows (libshield's option ranges, the NIC's map,
     # the rate changes a flow's pattern makes): its own check, now, so that

@@ -17,7 +17,9 @@ validated, never written here.
 
 Every failure is a pydantic ``ValidationError``; :func:`usage_error` turns its
 first error into one :class:`~rtshield.errors.UsageError` line naming the
-file and the key: ``FILE: [section] key: what is wrong``.
+file and the key: ``FILE: [section] key: what is wrong``, or ``FILE:
+flows.NAME.key: what is wrong`` for an entry of an array of tables that its
+name identifies (the form ``rtshield sweep`` takes).
 """
 
 from __future__ import annotations
@@ -193,12 +195,36 @@ def _place(loc: tuple[str | int, ...]) -> tuple[str, str | None, bool]:
     return section, None, section in _ARRAYS and len(loc) == 1
 
 
+def _by_name(loc: tuple[str | int, ...], doc: Mapping[str, Any] | None) -> str | None:
+    """``flows.hp.rate``: a key of an entry of ``[[flows]]``, ``[[tasks]]`` or
+    ``[[sources]]`` by the entry's name, as ``rtshield sweep`` takes it; None where
+    the name cannot say which entry (missing, invalid, reserved, given twice, or
+    itself the key at fault): the entry is then named by its position."""
+    if doc is None or len(loc) < 2 or loc[0] not in _ARRAYS or not isinstance(loc[1], int):
+        return None
+    if len(loc) > 2 and loc[2] == "name":
+        return None
+    entries = doc.get(str(loc[0]))
+    if not isinstance(entries, list) or loc[1] >= len(entries):
+        return None
+    names = [e.get("name") if isinstance(e, Mapping) else None for e in entries]
+    name = names[loc[1]]
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or reserved_name(name):
+        return None
+    if names.count(name) > 1:
+        return None
+    return ".".join((str(loc[0]), name, *(str(p) for p in loc[2:3])))
+
+
 def usage_error(
     e: ValidationError,
     origin: str,
     origins: Mapping[tuple[str, ...], str] | None = None,
+    doc: Mapping[str, Any] | None = None,
 ) -> UsageError:
-    """The first error of ``e`` as one line: ``ORIGIN: [section] key: message``.
+    """The first error of ``e`` as one line: ``ORIGIN: [section] key: message``, or
+    ``ORIGIN: flows.NAME.key: message`` for a key of a named entry of an array of
+    tables in ``doc`` (the validated document; see :func:`_by_name`).
 
     ``origins`` maps ``(section, key)`` (or ``(section,)``) to the file a
     value came from (``--set``, the preset's defaults); others are ``origin``.
@@ -219,6 +245,9 @@ def usage_error(
         head = tuple(p for p in loc[:2] if isinstance(p, str))
         where = origins.get(head) or origins.get(head[:1]) or origin
     msg = _message(first)
+    named = _by_name(loc, doc)
+    if named is not None:
+        return UsageError(f"{where}: {named}: {msg}")
     if not section:
         return UsageError(f"{where}: {msg}")
     if key is not None:
