@@ -213,7 +213,7 @@ def _by_name(loc: tuple[str | int, ...], doc: Mapping[str, Any] | None) -> str |
         return None
     if names.count(name) > 1:
         return None
-    return ".".join((str(loc[0]), name, *(str(p) for p in loc[2:3])))
+    return f"{loc[0]}.{name}" + (f".{loc[2]}" if len(loc) > 2 else "")
 
 
 def usage_error(

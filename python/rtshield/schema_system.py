@@ -572,13 +572,7 @@ def where(loc: tuple[Any, ...], doc: Mapping[str, Any]) -> str:
             entry = node[p] if isinstance(node, list) and p < len(node) else None
             name = entry.get("name") if isinstance(entry, dict) else None
             valid = isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
-            naming = i + 1 < len(loc) and loc[i + 1] == "name"
-            if valid and not naming:
-                parts.append(f".{name}")
-            elif valid and naming:
-                parts.append(f".{name}")
-            else:
-                parts.append(f"[{p}]")
+            parts.append(f".{name}" if valid else f"[{p}]")
             node = entry
         else:
             parts.append(("." if parts else "") + str(p))
