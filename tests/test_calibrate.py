@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_checks import error_line
+from scenario_texts import danicki_device
 
 from rtshield import calibrate
 from rtshield.cli import main
@@ -24,23 +25,17 @@ from rtshield.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
-BOARD = """
+BOARD = (
+    """
 [scenario]
 name = "board"
 platform = "esp32-freertos"
 duration = "4s"
 bin = "1s"
 seed = 1
-
-[critical]
-period = "10ms"
-work = "4ms"
-priority = 3
-
-[driver]
-priority = 2
-queue = 100
-
+"""
+    + danicki_device(100)
+    + """
 [costs]
 driver_per_packet = "{drv}"
 
@@ -56,6 +51,7 @@ pattern = "steps"
 rates = ["20000pps", "30000pps", "40000pps", "30000pps"]
 step_every = "1s"
 """
+)
 
 TRUE_DRIVER_NS = 15_000
 

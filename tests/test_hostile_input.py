@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scenario_texts import key_lines, with_value
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -123,7 +124,7 @@ SCENARIO_CASES = [
     ("duplicate-task", BASE + TASK.format(name="bg") + TASK.format(name="bg"),
      ["[tasks #2] name: 'bg' is already taken"]),
     ("worker-without-flow", BASE + '\n[[tasks]]\nname = "w"\nkind = "worker"\npriority = 1\n'
-     'flow = "nope"\nwork = "1us"\n', ["[tasks #1] flow: no flow named 'nope'"]),
+     'flow = "nope"\nwork = "1us"\n', ["tasks.w.flow: no flow named 'nope'"]),
     ("mitigation-foreign-param", _sub('kind = "queue"', 'kind = "queue"\ncapacity = 5'),
      ["[mitigation] capacity: is a parameter of burst"]),
     ("unknown-platform", _sub('platform = "esp32-freertos"', 'platform = "pdp11"'),
@@ -327,37 +328,14 @@ _junk = st.one_of(
 )
 
 
-def _toml_value(v) -> str:
-    import json
-    import math
-
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, str):
-        return json.dumps(v)
-    return str(v)
-
-
-_KEY_LINES = [i for i, ln in enumerate(BASE.splitlines()) if re.match(r"^[a-z_]+ = ", ln)]
+_KEY_LINES = key_lines(BASE)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(line=st.sampled_from(_KEY_LINES), value=_junk)
 def test_any_value_anywhere_loads_or_is_one_line(line, value):
-    lines = BASE.splitlines()
-    key = lines[line].split(" = ", 1)[0]
-    lines[line] = f"{key} = {_toml_value(value)}"
-    text = "\n".join(lines) + "\n"
     try:
-        loads_scenario(text, "gen.toml")
+        loads_scenario(with_value(BASE, line, value), "gen.toml")
     except UsageError as e:
         msg = str(e)
         # the file, or the preset when a default it gives clashes with the value
@@ -418,10 +396,8 @@ def test_system_values_load_or_are_one_line(tmp_path_factory, line, value):
     lines = SYS_BASE.splitlines()
     if " = " not in lines[line] or lines[line].lstrip().startswith("#"):
         return
-    key = lines[line].split(" = ", 1)[0]
-    lines[line] = f"{key} = {_toml_value(value)}"
     f = tmp_path_factory.mktemp("s") / "sys.toml"
-    f.write_text("\n".join(lines) + "\n")
+    f.write_text(with_value(SYS_BASE, line, value))
     try:
         load_system(f)
     except UsageError as e:

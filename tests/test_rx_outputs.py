@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from scenario_texts import HP_LP_FLOWS
 
 from rtshield import figures, runner
 from rtshield.outputs import ordered_columns
@@ -26,22 +27,7 @@ duration = "4s"
 global_capacity = 3
 global_period = "2ms"
 poll_priority = 1
-
-[[flows]]
-name = "hp"
-protocol = "udp"
-dst_port = 5000
-priority = 5
-pattern = "constant"
-rate = "500pps"
-
-[[flows]]
-name = "lp"
-protocol = "udp"
-dst_port = 6000
-pattern = "constant"
-rate = "20000pps"
-"""
+""" + HP_LP_FLOWS
 
 REASONS = ("line_disabled", "irq_overrun", "ring_full", "queue_full", "mitigation",
            "mailbox_full", "nic_unregistered", "nic_queue_full", "recycled", "short_circuit",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_checks import one_line
+from scenario_texts import HP_LP_FLOWS
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -31,7 +32,8 @@ HP = EXAMPLES / "behnke_hp_with_flood.toml"
 HP_OPEN = EXAMPLES / "behnke_hp_with_flood_unprotected.toml"
 MQ = EXAMPLES / "multiqueue_table2.toml"
 
-BASE = """
+BASE = (
+    """
 [scenario]
 name = "rx"
 platform = "zynq7000-freertos-tcp"
@@ -39,24 +41,10 @@ duration = "2s"
 
 [rx]
 cache = "lazy"
-
-[[flows]]
-name = "hp"
-protocol = "udp"
-dst_port = 5000
-priority = 5
-capacity = 1
-server_period = "1ms"
-pattern = "constant"
-rate = "500pps"
-
-[[flows]]
-name = "lp"
-protocol = "udp"
-dst_port = 6000
-pattern = "constant"
-rate = "20000pps"
-
+"""
+    # the hp flow with its deferrable server: one packet per millisecond
+    + HP_LP_FLOWS.replace("priority = 5\n", 'priority = 5\ncapacity = 1\nserver_period = "1ms"\n')
+    + """
 [[tasks]]
 name = "hp_rx"
 kind = "worker"
@@ -64,6 +52,7 @@ flow = "hp"
 priority = 5
 work = "20us"
 """
+)
 
 MQ_BASE = """
 [scenario]
@@ -267,81 +256,86 @@ def lp_with(keys):
     return lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 6000\n" + keys)
 
 
+def rx_as(keys):
+    """A text transform: the [rx] table holds ``keys`` (in place of its cache = "lazy")."""
+    return lambda t: t.replace('cache = "lazy"', keys)
+
+
+def plus(toml):
+    """A text transform: ``toml`` appended to the file."""
+    return lambda t: t + toml
+
+
 RX_REFUSALS = [
     # (description, text transform, needles)
     ("bound twice", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 5000"),
-     ["[flows #2] bind:", "udp/5000 is already bound by flow 'hp'"]),
+     ["flows.lp.bind:", "udp/5000 is already bound by flow 'hp'"]),
     ("queue = 0", lp_with("queue = 0"),
-     ["[flows #2] queue: must be at least 1"]),
+     ["flows.lp.queue: must be at least 1"]),
     ("queue beyond the pool",
      lp_with("queue = 129"),
-     ["[flows #2] queue: must be at most 128"]),
+     ["flows.lp.queue: must be at most 128"]),
     ("server period zero", lambda t: t.replace('server_period = "1ms"', 'server_period = "0ms"'),
-     ["[flows #1] server_period: must be longer than zero"]),
+     ["flows.hp.server_period: must be longer than zero"]),
     ("capacity without server period", lambda t: t.replace('server_period = "1ms"\n', ""),
-     ["[flows #1] server_period: missing"]),
+     ["flows.hp.server_period: missing"]),
     ("server period without capacity", lambda t: t.replace("capacity = 1\n", ""),
-     ["[flows #1] server_period: only applies with a capacity > 0"]),
+     ["flows.hp.server_period: only applies with a capacity > 0"]),
     ("unknown protocol", lambda t: t.replace('protocol = "udp"', 'protocol = "sctp"', 1),
-     ["[flows #1] protocol: 'sctp' is not one of"]),
+     ["flows.hp.protocol: 'sctp' is not one of"]),
     ("priority beyond the levels", lambda t: t.replace("priority = 5\ncapacity", "priority = 32\n"
                                                        "capacity"),
-     ["[flows #1] priority: must be at most 31"]),
+     ["flows.hp.priority: must be at most 31"]),
     ("frame too small", lp_with("size = 41"),
-     ["[flows #2] size: a udp frame is 42-1522 bytes"]),
+     ["flows.lp.size: a udp frame is 42-1522 bytes"]),
     ("frame too small with a tag", lp_with("size = 45\nvlan_pcp = 3"),
-     ["[flows #2] size: a udp frame with its 802.1Q tag is 46-1522"]),
+     ["flows.lp.size: a udp frame with its 802.1Q tag is 46-1522"]),
     ("frame too big", lp_with("size = 1523"),
-     ["[flows #2] size:", "got 1523"]),
+     ["flows.lp.size:", "got 1523"]),
     ("pcp out of range", lp_with("vlan_pcp = 8"),
-     ["[flows #2] vlan_pcp: must be at most 7"]),
+     ["flows.lp.vlan_pcp: must be at most 7"]),
     ("bad source address", lp_with('src = "10.0.0.300"'),
-     ["[flows #2] src: expected an IPv4 address"]),
+     ["flows.lp.src: expected an IPv4 address"]),
     ("bound socket on port 0", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 0"),
-     ["[flows #2] dst_port: a bound socket needs a port"]),
-    ("bind on icmp", lambda t: t + '\n[[flows]]\nname = "p"\nprotocol = "icmp"\nbind = true\n'
-                                   'pattern = "constant"\nrate = "1pps"\n',
-     ["[flows #3] bind: only TCP and UDP flows have sockets"]),
+     ["flows.lp.dst_port: a bound socket needs a port"]),
+    ("bind on icmp", plus('\n[[flows]]\nname = "p"\nprotocol = "icmp"\nbind = true\n'
+                          'pattern = "constant"\nrate = "1pps"\n'),
+     ["flows.p.bind: only TCP and UDP flows have sockets"]),
     ("worker on an unbound flow", lambda t: flow_edit(t, "hp", "dst_port = 5000",
                                                       "dst_port = 5000\nbind = false")
      .replace("capacity = 1\nserver_period = \"1ms\"\n", ""),
-     ["[tasks #1] flow: 'hp' has no bound socket"]),
-    ("driver priority beyond the levels", lambda t: t + "\n[driver]\npriority = 32\n",
+     ["tasks.hp_rx.flow: 'hp' has no bound socket"]),
+    ("driver priority beyond the levels", plus("\n[driver]\npriority = 32\n"),
      ["[driver] priority: with [rx] at most 31"]),
-    ("buffers beyond the pool limit", lambda t: t.replace('cache = "lazy"', "buffers = 257"),
+    ("buffers beyond the pool limit", rx_as("buffers = 257"),
      ["[rx] buffers: must be at most 256"]),
-    ("ring above the buffers", lambda t: t.replace('cache = "lazy"', "buffers = 32"),
+    ("ring above the buffers", rx_as("buffers = 32"),
      ["[rx] buffers: a pool of 32 buffers cannot fill [nic] ring = 64"]),
-    ("recycle above the ring", lambda t: t.replace('cache = "lazy"', "recycle_below = 65"),
+    ("recycle above the ring", rx_as("recycle_below = 65"),
      ["[rx] recycle_below: must be at most 64"]),
-    ("bad cache", lambda t: t.replace('cache = "lazy"', 'cache = "never"'),
+    ("bad cache", rx_as('cache = "never"'),
      ["[rx] cache: 'never' is not one of: lazy, eager"]),
-    ("global capacity without period",
-     lambda t: t.replace('cache = "lazy"', "global_capacity = 3\npoll_priority = 1"),
+    ("global capacity without period", rx_as("global_capacity = 3\npoll_priority = 1"),
      ["[rx] global_period: missing"]),
-    ("global capacity without poll priority",
-     lambda t: t.replace('cache = "lazy"', 'global_capacity = 3\nglobal_period = "2ms"'),
+    ("global capacity without poll priority", rx_as('global_capacity = 3\nglobal_period = "2ms"'),
      ["[rx] poll_priority: missing"]),
-    ("bad poll priority without capacity",
-     lambda t: t.replace('cache = "lazy"', "poll_priority = 256"),
+    ("bad poll priority without capacity", rx_as("poll_priority = 256"),
      ["[rx] poll_priority: must be at most 255"]),
-    ("unknown rx key", lambda t: t.replace('cache = "lazy"', "ring = 4"),
+    ("unknown rx key", rx_as("ring = 4"),
      ["[rx] ring: unknown key"]),
     ("rx needs its costs", lambda t: t.replace("zynq7000-freertos-tcp", "esp32-freertos")
      + '\n[nic]\nkind = "dma_ring"\nring = 64\n\n[driver]\npriority = 1\n',
      ["esp32-freertos.toml: [costs] rx_path_regular: missing"]),
-    ("also with its own kind",
-     lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = ["queue"]\n',
+    ("also with its own kind", plus('\n[mitigation]\nkind = "queue"\nalso = ["queue"]\n'),
      ["[mitigation] also: 'queue' is already the kind"]),
-    ("also of a non-Danicki kind",
-     lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = ["strict"]\n',
+    ("also of a non-Danicki kind", plus('\n[mitigation]\nkind = "queue"\nalso = ["strict"]\n'),
      ["[mitigation] also: 'strict' is not one of: burst, hysteresis, budget, queue"]),
-    ("also with kind none", lambda t: t + '\n[mitigation]\nalso = ["queue"]\n',
+    ("also with kind none", plus('\n[mitigation]\nalso = ["queue"]\n'),
      ["[mitigation] also: combines Danicki et al.'s protections"]),
     ("also needs the parameters",
-     lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = ["burst"]\nslice = "20ms"\n',
+     plus('\n[mitigation]\nkind = "queue"\nalso = ["burst"]\nslice = "20ms"\n'),
      ["[mitigation] capacity: missing"]),
-    ("also not a list", lambda t: t + '\n[mitigation]\nkind = "queue"\nalso = "burst"\n',
+    ("also not a list", plus('\n[mitigation]\nkind = "queue"\nalso = "burst"\n'),
      ["[mitigation] also: expected a list"]),
     ("polling takes a task slot", lambda t: t.replace(
         'cache = "lazy"', 'global_capacity = 3\nglobal_period = "2ms"\npoll_priority = 1')
@@ -360,15 +354,15 @@ PLAIN = BASE.replace("[rx]\ncache = \"lazy\"\n", "").replace(
 
 NO_RX_REFUSALS = [
     ("capacity without rx", lambda t: t.replace("priority = 5\n", "priority = 5\ncapacity = 1\n"),
-     ["[flows #1] capacity: only applies with the receive path ([rx])"]),
+     ["flows.hp.capacity: only applies with the receive path ([rx])"]),
     ("server period without rx",
      lambda t: t.replace("priority = 5\n", 'priority = 5\nserver_period = "1ms"\n'),
-     ["[flows #1] server_period: only applies with the receive path"]),
+     ["flows.hp.server_period: only applies with the receive path"]),
     ("queue without rx", lambda t: t.replace("priority = 5\n", "priority = 5\nqueue = 4\n"),
-     ["[flows #1] queue: only applies with the receive path"]),
+     ["flows.hp.queue: only applies with the receive path"]),
     ("nic_queue without multiqueue",
      lambda t: t.replace("priority = 5\n", 'priority = 5\nnic_queue = "q0"\n'),
-     ['[flows #1] nic_queue: needs [nic] kind = "multiqueue" (kind is \'dma_ring\')']),
+     ['flows.hp.nic_queue: needs [nic] kind = "multiqueue" (kind is \'dma_ring\')']),
     ("nic queues without multiqueue",
      lambda t: t + '\n[nic]\nkind = "dma_ring"\n[[nic.queues]]\nname = "q"\nsize = 4\n',
      ['[nic] queues: [[nic.queues]] need kind = "multiqueue"']),
@@ -392,7 +386,7 @@ Q = '[[nic.queues]]\nname = "q0"\nsize = 8\n'
 
 MQ_REFUSALS = [
     ("unknown queue", lambda t: t.replace('nic_queue = "q0"', 'nic_queue = "q9"'),
-     ["[flows #1] nic_queue: no [[nic.queues]] entry named 'q9' (queues: q0, q1, q2, q3)"]),
+     ["flows.m0.nic_queue: no [[nic.queues]] entry named 'q9' (queues: q0, q1, q2, q3)"]),
     ("no queues", lambda t: with_queues(t, "queues = []\n"),
      ["[nic] queues: kind = \"multiqueue\" needs at least one"]),
     ("too many queues", lambda t: with_queues(t, "".join(
@@ -410,7 +404,7 @@ MQ_REFUSALS = [
      ["bad.toml: flows.nic_queue: one (protocol, port) maps to one queue"]),
     ("frame too small on the multiqueue nic",
      lambda t: t.replace("size = 66", "size = 53"),
-     ["[flows #1] size: a tcp frame is 54-1522 bytes"]),
+     ["flows.m0.size: a tcp frame is 54-1522 bytes"]),
 ]
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from scenario_texts import danicki_device
 
 from rtshield import scenario as scenario_module
 from rtshield.errors import UsageError
@@ -16,7 +17,8 @@ from rtshield.scenario import (
     loads_scenario,
 )
 
-BASE = """
+BASE = (
+    """
 [scenario]
 name = "queue_500"
 description = "Queue Mitigation with a queue of 500 packets"
@@ -28,16 +30,9 @@ seed = 7
 
 [costs]
 isr_per_packet = "6us"
-
-[critical]
-period = "10ms"
-work = "4ms"
-priority = 3
-
-[driver]
-priority = 2
-queue = 500
-
+"""
+    + danicki_device(500)
+    + """
 [nic]
 kind = "edge"
 
@@ -55,6 +50,7 @@ peak = "150000pps"
 step = "10000pps"
 step_every = "1s"
 """
+)
 
 
 def test_valid_scenario_is_typed_and_merged_with_the_preset():
@@ -165,7 +161,7 @@ BAD = [
     # wrong unit / bad type
     (('period = "10ms"', "period = 10"), "[critical] period:"),
     (('period = "10ms"', 'period = "10 parsecs"'), "[critical] period:"),
-    (('peak = "150000pps"', 'peak = "150000"'), "[flows #1] peak:"),
+    (('peak = "150000pps"', 'peak = "150000"'), "flows.syn.peak:"),
     (("queue = 500", 'queue = "500"'), "[driver] queue: expected a whole number"),
     (("seed = 7", "seed = -1"), "[scenario] seed: must be at least 0"),
     # contradictory or out of range
@@ -186,21 +182,21 @@ BAD = [
      "[scenario] platform: unknown preset 'pdp11' (available: "),
     (('isr_per_packet = "6us"', 'isr_fast = "6us"'), "[costs] isr_fast: unknown key"),
     (('isr_per_packet = "6us"', "isr_per_packet = 6"), "[costs] isr_per_packet:"),
-    (('step = "10000pps"', 'step = "0pps"'), "[flows #1] step: must be above 0pps"),
+    (('step = "10000pps"', 'step = "0pps"'), "flows.syn.step: must be above 0pps"),
     (('kind = "edge"', 'kind = "edge"\ncore = 2'), "[nic] core: platform"),
-    (('start = "0pps"', 'start = "0pps"\nend = "20s"'), "[flows #1] end: unknown key"),
+    (('start = "0pps"', 'start = "0pps"\nend = "20s"'), "flows.syn.end: unknown key"),
     (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "s"\npattern = "steps"\n'
-      'rates = []\nstep_every = "1s"'), "[flows #2] rates: expected a"),
-    (('start = "0pps"', 'start = "200000pps"'), "[flows #1] peak: must not be below start"),
-    (('pattern = "pyramid"', 'pattern = "constant"'), "[flows #1] start: belongs to pattern"),
-    (("dst_port = 80", "dst_port = 70000"), "[flows #1] dst_port: must be at most 65535"),
-    (('protocol = "tcp"', 'protocol = "sctp"'), "[flows #1] protocol:"),
+      'rates = []\nstep_every = "1s"'), "flows.s.rates: expected a"),
+    (('start = "0pps"', 'start = "200000pps"'), "flows.syn.peak: must not be below start"),
+    (('pattern = "pyramid"', 'pattern = "constant"'), "flows.syn.start: belongs to pattern"),
+    (("dst_port = 80", "dst_port = 70000"), "flows.syn.dst_port: must be at most 65535"),
+    (('protocol = "tcp"', 'protocol = "sctp"'), "flows.syn.protocol:"),
     (("priority = 3\n", "priority = 3\ncore = 5\n"), "[critical] core: platform"),
     (('work = "4ms"', 'work = "0ms"'), "[critical] work: must be longer than zero"),
     (('name = "queue_500"', "name = 3"), "[scenario] name: expected a string"),
     (('duration = "40s"', ""), "[scenario] duration: missing"),
     (("[[flows]]\n", '[[tasks]]\nkind = "worker"\nname = "w"\npriority = 1\nflow = "x"\n'
-      'work = "1ms"\n[[flows]]\n'), "[tasks #1] flow: no flow named 'x'"),
+      'work = "1ms"\n[[flows]]\n'), "tasks.w.flow: no flow named 'x'"),
     (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "syn"\npattern = "constant"\n'
       'rate = "1pps"'),
      "[flows #2] name: 'syn' is used by two flows"),
@@ -219,6 +215,15 @@ def test_bad_input_names_the_key(change, expected):
     assert expected in msg, msg
     assert msg.startswith("bad.toml") or msg.startswith("/"), msg
     assert "\n" not in msg
+
+
+def test_an_entry_is_named_by_name_or_else_by_position():
+    """flows.NAME.key as sweep takes it; by position where two flows share the name."""
+    flow = '[[flows]]\nname = "{}"\npattern = "constant"\nrate = "1pps"\ndst_port = 70000\n'
+    for name, where in (("other", "flows.other.dst_port:"), ("syn", "[flows #2] dst_port:")):
+        with pytest.raises(UsageError) as ei:
+            loads_scenario(BASE + flow.format(name), "bad.toml")
+        assert str(ei.value).startswith(f"bad.toml: {where} must be at most 65535"), ei.value
 
 
 def test_unknown_platform_lists_the_available_ones():
@@ -438,32 +443,32 @@ def test_one_source_binds_flows_by_default():
 _FIVE = "".join(f'[[sources]]\nname = "s{i}"\nburst = 1\n' for i in range(2, 5))
 
 BAD_SOURCES = [
-    (('isr_only = true', 'isr_only = true\ncolour = 1'), "[sources #1] colour: unknown key"),
+    (('isr_only = true', 'isr_only = true\ncolour = 1'), "sources.A.colour: unknown key"),
     (('[[sources]]\nname = "B"', _FIVE + '[[sources]]\nname = "B"'),
      "[[sources]]: at most 4 sources"),
     (('kind = "bursty"\nperiod = "5ms"', 'kind = "strict"\nmin_interarrival = "1ms"'),
-     '[sources #1] burst: only applies under [mitigation] kind = "bursty" (kind is \'strict\')'),
+     'sources.A.burst: only applies under [mitigation] kind = "bursty" (kind is \'strict\')'),
     (('kind = "bursty"\nperiod = "5ms"', 'kind = "none"'),
-     '[sources #1] burst: only applies under [mitigation] kind = "bursty" (kind is \'none\')'),
+     'sources.A.burst: only applies under [mitigation] kind = "bursty" (kind is \'none\')'),
     (('burst = 5', 'min_interarrival = "1ms"'),
-     '[sources #1] min_interarrival: only applies under [mitigation] kind = "strict"'),
+     'sources.A.min_interarrival: only applies under [mitigation] kind = "strict"'),
     (('kind = "bursty"\nperiod = "5ms"', 'kind = "queue"'),
      "[[sources]]: 2 sources need [mitigation] kind none, strict, bursty (kind 'queue'"),
     (('queue = 16', 'queue = 16\n[nic]\nkind = "dma_ring"\nring = 8'),
      '[[sources]]: 2 sources need [nic] kind = "edge"'),
     (('name = "B"', 'name = "A"'), "[sources #2] name: 'A' is used by two sources"),
-    (('burst = 7', 'burst = 0'), "[sources #2] burst: must be at least 1"),
+    (('burst = 7', 'burst = 0'), "sources.B.burst: must be at least 1"),
     (('burst = 7', ''), "[mitigation] burst: missing"),
-    (('isr_work = "250cyc"', 'isr_work = "fast"'), "[sources #1] isr_work:"),
-    (('isr_only = true', 'isr_only = 1'), "[sources #1] isr_only: expected true or false"),
-    (('source = "B"', 'source = "C"'), "[flows #2] source: no source named 'C' (sources: A, B)"),
-    (('source = "B"\n', ''), "[flows #2] source: missing: with several [[sources]]"),
+    (('isr_work = "250cyc"', 'isr_work = "fast"'), "sources.A.isr_work:"),
+    (('isr_only = true', 'isr_only = 1'), "sources.A.isr_only: expected true or false"),
+    (('source = "B"', 'source = "C"'), "flows.b.source: no source named 'C' (sources: A, B)"),
+    (('source = "B"\n', ''), "flows.b.source: missing: with several [[sources]]"),
     (('[[sources]]\nname = "A"', '[[sourcez]]\nname = "A"'), "[sourcez]: unknown section"),
-    (('isr_work = "250cyc"', 'isr_work = "0cyc"'), "[sources #1] isr_work: an RX interrupt "
+    (('isr_work = "250cyc"', 'isr_work = "0cyc"'), "sources.A.isr_work: an RX interrupt "
      "must cost CPU time"),
     (('[[sources]]\nname = "A"', '[[tasks]]\nname = "w"\nkind = "worker"\npriority = 1\n'
       'flow = "a"\nwork = "1ms"\n[[sources]]\nname = "A"'),
-     "[tasks #1] flow: 'a' arrives on source 'A', which is isr_only"),
+     "tasks.w.flow: 'a' arrives on source 'A', which is isr_only"),
 ]
 
 
@@ -483,7 +488,7 @@ def test_bad_sources_name_the_key(change, expected):
 
 def test_flow_source_without_sources():
     text = BASE.replace('pattern = "pyramid"', 'source = "A"\npattern = "pyramid"')
-    with pytest.raises(UsageError, match=r"\[flows #1\] source: needs \[\[sources\]\]"):
+    with pytest.raises(UsageError, match=r"flows\.syn\.source: needs \[\[sources\]\]"):
         loads_scenario(text, "bad.toml")
 
 

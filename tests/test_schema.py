@@ -6,6 +6,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from scenario_texts import key_lines, with_value
 
 from rtshield import cli, schema, schema_system
 from rtshield._native import load
@@ -200,7 +201,7 @@ def test_schema_command_mistakes_are_one_line(tmp_path, capsys, argv, needle):
     assert sorted(tmp_path.rglob("*")) == before
 
 
-_KEY_LINES = [i for i, ln in enumerate(BASE.splitlines()) if " = " in ln and ln[:1].isalpha()]
+_KEY_LINES = key_lines(BASE)
 _PLAUSIBLE = [-2, 0, 1, 5, 100, 70_000, True, False, 0.5, "10ms", "0s", "1 s", "79cyc", "5kHz",
               "0pps", "600/20ms", "10%", "tcp", "udp", "edge", "dma_ring", "burst", "queue",
               "strict", "lazy", "none", "poisson", "constant", "x"]
@@ -213,17 +214,14 @@ def test_an_editor_never_flags_a_file_rtshield_accepts():
     accepted = 0
     for line in _KEY_LINES:
         for value in _PLAUSIBLE:
-            lines = BASE.splitlines()
-            key = lines[line].split(" = ", 1)[0]
-            lines[line] = f"{key} = {json.dumps(value)}"
-            text = "\n".join(lines) + "\n"
+            text = with_value(BASE, line, value)
             try:
                 loads_scenario(text, "gen.toml")
             except UsageError:
                 continue
             accepted += 1
             errors = [e.message for e in check.iter_errors(tomllib.loads(text))]
-            assert not errors, (lines[line], errors)
+            assert not errors, (text.splitlines()[line], errors)
     assert accepted > 50  # the values reach the check, not only the refusals
 
 

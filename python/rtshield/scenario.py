@@ -18,7 +18,8 @@ packets per second (fields ending in ``_pps``).
 
 Any problem — unknown section or key, bad type, wrong unit, contradictory
 settings — raises :class:`rtshield.errors.UsageError` with one line of the form
-``FILE: [section] key: what is wrong``.
+``FILE: [section] key: what is wrong`` (``FILE: flows.NAME.key: …`` for a key of a
+named ``[[flows]]``, ``[[tasks]]`` or ``[[sources]]`` entry).
 
 Public API: :func:`load_scenario`, :func:`loads_scenario`,
 :func:`parse_scenario`, :func:`load_platform`, :func:`available_platforms`,
@@ -823,7 +824,7 @@ def parse_scenario(
     try:
         model = schema.ScenarioFile.model_validate(merged, context=context)
     except ValidationError as e:
-        raise schema.usage_error(e, origin, origins) from None
+        raise schema.usage_error(e, origin, origins, merged) from None
     out = _build(model, plat, preset_costs, context, origin, text)
     # What only the simulator knows (libshield's option ranges, the NIC's map,
     # the rate changes a flow's pattern makes): its own check, now, so that
@@ -860,6 +861,12 @@ _MITIGATION_PARAMS: dict[str, dict[str, str]] = {
     "countdown": {"window_ns": "window"},
     "polling": {"period_ns": "period"},
 }
+
+
+def _copied(table: Any, *keys: str) -> dict[str, Any]:
+    """The values of ``keys`` in a validated ``table``, for the typed fields that keep
+    their key's name and value (durations and rates change name: ``begin`` → ``begin_ns``)."""
+    return {k: getattr(table, k) for k in keys}
 
 
 def _build(
@@ -902,11 +909,7 @@ def _build(
         assert r is not None and r.buffers is not None
         on = r.global_capacity > 0
         rx = Rx(
-            buffers=r.buffers,
-            recycle_below=r.recycle_below,
-            short_circuit=r.short_circuit,
-            cache=r.cache,
-            global_capacity=r.global_capacity,
+            **_copied(r, "buffers", "recycle_below", "short_circuit", "cache", "global_capacity"),
             global_period_ns=r.global_period if on else None,
             poll_priority=r.poll_priority if on else None,
         )
@@ -953,15 +956,12 @@ def _build(
         fill_low=d.fill_low,
     )
     return Scenario(
-        name=h.name,
-        description=h.description,
-        source=h.source,
+        **_copied(h, "name", "description", "source", "seed", "notes"),
         path=origin,
         platform=plat,
         costs=CostTable(costs),
         duration_ns=h.duration,
         bin_ns=h.bin,
-        seed=h.seed,
         critical=critical,
         driver=driver,
         nic=nic,
@@ -971,7 +971,6 @@ def _build(
         sources=sources,
         rx=rx,
         detect=detect,
-        notes=h.notes,
         text=text,
     )
 
@@ -994,20 +993,11 @@ def _build_flow(f: Any, i: int, sources: tuple[IrqSource, ...], context: Mapping
     elif sources:
         kw["source"] = sources[0].name
     return Flow(
-        name=f.name,
-        protocol=f.protocol,
-        dst_port=f.dst_port,
-        size=f.size,
-        priority=f.priority,
-        pattern=f.pattern,
+        **_copied(f, "name", "protocol", "dst_port", "size", "priority", "pattern", "src_port"),
+        **_copied(f, "vlan_pcp", "capacity", "queue", "nic_queue"),
         begin_ns=f.begin,
         src=str(ipaddress.IPv4Address(f.src)),
-        src_port=f.src_port,
-        vlan_pcp=f.vlan_pcp,
         bind=f.bound,
-        capacity=f.capacity,
         server_period_ns=f.server_period if (f.capacity or 0) > 0 else None,
-        queue=f.queue,
-        nic_queue=f.nic_queue,
         **kw,
     )

@@ -17,7 +17,9 @@ validated, never written here.
 
 Every failure is a pydantic ``ValidationError``; :func:`usage_error` turns its
 first error into one :class:`~rtshield.errors.UsageError` line naming the
-file and the key: ``FILE: [section] key: what is wrong``.
+file and the key: ``FILE: [section] key: what is wrong``, or ``FILE:
+flows.NAME.key: what is wrong`` for an entry of an array of tables that its
+name identifies (the form ``rtshield sweep`` takes).
 """
 
 from __future__ import annotations
@@ -100,6 +102,13 @@ def fail(msg: str, *at: str | int, origin: str | None = None) -> PydanticCustomE
     """An error ``msg`` at key path ``at`` below the validated model's location
     (``origin``: a file other than the value's own, e.g. the preset)."""
     return PydanticCustomError("rtshield", "{msg}", {"msg": msg, "at": at, "origin": origin})
+
+
+def _within(value: int, lo: int, hi: int, *at: str | int) -> None:
+    """``value`` must lie in ``[lo, hi]`` (a bound known only with the other tables)."""
+    if not lo <= value <= hi:
+        bound = f"at least {lo}" if value < lo else f"at most {hi}"
+        raise fail(f"must be {bound}, got {value}", *at)
 
 
 def _choice_first(data: Any, key: str, choices: Any, *, required: bool = True) -> None:
@@ -186,12 +195,36 @@ def _place(loc: tuple[str | int, ...]) -> tuple[str, str | None, bool]:
     return section, None, section in _ARRAYS and len(loc) == 1
 
 
+def _by_name(loc: tuple[str | int, ...], doc: Mapping[str, Any] | None) -> str | None:
+    """``flows.hp.rate``: a key of an entry of ``[[flows]]``, ``[[tasks]]`` or
+    ``[[sources]]`` by the entry's name, as ``rtshield sweep`` takes it; None where
+    the name cannot say which entry (missing, invalid, reserved, given twice, or
+    itself the key at fault): the entry is then named by its position."""
+    if doc is None or len(loc) < 2 or loc[0] not in _ARRAYS or not isinstance(loc[1], int):
+        return None
+    if len(loc) > 2 and loc[2] == "name":
+        return None
+    entries = doc.get(str(loc[0]))
+    if not isinstance(entries, list) or loc[1] >= len(entries):
+        return None
+    names = [e.get("name") if isinstance(e, Mapping) else None for e in entries]
+    name = names[loc[1]]
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or reserved_name(name):
+        return None
+    if names.count(name) > 1:
+        return None
+    return f"{loc[0]}.{name}" + (f".{loc[2]}" if len(loc) > 2 else "")
+
+
 def usage_error(
     e: ValidationError,
     origin: str,
     origins: Mapping[tuple[str, ...], str] | None = None,
+    doc: Mapping[str, Any] | None = None,
 ) -> UsageError:
-    """The first error of ``e`` as one line: ``ORIGIN: [section] key: message``.
+    """The first error of ``e`` as one line: ``ORIGIN: [section] key: message``, or
+    ``ORIGIN: flows.NAME.key: message`` for a key of a named entry of an array of
+    tables in ``doc`` (the validated document; see :func:`_by_name`).
 
     ``origins`` maps ``(section, key)`` (or ``(section,)``) to the file a
     value came from (``--set``, the preset's defaults); others are ``origin``.
@@ -212,6 +245,9 @@ def usage_error(
         head = tuple(p for p in loc[:2] if isinstance(p, str))
         where = origins.get(head) or origins.get(head[:1]) or origin
     msg = _message(first)
+    named = _by_name(loc, doc)
+    if named is not None:
+        return UsageError(f"{where}: {named}: {msg}")
     if not section:
         return UsageError(f"{where}: {msg}")
     if key is not None:
@@ -411,6 +447,30 @@ class Table(BaseModel):
     def given(self, key: str) -> bool:
         """Whether ``key`` was written (in the file, ``--set`` or the preset)."""
         return key in self.model_fields_set
+
+
+class FileModel(BaseModel):
+    """A whole file (a scenario, a preset, a system file): one field per section,
+    any other section refused."""
+
+    @classmethod
+    def unknown_section(cls) -> str:
+        """The message for a section the file does not have."""
+        return f"unknown section (allowed: {', '.join(cls.model_fields)})"
+
+    @classmethod
+    def check_sections(cls, data: Mapping[str, Any]) -> None:
+        """Further checks of the raw sections, once their names are known (none here)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sections(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for key in data:
+                if key not in cls.model_fields:
+                    raise fail(cls.unknown_section(), key)
+            cls.check_sections(data)
+        return data
 
 
 def _own(info: ValidationInfo, section: str, key: str) -> bool:
@@ -1066,7 +1126,7 @@ def _cost_keys_schema(schema: dict[str, Any]) -> None:
     schema["additionalProperties"] = _DURATION_SCHEMA
 
 
-class ScenarioFile(BaseModel):
+class ScenarioFile(FileModel):
     """A scenario file: one simulated device under one network load."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="rtshield scenario")
@@ -1086,15 +1146,6 @@ class ScenarioFile(BaseModel):
     sources: list[SourceTable] = Field(default_factory=list)
     flows: list[FlowTable] = Field(default_factory=list)
     tasks: list[TaskTable] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _sections(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for key in data:
-                if key not in cls.model_fields:
-                    raise fail(f"unknown section (allowed: {', '.join(cls.model_fields)})", key)
-        return data
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> ScenarioFile:
@@ -1156,9 +1207,7 @@ class ScenarioFile(BaseModel):
         lim = limits()
         if rx.buffers is None:
             raise fail("missing", "rx", "buffers")
-        if not 2 <= rx.buffers <= lim["pool_max"]:
-            bound = "at least 2" if rx.buffers < 2 else f"at most {lim['pool_max']}"
-            raise fail(f"must be {bound}, got {rx.buffers}", "rx", "buffers")
+        _within(rx.buffers, 2, lim["pool_max"], "rx", "buffers")
         ring = nic.ring or 0
         if ring > rx.buffers:
             raise fail(
@@ -1167,9 +1216,8 @@ class ScenarioFile(BaseModel):
                 "rx",
                 "buffers",
             )
-        if rx.recycle_below is not None and not 0 <= rx.recycle_below <= ring:
-            bound = "at least 0" if rx.recycle_below < 0 else f"at most {ring}"
-            raise fail(f"must be {bound}, got {rx.recycle_below}", "rx", "recycle_below")
+        if rx.recycle_below is not None:
+            _within(rx.recycle_below, 0, ring, "rx", "recycle_below")
         # Checked even when the limit is off (capacity 0), which they do not then
         # affect: a sweep over global_capacity = 0, 3, ... keeps one file valid.
         if rx.global_capacity > 0 and rx.global_period is None:
@@ -1332,14 +1380,7 @@ class ScenarioFile(BaseModel):
     def _check_flow_frame(self, f: FlowTable, i: int) -> None:
         rx, nic = (self.rx if self.rx_on else None), self.nic
         if rx is not None:
-            lim = limits()
-            if f.priority > lim["prio_levels"] - 1:
-                raise fail(
-                    f"must be at most {lim['prio_levels'] - 1}, got {f.priority}",
-                    "flows",
-                    i,
-                    "priority",
-                )
+            _within(f.priority, 0, limits()["prio_levels"] - 1, "flows", i, "priority")
             if f.bound and f.dst_port == 0:
                 raise fail(
                     "a bound socket needs a port 1-65535 (or set bind = false)",
@@ -1358,8 +1399,8 @@ class ScenarioFile(BaseModel):
                     i,
                     "server_period",
                 )
-            if f.queue is not None and f.queue > (rx.buffers or 0):
-                raise fail(f"must be at most {rx.buffers}, got {f.queue}", "flows", i, "queue")
+            if f.queue is not None:
+                _within(f.queue, 1, rx.buffers or 0, "flows", i, "queue")
             for key in FLOW_RX_ONLY:
                 if f.given(key) and not f.bound:
                     raise fail(
@@ -1551,7 +1592,7 @@ class DefaultsTable(Table):
         return f"unknown section (allowed: {', '.join(DEFAULTABLE)})"
 
 
-class PresetFile(BaseModel):
+class PresetFile(FileModel):
     """A platform preset (``rtshield/platforms/NAME.toml``)."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="rtshield platform")
@@ -1559,15 +1600,6 @@ class PresetFile(BaseModel):
     platform: PlatformTable
     costs: dict[str, Span] = Field(default_factory=dict, description="per-activity CPU costs")
     defaults: DefaultsTable = Field(default_factory=DefaultsTable)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _sections(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for key in data:
-                if key not in cls.model_fields:
-                    raise fail("unknown section (allowed: platform, costs, defaults)", key)
-        return data
 
 
 # --------------------------------------------------------------------------- JSON Schema

@@ -35,7 +35,16 @@ from pydantic import (
 
 from rtshield import units
 from rtshield.errors import UsageError
-from rtshield.schema import _DURATION_SCHEMA, _NAME_RE, _RATE_SCHEMA, NAME_RULE, fail, key
+from rtshield.schema import (
+    _DURATION_SCHEMA,
+    _NAME_RE,
+    _RATE_SCHEMA,
+    NAME_RULE,
+    FileModel,
+    _ctx,
+    fail,
+    key,
+)
 
 #: The value of the one parameter ``rtshield design`` searches.
 OPEN = "?"
@@ -73,10 +82,6 @@ _NOT_OPEN = (
     "server's budget, a burst_mitigation capacity, a queue_mitigation queue, or a shared "
     "timer's rate or period"
 )
-
-
-def _ctx(info: ValidationInfo) -> dict[str, Any]:
-    return info.context or {}
 
 
 # --------------------------------------------------------------------------- value types
@@ -497,7 +502,7 @@ class NicTable(Table):
         return self
 
 
-class SystemFile(BaseModel):
+class SystemFile(FileModel):
     """A system description for ``rtshield analyze`` and ``design``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="rtshield system")
@@ -513,22 +518,17 @@ class SystemFile(BaseModel):
     global_limit: GlobalLimitTable | None = None
     nic: NicTable | None = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _sections(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for k in data:
-                if k not in cls.model_fields:
-                    raise fail(
-                        f"unknown section (expected one of {', '.join(sorted(cls.model_fields))})",
-                        k,
-                    )
-            for k in ("task", "timer", "source", "server"):
-                if k in data and not isinstance(data[k], list):
-                    raise fail(f"expected an array of tables ([[{k}]])", k)
-            if "costs" in data and not isinstance(data["costs"], dict):
-                raise fail("expected a table", "costs")
-        return data
+    def unknown_section(cls) -> str:
+        return f"unknown section (expected one of {', '.join(sorted(cls.model_fields))})"
+
+    @classmethod
+    def check_sections(cls, data: Mapping[str, Any]) -> None:
+        for k in ("task", "timer", "source", "server"):
+            if k in data and not isinstance(data[k], list):
+                raise fail(f"expected an array of tables ([[{k}]])", k)
+        if "costs" in data and not isinstance(data["costs"], dict):
+            raise fail("expected a table", "costs")
 
     @field_validator("costs", mode="after")
     @classmethod
@@ -572,13 +572,7 @@ def where(loc: tuple[Any, ...], doc: Mapping[str, Any]) -> str:
             entry = node[p] if isinstance(node, list) and p < len(node) else None
             name = entry.get("name") if isinstance(entry, dict) else None
             valid = isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
-            naming = i + 1 < len(loc) and loc[i + 1] == "name"
-            if valid and not naming:
-                parts.append(f".{name}")
-            elif valid and naming:
-                parts.append(f".{name}")
-            else:
-                parts.append(f"[{p}]")
+            parts.append(f".{name}" if valid else f"[{p}]")
             node = entry
         else:
             parts.append(("." if parts else "") + str(p))
