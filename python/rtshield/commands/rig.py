@@ -213,6 +213,12 @@ def _csv(value: str, allowed: tuple[str, ...] | None, option: str) -> list[str]:
     return items
 
 
+def _within(verb: str, option: str, value: float, lo: float, hi: float) -> None:
+    """The usage error of ``verb`` when ``option``'s ``value`` is outside ``[lo, hi]``."""
+    if not lo <= value <= hi:
+        raise UsageError(f"{verb}: {option} must be between {lo} and {hi}")
+
+
 def _on_signal(signum, frame):  # noqa: ARG001
     """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every ``finally`` cleans up."""
     raise Terminated(signum)
@@ -221,12 +227,9 @@ def _on_signal(signum, frame):  # noqa: ARG001
 def options_from_args(args):
     from rtshield.rig.linux import ATTACKS, PROTECTIONS, Options
 
-    if not 0.5 <= args.phase_seconds <= 3600:
-        raise UsageError("rig: --phase-seconds must be between 0.5 and 3600")
-    if not 0 <= args.break_seconds <= 600:
-        raise UsageError("rig: --break-seconds must be between 0 and 600")
-    if not 50 <= args.cycle_us <= 1_000_000:
-        raise UsageError("rig: --cycle-us must be between 50 and 1000000")
+    _within("rig", "--phase-seconds", args.phase_seconds, 0.5, 3600)
+    _within("rig", "--break-seconds", args.break_seconds, 0, 600)
+    _within("rig", "--cycle-us", args.cycle_us, 50, 1_000_000)
     online = sorted(os.sched_getaffinity(0))
     for flag, cpu in (("--control-cpu", args.control_cpu), ("--network-cpu", args.network_cpu)):
         if cpu not in online:
@@ -380,10 +383,9 @@ def handle_freertos(args) -> int:
     variants = _csv(args.variants, freertos.VARIANTS, "--variants")
     if not attacks or not variants:
         raise UsageError("rig freertos-tcp: --attacks and --variants must name at least one")
-    if args.phase_seconds is not None and not 1 <= args.phase_seconds <= 120:
-        raise UsageError("rig freertos-tcp: --phase-seconds must be between 1 and 120")
-    if not 0 <= args.break_seconds <= 60:
-        raise UsageError("rig freertos-tcp: --break-seconds must be between 0 and 60")
+    if args.phase_seconds is not None:
+        _within("rig freertos-tcp", "--phase-seconds", args.phase_seconds, 1, 120)
+    _within("rig freertos-tcp", "--break-seconds", args.break_seconds, 0, 60)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))
     scen = Path(args.scenario) if args.scenario else freertos.default_scenario()
     dev = freertos.load_device(scen, args.stock_priority, args.phase_seconds)

@@ -29,7 +29,6 @@ import os
 import select
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +48,8 @@ from rtshield.rig.harness import (
     PREFIX_LEN,
     Harness,
     RigError,
-    attack_argv,
-    count_flood_in,
+    mono_ns,
+    sleep_until,
 )
 from rtshield.rig.modbus_client import account, read_records
 
@@ -431,15 +430,6 @@ class Options:
     attacker_cpu: int | None = None
 
 
-def _mono() -> int:
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-
-
-def _sleep_until(t_ns: int) -> None:
-    while (dt := (t_ns - _mono()) / 1e9) > 0:
-        time.sleep(min(dt, 0.2))
-
-
 def _readline(p: subprocess.Popen, timeout_s: float) -> str:
     if p.stdout is None:
         return ""
@@ -506,7 +496,7 @@ def run_variant(
         raise RigError(
             f"rig freertos-tcp: the target did not start ({(why or [first or 'no output'])[0]})"
         )
-    t0 = _mono() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
+    t0 = mono_ns() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
     bounds = [
         (t0, t0 + int(P * 1e9)),
         (t0 + int((P + B) * 1e9), t0 + int((2 * P + B) * 1e9)),
@@ -582,22 +572,13 @@ def run_variant(
             )
         )
     say(f"idle before ({P:g} s)")
-    _sleep_until(bounds[1][0])
-    c0 = h.counters()
-    argv = attack_argv(attack, h.if_atk)
+    sleep_until(bounds[1][0])
     say(f"attack: {ATTACK_LABEL[attack]} ({P:g} s)")
-    tool = h.spawn(
-        "attacker", argv, limit_s=P, name=f"{run_dir.name}.{attack}", cpu=opts.attacker_cpu
+    traffic, _, _ = h.flood(
+        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1]
     )
-    _sleep_until(bounds[1][1])
-    c1 = h.counters()
-    tool_rc = h.wait(tool, 5)
-    h.stop(tool)
-    traffic = c0.rates(c1)
-    count_flood_in(traffic, attack)
-    traffic["tool_exit"] = tool_rc
     say(f"idle after ({P:g} s)")
-    _sleep_until(bounds[2][1])
+    sleep_until(bounds[2][1])
     sent: dict[str, Any] = {"sent": {}, "total": {}}
     if sender is not None:
         line = _readline(sender, 10.0)
@@ -627,7 +608,7 @@ def run_variant(
             raise RigError(
                 f"rig freertos-tcp: the MODBUS poll client of {name} reported nothing"
             ) from None
-    done = _readline(dev_proc, seconds + 20 - (_mono() - t0) / 1e9)
+    done = _readline(dev_proc, seconds + 20 - (mono_ns() - t0) / 1e9)
     rc = h.wait(dev_proc, 10)
     h.stop(dev_proc)
     if done != "done" or rc != 0 or not (run_dir / "device.json").is_file():

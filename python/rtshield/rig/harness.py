@@ -60,9 +60,11 @@ __all__ = [
     "clean",
     "count_flood_in",
     "leftovers",
+    "mono_ns",
     "nmap_scan_argv",
     "require_root",
     "require_tools",
+    "sleep_until",
     "stress_argv",
     "syn_flood_argv",
 ]
@@ -176,6 +178,20 @@ def count_flood_in(traffic: dict[str, Any], attack: str) -> None:
 def stress_argv(seconds: float) -> list[str]:
     """One stress-ng CPU load process (pin it with ``cpu=`` of :meth:`Harness.spawn`)."""
     return ["stress-ng", "--cpu", "1", "--timeout", f"{max(1, int(seconds + 0.999))}s", "-q"]
+
+
+# --------------------------------------------------------------- time
+
+
+def mono_ns() -> int:
+    """CLOCK_MONOTONIC in ns: the clock of the phases, the counters and the targets' records."""
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def sleep_until(t_ns: int) -> None:
+    """Sleep until :func:`mono_ns` reaches ``t_ns`` (in steps of at most 0.2 s)."""
+    while (dt := (t_ns - mono_ns()) / 1e9) > 0:
+        time.sleep(min(dt, 0.2))
 
 
 # --------------------------------------------------------------- commands
@@ -535,7 +551,7 @@ class Harness:
             s = json.loads(out)[0]["stats64"]
             return int(s["rx"]["packets"]), int(s["tx"]["packets"])
 
-        c = Counters(t_ns=time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+        c = Counters(t_ns=mono_ns())
         c.attacker_rx, c.attacker_tx = link(self.ns_atk, self.if_atk)
         c.device_rx, c.device_tx = link(self.ns_dev, self.if_dev)
         out = self.ns_exec_ok(self.ns_dev, ["nft", "-j", "list", "counters"], "nft counters")
@@ -602,6 +618,28 @@ class Harness:
         if proc:
             self._terminate(proc, sig, grace)
             self._procs.remove(proc)
+
+    def flood(
+        self, attack: str, seconds: float, name: str, cpu: int | None, end_ns: int | None = None
+    ) -> tuple[dict[str, Any], int, int]:
+        """The attack phase: run ``attack``'s tool from the attacker's side (pinned to ``cpu``,
+        stopped after ``seconds``) until ``end_ns`` (default: ``seconds`` after the phase
+        starts). Returns the counters' rates over the phase with the flood's packets at the
+        device (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the
+        phase's start (the first counter sample) and when the tool had ended."""
+        c0 = self.counters()
+        tool = self.spawn(
+            "attacker", attack_argv(attack, self.if_atk), limit_s=seconds, name=name, cpu=cpu
+        )
+        sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
+        c1 = self.counters()
+        tool_rc = self.wait(tool, 5)
+        tool_end = mono_ns()
+        self.stop(tool)
+        traffic = c0.rates(c1)
+        count_flood_in(traffic, attack)
+        traffic["tool_exit"] = tool_rc
+        return traffic, c0.t_ns, tool_end
 
     def _find(self, popen: subprocess.Popen) -> _Proc | None:
         return next((p for p in self._procs if p.popen is popen), None)

@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,8 +33,8 @@ from rtshield.rig.harness import (
     ATTACKS,
     Harness,
     RigError,
-    attack_argv,
-    count_flood_in,
+    mono_ns,
+    sleep_until,
     stress_argv,
 )
 
@@ -167,18 +166,6 @@ def build_program(cache_dir: Path | None = None) -> Path:
 # ------------------------------------------------------------------ one cell
 
 
-def _mono() -> int:
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-
-
-def _sleep_until(t_ns: int) -> None:
-    while True:
-        dt = (t_ns - _mono()) / 1e9
-        if dt <= 0:
-            return
-        time.sleep(min(dt, 0.5))
-
-
 def _cyclic_argv(exe: Path, cfg: Config, opts: Options, out: Path, seconds: float) -> list[str]:
     max_cycles = int((seconds + 10) * 1e6 / opts.cycle_us) + 10
     return [
@@ -293,35 +280,24 @@ def run_cell(
         return summary
 
     phases: dict[str, tuple[int, int]] = {}
-    t = _mono()
+    t = mono_ns()
     say(f"rig: {name}: idle before")
     phases["idle_before"] = (t, t + int(P * 1e9))
-    _sleep_until(phases["idle_before"][1] + int(B * 1e9))
+    sleep_until(phases["idle_before"][1] + int(B * 1e9))
 
-    c0 = h.counters()
-    t = c0.t_ns
-    argv = attack_argv(attack, h.if_atk)
     say(f"rig: {name}: attack ({ATTACK_TOOL[attack]})")
-    tool = h.spawn("attacker", argv, limit_s=P, name=f"{name}.{attack}", cpu=opts.attacker_cpu)
+    # traffic's flood_in: the flood's own packets as they reached the device's ingress (the
+    # rest of the attacker's traffic is its kernel's RSTs answering the device's SYN-ACKs).
+    traffic, t, tool_end = h.flood(attack, P, f"{name}.{attack}", opts.attacker_cpu)
     phases["attack"] = (t, t + int(P * 1e9))
-    _sleep_until(phases["attack"][1])
-    c1 = h.counters()
-    tool_rc = h.wait(tool, 5)
-    tool_end = _mono()
-    h.stop(tool)
-    traffic = c0.rates(c1)
-    # The flood's own packets as they reached the device's ingress (the rest of the
-    # attacker's traffic is its kernel's RSTs answering the device's SYN-ACKs).
-    count_flood_in(traffic, attack)
-    traffic["tool_exit"] = tool_rc
     traffic["tool_seconds"] = round((tool_end - t) / 1e9, 3)
     summary["traffic"] = traffic
-    _sleep_until(max(tool_end, phases["attack"][1] + int(B * 1e9)))
+    sleep_until(max(tool_end, phases["attack"][1] + int(B * 1e9)))
 
-    t = _mono()
+    t = mono_ns()
     say(f"rig: {name}: idle after")
     phases["idle_after"] = (t, t + int(P * 1e9))
-    _sleep_until(phases["idle_after"][1])
+    sleep_until(phases["idle_after"][1])
 
     h.stop(proc, signal.SIGTERM, grace=10)
     for p in loads:

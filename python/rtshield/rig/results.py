@@ -214,14 +214,14 @@ def detail_rows(cells: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[lis
     rows = []
     for c in cells:
         if c.get("status") != "ok":
-            rows.append([c["cell"], "refused", "", "", "", "", "", "", "", "", ""])
+            rows.append([c["cell"], "refused", *[""] * (len(header) - 2)])
             continue
         idle = c.get("idle_max_ms")
         for ph in ("idle_before", "attack", "idle_after"):
             s = c["phases"].get(ph, {})
             cm = s.get("cycle_ms")
             if not cm:
-                rows.append([c["cell"], ph, 0, "", "", "", "", "", "", "", ""])
+                rows.append([c["cell"], ph, 0, *[""] * (len(header) - 3)])
                 continue
             ratio = f"{cm['max'] / idle:.2f}" if idle else ""
             tr = c.get("traffic", {}) if ph == "attack" else {}

@@ -430,6 +430,14 @@ def verdicts_html(verdicts: Sequence[Verdict]) -> str:
 # ------------------------------------------------------------------ figures
 
 
+def _finish(fig, ax, title: str):
+    """The end of each figure: ``ax``'s legend and ``title``, the layout tightened."""
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
 def fig14(r: Results):
     """Packets and interrupts per bin, Table 2 vs no moderation (Figure 14)."""
     import matplotlib.pyplot as plt
@@ -444,10 +452,7 @@ def fig14(r: Results):
     ax.bar([x + w for x in t], s["irq_raised"], w, label="interrupts, Table 2", color="#36c")
     ax.set_xlabel("time [s] (bin start)")
     ax.set_ylabel("per bin")
-    ax.legend(fontsize=8)
-    ax.set_title("Experiment 1: packets and interrupts (Fig. 14)")
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "Experiment 1: packets and interrupts (Fig. 14)")
 
 
 def fig15(r: Results):
@@ -467,14 +472,11 @@ def fig15(r: Results):
                marker="o", ms=3, label=key)
     a.set_xlabel("flood [pkt/s]")
     a.set_ylabel("added runtime of worker 0 [%]")
-    a.set_title("critical process (queue 0), Fig. 15")
     b.set_xlabel("flood [pkt/s]")
     b.set_ylabel("interrupts per packet [%]")
     b.set_yscale("log")
     b.set_title("interrupts per packet")
-    a.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, a, "critical process (queue 0), Fig. 15")
 
 
 def fig16(r: Results):
@@ -490,10 +492,7 @@ def fig16(r: Results):
     ax.set_xticks(range(4), [f"queue {q}\n{WORKERS[q]}" for q in range(4)])
     ax.set_ylabel("median delay [ms] (arrival to worker done)")
     ax.set_yscale("log")
-    ax.legend(fontsize=8)
-    ax.set_title("Experiment 3: median delays (Fig. 16)")
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "Experiment 3: median delays (Fig. 16)")
 
 
 # ------------------------------------------------------------------ the study
