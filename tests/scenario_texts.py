@@ -6,7 +6,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+from rtshield.errors import UsageError
+from rtshield.scenario import loads_scenario
+from rtshield.tomlfile import tomllib
+
+#: Test data: the cases of tables of bad input (tests/data/*.toml).
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def danicki_device(queue: int) -> str:
@@ -72,3 +82,32 @@ def with_value(text: str, line: int, value: Any) -> str:
     key = lines[line].split(" = ", 1)[0]
     lines[line] = f"{key} = {toml_value(value)}"
     return "\n".join(lines) + "\n"
+
+
+def cases(file: str, table: str) -> list[Any]:
+    """The ``[[TABLE]]`` entries of ``tests/data/FILE`` as pytest parameters, one dict each,
+    named by its ``id`` or else by its ``expect``."""
+    with open(DATA / file, "rb") as f:
+        entries = tomllib.load(f)[table]
+    return [pytest.param(c, id=c.get("id", c["expect"])) for c in entries]
+
+
+def edited(text: str, case: dict[str, Any]) -> str:
+    """``text`` with the edit of a case of :func:`cases`: the first ``old`` (which must be
+    there) replaced by ``new``, then ``append`` added at the end."""
+    if "old" in case:
+        assert case["old"] in text, case["old"]
+        text = text.replace(case["old"], case["new"], 1)
+    return text + case.get("append", "")
+
+
+def refused(text: str, *needles: str, overrides: dict[str, Any] | None = None) -> str:
+    """Loading ``text`` as "bad.toml" is refused with one line that names the file (or the
+    preset it reads, by its path) and contains each of ``needles``; returns that line."""
+    with pytest.raises(UsageError) as ei:
+        loads_scenario(text, "bad.toml", overrides)
+    msg = str(ei.value)
+    assert "\n" not in msg and (msg.startswith("bad.toml") or msg.startswith("/")), msg
+    for n in needles:
+        assert n in msg, msg
+    return msg
