@@ -19,19 +19,49 @@ from rtshield.tomlfile import tomllib
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def danicki_device(queue: int) -> str:
-    """Danicki et al.'s device (§3) as ``[critical]`` and ``[driver]`` tables: the
-    critical task, 4 ms of work every 10 ms, above the network driver and its RX queue."""
+def critical_and_driver(work: str, *, priority: int, queue: int) -> str:
+    """``[critical]`` and ``[driver]`` tables: the critical task, ``work`` every 10 ms at
+    ``priority``, one above the network driver and its RX queue of ``queue`` packets."""
     return f"""
 [critical]
 period = "10ms"
-work = "4ms"
-priority = 3
+work = "{work}"
+priority = {priority}
 
 [driver]
-priority = 2
+priority = {priority - 1}
 queue = {queue}
 """
+
+
+def danicki_device(queue: int) -> str:
+    """Danicki et al.'s device (§3) as ``[critical]`` and ``[driver]`` tables: the
+    critical task, 4 ms of work every 10 ms, above the network driver and its RX queue."""
+    return critical_and_driver("4ms", priority=3, queue=queue)
+
+
+def mote(name: str, duration: str, work: str) -> str:
+    """A scenario ``name`` of ``duration`` on Regehr & Duongsaa's mote (the
+    atmega103-tinyos preset), its critical task ``work`` every 10 ms above the driver
+    and its 16-packet queue: ``[scenario]``, ``[critical]`` and ``[driver]``."""
+    return f"""
+[scenario]
+name = "{name}"
+platform = "atmega103-tinyos"
+duration = "{duration}"
+""" + critical_and_driver(work, priority=2, queue=16)
+
+
+def two_source_flows(rate_a: str, rate_b: str) -> str:
+    """Two constant flows, one a source: "a" on source "A" at ``rate_a`` and "b" on
+    source "B" at ``rate_b``."""
+    return "".join(f"""
+[[flows]]
+name = "{name}"
+source = "{name.upper()}"
+pattern = "constant"
+rate = "{rate}"
+""" for name, rate in (("a", rate_a), ("b", rate_b)))
 
 
 #: Behnke et al.'s two UDP flows (§6): a high-priority flow of 500 packets per second,

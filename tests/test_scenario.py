@@ -6,7 +6,14 @@ import subprocess
 import sys
 
 import pytest
-from scenario_texts import cases, danicki_device, edited, refused
+from scenario_texts import (
+    cases,
+    danicki_device,
+    edited,
+    mote,
+    refused,
+    two_source_flows,
+)
 
 from rtshield import scenario as scenario_module
 from rtshield.errors import UsageError
@@ -313,21 +320,9 @@ def test_preset_name_must_match_its_file(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------- [[sources]]
 
-TWO = """
-[scenario]
-name = "two"
-platform = "atmega103-tinyos"
-duration = "2s"
-
-[critical]
-period = "10ms"
-work = "5ms"
-priority = 2
-
-[driver]
-priority = 1
-queue = 16
-
+TWO = (
+    mote("two", "2s", "5ms")
+    + """
 [mitigation]
 kind = "bursty"
 period = "5ms"
@@ -341,19 +336,9 @@ isr_only = true
 [[sources]]
 name = "B"
 burst = 7
-
-[[flows]]
-name = "a"
-source = "A"
-pattern = "constant"
-rate = "3kHz"
-
-[[flows]]
-name = "b"
-source = "B"
-pattern = "constant"
-rate = "3kHz"
 """
+    + two_source_flows("3kHz", "3kHz")
+)
 
 
 def test_sources_are_typed_and_bound_to_flows():
