@@ -1,5 +1,5 @@
-"""Scenario texts the tests share, and how they vary a text one ``key = value`` line
-at a time."""
+"""Scenario texts the tests share; how they vary a text one ``key = value`` line at a
+time; the tables of bad input in tests/data and the check that a text is refused."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ duration = "{duration}"
 
 
 def two_source_flows(rate_a: str, rate_b: str) -> str:
-    """Two constant flows, one a source: "a" on source "A" at ``rate_a`` and "b" on
-    source "B" at ``rate_b``."""
+    """Two constant flows, one on each source: "a" on source "A" at ``rate_a`` and "b"
+    on source "B" at ``rate_b``."""
     return "".join(f"""
 [[flows]]
 name = "{name}"

@@ -238,6 +238,7 @@ def test_docs_list_the_nic_queue_keys():
 
 
 # ---------------------------------------------------------------- refusals (loader)
+# The cases and their one-line messages: tests/data/rx_refusals.toml.
 
 
 @pytest.mark.parametrize("case", cases("rx_refusals.toml", "rx"))

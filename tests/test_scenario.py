@@ -160,6 +160,7 @@ def test_overrides_shorten_a_run():
     assert s.driver.queue == 500
 
 
+# Bad input and its one-line message: tests/data/scenario_refusals.toml.
 @pytest.mark.parametrize("case", cases("scenario_refusals.toml", "base"))
 def test_bad_input_names_the_key(case):
     refused(edited(BASE, case), case["expect"])
