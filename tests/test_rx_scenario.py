@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from cli_checks import one_line
-from scenario_texts import HP_LP_FLOWS
+from scenario_texts import HP_LP_FLOWS, cases, edited, refused
 
 from rtshield import cli
-from rtshield.errors import UsageError
 from rtshield.scenario import (
     DEFAULT_SRC,
     MAX_NIC_QUEUES,
@@ -81,16 +80,6 @@ rate = "5000pps"
 
 def load(text, origin="x.toml", overrides=None):
     return loads_scenario(text, origin, overrides)
-
-
-def refused(text, *needles, overrides=None):
-    with pytest.raises(UsageError) as ei:
-        load(text, "bad.toml", overrides)
-    msg = str(ei.value)
-    assert "\n" not in msg and (msg.startswith("bad.toml") or msg.startswith("/")), msg
-    for n in needles:
-        assert n in msg, msg
-    return msg
 
 
 def flow_edit(text, flow, old, new):
@@ -249,168 +238,27 @@ def test_docs_list_the_nic_queue_keys():
 
 
 # ---------------------------------------------------------------- refusals (loader)
+# The cases and their one-line messages: tests/data/rx_refusals.toml.
 
 
-def lp_with(keys):
-    """A text transform: ``keys`` added to the [[flows]] table "lp" (after its dst_port)."""
-    return lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 6000\n" + keys)
+@pytest.mark.parametrize("case", cases("rx_refusals.toml", "rx"))
+def test_rx_refusal(case):
+    refused(edited(BASE, case), *case["expect"])
 
 
-def rx_as(keys):
-    """A text transform: the [rx] table holds ``keys`` (in place of its cache = "lazy")."""
-    return lambda t: t.replace('cache = "lazy"', keys)
-
-
-def plus(toml):
-    """A text transform: ``toml`` appended to the file."""
-    return lambda t: t + toml
-
-
-RX_REFUSALS = [
-    # (description, text transform, needles)
-    ("bound twice", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 5000"),
-     ["flows.lp.bind:", "udp/5000 is already bound by flow 'hp'"]),
-    ("queue = 0", lp_with("queue = 0"),
-     ["flows.lp.queue: must be at least 1"]),
-    ("queue beyond the pool",
-     lp_with("queue = 129"),
-     ["flows.lp.queue: must be at most 128"]),
-    ("server period zero", lambda t: t.replace('server_period = "1ms"', 'server_period = "0ms"'),
-     ["flows.hp.server_period: must be longer than zero"]),
-    ("capacity without server period", lambda t: t.replace('server_period = "1ms"\n', ""),
-     ["flows.hp.server_period: missing"]),
-    ("server period without capacity", lambda t: t.replace("capacity = 1\n", ""),
-     ["flows.hp.server_period: only applies with a capacity > 0"]),
-    ("unknown protocol", lambda t: t.replace('protocol = "udp"', 'protocol = "sctp"', 1),
-     ["flows.hp.protocol: 'sctp' is not one of"]),
-    ("priority beyond the levels", lambda t: t.replace("priority = 5\ncapacity", "priority = 32\n"
-                                                       "capacity"),
-     ["flows.hp.priority: must be at most 31"]),
-    ("frame too small", lp_with("size = 41"),
-     ["flows.lp.size: a udp frame is 42-1522 bytes"]),
-    ("frame too small with a tag", lp_with("size = 45\nvlan_pcp = 3"),
-     ["flows.lp.size: a udp frame with its 802.1Q tag is 46-1522"]),
-    ("frame too big", lp_with("size = 1523"),
-     ["flows.lp.size:", "got 1523"]),
-    ("pcp out of range", lp_with("vlan_pcp = 8"),
-     ["flows.lp.vlan_pcp: must be at most 7"]),
-    ("bad source address", lp_with('src = "10.0.0.300"'),
-     ["flows.lp.src: expected an IPv4 address"]),
-    ("bound socket on port 0", lambda t: flow_edit(t, "lp", "dst_port = 6000", "dst_port = 0"),
-     ["flows.lp.dst_port: a bound socket needs a port"]),
-    ("bind on icmp", plus('\n[[flows]]\nname = "p"\nprotocol = "icmp"\nbind = true\n'
-                          'pattern = "constant"\nrate = "1pps"\n'),
-     ["flows.p.bind: only TCP and UDP flows have sockets"]),
-    ("worker on an unbound flow", lambda t: flow_edit(t, "hp", "dst_port = 5000",
-                                                      "dst_port = 5000\nbind = false")
-     .replace("capacity = 1\nserver_period = \"1ms\"\n", ""),
-     ["tasks.hp_rx.flow: 'hp' has no bound socket"]),
-    ("driver priority beyond the levels", plus("\n[driver]\npriority = 32\n"),
-     ["[driver] priority: with [rx] at most 31"]),
-    ("buffers beyond the pool limit", rx_as("buffers = 257"),
-     ["[rx] buffers: must be at most 256"]),
-    ("ring above the buffers", rx_as("buffers = 32"),
-     ["[rx] buffers: a pool of 32 buffers cannot fill [nic] ring = 64"]),
-    ("recycle above the ring", rx_as("recycle_below = 65"),
-     ["[rx] recycle_below: must be at most 64"]),
-    ("bad cache", rx_as('cache = "never"'),
-     ["[rx] cache: 'never' is not one of: lazy, eager"]),
-    ("global capacity without period", rx_as("global_capacity = 3\npoll_priority = 1"),
-     ["[rx] global_period: missing"]),
-    ("global capacity without poll priority", rx_as('global_capacity = 3\nglobal_period = "2ms"'),
-     ["[rx] poll_priority: missing"]),
-    ("bad poll priority without capacity", rx_as("poll_priority = 256"),
-     ["[rx] poll_priority: must be at most 255"]),
-    ("unknown rx key", rx_as("ring = 4"),
-     ["[rx] ring: unknown key"]),
-    ("rx needs its costs", lambda t: t.replace("zynq7000-freertos-tcp", "esp32-freertos")
-     + '\n[nic]\nkind = "dma_ring"\nring = 64\n\n[driver]\npriority = 1\n',
-     ["esp32-freertos.toml: [costs] rx_path_regular: missing"]),
-    ("also with its own kind", plus('\n[mitigation]\nkind = "queue"\nalso = ["queue"]\n'),
-     ["[mitigation] also: 'queue' is already the kind"]),
-    ("also of a non-Danicki kind", plus('\n[mitigation]\nkind = "queue"\nalso = ["strict"]\n'),
-     ["[mitigation] also: 'strict' is not one of: burst, hysteresis, budget, queue"]),
-    ("also with kind none", plus('\n[mitigation]\nalso = ["queue"]\n'),
-     ["[mitigation] also: combines Danicki et al.'s protections"]),
-    ("also needs the parameters",
-     plus('\n[mitigation]\nkind = "queue"\nalso = ["burst"]\nslice = "20ms"\n'),
-     ["[mitigation] capacity: missing"]),
-    ("also not a list", plus('\n[mitigation]\nkind = "queue"\nalso = "burst"\n'),
-     ["[mitigation] also: expected a list"]),
-    ("polling takes a task slot", lambda t: t.replace(
-        'cache = "lazy"', 'global_capacity = 3\nglobal_period = "2ms"\npoll_priority = 1')
-     + "".join(f'\n[[tasks]]\nname = "b{i}"\nkind = "background"\n' for i in range(5)),
-     ["[[tasks]]: at most 5 extra tasks with the global limit", "got 6"]),
-]
-
-
-@pytest.mark.parametrize("what, edit, needles", RX_REFUSALS, ids=[r[0] for r in RX_REFUSALS])
-def test_rx_refusal(what, edit, needles):
-    refused(edit(BASE), *needles)
-
-
+#: BASE without [rx] and without the hp flow's server.
 PLAIN = BASE.replace("[rx]\ncache = \"lazy\"\n", "").replace(
     "capacity = 1\nserver_period = \"1ms\"\n", "")
 
-NO_RX_REFUSALS = [
-    ("capacity without rx", lambda t: t.replace("priority = 5\n", "priority = 5\ncapacity = 1\n"),
-     ["flows.hp.capacity: only applies with the receive path ([rx])"]),
-    ("server period without rx",
-     lambda t: t.replace("priority = 5\n", 'priority = 5\nserver_period = "1ms"\n'),
-     ["flows.hp.server_period: only applies with the receive path"]),
-    ("queue without rx", lambda t: t.replace("priority = 5\n", "priority = 5\nqueue = 4\n"),
-     ["flows.hp.queue: only applies with the receive path"]),
-    ("nic_queue without multiqueue",
-     lambda t: t.replace("priority = 5\n", 'priority = 5\nnic_queue = "q0"\n'),
-     ['flows.hp.nic_queue: needs [nic] kind = "multiqueue" (kind is \'dma_ring\')']),
-    ("nic queues without multiqueue",
-     lambda t: t + '\n[nic]\nkind = "dma_ring"\n[[nic.queues]]\nname = "q"\nsize = 4\n',
-     ['[nic] queues: [[nic.queues]] need kind = "multiqueue"']),
-    ("ring on an edge nic without rx", lambda t: t + '\n[nic]\nkind = "edge"\nring = 8\n',
-     ["[nic] ring: only applies to kind = \"dma_ring\" or with [rx]"]),
-]
+
+@pytest.mark.parametrize("case", cases("rx_refusals.toml", "plain"))
+def test_refusal_without_rx(case):
+    refused(edited(PLAIN, case), *case["expect"])
 
 
-@pytest.mark.parametrize("what, edit, needles", NO_RX_REFUSALS,
-                         ids=[r[0] for r in NO_RX_REFUSALS])
-def test_refusal_without_rx(what, edit, needles):
-    refused(edit(PLAIN), *needles)
-
-
-def with_queues(text, queues):
-    """``text`` with a multiqueue ``[nic]`` of the given ``[[nic.queues]]`` TOML."""
-    return text.replace("[[flows]]", f'[nic]\nkind = "multiqueue"\n{queues}\n[[flows]]', 1)
-
-
-Q = '[[nic.queues]]\nname = "q0"\nsize = 8\n'
-
-MQ_REFUSALS = [
-    ("unknown queue", lambda t: t.replace('nic_queue = "q0"', 'nic_queue = "q9"'),
-     ["flows.m0.nic_queue: no [[nic.queues]] entry named 'q9' (queues: q0, q1, q2, q3)"]),
-    ("no queues", lambda t: with_queues(t, "queues = []\n"),
-     ["[nic] queues: kind = \"multiqueue\" needs at least one"]),
-    ("too many queues", lambda t: with_queues(t, "".join(
-        f'[[nic.queues]]\nname = "q{i}"\nsize = 8\n' for i in range(9))),
-     ["[nic] queues: at most 8 queues, got 9"]),
-    ("duplicate queue", lambda t: with_queues(t, Q + Q),
-     ["[nic.queues #2] name: 'q0' is used by two queues"]),
-    ("queue size zero", lambda t: with_queues(t, Q.replace("size = 8", "size = 0")),
-     ["[nic.queues #1] size: must be at least 1"]),
-    ("timer without unit", lambda t: with_queues(t, Q + "absolute = 30\n"),
-     ["[nic.queues #1] absolute"]),
-    ("one port in two queues (the simulator's own check)",
-     lambda t: t + '\n[[flows]]\nname = "m1"\nprotocol = "tcp"\ndst_port = 502\nbind = false\n'
-                   'nic_queue = "q1"\npattern = "constant"\nrate = "1pps"\n',
-     ["bad.toml: flows.nic_queue: one (protocol, port) maps to one queue"]),
-    ("frame too small on the multiqueue nic",
-     lambda t: t.replace("size = 66", "size = 53"),
-     ["flows.m0.size: a tcp frame is 54-1522 bytes"]),
-]
-
-
-@pytest.mark.parametrize("what, edit, needles", MQ_REFUSALS, ids=[r[0] for r in MQ_REFUSALS])
-def test_multiqueue_refusal(what, edit, needles):
-    refused(edit(MQ_BASE), *needles)
+@pytest.mark.parametrize("case", cases("rx_refusals.toml", "multiqueue"))
+def test_multiqueue_refusal(case):
+    refused(edited(MQ_BASE, case), *case["expect"])
 
 
 def test_more_bound_flows_than_the_flow_table_holds(monkeypatch):
@@ -425,23 +273,17 @@ def test_more_bound_flows_than_the_flow_table_holds(monkeypatch):
 # ---------------------------------------------------------------- refusals (command line)
 
 
-CLI_CASES = [
-    (RX_REFUSALS[0], BASE), (RX_REFUSALS[1], BASE), (RX_REFUSALS[3], BASE),
-    (RX_REFUSALS[4], BASE), (RX_REFUSALS[6], BASE), (NO_RX_REFUSALS[0], PLAIN),
-    (NO_RX_REFUSALS[1], PLAIN), (NO_RX_REFUSALS[2], PLAIN), (NO_RX_REFUSALS[3], PLAIN),
-    (NO_RX_REFUSALS[4], PLAIN),
-]
+#: The refusals that `rtshield run` is checked with too (cli = true), with their text.
+CLI_CASES = [pytest.param(p.values[0], text, id=p.id)
+             for table, text in (("rx", BASE), ("plain", PLAIN), ("multiqueue", MQ_BASE))
+             for p in cases("rx_refusals.toml", table) if p.values[0].get("cli")]
 
 
-CLI_CASES += [(c, MQ_BASE) for c in MQ_REFUSALS if "simulator" in c[0]]
-
-
-@pytest.mark.parametrize("case, base", CLI_CASES, ids=[c[0][0] for c in CLI_CASES])
+@pytest.mark.parametrize("case, base", CLI_CASES)
 def test_refusal_is_one_line_exit_2_nothing_written(tmp_path, capsys, case, base):
-    _, edit, needles = case
     f = tmp_path / "bad.toml"
-    f.write_text(edit(base))
-    one_line(capsys, ["run", f, "--out", tmp_path / "o"], str(f), *needles)
+    f.write_text(edited(base, case))
+    one_line(capsys, ["run", f, "--out", tmp_path / "o"], str(f), *case["expect"])
     assert not (tmp_path / "o").exists()
 
 

@@ -6,7 +6,14 @@ import subprocess
 import sys
 
 import pytest
-from scenario_texts import danicki_device
+from scenario_texts import (
+    cases,
+    danicki_device,
+    edited,
+    mote,
+    refused,
+    two_source_flows,
+)
 
 from rtshield import scenario as scenario_module
 from rtshield.errors import UsageError
@@ -153,68 +160,10 @@ def test_overrides_shorten_a_run():
     assert s.driver.queue == 500
 
 
-# Each bad input: (what to change, the text the message must contain).
-BAD = [
-    # unknown key / section
-    (("[driver]\n", "[driver]\ncolour = 1\n"), "[driver] colour: unknown key"),
-    (("[nic]\n", "[nics]\n"), "[nics]: unknown section"),
-    # wrong unit / bad type
-    (('period = "10ms"', "period = 10"), "[critical] period:"),
-    (('period = "10ms"', 'period = "10 parsecs"'), "[critical] period:"),
-    (('peak = "150000pps"', 'peak = "150000"'), "flows.syn.peak:"),
-    (("queue = 500", 'queue = "500"'), "[driver] queue: expected a whole number"),
-    (("seed = 7", "seed = -1"), "[scenario] seed: must be at least 0"),
-    # contradictory or out of range
-    (("queue = 500", "queue = 0"), "[driver] queue: must be at least 1"),
-    (('bin = "1s"', 'bin = "50s"'), "[scenario] bin:"),
-    (('bin = "1s"', 'bin = "3s"'), "[scenario] duration: must be a whole number of bins"),
-    (('kind = "queue"', 'kind = "hysteresis"\nblock_below = 0.5\nunblock_above = 0.1'),
-     "[mitigation] unblock_above: must be greater than block_below"),
-    (('kind = "queue"', 'kind = "hysteresis"\nblock_below = 1.5\nunblock_above = 0.1'),
-     "[mitigation] block_below: must lie between 0 and 1"),
-    (('kind = "queue"', 'kind = "queue"\ncapacity = 600'),
-     "[mitigation] capacity: is a parameter of burst, not of kind = 'queue'"),
-    (('kind = "queue"', 'kind = "burst"\nslice = "20ms"'), "[mitigation] capacity: missing"),
-    (('kind = "queue"', 'kind = "magic"'), "[mitigation] kind: 'magic' is not one of"),
-    (('kind = "edge"', 'kind = "edge"\nring = 64'), "[nic] ring: only applies to"),
-    (('kind = "edge"', 'kind = "dma_ring"'), "[nic] ring: missing"),
-    (('platform = "esp32-freertos"', 'platform = "pdp11"'),
-     "[scenario] platform: unknown preset 'pdp11' (available: "),
-    (('isr_per_packet = "6us"', 'isr_fast = "6us"'), "[costs] isr_fast: unknown key"),
-    (('isr_per_packet = "6us"', "isr_per_packet = 6"), "[costs] isr_per_packet:"),
-    (('step = "10000pps"', 'step = "0pps"'), "flows.syn.step: must be above 0pps"),
-    (('kind = "edge"', 'kind = "edge"\ncore = 2'), "[nic] core: platform"),
-    (('start = "0pps"', 'start = "0pps"\nend = "20s"'), "flows.syn.end: unknown key"),
-    (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "s"\npattern = "steps"\n'
-      'rates = []\nstep_every = "1s"'), "flows.s.rates: expected a"),
-    (('start = "0pps"', 'start = "200000pps"'), "flows.syn.peak: must not be below start"),
-    (('pattern = "pyramid"', 'pattern = "constant"'), "flows.syn.start: belongs to pattern"),
-    (("dst_port = 80", "dst_port = 70000"), "flows.syn.dst_port: must be at most 65535"),
-    (('protocol = "tcp"', 'protocol = "sctp"'), "flows.syn.protocol:"),
-    (("priority = 3\n", "priority = 3\ncore = 5\n"), "[critical] core: platform"),
-    (('work = "4ms"', 'work = "0ms"'), "[critical] work: must be longer than zero"),
-    (('name = "queue_500"', "name = 3"), "[scenario] name: expected a string"),
-    (('duration = "40s"', ""), "[scenario] duration: missing"),
-    (("[[flows]]\n", '[[tasks]]\nkind = "worker"\nname = "w"\npriority = 1\nflow = "x"\n'
-      'work = "1ms"\n[[flows]]\n'), "tasks.w.flow: no flow named 'x'"),
-    (('step_every = "1s"', 'step_every = "1s"\n[[flows]]\nname = "syn"\npattern = "constant"\n'
-      'rate = "1pps"'),
-     "[flows #2] name: 'syn' is used by two flows"),
-    (("seed = 7", "seed = 7\nseed = 8"), "not valid TOML"),
-]
-
-
-@pytest.mark.parametrize("change,expected", BAD, ids=[e for _, e in BAD])
-def test_bad_input_names_the_key(change, expected):
-    old, new = change
-    assert old in BASE, old
-    text = BASE.replace(old, new, 1)
-    with pytest.raises(UsageError) as ei:
-        loads_scenario(text, "bad.toml")
-    msg = str(ei.value)
-    assert expected in msg, msg
-    assert msg.startswith("bad.toml") or msg.startswith("/"), msg
-    assert "\n" not in msg
+# Bad input and its one-line message: tests/data/scenario_refusals.toml.
+@pytest.mark.parametrize("case", cases("scenario_refusals.toml", "base"))
+def test_bad_input_names_the_key(case):
+    refused(edited(BASE, case), case["expect"])
 
 
 def test_an_entry_is_named_by_name_or_else_by_position():
@@ -372,21 +321,9 @@ def test_preset_name_must_match_its_file(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------- [[sources]]
 
-TWO = """
-[scenario]
-name = "two"
-platform = "atmega103-tinyos"
-duration = "2s"
-
-[critical]
-period = "10ms"
-work = "5ms"
-priority = 2
-
-[driver]
-priority = 1
-queue = 16
-
+TWO = (
+    mote("two", "2s", "5ms")
+    + """
 [mitigation]
 kind = "bursty"
 period = "5ms"
@@ -400,19 +337,9 @@ isr_only = true
 [[sources]]
 name = "B"
 burst = 7
-
-[[flows]]
-name = "a"
-source = "A"
-pattern = "constant"
-rate = "3kHz"
-
-[[flows]]
-name = "b"
-source = "B"
-pattern = "constant"
-rate = "3kHz"
 """
+    + two_source_flows("3kHz", "3kHz")
+)
 
 
 def test_sources_are_typed_and_bound_to_flows():
@@ -440,50 +367,10 @@ def test_one_source_binds_flows_by_default():
     assert len(s.sources) == 1 and s.flows[0].source == "A"
 
 
-_FIVE = "".join(f'[[sources]]\nname = "s{i}"\nburst = 1\n' for i in range(2, 5))
-
-BAD_SOURCES = [
-    (('isr_only = true', 'isr_only = true\ncolour = 1'), "sources.A.colour: unknown key"),
-    (('[[sources]]\nname = "B"', _FIVE + '[[sources]]\nname = "B"'),
-     "[[sources]]: at most 4 sources"),
-    (('kind = "bursty"\nperiod = "5ms"', 'kind = "strict"\nmin_interarrival = "1ms"'),
-     'sources.A.burst: only applies under [mitigation] kind = "bursty" (kind is \'strict\')'),
-    (('kind = "bursty"\nperiod = "5ms"', 'kind = "none"'),
-     'sources.A.burst: only applies under [mitigation] kind = "bursty" (kind is \'none\')'),
-    (('burst = 5', 'min_interarrival = "1ms"'),
-     'sources.A.min_interarrival: only applies under [mitigation] kind = "strict"'),
-    (('kind = "bursty"\nperiod = "5ms"', 'kind = "queue"'),
-     "[[sources]]: 2 sources need [mitigation] kind none, strict, bursty (kind 'queue'"),
-    (('queue = 16', 'queue = 16\n[nic]\nkind = "dma_ring"\nring = 8'),
-     '[[sources]]: 2 sources need [nic] kind = "edge"'),
-    (('name = "B"', 'name = "A"'), "[sources #2] name: 'A' is used by two sources"),
-    (('burst = 7', 'burst = 0'), "sources.B.burst: must be at least 1"),
-    (('burst = 7', ''), "[mitigation] burst: missing"),
-    (('isr_work = "250cyc"', 'isr_work = "fast"'), "sources.A.isr_work:"),
-    (('isr_only = true', 'isr_only = 1'), "sources.A.isr_only: expected true or false"),
-    (('source = "B"', 'source = "C"'), "flows.b.source: no source named 'C' (sources: A, B)"),
-    (('source = "B"\n', ''), "flows.b.source: missing: with several [[sources]]"),
-    (('[[sources]]\nname = "A"', '[[sourcez]]\nname = "A"'), "[sourcez]: unknown section"),
-    (('isr_work = "250cyc"', 'isr_work = "0cyc"'), "sources.A.isr_work: an RX interrupt "
-     "must cost CPU time"),
-    (('[[sources]]\nname = "A"', '[[tasks]]\nname = "w"\nkind = "worker"\npriority = 1\n'
-      'flow = "a"\nwork = "1ms"\n[[sources]]\nname = "A"'),
-     "tasks.w.flow: 'a' arrives on source 'A', which is isr_only"),
-]
-
-
-@pytest.mark.parametrize("change,expected", BAD_SOURCES, ids=[e for _, e in BAD_SOURCES])
-def test_bad_sources_name_the_key(change, expected):
-    old, new = change
-    assert old in TWO, old
-    text = TWO.replace(old, new, 1)
-    if "must cost CPU time" in expected:  # a platform whose handler entry costs nothing
-        text = text.replace("[critical]", '[costs]\nisr_entry_exit = "0cyc"\n\n[critical]')
-    with pytest.raises(UsageError) as ei:
-        loads_scenario(text, "bad.toml")
-    msg = str(ei.value)
-    assert expected in msg, msg
-    assert msg.startswith("bad.toml") and "\n" not in msg, msg
+@pytest.mark.parametrize("case", cases("scenario_refusals.toml", "two_sources"))
+def test_bad_sources_name_the_key(case):
+    msg = refused(edited(TWO, case), case["expect"])
+    assert msg.startswith("bad.toml"), msg
 
 
 def test_flow_source_without_sources():

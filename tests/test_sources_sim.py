@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scenario_texts import mote, two_source_flows
 
 from rtshield.engine import TRACE_KINDS, simulate
 from rtshield.scenario import load_scenario, loads_scenario
@@ -96,21 +97,9 @@ def test_shared_timer_costs_one_interrupt_per_period(protected):
     assert res.cpu["isr_timer"] == pytest.approx(fires * per_fire / sc.duration_ns, abs=1e-6)
 
 
-ENGINE = """
-[scenario]
-name = "map"
-platform = "atmega103-tinyos"
-duration = "1s"
-
-[critical]
-period = "10ms"
-work = "1ms"
-priority = 2
-
-[driver]
-priority = 1
-queue = 16
-
+ENGINE = (
+    mote("map", "1s", "1ms")
+    + """
 [[sources]]
 name = "A"
 isr_work = "250cyc"
@@ -120,19 +109,9 @@ isr_only = true
 name = "B"
 isr_work = "0cyc"
 isr_only = true
-
-[[flows]]
-name = "a"
-source = "A"
-pattern = "constant"
-rate = "1kHz"
-
-[[flows]]
-name = "b"
-source = "B"
-pattern = "constant"
-rate = "2kHz"
 """
+    + two_source_flows("1kHz", "2kHz")
+)
 
 
 def test_each_source_has_its_own_isr_cost_and_no_driver():

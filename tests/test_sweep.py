@@ -5,8 +5,9 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_checks import one_line
 
-from rtshield import cli, sweep
+from rtshield import sweep
 from rtshield.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,23 +52,10 @@ def test_expand_errors(sets, msg):
         sweep.expand(sets)
 
 
-def test_sweep_burst_capacity_end_to_end(tmp_path, capsys):
+def test_sweep_burst_capacity_end_to_end(tmp_path, rtshield_main):
     out = tmp_path / "sw"
-    rc = cli.main(
-        [
-            "sweep",
-            str(BURST),
-            "--set",
-            "mitigation.capacity=300,2000",
-            "--set",
-            "scenario.duration=12s",
-            "--out",
-            str(out),
-            "--jobs",
-            "1",
-        ]
-    )
-    assert rc == 0
+    assert rtshield_main("sweep", BURST, "--set", "mitigation.capacity=300,2000",
+                         "--set", "scenario.duration=12s", "--out", out, "--jobs", 1) == 0
     rows = list(csv.DictReader((out / "sweep.csv").open()))
     assert [r["mitigation.capacity"] for r in rows] == ["300", "2000"]
     low, high = rows
@@ -87,23 +75,10 @@ def test_sweep_burst_capacity_end_to_end(tmp_path, capsys):
 
 def test_sweep_bad_value_is_one_line_and_runs_nothing(tmp_path, capsys):
     out = tmp_path / "bad"
-    rc = cli.main(["sweep", str(BURST), "--set", "driver.queue=100,lots", "--out", str(out)])
-    assert rc == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "queue" in err[0]
+    one_line(capsys, ["sweep", BURST, "--set", "driver.queue=100,lots", "--out", out], "queue")
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
 
 
 def test_sweep_missing_file(tmp_path, capsys):
-    rc = cli.main(
-        [
-            "sweep",
-            str(tmp_path / "nope.toml"),
-            "--set",
-            "driver.queue=1,2",
-            "--out",
-            str(tmp_path / "o"),
-        ]
-    )
-    assert rc == 2
-    assert "no such scenario file" in capsys.readouterr().err
+    one_line(capsys, ["sweep", tmp_path / "nope.toml", "--set", "driver.queue=1,2",
+                      "--out", tmp_path / "o"], "no such scenario file")

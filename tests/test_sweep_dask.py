@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_checks import error_line
 
 from rtshield import cli, sweep
 from rtshield.errors import UsageError
@@ -205,23 +206,8 @@ def _folder(row):
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, capsys, flood):
-    rc = cli.main(
-        [
-            "sweep",
-            str(flood),
-            "--set",
-            "driver.queue=5,6",
-            "--set",
-            "scenario.duration=1s",
-            "--out",
-            str(tmp_path / "o"),
-            "--scheduler",
-            "tcp://127.0.0.1:9",
-        ]
-    )
-    assert rc == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--scheduler" in err[0]
+    rc = _sweep(flood, tmp_path / "o", "tcp://127.0.0.1:9", "driver.queue=5,6")
+    error_line(rc, capsys.readouterr().err, "--scheduler")
 
 
 def test_a_point_without_figures_has_its_numbers_and_no_png(tmp_path, flood):
@@ -269,20 +255,9 @@ def test_the_progress_bar_keeps_running_through_the_report_phase():
     assert final.startswith("demo: done") and "100.0%" in final
 
 
-def test_run_no_figures_writes_the_numbers_and_report_only(tmp_path, flood):
+def test_run_no_figures_writes_the_numbers_and_report_only(tmp_path, flood, rtshield_main):
     out = tmp_path / "o"
-    rc = cli.main(
-        [
-            "run",
-            str(flood),
-            "--out",
-            str(out),
-            "--quiet",
-            "--no-figures",
-            "--set",
-            "scenario.duration=1s",
-        ]
-    )
-    assert rc == 0
+    assert rtshield_main("run", flood, "--out", out, "--quiet", "--no-figures",
+                         "--set", "scenario.duration=1s") == 0
     names = {p.name for p in out.iterdir() if not p.name.startswith(".")}
     assert names == {"summary.json", "timeseries.csv", "timeseries.parquet", "report.html"}

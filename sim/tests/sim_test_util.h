@@ -102,6 +102,57 @@ static inline int add_flow(rtsim_config *c, uint32_t pattern, double rate_pps)
     return (int)c->n_flows++;
 }
 
+/* A flow of `r0` pkt/s until `change_ns`, then of `r1` (piecewise, evenly
+ * spaced arrivals). */
+static inline rtsim_flow_cfg two_rate_flow(double r0, int64_t change_ns, double r1)
+{
+    rtsim_flow_cfg f;
+    memset(&f, 0, sizeof f);
+    f.pattern = RTSIM_PAT_PIECEWISE;
+    f.n_rates = 2;
+    f.rates_pps[0] = r0;
+    f.rates_pps[1] = r1;
+    f.rate_t_ns[1] = change_ns;
+    return f;
+}
+
+/* Append two_rate_flow(r0, change_ns, r1); returns its index. */
+static inline int add_two_rate_flow(rtsim_config *c, double r0, int64_t change_ns, double r1)
+{
+    c->flows[c->n_flows] = two_rate_flow(r0, change_ns, r1);
+    return (int)c->n_flows++;
+}
+
+/* What differs between the devices of flood_device(), written with designated
+ * initialisers at each call; a field left out is 0. */
+typedef struct {
+    uint64_t duration_ns;
+    int64_t tick_ns; /* 0: no tick */
+    uint32_t queue_capacity;
+    rtsim_costs costs; /* all of them: base()'s 1 us defaults do not apply */
+    struct {
+        uint32_t priority;
+        int64_t period_ns, work_ns;
+    } critical;
+    uint32_t driver_priority;
+    double pps;
+} flood_spec;
+
+/* A device under one constant flood: base(f->duration_ns) with f's tick, RX
+ * queue and costs, the critical task, the driver, and one constant flow of
+ * f->pps. */
+static inline rtsim_config flood_device(const flood_spec *f)
+{
+    rtsim_config c = base(f->duration_ns);
+    c.tick_ns = f->tick_ns;
+    c.queue_capacity = f->queue_capacity;
+    c.costs = f->costs;
+    add_critical(&c, f->critical.priority, f->critical.period_ns, f->critical.work_ns);
+    add_driver(&c, f->driver_priority);
+    add_flow(&c, RTSIM_PAT_CONSTANT, f->pps);
+    return c;
+}
+
 /* The configuration check refuses `c` with a message that names `key`. */
 static inline bool refused_naming(const rtsim_config *c, const char *key)
 {

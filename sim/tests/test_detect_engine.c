@@ -9,15 +9,14 @@
  * against a critical task of 6 ms per 10 ms. */
 static rtsim_config flood(void)
 {
-    rtsim_config c = base(200 * MS);
+    rtsim_config c = flood_device(&(flood_spec){
+        .duration_ns = 200 * MS, .queue_capacity = 64,
+        .costs = {.isr_entry_exit_ns = 1 * US, .isr_per_packet_ns = 4 * US,
+                  .driver_per_packet_ns = 5 * US},
+        .critical = {.priority = 3, .period_ns = 10 * MS, .work_ns = 6 * MS},
+        .driver_priority = 2, .pps = 90000});
     c.bin_ns = 50 * MS;
-    c.queue_capacity = 64;
-    c.costs.isr_per_packet_ns = 4 * US;
-    c.costs.driver_per_packet_ns = 5 * US;
-    add_critical(&c, 3, 10 * MS, 6 * MS);
-    add_driver(&c, 2);
-    int f = add_flow(&c, RTSIM_PAT_CONSTANT, 90000);
-    c.flows[f].start_ns = 50 * MS;
+    c.flows[0].start_ns = 50 * MS;
     return c;
 }
 

@@ -110,11 +110,7 @@ static void test_round_robin(void)
             c.n_sources = 1;
             c.sources[0].isr_per_packet_ns = 10 * US;
             c.sources[0].isr_only = 1;
-            c.n_flows = 1;
-            c.flows[0].pattern = RTSIM_PAT_PIECEWISE;
-            c.flows[0].n_rates = 2;
-            c.flows[0].rates_pps[0] = 2000; /* first gap 0.5 ms */
-            c.flows[0].rate_t_ns[1] = 600 * US;
+            add_two_rate_flow(&c, 2000, 600 * US, 0); /* first gap 0.5 ms */
         }
         rtsim *s;
         rtsim_bin t = run_totals(&c, &s);
@@ -294,9 +290,7 @@ static void test_worker_receives_its_flow(void)
         rtsim_config c = isr5_driver20(10 * MS);
         add_driver(&c, 3);
         add_worker(&c, 2, 0, 2, rows[i].work);
-        c.n_flows = 1;
-        c.flows[0].pattern = RTSIM_PAT_CONSTANT;
-        c.flows[0].rate_pps = 10000;
+        add_flow(&c, RTSIM_PAT_CONSTANT, 10000);
         rtsim *s;
         rtsim_bin t = run_totals(&c, &s);
         rtsim_flow_stats f = flow_stats(s, 0);

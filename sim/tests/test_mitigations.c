@@ -8,18 +8,14 @@
  * and one constant flood of `pps` under `mitigation`. */
 static rtsim_config flood(uint64_t duration_ns, double pps, uint32_t mitigation)
 {
-    rtsim_config c = base(duration_ns);
+    rtsim_config c = flood_device(&(flood_spec){
+        .duration_ns = duration_ns, .tick_ns = 1 * MS, .queue_capacity = 100,
+        .costs = {.isr_entry_exit_ns = 2 * US, .isr_per_packet_ns = 3 * US,
+                  .driver_per_packet_ns = 10 * US, .timer_isr_ns = 1 * US},
+        .critical = {.priority = 3, .period_ns = 10 * MS, .work_ns = 4 * MS},
+        .driver_priority = 2, .pps = pps});
     c.seed = 0;
-    c.tick_ns = 1 * MS;
     c.time_slicing = 1;
-    c.queue_capacity = 100;
-    c.costs.isr_entry_exit_ns = 2 * US;
-    c.costs.isr_per_packet_ns = 3 * US;
-    c.costs.driver_per_packet_ns = 10 * US;
-    c.costs.timer_isr_ns = 1 * US;
-    add_critical(&c, 3, 10 * MS, 4 * MS);
-    add_driver(&c, 2);
-    add_flow(&c, RTSIM_PAT_CONSTANT, pps);
     c.mitigation.kind = mitigation;
     return c;
 }

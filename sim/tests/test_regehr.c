@@ -103,15 +103,12 @@ static void test_budget_charges_the_isr(void)
 {
     /* A 60 kpps flood whose ISR costs 5 us: charged to the budget too, it
      * suspends the driver earlier, so fewer packets are taken. */
-    rtsim_config c = base(200 * MS);
-    c.tick_ns = 1 * MS;
-    c.queue_capacity = 100;
-    c.costs.isr_entry_exit_ns = 2 * US;
-    c.costs.isr_per_packet_ns = 3 * US;
-    c.costs.driver_per_packet_ns = 10 * US;
-    add_critical(&c, 2, 10 * MS, 4 * MS);
-    add_driver(&c, 2);
-    add_flow(&c, RTSIM_PAT_CONSTANT, 60000);
+    rtsim_config c = flood_device(&(flood_spec){
+        .duration_ns = 200 * MS, .tick_ns = 1 * MS, .queue_capacity = 100,
+        .costs = {.isr_entry_exit_ns = 2 * US, .isr_per_packet_ns = 3 * US,
+                  .driver_per_packet_ns = 10 * US},
+        .critical = {.priority = 2, .period_ns = 10 * MS, .work_ns = 4 * MS},
+        .driver_priority = 2, .pps = 60000});
     c.mitigation.kind = RTSIM_MIT_BUDGET;
     rtsim_bin off = run_totals(&c, NULL);
     c.mitigation.budget_charge_isr = 1;

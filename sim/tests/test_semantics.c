@@ -168,11 +168,7 @@ static void test_disabled_line_latches_once(void)
     c.mitigation.kind = RTSIM_MIT_STRICT;
     c.mitigation.min_interarrival_ns = 1 * MS;
     add_driver(&c, 1);
-    c.n_flows = 1;
-    c.flows[0].pattern = RTSIM_PAT_PIECEWISE;
-    c.flows[0].n_rates = 2;
-    c.flows[0].rates_pps[0] = 10000;
-    c.flows[0].rate_t_ns[1] = 950 * US;
+    add_two_rate_flow(&c, 10000, 950 * US, 0);
     rtsim *s = make(&c);
     CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
     rtsim_bin t;
@@ -207,14 +203,8 @@ static void test_rate_change_point(void)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
-        rtsim_flow_cfg f;
-        memset(&f, 0, sizeof f);
-        f.pattern = RTSIM_PAT_PIECEWISE;
+        rtsim_flow_cfg f = two_rate_flow(rows[i].r0, rows[i].change, rows[i].r1);
         f.poisson = rows[i].poisson;
-        f.n_rates = 2;
-        f.rates_pps[0] = rows[i].r0;
-        f.rates_pps[1] = rows[i].r1;
-        f.rate_t_ns[1] = rows[i].change;
         sim_flow_gen g;
         flow_gen_init(&g, &f, 7, 0);
         uint64_t t = flow_next_after(&g, 0, 1);

@@ -23,12 +23,7 @@ static void test_slow_then_fast(void)
 {
     rtsim_config c = base(1000 * MS);
     add_driver(&c, 1);
-    int f = add_flow(&c, RTSIM_PAT_PIECEWISE, 0);
-    c.flows[f].n_rates = 2;
-    c.flows[f].rates_pps[0] = 1e-12;
-    c.flows[f].rate_t_ns[0] = 0;
-    c.flows[f].rates_pps[1] = 1000;
-    c.flows[f].rate_t_ns[1] = 500 * MS;
+    add_two_rate_flow(&c, 1e-12, 500 * MS, 1000);
     rtsim *s;
     rtsim_bin t = run_totals(&c, &s);
     CHECK(t.offered >= 499 && t.offered <= 500);
