@@ -1,0 +1,99 @@
+"""libshield's test vectors (libshield/tests/vectors/*.toml) run through the
+Python binding: the native library the simulator runs (link-time optimised,
+-O2, hidden visibility) gives, row by row, the outcomes the C unit tests
+check on their own build. The files are read and checked by the generator
+the C build uses (gen_vectors.load); flag and enumerator values come from
+the binding (lib.RTS_ACT_DROP), never from here."""
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from rtshield import _native
+
+pytest.importorskip("tomllib", reason="the vectors' generator reads TOML with tomllib")
+
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "libshield" / "tests" / "vectors"
+INCLUDE = ROOT / "libshield" / "include"
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_vectors", VECTORS / "gen_vectors.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+gen = _gen()
+ffi, lib = _native.load()
+NEVER = int(ffi.cast("uint64_t", -1))  # rts_countdown_next_event_at() when idle
+
+
+def flags(names):
+    """The rts_action flags named `names` (RTS_ACT_*), from the binding."""
+    value = lib.RTS_ACT_NONE
+    for name in names:
+        value |= getattr(lib, name)
+    return value
+
+
+def check(got, want, what, row):
+    assert got == want, f"{row['name']}: {what} == {got}, expected {want}"
+
+
+def check_action(a, row):
+    check(a.flags, flags(row["action"]), "flags", row)
+    check(a.timer_at, row["timer_at"], "timer_at", row)
+
+
+def check_after(state, table):
+    """The table's expectations on the state after its last row."""
+    for path, want in table.after.items():
+        value = state
+        for part in re.findall(r"[a-z_][a-z0-9_]*|\[[0-9]+\]", path):
+            value = value[int(part[1:-1])] if part.startswith("[") else getattr(value, part)
+        assert value == want, f"{table.name}: after the last row: {path} == {value}, want {want}"
+
+
+# ------------------------------------------------------------ components
+def run_strict(t):
+    s = ffi.new("rts_strict *")
+    assert lib.rts_strict_init(s, t.config["t_min"]) == lib.RTS_OK
+    for row in t.rows:
+        if row["ev"] == "irq":
+            a = lib.rts_strict_on_irq_isr(s, row["now"])
+        else:
+            a = lib.rts_strict_on_timer_isr(s, row["now"])
+        check_action(a, row)
+        for key in ("admitted", "expiries", "port_errors"):
+            check(getattr(s, key), row[key], key, row)
+    return s
+
+
+RUNNERS = {
+    "strict": run_strict,
+}
+
+
+def _cases():
+    for path in sorted(VECTORS.glob("*.toml")):
+        vectors = gen.load(path, INCLUDE)
+        for table in vectors.tables:
+            yield pytest.param(vectors.component, table, id=f"{vectors.component}.{table.name}")
+
+
+@pytest.mark.parametrize(("component", "table"), list(_cases()))
+def test_vectors_through_binding(component, table):
+    state = RUNNERS[component](table)
+    check_after(state, table)
+
+
+def test_every_vectors_file_has_a_runner():
+    files = {p.stem for p in VECTORS.glob("*.toml")}
+    assert files, "no vectors files"
+    assert files <= set(RUNNERS), f"no runner for {sorted(files - set(RUNNERS))}"
