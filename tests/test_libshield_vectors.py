@@ -75,8 +75,32 @@ def run_strict(t):
     return s
 
 
+def run_bursty(t):
+    b = ffi.new("rts_bursty *")
+    c = t.config
+    assert lib.rts_bursty_init(b, c["period"], getattr(lib, c["mode"])) == lib.RTS_OK
+    sid = ffi.new("uint32_t *")
+    for i, n in enumerate(c["burst"]):
+        assert lib.rts_bursty_add_source(b, n, sid) == lib.RTS_OK
+        assert sid[0] == i
+    a = lib.rts_bursty_start(b, c["t0"])
+    assert a.timer_at == c["t0"] + c["period"]
+    for row in t.rows:
+        if row["ev"] == "tick":
+            mask = ffi.new("uint32_t *", 0xDEAD)
+            a = lib.rts_bursty_on_tick_isr(b, row["now"], mask)
+            check(mask[0], row["reenable"], "re-enabled mask", row)
+        else:
+            a = lib.rts_bursty_on_irq_isr(b, int(row["ev"].removeprefix("irq")), row["now"])
+        check_action(a, row)
+        check(b.src[0].count, row["count0"], "src[0].count", row)
+        check(b.disabled_mask, row["disabled"], "disabled_mask", row)
+    return b
+
+
 RUNNERS = {
     "strict": run_strict,
+    "bursty": run_bursty,
 }
 
 

@@ -80,7 +80,7 @@ COMPONENTS: dict[str, Component] = {
         events={"irq0": "IRQ0", "irq1": "IRQ1", "irq2": "IRQ2", "tick": "TICK"},
         config={"mode": Col(Enum("RTS_BURSTY_TIMER_")), "period": Col(INT), "t0": Col(INT),
                 "burst": Col(INT_LIST)},
-        columns=_action_columns(reenable=Col(INT, default=0), count0=Col(INT), disabled=Col(INT)),
+        columns=_action_columns(reenable=Col(INT), count0=Col(INT), disabled=Col(INT)),
     ),
     "countdown": Component(
         "rts_countdown", "countdown_row", "countdown_table",
