@@ -98,9 +98,33 @@ def run_bursty(t):
     return b
 
 
+def run_countdown(t):
+    c = ffi.new("rts_countdown *")
+    assert lib.rts_countdown_init(c, t.config["tick_ns"], t.config["initial"]) == lib.RTS_OK
+    assert lib.rts_countdown_next_event_at(c) == NEVER
+    for row in t.rows:
+        a = ffi.new("rts_action *")[0]  # RTS_ACT_NONE, timer 0
+        if row["ev"] == "arrival":
+            a = lib.rts_countdown_on_arrival_isr(c, row["now"])
+        elif row["ev"] == "zero":
+            a = lib.rts_countdown_on_zero_isr(c, row["now"])
+        else:
+            got = lib.rts_countdown_configure(c, row["tick_ns"], row["initial"], row["now"])
+            check(got, lib.RTS_OK, "configure", row)
+        check_action(a, row)
+        next_at = NEVER if row["next"] == "never" else row["next"]
+        check(lib.rts_countdown_next_event_at(c), next_at, "next_event_at", row)
+        for key in ("delivered", "latches", "lost"):
+            check(getattr(c, key), row[key], key, row)
+    arrivals = sum(row["ev"] == "arrival" for row in t.rows)
+    assert c.arrivals == arrivals, f"{t.name}: arrivals == {c.arrivals}, expected {arrivals}"
+    return c
+
+
 RUNNERS = {
     "strict": run_strict,
     "bursty": run_bursty,
+    "countdown": run_countdown,
 }
 
 
