@@ -121,10 +121,26 @@ def run_countdown(t):
     return c
 
 
+def run_burst_mit(t):
+    m = ffi.new("rts_burst_mit *")
+    cfg = ffi.new("rts_burst_mit_cfg *", t.config)  # the keys are the fields
+    assert lib.rts_burst_mit_init(m, cfg) == lib.RTS_OK
+    for row in t.rows:
+        if row["ev"] == "rx":
+            a = lib.rts_burst_mit_on_rx_isr(m, row["now"])
+        else:
+            a = lib.rts_burst_mit_on_timer_isr(m, row["now"])
+        check_action(a, row)
+        check(m.count, row["count_after"], "count", row)
+        check(m.slice_start, row["slice_start_after"], "slice_start", row)
+    return m
+
+
 RUNNERS = {
     "strict": run_strict,
     "bursty": run_bursty,
     "countdown": run_countdown,
+    "burst_mit": run_burst_mit,
 }
 
 
