@@ -136,11 +136,38 @@ def run_burst_mit(t):
     return m
 
 
+def run_budget_mit(t):
+    cfg = ffi.new("rts_budget_mit_cfg *")
+    lib.rts_budget_mit_cfg_default(cfg)
+    for key, value in t.config.items():  # overrides of the defaults
+        setattr(cfg, key, value)
+    m = ffi.new("rts_budget_mit *")
+    assert lib.rts_budget_mit_init(m, cfg) == lib.RTS_OK
+    for i, row in enumerate(t.rows, 1):
+        now, arg = 100 * i, row["arg"]
+        if row["op"] == "report":
+            a = lib.rts_budget_mit_on_cycle_end(m, now, arg)
+        elif row["op"] == "packet":
+            a = lib.rts_budget_mit_on_packet_done(m, now, arg, 7)
+        elif row["op"] == "isr":
+            a = lib.rts_budget_mit_on_isr_work_isr(m, now, arg)
+        else:
+            p = lib.rts_budget_mit_driver_poll(m, now)
+            check(p.run, not row["suspended"], "poll run", row)
+            check(p.sleep_ns, 0, "poll sleep_ns", row)
+            a = p.act
+        check(a.flags, flags(row["action"]), "flags", row)
+        check(m.budget_ns, row["budget"], "budget_ns", row)
+        check(m.suspended, row["suspended"], "suspended", row)
+    return m
+
+
 RUNNERS = {
     "strict": run_strict,
     "bursty": run_bursty,
     "countdown": run_countdown,
     "burst_mit": run_burst_mit,
+    "budget_mit": run_budget_mit,
 }
 
 
