@@ -162,12 +162,42 @@ def run_budget_mit(t):
     return m
 
 
+def run_nic_moderation(t):
+    nic = ffi.new("rts_nic_moderation *")
+    lib.rts_nic_moderation_init(nic)
+    c = t.config
+    q = ffi.new("uint8_t *")
+    got = lib.rts_nic_moderation_bind(nic, lib.RTS_PROTO_UDP, 502, c["size"], c["t_abs"],
+                                      c["t_pack"], c["frames"], 5, 3, q)
+    assert got == lib.RTS_OK
+    q = q[0]
+    rx = ffi.new("rts_nic_moderation_rx_result *")
+    for row in t.rows:
+        if row["op"] == "rx":
+            lib.rts_nic_moderation_rx(nic, lib.RTS_PROTO_UDP, 502, row["t"], rx)
+            check(rx.outcome, lib.RTS_NIC_STORED, "outcome", row)
+            check(rx.queue, q, "queue", row)
+            check(rx.irq, row["irq"], "irq", row)
+            if rx.irq:
+                check(rx.announced, row["announced"], "announced", row)
+        else:
+            due = lib.rts_nic_moderation_next_expiry(nic) <= row["t"]
+            check(due, row["irq"] != 0, "next_expiry <= t", row)
+            mask = lib.rts_nic_moderation_expire(nic, row["t"])
+            check(mask, row["irq"] << q, "expire mask", row)
+            if mask:
+                check(nic.q[q].announced, row["announced"], "announced", row)
+        check(lib.rts_nic_moderation_next_expiry(nic), row["next"], "next_expiry", row)
+    return nic
+
+
 RUNNERS = {
     "strict": run_strict,
     "bursty": run_bursty,
     "countdown": run_countdown,
     "burst_mit": run_burst_mit,
     "budget_mit": run_budget_mit,
+    "nic_moderation": run_nic_moderation,
 }
 
 
