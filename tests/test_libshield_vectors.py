@@ -191,6 +191,16 @@ def run_nic_moderation(t):
     return nic
 
 
+def run_detect(t):
+    w = ffi.new("rts_detect_fill_wm *")
+    assert lib.rts_detect_fill_wm_init(w, t.config["high"], t.config["low"]) == lib.RTS_OK
+    for row in t.rows:
+        change = lib.rts_detect_fill_wm_update(w, row["fill"])
+        check(change, getattr(lib, row["change"]), "change", row)
+        check(w.overload, row["overload"], "overload", row)
+    return w
+
+
 RUNNERS = {
     "strict": run_strict,
     "bursty": run_bursty,
@@ -198,6 +208,7 @@ RUNNERS = {
     "burst_mit": run_burst_mit,
     "budget_mit": run_budget_mit,
     "nic_moderation": run_nic_moderation,
+    "detect": run_detect,
 }
 
 
