@@ -201,6 +201,24 @@ def run_detect(t):
     return w
 
 
+def run_flow_table(t):
+    ft = ffi.new("rts_flow_table *")
+    at, cfg = t.config["setup_at"], t.config
+    lib.rts_flow_table_init(ft, at)
+    fid = ffi.new("uint8_t *")
+    assert lib.rts_flow_table_bind(ft, lib.RTS_PROTO_UDP, 502, 0, fid) == lib.RTS_OK
+    fid = fid[0]
+    assert lib.rts_flow_table_admit_isr(ft, fid, at)  # no server yet: unlimited
+    cap = lib.rts_flow_table_setopt(ft, fid, lib.RTS_FLOWOPT_CAPACITY, cfg["capacity"], at)
+    assert cap == lib.RTS_OK
+    assert lib.rts_flow_table_admit_isr(ft, fid, at)  # still unlimited: no period
+    period = lib.rts_flow_table_setopt(ft, fid, lib.RTS_FLOWOPT_PERIOD_NS, cfg["period_ns"], at)
+    assert period == lib.RTS_OK
+    for row in t.rows:
+        check(lib.rts_flow_table_admit_isr(ft, fid, row["t"]), row["admitted"], "admitted", row)
+    return ft
+
+
 RUNNERS = {
     "strict": run_strict,
     "bursty": run_bursty,
@@ -209,6 +227,7 @@ RUNNERS = {
     "budget_mit": run_budget_mit,
     "nic_moderation": run_nic_moderation,
     "detect": run_detect,
+    "flow_table": run_flow_table,
 }
 
 

@@ -113,6 +113,11 @@ COMPONENTS: dict[str, Component] = {
         columns={"op": Col(EVENT), "t": Col(INT), "irq": Col(INT), "announced": Col(INT),
                  "next": Col(INT)},
     ),
+    "flow_table": Component(
+        "rts_flow_table", "flow_table_row", "flow_table_table",
+        config={"setup_at": Col(INT), "capacity": Col(INT), "period_ns": Col(INT)},
+        columns={"t": Col(INT), "admitted": Col(BOOL)},
+    ),
     "detect": Component(
         "rts_detect_fill_wm", "detect_row", "detect_table",
         config={"high": Col(INT), "low": Col(INT)},
