@@ -248,3 +248,29 @@ def test_every_vectors_file_has_a_runner():
     files = {p.stem for p in VECTORS.glob("*.toml")}
     assert files, "no vectors files"
     assert files <= set(RUNNERS), f"no runner for {sorted(files - set(RUNNERS))}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('action = ["enable_line"]', 'action = ["enable_lines"]',
+         "strict.toml: table sequence, row 2 ('timer expiry re-enables'), key action: "
+         "unknown action flag 'enable_lines' (no RTS_ACT_ENABLE_LINES in rts_types.h)"),
+        ("admitted = 1,", "admited = 1,",
+         "strict.toml: table sequence, row 1 ('first irq admitted, timer at now+t_min'), "
+         "key admited: unknown key"),
+        ('ev = "timer"', 'ev = "tick"',
+         "strict.toml: table sequence, row 2 ('timer expiry re-enables'), key ev: "
+         "unknown event 'tick'"),
+        ("t_min = 1000", "t_mn = 1000", "strict.toml: table sequence, key t_mn: unknown key"),
+    ],
+)
+def test_generator_names_the_mistake(tmp_path, capsys, old, new, message):
+    bad = tmp_path / "strict.toml"
+    bad.write_text((VECTORS / "strict.toml").read_text().replace(old, new, 1))
+    out = tmp_path / "vectors_strict.h"
+    assert gen.main(["gen_vectors.py", str(INCLUDE), str(bad), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"gen_vectors: {message}"), err
+    assert err.count("\n") == 1
+    assert not out.exists()

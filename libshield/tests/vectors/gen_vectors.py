@@ -210,14 +210,18 @@ def _value(kind: object, value: object, where: str, key: str, known: frozenset[s
                 raise bad(f"expected a flag name, got {name!r}")
             for flag in aliases.get(name, [name]):
                 full = "RTS_ACT_" + flag.upper()
-                if flag != flag.lower() or full not in known:
+                if flag != flag.lower():
+                    raise bad(f"action flag {flag!r}: write it in lower case")
+                if full not in known:
                     raise bad(f"unknown action flag {flag!r} (no {full} in rts_types.h)")
                 if full not in flags:
                     flags.append(full)
         return [f for f in flags if f != "RTS_ACT_NONE"]
     if isinstance(kind, Enum):
         full = kind.prefix + str(value).upper()
-        if not isinstance(value, str) or value != value.lower() or full not in known:
+        if isinstance(value, str) and value != value.lower():
+            raise bad(f"{value!r}: write it in lower case")
+        if not isinstance(value, str) or full not in known:
             raise bad(f"unknown name {value!r} (no {full} in libshield's headers)")
         return full
     raise AssertionError(kind)
