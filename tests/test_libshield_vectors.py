@@ -46,33 +46,47 @@ def check(got, want, what, row):
     assert got == want, f"{row['name']}: {what} == {got}, expected {want}"
 
 
-def check_action(a, row):
-    check(a.flags, flags(row["action"]), "flags", row)
-    check(a.timer_at, row["timer_at"], "timer_at", row)
+def field(state, path):
+    """`state`'s field at `path` (a C-like path: count, src[0].count)."""
+    for part in re.findall(r"[a-z_][a-z0-9_]*|\[[0-9]+\]", path):
+        state = state[int(part[1:-1])] if part.startswith("[") else getattr(state, part)
+    return state
 
 
 def check_after(state, table):
     """The table's expectations on the state after its last row."""
     for path, want in table.after.items():
-        value = state
-        for part in re.findall(r"[a-z_][a-z0-9_]*|\[[0-9]+\]", path):
-            value = value[int(part[1:-1])] if part.startswith("[") else getattr(value, part)
+        value = field(state, path)
         assert value == want, f"{table.name}: after the last row: {path} == {value}, want {want}"
+
+
+def play(t, state, events, fields, key="ev"):
+    """Each row of `t`: events[row[key]](row, i) (i counts rows from 1) runs the
+    row's event and returns its rts_action, checked against the row's `action`
+    (and `timer_at` where the table has it); then each column of `fields`
+    against the state's field at that path (or the value of that function)."""
+    for i, row in enumerate(t.rows, 1):
+        a = events[row[key]](row, i)
+        check(a.flags, flags(row["action"]), "flags", row)
+        if "timer_at" in row:
+            check(a.timer_at, row["timer_at"], "timer_at", row)
+        for column, path in fields.items():
+            got = path() if callable(path) else field(state, path)
+            check(got, row[column], column, row)
+    return state
+
+
+NO_ACTION = ffi.new("rts_action *")[0]  # RTS_ACT_NONE, timer 0
 
 
 # ------------------------------------------------------------ components
 def run_strict(t):
     s = ffi.new("rts_strict *")
     assert lib.rts_strict_init(s, t.config["t_min"]) == lib.RTS_OK
-    for row in t.rows:
-        if row["ev"] == "irq":
-            a = lib.rts_strict_on_irq_isr(s, row["now"])
-        else:
-            a = lib.rts_strict_on_timer_isr(s, row["now"])
-        check_action(a, row)
-        for key in ("admitted", "expiries", "port_errors"):
-            check(getattr(s, key), row[key], key, row)
-    return s
+    events = {"irq": lambda row, _: lib.rts_strict_on_irq_isr(s, row["now"]),
+              "timer": lambda row, _: lib.rts_strict_on_timer_isr(s, row["now"])}
+    fields = {k: k for k in ("admitted", "expiries", "port_errors")}
+    return play(t, s, events, fields)
 
 
 def run_bursty(t):
@@ -85,37 +99,39 @@ def run_bursty(t):
         assert sid[0] == i
     a = lib.rts_bursty_start(b, c["t0"])
     assert a.timer_at == c["t0"] + c["period"]
-    for row in t.rows:
-        if row["ev"] == "tick":
-            mask = ffi.new("uint32_t *", 0xDEAD)
-            a = lib.rts_bursty_on_tick_isr(b, row["now"], mask)
-            check(mask[0], row["reenable"], "re-enabled mask", row)
-        else:
-            a = lib.rts_bursty_on_irq_isr(b, int(row["ev"].removeprefix("irq")), row["now"])
-        check_action(a, row)
-        check(b.src[0].count, row["count0"], "src[0].count", row)
-        check(b.disabled_mask, row["disabled"], "disabled_mask", row)
-    return b
+
+    def tick(row, _):
+        mask = ffi.new("uint32_t *", 0xDEAD)
+        a = lib.rts_bursty_on_tick_isr(b, row["now"], mask)
+        check(mask[0], row["reenable"], "re-enabled mask", row)
+        return a
+
+    events = {"tick": tick}
+    for src in range(len(c["burst"])):
+        events[f"irq{src}"] = lambda row, _, src=src: lib.rts_bursty_on_irq_isr(b, src, row["now"])
+    return play(t, b, events, {"count0": "src[0].count", "disabled": "disabled_mask"})
 
 
 def run_countdown(t):
     c = ffi.new("rts_countdown *")
     assert lib.rts_countdown_init(c, t.config["tick_ns"], t.config["initial"]) == lib.RTS_OK
     assert lib.rts_countdown_next_event_at(c) == NEVER
-    for row in t.rows:
-        a = ffi.new("rts_action *")[0]  # RTS_ACT_NONE, timer 0
-        if row["ev"] == "arrival":
-            a = lib.rts_countdown_on_arrival_isr(c, row["now"])
-        elif row["ev"] == "zero":
-            a = lib.rts_countdown_on_zero_isr(c, row["now"])
-        else:
-            got = lib.rts_countdown_configure(c, row["tick_ns"], row["initial"], row["now"])
-            check(got, lib.RTS_OK, "configure", row)
-        check_action(a, row)
-        next_at = NEVER if row["next"] == "never" else row["next"]
-        check(lib.rts_countdown_next_event_at(c), next_at, "next_event_at", row)
-        for key in ("delivered", "latches", "lost"):
-            check(getattr(c, key), row[key], key, row)
+
+    def configure(row, _):
+        got = lib.rts_countdown_configure(c, row["tick_ns"], row["initial"], row["now"])
+        check(got, lib.RTS_OK, "configure", row)
+        return NO_ACTION
+
+    events = {"arrival": lambda row, _: lib.rts_countdown_on_arrival_isr(c, row["now"]),
+              "zero": lambda row, _: lib.rts_countdown_on_zero_isr(c, row["now"]),
+              "configure": configure}
+    def next_event():  # as the table writes it: "never" for an idle counter
+        at = lib.rts_countdown_next_event_at(c)
+        return "never" if at == NEVER else at
+
+    fields = {k: k for k in ("delivered", "latches", "lost")}
+    fields["next"] = next_event
+    play(t, c, events, fields)
     arrivals = sum(row["ev"] == "arrival" for row in t.rows)
     assert c.arrivals == arrivals, f"{t.name}: arrivals == {c.arrivals}, expected {arrivals}"
     return c
@@ -125,15 +141,9 @@ def run_burst_mit(t):
     m = ffi.new("rts_burst_mit *")
     cfg = ffi.new("rts_burst_mit_cfg *", t.config)  # the keys are the fields
     assert lib.rts_burst_mit_init(m, cfg) == lib.RTS_OK
-    for row in t.rows:
-        if row["ev"] == "rx":
-            a = lib.rts_burst_mit_on_rx_isr(m, row["now"])
-        else:
-            a = lib.rts_burst_mit_on_timer_isr(m, row["now"])
-        check_action(a, row)
-        check(m.count, row["count_after"], "count", row)
-        check(m.slice_start, row["slice_start_after"], "slice_start", row)
-    return m
+    events = {"rx": lambda row, _: lib.rts_burst_mit_on_rx_isr(m, row["now"]),
+              "timer": lambda row, _: lib.rts_burst_mit_on_timer_isr(m, row["now"])}
+    return play(t, m, events, {"count_after": "count", "slice_start_after": "slice_start"})
 
 
 def run_budget_mit(t):
@@ -143,23 +153,19 @@ def run_budget_mit(t):
         setattr(cfg, key, value)
     m = ffi.new("rts_budget_mit *")
     assert lib.rts_budget_mit_init(m, cfg) == lib.RTS_OK
-    for i, row in enumerate(t.rows, 1):
-        now, arg = 100 * i, row["arg"]
-        if row["op"] == "report":
-            a = lib.rts_budget_mit_on_cycle_end(m, now, arg)
-        elif row["op"] == "packet":
-            a = lib.rts_budget_mit_on_packet_done(m, now, arg, 7)
-        elif row["op"] == "isr":
-            a = lib.rts_budget_mit_on_isr_work_isr(m, now, arg)
-        else:
-            p = lib.rts_budget_mit_driver_poll(m, now)
-            check(p.run, not row["suspended"], "poll run", row)
-            check(p.sleep_ns, 0, "poll sleep_ns", row)
-            a = p.act
-        check(a.flags, flags(row["action"]), "flags", row)
-        check(m.budget_ns, row["budget"], "budget_ns", row)
-        check(m.suspended, row["suspended"], "suspended", row)
-    return m
+
+    def poll(row, i):
+        p = lib.rts_budget_mit_driver_poll(m, 100 * i)
+        check(p.run, not row["suspended"], "poll run", row)
+        check(p.sleep_ns, 0, "poll sleep_ns", row)
+        return p.act
+
+    # rows 100 ns apart; `arg` is the earliness or the work
+    events = {"report": lambda row, i: lib.rts_budget_mit_on_cycle_end(m, 100 * i, row["arg"]),
+              "packet": lambda row, i: lib.rts_budget_mit_on_packet_done(m, 100 * i, row["arg"], 7),
+              "isr": lambda row, i: lib.rts_budget_mit_on_isr_work_isr(m, 100 * i, row["arg"]),
+              "poll": poll}
+    return play(t, m, events, {"budget": "budget_ns", "suspended": "suspended"}, key="op")
 
 
 def run_nic_moderation(t):
