@@ -48,20 +48,27 @@ static const char *rts_test_case = "";
  * CASE or the end of the test function. */
 #define CASE(name) (rts_test_case = (name))
 
-#define RTS_RUN(fn)                                                    \
+/* Run `call` as one test named `label`. */
+#define RTS_RUN_AS(label, call)                                        \
     do {                                                               \
         int before_ = rts_test_failed_checks;                          \
         rts_test_case = "";                                            \
-        rts_test_row = #fn;                                            \
-        fn();                                                          \
+        rts_test_row = (label);                                        \
+        call;                                                          \
         rts_test_run++;                                                \
         if (rts_test_failed_checks != before_) {                       \
             rts_test_failed++;                                         \
-            fprintf(stderr, "FAIL %s\n", #fn);                         \
+            fprintf(stderr, "FAIL %s\n", (label));                     \
         } else {                                                       \
-            printf("ok   %s\n", #fn);                                  \
+            printf("ok   %s\n", (label));                              \
         }                                                              \
     } while (0)
+
+#define RTS_RUN(fn) RTS_RUN_AS(#fn, fn())
+
+/* Run the generated vectors table `table` (see RTS_VECTOR_TABLE) as a test
+ * of its own, named after it: run(&table). */
+#define RTS_RUN_TABLE(run, table) RTS_RUN_AS(#table, run(&(table)))
 
 /* The number of elements of the array `a`. */
 #define RTS_COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -73,18 +73,6 @@ static void test_paper_defaults(void)
     run(&vec_budget_mit_paper_defaults);
 }
 
-/* carry_overdraft: the work beyond the budget is paid from the next reports. */
-static void test_carry_overdraft(void)
-{
-    run(&vec_budget_mit_carry_overdraft);
-}
-
-/* charge_isr: ISR work consumes the budget too and may suspend. */
-static void test_charge_isr(void)
-{
-    run(&vec_budget_mit_charge_isr);
-}
-
 static void test_extremes(void)
 {
     rts_budget_mit m;
@@ -114,8 +102,8 @@ static void test_extremes(void)
 int main(void)
 {
     RTS_RUN(test_paper_defaults);
-    RTS_RUN(test_carry_overdraft);
-    RTS_RUN(test_charge_isr);
+    RTS_RUN_TABLE(run, vec_budget_mit_carry_overdraft);
+    RTS_RUN_TABLE(run, vec_budget_mit_charge_isr);
     RTS_RUN(test_extremes);
     return rts_test_end();
 }

@@ -42,19 +42,6 @@ static void run(const burst_mit_table *t)
     RTS_RUN_VECTORS(&m, t, step);
 }
 
-/* Slices start at the tick time of the first ISR after the old slice ran out
- * (the paper's rule), so slices drift with the traffic. */
-static void test_paper_slices(void)
-{
-    run(&vec_burst_mit_paper_slices);
-}
-
-/* Aligned slices stay on the grid set by the first ISR. */
-static void test_aligned_slices(void)
-{
-    run(&vec_burst_mit_aligned_slices);
-}
-
 /* Danicki §2.2: capacity packets at the end of one slice and capacity at the
  * start of the next are all accepted: up to 2x capacity in a short time. */
 static void test_double_burst(void)
@@ -197,8 +184,8 @@ static void test_init_and_defaults(void)
 
 int main(void)
 {
-    RTS_RUN(test_paper_slices);
-    RTS_RUN(test_aligned_slices);
+    RTS_RUN_TABLE(run, vec_burst_mit_paper_slices);   /* slices drift with the traffic */
+    RTS_RUN_TABLE(run, vec_burst_mit_aligned_slices); /* slices on the grid of the first ISR */
     RTS_RUN(test_double_burst);
     RTS_RUN(test_random_arrivals_bounded);
     RTS_RUN(test_through_port);

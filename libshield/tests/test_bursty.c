@@ -42,9 +42,13 @@ typedef struct {
 
 #include "vectors_bursty.h"
 
-/* `b` set up as the table says and started, then the table's rows. */
-static void run(rts_bursty *b, const bursty_table *t)
+/* The limiter the tables run on. */
+static rts_bursty lim;
+
+/* `lim` set up as the table says and started, then the table's rows. */
+static void run(const bursty_table *t)
 {
+    rts_bursty *b = &lim;
     CHECK_EQ(rts_bursty_init(b, t->period, t->mode), RTS_OK);
     for (uint32_t i = 0; i < RTS_COUNT(t->burst); i++) {
         uint32_t id = 99;
@@ -57,24 +61,11 @@ static void run(rts_bursty *b, const bursty_table *t)
     RTS_RUN_VECTORS(b, t, step);
 }
 
-static void test_periodic_boundaries(void)
-{
-    rts_bursty b;
-    run(&b, &vec_bursty_periodic_boundaries);
-}
-
-static void test_shared_timer(void)
-{
-    rts_bursty b;
-    run(&b, &vec_bursty_shared_timer);
-}
-
 static void test_lazy_timer_actions(void)
 {
-    rts_bursty b;
-    run(&b, &vec_bursty_lazy_timer_actions);
+    run(&vec_bursty_lazy_timer_actions);
     /* A restart while a line is held off keeps the timer interrupt on. */
-    rts_action a = rts_bursty_start(&b, 9500);
+    rts_action a = rts_bursty_start(&lim, 9500);
     CHECK_EQ(a.flags, TIMER_ON);
     CHECK_EQ(a.timer_at, 10500);
 }
@@ -419,8 +410,8 @@ static void test_pick_timer(void)
 
 int main(void)
 {
-    RTS_RUN(test_periodic_boundaries);
-    RTS_RUN(test_shared_timer);
+    RTS_RUN_TABLE(run, vec_bursty_periodic_boundaries);
+    RTS_RUN_TABLE(run, vec_bursty_shared_timer);
     RTS_RUN(test_lazy_timer_actions);
     RTS_RUN(test_lazy_pending_bit);
     RTS_RUN(test_double_burst_around_tick);

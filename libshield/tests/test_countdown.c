@@ -43,10 +43,14 @@ typedef struct {
 
 #include "vectors_countdown.h"
 
-/* `c` initialised with the table's `tick_ns` and `initial`, then its rows;
- * every arrival row counts in c->arrivals. */
-static void run(rts_countdown *c, const countdown_table *t)
+/* The filter the tables run on. */
+static rts_countdown cd;
+
+/* `cd` initialised with the table's `tick_ns` and `initial`, then its rows;
+ * every arrival row counts in its arrivals. */
+static void run(const countdown_table *t)
 {
+    rts_countdown *c = &cd;
     CHECK_EQ(rts_countdown_init(c, t->tick_ns, t->initial), RTS_OK);
     CHECK(rts_countdown_next_event_at(c) == NEVER);
     RTS_RUN_VECTORS(c, t, step);
@@ -56,29 +60,21 @@ static void run(rts_countdown *c, const countdown_table *t)
     CHECK_EQ(c->arrivals, arrivals);
 }
 
-static void test_basic(void)
-{
-    rts_countdown c;
-    run(&c, &vec_countdown_basic);
-}
-
 static void test_arrival_at_zero(void)
 {
     /* Arrival at exactly the instant the counter reaches zero, each table
      * its own case. */
-    rts_countdown c;
-    run(&c, &vec_countdown_no_latch);
-    run(&c, &vec_countdown_with_latch);
-    run(&c, &vec_countdown_zero_first);
+    run(&vec_countdown_no_latch);
+    run(&vec_countdown_with_latch);
+    run(&vec_countdown_zero_first);
 }
 
 static void test_reconfigure(void)
 {
-    rts_countdown c;
-    run(&c, &vec_countdown_reconfigure);
-    CHECK_EQ(rts_countdown_configure(&c, 0, 4, 400), RTS_EINVAL);
-    CHECK_EQ(c.tick_ns, 3);
-    CHECK_EQ(rts_countdown_init(&c, 0, 4), RTS_EINVAL);
+    run(&vec_countdown_reconfigure);
+    CHECK_EQ(rts_countdown_configure(&cd, 0, 4, 400), RTS_EINVAL);
+    CHECK_EQ(cd.tick_ns, 3);
+    CHECK_EQ(rts_countdown_init(&cd, 0, 4), RTS_EINVAL);
     CHECK_EQ(rts_countdown_init(NULL, 1, 4), RTS_EINVAL);
 }
 
@@ -97,7 +93,7 @@ static void test_late_host(void)
 
 int main(void)
 {
-    RTS_RUN(test_basic);
+    RTS_RUN_TABLE(run, vec_countdown_basic);
     RTS_RUN(test_arrival_at_zero);
     RTS_RUN(test_reconfigure);
     RTS_RUN(test_late_host);

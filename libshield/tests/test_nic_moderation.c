@@ -65,11 +65,6 @@ static void test_packet_timer(void)
     CHECK_EQ(nic.q[q].irqs, 2);
 }
 
-static void test_absolute_timer(void)
-{
-    run(&vec_nic_moderation_absolute_timer);
-}
-
 static void test_frame_threshold_and_full(void)
 {
     const uint8_t q = run(&vec_nic_moderation_frame_threshold);
@@ -175,7 +170,7 @@ static void test_memory(void)
 int main(void)
 {
     RTS_RUN(test_packet_timer);
-    RTS_RUN(test_absolute_timer);
+    RTS_RUN_TABLE(run, vec_nic_moderation_absolute_timer);
     RTS_RUN(test_frame_threshold_and_full);
     RTS_RUN(test_unregistered_and_runtime_reconfiguration);
     RTS_RUN(test_memory);

@@ -36,21 +36,6 @@ static void run(const strict_table *t)
     RTS_RUN_VECTORS(&s, t, step);
 }
 
-static void test_sequence(void)
-{
-    run(&vec_strict_sequence);
-}
-
-static void test_exactly_t_min(void)
-{
-    run(&vec_strict_exactly_t_min);
-}
-
-static void test_port_errors(void)
-{
-    run(&vec_strict_port_errors);
-}
-
 static void test_set_t_min(void)
 {
     rts_strict s;
@@ -127,9 +112,9 @@ static void test_through_port(void)
 
 int main(void)
 {
-    RTS_RUN(test_sequence);
-    RTS_RUN(test_exactly_t_min);
-    RTS_RUN(test_port_errors);
+    RTS_RUN_TABLE(run, vec_strict_sequence);
+    RTS_RUN_TABLE(run, vec_strict_exactly_t_min);
+    RTS_RUN_TABLE(run, vec_strict_port_errors);
     RTS_RUN(test_set_t_min);
     RTS_RUN(test_through_port);
     return rts_test_end();
