@@ -318,11 +318,11 @@ def _c_value(kind: object, value: object) -> str:
     if kind == TIME_OR_NEVER and value == "never":
         return "UINT64_MAX"
     if kind == ACTION:
-        return " | ".join(value) or "RTS_ACT_NONE"  # type: ignore[arg-type]
+        return " | ".join(value) or "RTS_ACT_NONE"
     if kind == INT_LIST:
-        return "{" + ", ".join(str(v) for v in value) + "}"  # type: ignore[union-attr]
+        return "{" + ", ".join(str(v) for v in value) + "}"
     if kind == INT:
-        return f"INT64_C({value})" if not -2**31 <= value < 2**31 else str(value)  # type: ignore[operator]
+        return f"INT64_C({value})" if not -2**31 <= value < 2**31 else str(value)
     return str(value)
 
 
@@ -338,7 +338,7 @@ def c_header(v: Vectors, source: str) -> str:
         base = f"vec_{v.component}_{t.name}"
         out.append(f"static const {spec.row_type} {base}_rows[] = {{")
         for row in t.rows:
-            fields = [f".name = {_c_string(row['name'])}"]  # type: ignore[arg-type]
+            fields = [f".name = {_c_string(row['name'])}"]
             for key, col in spec.columns.items():
                 value = row[key]
                 text = spec.events[value] if col.kind == EVENT else _c_value(col.kind, value)
