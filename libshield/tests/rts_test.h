@@ -3,7 +3,8 @@
  * the exit status ctest reads. Table-driven tests loop over arrays of
  * (time, event, expected) rows (RTS_RUN_ROWS) and name the row in the failure
  * message; a test that runs several tables names each (CASE), and failure
- * messages then read "case: row". */
+ * messages then read "case: row". The limiters' tables are data
+ * (libshield/tests/vectors/), included as generated headers. */
 #ifndef RTS_TEST_H
 #define RTS_TEST_H
 
@@ -47,20 +48,27 @@ static const char *rts_test_case = "";
  * CASE or the end of the test function. */
 #define CASE(name) (rts_test_case = (name))
 
-#define RTS_RUN(fn)                                                    \
+/* Run `call` as one test named `label`. */
+#define RTS_RUN_AS(label, call)                                        \
     do {                                                               \
         int before_ = rts_test_failed_checks;                          \
         rts_test_case = "";                                            \
-        rts_test_row = #fn;                                            \
-        fn();                                                          \
+        rts_test_row = (label);                                        \
+        call;                                                          \
         rts_test_run++;                                                \
         if (rts_test_failed_checks != before_) {                       \
             rts_test_failed++;                                         \
-            fprintf(stderr, "FAIL %s\n", #fn);                         \
+            fprintf(stderr, "FAIL %s\n", (label));                     \
         } else {                                                       \
-            printf("ok   %s\n", #fn);                                  \
+            printf("ok   %s\n", (label));                              \
         }                                                              \
     } while (0)
+
+#define RTS_RUN(fn) RTS_RUN_AS(#fn, fn())
+
+/* Run the generated vectors table `table` (see RTS_VECTOR_TABLE) as a test
+ * of its own, named after it: run(&table). */
+#define RTS_RUN_TABLE(run, table) RTS_RUN_AS(#table, run(&(table)))
 
 /* The number of elements of the array `a`. */
 #define RTS_COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -88,6 +96,30 @@ static const char *rts_test_case = "";
     rts_time_ns now;   \
     uint32_t flags;    \
     rts_time_ns timer_at
+
+/* A table of test vectors (libshield/tests/vectors/COMPONENT.toml, made C by
+ * gen_vectors.py): the fields every table type starts with (its name, the
+ * CASE it names or "", its rows, their number, and NULL or the checks of the
+ * component's state after the last row); the table's configuration follows. */
+#define RTS_VECTOR_TABLE(row_type, state_type) \
+    const char *name;                          \
+    const char *case_name;                     \
+    const row_type *rows;                      \
+    size_t n;                                  \
+    void (*after)(const state_type *)
+
+/* Run the generated table `t` on the component at `state` (already set up
+ * with the table's configuration): name its case, step(state, &row) each
+ * row, then the checks after the last row. */
+#define RTS_RUN_VECTORS(state, t, step)                       \
+    do {                                                      \
+        if (*(t)->case_name) CASE((t)->case_name);            \
+        RTS_RUN_ROWS_N(state, (t)->rows, (t)->n, step);       \
+        if ((t)->after) {                                     \
+            ROW("after the last row");                        \
+            (t)->after(state);                                \
+        }                                                     \
+    } while (0)
 
 /* An rts_action `a` against a row's expected `flags` and `timer_at`. */
 #define CHECK_ACTION(a, row)                     \

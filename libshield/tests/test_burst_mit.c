@@ -1,5 +1,6 @@
 /* Burst Mitigation (Danicki et al. §2.2): capacity per slice, the line off
- * until the next slice, re-enable by the timer, and the 2x double burst. */
+ * until the next slice, re-enable by the timer (vectors/burst_mit.toml), and
+ * the 2x double burst. */
 #include "rts_test.h"
 #include "rts_test_host.h"
 #include "rtshield/rts_burst_mit.h"
@@ -10,9 +11,9 @@ typedef struct {
     RTS_ACTION_ROW;
     uint32_t count_after;
     rts_time_ns slice_start_after;
-} burst_row;
+} burst_mit_row;
 
-static void step(rts_burst_mit *m, const burst_row *r)
+static void step(rts_burst_mit *m, const burst_mit_row *r)
 {
     rts_action a = r->ev == EV_RX ? rts_burst_mit_on_rx_isr(m, r->now)
                                   : rts_burst_mit_on_timer_isr(m, r->now);
@@ -23,57 +24,22 @@ static void step(rts_burst_mit *m, const burst_row *r)
 
 static const uint32_t OFF = RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER;
 
-/* `m` with slices of 1000 ns and capacity 3, aligned or not, then the `n`
- * rows at `rows`. */
-static void run(rts_burst_mit *m, bool aligned, const burst_row *rows, size_t n)
-{
-    const rts_burst_mit_cfg cfg = {.slice_ns = 1000, .capacity = 3, .aligned = aligned};
-    CHECK_EQ(rts_burst_mit_init(m, &cfg), RTS_OK);
-    RTS_RUN_ROWS_N(m, rows, n, step);
-    ROW("after the last row");
-}
+typedef struct {
+    RTS_VECTOR_TABLE(burst_mit_row, rts_burst_mit);
+    rts_time_ns slice_ns;
+    uint32_t capacity;
+    bool aligned;
+} burst_mit_table;
 
-/* Slices start at the tick time of the first ISR after the old slice ran out
- * (the paper's rule), so slices drift with the traffic. */
-static void test_paper_slices(void)
-{
-    static const burst_row rows[] = {
-        {"first packet starts slice at 150", EV_RX, 150, RTS_ACT_NONE, 0, 1, 150},
-        {"second packet", EV_RX, 300, RTS_ACT_NONE, 0, 2, 150},
-        {"third fills capacity: line off until 1150", EV_RX, 400, OFF, 1150, 3, 150},
-        {"latched arrival over capacity is dropped", EV_RX, 401, RTS_ACT_DROP | OFF, 1150, 3, 150},
-        {"timer early (tick hook): nothing", EV_TIMER, 1149, RTS_ACT_NONE, 0, 3, 150},
-        {"timer at next slice start re-enables", EV_TIMER, 1150, RTS_ACT_ENABLE_LINE, 0, 3, 150},
-        {"second expiry: nothing", EV_TIMER, 1160, RTS_ACT_NONE, 0, 3, 150},
-        {"first ISR after re-enable starts slice at its tick", EV_RX, 1700, RTS_ACT_NONE, 0, 1, 1700},
-        {"still in slice [1700,2700)", EV_RX, 2699, RTS_ACT_NONE, 0, 2, 1700},
-        {"slice ran out: new slice at 2700", EV_RX, 2700, RTS_ACT_NONE, 0, 1, 2700},
-        {"long silence: new slice at 9999", EV_RX, 9999, RTS_ACT_NONE, 0, 1, 9999},
-    };
-    rts_burst_mit m;
-    run(&m, false, RTS_ROWS(rows));
-    CHECK_EQ(m.accepted, 7);
-    CHECK_EQ(m.dropped, 1);
-    CHECK_EQ(m.disables, 1);
-    CHECK_EQ(m.slices, 4);
-}
+#include "vectors_burst_mit.h"
 
-/* Aligned slices stay on the grid set by the first ISR. */
-static void test_aligned_slices(void)
+/* `m` configured as the table says, then its rows. */
+static void run(const burst_mit_table *t)
 {
-    static const burst_row rows[] = {
-        {"first packet: grid origin 150", EV_RX, 150, RTS_ACT_NONE, 0, 1, 150},
-        {"at 1700 the slice is [1150,2150)", EV_RX, 1700, RTS_ACT_NONE, 0, 1, 1150},
-        {"fills at 1800", EV_RX, 1800, RTS_ACT_NONE, 0, 2, 1150},
-        {"capacity: off until 2150", EV_RX, 1900, OFF, 2150, 3, 1150},
-        {"timer", EV_TIMER, 2150, RTS_ACT_ENABLE_LINE, 0, 3, 1150},
-        {"at 5160 the slice is [5150,6150)", EV_RX, 5160, RTS_ACT_NONE, 0, 1, 5150},
-    };
     rts_burst_mit m;
-    run(&m, true, RTS_ROWS(rows));
-    CHECK_EQ(m.accepted, 5);
-    CHECK_EQ(m.disables, 1);
-    CHECK_EQ(m.slices, 3);
+    const rts_burst_mit_cfg cfg = {.slice_ns = t->slice_ns, .capacity = t->capacity, .aligned = t->aligned};
+    CHECK_EQ(rts_burst_mit_init(&m, &cfg), RTS_OK);
+    RTS_RUN_VECTORS(&m, t, step);
 }
 
 /* Danicki §2.2: capacity packets at the end of one slice and capacity at the
@@ -218,8 +184,8 @@ static void test_init_and_defaults(void)
 
 int main(void)
 {
-    RTS_RUN(test_paper_slices);
-    RTS_RUN(test_aligned_slices);
+    RTS_RUN_TABLE(run, vec_burst_mit_paper_slices);   /* slices drift with the traffic */
+    RTS_RUN_TABLE(run, vec_burst_mit_aligned_slices); /* slices on the grid of the first ISR */
     RTS_RUN(test_double_burst);
     RTS_RUN(test_random_arrivals_bounded);
     RTS_RUN(test_through_port);

@@ -1,6 +1,6 @@
 /* Bursty limiter (Regehr & Duongsaa §3.3, §3.5): tables of (time, event) ->
- * expected action and counters, a host model of the timer's pending bit for
- * the lazy-timer case, and the rate helpers. */
+ * expected action and counters (vectors/bursty.toml), a host model of the
+ * timer's pending bit for the lazy-timer case, and the rate helpers. */
 #include "rts_port_posix.h"
 #include "rts_test.h"
 #include "rtshield/rts_bursty.h"
@@ -14,7 +14,6 @@ typedef struct {
     uint32_t disabled; /* disabled_mask after the row */
 } bursty_row;
 
-#define ADM RTS_ACT_DELIVER
 #define ADM_OFF (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE)
 #define TIMER_ON (RTS_ACT_ARM_TIMER | RTS_ACT_CLEAR_TIMER_PENDING | RTS_ACT_ENABLE_TIMER_IRQ)
 #define LAZY_OFF (RTS_ACT_ARM_TIMER | RTS_ACT_DISABLE_TIMER_IRQ)
@@ -34,100 +33,39 @@ static void step(rts_bursty *b, const bursty_row *r)
     CHECK_EQ(b->disabled_mask, r->disabled);
 }
 
-static void setup(rts_bursty *b, rts_bursty_mode mode, rts_time_ns period, rts_time_ns t0,
-                  uint32_t n0, uint32_t n1, uint32_t n2)
-{
-    CHECK_EQ(rts_bursty_init(b, period, mode), RTS_OK);
-    uint32_t id = 99;
-    CHECK_EQ(rts_bursty_add_source(b, n0, &id), RTS_OK);
-    CHECK_EQ(id, 0);
-    CHECK_EQ(rts_bursty_add_source(b, n1, &id), RTS_OK);
-    CHECK_EQ(id, 1);
-    CHECK_EQ(rts_bursty_add_source(b, n2, &id), RTS_OK);
-    CHECK_EQ(id, 2);
-    rts_action a = rts_bursty_start(b, t0);
-    CHECK_EQ(a.timer_at, t0 + period);
-    CHECK_EQ(a.flags, mode == RTS_BURSTY_TIMER_PERIODIC ? TIMER_ON : LAZY_OFF);
-}
+typedef struct {
+    RTS_VECTOR_TABLE(bursty_row, rts_bursty);
+    rts_bursty_mode mode;
+    rts_time_ns period, t0;
+    uint32_t burst[3]; /* sources 0, 1, 2 */
+} bursty_table;
 
-static void test_periodic_boundaries(void)
-{
-    /* N = 3 on source 0, timer every 1000 ns from t0 = 0. */
-    static const bursty_row rows[] = {
-        {"1st", IRQ0, 100, ADM, 0, 0, 1, 0},
-        {"2nd", IRQ0, 200, ADM, 0, 0, 2, 0},
-        {"3rd = N: line off", IRQ0, 300, ADM_OFF, 0, 0, 3, 1},
-        {"port fault: arrival on a line held off", IRQ0, 400, RTS_ACT_DROP | RTS_ACT_DISABLE_LINE, 0, 0, 3, 1},
-        {"tick re-enables source 0", TICK, 1000, RTS_ACT_ARM_TIMER, 2000, 1, 0, 0},
-        {"arrival at the tick time, after the tick", IRQ0, 1000, ADM, 0, 0, 1, 0},
-        {"2nd", IRQ0, 1500, ADM, 0, 0, 2, 0},
-        {"arrival at the tick time, before the tick: counts in the old interval", IRQ0, 2000, ADM_OFF, 0, 0, 3, 1},
-        {"tick at the same instant", TICK, 2000, RTS_ACT_ARM_TIMER, 3000, 1, 0, 0},
-        {"1st of the new interval", IRQ0, 2001, ADM, 0, 0, 1, 0},
-        {"2nd", IRQ0, 2002, ADM, 0, 0, 2, 0},
-        {"N-th", IRQ0, 2003, ADM_OFF, 0, 0, 3, 1},
-        {"tick between the N-th and (N+1)-th", TICK, 3000, RTS_ACT_ARM_TIMER, 4000, 1, 0, 0},
-        {"(N+1)-th admitted: counts as the 1st of the next interval", IRQ0, 3001, ADM, 0, 0, 1, 0},
-        {"tick with nothing over threshold clears the counter", TICK, 4000, RTS_ACT_ARM_TIMER, 5000, 0, 0, 0},
-        {"late tick (ISR latency) re-arms at the next phase point", TICK, 5040, RTS_ACT_ARM_TIMER, 6000, 0, 0, 0},
-        {"tick after missed phase points skips to the next one", TICK, 8500, RTS_ACT_ARM_TIMER, 9000, 0, 0, 0},
-    };
-    rts_bursty b;
-    setup(&b, RTS_BURSTY_TIMER_PERIODIC, 1000, 0, 3, 2, 5);
-    RTS_RUN_ROWS(&b, rows, step);
-    CHECK_EQ(b.port_errors, 1);
-    CHECK_EQ(b.src[0].admitted, 10);
-    CHECK_EQ(b.src[0].disables, 3);
-    CHECK_EQ(b.ticks, 6);
-}
+#include "vectors_bursty.h"
 
-static void test_shared_timer(void)
+/* The limiter the tables run on. */
+static rts_bursty lim;
+
+/* `lim` set up as the table says and started, then the table's rows. */
+static void run(const bursty_table *t)
 {
-    /* Three sources on one timer: the tick re-enables exactly those held off. */
-    static const bursty_row rows[] = {
-        {"src1 1st", IRQ1, 10, ADM, 0, 0, 0, 0},
-        {"src1 2nd = N", IRQ1, 20, ADM_OFF, 0, 0, 0, 2},
-        {"src0 1st", IRQ0, 30, ADM, 0, 0, 1, 2},
-        {"src2 1 = N", IRQ2, 40, ADM_OFF, 0, 0, 1, 6},
-        {"tick: sources 1 and 2 back on, source 0's count cleared", TICK, 500, RTS_ACT_ARM_TIMER, 1000, 6, 0, 0},
-        {"src2 again", IRQ2, 600, ADM_OFF, 0, 0, 0, 4},
-        {"tick: only source 2", TICK, 1000, RTS_ACT_ARM_TIMER, 1500, 4, 0, 0},
-    };
-    rts_bursty b;
-    setup(&b, RTS_BURSTY_TIMER_PERIODIC, 500, 0, 4, 2, 1);
-    RTS_RUN_ROWS(&b, rows, step);
-    CHECK_EQ(b.src[1].admitted, 2);
-    CHECK_EQ(b.src[2].admitted, 2);
-    CHECK_EQ(b.src[2].disables, 2);
+    rts_bursty *b = &lim;
+    CHECK_EQ(rts_bursty_init(b, t->period, t->mode), RTS_OK);
+    for (uint32_t i = 0; i < RTS_COUNT(t->burst); i++) {
+        uint32_t id = 99;
+        CHECK_EQ(rts_bursty_add_source(b, t->burst[i], &id), RTS_OK);
+        CHECK_EQ(id, i);
+    }
+    rts_action a = rts_bursty_start(b, t->t0);
+    CHECK_EQ(a.timer_at, t->t0 + t->period);
+    CHECK_EQ(a.flags, t->mode == RTS_BURSTY_TIMER_PERIODIC ? TIMER_ON : LAZY_OFF);
+    RTS_RUN_VECTORS(b, t, step);
 }
 
 static void test_lazy_timer_actions(void)
 {
-    /* Lazy mode, N = 2 on source 0, timer period 1000 from t0 = 100. */
-    static const bursty_row rows[] = {
-        {"1st: timer interrupt stays off", IRQ0, 150, ADM, 0, 0, 1, 0},
-        {"2nd = N: line off, pending cleared, timer irq on, armed at next phase", IRQ0, 2350,
-         ADM_OFF | TIMER_ON, 3100, 0, 2, 1},
-        {"other source over threshold: timer already on, nothing more", IRQ2, 2400, ADM_OFF, 0, 0, 2, 5},
-        {"tick with sources over threshold keeps the timer irq on", TICK, 3100, RTS_ACT_ARM_TIMER, 4100, 5, 0, 0},
-        {"1st after the tick", IRQ0, 3200, ADM, 0, 0, 1, 0},
-        {"tick with nothing over threshold: timer irq off", TICK, 4100, LAZY_OFF, 5100, 0, 0, 0},
-        {"1st", IRQ0, 4600, ADM, 0, 0, 1, 0},
-        {"N-th while the timer is still ahead: armed at that same phase point", IRQ0, 4700,
-         ADM_OFF | TIMER_ON, 5100, 0, 2, 1},
-        {"tick re-enables, stays on", TICK, 5100, RTS_ACT_ARM_TIMER, 6100, 1, 0, 0},
-        {"quiet tick: off", TICK, 6100, LAZY_OFF, 7100, 0, 0, 0},
-        {"counter survives the untaken ticks of underload", IRQ0, 9050, ADM, 0, 0, 1, 0},
-        {"N-th arrival at exactly a phase point: timer armed for the next one", IRQ0, 9100,
-         ADM_OFF | TIMER_ON, 10100, 0, 2, 1},
-    };
-    rts_bursty b;
-    setup(&b, RTS_BURSTY_TIMER_LAZY, 1000, 100, 2, 2, 1);
-    RTS_RUN_ROWS(&b, rows, step);
-    CHECK_EQ(b.timer_enables, 3);
-    CHECK(b.timer_irq_on);
+    run(&vec_bursty_lazy_timer_actions);
     /* A restart while a line is held off keeps the timer interrupt on. */
-    rts_action a = rts_bursty_start(&b, 9500);
+    rts_action a = rts_bursty_start(&lim, 9500);
     CHECK_EQ(a.flags, TIMER_ON);
     CHECK_EQ(a.timer_at, 10500);
 }
@@ -472,8 +410,8 @@ static void test_pick_timer(void)
 
 int main(void)
 {
-    RTS_RUN(test_periodic_boundaries);
-    RTS_RUN(test_shared_timer);
+    RTS_RUN_TABLE(run, vec_bursty_periodic_boundaries);
+    RTS_RUN_TABLE(run, vec_bursty_shared_timer);
     RTS_RUN(test_lazy_timer_actions);
     RTS_RUN(test_lazy_pending_bit);
     RTS_RUN(test_double_burst_around_tick);

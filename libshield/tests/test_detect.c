@@ -1,6 +1,6 @@
 /* Detection metrics (Danicki et al. §2.1): cycle lateness/earliness in ppm of
  * the target duration, per-bin accumulated lateness, interrupt count per
- * slice, queue fill watermarks. */
+ * slice, queue fill watermarks (vectors/detect.toml). */
 #include "rts_test.h"
 #include "rtshield/rts_detect.h"
 
@@ -141,31 +141,27 @@ typedef struct {
     uint32_t fill;
     rts_detect_wm_change change;
     bool overload;
-} wm_row;
+} detect_row;
+
+typedef struct {
+    RTS_VECTOR_TABLE(detect_row, rts_detect_fill_wm);
+    uint32_t high, low;
+} detect_table;
+
+#include "vectors_detect.h"
+
+static void wm_step(rts_detect_fill_wm *w, const detect_row *r)
+{
+    CHECK_EQ(rts_detect_fill_wm_update(w, r->fill), r->change);
+    CHECK_EQ(w->overload, r->overload);
+}
 
 static void test_fill_watermarks(void)
 {
-    static const wm_row rows[] = {
-        {"empty", 0, RTS_WM_UNCHANGED, false},
-        {"rising below high", 79, RTS_WM_UNCHANGED, false},
-        {"reaches high", 80, RTS_WM_OVERLOAD, true},
-        {"full", 100, RTS_WM_UNCHANGED, true},
-        {"falls below high: still overloaded", 50, RTS_WM_UNCHANGED, true},
-        {"just above low", 21, RTS_WM_UNCHANGED, true},
-        {"reaches low: cleared", 20, RTS_WM_CLEARED, false},
-        {"between the marks: stays clear", 60, RTS_WM_UNCHANGED, false},
-        {"high again", 90, RTS_WM_OVERLOAD, true},
-        {"empty: cleared", 0, RTS_WM_CLEARED, false},
-    };
+    const detect_table *t = &vec_detect_fill_watermarks;
     rts_detect_fill_wm w;
-    CHECK_EQ(rts_detect_fill_wm_init(&w, 80, 20), RTS_OK);
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        ROW(rows[i].name);
-        CHECK_EQ(rts_detect_fill_wm_update(&w, rows[i].fill), rows[i].change);
-        CHECK_EQ(w.overload, rows[i].overload);
-    }
-    CHECK_EQ(w.max_fill, 100);
-    CHECK_EQ(w.episodes, 2);
+    CHECK_EQ(rts_detect_fill_wm_init(&w, t->high, t->low), RTS_OK);
+    RTS_RUN_VECTORS(&w, t, wm_step);
     CHECK_EQ(rts_detect_fill_wm_init(&w, 20, 20), RTS_EINVAL);
     CHECK_EQ(rts_detect_fill_wm_init(&w, 0, 0), RTS_EINVAL);
     CHECK_EQ(rts_detect_fill_wm_init(NULL, 2, 1), RTS_EINVAL);

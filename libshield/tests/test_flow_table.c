@@ -265,37 +265,32 @@ typedef struct {
     const char *name;
     rts_time_ns t;
     bool admitted;
-} srv_row;
+} flow_table_row;
 
-/* Capacity 3 per 10 ms server period: exhaustion, replenishment at period
- * boundaries (not 10 ms after the first packet), no carry-over of budget. */
+typedef struct {
+    RTS_VECTOR_TABLE(flow_table_row, rts_flow_table);
+    rts_time_ns setup_at;
+    uint32_t capacity;
+    rts_time_ns period_ns;
+} flow_table_table;
+
+#include "vectors_flow_table.h"
+
+/* Exhaustion, replenishment at period boundaries, no carry-over of budget
+ * (vectors/flow_table.toml), then the server period and capacity options. */
 static void test_server_exhaustion_and_replenishment(void)
 {
+    const flow_table_table *v = &vec_flow_table_server_exhaustion_and_replenishment;
     rts_flow_table t;
-    rts_flow_table_init(&t, 1000);
+    rts_flow_table_init(&t, v->setup_at);
     const uint8_t id = rts_test_bind(&t, RTS_PROTO_UDP, 502, 0);
-    CHECK(rts_flow_table_admit_isr(&t, id, 1000)); /* no server yet: unlimited */
-    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_CAPACITY, 3, 1000), RTS_OK);
-    CHECK(rts_flow_table_admit_isr(&t, id, 1000)); /* still unlimited: no period */
-    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_PERIOD_NS, 10000000, 1000), RTS_OK);
-    const srv_row rows[] = {
-        {"1st in period 0", 2000, true},
-        {"2nd", 3000, true},
-        {"3rd", 9000000, true},
-        {"4th: exhausted", 9500000, false},
-        {"still exhausted just before the boundary", 10000999, false},
-        {"boundary 10.001 ms: replenished", 10001000, true},
-        {"2nd in period 1", 10001001, true},
-        {"3rd in period 1", 15000000, true},
-        {"4th in period 1: exhausted", 20000000, false},
-        {"idle periods do not accumulate budget: period 5", 50001000, true},
-        {"", 50001001, true},
-        {"", 50001002, true},
-        {"exhausted again", 50001003, false},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        ROW(rows[i].name);
-        CHECK_EQ(rts_flow_table_admit_isr(&t, id, rows[i].t), rows[i].admitted);
+    CHECK(rts_flow_table_admit_isr(&t, id, v->setup_at)); /* no server yet: unlimited */
+    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_CAPACITY, v->capacity, v->setup_at), RTS_OK);
+    CHECK(rts_flow_table_admit_isr(&t, id, v->setup_at)); /* still unlimited: no period */
+    CHECK_EQ(rts_flow_table_setopt(&t, id, RTS_FLOWOPT_PERIOD_NS, v->period_ns, v->setup_at), RTS_OK);
+    for (size_t i = 0; i < v->n; i++) {
+        ROW(v->rows[i].name);
+        CHECK_EQ(rts_flow_table_admit_isr(&t, id, v->rows[i].t), v->rows[i].admitted);
     }
     CHECK_EQ(t.flows[id].limited_drops, 4);
     ROW("explicit server period overrides tP");

@@ -1,6 +1,6 @@
 /* NIC moderation (Behnke §7): interrupts by packet timer, by absolute
- * timer and by frame threshold; unregistered frames dropped before any
- * interrupt; queue-full drops; queues added and released at run time;
+ * timer and by frame threshold (vectors/nic_moderation.toml); unregistered
+ * frames dropped before any interrupt; queue-full drops; queues added and released at run time;
  * descriptors carry flow and priority (§9); memory m·30 B + 14 B. */
 #include "rts_test.h"
 #include "rtshield/rts_flow_table.h"
@@ -17,9 +17,9 @@ typedef struct {
     int irq;            /* RX: irq now; TICK: interrupt mask */
     int announced;      /* descriptors announced by that interrupt */
     rts_time_ns next;   /* rts_nic_moderation_next_expiry() afterwards */
-} nic_row;
+} nic_moderation_row;
 
-static void step(uint8_t q, const nic_row *r)
+static void step(uint8_t q, const nic_moderation_row *r)
 {
     if (r->op == RX) {
         rts_nic_moderation_rx_result rx;
@@ -37,61 +37,37 @@ static void step(uint8_t q, const nic_row *r)
     CHECK_EQ(rts_nic_moderation_next_expiry(&nic), r->next);
 }
 
-/* A fresh NIC with one queue for UDP 502 (flow 5, priority 3) of `size`
- * descriptors, absolute timer `t_abs`, packet timer `t_pack` and frame
- * threshold `frames` (0: off); returns the queue. */
-static uint8_t udp_queue(unsigned size, rts_time_ns t_abs, rts_time_ns t_pack, unsigned frames)
+typedef struct {
+    RTS_VECTOR_TABLE(nic_moderation_row, rts_nic_moderation);
+    unsigned size;
+    rts_time_ns t_abs, t_pack;
+    unsigned frames;
+} nic_moderation_table;
+
+#include "vectors_nic_moderation.h"
+
+/* A fresh NIC with one queue for UDP 502 (flow 5, priority 3) configured as
+ * the table says (size, t_abs, t_pack, frames; 0: off), then the table's
+ * rows; returns the queue. */
+static uint8_t run(const nic_moderation_table *t)
 {
     rts_nic_moderation_init(&nic);
     uint8_t q = RTS_NIC_MAX_QUEUES;
-    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, size, t_abs, t_pack, frames, 5, 3, &q), RTS_OK);
+    CHECK_EQ(rts_nic_moderation_bind(&nic, RTS_PROTO_UDP, 502, t->size, t->t_abs, t->t_pack, t->frames, 5, 3, &q),
+             RTS_OK);
+    RTS_RUN_ROWS_N(q, t->rows, t->n, step);
     return q;
 }
 
 static void test_packet_timer(void)
 {
-    /* t_pack 100 µs, absolute timer off: a steady stream faster than the
-     * packet timer defers the interrupt; a gap lets it fire. */
-    const uint8_t q = udp_queue(64, 0, 100000, 0);
-    static const nic_row rows[] = {
-        {"1st frame starts the packet timer", RX, 0, 0, 0, 100000},
-        {"2nd frame at 50 µs restarts it", RX, 50000, 0, 0, 150000},
-        {"nothing at 149.999 µs", TICK, 149999, 0, 0, 150000},
-        {"fires at 150 µs with 2 descriptors", TICK, 150000, 1, 2, 0},
-        {"next frame starts a new window", RX, 400000, 0, 0, 500000},
-        {"fires alone", TICK, 500000, 1, 1, 0},
-    };
-    RTS_RUN_ROWS(q, rows, step);
+    const uint8_t q = run(&vec_nic_moderation_packet_timer);
     CHECK_EQ(nic.q[q].irqs, 2);
-}
-
-static void test_absolute_timer(void)
-{
-    /* t_abs 1 ms and t_pack 300 µs: a stream every 200 µs keeps resetting
-     * the packet timer; the absolute timer bounds the delay. */
-    const uint8_t q = udp_queue(64, 1000000, 300000, 0);
-    static const nic_row rows[] = {
-        {"first frame: both timers start", RX, 0, 0, 0, 300000},
-        {"200 µs", RX, 200000, 0, 0, 500000},
-        {"400 µs", RX, 400000, 0, 0, 700000},
-        {"600 µs", RX, 600000, 0, 0, 900000},
-        {"800 µs: packet timer 1.1 ms, absolute 1 ms", RX, 800000, 0, 0, 1000000},
-        {"absolute timer fires at 1 ms with 5", TICK, 1000000, 1, 5, 0},
-        {"1.0 ms frame after the interrupt restarts both", RX, 1000000, 0, 0, 1300000},
-    };
-    RTS_RUN_ROWS(q, rows, step);
 }
 
 static void test_frame_threshold_and_full(void)
 {
-    const uint8_t q = udp_queue(4, 5000000, 0, 3);
-    static const nic_row rows[] = {
-        {"1", RX, 0, 0, 0, 5000000},
-        {"2", RX, 10, 0, 0, 5000000},
-        {"3rd frame reaches the threshold: interrupt now", RX, 20, 1, 3, 0},
-        {"4th frame opens a new window", RX, 30, 0, 0, 5000030},
-    };
-    RTS_RUN_ROWS(q, rows, step);
+    const uint8_t q = run(&vec_nic_moderation_frame_threshold);
     ROW("full queue drops");
     CHECK_EQ(rts_nic_moderation_queue_config(&nic, q, 2, 5000000, 0, 0), RTS_OK); /* shrink: 1 waiting, size 2 */
     rts_nic_moderation_rx_result r;
@@ -194,7 +170,7 @@ static void test_memory(void)
 int main(void)
 {
     RTS_RUN(test_packet_timer);
-    RTS_RUN(test_absolute_timer);
+    RTS_RUN_TABLE(run, vec_nic_moderation_absolute_timer);
     RTS_RUN(test_frame_threshold_and_full);
     RTS_RUN(test_unregistered_and_runtime_reconfiguration);
     RTS_RUN(test_memory);

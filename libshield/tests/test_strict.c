@@ -1,5 +1,5 @@
 /* Strict limiter (Regehr & Duongsaa §3.2): tables of (time, event) ->
- * expected action and counters. */
+ * expected action and counters (vectors/strict.toml). */
 #include "rts_test.h"
 #include "rts_test_host.h"
 #include "rtshield/rts_strict.h"
@@ -21,57 +21,19 @@ static void step(rts_strict *s, const strict_row *r)
     CHECK_EQ(s->port_errors, r->port_errors);
 }
 
-#define ADMIT (RTS_ACT_DELIVER | RTS_ACT_DISABLE_LINE | RTS_ACT_ARM_TIMER)
+typedef struct {
+    RTS_VECTOR_TABLE(strict_row, rts_strict);
+    rts_time_ns t_min;
+} strict_table;
 
-/* A fresh limiter with `t_min`, then the `n` rows at `rows`. */
-static void run(rts_time_ns t_min, const strict_row *rows, size_t n)
+#include "vectors_strict.h"
+
+/* A fresh limiter with the table's t_min, then its rows. */
+static void run(const strict_table *t)
 {
     rts_strict s;
-    CHECK_EQ(rts_strict_init(&s, t_min), RTS_OK);
-    RTS_RUN_ROWS_N(&s, rows, n, step);
-}
-
-static void test_sequence(void)
-{
-    static const strict_row rows[] = {
-        {"first irq admitted, timer at now+t_min", IRQ, 100, ADMIT, 1100, 1, 0, 0},
-        {"timer expiry re-enables", TIMER, 1100, RTS_ACT_ENABLE_LINE, 0, 1, 1, 0},
-        {"irq long after admitted", IRQ, 5000, ADMIT, 6000, 2, 1, 0},
-        {"expiry late (ISR latency) still re-enables", TIMER, 6030, RTS_ACT_ENABLE_LINE, 0, 2, 2, 0},
-        {"irq right after the late expiry", IRQ, 6031, ADMIT, 7031, 3, 2, 0},
-    };
-    run(1000, RTS_ROWS(rows));
-}
-
-static void test_exactly_t_min(void)
-{
-    /* Arrival exactly t_min after the previous one: the timer expiry at the
-     * same instant is handled first (the line is off until then), and the
-     * arrival is admitted: "at least t_min" includes equality. */
-    static const strict_row rows[] = {
-        {"irq at 0", IRQ, 0, ADMIT, 250, 1, 0, 0},
-        {"timer at t_min", TIMER, 250, RTS_ACT_ENABLE_LINE, 0, 1, 1, 0},
-        {"irq at exactly t_min admitted", IRQ, 250, ADMIT, 500, 2, 1, 0},
-        {"timer at 2 t_min", TIMER, 500, RTS_ACT_ENABLE_LINE, 0, 2, 2, 0},
-        {"irq at exactly 2 t_min admitted", IRQ, 500, ADMIT, 750, 3, 2, 0},
-    };
-    run(250, RTS_ROWS(rows));
-}
-
-static void test_port_errors(void)
-{
-    static const strict_row rows[] = {
-        {"spurious expiry with nothing armed", TIMER, 10, RTS_ACT_NONE, 0, 0, 0, 1},
-        {"admit", IRQ, 100, ADMIT, 600, 1, 0, 1},
-        {"irq while armed: dropped, line disabled again, timer not re-armed", IRQ, 300,
-         RTS_ACT_DROP | RTS_ACT_DISABLE_LINE, 0, 1, 0, 2},
-        {"irq at exactly t_min but before the expiry was handled: still armed", IRQ, 600,
-         RTS_ACT_DROP | RTS_ACT_DISABLE_LINE, 0, 1, 0, 3},
-        {"early expiry re-arms at the original time", TIMER, 599, RTS_ACT_ARM_TIMER, 600, 1, 0, 4},
-        {"expiry on time", TIMER, 600, RTS_ACT_ENABLE_LINE, 0, 1, 1, 4},
-        {"second expiry: nothing armed", TIMER, 601, RTS_ACT_NONE, 0, 1, 1, 5},
-    };
-    run(500, RTS_ROWS(rows));
+    CHECK_EQ(rts_strict_init(&s, t->t_min), RTS_OK);
+    RTS_RUN_VECTORS(&s, t, step);
 }
 
 static void test_set_t_min(void)
@@ -150,9 +112,9 @@ static void test_through_port(void)
 
 int main(void)
 {
-    RTS_RUN(test_sequence);
-    RTS_RUN(test_exactly_t_min);
-    RTS_RUN(test_port_errors);
+    RTS_RUN_TABLE(run, vec_strict_sequence);
+    RTS_RUN_TABLE(run, vec_strict_exactly_t_min);
+    RTS_RUN_TABLE(run, vec_strict_port_errors);
     RTS_RUN(test_set_t_min);
     RTS_RUN(test_through_port);
     return rts_test_end();
