@@ -245,8 +245,9 @@ void st_tick(void)
 /* Harvest filled descriptors through the shield (RX ISR, or the polling task
  * inside the critical section). Returns after at most `max` frames, at the
  * global limit, or when none is left. */
-static uint32_t harvest(uint32_t max, BaseType_t *woken)
+static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
 {
+    (void)ctx;
     uint32_t n = 0;
     while (n < max && filled_n > 0u) {
         const uint16_t b = filled[filled_head];
@@ -300,40 +301,40 @@ void st_rx_isr(void)
         fr.port.timer_arm(fr.port.ctx, 1, probe_armed_at);
         if (rts_freertos_take_woken(&fr) != pdFALSE) woken = pdTRUE;
     }
-    if (g.sh != NULL && rts_freertos_shield_irq_isr(&g, 0, &woken)) (void)harvest(NBUFS, &woken);
+    if (g.sh != NULL && rts_freertos_shield_irq_isr(&g, 0, &woken)) (void)harvest(NULL, NBUFS, &woken);
     st_isr_exit(woken);
 }
 
 /* ---------------------------------------------------------------- tasks */
 
+/* The stack's processing of job->buf, at the network task's priority. */
+static rts_time_ns process(void *ctx, const rts_rx_job *job)
+{
+    (void)ctx;
+    const unsigned k = kind_of[job->buf];
+    if (k == K_CTRL) {
+        const uint32_t p = (uint32_t)uxTaskPriorityGet(NULL);
+        if (p < c.ctrl_prio_min) c.ctrl_prio_min = p;
+    }
+    st_busy_wait_us(WORK_US);
+    c.delivered[k]++;
+    return (rts_time_ns)WORK_US * 1000u;
+}
+
+static void repost(void *ctx, uint16_t b)
+{
+    (void)ctx;
+    post(b);
+}
+
 static void net_task_fn(void *arg)
 {
     (void)arg;
     for (;;) {
-        rts_rx_job job;
-        rts_time_ns sleep = 0;
-        const rts_err e = g.sh != NULL ? rts_freertos_shield_task_next(&g, &job, &sleep) : RTS_EEMPTY;
-        if (e != RTS_OK) {
-            if (g.sh != NULL) {
-                rts_freertos_shield_wait(&g, sleep);
-            } else {
-                (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
-            }
-            continue;
-        }
-        const unsigned k = kind_of[job.buf];
-        if (k == K_CTRL) {
-            const uint32_t p = (uint32_t)uxTaskPriorityGet(NULL);
-            if (p < c.ctrl_prio_min) c.ctrl_prio_min = p;
-        }
-        st_busy_wait_us(WORK_US); /* the stack's processing */
-        c.delivered[k]++;
-        uint16_t refill = RTS_BUF_NONE;
-        if (rts_freertos_shield_task_done(&g, &job, (rts_time_ns)WORK_US * 1000u, 0, &refill) != RTS_OK) failures++;
-        if (refill != RTS_BUF_NONE) {
-            rts_freertos_lock();
-            post(refill);
-            rts_freertos_unlock();
+        if (g.sh == NULL) {
+            (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
+        } else if (rts_freertos_shield_task_step(&g, process, repost, NULL) != RTS_OK) {
+            failures++;
         }
     }
 }
@@ -342,15 +343,9 @@ static void poll_task_fn(void *arg)
 {
     (void)arg;
     for (;;) {
-        (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY); /* F_POLL */
+        const uint32_t n = rts_freertos_shield_poll_step(&g, harvest, NULL); /* F_POLL */
         c.poll_wakes++;
-        const uint32_t n = rts_freertos_shield_poll_begin(&g);
-        BaseType_t woken = pdFALSE;
-        rts_freertos_lock(); /* the RX ISR shares the shield and the ring */
-        c.poll_harvested += harvest(n, &woken);
-        rts_freertos_unlock();
-        if (woken != pdFALSE) taskYIELD();
-        rts_freertos_shield_poll_end(&g);
+        c.poll_harvested += n;
     }
 }
 
