@@ -130,8 +130,10 @@ static uint8_t kind_of[NBUFS];
 static uint16_t posted[NBUFS], posted_head, posted_n;
 static uint16_t filled[NBUFS], filled_head, filled_n;
 
-static void post(uint16_t b)
+/* Give buffer `b` to the ring (ctx unused: the ring is this file's). */
+static void post(void *ctx, uint16_t b)
 {
+    (void)ctx;
     posted[(posted_head + posted_n) % NBUFS] = b;
     posted_n++;
 }
@@ -268,7 +270,7 @@ static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
         n++;
         if (rx.repost != RTS_BUF_NONE) {
             c.dropped[kind_of[rx.repost]]++; /* its own buffer, or a recycled one */
-            post(rx.repost);
+            post(ctx, rx.repost);
         }
         if (flags & RTS_SHIELD_F_STOP) {
             c.stops++; /* the global limit took its last frame: go polling */
@@ -321,19 +323,13 @@ static rts_time_ns process(void *ctx, const rts_rx_job *job)
     return (rts_time_ns)WORK_US * 1000u;
 }
 
-static void repost(void *ctx, uint16_t b)
-{
-    (void)ctx;
-    post(b);
-}
-
 static void net_task_fn(void *arg)
 {
     (void)arg;
     for (;;) {
         if (g.sh == NULL) {
             (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
-        } else if (rts_freertos_shield_task_step(&g, process, repost, NULL) != RTS_OK) {
+        } else if (rts_freertos_shield_task_step(&g, process, post, NULL) != RTS_OK) {
             failures++;
         }
     }
@@ -536,7 +532,7 @@ static rts_err start_shield(uint32_t global_capacity, uint32_t extra)
     rts_freertos_lock();
     g.sh = NULL;
     posted_head = posted_n = filled_head = filled_n = 0;
-    for (uint16_t b = 0; b < RING; b++) post(b);
+    for (uint16_t b = 0; b < RING; b++) post(NULL, b);
     rts_freertos_unlock();
     rts_shield_cfg cfg;
     rts_shield_cfg_default(&cfg);
