@@ -122,108 +122,91 @@ static void test_cfg_defaults(void)
     CHECK_EQ(refill, RTS_BUF_NONE);
 }
 
-enum {
-    TW_NONE,
-    TW_SOURCES_0,
-    TW_SOURCES_MAX,
-    TW_SOURCES_OVER,
-    TW_SOURCES_2,
-    TW_BURST_CAP_0,
-    TW_HYST_INVERTED,
-    TW_STRICT_TMIN_0,
-    TW_BURSTY_BURST_0,
-    TW_BURSTY_PERIOD_0,
-    TW_COUNTDOWN_TICK_0,
-    TW_NBUFS_0,
-    TW_BASE_PRIO,
-    TW_SHORT_CIRCUIT_2,
-    TW_GLOBAL_NO_PERIOD,
-    TW_THRESHOLD_OVER,
-    TW_THRESHOLD_2,
-    TW_FILL_LOW_EQ_HIGH,
-    TW_DETECT_ON
-};
+/* The configuration changes of the init-error table, each applied to
+ * valid_cfg(): one function a change. */
+typedef void cfg_tweak(rts_shield_cfg *c);
+static void sources_0(rts_shield_cfg *c) { c->n_sources = 0; }
+static void sources_max(rts_shield_cfg *c) { c->n_sources = RTS_SHIELD_MAX_SOURCES; }
+static void sources_over(rts_shield_cfg *c) { c->n_sources = RTS_SHIELD_MAX_SOURCES + 1u; }
+static void sources_2(rts_shield_cfg *c) { c->n_sources = 2; }
+static void burst_cap_0(rts_shield_cfg *c) { c->burst.capacity = 0; }
+static void hyst_inverted(rts_shield_cfg *c) { c->hyst.block_below_ns = 600; }
+static void strict_tmin_0(rts_shield_cfg *c)
+{
+    c->n_sources = 2;
+    c->strict_t_min[1] = 0;
+}
+static void bursty_burst_0(rts_shield_cfg *c) { c->bursty_burst[0] = 0; }
+static void bursty_period_0(rts_shield_cfg *c) { c->bursty_period = 0; }
+static void countdown_tick_0(rts_shield_cfg *c) { c->countdown_tick_ns = 0; }
+static void nbufs_0(rts_shield_cfg *c) { c->nbufs = 0; }
+static void base_prio_over(rts_shield_cfg *c) { c->task_base_prio = RTS_FLOW_PRIO_LEVELS; }
+static void short_circuit_2(rts_shield_cfg *c) { c->short_circuit = 2; }
+static void global_no_period(rts_shield_cfg *c) { c->global_capacity = 5; }
+static void threshold_over(rts_shield_cfg *c) { c->recycle_threshold = c->ring_size + 1u; }
+static void threshold_2(rts_shield_cfg *c) { c->recycle_threshold = 2; }
+static void fill_low_eq_high(rts_shield_cfg *c)
+{
+    c->detect_fill_high = 3;
+    c->detect_fill_low = 3;
+}
+static void detect_on(rts_shield_cfg *c)
+{
+    c->detect_slice_ns = 1000;
+    c->detect_fill_high = 3;
+    c->detect_fill_low = 1;
+}
 
 typedef struct {
     const char *name;
     uint32_t prot;
-    int tweak;
+    cfg_tweak *tweak; /* NULL: valid_cfg(prot) as it is */
     rts_err expect;
 } init_row;
 
 static void test_init_errors(void)
 {
     static const init_row rows[] = {
-        {"no protection", 0, TW_NONE, RTS_OK},
+        {"no protection", 0, NULL, RTS_OK},
         {"every protection but strict", RTS_SHIELD_PROT_ALL & ~(uint32_t)RTS_SHIELD_STRICT & ~(uint32_t)RTS_SHIELD_BURST,
-         TW_NONE, RTS_OK},
-        {"unknown protection bit", 1u << 8, TW_NONE, RTS_EINVAL},
-        {"unknown protection bit beside a known one", RTS_SHIELD_BURST | (1u << 31), TW_NONE, RTS_EINVAL},
-        {"n_sources 0", 0, TW_SOURCES_0, RTS_EINVAL},
-        {"n_sources above RTS_SHIELD_MAX_SOURCES", RTS_SHIELD_STRICT, TW_SOURCES_OVER, RTS_EINVAL},
-        {"RTS_SHIELD_MAX_SOURCES sources, strict", RTS_SHIELD_STRICT, TW_SOURCES_MAX, RTS_OK},
-        {"RTS_SHIELD_MAX_SOURCES sources, bursty", RTS_SHIELD_BURSTY, TW_SOURCES_MAX, RTS_OK},
-        {"several sources, no protection", 0, TW_SOURCES_2, RTS_OK},
-        {"several sources with burst", RTS_SHIELD_BURST, TW_SOURCES_2, RTS_EINVAL},
-        {"several sources with hysteresis", RTS_SHIELD_HYSTERESIS, TW_SOURCES_2, RTS_EINVAL},
-        {"several sources with strict and queue", RTS_SHIELD_STRICT | RTS_SHIELD_QUEUE, TW_SOURCES_2, RTS_EINVAL},
-        {"several sources with the receive path", RTS_SHIELD_RX_PATH, TW_SOURCES_2, RTS_EINVAL},
-        {"strict and bursty together", RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY, TW_NONE, RTS_EINVAL},
-        {"strict and countdown together", RTS_SHIELD_STRICT | RTS_SHIELD_COUNTDOWN, TW_NONE, RTS_EINVAL},
-        {"burst and bursty share the mitigation timer", RTS_SHIELD_BURST | RTS_SHIELD_BURSTY, TW_NONE, RTS_EINVAL},
-        {"burst capacity 0", RTS_SHIELD_BURST, TW_BURST_CAP_0, RTS_EINVAL},
-        {"hysteresis block above unblock", RTS_SHIELD_HYSTERESIS, TW_HYST_INVERTED, RTS_EINVAL},
-        {"strict t_min 0 on the second source", RTS_SHIELD_STRICT, TW_STRICT_TMIN_0, RTS_EINVAL},
-        {"bursty burst 0", RTS_SHIELD_BURSTY, TW_BURSTY_BURST_0, RTS_EINVAL},
-        {"bursty period 0", RTS_SHIELD_BURSTY, TW_BURSTY_PERIOD_0, RTS_EINVAL},
-        {"countdown tick 0", RTS_SHIELD_COUNTDOWN, TW_COUNTDOWN_TICK_0, RTS_EINVAL},
-        {"receive path without buffers", RTS_SHIELD_RX_PATH, TW_NBUFS_0, RTS_EINVAL},
-        {"receive path, base priority out of range", RTS_SHIELD_RX_PATH, TW_BASE_PRIO, RTS_EINVAL},
-        {"receive path, short_circuit 2", RTS_SHIELD_RX_PATH, TW_SHORT_CIRCUIT_2, RTS_EINVAL},
-        {"receive path, global capacity without period", RTS_SHIELD_RX_PATH, TW_GLOBAL_NO_PERIOD, RTS_EINVAL},
-        {"receive path, threshold above the ring", RTS_SHIELD_RX_PATH, TW_THRESHOLD_OVER, RTS_EINVAL},
-        {"receive path, threshold 2", RTS_SHIELD_RX_PATH, TW_THRESHOLD_2, RTS_OK},
-        {"fill watermarks low == high", 0, TW_FILL_LOW_EQ_HIGH, RTS_EINVAL},
-        {"detection on", 0, TW_DETECT_ON, RTS_OK},
+         NULL, RTS_OK},
+        {"unknown protection bit", 1u << 8, NULL, RTS_EINVAL},
+        {"unknown protection bit beside a known one", RTS_SHIELD_BURST | (1u << 31), NULL, RTS_EINVAL},
+        {"n_sources 0", 0, sources_0, RTS_EINVAL},
+        {"n_sources above RTS_SHIELD_MAX_SOURCES", RTS_SHIELD_STRICT, sources_over, RTS_EINVAL},
+        {"RTS_SHIELD_MAX_SOURCES sources, strict", RTS_SHIELD_STRICT, sources_max, RTS_OK},
+        {"RTS_SHIELD_MAX_SOURCES sources, bursty", RTS_SHIELD_BURSTY, sources_max, RTS_OK},
+        {"several sources, no protection", 0, sources_2, RTS_OK},
+        {"several sources with burst", RTS_SHIELD_BURST, sources_2, RTS_EINVAL},
+        {"several sources with hysteresis", RTS_SHIELD_HYSTERESIS, sources_2, RTS_EINVAL},
+        {"several sources with strict and queue", RTS_SHIELD_STRICT | RTS_SHIELD_QUEUE, sources_2, RTS_EINVAL},
+        {"several sources with the receive path", RTS_SHIELD_RX_PATH, sources_2, RTS_EINVAL},
+        {"strict and bursty together", RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY, NULL, RTS_EINVAL},
+        {"strict and countdown together", RTS_SHIELD_STRICT | RTS_SHIELD_COUNTDOWN, NULL, RTS_EINVAL},
+        {"burst and bursty share the mitigation timer", RTS_SHIELD_BURST | RTS_SHIELD_BURSTY, NULL, RTS_EINVAL},
+        {"burst capacity 0", RTS_SHIELD_BURST, burst_cap_0, RTS_EINVAL},
+        {"hysteresis block above unblock", RTS_SHIELD_HYSTERESIS, hyst_inverted, RTS_EINVAL},
+        {"strict t_min 0 on the second source", RTS_SHIELD_STRICT, strict_tmin_0, RTS_EINVAL},
+        {"bursty burst 0", RTS_SHIELD_BURSTY, bursty_burst_0, RTS_EINVAL},
+        {"bursty period 0", RTS_SHIELD_BURSTY, bursty_period_0, RTS_EINVAL},
+        {"countdown tick 0", RTS_SHIELD_COUNTDOWN, countdown_tick_0, RTS_EINVAL},
+        {"receive path without buffers", RTS_SHIELD_RX_PATH, nbufs_0, RTS_EINVAL},
+        {"receive path, base priority out of range", RTS_SHIELD_RX_PATH, base_prio_over, RTS_EINVAL},
+        {"receive path, short_circuit 2", RTS_SHIELD_RX_PATH, short_circuit_2, RTS_EINVAL},
+        {"receive path, global capacity without period", RTS_SHIELD_RX_PATH, global_no_period, RTS_EINVAL},
+        {"receive path, threshold above the ring", RTS_SHIELD_RX_PATH, threshold_over, RTS_EINVAL},
+        {"receive path, threshold 2", RTS_SHIELD_RX_PATH, threshold_2, RTS_OK},
+        {"fill watermarks low == high", 0, fill_low_eq_high, RTS_EINVAL},
+        {"detection on", 0, detect_on, RTS_OK},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ROW(rows[i].name);
         rts_shield_cfg c = valid_cfg(rows[i].prot);
-        switch (rows[i].tweak) {
-        case TW_SOURCES_0: c.n_sources = 0; break;
-        case TW_SOURCES_MAX: c.n_sources = RTS_SHIELD_MAX_SOURCES; break;
-        case TW_SOURCES_OVER: c.n_sources = RTS_SHIELD_MAX_SOURCES + 1u; break;
-        case TW_SOURCES_2: c.n_sources = 2; break;
-        case TW_BURST_CAP_0: c.burst.capacity = 0; break;
-        case TW_HYST_INVERTED: c.hyst.block_below_ns = 600; break;
-        case TW_STRICT_TMIN_0:
-            c.n_sources = 2;
-            c.strict_t_min[1] = 0;
-            break;
-        case TW_BURSTY_BURST_0: c.bursty_burst[0] = 0; break;
-        case TW_BURSTY_PERIOD_0: c.bursty_period = 0; break;
-        case TW_COUNTDOWN_TICK_0: c.countdown_tick_ns = 0; break;
-        case TW_NBUFS_0: c.nbufs = 0; break;
-        case TW_BASE_PRIO: c.task_base_prio = RTS_FLOW_PRIO_LEVELS; break;
-        case TW_SHORT_CIRCUIT_2: c.short_circuit = 2; break;
-        case TW_GLOBAL_NO_PERIOD: c.global_capacity = 5; break;
-        case TW_THRESHOLD_OVER: c.recycle_threshold = c.ring_size + 1u; break;
-        case TW_THRESHOLD_2: c.recycle_threshold = 2; break;
-        case TW_FILL_LOW_EQ_HIGH:
-            c.detect_fill_high = 3;
-            c.detect_fill_low = 3;
-            break;
-        case TW_DETECT_ON:
-            c.detect_slice_ns = 1000;
-            c.detect_fill_high = 3;
-            c.detect_fill_low = 1;
-            break;
-        default: break;
-        }
+        if (rows[i].tweak != NULL) rows[i].tweak(&c);
         rts_shield_dec d;
         CHECK_EQ(rts_shield_init(&sh, &c, 0, &d), rows[i].expect);
-        if (rows[i].tweak == TW_THRESHOLD_2) CHECK_EQ(sh.rx.fq.ring_threshold, 2);
-        if (rows[i].tweak == TW_DETECT_ON) CHECK_EQ(sh.detect.on, 3);
+        if (rows[i].tweak == threshold_2) CHECK_EQ(sh.rx.fq.ring_threshold, 2);
+        if (rows[i].tweak == detect_on) CHECK_EQ(sh.detect.on, 3);
     }
     ROW("default threshold: half the ring");
     rts_shield_cfg c = valid_cfg(RTS_SHIELD_RX_PATH);

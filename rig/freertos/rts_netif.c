@@ -107,8 +107,9 @@ static void rx_irq_set(void *drv, unsigned line, bool on)
 
 /* Harvest filled descriptors through the shield (RX interrupt, or the
  * polling task inside the critical section). */
-static uint32_t harvest(uint32_t max, BaseType_t *woken)
+static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
 {
+    (void)ctx;
     uint32_t n = 0;
     uint16_t slot;
     while (n < max && ring_peek(&filled, &slot)) {
@@ -144,7 +145,7 @@ void rts_netif_rx_isr(BaseType_t *woken)
     stats.rx_irqs++;
     if (cfg->protect) {
         if (!rts_irq_gate_enabled(&g.gate, 0)) return; /* a protection holds the line */
-        if (rts_freertos_shield_irq_isr(&g, 0, woken)) (void)harvest(RTS_NETIF_SLOTS, woken);
+        if (rts_freertos_shield_irq_isr(&g, 0, woken)) (void)harvest(NULL, RTS_NETIF_SLOTS, woken);
     } else {
         vTaskNotifyGiveFromISR(net_task, woken);
     }
@@ -187,6 +188,30 @@ static void to_stack(uint16_t slot)
     stats.to_stack_frames++;
 }
 
+/* The protected path's processing of job->buf: protocol processing at the
+ * frame's priority, the IP task taking the network task's inherited
+ * priority for what it is handed (Behnke §5.4: the stack works on a packet
+ * at the priority of its flow). Returns the work it took. */
+static rts_time_ns process(void *ctx, const rts_rx_job *job)
+{
+    (void)ctx;
+    TaskHandle_t ip = FreeRTOS_GetIPTaskHandle();
+    const UBaseType_t p = uxTaskPriorityGet(NULL);
+    if (cfg->ip_task_inherits && ip != NULL && uxTaskPriorityGet(ip) != p) {
+        vTaskPrioritySet(ip, p);
+        stats.ip_prio_sets++;
+    }
+    const rts_time_ns t0 = rts_freertos_now_ns(&fr);
+    to_stack(job->buf);
+    return rts_freertos_now_ns(&fr) - t0;
+}
+
+static void repost_spare(void *ctx, uint16_t slot)
+{
+    (void)ctx;
+    repost(slot);
+}
+
 static void net_main(void *arg)
 {
     (void)arg;
@@ -207,46 +232,14 @@ static void net_main(void *arg)
             }
             continue;
         }
-        rts_rx_job job;
-        rts_time_ns sleep = 0;
-        if (rts_freertos_shield_task_next(&g, &job, &sleep) != RTS_OK) {
-            rts_freertos_shield_wait(&g, sleep);
-            continue;
-        }
-        /* Protocol processing at the frame's priority: the IP task takes the
-         * network task's inherited priority for what it is handed (Behnke
-         * §5.4: the stack works on a packet at the priority of its flow). */
-        TaskHandle_t ip = FreeRTOS_GetIPTaskHandle();
-        const UBaseType_t p = uxTaskPriorityGet(NULL);
-        if (cfg->ip_task_inherits && ip != NULL && uxTaskPriorityGet(ip) != p) {
-            vTaskPrioritySet(ip, p);
-            stats.ip_prio_sets++;
-        }
-        const rts_time_ns t0 = rts_freertos_now_ns(&fr);
-        to_stack(job.buf);
-        uint16_t refill = RTS_BUF_NONE;
-        (void)rts_freertos_shield_task_done(&g, &job, rts_freertos_now_ns(&fr) - t0, 0, &refill);
-        if (refill != RTS_BUF_NONE) {
-            rts_freertos_lock();
-            repost(refill);
-            rts_freertos_unlock();
-        }
+        (void)rts_freertos_shield_task_step(&g, process, repost_spare, NULL);
     }
 }
 
 static void poll_main(void *arg)
 {
     (void)arg;
-    for (;;) {
-        (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY); /* F_POLL */
-        const uint32_t n = rts_freertos_shield_poll_begin(&g);
-        BaseType_t woken = pdFALSE;
-        rts_freertos_lock();
-        (void)harvest(n, &woken);
-        rts_freertos_unlock();
-        if (woken != pdFALSE) taskYIELD();
-        rts_freertos_shield_poll_end(&g);
-    }
+    for (;;) (void)rts_freertos_shield_poll_step(&g, harvest, NULL); /* F_POLL */
 }
 
 /* ------------------------------------------------- Plus-TCP interface */

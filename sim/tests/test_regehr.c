@@ -27,14 +27,22 @@ static rtsim_config mote(uint64_t duration_ns, double hz, uint32_t kind)
     return c;
 }
 
+/* mote() under Regehr & Duongsaa's strict limiter of 250 us minimum
+ * interarrival (at most 4 kHz), the limit of every strict test here. */
+static rtsim_config strict_mote(uint64_t duration_ns, double hz)
+{
+    rtsim_config c = mote(duration_ns, hz, RTSIM_MIT_STRICT);
+    c.mitigation.min_interarrival_ns = 250 * US;
+    return c;
+}
+
 static void test_strict_admits_the_full_rate(void)
 {
     /* 16 kHz offered, 250 us minimum interarrival: exactly 4 kHz admitted
      * (the line is off for one interarrival time, then the pending request
      * goes first). With the re-enable at the end of the 21 us timer handler
      * it was 1 / 271 us = 3.69 kHz. */
-    rtsim_config c = mote(1000 * MS, 16000, RTSIM_MIT_STRICT);
-    c.mitigation.min_interarrival_ns = 250 * US;
+    rtsim_config c = strict_mote(1000 * MS, 16000);
     rtsim_mitigation_stats m;
     rtsim_bin t = run_mitigation(&c, &m);
     CHECK(t.isr_runs >= 3999 && t.isr_runs <= 4000);
@@ -53,8 +61,7 @@ static void test_strict_admits_the_full_rate(void)
 static void test_strict_never_admits_two_within_t_min(void)
 {
     /* Two admissions are never closer than t_min: the trace's RX ISR starts. */
-    rtsim_config c = mote(50 * MS, 16000, RTSIM_MIT_STRICT);
-    c.mitigation.min_interarrival_ns = 250 * US;
+    rtsim_config c = strict_mote(50 * MS, 16000);
     c.trace_capacity = 100000;
     rtsim *s;
     run(&c, &s);
@@ -159,8 +166,7 @@ static void test_enable_bits(void)
      * (Regehr §4): the limiter's timer re-enables the masked line, and the
      * task's unmask re-enables a line the limiter holds off, which the
      * limiter then refuses. */
-    rtsim_config c = mote(1000 * MS, 16000, RTSIM_MIT_STRICT);
-    c.mitigation.min_interarrival_ns = 250 * US;
+    rtsim_config c = strict_mote(1000 * MS, 16000);
     const int t = add_periodic(&c, 1, 2 * MS, 300 * US);
     c.tasks[t].masks_rx = 1;
     rtsim *s;
@@ -184,8 +190,7 @@ static void test_enable_bits(void)
 
 static void test_option_errors(void)
 {
-    rtsim_config c = mote(10 * MS, 1000, RTSIM_MIT_STRICT);
-    c.mitigation.min_interarrival_ns = 250 * US;
+    rtsim_config c = strict_mote(10 * MS, 1000);
     CHECK(rtsim_config_error(&c) == NULL);
     c.mitigation.bursty_lazy = 1; /* the lazy timer is the bursty limiter's */
     CHECK(rtsim_config_error(&c) != NULL);

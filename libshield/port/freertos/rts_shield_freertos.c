@@ -274,6 +274,41 @@ void rts_freertos_shield_poll_end(rts_freertos_shield *g)
     rts_freertos_shield_finish(g, f, woken);
 }
 
+rts_err rts_freertos_shield_task_step(rts_freertos_shield *g, rts_freertos_process_fn *process,
+                                      rts_freertos_repost_fn *repost, void *ctx)
+{
+    rts_rx_job job;
+    rts_time_ns sleep = 0u;
+    const rts_err next = rts_freertos_shield_task_next(g, &job, &sleep);
+    if (next == RTS_EEMPTY || next == RTS_ELIMIT) {
+        rts_freertos_shield_wait(g, sleep);
+        return RTS_OK;
+    }
+    if (next != RTS_OK) return next;
+    const rts_time_ns work_ns = process(ctx, &job);
+    uint16_t refill = RTS_BUF_NONE;
+    const rts_err e = rts_freertos_shield_task_done(g, &job, work_ns, 0u, &refill);
+    if (refill != RTS_BUF_NONE) {
+        rts_freertos_lock();
+        repost(ctx, refill);
+        rts_freertos_unlock();
+    }
+    return e;
+}
+
+uint32_t rts_freertos_shield_poll_step(rts_freertos_shield *g, rts_freertos_harvest_fn *harvest, void *ctx)
+{
+    (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY); /* F_POLL */
+    const uint32_t max = rts_freertos_shield_poll_begin(g);
+    BaseType_t woken = pdFALSE;
+    rts_freertos_lock(); /* the RX ISR shares the shield and the ring */
+    const uint32_t n = harvest(ctx, max, &woken);
+    rts_freertos_unlock();
+    if (woken != pdFALSE) taskYIELD();
+    rts_freertos_shield_poll_end(g);
+    return n;
+}
+
 rts_detect_cycle_result rts_freertos_shield_cycle_end(rts_freertos_shield *g, rts_time_ns start,
                                                rts_time_ns target)
 {

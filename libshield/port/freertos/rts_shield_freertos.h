@@ -167,6 +167,46 @@ uint32_t rts_freertos_shield_poll_begin(rts_freertos_shield *g);
 /** The polling task finished harvesting: back to interrupts or stay polling. */
 void rts_freertos_shield_poll_end(rts_freertos_shield *g);
 
+/* ------------------------------------- the driver's tasks, one turn each */
+
+/** A driver's function that hands the frame in `job->buf` to the stack and
+ *  returns the ns of work that took (charged by rts_shield_task_done()). */
+typedef rts_time_ns rts_freertos_process_fn(void *ctx, const rts_rx_job *job);
+
+/** A driver's function that gives buffer `buf` back to the RX descriptor
+ *  ring; called inside rts_freertos_lock(). */
+typedef void rts_freertos_repost_fn(void *ctx, uint16_t buf);
+
+/** A driver's function that harvests at most `max` filled descriptors, each
+ *  through rts_freertos_shield_frame_isr() (as its RX ISR does); called
+ *  inside rts_freertos_lock(). @return the descriptors taken */
+typedef uint32_t rts_freertos_harvest_fn(void *ctx, uint32_t max, BaseType_t *woken);
+
+/**
+ * One turn of the network task's loop (receive path on, the interface's
+ * handler task as the network task): rts_freertos_shield_task_next(); when
+ * nothing is to be done, rts_freertos_shield_wait() as it says and return;
+ * else `process(ctx, job)`, rts_freertos_shield_task_done() with the work
+ * it reports, and the spare buffer that frees, if any, given back with
+ * `repost(ctx, buf)` inside rts_freertos_lock().
+ * Context: the network task, outside a critical section. Cost: the calls named.
+ * @retval RTS_OK a frame processed, or nothing to do and waited
+ * @retval RTS_EINVAL receive path off
+ * @return otherwise rts_freertos_shield_task_done()'s error
+ */
+rts_err rts_freertos_shield_task_step(rts_freertos_shield *g, rts_freertos_process_fn *process,
+                                      rts_freertos_repost_fn *repost, void *ctx);
+
+/**
+ * One turn of the global limit's polling task: block until notified
+ * (F_POLL), rts_freertos_shield_poll_begin(), `harvest(ctx, n, &woken)` of
+ * at most that many descriptors inside rts_freertos_lock(), taskYIELD() when
+ * woken, rts_freertos_shield_poll_end().
+ * Context: the polling task. Cost: O(1) + the harvest.
+ * @return the descriptors harvested
+ */
+uint32_t rts_freertos_shield_poll_step(rts_freertos_shield *g, rts_freertos_harvest_fn *harvest, void *ctx);
+
 /** The critical task ended a cycle (detection, Hysteresis, Budget).
  *  @return the cycle's metrics */
 rts_detect_cycle_result rts_freertos_shield_cycle_end(rts_freertos_shield *g, rts_time_ns start,

@@ -130,8 +130,10 @@ static uint8_t kind_of[NBUFS];
 static uint16_t posted[NBUFS], posted_head, posted_n;
 static uint16_t filled[NBUFS], filled_head, filled_n;
 
-static void post(uint16_t b)
+/* Give buffer `b` to the ring (ctx unused: the ring is this file's). */
+static void post(void *ctx, uint16_t b)
 {
+    (void)ctx;
     posted[(posted_head + posted_n) % NBUFS] = b;
     posted_n++;
 }
@@ -245,8 +247,9 @@ void st_tick(void)
 /* Harvest filled descriptors through the shield (RX ISR, or the polling task
  * inside the critical section). Returns after at most `max` frames, at the
  * global limit, or when none is left. */
-static uint32_t harvest(uint32_t max, BaseType_t *woken)
+static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
 {
+    (void)ctx;
     uint32_t n = 0;
     while (n < max && filled_n > 0u) {
         const uint16_t b = filled[filled_head];
@@ -267,7 +270,7 @@ static uint32_t harvest(uint32_t max, BaseType_t *woken)
         n++;
         if (rx.repost != RTS_BUF_NONE) {
             c.dropped[kind_of[rx.repost]]++; /* its own buffer, or a recycled one */
-            post(rx.repost);
+            post(ctx, rx.repost);
         }
         if (flags & RTS_SHIELD_F_STOP) {
             c.stops++; /* the global limit took its last frame: go polling */
@@ -300,40 +303,34 @@ void st_rx_isr(void)
         fr.port.timer_arm(fr.port.ctx, 1, probe_armed_at);
         if (rts_freertos_take_woken(&fr) != pdFALSE) woken = pdTRUE;
     }
-    if (g.sh != NULL && rts_freertos_shield_irq_isr(&g, 0, &woken)) (void)harvest(NBUFS, &woken);
+    if (g.sh != NULL && rts_freertos_shield_irq_isr(&g, 0, &woken)) (void)harvest(NULL, NBUFS, &woken);
     st_isr_exit(woken);
 }
 
 /* ---------------------------------------------------------------- tasks */
 
+/* The stack's processing of job->buf, at the network task's priority. */
+static rts_time_ns process(void *ctx, const rts_rx_job *job)
+{
+    (void)ctx;
+    const unsigned k = kind_of[job->buf];
+    if (k == K_CTRL) {
+        const uint32_t p = (uint32_t)uxTaskPriorityGet(NULL);
+        if (p < c.ctrl_prio_min) c.ctrl_prio_min = p;
+    }
+    st_busy_wait_us(WORK_US);
+    c.delivered[k]++;
+    return (rts_time_ns)WORK_US * 1000u;
+}
+
 static void net_task_fn(void *arg)
 {
     (void)arg;
     for (;;) {
-        rts_rx_job job;
-        rts_time_ns sleep = 0;
-        const rts_err e = g.sh != NULL ? rts_freertos_shield_task_next(&g, &job, &sleep) : RTS_EEMPTY;
-        if (e != RTS_OK) {
-            if (g.sh != NULL) {
-                rts_freertos_shield_wait(&g, sleep);
-            } else {
-                (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
-            }
-            continue;
-        }
-        const unsigned k = kind_of[job.buf];
-        if (k == K_CTRL) {
-            const uint32_t p = (uint32_t)uxTaskPriorityGet(NULL);
-            if (p < c.ctrl_prio_min) c.ctrl_prio_min = p;
-        }
-        st_busy_wait_us(WORK_US); /* the stack's processing */
-        c.delivered[k]++;
-        uint16_t refill = RTS_BUF_NONE;
-        if (rts_freertos_shield_task_done(&g, &job, (rts_time_ns)WORK_US * 1000u, 0, &refill) != RTS_OK) failures++;
-        if (refill != RTS_BUF_NONE) {
-            rts_freertos_lock();
-            post(refill);
-            rts_freertos_unlock();
+        if (g.sh == NULL) {
+            (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
+        } else if (rts_freertos_shield_task_step(&g, process, post, NULL) != RTS_OK) {
+            failures++;
         }
     }
 }
@@ -342,15 +339,9 @@ static void poll_task_fn(void *arg)
 {
     (void)arg;
     for (;;) {
-        (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY); /* F_POLL */
+        const uint32_t n = rts_freertos_shield_poll_step(&g, harvest, NULL); /* F_POLL */
         c.poll_wakes++;
-        const uint32_t n = rts_freertos_shield_poll_begin(&g);
-        BaseType_t woken = pdFALSE;
-        rts_freertos_lock(); /* the RX ISR shares the shield and the ring */
-        c.poll_harvested += harvest(n, &woken);
-        rts_freertos_unlock();
-        if (woken != pdFALSE) taskYIELD();
-        rts_freertos_shield_poll_end(&g);
+        c.poll_harvested += n;
     }
 }
 
@@ -541,7 +532,7 @@ static rts_err start_shield(uint32_t global_capacity, uint32_t extra)
     rts_freertos_lock();
     g.sh = NULL;
     posted_head = posted_n = filled_head = filled_n = 0;
-    for (uint16_t b = 0; b < RING; b++) post(b);
+    for (uint16_t b = 0; b < RING; b++) post(NULL, b);
     rts_freertos_unlock();
     rts_shield_cfg cfg;
     rts_shield_cfg_default(&cfg);
