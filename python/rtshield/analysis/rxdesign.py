@@ -117,20 +117,6 @@ def _run(sc, duration_ns: int = CHECK_NS):
     return simulate(dataclasses.replace(sc, duration_ns=d, bin_ns=d))
 
 
-def _constant(f, rate: float):
-    return dataclasses.replace(
-        f,
-        pattern="constant",
-        rate_pps=rate,
-        start_pps=None,
-        peak_pps=None,
-        step_pps=None,
-        step_every_ns=None,
-        rates_pps=None,
-        begin_ns=0,
-    )
-
-
 def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
     """The longest server period (and its budget for ``rate_pps``) that keeps
     the critical task schedulable; simulated at the rate and under a flood."""
@@ -180,7 +166,7 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
             "latency instead"
         )
     # (i) the flow at exactly its rate: the server lets every packet through
-    at_rate = _replace_flow(best, flow_name, **_fields(_constant(f, rate_pps)))
+    at_rate = _replace_flow(best, flow_name, **_fields(f.at_constant_rate(rate_pps)))
     res = _run(at_rate)
     st = res.flows[flow_name]
     refused = st["dropped_by"].get("flow_server", 0)
@@ -202,7 +188,7 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
         )
     )
     # (ii) the flow flooding at 20x its rate: the server protects the critical task
-    flood = _replace_flow(best, flow_name, **_fields(_constant(f, 20 * rate_pps)))
+    flood = _replace_flow(best, flow_name, **_fields(f.at_constant_rate(20 * rate_pps)))
     res = _run(flood)
     d.checks.append(
         (
@@ -373,7 +359,7 @@ def design_nic_queue(sc, queue: str, rate_pps: float, max_delay_ns: int) -> RxDe
         return d
     f0 = flows[0]
     s = dataclasses.replace(sc, nic=dataclasses.replace(sc.nic, queues=nqs))
-    s = _replace_flow(s, f0.name, **_fields(_constant(f0, rate_pps)))
+    s = _replace_flow(s, f0.name, **_fields(f0.at_constant_rate(rate_pps)))
     res = _run(s, max(CHECK_NS, 10 * t_abs))
     st = res.flows[f0.name]
     lat = round(st["latency_us"]["max"] * 1000)
