@@ -217,6 +217,19 @@ def figure_section(h2: str, title: str, figs: Mapping[str, bytes], key: str,
     return parts
 
 
+def body_html(level: int, title: str, intro: str, claims_of: str, claims_html: str,
+              figures: Sequence[Figure], r: Any, figs: Mapping[str, bytes]) -> str:
+    """A study's report body: :func:`body_head`, then a section for each of ``figures``
+    drawn (in ``figs``) with its note and the rest of the section from the results ``r``."""
+    h2, parts = body_head(level, title, intro, claims_of, claims_html)
+    for f in figures:
+        if f.key in figs:
+            parts += figure_section(h2, f.title, figs, f.key, f.note)
+            if f.more is not None:
+                parts += f.more(r)
+    return "\n".join(parts)
+
+
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
@@ -240,8 +253,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 # ------------------------------------------------------------------ the study's files
 
 
-#: A figure a study may draw: (file stem, drawing function of the results, whether to draw).
-FigureSpec = tuple[str, Callable[[Any], Any], bool]
+@dataclass(frozen=True)
+class Figure:
+    """A figure of a study and the section of its report that shows it."""
+
+    key: str  #: its file stem (``KEY.png``) and alt text
+    draw: Callable[[Any], Any]  #: the figure of the results
+    applies: Callable[[Any], bool]  #: whether the results hold what it shows
+    title: str  #: the section's heading
+    note: str = ""  #: HTML under the figure
+    more: Callable[[Any], list[str]] | None = None  #: the rest of the section (HTML)
 
 
 def write_study(
@@ -250,7 +271,7 @@ def write_study(
     verdicts: Sequence[Verdict],
     reasons: Mapping[str, str],
     tables: Mapping[str, Sequence[Mapping[str, Any]]],
-    figures: Sequence[FigureSpec],
+    figures: Sequence[Figure],
     body: Callable[[Any, Sequence[Verdict], Mapping[str, bytes]], str],
     title: str,
 ) -> tuple[Path, str]:
@@ -274,10 +295,10 @@ def write_study(
     ]
     atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
     figs: dict[str, bytes] = {}
-    for key, fn, ok in figures:
-        if ok:
-            figs[key] = png(fn(r))
-            atomic_write(out / f"{key}.png", figs[key])
+    for f in figures:
+        if f.applies(r):
+            figs[f.key] = png(f.draw(r))
+            atomic_write(out / f"{f.key}.png", figs[f.key])
     text = body(r, verdicts, figs)
     report = atomic_write(out / "report.html", _page(title, text))
     return report, text
