@@ -540,23 +540,13 @@ FIGURES = (
 )
 
 
-def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
-              level: int = 1) -> str:
-    return common.body_html(level, "Behnke et al., hardware approach (§8)", INTRO,
-                            "Behnke et al. §8", verdicts_html(verdicts), FIGURES, r, figs)
+#: The report page's title, the heading of its body and whose claims its table lists
+#: (the last two HTML).
+TITLE = "Behnke et al. hardware approach, reproduced"
+HEADING = "Behnke et al., hardware approach (§8)"
+CLAIMS_OF = "Behnke et al. §8"
 
 
-def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
-    """Write the study's files into ``out_dir``; return (report path, report body)."""
-    return common.write_study(
-        out_dir, r, verdicts, WHY_NOT, {"exp2.csv": r.exp2, "exp3.csv": r.exp3},
-        FIGURES, body_html, "Behnke et al. hardware approach, reproduced")
-
-
-def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo", folder: Path | None = None,
-                  ) -> tuple[Path, str, list[Verdict], float]:
-    """Run the study and write its report into ``out_dir`` (an rtshield output directory).
-    Returns (report path, report body, verdicts, wall seconds)."""
-    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
-                                evaluate, write_study, jobs, f"{label} behnke-hardware")
+def csv_tables(r: Results) -> dict[str, list[dict[str, Any]]]:
+    """The CSV files of the results: file name -> rows."""
+    return {"exp2.csv": r.exp2, "exp3.csv": r.exp3}

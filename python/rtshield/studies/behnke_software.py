@@ -839,30 +839,14 @@ FIGURES = (
 )
 
 
-def body_html(
-    r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes], level: int = 1
-) -> str:
-    """The study's report body (headings from ``level``)."""
-    return common.body_html(level, "Behnke et al., software approach (§6)", INTRO,
-                            "Behnke et al. §6", verdicts_html(verdicts), FIGURES, r, figs)
+#: The report page's title, the heading of its body and whose claims its table lists
+#: (the last two HTML).
+TITLE = "Behnke et al. software approach, reproduced"
+HEADING = "Behnke et al., software approach (§6)"
+CLAIMS_OF = "Behnke et al. §6"
 
 
-def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
-    """Write the study's files into ``out_dir``; return (report path, report body)."""
+def csv_tables(r: Results) -> dict[str, list[dict[str, Any]]]:
+    """The CSV files of the results: file name -> rows."""
     exp1_rows = [x for rows in r.exp1.values() for x in rows]
-    return common.write_study(
-        out_dir, r, verdicts, WHY_NOT,
-        {"exp1.csv": exp1_rows, "exp2.csv": r.exp2, "exp3.csv": r.exp3},
-        FIGURES, body_html, "Behnke et al. software approach, reproduced")
-
-
-def run_and_write(
-    out_dir: str | Path, plan: Plan | None = None, jobs: int = 2, label: str = "demo",
-    folder: Path | None = None,
-) -> tuple[Path, str, list[Verdict], float]:
-    """Run the study, write its report into ``out_dir`` (an rtshield output directory).
-
-    Returns (report path, report body, verdicts, wall seconds).
-    """
-    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
-                                evaluate, write_study, jobs, f"{label} behnke-software")
+    return {"exp1.csv": exp1_rows, "exp2.csv": r.exp2, "exp3.csv": r.exp3}

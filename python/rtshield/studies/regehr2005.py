@@ -674,26 +674,13 @@ FIGURES = (
 )
 
 
-def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
-              level: int = 1) -> str:
-    """The study's report body (headings from ``level``)."""
-    return common.body_html(level, "Regehr &amp; Duongsaa (LCTES 2005)", INTRO,
-                            "Regehr &amp; Duongsaa", verdicts_html(verdicts), FIGURES, r, figs)
+#: The report page's title, the heading of its body and whose claims its table lists
+#: (the last two HTML).
+TITLE = "Regehr & Duongsaa, reproduced"
+HEADING = "Regehr &amp; Duongsaa (LCTES 2005)"
+CLAIMS_OF = "Regehr &amp; Duongsaa"
 
 
-def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
-    """Write the study's files into ``out_dir``; return (report path, report body)."""
-    return common.write_study(
-        out_dir, r, verdicts, WHY_NOT, {"figures.csv": r.fig, "ethernut.csv": r.eth},
-        FIGURES, body_html, "Regehr & Duongsaa, reproduced")
-
-
-def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo", folder: Path | None = None,
-                  ) -> tuple[Path, str, list[Verdict], float]:
-    """Run the study, write its report into ``out_dir`` (an rtshield output directory).
-
-    Returns (report path, report body, verdicts, wall seconds).
-    """
-    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
-                                evaluate, write_study, jobs, f"{label} regehr")
+def csv_tables(r: Results) -> dict[str, list[dict[str, Any]]]:
+    """The CSV files of the results: file name -> rows."""
+    return {"figures.csv": r.fig, "ethernut.csv": r.eth}
