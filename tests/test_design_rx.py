@@ -29,6 +29,18 @@ def test_server_for_a_required_rate():
     assert any("one step beyond" in n and "not schedulable" in n for n in d.notes)
 
 
+def test_server_is_simulated_with_the_designed_budget():
+    """The checks run the flow behind the server the design found, not the scenario's own
+    (here 1 packet per 100 ms, which would refuse nearly all of 1000 pkt/s)."""
+    sc = load_scenario(HP)
+    hp = next(f for f in sc.flows if f.name == "hp")
+    tight = dataclasses.replace(hp, capacity=1, server_period_ns=100_000_000)
+    sc = dataclasses.replace(sc, flows=tuple(tight if f is hp else f for f in sc.flows))
+    d = design_server(sc, "hp", 1000)
+    assert d.confirmed, d.text()
+    assert " 0 refused by its server" in d.checks[0][0]
+
+
 def test_server_refuses_a_rate_the_critical_task_cannot_afford():
     sc = load_scenario(HP)
     heavy = dataclasses.replace(sc, critical=dataclasses.replace(sc.critical, work_ns=9_000_000))

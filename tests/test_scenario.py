@@ -102,6 +102,13 @@ def test_pyramid_schedule_rises_in_steps_and_falls_back():
     assert not s.flows[0].random
 
 
+def test_a_pyramid_at_a_constant_rate():
+    f = loads_scenario(BASE, "q.toml").flows[0].at_constant_rate(2500.0)
+    assert f.pattern == "constant" and not f.random
+    assert f.schedule(10**9) == ((0, 2500.0),)
+    assert (f.start_pps, f.peak_pps, f.step_pps, f.step_every_ns) == (None,) * 4
+
+
 def test_steps_constant_poisson_begin_end():
     text = """
 [scenario]

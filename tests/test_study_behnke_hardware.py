@@ -16,6 +16,7 @@ import pytest
 from study_checks import results_fixture
 
 from rtshield.studies import behnke_hardware as bh
+from rtshield.studies.common import write_study
 
 PLAN = bh.Plan(exp2_rates=(0, 2500, 5000, 15000), duration="10s")
 
@@ -95,7 +96,7 @@ def test_deterministic(results):
 
 def test_report_is_written(tmp_path, results):
     verdicts = bh.evaluate(results)
-    report, body = bh.write_study(tmp_path, results, verdicts)
+    report, body = write_study(bh, tmp_path, results, verdicts)
     assert report.is_file()
     for fig in ("fig14", "fig15", "fig16"):
         assert (tmp_path / f"{fig}.png").stat().st_size > 1000

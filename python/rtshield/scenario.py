@@ -33,7 +33,7 @@ import functools
 import ipaddress
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -435,6 +435,21 @@ class Flow:
     def random(self) -> bool:
         """True when arrivals are Poisson rather than evenly spaced."""
         return self.pattern == "poisson"
+
+    def at_constant_rate(self, rate_pps: float) -> Flow:
+        """This flow sent evenly at ``rate_pps`` from time 0 (the fields of the
+        other rate patterns cleared)."""
+        return replace(
+            self,
+            pattern="constant",
+            rate_pps=rate_pps,
+            start_pps=None,
+            peak_pps=None,
+            step_pps=None,
+            step_every_ns=None,
+            rates_pps=None,
+            begin_ns=0,
+        )
 
     def schedule(self, duration_ns: int) -> tuple[tuple[int, float], ...]:
         """Change points ``((t_ns, pps), ...)`` of the rate, from 0 up to ``duration_ns``.

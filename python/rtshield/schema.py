@@ -125,11 +125,11 @@ def _choice_first(data: Any, key: str, choices: Any, *, required: bool = True) -
         raise fail(f"{value!r} is not one of: {', '.join(choices)}", key)
 
 
-def _require(table: Any, keys: tuple[str, ...]) -> None:
-    """Each of ``keys`` must be set (not None) in ``table``."""
+def _require(table: Any, keys: tuple[str, ...], *at: str | int) -> None:
+    """Each of ``keys`` must be set (not None) in ``table`` (at key path ``at``)."""
     for key in keys:
         if getattr(table, key) is None:
-            raise fail("missing", key)
+            raise fail("missing", *at, key)
 
 
 def _ctx(info: ValidationInfo) -> dict[str, Any]:
@@ -1205,8 +1205,7 @@ class ScenarioFile(FileModel):
                     origin=plat.path if plat is not None else None,
                 )
         lim = limits()
-        if rx.buffers is None:
-            raise fail("missing", "rx", "buffers")
+        _require(rx, ("buffers",), "rx")
         _within(rx.buffers, 2, lim["pool_max"], "rx", "buffers")
         ring = nic.ring or 0
         if ring > rx.buffers:
@@ -1220,10 +1219,8 @@ class ScenarioFile(FileModel):
             _within(rx.recycle_below, 0, ring, "rx", "recycle_below")
         # Checked even when the limit is off (capacity 0), which they do not then
         # affect: a sweep over global_capacity = 0, 3, ... keeps one file valid.
-        if rx.global_capacity > 0 and rx.global_period is None:
-            raise fail("missing", "rx", "global_period")
-        if rx.global_capacity > 0 and rx.poll_priority is None:
-            raise fail("missing", "rx", "poll_priority")
+        if rx.global_capacity > 0:
+            _require(rx, ("global_period", "poll_priority"), "rx")
         if self.driver.priority >= lim["prio_levels"]:
             raise fail(
                 f"with [rx] at most {lim['prio_levels'] - 1}: the network task's own "

@@ -109,6 +109,14 @@ def _replace_flow(sc, name: str, **kw):
     )
 
 
+def _at_constant_rate(sc, name: str, rate_pps: float):
+    """``sc`` with its flow ``name`` sent evenly at ``rate_pps`` from time 0."""
+    return dataclasses.replace(
+        sc,
+        flows=tuple(f.at_constant_rate(rate_pps) if f.name == name else f for f in sc.flows),
+    )
+
+
 def _run(sc, duration_ns: int = CHECK_NS):
     from rtshield.engine import simulate
 
@@ -117,26 +125,12 @@ def _run(sc, duration_ns: int = CHECK_NS):
     return simulate(dataclasses.replace(sc, duration_ns=d, bin_ns=d))
 
 
-def _constant(f, rate: float):
-    return dataclasses.replace(
-        f,
-        pattern="constant",
-        rate_pps=rate,
-        start_pps=None,
-        peak_pps=None,
-        step_pps=None,
-        step_every_ns=None,
-        rates_pps=None,
-        begin_ns=0,
-    )
-
-
 def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
     """The longest server period (and its budget for ``rate_pps``) that keeps
     the critical task schedulable; simulated at the rate and under a flood."""
     if sc.rx is None:
         raise UsageError("--knob flow.NAME.server: the scenario has no [rx] (the receive path)")
-    f = _flow_named(sc, flow_name)
+    _flow_named(sc, flow_name)  # a flow the scenario lacks is a usage error
     system_from_scenario(sc)  # names what the mapping cannot express
 
     def with_budget(k: int):
@@ -180,7 +174,7 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
             "latency instead"
         )
     # (i) the flow at exactly its rate: the server lets every packet through
-    at_rate = _replace_flow(best, flow_name, **_fields(_constant(f, rate_pps)))
+    at_rate = _at_constant_rate(best, flow_name, rate_pps)
     res = _run(at_rate)
     st = res.flows[flow_name]
     refused = st["dropped_by"].get("flow_server", 0)
@@ -202,7 +196,7 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
         )
     )
     # (ii) the flow flooding at 20x its rate: the server protects the critical task
-    flood = _replace_flow(best, flow_name, **_fields(_constant(f, 20 * rate_pps)))
+    flood = _at_constant_rate(best, flow_name, 20 * rate_pps)
     res = _run(flood)
     d.checks.append(
         (
@@ -213,10 +207,6 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
         )
     )
     return d
-
-
-def _fields(f) -> dict:
-    return {k.name: getattr(f, k.name) for k in dataclasses.fields(f) if k.name != "name"}
 
 
 def design_global_limit(sc) -> RxDesign:
@@ -373,7 +363,7 @@ def design_nic_queue(sc, queue: str, rate_pps: float, max_delay_ns: int) -> RxDe
         return d
     f0 = flows[0]
     s = dataclasses.replace(sc, nic=dataclasses.replace(sc.nic, queues=nqs))
-    s = _replace_flow(s, f0.name, **_fields(_constant(f0, rate_pps)))
+    s = _at_constant_rate(s, f0.name, rate_pps)
     res = _run(s, max(CHECK_NS, 10 * t_abs))
     st = res.flows[f0.name]
     lat = round(st["latency_us"]["max"] * 1000)

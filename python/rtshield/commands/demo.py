@@ -161,21 +161,22 @@ def _danicki(args: argparse.Namespace, out: Path, counts: list | None = None) ->
 
 
 def _plan_study(module: str, name: str, paper: str):
-    """The runner of a study module with ``Plan``, ``points`` and ``run_and_write``
-    (:mod:`rtshield.studies.behnke_software`, ``behnke_hardware``, ``regehr2005``)."""
+    """The runner of a plan-driven study module (:mod:`rtshield.studies.behnke_software`,
+    ``behnke_hardware``, ``regehr2005``): :func:`rtshield.studies.common.run_and_write`."""
 
     def run(args: argparse.Namespace, out: Path) -> StudyRun:
         import importlib
 
         from rtshield.scenario import parse_overrides
+        from rtshield.studies import common
 
         study = importlib.import_module(f"rtshield.studies.{module}")
         if args.jobs < 1:
             raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
         plan = study.Plan(overrides=parse_overrides(list(args.set)) or {})
         folder = _folder(args, name)
-        report, body, verdicts, wall = study.run_and_write(
-            out, plan, jobs=args.jobs, folder=folder
+        report, body, verdicts, wall = common.run_and_write(
+            study, out, plan, jobs=args.jobs, folder=folder, bar_label=f"demo {name}"
         )
         if folder is not None:
             body = _name_folder(report, body, study.study_dir().name, Path(folder))

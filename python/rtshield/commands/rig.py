@@ -287,7 +287,7 @@ def handle_linux(args) -> int:
     since = time.time_ns()
     out = prepare_out_dir(args.out)
 
-    per_cell = 3 * opts.phase_s + 2 * opts.break_s + 1
+    per_cell = harness.procedure_s(opts.phase_s, opts.break_s) + 1
     print(
         f"rig linux: {len(cells)} cells x {per_cell:.0f} s ≈ {len(cells) * per_cell / 60:.1f} min; "
         f"control task on CPU {opts.control_cpu}, network/attacker CPU {opts.network_cpu}",
@@ -410,7 +410,7 @@ def handle_freertos(args) -> int:
         attacker_cpu=_CPUS[0] if len(cpus) > 1 else None,
     )
     plan = [(v, a) for a in attacks for v in variants]
-    per = 3 * opts.phase_s + 2 * opts.break_s + 3
+    per = harness.procedure_s(opts.phase_s, opts.break_s) + 3
     say(f"rig freertos-tcp: {len(plan)} runs x ~{per:.0f} s; scenario {scen}")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     runs: list[dict] = []

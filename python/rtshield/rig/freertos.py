@@ -49,6 +49,7 @@ from rtshield.rig.harness import (
     Harness,
     RigError,
     mono_ns,
+    procedure_s,
     sleep_until,
 )
 from rtshield.rig.modbus_client import account, read_records
@@ -451,7 +452,7 @@ def run_variant(
     scn = dev.variants[variant]
     run_dir.mkdir(parents=True, exist_ok=True)
     P, B = opts.phase_s, opts.break_s
-    total = 3 * P + 2 * B
+    total = procedure_s(P, B)
     seconds = int(math.ceil(LEAD_S + total + 1.5))
     conf = run_dir / "device.conf"
     conf.write_text(

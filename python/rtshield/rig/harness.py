@@ -183,6 +183,12 @@ def stress_argv(seconds: float) -> list[str]:
 # --------------------------------------------------------------- time
 
 
+def procedure_s(phase_s: float, break_s: float) -> float:
+    """The length of a run: idle before, attack, idle after (``phase_s`` each) with a
+    break of ``break_s`` after each of the first two."""
+    return 3 * phase_s + 2 * break_s
+
+
 def mono_ns() -> int:
     """CLOCK_MONOTONIC in ns: the clock of the phases, the counters and the targets' records."""
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)

@@ -34,6 +34,7 @@ from rtshield.rig.harness import (
     Harness,
     RigError,
     mono_ns,
+    procedure_s,
     sleep_until,
     stress_argv,
 )
@@ -219,7 +220,7 @@ def run_cell(
     name = cell_name(cfg, attack, load)
     cell_dir.mkdir(parents=True, exist_ok=True)
     P, B = opts.phase_s, opts.break_s
-    total = 3 * P + 2 * B
+    total = procedure_s(P, B)
     rx = rx_cpu(cfg, opts)
     summary: dict[str, Any] = {
         "cell": name,

@@ -12,9 +12,9 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rtshield.outputs import atomic_write, format_summary_json
 from rtshield.rig import cycles
@@ -196,64 +196,69 @@ def paper_reference(load: bool) -> tuple[list[str], list[list]]:
     return header, rows
 
 
+class _Phase(NamedTuple):
+    """One phase of one cell, as the columns of :func:`detail_rows` read it."""
+
+    stats: Mapping[str, Any]  # the phase's summary
+    cm: Mapping[str, Any]  # its cycle times (ms)
+    idle: float | None  # the cell's idle maximum (ms)
+    tr: Mapping[str, Any]  # the cell's traffic in the attack phase, else empty
+
+
+#: The columns of :func:`detail_rows` after "cell" and "phase": header, value of a phase.
+_DETAIL_COLUMNS: list[tuple[str, Callable[[_Phase], Any]]] = [
+    ("cycles", lambda p: p.stats["cycles"]),
+    ("mean ms", lambda p: f"{p.cm['mean']:.4f}"),
+    ("p99 ms", lambda p: f"{p.cm['p99']:.4f}"),
+    ("p99.9 ms", lambda p: f"{p.cm['p99_9']:.4f}"),
+    ("max ms", lambda p: f"{p.cm['max']:.3f}"),
+    ("late", lambda p: p.stats["late"]),
+    ("max/idle max", lambda p: f"{p.cm['max'] / p.idle:.2f}" if p.idle else ""),
+    ("offered pkt/s", lambda p: f"{p.tr['offered_pps']:.0f}" if p.tr else ""),
+    ("flood pkt/s at device", lambda p: f"{p.tr.get('flood_in_pps', 0):.0f}" if p.tr else ""),
+]
+
+
 def detail_rows(cells: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list]]:
     """Per cell and phase: cycles, mean, p99, p99.9, max, late cycles, ratio, flood rates."""
-    header = [
-        "cell",
-        "phase",
-        "cycles",
-        "mean ms",
-        "p99 ms",
-        "p99.9 ms",
-        "max ms",
-        "late",
-        "max/idle max",
-        "offered pkt/s",
-        "flood pkt/s at device",
-    ]
+    header = ["cell", "phase", *(h for h, _ in _DETAIL_COLUMNS)]
     rows = []
     for c in cells:
         if c.get("status") != "ok":
-            rows.append([c["cell"], "refused", *[""] * (len(header) - 2)])
+            rows.append([c["cell"], "refused", *[""] * len(_DETAIL_COLUMNS)])
             continue
-        idle = c.get("idle_max_ms")
         for ph in ("idle_before", "attack", "idle_after"):
             s = c["phases"].get(ph, {})
             cm = s.get("cycle_ms")
             if not cm:
-                rows.append([c["cell"], ph, 0, *[""] * (len(header) - 3)])
+                rows.append([c["cell"], ph, 0, *[""] * (len(_DETAIL_COLUMNS) - 1)])
                 continue
-            ratio = f"{cm['max'] / idle:.2f}" if idle else ""
             tr = c.get("traffic", {}) if ph == "attack" else {}
-            rows.append(
-                [
-                    c["cell"],
-                    ph,
-                    s["cycles"],
-                    f"{cm['mean']:.4f}",
-                    f"{cm['p99']:.4f}",
-                    f"{cm['p99_9']:.4f}",
-                    f"{cm['max']:.3f}",
-                    s["late"],
-                    ratio,
-                    f"{tr['offered_pps']:.0f}" if tr else "",
-                    f"{tr.get('flood_in_pps', 0):.0f}" if tr else "",
-                ]
-            )
+            p = _Phase(s, cm, c.get("idle_max_ms"), tr)
+            rows.append([c["cell"], ph, *(value(p) for _, value in _DETAIL_COLUMNS)])
     return header, rows
+
+
+#: The columns of :func:`mapping_rows`: header, value of a configuration's first cell
+#: and the CPUs of its load generator.
+_MAPPING_COLUMNS: list[tuple[str, Callable[[Mapping[str, Any], list], Any]]] = [
+    ("configuration", lambda c, loads: c["config"]),
+    ("policy", lambda c, loads: c.get("policy", "")),
+    ("control task CPU", lambda c, loads: c["cpus"]["control"]),
+    ("device receive CPU (RPS)", lambda c, loads: c["cpus"]["device_rx"]),
+    ("attacker CPU", lambda c, loads: c["cpus"]["attacker"]),
+    ("stress-ng CPUs (load on)", lambda c, loads: ",".join(map(str, loads)) or "—"),
+    ("ingress limit", lambda c, loads: _limits(c.get("limits_pps"))),
+]
+
+
+def _limits(lim: Mapping[str, Any] | None) -> str:
+    return f"SYN {lim['syn']}/s, ARP {lim['arp']}/s" if lim else "—"
 
 
 def mapping_rows(cells: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list]]:
     """Per configuration: the CPUs of the control task, receive work, attacker and load."""
-    header = [
-        "configuration",
-        "policy",
-        "control task CPU",
-        "device receive CPU (RPS)",
-        "attacker CPU",
-        "stress-ng CPUs (load on)",
-        "ingress limit",
-    ]
+    header = [h for h, _ in _MAPPING_COLUMNS]
     rows, seen = [], set()
     for c in cells:
         if c["config"] in seen or "cpus" not in c:
@@ -267,18 +272,7 @@ def mapping_rows(cells: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[li
             ),
             [],
         )
-        lim = c.get("limits_pps")
-        rows.append(
-            [
-                c["config"],
-                c.get("policy", ""),
-                c["cpus"]["control"],
-                c["cpus"]["device_rx"],
-                c["cpus"]["attacker"],
-                ",".join(map(str, loads)) or "—",
-                f"SYN {lim['syn']}/s, ARP {lim['arp']}/s" if lim else "—",
-            ]
-        )
+        rows.append([value(c, loads) for _, value in _MAPPING_COLUMNS])
     return header, rows
 
 

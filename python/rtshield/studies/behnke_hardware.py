@@ -510,48 +510,43 @@ INTRO = (
 )
 
 
-def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
-              level: int = 1) -> str:
-    h2, parts = common.body_head(level, "Behnke et al., hardware approach (§8)", INTRO,
-                                 "Behnke et al. §8", verdicts_html(verdicts))
-    if "fig14" in figs:
-        parts += common.figure_section(
-            h2, "Experiment 1: interrupt generation (Figure 14, Table 2)", figs, "fig14")
-    if "fig15" in figs:
-        parts += common.figure_section(
-            h2, "Experiment 2: unfiltered packet flood (Figure 15)", figs, "fig15",
-            "Added runtime: worker 0's mean response time (arrival to "
-            "done) over the same configuration's run without flood. d4000 (dashed) is "
-            "this study's probe beyond the paper's d3200.")
-        parts.append(_table(["config", "flood [pkt/s]", "interrupts", "interrupts per packet",
-                             "worker 0 mean [µs]", "added runtime [%]"],
-                            [[x["config"], x["flood_pps"], x["interrupts"],
-                              f"{x['irq_per_packet'] * 100:.2f} %", x["worker0_mean_us"],
-                              x["added_runtime_pct"]] for x in r.exp2]))
-    if "fig16" in figs:
-        parts += common.figure_section(h2, "Experiment 3: expected load (Figure 16)", figs,
-                                       "fig16")
-        parts.append(_table(["config", "queue", "worker", "median delay [µs]",
-                             "mean delay [µs]", "delivered"],
-                            [[x["config"], x["queue"], x["worker"], x["median_delay_us"],
-                              x["mean_delay_us"], x["delivered"]] for x in r.exp3]))
-    return "\n".join(parts)
+def _exp2_table(r: Results) -> list[str]:
+    return [_table(["config", "flood [pkt/s]", "interrupts", "interrupts per packet",
+                    "worker 0 mean [µs]", "added runtime [%]"],
+                   [[x["config"], x["flood_pps"], x["interrupts"],
+                     f"{x['irq_per_packet'] * 100:.2f} %", x["worker0_mean_us"],
+                     x["added_runtime_pct"]] for x in r.exp2])]
 
 
-def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
-    """Write the study's files into ``out_dir``; return (report path, report body)."""
-    have1 = "exp1/table2" in r.points and "exp1/nomod" in r.points
-    return common.write_study(
-        out_dir, r, verdicts, WHY_NOT, {"exp2.csv": r.exp2, "exp3.csv": r.exp3},
-        (("fig14", fig14, have1), ("fig15", fig15, bool(r.exp2)),
-         ("fig16", fig16, len(r.exp3) == 12)),
-        body_html, "Behnke et al. hardware approach, reproduced")
+def _exp3_table(r: Results) -> list[str]:
+    return [_table(["config", "queue", "worker", "median delay [µs]",
+                    "mean delay [µs]", "delivered"],
+                   [[x["config"], x["queue"], x["worker"], x["median_delay_us"],
+                     x["mean_delay_us"], x["delivered"]] for x in r.exp3])]
 
 
-def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo", folder: Path | None = None,
-                  ) -> tuple[Path, str, list[Verdict], float]:
-    """Run the study and write its report into ``out_dir`` (an rtshield output directory).
-    Returns (report path, report body, verdicts, wall seconds)."""
-    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
-                                evaluate, write_study, jobs, f"{label} behnke-hardware")
+#: The report's figures, each with its section.
+FIGURES = (
+    common.Figure(
+        "fig14", fig14, lambda r: "exp1/table2" in r.points and "exp1/nomod" in r.points,
+        "Experiment 1: interrupt generation (Figure 14, Table 2)"),
+    common.Figure(
+        "fig15", fig15, lambda r: bool(r.exp2), "Experiment 2: unfiltered packet flood (Figure 15)",
+        "Added runtime: worker 0's mean response time (arrival to "
+        "done) over the same configuration's run without flood. d4000 (dashed) is "
+        "this study's probe beyond the paper's d3200.", _exp2_table),
+    common.Figure("fig16", fig16, lambda r: len(r.exp3) == 12,
+                  "Experiment 3: expected load (Figure 16)", more=_exp3_table),
+)
+
+
+#: The report page's title, the heading of its body and whose claims its table lists
+#: (the last two HTML).
+TITLE = "Behnke et al. hardware approach, reproduced"
+HEADING = "Behnke et al., hardware approach (§8)"
+CLAIMS_OF = "Behnke et al. §8"
+
+
+def csv_tables(r: Results) -> dict[str, list[dict[str, Any]]]:
+    """The CSV files of the results: file name -> rows."""
+    return {"exp2.csv": r.exp2, "exp3.csv": r.exp3}

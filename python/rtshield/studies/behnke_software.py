@@ -774,85 +774,79 @@ INTRO = (
 )
 
 
-def body_html(
-    r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes], level: int = 1
-) -> str:
-    """The study's report body (headings from ``level``)."""
-    h2, parts = common.body_head(level, "Behnke et al., software approach (§6)", INTRO,
-                                 "Behnke et al. §6", verdicts_html(verdicts))
-    if "fig9" in figs:
-        parts += common.figure_section(h2, "Experiment 1: CPU time per packet (Figure 9)", figs,
-                                       "fig9")
-        rows = []
-        for key, _, label, _ in EXP1_CONFIGS:
-            for x in r.exp1.get(key, ()):
-                rows.append(
-                    [
-                        label,
-                        f"{x['rate_pps']:g}",
-                        x["packets"],
-                        f"{x['background_share'] * 100:.2f} %",
-                        f"{x['us_per_packet']:.3f}",
-                        "yes" if x["saturated"] else "",
-                    ]
-                )
-        parts.append(
-            _table(
+def _exp1_table(r: Results) -> list[str]:
+    rows = []
+    for key, _, label, _ in EXP1_CONFIGS:
+        for x in r.exp1.get(key, ()):
+            rows.append(
                 [
-                    "configuration",
-                    "rate [pkt/s]",
-                    "packets",
-                    "background share",
-                    "µs per packet",
-                    "saturated",
-                ],
-                rows,
+                    label,
+                    f"{x['rate_pps']:g}",
+                    x["packets"],
+                    f"{x['background_share'] * 100:.2f} %",
+                    f"{x['us_per_packet']:.3f}",
+                    "yes" if x["saturated"] else "",
+                ]
             )
+    return [
+        _table(
+            [
+                "configuration",
+                "rate [pkt/s]",
+                "packets",
+                "background share",
+                "µs per packet",
+                "saturated",
+            ],
+            rows,
         )
-    if "fig10" in figs:
-        parts += common.figure_section(
-            h2, "Experiment 2: ISR duration per execution path (Figure 10)", figs, "fig10",
-            "The preset gives each path a constant cost (the paper prints "
-            "no quantile values), so every quantile equals that cost; a preset or "
-            "scenario can give distributions with <code>rx_path_NAME_p90</code> … "
-            "<code>_p9999</code>.",
-        )
-        parts.append(
-            _table(
-                ["path", "frames", *(q for _, q in QUANTILES)],
-                [[x["label"], x["count"], *(x[q] for q, _ in QUANTILES)] for x in r.exp2],
-            )
-        )
-    if "fig11" in figs:
-        parts += common.figure_section(
-            h2, "Experiment 3: mitigation and prioritisation (Figure 11)", figs, "fig11",
-            "Blue line: the HP flow limit (1000 pkt/s); black line: the "
-            "global limit (HP + LP = 1500 pkt/s for the original stack, 7000 pkt/s for "
-            "the modified one). Every point: evenly spaced arrivals at 99 % of the nominal "
-            "rates (a generator's clock is not the device's), numbers in "
-            "<code>exp3.csv</code>.",
-        )
-    return "\n".join(parts)
+    ]
 
 
-def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
-    """Write the study's files into ``out_dir``; return (report path, report body)."""
+def _exp2_table(r: Results) -> list[str]:
+    return [
+        _table(
+            ["path", "frames", *(q for _, q in QUANTILES)],
+            [[x["label"], x["count"], *(x[q] for q, _ in QUANTILES)] for x in r.exp2],
+        )
+    ]
+
+
+#: The report's figures, each with its section.
+FIGURES = (
+    common.Figure(
+        "fig9", fig9, lambda r: any(r.exp1.values()),
+        "Experiment 1: CPU time per packet (Figure 9)", more=_exp1_table,
+    ),
+    common.Figure(
+        "fig10", fig10, lambda r: bool(r.exp2),
+        "Experiment 2: ISR duration per execution path (Figure 10)",
+        "The preset gives each path a constant cost (the paper prints "
+        "no quantile values), so every quantile equals that cost; a preset or "
+        "scenario can give distributions with <code>rx_path_NAME_p90</code> … "
+        "<code>_p9999</code>.",
+        _exp2_table,
+    ),
+    common.Figure(
+        "fig11", fig11, lambda r: bool(r.exp3),
+        "Experiment 3: mitigation and prioritisation (Figure 11)",
+        "Blue line: the HP flow limit (1000 pkt/s); black line: the "
+        "global limit (HP + LP = 1500 pkt/s for the original stack, 7000 pkt/s for "
+        "the modified one). Every point: evenly spaced arrivals at 99 % of the nominal "
+        "rates (a generator's clock is not the device's), numbers in "
+        "<code>exp3.csv</code>.",
+    ),
+)
+
+
+#: The report page's title, the heading of its body and whose claims its table lists
+#: (the last two HTML).
+TITLE = "Behnke et al. software approach, reproduced"
+HEADING = "Behnke et al., software approach (§6)"
+CLAIMS_OF = "Behnke et al. §6"
+
+
+def csv_tables(r: Results) -> dict[str, list[dict[str, Any]]]:
+    """The CSV files of the results: file name -> rows."""
     exp1_rows = [x for rows in r.exp1.values() for x in rows]
-    return common.write_study(
-        out_dir, r, verdicts, WHY_NOT,
-        {"exp1.csv": exp1_rows, "exp2.csv": r.exp2, "exp3.csv": r.exp3},
-        (("fig9", fig9, bool(exp1_rows)), ("fig10", fig10, bool(r.exp2)),
-         ("fig11", fig11, bool(r.exp3))),
-        body_html, "Behnke et al. software approach, reproduced")
-
-
-def run_and_write(
-    out_dir: str | Path, plan: Plan | None = None, jobs: int = 2, label: str = "demo",
-    folder: Path | None = None,
-) -> tuple[Path, str, list[Verdict], float]:
-    """Run the study, write its report into ``out_dir`` (an rtshield output directory).
-
-    Returns (report path, report body, verdicts, wall seconds).
-    """
-    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
-                                evaluate, write_study, jobs, f"{label} behnke-software")
+    return {"exp1.csv": exp1_rows, "exp2.csv": r.exp2, "exp3.csv": r.exp3}

@@ -3,9 +3,11 @@ files a study writes and the HTML pieces of its report.
 
 :mod:`rtshield.studies.behnke_software`, :mod:`~rtshield.studies.behnke_hardware` and
 :mod:`~rtshield.studies.regehr2005` each define a ``Plan``, the ``points`` it runs, the
-tables of their summaries (``Results``), the paper's ``CLAIMS`` and the report body; the
-scaffolding around them lives here once. :mod:`~rtshield.studies.danicki2021` shares the
-verdicts and their evaluation.
+tables of their summaries (``Results``), the paper's ``CLAIMS`` (``evaluate``,
+``WHY_NOT``, ``verdicts_html``) and what their report shows (``HEADING``, ``INTRO``,
+``CLAIMS_OF``, ``FIGURES``, ``csv_tables``, ``TITLE``); the scaffolding around them,
+running a study and writing its files and report, lives here once.
+:mod:`~rtshield.studies.danicki2021` shares the verdicts and their evaluation.
 """
 
 from __future__ import annotations
@@ -217,6 +219,22 @@ def figure_section(h2: str, title: str, figs: Mapping[str, bytes], key: str,
     return parts
 
 
+def body_html(study: ModuleType, r: Any, verdicts: Sequence[Verdict],
+              figs: Mapping[str, bytes], level: int = 1) -> str:
+    """``study``'s report body, headings from ``level``: :func:`body_head` (its
+    ``HEADING``, ``INTRO``, ``CLAIMS_OF`` and ``verdicts_html``), then a section for each
+    of its ``FIGURES`` drawn (in ``figs``), with its note and the rest of the section
+    from the results ``r``."""
+    h2, parts = body_head(level, study.HEADING, study.INTRO, study.CLAIMS_OF,
+                          study.verdicts_html(verdicts))
+    for f in study.FIGURES:
+        if f.key in figs:
+            parts += figure_section(h2, f.title, figs, f.key, f.note)
+            if f.more is not None:
+                parts += f.more(r)
+    return "\n".join(parts)
+
+
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return ""
@@ -240,23 +258,25 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 # ------------------------------------------------------------------ the study's files
 
 
-#: A figure a study may draw: (file stem, drawing function of the results, whether to draw).
-FigureSpec = tuple[str, Callable[[Any], Any], bool]
+@dataclass(frozen=True)
+class Figure:
+    """A figure of a study and the section of its report that shows it."""
+
+    key: str  #: its file stem (``KEY.png``) and alt text
+    draw: Callable[[Any], Any]  #: the figure of the results
+    applies: Callable[[Any], bool]  #: whether the results hold what it shows
+    title: str  #: the section's heading
+    note: str = ""  #: HTML under the figure
+    more: Callable[[Any], list[str]] | None = None  #: the rest of the section (HTML)
 
 
 def write_study(
-    out_dir: str | Path,
-    r: Any,
-    verdicts: Sequence[Verdict],
-    reasons: Mapping[str, str],
-    tables: Mapping[str, Sequence[Mapping[str, Any]]],
-    figures: Sequence[FigureSpec],
-    body: Callable[[Any, Sequence[Verdict], Mapping[str, bytes]], str],
-    title: str,
+    study: ModuleType, out_dir: str | Path, r: Any, verdicts: Sequence[Verdict]
 ) -> tuple[Path, str]:
-    """Write a study's files into ``out_dir``: ``points.json`` (``r.points``), one CSV per
-    non-empty table (``{file name: rows}``), ``claims.json``, the figures that apply and
-    ``report.html`` (``body(r, verdicts, figs)`` under ``title``). Returns (report path,
+    """Write ``study``'s files into ``out_dir``: ``points.json`` (``r.points``), one CSV
+    per non-empty table of ``study.csv_tables(r)`` (``{file name: rows}``), ``claims.json``
+    (with the reasons of ``study.WHY_NOT``), the ``study.FIGURES`` that apply and
+    ``report.html`` (:func:`body_html` under ``study.TITLE``). Returns (report path,
     report body)."""
     from rtshield.outputs import atomic_write, format_summary_json
     from rtshield.report import _page
@@ -264,22 +284,22 @@ def write_study(
     out = Path(out_dir)
     # Numbers first.
     atomic_write(out / "points.json", format_summary_json(r.points))
-    for name, rows in tables.items():
+    for name, rows in study.csv_tables(r).items():
         if rows:
             atomic_write(out / name, csv_text(rows))
     claims = [
         {"key": v.claim.key, "claim": v.claim.text, "paper": v.claim.paper, "simulated": v.value,
-         "holds": v.holds, "why_not": why_not(v, reasons)}
+         "holds": v.holds, "why_not": why_not(v, study.WHY_NOT)}
         for v in verdicts
     ]
     atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
     figs: dict[str, bytes] = {}
-    for key, fn, ok in figures:
-        if ok:
-            figs[key] = png(fn(r))
-            atomic_write(out / f"{key}.png", figs[key])
-    text = body(r, verdicts, figs)
-    report = atomic_write(out / "report.html", _page(title, text))
+    for f in study.FIGURES:
+        if f.applies(r):
+            figs[f.key] = png(f.draw(r))
+            atomic_write(out / f"{f.key}.png", figs[f.key])
+    text = body_html(study, r, verdicts, figs)
+    report = atomic_write(out / "report.html", _page(study.TITLE, text))
     return report, text
 
 
@@ -292,19 +312,13 @@ def run_study(study: ModuleType, plan: Any = None, jobs: int = 2, progress=None,
     return study.Results.of(study.run_points(pts, jobs=jobs, on_done=progress))
 
 
-def run_and_write(
-    out_dir: str | Path,
-    pts: Sequence[Point],
-    run: Callable[..., dict[str, dict[str, Any]]],
-    results_of: Callable[[dict[str, dict[str, Any]]], Any],
-    evaluate: Callable[[Any], list[Verdict]],
-    write: Callable[[Path, Any, list[Verdict]], tuple[Path, str]],
-    jobs: int,
-    bar_label: str,
-) -> tuple[Path, str, list[Verdict], float]:
-    """Run a study's points (``run(pts, jobs=, on_done=)``) under a progress bar, check its
-    claims and write its report into ``out_dir`` (an rtshield output directory); the files
-    written so far are recorded when writing fails.
+def run_and_write(study: ModuleType, out_dir: str | Path, plan: Any = None, jobs: int = 2,
+                  folder: Path | None = None, bar_label: str = "",
+                  ) -> tuple[Path, str, list[Verdict], float]:
+    """Run ``study`` (:func:`run_study`) under a progress bar named ``bar_label``, check its
+    claims (``study.evaluate``) and write its report into ``out_dir`` (an rtshield output
+    directory, :func:`write_study`); the files written so far are recorded when writing
+    fails.
 
     Returns (report path, report body, verdicts, wall seconds).
     """
@@ -315,12 +329,11 @@ def run_and_write(
     out = prepare_out_dir(out_dir)
     bar = ProgressBar(bar_label, unit="runs done")
     try:
-        res = run(pts, jobs=jobs, on_done=lambda d, n: bar(d, n))
+        r = run_study(study, plan, jobs, lambda d, n: bar(d, n), folder)
     finally:
         bar.close()
-    r = results_of(res)
-    verdicts = evaluate(r)
+    verdicts = study.evaluate(r)
     with recorded_on_failure(out):
-        report, body = write(out, r, verdicts)
+        report, body = write_study(study, out, r, verdicts)
     finish_out_dir(out)
     return report, body, verdicts, time.perf_counter() - t0

@@ -635,58 +635,52 @@ def ethernut_analysis() -> str:
     return ""
 
 
-def body_html(r: Results, verdicts: Sequence[Verdict], figs: Mapping[str, bytes],
-              level: int = 1) -> str:
-    """The study's report body (headings from ``level``)."""
-    h2, parts = common.body_head(level, "Regehr &amp; Duongsaa (LCTES 2005)", INTRO,
-                                 "Regehr &amp; Duongsaa", verdicts_html(verdicts))
+def _fig12_table(r: Results) -> list[str]:
     labels = {k: lab for k, _, lab in FIG_CONFIGS}
-    if "fig12" in figs:
-        parts += common.figure_section(
-            h2, "Figures 1–2: CPU overhead against the offered interrupt rate", figs, "fig12",
-            "Overhead = the background task's lost progress against a "
-            "run with no interrupts. Dash-dotted: the 4 kHz limit. Numbers in "
-            "<code>figures.csv</code>.")
-        rows = [[x["figure"], labels[x["config"]], f"{x['rate_hz'] / 1000:g}",
-                 f"{x['overhead_pct']:.2f}", f"{x['admitted_hz']:g}"] for x in r.fig
-                if x["rate_hz"] in (0, 260, 1_000, 4_000, 16_000)]
-        parts.append(_table(["figure", "configuration", "offered [kHz]", "overhead [%]",
-                             "admitted [/s]"], rows))
-    if "fig3" in figs:
-        parts += common.figure_section(h2, "§6.4: two sources on one shared timer", figs, "fig3")
-    if "fig_eth" in figs:
-        parts += common.figure_section(
-            h2, "§7: the Ethernut under a flood", figs, "fig_eth",
-            "One second per flood level; the speaker flips its output "
-            "once per completed 2 ms cycle. Numbers in <code>ethernut.csv</code>.")
-        s = r.points.get("eth/bursty")
-        note = ethernut_analysis()
-        if s is not None and note:
-            worst = s["tasks"]["critical"]["max_response_us"] / 1000
-            parts.append(
-                f'<p class="note">With the scheduler the simulated speaker waits at most '
-                f"{worst:.1f} ms for its 2 ms slot; {html.escape(note)} "
-                "(<code>scenarios/analysis/ethernut.toml</code>). Both say the tone is "
-                "distorted; the paper says it continues, which it does "
-                "(<code>docs/decisions/regehr.md</code>).</p>")
-    return "\n".join(parts)
+    rows = [[x["figure"], labels[x["config"]], f"{x['rate_hz'] / 1000:g}",
+             f"{x['overhead_pct']:.2f}", f"{x['admitted_hz']:g}"] for x in r.fig
+            if x["rate_hz"] in (0, 260, 1_000, 4_000, 16_000)]
+    return [_table(["figure", "configuration", "offered [kHz]", "overhead [%]",
+                    "admitted [/s]"], rows)]
 
 
-def write_study(out_dir: str | Path, r: Results, verdicts: Sequence[Verdict]) -> tuple[Path, str]:
-    """Write the study's files into ``out_dir``; return (report path, report body)."""
-    return common.write_study(
-        out_dir, r, verdicts, WHY_NOT, {"figures.csv": r.fig, "ethernut.csv": r.eth},
-        (("fig12", fig12, bool(r.fig)), ("fig3", fig3, bool(r.s64)),
-         ("fig_eth", fig_eth, bool(r.eth))),
-        body_html, "Regehr & Duongsaa, reproduced")
+def _eth_wait(r: Results) -> list[str]:
+    s = r.points.get("eth/bursty")
+    note = ethernut_analysis()
+    if s is None or not note:
+        return []
+    worst = s["tasks"]["critical"]["max_response_us"] / 1000
+    return [
+        f'<p class="note">With the scheduler the simulated speaker waits at most '
+        f"{worst:.1f} ms for its 2 ms slot; {html.escape(note)} "
+        "(<code>scenarios/analysis/ethernut.toml</code>). Both say the tone is "
+        "distorted; the paper says it continues, which it does "
+        "(<code>docs/decisions/regehr.md</code>).</p>"]
 
 
-def run_and_write(out_dir: str | Path, plan: Plan | None = None, jobs: int = 2,
-                  label: str = "demo", folder: Path | None = None,
-                  ) -> tuple[Path, str, list[Verdict], float]:
-    """Run the study, write its report into ``out_dir`` (an rtshield output directory).
+#: The report's figures, each with its section.
+FIGURES = (
+    common.Figure(
+        "fig12", fig12, lambda r: bool(r.fig),
+        "Figures 1–2: CPU overhead against the offered interrupt rate",
+        "Overhead = the background task's lost progress against a "
+        "run with no interrupts. Dash-dotted: the 4 kHz limit. Numbers in "
+        "<code>figures.csv</code>.", _fig12_table),
+    common.Figure("fig3", fig3, lambda r: bool(r.s64), "§6.4: two sources on one shared timer"),
+    common.Figure(
+        "fig_eth", fig_eth, lambda r: bool(r.eth), "§7: the Ethernut under a flood",
+        "One second per flood level; the speaker flips its output "
+        "once per completed 2 ms cycle. Numbers in <code>ethernut.csv</code>.", _eth_wait),
+)
 
-    Returns (report path, report body, verdicts, wall seconds).
-    """
-    return common.run_and_write(out_dir, points(plan or Plan(), folder), run_points, Results.of,
-                                evaluate, write_study, jobs, f"{label} regehr")
+
+#: The report page's title, the heading of its body and whose claims its table lists
+#: (the last two HTML).
+TITLE = "Regehr & Duongsaa, reproduced"
+HEADING = "Regehr &amp; Duongsaa (LCTES 2005)"
+CLAIMS_OF = "Regehr &amp; Duongsaa"
+
+
+def csv_tables(r: Results) -> dict[str, list[dict[str, Any]]]:
+    """The CSV files of the results: file name -> rows."""
+    return {"figures.csv": r.fig, "ethernut.csv": r.eth}
