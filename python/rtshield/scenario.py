@@ -57,6 +57,7 @@ __all__ = [
     "Nic",
     "NicQueue",
     "PATTERNS",
+    "PATTERN_OPTIONAL",
     "RX_COST_KEYS",
     "Rx",
     "Platform",
@@ -100,6 +101,8 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "steps": ("rates", "step_every"),
     "pcap": ("file", "scale", "loop", "skip"),
 }
+#: Keys of ``PATTERNS`` a flow may leave out (every other one is required).
+PATTERN_OPTIONAL: dict[str, tuple[str, ...]] = {"pcap": ("scale", "loop", "skip")}
 #: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
 PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
 #: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).

@@ -59,6 +59,7 @@ from rtshield.scenario import (  # noqa: E402
     MULTI_SOURCE_KINDS,
     NAME_RULE,
     PATH_QUANTILE_COSTS,
+    PATTERN_OPTIONAL,
     PATTERNS,
     PCAP_FRAME_KEYS,
     RX_COST_KEYS,
@@ -1021,14 +1022,8 @@ class FlowTable(Table):
         nic_kind = ctx.get("nic_kind", "multiqueue")
         if self.nic_queue is not None and nic_kind != "multiqueue":
             raise fail(f'needs [nic] kind = "multiqueue" (kind is {nic_kind!r})', "nic_queue")
-        needs = {
-            "constant": ("rate",),
-            "poisson": ("rate",),
-            "pyramid": ("start", "peak", "step", "step_every"),
-            "steps": ("rates", "step_every"),
-            "pcap": ("file",),
-        }[self.pattern]
-        _require(self, needs)
+        optional = PATTERN_OPTIONAL.get(self.pattern, ())
+        _require(self, tuple(k for k in PATTERNS[self.pattern] if k not in optional))
         if self.pattern == "pyramid":
             if self.peak < self.start:
                 raise fail("must not be below start", "peak")
