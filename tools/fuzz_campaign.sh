@@ -9,6 +9,8 @@
 #   tools/fuzz_campaign.sh                        every target, default counts
 #   tools/fuzz_campaign.sh fuzz_classifier        one target (or several)
 #   RUNS_fuzz_classifier=1000000 tools/fuzz_campaign.sh fuzz_classifier
+#   JOBS=2 tools/fuzz_campaign.sh fuzz_flow_queue  two libFuzzer workers, each
+#                                                  doing half the executions
 # To stop a target early, send SIGINT to the target process only (not to
 # this script): libFuzzer prints its final stats and the line records how
 # far it got, as "interrupted".
@@ -19,6 +21,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build/fuzz-campaign"
 command -v clang >/dev/null || { echo "fuzz_campaign: clang not found (Debian: clang, libclang-rt-14-dev)" >&2; exit 1; }
 btype=${CAMPAIGN_BUILD:-RelWithDebInfo}
+jobs=${JOBS:-1}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz_campaign: JOBS must be a whole number of workers, got '$jobs'" >&2; exit 2; }
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DRTS_BUILD_FUZZ=ON -DRTS_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE="$btype" >/dev/null
 cmake --build "$build" -j 2 >"$build.build.log" 2>&1 || { tail -20 "$build.build.log" >&2; exit 1; }
@@ -49,23 +53,43 @@ for name in "${names[@]}"; do
   log="$build/$name.log"
   start=$(date +%s)
   outcome=clean
-  if ! (cd "$build" && "$target" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-          -artifact_prefix="$build/$name-" "${dirs[@]}" >"$log" 2>&1); then
-    if grep -q "libFuzzer: run interrupted" "$log" && ! grep -qE "ERROR:|runtime error:" "$log"; then
-      # SIGINT to the target: libFuzzer prints its final stats and exits non-zero.
-      outcome="interrupted before $runs runs, no report"
-    else
-      outcome="FINDING (see $log)"
-      status=1
-    fi
-  elif grep -q "runtime error:" "$log"; then
-    outcome="UBSan report (see $log)"
-    status=1
+  rc=0
+  if [ "$jobs" -gt 1 ]; then
+    # libFuzzer's own workers: each runs ceil(runs / jobs) executions and
+    # writes fuzz-<i>.log in the working directory.
+    rundir="$build/jobs-$name"
+    mkdir -p "$rundir"
+    rm -f "$rundir"/fuzz-*.log
+    per=$(( (runs + jobs - 1) / jobs ))
+    (cd "$rundir" && "$target" -runs="$per" -jobs="$jobs" -workers="$jobs" -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/$name-" \
+        "${dirs[@]}" >"$log" 2>&1) || rc=$?
+    logs=("$rundir"/fuzz-*.log)
+  else
+    (cd "$build" && "$target" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$build/$name-" "${dirs[@]}" >"$log" 2>&1) || rc=$?
+    logs=("$log")
   fi
   wall=$(( $(date +%s) - start ))
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  execs=0
+  finished=0
+  for l in "${logs[@]}"; do
+    n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$l" | tail -1)
+    if [ -n "$n" ]; then finished=$((finished + 1)); else n=$(grep -oE '^#[0-9]+' "$l" | tail -1 | tr -d '#'); fi
+    execs=$(( execs + ${n:-0} ))
+  done
+  if grep -qE "ERROR:|runtime error:" "${logs[@]}"; then
+    outcome="FINDING (see ${logs[*]})"
+    status=1
+  elif [ "$rc" -ne 0 ] && ! grep -q "libFuzzer: run interrupted" "$log" "${logs[@]}"; then
+    outcome="FAILED, exit $rc (see $log)"
+    status=1
+  elif [ "$finished" -lt "${#logs[@]}" ] || [ "$execs" -lt "$runs" ]; then
+    # SIGINT to the target: libFuzzer prints its final stats and exits non-zero.
+    outcome="interrupted before $runs runs, no report"
+  fi
+  rate=$(( execs / (wall > 0 ? wall : 1) ))
+  last=$(grep -hE '^#[0-9]+' "${logs[@]}" | sort -t' ' -k1.2n | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.* corp: \([0-9/]*[a-zA-Z]*\).*/\1/p' <<<"$last")
