@@ -64,7 +64,10 @@ for name in "${names[@]}"; do
     (cd "$rundir" && "$target" -runs="$per" -jobs="$jobs" -workers="$jobs" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/$name-" \
         "${dirs[@]}" >"$log" 2>&1) || rc=$?
-    logs=("$rundir"/fuzz-*.log)
+    logs=()
+    for l in "$rundir"/fuzz-*.log; do [ -f "$l" ] && logs+=("$l"); done
+    # No worker log: the target did not start; its own output says why.
+    [ ${#logs[@]} -gt 0 ] || logs=("$log")
   else
     (cd "$build" && "$target" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$build/$name-" "${dirs[@]}" >"$log" 2>&1) || rc=$?
