@@ -152,6 +152,19 @@ def test_paper_table_layout():
     assert p99[1][2] == "1.700 ms"
 
 
+def test_paper_tables_are_read_from_the_package():
+    """paper_tables.csv: the paper's six configurations in its row order, idle and each attack."""
+    tables = results.paper_tables()
+    for load in (False, True):
+        assert list(tables[load]) == list(linux.BASE_CONFIGS)
+        assert all(len(v) == 1 + len(linux.ATTACKS) for v in tables[load].values())
+    assert tables[False]["SR"] == (1.008, 4.213, 3.200, 2.603)  # Table 1, row SR
+    assert tables[True]["DD"] == (2.043, 2.016, 2.022, 2.027)  # Table 2, row DD
+    header, rows = results.paper_reference(True)
+    assert header == ["paper (RPi 4, PREEMPT_RT)", "Idle", "SYN flooding", "ARP flooding", "Nmap"]
+    assert rows[0] == ["SD", "1.018 ms", "30.681 ms", "69.619 ms", "22.143 ms"]
+
+
 def test_plan_select_and_protect():
     opts = linux.Options(select=["SF", "D*"], attacks=["syn"], loads=[False])
     names = linux.selftest_order(linux.plan(opts))
@@ -192,6 +205,7 @@ def test_recorded_run_rebuilds_its_report(tmp_path):
     assert cli.main(["rig", "report", str(run)]) == 0
     html = (run / "report.html").read_text()
     assert "Table 1 layout" in html and "SF" in html and "DF" in html
+    assert "<td>27.852 ms</td>" in html  # the paper's Table 1 (SD under SYN flooding) beside it
     summary = json.loads((run / "summary.json").read_text())
     for c in summary["cells"]:
         assert c["status"] == "ok"
