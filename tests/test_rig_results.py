@@ -186,6 +186,16 @@ def test_plan_select_and_protect():
         linux.Config.parse("SX")
 
 
+def test_options_record_sched_deadline_flat():
+    """summary.json's options keep the SCHED_DEADLINE triple as dl_*_ns, not nested."""
+    o = linux.Options(dl=linux.SchedDeadline.parse("2000,500000,1000000")).as_dict()
+    assert "dl" not in o
+    assert (o["dl_runtime_ns"], o["dl_deadline_ns"], o["dl_period_ns"]) == (2000, 500000, 1000000)
+    assert linux.Options().as_dict()["dl_runtime_ns"] == 100_000  # the paper's 100 µs
+    with pytest.raises(RigError, match="1024 <= runtime"):
+        linux.SchedDeadline.parse("1000,1000,1000")
+
+
 def test_cpu_mapping():
     o = linux.Options(control_cpu=1, network_cpu=0)
     assert linux.rx_cpu(linux.Config.parse("SF"), o) == 1  # shares the control CPU
