@@ -152,6 +152,19 @@ def test_paper_table_layout():
     assert p99[1][2] == "1.700 ms"
 
 
+def test_paper_tables_are_read_from_the_package():
+    """paper_tables.csv: the paper's six configurations in its row order, idle and each attack."""
+    tables = results.paper_tables()
+    for load in (False, True):
+        assert list(tables[load]) == list(linux.BASE_CONFIGS)
+        assert all(len(v) == 1 + len(linux.ATTACKS) for v in tables[load].values())
+    assert tables[False]["SR"] == (1.008, 4.213, 3.200, 2.603)  # Table 1, row SR
+    assert tables[True]["DD"] == (2.043, 2.016, 2.022, 2.027)  # Table 2, row DD
+    header, rows = results.paper_reference(True)
+    assert header == ["paper (RPi 4, PREEMPT_RT)", "Idle", "SYN flooding", "ARP flooding", "Nmap"]
+    assert rows[0] == ["SD", "1.018 ms", "30.681 ms", "69.619 ms", "22.143 ms"]
+
+
 def test_plan_select_and_protect():
     opts = linux.Options(select=["SF", "D*"], attacks=["syn"], loads=[False])
     names = linux.selftest_order(linux.plan(opts))
@@ -173,6 +186,16 @@ def test_plan_select_and_protect():
         linux.Config.parse("SX")
 
 
+def test_options_record_sched_deadline_flat():
+    """summary.json's options keep the SCHED_DEADLINE triple as dl_*_ns, not nested."""
+    o = linux.Options(dl=linux.SchedDeadline.parse("2000,500000,1000000")).as_dict()
+    assert "dl" not in o
+    assert (o["dl_runtime_ns"], o["dl_deadline_ns"], o["dl_period_ns"]) == (2000, 500000, 1000000)
+    assert linux.Options().as_dict()["dl_runtime_ns"] == 100_000  # the paper's 100 µs
+    with pytest.raises(RigError, match="1024 <= runtime"):
+        linux.SchedDeadline.parse("1000,1000,1000")
+
+
 def test_cpu_mapping():
     o = linux.Options(control_cpu=1, network_cpu=0)
     assert linux.rx_cpu(linux.Config.parse("SF"), o) == 1  # shares the control CPU
@@ -192,6 +215,7 @@ def test_recorded_run_rebuilds_its_report(tmp_path):
     assert cli.main(["rig", "report", str(run)]) == 0
     html = (run / "report.html").read_text()
     assert "Table 1 layout" in html and "SF" in html and "DF" in html
+    assert "<td>27.852 ms</td>" in html  # the paper's Table 1 (SD under SYN flooding) beside it
     summary = json.loads((run / "summary.json").read_text())
     for c in summary["cells"]:
         assert c["status"] == "ok"

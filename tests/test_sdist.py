@@ -64,7 +64,8 @@ def test_sdist_holds_the_sources_templates_and_scenarios(installed):
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     for need in ("pyproject.toml", "CMakeLists.txt", "python/rtshield/report.py",
                  "python/rtshield/templates/page.html.j2", "libshield/include/rtshield",
-                 "scenarios/danicki2021/queue_500.toml", "README.md"):
+                 "scenarios/danicki2021/queue_500.toml", "README.md",
+                 "python/rtshield/rig/paper_tables.csv"):
         assert any(n == need or n.startswith(need + "/") for n in names), need
     assert not any(n.startswith(("build/", ".venv/")) for n in names)
 
@@ -88,3 +89,7 @@ def test_installed_package_runs_from_another_folder(installed, tmp_path):
     assert out.startswith("2 ")
     html = (tmp_path / "out" / "report.html").read_text()
     assert "<nav class=\"toc\"" in html and "data:image/png;base64," in html
+    # Package data beside the modules: the rig's copy of the paper's tables.
+    code = "from rtshield.rig import results; print(results.paper_tables()[False]['SD'])"
+    assert _run([py, "-c", code], env=env, cwd=tmp_path).stdout.strip() == (
+        "(1.008, 27.852, 25.685, 21.678)")

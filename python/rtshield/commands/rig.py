@@ -225,7 +225,7 @@ def _on_signal(signum, frame):  # noqa: ARG001
 
 
 def options_from_args(args):
-    from rtshield.rig.linux import ATTACKS, PROTECTIONS, Options
+    from rtshield.rig.linux import ATTACKS, PROTECTIONS, Options, SchedDeadline
 
     _within("rig", "--phase-seconds", args.phase_seconds, 0.5, 3600)
     _within("rig", "--break-seconds", args.break_seconds, 0, 600)
@@ -234,12 +234,7 @@ def options_from_args(args):
     for flag, cpu in (("--control-cpu", args.control_cpu), ("--network-cpu", args.network_cpu)):
         if cpu not in online:
             raise UsageError(f"rig: {flag} {cpu} is not an available CPU ({online})")
-    try:
-        rt, dl, per = (int(x) for x in args.dl.split(","))
-    except ValueError:
-        raise UsageError("rig: --dl must be three integers RT,DL,PERIOD in ns") from None
-    if not 1024 <= rt <= dl <= per:
-        raise UsageError("rig: --dl needs 1024 <= runtime <= deadline <= period")
+    dl = SchedDeadline.parse(args.dl)
     for flag, v in (("--syn-limit", args.syn_limit), ("--arp-limit", args.arp_limit)):
         if v < 1:
             raise UsageError(f"rig: {flag} must be at least 1")
@@ -251,9 +246,7 @@ def options_from_args(args):
         control_cpu=args.control_cpu,
         network_cpu=args.network_cpu,
         attacker_cpu=args.network_cpu,
-        dl_runtime_ns=rt,
-        dl_deadline_ns=dl,
-        dl_period_ns=per,
+        dl=dl,
         syn_limit_pps=args.syn_limit,
         arp_limit_pps=args.arp_limit,
         select=_csv(args.select, None, "--select") or ["*"],

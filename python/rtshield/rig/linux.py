@@ -44,6 +44,7 @@ __all__ = [
     "BASE_CONFIGS",
     "Config",
     "Options",
+    "SchedDeadline",
     "build_program",
     "cell_name",
     "plan",
@@ -84,6 +85,27 @@ class Config:
         return Config(code[0], letters[code[1]], protect)
 
 
+@dataclass(frozen=True)
+class SchedDeadline:
+    """The control task's SCHED_DEADLINE parameters (``--dl RT,DL,PERIOD``); the default is
+    the paper's 100 µs runtime in a 1 ms deadline and period (Section 4)."""
+
+    runtime_ns: int = 100_000
+    deadline_ns: int = 1_000_000
+    period_ns: int = 1_000_000
+
+    @staticmethod
+    def parse(text: str) -> SchedDeadline:
+        """``RT,DL,PERIOD`` in ns, as the kernel admits them: 1024 <= RT <= DL <= PERIOD."""
+        try:
+            rt, dl, per = (int(x) for x in text.split(","))
+        except ValueError:
+            raise RigError("rig: --dl must be three integers RT,DL,PERIOD in ns") from None
+        if not 1024 <= rt <= dl <= per:
+            raise RigError("rig: --dl needs 1024 <= runtime <= deadline <= period")
+        return SchedDeadline(rt, dl, per)
+
+
 @dataclass
 class Options:
     phase_s: float = 10.0
@@ -93,9 +115,7 @@ class Options:
     network_cpu: int = 0
     attacker_cpu: int = 0
     prio: int = 99
-    dl_runtime_ns: int = 100_000
-    dl_deadline_ns: int = 1_000_000
-    dl_period_ns: int = 1_000_000
+    dl: SchedDeadline = field(default_factory=SchedDeadline)
     syn_limit_pps: int = 1000
     arp_limit_pps: int = 100
     select: list[str] = field(default_factory=lambda: ["*"])
@@ -104,7 +124,10 @@ class Options:
     protect: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Flat, as ``summary.json`` records them: the SCHED_DEADLINE ones as ``dl_*_ns``."""
+        d = asdict(self)
+        d.update({f"dl_{k}": v for k, v in d.pop("dl").items()})
+        return d
 
 
 def cell_name(cfg: Config, attack: str, load: bool) -> str:
@@ -180,11 +203,11 @@ def _cyclic_argv(exe: Path, cfg: Config, opts: Options, out: Path, seconds: floa
         "--cycle-us",
         str(opts.cycle_us),
         "--dl-runtime-ns",
-        str(opts.dl_runtime_ns),
+        str(opts.dl.runtime_ns),
         "--dl-deadline-ns",
-        str(opts.dl_deadline_ns),
+        str(opts.dl.deadline_ns),
         "--dl-period-ns",
-        str(opts.dl_period_ns),
+        str(opts.dl.period_ns),
         "--max-cycles",
         str(max_cycles),
         "--out",

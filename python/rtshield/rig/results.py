@@ -6,6 +6,8 @@ report can be rebuilt (``rtshield rig report DIR``) and tested without root.
 
 from __future__ import annotations
 
+import csv
+import functools
 import html
 import io
 import json
@@ -13,6 +15,7 @@ import os
 import platform
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,26 +32,21 @@ __all__ = [
     "write_results",
 ]
 
-#: The DoS controller study (arXiv 2007.08885), Tables 1 and 2: maximum cycle time (ms)
-#: on a Raspberry Pi 4, PREEMPT_RT 4.19.
-PAPER_TABLES: dict[bool, dict[str, tuple[float, float, float, float]]] = {
-    False: {
-        "SD": (1.008, 27.852, 25.685, 21.678),
-        "SF": (1.013, 3.438, 3.331, 2.560),
-        "SR": (1.008, 4.213, 3.200, 2.603),
-        "DD": (1.007, 1.008, 1.011, 1.005),
-        "DF": (1.005, 1.006, 1.007, 1.005),
-        "DR": (1.006, 1.006, 1.010, 1.005),
-    },
-    True: {
-        "SD": (1.018, 30.681, 69.619, 22.143),
-        "SF": (1.014, 4.282, 21.389, 2.661),
-        "SR": (1.014, 4.438, 21.697, 2.769),
-        "DD": (2.043, 2.016, 2.022, 2.027),
-        "DF": (1.039, 1.111, 1.113, 1.070),
-        "DR": (1.052, 1.122, 1.130, 1.082),
-    },
-}
+
+@functools.cache
+def paper_tables() -> dict[bool, dict[str, tuple[float, ...]]]:
+    """The DoS controller study (arXiv 2007.08885), Tables 1 and 2, from ``paper_tables.csv``.
+
+    Load (``False``: Table 1, ``True``: Table 2) -> configuration, in the paper's row
+    order -> maximum cycle time (ms) idle and under each of :data:`ATTACKS`.
+    """
+    text = resources.files("rtshield.rig").joinpath("paper_tables.csv").read_text(encoding="utf-8")
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    tables: dict[bool, dict[str, tuple[float, ...]]] = {False: {}, True: {}}
+    for r in rows:
+        load = {"off": False, "on": True}[r["load"]]
+        tables[load][r["configuration"]] = tuple(float(r[k]) for k in ("idle", *ATTACKS))
+    return tables
 
 
 def _read(path: str) -> str:
@@ -192,7 +190,7 @@ def _p99_max(c: Mapping[str, Any]) -> str:
 
 def paper_reference(load: bool) -> tuple[list[str], list[list]]:
     header = ["paper (RPi 4, PREEMPT_RT)", "Idle", *(ATTACK_LABEL[a] for a in ATTACKS)]
-    rows = [[k, *(f"{v:.3f} ms" for v in vals)] for k, vals in PAPER_TABLES[load].items()]
+    rows = [[k, *(f"{v:.3f} ms" for v in vals)] for k, vals in paper_tables()[load].items()]
     return header, rows
 
 
