@@ -16,8 +16,10 @@
 #include "rtshield/rts_port.h"
 #include "rtshield/rts_types.h"
 
-/* ---- the port (rts_port.h): line enable/pending, timer arm/cancel, cache invalidate */
-extern const rts_port plat_port;
+/* ---- the port (rts_port.h): line enable/pending, timer arm/cancel, cache invalidate;
+ * on the host, the template port (libshield/port/template/rts_port_template.c) */
+extern const rts_port my_port;
+#define plat_port my_port
 
 /* ---- clock */
 rts_time_ns plat_now_ns(void);                     /* a free-running ns clock */

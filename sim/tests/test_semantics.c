@@ -66,8 +66,8 @@ static void test_isr_not_nested_costs_charged(void)
     c.trace_capacity = 4096;
     add_driver(&c, 1);
     add_flow(&c, RTSIM_PAT_CONSTANT, 1000); /* one arrival, at 1 ms */
-    rtsim *s = make(&c);
-    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
+    rtsim *s;
+    run(&c, &s);
     rtsim_trace_rec all[64], st[8], en[8];
     size_t n = rtsim_take_trace(s, all, 64), ns = 0, ne = 0;
     for (size_t i = 0; i < n; i++) {
@@ -102,8 +102,8 @@ static void test_periodic_late_then_early(void)
     add_critical(&c, 1, 10 * MS, 4 * MS);
     add_periodic(&c, 2, 100 * MS, 8 * MS);
     c.trace_capacity = 4096;
-    rtsim *s = make(&c);
-    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
+    rtsim *s;
+    run(&c, &s);
     rtsim_trace_rec ends[8];
     size_t n = trace_of(s, RTSIM_TR_CYCLE_END, ends, 8);
     const int64_t want_t[] = {8 * MS, 12 * MS, 16 * MS, 26 * MS, 36 * MS};
@@ -169,10 +169,8 @@ static void test_disabled_line_latches_once(void)
     c.mitigation.min_interarrival_ns = 1 * MS;
     add_driver(&c, 1);
     add_two_rate_flow(&c, 10000, 950 * US, 0);
-    rtsim *s = make(&c);
-    CHECK_EQ(rtsim_run_until(s, c.duration_ns), 0);
-    rtsim_bin t;
-    rtsim_totals(s, &t);
+    rtsim *s;
+    rtsim_bin t = run_totals(&c, &s);
     CHECK_EQ(t.offered, 9);  /* 0.1 .. 0.9 ms */
     CHECK_EQ(t.isr_runs, 2); /* the first, then the latched one at 1.1 ms */
     CHECK_EQ(t.received, 2);

@@ -53,11 +53,17 @@ const rts_port my_port = {
 };
 
 #if RTS_CONFIG_ASSERT
+/* A failed RTS_ASSERT: a libshield invariant broke. Must not return: log
+ * `msg`, `file` and `line` (UART, semihosting) and halt, or reset the device.
+ * Write that as RTS_PORT_HALT below, or define RTS_PORT_HALT before this file
+ * is compiled (the host examples, examples/platform_host.c, print and abort). */
+#ifndef RTS_PORT_HALT
+#define RTS_PORT_HALT(msg, file, line) for (;;) { }
+#endif
+
 void rts_port_assert_failed(const char *msg, const char *file, int line)
 {
     (void)msg; (void)file; (void)line;
-    for (;;) {
-        /* log and halt, or reset the device */
-    }
+    RTS_PORT_HALT(msg, file, line);
 }
 #endif
