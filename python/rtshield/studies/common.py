@@ -3,10 +3,11 @@ files a study writes and the HTML pieces of its report.
 
 :mod:`rtshield.studies.behnke_software`, :mod:`~rtshield.studies.behnke_hardware` and
 :mod:`~rtshield.studies.regehr2005` each define a ``Plan``, the ``points`` it runs, the
-tables of their summaries (``Results``), the paper's ``CLAIMS`` (``evaluate``,
-``WHY_NOT``, ``verdicts_html``) and what their report shows (``HEADING``, ``INTRO``,
-``CLAIMS_OF``, ``FIGURES``, ``csv_tables``, ``TITLE``); the scaffolding around them,
-running a study and writing its files and report, lives here once.
+tables of their summaries (``Results``), the paper's ``CLAIMS`` (each with the reason
+it does not hold here, where it does not; ``evaluate``, ``verdicts_html``) and what
+their report shows (``HEADING``, ``INTRO``, ``CLAIMS_OF``, ``FIGURES``, ``csv_tables``,
+``TITLE``); the scaffolding around them, running a study and writing its files and
+report, lives here once.
 :mod:`~rtshield.studies.danicki2021` shares the verdicts and their evaluation.
 """
 
@@ -115,6 +116,8 @@ class Claim(Generic[R]):
     text: str  #: the paper's claim, with its section
     paper: str  #: the paper's value
     check: Callable[[R], tuple[bool, str]]
+    #: why the claim does not hold in the simulator, where it does not (docs/validation.md)
+    why_not: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,12 +152,12 @@ def evaluate(claims: Sequence[Any], results: Any, needs: str = "",
     return out
 
 
-def why_not(v: Verdict, reasons: Mapping[str, str]) -> str | None:
+def why_not(v: Verdict) -> str | None:
     """Why a claim does not hold (None unless it does not)."""
-    return reasons.get(v.claim.key) if v.holds is False else None
+    return v.claim.why_not if v.holds is False else None
 
 
-def verdicts_html(verdicts: Sequence[Verdict], authors: str, reasons: Mapping[str, str]) -> str:
+def verdicts_html(verdicts: Sequence[Verdict], authors: str) -> str:
     """The claims table of a study's report: claim, paper, simulated, verdict, why not."""
     mark = {True: ("ok", "holds"), False: ("no", "does not hold"), None: ("", "not run")}
     rows = []
@@ -163,7 +166,7 @@ def verdicts_html(verdicts: Sequence[Verdict], authors: str, reasons: Mapping[st
         cells = "".join(
             f"<td>{html.escape(x)}</td>" for x in (v.claim.text, v.claim.paper, v.value)
         )
-        why = html.escape(why_not(v, reasons) or "")
+        why = html.escape(why_not(v) or "")
         rows.append(f'<tr>{cells}<td class="{cls}">{word}</td><td>{why}</td></tr>')
     head = "".join(
         f"<th>{h}</th>" for h in (f"claim ({authors})", "paper", "simulated", "verdict", "why not")
@@ -275,7 +278,7 @@ def write_study(
 ) -> tuple[Path, str]:
     """Write ``study``'s files into ``out_dir``: ``points.json`` (``r.points``), one CSV
     per non-empty table of ``study.csv_tables(r)`` (``{file name: rows}``), ``claims.json``
-    (with the reasons of ``study.WHY_NOT``), the ``study.FIGURES`` that apply and
+    (with each failing claim's reason), the ``study.FIGURES`` that apply and
     ``report.html`` (:func:`body_html` under ``study.TITLE``). Returns (report path,
     report body)."""
     from rtshield.outputs import atomic_write, format_summary_json
@@ -289,7 +292,7 @@ def write_study(
             atomic_write(out / name, csv_text(rows))
     claims = [
         {"key": v.claim.key, "claim": v.claim.text, "paper": v.claim.paper, "simulated": v.value,
-         "holds": v.holds, "why_not": why_not(v, study.WHY_NOT)}
+         "holds": v.holds, "why_not": why_not(v)}
         for v in verdicts
     ]
     atomic_write(out / "claims.json", json.dumps(claims, indent=2, ensure_ascii=False) + "\n")
