@@ -1350,8 +1350,8 @@ class ScenarioFile(FileModel):
                 "tasks",
             )
         flows = {f.name: f for f in self.flows}
-        taken = {"critical", "driver"} | ({"polling"} if polling else set())
-        unique_names(self.tasks, "{name} is already taken", "tasks", taken=taken)
+        # the built-in tasks' names are reserved (Name), so only the extra tasks' can clash
+        unique_names(self.tasks, "{name} is already taken", "tasks")
         for i, t in enumerate(self.tasks):
             if t.kind == "worker":
                 if t.flow not in flows:
