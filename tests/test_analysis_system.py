@@ -34,6 +34,11 @@ def write(tmp_path, text):
          "task.t.level"),
         ('[[task]]\nwcet = "1ms"\n', "task[0].name: missing"),
         (GOOD_TASK + GOOD_TASK, "task.t.name: the name 't' is used twice"),
+        (GOOD_TASK + '[[server]]\nname = "t"\nbudget = "1ms"\nperiod = "10ms"\npriority = 1\n',
+         "server.t.name: the name 't' is used twice"),
+        ('[nic]\nt_netstack = "10us"\n' + 2 * ('[[nic.queue]]\nname = "q"\nsize = 4\n'
+         't_abs = "1ms"\nt_pack = "1ms"\nmax_rate = "1kHz"\n'),
+         "nic.queue.q.name: the name 'q' is used twice"),
         ('[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\npriority = 1\ncolour = 2\n',
          "task.t.colour: unknown key"),
         ('[system]\nplatform = "atmega103-tinyos"\n[[source]]\nname = "s"\nmodel = "magic"\n',

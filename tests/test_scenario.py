@@ -230,6 +230,13 @@ def test_too_many_flows():
         loads_scenario(BASE + extra, "many.toml")
 
 
+def test_too_many_rates_in_a_steps_flow():
+    n = scenario_module.native_limits()["rates"]
+    rates = ", ".join(['"1pps"'] * (n + 1))
+    extra = f'[[flows]]\nname = "s"\npattern = "steps"\nstep_every = "1s"\nrates = [{rates}]\n'
+    refused(BASE + extra, f"flows.s.rates: at most {n} rates, got {n + 1}")
+
+
 def test_limits_are_read_from_the_engine_header(monkeypatch):
     from rtshield import _native, scenario
 

@@ -7,7 +7,10 @@ validates a file with them and builds its typed :class:`~rtshield.scenario.Scena
 from the result; ``rtshield schema`` prints their JSON Schema and
 ``docs/scenarios.md``'s key reference is generated from them
 (:func:`markdown_blocks`, written by ``tools/gen_schema_docs.py``). The
-system files of ``rtshield analyze`` have theirs in :mod:`rtshield.schema_system`.
+system files of ``rtshield analyze`` have theirs in :mod:`rtshield.schema_system`;
+what the two share (errors and their wording, unit-carrying values, key
+declarations, the whole-file model, the Markdown key table) is
+:mod:`rtshield.schema_base`.
 
 Durations and rates keep the syntax of :mod:`rtshield.units` (``"10ms"``,
 ``"30000pps"``) through annotated types. Limits that libshield or the
@@ -27,7 +30,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -41,7 +44,6 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from rtshield import units
 from rtshield.errors import UsageError
@@ -57,7 +59,6 @@ from rtshield.scenario import (  # noqa: E402
     MAX_PCAP_SCALE,
     MITIGATION_KINDS,
     MULTI_SOURCE_KINDS,
-    NAME_RULE,
     PATH_QUANTILE_COSTS,
     PATTERN_OPTIONAL,
     PATTERNS,
@@ -67,8 +68,23 @@ from rtshield.scenario import (  # noqa: E402
     TASK_KINDS,
     reserved_name,
 )
-
-_NAME_RE = re.compile(NAME_RULE)
+from rtshield.schema_base import (
+    DURATION_SCHEMA,
+    NAME_RE,
+    NAME_SCHEMA,
+    RATE_SCHEMA,
+    FileModel,
+    cell,
+    check_name,
+    context_of,
+    fail,
+    file_schema,
+    key,
+    key_table,
+    message,
+    quantity,
+    unique_names,
+)
 
 
 def _enum(ctype: str, prefix: str) -> tuple[str, ...]:
@@ -99,17 +115,19 @@ def limits() -> dict[str, int]:
 # --------------------------------------------------------------------------- errors
 
 
-def fail(msg: str, *at: str | int, origin: str | None = None) -> PydanticCustomError:
-    """An error ``msg`` at key path ``at`` below the validated model's location
-    (``origin``: a file other than the value's own, e.g. the preset)."""
-    return PydanticCustomError("rtshield", "{msg}", {"msg": msg, "at": at, "origin": origin})
-
-
 def _within(value: int, lo: int, hi: int, *at: str | int) -> None:
     """``value`` must lie in ``[lo, hi]`` (a bound known only with the other tables)."""
     if not lo <= value <= hi:
         bound = f"at least {lo}" if value < lo else f"at most {hi}"
         raise fail(f"must be {bound}, got {value}", *at)
+
+
+def _at_most(entries: Sized, limit: str, what: str, *at: str | int) -> None:
+    """At most ``limits()[limit]`` ``entries``, a limit of libshield or the simulator
+    (``what``: the entries in the message, ``"flows"``; ``at``: the key path)."""
+    n = limits()[limit]
+    if len(entries) > n:
+        raise fail(f"at most {n} {what}, got {len(entries)}", *at)
 
 
 def _choice_first(data: Any, key: str, choices: Any, *, required: bool = True) -> None:
@@ -128,46 +146,9 @@ def _choice_first(data: Any, key: str, choices: Any, *, required: bool = True) -
 
 def _require(table: Any, keys: tuple[str, ...], *at: str | int) -> None:
     """Each of ``keys`` must be set (not None) in ``table`` (at key path ``at``)."""
-    for key in keys:
-        if getattr(table, key) is None:
-            raise fail("missing", *at, key)
-
-
-def _ctx(info: ValidationInfo) -> dict[str, Any]:
-    return info.context or {}
-
-
-def _message(err: Mapping[str, Any]) -> str:
-    """Our wording of one pydantic error."""
-    typ, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
-    if typ == "rtshield":
-        return ctx["msg"]
-    if typ == "missing":
-        return "missing"
-    if typ in ("int_type", "int_parsing", "int_from_float"):
-        return f"expected a whole number, got {value!r}"
-    if typ in ("float_type", "float_parsing", "finite_number"):
-        return f"expected a number, got {value!r}"
-    if typ in ("bool_type", "bool_parsing"):
-        return f"expected true or false, got {value!r}"
-    if typ in ("string_type",):
-        return f"expected a string, got {value!r}"
-    if typ == "greater_than_equal":
-        return f"must be at least {ctx['ge']}, got {value}"
-    if typ == "less_than_equal":
-        return f"must be at most {ctx['le']}, got {value}"
-    if typ in ("greater_than",):
-        return f"must be greater than {ctx['gt']}, got {value}"
-    if typ == "literal_error":
-        options = ", ".join(re.findall(r"'([^']*)'", ctx.get("expected", "")))
-        return f"{value!r} is not one of: {options}"
-    if typ in ("model_type", "model_attributes_type", "dict_type"):
-        return f"expected a table, got {value!r}"
-    if typ in ("list_type", "tuple_type"):
-        return f"expected an array, got {value!r}"
-    if typ == "extra_forbidden":
-        return "unknown key"
-    return err.get("msg", typ)
+    for k in keys:
+        if getattr(table, k) is None:
+            raise fail("missing", *at, k)
 
 
 #: Arrays of tables of a scenario file.
@@ -210,7 +191,7 @@ def _by_name(loc: tuple[str | int, ...], doc: Mapping[str, Any] | None) -> str |
         return None
     names = [e.get("name") if isinstance(e, Mapping) else None for e in entries]
     name = names[loc[1]]
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or reserved_name(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name) or reserved_name(name):
         return None
     if names.count(name) > 1:
         return None
@@ -245,7 +226,7 @@ def usage_error(
         origins = origins or {}
         head = tuple(p for p in loc[:2] if isinstance(p, str))
         where = origins.get(head) or origins.get(head[:1]) or origin
-    msg = _message(first)
+    msg = message(first)
     named = _by_name(loc, doc)
     if named is not None:
         return UsageError(f"{where}: {named}: {msg}")
@@ -262,22 +243,9 @@ def usage_error(
 # --------------------------------------------------------------------------- unit types
 
 
-def _quantity(parse: Any, value: Any, key: str) -> Any:
-    """``parse(value)`` with the unit module's message, without its key prefix."""
-    try:
-        return parse(value)
-    except UsageError as e:
-        text = str(e)
-        prefix = f"{key}: "
-        raise fail(text[len(prefix) :] if text.startswith(prefix) else text) from None
-
-
 def _duration_validator(positive: bool):
     def check(value: Any, info: ValidationInfo) -> int:
-        key = info.field_name or "value"
-        ns = _quantity(
-            lambda v: units.duration_ns(v, key, clock_hz=_ctx(info).get("clock_hz")), value, key
-        )
+        ns = quantity(units.duration_ns, value, clock_hz=context_of(info).get("clock_hz"))
         if positive and ns <= 0:
             raise fail(f"must be longer than zero, got {value!r}")
         return ns
@@ -285,24 +253,17 @@ def _duration_validator(positive: bool):
     return check
 
 
-_DURATION_SCHEMA = {
-    "type": "string",
-    "format": "duration",
-    "pattern": r"^\s*([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*(ns|us|µs|ms|s|cyc)\s*$",
-    "examples": ["10ms", "250us", "79cyc"],
-}
 #: A duration (``"10ms"``, ``"250us"``, ``"79cyc"``) in integer nanoseconds, longer than zero.
 Duration = Annotated[
-    int, BeforeValidator(_duration_validator(True)), WithJsonSchema(_DURATION_SCHEMA)
+    int, BeforeValidator(_duration_validator(True)), WithJsonSchema(DURATION_SCHEMA)
 ]
 #: A duration that may be zero (``"0us"``).
-Span = Annotated[int, BeforeValidator(_duration_validator(False)), WithJsonSchema(_DURATION_SCHEMA)]
+Span = Annotated[int, BeforeValidator(_duration_validator(False)), WithJsonSchema(DURATION_SCHEMA)]
 
 
 def _rate_validator(arrivals: bool):
-    def check(value: Any, info: ValidationInfo) -> float:
-        key = info.field_name or "value"
-        r = _quantity(lambda v: units.rate_hz(v, key), value, key)
+    def check(value: Any) -> float:
+        r = quantity(units.rate_hz, value)
         if not math.isfinite(r) or r < 0:
             raise fail(f"must be a finite, non-negative rate, got {value!r}")
         if arrivals and 0 < r < units.MIN_RATE_HZ:
@@ -315,17 +276,11 @@ def _rate_validator(arrivals: bool):
     return check
 
 
-_RATE_SCHEMA = {
-    "type": "string",
-    "format": "rate",
-    "description": "a rate with a unit: Hz, kHz, MHz, pps, pkt/s, /s, or N/<duration>",
-    "examples": ["30000pps", "4kHz", "600/20ms"],
-}
 #: An arrival rate in packets per second (``"30000pps"``): 0 or at least
 #: :data:`rtshield.units.MIN_RATE_HZ`.
-Rate = Annotated[float, BeforeValidator(_rate_validator(True)), WithJsonSchema(_RATE_SCHEMA)]
+Rate = Annotated[float, BeforeValidator(_rate_validator(True)), WithJsonSchema(RATE_SCHEMA)]
 #: A rate increment (a pyramid's step): any non-negative rate.
-RateStep = Annotated[float, BeforeValidator(_rate_validator(False)), WithJsonSchema(_RATE_SCHEMA)]
+RateStep = Annotated[float, BeforeValidator(_rate_validator(False)), WithJsonSchema(RATE_SCHEMA)]
 
 
 def _fraction(value: Any) -> float:
@@ -359,12 +314,7 @@ def _name_validator(what: str):
     def check(value: Any) -> str:
         if not isinstance(value, str):
             raise fail(f"expected a string, got {value!r}")
-        if not _NAME_RE.fullmatch(value):
-            shown = value if len(value) <= 40 else value[:40] + "…"
-            raise fail(
-                f"{shown!r} is not a valid {what} name: 1-64 letters, digits, '_' or '-', "
-                "starting with a letter or '_'"
-            )
+        check_name(value, f"{what} name")
         if reserved_name(value):
             raise fail(
                 f"{value!r} is reserved (the outputs' own names: critical, driver, polling, "
@@ -376,11 +326,12 @@ def _name_validator(what: str):
 
 
 def Name(what: str) -> Any:  # noqa: N802 - a type
-    """An identifier naming a ``what`` (flow, task, source, queue): :data:`NAME_RULE`."""
+    """An identifier naming a ``what`` (flow, task, source, queue):
+    :data:`~rtshield.scenario.NAME_RULE`, not one of the outputs' reserved names."""
     return Annotated[
         str,
         BeforeValidator(_name_validator(what)),
-        WithJsonSchema({"type": "string", "format": "name", "pattern": f"^{NAME_RULE}$"}),
+        WithJsonSchema(NAME_SCHEMA),
     ]
 
 
@@ -394,31 +345,6 @@ U32 = Int(0, 2**32 - 1)
 
 
 # --------------------------------------------------------------------------- tables
-
-
-def key(
-    default: Any = PydanticUndefined,
-    *,
-    doc: str,
-    factory: Any = None,
-    shown: str | None = None,
-    toml: Any = None,
-    type: str | None = None,  # noqa: A002 - the column's name
-) -> Any:
-    """A key of a table: its default, its documentation (``doc``, Markdown), and
-    how the reference shows them: ``shown`` (the default in words), ``toml``
-    (the default as written in a file, for a default kept in other units),
-    ``type`` (the type in words, when the annotation does not say it all)."""
-    extra: dict[str, Any] = {}
-    if shown is not None:
-        extra["x-default"] = shown
-    if toml is not None:
-        extra["default"] = toml
-    if type is not None:
-        extra["x-type"] = type
-    if factory is not None:
-        return Field(default_factory=factory, description=doc, json_schema_extra=extra or None)
-    return Field(default, description=doc, json_schema_extra=extra or None)
 
 
 class Table(BaseModel):
@@ -440,9 +366,9 @@ class Table(BaseModel):
     def _known_keys(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
             allowed = cls.keys_for(data)
-            for key in data:
-                if key not in allowed:
-                    raise fail(cls.unknown_key(key, data), key)
+            for k in data:
+                if k not in allowed:
+                    raise fail(cls.unknown_key(k, data), k)
         return data
 
     def given(self, key: str) -> bool:
@@ -450,38 +376,14 @@ class Table(BaseModel):
         return key in self.model_fields_set
 
 
-class FileModel(BaseModel):
-    """A whole file (a scenario, a preset, a system file): one field per section,
-    any other section refused."""
-
-    @classmethod
-    def unknown_section(cls) -> str:
-        """The message for a section the file does not have."""
-        return f"unknown section (allowed: {', '.join(cls.model_fields)})"
-
-    @classmethod
-    def check_sections(cls, data: Mapping[str, Any]) -> None:
-        """Further checks of the raw sections, once their names are known (none here)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _sections(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for key in data:
-                if key not in cls.model_fields:
-                    raise fail(cls.unknown_section(), key)
-            cls.check_sections(data)
-        return data
-
-
 def _own(info: ValidationInfo, section: str, key: str) -> bool:
     """Whether the user wrote ``[section] key`` (not the preset's defaults)."""
-    own = _ctx(info).get("own")
+    own = context_of(info).get("own")
     return True if own is None else (section, key) in own
 
 
 def _cores_check(core: int, info: ValidationInfo, key: str = "core") -> None:
-    plat = _ctx(info).get("platform")
+    plat = context_of(info).get("platform")
     if plat is not None and core >= plat.cores:
         raise fail(f"platform {plat.name} has {plat.cores} core(s), numbered from 0", key)
 
@@ -633,14 +535,8 @@ class NicTable(Table):
                 raise fail('missing ([[nic.queues]] of kind = "multiqueue")', "queues")
             if not self.queues:
                 raise fail('kind = "multiqueue" needs at least one [[nic.queues]] entry', "queues")
-            limit = limits()["nic_queues"]
-            if len(self.queues) > limit:
-                raise fail(f"at most {limit} queues, got {len(self.queues)}", "queues")
-            seen: list[str] = []
-            for i, q in enumerate(self.queues):
-                if q.name in seen:
-                    raise fail(f"{q.name!r} is used by two queues", "queues", i, "name")
-                seen.append(q.name)
+            _at_most(self.queues, "nic_queues", "queues", "queues")
+            unique_names(self.queues, "{name} is used by two queues", "queues")
         elif self.given("queues") and _own(info, "nic", "queues"):
             raise fail(f'[[nic.queues]] need kind = "multiqueue" (kind is {self.kind!r})', "queues")
         if self.core is not None:
@@ -1007,18 +903,18 @@ class FlowTable(Table):
         # the pattern decides which keys are known: check it first
         _choice_first(data, "pattern", PATTERNS)
         if isinstance(data, Mapping) and data["pattern"] == "pcap":
-            for key in PCAP_FRAME_KEYS:
-                if key in data:
-                    raise fail("a pcap flow's frames are the capture's own (drop this key)", key)
+            for k in PCAP_FRAME_KEYS:
+                if k in data:
+                    raise fail("a pcap flow's frames are the capture's own (drop this key)", k)
         return data
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> FlowTable:
-        ctx = _ctx(info)
+        ctx = context_of(info)
         if not ctx.get("rx_on", True):
-            for key in FLOW_RX_ONLY:
-                if self.given(key):
-                    raise fail("only applies with the receive path ([rx])", key)
+            for k in FLOW_RX_ONLY:
+                if self.given(k):
+                    raise fail("only applies with the receive path ([rx])", k)
         nic_kind = ctx.get("nic_kind", "multiqueue")
         if self.nic_queue is not None and nic_kind != "multiqueue":
             raise fail(f'needs [nic] kind = "multiqueue" (kind is {nic_kind!r})', "nic_queue")
@@ -1034,9 +930,7 @@ class FlowTable(Table):
                 raise fail(
                     'expected a non-empty list of rates such as ["1000pps", "5kHz"]', "rates"
                 )
-            n = limits()["rates"]
-            if len(self.rates) > n:
-                raise fail(f"at most {n} rates, got {len(self.rates)}", "rates")
+            _at_most(self.rates, "rates", "rates", "rates")
         if self.pattern == "pcap":
             if not self.file:
                 raise fail("expected the path of a pcap file", "file")
@@ -1118,7 +1012,7 @@ class TaskTable(Table):
 
 
 def _cost_keys_schema(schema: dict[str, Any]) -> None:
-    schema["additionalProperties"] = _DURATION_SCHEMA
+    schema["additionalProperties"] = DURATION_SCHEMA
 
 
 class ScenarioFile(FileModel):
@@ -1144,11 +1038,11 @@ class ScenarioFile(FileModel):
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> ScenarioFile:
-        ctx = _ctx(info)
+        ctx = context_of(info)
         preset_costs: Mapping[str, int] = ctx.get("preset_costs") or {}
         plat = ctx.get("platform")
-        for key in self.costs:
-            if key not in preset_costs and key not in PATH_QUANTILE_COSTS:
+        for k in self.costs:
+            if k not in preset_costs and k not in PATH_QUANTILE_COSTS:
                 raise fail(
                     "unknown key (the preset "
                     + (plat.name if plat is not None else "")
@@ -1156,7 +1050,7 @@ class ScenarioFile(FileModel):
                     + ", ".join(preset_costs)
                     + "; and a receive-path cost's quantiles rx_path_NAME_p90/_p99/_p999/_p9999)",
                     "costs",
-                    key,
+                    k,
                 )
         costs = {**preset_costs, **self.costs}
         self._check_nic_rx(info, costs)
@@ -1190,13 +1084,13 @@ class ScenarioFile(FileModel):
         if not self.rx_on:
             return
         assert rx is not None
-        plat = _ctx(info).get("platform")
-        for key in RX_COST_KEYS:
-            if key not in costs:
+        plat = context_of(info).get("platform")
+        for k in RX_COST_KEYS:
+            if k not in costs:
                 raise fail(
                     "missing (the receive path, [rx], needs it; see docs/model.md)",
                     "costs",
-                    key,
+                    k,
                     origin=plat.path if plat is not None else None,
                 )
         lim = limits()
@@ -1228,12 +1122,7 @@ class ScenarioFile(FileModel):
         srcs, mkind = self.sources, self.mitigation.kind
         if not srcs:
             return
-        n = limits()["sources"]
-        if len(srcs) > n:
-            raise fail(
-                f"at most {n} sources (RX interrupt lines of the simulated NIC), got {len(srcs)}",
-                "sources",
-            )
+        _at_most(srcs, "sources", "sources (RX interrupt lines of the simulated NIC)", "sources")
         if len(srcs) > 1 and mkind not in MULTI_SOURCE_KINDS:
             raise fail(
                 f"{len(srcs)} sources need [mitigation] kind {', '.join(MULTI_SOURCE_KINDS)} "
@@ -1246,19 +1135,16 @@ class ScenarioFile(FileModel):
                 "interrupt line)",
                 "sources",
             )
-        seen: list[str] = []
+        unique_names(srcs, "{name} is used by two sources", "sources")
         for i, s in enumerate(srcs):
-            for key, owner in (("burst", "bursty"), ("min_interarrival", "strict")):
-                if s.given(key) and mkind != owner:
+            for k, owner in (("burst", "bursty"), ("min_interarrival", "strict")):
+                if s.given(k) and mkind != owner:
                     raise fail(
                         f'only applies under [mitigation] kind = "{owner}" (kind is {mkind!r})',
                         "sources",
                         i,
-                        key,
+                        k,
                     )
-            if s.name in seen:
-                raise fail(f"{s.name!r} is used by two sources", "sources", i, "name")
-            seen.append(s.name)
             work = s.isr_work if s.isr_work is not None else costs.get("isr_per_packet", 0)
             if work + costs.get("isr_entry_exit", 0) <= 0:
                 raise fail(
@@ -1286,9 +1172,9 @@ class ScenarioFile(FileModel):
         }
         kinds = (mt.kind, *mt.also)
         for kind in kinds:
-            for key in required.get(kind, ()):
-                if getattr(mt, key) is None and not own.get(key):
-                    raise fail("missing", "mitigation", key)
+            for k in required.get(kind, ()):
+                if getattr(mt, k) is None and not own.get(k):
+                    raise fail("missing", "mitigation", k)
         if "hysteresis" in kinds and mt.unblock_above <= mt.block_below:
             raise fail(
                 f"must be greater than block_below ({mt.unblock_above:g} <= "
@@ -1298,11 +1184,9 @@ class ScenarioFile(FileModel):
             )
 
     def _check_flows(self, ctx: Mapping[str, Any]) -> None:
-        n = limits()["flows"]
-        if len(self.flows) > n:
-            raise fail(f"at most {n} flows, got {len(self.flows)}", "flows")
+        _at_most(self.flows, "flows", "flows", "flows")
+        unique_names(self.flows, "{name} is used by two flows", "flows")
         src_names = [s.name for s in self.sources]
-        names: list[str] = []
         for i, f in enumerate(self.flows):
             if f.begin >= self.scenario.duration:
                 raise fail("is at or after the end of the scenario", "flows", i, "begin")
@@ -1332,9 +1216,6 @@ class ScenarioFile(FileModel):
             if f.pattern == "pcap":
                 ctx.setdefault("pcap", {})[i] = self._read_capture(f, i, ctx)
             self._check_flow_frame(f, i)
-            if f.name in names:
-                raise fail(f"{f.name!r} is used by two flows", "flows", i, "name")
-            names.append(f.name)
         self._check_captures(ctx)
         if self.rx_on:
             self._check_bound()
@@ -1393,13 +1274,13 @@ class ScenarioFile(FileModel):
                 )
             if f.queue is not None:
                 _within(f.queue, 1, rx.buffers or 0, "flows", i, "queue")
-            for key in FLOW_RX_ONLY:
-                if f.given(key) and not f.bound:
+            for k in FLOW_RX_ONLY:
+                if f.given(k) and not f.bound:
                     raise fail(
                         "applies to a bound flow's queue (this flow has bind = false)",
                         "flows",
                         i,
-                        key,
+                        k,
                     )
         if f.nic_queue is not None:
             qnames = [q.name for q in nic.queues]
@@ -1469,7 +1350,8 @@ class ScenarioFile(FileModel):
                 "tasks",
             )
         flows = {f.name: f for f in self.flows}
-        taken = ["critical", "driver"] + (["polling"] if polling else [])
+        # the built-in tasks' names are reserved (Name), so only the extra tasks' can clash
+        unique_names(self.tasks, "{name} is already taken", "tasks")
         for i, t in enumerate(self.tasks):
             if t.kind == "worker":
                 if t.flow not in flows:
@@ -1491,9 +1373,6 @@ class ScenarioFile(FileModel):
                         i,
                         "flow",
                     )
-            if t.name in taken:
-                raise fail(f"{t.name!r} is already taken", "tasks", i, "name")
-            taken.append(t.name)
             if self.rx_on and t.kind == "worker" and not flows[t.flow].bound:
                 raise fail(
                     f"{t.flow!r} has no bound socket (bind = false), so with [rx] no packet of "
@@ -1550,10 +1429,10 @@ def _defaults_table(section: str):
     def check(value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise fail("expected a table")
-        for key in value:
-            if key not in DEFAULTABLE[section]:
+        for k in value:
+            if k not in DEFAULTABLE[section]:
                 raise fail(
-                    "unknown key (allowed: " + ", ".join(sorted(DEFAULTABLE[section])) + ")", key
+                    "unknown key (allowed: " + ", ".join(sorted(DEFAULTABLE[section])) + ")", k
                 )
         return value
 
@@ -1628,26 +1507,6 @@ PATTERN_DOCS = {
 }
 
 
-def _no_nulls(node: Any) -> Any:
-    """TOML has no null: an optional key is one that may be left out."""
-    if isinstance(node, dict):
-        out = {k: _no_nulls(v) for k, v in node.items()}
-        branches = out.get("anyOf")
-        if isinstance(branches, list) and {"type": "null"} in branches:
-            rest = [b for b in branches if b != {"type": "null"}]
-            del out["anyOf"]
-            if len(rest) == 1:
-                out = {**rest[0], **out}
-            else:
-                out["anyOf"] = rest
-            if out.get("default", 0) is None:
-                del out["default"]
-        return out
-    if isinstance(node, list):
-        return [_no_nulls(v) for v in node]
-    return node
-
-
 def _only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
     """``if tag == k then only keys_of[k]``, for every ``k``."""
     return [
@@ -1672,17 +1531,17 @@ def json_schema(which: str = "scenario") -> dict[str, Any]:
 
         return schema_system.json_schema()
     model = {"scenario": ScenarioFile, "platform": PresetFile}[which]
-    schema = _no_nulls(model.model_json_schema(mode="validation"))
+    schema = file_schema(model)
     lim = limits()
     props = schema.get("properties", {})
     defs = schema.get("$defs", {})
     if which == "scenario":
-        for key, n in (
+        for k, n in (
             ("flows", lim["flows"]),
             ("sources", lim["sources"]),
             ("tasks", lim["tasks"] - 2),
         ):
-            props[key]["maxItems"] = n
+            props[k]["maxItems"] = n
         schema["required"] = ["scenario"]
         for name, section in (
             ("ScenarioTable", "scenario"),
@@ -1710,71 +1569,10 @@ def json_schema(which: str = "scenario") -> dict[str, Any]:
         for rule in rules:  # with `also`, the keys of those kinds are allowed too
             rule["if"]["not"] = {"required": ["also"]}
         defs["MitigationTable"]["allOf"] = rules
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
 
 
 # --------------------------------------------------------------------------- Markdown
-
-
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _type_words(p: Mapping[str, Any]) -> str:
-    if "x-type" in p:
-        return p["x-type"]
-    branches = p.get("anyOf", [])
-    if any(b.get("const") == "?" for b in branches):  # a system file's open key
-        rest = {k: v for k, v in p.items() if k != "anyOf"}
-        others = [b for b in branches if b.get("const") != "?"]
-        inner = _type_words({**others[0], **rest}) if len(others) == 1 else "value"
-        return f'{inner} or `"?"`'
-    fmt = p.get("format")
-    if fmt in ("duration", "rate", "fraction"):
-        return fmt
-    if fmt == "name":
-        return "name"
-    if "enum" in p:
-        return " | ".join(f'`"{v}"`' for v in p["enum"])
-    t = p.get("type")
-    if t == "integer":
-        lo, hi = p.get("minimum"), p.get("maximum")
-        if hi is None or hi >= 2**31 - 1:
-            return "integer" if lo in (None, 0) and hi is None else f"integer ≥ {lo}"
-        return f"integer {lo}–{hi}"
-    if t == "array":
-        items = p.get("items", {})
-        if "$ref" in items:
-            return "array of tables"
-        return f"list of {_type_words(items)}s"
-    return {"boolean": "boolean", "string": "string", "number": "number"}.get(t, t or "")
-
-
-def _default_words(p: Mapping[str, Any], required: bool) -> str:
-    if "x-default" in p:
-        return p["x-default"]
-    if "default" in p:
-        v = p["default"]
-        if isinstance(v, bool):
-            return f"`{str(v).lower()}`"
-        if isinstance(v, str):
-            return f'`"{v}"`'
-        return f"`{v}`"
-    return "required" if required else "—"
-
-
-def _key_table(schema: Mapping[str, Any], name: str, keys: tuple[str, ...] | None = None) -> str:
-    d = schema["$defs"][name]
-    props, required = d["properties"], set(d.get("required", []))
-    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
-    for k in keys if keys is not None else tuple(props):
-        p = props[k]
-        rows.append(
-            f"| `{k}` | {_cell(_type_words(p))} | {_cell(_default_words(p, k in required))} "
-            f"| {_cell(p.get('description', ''))} |"
-        )
-    return "\n".join(rows)
 
 
 def markdown_blocks() -> dict[str, str]:
@@ -1783,18 +1581,18 @@ def markdown_blocks() -> dict[str, str]:
     sc = json_schema("scenario")
     # the documented keys of a table are those of the file alone: preset defaults aside
     out = {
-        "scenario": _key_table(sc, "ScenarioTable"),
-        "critical": _key_table(sc, "CriticalTable"),
-        "driver": _key_table(sc, "DriverTable"),
-        "nic": _key_table(sc, "NicTable"),
-        "nic.queues": _key_table(sc, "NicQueueTable"),
-        "rx": _key_table(sc, "RxTable"),
-        "detect": _key_table(sc, "DetectTable"),
-        "sources": _key_table(sc, "SourceTable"),
-        "flows": _key_table(sc, "FlowTable", _FLOW_COMMON),
-        "flows.pcap": _key_table(sc, "FlowTable", PATTERNS["pcap"]),
-        "mitigation.keys": _key_table(sc, "MitigationTable"),
-        "tasks.keys": _key_table(sc, "TaskTable"),
+        "scenario": key_table(sc, "ScenarioTable"),
+        "critical": key_table(sc, "CriticalTable"),
+        "driver": key_table(sc, "DriverTable"),
+        "nic": key_table(sc, "NicTable"),
+        "nic.queues": key_table(sc, "NicQueueTable"),
+        "rx": key_table(sc, "RxTable"),
+        "detect": key_table(sc, "DetectTable"),
+        "sources": key_table(sc, "SourceTable"),
+        "flows": key_table(sc, "FlowTable", _FLOW_COMMON),
+        "flows.pcap": key_table(sc, "FlowTable", PATTERNS["pcap"]),
+        "mitigation.keys": key_table(sc, "MitigationTable"),
+        "tasks.keys": key_table(sc, "TaskTable"),
     }
     lim = limits()
     out["limits"] = (
@@ -1814,19 +1612,18 @@ def markdown_blocks() -> dict[str, str]:
     rows = ["| kind | parameters | what it is |", "|---|---|---|"]
     for kind, keys in MITIGATION_KINDS.items():
         params = ", ".join(f"`{k}`" for k in keys) or "—"
-        rows.append(f"| `{kind}` | {params} | {_cell(MITIGATION_DOCS[kind])} |")
+        rows.append(f"| `{kind}` | {params} | {cell(MITIGATION_DOCS[kind])} |")
     out["mitigation"] = "\n".join(rows)
     rows = ["| pattern | keys | rate over time |", "|---|---|---|"]
     for pattern, keys in PATTERNS.items():
         rows.append(
-            f"| `{pattern}` | {', '.join(f'`{k}`' for k in keys)} | "
-            f"{_cell(PATTERN_DOCS[pattern])} |"
+            f"| `{pattern}` | {', '.join(f'`{k}`' for k in keys)} | {cell(PATTERN_DOCS[pattern])} |"
         )
     out["flows.patterns"] = "\n".join(rows)
     rows = ["| kind | keys | what it is |", "|---|---|---|"]
     for kind, keys in TASK_KEYS.items():
         shown = ", ".join(f"`{k}`" for k in keys if k != "kind")
-        rows.append(f"| `{kind}` | {shown} | {_cell(TASK_DOCS[kind])} |")
+        rows.append(f"| `{kind}` | {shown} | {cell(TASK_DOCS[kind])} |")
     out["tasks"] = "\n".join(rows)
     return out
 

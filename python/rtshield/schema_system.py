@@ -35,15 +35,22 @@ from pydantic import (
 
 from rtshield import units
 from rtshield.errors import UsageError
-from rtshield.schema import (
-    _DURATION_SCHEMA,
-    _NAME_RE,
-    _RATE_SCHEMA,
-    NAME_RULE,
+from rtshield.schema_base import (
+    DURATION_SCHEMA,
+    NAME_RE,
+    NAME_SCHEMA,
+    RATE_SCHEMA,
     FileModel,
-    _ctx,
+    cell,
+    check_name,
+    context_of,
     fail,
+    file_schema,
     key,
+    key_table,
+    message,
+    quantity,
+    unique_names,
 )
 
 #: The value of the one parameter ``rtshield design`` searches.
@@ -75,6 +82,9 @@ SOURCE_KEYS: dict[str, tuple[str, ...]] = {
     "budget_mitigation": ("max_rate",),
 }
 _SOURCE_COMMON = ("name", "model", "priority", "timer_priority", "work")
+#: The arrays of named entries (their names unique among them all).
+_ENTRIES = ("task", "timer", "source", "server")
+_USED_TWICE = "the name {name} is used twice"
 
 _NOT_OPEN = (
     'cannot be left open ("?"); rtshield design searches a strict limiter\'s '
@@ -93,14 +103,11 @@ def _duration(positive: bool, can_open: bool):
             if can_open:
                 return OPEN
             raise fail(_NOT_OPEN)
-        costs = _ctx(info).get("costs") or {}
+        costs = context_of(info).get("costs") or {}
         if isinstance(value, str) and value in costs:  # a named platform cost
             ns = costs[value]
         else:
-            try:
-                ns = units.duration_ns(value, "\0", clock_hz=_ctx(info).get("clock_hz"))
-            except UsageError as e:
-                raise fail(str(e).removeprefix("\0: ")) from None
+            ns = quantity(units.duration_ns, value, clock_hz=context_of(info).get("clock_hz"))
         if positive and ns <= 0:
             raise fail(f"must be positive, got {value!r}")
         return ns
@@ -109,7 +116,7 @@ def _duration(positive: bool, can_open: bool):
 
 
 _SYS_DURATION = {
-    "anyOf": [_DURATION_SCHEMA, {"type": "string", "description": "a platform cost's name"}],
+    "anyOf": [DURATION_SCHEMA, {"type": "string", "description": "a platform cost's name"}],
     "format": "duration",
 }
 _OPEN_SCHEMA = {"const": OPEN, "description": "open: the value rtshield design searches"}
@@ -138,10 +145,7 @@ def _rate(can_open: bool):
             if can_open:
                 return OPEN
             raise fail(_NOT_OPEN)
-        try:
-            hz = units.rate_hz(value, "\0")
-        except UsageError as e:
-            raise fail(str(e).removeprefix("\0: ")) from None
+        hz = quantity(units.rate_hz, value)
         if hz <= 0:
             raise fail(f"must be positive, got {value!r}")
         return hz
@@ -150,12 +154,12 @@ def _rate(can_open: bool):
 
 
 #: A rate in Hz, above zero.
-Rate = Annotated[float, BeforeValidator(_rate(False)), WithJsonSchema(_RATE_SCHEMA)]
+Rate = Annotated[float, BeforeValidator(_rate(False)), WithJsonSchema(RATE_SCHEMA)]
 #: A rate that may be left open (``"?"``).
 OpenRate = Annotated[
     Any,
     BeforeValidator(_rate(True)),
-    WithJsonSchema({"anyOf": [_RATE_SCHEMA, _OPEN_SCHEMA], "format": "rate"}),
+    WithJsonSchema({"anyOf": [RATE_SCHEMA, _OPEN_SCHEMA], "format": "rate"}),
 ]
 
 
@@ -231,20 +235,11 @@ def _choice(options: tuple[str, ...]):
 def _entry_name(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise fail("missing (every entry needs a name)")
-    if not _NAME_RE.fullmatch(value):
-        shown = value if len(value) <= 40 else value[:40] + "…"
-        raise fail(
-            f"{shown!r} is not a valid name: 1-64 letters, digits, '_' or '-', starting "
-            "with a letter or '_'"
-        )
+    check_name(value)
     return value
 
 
-EntryName = Annotated[
-    str,
-    BeforeValidator(_entry_name),
-    WithJsonSchema({"type": "string", "format": "name", "pattern": f"^{NAME_RULE}$"}),
-]
+EntryName = Annotated[str, BeforeValidator(_entry_name), WithJsonSchema(NAME_SCHEMA)]
 
 
 # --------------------------------------------------------------------------- tables
@@ -494,11 +489,7 @@ class NicTable(Table):
 
     @model_validator(mode="after")
     def _check(self) -> NicTable:
-        names: list[str] = []
-        for i, q in enumerate(self.queue):
-            if q.name in names:
-                raise fail(f"the name {q.name!r} is used twice", "queue", i, "name")
-            names.append(q.name)
+        unique_names(self.queue, _USED_TWICE, "queue")
         return self
 
 
@@ -534,19 +525,16 @@ class SystemFile(FileModel):
     @classmethod
     def _costs(cls, value: dict[str, int], info: ValidationInfo) -> dict[str, int]:
         # later tables may name these costs: they join the platform's for them
-        costs = _ctx(info).get("costs")
+        costs = context_of(info).get("costs")
         if costs is not None:
             costs.update(value)
         return value
 
     @model_validator(mode="after")
     def _check(self) -> SystemFile:
-        seen: set[str] = set()
-        for section in ("task", "timer", "source", "server"):
-            for i, e in enumerate(getattr(self, section)):
-                if e.name in seen:
-                    raise fail(f"the name {e.name!r} is used twice", section, i, "name")
-                seen.add(e.name)
+        taken: set[str] = set()
+        for section in _ENTRIES:  # names unique among all entries
+            unique_names(getattr(self, section), _USED_TWICE, section, taken=taken)
         timers = {t.name for t in self.timer}
         for i, s in enumerate(self.source):
             if s.timer is not None and s.timer not in timers:
@@ -557,8 +545,6 @@ class SystemFile(FileModel):
 
 
 # --------------------------------------------------------------------------- errors
-
-_ENTRIES = ("task", "timer", "source", "server")
 
 
 def where(loc: tuple[Any, ...], doc: Mapping[str, Any]) -> str:
@@ -571,7 +557,7 @@ def where(loc: tuple[Any, ...], doc: Mapping[str, Any]) -> str:
         if isinstance(p, int):
             entry = node[p] if isinstance(node, list) and p < len(node) else None
             name = entry.get("name") if isinstance(entry, dict) else None
-            valid = isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
+            valid = isinstance(name, str) and NAME_RE.fullmatch(name) is not None
             parts.append(f".{name}" if valid else f"[{p}]")
             node = entry
         else:
@@ -583,11 +569,9 @@ def where(loc: tuple[Any, ...], doc: Mapping[str, Any]) -> str:
 
 def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
     """The first error of ``e`` as one line naming the key path."""
-    from rtshield.schema import _message
-
     err = e.errors(include_url=False)[0]
     loc = tuple(err["loc"]) + tuple((err.get("ctx") or {}).get("at") or ())
-    msg = _message(err)
+    msg = message(err)
     if err["type"] == "missing":
         msg = "missing (required)"
     # An entry whose name is itself at fault is named by its position.
@@ -596,7 +580,7 @@ def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
     if len(loc) >= 3 and loc[0] in _ENTRIES and loc[2] == "name":
         entry = doc.get(loc[0], [None] * (loc[1] + 1))[loc[1]]
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not (isinstance(name, str) and _NAME_RE.fullmatch(name)):
+        if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
             return UsageError(f"{loc[0]}[{loc[1]}].name: {msg}")
     path = where(loc, doc)
     return UsageError(f"{path}: {msg}" if path else msg)
@@ -604,11 +588,7 @@ def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a system file."""
-    from rtshield.schema import _no_nulls
-
-    schema = _no_nulls(SystemFile.model_json_schema(mode="validation"))
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return schema
+    return file_schema(SystemFile)
 
 
 #: Per source model, what it is (docs/analysis.md §2 and §3).
@@ -627,18 +607,16 @@ SOURCE_DOCS = {
 
 def markdown_blocks() -> dict[str, str]:
     """The key reference of a system file (docs/analysis.md), one block per table."""
-    from rtshield.schema import _cell, _key_table
-
     sc = json_schema()
     out = {
-        "system.system": _key_table(sc, "SystemTable"),
-        "system.task": _key_table(sc, "TaskEntry"),
-        "system.timer": _key_table(sc, "TimerEntry"),
-        "system.source": _key_table(sc, "SourceEntry"),
-        "system.server": _key_table(sc, "ServerEntry"),
-        "system.global_limit": _key_table(sc, "GlobalLimitTable"),
-        "system.nic": _key_table(sc, "NicTable"),
-        "system.nic.queue": _key_table(sc, "NicQueueEntry"),
+        "system.system": key_table(sc, "SystemTable"),
+        "system.task": key_table(sc, "TaskEntry"),
+        "system.timer": key_table(sc, "TimerEntry"),
+        "system.source": key_table(sc, "SourceEntry"),
+        "system.server": key_table(sc, "ServerEntry"),
+        "system.global_limit": key_table(sc, "GlobalLimitTable"),
+        "system.nic": key_table(sc, "NicTable"),
+        "system.nic.queue": key_table(sc, "NicQueueEntry"),
     }
     rows = [
         "| model | keys (besides `name`, `model`, `priority`, `timer_priority`, `work`) "
@@ -646,6 +624,6 @@ def markdown_blocks() -> dict[str, str]:
         "|---|---|---|",
     ]
     for m, keys in SOURCE_KEYS.items():
-        rows.append(f"| `{m}` | {', '.join(f'`{k}`' for k in keys)} | {_cell(SOURCE_DOCS[m])} |")
+        rows.append(f"| `{m}` | {', '.join(f'`{k}`' for k in keys)} | {cell(SOURCE_DOCS[m])} |")
     out["system.models"] = "\n".join(rows)
     return out
