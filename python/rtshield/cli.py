@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - older typer on the user's click
     from click import exceptions as click_errors
 
 from rtshield import __version__, commands
-from rtshield.clitools import mount_argparse, silence_stdout, verb_module
+from rtshield.clitools import mount_argparse, silence_stdout, typer_app, verb_module
 from rtshield.errors import UsageError, one_line
 
 HELP = (
@@ -54,17 +54,9 @@ def _version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     """The app with every verb of :mod:`rtshield.commands`."""
-    app = typer.Typer(
-        name="rtshield",
-        help=HELP,
-        epilog=EPILOG,
-        add_completion=False,
-        no_args_is_help=False,
+    app = typer_app(
+        name="rtshield", help=HELP, epilog=EPILOG, add_completion=False,
         pretty_exceptions_enable=False,
-        # Plain click help: scenario keys are written in brackets ([critical] period),
-        # which rich markup would swallow.
-        rich_markup_mode=None,
-        context_settings={"help_option_names": ["-h", "--help"]},
     )
 
     @app.callback(invoke_without_command=True)

@@ -81,6 +81,20 @@ Seed = Annotated[
 ]
 
 
+def typer_app(**kw: Any) -> typer.Typer:
+    """A typer app or group of ``rtshield`` (``kw``: its name, help, ...) with the settings
+    every one shares: plain click help, since scenario keys are written in brackets
+    (``[critical] period``) which rich markup would swallow; ``-h`` as well as ``--help``;
+    no usage page instead of an error when a verb or target is missing (the callback
+    says what is missing, exit 2)."""
+    return typer.Typer(
+        rich_markup_mode=None,
+        no_args_is_help=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        **kw,
+    )
+
+
 def arg(metavar: str, help: str) -> Any:
     """A verb's positional ``typer.Argument``: its metavar and help."""
     return typer.Argument(metavar=metavar, help=help)

@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rtshield import units
 from rtshield.errors import UsageError
@@ -439,19 +439,17 @@ class Flow:
         """True when arrivals are Poisson rather than evenly spaced."""
         return self.pattern == "poisson"
 
+    #: The fields of the piecewise rate patterns (pyramid, steps): None on other flows.
+    PIECEWISE: ClassVar[tuple[str, ...]] = (
+        "start_pps", "peak_pps", "step_pps", "step_every_ns", "rates_pps"
+    )
+
     def at_constant_rate(self, rate_pps: float) -> Flow:
         """This flow sent evenly at ``rate_pps`` from time 0 (the fields of the
-        other rate patterns cleared)."""
+        piecewise patterns cleared)."""
         return replace(
-            self,
-            pattern="constant",
-            rate_pps=rate_pps,
-            start_pps=None,
-            peak_pps=None,
-            step_pps=None,
-            step_every_ns=None,
-            rates_pps=None,
-            begin_ns=0,
+            self, pattern="constant", rate_pps=rate_pps, begin_ns=0,
+            **dict.fromkeys(self.PIECEWISE),
         )
 
     def schedule(self, duration_ns: int) -> tuple[tuple[int, float], ...]:

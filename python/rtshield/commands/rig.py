@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Terminated, arg, check_choice, opt, verb
+from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -83,7 +83,7 @@ CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
 
 
 def add_to(app: typer.Typer) -> None:
-    rig = typer.Typer(
+    rig = typer_app(
         name="rig",
         help="Run real attacks from one network namespace against a device in another, both "
         "created by the rig and always removed (docs/rig.md). Needs root and the tools "
@@ -93,8 +93,6 @@ def add_to(app: typer.Typer) -> None:
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
         "          rtshield rig TARGET --help     explains one target",
         invoke_without_command=True,
-        no_args_is_help=False,
-        rich_markup_mode=None,
     )
 
     @rig.callback()
