@@ -19,7 +19,12 @@ def write(tmp_path, text):
     "text, key",
     [
         ("[system]\nname = 1\n" + GOOD_TASK, "system.name"),
-        ("[system]\nfoo = 1\n" + GOOD_TASK, "system.foo: unknown key"),
+        ("[system]\nfoo = 1\n" + GOOD_TASK, "system.foo: unknown key (allowed: clock_hz, name,"),
+        ("system = 3\n" + GOOD_TASK, "system: expected a table, got 3"),
+        # the keys a source takes are its model's
+        ('[system]\nplatform = "atmega103-tinyos"\n[[source]]\nname = "s"\nmodel = "strict"\n'
+         'min_interarrival = "1ms"\nburst = 3\n',
+         "source.s.burst: unknown key (allowed: max_rate, min_interarrival, model, name,"),
         ("[sytem]\n" + GOOD_TASK, "sytem: unknown section"),
         ('[system]\nplatform = "nope"\n' + GOOD_TASK, "system.platform: unknown preset"),
         ("[system]\nnesting = 1\n" + GOOD_TASK, "system.nesting"),

@@ -29,19 +29,12 @@ from rtshield import calibrate
 from rtshield.engine import simulate
 from rtshield.outputs import format_summary_json
 from rtshield.scenario import load_scenario
-from rtshield.studies.danicki2021 import (
-    CLAIMS,
-    RUNS,
-    TRADE_OFFS,
-    evaluate,
-    from_outcome,
-    verdicts_html,
-)
+from rtshield.studies import danicki2021 as study
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "scenarios" / "danicki2021"
 CALIBRATION = ROOT / "scenarios" / "calibration" / "danicki2021.toml"
-NAMES = tuple(n for n in RUNS if n != "burst_high_capacity")
+NAMES = tuple(n for n in study.RUNS if n != "burst_high_capacity")
 
 #: The best point found where each failing claim holds (in
 #: docs/decisions/danicki-calibration-points.csv), in the order of the
@@ -59,7 +52,7 @@ EVIDENCE: dict[str, tuple[tuple, int]] = {
 @pytest.fixture(scope="module")
 def results():
     res = {}
-    for run, (stem, over) in RUNS.items():
+    for run, (stem, over) in study.RUNS.items():
         sc = load_scenario(STUDY / f"{stem}.toml")
         if "mitigation" in over:
             sc = dataclasses.replace(
@@ -69,13 +62,13 @@ def results():
     return res
 
 
-@pytest.mark.parametrize("claim", CLAIMS, ids=[c.key for c in CLAIMS])
+@pytest.mark.parametrize("claim", study.CLAIMS, ids=[c.key for c in study.CLAIMS])
 def test_claim(claim, results):
     ok, value = claim.check(results)
-    if claim.key in TRADE_OFFS:
+    if claim.key in study.TRADE_OFFS:
         assert not ok, f"{claim.text} now holds ({value}): update docs/validation.md"
-        for other in TRADE_OFFS[claim.key]:
-            c = next(c for c in CLAIMS if c.key == other)
+        for other in study.TRADE_OFFS[claim.key]:
+            c = next(c for c in study.CLAIMS if c.key == other)
             assert c.check(results)[0], f"{other}, which {claim.key} is traded against, must hold"
     else:
         assert ok, f"{claim.text}: simulated {value}"
@@ -148,9 +141,9 @@ def test_the_best_point_where_a_failing_claim_holds_loses_others(claim, results)
     score, obj = calibrate.evaluate_point(cal, values)
     assert obj[claim][0], obj[claim][1]
     assert score == documented
-    held_here = sum(c.check(results)[0] for c in CLAIMS)
+    held_here = sum(c.check(results)[0] for c in study.CLAIMS)
     assert score <= held_here
-    assert not any(obj[o][0] for o in TRADE_OFFS[claim])
+    assert not any(obj[o][0] for o in study.TRADE_OFFS[claim])
 
 
 def test_every_configuration_keeps_the_critical_task_on_time_at_light_load(results):
@@ -171,17 +164,17 @@ def test_demo_verdicts_match_the_direct_checks(results):
     """The report's claims table (built from summaries and time series, as the demo
     has them) gives the same verdicts as the checks on the engine's results."""
     rebuilt = {
-        n: from_outcome(r.summary(), r.timeseries)
+        n: study.from_outcome(r.summary(), r.timeseries)
         for n, r in results.items()
         if n != "burst_high_capacity"
     }
-    verdicts = evaluate(rebuilt)
+    verdicts = study.evaluate(rebuilt)
     for v in verdicts:
         if v.claim.key == "burst_high_capacity":
             assert v.holds is None
         else:
-            assert v.holds is (v.claim.key not in TRADE_OFFS), v.claim.key
-    table = verdicts_html(verdicts)
-    assert table.count("<tr>") == len(CLAIMS) + 1
+            assert v.holds is (v.claim.key not in study.TRADE_OFFS), v.claim.key
+    table = study.verdicts_html(verdicts)
+    assert table.count("<tr>") == len(study.CLAIMS) + 1
     assert "does not hold" in table and "not run" in table
     assert "(holds only at the cost of hyst_collapse, equal_lateness_cycle)" in table

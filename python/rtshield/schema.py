@@ -35,9 +35,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -74,15 +72,17 @@ from rtshield.schema_base import (
     NAME_SCHEMA,
     RATE_SCHEMA,
     FileModel,
+    TomlTable,
     cell,
     check_name,
     context_of,
+    duration_ns,
     fail,
     file_schema,
     key,
     key_table,
     message,
-    quantity,
+    rate_hz,
     unique_names,
 )
 
@@ -245,7 +245,7 @@ def usage_error(
 
 def _duration_validator(positive: bool):
     def check(value: Any, info: ValidationInfo) -> int:
-        ns = quantity(units.duration_ns, value, clock_hz=context_of(info).get("clock_hz"))
+        ns = duration_ns(value, info)
         if positive and ns <= 0:
             raise fail(f"must be longer than zero, got {value!r}")
         return ns
@@ -263,7 +263,7 @@ Span = Annotated[int, BeforeValidator(_duration_validator(False)), WithJsonSchem
 
 def _rate_validator(arrivals: bool):
     def check(value: Any) -> float:
-        r = quantity(units.rate_hz, value)
+        r = rate_hz(value)
         if not math.isfinite(r) or r < 0:
             raise fail(f"must be a finite, non-negative rate, got {value!r}")
         if arrivals and 0 < r < units.MIN_RATE_HZ:
@@ -347,33 +347,8 @@ U32 = Int(0, 2**32 - 1)
 # --------------------------------------------------------------------------- tables
 
 
-class Table(BaseModel):
-    """A TOML table: strict types, unknown keys refused with the keys it takes."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-    @classmethod
-    def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
-        """The keys this table takes (given its ``kind``/``pattern`` in ``data``)."""
-        return tuple(cls.model_fields)
-
-    @classmethod
-    def unknown_key(cls, key: str, data: Mapping[str, Any]) -> str:
-        return "unknown key (allowed: " + ", ".join(sorted(cls.keys_for(data))) + ")"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            allowed = cls.keys_for(data)
-            for k in data:
-                if k not in allowed:
-                    raise fail(cls.unknown_key(k, data), k)
-        return data
-
-    def given(self, key: str) -> bool:
-        """Whether ``key`` was written (in the file, ``--set`` or the preset)."""
-        return key in self.model_fields_set
+class Table(TomlTable, strict=True):
+    """A table of a scenario or preset: strict types (``"5"`` is not a number)."""
 
 
 def _own(info: ValidationInfo, section: str, key: str) -> bool:
@@ -1015,10 +990,8 @@ def _cost_keys_schema(schema: dict[str, Any]) -> None:
     schema["additionalProperties"] = DURATION_SCHEMA
 
 
-class ScenarioFile(FileModel):
+class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
     """A scenario file: one simulated device under one network load."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="rtshield scenario")
 
     scenario: ScenarioTable
     costs: dict[str, Span] = Field(
@@ -1463,10 +1436,8 @@ class DefaultsTable(Table):
         return f"unknown section (allowed: {', '.join(DEFAULTABLE)})"
 
 
-class PresetFile(FileModel):
+class PresetFile(FileModel, strict=True, title="rtshield platform"):
     """A platform preset (``rtshield/platforms/NAME.toml``)."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="rtshield platform")
 
     platform: PlatformTable
     costs: dict[str, Span] = Field(default_factory=dict, description="per-activity CPU costs")

@@ -16,9 +16,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
+from rtshield import units
 from rtshield.errors import UsageError
 from rtshield.scenario import NAME_RULE
 
@@ -78,15 +79,25 @@ def message(err: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- values and rules
 
 
-def quantity(read: Callable[..., Any], value: Any, **kw: Any) -> Any:
-    """``read(value, key, **kw)``, a reader of :mod:`rtshield.units`
-    (:func:`~rtshield.units.duration_ns`, :func:`~rtshield.units.rate_hz`), with
-    its message as this key's error (the key is named by the error's place, not
-    by the unit module's prefix)."""
+def _read(read: Callable[..., Any], value: Any, **kw: Any) -> Any:
+    """``read(value, key, **kw)``, a reader of :mod:`rtshield.units`, with its
+    message as this key's error (the key is named by the error's place, not by the
+    unit module's prefix)."""
     try:
         return read(value, "\0", **kw)
     except UsageError as e:
         raise fail(str(e).removeprefix("\0: ")) from None
+
+
+def duration_ns(value: Any, info: ValidationInfo) -> int:
+    """A duration value (``"10ms"``, ``"79cyc"``) in ns; cycles at the clock the file's
+    validation context gives (``clock_hz``)."""
+    return _read(units.duration_ns, value, clock_hz=context_of(info).get("clock_hz"))
+
+
+def rate_hz(value: Any) -> float:
+    """A rate value (``"30000pps"``, ``"1kHz"``) in events per second."""
+    return _read(units.rate_hz, value)
 
 
 def check_name(value: str, called: str = "name") -> None:
@@ -156,9 +167,42 @@ def key(
     return Field(default, description=doc, json_schema_extra=extra or None)
 
 
+class TomlTable(BaseModel):
+    """A TOML table: unknown keys refused, naming the keys it takes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
+        """The keys this table takes (given its ``kind``/``pattern``/``model`` in ``data``)."""
+        return tuple(cls.model_fields)
+
+    @classmethod
+    def unknown_key(cls, key: str, data: Mapping[str, Any]) -> str:
+        allowed = cls.keys_for(data)
+        return f"unknown key (allowed: {', '.join(sorted(allowed))})" if allowed else "unknown key"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            allowed = cls.keys_for(data)
+            for k in data:
+                if k not in allowed:
+                    raise fail(cls.unknown_key(k, data), k)
+        return data
+
+    def given(self, key: str) -> bool:
+        """Whether ``key`` was written (in the file, ``--set`` or the preset)."""
+        return key in self.model_fields_set
+
+
 class FileModel(BaseModel):
     """A whole file (a scenario, a preset, a system file): one field per section,
-    any other section refused."""
+    any other section refused. Its title and strictness are given where it is
+    declared: ``class ScenarioFile(FileModel, strict=True, title="rtshield scenario")``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     @classmethod
     def unknown_section(cls) -> str:

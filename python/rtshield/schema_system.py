@@ -22,9 +22,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -33,25 +31,9 @@ from pydantic import (
     model_validator,
 )
 
-from rtshield import units
+from rtshield import schema_base as base
 from rtshield.errors import UsageError
-from rtshield.schema_base import (
-    DURATION_SCHEMA,
-    NAME_RE,
-    NAME_SCHEMA,
-    RATE_SCHEMA,
-    FileModel,
-    cell,
-    check_name,
-    context_of,
-    fail,
-    file_schema,
-    key,
-    key_table,
-    message,
-    quantity,
-    unique_names,
-)
+from rtshield.schema_base import FileModel, fail, key
 
 #: The value of the one parameter ``rtshield design`` searches.
 OPEN = "?"
@@ -103,11 +85,11 @@ def _duration(positive: bool, can_open: bool):
             if can_open:
                 return OPEN
             raise fail(_NOT_OPEN)
-        costs = context_of(info).get("costs") or {}
+        costs = base.context_of(info).get("costs") or {}
         if isinstance(value, str) and value in costs:  # a named platform cost
             ns = costs[value]
         else:
-            ns = quantity(units.duration_ns, value, clock_hz=context_of(info).get("clock_hz"))
+            ns = base.duration_ns(value, info)
         if positive and ns <= 0:
             raise fail(f"must be positive, got {value!r}")
         return ns
@@ -116,7 +98,7 @@ def _duration(positive: bool, can_open: bool):
 
 
 _SYS_DURATION = {
-    "anyOf": [DURATION_SCHEMA, {"type": "string", "description": "a platform cost's name"}],
+    "anyOf": [base.DURATION_SCHEMA, {"type": "string", "description": "a platform cost's name"}],
     "format": "duration",
 }
 _OPEN_SCHEMA = {"const": OPEN, "description": "open: the value rtshield design searches"}
@@ -145,7 +127,7 @@ def _rate(can_open: bool):
             if can_open:
                 return OPEN
             raise fail(_NOT_OPEN)
-        hz = quantity(units.rate_hz, value)
+        hz = base.rate_hz(value)
         if hz <= 0:
             raise fail(f"must be positive, got {value!r}")
         return hz
@@ -154,12 +136,12 @@ def _rate(can_open: bool):
 
 
 #: A rate in Hz, above zero.
-Rate = Annotated[float, BeforeValidator(_rate(False)), WithJsonSchema(RATE_SCHEMA)]
+Rate = Annotated[float, BeforeValidator(_rate(False)), WithJsonSchema(base.RATE_SCHEMA)]
 #: A rate that may be left open (``"?"``).
 OpenRate = Annotated[
     Any,
     BeforeValidator(_rate(True)),
-    WithJsonSchema({"anyOf": [RATE_SCHEMA, _OPEN_SCHEMA], "format": "rate"}),
+    WithJsonSchema({"anyOf": [base.RATE_SCHEMA, _OPEN_SCHEMA], "format": "rate"}),
 ]
 
 
@@ -235,38 +217,18 @@ def _choice(options: tuple[str, ...]):
 def _entry_name(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise fail("missing (every entry needs a name)")
-    check_name(value)
+    base.check_name(value)
     return value
 
 
-EntryName = Annotated[str, BeforeValidator(_entry_name), WithJsonSchema(NAME_SCHEMA)]
+EntryName = Annotated[str, BeforeValidator(_entry_name), WithJsonSchema(base.NAME_SCHEMA)]
 
 
 # --------------------------------------------------------------------------- tables
 
 
-class Table(BaseModel):
-    """A table of a system file: unknown keys refused."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @classmethod
-    def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
-        return tuple(cls.model_fields)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            raise fail("expected a table")
-        allowed = cls.keys_for(data)
-        for k in sorted(data):
-            if k not in allowed:
-                raise fail("unknown key", k)
-        return data
-
-    def given(self, name: str) -> bool:
-        return name in self.model_fields_set
+class Table(base.TomlTable):
+    """A table of a system file."""
 
     def either(self, a: str, b: str, *, required: bool = True) -> None:
         """``a`` or ``b`` (a period or a rate), not both; one when ``required``."""
@@ -489,14 +451,12 @@ class NicTable(Table):
 
     @model_validator(mode="after")
     def _check(self) -> NicTable:
-        unique_names(self.queue, _USED_TWICE, "queue")
+        base.unique_names(self.queue, _USED_TWICE, "queue")
         return self
 
 
-class SystemFile(FileModel):
+class SystemFile(FileModel, title="rtshield system"):
     """A system description for ``rtshield analyze`` and ``design``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, title="rtshield system")
 
     system: SystemTable = Field(default_factory=SystemTable)
     costs: dict[str, Span] = Field(
@@ -525,7 +485,7 @@ class SystemFile(FileModel):
     @classmethod
     def _costs(cls, value: dict[str, int], info: ValidationInfo) -> dict[str, int]:
         # later tables may name these costs: they join the platform's for them
-        costs = context_of(info).get("costs")
+        costs = base.context_of(info).get("costs")
         if costs is not None:
             costs.update(value)
         return value
@@ -534,7 +494,7 @@ class SystemFile(FileModel):
     def _check(self) -> SystemFile:
         taken: set[str] = set()
         for section in _ENTRIES:  # names unique among all entries
-            unique_names(getattr(self, section), _USED_TWICE, section, taken=taken)
+            base.unique_names(getattr(self, section), _USED_TWICE, section, taken=taken)
         timers = {t.name for t in self.timer}
         for i, s in enumerate(self.source):
             if s.timer is not None and s.timer not in timers:
@@ -557,7 +517,7 @@ def where(loc: tuple[Any, ...], doc: Mapping[str, Any]) -> str:
         if isinstance(p, int):
             entry = node[p] if isinstance(node, list) and p < len(node) else None
             name = entry.get("name") if isinstance(entry, dict) else None
-            valid = isinstance(name, str) and NAME_RE.fullmatch(name) is not None
+            valid = isinstance(name, str) and base.NAME_RE.fullmatch(name) is not None
             parts.append(f".{name}" if valid else f"[{p}]")
             node = entry
         else:
@@ -571,7 +531,7 @@ def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
     """The first error of ``e`` as one line naming the key path."""
     err = e.errors(include_url=False)[0]
     loc = tuple(err["loc"]) + tuple((err.get("ctx") or {}).get("at") or ())
-    msg = message(err)
+    msg = base.message(err)
     if err["type"] == "missing":
         msg = "missing (required)"
     # An entry whose name is itself at fault is named by its position.
@@ -580,7 +540,7 @@ def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
     if len(loc) >= 3 and loc[0] in _ENTRIES and loc[2] == "name":
         entry = doc.get(loc[0], [None] * (loc[1] + 1))[loc[1]]
         name = entry.get("name") if isinstance(entry, dict) else None
-        if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+        if not (isinstance(name, str) and base.NAME_RE.fullmatch(name)):
             return UsageError(f"{loc[0]}[{loc[1]}].name: {msg}")
     path = where(loc, doc)
     return UsageError(f"{path}: {msg}" if path else msg)
@@ -588,7 +548,7 @@ def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a system file."""
-    return file_schema(SystemFile)
+    return base.file_schema(SystemFile)
 
 
 #: Per source model, what it is (docs/analysis.md §2 and §3).
@@ -609,14 +569,14 @@ def markdown_blocks() -> dict[str, str]:
     """The key reference of a system file (docs/analysis.md), one block per table."""
     sc = json_schema()
     out = {
-        "system.system": key_table(sc, "SystemTable"),
-        "system.task": key_table(sc, "TaskEntry"),
-        "system.timer": key_table(sc, "TimerEntry"),
-        "system.source": key_table(sc, "SourceEntry"),
-        "system.server": key_table(sc, "ServerEntry"),
-        "system.global_limit": key_table(sc, "GlobalLimitTable"),
-        "system.nic": key_table(sc, "NicTable"),
-        "system.nic.queue": key_table(sc, "NicQueueEntry"),
+        "system.system": base.key_table(sc, "SystemTable"),
+        "system.task": base.key_table(sc, "TaskEntry"),
+        "system.timer": base.key_table(sc, "TimerEntry"),
+        "system.source": base.key_table(sc, "SourceEntry"),
+        "system.server": base.key_table(sc, "ServerEntry"),
+        "system.global_limit": base.key_table(sc, "GlobalLimitTable"),
+        "system.nic": base.key_table(sc, "NicTable"),
+        "system.nic.queue": base.key_table(sc, "NicQueueEntry"),
     }
     rows = [
         "| model | keys (besides `name`, `model`, `priority`, `timer_priority`, `work`) "
@@ -624,6 +584,8 @@ def markdown_blocks() -> dict[str, str]:
         "|---|---|---|",
     ]
     for m, keys in SOURCE_KEYS.items():
-        rows.append(f"| `{m}` | {', '.join(f'`{k}`' for k in keys)} | {cell(SOURCE_DOCS[m])} |")
+        rows.append(
+            f"| `{m}` | {', '.join(f'`{k}`' for k in keys)} | {base.cell(SOURCE_DOCS[m])} |"
+        )
     out["system.models"] = "\n".join(rows)
     return out
