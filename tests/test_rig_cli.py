@@ -133,3 +133,18 @@ def test_sysctl_override_is_restored_also_by_clean(tmp_path, monkeypatch):
     removed = harness.clean()
     assert removed["sysctl"] == ["kernel.sched_rt_runtime_us=950000"]
     assert knob.read_text().strip() == "950000"
+
+
+@pytest.mark.parametrize("target", ["linux", "freertos-tcp"])
+def test_attacks_option_names_the_rigs_attacks_and_tools(target):
+    """Both targets take one ``--attacks``: every attack of the harness and its tool,
+    all of them by default."""
+    import typer.main
+
+    from rtshield.cli import build_app
+
+    rig = typer.main.get_command(build_app()).commands["rig"]
+    opt = next(p for p in rig.commands[target].params if p.name == "attacks")
+    assert opt.default.split(",") == list(harness.ATTACKS)
+    for attack in harness.ATTACKS:
+        assert attack in opt.help and harness.ATTACK_TOOL[attack] in opt.help

@@ -54,6 +54,11 @@ CLEAN_HELP = (
 )
 
 
+#: ``--attacks`` of both targets: the rig's attacks (``rig.harness.ATTACKS``) and their tools.
+Attacks = Annotated[str, opt(
+    "--attacks", "attacks among syn (hping3 SYN flood), arp (mausezahn ARP flood), nmap "
+    "(full SYN scan); default all three", "LIST")]
+
 #: The CPUs this process may run on: the defaults of --control-cpu and --network-cpu.
 _CPUS = sorted(os.sched_getaffinity(0))
 
@@ -112,9 +117,7 @@ def add_to(app: typer.Typer) -> None:
         select: Annotated[str, opt(
             "--select", "configurations to run, comma-separated names or globs: SF, SR, SD, DF, "
             "DR, DD, and with --protect SF+limit, SF+steer ... (default all)", "LIST")] = "*",
-        attacks: Annotated[str, opt(
-            "--attacks", "attacks among syn, arp, nmap (default all three)", "LIST")] = (
-            "syn,arp,nmap"),
+        attacks: Attacks = "syn,arp,nmap",
         load: Annotated[str, opt(
             "--load", "stress-ng CPU load: off, on, or both (default both: Tables 1 and 2)",
             "off|on|both")] = "both",
@@ -160,9 +163,7 @@ def add_to(app: typer.Typer) -> None:
         freertos_tree: Annotated[str | None, opt(
             "--freertos-tree", "folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default "
             "$RTS_THIRD_PARTY, else shared/third_party beside the checkout)", "DIR")] = None,
-        attacks: Annotated[str, opt(
-            "--attacks", "attacks among syn (hping3 SYN flood), arp (mausezahn ARP flood), nmap "
-            "(full SYN scan); default all three", "LIST")] = "syn,arp,nmap",
+        attacks: Attacks = "syn,arp,nmap",
         variants: Annotated[str, opt(
             "--variants", "unprotected, protected or both (default both)", "LIST")] = (
             "unprotected,protected"),
