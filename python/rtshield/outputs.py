@@ -1,7 +1,7 @@
 """Result files of a run: ``summary.json``, ``timeseries.csv`` and ``timeseries.parquet``.
 
-The formats are the ones ARCHITECTURE.md commits to ("Interfaces the project
-commits to"). Two properties matter more than anything else here:
+The formats are the ones docs/outputs.md documents and the project commits
+to. Two properties matter more than anything else here:
 
 * **Deterministic bytes.** The same scenario and seed give a byte-identical
   ``summary.json``: keys are sorted, floats are rounded to

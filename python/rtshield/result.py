@@ -5,7 +5,7 @@ plain Python and numpy data (no handle on the native engine), so it can be
 pickled across processes.
 
 - :meth:`Result.summary` is exactly the content of ``summary.json``
-  (ARCHITECTURE.md, "Interfaces the project commits to"); floats are rounded
+  (docs/outputs.md, the format the project commits to); floats are rounded
   to fixed decimals, so the same scenario and seed give an identical dict.
 - :attr:`Result.timeseries` maps column names to one numpy array per bin.
 - :attr:`Result.cycle_time_hist` and :attr:`Result.flow_latency_hist` are
