@@ -68,6 +68,7 @@ from rtshield.scenario import (  # noqa: E402
 )
 from rtshield.schema_base import (
     DURATION_SCHEMA,
+    MAX_PRIORITY,
     NAME_RE,
     NAME_SCHEMA,
     RATE_SCHEMA,
@@ -340,7 +341,7 @@ def Int(lo: int, hi: int) -> Any:  # noqa: N802 - a type
     return Annotated[int, Field(ge=lo, le=hi)]
 
 
-Priority = Int(0, 255)
+Priority = Int(0, MAX_PRIORITY)
 U32 = Int(0, 2**32 - 1)
 
 

@@ -23,6 +23,9 @@ from rtshield import units
 from rtshield.errors import UsageError
 from rtshield.scenario import NAME_RULE
 
+#: The highest priority in scenario and system files (0 is the lowest; a higher
+#: number is a higher priority, as in FreeRTOS).
+MAX_PRIORITY = 255
 #: An entry's name (a flow, task, source, queue…): :data:`rtshield.scenario.NAME_RULE`.
 NAME_RE = re.compile(NAME_RULE)
 #: JSON Schema of an entry's name.

@@ -37,8 +37,6 @@ from rtshield.schema_base import FileModel, fail, key
 
 #: The value of the one parameter ``rtshield design`` searches.
 OPEN = "?"
-#: Priorities are 0 (lowest) to 255, as in scenario files.
-MAX_PRIORITY = 255
 SOURCE_MODELS = (
     "pure",
     "polling",
@@ -182,7 +180,7 @@ def OpenInt(lo: int, hi: int) -> Any:  # noqa: N802 - a type
     ]
 
 
-Priority = Int(0, MAX_PRIORITY)
+Priority = Int(0, base.MAX_PRIORITY)
 
 
 def _text(value: Any) -> str:
