@@ -570,7 +570,9 @@ def native_limits() -> dict[str, int]:
     """libshield's and the simulator's build-time limits, read through the binding.
 
     ``prio_levels`` (RTS_FLOW_PRIO_LEVELS), ``pool_max`` (RTS_POOL_MAX_BUFS),
-    ``flow_max`` (RTS_FLOW_MAX), ``frame_max`` (RTSIM_FRAME_MAX),
+    ``flow_max`` (RTS_FLOW_MAX), ``flow_special`` (RTS_FLOW_FIRST_USER: the
+    ARP, ICMP, background and default flows before the bound ones),
+    ``frame_max`` (RTSIM_FRAME_MAX),
     ``nic_queues`` (RTSIM_MAX_NIC_QUEUES), and the simulator's ``cores``,
     ``tasks`` (the critical task and the driver included), ``flows``,
     ``sources`` and ``rates`` (of one ``steps`` flow), RTSIM_MAX_*. The
@@ -588,6 +590,7 @@ def native_limits() -> dict[str, int]:
         "prio_levels": len(fq.rr_last),
         "pool_max": len(fq.state),
         "flow_max": len(ffi.new("rts_flow_table *").flows),
+        "flow_special": int(lib.RTS_FLOW_FIRST_USER),
         "frame_max": int(lib.RTSIM_FRAME_MAX),
         "nic_queues": int(lib.RTSIM_MAX_NIC_QUEUES),
         "cores": int(lib.RTSIM_MAX_CORES),

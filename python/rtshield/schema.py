@@ -1299,11 +1299,12 @@ class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
                     "bind",
                 )
             seen[key] = f.name
-        room = limits()["flow_max"] - 4
+        lim = limits()
+        room = lim["flow_max"] - lim["flow_special"]
         if len(seen) > room:
             raise fail(
                 f"{len(seen)} bound flows; libshield's flow table holds {room} (RTS_FLOW_MAX "
-                "minus the 4 special flows)",
+                f"minus the {lim['flow_special']} special flows)",
                 "flows",
                 "bind",
             )
@@ -1577,8 +1578,9 @@ def markdown_blocks() -> dict[str, str]:
         f"{lim['rates']} rates in a `steps` flow, {lim['sources']} RX interrupt sources, "
         f"{lim['nic_queues']} queues of the multiqueue NIC, {lim['pool_max']} `[rx] buffers` "
         f"(`RTS_POOL_MAX_BUFS`), flow priorities 0–{lim['prio_levels'] - 1} with `[rx]` "
-        f"(`RTS_FLOW_PRIO_LEVELS`), {lim['flow_max'] - 4} bound flows (`RTS_FLOW_MAX` = "
-        f"{lim['flow_max']} minus the 4 special ARP, ICMP, background and default flows); "
+        f"(`RTS_FLOW_PRIO_LEVELS`), {lim['flow_max'] - lim['flow_special']} bound flows "
+        f"(`RTS_FLOW_MAX` = {lim['flow_max']} minus the {lim['flow_special']} special ARP, "
+        "ICMP, background and default flows); "
         f"frames of at most {lim['frame_max']} bytes (`RTSIM_FRAME_MAX`)."
     )
     rows = ["| kind | parameters | what it is |", "|---|---|---|"]
