@@ -2,6 +2,7 @@
  * NIC, the driver's RX queue, periodic tasks and the measurements.
  * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
 #include "engine.h"
+#include "sim_compiler.h"
 
 #include "rtshield/rts_classifier.h"
 #include "rtshield/rts_detect.h"
@@ -1011,7 +1012,7 @@ static void worker_done(rtsim *s, sim_task *t, uint64_t now)
 
 /* Hand a processed packet to the worker bound to it (its socket mailbox),
  * or count it delivered when nobody waits on the socket. */
-static void to_socket(rtsim *s, sim_task *t, int w, sim_pkt p, uint64_t now)
+static SIM_HOT_INLINE void to_socket(rtsim *s, sim_task *t, int w, sim_pkt p, uint64_t now)
 {
     if (w < 0) {
         deliver(s, &p, now);

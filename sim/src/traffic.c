@@ -1,5 +1,6 @@
 /* Traffic generators: constant, piecewise-constant and Poisson arrivals. */
 #include "traffic.h"
+#include "sim_compiler.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -121,7 +122,8 @@ static double rate_interval(sim_flow_gen *g, uint64_t t, uint64_t *change)
 /* The next arrival after t inside the rate interval that holds t (rate r, next
  * change nc): true with it in *at, or false when the interval holds none (a
  * rate of 0, a gap beyond the clock, or a gap reaching past the change). */
-static bool arrival_in_interval(sim_flow_gen *g, uint64_t t, double r, uint64_t nc, uint64_t *at)
+static SIM_HOT_INLINE bool arrival_in_interval(sim_flow_gen *g, uint64_t t, double r, uint64_t nc,
+                                               uint64_t *at)
 {
     if (r <= 0.0) return false;
     double gap;
