@@ -4,7 +4,7 @@
  * examples compile and link on the host. platform_host.c implements them
  * with plain memory for the example check; on a device each one is a line or
  * two of the RTOS and the NIC driver. docs/components/porting.md maps every
- * plat_* call to FreeRTOS and Zephyr.
+ * plat_* call to FreeRTOS.
  */
 #ifndef RTSHIELD_EXAMPLES_PLATFORM_H
 #define RTSHIELD_EXAMPLES_PLATFORM_H

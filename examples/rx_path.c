@@ -3,7 +3,7 @@
  * descriptor ring: the eager half in the RX interrupt, the deferred half in
  * the network task, flows bound from the socket layer. The plat_* calls are
  * the kernel's and the NIC's (docs/components/porting.md maps them to
- * FreeRTOS+TCP and Zephyr). docs/components/receive-path.md quotes the parts
+ * FreeRTOS+TCP). docs/components/receive-path.md quotes the parts
  * between the [..] markers.
  */
 #include "examples.h"

@@ -22,8 +22,8 @@
 #       booted twice in qemu-system-arm -M mps2-an385 (protected, then the
 #       stock path): synthetic control and flood frames through the LAN9118's
 #       PHY loopback, counters over semihosting, exit status = the checks
-# The FreeRTOS sources come from $RTS_THIRD_PARTY (default: ../shared/third_party
-# beside the checkout), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
+# The FreeRTOS sources come from $RTS_THIRD_PARTY (default: the repository's
+# third_party/), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +40,7 @@ fi
 mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
 out=${2:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
 fmt=${3:-}
-tp=${RTS_THIRD_PARTY:-$here/../shared/third_party}
+tp=${RTS_THIRD_PARTY:-$here/third_party}
 kernel=${RTS_FREERTOS_KERNEL:-$tp/FreeRTOS-Kernel}
 port=$here/libshield/port/freertos
 

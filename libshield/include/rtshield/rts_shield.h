@@ -4,8 +4,8 @@
  *        protection behind a handful of hooks named after the places in a
  *        driver where they are called.
  *
- * A driver (a FreeRTOS-Plus-TCP network interface, a Zephyr driver, the
- * rtshield simulator's device model) fills one rts_shield_cfg, calls
+ * A driver (a FreeRTOS-Plus-TCP network interface, any other driver through
+ * the port layer, the rtshield simulator's device model) fills one rts_shield_cfg, calls
  * rts_shield_init(), binds its flows, and then calls:
  *
  * | place in the driver (context)                        | hook                              |

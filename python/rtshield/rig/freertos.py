@@ -105,13 +105,14 @@ def default_scenario() -> Path:
 
 def find_tree(option: str | None) -> Path:
     """The folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP: ``--freertos-tree``,
-    else ``$RTS_THIRD_PARTY``, else ``shared/third_party`` beside the checkout."""
+    else ``$RTS_THIRD_PARTY``, else the pinned copies in ``third_party/`` (the checkout's,
+    or those the installed package carries)."""
     if option:
         cand, origin = Path(option), f"--freertos-tree {option}"
     elif os.environ.get(TREE_ENV):
         cand, origin = Path(os.environ[TREE_ENV]), f"{TREE_ENV}={os.environ[TREE_ENV]}"
     else:
-        cand, origin = _repo().parent / "shared" / "third_party", "the default"
+        cand, origin = _repo() / "third_party", "the default"
     kernel = cand / "FreeRTOS-Kernel" / "tasks.c"
     tcp = cand / "FreeRTOS-Plus-TCP" / "source" / "FreeRTOS_IP.c"
     if not (kernel.is_file() and tcp.is_file()):
