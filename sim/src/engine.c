@@ -1384,7 +1384,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
         next = trace_due(tr);
         if (next < now) next = now; /* saturated: never before the clock */
     } else {
-        next = flow_next_after(&s->flow[f], now, 0);
+        next = flow_next_after(&s->flow[f], now);
     }
     kick(s, c, now);
     if (!s->cfg.exact_arrivals) next = lost_arrivals(s, f, c, next);
@@ -1773,7 +1773,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         s->arr_t[i] = SIM_INF;
     for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
         flow_gen_init(&s->flow[i], &s->cfg.flows[i], s->cfg.seed, i);
-        arrival_set(s, i, flow_next_after(&s->flow[i], 0, 1));
+        arrival_set(s, i, flow_next_after(&s->flow[i], 0));
     }
     if (s->cfg.bin_ns < s->cfg.duration_ns) push_event(s, s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
     for (uint32_t i = 0; i < s->cfg.n_cores; i++)
