@@ -1,7 +1,7 @@
 /* The simulation engine: cores, interrupt lines, the RTOS scheduler, the
  * NIC, the driver's RX queue, periodic tasks and the measurements.
  * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
-#include "engine.h"
+#include "sim.h"
 #include "sim_compiler.h"
 
 #include "rtshield/rts_classifier.h"
@@ -11,72 +11,6 @@
 #include <string.h>
 
 /* ------------------------------------------------------------ small helpers */
-
-static bool fifo_init(sim_fifo *f, uint32_t cap)
-{
-    f->cap = cap;
-    f->head = f->len = 0;
-    f->buf = cap ? calloc(cap, sizeof *f->buf) : NULL;
-    return cap == 0 || f->buf != NULL;
-}
-
-static bool fifo_push(sim_fifo *f, sim_pkt p)
-{
-    if (f->len == f->cap) return false;
-    uint32_t i = f->head + f->len;
-    if (i >= f->cap) i -= f->cap;
-    f->buf[i] = p;
-    f->len++;
-    return true;
-}
-
-static sim_pkt fifo_pop(sim_fifo *f)
-{
-    sim_pkt p = f->buf[f->head];
-    if (++f->head == f->cap) f->head = 0;
-    f->len--;
-    return p;
-}
-
-/* Put `p` back at the head (a descriptor left in the ring). */
-static void fifo_unpop(sim_fifo *f, sim_pkt p)
-{
-    f->head = f->head == 0 ? f->cap - 1 : f->head - 1;
-    f->buf[f->head] = p;
-    f->len++;
-}
-
-/* A fault of the simulator itself (never of the scenario): the run stops
- * and rtsim_error() says what happened. */
-static void fail(rtsim *s, const char *what)
-{
-    if (!s->error) s->errmsg = what;
-    s->error = 1;
-}
-
-/* A timer event the port layer cancelled or re-armed since: it would be
- * popped and ignored (handle_event(), EV_TIMER). */
-static bool cancelled_timer(const sim_event *e, void *ctx)
-{
-    const rtsim *s = ctx;
-    return e->type == EV_TIMER && (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]);
-}
-
-static void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
-                       uint32_t gen)
-{
-    /* A full heap first drops the timer events that would be ignored (a
-     * timer re-armed for every frame of a flood leaves one per frame). */
-    if (s->evq.len == s->evq.cap) (void)evq_remove_if(&s->evq, cancelled_timer, s);
-    if (!evq_push(&s->evq, t, prio, type, arg, gen)) fail(s, "event heap overflow");
-}
-
-/* The index of the lowest set bit of a non-zero mask (one instruction on
- * the usual targets; GCC and Clang, the compilers the simulator builds with). */
-static inline int lowest_bit(uint32_t m)
-{
-    return __builtin_ctz(m);
-}
 
 static uint32_t idle_ctx(uint32_t core)
 {
@@ -123,32 +57,7 @@ static void rx_acct(rtsim *s, uint64_t now)
     }
 }
 
-static sim_core *rx_core(rtsim *s)
-{
-    return &s->core[s->cfg.nic_core];
-}
-
 /* ------------------------------------------------------------- scheduling */
-
-static void task_ready(rtsim *s, sim_task *t)
-{
-    if (t->state != TS_READY) {
-        t->state = TS_READY;
-        t->seq = ++s->seq;
-        s->kick_mask |= 1u << t->cfg->core;
-    }
-}
-
-/* Stop the running task's segment at `now`: its remaining work shrinks by the
- * time it ran. */
-static void stop_task(rtsim *s, sim_core *c, uint64_t now)
-{
-    if (c->cur >= 0) {
-        sim_task *t = &s->task[c->cur];
-        if (t->remaining != SIM_INF) t->remaining -= now - c->seg_start;
-    }
-    c->seg_start = now;
-}
 
 static uint64_t rx_poll_harvest(rtsim *s, uint64_t now);
 static void rx_mode_acct(rtsim *s, uint64_t now);
@@ -467,17 +376,6 @@ static void port_timer_cancel(void *ctx, unsigned timer)
 {
     rtsim *s = ctx;
     if (timer < SIM_MAX_TIMERS) s->timer_gen[timer]++;
-}
-
-rts_port_target eng_target(unsigned source, unsigned timer)
-{
-    rts_port_target t = {LINE_RX + source, timer, LINE_TIMER0 + timer};
-    return t;
-}
-
-uint32_t eng_apply(rtsim *s, unsigned source, unsigned timer, rts_action act)
-{
-    return rts_port_apply(&s->port, &s->gate, eng_target(source, timer), act);
 }
 
 uint32_t eng_sources(const rtsim *s)

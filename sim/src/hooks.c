@@ -5,7 +5,7 @@
  * here; the configuration checks name the scenario keys. */
 #include "hooks.h"
 
-#include "engine.h"
+#include "sim.h"
 
 #include <stdlib.h>
 

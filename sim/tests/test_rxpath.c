@@ -4,7 +4,7 @@
  * sockets and workers; conservation of every frame. */
 #include "sim_test_util.h"
 
-#include "engine.h"
+#include "sim.h"
 
 
 /* The receive-path device (rx_base) with its network task, task 0, at priority 1. */

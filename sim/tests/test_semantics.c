@@ -1,11 +1,11 @@
 /* Review of the engine against ARCHITECTURE.md "The simulator": one small
  * scenario per semantic rule with a hand-computed clock, and conservation
  * invariants (packets, CPU time) over random scenarios. The invariant test
- * reads the engine's internal state (engine.h) to count what is still in
+ * reads the engine's internal state (sim.h) to count what is still in
  * flight when the run ends. */
 #include <string.h>
 
-#include "engine.h"
+#include "sim.h"
 #include "sim_test_util.h"
 
 /* Trace records of one kind, in order, into out[0..max). */

@@ -1,10 +1,14 @@
-/* Internal state of the simulator, shared by engine.c and mitigation.c.
- * Not for applications: the public API is rtsim/rtsim.h. */
-#ifndef RTSIM_ENGINE_H
-#define RTSIM_ENGINE_H
+/* The simulator's state: one struct rtsim that every room of sim/src reads
+ * and writes (each field says which room owns it), and the primitives every
+ * room uses on it: bounded FIFOs, pushing an event, making a task ready,
+ * recording a fault. Private to the simulator; the public API is
+ * rtsim/rtsim.h. The rooms and their order: docs/architecture.md. */
+#ifndef RTSIM_SIM_H
+#define RTSIM_SIM_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "event_queue.h"
 #include "hooks.h"
@@ -182,13 +186,106 @@ struct rtsim {
     uint32_t nic_npend;
 };
 
+/* ---- the primitives every room uses */
+
+static inline bool fifo_init(sim_fifo *f, uint32_t cap)
+{
+    f->cap = cap;
+    f->head = f->len = 0;
+    f->buf = cap ? calloc(cap, sizeof *f->buf) : NULL;
+    return cap == 0 || f->buf != NULL;
+}
+
+static inline bool fifo_push(sim_fifo *f, sim_pkt p)
+{
+    if (f->len == f->cap) return false;
+    uint32_t i = f->head + f->len;
+    if (i >= f->cap) i -= f->cap;
+    f->buf[i] = p;
+    f->len++;
+    return true;
+}
+
+static inline sim_pkt fifo_pop(sim_fifo *f)
+{
+    sim_pkt p = f->buf[f->head];
+    if (++f->head == f->cap) f->head = 0;
+    f->len--;
+    return p;
+}
+
+/* Put `p` back at the head (a descriptor left in the ring). */
+static inline void fifo_unpop(sim_fifo *f, sim_pkt p)
+{
+    f->head = f->head == 0 ? f->cap - 1 : f->head - 1;
+    f->buf[f->head] = p;
+    f->len++;
+}
+
+/* A fault of the simulator itself (never of the scenario): the run stops
+ * and rtsim_error() says what happened. */
+static inline void fail(rtsim *s, const char *what)
+{
+    if (!s->error) s->errmsg = what;
+    s->error = 1;
+}
+
+/* A timer event the port layer cancelled or re-armed since: it would be
+ * popped and ignored (handle_event(), EV_TIMER). */
+static inline bool cancelled_timer(const sim_event *e, void *ctx)
+{
+    const rtsim *s = ctx;
+    return e->type == EV_TIMER && (e->arg >= SIM_MAX_TIMERS || e->gen != s->timer_gen[e->arg]);
+}
+
+/* Queue an event; a full heap stops the run (rtsim_error()). */
+static inline void push_event(rtsim *s, uint64_t t, uint32_t prio, uint32_t type, uint32_t arg,
+                              uint32_t gen)
+{
+    /* A full heap first drops the timer events that would be ignored (a
+     * timer re-armed for every frame of a flood leaves one per frame). */
+    if (s->evq.len == s->evq.cap) (void)evq_remove_if(&s->evq, cancelled_timer, s);
+    if (!evq_push(&s->evq, t, prio, type, arg, gen)) fail(s, "event heap overflow");
+}
+
+/* The index of the lowest set bit of a non-zero mask (one instruction on
+ * the usual targets; GCC and Clang, the compilers the simulator builds with). */
+static inline int lowest_bit(uint32_t m)
+{
+    return __builtin_ctz(m);
+}
+
+/* The core the NIC interrupts. */
+static inline sim_core *rx_core(rtsim *s)
+{
+    return &s->core[s->cfg.nic_core];
+}
+
+/* Make task t ready. An ISR, a hook or another task may wake it; the
+ * scheduler acts on it at its next pass over t's core (kick_mask). */
+static inline void task_ready(rtsim *s, sim_task *t)
+{
+    if (t->state != TS_READY) {
+        t->state = TS_READY;
+        t->seq = ++s->seq;
+        s->kick_mask |= 1u << t->cfg->core;
+    }
+}
+
+/* Stop the running task's segment at `now`: its remaining work shrinks by the
+ * time it ran. */
+static inline void stop_task(rtsim *s, sim_core *c, uint64_t now)
+{
+    if (c->cur >= 0) {
+        sim_task *t = &s->task[c->cur];
+        if (t->remaining != SIM_INF) t->remaining -= now - c->seg_start;
+    }
+    c->seg_start = now;
+}
+
 /* Services the mitigation adapter uses. */
 void eng_driver_suspend(rtsim *s, uint64_t now);
 void eng_driver_resume(rtsim *s, uint64_t now);
-/* The port target of the RX line and mitigation timer `timer`. */
-rts_port_target eng_target(unsigned source, unsigned timer);
-/* Perform an action through libshield's port, counting what it did. */
-uint32_t eng_apply(rtsim *s, unsigned source, unsigned timer, rts_action act);
 /* Number of RX sources (1 when the configuration gives none). */
 uint32_t eng_sources(const rtsim *s);
 /* The network task's priority changes (priority inheritance). */
