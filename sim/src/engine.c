@@ -61,7 +61,6 @@ static void rx_acct(rtsim *s, uint64_t now)
 
 static uint64_t rx_poll_harvest(rtsim *s, uint64_t now);
 static void rx_mode_acct(rtsim *s, uint64_t now);
-static bool hook_task_next(rtsim *s, uint64_t now, rts_rx_job *job);
 
 /* The driver's loop when it gets the CPU with no packet in hand: ask the
  * mitigation whether it may run (libshield driver_poll), then take a packet.
@@ -70,7 +69,7 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
 {
     if (t->has_packet || t->polling) return true;
     uint64_t sleep_ns = 0;
-    if ((hook_mask(s) & RTS_SHIELD_CALL_TASK_POLL) && !hook_task_poll(s, now, &sleep_ns)) {
+    if ((hook_mask(&s->hk) & RTS_SHIELD_CALL_TASK_POLL) && !hook_task_poll(&s->hk, now, &sleep_ns)) {
         t->state = TS_BLOCKED;
         t->suspended = true;
         if (sleep_ns > 0) {
@@ -80,14 +79,14 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
         return false;
     }
     const rtsim_costs *k = &s->cfg.costs;
-    const int64_t hook = (hook_mask(s) & RTS_SHIELD_HOOK_TASK) ? k->mitig_driver_ns : 0;
+    const int64_t hook = (hook_mask(&s->hk) & RTS_SHIELD_HOOK_TASK) ? k->mitig_driver_ns : 0;
     /* A packet taken right after a wake-up carries the wake's cost; the
      * packets queued behind it are taken without one (a batch). */
     const int64_t wake = t->woke ? k->driver_wake_ns : 0;
     if (s->cfg.rx.enabled) {
         /* The deferred half: the highest-priority waiting packet. */
         rts_rx_job job;
-        if (!hook_task_next(s, now, &job)) {
+        if (!hook_task_next(&s->hk, now, &job)) {
             t->state = TS_BLOCKED;
             t->woke = false;
             return false;
@@ -227,7 +226,7 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
         if (!s->cfg.n_sources && s->cfg.nic_kind == RTSIM_NIC_EDGE && k->isr_queue_full_ns > 0 &&
             s->rxq.len == s->rxq.cap)
             per = k->isr_queue_full_ns;
-        cost += (int64_t)c->isr_npkts * (per + ((hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
+        cost += (int64_t)c->isr_npkts * (per + ((hook_mask(&s->hk) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
         if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
     } else {
         cost += k->timer_isr_ns;
@@ -383,8 +382,9 @@ uint32_t eng_sources(const rtsim *s)
     return s->cfg.n_sources ? s->cfg.n_sources : 1;
 }
 
-void eng_driver_suspend(rtsim *s, uint64_t now)
+static void driver_suspend(void *ctx, uint64_t now)
 {
+    rtsim *s = ctx;
     (void)now;
     if (s->driver < 0) return;
     sim_task *t = &s->task[s->driver];
@@ -394,8 +394,9 @@ void eng_driver_suspend(rtsim *s, uint64_t now)
     if (!t->has_packet && !t->polling) t->state = TS_BLOCKED;
 }
 
-void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio)
+static void driver_prio(void *ctx, uint64_t now, unsigned prio)
 {
+    rtsim *s = ctx;
     if (s->driver < 0) return;
     sim_task *t = &s->task[s->driver];
     if (t->prio == prio) return;
@@ -408,8 +409,8 @@ void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio)
 
 void eng_detect(rtsim *s, uint64_t now)
 {
-    const rts_shield_detect *d = &s->shield.detect;
-    const uint64_t v[RTSIM_DET_COUNT] = {d->late_cycles, d->irq_crossings, d->fill_overloads};
+    uint64_t v[RTSIM_DET_COUNT];
+    hook_detected(&s->hk, v);
     for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++) {
         if (v[k] == s->det_count[k]) continue;
         s->cur_bin.detected[k] += v[k] - s->det_count[k];
@@ -419,8 +420,9 @@ void eng_detect(rtsim *s, uint64_t now)
     }
 }
 
-void eng_poll_wake(rtsim *s, uint64_t now)
+static void poll_wake(void *ctx, uint64_t now)
 {
+    rtsim *s = ctx;
     (void)now;
     if (s->polling < 0) return;
     sim_task *t = &s->task[s->polling];
@@ -429,8 +431,9 @@ void eng_poll_wake(rtsim *s, uint64_t now)
     task_ready(s, t);
 }
 
-void eng_driver_resume(rtsim *s, uint64_t now)
+static void driver_resume(void *ctx, uint64_t now)
 {
+    rtsim *s = ctx;
     (void)now;
     if (s->driver < 0) return;
     sim_task *t = &s->task[s->driver];
@@ -439,6 +442,9 @@ void eng_driver_resume(rtsim *s, uint64_t now)
     t->suspended = false;
     if (t->has_packet || s->rxq.len > 0) task_ready(s, t);
 }
+
+/* What the driver does itself when the shield decides so (hook_perform()). */
+static const sim_driver_ops driver_ops = {driver_suspend, driver_resume, driver_prio, poll_wake};
 
 /* ------------------------------------------------------------ measurements */
 
@@ -503,10 +509,18 @@ static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 
 static void deliver(rtsim *s, const sim_pkt *p, uint64_t now);
 
+/* The RX ISR's prologue: libshield admits the interrupt or not. */
+static bool rx_admitted(rtsim *s, const sim_core *c, uint64_t now)
+{
+    const bool ok = hook_rx_irq(&s->hk, now, c->isr_start, c->isr_source);
+    eng_detect(s, now);
+    return ok;
+}
+
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
-    if ((hook_mask(s) & RTS_SHIELD_CALL_RX_IRQ) && !hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
+    if ((hook_mask(&s->hk) & RTS_SHIELD_CALL_RX_IRQ) && !rx_admitted(s, c, now)) {
         /* Not admitted (a limiter found its line should have been off). */
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
             count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
@@ -524,7 +538,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         }
         s->cur_bin.received++;
         s->flow_st[p.flow].received++;
-        if ((hook_mask(s) & RTS_SHIELD_CALL_RX_PACKET) && !hook_rx_packet(s, now, c->isr_start)) {
+        if ((hook_mask(&s->hk) & RTS_SHIELD_CALL_RX_PACKET) && !hook_rx_packet(&s->hk, now, c->isr_start)) {
             count_drop(s, &p, RTSIM_DROP_MITIGATION);
             s->mst.drops++;
             continue;
@@ -535,10 +549,13 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         }
         if (!fifo_push(&s->rxq, p)) {
             count_drop(s, &p, RTSIM_DROP_QUEUE_FULL);
-            hook_queue_full(s, now);
+            hook_queue_full(&s->hk, now);
             continue;
         }
-        if (hook_mask(s) & RTS_SHIELD_CALL_FILL) hook_fill(s, now, s->rxq.len);
+        if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) {
+            hook_fill(&s->hk, s->rxq.len);
+            eng_detect(s, now);
+        }
         if (s->driver >= 0) {
             sim_task *d = &s->task[s->driver];
             if (!d->suspended) task_ready(s, d);
@@ -569,7 +586,7 @@ static uint32_t pkt_len(const rtsim *s, const sim_pkt *p)
 static void rx_mode_acct(rtsim *s, uint64_t now)
 {
     if (!s->cfg.rx.enabled) return;
-    const bool poll = rts_global_limit_mode_of(&s->shield.rx.glim) == RTS_GLOBAL_LIMIT_POLL;
+    const bool poll = hook_polling_mode(&s->hk);
     if (poll && s->poll_since == SIM_INF) {
         s->poll_since = now;
         s->rxst.to_poll++;
@@ -621,20 +638,18 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     const rtsim_costs *k = &s->cfg.costs;
     *stop = *left = false;
     s->bufpkt[p.buf] = p;
-    const uint64_t tick = s->cfg.tick_ns > 0 ? (uint64_t)s->cfg.tick_ns : 1u;
     rts_shield_rx rx;
-    rts_shield_dec d;
+    uint32_t f;
+    unsigned drop;
     const uint8_t *frame = s->bufmem + (size_t)p.buf * RTSIM_FRAME_MAX;
-    if (rts_shield_rx_frame_isr(&s->shield, p.buf, frame, pkt_len(s, &p), 0u, 0u, now,
-                                entry / tick * tick, &rx, &d) != RTS_OK) {
+    if (!hook_rx_frame(&s->hk, now, entry, p.buf, frame, pkt_len(s, &p), &rx, &f, &drop)) {
         fail(s, "libshield refused a ring buffer"); /* a simulator bug, never ignored */
         return 0;
     }
-    const uint32_t f = hook_perform(s, now, &d);
     if (s->cfg.rx.global_capacity) rx_mode_acct(s, now);
-    if (hook_mask(s) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
     if (f & RTS_SHIELD_F_STOP) *stop = true;
-    if ((f & RTS_SHIELD_F_DROP) && d.drop == RTS_SHIELD_DROP_GLOBAL_LIMIT &&
+    if ((f & RTS_SHIELD_F_DROP) && drop == RTS_SHIELD_DROP_GLOBAL_LIMIT &&
         s->cfg.nic_kind != RTSIM_NIC_EDGE) {
         *left = true; /* over the global capacity: it waits in the ring */
         return 0;
@@ -643,9 +658,9 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     s->flow_st[p.flow].received++;
     unsigned path;
     if (f & RTS_SHIELD_F_DROP) {
-        path = d.drop == RTS_SHIELD_DROP_SHORT_CIRCUIT ? RTSIM_PATH_SHORT_CIRCUIT : RTSIM_PATH_REJECTED;
-        if (d.drop == RTS_SHIELD_DROP_LIMITER) s->mst.drops++;
-        count_drop(s, &p, shield_drop[d.drop]);
+        path = drop == RTS_SHIELD_DROP_SHORT_CIRCUIT ? RTSIM_PATH_SHORT_CIRCUIT : RTSIM_PATH_REJECTED;
+        if (drop == RTS_SHIELD_DROP_LIMITER) s->mst.drops++;
+        count_drop(s, &p, shield_drop[drop]);
         /* Its buffer goes back to the ring (libshield reposted it, or kept it posted). */
         sim_pkt e = {0, 0, p.buf, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
@@ -667,7 +682,7 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
     }
     uint64_t cost = path_cost(s, path);
     if (s->cfg.rx.eager_invalidate) cost += (uint64_t)k->invalidate_eager_ns;
-    if (hook_mask(s) & RTS_SHIELD_HOOK_RX_ISR) cost += (uint64_t)k->mitig_isr_ns;
+    if (hook_mask(&s->hk) & RTS_SHIELD_HOOK_RX_ISR) cost += (uint64_t)k->mitig_isr_ns;
     s->rxst.path_count[path]++;
     s->rxst.path_ns[path] += cost;
     s->path_hist[(size_t)path * RTSIM_HIST_BINS + rtsim_hist_index(cost)]++;
@@ -681,7 +696,7 @@ static bool rx_isr_step(rtsim *s, sim_core *c, uint64_t now)
     const bool edge = s->cfg.nic_kind == RTSIM_NIC_EDGE;
     if (!c->rx_step) {
         c->rx_step = true;
-        if ((hook_mask(s) & RTS_SHIELD_CALL_RX_IRQ) && !hook_rx_irq(s, now, c->isr_start, c->isr_source)) {
+        if ((hook_mask(&s->hk) & RTS_SHIELD_CALL_RX_IRQ) && !rx_admitted(s, c, now)) {
             if (edge) {
                 count_drop(s, &c->isr_pkt, RTSIM_DROP_MITIGATION);
                 s->mst.drops++;
@@ -727,7 +742,7 @@ static bool rx_isr_step(rtsim *s, sim_core *c, uint64_t now)
 static uint64_t rx_poll_harvest(rtsim *s, uint64_t now)
 {
     const rtsim_costs *k = &s->cfg.costs;
-    uint32_t quota = rts_shield_poll_begin(&s->shield, now);
+    uint32_t quota = hook_poll_begin(&s->hk, now);
     uint64_t cost = (uint64_t)k->poll_batch_ns;
     sim_core *c = rx_core(s);
     const uint32_t bit = 1u << LINE_RX;
@@ -770,14 +785,6 @@ static uint64_t rx_poll_harvest(rtsim *s, uint64_t now)
     return cost;
 }
 
-static bool hook_task_next(rtsim *s, uint64_t now, rts_rx_job *job)
-{
-    rts_shield_dec d;
-    const rts_err e = rts_shield_task_next(&s->shield, job, &d);
-    hook_perform(s, now, &d);
-    return e == RTS_OK;
-}
-
 static void tick_isr_done(rtsim *s, sim_core *c)
 {
     if (!s->cfg.time_slicing || c->cur < 0) return;
@@ -808,13 +815,13 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
         tick_isr_done(s, c);
     } else if (line >= LINE_RX) {
         if (!s->cfg.rx.enabled) rx_isr_done(s, c, now);
-        if (hook_mask(s) & RTS_SHIELD_CALL_RX_DONE) hook_rx_isr_done(s, now, now - c->isr_start);
+        if (hook_mask(&s->hk) & RTS_SHIELD_CALL_RX_DONE) hook_rx_isr_done(&s->hk, now, now - c->isr_start);
     } else {
         const unsigned timer = (unsigned)(line - LINE_TIMER0);
         s->mst.timer_fires++;
         if (!(s->late_lines & (1u << line)) && !(s->cfg.mitigation.kind == RTSIM_MIT_POLLING &&
                                                  timer == SIM_POLL_TIMER))
-            hook_timer(s, now, timer);
+            hook_timer(&s->hk, now, timer);
     }
 }
 
@@ -865,10 +872,11 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
     trace(s, now, RTSIM_TR_CYCLE_END, t->cfg->core, (int32_t)t->idx, earliness);
     if ((int)t->idx == s->critical) {
         s->cur_bin.cycles++;
-        hook_cycle_end(s, now, t->deadline - P, t->deadline);
+        hook_cycle_end(&s->hk, now, t->deadline - P, t->deadline);
+        eng_detect(s, now);
     }
     uint64_t work = (uint64_t)k->work_ns;
-    if ((int)t->idx == s->critical && (hook_mask(s) & RTS_SHIELD_HOOK_REPORT))
+    if ((int)t->idx == s->critical && (hook_mask(&s->hk) & RTS_SHIELD_HOOK_REPORT))
         work += (uint64_t)s->cfg.costs.mitig_report_ns;
     if (earliness > 0) {
         /* Early: sleep until the next period (Danicki §3). */
@@ -937,20 +945,18 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
     s->flow_st[p.flow].processed++;
     rts_rx_job job = {p.buf, p.sflow, p.sprio};
     uint16_t refill = RTS_BUF_NONE;
-    rts_shield_dec d;
-    if (rts_shield_task_done(&s->shield, &job, now, t->work, 0, &refill, &d) != RTS_OK)
+    if (!hook_rx_task_done(&s->hk, now, &job, t->work, &refill))
         fail(s, "libshield refused a buffer handed back");
     if (refill != RTS_BUF_NONE) {
         sim_pkt e = {0, 0, refill, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     }
-    hook_perform(s, now, &d);
-    if (hook_mask(s) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
+    const int owner = hook_flow_owner(&s->hk, p.sflow);
     if (p.sflow == RTS_FLOW_ARP || p.sflow == RTS_FLOW_ICMP) {
         deliver(s, &p, now); /* the stack itself consumes ARP and ICMP */
-    } else if (p.sflow >= RTS_FLOW_FIRST_USER && p.sflow < RTS_FLOW_MAX &&
-               s->sflow_owner[p.sflow] >= 0) {
-        to_socket(s, t, s->flow_worker[s->sflow_owner[p.sflow]], p, now);
+    } else if (owner >= 0) {
+        to_socket(s, t, s->flow_worker[owner], p, now);
     } else {
         count_drop(s, &p, RTSIM_DROP_NO_SOCKET);
     }
@@ -978,8 +984,10 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
         count_drop(s, &p, RTSIM_DROP_NO_SOCKET);
     else
         to_socket(s, t, s->flow_worker[p.flow], p, now);
-    if (hook_mask(s) & RTS_SHIELD_CALL_TASK_DONE)
-        hook_task_done(s, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_TASK_DONE) {
+        hook_task_done(&s->hk, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
+        eng_detect(s, now);
+    }
     if (t->suspended) t->state = TS_BLOCKED;
 }
 
@@ -998,9 +1006,7 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
         /* Harvest done: back to interrupts, or stay polling (Behnke §5.5). */
         t->has_packet = false;
         t->state = TS_BLOCKED;
-        rts_shield_dec d;
-        rts_shield_poll_end(&s->shield, now, &d);
-        hook_perform(s, now, &d);
+        hook_poll_end(&s->hk, now);
         rx_mode_acct(s, now);
     }
 }
@@ -1183,7 +1189,7 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t 
     bool irq;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
         const uint32_t bit = 1u << (LINE_RX + s->cfg.flows[f].source);
-        if (hook_is_filter(s) || !(c->pending & bit)) return next;
+        if (hook_is_filter(&s->hk) || !(c->pending & bit)) return next;
         why = (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED;
         irq = true;
     } else if (s->cfg.nic_kind == RTSIM_NIC_MULTIQUEUE) {
@@ -1230,12 +1236,12 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     trace(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
     const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        if (!hook_is_filter(s)) {
+        if (!hook_is_filter(&s->hk)) {
             raise_rx(s, c, p);
         } else {
             /* A hardware filter in front of the interrupt controller. */
             uint64_t zero_at;
-            switch (hook_filter_arrival(s, now, &zero_at)) {
+            switch (hook_filter_arrival(&s->hk, now, &zero_at)) {
             case 0:
                 count_drop(s, &p, RTSIM_DROP_MITIGATION);
                 s->mst.drops++;
@@ -1303,7 +1309,7 @@ static void handle_event(rtsim *s, const sim_event *e)
         sim_core *c = rx_core(s);
         c->pending |= 1u << (LINE_TIMER0 + e->arg);
         if (s->late_lines & (1u << (LINE_TIMER0 + e->arg))) {
-            hook_timer(s, now, e->arg); /* the re-enable takes effect at the expiry */
+            hook_timer(&s->hk, now, e->arg); /* the re-enable takes effect at the expiry */
         } else if (s->cfg.mitigation.kind == RTSIM_MIT_POLLING && e->arg == SIM_POLL_TIMER) {
             const uint64_t next = now + (uint64_t)s->cfg.mitigation.period_ns;
             if (next > now && next < s->cfg.duration_ns)
@@ -1314,7 +1320,7 @@ static void handle_event(rtsim *s, const sim_event *e)
     }
     case EV_FILTER: {
         sim_core *c = rx_core(s);
-        if (hook_filter_zero(s, now)) raise_rx(s, c, c->filter_pkt);
+        if (hook_filter_zero(&s->hk, now)) raise_rx(s, c, c->filter_pkt);
         kick(s, c, now);
         break;
     }
@@ -1586,8 +1592,6 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             (void)fifo_push(&s->posted, e);
         }
     }
-    for (uint32_t i = 0; i < RTS_FLOW_MAX; i++)
-        s->sflow_owner[i] = -1;
     s->driver = s->critical = s->polling = -1;
     for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
         s->flow_worker[i] = -1;
@@ -1655,16 +1659,27 @@ rtsim *rtsim_create(const rtsim_config *cfg)
         if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
-    if (!hook_init(s, 0)) fail(s, "libshield refused the configuration");
+    /* The shield, driving the interrupt controller through the port. */
+    for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++)
+        s->hk.smap.rx_line[k] = LINE_RX + k;
+    for (unsigned t = 0; t < RTS_SHIELD_TIMERS; t++) {
+        s->hk.smap.timer_hw[t] = t;
+        s->hk.smap.timer_line[t] = LINE_TIMER0 + t;
+    }
+    s->hk.port = &s->port;
+    s->hk.gate = cfg->mitigation.one_enable_bit ? NULL : &s->gate;
+    s->hk.ops = &driver_ops;
+    s->hk.ctx = s;
+    if (!hook_init(&s->hk, &s->cfg, 0)) fail(s, "libshield refused the configuration");
     for (unsigned t = 0; t < SIM_MAX_TIMERS; t++)
-        if (hook_timer_at_expiry(s, t)) s->late_lines |= 1u << (LINE_TIMER0 + t);
+        if (hook_timer_at_expiry(&s->hk, t)) s->late_lines |= 1u << (LINE_TIMER0 + t);
     if (polling && (uint64_t)cfg->mitigation.period_ns < cfg->duration_ns)
         push_event(s, (uint64_t)cfg->mitigation.period_ns, EV_TIMER, EV_TIMER, SIM_POLL_TIMER,
                    s->timer_gen[SIM_POLL_TIMER]);
     if (cfg->nic_kind == RTSIM_NIC_MULTIQUEUE && !nic_setup(s)) fail(s, "libshield refused the NIC queues");
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
-        if (!hook_bind_flows(s)) fail(s, "libshield refused a socket binding");
+        if (!hook_bind_flows(&s->hk, &s->cfg)) fail(s, "libshield refused a socket binding");
         rx_mode_acct(s, 0);
     }
     for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
@@ -1903,14 +1918,14 @@ void rtsim_mitigation_stats_get(const rtsim *s, rtsim_mitigation_stats *out)
 uint64_t rtsim_in_flight(const rtsim *s)
 {
     uint64_t n = s->rxq.len + s->ring.len + s->filled.len;
-    if (s->cfg.rx.enabled) n += rts_shield_waiting(&s->shield);
+    if (s->cfg.rx.enabled) n += hook_waiting(&s->hk);
     for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
         n += s->nicq[i].len;
     const sim_core *c = &s->core[s->cfg.nic_core];
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
         for (uint32_t k = 0; k < eng_sources(s); k++)
             if (c->pending & (1u << (LINE_RX + k))) n++;
-        if (hook_is_filter(s) && s->shield.countdown.latched) n++;
+        if (hook_filter_latched(&s->hk)) n++;
     }
     /* A running RX ISR holds the frames it has not finished yet. */
     if (c->isr_line >= LINE_RX && s->cfg.nic_kind == RTSIM_NIC_EDGE)

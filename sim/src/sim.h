@@ -32,6 +32,9 @@ enum {
     SIM_NO_ISR = -1
 };
 
+_Static_assert((int)RTS_SHIELD_TIMERS <= (int)SIM_POLL_TIMER,
+               "the polling mode's timer must not be one of the shield's timers");
+
 /* Event kinds, with their tie-breaking priority (lower first at equal time).
  * A bin closes before anything else at its boundary; the end of a running
  * activity (ISR or task segment) comes next (priority 1, not in the heap). */
@@ -159,9 +162,7 @@ struct rtsim {
     uint32_t trace_head, trace_len;
     uint64_t trace_lost;
     rtsim_mitigation_stats mst;
-    rts_shield shield;   /* every protection: libshield's one entry point */
-    rts_shield_map smap; /* the shield's lines and timers on this device */
-    uint32_t hooks;      /* rts_shield_hooks(): the hook costs to charge, the calls to make */
+    sim_hooks hk;        /* every protection, behind the driver's hooks (hooks.h) */
     uint64_t det_count[RTSIM_DET_COUNT]; /* detector counters seen so far */
     uint64_t det_first[RTSIM_DET_COUNT]; /* when each first fired, SIM_INF: never */
     /* receive path (cfg.rx.enabled) */
@@ -171,7 +172,6 @@ struct rtsim {
     sim_fifo filled;     /* descriptors the NIC filled, waiting for the ISR */
     uint8_t *tmpl;       /* each flow's frame, RTSIM_FRAME_MAX bytes per flow */
     uint32_t tmpl_len[RTSIM_MAX_FLOWS];
-    int sflow_owner[RTS_FLOW_MAX]; /* scenario flow that bound each libshield flow, or -1 */
     int polling;         /* index of the polling task or -1 */
     uint64_t poll_since; /* SIM_INF unless in polling mode */
     rtsim_rx_stats rxst;
@@ -283,15 +283,8 @@ static inline void stop_task(rtsim *s, sim_core *c, uint64_t now)
     c->seg_start = now;
 }
 
-/* Services the mitigation adapter uses. */
-void eng_driver_suspend(rtsim *s, uint64_t now);
-void eng_driver_resume(rtsim *s, uint64_t now);
 /* Number of RX sources (1 when the configuration gives none). */
 uint32_t eng_sources(const rtsim *s);
-/* The network task's priority changes (priority inheritance). */
-void eng_driver_prio(rtsim *s, uint64_t now, unsigned prio);
-/* The global limit's poll timer: wake the polling task. */
-void eng_poll_wake(rtsim *s, uint64_t now);
 /* Record what libshield's detectors found since the last look. */
 void eng_detect(rtsim *s, uint64_t now);
 
