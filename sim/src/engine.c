@@ -1,66 +1,18 @@
 /* The simulation engine: cores, interrupt lines, the RTOS scheduler, the
  * NIC, the driver's RX queue, periodic tasks and the measurements.
  * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
+#include "measure.h"
 #include "sim.h"
 #include "sim_compiler.h"
 
 #include "rtshield/rts_classifier.h"
-#include "rtshield/rts_detect.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ small helpers */
-
-static uint32_t idle_ctx(uint32_t core)
-{
-    return core == 0 ? RTSIM_CTX_IDLE : RTSIM_CTX_IDLE_CORE1 + core - 1;
-}
-
-static uint32_t isr_ctx(int line)
-{
-    if (line == LINE_TICK) return RTSIM_CTX_ISR_TICK;
-    if (line >= LINE_RX) return RTSIM_CTX_ISR_RX;
-    return RTSIM_CTX_ISR_TIMER;
-}
-
-/* Append a trace record (when tracing is on). */
-static void trace(rtsim *s, uint64_t t, uint32_t kind, uint32_t core, int32_t arg, int64_t value)
-{
-    if (s->trace == NULL) return;
-    if (s->trace_len == s->cfg.trace_capacity) {
-        s->trace_lost++;
-        return;
-    }
-    uint32_t i = s->trace_head + s->trace_len;
-    if (i >= s->cfg.trace_capacity) i -= s->cfg.trace_capacity;
-    rtsim_trace_rec r = {t, kind, core, arg, value};
-    s->trace[i] = r;
-    s->trace_len++;
-}
-
-/* Charge the CPU time since the last accounting to the current context. */
-static void acct(rtsim *s, sim_core *c, uint64_t now)
-{
-    uint64_t d = now - c->acct_t;
-    s->cur_bin.cpu_ns[c->acct_ctx] += d;
-    if (c->acct_ctx >= RTSIM_CTX_TASK0 && c->acct_ctx < RTSIM_CTX_IDLE_CORE1)
-        s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
-    c->acct_t = now;
-}
-
-static void rx_acct(rtsim *s, uint64_t now)
-{
-    if (s->rx_off_since != SIM_INF) {
-        s->cur_bin.rx_disabled_ns += now - s->rx_off_since;
-        s->rx_off_since = now;
-    }
-}
-
 /* ------------------------------------------------------------- scheduling */
 
 static uint64_t rx_poll_harvest(rtsim *s, uint64_t now);
-static void rx_mode_acct(rtsim *s, uint64_t now);
 
 /* The driver's loop when it gets the CPU with no packet in hand: ask the
  * mitigation whether it may run (libshield driver_poll), then take a packet.
@@ -189,12 +141,12 @@ static void start_isr(rtsim *s, sim_core *c, int line, uint64_t now)
     bool polled;
     line = poll_takes(s, c, line, &polled);
     stop_task(s, c, now);
-    acct(s, c, now);
+    acct_cpu(s, c, now);
     c->acct_ctx = isr_ctx(line);
     c->pending &= ~(1u << line);
     c->isr_line = line;
     c->isr_start = now;
-    trace(s, now, RTSIM_TR_ISR_START, (uint32_t)(c - s->core), line, 0);
+    trace_rec(s, now, RTSIM_TR_ISR_START, (uint32_t)(c - s->core), line, 0);
     const rtsim_costs *k = &s->cfg.costs;
     int64_t cost = k->isr_entry_exit_ns;
     if (line == LINE_TICK) {
@@ -252,7 +204,7 @@ static void port_irq_set_enabled(void *ctx, unsigned line, bool on);
  * hardware bit itself, as the protections do. */
 static void app_mask(rtsim *s, bool on)
 {
-    for (uint32_t k = 0; k < eng_sources(s); k++) {
+    for (uint32_t k = 0; k < rx_sources(s); k++) {
         const unsigned line = LINE_RX + k;
         if (s->cfg.mitigation.one_enable_bit) {
             port_irq_set_enabled(s, line, on);
@@ -315,12 +267,12 @@ static void kick(rtsim *s, sim_core *c, uint64_t now)
         start_isr(s, c, next_line(s, ready), now);
         return;
     }
-    acct(s, c, now);
+    acct_cpu(s, c, now);
     c->last_cur = c->cur;
     c->acct_ctx = c->cur >= 0 ? RTSIM_CTX_TASK0 + (uint32_t)c->cur : idle_ctx(core);
     if (s->trace != NULL && c->traced_cur != c->cur) {
         c->traced_cur = c->cur;
-        trace(s, now, RTSIM_TR_RUN, core, c->cur, 0);
+        trace_rec(s, now, RTSIM_TR_RUN, core, c->cur, 0);
     }
     c->seg_start = now;
 }
@@ -344,10 +296,10 @@ static void port_irq_set_enabled(void *ctx, unsigned line, bool on)
     bool was = (c->enabled & bit) != 0;
     c->enabled = on ? (c->enabled | bit) : (c->enabled & ~bit);
     if (on && !was) s->kick_mask |= 1u << s->cfg.nic_core;
-    if (on != was) trace(s, s->now, RTSIM_TR_LINE, s->cfg.nic_core, (int32_t)line, on ? 1 : 0);
+    if (on != was) trace_rec(s, s->now, RTSIM_TR_LINE, s->cfg.nic_core, (int32_t)line, on ? 1 : 0);
     if (line == LINE_RX && was != on) { /* source 0's line is the one measured */
         if (on) {
-            rx_acct(s, s->now);
+            acct_rx_off(s, s->now);
             s->rx_off_since = SIM_INF;
             s->mst.line_enables++;
         } else {
@@ -377,11 +329,6 @@ static void port_timer_cancel(void *ctx, unsigned timer)
     if (timer < SIM_MAX_TIMERS) s->timer_gen[timer]++;
 }
 
-uint32_t eng_sources(const rtsim *s)
-{
-    return s->cfg.n_sources ? s->cfg.n_sources : 1;
-}
-
 static void driver_suspend(void *ctx, uint64_t now)
 {
     rtsim *s = ctx;
@@ -403,21 +350,8 @@ static void driver_prio(void *ctx, uint64_t now, unsigned prio)
     t->prio = prio;
     s->rxst.prio_changes++;
     if (prio > s->cur_bin.net_prio_max) s->cur_bin.net_prio_max = prio;
-    trace(s, now, RTSIM_TR_PRIO, t->cfg->core, (int32_t)t->idx, (int64_t)prio);
+    trace_rec(s, now, RTSIM_TR_PRIO, t->cfg->core, (int32_t)t->idx, (int64_t)prio);
     s->kick_mask |= 1u << t->cfg->core;
-}
-
-void eng_detect(rtsim *s, uint64_t now)
-{
-    uint64_t v[RTSIM_DET_COUNT];
-    hook_detected(&s->hk, v);
-    for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++) {
-        if (v[k] == s->det_count[k]) continue;
-        s->cur_bin.detected[k] += v[k] - s->det_count[k];
-        s->det_count[k] = v[k];
-        if (s->det_first[k] == SIM_INF) s->det_first[k] = now;
-        trace(s, now, RTSIM_TR_DETECT, s->cfg.nic_core, (int32_t)k, (int64_t)v[k]);
-    }
 }
 
 static void poll_wake(void *ctx, uint64_t now)
@@ -446,74 +380,11 @@ static void driver_resume(void *ctx, uint64_t now)
 /* What the driver does itself when the shield decides so (hook_perform()). */
 static const sim_driver_ops driver_ops = {driver_suspend, driver_resume, driver_prio, poll_wake};
 
-/* ------------------------------------------------------------ measurements */
-
-/* Add the counts of bin `b` into `dst` (totals are a running sum of bins). */
-static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
-{
-    dst->offered += b->offered;
-    dst->irq_raised += b->irq_raised;
-    dst->isr_runs += b->isr_runs;
-    dst->irq_lost += b->irq_lost;
-    dst->received += b->received;
-    dst->processed += b->processed;
-    dst->delivered += b->delivered;
-    for (int i = 0; i < RTSIM_DROP_COUNT; i++)
-        dst->dropped[i] += b->dropped[i];
-    dst->cycles += b->cycles;
-    dst->misses += b->misses;
-    dst->lateness_pct += b->lateness_pct;
-    if (b->lateness_max_pct > dst->lateness_max_pct) dst->lateness_max_pct = b->lateness_max_pct;
-    for (int i = 0; i < RTSIM_CTX_COUNT; i++)
-        dst->cpu_ns[i] += b->cpu_ns[i];
-    dst->rx_disabled_ns += b->rx_disabled_ns;
-    dst->polling_ns += b->polling_ns;
-    for (int i = 0; i < RTSIM_DET_COUNT; i++)
-        dst->detected[i] += b->detected[i];
-    if (b->net_prio_max > dst->net_prio_max) dst->net_prio_max = b->net_prio_max;
-}
-
-static void close_bin(rtsim *s, uint64_t now)
-{
-    for (uint32_t i = 0; i < s->cfg.n_cores; i++)
-        acct(s, &s->core[i], now);
-    rx_acct(s, now);
-    if (s->poll_since != SIM_INF) {
-        s->cur_bin.polling_ns += now - s->poll_since;
-        s->poll_since = now;
-    }
-    rtsim_bin *b = &s->cur_bin;
-    bin_add(&s->totals, b);
-    if (s->bins_len == s->bins_cap) {
-        fail(s, "bin ring full: take bins more often"); /* the caller did not take bins in time */
-    } else {
-        uint32_t i = s->bins_head + s->bins_len;
-        if (i >= s->bins_cap) i -= s->bins_cap;
-        s->bins[i] = *b;
-        s->bins_len++;
-    }
-    memset(b, 0, sizeof *b);
-    b->t_start_ns = now;
-    b->net_prio_max = s->driver >= 0 ? s->task[s->driver].prio : 0u;
-}
-
-static void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
-{
-    s->cur_bin.dropped[why]++;
-    trace(s, s->now, RTSIM_TR_DROP, s->cfg.nic_core, (int32_t)why, p->flow);
-    s->flow_st[p->flow].dropped++;
-    s->flow_st[p->flow].drops[why]++;
-}
-
-/* ------------------------------------------------------------ event handlers */
-
-static void deliver(rtsim *s, const sim_pkt *p, uint64_t now);
-
 /* The RX ISR's prologue: libshield admits the interrupt or not. */
 static bool rx_admitted(rtsim *s, const sim_core *c, uint64_t now)
 {
     const bool ok = hook_rx_irq(&s->hk, now, c->isr_start, c->isr_source);
-    eng_detect(s, now);
+    detect_seen(s, now);
     return ok;
 }
 
@@ -554,7 +425,7 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         }
         if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) {
             hook_fill(&s->hk, s->rxq.len);
-            eng_detect(s, now);
+            detect_seen(s, now);
         }
         if (s->driver >= 0) {
             sim_task *d = &s->task[s->driver];
@@ -580,20 +451,6 @@ static uint32_t pkt_len(const rtsim *s, const sim_pkt *p)
     uint32_t len = s->tmpl_len[p->flow];
     if (s->trace_src[p->flow].n) (void)trace_frame(&s->trace_src[p->flow], p->frame, &len);
     return len;
-}
-
-/* Time spent in the global limit's polling mode. */
-static void rx_mode_acct(rtsim *s, uint64_t now)
-{
-    if (!s->cfg.rx.enabled) return;
-    const bool poll = hook_polling_mode(&s->hk);
-    if (poll && s->poll_since == SIM_INF) {
-        s->poll_since = now;
-        s->rxst.to_poll++;
-    } else if (!poll && s->poll_since != SIM_INF) {
-        s->cur_bin.polling_ns += now - s->poll_since;
-        s->poll_since = SIM_INF;
-    }
 }
 
 static const rtsim_drop shield_drop[RTS_SHIELD_DROP_REASONS] = {
@@ -646,8 +503,8 @@ static uint64_t rx_frame(rtsim *s, uint64_t now, uint64_t entry, sim_pkt p, bool
         fail(s, "libshield refused a ring buffer"); /* a simulator bug, never ignored */
         return 0;
     }
-    if (s->cfg.rx.global_capacity) rx_mode_acct(s, now);
-    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
+    if (s->cfg.rx.global_capacity) acct_rx_mode(s, now);
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) detect_seen(s, now); /* only the fill can fire here */
     if (f & RTS_SHIELD_F_STOP) *stop = true;
     if ((f & RTS_SHIELD_F_DROP) && drop == RTS_SHIELD_DROP_GLOBAL_LIMIT &&
         s->cfg.nic_kind != RTSIM_NIC_EDGE) {
@@ -806,9 +663,9 @@ static bool rx_isr_step(rtsim *s, sim_core *c, uint64_t now);
 static void isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     int line = c->isr_line;
-    acct(s, c, now);
+    acct_cpu(s, c, now);
     if (line >= LINE_RX && s->cfg.rx.enabled && rx_isr_step(s, c, now)) return; /* next frame */
-    trace(s, now, RTSIM_TR_ISR_END, (uint32_t)(c - s->core), line, 0);
+    trace_rec(s, now, RTSIM_TR_ISR_END, (uint32_t)(c - s->core), line, 0);
     c->isr_line = SIM_NO_ISR;
     c->seg_start = now; /* the interrupted task resumes from here */
     if (line == LINE_TICK) {
@@ -822,32 +679,6 @@ static void isr_done(rtsim *s, sim_core *c, uint64_t now)
         if (!(s->late_lines & (1u << line)) && !(s->cfg.mitigation.kind == RTSIM_MIT_POLLING &&
                                                  timer == SIM_POLL_TIMER))
             hook_timer(&s->hk, now, timer);
-    }
-}
-
-/* The lateness of a cycle of periodic task t that should have ended by its
- * deadline and ends (or is still running) at `finish`, in percent of the
- * period: libshield's rts_detect_cycle_eval(), the lateness monitor a driver
- * runs, in whole parts per million (docs/decisions/lateness-one-home.md). */
-static double cycle_lateness_pct(const sim_task *t, uint64_t finish)
-{
-    const uint64_t P = (uint64_t)t->cfg->period_ns;
-    const rts_detect_cycle_result r = rts_detect_cycle_eval(t->deadline - P, t->deadline, finish);
-    return (double)r.lateness_ppm / 1e4;
-}
-
-/* Account `misses` missed periods and a lateness of `late` percent to task t,
- * and to the current bin when t is the critical task. */
-static void add_lateness(rtsim *s, sim_task *t, uint64_t misses, double late)
-{
-    t->st.misses += misses;
-    t->st.lateness_sum_pct += late;
-    if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
-    if ((int)t->idx == s->critical) {
-        rtsim_bin *b = &s->cur_bin;
-        b->misses += misses;
-        b->lateness_pct += late;
-        if (late > b->lateness_max_pct) b->lateness_max_pct = late;
     }
 }
 
@@ -869,11 +700,11 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
     }
     t->last_finish = now;
     t->has_last = true;
-    trace(s, now, RTSIM_TR_CYCLE_END, t->cfg->core, (int32_t)t->idx, earliness);
+    trace_rec(s, now, RTSIM_TR_CYCLE_END, t->cfg->core, (int32_t)t->idx, earliness);
     if ((int)t->idx == s->critical) {
         s->cur_bin.cycles++;
         hook_cycle_end(&s->hk, now, t->deadline - P, t->deadline);
-        eng_detect(s, now);
+        detect_seen(s, now);
     }
     uint64_t work = (uint64_t)k->work_ns;
     if ((int)t->idx == s->critical && (hook_mask(&s->hk) & RTS_SHIELD_HOOK_REPORT))
@@ -891,18 +722,6 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
         t->deadline = now + P;
         t->remaining = work;
     }
-}
-
-/* A packet reaches the application: count it and its latency. */
-static void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
-{
-    s->cur_bin.delivered++;
-    rtsim_flow_stats *fs = &s->flow_st[p->flow];
-    fs->delivered++;
-    uint64_t lat = now - p->t_arr;
-    if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
-    trace(s, now, RTSIM_TR_DELIVER, s->cfg.nic_core, (int32_t)p->flow, (int64_t)lat);
-    s->lat_hist[p->flow][rtsim_hist_index(lat)]++;
 }
 
 static void worker_done(rtsim *s, sim_task *t, uint64_t now)
@@ -951,7 +770,7 @@ static void rx_driver_done(rtsim *s, sim_task *t, uint64_t now)
         sim_pkt e = {0, 0, refill, 0, 0, 0};
         if (!fifo_push(&s->posted, e)) fail(s, "posted buffers overflow");
     }
-    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) eng_detect(s, now); /* only the fill can fire here */
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) detect_seen(s, now); /* only the fill can fire here */
     const int owner = hook_flow_owner(&s->hk, p.sflow);
     if (p.sflow == RTS_FLOW_ARP || p.sflow == RTS_FLOW_ICMP) {
         deliver(s, &p, now); /* the stack itself consumes ARP and ICMP */
@@ -986,7 +805,7 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
         to_socket(s, t, s->flow_worker[p.flow], p, now);
     if (hook_mask(&s->hk) & RTS_SHIELD_CALL_TASK_DONE) {
         hook_task_done(&s->hk, now, (uint64_t)s->cfg.costs.driver_per_packet_ns, s->rxq.len);
-        eng_detect(s, now);
+        detect_seen(s, now);
     }
     if (t->suspended) t->state = TS_BLOCKED;
 }
@@ -1007,7 +826,7 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
         t->has_packet = false;
         t->state = TS_BLOCKED;
         hook_poll_end(&s->hk, now);
-        rx_mode_acct(s, now);
+        acct_rx_mode(s, now);
     }
 }
 
@@ -1233,7 +1052,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
     s->flow_st[f].offered++;
-    trace(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
+    trace_rec(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
     const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
         if (!hook_is_filter(&s->hk)) {
@@ -1655,7 +1474,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     s->rx_off_since = 0;
     rts_irq_gate_init(&s->gate);
     const bool polling = cfg->mitigation.kind == RTSIM_MIT_POLLING;
-    for (uint32_t k = 0; k < eng_sources(s) && !polling; k++) /* polling: the lines stay off */
+    for (uint32_t k = 0; k < rx_sources(s) && !polling; k++) /* polling: the lines stay off */
         if (rts_irq_gate_app_set(&s->gate, LINE_RX + k, true) == RTS_GATE_ENABLED)
             port_irq_set_enabled(s, LINE_RX + k, true);
     s->mst.line_enables = 0;
@@ -1680,7 +1499,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
     if (cfg->rx.enabled && !s->error) {
         /* The receivers' sockets: bind() + setsockopt() (Behnke §5.6). */
         if (!hook_bind_flows(&s->hk, &s->cfg)) fail(s, "libshield refused a socket binding");
-        rx_mode_acct(s, 0);
+        acct_rx_mode(s, 0);
     }
     for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
         s->arr_t[i] = SIM_INF;
@@ -1743,21 +1562,6 @@ void rtsim_destroy(rtsim *s)
     free(s->cycle_hist);
     free(s->trace);
     free(s);
-}
-
-/* The run ends: a periodic task whose current cycle is past its deadline
- * and not finished is not on time. Every period that ended without the
- * cycle completing counts as a miss, and the cycle's lateness up to the
- * end of the run is accumulated (docs/model.md, "A starved task"). */
-static void unfinished_cycles(rtsim *s, uint64_t end)
-{
-    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
-        sim_task *t = &s->task[i];
-        if (t->cfg->kind != RTSIM_TASK_PERIODIC || t->state != TS_READY || end <= t->deadline)
-            continue;
-        const uint64_t missed = (end - t->deadline) / (uint64_t)t->cfg->period_ns + 1u;
-        add_lateness(s, t, missed, cycle_lateness_pct(t, end));
-    }
 }
 
 int rtsim_run_until(rtsim *s, uint64_t t_end)
@@ -1854,126 +1658,4 @@ uint64_t rtsim_events(const rtsim *s)
 uint64_t rtsim_arrivals_batched(const rtsim *s)
 {
     return s->lost_batched;
-}
-
-size_t rtsim_take_bins(rtsim *s, rtsim_bin *out, size_t max)
-{
-    size_t n = 0;
-    while (n < max && s->bins_len > 0) {
-        out[n++] = s->bins[s->bins_head];
-        if (++s->bins_head == s->bins_cap) s->bins_head = 0;
-        s->bins_len--;
-    }
-    return n;
-}
-
-size_t rtsim_take_trace(rtsim *s, rtsim_trace_rec *out, size_t max)
-{
-    size_t n = 0;
-    while (n < max && s->trace_len > 0) {
-        out[n++] = s->trace[s->trace_head];
-        if (++s->trace_head == s->cfg.trace_capacity) s->trace_head = 0;
-        s->trace_len--;
-    }
-    return n;
-}
-
-uint64_t rtsim_trace_lost(const rtsim *s)
-{
-    return s->trace_lost;
-}
-
-void rtsim_totals(const rtsim *s, rtsim_bin *out)
-{
-    *out = s->totals;
-    out->t_start_ns = 0;
-    if (s->finished) return;
-    bin_add(out, &s->cur_bin);
-    /* The running activities up to now, not yet charged: so that each core's
-     * contexts add up to the elapsed time mid-run too. */
-    for (uint32_t i = 0; i < s->cfg.n_cores; i++)
-        out->cpu_ns[s->core[i].acct_ctx] += s->now - s->core[i].acct_t;
-    if (s->rx_off_since != SIM_INF) out->rx_disabled_ns += s->now - s->rx_off_since;
-}
-
-int rtsim_task_stats_get(const rtsim *s, uint32_t i, rtsim_task_stats *out)
-{
-    if (i >= s->cfg.n_tasks) return -1;
-    *out = s->task[i].st;
-    return 0;
-}
-
-int rtsim_flow_stats_get(const rtsim *s, uint32_t i, rtsim_flow_stats *out)
-{
-    if (i >= s->cfg.n_flows) return -1;
-    *out = s->flow_st[i];
-    return 0;
-}
-
-void rtsim_mitigation_stats_get(const rtsim *s, rtsim_mitigation_stats *out)
-{
-    *out = s->mst;
-}
-
-uint64_t rtsim_in_flight(const rtsim *s)
-{
-    uint64_t n = s->rxq.len + s->ring.len + s->filled.len;
-    if (s->cfg.rx.enabled) n += hook_waiting(&s->hk);
-    for (uint32_t i = 0; i < RTSIM_MAX_NIC_QUEUES; i++)
-        n += s->nicq[i].len;
-    const sim_core *c = &s->core[s->cfg.nic_core];
-    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        for (uint32_t k = 0; k < eng_sources(s); k++)
-            if (c->pending & (1u << (LINE_RX + k))) n++;
-        if (hook_filter_latched(&s->hk)) n++;
-    }
-    /* A running RX ISR holds the frames it has not finished yet. */
-    if (c->isr_line >= LINE_RX && s->cfg.nic_kind == RTSIM_NIC_EDGE)
-        n += c->isr_npkts;
-    for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
-        const sim_task *t = &s->task[i];
-        if ((t->cfg->kind == RTSIM_TASK_DRIVER || t->cfg->kind == RTSIM_TASK_WORKER) && t->has_packet)
-            n++;
-        n += t->mailbox.len;
-    }
-    return n;
-}
-
-void rtsim_detect_get(const rtsim *s, uint64_t *first, uint64_t *count)
-{
-    for (uint32_t k = 0; k < RTSIM_DET_COUNT; k++) {
-        first[k] = s->det_first[k];
-        count[k] = s->det_count[k];
-    }
-}
-
-void rtsim_rx_stats_get(const rtsim *s, rtsim_rx_stats *out)
-{
-    *out = s->rxst;
-    out->in_flight = rtsim_in_flight(s);
-}
-
-/* The first n (at most RTSIM_HIST_BINS) counts of a histogram. */
-static size_t hist_copy(const uint64_t *h, uint64_t *counts, size_t n)
-{
-    if (n > RTSIM_HIST_BINS) n = RTSIM_HIST_BINS;
-    memcpy(counts, h, n * sizeof *counts);
-    return n;
-}
-
-size_t rtsim_hist_cycle(const rtsim *s, uint64_t *counts, size_t n)
-{
-    return hist_copy(s->cycle_hist, counts, n);
-}
-
-size_t rtsim_hist_path(const rtsim *s, uint32_t path, uint64_t *counts, size_t n)
-{
-    if (path >= RTSIM_PATH_COUNT || s->path_hist == NULL) return 0;
-    return hist_copy(s->path_hist + (size_t)path * RTSIM_HIST_BINS, counts, n);
-}
-
-size_t rtsim_hist_latency(const rtsim *s, uint32_t flow, uint64_t *counts, size_t n)
-{
-    if (flow >= s->cfg.n_flows) return 0;
-    return hist_copy(s->lat_hist[flow], counts, n);
 }

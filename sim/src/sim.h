@@ -255,6 +255,12 @@ static inline int lowest_bit(uint32_t m)
     return __builtin_ctz(m);
 }
 
+/* The number of RX sources (1 when the configuration gives none). */
+static inline uint32_t rx_sources(const rtsim *s)
+{
+    return s->cfg.n_sources ? s->cfg.n_sources : 1;
+}
+
 /* The core the NIC interrupts. */
 static inline sim_core *rx_core(rtsim *s)
 {
@@ -282,10 +288,5 @@ static inline void stop_task(rtsim *s, sim_core *c, uint64_t now)
     }
     c->seg_start = now;
 }
-
-/* Number of RX sources (1 when the configuration gives none). */
-uint32_t eng_sources(const rtsim *s);
-/* Record what libshield's detectors found since the last look. */
-void eng_detect(rtsim *s, uint64_t now);
 
 #endif

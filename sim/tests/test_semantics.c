@@ -365,7 +365,7 @@ static in_flight count_in_flight(const rtsim *s)
     in_flight f = {0, 0, 0};
     const sim_core *c = &s->core[s->cfg.nic_core];
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        for (uint32_t k = 0; k < eng_sources(s); k++)
+        for (uint32_t k = 0; k < rx_sources(s); k++)
             if (c->pending & (1u << (LINE_RX + k))) f.nic++;
         if (c->isr_line >= LINE_RX) f.nic++;
         if (hook_filter_latched(&s->hk)) f.nic++;
