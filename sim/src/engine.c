@@ -2,10 +2,10 @@
  * NIC, the driver's RX queue, periodic tasks and the measurements.
  * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
 #include "measure.h"
+#include "nic.h"
 #include "sim.h"
 #include "sim_compiler.h"
 
-#include "rtshield/rts_classifier.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -434,25 +434,6 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
-/* ------------------------------------------------------------ receive path */
-
-/* The NIC (or the edge ISR) writes flow `p->flow`'s frame into buffer p->buf. */
-static void dma_write(rtsim *s, const sim_pkt *p)
-{
-    uint32_t len = s->tmpl_len[p->flow];
-    const uint8_t *src = s->tmpl + (size_t)p->flow * RTSIM_FRAME_MAX;
-    if (s->trace_src[p->flow].n) src = trace_frame(&s->trace_src[p->flow], p->frame, &len);
-    memcpy(s->bufmem + (size_t)p->buf * RTSIM_FRAME_MAX, src, len < 128u ? len : 128u);
-}
-
-/* Length of the frame packet `p` carries. */
-static uint32_t pkt_len(const rtsim *s, const sim_pkt *p)
-{
-    uint32_t len = s->tmpl_len[p->flow];
-    if (s->trace_src[p->flow].n) (void)trace_frame(&s->trace_src[p->flow], p->frame, &len);
-    return len;
-}
-
 static const rtsim_drop shield_drop[RTS_SHIELD_DROP_REASONS] = {
     RTSIM_DROP_MITIGATION,    /* NONE (unused) */
     RTSIM_DROP_MITIGATION,    /* LIMITER */
@@ -830,129 +811,6 @@ static void task_done(rtsim *s, sim_core *c, uint64_t now)
     }
 }
 
-/* The multiqueue NIC's distribution map keys (Behnke §7.3): protocol and
- * destination port; portless frames use port 0. */
-static unsigned nic_proto(const rtsim_flow_cfg *f)
-{
-    switch (f->proto) {
-    case RTSIM_PROTO_TCP: return RTS_PROTO_TCP;
-    case RTSIM_PROTO_UDP: return RTS_PROTO_UDP;
-    case RTSIM_PROTO_ICMP: return RTS_NIC_PROTO_ICMP;
-    default: return RTS_NIC_PROTO_NONTRANSPORT;
-    }
-}
-
-static unsigned nic_port(const rtsim_flow_cfg *f)
-{
-    return f->proto == RTSIM_PROTO_TCP || f->proto == RTSIM_PROTO_UDP ? (f->dst_port & 0xFFFFu) : 0u;
-}
-
-/* Queue `q` interrupts: its waiting descriptors are announced to the host
- * (Table 1's base/next-base swap) and the RX line is raised. */
-static void nic_announce(rtsim *s, unsigned q)
-{
-    sim_core *c = rx_core(s);
-    sim_fifo *host = s->cfg.rx.enabled ? &s->filled : &s->ring;
-    while (s->nicq[q].len > 0) {
-        sim_pkt p = fifo_pop(&s->nicq[q]);
-        if (!fifo_push(host, p)) {
-            count_drop(s, &p, RTSIM_DROP_RING_FULL); /* the host has not taken the last batches */
-            if (p.buf != RTS_BUF_NONE) {
-                sim_pkt e = {0, 0, p.buf, 0, 0, 0};
-                (void)fifo_push(&s->posted, e);
-            }
-        }
-    }
-    const uint32_t bit = 1u << LINE_RX;
-    s->cur_bin.irq_raised++;
-    if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes them anyway */
-    c->pending |= bit;
-}
-
-/* Arm the NIC model's next timer event (the earliest queue expiry). A
- * pending EV_NIC at or before the expiry does (firing early, it finds
- * nothing expired and re-arms), so frames that restart a packet timer add
- * no events. Only an expiry earlier than every pending EV_NIC adds one; the
- * later ones stay and fire early in their turn. Each queue's timer
- * deadlines only move later, so pending events that get ever earlier come
- * from different timers: at most two per queue, plus one for an expiry
- * already due (SIM_NIC_PENDING), and a flood at any rate fits the heap. */
-static void nic_schedule(rtsim *s)
-{
-    const rts_time_ns next = rts_nic_moderation_next_expiry(&s->nic);
-    if (next == 0 || next >= s->cfg.duration_ns) return;
-    const uint64_t at = next < s->now ? s->now : next;
-    if (s->nic_npend > 0 && s->nic_pend[s->nic_npend - 1] <= at) return;
-    if (s->nic_npend == SIM_NIC_PENDING) {
-        fail(s, "NIC timer events beyond two per queue");
-        return;
-    }
-    s->nic_pend[s->nic_npend++] = at;
-    push_event(s, at, EV_NIC, EV_NIC, 0, 0);
-}
-
-/* The distribution map's keys of a recorded frame: libshield's classifier
- * reads its real bytes (a malformed or portless frame has port 0). */
-static void trace_keys(const rtsim *s, const sim_pkt *p, unsigned *proto, unsigned *port)
-{
-    uint32_t len;
-    const uint8_t *fr = trace_frame(&s->trace_src[p->flow], p->frame, &len);
-    rts_classifier_info ci;
-    (void)rts_classifier_parse_isr(fr, len, &ci);
-    switch (ci.kind) {
-    case RTS_CLASSIFIER_TCP: *proto = RTS_PROTO_TCP; break;
-    case RTS_CLASSIFIER_UDP: *proto = RTS_PROTO_UDP; break;
-    case RTS_CLASSIFIER_ICMP: *proto = RTS_NIC_PROTO_ICMP; break;
-    default: *proto = RTS_NIC_PROTO_NONTRANSPORT; break;
-    }
-    *port = ci.kind == RTS_CLASSIFIER_TCP || ci.kind == RTS_CLASSIFIER_UDP ? ci.local_port : 0u;
-}
-
-/* A frame reaches the multiqueue NIC: libshield's rts_nic_moderation_rx() decides. */
-static void nic_arrival(rtsim *s, sim_pkt p, uint64_t now)
-{
-    const rtsim_flow_cfg *f = &s->cfg.flows[p.flow];
-    unsigned proto = nic_proto(f), port = nic_port(f);
-    if (s->trace_src[p.flow].n) trace_keys(s, &p, &proto, &port);
-    if (s->cfg.rx.enabled && s->posted.len == 0 && rts_nic_moderation_lookup(&s->nic, proto, port) >= 0) {
-        count_drop(s, &p, RTSIM_DROP_RING_FULL); /* mapped, but no buffer to DMA into */
-        return;
-    }
-    rts_nic_moderation_rx_result r;
-    rts_nic_moderation_rx(&s->nic, proto, port, now, &r);
-    if (r.outcome == RTS_NIC_UNREGISTERED) {
-        count_drop(s, &p, RTSIM_DROP_NIC_UNREGISTERED);
-        return;
-    }
-    if (r.outcome == RTS_NIC_QUEUE_FULL) {
-        count_drop(s, &p, RTSIM_DROP_NIC_QUEUE_FULL);
-        return;
-    }
-    if (s->cfg.rx.enabled) {
-        p.buf = fifo_pop(&s->posted).buf;
-        dma_write(s, &p);
-    }
-    if (!fifo_push(&s->nicq[r.queue], p)) fail(s, "NIC queue overflow"); /* rts_nic_moderation bounds it */
-    if (r.irq) nic_announce(s, r.queue);
-    nic_schedule(s);
-}
-
-/* The edge NIC asserts the RX line for packet `p`: latched once when the
- * line is pending already or disabled, further assertions lost. */
-static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
-{
-    const uint32_t src = s->cfg.flows[p.flow].source;
-    const uint32_t bit = 1u << (LINE_RX + src);
-    s->cur_bin.irq_raised++;
-    if (c->pending & bit) {
-        s->cur_bin.irq_lost++;
-        count_drop(s, &p, (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED);
-    } else {
-        c->pending |= bit;
-        c->latched[src] = p;
-    }
-}
-
 /* The flow whose pending arrival comes first, by (time, sequence). */
 static void arrival_pick(rtsim *s)
 {
@@ -998,7 +856,7 @@ static void arrival_set(rtsim *s, uint32_t f, uint64_t t)
  * order. Returns flow f's first arrival not counted here.
  * cfg.exact_arrivals = 1 keeps one event per arrival (the reference the
  * tests compare against); a trace also needs every arrival. */
-static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t next)
+static uint64_t lost_arrivals(rtsim *s, uint32_t f, uint64_t next)
 {
     if (next >= s->run_end || s->trace != NULL || s->kick_mask != 0) return next;
     /* Generated arrivals only (flow_next_after); any other source of
@@ -1006,19 +864,7 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t 
     if (s->cfg.flows[f].pattern > RTSIM_PAT_PIECEWISE) return next;
     rtsim_drop why;
     bool irq;
-    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        const uint32_t bit = 1u << (LINE_RX + s->cfg.flows[f].source);
-        if (hook_is_filter(&s->hk) || !(c->pending & bit)) return next;
-        why = (c->enabled & bit) ? RTSIM_DROP_IRQ_OVERRUN : RTSIM_DROP_LINE_DISABLED;
-        irq = true;
-    } else if (s->cfg.nic_kind == RTSIM_NIC_MULTIQUEUE) {
-        return next;
-    } else if (s->cfg.rx.enabled ? s->posted.len == 0 : s->ring.len == s->ring.cap) {
-        why = RTSIM_DROP_RING_FULL;
-        irq = false;
-    } else {
-        return next;
-    }
+    if (!nic_drops_next(s, f, &why, &irq)) return next;
     uint64_t limit = s->run_end;
     const sim_event *e = evq_peek(&s->evq);
     if (e != NULL && e->t < limit) limit = e->t;
@@ -1048,59 +894,12 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, const sim_core *c, uint64_t 
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
     sim_trace *tr = &s->trace_src[f];
-    sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0, tr->next};
+    const sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0, tr->next};
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
     s->flow_st[f].offered++;
     trace_rec(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
-    const uint32_t bit = 1u << LINE_RX;
-    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        if (!hook_is_filter(&s->hk)) {
-            raise_rx(s, c, p);
-        } else {
-            /* A hardware filter in front of the interrupt controller. */
-            uint64_t zero_at;
-            switch (hook_filter_arrival(&s->hk, now, &zero_at)) {
-            case 0:
-                count_drop(s, &p, RTSIM_DROP_MITIGATION);
-                s->mst.drops++;
-                break;
-            case 1:
-                raise_rx(s, c, p);
-                break;
-            case 2:
-                raise_rx(s, c, c->filter_pkt);
-                c->filter_pkt = p;
-                break;
-            default:
-                c->filter_pkt = p;
-                break;
-            }
-            if (zero_at != SIM_INF) push_event(s, zero_at, EV_FILTER, EV_FILTER, 0, 0);
-        }
-    } else if (s->cfg.nic_kind == RTSIM_NIC_MULTIQUEUE) {
-        nic_arrival(s, p, now);
-    } else if (s->cfg.rx.enabled) {
-        /* DMA into the next posted buffer of the descriptor ring. */
-        if (s->posted.len == 0) {
-            count_drop(s, &p, RTSIM_DROP_RING_FULL);
-        } else {
-            p.buf = fifo_pop(&s->posted).buf;
-            dma_write(s, &p);
-            if (!fifo_push(&s->filled, p)) fail(s, "descriptor ring overflow");
-            s->cur_bin.irq_raised++;
-            if (c->pending & bit) s->cur_bin.irq_lost++;
-            c->pending |= bit;
-        }
-    } else {
-        if (!fifo_push(&s->ring, p)) {
-            count_drop(s, &p, RTSIM_DROP_RING_FULL);
-        } else {
-            s->cur_bin.irq_raised++;
-            if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes it anyway */
-            c->pending |= bit;
-        }
-    }
+    nic_receive(s, p, now);
     uint64_t next;
     if (tr->n) {
         trace_advance(tr);
@@ -1110,7 +909,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
         next = flow_next_after(&s->flow[f], now);
     }
     kick(s, c, now);
-    if (!s->cfg.exact_arrivals) next = lost_arrivals(s, f, c, next);
+    if (!s->cfg.exact_arrivals) next = lost_arrivals(s, f, next);
     arrival_set(s, f, next);
 }
 
@@ -1138,9 +937,8 @@ static void handle_event(rtsim *s, const sim_event *e)
         break;
     }
     case EV_FILTER: {
-        sim_core *c = rx_core(s);
-        if (hook_filter_zero(&s->hk, now)) raise_rx(s, c, c->filter_pkt);
-        kick(s, c, now);
+        nic_filter_zero(s, now);
+        kick(s, rx_core(s), now);
         break;
     }
     case EV_TICK: {
@@ -1157,12 +955,7 @@ static void handle_event(rtsim *s, const sim_event *e)
         break;
     }
     case EV_NIC: {
-        s->nic_npend--; /* the earliest pending one */
-        const uint32_t mask = rts_nic_moderation_expire(&s->nic, now);
-        for (unsigned q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
-            if (mask & (1u << q)) nic_announce(s, q);
-        nic_schedule(s);
-        if (mask != 0) kick(s, rx_core(s), now); /* armed early: nothing expired yet */
+        if (nic_expire(s, now)) kick(s, rx_core(s), now); /* armed early: nothing expired yet */
         break;
     }
     case EV_POLL: {
@@ -1319,38 +1112,6 @@ const char *rtsim_config_error(const rtsim_config *cfg)
         if (f->start_ns < 0) return "flows.start: must not be negative";
     }
     return hook_config_error(cfg);
-}
-
-/* Descriptors the host side holds for the multiqueue NIC: each queue's
- * size twice (the batch being taken and the next, Table 1's two bases). */
-static uint32_t nic_host_slots(const rtsim_config *cfg)
-{
-    uint32_t n = 0;
-    for (uint32_t q = 0; q < cfg->n_nic_queues && q < RTSIM_MAX_NIC_QUEUES; q++)
-        n += 2u * cfg->nic_queues[q].size;
-    return n;
-}
-
-/* The multiqueue NIC: its queues in order (queue q has id q) and the map. */
-static bool nic_setup(rtsim *s)
-{
-    const rtsim_config *c = &s->cfg;
-    rts_nic_moderation_init(&s->nic);
-    for (uint32_t q = 0; q < c->n_nic_queues; q++) {
-        const rtsim_nic_queue_cfg *n = &c->nic_queues[q];
-        uint8_t qid;
-        if (rts_nic_moderation_queue_add(&s->nic, n->size, (rts_time_ns)n->t_abs_ns, (rts_time_ns)n->t_pack_ns,
-                              n->frames, 0u, 0u, &qid) != RTS_OK ||
-            qid != q || !fifo_init(&s->nicq[q], n->size))
-            return false;
-    }
-    for (uint32_t i = 0; i < c->n_flows; i++) {
-        const rtsim_flow_cfg *f = &c->flows[i];
-        if (f->nic_queue == RTSIM_NIC_UNMAPPED) continue;
-        const rts_err e = rts_nic_moderation_map_add(&s->nic, nic_proto(f), nic_port(f), f->nic_queue);
-        if (e != RTS_OK && e != RTS_EEXIST) return false;
-    }
-    return true;
 }
 
 rtsim *rtsim_create(const rtsim_config *cfg)
