@@ -1,0 +1,22 @@
+/* The CPU scheduler and the tasks' jobs (sched.c). Private to the
+ * simulator. */
+#ifndef RTSIM_SCHED_H
+#define RTSIM_SCHED_H
+
+#include "sim.h"
+
+/* Give core c to whatever should run now: a pending enabled interrupt,
+ * else the highest-priority ready task (round robin among equals). */
+void kick(rtsim *s, sim_core *c, uint64_t now);
+/* When the activity running on core c ends (SIM_INF: never, or idle). */
+uint64_t core_done(const rtsim *s, const sim_core *c);
+/* The running task's job on core c ends at `now`. */
+void task_done(rtsim *s, sim_core *c, uint64_t now);
+/* The tick interrupt's handler on core c ended: with time slicing, a
+ * ready task of the running one's priority gets the core at the next pass. */
+void tick_isr_done(rtsim *s, sim_core *c);
+/* What the network driver does itself when the shield decides so: the
+ * operations the hooks are handed (hooks.h), with the simulator as ctx. */
+extern const sim_driver_ops driver_ops;
+
+#endif
