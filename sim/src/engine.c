@@ -1,6 +1,11 @@
-/* The simulation engine: cores, interrupt lines, the RTOS scheduler, the
- * NIC, the driver's RX queue, periodic tasks and the measurements.
- * Semantics: ARCHITECTURE.md "The simulator"; model choices: docs/model.md. */
+/* The event loop and the public API. rtsim_create() builds the device from
+ * its configuration; rtsim_run_until() takes, in (time, priority, sequence)
+ * order, the earliest of: the end of the ISR or task segment running on a
+ * core, a flow's next arrival, a queued event; and hands it to the room
+ * that owns it. Arrivals, the most frequent event, are kept out of the
+ * heap, and those the device would lose anyway are counted in closed form.
+ * The rooms of sim/src and their order: docs/architecture.md, "The
+ * simulator"; the model's choices: docs/model.md. */
 #include "irq.h"
 #include "measure.h"
 #include "nic.h"
@@ -91,6 +96,7 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, uint64_t next)
     return next;
 }
 
+/* Flow f's packet arrives at the NIC; the flow's next arrival is due. */
 static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
 {
     sim_trace *tr = &s->trace_src[f];
@@ -122,15 +128,13 @@ static void handle_event(rtsim *s, const sim_event *e)
         if (now + s->cfg.bin_ns < s->cfg.duration_ns)
             push_event(s, now + s->cfg.bin_ns, EV_BIN, EV_BIN, 0, 0);
         break;
-    case EV_TIMER: {
+    case EV_TIMER:
         if (irq_timer(s, e->arg, e->gen, now)) kick(s, rx_core(s), now);
         break;
-    }
-    case EV_FILTER: {
+    case EV_FILTER:
         nic_filter_zero(s, now);
         kick(s, rx_core(s), now);
         break;
-    }
     case EV_TICK: {
         sim_core *c = &s->core[e->arg];
         c->pending |= 1u << LINE_TICK;
@@ -144,22 +148,12 @@ static void handle_event(rtsim *s, const sim_event *e)
         kick(s, &s->core[t->cfg->core], now);
         break;
     }
-    case EV_NIC: {
+    case EV_NIC:
         if (nic_expire(s, now)) kick(s, rx_core(s), now); /* armed early: nothing expired yet */
         break;
-    }
-    case EV_POLL: {
-        /* The sleeping driver wakes for one iteration of its loop. */
-        sim_task *t = &s->task[e->arg];
-        if (!t->sleeping) break;
-        t->sleeping = false;
-        t->suspended = false;
-        t->polling = true;
-        t->remaining = (uint64_t)s->cfg.costs.mitig_poll_ns;
-        task_ready(s, t);
-        kick(s, &s->core[t->cfg->core], now);
+    case EV_POLL:
+        driver_sleep_end(s, &s->task[e->arg], now);
         break;
-    }
     default:
         break;
     }

@@ -309,6 +309,19 @@ static void driver_done(rtsim *s, sim_task *t, uint64_t now)
     if (t->suspended) t->state = TS_BLOCKED;
 }
 
+/* EV_POLL: the network task, suspended in a sleep loop, wakes for one
+ * iteration of its loop (its poll costs mitig_poll). */
+void driver_sleep_end(rtsim *s, sim_task *t, uint64_t now)
+{
+    if (!t->sleeping) return;
+    t->sleeping = false;
+    t->suspended = false;
+    t->polling = true;
+    t->remaining = (uint64_t)s->cfg.costs.mitig_poll_ns;
+    task_ready(s, t);
+    kick(s, &s->core[t->cfg->core], now);
+}
+
 void task_done(rtsim *s, sim_core *c, uint64_t now)
 {
     sim_task *t = &s->task[c->cur];

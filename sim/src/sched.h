@@ -12,6 +12,9 @@ void kick(rtsim *s, sim_core *c, uint64_t now);
 uint64_t core_done(const rtsim *s, const sim_core *c);
 /* The running task's job on core c ends at `now`. */
 void task_done(rtsim *s, sim_core *c, uint64_t now);
+/* EV_POLL: the network task sleeping in its loop (a mitigation suspended
+ * it with a sleep time) wakes for one iteration. */
+void driver_sleep_end(rtsim *s, sim_task *t, uint64_t now);
 /* The tick interrupt's handler on core c ended: with time slicing, a
  * ready task of the running one's priority gets the core at the next pass. */
 void tick_isr_done(rtsim *s, sim_core *c);
