@@ -9,6 +9,41 @@
 #include "measure.h"
 #include "nic.h"
 
+/* The RX ISR of source `src` starts on core c (`polled`: as the poll
+ * timer's handler, pure polling): what it will handle, and its cost beyond
+ * entry and exit. With the receive path, its prologue only: each frame is
+ * a step of its own (rx_isr_step()), costed by the path libshield took. */
+int64_t rx_isr_begin(rtsim *s, sim_core *c, uint32_t src, bool polled)
+{
+    const rtsim_costs *k = &s->cfg.costs;
+    s->cur_bin.isr_runs++;
+    if (s->masking_jobs) s->mst.mask_violations++; /* inside a task's critical section */
+    int64_t cost = k->isr_rx_batch_ns;
+    c->isr_source = src;
+    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
+        c->isr_pkt = c->latched[src];
+        c->isr_npkts = 1;
+    } else {
+        c->isr_npkts = s->cfg.rx.enabled ? 0 : s->ring.len;
+    }
+    if (s->cfg.rx.enabled) {
+        c->rx_step = false;
+        c->rx_stop = false;
+        return cost;
+    }
+    int64_t per =
+        s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
+    /* The queue's state when the handler runs decides its work: a full
+     * queue refuses the packet before it is copied (costs.isr_queue_full). */
+    if (!s->cfg.n_sources && s->cfg.nic_kind == RTSIM_NIC_EDGE && k->isr_queue_full_ns > 0 &&
+        s->rxq.len == s->rxq.cap)
+        per = k->isr_queue_full_ns;
+    cost += (int64_t)c->isr_npkts *
+            (per + ((hook_mask(&s->hk) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
+    if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
+    return cost;
+}
+
 /* The RX ISR's prologue: libshield admits the interrupt or not. */
 static bool rx_admitted(rtsim *s, const sim_core *c, uint64_t now)
 {
@@ -17,6 +52,9 @@ static bool rx_admitted(rtsim *s, const sim_core *c, uint64_t now)
     return ok;
 }
 
+/* The driver queue's RX ISR (receive path off), at its end: the packets it
+ * took enter the driver queue (an interrupt-level source's are delivered
+ * in the handler) and the network task is woken. */
 static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
 {
     uint32_t n = c->isr_npkts;
@@ -61,6 +99,13 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             if (!d->suspended) task_ready(s, d);
         }
     }
+}
+
+/* The RX ISR on core c ends (its last step, with the receive path). */
+void rx_isr_end(rtsim *s, sim_core *c, uint64_t now)
+{
+    if (!s->cfg.rx.enabled) rx_isr_done(s, c, now);
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_RX_DONE) hook_rx_isr_done(&s->hk, now, now - c->isr_start);
 }
 
 static const rtsim_drop shield_drop[RTS_SHIELD_DROP_REASONS] = {
@@ -250,46 +295,4 @@ uint64_t rx_poll_harvest(rtsim *s, uint64_t now)
     s->rxst.polls++;
     s->rxst.poll_ns += cost;
     return cost;
-}
-
-/* The RX ISR of source `src` starts on core c (`polled`: as the poll
- * timer's handler, pure polling): what it will handle, and its cost beyond
- * entry and exit. With the receive path, its prologue only: each frame is
- * a step of its own (rx_isr_step()), costed by the path libshield took. */
-int64_t rx_isr_begin(rtsim *s, sim_core *c, uint32_t src, bool polled)
-{
-    const rtsim_costs *k = &s->cfg.costs;
-    s->cur_bin.isr_runs++;
-    if (s->masking_jobs) s->mst.mask_violations++; /* inside a task's critical section */
-    int64_t cost = k->isr_rx_batch_ns;
-    c->isr_source = src;
-    if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        c->isr_pkt = c->latched[src];
-        c->isr_npkts = 1;
-    } else {
-        c->isr_npkts = s->cfg.rx.enabled ? 0 : s->ring.len;
-    }
-    if (s->cfg.rx.enabled) {
-        c->rx_step = false;
-        c->rx_stop = false;
-        return cost;
-    }
-    int64_t per =
-        s->cfg.n_sources ? s->cfg.sources[src].isr_per_packet_ns : k->isr_per_packet_ns;
-    /* The queue's state when the handler runs decides its work: a full
-     * queue refuses the packet before it is copied (costs.isr_queue_full). */
-    if (!s->cfg.n_sources && s->cfg.nic_kind == RTSIM_NIC_EDGE && k->isr_queue_full_ns > 0 &&
-        s->rxq.len == s->rxq.cap)
-        per = k->isr_queue_full_ns;
-    cost += (int64_t)c->isr_npkts *
-            (per + ((hook_mask(&s->hk) & RTS_SHIELD_HOOK_RX_ISR) ? k->mitig_isr_ns : 0));
-    if (polled) cost += k->timer_isr_ns; /* the poll: t_expire + t_poll + t_work (§5.2) */
-    return cost;
-}
-
-/* The RX ISR on core c ends (its last step, with the receive path). */
-void rx_isr_end(rtsim *s, sim_core *c, uint64_t now)
-{
-    if (!s->cfg.rx.enabled) rx_isr_done(s, c, now);
-    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_RX_DONE) hook_rx_isr_done(&s->hk, now, now - c->isr_start);
 }

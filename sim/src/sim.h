@@ -1,8 +1,10 @@
-/* The simulator's state: one struct rtsim that every room of sim/src reads
- * and writes (each field says which room owns it), and the primitives every
- * room uses on it: bounded FIFOs, pushing an event, making a task ready,
- * recording a fault. Private to the simulator; the public API is
- * rtsim/rtsim.h. The rooms and their order: docs/architecture.md. */
+/* The simulator's state: one struct rtsim that the rooms of sim/src share
+ * (each group of fields names the room that owns it; the others read it,
+ * and only rtsim_create() initialises another room's fields), and the
+ * primitives every room uses on it: bounded FIFOs, pushing an event,
+ * making a task ready, recording a fault. The hooks (hooks.h) never see
+ * it. Private to the simulator; the public API is rtsim/rtsim.h. The rooms
+ * and their order: docs/architecture.md, "The simulator". */
 #ifndef RTSIM_SIM_H
 #define RTSIM_SIM_H
 
@@ -115,6 +117,7 @@ typedef struct sim_core {
 } sim_core;
 
 struct rtsim {
+    /* engine.c: the configuration, the clock, the event loop */
     rtsim_config cfg;
     uint64_t now;
     uint64_t events;
@@ -123,12 +126,14 @@ struct rtsim {
     int error;
     const char *errmsg; /* what stopped the run (rtsim_error()) */
     sim_event_queue evq;
+    /* sched.c: the cores and the tasks (irq.c: each core's lines and ISR) */
     sim_core core[RTSIM_MAX_CORES];
     sim_task task[RTSIM_MAX_TASKS];
     int driver;         /* index of the driver task or -1 */
     int critical;       /* index of the critical task or -1 */
     uint64_t seq;       /* round-robin sequence counter */
     uint32_t kick_mask; /* cores whose running activity may have to change */
+    /* engine.c: the traffic (traffic.c, trace_source.c) and its next arrivals */
     sim_flow_gen flow[RTSIM_MAX_FLOWS];
     /* Each flow's next arrival, kept out of the event heap (the most frequent
      * event): its time (SIM_INF: none) and the sequence number it takes from
@@ -139,20 +144,21 @@ struct rtsim {
     sim_trace trace_src[RTSIM_MAX_FLOWS]; /* trace flows: their recorded frames */
     uint64_t trace_frames, trace_bytes;   /* held by all of them */
     bool started;                         /* rtsim_run_until() was called */
-    rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS];
-    int flow_worker[RTSIM_MAX_FLOWS]; /* worker task receiving each flow, or -1 */
-    /* Histograms of RTSIM_HIST_BINS bins. */
+    rtsim_flow_stats flow_st[RTSIM_MAX_FLOWS]; /* measure.c */
+    int flow_worker[RTSIM_MAX_FLOWS]; /* sched.c: worker task receiving each flow, or -1 */
+    /* measure.c: histograms of RTSIM_HIST_BINS bins */
     uint64_t *lat_hist[RTSIM_MAX_FLOWS]; /* one per configured flow */
     uint64_t *cycle_hist;
-    sim_fifo rxq, ring;
-    /* simulated interrupt controller seen through libshield's port */
+    sim_fifo rxq;  /* rx.c: the driver queue (receive path off) */
+    sim_fifo ring; /* nic.c: the DMA ring, or the multiqueue NIC's host slots (receive path off) */
+    /* irq.c: the simulated interrupt controller seen through libshield's port */
     rts_port port;
     rts_irq_gate gate;
     uint32_t timer_gen[SIM_MAX_TIMERS];
     uint32_t late_lines;   /* timer lines dispatched after pending RX lines (strict limiter) */
     uint32_t masking_jobs; /* masks_rx jobs in progress: the application masks the RX lines */
-    uint64_t rx_off_since; /* SIM_INF while the RX line is enabled */
-    /* measurements */
+    uint64_t rx_off_since; /* measure.c: SIM_INF while the RX line is enabled */
+    /* measure.c */
     rtsim_bin cur_bin;
     rtsim_bin totals;
     rtsim_bin *bins; /* ring of bins_cap finished bins */
@@ -162,22 +168,23 @@ struct rtsim {
     uint32_t trace_head, trace_len;
     uint64_t trace_lost;
     rtsim_mitigation_stats mst;
-    sim_hooks hk;        /* every protection, behind the driver's hooks (hooks.h) */
-    uint64_t det_count[RTSIM_DET_COUNT]; /* detector counters seen so far */
+    sim_hooks hk; /* hooks.c: every protection, behind the driver's hooks */
+    uint64_t det_count[RTSIM_DET_COUNT]; /* measure.c: detector counters seen so far */
     uint64_t det_first[RTSIM_DET_COUNT]; /* when each first fired, SIM_INF: never */
-    /* receive path (cfg.rx.enabled) */
+    /* the receive path (cfg.rx.enabled): nic.c writes frames into the
+     * buffer pool, rx.c hands them to libshield */
     uint8_t *bufmem;     /* nbufs frames of RTSIM_FRAME_MAX bytes: the buffer pool's memory */
     sim_pkt *bufpkt;     /* the packet each buffer holds */
     sim_fifo posted;     /* buffers posted to the descriptor ring, empty (pkt.buf only) */
     sim_fifo filled;     /* descriptors the NIC filled, waiting for the ISR */
     uint8_t *tmpl;       /* each flow's frame, RTSIM_FRAME_MAX bytes per flow */
     uint32_t tmpl_len[RTSIM_MAX_FLOWS];
-    int polling;         /* index of the polling task or -1 */
-    uint64_t poll_since; /* SIM_INF unless in polling mode */
+    int polling;         /* sched.c: index of the polling task or -1 */
+    uint64_t poll_since; /* measure.c: SIM_INF unless in polling mode */
     rtsim_rx_stats rxst;
-    uint64_t *path_hist;  /* RTSIM_PATH_COUNT * RTSIM_HIST_BINS: per-frame ISR durations */
-    sim_prng cost_rng;    /* draws of the per-path cost distributions */
-    /* multiqueue NIC */
+    uint64_t *path_hist;  /* measure.c: RTSIM_PATH_COUNT * RTSIM_HIST_BINS: per-frame ISR durations */
+    sim_prng cost_rng;    /* rx.c: draws of the per-path cost distributions */
+    /* nic.c: the multiqueue NIC */
     rts_nic_moderation nic;
     sim_fifo nicq[RTSIM_MAX_NIC_QUEUES]; /* frames waiting in each queue for its interrupt */
     /* Times of the EV_NIC events in the heap, each pushed earlier than all
