@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -163,3 +164,19 @@ def test_a_tree_without_the_sources_is_refused(tmp_path: Path):
     r = run(tmp_path)
     assert r.returncode == 2
     assert "holds no sim/src and libshield/" in r.stderr
+
+
+def test_the_architecture_doc_names_every_file_of_every_room():
+    """docs/architecture.md's table of rooms and ROOMS name the same files of sim/src."""
+    doc = (REPO / "docs" / "architecture.md").read_text()
+    table = doc.split("### Its rooms", 1)[1].split("\n### ", 1)[0]
+    in_doc = {
+        Path(name).stem
+        for row in table.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([\w.]+\.[ch])`", row.split("|")[1])
+    }
+    in_rooms = {stem for _, stems in check_layers.ROOMS for stem in stems}
+    assert in_doc == in_rooms
+    on_disk = {p.stem for p in (REPO / "sim" / "src").iterdir() if p.suffix in (".c", ".h")}
+    assert in_rooms == on_disk
