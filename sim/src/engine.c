@@ -9,7 +9,6 @@
 #include "irq.h"
 #include "measure.h"
 #include "nic.h"
-#include "rx.h"
 #include "sched.h"
 #include "sim.h"
 

@@ -12,6 +12,8 @@
 #include "rx.h"
 #include "sim_compiler.h"
 
+/* The ready task of `core` to run: the highest priority, the longest
+ * ready among equals (-1: none). */
 static int pick_task(rtsim *s, uint32_t core)
 {
     int best = -1;
@@ -322,6 +324,7 @@ void driver_sleep_end(rtsim *s, sim_task *t, uint64_t now)
     kick(s, &s->core[t->cfg->core], now);
 }
 
+/* The running task's job on core c ends: what its kind does then. */
 void task_done(rtsim *s, sim_core *c, uint64_t now)
 {
     sim_task *t = &s->task[c->cur];
@@ -341,6 +344,9 @@ void task_done(rtsim *s, sim_core *c, uint64_t now)
         acct_rx_mode(s, now);
     }
 }
+
+/* ---- what the driver does itself when the shield decides so: the
+ * operations the hooks are handed (sim_driver_ops), ctx the simulator */
 
 static void driver_suspend(void *ctx, uint64_t now)
 {
@@ -390,5 +396,4 @@ static void poll_wake(void *ctx, uint64_t now)
     task_ready(s, t);
 }
 
-/* What the driver does itself when the shield decides so (hook_perform()). */
 const sim_driver_ops driver_ops = {driver_suspend, driver_resume, driver_prio, poll_wake};
