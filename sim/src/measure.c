@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Append a trace record (when tracing is on). */
-void trace_rec(rtsim *s, uint64_t t, uint32_t kind, uint32_t core, int32_t arg, int64_t value)
+/* trace_rec() with tracing on: append a record, or count it lost when the
+ * ring is full. */
+void trace_append(rtsim *s, uint64_t t, uint32_t kind, uint32_t core, int32_t arg, int64_t value)
 {
-    if (s->trace == NULL) return;
     if (s->trace_len == s->cfg.trace_capacity) {
         s->trace_lost++;
         return;
@@ -23,16 +23,6 @@ void trace_rec(rtsim *s, uint64_t t, uint32_t kind, uint32_t core, int32_t arg, 
     rtsim_trace_rec r = {t, kind, core, arg, value};
     s->trace[i] = r;
     s->trace_len++;
-}
-
-/* Charge the CPU time since the last accounting to the current context. */
-void acct_cpu(rtsim *s, sim_core *c, uint64_t now)
-{
-    uint64_t d = now - c->acct_t;
-    s->cur_bin.cpu_ns[c->acct_ctx] += d;
-    if (c->acct_ctx >= RTSIM_CTX_TASK0 && c->acct_ctx < RTSIM_CTX_IDLE_CORE1)
-        s->task[c->acct_ctx - RTSIM_CTX_TASK0].st.cpu_ns += d;
-    c->acct_t = now;
 }
 
 void acct_rx_off(rtsim *s, uint64_t now)
@@ -117,26 +107,6 @@ void close_bin(rtsim *s, uint64_t now)
     memset(b, 0, sizeof *b);
     b->t_start_ns = now;
     b->net_prio_max = s->driver >= 0 ? s->task[s->driver].prio : 0u;
-}
-
-void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
-{
-    s->cur_bin.dropped[why]++;
-    trace_rec(s, s->now, RTSIM_TR_DROP, s->cfg.nic_core, (int32_t)why, p->flow);
-    s->flow_st[p->flow].dropped++;
-    s->flow_st[p->flow].drops[why]++;
-}
-
-/* A packet reaches the application: count it and its latency. */
-void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
-{
-    s->cur_bin.delivered++;
-    rtsim_flow_stats *fs = &s->flow_st[p->flow];
-    fs->delivered++;
-    uint64_t lat = now - p->t_arr;
-    if (lat > fs->latency_max_ns) fs->latency_max_ns = lat;
-    trace_rec(s, now, RTSIM_TR_DELIVER, s->cfg.nic_core, (int32_t)p->flow, (int64_t)lat);
-    s->lat_hist[p->flow][rtsim_hist_index(lat)]++;
 }
 
 /* The lateness of a cycle of periodic task t that should have ended by its

@@ -159,14 +159,6 @@ void kick(rtsim *s, sim_core *c, uint64_t now)
     c->seg_start = now;
 }
 
-uint64_t core_done(const rtsim *s, const sim_core *c)
-{
-    if (c->isr_line != SIM_NO_ISR) return c->isr_end;
-    if (c->cur < 0) return SIM_INF;
-    const sim_task *t = &s->task[c->cur];
-    return t->remaining == SIM_INF ? SIM_INF : c->seg_start + t->remaining;
-}
-
 void tick_isr_done(rtsim *s, sim_core *c)
 {
     if (!s->cfg.time_slicing || c->cur < 0) return;

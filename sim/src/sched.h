@@ -8,8 +8,15 @@
 /* Give core c to whatever should run now: a pending enabled interrupt,
  * else the highest-priority ready task (round robin among equals). */
 void kick(rtsim *s, sim_core *c, uint64_t now);
-/* When the activity running on core c ends (SIM_INF: never, or idle). */
-uint64_t core_done(const rtsim *s, const sim_core *c);
+/* When the activity running on core c ends (SIM_INF: never, or idle). The
+ * event loop asks for every core at every event: inline. */
+static inline uint64_t core_done(const rtsim *s, const sim_core *c)
+{
+    if (c->isr_line != SIM_NO_ISR) return c->isr_end;
+    if (c->cur < 0) return SIM_INF;
+    const sim_task *t = &s->task[c->cur];
+    return t->remaining == SIM_INF ? SIM_INF : c->seg_start + t->remaining;
+}
 /* The running task's job on core c ends at `now`. */
 void task_done(rtsim *s, sim_core *c, uint64_t now);
 /* EV_POLL: the network task sleeping in its loop (a mitigation suspended
