@@ -368,7 +368,8 @@ static in_flight count_in_flight(const rtsim *s)
         for (uint32_t k = 0; k < rx_sources(s); k++)
             if (c->pending & (1u << (LINE_RX + k))) f.nic++;
         if (c->isr_line >= LINE_RX) f.nic++;
-        if (hook_filter_latched(&s->hk)) f.nic++;
+        if ((s->hk.shield.cfg.protections & RTS_SHIELD_COUNTDOWN) && s->hk.shield.countdown.latched)
+            f.nic++;
     } else {
         f.nic = s->ring.len;
     }
