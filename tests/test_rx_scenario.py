@@ -3,7 +3,7 @@
 Schema tests (loading, defaults, refusals: one line naming the file and the
 key, exit 2, nothing written) need only the binding's declarations. The
 tests after "the engine's receive path" below run the simulator's receive
-path (sim/src/engine.c) and fail with a clear message until it is built.
+path (sim/src/rx.c) and fail with a clear message until it is built.
 """
 
 import json
@@ -312,7 +312,7 @@ def rx_engine():
             getattr(lib, sym)
         except AttributeError:
             pytest.fail(f"the simulator has no {sym}: the engine's receive path "
-                        "(sim/src/engine.c) is not built yet")
+                        "(sim/src/rx.c) is not built yet")
     return ffi, lib
 
 

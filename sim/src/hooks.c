@@ -1,13 +1,13 @@
-/* The driver's hooks into libshield: each hook is one call into
+/* The driver's hooks into libshield (hooks.h): each hook is one call into
  * rtshield/rts_shield.h at the place a real driver calls it, and the
- * returned decision is performed through libshield's port (engine.c's
- * simulated interrupt controller and timers). No protection logic lives
- * here; the configuration checks name the scenario keys. */
+ * returned decision is performed through the port and the driver
+ * operations the engine handed over. No protection logic lives here; the
+ * configuration checks name the scenario keys. */
 #include "hooks.h"
 
-#include "engine.h"
-
 #include <stdlib.h>
+
+_Static_assert(RTSIM_DET_COUNT == 3, "hook_detected() fills three detector counters");
 
 static uint32_t kind_bit(uint32_t kind)
 {
@@ -254,146 +254,174 @@ const char *hook_config_error(const rtsim_config *cfg)
     return shield_error(cfg);
 }
 
-/* Bind every receiving socket in the device's shield (at creation). */
-bool hook_bind_flows(struct rtsim *s)
+/* Bind every receiving socket of `cfg` in the device's shield (at creation). */
+bool hook_bind_flows(sim_hooks *h, const rtsim_config *cfg)
 {
-    for (uint32_t i = 0; i < s->cfg.n_flows; i++) {
-        if (!hook_binds(&s->cfg.flows[i])) continue;
-        const rts_shield_flow b = flow_binding(&s->cfg.flows[i]);
+    for (uint32_t i = 0; i < cfg->n_flows; i++) {
+        if (!hook_binds(&cfg->flows[i])) continue;
+        const rts_shield_flow b = flow_binding(&cfg->flows[i]);
         uint8_t id;
-        if (rts_shield_bind(&s->shield, &b, 0, &id) != RTS_OK) return false;
-        s->sflow_owner[id] = (int)i;
+        if (rts_shield_bind(&h->shield, &b, 0, &id) != RTS_OK) return false;
+        h->sflow_owner[id] = (int)i;
     }
     return true;
 }
 
-uint32_t hook_perform_all(struct rtsim *s, uint64_t now, const rts_shield_dec *d)
+uint32_t hook_perform_all(sim_hooks *h, uint64_t now, const rts_shield_dec *d)
 {
     /* One enable bit (Regehr §4): the protections write the hardware bit
-     * whatever the application's mask; two: through libshield's gate. */
-    rts_irq_gate *gate = s->cfg.mitigation.one_enable_bit ? NULL : &s->gate;
-    const uint32_t f = d->n_ops ? rts_shield_apply(&s->port, gate, &s->smap, d) : d->flags;
-    if (f & RTS_SHIELD_F_SUSPEND) eng_driver_suspend(s, now);
-    if (f & RTS_SHIELD_F_RESUME) eng_driver_resume(s, now);
-    if (f & RTS_SHIELD_F_PRIO) eng_driver_prio(s, now, d->task_prio);
-    if (f & RTS_SHIELD_F_POLL) eng_poll_wake(s, now);
+     * whatever the application's mask (gate NULL); two: through libshield's gate. */
+    const uint32_t f = d->n_ops ? rts_shield_apply(h->port, h->gate, &h->smap, d) : d->flags;
+    if (f & RTS_SHIELD_F_SUSPEND) h->ops->suspend(h->ctx, now);
+    if (f & RTS_SHIELD_F_RESUME) h->ops->resume(h->ctx, now);
+    if (f & RTS_SHIELD_F_PRIO) h->ops->set_prio(h->ctx, now, d->task_prio);
+    if (f & RTS_SHIELD_F_POLL) h->ops->poll_wake(h->ctx, now);
     return f;
 }
 
-bool hook_init(struct rtsim *s, uint64_t now)
+bool hook_init(sim_hooks *h, const rtsim_config *cfg, uint64_t now)
 {
-    for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++) s->smap.rx_line[k] = LINE_RX + k;
-    for (unsigned t = 0; t < RTS_SHIELD_TIMERS; t++) {
-        s->smap.timer_hw[t] = t;
-        s->smap.timer_line[t] = LINE_TIMER0 + t;
-    }
+    for (uint32_t i = 0; i < RTS_FLOW_MAX; i++)
+        h->sflow_owner[i] = -1;
+    h->tick_ns = cfg->tick_ns > 0 ? (uint64_t)cfg->tick_ns : 1u;
     rts_shield_cfg c;
-    (void)shield_cfg(&s->cfg, &c);
+    (void)shield_cfg(cfg, &c);
     rts_shield_dec d;
-    if (rts_shield_init(&s->shield, &c, (rts_time_ns)now, &d) != RTS_OK) return false;
-    s->hooks = rts_shield_hooks(&s->shield);
-    hook_perform(s, now, &d);
+    if (rts_shield_init(&h->shield, &c, (rts_time_ns)now, &d) != RTS_OK) return false;
+    h->mask = rts_shield_hooks(&h->shield);
+    hook_perform(h, now, &d);
     return true;
 }
 
-bool hook_rx_irq(struct rtsim *s, uint64_t now, uint64_t isr_entry, uint32_t source)
+bool hook_rx_irq(sim_hooks *h, uint64_t now, uint64_t isr_entry, uint32_t source)
 {
     rts_shield_dec d;
-    const bool ok = rts_shield_rx_irq_isr(&s->shield, source, isr_entry, &d);
-    hook_perform(s, now, &d);
-    eng_detect(s, now);
+    const bool ok = rts_shield_rx_irq_isr(&h->shield, source, isr_entry, &d);
+    hook_perform(h, now, &d);
     return ok;
 }
 
-bool hook_is_filter(const struct rtsim *s)
-{
-    return (s->shield.cfg.protections & RTS_SHIELD_COUNTDOWN) != 0u;
-}
-
-int hook_filter_arrival(struct rtsim *s, uint64_t now, uint64_t *zero_at)
+int hook_filter_arrival(sim_hooks *h, uint64_t now, uint64_t *zero_at)
 {
     rts_shield_dec d;
     rts_time_ns z;
-    rts_shield_filter_arrival_isr(&s->shield, now, &z, &d);
+    rts_shield_filter_arrival_isr(&h->shield, now, &z, &d);
     *zero_at = z;
     if (d.flags & RTS_SHIELD_F_DROP) return 0;
     if (d.flags & RTS_SHIELD_F_DELIVER) return (d.flags & RTS_SHIELD_F_LATCHED) ? 2 : 1;
     return 3;
 }
 
-bool hook_filter_zero(struct rtsim *s, uint64_t now)
+bool hook_filter_zero(sim_hooks *h, uint64_t now)
 {
-    return rts_shield_filter_zero_isr(&s->shield, now);
+    return rts_shield_filter_zero_isr(&h->shield, now);
 }
 
-bool hook_rx_packet(struct rtsim *s, uint64_t now, uint64_t isr_entry)
+bool hook_rx_packet(sim_hooks *h, uint64_t now, uint64_t isr_entry)
 {
     /* The ISR reads the OS tick count at entry (Danicki §2.2). */
-    const uint64_t tick = s->cfg.tick_ns > 0 ? (uint64_t)s->cfg.tick_ns : 1u;
     rts_shield_dec d;
-    const bool ok = rts_shield_rx_packet_isr(&s->shield, isr_entry / tick * tick, &d);
-    hook_perform(s, now, &d);
+    const bool ok =
+        rts_shield_rx_packet_isr(&h->shield, isr_entry / h->tick_ns * h->tick_ns, &d);
+    hook_perform(h, now, &d);
     return ok;
 }
 
-void hook_fill(struct rtsim *s, uint64_t now, uint32_t fill)
+void hook_fill(sim_hooks *h, uint32_t fill)
 {
-    rts_shield_fill_isr(&s->shield, fill);
-    eng_detect(s, now);
+    rts_shield_fill_isr(&h->shield, fill);
 }
 
-void hook_queue_full(struct rtsim *s, uint64_t now)
+void hook_queue_full(sim_hooks *h, uint64_t now)
 {
     rts_shield_dec d;
-    rts_shield_rx_queue_full_isr(&s->shield, now, &d);
-    hook_perform(s, now, &d);
+    rts_shield_rx_queue_full_isr(&h->shield, now, &d);
+    hook_perform(h, now, &d);
 }
 
-bool hook_task_poll(struct rtsim *s, uint64_t now, uint64_t *sleep_ns)
+bool hook_rx_frame(sim_hooks *h, uint64_t now, uint64_t isr_entry, unsigned buf,
+                   const uint8_t *frame, uint32_t len, rts_shield_rx *rx, uint32_t *flags,
+                   unsigned *drop)
+{
+    rts_shield_dec d;
+    /* The ISR reads the OS tick count at entry, as for the driver queue. */
+    if (rts_shield_rx_frame_isr(&h->shield, buf, frame, len, 0u, 0u, now,
+                                isr_entry / h->tick_ns * h->tick_ns, rx, &d) != RTS_OK)
+        return false;
+    *flags = hook_perform(h, now, &d);
+    *drop = d.drop;
+    return true;
+}
+
+bool hook_task_poll(sim_hooks *h, uint64_t now, uint64_t *sleep_ns)
 {
     rts_shield_dec d;
     rts_time_ns sl;
-    const bool run = rts_shield_task_poll(&s->shield, now, &sl, &d);
-    hook_perform(s, now, &d);
+    const bool run = rts_shield_task_poll(&h->shield, now, &sl, &d);
+    hook_perform(h, now, &d);
     *sleep_ns = sl;
     return run;
 }
 
-void hook_task_done(struct rtsim *s, uint64_t now, uint64_t work_ns, uint32_t fill)
+bool hook_task_next(sim_hooks *h, uint64_t now, rts_rx_job *job)
 {
     rts_shield_dec d;
-    (void)rts_shield_task_done(&s->shield, NULL, now, work_ns, fill, NULL, &d);
-    hook_perform(s, now, &d);
-    eng_detect(s, now);
+    const rts_err e = rts_shield_task_next(&h->shield, job, &d);
+    hook_perform(h, now, &d);
+    return e == RTS_OK;
 }
 
-void hook_cycle_end(struct rtsim *s, uint64_t now, uint64_t start, uint64_t target)
+void hook_task_done(sim_hooks *h, uint64_t now, uint64_t work_ns, uint32_t fill)
 {
     rts_shield_dec d;
-    (void)rts_shield_cycle_end(&s->shield, start, target, now, &d);
-    hook_perform(s, now, &d);
-    eng_detect(s, now);
+    (void)rts_shield_task_done(&h->shield, NULL, now, work_ns, fill, NULL, &d);
+    hook_perform(h, now, &d);
 }
 
-bool hook_timer_at_expiry(const struct rtsim *s, unsigned timer)
+bool hook_rx_task_done(sim_hooks *h, uint64_t now, const rts_rx_job *job, uint64_t work_ns,
+                       uint16_t *refill)
 {
-    return (s->shield.cfg.protections & RTS_SHIELD_STRICT) != 0u &&
+    rts_shield_dec d;
+    const rts_err e = rts_shield_task_done(&h->shield, job, now, work_ns, 0, refill, &d);
+    hook_perform(h, now, &d);
+    return e == RTS_OK;
+}
+
+uint32_t hook_poll_begin(sim_hooks *h, uint64_t now)
+{
+    return rts_shield_poll_begin(&h->shield, now);
+}
+
+void hook_poll_end(sim_hooks *h, uint64_t now)
+{
+    rts_shield_dec d;
+    rts_shield_poll_end(&h->shield, now, &d);
+    hook_perform(h, now, &d);
+}
+
+void hook_cycle_end(sim_hooks *h, uint64_t now, uint64_t start, uint64_t target)
+{
+    rts_shield_dec d;
+    (void)rts_shield_cycle_end(&h->shield, start, target, now, &d);
+    hook_perform(h, now, &d);
+}
+
+bool hook_timer_at_expiry(const sim_hooks *h, unsigned timer)
+{
+    return (h->shield.cfg.protections & RTS_SHIELD_STRICT) != 0u &&
            timer >= RTS_SHIELD_TIMER_STRICT0 && timer < RTS_SHIELD_TIMERS;
 }
 
-void hook_rx_isr_done(struct rtsim *s, uint64_t now, uint64_t isr_ns)
+void hook_rx_isr_done(sim_hooks *h, uint64_t now, uint64_t isr_ns)
 {
     rts_shield_dec d;
-    rts_shield_rx_isr_done_isr(&s->shield, now, isr_ns, &d);
-    hook_perform(s, now, &d);
+    rts_shield_rx_isr_done_isr(&h->shield, now, isr_ns, &d);
+    hook_perform(h, now, &d);
 }
 
-void hook_timer(struct rtsim *s, uint64_t now, unsigned timer)
+void hook_timer(sim_hooks *h, uint64_t now, unsigned timer)
 {
     rts_shield_dec d;
-    (void)rts_shield_timer_isr(&s->shield, timer, now, &d);
-    hook_perform(s, now, &d);
+    (void)rts_shield_timer_isr(&h->shield, timer, now, &d);
+    hook_perform(h, now, &d);
 }
-
-_Static_assert((int)RTS_SHIELD_TIMERS <= (int)SIM_POLL_TIMER,
-               "the polling mode's timer must not be one of the shield's timers");

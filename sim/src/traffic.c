@@ -163,9 +163,8 @@ static SIM_HOT_INLINE bool arrival_in_interval(sim_flow_gen *g, uint64_t t, doub
     return true;
 }
 
-uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first)
+uint64_t flow_next_after(sim_flow_gen *g, uint64_t t)
 {
-    (void)first;
     for (int guard = 0; guard < 100000; guard++) {
         uint64_t nc, at;
         const double r = rate_interval(g, t, &nc);
@@ -248,7 +247,7 @@ uint64_t flow_skip_before(sim_flow_gen *g, uint64_t next, uint64_t limit, uint64
          * an interval's end, a fraction not yet on the gap's grid, or a gap
          * outside grid_jump's range. */
         n++;
-        next = flow_next_after(g, next, 0);
+        next = flow_next_after(g, next);
     }
     *count += n;
     return next;

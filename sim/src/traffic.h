@@ -37,7 +37,7 @@ void flow_gen_init(sim_flow_gen *g, const rtsim_flow_cfg *cfg, uint64_t seed, ui
 double flow_rate_at(const sim_flow_gen *g, uint64_t t);
 /* Time of the first arrival at or after `t` following an arrival (or the
  * start) at `t`; UINT64_MAX when the flow never sends again. */
-uint64_t flow_next_after(sim_flow_gen *g, uint64_t t, int first);
+uint64_t flow_next_after(sim_flow_gen *g, uint64_t t);
 
 /* The arrivals from `next` (an arrival time) up to, not including, `limit`:
  * adds their number to *count and returns the first arrival at or after

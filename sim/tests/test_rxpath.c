@@ -4,7 +4,7 @@
  * sockets and workers; conservation of every frame. */
 #include "sim_test_util.h"
 
-#include "engine.h"
+#include "sim.h"
 
 
 /* The receive-path device (rx_base) with its network task, task 0, at priority 1. */
@@ -39,13 +39,13 @@ static void check_conservation(rtsim *s, const rtsim_config *c)
             by += fs.drops[r];
         CHECK_EQ(fs.dropped, by);
     }
-    CHECK_EQ(rts_flow_queue_check(&s->shield.rx.fq), RTS_OK);
+    CHECK_EQ(rts_flow_queue_check(&s->hk.shield.rx.fq), RTS_OK);
     /* Every buffer is posted, filled, queued or held: none lost. */
     uint64_t in_nic = 0;
     for (uint32_t q = 0; q < RTSIM_MAX_NIC_QUEUES; q++)
         in_nic += s->nicq[q].len;
     CHECK_EQ(s->posted.len + s->filled.len + in_nic,
-             rts_flow_queue_count(&s->shield.rx.fq, RTS_BUF_RING) + rts_flow_queue_count(&s->shield.rx.fq, RTS_BUF_ISR));
+             rts_flow_queue_count(&s->hk.shield.rx.fq, RTS_BUF_RING) + rts_flow_queue_count(&s->hk.shield.rx.fq, RTS_BUF_ISR));
 }
 
 /* Run `c` to its end, check that every frame is conserved, and return flow

@@ -1,11 +1,11 @@
 /* Review of the engine against ARCHITECTURE.md "The simulator": one small
  * scenario per semantic rule with a hand-computed clock, and conservation
  * invariants (packets, CPU time) over random scenarios. The invariant test
- * reads the engine's internal state (engine.h) to count what is still in
+ * reads the engine's internal state (sim.h) to count what is still in
  * flight when the run ends. */
 #include <string.h>
 
-#include "engine.h"
+#include "sim.h"
 #include "sim_test_util.h"
 
 /* Trace records of one kind, in order, into out[0..max). */
@@ -205,9 +205,9 @@ static void test_rate_change_point(void)
         f.poisson = rows[i].poisson;
         sim_flow_gen g;
         flow_gen_init(&g, &f, 7, 0);
-        uint64_t t = flow_next_after(&g, 0, 1);
+        uint64_t t = flow_next_after(&g, 0);
         while (t != UINT64_MAX && t < (uint64_t)rows[i].change)
-            t = flow_next_after(&g, t, 0);
+            t = flow_next_after(&g, t);
         if (rows[i].poisson)
             CHECK(t >= (uint64_t)rows[i].change && t < (uint64_t)rows[i].change + 50 * US);
         else
@@ -253,7 +253,7 @@ static void test_skip_equals_walk(void)
         sim_flow_gen walk, skip;
         flow_gen_init(&walk, &f, 5, 0);
         flow_gen_init(&skip, &f, 5, 0);
-        uint64_t tw = flow_next_after(&walk, 0, 1), ts = flow_next_after(&skip, 0, 1);
+        uint64_t tw = flow_next_after(&walk, 0), ts = flow_next_after(&skip, 0);
         uint64_t skipped = 0;
         for (int k = 0; k < 400 && tw < 100 * MS; k++) {
             /* A limit from just past the arrival to a few ms later. */
@@ -262,7 +262,7 @@ static void test_skip_equals_walk(void)
             uint64_t n = 0;
             while (tw < limit) {
                 n++;
-                tw = flow_next_after(&walk, tw, 0);
+                tw = flow_next_after(&walk, tw);
             }
             uint64_t m = 0;
             ts = flow_skip_before(&skip, ts, limit, &m);
@@ -272,8 +272,8 @@ static void test_skip_equals_walk(void)
             CHECK_EQ(skip.rng.s, walk.rng.s);
             skipped += m;
             /* and one arrival by the ordinary step */
-            tw = flow_next_after(&walk, tw, 0);
-            ts = flow_next_after(&skip, ts, 0);
+            tw = flow_next_after(&walk, tw);
+            ts = flow_next_after(&skip, ts);
             CHECK_EQ(ts, tw);
         }
         CHECK(skipped > 1000);
@@ -365,10 +365,11 @@ static in_flight count_in_flight(const rtsim *s)
     in_flight f = {0, 0, 0};
     const sim_core *c = &s->core[s->cfg.nic_core];
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
-        for (uint32_t k = 0; k < eng_sources(s); k++)
+        for (uint32_t k = 0; k < rx_sources(s); k++)
             if (c->pending & (1u << (LINE_RX + k))) f.nic++;
         if (c->isr_line >= LINE_RX) f.nic++;
-        if ((s->shield.cfg.protections & RTS_SHIELD_COUNTDOWN) && s->shield.countdown.latched) f.nic++;
+        if ((s->hk.shield.cfg.protections & RTS_SHIELD_COUNTDOWN) && s->hk.shield.countdown.latched)
+            f.nic++;
     } else {
         f.nic = s->ring.len;
     }
