@@ -44,6 +44,7 @@ from .system import ModelInfeasible, OpenParam, System
 
 __all__ = ["Design", "design_system", "shared_timer_candidates"]
 
+
 @dataclass
 class Design:
     param: str

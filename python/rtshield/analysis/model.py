@@ -61,7 +61,6 @@ ENGINE_KIND = {
 }
 
 
-
 def fold_source(sc):
     """A scenario with one ``[[sources]]`` entry as the same scenario without it:
     the source's handler work becomes ``isr_per_packet`` and its own burst or
