@@ -16,19 +16,10 @@ Public API:
 * :mod:`rtshield.analysis.rta` — the response-time analysis on plain tasks.
 """
 
+from .model import cross_check, system_from_scenario
 from .report import Report, analyze_system, expand_system
 from .rta import Task, analyze
 from .system import System, load_system
-
-
-def __getattr__(name: str):
-    # the scenario mapping imports the simulator's scenario module: on first use only
-    if name in ("system_from_scenario", "cross_check"):
-        from . import model
-
-        return getattr(model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "Report",

@@ -20,12 +20,11 @@ The open parameter is written ``"?"`` in the system file. Supported:
   utilization is chosen. If the sources give fixed bursts instead of rates,
   the shortest safe period.
 
-Every search relies on monotonicity: a longer interarrival, a smaller burst,
-budget or capacity never increases any response time in the analysis, so the
-safe values form an interval and a binary search finds its end exactly (to
-1 ns for durations, 1 for counts). The result shows the margin — the
-smallest slack ``D - WCRT`` at the boundary — and the first unsafe value with
-the task that fails there.
+Every search is :func:`.search.boundary`'s binary search on monotonicity (the
+safe values form an interval). The result shows the margin — the smallest
+slack ``D - WCRT`` at the boundary — and the first unsafe value with the task
+that fails there; :func:`simulate_design` checks it in the simulator
+(:mod:`.simcheck`).
 """
 
 from __future__ import annotations
@@ -39,29 +38,11 @@ from rtshield.units import format_ns
 
 from . import native
 from .report import Report, analyze_system
+from .search import MAX_COUNT, MAX_DURATION_NS, answer_head, boundary, safe, why_unsafe
+from .simcheck import SimUnsupported, run_worst_case
 from .system import ModelInfeasible, OpenParam, System
 
 __all__ = ["Design", "design_system", "shared_timer_candidates"]
-
-#: Upper end of duration searches: 1000 s.
-MAX_DURATION_NS = 1_000 * 10**9
-#: Upper end of count searches.
-MAX_COUNT = 1_000_000
-
-
-def answer_head(
-    name: str, shown: str | None, note: str, unsafe_reason: str, margin: str, m: int | None
-) -> list[str]:
-    """The first lines of a design answer: ``name = shown``, its note and the analysed
-    margin ``m`` (labelled ``margin``); ``name: no safe value (why)`` alone when
-    ``shown`` is None."""
-    if shown is None:
-        return [f"{name}: no safe value ({note or unsafe_reason})"]
-    lines = [f"{name} = {shown}"]
-    if note:
-        lines.append(f"  {note}")
-    lines.append(f"  {margin} = {'-' if m is None else format_ns(m)}")
-    return lines
 
 
 @dataclass
@@ -188,93 +169,22 @@ def _try(system: System, op: OpenParam, setter: Callable[[object, int], None], v
         return e
 
 
-def _why(rep) -> str:
-    if isinstance(rep, Exception):
-        return str(rep)
-    for r in rep.result.tasks:
-        if not r.schedulable:
-            return f"{r.task.name}: {r.reason}"
-    for c in rep.nic_checks:
-        if not c.ok:
-            return f"nic {c.rule}: {c.inequality}"
-    return ""
+def _search(system, op, setter, lo: int, hi: int, kind: str, param: str, note: str, largest: bool):
+    """The largest (``largest``: the safe set is a prefix) or smallest (a suffix) safe
+    value in [lo, hi], by :func:`.search.boundary`, with the analysis at it."""
 
+    def probe(v: int):
+        return _try(system, op, setter, v)
 
-def _ok(rep) -> bool:
-    return isinstance(rep, Report) and rep.schedulable
-
-
-def _largest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=""):
-    """Largest v in [lo, hi] that is safe (safe set is a prefix)."""
-    first = _try(system, op, setter, lo)
-    if not _ok(first):
-        return Design(
-            param,
-            kind,
-            None,
-            None,
-            lo,
-            _why(first),
-            note or f"unsafe even at {lo if kind == 'count' else format_ns(lo)}",
-        )
-    # Exponential search for an unsafe upper end, then bisect.
-    good, step = lo, 1
-    bad = None
-    while good + step <= hi:
-        rep = _try(system, op, setter, good + step)
-        if _ok(rep):
-            good += step
-            step *= 2
-        else:
-            bad = good + step
-            break
-    else:
-        if good < hi:
-            if _ok(_try(system, op, setter, hi)):
-                good = hi
-            else:
-                bad = hi
+    good, bad = boundary(lambda v: safe(probe(v)), lo, hi, largest)
+    if good is None:
+        at = f"unsafe even at {bad if kind == 'count' else format_ns(bad)}"
+        why = why_unsafe(probe(bad))
+        return Design(param, kind, None, None, bad, why, (note or at) if largest else at)
     if bad is None:
-        return Design(
-            param,
-            kind,
-            good,
-            _try(system, op, setter, good),
-            None,
-            "",
-            note or "safe up to the end of the search range",
-        )
-    return _bisect(system, op, setter, good, bad, kind, param, note)
-
-
-def _bisect(system, op, setter, good: int, bad: int, kind: str, param: str, note: str):
-    """Narrow a safe ``good`` and an unsafe ``bad`` (either order) to neighbours."""
-    while abs(bad - good) > 1:
-        mid = (good + bad) // 2
-        if _ok(_try(system, op, setter, mid)):
-            good = mid
-        else:
-            bad = mid
-    return Design(
-        param,
-        kind,
-        good,
-        _try(system, op, setter, good),
-        bad,
-        _why(_try(system, op, setter, bad)),
-        note,
-    )
-
-
-def _smallest(system, op, setter, lo: int, hi: int, kind: str, param: str, note=""):
-    """Smallest v in [lo, hi] that is safe (safe set is a suffix)."""
-    top = _try(system, op, setter, hi)
-    if not _ok(top):
-        return Design(param, kind, None, None, hi, _why(top), f"unsafe even at {format_ns(hi)}")
-    good = hi
-    if _ok(_try(system, op, setter, lo)):
-        return Design(param, kind, lo, _try(system, op, setter, lo), None, "", note)
-    return _bisect(system, op, setter, good, lo, kind, param, note)
+        end = "safe up to the end of the search range"
+        return Design(param, kind, good, probe(good), None, "", (note or end) if largest else note)
+    return Design(param, kind, good, probe(good), bad, why_unsafe(probe(bad)), note)
 
 
 def shared_timer_candidates(rates_hz: list[float], f_min: int = 1) -> list[int]:
@@ -313,7 +223,7 @@ def _design_timer(system: System, op: OpenParam) -> Design:
 
     if any(s.max_rate_hz is None for s in srcs):
         # Fixed bursts: a longer timer period only lowers the load.
-        d = _smallest(
+        d = _search(
             system,
             op,
             set_period,
@@ -322,6 +232,7 @@ def _design_timer(system: System, op: OpenParam) -> Design:
             "duration",
             op.label,
             "shortest safe timer period for the fixed bursts",
+            largest=False,
         )
         if d.value is not None:
             d.note += f" (timer {1e9 / d.value:.3f} Hz)"
@@ -335,7 +246,7 @@ def _design_timer(system: System, op: OpenParam) -> Design:
         period = round(1e9 / f)
         rep = _try(system, op, set_hz, f)
         bursts = {s.name: native.round_burst(s.max_rate_hz, f) for s in srcs}
-        ok = _ok(rep)
+        ok = safe(rep)
         u = rep.result.utilization if isinstance(rep, Report) else None
         row = {
             "timer_hz": f,
@@ -412,8 +323,6 @@ def simulate_design(system: System, d: Design) -> None:
     at the boundary no thread may exceed its WCRT or its deadline; one step beyond
     is simulated and reported. Fills ``d.simulated``; a system the engine cannot
     express gets the reason instead."""
-    from .simcheck import SimUnsupported, run_worst_case
-
     if d.value is None or system.open is None or system.open.key not in _ATTR:
         return
     try:
@@ -457,12 +366,14 @@ def design_system(system: System) -> Design:
     tgt = _target(system, op)
 
     def largest(attr: str, lo: int, hi: int, kind: str, note: str) -> Design:
-        return _largest(system, op, _setter(attr), lo, hi, kind, op.label, note)
+        return _search(system, op, _setter(attr), lo, hi, kind, op.label, note, largest=True)
 
     def smallest_period(attr: str, note: str, per_second: str) -> Design:
         """The smallest safe period ``attr`` of the source, its frequency in the note."""
         param = f"source.{op.name}.{attr}"
-        d = _smallest(system, op, _setter(attr), 1, MAX_DURATION_NS, "duration", param, note)
+        d = _search(
+            system, op, _setter(attr), 1, MAX_DURATION_NS, "duration", param, note, largest=False
+        )
         if d.value is not None:
             d.note += f" ({per_second} {1e9 / d.value:.3f} Hz)"
         return d

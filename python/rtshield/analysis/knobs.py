@@ -20,26 +20,35 @@ knob                       protection             answer
 =========================  =====================  ===============================
 
 The search runs on the analysis of :func:`.model.system_from_scenario` (the
-one mapping) and relies on monotonicity, as :mod:`.design` does. Then the
-simulator runs the scenario with *worst-case traffic* for the protection
-(:func:`worst_case_traffic`) at the boundary and one step beyond it: the safe
-value must show no miss; the report gives the analytic margin, the simulated
-one, and what the simulation shows one step beyond.
+one mapping) and relies on monotonicity (:func:`.search.boundary`), as
+:mod:`.design` does. Then the simulator runs the scenario with *worst-case
+traffic* for the protection (:func:`.worstcase.worst_case_traffic`) at the
+boundary and one step beyond it: the safe value must show no miss; the report
+gives the analytic margin, the simulated one, and what the simulation shows
+one step beyond.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
-from .design import MAX_COUNT, MAX_DURATION_NS, _ok, _why, answer_head
-from .model import bound_system, fold_source, rx_isr_hooked, system_from_scenario
+from .model import bound_system, system_from_scenario
 from .report import Report, analyze_system
+from .search import (
+    MAX_COUNT,
+    MAX_DURATION_NS,
+    analyse_scenario,
+    answer_head,
+    boundary,
+    safe,
+    why_unsafe,
+)
 from .system import ModelInfeasible
+from .worstcase import on_source, tcp_flow, worst_case_traffic
 
 __all__ = ["KNOBS", "KnobDesign", "default_knob", "design_knob", "worst_case_traffic"]
 
@@ -70,132 +79,6 @@ _DEFAULT = {
 def default_knob(sc) -> str:
     """The knob of the scenario's protection (the first one :data:`KNOBS` lists)."""
     return _DEFAULT[sc.mitigation.kind]
-
-
-def _flow(name: str, rate: float | None, begin: int, *, steps=None, step_every=None):
-    from rtshield.scenario import Flow
-
-    if steps is not None:
-        return Flow(
-            name, "tcp", 80, 60, 0, "steps", begin, rates_pps=steps, step_every_ns=step_every
-        )
-    return Flow(name, "tcp", 80, 60, 0, "constant", begin, rate_pps=rate)
-
-
-def _isr_ns(sc) -> int:
-    sc = fold_source(sc)
-    k = sc.costs
-    hook = k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0
-    return k["isr_entry_exit"] + k["isr_per_packet"] + hook
-
-
-def _source_isr_ns(sc, src) -> int:
-    """One interrupt of ``[[sources]]`` entry ``src``: entry/exit, its handler, the hook."""
-    k = sc.costs
-    hook = k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0
-    return k["isr_entry_exit"] + src.isr_work_ns + hook
-
-
-def _on_source(sc, flows):
-    """Flows that arrive on the scenario's one ``[[sources]]`` entry, if it has one."""
-    if not sc.sources:
-        return flows
-    return tuple(dataclasses.replace(f, source=sc.sources[0].name) for f in flows)
-
-
-def _aligned_tick(earliest: int, lead: int, per: int, P: int) -> int:
-    """The limiter tick (a multiple of ``per``, at or after ``earliest``) whose
-    first flood interrupt, ``lead`` before it, is met soonest by a release of
-    the critical task (a multiple of ``P``): releases and ticks are fixed grids
-    from time 0, so the analysis' critical instant — a release at the flood's
-    first interrupt — is reachable only up to this offset."""
-    first = -(-earliest // per)
-    best = None
-    for k in range(first, first + 64):
-        start = k * per - lead
-        off = -start % P  # the first release at or after the flood's start
-        if best is None or off < best[0]:
-            best = (off, k * per)
-        if off == 0:
-            break
-    assert best is not None
-    return best[1]
-
-
-def worst_case_traffic(sc, rate_pps: float | None = None):
-    """Scenario ``sc`` with its flows replaced by the traffic that drives its
-    protection to the analysis' worst case, and a run of a few periods.
-
-    * no limiting parameter (none, Hysteresis, Budget): evenly spaced packets
-      at ``rate_pps`` (default: the scenario's own peak) from time 0, so one
-      arrives at every release of the critical task;
-    * Queue Mitigation, strict, countdown: a flood (a packet every quarter
-      ISR) from time 0 into an empty queue and idle limiter;
-    * Burst Mitigation: one packet opens a slice; a flood from the third
-      release, timed so that the slice ends (tick-quantized) once K − 1
-      packets have run, and K more run right after it (Danicki's 2K);
-    * bursty limiter: a flood that starts N interrupts before a timer tick,
-      after a release, so N run before the tick and N after.
-    """
-    from .model import traffic_min_interarrival
-
-    m, kind = fold_source(sc).mitigation, sc.mitigation.kind
-    P = sc.critical.period_ns
-    isr = _isr_ns(sc)
-    flood = 1e9 / max(1, isr // 4)
-    tick = sc.platform.tick_ns
-    r = 2 * P  # a release after the start-up
-    if kind in ("none", "hysteresis", "budget"):
-        if rate_pps is None:
-            t = traffic_min_interarrival(sc)
-            rate_pps = 1e9 / t if t else flood
-        flows = (_flow("flood", rate_pps, 0),)
-    elif kind in ("queue", "strict", "countdown", "polling"):
-        flows = (_flow("flood", flood, 0),)
-    elif kind == "burst":
-        K, S = m.capacity, m.slice_ns
-        end = r + (K - 1) * isr
-        if tick:
-            end = -(-end // tick) * tick
-        p_open = end - S + (tick // 2 if tick else 0)
-        while p_open < 0:
-            r += P
-            end += P
-            p_open += P
-        e = max(1, (tick or S) // 2)
-        # one arrival 2/3 into a step of e, none in the next: exactly one packet at p_open
-        open_flow = _flow("open", None, p_open - e * 2 // 3, steps=(1.5e9 / e, 0.0), step_every=e)
-        flows = (open_flow, _flow("flood", flood, r))
-    elif kind == "bursty" and len(sc.sources) > 1:
-        # Regehr & Duongsaa §3.5: every source floods from one instant, so the
-        # bursts of all of them run back to back (first source first) and end
-        # just before a tick of the shared timer
-        isrs = [_source_isr_ns(sc, x) for x in sc.sources]
-        total = sum((x.burst or m.burst) * c for x, c in zip(sc.sources, isrs, strict=True))
-        gap = max(1, min(isrs) // 4)
-        per = m.period_ns
-        d = total + gap + 1
-        t_k = _aligned_tick(r + d, d - gap, per, P)
-        flows = tuple(
-            dataclasses.replace(_flow(f"flood_{x.name}", 1e9 / gap, t_k - d), source=x.name)
-            for x in sc.sources
-        )
-        span = max(8 * P, r + 4 * P, t_k + 2 * per)
-        bins = -(-span // P)
-        return dataclasses.replace(sc, flows=flows, duration_ns=bins * P, bin_ns=P)
-    elif kind == "bursty":
-        N, per = m.burst, m.period_ns
-        gap = max(1, isr // 4)
-        d = N * isr + gap + 1  # first arrival one gap in; the N-th ISR ends 1 ns before the tick
-        t_k = _aligned_tick(r + d, d - gap, per, P)
-        flows = (_flow("flood", flood, t_k - d),)
-        r = max(r, t_k + per - 4 * P)  # the run lasts two limiter periods past the tick
-    else:
-        raise UsageError(f"{sc.path}: no worst-case traffic for mitigation {kind!r}")
-    flows = _on_source(sc, flows)
-    span = max(8 * P, r + 4 * P, (m.slice_ns or 0) * 3)
-    bins = -(-span // P)
-    return dataclasses.replace(sc, flows=flows, duration_ns=bins * P, bin_ns=P)
 
 
 @dataclass
@@ -344,48 +227,8 @@ def _with(sc, knob: str, v: int):
     if knob == "mitigation.window":
         return dataclasses.replace(sc, mitigation=dataclasses.replace(m, window_ns=v))
     if knob == "traffic.rate":
-        return dataclasses.replace(sc, flows=_on_source(sc, (_flow("flood", 1e9 / v, 0),)))
+        return dataclasses.replace(sc, flows=on_source(sc, (tcp_flow("flood", 1e9 / v, 0),)))
     raise UsageError(f"--knob {knob}: unknown (one of {', '.join(KNOBS)})")
-
-
-def _analyse(sc) -> Report | Exception:
-    try:
-        return analyze_system(system_from_scenario(sc))
-    except ModelInfeasible as e:
-        return e
-
-
-def _boundary(ok: Callable[[int], bool], lo: int, hi: int, largest: bool):
-    """(safe, unsafe) neighbours; safe None if nothing in [lo, hi] is, unsafe None if all are."""
-    if largest:
-        if not ok(lo):
-            return None, lo
-        good, step, bad = lo, 1, None
-        while good + step <= hi:
-            if ok(good + step):
-                good += step
-                step *= 2
-            else:
-                bad = good + step
-                break
-        if bad is None:
-            if good < hi and not ok(hi):
-                bad = hi
-            else:
-                return hi if good < hi else good, None
-    else:
-        if not ok(hi):
-            return None, hi
-        if ok(lo):
-            return lo, None
-        good, bad = hi, lo
-    while abs(bad - good) > 1:
-        mid = (good + bad) // 2
-        if ok(mid):
-            good = mid
-        else:
-            bad = mid
-    return good, bad
 
 
 def _sim_point(sc, knob: str, v: int, rate_pps: float | None) -> SimPoint:
@@ -424,11 +267,11 @@ def design_knob(sc, knob: str | None = None, *, simulate: bool = True) -> KnobDe
         # then sends), not against the scenario's own traffic, which may be gentler
         if v not in cache:
             at = _with(sc, knob, v)
-            cache[v] = _analyse(at if knob == "traffic.rate" else worst_case_traffic(at))
+            cache[v] = analyse_scenario(at if knob == "traffic.rate" else worst_case_traffic(at))
         return cache[v]
 
     lo, hi = (1, MAX_COUNT) if kind == "count" else (1, MAX_DURATION_NS)
-    good, bad = _boundary(lambda v: _ok(rep(v)), lo, hi, direction == "largest")
+    good, bad = boundary(lambda v: safe(rep(v)), lo, hi, direction == "largest")
     notes = {
         "driver.queue": "largest Queue Mitigation queue: (Q + 1) ISR runs fit the slack",
         "mitigation.capacity": "largest Burst Mitigation capacity per slice (2K back to back)",
@@ -447,7 +290,7 @@ def design_knob(sc, knob: str | None = None, *, simulate: bool = True) -> KnobDe
     }
     d = KnobDesign(knob, kind, good, None if good is None else rep(good), bad, note=notes[knob])
     if bad is not None:
-        d.unsafe_reason = _why(rep(bad))
+        d.unsafe_reason = why_unsafe(rep(bad))
         try:
             lifted = analyze_system(bound_system(system_from_scenario(_with(sc, knob, bad))))
             d.bound_beyond_ns = lifted.result.by_name("critical").wcrt

@@ -9,22 +9,9 @@ when they are given a scenario file, and the cross-check
 analytic bound of the same scenario. docs/analysis.md §9 describes it; the
 choices are in docs/decisions/analysis-model.md.
 
-Costs. The analysis charges every interrupt exactly what the engine charges
-for it (docs/model.md):
-
-* an RX interrupt: ``isr_entry_exit + isr_per_packet`` plus
-  ``mitigation_isr`` when the protection has a per-frame hook in the RX ISR
-  (libshield's ``rts_shield_hooks()`` says which);
-* a limiter timer interrupt: ``isr_entry_exit + timer_isr``;
-* the RTOS tick: ``isr_entry_exit + tick_isr``.
-
-In Regehr & Duongsaa's terms (:func:`platform_costs`): ``t_int`` =
-``isr_entry_exit``, ``t_expire`` = ``isr_entry_exit + timer_isr``,
-``t_count`` = ``mitigation_isr``; the engine folds the enable-bit flip, the
-timer set-up and the counter clear into those, so ``t_flip``, ``t_setup`` and
-``t_clear`` are 0. A preset that states Table 2's constants itself
-(``atmega103-tinyos``, ``ethernut-avr``) keeps them for system files; a
-scenario always uses the engine's charges.
+Costs: each analysed interrupt costs what the engine charges for it
+(:mod:`.costs`, which maps the scenario's cost table into Regehr & Duongsaa's
+symbols).
 
 Arrivals. A scenario's traffic bounds the interrupt rate: with one interrupt
 per packet (the edge NIC) the line cannot fire faster than packets arrive, so
@@ -37,15 +24,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rtshield.errors import UsageError
 
+from . import native
+from .costs import engine_costs, platform_costs, rx_isr_hooked
 from .report import Report, analyze_system
 from .rta import Task
-from .system import Source, System
+from .system import GlobalLimit, Server, Source, System, Timer
 
 __all__ = [
     "ENGINE_KIND",
@@ -72,81 +59,6 @@ ENGINE_KIND = {
     "budget": "budget_mitigation",
     "polling": "polling",
 }
-
-#: Regehr & Duongsaa's constants that the engine folds into other charges.
-_FOLDED = ("t_flip", "t_setup", "t_clear")
-
-
-@functools.cache
-def _hooks(kind: str) -> int:
-    """libshield's ``rts_shield_hooks()`` for a shield with protection ``kind``."""
-    from rtshield._native import load
-
-    ffi, lib = load()
-    sh = ffi.new("rts_shield *")
-    # a scenario kind that is no libshield protection (``none``, the simulator's
-    # ``polling``) has no bit in ``rts_shield_prot``
-    bits = ffi.typeof("rts_shield_prot").relements
-    sh.cfg.protections = int(bits.get(f"RTS_SHIELD_{kind.upper()}", 0))
-    return int(lib.rts_shield_hooks(sh))
-
-
-def rx_isr_hooked(kind: str) -> bool:
-    """Does protection ``kind`` do per-frame work in the RX ISR (``mitigation_isr``)?"""
-    from rtshield._native import load
-
-    _, lib = load()
-    return bool(_hooks(kind) & lib.RTS_SHIELD_HOOK_RX_ISR)
-
-
-def _hook(kind: str, name: str) -> bool:
-    from rtshield._native import load
-
-    _, lib = load()
-    return bool(_hooks(kind) & getattr(lib, name))
-
-
-def platform_costs(costs: Mapping[str, int], tick_ns: int, tick_isr_ns: int) -> dict[str, int]:
-    """The analysis' cost table from a preset's (or a scenario's) simulator costs.
-
-    Keys the table already has (a preset stating Regehr's Table 2) are kept;
-    the missing ones are derived from the engine's charges as the module doc
-    says. ``tick`` is the tick period, ``tick_isr`` the whole tick interrupt.
-    """
-    out = dict(costs)
-    ee = costs.get("isr_entry_exit")
-    if ee is not None:
-        out.setdefault("t_int", ee)
-        if "timer_isr" in costs:
-            out.setdefault("t_expire", ee + costs["timer_isr"])
-        if "mitigation_isr" in costs:
-            out.setdefault("t_count", costs["mitigation_isr"])
-        for k in _FOLDED:
-            out.setdefault(k, 0)
-    out["tick"] = tick_ns
-    out["tick_isr"] = (ee or 0) + tick_isr_ns
-    return out
-
-
-def _engine_costs(sc) -> dict[str, int]:
-    """Costs of a scenario, mapped so each analysed interrupt costs what the engine charges."""
-    k = sc.costs
-    ee = k["isr_entry_exit"]
-    out = dict(k)
-    out.update(
-        t_int=ee,
-        t_expire=ee + k["timer_isr"],
-        t_count=k["mitigation_isr"] if rx_isr_hooked(sc.mitigation.kind) else 0,
-        tick=sc.platform.tick_ns,
-        tick_isr=ee + sc.platform.tick_isr_ns,
-    )
-    for f in _FOLDED:
-        out[f] = 0
-    out["t_poll"] = 0  # polling: the engine charges the timer interrupt and the handler only
-    if sc.mitigation.kind == "strict":
-        # the strict limiter's per-frame hook (disable, arm the one-shot timer)
-        out["t_setup"], out["t_count"] = out["t_count"], 0
-    return out
 
 
 def fold_source(sc):
@@ -222,7 +134,7 @@ def system_from_scenario(sc) -> System:
         # done for the receive path, where the global limit counts frames
         raise _unsupported(sc, f"[nic] kind = {sc.nic.kind!r} (only one interrupt per packet)")
     core = sc.critical.core
-    costs = _engine_costs(sc)
+    costs = engine_costs(sc)
     s = System(
         name=sc.name,
         path=sc.path,
@@ -233,7 +145,7 @@ def system_from_scenario(sc) -> System:
         tick=sc.platform.tick_ns > 0,
         tick_priority=0,
     )
-    report = costs["mitigation_report"] if _hook(kind, "RTS_SHIELD_HOOK_REPORT") else 0
+    report = costs["mitigation_report"] if native.shield_hooked(kind, "REPORT") else 0
     crit = sc.critical
     s.tasks.append(
         Task("critical", crit.work_ns + report, crit.period_ns, crit.period_ns, 0, 0, crit.priority)
@@ -266,7 +178,7 @@ def system_from_scenario(sc) -> System:
     drv_work = (
         costs["driver_per_packet"] + costs.get("driver_wake", 0)
         + costs.get("driver_handover", 0)
-        + (costs["mitigation_driver"] if _hook(kind, "RTS_SHIELD_HOOK_TASK") else 0)
+        + (costs["mitigation_driver"] if native.shield_hooked(kind, "TASK") else 0)
     )
     model = ENGINE_KIND[kind]
     src = Source(
@@ -334,8 +246,6 @@ def _shared_timer(sc, s: System) -> None:
     (the engine dispatches its sources in file order). Each interrupt costs
     ``isr_entry_exit + isr_work + mitigation_isr``, the shared timer
     ``isr_entry_exit + timer_isr`` (t_expire, with t_clear and t_flip folded)."""
-    from .system import Timer
-
     m = sc.mitigation
     s.timers.append(Timer("timer", m.period_ns, priority=1))
     n = len(sc.sources)
@@ -377,8 +287,6 @@ def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
     the global limit (§5.5) or by the traffic; each flow above the critical
     task as a deferrable server (§2.4) of ``capacity`` packets per server
     period, or, without a server, at its own traffic rate."""
-    from .system import GlobalLimit, Server
-
     rx, crit = sc.rx, sc.critical
     frame = rx_frame_isr_ns(sc)
     per = rx_packet_task_ns(sc)

@@ -3,7 +3,8 @@
 libshield (C) is the single home of the bursty limiter's rate rounding for a
 shared timer and of its inverse, the timer for a burst (Regehr & Duongsaa
 §3.5), the deferrable server's demand bound (Behnke et al. §2.4) and the NIC
-parameter rules and memory function (Behnke et al. §7.3.2, §7.3.4). The
+parameter rules and memory function (Behnke et al. §7.3.2, §7.3.4), and of
+which hooks each protection does work in (``rts_shield_hooks()``). The
 analysis and ``rtshield design`` call them here and nowhere else; there is no
 Python copy of any of these formulas. The native library is part of every
 rtshield install (``rtshield._native``), so a missing library is an
@@ -27,6 +28,7 @@ __all__ = [
     "nic_check",
     "nic_violations",
     "nic_memory_bytes",
+    "shield_hooked",
 ]
 
 
@@ -198,3 +200,22 @@ def nic_memory_bytes(moderated_queues: int, arp_queue: bool = True) -> int:
     m = min(int(moderated_queues), _U32_MAX)
     total = int(lib.rts_nic_moderation_memory_bytes(m))
     return total if arp_queue else total - int(lib.rts_nic_moderation_memory_bytes(0))
+
+
+@functools.cache
+def _shield_hooks(kind: str) -> int:
+    """libshield's ``rts_shield_hooks()`` for a shield with protection ``kind``."""
+    ffi, lib = _lib()
+    sh = ffi.new("rts_shield *")
+    # a scenario kind that is no libshield protection (``none``, the simulator's
+    # ``polling``) has no bit in ``rts_shield_prot``
+    bits = ffi.typeof("rts_shield_prot").relements
+    sh.cfg.protections = int(bits.get(f"RTS_SHIELD_{kind.upper()}", 0))
+    return int(lib.rts_shield_hooks(sh))
+
+
+def shield_hooked(kind: str, hook: str) -> bool:
+    """Does protection ``kind`` do work in libshield's hook ``hook`` (``RX_ISR``, ``TASK``,
+    ``REPORT``…: the ``RTS_SHIELD_HOOK_<hook>`` bit of ``rts_shield_hooks()``)?"""
+    _, lib = _lib()
+    return bool(_shield_hooks(kind) & getattr(lib, f"RTS_SHIELD_HOOK_{hook}"))

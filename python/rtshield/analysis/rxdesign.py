@@ -36,10 +36,9 @@ from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
 from . import native
-from .design import _ok
-from .knobs import _analyse, _boundary
 from .model import rx_packet_task_ns, system_from_scenario
 from .report import Report, analyze_system
+from .search import analyse_scenario, boundary, safe
 
 __all__ = ["RxDesign", "design_server", "design_global_limit", "design_nic_queue"]
 
@@ -139,9 +138,9 @@ def design_server(sc, flow_name: str, rate_pps: float) -> RxDesign:
         return _replace_flow(sc, flow_name, capacity=c, server_period_ns=p), c, p
 
     def ok(k: int) -> bool:
-        return _ok(_analyse(with_budget(k)[0]))
+        return safe(analyse_scenario(with_budget(k)[0]))
 
-    good, bad = _boundary(ok, 1, 1_000_000, largest=True)
+    good, bad = boundary(ok, 1, 1_000_000, largest=True)
     q = f"flow.{flow_name}.server for {rate_pps:g} pkt/s"
     if good is None:
         return RxDesign(
@@ -222,7 +221,7 @@ def design_global_limit(sc) -> RxDesign:
     def with_g(g: int):
         return dataclasses.replace(sc, rx=dataclasses.replace(rx, global_capacity=g))
 
-    good, bad = _boundary(lambda g: _ok(_analyse(with_g(g))), 1, 1_000_000, largest=True)
+    good, bad = boundary(lambda g: safe(analyse_scenario(with_g(g))), 1, 1_000_000, largest=True)
     q = f"rx.global_capacity per {format_ns(rx.global_period_ns)}"
     if good is None:
         return RxDesign(q, {}, None, notes=["even one packet per global period is unsafe"])

@@ -12,7 +12,7 @@ engine folds Regehr & Duongsaa's t_flip, t_setup and t_clear into its other
 charges, so a mapped bound can be lower by those flips, never higher), and
 refuses a system it cannot write so (:class:`SimUnsupported`, naming why).
 
-The worst case is the scenario's own (:func:`rtshield.analysis.knobs.worst_case_traffic`,
+The worst case is the scenario's own (:func:`rtshield.analysis.worstcase.worst_case_traffic`,
 the traffic ``rtshield design --scenario`` simulates): synchronous release of
 the critical task with the source's maximal bursts around it — a flood whose
 first admitted interrupt meets a release (pure interrupts at the asserted
@@ -43,10 +43,11 @@ import math
 
 from rtshield.errors import UsageError
 
-from .model import ENGINE_KIND
+from .model import ENGINE_KIND, bound_system, simulate_scenario, system_from_scenario
 from .report import Report, analyze_system
 from .sources import burst_of
 from .system import Source, System
+from .worstcase import worst_case_traffic
 
 __all__ = ["SimUnsupported", "scenario_of", "worst_case", "run_worst_case", "compare", "check"]
 
@@ -255,8 +256,6 @@ def _shared_timer_cost(system: System, n: int) -> int:
 
 def _same_model(system: System, sc, names: dict[str, str]) -> None:
     """The scenario, through the one mapping, bounds no thread above the system."""
-    from .model import bound_system, system_from_scenario
-
     try:
         mapped = analyze_system(bound_system(system_from_scenario(sc)))
     except UsageError as e:
@@ -273,8 +272,6 @@ def _same_model(system: System, sc, names: dict[str, str]) -> None:
 
 def worst_case(system: System):
     """The system's scenario with the worst-case traffic, and its thread names."""
-    from .knobs import worst_case_traffic
-
     sc, names = scenario_of(system)
     if not sc.flows:
         return sc, names  # threads only: released together at 0
@@ -286,8 +283,6 @@ def worst_case(system: System):
 
 def run_worst_case(system: System) -> dict[str, int]:
     """Simulate the worst case; maximum observed response time (ns) per thread."""
-    from .model import simulate_scenario
-
     sc, names = worst_case(system)
     try:
         obs = simulate_scenario(sc)

@@ -28,6 +28,7 @@ from rtshield.errors import UsageError
 from rtshield.schema_system import OPEN, SOURCE_MODELS
 from rtshield.tomlfile import read_toml
 
+from .costs import platform_costs
 from .rta import Task
 
 __all__ = [
@@ -174,7 +175,7 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
     Presets are shared with the simulator (``rtshield/platforms/NAME.toml``)
     and read with its loader, :func:`rtshield.scenario.load_platform`; the
     analysis keys a preset does not state (``t_int``, ``t_expire``, …) are
-    derived from the simulator's charges by :func:`.model.platform_costs`, and
+    derived from the simulator's charges by :func:`.costs.platform_costs`, and
     the RTOS tick becomes ``tick`` (period) and ``tick_isr`` (the whole
     interrupt, entry and exit included, as the simulator charges it).
     """
@@ -187,8 +188,6 @@ def load_platform(name: str) -> tuple[float | None, dict[str, int], dict]:
         raise UsageError(
             "system." + msg if msg.startswith("platform:") else f"system.platform: {msg}"
         ) from None
-    from .model import platform_costs
-
     out = platform_costs(costs, plat.tick_ns, plat.tick_isr_ns)
     meta = {"name": plat.name, "description": plat.description, "source": plat.source}
     return plat.clock_hz, out, meta

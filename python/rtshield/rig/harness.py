@@ -1,19 +1,14 @@
-"""The rig's network harness: two namespaces, a veth pair, real flood tools, counters, cleanup.
+"""The rig's network harness: two namespaces, a veth pair, processes in them, counters,
+cleanup.
 
-Shared by every rig target (``rtshield rig linux`` and, later, the FreeRTOS
-target): nothing here knows what runs on the device side.
-
-Layout (docs/rig.md, "The network")::
-
-    namespace rtsrig-<tag>-atk                 namespace rtsrig-<tag>-dev
-    attacker  198.18.0.2/24  rtsrig<tag>a <==veth==> rtsrig<tag>d  198.18.0.1/24  device
-                                                        TCP listener on port 502
-
-The addresses come from 198.18.0.0/15, the range RFC 2544 reserves for
-benchmarking network devices; they exist only inside the two namespaces, which
-have no other interface and no route, so rig traffic cannot reach any other
-host. Every name the rig creates starts with :data:`PREFIX`; :func:`clean`
-removes those and nothing else.
+Shared by every rig target (``rtshield rig linux`` and ``rtshield rig
+freertos-tcp``): nothing here knows what runs on the device side. The parts it
+is built on are modules of their own: the names and addresses
+(:mod:`.network`), what the host must provide (:mod:`.host`), the attacks'
+command lines (:mod:`.attacks`), the clock (:mod:`.timing`) and the counters
+(:mod:`.counters`); their names are importable from here too, as the targets'
+commands use them. Every name the rig creates starts with :data:`PREFIX`;
+:func:`clean` removes those and nothing else.
 
 Safety properties:
 
@@ -36,11 +31,32 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rtshield.errors import UsageError
+from rtshield.rig.attacks import (
+    ATTACK_TOOL,
+    ATTACKS,
+    arp_flood_argv,
+    attack_argv,
+    count_flood_in,
+    nmap_scan_argv,
+    stress_argv,
+    syn_flood_argv,
+)
+from rtshield.rig.counters import Counters, softnet_drops
+from rtshield.rig.host import TOOLS, RigError, require_root, require_tools
+from rtshield.rig.network import (
+    ATTACKER_ADDR,
+    DEVICE_ADDR,
+    LISTEN_PORT,
+    NFT_TABLE,
+    PREFIX,
+    PREFIX_LEN,
+    TAG_ENV,
+)
+from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 
 __all__ = [
     "ATTACKER_ADDR",
@@ -62,143 +78,13 @@ __all__ = [
     "leftovers",
     "mono_ns",
     "nmap_scan_argv",
+    "procedure_s",
     "require_root",
     "require_tools",
     "sleep_until",
     "stress_argv",
     "syn_flood_argv",
 ]
-
-#: Every namespace, interface and nftables table the rig creates starts with this.
-PREFIX = "rtsrig"
-#: The device's address (RFC 2544 benchmarking range, inside the rig's namespaces only).
-DEVICE_ADDR = "198.18.0.1"
-#: The attacker's address.
-ATTACKER_ADDR = "198.18.0.2"
-PREFIX_LEN = 24
-#: The device's TCP listener (MODBUS/TCP's port, as on a PLC); SYN floods and scans hit it.
-LISTEN_PORT = 502
-#: The nftables table (netdev family, in the device namespace) with the rig's counters.
-NFT_TABLE = "rtsrig"
-
-#: Every process the rig starts carries its run's tag in this environment variable.
-TAG_ENV = "RTSRIG_TAG"
-
-#: Programs the rig runs, each with the Debian package that provides it.
-TOOLS: dict[str, str] = {
-    "ip": "iproute2",
-    "nft": "nftables",
-    "taskset": "util-linux",
-    "timeout": "coreutils",
-    "hping3": "hping3",
-    "mausezahn": "netsniff-ng",
-    "nmap": "nmap",
-    "stress-ng": "stress-ng",
-    "cc": "build-essential",
-}
-
-
-class RigError(UsageError):
-    """The rig cannot run or a system command failed; shown as one line, exit 2."""
-
-
-def require_root() -> None:
-    """Refuse to go on unless we are root (namespaces, RT scheduling, raw sockets need it)."""
-    if os.geteuid() != 0:
-        raise RigError(
-            "rig: needs root (network namespaces, SCHED_FIFO and raw sockets); "
-            "run it with sudo, e.g. sudo rtshield rig linux --out DIR"
-        )
-
-
-def require_tools(names: Iterable[str]) -> None:
-    """Refuse to go on when a tool is missing; the message names each tool and its package."""
-    missing = [n for n in names if shutil.which(n) is None]
-    if missing:
-        pkgs = sorted({TOOLS.get(n, n) for n in missing})
-        raise RigError(
-            f"rig: missing tool{'s' if len(missing) > 1 else ''}: {', '.join(missing)} "
-            f"(Debian: apt-get install {' '.join(pkgs)}, or run tools/install.sh)"
-        )
-
-
-# --------------------------------------------------------------- tool command lines
-
-
-def syn_flood_argv(target: str = DEVICE_ADDR, port: int = LISTEN_PORT) -> list[str]:
-    """hping3 SYN flood at full rate to the listener; responses are not handled."""
-    return ["hping3", "-S", "--flood", "-q", "-p", str(port), target]
-
-
-def arp_flood_argv(iface: str, sender: str = ATTACKER_ADDR) -> list[str]:
-    """Gratuitous ARP requests (sender IP = target IP, broadcast) at full rate (mausezahn)."""
-    return [
-        "mausezahn",
-        iface,
-        "-q",
-        "-c",
-        "0",
-        "-d",
-        "0",
-        "-t",
-        "arp",
-        f"request, sip={sender}, tip={sender}",
-    ]
-
-
-def nmap_scan_argv(target: str = DEVICE_ADDR) -> list[str]:
-    """Full SYN scan of all 65535 ports without rate limitation (timing template T5)."""
-    return ["nmap", "-sS", "-p-", "-n", "-Pn", "-T5", target]
-
-
-#: The attacks of Section 4 of the industrial-architectures study, and the tool of each.
-ATTACKS = ("syn", "arp", "nmap")
-ATTACK_TOOL = {"syn": "hping3", "arp": "mausezahn", "nmap": "nmap"}
-
-
-def attack_argv(attack: str, iface: str) -> list[str]:
-    """The command line of one of :data:`ATTACKS` (``iface``: the attacker's interface,
-    for the ARP flood)."""
-    if attack == "syn":
-        return syn_flood_argv()
-    if attack == "arp":
-        return arp_flood_argv(iface)
-    return nmap_scan_argv()
-
-
-def count_flood_in(traffic: dict[str, Any], attack: str) -> None:
-    """Add ``flood_in`` and ``flood_in_pps`` to an attack phase's counter rates: the
-    flood's own packets as they reached the device's ingress (ARP requests for the ARP
-    flood, SYNs otherwise)."""
-    key = "arp_in" if attack == "arp" else "syn_in"
-    traffic["flood_in"] = traffic.get(key, 0)
-    traffic["flood_in_pps"] = traffic.get(key + "_pps", 0.0)
-
-
-def stress_argv(seconds: float) -> list[str]:
-    """One stress-ng CPU load process (pin it with ``cpu=`` of :meth:`Harness.spawn`)."""
-    return ["stress-ng", "--cpu", "1", "--timeout", f"{max(1, int(seconds + 0.999))}s", "-q"]
-
-
-# --------------------------------------------------------------- time
-
-
-def procedure_s(phase_s: float, break_s: float) -> float:
-    """The length of a run: idle before, attack, idle after (``phase_s`` each) with a
-    break of ``break_s`` after each of the first two."""
-    return 3 * phase_s + 2 * break_s
-
-
-def mono_ns() -> int:
-    """CLOCK_MONOTONIC in ns: the clock of the phases, the counters and the targets' records."""
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-
-
-def sleep_until(t_ns: int) -> None:
-    """Sleep until :func:`mono_ns` reaches ``t_ns`` (in steps of at most 0.2 s)."""
-    while (dt := (t_ns - mono_ns()) / 1e9) > 0:
-        time.sleep(min(dt, 0.2))
-
 
 # --------------------------------------------------------------- commands
 
@@ -320,49 +206,6 @@ def _restore_sysctl(state: Path) -> str | None:
         return f"{name}={old}"
     except OSError:
         return None
-
-
-# --------------------------------------------------------------- counters
-
-
-@dataclass
-class Counters:
-    """A sample of the rig's packet counters (cumulative; subtract two samples)."""
-
-    t_ns: int
-    attacker_tx: int = 0
-    attacker_rx: int = 0
-    device_rx: int = 0
-    device_tx: int = 0
-    #: nftables counters at the device's ingress: name -> packets.
-    nft: dict[str, int] = field(default_factory=dict)
-    #: /proc/net/softnet_stat "dropped" summed over CPUs (backlog full; whole machine).
-    backlog_drops: int = 0
-
-    def rates(self, later: Counters) -> dict[str, Any]:
-        """Packets and packets/s between this sample and ``later``."""
-        dt = max(1e-9, (later.t_ns - self.t_ns) / 1e9)
-        out: dict[str, Any] = {"seconds": round(dt, 3)}
-
-        def put(name: str, a: int, b: int) -> None:
-            out[name] = b - a
-            out[name + "_pps"] = round((b - a) / dt, 1)
-
-        put("offered", self.attacker_tx, later.attacker_tx)
-        put("device_link_rx", self.device_rx, later.device_rx)
-        put("device_replies", self.device_tx, later.device_tx)
-        for k in sorted(set(self.nft) | set(later.nft)):
-            put(k, self.nft.get(k, 0), later.nft.get(k, 0))
-        out["backlog_drops"] = later.backlog_drops - self.backlog_drops
-        return out
-
-
-def _softnet_drops() -> int:
-    try:
-        lines = Path("/proc/net/softnet_stat").read_text().splitlines()
-    except OSError:
-        return 0
-    return sum(int(line.split()[1], 16) for line in lines if len(line.split()) > 1)
 
 
 # --------------------------------------------------------------- the harness
@@ -565,7 +408,7 @@ class Harness:
             ctr = obj.get("counter")
             if ctr and ctr.get("table") == NFT_TABLE:
                 c.nft[ctr["name"]] = int(ctr.get("packets", 0))
-        c.backlog_drops = _softnet_drops()
+        c.backlog_drops = softnet_drops()
         return c
 
     # -- processes

@@ -28,16 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from rtshield.rig import cycles
-from rtshield.rig.harness import (
-    ATTACK_TOOL,
-    ATTACKS,
-    Harness,
-    RigError,
-    mono_ns,
-    procedure_s,
-    sleep_until,
-    stress_argv,
-)
+from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS, stress_argv
+from rtshield.rig.harness import Harness
+from rtshield.rig.host import RigError
+from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 
 __all__ = [
     "ATTACKS",

@@ -1,0 +1,187 @@
+"""Simulation against the real stack: the same device simulated, and which of the
+simulation's claims the real FreeRTOS-Plus-TCP stack confirms (``comparison.json``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rtshield.outputs import atomic_write, format_summary_json
+
+from .device import VARIANTS, Device, is_modbus
+from .phases import ATTACK_LABEL, PHASES
+
+__all__ = ["HP_KEPT", "claims", "comparison", "measured_syn_rate", "simulate_variants"]
+
+
+def simulate_variants(dev: Device, out: Path, suffix: str = "") -> dict[str, dict[str, Any]]:
+    """Simulate both variants of the device; write ``out/sim/<variant><suffix>/summary.json``."""
+    from rtshield.runner import simulate
+
+    res = {}
+    for v in VARIANTS:
+        s = simulate(dev.variants[v]).summary()
+        d = out / "sim" / (v + suffix)
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write(d / "summary.json", format_summary_json(s))
+        res[v] = s
+    return res
+
+
+def _hp_flow(scn: Any) -> str | None:
+    udp = [f for f in scn.flows if f.protocol == "udp" or (is_modbus(f) and f.rate_pps)]
+    return max(udp, key=lambda f: f.priority).name if udp else None
+
+
+def _sim_facts(summary: Mapping[str, Any], hp: str | None) -> dict[str, Any]:
+    f = summary.get("flows", {}).get(hp or "", {})
+    off, got = f.get("offered") or 0, f.get("delivered") or 0
+    return {"misses": summary["critical"]["misses"], "hp_ratio": (got / off) if off else None}
+
+
+def _rig_facts(summary: Mapping[str, Any], hp: str | None) -> dict[str, Any]:
+    att = summary["phases"]["attack"]
+    f = att["flows"].get(hp or "", {})
+    off, got = f.get("offered") or 0, f.get("delivered") or 0
+    return {"misses": att["critical"]["misses"], "hp_ratio": (got / off) if off else None}
+
+
+#: The share of the high-priority flow that counts as "kept being delivered".
+HP_KEPT = 0.99
+
+
+def claims(
+    sim: Mapping[str, Mapping[str, Any]],
+    rig: Sequence[Mapping[str, Any]],
+    hp: str | None,
+    sim_syn: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Which claims of the simulation the real stack confirms, per attack.
+
+    ``sim`` is the scenario simulated with its own flood; ``sim_syn`` (when
+    given) with the SYN flood at the rate the rig's hping3 achieved, the
+    simulation a SYN-flood run is held against. The scenario models a SYN
+    flood only: an ARP flood or a scan is held against the scenario's flood.
+    """
+    out = []
+    for r in rig:
+        v = r["variant"]
+        use = sim_syn if (sim_syn and r["attack"] == "syn") else sim
+        if v not in use:
+            continue
+        s, g = _sim_facts(use[v], hp), _rig_facts(r, hp)
+
+        def kept(x: Mapping[str, Any]) -> bool:
+            return x["hp_ratio"] is not None and x["hp_ratio"] >= HP_KEPT
+
+        if v == "protected":
+            pairs = [
+                (
+                    f"protected, {ATTACK_LABEL[r['attack']]}: the high-priority flow keeps being "
+                    "delivered",
+                    kept(s),
+                    kept(g),
+                ),
+                (
+                    f"protected, {ATTACK_LABEL[r['attack']]}: the critical task misses no deadline",
+                    s["misses"] == 0,
+                    g["misses"] == 0,
+                ),
+            ]
+        else:
+            pairs = [
+                (
+                    f"unprotected, {ATTACK_LABEL[r['attack']]}: the critical task misses deadlines "
+                    "or the high-priority flow loses packets",
+                    s["misses"] > 0 or not kept(s),
+                    g["misses"] > 0 or not kept(g),
+                )
+            ]
+        for text, sim_holds, rig_holds in pairs:
+            out.append(
+                {
+                    "claim": text,
+                    "variant": v,
+                    "attack": r["attack"],
+                    "simulation": sim_holds,
+                    "real_stack": rig_holds,
+                    "confirmed": bool(sim_holds and rig_holds),
+                    "simulated_flood": "the rig's measured SYN rate"
+                    if use is sim_syn
+                    else "the scenario's flood",
+                    "sim": s,
+                    "rig": g,
+                }
+            )
+    return out
+
+
+def _sim_table(sim: Mapping[str, Mapping[str, Any]], hp: str | None) -> dict[str, Any]:
+    return {
+        v: {
+            "critical": {k: s["critical"][k] for k in ("cycles", "misses", "lateness_max_pct")},
+            "hp": s.get("flows", {}).get(hp or "", {}),
+            "flows": {
+                n: {k: f.get(k) for k in ("offered", "delivered")}
+                for n, f in s.get("flows", {}).items()
+            },
+        }
+        for v, s in sim.items()
+    }
+
+
+def measured_syn_rate(runs: Sequence[Mapping[str, Any]]) -> float | None:
+    """Mean SYN rate that reached the device in the SYN-flood runs' attack phases."""
+    rates = [r["traffic"].get("flood_in_pps") or 0.0 for r in runs if r["attack"] == "syn"]
+    return sum(rates) / len(rates) if rates and sum(rates) > 0 else None
+
+
+def comparison(
+    runs: Sequence[Mapping[str, Any]],
+    sim: Mapping[str, Mapping[str, Any]],
+    dev: Device,
+    sim_syn: Mapping[str, Mapping[str, Any]] | None = None,
+    syn_pps: float | None = None,
+) -> dict[str, Any]:
+    hp = _hp_flow(dev.variants["protected"])
+    rows = []
+    for r in runs:
+        ph = r["phases"]
+        rows.append(
+            {
+                "run": f"{r['variant']}-{r['attack']}",
+                "variant": r["variant"],
+                "attack": r["attack"],
+                "flood_in_pps": r["traffic"].get("flood_in_pps"),
+                "offered_pps": r["traffic"].get("offered_pps"),
+                "frames_at_nic_pps": ph["attack"]["frames_at_nic_pps"],
+                "to_ip_task": ph["attack"]["to_ip_task"],
+                "misses": {p: ph[p]["critical"]["misses"] for p in PHASES},
+                "lateness_max_pct": {p: ph[p]["critical"]["lateness_max_pct"] for p in PHASES},
+                "to_ip_task_pps": round(
+                    ph["attack"]["to_ip_task"] / max(1e-9, ph["attack"]["seconds"]), 1
+                ),
+                "wakeup_p99_9_us": {p: ph[p]["critical"]["wakeup_us"]["p99_9"] for p in PHASES},
+                "cycle_p99_9_us": {p: ph[p]["critical"]["cycle_time_us"]["p99_9"] for p in PHASES},
+                "hp": ph["attack"]["flows"].get(hp or "", {}),
+                "flows": {  # every flow, whole run: UDP, MODBUS polls, replayed captures
+                    n: {k: f.get(k) for k in ("offered", "delivered")}
+                    for n, f in r["flows"].items()
+                },
+                "dropped_attack": ph["attack"]["dropped"],
+                "cpu_per_frame_ns": r["cpu_per_frame_ns"],
+            }
+        )
+    return {
+        "scenario": str(dev.path),
+        "hp_flow": hp,
+        "runs": rows,
+        "simulation": _sim_table(sim, hp),
+        "simulation_at_rig_rate": (
+            {"syn_pps": round(syn_pps, 1), **_sim_table(sim_syn, hp)}
+            if sim_syn and syn_pps
+            else None
+        ),
+        "claims": claims(sim, runs, hp, sim_syn),
+    }

@@ -1,0 +1,33 @@
+"""One run of the FreeRTOS target in time: its three phases and the traffic's lead.
+
+Every run goes through idle before, attack, idle after (:data:`PHASES`), each
+``phase_s`` long with a break of ``break_s`` after the first two
+(:func:`rtshield.rig.timing.procedure_s`); the rig's senders, MODBUS
+controllers and replays start :data:`LEAD_S` before the first phase.
+"""
+
+from __future__ import annotations
+
+from rtshield.rig.timing import procedure_s
+
+__all__ = ["ATTACK_LABEL", "LEAD_S", "MODBUS_TIMEOUT_S", "PHASES", "phase_bounds"]
+
+#: How the report and the progress lines name each attack.
+ATTACK_LABEL = {"syn": "hping3 SYN flood", "arp": "ARP flood", "nmap": "nmap full SYN scan"}
+PHASES = ("idle_before", "attack", "idle_after")
+#: Time from the target's "ready" to the first phase, in which the rig's senders, MODBUS
+#: controllers and replays start (a Python process takes a few hundred ms on a busy host):
+#: each begins at the first phase's start, so that phase is offered in full.
+LEAD_S = 1.0
+#: A MODBUS poll's response timeout: an answer later than this counts as a timeout.
+MODBUS_TIMEOUT_S = 0.5
+
+
+def phase_bounds(t0_ns: int, phase_s: float, break_s: float) -> list[tuple[int, int]]:
+    """[start, end) in ns of each of :data:`PHASES` when the first starts at ``t0_ns``."""
+    P, B = phase_s, break_s
+    return [
+        (t0_ns, t0_ns + int(P * 1e9)),
+        (t0_ns + int((P + B) * 1e9), t0_ns + int((2 * P + B) * 1e9)),
+        (t0_ns + int((2 * P + 2 * B) * 1e9), t0_ns + int(procedure_s(P, B) * 1e9)),
+    ]

@@ -1,0 +1,235 @@
+"""``report.html``: protected and unprotected side by side, a response-time figure
+per attack, and the simulation against the real stack."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rtshield.outputs import atomic_write
+from rtshield.rig.attacks import ATTACKS
+
+from .phases import ATTACK_LABEL
+
+__all__ = ["response_figure", "write_report"]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.1f}"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return html.escape(str(v))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{body}</table>"
+
+
+def response_figure(out: Path, attack: str, runs: Sequence[Mapping[str, Any]]) -> Path | None:
+    """``fig_<attack>.png``: the critical task's response time (end − release tick) per cycle
+    over the run, unprotected and protected, the attack phase shaded."""
+    mine = [r for r in runs if r["attack"] == attack]
+    if not mine:
+        return None
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.0, 3.2), dpi=100)
+    colours = {"unprotected": "tab:red", "protected": "tab:blue"}
+    for r in mine:
+        cyc = np.fromfile(out / "runs" / f"{r['variant']}-{attack}" / "cycles.bin", dtype="<u8")
+        cyc = cyc.reshape(-1, 4).astype(np.int64)
+        t0 = r["bounds_ns"][0][0]
+        ok = cyc[:, 0] > 0
+        t = (cyc[ok, 2] - t0) / 1e9
+        resp = (cyc[ok, 2] - cyc[ok, 0]) / 1e6
+        m = r["phases"]["attack"]["critical"]["misses"]
+        label = f"{r['variant']}: {m} miss{'es' if m != 1 else ''} in the attack"
+        ax.plot(t, resp, ".", ms=2, color=colours[r["variant"]], label=label)
+        lo, hi = r["bounds_ns"][1]
+    ax.axvspan((lo - t0) / 1e9, (hi - t0) / 1e9, color="0.9", label=ATTACK_LABEL[attack])
+    period_ms = mine[0]["critical_period_ms"]
+    ax.axhline(
+        period_ms,
+        color="0.4",
+        lw=0.8,
+        ls="--",
+        label=f"period, {period_ms:g} ms (a deadline is {period_ms:g} ticks of ~1.1 ms host time)",
+    )
+    ax.set_yscale("log")
+    ax.set_xlabel("time since the run started (s)")
+    ax.set_ylabel("response time (ms, log)")
+    ax.set_title(f"critical task, {ATTACK_LABEL[attack]}")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return atomic_write(out / f"fig_{attack}.png", buf.getvalue())
+
+
+_CSS = (
+    "body{font-family:sans-serif;max-width:75em;margin:2em auto}"
+    "table{border-collapse:collapse;margin:1em 0}"
+    "td,th{border:1px solid #bbb;padding:.25em .5em;text-align:right}"
+    "th{background:#eee}td:first-child{text-align:left}"
+)
+
+
+def _flow_table(comp: Mapping[str, Any]) -> str:
+    """Every flow, offered/delivered over the whole run: each simulated variant beside each
+    real run of that variant (MODBUS flows: polls and answers in time; replayed captures:
+    frames replayed and what the flow's socket received)."""
+    names: list[str] = []
+    for r in comp["runs"]:
+        names += [n for n in r.get("flows", {}) if n not in names]
+    if not names:
+        return ""
+    rows = []
+    for v, s in comp["simulation"].items():
+        fl = s.get("flows", {})
+        rows.append([f"simulation, {v}"] + [_od(fl.get(n)) for n in names])
+    for r in comp["runs"]:
+        rows.append([f"real stack, {r['run']}"] + [_od(r.get("flows", {}).get(n)) for n in names])
+    return "<h3>Every flow, whole run (delivered/offered)</h3>" + _table(["", *names], rows)
+
+
+def _od(f: Mapping[str, Any] | None) -> str:
+    return "—" if not f else f"{_fmt(f.get('delivered'))}/{_fmt(f.get('offered'))}"
+
+
+def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Path:
+    """``report.html``: protected and unprotected side by side (with a response-time figure per
+    attack when ``runs`` are given), then simulation vs real stack."""
+    figs = [response_figure(out, a, runs) for a in ATTACKS]
+    if not runs:  # rebuilt from comparison.json: the figures already there
+        figs = [out / f"fig_{a}.png" for a in ATTACKS if (out / f"fig_{a}.png").is_file()]
+    fig_html = "".join(
+        f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>' for f in figs if f
+    )
+    hp = comp["hp_flow"]
+    side = []
+    for r in comp["runs"]:
+        side.append(
+            [
+                r["run"],
+                r["flood_in_pps"],
+                r["frames_at_nic_pps"],
+                r["to_ip_task"],
+                r["misses"]["idle_before"],
+                r["misses"]["attack"],
+                r["misses"]["idle_after"],
+                r.get("lateness_max_pct", {}).get("attack"),
+                r["wakeup_p99_9_us"]["idle_before"],
+                r["wakeup_p99_9_us"]["attack"],
+                f"{r['hp'].get('delivered')}/{r['hp'].get('offered')}",
+                ", ".join(f"{k} {v}" for k, v in r["dropped_attack"].items() if v),
+                r["cpu_per_frame_ns"].get("shield"),
+                r["cpu_per_frame_ns"].get("to_stack"),
+                r["cpu_per_frame_ns"].get("ip_task"),
+            ]
+        )
+    claim_rows = [
+        [c["claim"], c["simulated_flood"], c["simulation"], c["real_stack"]]
+        + ["confirmed" if c["confirmed"] else "not confirmed"]
+        for c in comp["claims"]
+    ]
+    sim_rows = [
+        [f"{v}, the scenario's flood", s["critical"]["cycles"], s["critical"]["misses"]]
+        + [s["hp"].get("offered"), s["hp"].get("delivered")]
+        for v, s in comp["simulation"].items()
+    ]
+    at = comp.get("simulation_at_rig_rate") or {}
+    sim_rows += [
+        [f"{v}, SYN flood at {at['syn_pps']:,.0f} pkt/s (the rig's)", s["critical"]["cycles"]]
+        + [s["critical"]["misses"], s["hp"].get("offered"), s["hp"].get("delivered")]
+        for v, s in at.items()
+        if v != "syn_pps"
+    ]
+    cap = [
+        f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s to the IP task "
+        f"of {r['frames_at_nic_pps']:,.0f} at the NIC"
+        for r in comp["runs"]
+        if r["variant"] == "unprotected"
+    ]
+    capacity = (
+        "<p>What the real stack took in the attack phase, unprotected: "
+        + html.escape("; ".join(cap))
+        + ". The simulation runs the scenario's platform preset, whose per-frame costs are a "
+        "microcontroller's, not this host's: where the two disagree on the unprotected claims, "
+        "compare these rates with the preset's capacity.</p>"
+        if cap
+        else ""
+    )
+    doc = f"""<!doctype html><html><head><meta charset="utf-8">
+<title>rtshield rig freertos-tcp</title>
+<style>{_CSS}</style>
+</head><body>
+<h1>FreeRTOS-Plus-TCP under real floods: unprotected vs protected</h1>
+<p>Scenario <code>{html.escape(comp["scenario"])}</code>. The real FreeRTOS kernel (POSIX port) and
+FreeRTOS-Plus-TCP on a veth in the rig's namespace; libshield in the network interface's receive
+path (protected) or the stock path (unprotected). Phases: idle before, attack, idle after.
+Host time on a shared machine with a ~1 ms tick: judge by counts (misses, deliveries, drops),
+not by microseconds.</p>
+<h2>Side by side</h2>
+{
+        _table(
+            [
+                "run",
+                "flood reaching the device (pkt/s)",
+                "frames at the target's NIC (pkt/s)",
+                "frames handed to the IP task (attack)",
+                "misses idle before",
+                "misses attack",
+                "misses idle after",
+                "worst lateness attack (%)",
+                "wake-up p99.9 idle (µs)",
+                "wake-up p99.9 attack (µs)",
+                f"{hp} delivered/sent (attack)",
+                "drops in the attack phase",
+                "libshield ns/frame",
+                "copy to stack ns/frame",
+                "IP task ns/frame",
+            ],
+            side,
+        )
+    }
+{fig_html}
+<h2>Simulation vs real stack</h2>
+<p>The same scenario simulated (the scenario's platform preset, whole run; with the
+scenario's flood, and with the SYN flood at the rate the rig's hping3 achieved) and run on
+the real stack (attack phase). The scenario models a SYN flood: ARP-flood and scan runs are
+held against the scenario's flood.</p>
+{_table(["simulated variant", "cycles", "misses", f"{hp} offered", f"{hp} delivered"], sim_rows)}
+{
+        _table(
+            [
+                "claim of the simulation",
+                "simulated with",
+                "holds in simulation",
+                "holds on the real stack",
+                "verdict",
+            ],
+            claim_rows,
+        )
+    }
+{_flow_table(comp)}
+{capacity}
+<p>Per-run details: <code>runs/*/summary.json</code>;
+the simulator's: <code>sim/*/summary.json</code>.</p>
+</body></html>
+"""
+    return atomic_write(out / "report.html", doc)

@@ -1,0 +1,288 @@
+"""One run of the FreeRTOS target: the device process and the traffic around it.
+
+:func:`run_variant` writes the target's config, starts the device program in
+the device namespace, and from the attacker's namespace the UDP sender (paced,
+timestamped: :data:`_SENDER`), a MODBUS/TCP poll client per MODBUS flow
+(:mod:`rtshield.rig.modbus_client`) and a replay per capture
+(:mod:`rtshield.rig.pcap_replay`); then it goes through the phases with one
+flood tool in the attack phase and collects what every process reports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import select
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rtshield.rig import modbus_client, pcap_replay
+from rtshield.rig.attacks import ATTACKS
+from rtshield.rig.harness import Harness
+from rtshield.rig.host import RigError
+from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR
+from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
+
+from .device import VARIANTS, Device, modbus_flows, pcap_flows, target_config, udp_flows
+from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, phase_bounds
+
+__all__ = ["Options", "prepare_attacker", "run_variant"]
+
+#: Runs in the attacker namespace: each UDP flow paced at its rate, each datagram
+#: carrying a sequence number and CLOCK_MONOTONIC send time (the device measures
+#: latency on the same host clock); prints what it sent per flow and phase.
+_SENDER = r"""
+import json, socket, struct, sys, time
+spec = json.loads(sys.argv[1])
+mono = lambda: time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+bounds = spec["bounds"]
+flows = spec["flows"]
+socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in flows]
+sent = [[0] * len(bounds) for _ in flows]
+t0 = max(mono(), spec.get("t0_ns", 0))
+nxt = [t0 + int(i * 1e9 / max(1.0, f["rate"]) / len(flows)) for i, f in enumerate(flows)]
+seq = [0] * len(flows)
+end = spec["end_ns"]
+while flows:
+    i = min(range(len(flows)), key=lambda k: nxt[k])
+    t = nxt[i]
+    if t >= end:
+        break
+    dt = (t - mono()) / 1e9
+    if dt > 0:
+        time.sleep(dt)
+    now = mono()
+    pay = struct.pack("<QQ", seq[i], now).ljust(max(16, flows[i]["size"] - 42), b"\0")
+    try:
+        socks[i].sendto(pay, (spec["dst"], flows[i]["port"]))
+        for k, (a, b) in enumerate(bounds):
+            if a <= now < b:
+                sent[i][k] += 1
+        seq[i] += 1
+    except OSError:
+        pass
+    nxt[i] = t + int(1e9 / flows[i]["rate"])
+print(json.dumps({"sent": {f["name"]: s for f, s in zip(flows, sent)},
+                  "total": {f["name"]: n for f, n in zip(flows, seq)}}), flush=True)
+"""
+
+
+@dataclass
+class Options:
+    phase_s: float = 3.0
+    break_s: float = 1.0
+    attacks: list[str] = field(default_factory=lambda: list(ATTACKS))
+    variants: list[str] = field(default_factory=lambda: list(VARIANTS))
+    stock_priority: int = 6
+    rx_cpu: int | None = None
+    attacker_cpu: int | None = None
+
+
+def _readline(p: subprocess.Popen, timeout_s: float) -> str:
+    if p.stdout is None:
+        return ""
+    r, _, _ = select.select([p.stdout], [], [], timeout_s)
+    return p.stdout.readline().strip() if r else ""
+
+
+def run_variant(
+    h: Harness,
+    exe: Path,
+    dev: Device,
+    variant: str,
+    attack: str,
+    opts: Options,
+    run_dir: Path,
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run the target through idle / attack / idle with ``attack``; return the raw record."""
+    scn = dev.variants[variant]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    P, B = opts.phase_s, opts.break_s
+    total = procedure_s(P, B)
+    seconds = int(math.ceil(LEAD_S + total + 1.5))
+    conf = run_dir / "device.conf"
+    conf.write_text(
+        target_config(
+            scn,
+            variant == "protected",
+            ifname=h.if_dev,
+            mac=h.mac(h.ns_dev, h.if_dev),
+            out=run_dir.resolve(),
+            seconds=seconds,
+            rx_cpu=opts.rx_cpu,
+        )
+    )
+    for stale in ("device.json", "cycles.bin", "device.err"):
+        (run_dir / stale).unlink(missing_ok=True)
+    replays = []  # the pcap flows' rewritten frames, ready before the target starts
+    for pf in pcap_flows(scn):
+        frames = run_dir / f"pcap_{pf.name}.bin"
+        pcap_replay.prepare(
+            pf,
+            frames,
+            total,
+            src_mac=h.mac(h.ns_atk, h.if_atk),
+            dst_mac=h.mac(h.ns_dev, h.if_dev),
+            src_ip=ATTACKER_ADDR,
+            dst_ip=DEVICE_ADDR,
+        )
+        replays.append((pf.name, frames))
+    err = run_dir / "device.err"
+    dev_proc = h.spawn(
+        "device",
+        ["sh", "-c", 'exec "$0" "$1" 2>"$2"', str(exe), str(conf.resolve()), str(err.resolve())],
+        limit_s=seconds + 30,
+        name=f"{run_dir.name}.device",
+        stop_signal="TERM",
+        stdout=subprocess.PIPE,
+    )
+    first = _readline(dev_proc, 20.0)
+    if first != "ready":
+        h.stop(dev_proc)
+        why = err.read_text().strip().splitlines()[-1:] if err.is_file() else []
+        raise RigError(
+            f"rig freertos-tcp: the target did not start ({(why or [first or 'no output'])[0]})"
+        )
+    t0 = mono_ns() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
+    bounds = phase_bounds(t0, P, B)
+    flows = udp_flows(scn)
+    sender = None
+    if flows:
+        spec = {
+            "dst": DEVICE_ADDR,
+            "flows": flows,
+            "bounds": bounds,
+            "end_ns": bounds[2][1],
+            "t0_ns": t0,
+        }
+        sender = h.spawn(
+            "attacker",
+            [sys.executable, "-c", _SENDER, json.dumps(spec)],
+            limit_s=LEAD_S + total + 5,
+            name=f"{run_dir.name}.sender",
+            stop_signal="TERM",
+            stdout=subprocess.PIPE,
+        )  # not pinned beside the flood tool: its pacing would turn into bursts
+    pollers = []
+    for mf in modbus_flows(scn):
+        mspec = {
+            "dst": DEVICE_ADDR,
+            "port": mf["port"],
+            "rate": mf["rate"],
+            "t0_ns": t0,
+            "end_ns": bounds[2][1],
+            "timeout_ns": int(MODBUS_TIMEOUT_S * 1e9),
+            "out": str((run_dir / f"modbus_{mf['name']}.bin").resolve()),
+        }
+        (run_dir / f"modbus_{mf['name']}.bin").unlink(missing_ok=True)
+        pollers.append(
+            (
+                mf["name"],
+                h.spawn(
+                    "attacker",
+                    [
+                        sys.executable,
+                        str(Path(modbus_client.__file__)),
+                        json.dumps(mspec),
+                    ],
+                    limit_s=LEAD_S + total + MODBUS_TIMEOUT_S + 5,
+                    name=f"{run_dir.name}.modbus_{mf['name']}",
+                    stop_signal="TERM",
+                    stdout=subprocess.PIPE,
+                ),
+            )
+        )
+    replayers = []
+    for name, frames in replays:
+        rspec = {
+            "frames": str(frames.resolve()),
+            "ifname": h.if_atk,
+            "t0_ns": t0,
+            "end_ns": bounds[2][1],
+            "bounds": bounds,
+        }
+        replayers.append(
+            (
+                name,
+                h.spawn(
+                    "attacker",
+                    [sys.executable, str(Path(pcap_replay.__file__)), json.dumps(rspec)],
+                    limit_s=LEAD_S + total + 5,
+                    name=f"{run_dir.name}.pcap_{name}",
+                    stop_signal="TERM",
+                    stdout=subprocess.PIPE,
+                ),
+            )
+        )
+    say(f"idle before ({P:g} s)")
+    sleep_until(bounds[1][0])
+    say(f"attack: {ATTACK_LABEL[attack]} ({P:g} s)")
+    traffic, _, _ = h.flood(
+        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1]
+    )
+    say(f"idle after ({P:g} s)")
+    sleep_until(bounds[2][1])
+    sent: dict[str, Any] = {"sent": {}, "total": {}}
+    if sender is not None:
+        line = _readline(sender, 10.0)
+        h.stop(sender)
+        try:
+            sent = json.loads(line)
+        except ValueError:
+            raise RigError("rig freertos-tcp: the flow sender reported nothing") from None
+    for name, rp in replayers:
+        line = _readline(rp, 10.0)
+        h.stop(rp)
+        try:
+            r = json.loads(line)
+        except ValueError:
+            raise RigError(
+                f"rig freertos-tcp: the pcap replay of {name} reported nothing"
+            ) from None
+        sent.setdefault("sent", {})[name] = r["sent"]
+        sent.setdefault("total", {})[name] = r["total"]
+    polled: dict[str, Any] = {}
+    for name, pp in pollers:
+        line = _readline(pp, MODBUS_TIMEOUT_S + 10.0)
+        h.stop(pp)
+        try:
+            polled[name] = json.loads(line)
+        except ValueError:
+            raise RigError(
+                f"rig freertos-tcp: the MODBUS poll client of {name} reported nothing"
+            ) from None
+    done = _readline(dev_proc, seconds + 20 - (mono_ns() - t0) / 1e9)
+    rc = h.wait(dev_proc, 10)
+    h.stop(dev_proc)
+    if done != "done" or rc != 0 or not (run_dir / "device.json").is_file():
+        why = err.read_text().strip().splitlines()[-1:] if err.is_file() else []
+        raise RigError(
+            f"rig freertos-tcp: the target ended without its results (exit {rc}"
+            + (f": {why[0]}" if why else "")
+            + ")"
+        )
+    try:
+        device = json.loads((run_dir / "device.json").read_text())
+    except ValueError as e:
+        raise RigError(f"rig freertos-tcp: {run_dir}/device.json: {e}") from None
+    return {
+        "variant": variant,
+        "attack": attack,
+        "bounds_ns": bounds,
+        "sent": sent,
+        "modbus": polled,
+        "traffic": traffic,
+        "device": device,
+    }
+
+
+def prepare_attacker(h: Harness) -> None:
+    """The attacker's veth computes its checksums (no offload), or the stack drops its frames."""
+    h.ns_exec_ok(h.ns_atk, ["ethtool", "-K", h.if_atk, "tx", "off"], "ethtool -K tx off")
+    # The device's Linux side holds no address: FreeRTOS-Plus-TCP is the device.
+    h.ns_exec_ok(h.ns_dev, ["ip", "addr", "flush", "dev", h.if_dev], "removing the device address")
