@@ -48,7 +48,8 @@ def test_the_trees_are_exactly_the_manifest_unmodified():
         for p in (TP / tree).rglob("*")
         if p.is_file()
     }
-    assert sorted(on_disk - manifest.keys()) == [], "files in third_party/ the manifest does not list"
+    unlisted = sorted(on_disk - manifest.keys())
+    assert unlisted == [], "files in third_party/ the manifest does not list"
     assert sorted(manifest.keys() - on_disk) == [], "files the manifest lists that are missing"
     changed = [
         path for path, digest in manifest.items()
