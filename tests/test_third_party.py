@@ -30,8 +30,11 @@ def _trees() -> list[str]:
 
 
 def test_every_pinned_tree_has_a_commit_and_its_licence():
-    rows = [ln.split() for ln in (TP / "VERSIONS").read_text().splitlines()
-            if ln.strip() and not ln.startswith("#")]
+    rows = [
+        ln.split()
+        for ln in (TP / "VERSIONS").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert {r[0] for r in rows} == {"FreeRTOS-Kernel", "FreeRTOS-Plus-TCP", "lwip"}
     for tree, repo, commit in rows:
         assert repo.startswith("https://"), tree
@@ -43,16 +46,14 @@ def test_every_pinned_tree_has_a_commit_and_its_licence():
 def test_the_trees_are_exactly_the_manifest_unmodified():
     manifest = _manifest()
     on_disk = {
-        str(p.relative_to(TP))
-        for tree in _trees()
-        for p in (TP / tree).rglob("*")
-        if p.is_file()
+        str(p.relative_to(TP)) for tree in _trees() for p in (TP / tree).rglob("*") if p.is_file()
     }
     unlisted = sorted(on_disk - manifest.keys())
     assert unlisted == [], "files in third_party/ the manifest does not list"
     assert sorted(manifest.keys() - on_disk) == [], "files the manifest lists that are missing"
     changed = [
-        path for path, digest in manifest.items()
+        path
+        for path, digest in manifest.items()
         if hashlib.sha256((TP / path).read_bytes()).hexdigest() != digest
     ]
     assert changed == [], "upstream files edited inside third_party/ (use a patch file)"
@@ -67,7 +68,8 @@ def test_nothing_in_the_repository_refers_to_a_tree_outside_it():
         pytest.skip("not a git checkout (an installed copy): the file list comes from git")
     needle = "../" + "shared"
     hits = [
-        f for f in files
+        f
+        for f in files
         if not f.startswith("third_party/")
         and (ROOT / f).is_file()
         and needle in (ROOT / f).read_text(errors="replace")
