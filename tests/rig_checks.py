@@ -50,7 +50,8 @@ def needs_root_and(tools: list[str]) -> list[pytest.MarkDecorator]:
         pytest.mark.skipif(os.geteuid() != 0, reason="the rig needs root (network namespaces)"),
         pytest.mark.skipif(
             bool(missing),
-            reason="rig tools missing: " + ", ".join(missing) + " (tools/install.sh installs them)",
+            reason="rig tools missing: " + ", ".join(missing)
+            + " (tools/install.sh --rig installs them)",
         ),
     ]
 

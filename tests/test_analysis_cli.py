@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from rtshield.tomlfile import tomllib
+
 EX = Path(__file__).resolve().parent.parent / "scenarios" / "analysis"
 
 
@@ -37,12 +39,37 @@ def test_textbook_table():
     assert "utilization: 0.9286" in p.stdout
 
 
+#: The shipped system files with a value left open ("?"): for `design`, not `analyze`.
+OPEN = {"regehr_avr_strict_design"}
+
+
 @pytest.mark.parametrize("path", sorted(EX.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_example_analyses(path):
     p = run("analyze", str(path), "--json")
+    if path.stem in OPEN:
+        assert p.returncode == 2 and "use `rtshield design`" in p.stderr, p.stderr
+        return
     assert p.returncode in (0, 1), p.stderr
     out = json.loads(p.stdout)
     assert out["tasks"] and (p.returncode == 0) == out["schedulable"]
+
+
+@pytest.mark.parametrize("name", sorted(OPEN))
+def test_the_shipped_design_file_is_regehrs_strict_mote_with_its_rate_open(name):
+    """docs/analysis.md §7: the strict limiter's boundary is 87.457 µs, simulated and confirmed;
+    the file is regehr_avr_strict.toml but for the "?"."""
+    path = EX / f"{name}.toml"
+    open_, closed = (tomllib.loads(f.read_text()) for f in (path, EX / "regehr_avr_strict.toml"))
+    assert open_["source"][0].pop("max_rate") == "?"
+    closed["source"][0].pop("max_rate")
+    assert {k: v for k, v in open_.items() if k != "system"} == {
+        k: v for k, v in closed.items() if k != "system"}
+    p = run("design", str(path), "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["param"] == "source.ext.min_interarrival"
+    assert out["value"] == pytest.approx(87.457)
+    assert out["simulated"]["confirmed"] is True
 
 
 def test_ethernut_misses_and_design_finds_one(tmp_path):

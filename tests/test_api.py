@@ -1,8 +1,8 @@
-"""The notebook API (rtshield.simulate/analyze/design/sweep) and its documented example."""
+"""The notebook API (rtshield.simulate/analyze/design/sweep); its documented examples run in
+tests/test_docs_run.py."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -103,13 +103,3 @@ def test_analyze_and_design(tmp_path):
     assert d.value is not None and d.margin_ns is not None and d.margin_ns >= 0
     assert d.to_json()["param"] == "source.ext.min_interarrival"
 
-
-def test_the_documented_example_runs(monkeypatch, capsys):
-    """docs/python-api.md: its first Python block runs as written from the repository root."""
-    text = (REPO / "docs" / "python-api.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert blocks, "docs/python-api.md has no Python example"
-    monkeypatch.chdir(REPO)
-    exec(compile(blocks[0], "docs/python-api.md", "exec"), {})
-    out = capsys.readouterr().out
-    assert "deadlines met:" in out and "margin_us" in out

@@ -33,7 +33,7 @@ CHROMIUM = next(
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
     reason="headless browser test needs Chromium (Debian package `chromium`, "
-    "installed by tools/install.sh)",
+    "installed by tools/install.sh --test)",
 )
 
 

@@ -137,6 +137,23 @@ def test_top_help_lists_every_verb(capsys):
         assert f"  {verb} " in text, verb
 
 
+def test_demo_help_names_every_study_and_its_authors(capsys):
+    """`rtshield --help` gives demo's one line with every study's authors (STUDIES: "AUTHORS
+    (VENUE) §N: …" or "AUTHORS §N: …"); `demo --help` describes every study by its name."""
+    from rtshield.studies import STUDIES
+
+    assert cli.main(["--help"]) == 0
+    top = " ".join(capsys.readouterr().out.split())
+    line = top[top.index(" demo "):top.index(" design ")]
+    for title in STUDIES.values():
+        authors = title.split(" (")[0].split(" §")[0]
+        assert authors in line, (authors, line)
+    assert cli.main(["demo", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for name in STUDIES:
+        assert f"{name}: " in text, name
+
+
 @pytest.mark.parametrize(
     "verb, flags",
     [

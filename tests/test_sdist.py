@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -93,3 +94,28 @@ def test_installed_package_runs_from_another_folder(installed, tmp_path):
     code = "from rtshield.rig import results; print(results.paper_tables()[False]['SD'])"
     assert _run([py, "-c", code], env=env, cwd=tmp_path).stdout.strip() == (
         "(1.008, 27.852, 25.685, 21.678)")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="building the rig's target needs gcc")
+def test_installed_rig_builds_its_target_from_the_trees_it_carries(installed, tmp_path):
+    """``rtshield rig freertos-tcp`` from the installed package: the target's sources, the
+    build script and the pinned FreeRTOS trees come from the installed copy, not a checkout."""
+    _, env_dir, env = installed
+    py = env_dir / "bin" / "python"
+    code = (
+        "import pathlib; from rtshield.rig import freertos;"
+        "tree = freertos.find_tree(None); print(freertos._repo()); print(tree);"
+        "print(freertos.default_scenario());"
+        f"print(freertos.build_target(tree, cache_dir=pathlib.Path({str(tmp_path / 'cache')!r}),"
+        " say=lambda m: None))"
+    )
+    env = {k: v for k, v in env.items() if k != "RTS_THIRD_PARTY"}
+    repo, tree, scenario, exe = _run([py, "-c", code], env=env, cwd=tmp_path).stdout.split()
+    package = Path(
+        _run([py, "-c", "import rtshield; print(rtshield.__file__)"], env=env, cwd=tmp_path)
+        .stdout.strip()).parent
+    assert Path(repo) == package / "source"
+    assert Path(tree) == package / "source" / "third_party"
+    assert (Path(tree) / "FreeRTOS-Plus-TCP" / "source" / "FreeRTOS_IP.c").is_file()
+    assert Path(scenario).is_relative_to(package) and Path(scenario).is_file()
+    assert Path(exe).is_relative_to(tmp_path / "cache") and os.access(exe, os.X_OK)

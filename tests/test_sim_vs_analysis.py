@@ -133,6 +133,8 @@ def test_unmapped_features_are_named(tmp_path):
 NO_TWIN = {
     "behnke_multiqueue": "NIC rules only: the mapping has no multiqueue NIC "
     "(design --knob nic.queue.NAME simulates them, docs/analysis.md §11)",
+    "regehr_avr_strict_design": "regehr_avr_strict with its rate open (\"?\"): design "
+    "simulates the boundary it finds (tests/test_analysis_cli.py); the closed file has its twin",
 }
 
 

@@ -75,7 +75,7 @@ objs_of() {
 
 need_arm() {
   command -v arm-none-eabi-gcc >/dev/null ||
-    skip "arm-none-eabi-gcc not found (Debian package gcc-arm-none-eabi; tools/install.sh installs it)"
+    skip "arm-none-eabi-gcc not found (Debian package gcc-arm-none-eabi; tools/install.sh --test installs it)"
 }
 
 # ------------------------------------------------------------------ build
@@ -161,7 +161,7 @@ fi
 if [ "$mode" = qemu-test ]; then
   need_arm
   command -v qemu-system-arm >/dev/null ||
-    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh --test installs it)"
   cm3=$kernel/portable/GCC/ARM_CM3
   [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
   inc=(-I"$selftest" -I"$port" -I"$port/config/cm3" -I"$here/libshield/include"
@@ -220,7 +220,7 @@ fi
 if [ "$mode" = mps2-test ]; then
   need_arm
   command -v qemu-system-arm >/dev/null ||
-    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh --test installs it)"
   tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
   [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
     skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"

@@ -10,8 +10,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 jobs=$(nproc 2>/dev/null || echo 2)
 
+# The demo's, the rig's and the tests' packages; the Python package is rebuilt
+# only when a file it is built from changed (tools/install.sh, its stamp).
 "$here/tools/install.sh" --test
-# Everything below uses the virtual environment install.sh made.
+# Everything below uses the virtual environment install.sh made. The C build
+# directories (build/asan, build/fuzz) are Ninja's: a repeated run rebuilds
+# only what changed.
 export PATH="$here/.venv/bin:$PATH"
 
 echo "== C tests (ASan + UBSan)"

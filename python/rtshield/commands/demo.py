@@ -82,14 +82,19 @@ HELP = (
     "Budget and Queue Mitigation with queues of 100, 500 and 750 (each run's outputs "
     "under DIR/runs/). behnke-software: Behnke et al.'s software approach, §6 "
     "Experiments 1-3 (Figures 9-11) on the Zynq-7000 preset (its files under "
-    f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). regehr: "
+    f"DIR/{BEHNKE_SOFTWARE_DIR}/, or in DIR with --study behnke-software). "
+    "behnke-hardware: Behnke et al.'s hardware approach, §8 (Figures 14-16): four MODBUS/TCP "
+    "workers behind a multiqueue NIC with per-queue interrupt moderation on the ESP32 (its "
+    f"files under DIR/{BEHNKE_HARDWARE_DIR}/, or in DIR with --study behnke-hardware). regehr: "
     "Regehr & Duongsaa's interrupt schedulers, Figures 1-2, §6.4 and the Ethernut of §7 "
     f"(its files under DIR/{REGEHR_DIR}/, or in DIR with --study regehr). Each study "
     "ends with its claims table: the paper's value, the simulated one, a verdict."
 )
 
 
-SHORT_HELP = "reproduce the papers' studies (Danicki et al., Behnke et al.): one report"
+SHORT_HELP = (
+    "reproduce the papers' studies (Danicki et al., Behnke et al., Regehr & Duongsaa): one report"
+)
 EPILOG = (
     "\b\nexample: rtshield demo --out demo-report\n"
     "         rtshield demo --study behnke-software --out behnke\n"

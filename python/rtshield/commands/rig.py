@@ -92,7 +92,7 @@ def add_to(app: typer.Typer) -> None:
         name="rig",
         help="Run real attacks from one network namespace against a device in another, both "
         "created by the rig and always removed (docs/rig.md). Needs root and the tools "
-        "installed by tools/install.sh.",
+        "installed by tools/install.sh --rig.",
         short_help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
         epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
@@ -162,7 +162,8 @@ def add_to(app: typer.Typer) -> None:
             "FILE")] = None,
         freertos_tree: Annotated[str | None, opt(
             "--freertos-tree", "folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default "
-            "$RTS_THIRD_PARTY, else the pinned copies rtshield ships in third_party/)", "DIR")] = None,
+            "$RTS_THIRD_PARTY, else the pinned copies rtshield ships in third_party/)",
+            "DIR")] = None,
         attacks: Attacks = "syn,arp,nmap",
         variants: Annotated[str, opt(
             "--variants", "unprotected, protected or both (default both)", "LIST")] = (

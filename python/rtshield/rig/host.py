@@ -48,5 +48,5 @@ def require_tools(names: Iterable[str]) -> None:
         pkgs = sorted({TOOLS.get(n, n) for n in missing})
         raise RigError(
             f"rig: missing tool{'s' if len(missing) > 1 else ''}: {', '.join(missing)} "
-            f"(Debian: apt-get install {' '.join(pkgs)}, or run tools/install.sh)"
+            f"(Debian: apt-get install {' '.join(pkgs)}, or run tools/install.sh --rig)"
         )
