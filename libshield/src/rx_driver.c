@@ -95,7 +95,7 @@ static RX_INLINE bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_n
  * takes the head of the lowest-id flow of the lowest level. */
 static bool recycle_takes(const rts_flow_queue *fq, int level, unsigned buf)
 {
-    return fq->q[rts_bits_lsb64(fq->level_flows[level])].head == buf;
+    return fq->q[rts_flow_queue_first(fq->level_flows[level])].head == buf;
 }
 
 /* Figure 8 from "classified" on, for ring buffer `buf` (still counted in
