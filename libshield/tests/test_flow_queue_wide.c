@@ -45,12 +45,10 @@ static void test_round_robin_across_words(void)
 /* Recycling takes the lowest level's lowest flow id, in either word. */
 static void test_recycle_across_words(void)
 {
-    CHECK_EQ(rts_flow_queue_init(&fq, 16, 8, 4), RTS_OK);
-    CHECK_EQ(push(0, 39, 2), RTS_OK);
-    CHECK_EQ(push(1, 33, 2), RTS_OK);
-    CHECK_EQ(push(2, 31, 3), RTS_OK);
-    CHECK_EQ(push(3, 36, 1), RTS_OK);
+    static const uint8_t flow[4] = {39, 33, 31, 36}, prio[4] = {2, 2, 3, 1};
     static const uint8_t expect_flow[4] = {36, 33, 39, 31};
+    CHECK_EQ(rts_flow_queue_init(&fq, 16, 8, 4), RTS_OK);
+    for (unsigned k = 0; k < 4; k++) CHECK_EQ(push(k, flow[k], prio[k]), RTS_OK);
     for (unsigned k = 0; k < 4; k++) {
         uint16_t b;
         uint8_t fl;
