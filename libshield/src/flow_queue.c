@@ -6,7 +6,7 @@
 
 #if RTS_CONFIG_RX_PATH
 
-RTS_STATIC_ASSERT(RTS_FLOW_MAX <= 64, "one uint64_t of flows per priority level");
+RTS_STATIC_ASSERT(RTS_FLOW_MAX <= 8 * sizeof(rts_flow_set), "one rts_flow_set per priority level");
 RTS_STATIC_ASSERT(RTS_FLOW_PRIO_LEVELS <= 32, "one uint32_t of priority levels");
 RTS_STATIC_ASSERT(RTS_POOL_MAX_BUFS < RTS_BUF_NONE, "buffer ids must not collide with RTS_BUF_NONE");
 
@@ -128,7 +128,7 @@ rts_err rts_flow_queue_recycle_lowest_isr(rts_flow_queue *fq, uint16_t *buf, uin
         return RTS_EFULL;
     }
     const unsigned level = rts_bits_lsb32(fq->level_mask);
-    const unsigned f = rts_bits_lsb64(fq->level_flows[level]);
+    const unsigned f = rts_flow_queue_first(fq->level_flows[level]);
     const uint16_t b = pop_head(fq, f);
     set_state(fq, b, RTS_BUF_RING);
     *buf = b;
@@ -142,11 +142,12 @@ rts_err rts_flow_queue_pop_highest(rts_flow_queue *fq, uint16_t *buf, uint8_t *f
         return RTS_EEMPTY;
     }
     const unsigned level = rts_bits_msb32(fq->level_mask);
-    const uint64_t flows = fq->level_flows[level];
+    const rts_flow_set flows = fq->level_flows[level];
     /* Round robin: the next non-empty flow after the one served last. */
     const unsigned last = fq->rr_last[level];
-    const uint64_t after = last >= 63u ? 0u : flows & ~(((uint64_t)2u << last) - 1u);
-    const unsigned f = rts_bits_lsb64(after != 0u ? after : flows);
+    const rts_flow_set after =
+        last >= RTS_FLOW_MAX - 1u ? 0u : flows & ~((rts_flow_queue_bit(last) << 1) - 1u);
+    const unsigned f = rts_flow_queue_first(after != 0u ? after : flows);
     fq->rr_last[level] = (uint8_t)f;
     const uint16_t b = pop_head(fq, f);
     set_state(fq, b, RTS_BUF_TASK);
@@ -210,17 +211,16 @@ unsigned rts_flow_queue_count(const rts_flow_queue *fq, unsigned s)
 
 rts_err rts_flow_queue_check(const rts_flow_queue *fq)
 {
+    /* Every buffer in one state, counted in n_state (so they sum to nbufs). */
     unsigned counted[5] = {0u, 0u, 0u, 0u, 0u};
-    unsigned total = 0u;
     for (unsigned b = 0; b < fq->nbufs; b++) {
         if (fq->state[b] >= 5u) return RTS_EINVAL;
         counted[fq->state[b]]++;
     }
     for (unsigned s = 0; s < 5u; s++) {
         if (counted[s] != fq->n_state[s]) return RTS_EINVAL;
-        total += counted[s];
     }
-    if (total != fq->nbufs || fq->n_state[RTS_BUF_RING] + fq->n_state[RTS_BUF_ISR] > fq->ring_size) {
+    if (fq->n_state[RTS_BUF_RING] + fq->n_state[RTS_BUF_ISR] > fq->ring_size) {
         return RTS_EINVAL;
     }
     /* Walk the spare list: bounded by nbufs steps, only POOL buffers. */
@@ -232,7 +232,7 @@ rts_err rts_flow_queue_check(const rts_flow_queue *fq)
     /* Walk each FIFO. */
     unsigned queued = 0u;
     uint32_t mask = 0u;
-    uint64_t lf[RTS_FLOW_PRIO_LEVELS];
+    rts_flow_set lf[RTS_FLOW_PRIO_LEVELS];
     for (unsigned l = 0; l < RTS_FLOW_PRIO_LEVELS; l++) lf[l] = 0u;
     for (unsigned f = 0; f < RTS_FLOW_MAX; f++) {
         const rts_flow_queue_flow *q = &fq->q[f];
@@ -247,7 +247,7 @@ rts_err rts_flow_queue_check(const rts_flow_queue *fq)
         if (n != q->count || last != q->tail) return RTS_EINVAL;
         if (n > 0u) {
             if (q->level >= RTS_FLOW_PRIO_LEVELS) return RTS_EINVAL;
-            lf[q->level] |= (uint64_t)1u << f;
+            lf[q->level] |= rts_flow_queue_bit(f);
             mask |= 1u << q->level;
         }
         queued += n;

@@ -11,6 +11,22 @@
 
 #include "rts_bits.h"
 
+/* Flow `flow`'s bit in an rts_flow_set (flow < RTS_FLOW_MAX). */
+static inline rts_flow_set rts_flow_queue_bit(unsigned flow)
+{
+    return (rts_flow_set)1u << flow;
+}
+
+/* Lowest flow id in a non-empty rts_flow_set. */
+static inline unsigned rts_flow_queue_first(rts_flow_set flows)
+{
+#if RTS_FLOW_MAX <= 32
+    return rts_bits_lsb32(flows);
+#else
+    return rts_bits_lsb64(flows);
+#endif
+}
+
 /* Move `buf` from state `from` (which it is in) to `to`. */
 static inline void rts_flow_queue_move(rts_flow_queue *fq, unsigned buf, rts_buf_state from, rts_buf_state to)
 {
@@ -24,14 +40,14 @@ static inline void rts_flow_queue_move(rts_flow_queue *fq, unsigned buf, rts_buf
 static inline void rts_flow_queue_level_add(rts_flow_queue *fq, unsigned flow, unsigned level)
 {
     fq->q[flow].level = (uint8_t)level;
-    fq->level_flows[level] |= (uint64_t)1u << flow;
+    fq->level_flows[level] |= rts_flow_queue_bit(flow);
     fq->level_mask |= 1u << level;
 }
 
 static inline void rts_flow_queue_level_remove(rts_flow_queue *fq, unsigned flow)
 {
     const unsigned level = fq->q[flow].level;
-    fq->level_flows[level] &= ~((uint64_t)1u << flow);
+    fq->level_flows[level] &= ~rts_flow_queue_bit(flow);
     if (fq->level_flows[level] == 0u) {
         fq->level_mask &= ~(1u << level);
     }

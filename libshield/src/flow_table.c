@@ -53,29 +53,12 @@ RTS_NOINLINE static bool server_take_after_update(rts_flow *f, rts_time_ns now)
 
 static void flow_clear(rts_flow *f)
 {
-    f->in_use = 0u;
-    f->proto = 0u;
-    f->prio = 0u;
-    f->limited = 0u;
-    f->local_port = 0u;
-    f->queue_limit = (uint16_t)RTS_POOL_MAX_BUFS;
-    f->src_addr = 0u;
-    f->capacity = 0u;
-    f->period = 0u;
-    f->server_period = 0u;
-    f->server.budget = 0u;
-    f->server.period_ns = 0u;
-    f->server.period_start = 0u;
-    f->server.remaining = 0u;
-    f->server.overruns = 0u;
-    f->admitted = 0u;
-    f->limited_drops = 0u;
+    *f = (rts_flow){.queue_limit = (uint16_t)RTS_POOL_MAX_BUFS}; /* every other field 0: unbound */
 }
 
+/* A cleared special flow gets its priority and server (Behnke §5.6). */
 static void special(rts_flow *f, unsigned prio, uint32_t capacity, rts_time_ns period, rts_time_ns now)
 {
-    flow_clear(f);
-    f->in_use = 1u;
     f->prio = (uint8_t)prio;
     f->capacity = capacity;
     f->server_period = period;
@@ -145,12 +128,12 @@ void rts_flow_table_init(rts_flow_table *t, rts_time_ns now)
 {
     for (unsigned i = 0; i < RTS_FLOW_MAX; i++) {
         flow_clear(&t->flows[i]);
+        t->flows[i].in_use = i < RTS_FLOW_FIRST_USER ? 1u : 0u; /* special flows: always bound */
     }
     special(&t->flows[RTS_FLOW_ARP], RTS_FLOW_ARP_PRIO, RTS_FLOW_ARP_CAPACITY, RTS_FLOW_ARP_PERIOD_NS, now);
     special(&t->flows[RTS_FLOW_ICMP], RTS_FLOW_ICMP_PRIO, RTS_FLOW_ICMP_CAPACITY, RTS_FLOW_ICMP_PERIOD_NS,
             now);
-    special(&t->flows[RTS_FLOW_BACKGROUND], 0u, 0u, 0u, now);
-    special(&t->flows[RTS_FLOW_DEFAULT], 0u, 0u, 0u, now);
+    /* The background and default flows stay as cleared: priority 0, unlimited. */
     t->pad[0] = t->pad[1] = 0u;
     index_rebuild(t);
 }

@@ -1,16 +1,14 @@
 /* Performing a returned rts_action through the port hooks. */
 #include "rtshield/rts_port.h"
 
+/* Through the gate when there is one: the line's hardware enable changes
+ * only when both of its bits agree (rts_irq_gate.h). */
 static void write_line(const rts_port *port, rts_irq_gate *gate, unsigned line, bool on)
 {
     if (gate != NULL) {
-        rts_gate_change c = rts_irq_gate_sched_set_isr(gate, line, on);
-        if (c == RTS_GATE_ENABLED || c == RTS_GATE_DISABLED) {
-            if (port->irq_set_enabled != NULL) {
-                port->irq_set_enabled(port->ctx, line, c == RTS_GATE_ENABLED);
-            }
-        }
-        return;
+        const rts_gate_change c = rts_irq_gate_sched_set_isr(gate, line, on);
+        if (c != RTS_GATE_ENABLED && c != RTS_GATE_DISABLED) return;
+        on = c == RTS_GATE_ENABLED;
     }
     if (port->irq_set_enabled != NULL) {
         port->irq_set_enabled(port->ctx, line, on);

@@ -62,15 +62,17 @@ static void result_clear(rts_rx_result *res)
 #define RX_PUSH rts_flow_queue_push_from
 #endif
 
-/* Global limit, then take the buffer. False when the caller must return.
- * The only checks are of the caller's arguments (buf) and the limiter's
- * decision. The take (RING -> ISR, rts_flow_queue_rx_take_isr()) is folded into
- * place(): the buffer either ends QUEUED (one move RING -> QUEUED) or goes
- * straight back to the ring (RING -> ISR -> RING, no net change), and
- * nothing can look at the pool between the two. */
+/* Clear the result, apply the global limit, then take the buffer. False
+ * when the caller must return. The only checks are of the caller's
+ * arguments (buf) and the limiter's decision. The take (RING -> ISR,
+ * rts_flow_queue_rx_take_isr()) is folded into place(): the buffer either
+ * ends QUEUED (one move RING -> QUEUED) or goes straight back to the ring
+ * (RING -> ISR -> RING, no net change), and nothing can look at the pool
+ * between the two. */
 static RX_INLINE bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_ns now, rts_rx_result *res,
                                       rts_err *err)
 {
+    result_clear(res);
     if (buf >= rx->fq.nbufs || rx->fq.state[buf] != RTS_BUF_RING) {
         *err = RTS_EINVAL;
         return false;
@@ -95,7 +97,7 @@ static RX_INLINE bool admit_and_take(rts_rx_driver *rx, unsigned buf, rts_time_n
  * takes the head of the lowest-id flow of the lowest level. */
 static bool recycle_takes(const rts_flow_queue *fq, int level, unsigned buf)
 {
-    return fq->q[rts_bits_lsb64(fq->level_flows[level])].head == buf;
+    return fq->q[rts_flow_queue_first(fq->level_flows[level])].head == buf;
 }
 
 /* Figure 8 from "classified" on, for ring buffer `buf` (still counted in
@@ -156,7 +158,6 @@ static RX_INLINE void place(rts_rx_driver *rx, unsigned buf, unsigned flow, rts_
 rts_err rts_rx_driver_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *frame, size_t len, rts_time_ns now,
                          rts_rx_result *res)
 {
-    result_clear(res);
     rts_err err;
     if (!admit_and_take(rx, buf, now, res, &err)) {
         return err;
@@ -177,7 +178,6 @@ rts_err rts_rx_driver_eager_isr(rts_rx_driver *rx, unsigned buf, const uint8_t *
 rts_err rts_rx_driver_eager_desc_isr(rts_rx_driver *rx, unsigned buf, unsigned flow, unsigned prio, rts_time_ns now,
                               rts_rx_result *res)
 {
-    result_clear(res);
     rts_err err;
     if (!admit_and_take(rx, buf, now, res, &err)) {
         return err;

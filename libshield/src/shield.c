@@ -126,18 +126,24 @@ rts_err rts_shield_init(rts_shield *sh, const rts_shield_cfg *cfg, rts_time_ns n
     dec_clear(dec);
     sh->bad_field = RTS_SHIELD_FIELD_NONE;
     const uint32_t p = cfg->protections;
-    if ((p & ~(uint32_t)RTS_SHIELD_PROT_ALL) != 0u) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
-    if ((p & ~SHIELD_BUILT) != 0u) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS); /* not in this build */
+    /* A bit beyond RTS_SHIELD_PROT_ALL, or a protection not in this build. */
+    if ((p & ~SHIELD_BUILT) != 0u) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
     if (cfg->n_sources < 1u || cfg->n_sources > RTS_SHIELD_MAX_SOURCES) {
         return bad(sh, RTS_SHIELD_FIELD_SOURCES);
     }
     const uint32_t multi_ok = RTS_SHIELD_STRICT | RTS_SHIELD_BURSTY;
     if (cfg->n_sources > 1u && (p & ~multi_ok) != 0u) return bad(sh, RTS_SHIELD_FIELD_SOURCES);
+    /* Exclusive pairs, tested only in builds that contain both (p holds no
+     * protection of a component left out: refused above). */
+#if RTS_CONFIG_LIMITERS
     if ((p & RTS_SHIELD_STRICT) && (p & (RTS_SHIELD_BURSTY | RTS_SHIELD_COUNTDOWN))) {
         return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
     }
+#endif
+#if RTS_CONFIG_MITIGATIONS && RTS_CONFIG_LIMITERS
     /* Burst's slice timer and the bursty limiter's tick are one timer (TIMER_MIT). */
     if ((p & RTS_SHIELD_BURST) && (p & RTS_SHIELD_BURSTY)) return bad(sh, RTS_SHIELD_FIELD_PROTECTIONS);
+#endif
     sh->cfg = *cfg;
     for (unsigned k = 0; k < RTS_SHIELD_MAX_SOURCES; k++) sh->line_holds[k] = 0u;
     sh->task_holds = 0u;
@@ -421,7 +427,9 @@ rts_err rts_shield_rx_frame_isr(rts_shield *sh, unsigned buf, const uint8_t *fra
              rts_queue_mit_on_enqueue_fail_isr(&sh->queue, now));
     }
 #endif
+#if RTS_CONFIG_DETECT /* else fill_report() does nothing: no count to take */
     fill_report(sh, rts_flow_queue_count(&sh->rx.fq, RTS_BUF_QUEUED));
+#endif
     return RTS_OK;
 }
 #else

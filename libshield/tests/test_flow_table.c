@@ -1,13 +1,42 @@
 /* flow table: bind/setopt/unbind like the socket calls (Behnke §5.6),
  * lookup precedence, per-flow deferrable servers (exhaustion and
  * replenishment, Behnke §5.5). */
+#include <string.h>
+
 #include "rts_test.h"
 #include "rts_test_flows.h"
 
 static void test_special_flows(void)
 {
     rts_flow_table t;
+    memset(&t, 0xA5, sizeof t); /* storage as the caller hands it over: anything */
     rts_flow_table_init(&t, 0);
+    ROW("every flow after init");
+    for (unsigned i = 0; i < RTS_FLOW_MAX; i++) {
+        const rts_flow *f = &t.flows[i];
+        const bool special = i < RTS_FLOW_FIRST_USER;
+        const bool arp_icmp = i == RTS_FLOW_ARP || i == RTS_FLOW_ICMP;
+        CHECK_EQ(f->in_use, special);
+        CHECK_EQ(f->proto, 0);
+        CHECK_EQ(f->local_port, 0);
+        CHECK_EQ(f->src_addr, 0u);
+        CHECK_EQ(f->queue_limit, RTS_POOL_MAX_BUFS);
+        CHECK_EQ(f->period, 0u);
+        CHECK_EQ(f->admitted, 0u);
+        CHECK_EQ(f->limited_drops, 0u);
+        if (!arp_icmp) {
+            CHECK_EQ(f->prio, 0);
+            CHECK_EQ(f->capacity, 0u);
+            CHECK_EQ(f->server_period, 0u);
+            CHECK_EQ(f->limited, 0);
+        }
+    }
+    CHECK_EQ(t.flows[RTS_FLOW_ARP].capacity, RTS_FLOW_ARP_CAPACITY);
+    CHECK_EQ(t.flows[RTS_FLOW_ARP].server_period, RTS_FLOW_ARP_PERIOD_NS);
+    CHECK_EQ(t.flows[RTS_FLOW_ICMP].capacity, RTS_FLOW_ICMP_CAPACITY);
+    CHECK_EQ(t.flows[RTS_FLOW_ICMP].server_period, RTS_FLOW_ICMP_PERIOD_NS);
+    CHECK_EQ(t.flows[RTS_FLOW_ICMP].limited, RTS_FLOW_ICMP_CAPACITY > 0);
+    ROW("special flows");
     CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_ARP), RTS_FLOW_ARP_PRIO);
     CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_ICMP), RTS_FLOW_ICMP_PRIO);
     CHECK_EQ(rts_flow_table_prio(&t, RTS_FLOW_BACKGROUND), 0);

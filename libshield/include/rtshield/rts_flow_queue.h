@@ -43,6 +43,14 @@ typedef enum rts_buf_state {
     RTS_BUF_POOL = 4
 } rts_buf_state;
 
+/** A set of flows, bit f for flow id f: one 32-bit word while RTS_FLOW_MAX
+ *  allows (the default, 16), else 64 bits (two words on a 32-bit core). */
+#if RTS_FLOW_MAX <= 32
+typedef uint32_t rts_flow_set;
+#else
+typedef uint64_t rts_flow_set;
+#endif
+
 /** Head of one flow's FIFO. */
 typedef struct rts_flow_queue_flow {
     uint16_t head;  /**< oldest buffer, RTS_BUF_NONE when empty */
@@ -61,7 +69,7 @@ typedef struct rts_flow_queue {
     uint16_t n_state[5];     /**< buffers per rts_buf_state */
     uint16_t pad;
     uint32_t level_mask;     /**< bit l: some flow of priority l is non-empty */
-    uint64_t level_flows[RTS_FLOW_PRIO_LEVELS]; /**< per level: non-empty flows */
+    rts_flow_set level_flows[RTS_FLOW_PRIO_LEVELS]; /**< per level: non-empty flows */
     uint8_t rr_last[RTS_FLOW_PRIO_LEVELS];      /**< per level: flow served last */
     rts_flow_queue_flow q[RTS_FLOW_MAX];
     uint16_t next[RTS_POOL_MAX_BUFS];  /**< FIFO / spare-list links */

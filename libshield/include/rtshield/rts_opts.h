@@ -138,7 +138,9 @@
 
 /** Flows in one flow table, including the special ARP, ICMP, background and
  *  default flows. Range 4..64. RAM: about 96 bytes per flow (entry with its 40-byte
- *  deferrable server, and its queue head). */
+ *  deferrable server, and its queue head); above 32 flows the flow queues'
+ *  per-level sets of flows (rts_flow_set) take 8 bytes per priority level
+ *  instead of 4, and every operation on them two words on a 32-bit core. */
 #ifndef RTS_FLOW_MAX
 #define RTS_FLOW_MAX 16
 #endif
