@@ -1,0 +1,771 @@
+/* The lwIP adapter (libshield/port/lwip/) on the real lwIP core, NO_SYS=1,
+ * on the host under the sanitizers (ctest libshield.lwip_nosys_*).
+ *
+ * A device: one Ethernet netif whose "NIC" is a descriptor ring in this
+ * file, fed with real Ethernet frames by a simulated wire on a simulated
+ * clock (10 us steps): a high-priority UDP flow to port 5000 (one datagram
+ * per ms), ARP requests and ICMP echo requests from the peer, and for
+ * 100 ms a flood of 300 000 frames/s (UDP to a bound bulk port, UDP to an
+ * unbound port, TCP SYNs to a closed port). The main loop gets one frame's
+ * worth of CPU per step (100 000 frames/s): less than the flood.
+ *
+ *   test_lwip_nosys protected   the adapter: the wanted flow is delivered
+ *                               to its UDP pcb, the flood dropped inside
+ *                               libshield by reason, the pbuf pool never
+ *                               dry, every buffer and frame accounted for
+ *   test_lwip_nosys stock       lwIP's NO_SYS pattern (a pbuf per frame in
+ *                               the RX interrupt, a queue, the main loop):
+ *                               the pool runs dry and the wanted flow loses
+ *                               what lwIP counts as memory errors
+ *   test_lwip_nosys global      the adapter with a global limit: the RX
+ *                               interrupt off, the main loop polling the
+ *                               ring at most `capacity` frames per period,
+ *                               interrupts again after the flood
+ *
+ * The parts marked [netif], [isr], [main] and [stock] are the driver code
+ * docs/porting/lwip.md quotes. Exit status 0 when every check holds. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwip/etharp.h"
+#include "lwip/inet_chksum.h"
+#include "lwip/init.h"
+#include "lwip/memp.h"
+#include "lwip/netif.h"
+#include "lwip/pbuf.h"
+#include "lwip/stats.h"
+#include "lwip/sys.h"
+#include "lwip/timeouts.h"
+#include "lwip/udp.h"
+#include "netif/ethernet.h"
+#include "rts_lwip.h"
+
+/* ------------------------------------------------------------ checks */
+
+static int failures;
+
+static void check(bool ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s: ", ok ? "ok" : "FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    if (!ok) failures++;
+}
+
+/* libshield is built with RTS_ASSERT on: a broken invariant stops the test. */
+void rts_port_assert_failed(const char *msg, const char *file, int line)
+{
+    fprintf(stderr, "libshield assert: %s (%s:%d)\n", msg, file, line);
+    abort();
+}
+
+/* ------------------------------------------- the platform under lwIP */
+
+#define STEP_NS 10000u /* 10 us */
+static uint64_t clock_now;  /* simulated time, ns */
+static unsigned masked;     /* SYS_ARCH_PROTECT depth: the RX interrupt is masked */
+
+u32_t sys_now(void)
+{
+    return (u32_t)(clock_now / 1000000u);
+}
+
+sys_prot_t sys_arch_protect(void)
+{
+    masked++;
+    return 0;
+}
+
+void sys_arch_unprotect(sys_prot_t lev)
+{
+    (void)lev;
+    masked--;
+}
+
+unsigned int lwip_port_rand(void)
+{
+    static unsigned int x = 12345u; /* deterministic */
+    x = x * 1103515245u + 12345u;
+    return x >> 8;
+}
+
+static uint64_t clock_ns(void *drv)
+{
+    (void)drv;
+    return clock_now;
+}
+
+/* ---------------------------------------------------- the NIC's ring */
+
+#define NBUFS 64     /* RX buffers: 48 in the descriptor ring, 16 spare */
+#define RING 48
+#define BUF_BYTES 1536
+#define SLOTS 64     /* descriptor FIFOs (>= NBUFS) */
+
+static uint8_t rx_mem[NBUFS][BUF_BYTES];
+static struct {
+    uint16_t buf[SLOTS];
+    unsigned head, tail;
+} posted, filled; /* buffers the DMA may fill; filled descriptors in arrival order */
+static uint16_t filled_len[NBUFS];
+static bool line_on;
+static unsigned line_offs;
+
+static void fifo_put(uint16_t *item, unsigned *tail, uint16_t v)
+{
+    item[*tail % SLOTS] = v;
+    (*tail)++;
+}
+
+/* The driver's descriptor-ring primitives (on hardware: descriptor words). */
+static bool desc_filled(uint16_t *buf, uint16_t *len)
+{
+    if (filled.head == filled.tail) return false;
+    *buf = filled.buf[filled.head % SLOTS];
+    *len = filled_len[*buf];
+    return true;
+}
+
+static void desc_advance(void)
+{
+    filled.head++;
+}
+
+static void dma_post(void *drv, uint16_t buf, uint8_t *mem)
+{
+    (void)drv;
+    if (mem != rx_mem[buf]) check(false, "post: buffer %u at the wrong address", buf);
+    if (posted.tail - posted.head >= SLOTS) check(false, "post: ring overflow");
+    fifo_put(posted.buf, &posted.tail, buf);
+}
+
+static void eth_rx_irq_enable(void *drv, bool on)
+{
+    (void)drv;
+    if (line_on && !on) line_offs++;
+    line_on = on;
+}
+
+/* ----------------------------------------------- what the test counts */
+
+enum { K_WANTED, K_BULK, K_UNBOUND, K_SYN, K_ARP, K_ICMP, K_KINDS };
+static const char *const kind_name[K_KINDS] = {"wanted", "bulk", "unbound", "syn", "arp", "icmp"};
+static struct {
+    unsigned sent[K_KINDS];
+    unsigned nic_full[K_KINDS]; /* found no posted descriptor */
+    unsigned no_pbuf[K_KINDS];  /* stock path: found no pbuf */
+    unsigned wanted_rx, wanted_order_errs, bulk_rx;
+    unsigned tx_arp_reply, tx_echo_reply, tx_unreach, tx_rst, tx_other;
+    unsigned nic_frames;
+    unsigned taken_in_ms[400]; /* descriptors taken (not left) per ms */
+} cnt;
+
+static int kind_of(const uint8_t *f, uint16_t len)
+{
+    if (len >= 14 && f[12] == 0x08 && f[13] == 0x06) return K_ARP;
+    if (len < 34 || f[12] != 0x08 || f[13] != 0x00) return -1;
+    if (f[23] == 1) return K_ICMP;
+    if (f[23] == 6) return K_SYN;
+    const unsigned dport = (unsigned)f[36] << 8 | f[37];
+    return dport == 5000 ? K_WANTED : dport == 7 ? K_BULK : K_UNBOUND;
+}
+
+/* ------------------------------------------------------- the frames */
+
+static const uint8_t dev_mac[6] = {0x02, 0, 0, 0, 0, 0x02}, peer_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+static const uint8_t dev_ip[4] = {192, 168, 7, 2}, peer_ip[4] = {192, 168, 7, 1};
+
+static void put16(uint8_t *p, unsigned v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static void eth_hdr(uint8_t *f, const uint8_t *dst, unsigned type)
+{
+    memcpy(f, dst, 6);
+    memcpy(f + 6, peer_mac, 6);
+    put16(f + 12, type);
+}
+
+/* IPv4 header at f + 14 with its checksum; returns the frame length. */
+static uint16_t ip_hdr(uint8_t *f, unsigned proto, unsigned l4_len, unsigned id)
+{
+    uint8_t *ip = f + 14;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    put16(ip + 2, 20 + l4_len);
+    put16(ip + 4, id);
+    ip[8] = 64;
+    ip[9] = (uint8_t)proto;
+    memcpy(ip + 12, peer_ip, 4);
+    memcpy(ip + 16, dev_ip, 4);
+    const u16_t c = inet_chksum(ip, 20);
+    memcpy(ip + 10, &c, 2);
+    return (uint16_t)(14 + 20 + l4_len);
+}
+
+static uint16_t udp_frame(uint8_t *f, unsigned dport, uint32_t seq)
+{
+    eth_hdr(f, dev_mac, 0x0800);
+    uint8_t *u = f + 34;
+    const unsigned n = 32;
+    put16(u, 40000);
+    put16(u + 2, dport);
+    put16(u + 4, 8 + n);
+    put16(u + 6, 0); /* no checksum (IPv4) */
+    memset(u + 8, 0xA5, n);
+    u[8] = (uint8_t)(seq >> 24);
+    u[9] = (uint8_t)(seq >> 16);
+    u[10] = (uint8_t)(seq >> 8);
+    u[11] = (uint8_t)seq;
+    return ip_hdr(f, 17, 8 + n, seq & 0xFFFFu);
+}
+
+static uint16_t syn_frame(uint8_t *f, uint32_t seq)
+{
+    eth_hdr(f, dev_mac, 0x0800);
+    uint8_t t[12 + 20] = {0}; /* pseudo-header + TCP header, for the checksum */
+    memcpy(t, peer_ip, 4);
+    memcpy(t + 4, dev_ip, 4);
+    t[9] = 6;
+    put16(t + 10, 20);
+    uint8_t *h = t + 12;
+    put16(h, 1024 + (seq % 30000u));
+    put16(h + 2, 80);
+    h[4] = (uint8_t)(seq >> 24);
+    h[5] = (uint8_t)(seq >> 16);
+    h[6] = (uint8_t)(seq >> 8);
+    h[7] = (uint8_t)seq;
+    h[12] = 5 << 4;
+    h[13] = 0x02; /* SYN */
+    put16(h + 14, 8192);
+    const u16_t c = inet_chksum(t, sizeof t);
+    memcpy(h + 16, &c, 2);
+    memcpy(f + 34, h, 20);
+    return ip_hdr(f, 6, 20, seq & 0xFFFFu);
+}
+
+static uint16_t arp_request(uint8_t *f)
+{
+    static const uint8_t bcast[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    eth_hdr(f, bcast, 0x0806);
+    uint8_t *a = f + 14;
+    put16(a, 1);
+    put16(a + 2, 0x0800);
+    a[4] = 6;
+    a[5] = 4;
+    put16(a + 6, 1); /* request */
+    memcpy(a + 8, peer_mac, 6);
+    memcpy(a + 14, peer_ip, 4);
+    memset(a + 18, 0, 6);
+    memcpy(a + 24, dev_ip, 4);
+    return 14 + 28;
+}
+
+static uint16_t echo_request(uint8_t *f, unsigned seq)
+{
+    eth_hdr(f, dev_mac, 0x0800);
+    uint8_t *m = f + 34;
+    memset(m, 0x5A, 40);
+    m[0] = 8; /* echo request */
+    m[1] = 0;
+    put16(m + 2, 0);
+    put16(m + 4, 0x1234);
+    put16(m + 6, seq);
+    const u16_t c = inet_chksum(m, 40);
+    memcpy(m + 2, &c, 2);
+    return ip_hdr(f, 1, 40, seq);
+}
+
+/* ------------------------------------------------------ the device */
+
+static bool protect;         /* the adapter (else lwIP's NO_SYS pattern) */
+static uint32_t global_cap;  /* global limit: packets per ms (0: none) */
+static struct netif nif;
+static rts_lwip sh_if;       /* the adapter: shield, buffers, counters */
+static struct udp_pcb *ctrl_pcb, *bulk_pcb;
+
+#define CTRL_PORT 5000
+#define CTRL_PRIO 6          /* the control flow's receiver */
+#define BULK_PORT 7
+
+static err_t linkoutput(struct netif *n, struct pbuf *p)
+{
+    (void)n;
+    uint8_t f[1600];
+    const u16_t len = pbuf_copy_partial(p, f, sizeof f, ETH_PAD_SIZE);
+    if (len >= 42 && f[12] == 0x08 && f[13] == 0x06 && f[21] == 2) {
+        cnt.tx_arp_reply++;
+    } else if (len >= 35 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 1 && f[34] == 0) {
+        cnt.tx_echo_reply++;
+    } else if (len >= 35 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 1 && f[34] == 3) {
+        cnt.tx_unreach++;
+    } else if (len >= 48 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 6 && (f[47] & 0x04)) {
+        cnt.tx_rst++;
+    } else {
+        cnt.tx_other++;
+    }
+    return ERR_OK;
+}
+
+static void ctrl_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+    (void)arg;
+    (void)pcb;
+    (void)addr;
+    (void)port;
+    uint8_t s[4] = {0};
+    (void)pbuf_copy_partial(p, s, 4, 0);
+    const uint32_t seq = (uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3];
+    static uint32_t last;
+    if (cnt.wanted_rx > 0 && seq <= last) cnt.wanted_order_errs++;
+    last = seq;
+    cnt.wanted_rx++;
+    pbuf_free(p);
+}
+
+static void bulk_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+    (void)arg;
+    (void)pcb;
+    (void)addr;
+    (void)port;
+    cnt.bulk_rx++;
+    pbuf_free(p);
+}
+
+static err_t eth_netif_init(struct netif *n)
+{
+    n->name[0] = 'e';
+    n->name[1] = 'n';
+    n->hwaddr_len = 6;
+    memcpy(n->hwaddr, dev_mac, 6);
+    n->mtu = 1500;
+    n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+    n->output = etharp_output;
+    n->linkoutput = linkoutput;
+    return ERR_OK;
+}
+
+static uint32_t harvest(void *drv, uint32_t max, rts_lwip_woken *woken);
+
+/* lwIP as any NO_SYS device starts it, and the two receivers. */
+static void lwip_device(void)
+{
+    ip4_addr_t ip, mask, gw;
+    IP4_ADDR(&ip, 192, 168, 7, 2);
+    IP4_ADDR(&mask, 255, 255, 255, 0);
+    IP4_ADDR(&gw, 0, 0, 0, 0);
+    lwip_init();
+    netif_add(&nif, &ip, &mask, &gw, NULL, eth_netif_init, ethernet_input); /* NO_SYS: ethernet_input */
+    netif_set_default(&nif);
+    netif_set_up(&nif);
+    ctrl_pcb = udp_new();
+    udp_bind(ctrl_pcb, IP4_ADDR_ANY, CTRL_PORT);
+    udp_recv(ctrl_pcb, ctrl_recv, NULL);
+    bulk_pcb = udp_new();
+    udp_bind(bulk_pcb, IP4_ADDR_ANY, BULK_PORT);
+    udp_recv(bulk_pcb, bulk_recv, NULL);
+}
+
+/* [netif] */
+static void shield_init(void)
+{
+    const rts_lwip_cfg cfg = {.netif = &nif,                /* added with ethernet_input */
+                              .buf_mem = &rx_mem[0][0],     /* the DMA's RX buffers */
+                              .buf_size = BUF_BYTES,
+                              .batch = 1,                   /* the main loop's budget per turn */
+                              .post = dma_post,             /* a buffer to the next free descriptor */
+                              .rx_irq_set = eth_rx_irq_enable,
+                              .harvest = harvest,           /* the RX interrupt's descriptor loop */
+                              .clock_ns = clock_ns};
+    rts_shield_cfg sc;
+    rts_shield_cfg_default(&sc);
+    sc.protections = RTS_SHIELD_RX_PATH;
+    sc.nbufs = NBUFS;                    /* 48 descriptors + 16 spares */
+    sc.ring_size = RING;
+    sc.task_base_prio = 0;
+    sc.global_capacity = global_cap;     /* frames per period; 0: no global limit */
+    sc.global_period = 1000000;          /* 1 ms */
+    if (rts_lwip_init(&sh_if, &cfg, &sc) != RTS_OK) abort();
+
+    /* a flow per receiver: the pcb's port, the receiver's priority */
+    uint8_t id;
+    const rts_shield_flow ctrl = {.proto = RTS_PROTO_UDP, .local_port = ctrl_pcb->local_port, .prio = CTRL_PRIO};
+    const rts_shield_flow bulk = {.proto = RTS_PROTO_UDP, .local_port = bulk_pcb->local_port, .prio = 1,
+                                  .capacity = 10, .server_period = 1000000}; /* 10 per ms */
+    if (rts_lwip_bind(&sh_if, &ctrl, &id) != RTS_OK || rts_lwip_bind(&sh_if, &bulk, &id) != RTS_OK) abort();
+}
+/* [netif end] */
+
+/* [isr] */
+/* The RX descriptor loop: each filled descriptor through libshield, in
+ * place; no pbuf here. The RX interrupt runs it, and so does the polling
+ * step of the global limit (rts_lwip_poll(), RX masked). */
+static uint32_t harvest(void *drv, uint32_t max, rts_lwip_woken *woken)
+{
+    (void)drv;
+    uint32_t n = 0;
+    uint16_t buf, len;
+    while (n < max && desc_filled(&buf, &len)) {
+        const rts_lwip_next next = rts_lwip_frame_isr(&sh_if, buf, len, woken);
+        if (next == RTS_LWIP_LEAVE) break;    /* global limit: the rest stays in the ring */
+        desc_advance();
+        n++;
+        if (next == RTS_LWIP_STOP) break;     /* the limit is reached: polling from now on */
+    }
+    cnt.taken_in_ms[clock_now / 1000000u] += n;
+    return n;
+}
+
+static void eth_rx_isr(void)
+{
+    rts_lwip_woken woken = 0;
+    if (rts_lwip_irq_isr(&sh_if, &woken)) (void)harvest(NULL, UINT32_MAX, &woken);
+}
+/* [isr end] */
+
+/* [main] */
+static void main_loop_turn(void)
+{
+    (void)rts_lwip_poll(&sh_if); /* shield timers, polling, admitted frames into lwIP */
+    sys_check_timeouts();        /* lwIP's own timers */
+}
+/* [main end] */
+
+/* [stock] */
+/* lwIP's NO_SYS pattern without libshield: the RX interrupt copies every
+ * frame into a pbuf from PBUF_POOL and queues it; the main loop hands the
+ * queue to netif->input. */
+#define STOCK_QUEUE 32
+static struct pbuf *stock_q[STOCK_QUEUE];
+static unsigned stock_head, stock_tail;
+
+static void stock_rx_isr(void)
+{
+    uint16_t buf, len;
+    while (desc_filled(&buf, &len)) {
+        struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)(len + ETH_PAD_SIZE), PBUF_POOL);
+        if (p != NULL) {
+            (void)pbuf_remove_header(p, ETH_PAD_SIZE);
+            (void)pbuf_take(p, rx_mem[buf], len);
+            (void)pbuf_add_header(p, ETH_PAD_SIZE);
+            if (stock_tail - stock_head < STOCK_QUEUE) {
+                stock_q[stock_tail++ % STOCK_QUEUE] = p;
+            } else {
+                pbuf_free(p); /* queue full */
+                LINK_STATS_INC(link.drop);
+            }
+        } else {              /* the pool is empty: the frame is lost */
+            LINK_STATS_INC(link.memerr);
+            LINK_STATS_INC(link.drop);
+        }
+        desc_advance();
+        dma_post(NULL, buf, rx_mem[buf]);
+        if (p == NULL) {
+            const int k = kind_of(rx_mem[buf], len); /* the test's own accounting */
+            if (k >= 0) cnt.no_pbuf[k]++;
+        }
+    }
+}
+
+static void stock_init(void)
+{
+    for (uint16_t b = 0; b < RING; b++) dma_post(NULL, b, rx_mem[b]);
+    eth_rx_irq_enable(NULL, true);
+}
+
+static void stock_main_loop_turn(void)
+{
+    if (stock_head != stock_tail) {
+        struct pbuf *p = stock_q[stock_head++ % STOCK_QUEUE];
+        LINK_STATS_INC(link.recv);
+        if (nif.input(p, &nif) != ERR_OK) pbuf_free(p);
+    }
+    sys_check_timeouts();
+}
+/* [stock end] */
+
+/* --------------------------------------------------------- the wire */
+
+/* A frame arrives: DMA into the next posted buffer, or the NIC drops it. */
+static void wire(const uint8_t *f, uint16_t len)
+{
+    const int k = kind_of(f, len);
+    if (k < 0) abort(); /* the wire sends known kinds only */
+    cnt.sent[k]++;
+    cnt.nic_frames++;
+    if (posted.head == posted.tail) {
+        cnt.nic_full[k]++;
+        return;
+    }
+    const uint16_t b = posted.buf[posted.head++ % SLOTS];
+    memcpy(rx_mem[b], f, len);
+    filled_len[b] = len;
+    fifo_put(filled.buf, &filled.tail, b);
+}
+
+#define MS(n) ((uint64_t)(n) * 1000000u)
+#define FLOOD_FROM MS(50)
+#define FLOOD_TO MS(150)
+#define TRAFFIC_TO MS(200)
+#define END MS(260)
+
+/* One step's arrivals: the flood's frames in order, the other frames each
+ * at a pseudo-random place among them (a wanted frame is as likely to come
+ * right after a flood frame as before it). */
+typedef struct {
+    uint8_t f[8][128];
+    uint16_t len[8];
+    unsigned n;
+} arrivals;
+
+static uint8_t *slot_at(arrivals *a, unsigned at)
+{
+    memmove(a->f[at + 1], a->f[at], (a->n - at) * sizeof a->f[0]);
+    memmove(&a->len[at + 1], &a->len[at], (a->n - at) * sizeof a->len[0]);
+    a->n++;
+    return a->f[at];
+}
+
+static unsigned place_rand(void)
+{
+    static uint32_t x = 2463534242u; /* xorshift32: the same places on every run */
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+}
+
+static void add(arrivals *a, bool anywhere, uint16_t (*build)(uint8_t *, uint32_t), uint32_t arg)
+{
+    const unsigned at = anywhere ? place_rand() % (a->n + 1u) : a->n;
+    uint8_t *f = slot_at(a, at);
+    a->len[at] = build(f, arg);
+}
+
+static uint16_t b_wanted(uint8_t *f, uint32_t seq) { return udp_frame(f, CTRL_PORT, seq); }
+static uint16_t b_bulk(uint8_t *f, uint32_t seq) { return udp_frame(f, BULK_PORT, seq); }
+static uint16_t b_unbound(uint8_t *f, uint32_t seq) { return udp_frame(f, 9999, seq); }
+static uint16_t b_arp(uint8_t *f, uint32_t seq) { (void)seq; return arp_request(f); }
+static uint16_t b_echo(uint8_t *f, uint32_t seq) { return echo_request(f, seq); }
+
+static void run(void)
+{
+    uint32_t wanted_seq = 0, flood_seq = 0, echo_seq = 0;
+    for (clock_now = 0; clock_now < END; clock_now += STEP_NS) {
+        const uint64_t t = clock_now;
+        arrivals a = {.n = 0};
+        if (t >= FLOOD_FROM && t < FLOOD_TO) {
+            for (int i = 0; i < 3; i++) { /* 300 000 frames/s */
+                flood_seq++;
+                const unsigned m = flood_seq % 3u;
+                add(&a, false, m == 0 ? b_bulk : m == 1 ? b_unbound : syn_frame, flood_seq);
+            }
+        }
+        if (t < TRAFFIC_TO) {
+            if (t % MS(10) == 0) add(&a, true, b_arp, 0);
+            if (t % MS(1) == MS(1) / 2) add(&a, true, b_wanted, ++wanted_seq);
+            if (t % MS(20) == MS(5)) add(&a, true, b_echo, ++echo_seq);
+        }
+        for (unsigned i = 0; i < a.n; i++) wire(a.f[i], a.len[i]);
+        if (filled.head != filled.tail && line_on) {
+            if (masked != 0u) check(false, "RX interrupt while masked");
+            if (protect) {
+                eth_rx_isr();
+            } else {
+                stock_rx_isr();
+            }
+        }
+        if (protect) {
+            main_loop_turn();
+        } else {
+            stock_main_loop_turn();
+        }
+    }
+}
+
+/* ------------------------------------------------------------ checks */
+
+static void report(void)
+{
+    for (int k = 0; k < K_KINDS; k++) {
+        printf("  %-8s sent %6u  nic full %6u  no pbuf %6u\n", kind_name[k], cnt.sent[k], cnt.nic_full[k],
+               cnt.no_pbuf[k]);
+    }
+    printf("  delivered: wanted %u, bulk %u; tx: arp replies %u, echo replies %u, unreachables %u, rst %u, other %u\n",
+           cnt.wanted_rx, cnt.bulk_rx, cnt.tx_arp_reply, cnt.tx_echo_reply, cnt.tx_unreach, cnt.tx_rst,
+           cnt.tx_other);
+    const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
+    printf("  lwip_stats: link recv %u drop %u memerr %u; pbuf pool max %u err %u; udp recv %u drop %u; "
+           "tcp recv %u drop %u; icmp recv %u; etharp recv %u\n",
+           lwip_stats.link.recv, lwip_stats.link.drop, lwip_stats.link.memerr, pool->max, pool->err,
+           lwip_stats.udp.recv, lwip_stats.udp.drop, lwip_stats.tcp.recv, lwip_stats.tcp.drop, lwip_stats.icmp.recv,
+           lwip_stats.etharp.recv);
+    if (protect) {
+        const rts_shield *s = &sh_if.sh;
+        const rts_lwip_stats *a = &sh_if.stats;
+        printf("  libshield drops: limiter %llu short-circuit %llu flow-server %llu queue-full %llu global %llu; "
+               "recycled %u\n",
+               (unsigned long long)s->drops[RTS_SHIELD_DROP_LIMITER],
+               (unsigned long long)s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT],
+               (unsigned long long)s->drops[RTS_SHIELD_DROP_FLOW_SERVER],
+               (unsigned long long)s->drops[RTS_SHIELD_DROP_QUEUE_FULL],
+               (unsigned long long)s->drops[RTS_SHIELD_DROP_GLOBAL_LIMIT], s->rx.recycled);
+        printf("  adapter: irqs %u frames %u dropped %u left %u to lwip %u no pbuf %u input err %u polls %u "
+               "polled %u bad %u prio max %u; line offs %u\n",
+               a->rx_irqs, a->frames, a->dropped, a->left, a->to_lwip, a->no_pbuf, a->input_err, a->polls,
+               a->polled, a->bad_desc, a->prio_max, line_offs);
+    }
+}
+
+/* Every buffer in one place, every frame counted once. */
+static void check_conservation(void)
+{
+    const rts_shield *s = &sh_if.sh;
+    const rts_lwip_stats *a = &sh_if.stats;
+    check(rts_flow_queue_check(&s->rx.fq) == RTS_OK, "flow queues consistent (rts_flow_queue_check)");
+    const unsigned ring = rts_flow_queue_count(&s->rx.fq, RTS_BUF_RING);
+    const unsigned pool = rts_flow_queue_count(&s->rx.fq, RTS_BUF_POOL);
+    const unsigned nic = (posted.tail - posted.head) + (filled.tail - filled.head);
+    check(ring == nic, "libshield's ring buffers (%u) are the NIC's posted + filled descriptors (%u)", ring, nic);
+    check(ring + pool == NBUFS, "after the drain every buffer is in the ring or spare (%u + %u of %u)", ring,
+          pool, NBUFS);
+    unsigned nic_full = 0;
+    for (int k = 0; k < K_KINDS; k++) nic_full += cnt.nic_full[k];
+    check(cnt.nic_frames == nic_full + a->frames + (filled.tail - filled.head),
+          "frames on the wire = NIC drops + taken by libshield + still in the ring (%u = %u + %u + %u)",
+          cnt.nic_frames, nic_full, a->frames, (filled.tail - filled.head));
+    const uint64_t queued = s->rx.outcomes[RTS_RX_QUEUED];
+    check(a->frames == a->dropped + queued, "taken = dropped in the interrupt + queued (%u = %u + %llu)",
+          a->frames, a->dropped, (unsigned long long)queued);
+    check(queued == (uint64_t)a->to_lwip + a->no_pbuf + a->input_err + s->rx.recycled,
+          "queued = handed to lwIP + no pbuf + refused + recycled (%llu = %u + %u + %u + %u)",
+          (unsigned long long)queued, a->to_lwip, a->no_pbuf, a->input_err, s->rx.recycled);
+    uint64_t reasons = 0;
+    for (int r = 0; r < RTS_SHIELD_DROP_REASONS; r++) reasons += s->drops[r];
+    check(reasons - s->drops[RTS_SHIELD_DROP_GLOBAL_LIMIT] == a->dropped,
+          "every drop has its reason in sh.drops[] (%llu)", (unsigned long long)a->dropped);
+    check(lwip_stats.link.recv == a->to_lwip, "lwIP's link.recv counts exactly the frames handed over (%u)",
+          lwip_stats.link.recv);
+    check(a->bad_desc == 0, "no descriptor refused");
+}
+
+static int protected_run(void)
+{
+    protect = true;
+    lwip_device();
+    shield_init();
+    run();
+    report();
+    const rts_shield *s = &sh_if.sh;
+    check(cnt.wanted_rx == cnt.sent[K_WANTED] && cnt.wanted_order_errs == 0,
+          "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", cnt.wanted_rx,
+          cnt.sent[K_WANTED]);
+    check(sh_if.stats.prio_max == CTRL_PRIO, "the wanted flow was taken at its priority (%u)",
+          sh_if.stats.prio_max);
+    check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0 && sh_if.stats.no_pbuf == 0 && lwip_stats.link.memerr == 0,
+          "the pbuf pool never ran dry");
+    check(lwip_stats.memp[MEMP_PBUF_POOL]->max == 1, "one pool pbuf in use at a time, at most (%u of %u)",
+          lwip_stats.memp[MEMP_PBUF_POOL]->max, PBUF_POOL_SIZE);
+    check(s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT] > 0, "unbound-port and SYN frames short-circuited (%llu)",
+          (unsigned long long)s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT]);
+    check(s->drops[RTS_SHIELD_DROP_FLOW_SERVER] > 0, "bulk frames over their flow server dropped (%llu)",
+          (unsigned long long)s->drops[RTS_SHIELD_DROP_FLOW_SERVER]);
+    const unsigned flood = cnt.sent[K_BULK] + cnt.sent[K_UNBOUND] + cnt.sent[K_SYN];
+    const unsigned flood_to_lwip = sh_if.stats.to_lwip - cnt.sent[K_WANTED] - cnt.sent[K_ARP] - cnt.sent[K_ICMP];
+    check(flood_to_lwip <= (unsigned)((FLOOD_TO - FLOOD_FROM) / STEP_NS) &&
+              sh_if.stats.dropped + s->rx.recycled == flood - flood_to_lwip,
+          "of the flood's %u frames lwIP got what the main loop had time for (%u); libshield dropped the "
+          "rest before any pbuf (%u in the interrupt + %u recycled)",
+          flood, flood_to_lwip, sh_if.stats.dropped, s->rx.recycled);
+    check(cnt.bulk_rx <= 10u * (unsigned)((FLOOD_TO - FLOOD_FROM) / MS(1)) + 10u,
+          "the bulk flow got no more than its server allows (%u)", cnt.bulk_rx);
+    check(cnt.tx_arp_reply == cnt.sent[K_ARP], "every ARP request answered (%u)", cnt.tx_arp_reply);
+    check(cnt.tx_echo_reply == cnt.sent[K_ICMP], "every echo request answered (%u)", cnt.tx_echo_reply);
+    check(lwip_stats.udp.recv >= cnt.wanted_rx + cnt.bulk_rx, "lwip_stats.udp.recv counts the delivered datagrams");
+    check(lwip_stats.udp.drop + lwip_stats.tcp.drop + lwip_stats.tcp.proterr > 0 && cnt.tx_unreach + cnt.tx_rst > 0,
+          "what libshield admitted to closed ports lwIP dropped and answered (udp drop %u, tcp drop %u, "
+          "unreachables %u, rst %u)",
+          lwip_stats.udp.drop, lwip_stats.tcp.drop, cnt.tx_unreach, cnt.tx_rst);
+    unsigned nic_full = 0;
+    for (int k = 0; k < K_KINDS; k++) nic_full += cnt.nic_full[k];
+    check(nic_full == 0, "the NIC never ran out of descriptors (%u)", nic_full);
+    check_conservation();
+    return failures;
+}
+
+static int stock_run(void)
+{
+    protect = false;
+    lwip_device();
+    stock_init();
+    run();
+    report();
+    const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
+    const unsigned lost = cnt.sent[K_WANTED] - cnt.wanted_rx;
+    check(lost > 0, "the wanted flow lost datagrams under the flood (%u of %u)", lost, cnt.sent[K_WANTED]);
+    check(lost == cnt.no_pbuf[K_WANTED], "each lost wanted datagram found the pbuf pool empty (%u)",
+          cnt.no_pbuf[K_WANTED]);
+    unsigned no_pbuf = 0;
+    for (int k = 0; k < K_KINDS; k++) no_pbuf += cnt.no_pbuf[k];
+    check(pool->err == no_pbuf && lwip_stats.link.memerr == no_pbuf,
+          "lwip_stats counts every frame that found no pbuf (memp err %u, link.memerr %u, counted %u)", pool->err,
+          lwip_stats.link.memerr, no_pbuf);
+    check(pool->max == PBUF_POOL_SIZE, "the flood took the whole pool (%u of %u)", pool->max, PBUF_POOL_SIZE);
+    check(cnt.tx_echo_reply < cnt.sent[K_ICMP] || cnt.tx_arp_reply < cnt.sent[K_ARP],
+          "ARP or ICMP lost too (arp %u of %u, echo %u of %u)", cnt.tx_arp_reply, cnt.sent[K_ARP],
+          cnt.tx_echo_reply, cnt.sent[K_ICMP]);
+    return failures;
+}
+
+static int global_run(void)
+{
+    protect = true;
+    global_cap = 20; /* 20 frames per ms, well below the flood */
+    lwip_device();
+    shield_init();
+    run();
+    report();
+    unsigned max_ms = 0;
+    for (unsigned m = 0; m < END / MS(1); m++) {
+        if (cnt.taken_in_ms[m] > max_ms) max_ms = cnt.taken_in_ms[m];
+    }
+    check(max_ms <= global_cap, "at most the global capacity taken in any period (%u <= %u)", max_ms,
+          global_cap);
+    check(line_offs > 0 && sh_if.stats.polls > 0 && sh_if.stats.polled > 0,
+          "the RX interrupt went off and the main loop polled (%u offs, %u polls, %u frames)", line_offs,
+          sh_if.stats.polls, sh_if.stats.polled);
+    check(line_on && (sh_if.timer_armed & (1u << RTS_SHIELD_TIMER_POLL)) == 0,
+          "interrupts again after the flood, the poll timer idle");
+    check(cnt.wanted_rx + cnt.nic_full[K_WANTED] == cnt.sent[K_WANTED],
+          "every wanted datagram delivered or refused by the full NIC ring (%u + %u of %u)", cnt.wanted_rx,
+          cnt.nic_full[K_WANTED], cnt.sent[K_WANTED]);
+    check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0, "the pbuf pool never ran dry");
+    check_conservation();
+    return failures;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int f;
+    if (strcmp(mode, "protected") == 0) {
+        f = protected_run();
+    } else if (strcmp(mode, "stock") == 0) {
+        f = stock_run();
+    } else if (strcmp(mode, "global") == 0) {
+        f = global_run();
+    } else {
+        fprintf(stderr, "usage: test_lwip_nosys protected|stock|global\n");
+        return 2;
+    }
+    printf("%s: %s\n", mode, f == 0 ? "all checks passed" : "FAILED");
+    return f == 0 ? 0 : 1;
+}
