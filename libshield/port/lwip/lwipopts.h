@@ -152,6 +152,22 @@
 #ifndef DEFAULT_ACCEPTMBOX_SIZE
 #define DEFAULT_ACCEPTMBOX_SIZE 4
 #endif
+/* lwIP's check that every core call holds the core lock, in a task (its
+ * FreeRTOS sys_arch implements it): 1 in the project's FreeRTOS builds, a
+ * development aid (a critical section per check) elsewhere. */
+#ifndef LWIP_FREERTOS_CHECK_CORE_LOCKING
+#define LWIP_FREERTOS_CHECK_CORE_LOCKING 0
+#endif
+#if LWIP_FREERTOS_CHECK_CORE_LOCKING
+void sys_check_core_locking(void);
+void sys_mark_tcpip_thread(void);
+void sys_lock_tcpip_core(void);
+void sys_unlock_tcpip_core(void);
+#define LWIP_ASSERT_CORE_LOCKED() sys_check_core_locking()
+#define LWIP_MARK_TCPIP_THREAD() sys_mark_tcpip_thread()
+#define LOCK_TCPIP_CORE() sys_lock_tcpip_core()
+#define UNLOCK_TCPIP_CORE() sys_unlock_tcpip_core()
+#endif
 /* The sequential API for applications (a Modbus/TCP server on a netconn). */
 #define LWIP_NETCONN 1
 #define LWIP_SOCKET 0

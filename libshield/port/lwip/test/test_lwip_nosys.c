@@ -41,6 +41,7 @@
 #include "lwip/udp.h"
 #include "netif/ethernet.h"
 #include "rts_lwip.h"
+#include "test_nic.h"
 
 /* ------------------------------------------------------------ checks */
 
@@ -105,44 +106,10 @@ static uint64_t clock_ns(void *drv)
 #define NBUFS 64     /* RX buffers: 48 in the descriptor ring, 16 spare */
 #define RING 48
 #define BUF_BYTES 1536
-#define SLOTS 64     /* descriptor FIFOs (>= NBUFS) */
 
 static uint8_t rx_mem[NBUFS][BUF_BYTES];
-static struct {
-    uint16_t buf[SLOTS];
-    unsigned head, tail;
-} posted, filled; /* buffers the DMA may fill; filled descriptors in arrival order */
-static uint16_t filled_len[NBUFS];
 static bool line_on;
 static unsigned line_offs;
-
-static void fifo_put(uint16_t *item, unsigned *tail, uint16_t v)
-{
-    item[*tail % SLOTS] = v;
-    (*tail)++;
-}
-
-/* The driver's descriptor-ring primitives (on hardware: descriptor words). */
-static bool desc_filled(uint16_t *buf, uint16_t *len)
-{
-    if (filled.head == filled.tail) return false;
-    *buf = filled.buf[filled.head % SLOTS];
-    *len = filled_len[*buf];
-    return true;
-}
-
-static void desc_advance(void)
-{
-    filled.head++;
-}
-
-static void dma_post(void *drv, uint16_t buf, uint8_t *mem)
-{
-    (void)drv;
-    if (mem != rx_mem[buf]) check(false, "post: buffer %u at the wrong address", buf);
-    if (posted.tail - posted.head >= SLOTS) check(false, "post: ring overflow");
-    fifo_put(posted.buf, &posted.tail, buf);
-}
 
 static void eth_rx_irq_enable(void *drv, bool on)
 {
@@ -151,137 +118,11 @@ static void eth_rx_irq_enable(void *drv, bool on)
     line_on = on;
 }
 
-/* ----------------------------------------------- what the test counts */
-
-enum { K_WANTED, K_BULK, K_UNBOUND, K_SYN, K_ARP, K_ICMP, K_KINDS };
-static const char *const kind_name[K_KINDS] = {"wanted", "bulk", "unbound", "syn", "arp", "icmp"};
+/* What the test counts beyond the NIC (tn). */
 static struct {
-    unsigned sent[K_KINDS];
-    unsigned nic_full[K_KINDS]; /* found no posted descriptor */
-    unsigned no_pbuf[K_KINDS];  /* stock path: found no pbuf */
+    unsigned no_pbuf[K_KINDS]; /* stock path: found no pbuf */
     unsigned wanted_rx, wanted_order_errs, bulk_rx;
-    unsigned tx_arp_reply, tx_echo_reply, tx_unreach, tx_rst, tx_other;
-    unsigned nic_frames;
-    unsigned taken_in_ms[400]; /* descriptors taken (not left) per ms */
 } cnt;
-
-static int kind_of(const uint8_t *f, uint16_t len)
-{
-    if (len >= 14 && f[12] == 0x08 && f[13] == 0x06) return K_ARP;
-    if (len < 34 || f[12] != 0x08 || f[13] != 0x00) return -1;
-    if (f[23] == 1) return K_ICMP;
-    if (f[23] == 6) return K_SYN;
-    const unsigned dport = (unsigned)f[36] << 8 | f[37];
-    return dport == 5000 ? K_WANTED : dport == 7 ? K_BULK : K_UNBOUND;
-}
-
-/* ------------------------------------------------------- the frames */
-
-static const uint8_t dev_mac[6] = {0x02, 0, 0, 0, 0, 0x02}, peer_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
-static const uint8_t dev_ip[4] = {192, 168, 7, 2}, peer_ip[4] = {192, 168, 7, 1};
-
-static void put16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void eth_hdr(uint8_t *f, const uint8_t *dst, unsigned type)
-{
-    memcpy(f, dst, 6);
-    memcpy(f + 6, peer_mac, 6);
-    put16(f + 12, type);
-}
-
-/* IPv4 header at f + 14 with its checksum; returns the frame length. */
-static uint16_t ip_hdr(uint8_t *f, unsigned proto, unsigned l4_len, unsigned id)
-{
-    uint8_t *ip = f + 14;
-    memset(ip, 0, 20);
-    ip[0] = 0x45;
-    put16(ip + 2, 20 + l4_len);
-    put16(ip + 4, id);
-    ip[8] = 64;
-    ip[9] = (uint8_t)proto;
-    memcpy(ip + 12, peer_ip, 4);
-    memcpy(ip + 16, dev_ip, 4);
-    const u16_t c = inet_chksum(ip, 20);
-    memcpy(ip + 10, &c, 2);
-    return (uint16_t)(14 + 20 + l4_len);
-}
-
-static uint16_t udp_frame(uint8_t *f, unsigned dport, uint32_t seq)
-{
-    eth_hdr(f, dev_mac, 0x0800);
-    uint8_t *u = f + 34;
-    const unsigned n = 32;
-    put16(u, 40000);
-    put16(u + 2, dport);
-    put16(u + 4, 8 + n);
-    put16(u + 6, 0); /* no checksum (IPv4) */
-    memset(u + 8, 0xA5, n);
-    u[8] = (uint8_t)(seq >> 24);
-    u[9] = (uint8_t)(seq >> 16);
-    u[10] = (uint8_t)(seq >> 8);
-    u[11] = (uint8_t)seq;
-    return ip_hdr(f, 17, 8 + n, seq & 0xFFFFu);
-}
-
-static uint16_t syn_frame(uint8_t *f, uint32_t seq)
-{
-    eth_hdr(f, dev_mac, 0x0800);
-    uint8_t t[12 + 20] = {0}; /* pseudo-header + TCP header, for the checksum */
-    memcpy(t, peer_ip, 4);
-    memcpy(t + 4, dev_ip, 4);
-    t[9] = 6;
-    put16(t + 10, 20);
-    uint8_t *h = t + 12;
-    put16(h, 1024 + (seq % 30000u));
-    put16(h + 2, 80);
-    h[4] = (uint8_t)(seq >> 24);
-    h[5] = (uint8_t)(seq >> 16);
-    h[6] = (uint8_t)(seq >> 8);
-    h[7] = (uint8_t)seq;
-    h[12] = 5 << 4;
-    h[13] = 0x02; /* SYN */
-    put16(h + 14, 8192);
-    const u16_t c = inet_chksum(t, sizeof t);
-    memcpy(h + 16, &c, 2);
-    memcpy(f + 34, h, 20);
-    return ip_hdr(f, 6, 20, seq & 0xFFFFu);
-}
-
-static uint16_t arp_request(uint8_t *f)
-{
-    static const uint8_t bcast[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-    eth_hdr(f, bcast, 0x0806);
-    uint8_t *a = f + 14;
-    put16(a, 1);
-    put16(a + 2, 0x0800);
-    a[4] = 6;
-    a[5] = 4;
-    put16(a + 6, 1); /* request */
-    memcpy(a + 8, peer_mac, 6);
-    memcpy(a + 14, peer_ip, 4);
-    memset(a + 18, 0, 6);
-    memcpy(a + 24, dev_ip, 4);
-    return 14 + 28;
-}
-
-static uint16_t echo_request(uint8_t *f, unsigned seq)
-{
-    eth_hdr(f, dev_mac, 0x0800);
-    uint8_t *m = f + 34;
-    memset(m, 0x5A, 40);
-    m[0] = 8; /* echo request */
-    m[1] = 0;
-    put16(m + 2, 0);
-    put16(m + 4, 0x1234);
-    put16(m + 6, seq);
-    const u16_t c = inet_chksum(m, 40);
-    memcpy(m + 2, &c, 2);
-    return ip_hdr(f, 1, 40, seq);
-}
 
 /* ------------------------------------------------------ the device */
 
@@ -291,26 +132,15 @@ static struct netif nif;
 static rts_lwip sh_if;       /* the adapter: shield, buffers, counters */
 static struct udp_pcb *ctrl_pcb, *bulk_pcb;
 
-#define CTRL_PORT 5000
+#define CTRL_PORT TN_CTRL_PORT
 #define CTRL_PRIO 6          /* the control flow's receiver */
-#define BULK_PORT 7
+#define BULK_PORT TN_BULK_PORT
 
 static err_t linkoutput(struct netif *n, struct pbuf *p)
 {
     (void)n;
     uint8_t f[1600];
-    const u16_t len = pbuf_copy_partial(p, f, sizeof f, ETH_PAD_SIZE);
-    if (len >= 42 && f[12] == 0x08 && f[13] == 0x06 && f[21] == 2) {
-        cnt.tx_arp_reply++;
-    } else if (len >= 35 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 1 && f[34] == 0) {
-        cnt.tx_echo_reply++;
-    } else if (len >= 35 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 1 && f[34] == 3) {
-        cnt.tx_unreach++;
-    } else if (len >= 48 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 6 && (f[47] & 0x04)) {
-        cnt.tx_rst++;
-    } else {
-        cnt.tx_other++;
-    }
+    tn_tx(f, pbuf_copy_partial(p, f, sizeof f, ETH_PAD_SIZE));
     return ERR_OK;
 }
 
@@ -322,7 +152,7 @@ static void ctrl_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_a
     (void)port;
     uint8_t s[4] = {0};
     (void)pbuf_copy_partial(p, s, 4, 0);
-    const uint32_t seq = (uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3];
+    const uint32_t seq = tn_seq(s);
     static uint32_t last;
     if (cnt.wanted_rx > 0 && seq <= last) cnt.wanted_order_errs++;
     last = seq;
@@ -345,15 +175,13 @@ static err_t eth_netif_init(struct netif *n)
     n->name[0] = 'e';
     n->name[1] = 'n';
     n->hwaddr_len = 6;
-    memcpy(n->hwaddr, dev_mac, 6);
+    memcpy(n->hwaddr, tn_dev_mac, 6);
     n->mtu = 1500;
     n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
     n->output = etharp_output;
     n->linkoutput = linkoutput;
     return ERR_OK;
 }
-
-static uint32_t harvest(void *drv, uint32_t max, rts_lwip_woken *woken);
 
 /* lwIP as any NO_SYS device starts it, and the two receivers. */
 static void lwip_device(void)
@@ -362,6 +190,7 @@ static void lwip_device(void)
     IP4_ADDR(&ip, 192, 168, 7, 2);
     IP4_ADDR(&mask, 255, 255, 255, 0);
     IP4_ADDR(&gw, 0, 0, 0, 0);
+    tn_init(&rx_mem[0][0], BUF_BYTES, NBUFS);
     lwip_init();
     netif_add(&nif, &ip, &mask, &gw, NULL, eth_netif_init, ethernet_input); /* NO_SYS: ethernet_input */
     netif_set_default(&nif);
@@ -381,9 +210,10 @@ static void shield_init(void)
                               .buf_mem = &rx_mem[0][0],     /* the DMA's RX buffers */
                               .buf_size = BUF_BYTES,
                               .batch = 1,                   /* the main loop's budget per turn */
-                              .post = dma_post,             /* a buffer to the next free descriptor */
+ .drv = &sh_if,
+                              .post = tn_dma_post,          /* a buffer to the next free descriptor */
                               .rx_irq_set = eth_rx_irq_enable,
-                              .harvest = harvest,           /* the RX interrupt's descriptor loop */
+                              .harvest = tn_harvest,        /* the RX interrupt's descriptor loop */
                               .clock_ns = clock_ns};
     rts_shield_cfg sc;
     rts_shield_cfg_default(&sc);
@@ -405,29 +235,10 @@ static void shield_init(void)
 /* [netif end] */
 
 /* [isr] */
-/* The RX descriptor loop: each filled descriptor through libshield, in
- * place; no pbuf here. The RX interrupt runs it, and so does the polling
- * step of the global limit (rts_lwip_poll(), RX masked). */
-static uint32_t harvest(void *drv, uint32_t max, rts_lwip_woken *woken)
-{
-    (void)drv;
-    uint32_t n = 0;
-    uint16_t buf, len;
-    while (n < max && desc_filled(&buf, &len)) {
-        const rts_lwip_next next = rts_lwip_frame_isr(&sh_if, buf, len, woken);
-        if (next == RTS_LWIP_LEAVE) break;    /* global limit: the rest stays in the ring */
-        desc_advance();
-        n++;
-        if (next == RTS_LWIP_STOP) break;     /* the limit is reached: polling from now on */
-    }
-    cnt.taken_in_ms[clock_now / 1000000u] += n;
-    return n;
-}
-
 static void eth_rx_isr(void)
 {
     rts_lwip_woken woken = 0;
-    if (rts_lwip_irq_isr(&sh_if, &woken)) (void)harvest(NULL, UINT32_MAX, &woken);
+    if (rts_lwip_irq_isr(&sh_if, &woken)) (void)tn_harvest(&sh_if, UINT32_MAX, &woken);
 }
 /* [isr end] */
 
@@ -450,7 +261,7 @@ static unsigned stock_head, stock_tail;
 static void stock_rx_isr(void)
 {
     uint16_t buf, len;
-    while (desc_filled(&buf, &len)) {
+    while (tn_desc_filled(&buf, &len)) {
         struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)(len + ETH_PAD_SIZE), PBUF_POOL);
         if (p != NULL) {
             (void)pbuf_remove_header(p, ETH_PAD_SIZE);
@@ -466,10 +277,10 @@ static void stock_rx_isr(void)
             LINK_STATS_INC(link.memerr);
             LINK_STATS_INC(link.drop);
         }
-        desc_advance();
-        dma_post(NULL, buf, rx_mem[buf]);
+        tn_desc_advance();
+        tn_dma_post(NULL, buf, rx_mem[buf]);
         if (p == NULL) {
-            const int k = kind_of(rx_mem[buf], len); /* the test's own accounting */
+            const int k = tn_kind(rx_mem[buf], len); /* the test's own accounting */
             if (k >= 0) cnt.no_pbuf[k]++;
         }
     }
@@ -477,7 +288,7 @@ static void stock_rx_isr(void)
 
 static void stock_init(void)
 {
-    for (uint16_t b = 0; b < RING; b++) dma_post(NULL, b, rx_mem[b]);
+    for (uint16_t b = 0; b < RING; b++) tn_dma_post(NULL, b, rx_mem[b]);
     eth_rx_irq_enable(NULL, true);
 }
 
@@ -494,23 +305,6 @@ static void stock_main_loop_turn(void)
 
 /* --------------------------------------------------------- the wire */
 
-/* A frame arrives: DMA into the next posted buffer, or the NIC drops it. */
-static void wire(const uint8_t *f, uint16_t len)
-{
-    const int k = kind_of(f, len);
-    if (k < 0) abort(); /* the wire sends known kinds only */
-    cnt.sent[k]++;
-    cnt.nic_frames++;
-    if (posted.head == posted.tail) {
-        cnt.nic_full[k]++;
-        return;
-    }
-    const uint16_t b = posted.buf[posted.head++ % SLOTS];
-    memcpy(rx_mem[b], f, len);
-    filled_len[b] = len;
-    fifo_put(filled.buf, &filled.tail, b);
-}
-
 #define MS(n) ((uint64_t)(n) * 1000000u)
 #define FLOOD_FROM MS(50)
 #define FLOOD_TO MS(150)
@@ -521,7 +315,7 @@ static void wire(const uint8_t *f, uint16_t len)
  * at a pseudo-random place among them (a wanted frame is as likely to come
  * right after a flood frame as before it). */
 typedef struct {
-    uint8_t f[8][128];
+    uint8_t f[8][TN_FRAME_MAX];
     uint16_t len[8];
     unsigned n;
 } arrivals;
@@ -550,32 +344,32 @@ static void add(arrivals *a, bool anywhere, uint16_t (*build)(uint8_t *, uint32_
     a->len[at] = build(f, arg);
 }
 
-static uint16_t b_wanted(uint8_t *f, uint32_t seq) { return udp_frame(f, CTRL_PORT, seq); }
-static uint16_t b_bulk(uint8_t *f, uint32_t seq) { return udp_frame(f, BULK_PORT, seq); }
-static uint16_t b_unbound(uint8_t *f, uint32_t seq) { return udp_frame(f, 9999, seq); }
-static uint16_t b_arp(uint8_t *f, uint32_t seq) { (void)seq; return arp_request(f); }
-static uint16_t b_echo(uint8_t *f, uint32_t seq) { return echo_request(f, seq); }
+static uint16_t b_wanted(uint8_t *f, uint32_t seq) { return tn_udp(f, CTRL_PORT, seq); }
+static uint16_t b_bulk(uint8_t *f, uint32_t seq) { return tn_udp(f, BULK_PORT, seq); }
+static uint16_t b_unbound(uint8_t *f, uint32_t seq) { return tn_udp(f, TN_UNBOUND_PORT, seq); }
+static uint16_t b_arp(uint8_t *f, uint32_t seq) { (void)seq; return tn_arp_request(f); }
 
 static void run(void)
 {
     uint32_t wanted_seq = 0, flood_seq = 0, echo_seq = 0;
     for (clock_now = 0; clock_now < END; clock_now += STEP_NS) {
         const uint64_t t = clock_now;
+        tn_now_ms = (uint32_t)(t / MS(1));
         arrivals a = {.n = 0};
         if (t >= FLOOD_FROM && t < FLOOD_TO) {
             for (int i = 0; i < 3; i++) { /* 300 000 frames/s */
                 flood_seq++;
                 const unsigned m = flood_seq % 3u;
-                add(&a, false, m == 0 ? b_bulk : m == 1 ? b_unbound : syn_frame, flood_seq);
+                add(&a, false, m == 0 ? b_bulk : m == 1 ? b_unbound : tn_syn, flood_seq);
             }
         }
         if (t < TRAFFIC_TO) {
             if (t % MS(10) == 0) add(&a, true, b_arp, 0);
             if (t % MS(1) == MS(1) / 2) add(&a, true, b_wanted, ++wanted_seq);
-            if (t % MS(20) == MS(5)) add(&a, true, b_echo, ++echo_seq);
+            if (t % MS(20) == MS(5)) add(&a, true, tn_echo_request, ++echo_seq);
         }
-        for (unsigned i = 0; i < a.n; i++) wire(a.f[i], a.len[i]);
-        if (filled.head != filled.tail && line_on) {
+        for (unsigned i = 0; i < a.n; i++) tn_wire(a.f[i], a.len[i]);
+        if (tn_filled() > 0 && line_on) {
             if (masked != 0u) check(false, "RX interrupt while masked");
             if (protect) {
                 eth_rx_isr();
@@ -596,12 +390,12 @@ static void run(void)
 static void report(void)
 {
     for (int k = 0; k < K_KINDS; k++) {
-        printf("  %-8s sent %6u  nic full %6u  no pbuf %6u\n", kind_name[k], cnt.sent[k], cnt.nic_full[k],
+        printf("  %-8s sent %6u  nic full %6u  no pbuf %6u\n", tn_kind_name[k], tn.sent[k], tn.nic_full[k],
                cnt.no_pbuf[k]);
     }
     printf("  delivered: wanted %u, bulk %u; tx: arp replies %u, echo replies %u, unreachables %u, rst %u, other %u\n",
-           cnt.wanted_rx, cnt.bulk_rx, cnt.tx_arp_reply, cnt.tx_echo_reply, cnt.tx_unreach, cnt.tx_rst,
-           cnt.tx_other);
+           cnt.wanted_rx, cnt.bulk_rx, tn_txc.arp_reply, tn_txc.echo_reply, tn_txc.unreach, tn_txc.rst,
+           tn_txc.other);
     const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
     printf("  lwip_stats: link recv %u drop %u memerr %u; pbuf pool max %u err %u; udp recv %u drop %u; "
            "tcp recv %u drop %u; icmp recv %u; etharp recv %u\n",
@@ -633,15 +427,15 @@ static void check_conservation(void)
     check(rts_flow_queue_check(&s->rx.fq) == RTS_OK, "flow queues consistent (rts_flow_queue_check)");
     const unsigned ring = rts_flow_queue_count(&s->rx.fq, RTS_BUF_RING);
     const unsigned pool = rts_flow_queue_count(&s->rx.fq, RTS_BUF_POOL);
-    const unsigned nic = (posted.tail - posted.head) + (filled.tail - filled.head);
+    const unsigned nic = tn_posted() + tn_filled();
     check(ring == nic, "libshield's ring buffers (%u) are the NIC's posted + filled descriptors (%u)", ring, nic);
     check(ring + pool == NBUFS, "after the drain every buffer is in the ring or spare (%u + %u of %u)", ring,
           pool, NBUFS);
     unsigned nic_full = 0;
-    for (int k = 0; k < K_KINDS; k++) nic_full += cnt.nic_full[k];
-    check(cnt.nic_frames == nic_full + a->frames + (filled.tail - filled.head),
+    for (int k = 0; k < K_KINDS; k++) nic_full += tn.nic_full[k];
+    check(tn.frames == nic_full + a->frames + tn_filled(),
           "frames on the wire = NIC drops + taken by libshield + still in the ring (%u = %u + %u + %u)",
-          cnt.nic_frames, nic_full, a->frames, (filled.tail - filled.head));
+          tn.frames, nic_full, a->frames, tn_filled());
     const uint64_t queued = s->rx.outcomes[RTS_RX_QUEUED];
     check(a->frames == a->dropped + queued, "taken = dropped in the interrupt + queued (%u = %u + %llu)",
           a->frames, a->dropped, (unsigned long long)queued);
@@ -654,7 +448,7 @@ static void check_conservation(void)
           "every drop has its reason in sh.drops[] (%llu)", (unsigned long long)a->dropped);
     check(lwip_stats.link.recv == a->to_lwip, "lwIP's link.recv counts exactly the frames handed over (%u)",
           lwip_stats.link.recv);
-    check(a->bad_desc == 0, "no descriptor refused");
+    check(a->bad_desc == 0 && tn.post_errors == 0, "no descriptor refused, every post a buffer of ours");
 }
 
 static int protected_run(void)
@@ -665,9 +459,9 @@ static int protected_run(void)
     run();
     report();
     const rts_shield *s = &sh_if.sh;
-    check(cnt.wanted_rx == cnt.sent[K_WANTED] && cnt.wanted_order_errs == 0,
+    check(cnt.wanted_rx == tn.sent[K_WANTED] && cnt.wanted_order_errs == 0,
           "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", cnt.wanted_rx,
-          cnt.sent[K_WANTED]);
+          tn.sent[K_WANTED]);
     check(sh_if.stats.prio_max == CTRL_PRIO, "the wanted flow was taken at its priority (%u)",
           sh_if.stats.prio_max);
     check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0 && sh_if.stats.no_pbuf == 0 && lwip_stats.link.memerr == 0,
@@ -678,8 +472,8 @@ static int protected_run(void)
           (unsigned long long)s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT]);
     check(s->drops[RTS_SHIELD_DROP_FLOW_SERVER] > 0, "bulk frames over their flow server dropped (%llu)",
           (unsigned long long)s->drops[RTS_SHIELD_DROP_FLOW_SERVER]);
-    const unsigned flood = cnt.sent[K_BULK] + cnt.sent[K_UNBOUND] + cnt.sent[K_SYN];
-    const unsigned flood_to_lwip = sh_if.stats.to_lwip - cnt.sent[K_WANTED] - cnt.sent[K_ARP] - cnt.sent[K_ICMP];
+    const unsigned flood = tn.sent[K_BULK] + tn.sent[K_UNBOUND] + tn.sent[K_SYN];
+    const unsigned flood_to_lwip = sh_if.stats.to_lwip - tn.sent[K_WANTED] - tn.sent[K_ARP] - tn.sent[K_ICMP];
     check(flood_to_lwip <= (unsigned)((FLOOD_TO - FLOOD_FROM) / STEP_NS) &&
               sh_if.stats.dropped + s->rx.recycled == flood - flood_to_lwip,
           "of the flood's %u frames lwIP got what the main loop had time for (%u); libshield dropped the "
@@ -687,15 +481,15 @@ static int protected_run(void)
           flood, flood_to_lwip, sh_if.stats.dropped, s->rx.recycled);
     check(cnt.bulk_rx <= 10u * (unsigned)((FLOOD_TO - FLOOD_FROM) / MS(1)) + 10u,
           "the bulk flow got no more than its server allows (%u)", cnt.bulk_rx);
-    check(cnt.tx_arp_reply == cnt.sent[K_ARP], "every ARP request answered (%u)", cnt.tx_arp_reply);
-    check(cnt.tx_echo_reply == cnt.sent[K_ICMP], "every echo request answered (%u)", cnt.tx_echo_reply);
+    check(tn_txc.arp_reply == tn.sent[K_ARP], "every ARP request answered (%u)", tn_txc.arp_reply);
+    check(tn_txc.echo_reply == tn.sent[K_ICMP], "every echo request answered (%u)", tn_txc.echo_reply);
     check(lwip_stats.udp.recv >= cnt.wanted_rx + cnt.bulk_rx, "lwip_stats.udp.recv counts the delivered datagrams");
-    check(lwip_stats.udp.drop + lwip_stats.tcp.drop + lwip_stats.tcp.proterr > 0 && cnt.tx_unreach + cnt.tx_rst > 0,
+    check(lwip_stats.udp.drop + lwip_stats.tcp.drop + lwip_stats.tcp.proterr > 0 && tn_txc.unreach + tn_txc.rst > 0,
           "what libshield admitted to closed ports lwIP dropped and answered (udp drop %u, tcp drop %u, "
           "unreachables %u, rst %u)",
-          lwip_stats.udp.drop, lwip_stats.tcp.drop, cnt.tx_unreach, cnt.tx_rst);
+          lwip_stats.udp.drop, lwip_stats.tcp.drop, tn_txc.unreach, tn_txc.rst);
     unsigned nic_full = 0;
-    for (int k = 0; k < K_KINDS; k++) nic_full += cnt.nic_full[k];
+    for (int k = 0; k < K_KINDS; k++) nic_full += tn.nic_full[k];
     check(nic_full == 0, "the NIC never ran out of descriptors (%u)", nic_full);
     check_conservation();
     return failures;
@@ -709,8 +503,8 @@ static int stock_run(void)
     run();
     report();
     const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
-    const unsigned lost = cnt.sent[K_WANTED] - cnt.wanted_rx;
-    check(lost > 0, "the wanted flow lost datagrams under the flood (%u of %u)", lost, cnt.sent[K_WANTED]);
+    const unsigned lost = tn.sent[K_WANTED] - cnt.wanted_rx;
+    check(lost > 0, "the wanted flow lost datagrams under the flood (%u of %u)", lost, tn.sent[K_WANTED]);
     check(lost == cnt.no_pbuf[K_WANTED], "each lost wanted datagram found the pbuf pool empty (%u)",
           cnt.no_pbuf[K_WANTED]);
     unsigned no_pbuf = 0;
@@ -719,9 +513,9 @@ static int stock_run(void)
           "lwip_stats counts every frame that found no pbuf (memp err %u, link.memerr %u, counted %u)", pool->err,
           lwip_stats.link.memerr, no_pbuf);
     check(pool->max == PBUF_POOL_SIZE, "the flood took the whole pool (%u of %u)", pool->max, PBUF_POOL_SIZE);
-    check(cnt.tx_echo_reply < cnt.sent[K_ICMP] || cnt.tx_arp_reply < cnt.sent[K_ARP],
-          "ARP or ICMP lost too (arp %u of %u, echo %u of %u)", cnt.tx_arp_reply, cnt.sent[K_ARP],
-          cnt.tx_echo_reply, cnt.sent[K_ICMP]);
+    check(tn_txc.echo_reply < tn.sent[K_ICMP] || tn_txc.arp_reply < tn.sent[K_ARP],
+          "ARP or ICMP lost too (arp %u of %u, echo %u of %u)", tn_txc.arp_reply, tn.sent[K_ARP],
+          tn_txc.echo_reply, tn.sent[K_ICMP]);
     return failures;
 }
 
@@ -735,7 +529,7 @@ static int global_run(void)
     report();
     unsigned max_ms = 0;
     for (unsigned m = 0; m < END / MS(1); m++) {
-        if (cnt.taken_in_ms[m] > max_ms) max_ms = cnt.taken_in_ms[m];
+        if (tn.taken_in_ms[m] > max_ms) max_ms = tn.taken_in_ms[m];
     }
     check(max_ms <= global_cap, "at most the global capacity taken in any period (%u <= %u)", max_ms,
           global_cap);
@@ -744,9 +538,9 @@ static int global_run(void)
           sh_if.stats.polls, sh_if.stats.polled);
     check(line_on && (sh_if.timer_armed & (1u << RTS_SHIELD_TIMER_POLL)) == 0,
           "interrupts again after the flood, the poll timer idle");
-    check(cnt.wanted_rx + cnt.nic_full[K_WANTED] == cnt.sent[K_WANTED],
+    check(cnt.wanted_rx + tn.nic_full[K_WANTED] == tn.sent[K_WANTED],
           "every wanted datagram delivered or refused by the full NIC ring (%u + %u of %u)", cnt.wanted_rx,
-          cnt.nic_full[K_WANTED], cnt.sent[K_WANTED]);
+          tn.nic_full[K_WANTED], tn.sent[K_WANTED]);
     check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0, "the pbuf pool never ran dry");
     check_conservation();
     return failures;

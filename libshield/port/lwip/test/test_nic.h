@@ -1,0 +1,80 @@
+/* The synthetic NIC of the lwIP adapter's tests (test_lwip_nosys.c on the
+ * host, test_lwip_freertos.c on FreeRTOS): real Ethernet frames built byte
+ * by byte (IPv4 and ICMP checksums by lwIP's inet_chksum()), the RX
+ * descriptor ring a DMA fills, and the driver's descriptor loop through
+ * the adapter. Callers serialise: the wire, the RX interrupt and the
+ * adapter's task-side calls never run at the same time (critical sections). */
+#ifndef RTS_LWIP_TEST_NIC_H
+#define RTS_LWIP_TEST_NIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rts_lwip.h"
+
+/** Frames the wire sends, by kind. */
+enum { K_WANTED, K_BULK, K_UNBOUND, K_SYN, K_ARP, K_ICMP, K_KINDS };
+extern const char *const tn_kind_name[K_KINDS];
+
+#define TN_CTRL_PORT 5000 /* the wanted flow's UDP port */
+#define TN_BULK_PORT 7    /* a bound bulk flow */
+#define TN_UNBOUND_PORT 9999
+#define TN_FRAME_MAX 128  /* the longest frame the wire builds */
+
+/** The device's addresses (192.168.7.2, 02:00:00:00:00:02); the peer is .1. */
+extern const uint8_t tn_dev_mac[6], tn_dev_ip[4];
+
+/* ------------------------------------------------------------- frames */
+
+uint16_t tn_udp(uint8_t *f, unsigned dport, uint32_t seq); /**< UDP, 32 B payload starting with seq */
+uint16_t tn_syn(uint8_t *f, uint32_t seq);                 /**< TCP SYN to port 80 */
+uint16_t tn_arp_request(uint8_t *f);                       /**< who has the device's address */
+uint16_t tn_echo_request(uint8_t *f, uint32_t seq);        /**< ICMP echo request */
+/** The kind of a frame the wire built, or -1. */
+int tn_kind(const uint8_t *f, uint16_t len);
+/** The sequence number of a wanted datagram's payload. */
+uint32_t tn_seq(const uint8_t *payload4);
+
+/** What the device sent, by kind (the netif's linkoutput calls tn_tx()). */
+typedef struct tn_tx_counts {
+    unsigned arp_reply, echo_reply, unreach, rst, other;
+} tn_tx_counts;
+extern tn_tx_counts tn_txc;
+void tn_tx(const uint8_t *f, uint16_t len);
+
+/* ------------------------------------------------------ the RX ring */
+
+#define TN_SLOTS 64 /* descriptors: at least the buffers */
+
+/** Counters of the wire and the NIC. */
+typedef struct tn_counts {
+    unsigned sent[K_KINDS];     /**< frames on the wire */
+    unsigned nic_full[K_KINDS]; /**< found no posted descriptor: dropped by the NIC */
+    unsigned frames;
+    unsigned post_errors;       /**< post() of a buffer that is not ours, or a full descriptor ring */
+    unsigned taken_in_ms[400];  /**< descriptors the driver took, per ms of tn_now_ms */
+} tn_counts;
+extern tn_counts tn;
+extern volatile uint32_t tn_now_ms; /**< the caller's clock, for taken_in_ms */
+
+/** The RX buffers: `nbufs` of `buf_size` bytes at `mem` (nbufs <= TN_SLOTS). */
+void tn_init(uint8_t *mem, uint32_t buf_size, unsigned nbufs);
+/** A frame arrives: the DMA copies it into the next posted buffer, or the
+ *  NIC drops it (no posted descriptor). */
+void tn_wire(const uint8_t *f, uint16_t len);
+/** Descriptors posted and not yet filled; filled and not yet taken. */
+unsigned tn_posted(void);
+unsigned tn_filled(void);
+
+/** The adapter's post() callback: buffer `buf` to the next free descriptor. */
+void tn_dma_post(void *drv, uint16_t buf, uint8_t *mem);
+/** The oldest filled descriptor: its buffer and length; false: none. */
+bool tn_desc_filled(uint16_t *buf, uint16_t *len);
+/** Advance past it. */
+void tn_desc_advance(void);
+
+/** The driver's descriptor loop (the adapter's harvest() callback, and the
+ *  RX interrupt's body); `drv` is the rts_lwip. */
+uint32_t tn_harvest(void *drv, uint32_t max, rts_lwip_woken *woken);
+
+#endif
