@@ -127,16 +127,21 @@
 #ifndef TCPIP_THREAD_PRIO
 #define TCPIP_THREAD_PRIO 3
 #endif
+/* Bytes (LWIP_FREERTOS_THREAD_STACKSIZE_IS_STACKWORDS 0). With the
+ * tcpip_thread placement it runs libshield's task-side hooks (a 152-byte
+ * decision on the stack) under lwIP's deepest input path (an ICMP or TCP
+ * reply sent from within ethernet_input()): 1 KiB overflows on Cortex-M3. */
 #ifndef TCPIP_THREAD_STACKSIZE
-#define TCPIP_THREAD_STACKSIZE 1024 /* bytes (LWIP_FREERTOS_THREAD_STACKSIZE_IS_STACKWORDS 0) */
+#define TCPIP_THREAD_STACKSIZE 2048
 #endif
 /* tcpip_thread's mailbox: API calls, timeouts, and at most one RX wake-up
  * of the adapter; it never holds received frames. */
 #ifndef TCPIP_MBOX_SIZE
 #define TCPIP_MBOX_SIZE 16
 #endif
-/* Messages for frames queued to tcpip_thread (tcpip_input() without
- * LWIP_TCPIP_CORE_LOCKING_INPUT): the stock path's 8; the adapter uses none. */
+/* Messages for frames queued to tcpip_thread by tcpip_input(): the stock
+ * path's 8. With LWIP_TCPIP_CORE_LOCKING_INPUT lwIP builds no such pool;
+ * the value matters only to a stock build of the same options. */
 #ifndef MEMP_NUM_TCPIP_MSG_INPKT
 #define MEMP_NUM_TCPIP_MSG_INPKT 8
 #endif

@@ -419,38 +419,6 @@ static void report(void)
     }
 }
 
-/* Every buffer in one place, every frame counted once. */
-static void check_conservation(void)
-{
-    const rts_shield *s = &sh_if.sh;
-    const rts_lwip_stats *a = &sh_if.stats;
-    check(rts_flow_queue_check(&s->rx.fq) == RTS_OK, "flow queues consistent (rts_flow_queue_check)");
-    const unsigned ring = rts_flow_queue_count(&s->rx.fq, RTS_BUF_RING);
-    const unsigned pool = rts_flow_queue_count(&s->rx.fq, RTS_BUF_POOL);
-    const unsigned nic = tn_posted() + tn_filled();
-    check(ring == nic, "libshield's ring buffers (%u) are the NIC's posted + filled descriptors (%u)", ring, nic);
-    check(ring + pool == NBUFS, "after the drain every buffer is in the ring or spare (%u + %u of %u)", ring,
-          pool, NBUFS);
-    unsigned nic_full = 0;
-    for (int k = 0; k < K_KINDS; k++) nic_full += tn.nic_full[k];
-    check(tn.frames == nic_full + a->frames + tn_filled(),
-          "frames on the wire = NIC drops + taken by libshield + still in the ring (%u = %u + %u + %u)",
-          tn.frames, nic_full, a->frames, tn_filled());
-    const uint64_t queued = s->rx.outcomes[RTS_RX_QUEUED];
-    check(a->frames == a->dropped + queued, "taken = dropped in the interrupt + queued (%u = %u + %llu)",
-          a->frames, a->dropped, (unsigned long long)queued);
-    check(queued == (uint64_t)a->to_lwip + a->no_pbuf + a->input_err + s->rx.recycled,
-          "queued = handed to lwIP + no pbuf + refused + recycled (%llu = %u + %u + %u + %u)",
-          (unsigned long long)queued, a->to_lwip, a->no_pbuf, a->input_err, s->rx.recycled);
-    uint64_t reasons = 0;
-    for (int r = 0; r < RTS_SHIELD_DROP_REASONS; r++) reasons += s->drops[r];
-    check(reasons - s->drops[RTS_SHIELD_DROP_GLOBAL_LIMIT] == a->dropped,
-          "every drop has its reason in sh.drops[] (%llu)", (unsigned long long)a->dropped);
-    check(lwip_stats.link.recv == a->to_lwip, "lwIP's link.recv counts exactly the frames handed over (%u)",
-          lwip_stats.link.recv);
-    check(a->bad_desc == 0 && tn.post_errors == 0, "no descriptor refused, every post a buffer of ours");
-}
-
 static int protected_run(void)
 {
     protect = true;
@@ -491,7 +459,7 @@ static int protected_run(void)
     unsigned nic_full = 0;
     for (int k = 0; k < K_KINDS; k++) nic_full += tn.nic_full[k];
     check(nic_full == 0, "the NIC never ran out of descriptors (%u)", nic_full);
-    check_conservation();
+    tn_check_conservation(&sh_if, NBUFS, check);
     return failures;
 }
 
@@ -542,7 +510,7 @@ static int global_run(void)
           "every wanted datagram delivered or refused by the full NIC ring (%u + %u of %u)", cnt.wanted_rx,
           tn.nic_full[K_WANTED], tn.sent[K_WANTED]);
     check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0, "the pbuf pool never ran dry");
-    check_conservation();
+    tn_check_conservation(&sh_if, NBUFS, check);
     return failures;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lwip/inet_chksum.h"
+#include "lwip/stats.h"
 
 const char *const tn_kind_name[K_KINDS] = {"wanted", "bulk", "unbound", "syn", "arp", "icmp"};
 const uint8_t tn_dev_mac[6] = {0x02, 0, 0, 0, 0, 0x02}, tn_dev_ip[4] = {192, 168, 7, 2};
@@ -243,3 +244,38 @@ uint32_t tn_harvest(void *drv, uint32_t max, rts_lwip_woken *woken)
     return n;
 }
 /* [harvest end] */
+
+/* --------------------------------------------------------- checks */
+
+/* Every buffer in one place, every frame counted once. */
+void tn_check_conservation(const rts_lwip *l, unsigned nbufs, tn_check_fn *check)
+{
+    const rts_shield *s = &l->sh;
+    const rts_lwip_stats *a = &l->stats;
+    check(rts_flow_queue_check(&s->rx.fq) == RTS_OK, "flow queues consistent (rts_flow_queue_check)");
+    const unsigned ring = rts_flow_queue_count(&s->rx.fq, RTS_BUF_RING);
+    const unsigned pool = rts_flow_queue_count(&s->rx.fq, RTS_BUF_POOL);
+    const unsigned nic = tn_posted() + tn_filled();
+    check(ring == nic, "libshield's ring buffers (%u) are the NIC's posted + filled descriptors (%u)", ring, nic);
+    check(ring + pool == nbufs, "after the drain every buffer is in the ring or spare (%u + %u of %u)", ring,
+          pool, nbufs);
+    unsigned nic_full = 0;
+    for (int k = 0; k < K_KINDS; k++) nic_full += tn.nic_full[k];
+    check(tn.frames == nic_full + a->frames + tn_filled(),
+          "frames on the wire = NIC drops + taken by libshield + still in the ring (%u = %u + %u + %u)",
+          tn.frames, nic_full, a->frames, tn_filled());
+    const uint32_t queued = s->rx.outcomes[RTS_RX_QUEUED];
+    check(a->frames == a->dropped + queued, "taken = dropped in the interrupt + queued (%u = %u + %u)",
+          a->frames, a->dropped, queued);
+    check(queued == a->to_lwip + a->no_pbuf + a->input_err + s->rx.recycled,
+          "queued = handed to lwIP + no pbuf + refused + recycled (%u = %u + %u + %u + %u)", queued,
+          a->to_lwip, a->no_pbuf, a->input_err, s->rx.recycled);
+    uint64_t reasons = 0;
+    for (int r = 0; r < RTS_SHIELD_DROP_REASONS; r++) reasons += s->drops[r];
+    check(reasons - s->drops[RTS_SHIELD_DROP_GLOBAL_LIMIT] == a->dropped,
+          "every drop has its reason in sh.drops[] (%u)", a->dropped);
+    check(lwip_stats.link.recv == a->to_lwip, "lwIP's link.recv counts exactly the frames handed over (%u)",
+          lwip_stats.link.recv);
+    check(a->bad_desc == 0 && tn.post_errors == 0, "no descriptor refused, every post a buffer of ours");
+}
+

@@ -77,4 +77,16 @@ void tn_desc_advance(void);
  *  RX interrupt's body); `drv` is the rts_lwip. */
 uint32_t tn_harvest(void *drv, uint32_t max, rts_lwip_woken *woken);
 
+/* ------------------------------------------------------------ checks */
+
+/** Report one check: `ok`, and what was checked (printf format). */
+typedef void tn_check_fn(bool ok, const char *fmt, ...);
+
+/** After the traffic has drained: every buffer in one place (libshield's
+ *  books and the NIC's descriptors agree), every frame on the wire counted
+ *  once (NIC drop, libshield drop by reason, handed to lwIP, recycled, or
+ *  still in the ring), lwIP's link.recv equal to what the adapter handed
+ *  over. Call with the RX interrupt masked. */
+void tn_check_conservation(const rts_lwip *l, unsigned nbufs, tn_check_fn *check);
+
 #endif

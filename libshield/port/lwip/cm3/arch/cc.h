@@ -4,6 +4,16 @@
 #ifndef LWIP_ARCH_CC_H
 #define LWIP_ARCH_CC_H
 
+#include <stdint.h>
+
+/* SYS_ARCH_PROTECT's saved state: with NO_SYS 1 the platform's
+ * sys_arch_protect() returns PRIMASK and masks interrupts (cpsid i),
+ * sys_arch_unprotect() restores it; with FreeRTOS, its sys_arch. */
+typedef uint32_t sys_prot_t;
+
+/* errno values (the netconn API's err_to_errno()): newlib's <errno.h>. */
+#define LWIP_ERRNO_STDINCLUDE 1
+
 /* Random numbers (initial UDP/TCP ports, TCP sequence numbers): the
  * platform's generator. */
 unsigned int lwip_port_rand(void);

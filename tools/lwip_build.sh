@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The lwIP adapter (libshield/port/lwip/) with lwIP on FreeRTOS (NO_SYS 0:
+# lwIP's contrib/ports/freertos/sys_arch.c) against the real kernel.
+#   tools/lwip_build.sh build OUTDIR [--markdown]
+#       compile the adapter with lwIP and the kernel for the POSIX port
+#       (host gcc) and for Cortex-M3 (arm-none-eabi-gcc, portable/GCC/ARM_CM3),
+#       warnings as errors; check it needs no heap and that lwIP's
+#       arch/sys_arch.h is the FreeRTOS one; print its Cortex-M3 code size
+#   tools/lwip_build.sh posix-test OUTDIR
+#       build lwIP + FreeRTOS (POSIX port, heap_3) + libshield + the adapter
+#       + test/test_lwip_freertos.c once per placement of the network task
+#       (the receive task, tcpip_thread) and run both: exit 0 when every
+#       check holds
+#   tools/lwip_build.sh qemu-test OUTDIR
+#       the same two programs for Cortex-M3 (heap_4), booted in
+#       qemu-system-arm -M mps2-an385 (semihosting: output, exit status)
+# The sources come from $RTS_THIRD_PARTY (default: the repository's
+# third_party/): FreeRTOS-Kernel/ and lwip/. Exit 77 (ctest: skipped) with
+# the reason when a tree or a tool is missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+# One compile job (internal): __cc PREFIX COMPILER FLAGS... SOURCE
+if [ "${1:-}" = __cc ]; then
+  shift
+  prefix=$1
+  shift
+  src=${*: -1}
+  set -- "${@:1:$#-1}"
+  exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
+fi
+usage="usage: lwip_build.sh build|posix-test|qemu-test OUTDIR [--markdown]"
+mode=${1:?$usage}
+out=${2:?$usage}
+fmt=${3:-}
+tp=${RTS_THIRD_PARTY:-$here/third_party}
+kernel=$tp/FreeRTOS-Kernel
+lwip=$tp/lwip
+adapter=$here/libshield/port/lwip
+fport=$here/libshield/port/freertos
+selftest=$fport/selftest
+
+skip() { echo "lwip_build: SKIPPED: $*" >&2; exit 77; }
+[ -f "$kernel/tasks.c" ] || skip "no FreeRTOS kernel at $kernel (set RTS_THIRD_PARTY; CMake: -DRTS_THIRD_PARTY_DIR=...)"
+[ -f "$lwip/src/core/init.c" ] || skip "no lwIP at $lwip (set RTS_THIRD_PARTY; CMake: -DRTS_THIRD_PARTY_DIR=...)"
+[ -f "$lwip/contrib/ports/freertos/sys_arch.c" ] || skip "no lwIP FreeRTOS port in $lwip/contrib/ports/freertos"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+warn=(-std=c11 -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion -Wstrict-prototypes)
+# Libshield priorities 1:1 onto configMAX_PRIORITIES (8); lwIP checks the core lock on every core call.
+opts=(-DRTS_FLOW_PRIO_LEVELS=8 -DRTS_CONFIG_ASSERT=1 -DLWIP_FREERTOS_CHECK_CORE_LOCKING=1)
+kernel_srcs=("$kernel"/{tasks,queue,list,timers}.c)
+lwip_srcs=("$lwip"/src/core/*.c "$lwip"/src/core/ipv4/*.c "$lwip"/src/api/*.c "$lwip/src/netif/ethernet.c"
+           "$lwip/contrib/ports/freertos/sys_arch.c")
+lib_srcs=("$here"/libshield/src/*.c "$fport/rts_port_freertos.c" "$fport/rts_shield_freertos.c")
+
+# cc_all PREFIX COMPILER FLAGS... -- SOURCES...: each source into PREFIX<name>.o,
+# two at a time; fails if any fails. Appends the objects to the array objs.
+cc_all() {
+  local prefix=$1 f
+  shift
+  local cmd=()
+  while [ "$1" != -- ]; do cmd+=("$1"); shift; done
+  shift
+  printf '%s\0' "$@" | xargs -0 -n1 -P 2 "$here/tools/lwip_build.sh" __cc "$prefix" "${cmd[@]}"
+  for f in "$@"; do objs+=("$prefix$(basename "${f%.c}").o"); done
+}
+
+need_arm() {
+  command -v arm-none-eabi-gcc >/dev/null ||
+    skip "arm-none-eabi-gcc not found (Debian package gcc-arm-none-eabi; tools/install.sh installs it)"
+}
+
+# Include paths. lwIP's FreeRTOS port include directory comes before the
+# platform's arch/cc.h directory: the Unix port's also holds an
+# arch/sys_arch.h, which must not shadow the FreeRTOS one.
+posix=$kernel/portable/ThirdParty/GCC/Posix
+cm3=$kernel/portable/GCC/ARM_CM3
+posix_inc=(-I"$adapter/test" -I"$adapter/config/posix" -I"$adapter" -I"$fport" -I"$selftest"
+           -I"$here/libshield/include" -isystem "$kernel/include" -isystem "$posix" -isystem "$posix/utils"
+           -isystem "$lwip/src/include" -isystem "$lwip/contrib/ports/freertos/include"
+           -isystem "$lwip/contrib/ports/unix/port/include")
+cm3_inc=(-I"$adapter/test" -I"$adapter/config/cm3" -I"$adapter" -I"$fport" -I"$selftest"
+         -I"$here/libshield/include" -isystem "$kernel/include" -isystem "$cm3"
+         -isystem "$lwip/src/include" -isystem "$lwip/contrib/ports/freertos/include"
+         -isystem "$adapter/cm3")
+cm3_flags=(-mcpu=cortex-m3 -mthumb -Os -ffunction-sections -fdata-sections)
+
+check_sys_arch() { # COMPILER INCLUDES...: arch/sys_arch.h resolves to lwIP's FreeRTOS port
+  local cc=$1
+  shift
+  local dep
+  dep=$("$cc" -std=gnu11 "$@" -DNO_SYS=0 -M "$lwip/contrib/ports/freertos/sys_arch.c" 2>&1) || {
+    echo "$dep" >&2; exit 1; }
+  grep -q "contrib/ports/freertos/include/arch/sys_arch.h" <<<"$dep" && ! grep -q "ports/unix/port/include/arch/sys_arch.h" <<<"$dep" || {
+    echo "lwip_build: arch/sys_arch.h does not resolve to lwIP's FreeRTOS port" >&2; exit 1; }
+}
+
+if [ "$mode" = build ]; then
+  check_sys_arch gcc "${posix_inc[@]}"
+  gcc "${warn[@]}" -O2 "${opts[@]}" "${posix_inc[@]}" -c "$adapter/rts_lwip.c" -o "$out/posix_rts_lwip.o"
+  echo "lwip port: POSIX-port build OK (gcc, -Werror; arch/sys_arch.h from contrib/ports/freertos)"
+  need_arm
+  check_sys_arch arm-none-eabi-gcc "${cm3_flags[@]}" "${cm3_inc[@]}"
+  arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" "${cm3_inc[@]}" \
+    -c "$adapter/rts_lwip.c" -o "$out/cm3_rts_lwip.o"
+  # No heap: the adapter takes FreeRTOS's and lwIP's API, libshield and its
+  # FreeRTOS port, the compiler's helpers and memset/memcpy.
+  bad=$(arm-none-eabi-nm -u "$out/cm3_rts_lwip.o" | awk '$1=="U"{print $2}' |
+        grep -v -E '^(rts_[a-z0-9_]+|(x|v|ul|ux|pv|pc)[A-Z][A-Za-z0-9]+|(pbuf|tcpip|sys|lwip)_[a-z0-9_]+|__aeabi_[a-z0-9_]+|memset|memcpy)$' |
+        sort -u || true)
+  if [ -n "$bad" ]; then
+    echo "lwip_build: the adapter uses symbols outside FreeRTOS, lwIP and libshield:" $bad >&2
+    exit 1
+  fi
+  if arm-none-eabi-nm -u "$out/cm3_rts_lwip.o" | grep -q -E 'pvPortMalloc|malloc|mem_malloc'; then
+    echo "lwip_build: the adapter allocates from a heap" >&2
+    exit 1
+  fi
+  # The NO_SYS variant (bare metal) for Cortex-M3 too.
+  arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" -DNO_SYS=1 -I"$adapter" \
+    -I"$here/libshield/include" -isystem "$lwip/src/include" -isystem "$adapter/cm3" \
+    -c "$adapter/rts_lwip.c" -o "$out/cm3_nosys_rts_lwip.o"
+  if [ "$fmt" = "--markdown" ]; then
+    echo "| build | text (B) | data (B) | bss (B) |"
+    echo "|---|---:|---:|---:|"
+    arm-none-eabi-size "$out/cm3_rts_lwip.o" "$out/cm3_nosys_rts_lwip.o" |
+      awk 'NR>1 { n=$6; sub(".*/cm3_nosys_rts_lwip.o","NO_SYS 1 (main loop)",n); sub(".*/cm3_rts_lwip.o","NO_SYS 0 (FreeRTOS)",n);
+                  printf "| %s | %d | %d | %d |\n", n, $1, $2, $3 }'
+  else
+    arm-none-eabi-size "$out/cm3_rts_lwip.o" "$out/cm3_nosys_rts_lwip.o"
+  fi
+  echo "lwip port: Cortex-M3 build OK (arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Werror, FreeRTOS and NO_SYS), no heap"
+  exit 0
+fi
+
+placements=(rx-task tcpip-thread) # TEST_TCPIP_THREAD 0, 1
+
+if [ "$mode" = posix-test ]; then
+  [ -f "$posix/port.c" ] || skip "no POSIX port at $posix"
+  objs=()
+  # Third-party sources (kernel, POSIX port, heap, lwIP): their own dialect, no -Werror.
+  cc_all "$out/t_" gcc -std=gnu11 -O2 -g -pthread -w "${opts[@]}" "${posix_inc[@]}" -- \
+    "${kernel_srcs[@]}" "$posix/port.c" "$posix/utils/wait_for_event.c" \
+    "$kernel/portable/MemMang/heap_3.c" "${lwip_srcs[@]}"
+  cc_all "$out/" gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" "${posix_inc[@]}" -- \
+    "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c" "$selftest/main_posix.c"
+  status=0
+  for place in "${placements[@]}"; do
+    gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" -DTEST_TCPIP_THREAD="$([ "$place" = tcpip-thread ] && echo 1 || echo 0)" "${posix_inc[@]}" \
+      -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$place.o"
+    gcc -pthread "${objs[@]}" "$out/test_$place.o" -o "$out/lwip_freertos_$place"
+    echo "lwip port: running lwIP on the FreeRTOS POSIX port ($place)"
+    timeout 120 "$out/lwip_freertos_$place" || status=$?
+    [ "$status" -eq 0 ] || break
+  done
+  exit "$status"
+fi
+
+if [ "$mode" = qemu-test ]; then
+  need_arm
+  command -v qemu-system-arm >/dev/null ||
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+  [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
+  objs=()
+  cc_all "$out/t_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${opts[@]}" "${cm3_inc[@]}" -- \
+    "${kernel_srcs[@]}" "$cm3/port.c" "$kernel/portable/MemMang/heap_4.c" "${lwip_srcs[@]}"
+  cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${opts[@]}" "${cm3_inc[@]}" -- \
+    "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c" "$selftest/main_cm3.c" \
+    "$selftest/mps2_boot.c"
+  status=0
+  for place in "${placements[@]}"; do
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${opts[@]}" -DTEST_TCPIP_THREAD="$([ "$place" = tcpip-thread ] && echo 1 || echo 0)" \
+      "${cm3_inc[@]}" -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$place.o"
+    elf=$out/lwip_freertos_$place.elf
+    arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
+      -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" \
+      "${objs[@]}" "$out/test_$place.o" -o "$elf"
+    arm-none-eabi-size "$elf"
+    echo "lwip port: booting lwIP on FreeRTOS ($place) in qemu-system-arm -M mps2-an385"
+    timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
+      -serial none -nic none -icount shift=5 -kernel "$elf" || status=$?
+    [ "$status" -eq 0 ] || break
+  done
+  exit "$status"
+fi
+
+echo "lwip_build: unknown mode $mode (build, posix-test, qemu-test)" >&2
+exit 2
