@@ -8,11 +8,11 @@
 #       arch/sys_arch.h is the FreeRTOS one; print its Cortex-M3 code size
 #   tools/lwip_build.sh posix-test OUTDIR
 #       build lwIP + FreeRTOS (POSIX port, heap_3) + libshield + the adapter
-#       + test/test_lwip_freertos.c once per placement of the network task
-#       (the receive task, tcpip_thread) and run both: exit 0 when every
-#       check holds
+#       + test/test_lwip_freertos.c once per variant (the receive task or
+#       tcpip_thread as the network task; the receive task with a global
+#       limit) and run each: exit 0 when every check holds
 #   tools/lwip_build.sh qemu-test OUTDIR
-#       the same two programs for Cortex-M3 (heap_4), booted in
+#       the same three programs for Cortex-M3 (heap_4), booted in
 #       qemu-system-arm -M mps2-an385 (semihosting: output, exit status)
 # The sources come from $RTS_THIRD_PARTY (default: the repository's
 # third_party/): FreeRTOS-Kernel/ and lwip/. Exit 77 (ctest: skipped) with
@@ -135,7 +135,15 @@ if [ "$mode" = build ]; then
   exit 0
 fi
 
-placements=(rx-task tcpip-thread) # TEST_TCPIP_THREAD 0, 1
+# The test's variants: the network task, and a global limit (frames per ms).
+variants=(rx-task tcpip-thread rx-task-global)
+variant_defs() {
+  case $1 in
+    rx-task) echo "-DTEST_TCPIP_THREAD=0" ;;
+    tcpip-thread) echo "-DTEST_TCPIP_THREAD=1" ;;
+    rx-task-global) echo "-DTEST_TCPIP_THREAD=0 -DTEST_GLOBAL_CAP=$2" ;;
+  esac
+}
 
 if [ "$mode" = posix-test ]; then
   [ -f "$posix/port.c" ] || skip "no POSIX port at $posix"
@@ -147,8 +155,9 @@ if [ "$mode" = posix-test ]; then
   cc_all "$out/" gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" "${posix_inc[@]}" -- \
     "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c" "$selftest/main_posix.c"
   status=0
-  for place in "${placements[@]}"; do
-    gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" -DTEST_TCPIP_THREAD="$([ "$place" = tcpip-thread ] && echo 1 || echo 0)" "${posix_inc[@]}" \
+  for place in "${variants[@]}"; do
+    # shellcheck disable=SC2046
+    gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" $(variant_defs "$place" 20) "${posix_inc[@]}" \
       -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$place.o"
     gcc -pthread "${objs[@]}" "$out/test_$place.o" -o "$out/lwip_freertos_$place"
     echo "lwip port: running lwIP on the FreeRTOS POSIX port ($place)"
@@ -170,8 +179,9 @@ if [ "$mode" = qemu-test ]; then
     "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c" "$selftest/main_cm3.c" \
     "$selftest/mps2_boot.c"
   status=0
-  for place in "${placements[@]}"; do
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${opts[@]}" -DTEST_TCPIP_THREAD="$([ "$place" = tcpip-thread ] && echo 1 || echo 0)" \
+  for place in "${variants[@]}"; do
+    # shellcheck disable=SC2046
+    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${opts[@]}" $(variant_defs "$place" 6) \
       "${cm3_inc[@]}" -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$place.o"
     elf=$out/lwip_freertos_$place.elf
     arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \

@@ -57,6 +57,10 @@ static bool cfg_valid(const rts_lwip *l, const rts_lwip_cfg *cfg, const rts_shie
     }
     if (NO_SYS && cfg->clock_ns == NULL) return false;
     if (shield->nbufs > RTS_LWIP_BUFS) return false;
+#if !NO_SYS
+    if (cfg->place == RTS_LWIP_RX_TASK && RTS_LWIP_RX_STACK < configMINIMAL_STACK_SIZE) return false;
+    if (shield->global_capacity > 0u && RTS_LWIP_POLL_STACK < configMINIMAL_STACK_SIZE) return false;
+#endif
     return shield->global_capacity == 0u || cfg->harvest != NULL;
 }
 
@@ -392,11 +396,11 @@ rts_err rts_lwip_init(rts_lwip *l, const rts_lwip_cfg *cfg, const rts_shield_cfg
         l->wake = tcpip_callbackmsg_new(drain, l);
         if (l->wake == NULL) return RTS_EFULL;
     } else {
-        l->net_task = xTaskCreateStatic(rx_task, "rts-lwip-rx", RTS_LWIP_TASK_STACK, l, base, l->rx_stack,
+        l->net_task = xTaskCreateStatic(rx_task, "rts-lwip-rx", RTS_LWIP_RX_STACK, l, base, l->rx_stack,
                                         &l->rx_tcb);
     }
     if (c.global_capacity > 0u) {
-        l->poll_task = xTaskCreateStatic(poll_task, "rts-lwip-poll", RTS_LWIP_TASK_STACK, l, cfg->poll_prio,
+        l->poll_task = xTaskCreateStatic(poll_task, "rts-lwip-poll", RTS_LWIP_POLL_STACK, l, cfg->poll_prio,
                                          l->poll_stack, &l->poll_tcb);
     }
     const rts_freertos_shield_cfg gc = {l->net_task, l->poll_task, {0, 1, 2, 3}};

@@ -96,9 +96,16 @@ typedef int rts_lwip_woken; /**< no scheduler: nothing to yield to */
 #define RTS_LWIP_TIMER_LINE 0x100u
 #else
 typedef BaseType_t rts_lwip_woken; /**< pdTRUE: yield on ISR exit (portYIELD_FROM_ISR) */
-/** Stack of the adapter's receive and polling tasks, in words. */
-#ifndef RTS_LWIP_TASK_STACK
-#define RTS_LWIP_TASK_STACK (configMINIMAL_STACK_SIZE * 2)
+/** Stack of the adapter's receive task (RTS_LWIP_RX_TASK), in words: lwIP
+ *  processes frames in it (ethernet_input() and what it sends back). Set it
+ *  to 1 with the tcpip_thread placement, which creates no receive task. */
+#ifndef RTS_LWIP_RX_STACK
+#define RTS_LWIP_RX_STACK (configMINIMAL_STACK_SIZE * 2)
+#endif
+/** Stack of the global limit's polling task, in words (it runs the driver's
+ *  descriptor loop through libshield, no lwIP). 1 without a global limit. */
+#ifndef RTS_LWIP_POLL_STACK
+#define RTS_LWIP_POLL_STACK configMINIMAL_STACK_SIZE
 #endif
 
 /** Which task is the network task (NO_SYS 0). */
@@ -186,7 +193,7 @@ typedef struct rts_lwip {
     rts_freertos_shield g;
     TaskHandle_t net_task, poll_task;
     StaticTask_t rx_tcb, poll_tcb;
-    StackType_t rx_stack[RTS_LWIP_TASK_STACK], poll_stack[RTS_LWIP_TASK_STACK];
+    StackType_t rx_stack[RTS_LWIP_RX_STACK], poll_stack[RTS_LWIP_POLL_STACK];
     struct tcpip_callback_msg *wake; /**< tcpip_thread placement: the RX wake-up */
     volatile uint32_t wake_posted;
     uint32_t retry_set;         /**< tcpip_thread placement: a held drain's retry timeout is set */
@@ -206,8 +213,10 @@ typedef struct rts_lwip {
  * Cost: rts_shield_init() + ring_size post() calls.
  * @retval RTS_OK running
  * @retval RTS_EINVAL a NULL pointer or callback, buf_size 0, nbufs over
- *         RTS_LWIP_BUFS, no harvest() with a global limit, or `shield`
- *         refused by rts_shield_init() (sh.bad_field says which part)
+ *         RTS_LWIP_BUFS, no harvest() with a global limit, a task this
+ *         configuration needs whose stack (RTS_LWIP_RX_STACK,
+ *         RTS_LWIP_POLL_STACK) is below configMINIMAL_STACK_SIZE, or
+ *         `shield` refused by rts_shield_init() (sh.bad_field says which part)
  * @retval RTS_EFULL FreeRTOS: no memp element for the wake-up message
  */
 rts_err rts_lwip_init(rts_lwip *l, const rts_lwip_cfg *cfg, const rts_shield_cfg *shield);

@@ -10,7 +10,10 @@
  *   0  the adapter's receive task (RTS_LWIP_RX_TASK), netif->input =
  *      tcpip_input, processed there under the core lock;
  *   1  tcpip_thread itself (RTS_LWIP_TCPIP_THREAD), woken by one callback
- *      message, netif->input = ethernet_input.
+ *      message, netif->input = ethernet_input;
+ * and once with the receive task and a global limit (TEST_GLOBAL_CAP
+ * frames per ms): the RX interrupt goes off, the adapter's polling task
+ * harvests the ring at each period start, interrupts resume after the flood.
  *
  * For one second the wire sends a wanted UDP flow (port 5000, one datagram
  * per tick), ARP requests, and for 600 ms 30 flood frames per tick (9 on Cortex-M3; a
@@ -42,6 +45,9 @@
 #define TEST_TCPIP_THREAD 0
 #endif
 #define PLACE (TEST_TCPIP_THREAD ? RTS_LWIP_TCPIP_THREAD : RTS_LWIP_RX_TASK)
+#ifndef TEST_GLOBAL_CAP
+#define TEST_GLOBAL_CAP 0 /* no global limit */
+#endif
 
 #define NBUFS 48 /* RX buffers: 40 descriptors + 8 spares */
 #define RING 40
@@ -154,9 +160,14 @@ void *_sbrk(ptrdiff_t incr)
 
 /* --------------------------------------------------------- the device */
 
+static bool line_on;
+static unsigned line_offs;
+
 static void eth_rx_irq_enable(void *drv, bool on)
 {
     (void)drv;
+    if (line_on && !on) line_offs++;
+    line_on = on;
     st_rx_line_write(on);
 }
 
@@ -231,6 +242,8 @@ static void shield_init(void)
     sc.nbufs = NBUFS;
     sc.ring_size = RING;
     sc.recycle_threshold = RECYCLE_AT;
+    sc.global_capacity = TEST_GLOBAL_CAP; /* frames per period; 0: none */
+    sc.global_period = 1000000;           /* 1 ms */
     sc.task_base_prio = NET_BASE_PRIO; /* the network task's own priority, below CTRL_PRIO */
     if (rts_lwip_init(&sh_if, &cfg, &sc) != RTS_OK) st_exit(4);
     uint8_t id;
@@ -336,8 +349,8 @@ static void report(void)
 static void runner(void *arg)
 {
     (void)arg;
-    say("lwIP on FreeRTOS with libshield, network task: %s\n",
-        PLACE == RTS_LWIP_RX_TASK ? "the receive task" : "tcpip_thread");
+    say("lwIP on FreeRTOS with libshield, network task: %s, global limit: %u per ms\n",
+        PLACE == RTS_LWIP_RX_TASK ? "the receive task" : "tcpip_thread", TEST_GLOBAL_CAP);
     say("  RAM: rts_lwip %u B (task stacks %u B, rts_shield %u B, rts_freertos %u B, rts_freertos_shield %u B)\n",
         (unsigned)sizeof sh_if, (unsigned)(sizeof sh_if.rx_stack + sizeof sh_if.poll_stack),
         (unsigned)sizeof sh_if.sh, (unsigned)sizeof sh_if.fr, (unsigned)sizeof sh_if.g);
@@ -352,17 +365,28 @@ static void runner(void *arg)
     rts_freertos_lock(); /* a consistent picture: no RX interrupt, no network task */
     report();
     const rts_shield *s = &sh_if.sh;
-    check(cnt.wanted_rx == tn.sent[K_WANTED] && tn.nic_full[K_WANTED] == 0 && cnt.order_errs == 0,
-          "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", cnt.wanted_rx,
-          tn.sent[K_WANTED]);
+    if (TEST_GLOBAL_CAP > 0) {
+        check(line_offs > 0 && sh_if.stats.polls > 0 && sh_if.stats.polled > 0,
+              "the global limit turned the RX interrupt off and the polling task harvested (%u offs, %u polls, "
+              "%u frames)", line_offs, sh_if.stats.polls, sh_if.stats.polled);
+        check(line_on, "interrupts again after the flood");
+        check(cnt.wanted_rx + tn.nic_full[K_WANTED] == tn.sent[K_WANTED] && cnt.order_errs == 0,
+              "every wanted datagram delivered, in order, or refused by the full NIC ring (%u + %u of %u)",
+              cnt.wanted_rx, tn.nic_full[K_WANTED], tn.sent[K_WANTED]);
+    } else {
+        check(cnt.wanted_rx == tn.sent[K_WANTED] && tn.nic_full[K_WANTED] == 0 && cnt.order_errs == 0,
+              "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", cnt.wanted_rx,
+              tn.sent[K_WANTED]);
+        check(s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT] > 0 && s->drops[RTS_SHIELD_DROP_FLOW_SERVER] > 0,
+              "the flood dropped inside libshield: short circuit %u, flow server %u",
+              (unsigned)s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], (unsigned)s->drops[RTS_SHIELD_DROP_FLOW_SERVER]);
+        check(tn_txc.arp_reply == tn.sent[K_ARP], "every ARP request answered (%u)", tn_txc.arp_reply);
+    }
     check(cnt.ctrl_prio_min == CTRL_PRIO && cnt.ctrl_prio_max == CTRL_PRIO,
           "lwIP processed every wanted datagram at the flow's priority (%u..%u, flow %u, base %u)",
           (unsigned)cnt.ctrl_prio_min, (unsigned)cnt.ctrl_prio_max, CTRL_PRIO, NET_BASE_PRIO);
     check(cnt.bulk_prio_min == NET_BASE_PRIO, "and bulk datagrams at the base priority when nothing else waited (%u)",
           (unsigned)cnt.bulk_prio_min);
-    check(s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT] > 0 && s->drops[RTS_SHIELD_DROP_FLOW_SERVER] > 0,
-          "the flood dropped inside libshield: short circuit %u, flow server %u",
-          (unsigned)s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], (unsigned)s->drops[RTS_SHIELD_DROP_FLOW_SERVER]);
     check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0 && sh_if.stats.no_pbuf == 0 && lwip_stats.link.memerr == 0,
           "the pbuf pool never ran dry (at most %u of %u in use)", (unsigned)lwip_stats.memp[MEMP_PBUF_POOL]->max,
           PBUF_POOL_SIZE);
@@ -375,7 +399,6 @@ static void runner(void *arg)
         check(sh_if.stats.wake_posts > 0 && sh_if.stats.wake_fails == 0,
               "tcpip_thread woken by its one callback message (%u posts)", sh_if.stats.wake_posts);
     }
-    check(tn_txc.arp_reply == tn.sent[K_ARP], "every ARP request answered (%u)", tn_txc.arp_reply);
     check(rts_shield_task_prio(s) == NET_BASE_PRIO && uxTaskPriorityGet(sh_if.net_task) == NET_BASE_PRIO,
           "the network task back at its base priority (%u)", (unsigned)uxTaskPriorityGet(sh_if.net_task));
     tn_check_conservation(&sh_if, NBUFS, check);
