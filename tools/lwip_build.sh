@@ -10,9 +10,10 @@
 #       build lwIP + FreeRTOS (POSIX port, heap_3) + libshield + the adapter
 #       + test/test_lwip_freertos.c once per variant (the receive task or
 #       tcpip_thread as the network task; the receive task with a global
-#       limit) and run each: exit 0 when every check holds
+#       limit; the stock path without libshield) and run each: exit 0 when
+#       every check holds
 #   tools/lwip_build.sh qemu-test OUTDIR
-#       the same three programs for Cortex-M3 (heap_4), booted in
+#       the same four programs for Cortex-M3 (heap_4), booted in
 #       qemu-system-arm -M mps2-an385 (semihosting: output, exit status)
 # The sources come from $RTS_THIRD_PARTY (default: the repository's
 # third_party/): FreeRTOS-Kernel/ and lwip/. Exit 77 (ctest: skipped) with
@@ -135,36 +136,77 @@ if [ "$mode" = build ]; then
   exit 0
 fi
 
-# The test's variants: the network task, and a global limit (frames per ms).
-variants=(rx-task tcpip-thread rx-task-global)
-variant_defs() {
+# The test's variants: the network task, a global limit (frames per ms),
+# and the stock path without libshield.
+variants=(rx-task tcpip-thread rx-task-global stock)
+variant_defs() { # VARIANT GLOBAL_CAP
   case $1 in
     rx-task) echo "-DTEST_TCPIP_THREAD=0" ;;
     tcpip-thread) echo "-DTEST_TCPIP_THREAD=1" ;;
     rx-task-global) echo "-DTEST_TCPIP_THREAD=0 -DTEST_GLOBAL_CAP=$2" ;;
+    stock) echo "${stock_opts[*]}" ;;
   esac
+}
+# The stock path: lwIP as it ships (tcpip_input() queues each frame to
+# tcpip_thread), the test's NIC without the adapter, no libshield.
+stock_opts=(-DLWIP_TCPIP_CORE_LOCKING_INPUT=0 -DTN_NO_ADAPTER=1 -DTEST_STOCK=1)
+
+# run_variants posix|cm3: build the test's four programs and run each.
+run_variants() {
+  local target=$1 cc cap flags inc third platform
+  if [ "$target" = posix ]; then
+    cc=gcc cap=20 flags=(-O2 -g -pthread) inc=("${posix_inc[@]}")
+    third=("${kernel_srcs[@]}" "$posix/port.c" "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c")
+    platform=("$selftest/main_posix.c")
+  else
+    cc=arm-none-eabi-gcc cap=6 flags=("${cm3_flags[@]}" -g) inc=("${cm3_inc[@]}")
+    third=("${kernel_srcs[@]}" "$cm3/port.c" "$kernel/portable/MemMang/heap_4.c")
+    platform=("$selftest/main_cm3.c" "$selftest/mps2_boot.c")
+  fi
+  # Third-party sources (kernel, port, heap, lwIP): their own dialect, no -Werror.
+  objs=()
+  cc_all "$out/t_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${inc[@]}" -- "${third[@]}"
+  cc_all "$out/p_" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- "${platform[@]}"
+  local common=("${objs[@]}")
+  objs=()
+  cc_all "$out/l_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${inc[@]}" -- "${lwip_srcs[@]}"
+  cc_all "$out/" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- \
+    "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c"
+  local shielded=("${objs[@]}")
+  objs=()
+  cc_all "$out/s_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${stock_opts[@]}" "${inc[@]}" -- "${lwip_srcs[@]}"
+  cc_all "$out/s_" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${stock_opts[@]}" "${inc[@]}" -- \
+    "$adapter/test/test_nic.c"
+  local stock=("${objs[@]}")
+  local v status=0
+  for v in "${variants[@]}"; do
+    local own=("${shielded[@]}")
+    [ "$v" = stock ] && own=("${stock[@]}")
+    # shellcheck disable=SC2046
+    "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" $(variant_defs "$v" "$cap") "${inc[@]}" \
+      -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$v.o"
+    if [ "$target" = posix ]; then
+      gcc -pthread "${common[@]}" "${own[@]}" "$out/test_$v.o" -o "$out/lwip_freertos_$v"
+      echo "lwip port: running lwIP on the FreeRTOS POSIX port ($v)"
+      timeout 120 "$out/lwip_freertos_$v" || status=$?
+    else
+      local elf=$out/lwip_freertos_$v.elf
+      arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
+        -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" \
+        "${common[@]}" "${own[@]}" "$out/test_$v.o" -o "$elf"
+      arm-none-eabi-size "$elf"
+      echo "lwip port: booting lwIP on FreeRTOS ($v) in qemu-system-arm -M mps2-an385"
+      timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
+        -serial none -nic none -icount shift=5 -kernel "$elf" || status=$?
+    fi
+    [ "$status" -eq 0 ] || return "$status"
+  done
 }
 
 if [ "$mode" = posix-test ]; then
   [ -f "$posix/port.c" ] || skip "no POSIX port at $posix"
-  objs=()
-  # Third-party sources (kernel, POSIX port, heap, lwIP): their own dialect, no -Werror.
-  cc_all "$out/t_" gcc -std=gnu11 -O2 -g -pthread -w "${opts[@]}" "${posix_inc[@]}" -- \
-    "${kernel_srcs[@]}" "$posix/port.c" "$posix/utils/wait_for_event.c" \
-    "$kernel/portable/MemMang/heap_3.c" "${lwip_srcs[@]}"
-  cc_all "$out/" gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" "${posix_inc[@]}" -- \
-    "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c" "$selftest/main_posix.c"
-  status=0
-  for place in "${variants[@]}"; do
-    # shellcheck disable=SC2046
-    gcc "${warn[@]}" -O2 -g -pthread "${opts[@]}" $(variant_defs "$place" 20) "${posix_inc[@]}" \
-      -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$place.o"
-    gcc -pthread "${objs[@]}" "$out/test_$place.o" -o "$out/lwip_freertos_$place"
-    echo "lwip port: running lwIP on the FreeRTOS POSIX port ($place)"
-    timeout 120 "$out/lwip_freertos_$place" || status=$?
-    [ "$status" -eq 0 ] || break
-  done
-  exit "$status"
+  run_variants posix
+  exit 0
 fi
 
 if [ "$mode" = qemu-test ]; then
@@ -172,28 +214,8 @@ if [ "$mode" = qemu-test ]; then
   command -v qemu-system-arm >/dev/null ||
     skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
   [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
-  objs=()
-  cc_all "$out/t_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${opts[@]}" "${cm3_inc[@]}" -- \
-    "${kernel_srcs[@]}" "$cm3/port.c" "$kernel/portable/MemMang/heap_4.c" "${lwip_srcs[@]}"
-  cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${opts[@]}" "${cm3_inc[@]}" -- \
-    "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c" "$selftest/main_cm3.c" \
-    "$selftest/mps2_boot.c"
-  status=0
-  for place in "${variants[@]}"; do
-    # shellcheck disable=SC2046
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${opts[@]}" $(variant_defs "$place" 6) \
-      "${cm3_inc[@]}" -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$place.o"
-    elf=$out/lwip_freertos_$place.elf
-    arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
-      -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" \
-      "${objs[@]}" "$out/test_$place.o" -o "$elf"
-    arm-none-eabi-size "$elf"
-    echo "lwip port: booting lwIP on FreeRTOS ($place) in qemu-system-arm -M mps2-an385"
-    timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
-      -serial none -nic none -icount shift=5 -kernel "$elf" || status=$?
-    [ "$status" -eq 0 ] || break
-  done
-  exit "$status"
+  run_variants cm3
+  exit 0
 fi
 
 echo "lwip_build: unknown mode $mode (build, posix-test, qemu-test)" >&2

@@ -224,6 +224,7 @@ void tn_desc_advance(void)
     filled.head++;
 }
 
+#if !TN_NO_ADAPTER
 /* [harvest] */
 /* The RX descriptor loop: each filled descriptor through libshield, in
  * place; no pbuf here. The RX interrupt runs it, and so does the global
@@ -278,4 +279,4 @@ void tn_check_conservation(const rts_lwip *l, unsigned nbufs, tn_check_fn *check
           lwip_stats.link.recv);
     check(a->bad_desc == 0 && tn.post_errors == 0, "no descriptor refused, every post a buffer of ours");
 }
-
+#endif /* !TN_NO_ADAPTER */

@@ -3,14 +3,21 @@
  * by byte (IPv4 and ICMP checksums by lwIP's inet_chksum()), the RX
  * descriptor ring a DMA fills, and the driver's descriptor loop through
  * the adapter. Callers serialise: the wire, the RX interrupt and the
- * adapter's task-side calls never run at the same time (critical sections). */
+ * adapter's task-side calls never run at the same time (critical sections).
+ * With TN_NO_ADAPTER 1 (the stock-path build, no libshield) only the
+ * frames and the ring. */
 #ifndef RTS_LWIP_TEST_NIC_H
 #define RTS_LWIP_TEST_NIC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifndef TN_NO_ADAPTER
+#define TN_NO_ADAPTER 0
+#endif
+#if !TN_NO_ADAPTER
 #include "rts_lwip.h"
+#endif
 
 /** Frames the wire sends, by kind. */
 enum { K_WANTED, K_BULK, K_UNBOUND, K_SYN, K_ARP, K_ICMP, K_KINDS };
@@ -73,14 +80,15 @@ bool tn_desc_filled(uint16_t *buf, uint16_t *len);
 /** Advance past it. */
 void tn_desc_advance(void);
 
+/** Report one check: `ok`, and what was checked (printf format). */
+typedef void tn_check_fn(bool ok, const char *fmt, ...);
+
+#if !TN_NO_ADAPTER
 /** The driver's descriptor loop (the adapter's harvest() callback, and the
  *  RX interrupt's body); `drv` is the rts_lwip. */
 uint32_t tn_harvest(void *drv, uint32_t max, rts_lwip_woken *woken);
 
 /* ------------------------------------------------------------ checks */
-
-/** Report one check: `ok`, and what was checked (printf format). */
-typedef void tn_check_fn(bool ok, const char *fmt, ...);
 
 /** After the traffic has drained: every buffer in one place (libshield's
  *  books and the NIC's descriptors agree), every frame on the wire counted
@@ -88,5 +96,6 @@ typedef void tn_check_fn(bool ok, const char *fmt, ...);
  *  still in the ring), lwIP's link.recv equal to what the adapter handed
  *  over. Call with the RX interrupt masked. */
 void tn_check_conservation(const rts_lwip *l, unsigned nbufs, tn_check_fn *check);
+#endif
 
 #endif
