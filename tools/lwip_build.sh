@@ -123,14 +123,23 @@ if [ "$mode" = build ]; then
   arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" -DNO_SYS=1 -I"$adapter" \
     -I"$here/libshield/include" -isystem "$lwip/src/include" -isystem "$adapter/cm3" \
     -c "$adapter/rts_lwip.c" -o "$out/cm3_nosys_rts_lwip.o"
+  # RAM: the adapter's state (one rts_lwip in the caller's storage), per variant.
+  printf '#include "rts_lwip.h"\nrts_lwip rts_lwip_ram;\n' >"$out/ram.c"
+  arm-none-eabi-gcc "${cm3_flags[@]}" "${cm3_inc[@]}" -c "$out/ram.c" -o "$out/cm3_ram.o"
+  arm-none-eabi-gcc "${cm3_flags[@]}" -DNO_SYS=1 -I"$adapter" -I"$here/libshield/include" \
+    -isystem "$lwip/src/include" -isystem "$adapter/cm3" -c "$out/ram.c" -o "$out/cm3_nosys_ram.o"
+  ram() { printf "%d" "0x$(arm-none-eabi-nm -S "$1" | awk '$4=="rts_lwip_ram" {print $2}')"; }
+  ram_fr=$(ram "$out/cm3_ram.o")
+  ram_nosys=$(ram "$out/cm3_nosys_ram.o")
   if [ "$fmt" = "--markdown" ]; then
-    echo "| build | text (B) | data (B) | bss (B) |"
-    echo "|---|---:|---:|---:|"
+    echo "| build | text (B) | data (B) | bss (B) | rts_lwip (B of caller RAM) |"
+    echo "|---|---:|---:|---:|---:|"
     arm-none-eabi-size "$out/cm3_rts_lwip.o" "$out/cm3_nosys_rts_lwip.o" |
-      awk 'NR>1 { n=$6; sub(".*/cm3_nosys_rts_lwip.o","NO_SYS 1 (main loop)",n); sub(".*/cm3_rts_lwip.o","NO_SYS 0 (FreeRTOS)",n);
-                  printf "| %s | %d | %d | %d |\n", n, $1, $2, $3 }'
+      awk -v fr="$ram_fr" -v ns="$ram_nosys" 'NR>1 { n=$6; r=fr; if (n ~ /nosys/) { n="NO_SYS 1 (main loop)"; r=ns } else n="NO_SYS 0 (FreeRTOS)";
+                  printf "| %s | %d | %d | %d | %d |\n", n, $1, $2, $3, r }'
   else
     arm-none-eabi-size "$out/cm3_rts_lwip.o" "$out/cm3_nosys_rts_lwip.o"
+    echo "rts_lwip: $ram_fr B (FreeRTOS), $ram_nosys B (NO_SYS)"
   fi
   echo "lwip port: Cortex-M3 build OK (arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -Werror, FreeRTOS and NO_SYS), no heap"
   exit 0

@@ -16,6 +16,7 @@ static void post(rts_lwip *l, uint16_t buf)
     l->cfg.post(l->cfg.drv, buf, buf_addr(l, buf));
 }
 
+/* [to-lwip] */
 /* An admitted frame into a PBUF_POOL pbuf, then to lwIP: the only place the
  * receive path takes a pbuf. Network task (or main loop), unmasked. */
 static void to_lwip(rts_lwip *l, const rts_rx_job *job)
@@ -47,6 +48,7 @@ static void to_lwip(rts_lwip *l, const rts_rx_job *job)
     }
     l->stats.to_lwip++;
 }
+/* [to-lwip end] */
 
 static bool cfg_valid(const rts_lwip *l, const rts_lwip_cfg *cfg, const rts_shield_cfg *shield)
 {
@@ -216,6 +218,7 @@ static void poll_step(rts_lwip *l)
     l->stats.polled += n;
 }
 
+/* [nosys-poll] */
 uint32_t rts_lwip_poll(rts_lwip *l)
 {
     if (l->up == 0u) return 0u;
@@ -246,6 +249,7 @@ uint32_t rts_lwip_poll(rts_lwip *l)
     }
     return n;
 }
+/* [nosys-poll end] */
 
 #else
 /* ============================================ NO_SYS 0: lwIP on FreeRTOS */
@@ -330,6 +334,7 @@ static void wake_tcpip(rts_lwip *l, bool from_isr, BaseType_t *woken)
 
 static void drain_later(void *arg);
 
+/* [tcpip-drain] */
 /* tcpip_thread placement: runs in tcpip_thread, core locked. Up to `batch`
  * frames, highest priority first, straight into ethernet_input (netif->input);
  * more waiting: post the message again, so timers and API calls interleave. */
@@ -366,6 +371,7 @@ static void drain(void *arg)
     if (more) wake_tcpip(l, true, NULL); /* the ISR variant: inside a critical section */
     rts_freertos_unlock();
 }
+/* [tcpip-drain end] */
 
 static void drain_later(void *arg)
 {
