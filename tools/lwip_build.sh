@@ -21,15 +21,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-# One compile job (internal): __cc PREFIX COMPILER FLAGS... SOURCE
-if [ "${1:-}" = __cc ]; then
-  shift
-  prefix=$1
-  shift
-  src=${*: -1}
-  set -- "${@:1:$#-1}"
-  exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
-fi
 usage="usage: lwip_build.sh build|posix-test|qemu-test OUTDIR [--markdown]"
 mode=${1:?$usage}
 out=${2:?$usage}
@@ -57,14 +48,15 @@ lwip_srcs=("$lwip"/src/core/*.c "$lwip"/src/core/ipv4/*.c "$lwip"/src/api/*.c "$
 lib_srcs=("$here"/libshield/src/*.c "$fport/rts_port_freertos.c" "$fport/rts_shield_freertos.c")
 
 # cc_all PREFIX COMPILER FLAGS... -- SOURCES...: each source into PREFIX<name>.o,
-# two at a time; fails if any fails. Appends the objects to the array objs.
+# two at a time (one job: freertos_build.sh's __cc); fails if any fails.
+# Appends the objects to the array objs.
 cc_all() {
   local prefix=$1 f
   shift
   local cmd=()
   while [ "$1" != -- ]; do cmd+=("$1"); shift; done
   shift
-  printf '%s\0' "$@" | xargs -0 -n1 -P 2 "$here/tools/lwip_build.sh" __cc "$prefix" "${cmd[@]}"
+  printf '%s\0' "$@" | xargs -0 -n1 -P 2 "$here/tools/freertos_build.sh" __cc "$prefix" "${cmd[@]}"
   for f in "$@"; do objs+=("$prefix$(basename "${f%.c}").o"); done
 }
 

@@ -92,13 +92,11 @@ static uint8_t rx_mem[NBUFS][BUF_BYTES];
 static rts_lwip sh_if;
 #endif
 static struct netif nif;
-static struct udp_pcb *ctrl_pcb, *bulk_pcb;
 static SemaphoreHandle_t ready;
 static volatile bool wire_on;
 static uint32_t ticks;
 
 static struct {
-    unsigned wanted_rx, order_errs, bulk_rx;
     UBaseType_t ctrl_prio_min, ctrl_prio_max, bulk_prio_min;
 } cnt = {.ctrl_prio_min = 99, .bulk_prio_min = 99};
 
@@ -171,69 +169,18 @@ void *_sbrk(ptrdiff_t incr)
 
 /* --------------------------------------------------------- the device */
 
-static bool line_on;
-static unsigned line_offs;
 
-static void eth_rx_irq_enable(void *drv, bool on)
+/* Runs in the task lwIP processes the datagram in: its priority is what the
+ * datagram was processed at. */
+static void record_prio(int kind)
 {
-    (void)drv;
-    if (line_on && !on) line_offs++;
-    line_on = on;
-    st_rx_line_write(on);
-}
-
-static err_t linkoutput(struct netif *n, struct pbuf *p)
-{
-    (void)n;
-    uint8_t f[TN_FRAME_MAX];
-    tn_tx(f, pbuf_copy_partial(p, f, sizeof f, ETH_PAD_SIZE));
-    return ERR_OK;
-}
-
-static err_t eth_netif_init(struct netif *n)
-{
-    n->name[0] = 'e';
-    n->name[1] = 'n';
-    n->hwaddr_len = 6;
-    memcpy(n->hwaddr, tn_dev_mac, 6);
-    n->mtu = 1500;
-    n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
-    n->output = etharp_output;
-    n->linkoutput = linkoutput;
-    return ERR_OK;
-}
-
-/* Runs in the task lwIP processes the frame in: its priority is what the
- * frame was processed at. */
-static void ctrl_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
-{
-    (void)arg;
-    (void)pcb;
-    (void)addr;
-    (void)port;
     const UBaseType_t prio = uxTaskPriorityGet(NULL);
-    if (prio < cnt.ctrl_prio_min) cnt.ctrl_prio_min = prio;
-    if (prio > cnt.ctrl_prio_max) cnt.ctrl_prio_max = prio;
-    uint8_t s[4] = {0};
-    (void)pbuf_copy_partial(p, s, 4, 0);
-    static uint32_t last;
-    const uint32_t seq = tn_seq(s);
-    if (cnt.wanted_rx > 0 && seq <= last) cnt.order_errs++;
-    last = seq;
-    cnt.wanted_rx++;
-    pbuf_free(p);
-}
-
-static void bulk_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
-{
-    (void)arg;
-    (void)pcb;
-    (void)addr;
-    (void)port;
-    const UBaseType_t prio = uxTaskPriorityGet(NULL);
-    if (prio < cnt.bulk_prio_min) cnt.bulk_prio_min = prio;
-    cnt.bulk_rx++;
-    pbuf_free(p);
+    if (kind == K_WANTED) {
+        if (prio < cnt.ctrl_prio_min) cnt.ctrl_prio_min = prio;
+        if (prio > cnt.ctrl_prio_max) cnt.ctrl_prio_max = prio;
+    } else if (prio < cnt.bulk_prio_min) {
+        cnt.bulk_prio_min = prio;
+    }
 }
 
 #if !TEST_STOCK
@@ -245,7 +192,7 @@ static void shield_init(void)
                               .buf_size = BUF_BYTES,
                               .drv = &sh_if,
                               .post = tn_dma_post,
-                              .rx_irq_set = eth_rx_irq_enable,
+                              .rx_irq_set = tn_rx_irq_set,
                               .harvest = tn_harvest,
                               .place = PLACE, /* receive task, or tcpip_thread */
                               .poll_prio = POLL_PRIO};
@@ -321,7 +268,7 @@ static void stock_init(void)
     taskENTER_CRITICAL();
     for (uint16_t b = 0; b < RING; b++) tn_dma_post(NULL, b, rx_mem[b]);
     taskEXIT_CRITICAL();
-    eth_rx_irq_enable(NULL, true);
+    tn_rx_irq_set(NULL, true);
 }
 #endif
 
@@ -329,26 +276,15 @@ static void stock_init(void)
 static void tcpip_ready(void *arg)
 {
     (void)arg;
-    ip4_addr_t ip, mask, gw;
-    IP4_ADDR(&ip, 192, 168, 7, 2);
-    IP4_ADDR(&mask, 255, 255, 255, 0);
-    IP4_ADDR(&gw, 0, 0, 0, 0);
     /* the receive task hands frames over from outside tcpip_thread: tcpip_input;
      * tcpip_thread as the network task calls ethernet_input itself */
 #if TEST_STOCK
-    netif_input_fn input = tcpip_input; /* the stock input task hands frames over */
+    tn_netif_add(&nif, tcpip_input); /* the stock input task hands frames over */
 #else
-    netif_input_fn input = PLACE == RTS_LWIP_RX_TASK ? tcpip_input : ethernet_input;
+    tn_netif_add(&nif, PLACE == RTS_LWIP_RX_TASK ? tcpip_input : ethernet_input);
 #endif
-    netif_add(&nif, &ip, &mask, &gw, NULL, eth_netif_init, input);
-    netif_set_default(&nif);
-    netif_set_up(&nif);
-    ctrl_pcb = udp_new();
-    udp_bind(ctrl_pcb, IP4_ADDR_ANY, TN_CTRL_PORT);
-    udp_recv(ctrl_pcb, ctrl_recv, NULL);
-    bulk_pcb = udp_new();
-    udp_bind(bulk_pcb, IP4_ADDR_ANY, TN_BULK_PORT);
-    udp_recv(bulk_pcb, bulk_recv, NULL);
+    tn_rx_hook = record_prio;
+    tn_receivers();
 #if !TEST_STOCK
     if (PLACE == RTS_LWIP_TCPIP_THREAD) shield_init(); /* in tcpip_thread */
 #endif
@@ -413,7 +349,7 @@ static void report_common(void)
     }
     say("  delivered: wanted %u (priority %u..%u), bulk %u (lowest priority %u); tx: arp replies %u, "
         "unreachables %u, rst %u\n",
-        cnt.wanted_rx, (unsigned)cnt.ctrl_prio_min, (unsigned)cnt.ctrl_prio_max, cnt.bulk_rx,
+        tn_rx.wanted, (unsigned)cnt.ctrl_prio_min, (unsigned)cnt.ctrl_prio_max, tn_rx.bulk,
         (unsigned)cnt.bulk_prio_min, tn_txc.arp_reply, tn_txc.unreach, tn_txc.rst);
     say("  lwip_stats: link recv %u drop %u memerr %u; pbuf pool max %u err %u; tcpip api msgs max %u; "
         "mbox err %u; udp recv %u drop %u; tcp drop %u\n",
@@ -436,16 +372,16 @@ static void check_protected(void)
         a->rx_irqs, a->frames, a->dropped, a->to_lwip, a->no_pbuf, a->wake_posts, a->wake_fails,
         (unsigned)sh_if.g.stats.prio_sets, (unsigned)sh_if.g.stats.prio_max);
     if (TEST_GLOBAL_CAP > 0) {
-        check(line_offs > 0 && sh_if.stats.polls > 0 && sh_if.stats.polled > 0,
+        check(tn_line_offs > 0 && sh_if.stats.polls > 0 && sh_if.stats.polled > 0,
               "the global limit turned the RX interrupt off and the polling task harvested (%u offs, %u polls, "
-              "%u frames)", line_offs, sh_if.stats.polls, sh_if.stats.polled);
-        check(line_on, "interrupts again after the flood");
-        check(cnt.wanted_rx + tn.nic_full[K_WANTED] == tn.sent[K_WANTED] && cnt.order_errs == 0,
+              "%u frames)", tn_line_offs, sh_if.stats.polls, sh_if.stats.polled);
+        check(tn_line_on, "interrupts again after the flood");
+        check(tn_rx.wanted + tn.nic_full[K_WANTED] == tn.sent[K_WANTED] && tn_rx.order_errs == 0,
               "every wanted datagram delivered, in order, or refused by the full NIC ring (%u + %u of %u)",
-              cnt.wanted_rx, tn.nic_full[K_WANTED], tn.sent[K_WANTED]);
+              tn_rx.wanted, tn.nic_full[K_WANTED], tn.sent[K_WANTED]);
     } else {
-        check(cnt.wanted_rx == tn.sent[K_WANTED] && tn.nic_full[K_WANTED] == 0 && cnt.order_errs == 0,
-              "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", cnt.wanted_rx,
+        check(tn_rx.wanted == tn.sent[K_WANTED] && tn.nic_full[K_WANTED] == 0 && tn_rx.order_errs == 0,
+              "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", tn_rx.wanted,
               tn.sent[K_WANTED]);
         check(s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT] > 0 && s->drops[RTS_SHIELD_DROP_FLOW_SERVER] > 0,
               "the flood dropped inside libshield: short circuit %u, flow server %u",
@@ -484,7 +420,7 @@ static void check_stock(void)
         "err %u\n",
         refused, lost.refused[K_WANTED], no_pbuf, lost.no_pbuf[K_WANTED],
         (unsigned)lwip_stats.memp[MEMP_TCPIP_MSG_INPKT]->max, (unsigned)lwip_stats.memp[MEMP_TCPIP_MSG_INPKT]->err);
-    const unsigned lost_wanted = tn.sent[K_WANTED] - cnt.wanted_rx;
+    const unsigned lost_wanted = tn.sent[K_WANTED] - tn_rx.wanted;
     check(lost_wanted > 0, "the wanted flow lost datagrams under the flood (%u of %u)", lost_wanted,
           tn.sent[K_WANTED]);
     check(lost_wanted == lost.refused[K_WANTED] + lost.no_pbuf[K_WANTED] + tn.nic_full[K_WANTED],
@@ -539,5 +475,6 @@ static void runner(void *arg)
 void st_create_tasks(void)
 {
     tn_init(&rx_mem[0][0], BUF_BYTES, NBUFS);
+    tn_line_hw = st_rx_line_write; /* POSIX: the emulated enable; Cortex-M3: the NVIC */
     (void)xTaskCreate(runner, "runner", configMINIMAL_STACK_SIZE * 4, NULL, RUNNER_PRIO, NULL);
 }

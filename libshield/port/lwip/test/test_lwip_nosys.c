@@ -108,20 +108,10 @@ static uint64_t clock_ns(void *drv)
 #define BUF_BYTES 1536
 
 static uint8_t rx_mem[NBUFS][BUF_BYTES];
-static bool line_on;
-static unsigned line_offs;
 
-static void eth_rx_irq_enable(void *drv, bool on)
-{
-    (void)drv;
-    if (line_on && !on) line_offs++;
-    line_on = on;
-}
-
-/* What the test counts beyond the NIC (tn). */
+/* What the test counts beyond the NIC (tn, tn_rx). */
 static struct {
     unsigned no_pbuf[K_KINDS]; /* stock path: found no pbuf */
-    unsigned wanted_rx, wanted_order_errs, bulk_rx;
 } cnt;
 
 /* ------------------------------------------------------ the device */
@@ -130,77 +120,18 @@ static bool protect;         /* the adapter (else lwIP's NO_SYS pattern) */
 static uint32_t global_cap;  /* global limit: packets per ms (0: none) */
 static struct netif nif;
 static rts_lwip sh_if;       /* the adapter: shield, buffers, counters */
-static struct udp_pcb *ctrl_pcb, *bulk_pcb;
 
 #define CTRL_PORT TN_CTRL_PORT
 #define CTRL_PRIO 6          /* the control flow's receiver */
 #define BULK_PORT TN_BULK_PORT
 
-static err_t linkoutput(struct netif *n, struct pbuf *p)
-{
-    (void)n;
-    uint8_t f[1600];
-    tn_tx(f, pbuf_copy_partial(p, f, sizeof f, ETH_PAD_SIZE));
-    return ERR_OK;
-}
-
-static void ctrl_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
-{
-    (void)arg;
-    (void)pcb;
-    (void)addr;
-    (void)port;
-    uint8_t s[4] = {0};
-    (void)pbuf_copy_partial(p, s, 4, 0);
-    const uint32_t seq = tn_seq(s);
-    static uint32_t last;
-    if (cnt.wanted_rx > 0 && seq <= last) cnt.wanted_order_errs++;
-    last = seq;
-    cnt.wanted_rx++;
-    pbuf_free(p);
-}
-
-static void bulk_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
-{
-    (void)arg;
-    (void)pcb;
-    (void)addr;
-    (void)port;
-    cnt.bulk_rx++;
-    pbuf_free(p);
-}
-
-static err_t eth_netif_init(struct netif *n)
-{
-    n->name[0] = 'e';
-    n->name[1] = 'n';
-    n->hwaddr_len = 6;
-    memcpy(n->hwaddr, tn_dev_mac, 6);
-    n->mtu = 1500;
-    n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
-    n->output = etharp_output;
-    n->linkoutput = linkoutput;
-    return ERR_OK;
-}
-
 /* lwIP as any NO_SYS device starts it, and the two receivers. */
 static void lwip_device(void)
 {
-    ip4_addr_t ip, mask, gw;
-    IP4_ADDR(&ip, 192, 168, 7, 2);
-    IP4_ADDR(&mask, 255, 255, 255, 0);
-    IP4_ADDR(&gw, 0, 0, 0, 0);
     tn_init(&rx_mem[0][0], BUF_BYTES, NBUFS);
     lwip_init();
-    netif_add(&nif, &ip, &mask, &gw, NULL, eth_netif_init, ethernet_input); /* NO_SYS: ethernet_input */
-    netif_set_default(&nif);
-    netif_set_up(&nif);
-    ctrl_pcb = udp_new();
-    udp_bind(ctrl_pcb, IP4_ADDR_ANY, CTRL_PORT);
-    udp_recv(ctrl_pcb, ctrl_recv, NULL);
-    bulk_pcb = udp_new();
-    udp_bind(bulk_pcb, IP4_ADDR_ANY, BULK_PORT);
-    udp_recv(bulk_pcb, bulk_recv, NULL);
+    tn_netif_add(&nif, ethernet_input); /* NO_SYS: netif->input = ethernet_input */
+    tn_receivers();
 }
 
 /* [netif] */
@@ -212,7 +143,7 @@ static void shield_init(void)
                               .batch = 1,                   /* the main loop's budget per turn */
  .drv = &sh_if,
                               .post = tn_dma_post,          /* a buffer to the next free descriptor */
-                              .rx_irq_set = eth_rx_irq_enable,
+                              .rx_irq_set = tn_rx_irq_set,
                               .harvest = tn_harvest,        /* the RX interrupt's descriptor loop */
                               .clock_ns = clock_ns};
     rts_shield_cfg sc;
@@ -225,10 +156,10 @@ static void shield_init(void)
     sc.global_period = 1000000;          /* 1 ms */
     if (rts_lwip_init(&sh_if, &cfg, &sc) != RTS_OK) abort();
 
-    /* a flow per receiver: the pcb's port, the receiver's priority */
+    /* a flow per receiver (its pcb's port after udp_bind()), at the receiver's priority */
     uint8_t id;
-    const rts_shield_flow ctrl = {.proto = RTS_PROTO_UDP, .local_port = ctrl_pcb->local_port, .prio = CTRL_PRIO};
-    const rts_shield_flow bulk = {.proto = RTS_PROTO_UDP, .local_port = bulk_pcb->local_port, .prio = 1,
+    const rts_shield_flow ctrl = {.proto = RTS_PROTO_UDP, .local_port = CTRL_PORT, .prio = CTRL_PRIO};
+    const rts_shield_flow bulk = {.proto = RTS_PROTO_UDP, .local_port = BULK_PORT, .prio = 1,
                                   .capacity = 10, .server_period = 1000000}; /* 10 per ms */
     if (rts_lwip_bind(&sh_if, &ctrl, &id) != RTS_OK || rts_lwip_bind(&sh_if, &bulk, &id) != RTS_OK) abort();
 }
@@ -289,7 +220,7 @@ static void stock_rx_isr(void)
 static void stock_init(void)
 {
     for (uint16_t b = 0; b < RING; b++) tn_dma_post(NULL, b, rx_mem[b]);
-    eth_rx_irq_enable(NULL, true);
+    tn_rx_irq_set(NULL, true);
 }
 
 static void stock_main_loop_turn(void)
@@ -369,7 +300,7 @@ static void run(void)
             if (t % MS(20) == MS(5)) add(&a, true, tn_echo_request, ++echo_seq);
         }
         for (unsigned i = 0; i < a.n; i++) tn_wire(a.f[i], a.len[i]);
-        if (tn_filled() > 0 && line_on) {
+        if (tn_filled() > 0 && tn_line_on) {
             if (masked != 0u) check(false, "RX interrupt while masked");
             if (protect) {
                 eth_rx_isr();
@@ -394,7 +325,7 @@ static void report(void)
                cnt.no_pbuf[k]);
     }
     printf("  delivered: wanted %u, bulk %u; tx: arp replies %u, echo replies %u, unreachables %u, rst %u, other %u\n",
-           cnt.wanted_rx, cnt.bulk_rx, tn_txc.arp_reply, tn_txc.echo_reply, tn_txc.unreach, tn_txc.rst,
+           tn_rx.wanted, tn_rx.bulk, tn_txc.arp_reply, tn_txc.echo_reply, tn_txc.unreach, tn_txc.rst,
            tn_txc.other);
     const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
     printf("  lwip_stats: link recv %u drop %u memerr %u; pbuf pool max %u err %u; udp recv %u drop %u; "
@@ -415,7 +346,7 @@ static void report(void)
         printf("  adapter: irqs %u frames %u dropped %u left %u to lwip %u no pbuf %u input err %u polls %u "
                "polled %u bad %u prio max %u; line offs %u\n",
                a->rx_irqs, a->frames, a->dropped, a->left, a->to_lwip, a->no_pbuf, a->input_err, a->polls,
-               a->polled, a->bad_desc, a->prio_max, line_offs);
+               a->polled, a->bad_desc, a->prio_max, tn_line_offs);
     }
 }
 
@@ -427,8 +358,8 @@ static int protected_run(void)
     run();
     report();
     const rts_shield *s = &sh_if.sh;
-    check(cnt.wanted_rx == tn.sent[K_WANTED] && cnt.wanted_order_errs == 0,
-          "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", cnt.wanted_rx,
+    check(tn_rx.wanted == tn.sent[K_WANTED] && tn_rx.order_errs == 0,
+          "every wanted datagram delivered to its UDP pcb, in order (%u of %u)", tn_rx.wanted,
           tn.sent[K_WANTED]);
     check(sh_if.stats.prio_max == CTRL_PRIO, "the wanted flow was taken at its priority (%u)",
           sh_if.stats.prio_max);
@@ -447,11 +378,11 @@ static int protected_run(void)
           "of the flood's %u frames lwIP got what the main loop had time for (%u); libshield dropped the "
           "rest before any pbuf (%u in the interrupt + %u recycled)",
           flood, flood_to_lwip, sh_if.stats.dropped, s->rx.recycled);
-    check(cnt.bulk_rx <= 10u * (unsigned)((FLOOD_TO - FLOOD_FROM) / MS(1)) + 10u,
-          "the bulk flow got no more than its server allows (%u)", cnt.bulk_rx);
+    check(tn_rx.bulk <= 10u * (unsigned)((FLOOD_TO - FLOOD_FROM) / MS(1)) + 10u,
+          "the bulk flow got no more than its server allows (%u)", tn_rx.bulk);
     check(tn_txc.arp_reply == tn.sent[K_ARP], "every ARP request answered (%u)", tn_txc.arp_reply);
     check(tn_txc.echo_reply == tn.sent[K_ICMP], "every echo request answered (%u)", tn_txc.echo_reply);
-    check(lwip_stats.udp.recv >= cnt.wanted_rx + cnt.bulk_rx, "lwip_stats.udp.recv counts the delivered datagrams");
+    check(lwip_stats.udp.recv >= tn_rx.wanted + tn_rx.bulk, "lwip_stats.udp.recv counts the delivered datagrams");
     check(lwip_stats.udp.drop + lwip_stats.tcp.drop + lwip_stats.tcp.proterr > 0 && tn_txc.unreach + tn_txc.rst > 0,
           "what libshield admitted to closed ports lwIP dropped and answered (udp drop %u, tcp drop %u, "
           "unreachables %u, rst %u)",
@@ -471,7 +402,7 @@ static int stock_run(void)
     run();
     report();
     const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
-    const unsigned lost = tn.sent[K_WANTED] - cnt.wanted_rx;
+    const unsigned lost = tn.sent[K_WANTED] - tn_rx.wanted;
     check(lost > 0, "the wanted flow lost datagrams under the flood (%u of %u)", lost, tn.sent[K_WANTED]);
     check(lost == cnt.no_pbuf[K_WANTED], "each lost wanted datagram found the pbuf pool empty (%u)",
           cnt.no_pbuf[K_WANTED]);
@@ -501,13 +432,13 @@ static int global_run(void)
     }
     check(max_ms <= global_cap, "at most the global capacity taken in any period (%u <= %u)", max_ms,
           global_cap);
-    check(line_offs > 0 && sh_if.stats.polls > 0 && sh_if.stats.polled > 0,
-          "the RX interrupt went off and the main loop polled (%u offs, %u polls, %u frames)", line_offs,
+    check(tn_line_offs > 0 && sh_if.stats.polls > 0 && sh_if.stats.polled > 0,
+          "the RX interrupt went off and the main loop polled (%u offs, %u polls, %u frames)", tn_line_offs,
           sh_if.stats.polls, sh_if.stats.polled);
-    check(line_on && (sh_if.timer_armed & (1u << RTS_SHIELD_TIMER_POLL)) == 0,
+    check(tn_line_on && (sh_if.timer_armed & (1u << RTS_SHIELD_TIMER_POLL)) == 0,
           "interrupts again after the flood, the poll timer idle");
-    check(cnt.wanted_rx + tn.nic_full[K_WANTED] == tn.sent[K_WANTED],
-          "every wanted datagram delivered or refused by the full NIC ring (%u + %u of %u)", cnt.wanted_rx,
+    check(tn_rx.wanted + tn.nic_full[K_WANTED] == tn.sent[K_WANTED],
+          "every wanted datagram delivered or refused by the full NIC ring (%u + %u of %u)", tn_rx.wanted,
           tn.nic_full[K_WANTED], tn.sent[K_WANTED]);
     check(lwip_stats.memp[MEMP_PBUF_POOL]->err == 0, "the pbuf pool never ran dry");
     tn_check_conservation(&sh_if, NBUFS, check);

@@ -3,8 +3,10 @@
 
 #include <string.h>
 
+#include "lwip/etharp.h"
 #include "lwip/inet_chksum.h"
 #include "lwip/stats.h"
+#include "lwip/udp.h"
 
 const char *const tn_kind_name[K_KINDS] = {"wanted", "bulk", "unbound", "syn", "arp", "icmp"};
 const uint8_t tn_dev_mac[6] = {0x02, 0, 0, 0, 0, 0x02}, tn_dev_ip[4] = {192, 168, 7, 2};
@@ -150,6 +152,74 @@ void tn_tx(const uint8_t *f, uint16_t len)
     }
 }
 
+/* --------------------------------------------------------- the device */
+
+tn_rx_counts tn_rx;
+void (*tn_rx_hook)(int kind);
+
+static err_t linkoutput(struct netif *n, struct pbuf *p)
+{
+    (void)n;
+    uint8_t f[TN_FRAME_MAX];
+    tn_tx(f, pbuf_copy_partial(p, f, sizeof f, ETH_PAD_SIZE));
+    return ERR_OK;
+}
+
+static err_t netif_setup(struct netif *n)
+{
+    n->name[0] = 'e';
+    n->name[1] = 'n';
+    n->hwaddr_len = 6;
+    memcpy(n->hwaddr, tn_dev_mac, 6);
+    n->mtu = 1500;
+    n->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET | NETIF_FLAG_LINK_UP;
+    n->output = etharp_output;
+    n->linkoutput = linkoutput;
+    return ERR_OK;
+}
+
+void tn_netif_add(struct netif *n, err_t (*input)(struct pbuf *, struct netif *))
+{
+    ip4_addr_t ip, mask, gw;
+    IP4_ADDR(&ip, tn_dev_ip[0], tn_dev_ip[1], tn_dev_ip[2], tn_dev_ip[3]);
+    IP4_ADDR(&mask, 255, 255, 255, 0);
+    IP4_ADDR(&gw, 0, 0, 0, 0);
+    netif_add(n, &ip, &mask, &gw, NULL, netif_setup, input);
+    netif_set_default(n);
+    netif_set_up(n);
+}
+
+static void on_datagram(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+    (void)pcb;
+    (void)addr;
+    (void)port;
+    const int kind = arg != NULL ? K_WANTED : K_BULK;
+    if (tn_rx_hook != NULL) tn_rx_hook(kind);
+    if (kind == K_WANTED) {
+        uint8_t s[4] = {0};
+        (void)pbuf_copy_partial(p, s, 4, 0);
+        static uint32_t last;
+        const uint32_t seq = tn_seq(s);
+        if (tn_rx.wanted > 0 && seq <= last) tn_rx.order_errs++;
+        last = seq;
+        tn_rx.wanted++;
+    } else {
+        tn_rx.bulk++;
+    }
+    pbuf_free(p);
+}
+
+void tn_receivers(void)
+{
+    static int wanted_tag;
+    struct udp_pcb *ctrl = udp_new(), *bulk = udp_new();
+    (void)udp_bind(ctrl, IP4_ADDR_ANY, TN_CTRL_PORT);
+    udp_recv(ctrl, on_datagram, &wanted_tag);
+    (void)udp_bind(bulk, IP4_ADDR_ANY, TN_BULK_PORT);
+    udp_recv(bulk, on_datagram, NULL);
+}
+
 /* ------------------------------------------------------ the RX ring */
 
 static uint8_t *mem_base;
@@ -198,6 +268,18 @@ unsigned tn_posted(void)
 unsigned tn_filled(void)
 {
     return filled.tail - filled.head;
+}
+
+bool tn_line_on;
+unsigned tn_line_offs;
+void (*tn_line_hw)(bool on);
+
+void tn_rx_irq_set(void *drv, bool on)
+{
+    (void)drv;
+    if (tn_line_on && !on) tn_line_offs++;
+    tn_line_on = on;
+    if (tn_line_hw != NULL) tn_line_hw(on);
 }
 
 /* The driver's descriptor-ring primitives (on hardware: descriptor words). */

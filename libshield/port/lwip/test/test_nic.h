@@ -15,6 +15,8 @@
 #ifndef TN_NO_ADAPTER
 #define TN_NO_ADAPTER 0
 #endif
+#include "lwip/err.h"
+#include "lwip/pbuf.h"
 #if !TN_NO_ADAPTER
 #include "rts_lwip.h"
 #endif
@@ -49,6 +51,27 @@ typedef struct tn_tx_counts {
 extern tn_tx_counts tn_txc;
 void tn_tx(const uint8_t *f, uint16_t len);
 
+/* --------------------------------------------------------- the device */
+
+struct netif;
+/** Add the device's netif to lwIP (192.168.7.2/24, Ethernet with ARP,
+ *  frames it sends counted by tn_tx()), make it the default and bring it
+ *  up; `input` is netif->input (ethernet_input or tcpip_input). Context:
+ *  where lwIP's core may be called (NO_SYS: the main loop; else tcpip_thread). */
+void tn_netif_add(struct netif *n, err_t (*input)(struct pbuf *, struct netif *));
+
+/** What the two receivers got: UDP pcbs on TN_CTRL_PORT (the wanted flow,
+ *  its sequence numbers checked in order) and TN_BULK_PORT. */
+typedef struct tn_rx_counts {
+    unsigned wanted, order_errs, bulk;
+} tn_rx_counts;
+extern tn_rx_counts tn_rx;
+/** Called for each datagram a receiver gets, in the task lwIP runs it in
+ *  (K_WANTED or K_BULK); NULL: nothing. */
+extern void (*tn_rx_hook)(int kind);
+/** Create and bind the two receivers' pcbs (same context as tn_netif_add()). */
+void tn_receivers(void);
+
 /* ------------------------------------------------------ the RX ring */
 
 #define TN_SLOTS 64 /* descriptors: at least the buffers */
@@ -72,6 +95,14 @@ void tn_wire(const uint8_t *f, uint16_t len);
 /** Descriptors posted and not yet filled; filled and not yet taken. */
 unsigned tn_posted(void);
 unsigned tn_filled(void);
+
+/** The NIC's RX interrupt enable: its state, how often it went off, and the
+ *  platform's write of it (NULL: none). */
+extern bool tn_line_on;
+extern unsigned tn_line_offs;
+extern void (*tn_line_hw)(bool on);
+/** The adapter's rx_irq_set() callback. */
+void tn_rx_irq_set(void *drv, bool on);
 
 /** The adapter's post() callback: buffer `buf` to the next free descriptor. */
 void tn_dma_post(void *drv, uint16_t buf, uint8_t *mem);
