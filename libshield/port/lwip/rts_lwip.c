@@ -180,6 +180,17 @@ bool rts_lwip_irq_isr(rts_lwip *l, rts_lwip_woken *woken)
     return admitted;
 }
 
+rts_detect_cycle_result rts_lwip_cycle_end(rts_lwip *l, rts_time_ns start, rts_time_ns target)
+{
+    rts_shield_dec d;
+    SYS_ARCH_DECL_PROTECT(lev);
+    SYS_ARCH_PROTECT(lev);
+    const rts_detect_cycle_result r = rts_shield_cycle_end(&l->sh, start, target, now_ns(l), &d);
+    (void)perform(l, &d);
+    SYS_ARCH_UNPROTECT(lev);
+    return r;
+}
+
 /* The shield's timers whose deadline passed, each as its interrupt would. */
 static void run_timers(rts_lwip *l)
 {
@@ -425,6 +436,11 @@ rts_err rts_lwip_init(rts_lwip *l, const rts_lwip_cfg *cfg, const rts_shield_cfg
 rts_err rts_lwip_bind(rts_lwip *l, const rts_shield_flow *f, uint8_t *id)
 {
     return rts_freertos_shield_bind(&l->g, f, id);
+}
+
+rts_detect_cycle_result rts_lwip_cycle_end(rts_lwip *l, rts_time_ns start, rts_time_ns target)
+{
+    return rts_freertos_shield_cycle_end(&l->g, start, target);
 }
 
 bool rts_lwip_irq_isr(rts_lwip *l, rts_lwip_woken *woken)

@@ -17,6 +17,7 @@
  * | network task (NO_SYS: the main loop)   | rts_lwip_poll() / the receive task / tcpip_thread | task_poll, task_next, task_done |
  * | polling (global limit)                 | rts_lwip_poll() / the polling task | poll_begin, poll_end     |
  * | the shield's timers                    | rts_lwip_poll() deadlines / FreeRTOS software timers | timer_isr |
+ * | the critical task's cycle end          | rts_lwip_cycle_end()     | rts_shield_cycle_end()             |
  *
  * Two variants, chosen by lwIP's NO_SYS (lwipopts.h):
  *
@@ -249,6 +250,15 @@ bool rts_lwip_irq_isr(rts_lwip *l, rts_lwip_woken *woken);
  * @return what the descriptor loop does next
  */
 rts_lwip_next rts_lwip_frame_isr(rts_lwip *l, uint16_t buf, uint16_t len, rts_lwip_woken *woken);
+
+/**
+ * The critical task ended a cycle that started at `start` with deadline
+ * `target`, now (the adapter's clock): detection, and Hysteresis and Budget
+ * Mitigation when configured, performed (rts_shield_cycle_end()).
+ * Context: the critical task (NO_SYS: the main loop). Cost: O(1).
+ * @return the cycle's metrics
+ */
+rts_detect_cycle_result rts_lwip_cycle_end(rts_lwip *l, rts_time_ns start, rts_time_ns target);
 
 #if NO_SYS
 /**
