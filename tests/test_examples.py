@@ -1,12 +1,14 @@
-"""The C examples in the docs are the compiled files under examples/.
+"""The C examples in the docs are files ctest compiles and runs.
 
 Every ```c block in docs/ (the FreeRTOS-Plus-TCP guide excepted: its code
 is the FreeRTOS port's self-test, compiled and run by ctest) must follow a
-marker ``<!-- example: examples/FILE.c [REGION] -->`` and equal the part of
-that file between ``/* [REGION] */`` and ``/* [REGION end] */``. ctest
-(``examples.check``, CMakeLists.txt) compiles every examples/*.c with
-warnings as errors, links it against libshield and runs it; this test also
-compiles them when a C compiler is at hand.
+marker ``<!-- example: FILE.c [REGION] -->`` and equal the part of that
+file between ``/* [REGION] */`` and ``/* [REGION end] */``. FILE is under
+examples/, which ctest (``examples.check``, CMakeLists.txt) compiles with
+warnings as errors, links against libshield and runs (this test also
+compiles them when a C compiler is at hand), or a source of another ctest
+entry: named in CMakeLists.txt, or in a tools/ script CMakeLists.txt runs
+(the lwIP guide quotes the adapter and its tests, libshield/port/lwip/).
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ def test_the_docs_have_c_examples():
     assert len(BLOCKS) >= 6
     assert {f for _, f, _, _ in BLOCKS} >= {
         "examples/strict_limiter.c", "examples/danicki_hooks.c", "examples/rx_path.c",
-        "examples/shield_driver.c",
+        "examples/shield_driver.c", "libshield/port/lwip/rts_lwip.c",
+        "libshield/port/lwip/test/test_lwip_nosys.c",
+        "libshield/port/lwip/test/test_lwip_freertos.c",
     }
 
 
@@ -57,6 +61,20 @@ def test_the_docs_have_c_examples():
 def test_every_c_block_quotes_a_compiled_example(doc, file, name, code):
     assert file is not None, f"{doc}: a C block without an <!-- example: --> marker"
     assert code == region(REPO / file, name), f"{doc} differs from {file} [{name}]"
+
+
+def test_every_quoted_file_outside_examples_is_built_by_ctest():
+    """A quoted file outside examples/ is a source of a ctest entry: its path
+    is in CMakeLists.txt or in a tools/ script that CMakeLists.txt runs."""
+    cmake = (REPO / "CMakeLists.txt").read_text()
+    scripts = [p.read_text() for p in sorted((REPO / "tools").glob("*.sh"))
+               if f"tools/{p.name}" in cmake]
+    outside = {f for _, f, _, _ in BLOCKS if f is not None and not f.startswith("examples/")}
+    assert outside, "the lwIP guide quotes its compiled sources"
+    for f in sorted(outside):
+        rel = f.removeprefix("libshield/port/lwip/")
+        assert f in cmake or any(rel in text or f in text for text in scripts), (
+            f"{f} is quoted in docs/ but no ctest entry builds it")
 
 
 def test_every_example_is_built_and_run_by_ctest():
