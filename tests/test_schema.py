@@ -147,11 +147,11 @@ def test_limits_in_the_schema_come_from_the_binding():
 
 
 def test_limits_are_read_when_validating(monkeypatch):
-    import rtshield.scenario as sc
+    from rtshield import _native
 
-    lim = dict(sc.native_limits())
+    lim = dict(_native.native_limits())
     lim["flows"] = 1
-    monkeypatch.setattr(sc, "native_limits", lambda: lim)
+    monkeypatch.setattr(_native, "native_limits", lambda: lim)
     text = BASE + '\n[[flows]]\nname = "more"\npattern = "constant"\nrate = "1pps"\n'
     with pytest.raises(UsageError, match=r"x.toml: \[\[flows\]\]: at most 1 flows, got 3"):
         loads_scenario(text, "x.toml")

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from rtshield._native import load
+from rtshield._native import enum_names, enum_value, load
 from rtshield.errors import UsageError
 from rtshield.result import Result, hist_percentile_us
 from rtshield.scenario import DEFAULT_SRC, PATH_QUANTILE_KEYS, Scenario
@@ -102,35 +102,6 @@ def rx_cost_keys() -> dict[str, str]:
     one per name of the C enum ``rtsim_rx_path`` in its order."""
     paths = {f"rx_path_{p}": f"path:{p}" for p in enum_names("rtsim_rx_path", "RTSIM_PATH_")}
     return {**paths, **_RX_OTHER_COST_KEYS}
-
-
-@functools.cache
-def enum_names(ctype: str, prefix: str) -> tuple[str, ...]:
-    """Names of the C enum ``ctype`` in value order, ``prefix`` stripped, lower case.
-
-    The ``…_COUNT`` terminator is left out; the values must be 0, 1, 2, …
-    """
-    ffi, _ = load()
-    elements = ffi.typeof(ctype).elements
-    names = [(v, n[len(prefix) :].lower()) for v, n in elements.items() if not n.endswith("_COUNT")]
-    names.sort()
-    if [v for v, _ in names] != list(range(len(names))):
-        raise RuntimeError(f"{ctype}: values are not 0..n-1")
-    return tuple(n for _, n in names)
-
-
-def enum_value(ctype: str, prefix: str, name: str) -> int:
-    """The value of ``name`` (lower case, ``prefix`` stripped) in the C enum ``ctype``.
-
-    The names are the binding's (``enum_value("rtsim_proto", "RTSIM_PROTO_", "udp")``
-    is ``RTSIM_PROTO_UDP``); :class:`KeyError` names one that C does not have.
-    """
-    ffi, _ = load()
-    relements = ffi.typeof(ctype).relements
-    try:
-        return int(relements[prefix + name.upper()])
-    except KeyError:
-        raise KeyError(f"{ctype} has no {prefix}{name.upper()}") from None
 
 
 def __getattr__(name: str) -> Any:

@@ -29,7 +29,6 @@ and the dataclasses below.
 from __future__ import annotations
 
 import copy
-import functools
 import ipaddress
 import re
 from collections.abc import Iterator, Mapping
@@ -37,7 +36,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rtshield import units
+from rtshield import _native, units
+from rtshield._native import native_limits
 from rtshield.errors import UsageError
 from rtshield.tomlfile import parse_toml as _parse_toml
 from rtshield.tomlfile import parse_toml_value as _parse_toml_value
@@ -199,11 +199,9 @@ _ENUM_NAMES = {
 
 def __getattr__(name: str) -> Any:
     if name in _LIMIT_NAMES:
-        return native_limits()[_LIMIT_NAMES[name]]
+        return _native.native_limits()[_LIMIT_NAMES[name]]
     if name in _ENUM_NAMES:
-        from rtshield.engine import enum_names
-
-        return enum_names(*_ENUM_NAMES[name])
+        return _native.enum_names(*_ENUM_NAMES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -560,45 +558,6 @@ class Scenario:
     def bins(self) -> int:
         """Number of measurement bins (``duration`` is a whole number of bins)."""
         return self.duration_ns // self.bin_ns
-
-
-# --------------------------------------------------------------------------- native limits
-
-
-@functools.lru_cache(maxsize=1)
-def native_limits() -> dict[str, int]:
-    """libshield's and the simulator's build-time limits, read through the binding.
-
-    ``prio_levels`` (RTS_FLOW_PRIO_LEVELS), ``pool_max`` (RTS_POOL_MAX_BUFS),
-    ``flow_max`` (RTS_FLOW_MAX), ``flow_special`` (RTS_FLOW_FIRST_USER: the
-    ARP, ICMP, background and default flows before the bound ones),
-    ``frame_max`` (RTSIM_FRAME_MAX),
-    ``nic_queues`` (RTSIM_MAX_NIC_QUEUES), and the simulator's ``cores``,
-    ``tasks`` (the critical task and the driver included), ``flows``,
-    ``sources`` and ``rates`` (of one ``steps`` flow), RTSIM_MAX_*. The
-    libshield macros are not in the binding, so the array sizes they fix are
-    measured instead.
-    """
-    from rtshield._native import NativeError, load
-
-    try:
-        ffi, lib = load()
-    except NativeError as e:
-        raise UsageError(f"engine: {e}") from None
-    fq = ffi.new("rts_flow_queue *")
-    return {
-        "prio_levels": len(fq.rr_last),
-        "pool_max": len(fq.state),
-        "flow_max": len(ffi.new("rts_flow_table *").flows),
-        "flow_special": int(lib.RTS_FLOW_FIRST_USER),
-        "frame_max": int(lib.RTSIM_FRAME_MAX),
-        "nic_queues": int(lib.RTSIM_MAX_NIC_QUEUES),
-        "cores": int(lib.RTSIM_MAX_CORES),
-        "tasks": int(lib.RTSIM_MAX_TASKS),
-        "flows": int(lib.RTSIM_MAX_FLOWS),
-        "sources": int(lib.RTSIM_MAX_SOURCES),
-        "rates": int(lib.RTSIM_MAX_RATES),
-    }
 
 
 # --------------------------------------------------------------------------- presets

@@ -43,7 +43,7 @@ from pydantic import (
     model_validator,
 )
 
-from rtshield import units
+from rtshield import _native, units
 from rtshield.errors import UsageError
 
 # The vocabulary (kinds, patterns, keys, names) is rtshield.scenario's, which
@@ -90,9 +90,7 @@ from rtshield.schema_base import (
 
 def _enum(ctype: str, prefix: str) -> tuple[str, ...]:
     """The names of a simulator or libshield enum, through the binding."""
-    from rtshield.engine import enum_names
-
-    return enum_names(ctype, prefix)
+    return _native.enum_names(ctype, prefix)
 
 
 #: A flow's protocols and the NIC kinds: the simulator's enums (rtsim.h).
@@ -106,11 +104,9 @@ BURSTY_TIMERS = _enum("rts_bursty_mode", "RTS_BURSTY_TIMER_")
 
 def limits() -> dict[str, int]:
     """libshield's and the simulator's limits, through the binding (see
-    :func:`rtshield.scenario.native_limits`; looked up there so that tests can
+    :func:`rtshield._native.native_limits`; looked up there so that tests can
     replace it)."""
-    from rtshield import scenario
-
-    return scenario.native_limits()
+    return _native.native_limits()
 
 
 # --------------------------------------------------------------------------- errors

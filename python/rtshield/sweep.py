@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rtshield._version import __version__
 from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write
 
@@ -221,8 +222,6 @@ def scenario_hash(scenario: Any) -> str:
     """SHA-256 of everything that decides a point's results: the validated
     scenario (every value after overrides and preset defaults) and the
     rtshield version."""
-    from rtshield import __version__
-
     return hashlib.sha256(f"rtshield {__version__}\n{scenario!r}".encode()).hexdigest()
 
 
