@@ -59,7 +59,9 @@ def test_a_changed_description_makes_the_docs_differ(monkeypatch):
         out["$defs"]["CriticalTable"]["properties"]["period"]["description"] = "something else"
         return out
 
-    monkeypatch.setattr(schema, "json_schema", changed)
+    from rtshield.schema import docs  # the reference reads it there
+
+    monkeypatch.setattr(docs, "json_schema", changed)
     text = DOC.read_text()
     new = schema.render_docs(text)
     assert new != text and "| `period` | duration | required (or preset) | something else |" in new

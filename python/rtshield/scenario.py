@@ -30,15 +30,35 @@ from __future__ import annotations
 
 import copy
 import ipaddress
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rtshield import _native, units
+from rtshield import units
 from rtshield._native import native_limits
 from rtshield.errors import UsageError
+from rtshield.schema import vocabulary
+from rtshield.schema.vocabulary import (
+    ALSO_KINDS,
+    DEFAULT_SRC,
+    FLOW_RX_ONLY,
+    MAX_BINS,
+    MAX_PCAP_SCALE,
+    MITIGATION_KINDS,
+    MULTI_SOURCE_KINDS,
+    NAME_RULE,
+    PATH_QUANTILE_COSTS,
+    PATH_QUANTILE_KEYS,
+    PATTERN_OPTIONAL,
+    PATTERNS,
+    PCAP_FRAME_KEYS,
+    RESERVED_NAMES,
+    RX_COST_KEYS,
+    TASK_KEYS,
+    TASK_KINDS,
+    reserved_name,
+)
 from rtshield.tomlfile import parse_toml as _parse_toml
 from rtshield.tomlfile import parse_toml_value as _parse_toml_value
 from rtshield.tomlfile import read_toml as _read_toml
@@ -46,129 +66,44 @@ from rtshield.tomlfile import read_toml_text as _read_toml_text
 from rtshield.tomlfile import tomllib  # noqa: F401 (kept: callers parse TOML through it)
 
 __all__ = [
+    "ALSO_KINDS",
     "CostTable",
     "Critical",
+    "DEFAULT_SRC",
     "Detect",
     "Driver",
+    "FLOW_RX_ONLY",
     "Flow",
     "IrqSource",
+    "MAX_BINS",
+    "MAX_PCAP_SCALE",
     "MITIGATION_KINDS",
+    "MULTI_SOURCE_KINDS",
     "Mitigation",
+    "NAME_RULE",
     "Nic",
     "NicQueue",
+    "PATH_QUANTILE_COSTS",
+    "PATH_QUANTILE_KEYS",
     "PATTERNS",
     "PATTERN_OPTIONAL",
+    "PCAP_FRAME_KEYS",
+    "Platform",
+    "RESERVED_NAMES",
     "RX_COST_KEYS",
     "Rx",
-    "Platform",
     "Scenario",
+    "TASK_KEYS",
+    "TASK_KINDS",
     "Task",
     "available_platforms",
     "load_platform",
     "load_scenario",
     "loads_scenario",
+    "native_limits",
     "parse_overrides",
     "parse_scenario",
     "platforms_dir",
-]
-
-# --------------------------------------------------------------------------- vocabulary
-# The words of the schema (rtshield.schema): kinds, patterns, keys, names.
-
-#: Mitigation kinds and, for each, the parameter keys it accepts.
-MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
-    "none": (),
-    "burst": ("slice", "capacity"),
-    "hysteresis": ("block_below", "unblock_above", "sleep"),
-    "budget": ("charge_isr",),
-    "queue": (),
-    "strict": ("min_interarrival",),
-    "bursty": ("burst", "period", "timer"),
-    "countdown": ("window",),
-    "polling": ("period",),
-}
-#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
-ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
-#: Mitigations that work with several RX sources (the engine's rule: the Danicki
-#: mitigations and the countdown filter act on one RX line).
-MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
-
-#: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
-PATTERNS: dict[str, tuple[str, ...]] = {
-    "constant": ("rate",),
-    "poisson": ("rate",),
-    "pyramid": ("start", "peak", "step", "step_every"),
-    "steps": ("rates", "step_every"),
-    "pcap": ("file", "scale", "loop", "skip"),
-}
-#: Keys of ``PATTERNS`` a flow may leave out (every other one is required).
-PATTERN_OPTIONAL: dict[str, tuple[str, ...]] = {"pcap": ("scale", "loop", "skip")}
-#: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
-PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
-#: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
-MAX_PCAP_SCALE = 1000.0
-TASK_KINDS = ("background", "periodic", "worker")
-#: Keys of each task kind.
-TASK_KEYS = {
-    "background": ("name", "kind", "priority", "core"),
-    "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
-    "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
-}
-#: Flow keys that only apply with the receive path (``[rx]``).
-FLOW_RX_ONLY = ("capacity", "server_period", "queue")
-#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
-DEFAULT_SRC = "192.0.2.100"
-#: Rows of the time series at most (``duration / bin``): the outputs' memory.
-MAX_BINS = 1_000_000
-#: Preset cost keys the receive path needs (required only with ``[rx]``).
-RX_COST_KEYS = (
-    "rx_path_regular",
-    "rx_path_short_circuit",
-    "rx_path_prio_raise",
-    "rx_path_recycle",
-    "rx_path_rejected",
-    "invalidate_eager",
-    "invalidate_deferred",
-    "poll_batch",
-    "poll_per_packet",
-)
-#: Suffixes of a receive-path cost key giving its ISR duration at the 90, 99,
-#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``.
-PATH_QUANTILE_KEYS = ("p90", "p99", "p999", "p9999")
-PATH_QUANTILE_COSTS = tuple(
-    f"{k}_{q}" for k in RX_COST_KEYS if k.startswith("rx_path_") for q in PATH_QUANTILE_KEYS
-)
-
-#: What a flow, task, source or NIC queue may be called (docs/scenarios.md,
-#: "Names"): an identifier of 1-64 characters, so that it is safe in CSV
-#: headers, file names, JSON keys and reports.
-NAME_RULE = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
-#: Names the outputs use for their own entries (``idle_coreN`` and every
-#: ``isr_…`` name are reserved too, :func:`reserved_name`).
-RESERVED_NAMES = ("critical", "driver", "polling", "idle", "isr_rx", "isr_tick", "isr_timer")
-
-
-def reserved_name(name: str) -> bool:
-    """Whether ``name`` is one of the outputs' own names (case-insensitive)."""
-    low = name.lower()
-    return (
-        low in RESERVED_NAMES
-        or low.startswith("isr_")
-        or re.fullmatch(r"idle_core[0-9]+", low) is not None
-    )
-
-
-__all__ += [
-    "ALSO_KINDS",
-    "DEFAULT_SRC",
-    "MAX_BINS",
-    "MAX_PCAP_SCALE",
-    "MULTI_SOURCE_KINDS",
-    "NAME_RULE",
-    "PATH_QUANTILE_KEYS",
-    "RESERVED_NAMES",
-    "TASK_KINDS",
-    "native_limits",
     "reserved_name",
 ]
 
@@ -176,32 +111,11 @@ __all__ += [
 #: takes, so the engine's limit still reports the pattern; bounds memory and time).
 MAX_SCHEDULE_POINTS = 10_000
 
-#: Module attributes read from the binding on first use (the simulator's and
-#: libshield's limits; :func:`native_limits`).
-_LIMIT_NAMES = {
-    "MAX_CORES": "cores",
-    "MAX_TASKS": "tasks",
-    "MAX_FLOWS": "flows",
-    "MAX_RATES": "rates",
-    "MAX_SOURCES": "sources",
-    "MAX_NIC_QUEUES": "nic_queues",
-}
-
-
-#: Module attributes that are the simulator's enums, by name in value order
-#: (``PROTOCOLS``: a flow's ``protocol``; ``NIC_KINDS``: ``[nic] kind``).
-_ENUM_NAMES = {
-    "PROTOCOLS": ("rtsim_proto", "RTSIM_PROTO_"),
-    "NIC_KINDS": ("rtsim_nic_kind", "RTSIM_NIC_"),
-    "BURSTY_TIMERS": ("rts_bursty_mode", "RTS_BURSTY_TIMER_"),  # [mitigation] timer
-}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _LIMIT_NAMES:
-        return _native.native_limits()[_LIMIT_NAMES[name]]
-    if name in _ENUM_NAMES:
-        return _native.enum_names(*_ENUM_NAMES[name])
+    """The binding's limits and enum words (``MAX_FLOWS``, ``PROTOCOLS``…), as
+    :mod:`rtshield.schema.vocabulary` reads them on first use."""
+    if name in vocabulary.FROM_BINDING:
+        return getattr(vocabulary, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
