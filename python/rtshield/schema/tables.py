@@ -46,6 +46,7 @@ from rtshield.schema.vocabulary import (
     MITIGATION_KINDS,
     TASK_KEYS,
     TASK_KINDS,
+    WORKER_MAILBOX_DEFAULT,
 )
 
 
@@ -440,7 +441,9 @@ class TaskTable(Table):
         "application's mutual exclusion with the handlers of Regehr & Duongsaa §4",
     )
     flow: str | None = key(None, doc="`worker`: the flow it receives (a flow's name)")
-    queue: Int(1, 1_000_000) = key(16, doc="`worker`: mailbox capacity, messages")
+    queue: Int(1, 1_000_000) = key(
+        WORKER_MAILBOX_DEFAULT, doc="`worker`: mailbox capacity, messages"
+    )
 
     @classmethod
     def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ __all__ = [
     "RX_COST_KEYS",
     "TASK_KEYS",
     "TASK_KINDS",
+    "WORKER_MAILBOX_DEFAULT",
     "reserved_name",
 ]
 
@@ -77,6 +78,10 @@ TASK_KEYS = {
     "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
     "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
 }
+#: A worker's mailbox capacity (messages) when its ``queue`` is not given
+#: (docs/scenarios.md): the front end's default, read by the schema, the engine's
+#: configuration and ``rtshield design``.
+WORKER_MAILBOX_DEFAULT = 16
 #: Flow keys that only apply with the receive path (``[rx]``).
 FLOW_RX_ONLY = ("capacity", "server_period", "queue")
 #: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
