@@ -3,7 +3,7 @@
 # the C toolchains (host, Cortex-M3 cross compiler, clang with libFuzzer),
 # then the Python package with its native library.
 #   tools/install.sh          install rtshield
-#   tools/install.sh --test   also the test tools (pytest, ruff)
+#   tools/install.sh --test   also the test tools (pytest, ruff, import-linter)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 sudo=""

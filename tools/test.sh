@@ -3,7 +3,8 @@
 #   1. C: libshield and the simulator under ASan+UBSan, through ctest
 #      (includes the Cortex-M3 build with warnings as errors);
 #   2. the libFuzzer smoke runs (bounded, see docs/fuzzing.md);
-#   3. Python: ruff, then pytest (units and end-to-end runs).
+#   3. Python: ruff, the import contracts (lint-imports), then pytest (units and
+#      end-to-end runs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -34,5 +35,7 @@ fi
 
 echo "== Python lint"
 python3 -m ruff check python tests libshield/tests/vectors $(ls bench/*.py >/dev/null 2>&1 && echo bench)
+echo "== Python import layers (.importlinter, on the source tree)"
+PYTHONPATH="$here/python" lint-imports "$here/.importlinter" --no-cache
 echo "== Python tests"
 python3 -m pytest -q
