@@ -37,7 +37,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rtshield._native import native_limits
+from rtshield._native import NativeError, native_limits
+from rtshield.engine_config import check_scenario
 from rtshield.errors import UsageError
 from rtshield.scenario_types import (
     CostTable,
@@ -155,6 +156,7 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     if not name or "/" in name or "\\" in name or not path.is_file():
         avail = ", ".join(available_platforms()) or "(none installed)"
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
+    # here: the schema builds its pydantic models and reads the native library
     from pydantic import ValidationError
 
     from rtshield import schema
@@ -379,9 +381,6 @@ def parse_scenario(
     # the rate changes a flow's pattern makes): its own check, now, so that
     # nothing is created or written for a refused file, and no other scenario
     # of a compare or sweep runs first.
-    from rtshield._native import NativeError
-    from rtshield.engine_config import check_scenario
-
     try:
         check_scenario(out)
     except NativeError as e:

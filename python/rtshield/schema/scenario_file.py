@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from rtshield import _native
 from rtshield.errors import UsageError
 from rtshield.schema.base import (
     DURATION_SCHEMA,
@@ -331,9 +332,7 @@ class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
                     "nic_queue",
                 )
         if f.pattern != "pcap" and (rx is not None or nic.kind == "multiqueue"):
-            from rtshield._native import load
-
-            _, lib = load()
+            _, lib = _native.load()
             vlan = f.vlan_pcp is not None
             proto = getattr(lib, f"RTSIM_PROTO_{f.protocol.upper()}")
             lo = int(lib.rtsim_frame_min(proto, 1 if vlan else 0))
