@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rtshield.figures.compare import compare_figures, grid_figure, overlay_figure
-from rtshield.figures.layout import _save, png_bytes
+from rtshield.figures.layout import png_bytes, save_png
 from rtshield.figures.run import (
     critical_figure,
     cycle_time_figure,
@@ -93,4 +93,4 @@ def render(name: str, path: str | Path, *args: Any, **kwargs: Any) -> Path | Non
     except KeyError:
         raise ValueError(f"unknown figure {name!r}; known: {', '.join(sorted(_FIGURES))}") from None
     fig = fn(*args, **kwargs)
-    return None if fig is None else _save(fig, Path(path))
+    return None if fig is None else save_png(fig, Path(path))

@@ -12,21 +12,7 @@ from rtshield.outputs import remove_ours
 
 if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
     from matplotlib.figure import Figure
-from rtshield.figures.layout import (  # the package's own drawing helpers
-    _LEGEND_IN,
-    _PANEL_TITLE_IN,
-    _TITLE_IN,
-    _col,
-    _critical_axes,
-    _figure,
-    _finite_max,
-    _legend_top,
-    _packets_axes,
-    _per_s,
-    _save,
-    _stairs,
-    _title,
-)
+from rtshield.figures import layout
 
 __all__ = ["compare_figures", "grid_figure", "overlay_figure"]
 
@@ -46,28 +32,28 @@ def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Fig
     left, right = (0.85, 0.85 if twin else 0.25)
     wgap = 0.75 if twin else 0.25
     width = left + right + cols * panel_w + (cols - 1) * wgap
-    top = _TITLE_IN + _LEGEND_IN + _PANEL_TITLE_IN
+    top = layout.TITLE_IN + layout.LEGEND_IN + layout.PANEL_TITLE_IN
     height = top + 0.55 + rows * panel_h + (rows - 1) * 0.45
-    fig = _figure(width, height, left=left, right=right, top=top, bottom=0.55, rows=rows,
-                  cols=cols, hgap=0.45, wgap=wgap)
+    fig = layout.new_figure(width, height, left=left, right=right, top=top, bottom=0.55, rows=rows,
+                            cols=cols, hgap=0.45, wgap=wgap)
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
     artists: list = []
     if kind == "packets":
         for i, (name, ts) in enumerate(runs):
             ax = axes[i // cols][i % cols]
-            drawn = _packets_axes(ax, ts)
+            drawn = layout.packets_axes(ax, ts)
             artists = artists or drawn
             ax.set_title(name, fontsize="medium")
-        _title(fig, "Sent, received and processed packets per second")
+        layout.suptitle(fig, "Sent, received and processed packets per second")
         ylabel = "packets per second"
     else:
-        late_top = _finite_max(*(_col(ts, "lateness_pct") for _, ts in runs))
-        cyc_top = _finite_max(*(_per_s(ts, "cycles") for _, ts in runs))
+        late_top = layout.finite_max(*(layout.column(ts, "lateness_pct") for _, ts in runs))
+        cyc_top = layout.finite_max(*(layout.per_second(ts, "cycles") for _, ts in runs))
         first_twin = None
         for i, (name, ts) in enumerate(runs):
             r, c = divmod(i, cols)
             ax = axes[r][c]
-            ax2, drawn = _critical_axes(ax, ts, late_top=late_top, cycles_top=cyc_top)
+            ax2, drawn = layout.critical_axes(ax, ts, late_top=late_top, cycles_top=cyc_top)
             if first_twin is None:
                 first_twin = ax2
             else:
@@ -78,10 +64,12 @@ def grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]], kind: str) -> Fig
                 ax2.set_ylabel("lateness [%]", color="tab:red")
             artists = artists or drawn
             ax.set_title(name, fontsize="medium")
-        _title(fig, "Completed critical cycles per second and accumulated lateness per bin")
+        layout.suptitle(
+            fig, "Completed critical cycles per second and accumulated lateness per bin"
+        )
         ylabel = "cycles per second"
     _label_grid(axes, n, len(runs), ylabel)
-    _legend_top(fig, artists)
+    layout.legend_top(fig, artists)
     return fig
 
 
@@ -115,29 +103,29 @@ def overlay_figure(
     rows, cols = _grid_shape(n)
     panel_w, panel_h = (3.4, 1.9) if cols > 2 else (4.8, 1.9)
     width = 0.85 + 0.25 + cols * panel_w + (cols - 1) * 0.25
-    top = _TITLE_IN + _LEGEND_IN + _PANEL_TITLE_IN
+    top = layout.TITLE_IN + layout.LEGEND_IN + layout.PANEL_TITLE_IN
     height = top + 0.55 + rows * panel_h + (rows - 1) * 0.45
-    fig = _figure(width, height, left=0.85, right=0.25, top=top, bottom=0.55, rows=rows, cols=cols,
-                  hgap=0.45, wgap=0.25)
+    fig = layout.new_figure(width, height, left=0.85, right=0.25, top=top, bottom=0.55,
+                            rows=rows, cols=cols, hgap=0.45, wgap=0.25)
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
     artists: list = []
     for i, (name, ts) in enumerate(runs):
         ax = axes[i // cols][i % cols]
         drawn = []
         if reference:
-            ref = _per_s(ts, reference)
+            ref = layout.per_second(ts, reference)
             if ref is not None:
-                drawn += _stairs(ax, ts, ref, color="0.6", lw=2.0, ls=":", label=reference)
-        y = _per_s(ts, column) if per_second else _col(ts, column)
+                drawn += layout.stairs(ax, ts, ref, color="0.6", lw=2.0, ls=":", label=reference)
+        y = layout.per_second(ts, column) if per_second else layout.column(ts, column)
         if y is not None:
-            drawn += _stairs(ax, ts, y, lw=1.3, color="tab:green", label=ylabel)
+            drawn += layout.stairs(ax, ts, y, lw=1.3, color="tab:green", label=ylabel)
         artists = artists or drawn
         ax.set_title(name, fontsize="medium")
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0)
     _label_grid(axes, n, len(runs), ylabel)
-    _legend_top(fig, artists)
-    _title(fig, title)
+    layout.legend_top(fig, artists)
+    layout.suptitle(fig, title)
     return fig
 
 
@@ -154,6 +142,10 @@ def compare_figures(
     for stale in ("compare_processed.png", "compare_lateness.png"):  # earlier versions' overlays
         remove_ours(out / stale)
     return {
-        "packets_grid": _save(grid_figure(runs, "packets"), out / "compare_packets.png"),
-        "critical_grid": _save(grid_figure(runs, "critical"), out / "compare_critical.png"),
+        "packets_grid": layout.save_png(
+            grid_figure(runs, "packets"), out / "compare_packets.png"
+        ),
+        "critical_grid": layout.save_png(
+            grid_figure(runs, "critical"), out / "compare_critical.png"
+        ),
     }

@@ -14,19 +14,7 @@ from rtshield.outputs import remove_ours
 
 if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
     from matplotlib.figure import Figure
-from rtshield.figures.layout import (  # the package's own drawing helpers
-    _TITLE_IN,
-    _col,
-    _critical_axes,
-    _figure,
-    _finite_max,
-    _legend_top,
-    _packets_axes,
-    _save,
-    _stairs,
-    _title,
-    _width,
-)
+from rtshield.figures import layout
 
 __all__ = [
     "critical_figure",
@@ -44,25 +32,25 @@ __all__ = [
 
 def packets_figure(ts: Mapping[str, Any], title: str) -> Figure:
     """Sent, received and processed packets per second over time."""
-    fig = _figure(7.0, 3.8, left=0.85)
+    fig = layout.new_figure(7.0, 3.8, left=0.85)
     ax = fig.add_subplot()
-    _legend_top(fig, _packets_axes(ax, ts))
+    layout.legend_top(fig, layout.packets_axes(ax, ts))
     ax.set_xlabel("time [s]")
     ax.set_ylabel("packets per second")
-    _title(fig, title)
+    layout.suptitle(fig, title)
     return fig
 
 
 def critical_figure(ts: Mapping[str, Any], title: str) -> Figure:
     """Completed critical cycles per second and accumulated lateness over time."""
-    fig = _figure(7.0, 3.8, left=0.7, right=0.85)
+    fig = layout.new_figure(7.0, 3.8, left=0.7, right=0.85)
     ax = fig.add_subplot()
-    ax2, artists = _critical_axes(ax, ts)
-    _legend_top(fig, artists)
+    ax2, artists = layout.critical_axes(ax, ts)
+    layout.legend_top(fig, artists)
     ax.set_xlabel("time [s]")
     ax.set_ylabel("completed cycles per second")
     ax2.set_ylabel("accumulated lateness [%]", color="tab:red")
-    _title(fig, title)
+    layout.suptitle(fig, title)
     return fig
 
 
@@ -129,7 +117,7 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
         return None
     edges, counts = log_rebin(*arrays)
     scale, unit = (1e-3, "ms") if edges[-1] >= 20_000 else (1.0, "µs")
-    fig = _figure(7.0, 3.5)
+    fig = layout.new_figure(7.0, 3.5)
     ax = fig.add_subplot()
     artists = [ax.stairs(counts, edges * scale, fill=True, color="tab:blue", alpha=0.8,
                          baseline=0.5, label=f"cycles ({_count(counts.sum())} in all)")]
@@ -145,17 +133,17 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
         if late:
             artists[0].set_label(f"cycles ({_count(counts.sum())} in all, "
                                  f"{_count(late)} longer than the period)")
-    _legend_top(fig, artists)
+    layout.legend_top(fig, artists)
     ax.set_xlabel(f"cycle time [{unit}]")
     ax.set_ylabel("cycles (log)")
     ax.grid(True, alpha=0.3, which="both")
-    _title(fig, title)
+    layout.suptitle(fig, title)
     return fig
 
 
 def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
     """Per-flow packet latency (arrival → delivery): share of delivered packets within x."""
-    fig = _figure(7.0, 3.4, top=_TITLE_IN + 0.05, right=1.6)
+    fig = layout.new_figure(7.0, 3.4, top=layout.TITLE_IN + 0.05, right=1.6)
     ax = fig.add_subplot()
     drawn = []
     for name in sorted(hists):
@@ -177,7 +165,7 @@ def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
     ax.grid(True, alpha=0.3, which="both")
     ax.legend(handles=drawn, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
               frameon=False, title="flow", title_fontsize="small")
-    _title(fig, title)
+    layout.suptitle(fig, title)
     return fig
 
 
@@ -191,7 +179,7 @@ def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
     reasons = sorted({r for d in by.values() for r, v in d.items() if v})
     if not names or not reasons:
         return None
-    fig = _figure(7.0, 3.6, top=_TITLE_IN + 0.05, right=1.8, left=0.9)
+    fig = layout.new_figure(7.0, 3.6, top=layout.TITLE_IN + 0.05, right=1.8, left=0.9)
     ax = fig.add_subplot()
     x = np.arange(len(names), dtype=float)
     bottom = np.zeros(len(names))
@@ -204,38 +192,38 @@ def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False,
               title="reason", title_fontsize="small")
-    _title(fig, title)
+    layout.suptitle(fig, title)
     return fig
 
 
 def rx_priority_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     """The network task's highest priority per bin and the share of the bin in polling mode."""
-    prio = _col(ts, "net_prio_max")
-    poll = _col(ts, "polling_s")
+    prio = layout.column(ts, "net_prio_max")
+    poll = layout.column(ts, "polling_s")
     if prio is None and poll is None:
         return None
-    fig = _figure(7.0, 3.6, left=0.7, right=0.85)
+    fig = layout.new_figure(7.0, 3.6, left=0.7, right=0.85)
     ax = fig.add_subplot()
     lines = []
     if prio is not None:
-        lines += _stairs(
+        lines += layout.stairs(
             ax, ts, prio, color="tab:purple", lw=1.4, label="network task priority (max)"
         )
-        ax.set_ylim(0, max(1.0, _finite_max(prio) + 1.0))
+        ax.set_ylim(0, max(1.0, layout.finite_max(prio) + 1.0))
     ax.set_xlabel("time [s]")
     ax.set_ylabel("highest priority in the bin")
     ax.grid(True, alpha=0.3)
     if poll is not None:
-        width = _width(ts)
+        width = layout.bin_width(ts)
         ax2 = ax.twinx()
         share = 100.0 * poll / width if width > 0 else poll
-        lines += _stairs(
+        lines += layout.stairs(
             ax2, ts, share, color="tab:orange", lw=1.4, label="time in polling mode [%]"
         )
         ax2.set_ylim(0, 105)
         ax2.set_ylabel("polling mode [% of the bin]", color="tab:orange")
-    _legend_top(fig, lines)
-    _title(fig, title)
+    layout.legend_top(fig, lines)
+    layout.suptitle(fig, title)
     return fig
 
 
@@ -248,21 +236,22 @@ _DETECTOR_LABELS = {
 
 def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     """The overload timeline: how often each of libshield's detectors fired per bin."""
-    cols = [(k[len("detected_") :], _col(ts, k)) for k in sorted(ts) if k.startswith("detected_")]
+    keys = [k for k in sorted(ts) if k.startswith("detected_")]
+    cols = [(k[len("detected_") :], layout.column(ts, k)) for k in keys]
     cols = [(name, y) for name, y in cols if y is not None and np.any(y)]
     if not cols:
         return None
     n = len(cols)
-    fig = _figure(7.0, 0.9 + 1.3 * n, top=_TITLE_IN + 0.05, rows=n, hgap=0.35)
+    fig = layout.new_figure(7.0, 0.9 + 1.3 * n, top=layout.TITLE_IN + 0.05, rows=n, hgap=0.35)
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     colors = {"late": "tab:red", "irq": "tab:blue", "fill": "tab:green"}
     for ax, (name, y) in zip(axes, cols, strict=True):
-        _stairs(ax, ts, y, color=colors.get(name, "tab:gray"), lw=1.4)
+        layout.stairs(ax, ts, y, color=colors.get(name, "tab:gray"), lw=1.4)
         ax.set_ylabel("per bin", fontsize="small")
         ax.set_title(_DETECTOR_LABELS.get(name, name), fontsize="small", loc="left")
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time [s]")
-    _title(fig, title)
+    layout.suptitle(fig, title)
     return fig
 
 
@@ -273,10 +262,10 @@ def run_figures(
     out = Path(out_dir)
     ts = result.timeseries
     paths = {
-        "packets": _save(
+        "packets": layout.save_png(
             packets_figure(ts, f"{title}: sent, received, processed packets"), out / "packets.png"
         ),
-        "critical": _save(
+        "critical": layout.save_png(
             critical_figure(ts, f"{title}: critical cycles and lateness"), out / "critical.png"
         ),
     }
@@ -284,22 +273,22 @@ def run_figures(
         getattr(result, "cycle_time_hist", None), f"{title}: critical cycle times", period_us
     )
     if fig is not None:
-        paths["cycle_time"] = _save(fig, out / "cycle_time.png")
+        paths["cycle_time"] = layout.save_png(fig, out / "cycle_time.png")
     lat = getattr(result, "flow_latency_hist", None)
     if isinstance(lat, Mapping) and lat:
         fig = latency_figure(lat, f"{title}: packet latency per flow")
         if fig is not None:
-            paths["latency"] = _save(fig, out / "latency.png")
+            paths["latency"] = layout.save_png(fig, out / "latency.png")
     if getattr(result, "rx", None) is not None:
         fig = rx_drops_figure(result.flows, f"{title}: drops per flow by reason")
         if fig is not None:
-            paths["rx_drops"] = _save(fig, out / "rx_drops.png")
+            paths["rx_drops"] = layout.save_png(fig, out / "rx_drops.png")
         fig = rx_priority_figure(ts, f"{title}: network task priority and polling")
         if fig is not None:
-            paths["rx_priority"] = _save(fig, out / "rx_priority.png")
+            paths["rx_priority"] = layout.save_png(fig, out / "rx_priority.png")
     fig = detection_figure(ts, f"{title}: overload detectors")
     if fig is not None:
-        paths["detection"] = _save(fig, out / "detection.png")
+        paths["detection"] = layout.save_png(fig, out / "detection.png")
     for optional in ("cycle_time", "latency", "rx_drops", "rx_priority", "detection"):
         if optional not in paths:  # an earlier run's figure: only if rtshield wrote it
             remove_ours(out / f"{optional}.png")

@@ -28,7 +28,8 @@ One module per concept, bottom up:
 - :mod:`~rtshield.schema.docs`: the JSON Schema of each file and the Markdown
   reference.
 
-The names below are re-exported here on first use, so that ``import
+The names below (the whole-file models, the error line, the JSON Schema and
+the Markdown reference) are re-exported here on first use, so that ``import
 rtshield.schema.vocabulary`` (or the system schema) neither builds the
 scenario models nor loads the native library their enums come from.
 """
@@ -38,82 +39,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rtshield.schema.docs import (
-        MITIGATION_DOCS,
-        PATTERN_DOCS,
-        TASK_DOCS,
-        json_schema,
-        markdown_blocks,
-        render_docs,
-    )
-    from rtshield.schema.fields import (
-        BURSTY_TIMERS,
-        NIC_KINDS,
-        PROTOCOLS,
-        SIM_MITIGATIONS,
-        U32,
-        Duration,
-        Fraction,
-        Int,
-        Name,
-        Priority,
-        Rate,
-        RateStep,
-        Span,
-        Table,
-        limits,
-        usage_error,
-    )
-    from rtshield.schema.flows import FlowTable
-    from rtshield.schema.preset import DEFAULTABLE, DefaultsTable, PlatformTable, PresetFile
+    from rtshield.schema.docs import json_schema, markdown_blocks, render_docs
+    from rtshield.schema.fields import limits, usage_error
+    from rtshield.schema.preset import PresetFile
     from rtshield.schema.scenario_file import ScenarioFile
-    from rtshield.schema.tables import (
-        CriticalTable,
-        DetectTable,
-        DriverTable,
-        MitigationTable,
-        NicQueueTable,
-        NicTable,
-        RxTable,
-        ScenarioTable,
-        SourceTable,
-        TaskTable,
-    )
 
+#: The whole-file models and what is done with them; each table's model is in
+#: its module (``rtshield.schema.tables.CriticalTable``…).
 __all__ = [
-    "BURSTY_TIMERS",
-    "DEFAULTABLE",
-    "MITIGATION_DOCS",
-    "NIC_KINDS",
-    "PATTERN_DOCS",
-    "PROTOCOLS",
-    "SIM_MITIGATIONS",
-    "TASK_DOCS",
-    "U32",
-    "CriticalTable",
-    "DefaultsTable",
-    "DetectTable",
-    "DriverTable",
-    "Duration",
-    "FlowTable",
-    "Fraction",
-    "Int",
-    "MitigationTable",
-    "Name",
-    "NicQueueTable",
-    "NicTable",
-    "PlatformTable",
     "PresetFile",
-    "Priority",
-    "Rate",
-    "RateStep",
-    "RxTable",
     "ScenarioFile",
-    "ScenarioTable",
-    "SourceTable",
-    "Span",
-    "Table",
-    "TaskTable",
     "json_schema",
     "limits",
     "markdown_blocks",
@@ -124,9 +59,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from rtshield.schema import docs, fields, flows, preset, scenario_file, tables
+        from rtshield.schema import docs, fields, preset, scenario_file
 
-        for home in (fields, tables, flows, scenario_file, preset, docs):  # bottom up
+        for home in (fields, scenario_file, preset, docs):
             if name in vars(home):
                 return vars(home)[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
