@@ -162,7 +162,8 @@ def add_to(app: typer.Typer) -> None:
             "FILE")] = None,
         freertos_tree: Annotated[str | None, opt(
             "--freertos-tree", "folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default "
-            "$RTS_THIRD_PARTY, else the pinned copies rtshield ships in third_party/)", "DIR")] = None,
+            "$RTS_THIRD_PARTY, else the pinned copies rtshield ships in third_party/)",
+            "DIR")] = None,
         attacks: Attacks = "syn,arp,nmap",
         variants: Annotated[str, opt(
             "--variants", "unprotected, protected or both (default both)", "LIST")] = (
