@@ -31,6 +31,7 @@ from pydantic import (
 
 from rtshield import _native, units
 from rtshield.errors import UsageError
+from rtshield.schema import vocabulary
 from rtshield.schema.base import (
     DURATION_SCHEMA,
     MAX_PRIORITY,
@@ -45,23 +46,17 @@ from rtshield.schema.base import (
     message,
     rate_hz,
 )
-from rtshield.schema.vocabulary import (
-    reserved_name,
-)
+from rtshield.schema.vocabulary import reserved_name
 
-
-def _enum(ctype: str, prefix: str) -> tuple[str, ...]:
-    """The names of a simulator or libshield enum, through the binding."""
-    return _native.enum_names(ctype, prefix)
-
-
-#: A flow's protocols and the NIC kinds: the simulator's enums (rtsim.h).
-PROTOCOLS = _enum("rtsim_proto", "RTSIM_PROTO_")
-NIC_KINDS = _enum("rtsim_nic_kind", "RTSIM_NIC_")
-#: The mitigation kinds the simulator has; :data:`MITIGATION_KINDS` gives each its keys.
-SIM_MITIGATIONS = _enum("rtsim_mitigation_kind", "RTSIM_MIT_")
-#: ``[mitigation] timer`` of the bursty limiter (Regehr & Duongsaa §3.3): libshield's modes.
-BURSTY_TIMERS = _enum("rts_bursty_mode", "RTS_BURSTY_TIMER_")
+#: The simulator's and libshield's enums the models' ``Literal`` types are built
+#: from, read through the binding now (the vocabulary says which enum each is):
+#: a flow's protocols, the NIC kinds, the mitigation kinds the simulator has
+#: (:data:`MITIGATION_KINDS` gives each its keys) and the bursty limiter's
+#: ``[mitigation] timer`` modes (Regehr & Duongsaa §3.3).
+PROTOCOLS: tuple[str, ...] = vocabulary.PROTOCOLS
+NIC_KINDS: tuple[str, ...] = vocabulary.NIC_KINDS
+SIM_MITIGATIONS: tuple[str, ...] = vocabulary.SIM_MITIGATIONS
+BURSTY_TIMERS: tuple[str, ...] = vocabulary.BURSTY_TIMERS
 
 
 def limits() -> dict[str, int]:

@@ -143,6 +143,7 @@ _LIMIT_NAMES = {
 _ENUM_NAMES = {
     "PROTOCOLS": ("rtsim_proto", "RTSIM_PROTO_"),
     "NIC_KINDS": ("rtsim_nic_kind", "RTSIM_NIC_"),
+    "SIM_MITIGATIONS": ("rtsim_mitigation_kind", "RTSIM_MIT_"),  # [mitigation] kind
     "BURSTY_TIMERS": ("rts_bursty_mode", "RTS_BURSTY_TIMER_"),  # [mitigation] timer
 }
 
