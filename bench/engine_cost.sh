@@ -22,11 +22,12 @@ for sc in "$@"; do
   name=$(basename "$sc" .toml)
   PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$sc" "$out/$name.bin" <<'PY'
 import sys
-from rtshield.engine import _build_config, load
+from rtshield._native import load
+from rtshield.engine_config import build_config
 from rtshield.scenario import load_scenario
 
 ffi, lib = load()
-cfg, _ = _build_config(load_scenario(sys.argv[1]), ffi, lib)
+cfg, _ = build_config(load_scenario(sys.argv[1]), ffi, lib)
 open(sys.argv[2], "wb").write(bytes(ffi.buffer(cfg)))
 PY
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$name" "$out/engine_cost" "$out/$name.bin" 1 \

@@ -53,16 +53,16 @@ KEYED_BY_ENUM: dict[tuple[str, str], tuple[str, str]] = {
         "rtsim_mitigation_kind",
         "the knob `rtshield design` turns by default for each kind",
     ),
-    ("scenario.py", "MITIGATION_KINDS"): (
+    ("schema/vocabulary.py", "MITIGATION_KINDS"): (
         "rtsim_mitigation_kind",
         "the scenario keys each kind accepts (the schema's vocabulary)",
     ),
-    ("schema.py", "MITIGATION_DOCS"): (
+    ("schema/docs.py", "MITIGATION_DOCS"): (
         "rtsim_mitigation_kind",
         "the schema's description of each kind (rtshield schema, docs/scenarios.md)",
     ),
-    ("figures.py", "_DETECTOR_LABELS"): ("rtsim_detector", "a figure's legend text"),
-    ("figures.py", "colors"): ("rtsim_detector", "a figure's line colours"),
+    ("figures/run.py", "_DETECTOR_LABELS"): ("rtsim_detector", "a figure's legend text"),
+    ("figures/run.py", "colors"): ("rtsim_detector", "a figure's line colours"),
     ("report.py", "_DETECTOR_WORDS"): ("rtsim_detector", "the report's table text"),
     ("studies/behnke_software.py", "PATHS"): (
         "rtsim_rx_path",

@@ -262,11 +262,11 @@ def test_multiqueue_refusal(case):
 
 
 def test_more_bound_flows_than_the_flow_table_holds(monkeypatch):
-    import rtshield.scenario as sc
+    from rtshield import _native
 
     lim = dict(native_limits())
     lim["flow_max"] = 5  # room for one user flow besides the 4 special ones
-    monkeypatch.setattr(sc, "native_limits", lambda: lim)
+    monkeypatch.setattr(_native, "native_limits", lambda: lim)
     refused(BASE, "[[flows]] bind: 2 bound flows; libshield's flow table holds 1")
 
 
@@ -288,11 +288,11 @@ def test_refusal_is_one_line_exit_2_nothing_written(tmp_path, capsys, case, base
 
 
 def test_bound_flow_limit_from_the_cli(tmp_path, capsys, monkeypatch):
-    import rtshield.scenario as sc
+    from rtshield import _native
 
     lim = dict(native_limits())
     lim["flow_max"] = 5
-    monkeypatch.setattr(sc, "native_limits", lambda: lim)
+    monkeypatch.setattr(_native, "native_limits", lambda: lim)
     f = tmp_path / "bad.toml"
     f.write_text(BASE)
     one_line(capsys, ["run", f, "--out", tmp_path / "o"], "bad.toml", "2 bound flows")

@@ -246,9 +246,9 @@ def test_limits_are_read_from_the_engine_header(monkeypatch):
     assert scenario.MAX_FLOWS == lib.RTSIM_MAX_FLOWS
     assert scenario.MAX_RATES == lib.RTSIM_MAX_RATES
     # read through the binding, not restated: another build's limits move them
-    lim = dict(scenario.native_limits())
+    lim = dict(_native.native_limits())
     lim.update(cores=3, flows=5)
-    monkeypatch.setattr(scenario, "native_limits", lambda: lim)
+    monkeypatch.setattr(_native, "native_limits", lambda: lim)
     assert scenario.MAX_CORES == 3 and scenario.MAX_FLOWS == 5
 
 

@@ -59,7 +59,9 @@ def test_a_changed_description_makes_the_docs_differ(monkeypatch):
         out["$defs"]["CriticalTable"]["properties"]["period"]["description"] = "something else"
         return out
 
-    monkeypatch.setattr(schema, "json_schema", changed)
+    from rtshield.schema import docs  # the reference reads it there
+
+    monkeypatch.setattr(docs, "json_schema", changed)
     text = DOC.read_text()
     new = schema.render_docs(text)
     assert new != text and "| `period` | duration | required (or preset) | something else |" in new
@@ -147,11 +149,11 @@ def test_limits_in_the_schema_come_from_the_binding():
 
 
 def test_limits_are_read_when_validating(monkeypatch):
-    import rtshield.scenario as sc
+    from rtshield import _native
 
-    lim = dict(sc.native_limits())
+    lim = dict(_native.native_limits())
     lim["flows"] = 1
-    monkeypatch.setattr(sc, "native_limits", lambda: lim)
+    monkeypatch.setattr(_native, "native_limits", lambda: lim)
     text = BASE + '\n[[flows]]\nname = "more"\npattern = "constant"\nrate = "1pps"\n'
     with pytest.raises(UsageError, match=r"x.toml: \[\[flows\]\]: at most 1 flows, got 3"):
         loads_scenario(text, "x.toml")

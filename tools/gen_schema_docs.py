@@ -3,8 +3,8 @@
 the schemas of scenario and system files.
 
 Every ``<!-- schema: NAME -->`` … ``<!-- /schema -->`` block of the pages is
-replaced by the table the pydantic models make (:func:`rtshield.schema.markdown_blocks`,
-:func:`rtshield.schema_system.markdown_blocks`); the prose around the blocks
+replaced by the table the pydantic models make (:func:`rtshield.schema.docs.markdown_blocks`,
+:func:`rtshield.schema.system.markdown_blocks`); the prose around the blocks
 is left as written. ``--check`` changes nothing and exits 1 when a page is
 out of date (tests/test_schema.py checks the same).
 """
@@ -21,12 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 if (REPO / "python" / "rtshield" / "librtshield_native.so").exists():
     sys.path.insert(0, str(REPO / "python"))
 
-from rtshield import schema, schema_system  # noqa: E402
+from rtshield.schema import docs, system  # noqa: E402
 
 #: Each generated page and the blocks it holds.
 PAGES = {
-    "docs/scenarios.md": schema.markdown_blocks,
-    "docs/analysis.md": schema_system.markdown_blocks,
+    "docs/scenarios.md": docs.markdown_blocks,
+    "docs/analysis.md": system.markdown_blocks,
 }
 
 
@@ -38,7 +38,7 @@ def main() -> int:
     for rel, blocks in PAGES.items():
         doc = REPO / rel
         text = doc.read_text(encoding="utf-8")
-        new = schema.render_docs(text, blocks())
+        new = docs.render_docs(text, blocks())
         if new == text:
             continue
         if args.check:

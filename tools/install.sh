@@ -8,7 +8,7 @@
 #                             flood and scan tools, namespaces, nftables
 #   tools/install.sh --test   also what tools/test.sh runs: the rig's tools,
 #                             the Cortex-M3 cross compiler and QEMU, clang
-#                             with libFuzzer, Chromium, pytest and ruff
+#                             with libFuzzer, Chromium, pytest, ruff and import-linter
 # Each step says what it installs and why; apt and pip show their progress.
 # A repeated run installs nothing when nothing is missing, and reinstalls the
 # Python package only when a file it is built from changed (a stamp in .venv).

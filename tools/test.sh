@@ -3,8 +3,9 @@
 #   1. C: libshield and the simulator under ASan+UBSan, through ctest
 #      (includes the Cortex-M3 build with warnings as errors);
 #   2. the libFuzzer smoke runs (bounded, see docs/fuzzing.md);
-#   3. ruff and the layering check (tools/check_layers.py: libshield and the
-#      simulator's rooms), then pytest (units and end-to-end runs).
+#   3. ruff, the layering checks (tools/check_layers.py: libshield and the
+#      simulator's rooms; lint-imports: the Python import layers), then pytest
+#      (units and end-to-end runs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -41,5 +42,7 @@ echo "== Python lint"
 python3 -m ruff check python tests tools libshield/tests/vectors $(ls bench/*.py >/dev/null 2>&1 && echo bench)
 echo "== Layering (libshield, sim/src)"
 python3 tools/check_layers.py
+echo "== Python import layers (.importlinter, on the source tree)"
+PYTHONPATH="$here/python" lint-imports "$here/.importlinter" --no-cache
 echo "== Python tests"
 python3 -m pytest -q

@@ -57,11 +57,11 @@ def _raw(value: Any) -> str:
 
 def _points(overrides: Overrides | None, what: str = "overrides") -> dict[str, str]:
     """Overrides as one ``--set`` point: every key checked, every value as text."""
-    from rtshield.sweep import _check_key
+    from rtshield.sweep import check_key
 
     point = {}
     for key, value in (overrides or {}).items():
-        _check_key(str(key), f"{key}={value}", what)
+        check_key(str(key), f"{key}={value}", what)
         point[str(key)] = _raw(value)
     return point
 

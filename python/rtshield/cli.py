@@ -27,7 +27,8 @@ try:  # typer >= 0.29 carries its own click
 except ImportError:  # pragma: no cover - older typer on the user's click
     from click import exceptions as click_errors
 
-from rtshield import __version__, commands
+from rtshield import commands
+from rtshield._version import __version__
 from rtshield.clitools import mount_argparse, silence_stdout, typer_app, verb_module
 from rtshield.errors import UsageError, one_line
 

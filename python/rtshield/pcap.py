@@ -29,6 +29,7 @@ from pathlib import Path
 
 import dpkt.pcap as _pc
 
+from ._native import load
 from .errors import UsageError
 
 __all__ = ["Capture", "Replay", "read_pcap", "replay", "trace_limits"]
@@ -44,8 +45,6 @@ _PCAPNG = 0x0A0D0D0A
 def trace_limits() -> tuple[int, int, int]:
     """(most frames, most bytes, largest frame) the simulator takes: its
     RTSIM_TRACE_MAX_FRAMES, RTSIM_TRACE_MAX_BYTES and RTSIM_FRAME_MAX."""
-    from .engine import load
-
     _, lib = load()
     return (
         int(lib.RTSIM_TRACE_MAX_FRAMES),
@@ -57,8 +56,6 @@ def trace_limits() -> tuple[int, int, int]:
 def ethernet_header_bytes() -> int:
     """The smallest frame the simulator takes, an Ethernet header alone: the
     headers of its raw frame (``rtsim_frame_min(RTSIM_PROTO_RAW, 0)``)."""
-    from .engine import load
-
     _, lib = load()
     return int(lib.rtsim_frame_min(lib.RTSIM_PROTO_RAW, 0))
 

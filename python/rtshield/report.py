@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rtshield import __version__, units
+from rtshield import units
+from rtshield._version import __version__
 from rtshield.outputs import atomic_write, normalize
 from rtshield.tables import fmt_value, key_metrics
 

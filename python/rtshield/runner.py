@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtshield import figures as drawing  # looked up when called: tests replace them
+from rtshield._native import NativeError
 from rtshield.errors import OutputError, UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -67,8 +69,6 @@ def simulate(scenario: Scenario, progress: Callable[[float, float], None] | None
         raise UsageError(
             f"engine: the simulation engine is not available in this build ({e})"
         ) from None
-    from rtshield._native import NativeError
-
     try:
         return engine_simulate(scenario, progress=progress)
     except NativeError as e:  # a broken install: say so in one line
@@ -112,13 +112,11 @@ def write_run(
     saved = "summary.json and the time series are"
     figs: dict[str, Path] = {}
     if figures:
-        from rtshield.figures import run_figures
-
         figs = late_output(
             out,
             "figures",
             saved,
-            run_figures,
+            drawing.run_figures,
             result,
             scenario.name,
             out,
@@ -331,9 +329,9 @@ def compare(
     saved = "comparison.json and every run's results are"
     figs: dict[str, Path] = {}
     if figures:
-        from rtshield.figures import compare_figures
-
-        figs = late_output(out, "comparison figures", saved, compare_figures, runs, out)
+        figs = late_output(
+            out, "comparison figures", saved, drawing.compare_figures, runs, out
+        )
     captions: dict[str, str] = {}
     if extra_figures:
         lead = {key: path for key, (path, _) in extra_figures.items()}

@@ -22,23 +22,60 @@ settings — raises :class:`rtshield.errors.UsageError` with one line of the for
 named ``[[flows]]``, ``[[tasks]]`` or ``[[sources]]`` entry).
 
 Public API: :func:`load_scenario`, :func:`loads_scenario`,
-:func:`parse_scenario`, :func:`load_platform`, :func:`available_platforms`,
-and the dataclasses below.
+:func:`parse_scenario`, :func:`load_platform`, :func:`available_platforms`;
+the typed scenario's dataclasses (:mod:`rtshield.scenario_types`) and the
+files' words (:mod:`rtshield.schema.vocabulary`) are re-exported here.
+Loading sits above the engine's configuration (:mod:`rtshield.engine_config`):
+a scenario is checked by the simulator before it is returned.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import ipaddress
-import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from rtshield import units
+from rtshield._native import NativeError, native_limits
+from rtshield.engine_config import check_scenario
 from rtshield.errors import UsageError
+from rtshield.scenario_types import (
+    CostTable,
+    Critical,
+    Detect,
+    Driver,
+    Flow,
+    IrqSource,
+    Mitigation,
+    Nic,
+    NicQueue,
+    Platform,
+    Rx,
+    Scenario,
+    Task,
+)
+from rtshield.schema import vocabulary
+from rtshield.schema.vocabulary import (
+    ALSO_KINDS,
+    DEFAULT_SRC,
+    FLOW_RX_ONLY,
+    MAX_BINS,
+    MAX_PCAP_SCALE,
+    MITIGATION_KINDS,
+    MULTI_SOURCE_KINDS,
+    NAME_RULE,
+    PATH_QUANTILE_COSTS,
+    PATH_QUANTILE_KEYS,
+    PATTERN_OPTIONAL,
+    PATTERNS,
+    PCAP_FRAME_KEYS,
+    RESERVED_NAMES,
+    RX_COST_KEYS,
+    TASK_KEYS,
+    TASK_KINDS,
+    reserved_name,
+)
 from rtshield.tomlfile import parse_toml as _parse_toml
 from rtshield.tomlfile import parse_toml_value as _parse_toml_value
 from rtshield.tomlfile import read_toml as _read_toml
@@ -46,559 +83,53 @@ from rtshield.tomlfile import read_toml_text as _read_toml_text
 from rtshield.tomlfile import tomllib  # noqa: F401 (kept: callers parse TOML through it)
 
 __all__ = [
+    "ALSO_KINDS",
     "CostTable",
     "Critical",
+    "DEFAULT_SRC",
     "Detect",
     "Driver",
+    "FLOW_RX_ONLY",
     "Flow",
     "IrqSource",
+    "MAX_BINS",
+    "MAX_PCAP_SCALE",
     "MITIGATION_KINDS",
+    "MULTI_SOURCE_KINDS",
     "Mitigation",
+    "NAME_RULE",
     "Nic",
     "NicQueue",
+    "PATH_QUANTILE_COSTS",
+    "PATH_QUANTILE_KEYS",
     "PATTERNS",
     "PATTERN_OPTIONAL",
+    "PCAP_FRAME_KEYS",
+    "Platform",
+    "RESERVED_NAMES",
     "RX_COST_KEYS",
     "Rx",
-    "Platform",
     "Scenario",
+    "TASK_KEYS",
+    "TASK_KINDS",
     "Task",
     "available_platforms",
     "load_platform",
     "load_scenario",
     "loads_scenario",
+    "native_limits",
     "parse_overrides",
     "parse_scenario",
     "platforms_dir",
-]
-
-# --------------------------------------------------------------------------- vocabulary
-# The words of the schema (rtshield.schema): kinds, patterns, keys, names.
-
-#: Mitigation kinds and, for each, the parameter keys it accepts.
-MITIGATION_KINDS: dict[str, tuple[str, ...]] = {
-    "none": (),
-    "burst": ("slice", "capacity"),
-    "hysteresis": ("block_below", "unblock_above", "sleep"),
-    "budget": ("charge_isr",),
-    "queue": (),
-    "strict": ("min_interarrival",),
-    "bursty": ("burst", "period", "timer"),
-    "countdown": ("window",),
-    "polling": ("period",),
-}
-#: Danicki et al.'s protections that ``[mitigation] also`` may add to ``kind``.
-ALSO_KINDS = ("burst", "hysteresis", "budget", "queue")
-#: Mitigations that work with several RX sources (the engine's rule: the Danicki
-#: mitigations and the countdown filter act on one RX line).
-MULTI_SOURCE_KINDS = ("none", "strict", "bursty")
-
-#: Traffic patterns and, for each, the keys it accepts (beyond the common ones).
-PATTERNS: dict[str, tuple[str, ...]] = {
-    "constant": ("rate",),
-    "poisson": ("rate",),
-    "pyramid": ("start", "peak", "step", "step_every"),
-    "steps": ("rates", "step_every"),
-    "pcap": ("file", "scale", "loop", "skip"),
-}
-#: Keys of ``PATTERNS`` a flow may leave out (every other one is required).
-PATTERN_OPTIONAL: dict[str, tuple[str, ...]] = {"pcap": ("scale", "loop", "skip")}
-#: Frame keys a ``pcap`` flow does not take: its frames are the capture's.
-PCAP_FRAME_KEYS = ("size", "src", "src_port", "vlan_pcp")
-#: Largest ``scale`` of a pcap replay (a thousandfold rate; gaps stay >= 1 ns).
-MAX_PCAP_SCALE = 1000.0
-TASK_KINDS = ("background", "periodic", "worker")
-#: Keys of each task kind.
-TASK_KEYS = {
-    "background": ("name", "kind", "priority", "core"),
-    "periodic": ("name", "kind", "priority", "core", "period", "work", "masks_rx"),
-    "worker": ("name", "kind", "priority", "core", "flow", "work", "queue"),
-}
-#: Flow keys that only apply with the receive path (``[rx]``).
-FLOW_RX_ONLY = ("capacity", "server_period", "queue")
-#: Default IPv4 source of a flow's frames (TEST-NET-1, as the simulator's frames).
-DEFAULT_SRC = "192.0.2.100"
-#: Rows of the time series at most (``duration / bin``): the outputs' memory.
-MAX_BINS = 1_000_000
-#: Preset cost keys the receive path needs (required only with ``[rx]``).
-RX_COST_KEYS = (
-    "rx_path_regular",
-    "rx_path_short_circuit",
-    "rx_path_prio_raise",
-    "rx_path_recycle",
-    "rx_path_rejected",
-    "invalidate_eager",
-    "invalidate_deferred",
-    "poll_batch",
-    "poll_per_packet",
-)
-#: Suffixes of a receive-path cost key giving its ISR duration at the 90, 99,
-#: 99.9 and 99.99 % quantiles (Behnke Fig. 10), e.g. ``rx_path_prio_raise_p99``.
-PATH_QUANTILE_KEYS = ("p90", "p99", "p999", "p9999")
-PATH_QUANTILE_COSTS = tuple(
-    f"{k}_{q}" for k in RX_COST_KEYS if k.startswith("rx_path_") for q in PATH_QUANTILE_KEYS
-)
-
-#: What a flow, task, source or NIC queue may be called (docs/scenarios.md,
-#: "Names"): an identifier of 1-64 characters, so that it is safe in CSV
-#: headers, file names, JSON keys and reports.
-NAME_RULE = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
-#: Names the outputs use for their own entries (``idle_coreN`` and every
-#: ``isr_…`` name are reserved too, :func:`reserved_name`).
-RESERVED_NAMES = ("critical", "driver", "polling", "idle", "isr_rx", "isr_tick", "isr_timer")
-
-
-def reserved_name(name: str) -> bool:
-    """Whether ``name`` is one of the outputs' own names (case-insensitive)."""
-    low = name.lower()
-    return (
-        low in RESERVED_NAMES
-        or low.startswith("isr_")
-        or re.fullmatch(r"idle_core[0-9]+", low) is not None
-    )
-
-
-__all__ += [
-    "ALSO_KINDS",
-    "DEFAULT_SRC",
-    "MAX_BINS",
-    "MAX_PCAP_SCALE",
-    "MULTI_SOURCE_KINDS",
-    "NAME_RULE",
-    "PATH_QUANTILE_KEYS",
-    "RESERVED_NAMES",
-    "TASK_KINDS",
-    "native_limits",
     "reserved_name",
 ]
 
-#: Change points :meth:`Flow.schedule` builds at most (far above what the engine
-#: takes, so the engine's limit still reports the pattern; bounds memory and time).
-MAX_SCHEDULE_POINTS = 10_000
-
-#: Module attributes read from the binding on first use (the simulator's and
-#: libshield's limits; :func:`native_limits`).
-_LIMIT_NAMES = {
-    "MAX_CORES": "cores",
-    "MAX_TASKS": "tasks",
-    "MAX_FLOWS": "flows",
-    "MAX_RATES": "rates",
-    "MAX_SOURCES": "sources",
-    "MAX_NIC_QUEUES": "nic_queues",
-}
-
-
-#: Module attributes that are the simulator's enums, by name in value order
-#: (``PROTOCOLS``: a flow's ``protocol``; ``NIC_KINDS``: ``[nic] kind``).
-_ENUM_NAMES = {
-    "PROTOCOLS": ("rtsim_proto", "RTSIM_PROTO_"),
-    "NIC_KINDS": ("rtsim_nic_kind", "RTSIM_NIC_"),
-    "BURSTY_TIMERS": ("rts_bursty_mode", "RTS_BURSTY_TIMER_"),  # [mitigation] timer
-}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _LIMIT_NAMES:
-        return native_limits()[_LIMIT_NAMES[name]]
-    if name in _ENUM_NAMES:
-        from rtshield.engine import enum_names
-
-        return enum_names(*_ENUM_NAMES[name])
+    """The binding's limits and enum words (``MAX_FLOWS``, ``PROTOCOLS``…), as
+    :mod:`rtshield.schema.vocabulary` reads them on first use."""
+    if name in vocabulary.FROM_BINDING:
+        return getattr(vocabulary, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# --------------------------------------------------------------------------- types
-
-
-class CostTable(Mapping[str, int]):
-    """Per-activity CPU costs in nanoseconds, read-only, ordered by name.
-
-    Behaves as a ``Mapping[str, int]`` (``costs["isr_entry_exit"]``); picklable,
-    so scenarios can be sent to worker processes.
-    """
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Mapping[str, int] | None = None) -> None:
-        self._items = tuple(sorted((items or {}).items()))
-
-    def __getitem__(self, key: str) -> int:
-        for k, v in self._items:
-            if k == key:
-                return v
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __repr__(self) -> str:
-        return f"CostTable({dict(self._items)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, CostTable):
-            return self._items == other._items
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._items)
-
-    def __getstate__(self) -> tuple:
-        return self._items
-
-    def __setstate__(self, state: tuple) -> None:
-        self._items = state
-
-
-@dataclass(frozen=True)
-class Platform:
-    """A platform preset's ``[platform]`` table."""
-
-    name: str
-    description: str
-    source: str
-    clock_hz: float
-    cores: int
-    tick_ns: int  #: RTOS tick period
-    tick_isr_ns: int  #: CPU cost of one tick interrupt
-    time_slicing: bool  #: round robin among equal priorities on the tick
-    path: str  #: the preset file it was read from
-
-
-@dataclass(frozen=True)
-class Critical:
-    """The periodic critical task (Danicki et al. §3: a fixed amount of work per period)."""
-
-    period_ns: int
-    work_ns: int  #: CPU time per cycle on an otherwise idle core
-    priority: int  #: higher number = higher priority (FreeRTOS convention)
-    core: int
-
-
-@dataclass(frozen=True)
-class Driver:
-    """The network driver task and its RX queue."""
-
-    priority: int
-    queue: int  #: RX queue capacity, packets
-    core: int
-
-
-@dataclass(frozen=True)
-class NicQueue:
-    """One queue of the multiqueue NIC (Behnke et al. §7.3.2, Table 2), ``[[nic.queues]]``.
-
-    Timers left out (``None``) are off; a queue without any moderation raises
-    an interrupt on every arrival.
-    """
-
-    name: str
-    index: int  #: position in the file = the engine's queue number
-    size: int  #: descriptors
-    absolute_ns: int | None = None  #: absolute timer
-    packet_ns: int | None = None  #: packet timer
-    frames: int | None = None  #: frame-count threshold
-
-
-@dataclass(frozen=True)
-class Nic:
-    """The NIC: ``edge`` (one interrupt per packet), ``dma_ring`` (descriptor
-    ring) or ``multiqueue`` (Behnke et al. §7: per-flow queues with moderation)."""
-
-    kind: str
-    ring: int | None  #: descriptors (``dma_ring``; with ``[rx]``: buffers posted to the NIC)
-    core: int = 0  #: core that takes the NIC (and mitigation timer) interrupts
-    queues: tuple[NicQueue, ...] = ()  #: ``multiqueue`` only
-
-
-@dataclass(frozen=True)
-class Rx:
-    """Behnke et al.'s receive path (§5), ``[rx]``: early demultiplexing into
-    priority flow queues, buffer recycling, priority inheritance, per-flow
-    servers and an optional global limit with a polling task."""
-
-    buffers: int  #: packet buffers in the pool shared by the NIC and the flow queues
-    recycle_below: int | None = None  #: posted buffers; None: libshield's default share
-    short_circuit: bool = True  #: path (a) of Behnke Figure 8
-    cache: str = "lazy"  #: "lazy" (deferred invalidation, the paper) or "eager"
-    global_capacity: int = 0  #: packets per global period; 0 = no global limit
-    global_period_ns: int | None = None
-    poll_priority: int | None = None  #: the polling task's priority (global limit on)
-
-
-@dataclass(frozen=True)
-class Detect:
-    """Danicki et al.'s overload detectors (§2.1), ``[detect]``, computed by
-    libshield from the live device. Lateness of the critical task is always
-    watched; the interrupt counter and the queue watermarks when set."""
-
-    slice_ns: int = 0  #: RX interrupt count slice; 0: no interrupt counting
-    irq_threshold: int = 0  #: a slice with more RX interrupts than this fires
-    fill_high: int = 0  #: RX queue fill that fires the watermark; 0: none
-    fill_low: int = 0  #: fill at or below which it is cleared (below fill_high)
-
-
-@dataclass(frozen=True)
-class Mitigation:
-    """The mitigation and its parameters; fields not used by ``kind`` are ``None``."""
-
-    kind: str
-    slice_ns: int | None = None  #: burst
-    capacity: int | None = None  #: burst: packets per slice
-    block_below: float | None = None  #: hysteresis: earliness fraction of the period
-    unblock_above: float | None = None  #: hysteresis: earliness fraction of the period
-    sleep_ns: int | None = None  #: hysteresis: the blocked driver's sleep per check
-    min_interarrival_ns: int | None = None  #: strict
-    burst: int | None = None  #: bursty: interrupts per period
-    period_ns: int | None = None  #: bursty
-    window_ns: int | None = None  #: countdown
-    also: tuple[str, ...] = ()  #: further Danicki protections applied with ``kind``
-    timer: str | None = None  #: bursty: ``periodic`` (None: not set, periodic) or ``lazy``
-    charge_isr: bool | None = None  #: budget: also charge the RX ISR's time (None: not set, no)
-    #: RX line enable bits: 2 (None: not set) = libshield's gate, the application's bit apart
-    #: from the protections'; 1 = one shared bit (Regehr & Duongsaa §4's race)
-    enable_bits: int | None = None
-
-    def parameters(self) -> dict[str, Any]:
-        """The parameters that apply to this kind, as written in a file (units in values).
-
-        A parameter left out because every ``[[sources]]`` entry gives its own
-        (``burst``, ``min_interarrival``) is omitted. With ``also``, the
-        parameters of those protections follow, and ``also`` itself.
-        """
-        out: dict[str, Any] = {}
-        for key in [k for kind in (self.kind, *self.also) for k in MITIGATION_KINDS[kind]]:
-            if hasattr(self, key):
-                if getattr(self, key) is not None:
-                    out[key] = getattr(self, key)
-            elif getattr(self, f"{key}_ns") is not None:
-                out[key] = units.format_ns(getattr(self, f"{key}_ns"))
-        if self.also:
-            out["also"] = list(self.also)
-        if self.enable_bits is not None:
-            out["enable_bits"] = self.enable_bits
-        return out
-
-
-@dataclass(frozen=True)
-class IrqSource:
-    """One RX interrupt source (an interrupt line of the edge NIC), ``[[sources]]``.
-
-    Sources are numbered in file order; source 0 has the highest interrupt
-    priority. All of them feed the one RX queue (unless ``isr_only``).
-    """
-
-    name: str
-    index: int  #: position in the file = the engine's RX line number
-    isr_work_ns: int  #: ISR work per packet (replaces the preset's ``isr_per_packet``)
-    burst: int | None = None  #: bursty: this source's burst (None: ``[mitigation] burst``)
-    min_interarrival_ns: int | None = None  #: strict: this source's (None: the mitigation's)
-    isr_only: bool = False  #: the handler does all the work: delivered at its end, no driver
-
-
-@dataclass(frozen=True)
-class Flow:
-    """One traffic flow: what its packets are, and its rate over time.
-
-    :meth:`schedule` gives the rate as a piecewise-constant function of time;
-    ``random`` says whether arrivals are Poisson (exponential inter-arrival
-    times drawn from the scenario seed) or evenly spaced at the current rate.
-    """
-
-    name: str
-    protocol: str
-    dst_port: int
-    size: int  #: bytes on the wire
-    priority: int
-    pattern: str
-    begin_ns: int
-    rate_pps: float | None = None  #: constant, poisson
-    start_pps: float | None = None  #: pyramid
-    peak_pps: float | None = None  #: pyramid
-    step_pps: float | None = None  #: pyramid
-    step_every_ns: int | None = None  #: pyramid, steps
-    rates_pps: tuple[float, ...] | None = None  #: steps
-    source: str | None = None  #: the ``[[sources]]`` entry it arrives on (None: no sources)
-    src: str = DEFAULT_SRC  #: IPv4 source address of its frames
-    src_port: int = 40000  #: TCP/UDP source port
-    vlan_pcp: int | None = None  #: 802.1Q priority code point; None: untagged
-    bind: bool = True  #: a socket is bound to (protocol, dst_port) (TCP/UDP only)
-    capacity: int | None = None  #: ``[rx]``: deferrable server, packets per server period
-    server_period_ns: int | None = None  #: ``[rx]``: the server's period
-    queue: int | None = None  #: ``[rx]``: flow queue limit, packets (None: the pool)
-    nic_queue: str | None = None  #: multiqueue NIC: its ``[[nic.queues]]`` entry
-    pcap: str | None = None  #: pcap: the capture replayed (an absolute path)
-    scale: float = 1.0  #: pcap: its rate times this (gaps divided by it)
-    loop: bool = False  #: pcap: replay it again and again
-    skip_ns: int = 0  #: pcap: start this far into the capture
-
-    @property
-    def random(self) -> bool:
-        """True when arrivals are Poisson rather than evenly spaced."""
-        return self.pattern == "poisson"
-
-    #: The fields of the piecewise rate patterns (pyramid, steps): None on other flows.
-    PIECEWISE: ClassVar[tuple[str, ...]] = (
-        "start_pps", "peak_pps", "step_pps", "step_every_ns", "rates_pps"
-    )
-
-    def at_constant_rate(self, rate_pps: float) -> Flow:
-        """This flow sent evenly at ``rate_pps`` from time 0 (the fields of the
-        piecewise patterns cleared)."""
-        return replace(
-            self, pattern="constant", rate_pps=rate_pps, begin_ns=0,
-            **dict.fromkeys(self.PIECEWISE),
-        )
-
-    def schedule(self, duration_ns: int) -> tuple[tuple[int, float], ...]:
-        """Change points ``((t_ns, pps), ...)`` of the rate, from 0 up to ``duration_ns``.
-
-        The rate holds from each point until the next. The first point is at
-        0; the flow is silent (0 pps) before ``begin``. A pyramid stays at
-        ``start`` after its descent, a ``steps`` flow at its last rate.
-        Consecutive equal rates are merged.
-        """
-        pts: list[tuple[int, float]] = [(0, 0.0)]
-        t = self.begin_ns
-        if self.pattern in ("constant", "poisson", "pcap"):
-            # pcap: its mean rate (the replay itself follows the capture)
-            pts.append((t, float(self.rate_pps or 0.0)))
-        elif self.pattern == "steps":
-            assert self.rates_pps is not None and self.step_every_ns is not None
-            for r in self.rates_pps:
-                pts.append((t, r))
-                t += self.step_every_ns
-        elif self.pattern == "pyramid":
-            assert self.step_every_ns is not None
-            start, peak, step = self.start_pps, self.peak_pps, self.step_pps
-            assert start is not None and peak is not None and step is not None
-            # Only the levels that begin within the run: a tiny step (1e-9pps) must
-            # not build billions of them. The climb alone then passes duration_ns.
-            fit = max(0, duration_ns - t) // self.step_every_ns + 1
-            ups: list[float] = []
-            k = 0
-            while start + k * step < peak - 1e-9 and k < min(fit, MAX_SCHEDULE_POINTS):
-                ups.append(start + k * step)
-                k += 1
-            for r in ups:
-                pts.append((t, r))
-                t += self.step_every_ns
-            pts.append((t, peak))
-            t += self.step_every_ns
-            for r in reversed(ups):
-                pts.append((t, r))
-                t += self.step_every_ns
-        # Keep the last point per instant, drop points past the end, merge equal rates.
-        out: list[tuple[int, float]] = []
-        for tp, rp in pts:
-            if tp > duration_ns:
-                break
-            if out and out[-1][0] == tp:
-                out[-1] = (tp, rp)
-            else:
-                out.append((tp, rp))
-        merged: list[tuple[int, float]] = []
-        for tp, rp in out:
-            if merged and merged[-1][1] == rp:
-                continue
-            merged.append((tp, rp))
-        return tuple(merged)
-
-    def rate_at(self, t_ns: int, duration_ns: int) -> float:
-        """The rate in pps at time ``t_ns``."""
-        rate = 0.0
-        for tp, rp in self.schedule(duration_ns):
-            if tp > t_ns:
-                break
-            rate = rp
-        return rate
-
-
-@dataclass(frozen=True)
-class Task:
-    """An extra task: ``background`` (always ready), ``periodic`` or ``worker`` (one flow)."""
-
-    name: str
-    kind: str
-    priority: int
-    core: int
-    period_ns: int | None = None  #: periodic
-    work_ns: int | None = None  #: periodic: per cycle; worker: per message
-    flow: str | None = None  #: worker: the flow it receives
-    queue: int | None = None  #: worker: mailbox capacity, messages
-    masks_rx: bool = False  #: periodic: each job masks the RX lines (mutual exclusion)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A validated scenario. Times in ns, rates in pps; costs merged from the preset."""
-
-    name: str
-    description: str
-    source: str
-    path: str  #: the file it was read from ("<string>" when parsed from text)
-    platform: Platform
-    costs: CostTable
-    duration_ns: int
-    bin_ns: int
-    seed: int
-    critical: Critical
-    driver: Driver
-    nic: Nic
-    mitigation: Mitigation
-    flows: tuple[Flow, ...]
-    tasks: tuple[Task, ...] = ()
-    sources: tuple[IrqSource, ...] = ()  #: empty: one RX source with the preset's costs
-    rx: Rx | None = None  #: Behnke et al.'s receive path; None: the plain driver queue
-    detect: Detect = field(default_factory=Detect)  #: the overload detectors' settings
-    notes: str = ""  #: free text for readers, e.g. what the paper observed
-    text: str = field(default="", repr=False, compare=False)  #: the file's text
-
-    @property
-    def bins(self) -> int:
-        """Number of measurement bins (``duration`` is a whole number of bins)."""
-        return self.duration_ns // self.bin_ns
-
-
-# --------------------------------------------------------------------------- native limits
-
-
-@functools.lru_cache(maxsize=1)
-def native_limits() -> dict[str, int]:
-    """libshield's and the simulator's build-time limits, read through the binding.
-
-    ``prio_levels`` (RTS_FLOW_PRIO_LEVELS), ``pool_max`` (RTS_POOL_MAX_BUFS),
-    ``flow_max`` (RTS_FLOW_MAX), ``flow_special`` (RTS_FLOW_FIRST_USER: the
-    ARP, ICMP, background and default flows before the bound ones),
-    ``frame_max`` (RTSIM_FRAME_MAX),
-    ``nic_queues`` (RTSIM_MAX_NIC_QUEUES), and the simulator's ``cores``,
-    ``tasks`` (the critical task and the driver included), ``flows``,
-    ``sources`` and ``rates`` (of one ``steps`` flow), RTSIM_MAX_*. The
-    libshield macros are not in the binding, so the array sizes they fix are
-    measured instead.
-    """
-    from rtshield._native import NativeError, load
-
-    try:
-        ffi, lib = load()
-    except NativeError as e:
-        raise UsageError(f"engine: {e}") from None
-    fq = ffi.new("rts_flow_queue *")
-    return {
-        "prio_levels": len(fq.rr_last),
-        "pool_max": len(fq.state),
-        "flow_max": len(ffi.new("rts_flow_table *").flows),
-        "flow_special": int(lib.RTS_FLOW_FIRST_USER),
-        "frame_max": int(lib.RTSIM_FRAME_MAX),
-        "nic_queues": int(lib.RTSIM_MAX_NIC_QUEUES),
-        "cores": int(lib.RTSIM_MAX_CORES),
-        "tasks": int(lib.RTSIM_MAX_TASKS),
-        "flows": int(lib.RTSIM_MAX_FLOWS),
-        "sources": int(lib.RTSIM_MAX_SOURCES),
-        "rates": int(lib.RTSIM_MAX_RATES),
-    }
 
 
 # --------------------------------------------------------------------------- presets
@@ -625,6 +156,7 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     if not name or "/" in name or "\\" in name or not path.is_file():
         avail = ", ".join(available_platforms()) or "(none installed)"
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
+    # here: the schema builds its pydantic models and reads the native library
     from pydantic import ValidationError
 
     from rtshield import schema
@@ -849,9 +381,6 @@ def parse_scenario(
     # the rate changes a flow's pattern makes): its own check, now, so that
     # nothing is created or written for a refused file, and no other scenario
     # of a compare or sweep runs first.
-    from rtshield._native import NativeError
-    from rtshield.engine import check_scenario
-
     try:
         check_scenario(out)
     except NativeError as e:

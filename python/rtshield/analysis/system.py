@@ -7,7 +7,7 @@ duration carries a unit (``"79cyc"`` uses the platform clock). One parameter
 may be written ``"?"``: ``rtshield design`` then searches its safe boundary.
 
 The schema (keys, types, units, ranges, defaults, the rules between keys)
-is the pydantic models of :mod:`rtshield.schema_system`; this module reads
+is the pydantic models of :mod:`rtshield.schema.system`; this module reads
 the platform, validates the file with them and builds the :class:`System`
 the analysis reads. Bad input raises :class:`~rtshield.errors.UsageError`
 with a one-line message that names the key (``source.radio.burst: ...``).
@@ -23,9 +23,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rtshield import schema_system as model
+from rtshield.schema import system as model
 from rtshield.errors import UsageError
-from rtshield.schema_system import OPEN, SOURCE_MODELS
+from rtshield.schema.system import OPEN, SOURCE_MODELS
 from rtshield.tomlfile import read_toml
 
 from .costs import platform_costs

@@ -2,7 +2,7 @@
 
 Prints the JSON Schema of a scenario file (or of a system file for
 ``analyze``/``design``, or of a platform preset), made from the pydantic
-models that validate them (:mod:`rtshield.schema`, :mod:`rtshield.schema_system`), with
+models that validate them (:mod:`rtshield.schema`, :mod:`rtshield.schema.system`), with
 the limits of the installed libshield. An editor given it (e.g. the
 Even Better TOML extension, ``#:schema ./scenario.schema.json`` at the top
 of a file) completes keys and flags mistakes as one types. ``--markdown``

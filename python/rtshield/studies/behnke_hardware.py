@@ -31,10 +31,14 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from rtshield.outputs import normalize
+from rtshield.runner import simulate
+from rtshield.scenario import load_scenario
 from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
+from rtshield.units import duration_ns
 
 #: Experiment 2's flood-queue configurations: (key, absolute timer in µs; 0: unmoderated).
 #: Behnke §8.5 names nomod, d800, d1600, d2400 and d3200; d4000 is this study's probe.
@@ -153,8 +157,6 @@ def points(plan: Plan, folder: Path | None = None) -> list[Point]:
 
 
 def _seconds(text: str) -> float:
-    from rtshield.units import duration_ns
-
     return duration_ns(text, "duration") / 1e9
 
 
@@ -163,9 +165,6 @@ def _run_point(pt: Point) -> tuple[str, dict[str, Any]]:
     mean latency (from its histogram) and the per-bin packets and interrupts."""
     import numpy as np
 
-    from rtshield.outputs import normalize
-    from rtshield.runner import simulate
-    from rtshield.scenario import load_scenario
 
     sc = load_scenario(pt.path, pt.overrides, overrides_origin="--set")
     r = simulate(sc)

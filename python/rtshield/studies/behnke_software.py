@@ -36,6 +36,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from rtshield.outputs import normalize
+from rtshield.runner import simulate
+from rtshield.scenario import load_scenario
 from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
@@ -153,10 +156,6 @@ def points(plan: Plan, folder: Path | None = None) -> list[Point]:
 
 
 def _run_point(pt: Point) -> tuple[str, dict[str, Any]]:
-    from rtshield.outputs import normalize
-    from rtshield.runner import simulate
-    from rtshield.scenario import load_scenario
-
     sc = load_scenario(pt.path, pt.overrides, overrides_origin="--set")
     return pt.name, normalize(simulate(sc).summary())
 

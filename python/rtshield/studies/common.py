@@ -26,6 +26,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
+from rtshield.errors import UsageError
+from rtshield.figures import png_bytes
+from rtshield.outputs import (
+    atomic_write,
+    finish_out_dir,
+    format_summary_json,
+    prepare_out_dir,
+    recorded_on_failure,
+)
+from rtshield.progress import ProgressBar
+from rtshield.report import _page
+from rtshield.runner import _ignore_sigint
+from rtshield.scenario import load_scenario
+
 R = TypeVar("R")
 
 # ------------------------------------------------------------------ scenarios
@@ -38,7 +52,6 @@ def study_dir(name: str, marker: str = "*.toml") -> Path:
     for cand in (here / "scenarios" / name, here.parent.parent / "scenarios" / name):
         if cand.is_dir() and any(cand.glob(marker)):
             return cand
-    from rtshield.errors import UsageError
 
     raise UsageError(f"demo: the study scenarios/{name} is not installed with this package")
 
@@ -82,8 +95,6 @@ def run_points(
     not finish last alone. ``chunksize`` None: big chunks, for points that take
     milliseconds each and whose round trips would dominate.
     """
-    from rtshield.runner import _ignore_sigint
-    from rtshield.scenario import load_scenario
 
     for pt in pts:
         load_scenario(pt.path, pt.overrides, overrides_origin="--set")
@@ -200,8 +211,6 @@ def body_head(level: int, title: str, intro: str, claims_of: str,
 
 
 def png(fig) -> bytes:
-    from rtshield.figures import png_bytes
-
     return png_bytes(fig)
 
 
@@ -281,8 +290,6 @@ def write_study(
     (with each failing claim's reason), the ``study.FIGURES`` that apply and
     ``report.html`` (:func:`body_html` under ``study.TITLE``). Returns (report path,
     report body)."""
-    from rtshield.outputs import atomic_write, format_summary_json
-    from rtshield.report import _page
 
     out = Path(out_dir)
     # Numbers first.
@@ -325,8 +332,6 @@ def run_and_write(study: ModuleType, out_dir: str | Path, plan: Any = None, jobs
 
     Returns (report path, report body, verdicts, wall seconds).
     """
-    from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
-    from rtshield.progress import ProgressBar
 
     t0 = time.perf_counter()
     out = prepare_out_dir(out_dir)

@@ -36,6 +36,10 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from rtshield.analysis import analyze_system, load_system
+from rtshield.outputs import normalize
+from rtshield.runner import simulate
+from rtshield.scenario import load_scenario
 from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
@@ -162,10 +166,6 @@ SERIES = ("offered", "processed", "cycles", "misses")
 
 
 def _run_point(pt: Point) -> tuple[str, dict[str, Any]]:
-    from rtshield.outputs import normalize
-    from rtshield.runner import simulate
-    from rtshield.scenario import load_scenario
-
     sc = load_scenario(pt.path, pt.overrides, overrides_origin="--set")
     r = simulate(sc)
     s = normalize(r.summary())
@@ -616,7 +616,6 @@ def ethernut_analysis() -> str:
     §7 board; the text names its verdict for the speaker, for the report beside
     the simulated longest wait (docs/decisions/regehr.md, §7).
     """
-    from rtshield.analysis import analyze_system, load_system
 
     path = study_dir().parent / "analysis" / "ethernut.toml"
     if not path.is_file():

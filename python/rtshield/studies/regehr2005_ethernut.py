@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rtshield.outputs import normalize
 from rtshield.studies import regehr2005 as rg
 
 __all__ = ["RUNS", "CLAIMS", "evaluate", "tone_clean"]
@@ -65,7 +66,6 @@ CLAIMS: tuple[Claim, ...] = (
 
 def _summary(r: Any) -> dict[str, Any]:
     """A run's summary with its per-second series, as the study keeps it."""
-    from rtshield.outputs import normalize
 
     s = normalize(r.summary())
     s["series"] = {k: [int(v) for v in r.timeseries[k]] for k in rg.SERIES}

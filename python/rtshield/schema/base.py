@@ -1,5 +1,5 @@
 """What the scenario schema (:mod:`rtshield.schema`) and the system-file schema
-(:mod:`rtshield.schema_system`) share: how an error is raised at a key and
+(:mod:`rtshield.schema.system`) share: how an error is raised at a key and
 worded, how a unit-carrying value is read, how a key is declared and documented,
 the whole-file base model, the rules both formats apply to their entries, the
 JSON-Schema fragments of a duration and a rate, and the Markdown key table the
@@ -21,12 +21,12 @@ from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from rtshield import units
 from rtshield.errors import UsageError
-from rtshield.scenario import NAME_RULE
+from rtshield.schema.vocabulary import NAME_RULE
 
 #: The highest priority in scenario and system files (0 is the lowest; a higher
 #: number is a higher priority, as in FreeRTOS).
 MAX_PRIORITY = 255
-#: An entry's name (a flow, task, source, queue…): :data:`rtshield.scenario.NAME_RULE`.
+#: An entry's name (a flow, task, source, queue…): :data:`rtshield.schema.vocabulary.NAME_RULE`.
 NAME_RE = re.compile(NAME_RULE)
 #: JSON Schema of an entry's name.
 NAME_SCHEMA = {"type": "string", "format": "name", "pattern": f"^{NAME_RULE}$"}
@@ -104,7 +104,7 @@ def rate_hz(value: Any) -> float:
 
 
 def check_name(value: str, called: str = "name") -> None:
-    """``value`` must follow :data:`~rtshield.scenario.NAME_RULE`; if not, the error
+    """``value`` must follow :data:`~rtshield.schema.vocabulary.NAME_RULE`; if not, the error
     says it is not a valid ``called`` (``"flow name"``)."""
     if not NAME_RE.fullmatch(value):
         shown = value if len(value) <= 40 else value[:40] + "…"

@@ -1,33 +1,9 @@
-"""Calibrate the unknown parameters of a device model: ``rtshield calibrate``.
-
-A calibration file (TOML, format in ``docs/calibrate.md``) declares the
-unknown parameters, each with physical bounds and a unit, and one objective:
-
-* ``kind = "claims"``: the published claims of a study
-  (``rtshield.studies.NAME``: its ``RUNS`` and ``evaluate``, the one home of
-  each claim's check and tolerance). A point's score is the number of claims
-  that hold.
-* ``kind = "counters"``: a user's own per-second counters, measured on the
-  board (a CSV with ``t_s`` and any of :data:`COUNTER_COLUMNS`), matched by
-  the simulated time series of one scenario. A point's score is minus the
-  mean relative RMS error over the columns.
-
-The search is bounded and deterministic for a given ``--seed``: a Latin
-hypercube over the box, then coordinate refinement around the best point
-(each numeric parameter moved by ± a step that halves when no move helps;
-each choice parameter tried at its other values). Points run in worker
-processes, ``jobs`` at a time; each point runs every scenario of the
-objective through the runner's engine call (:func:`rtshield.runner.simulate`).
-
-Outputs (:func:`write_outputs`): ``points.csv`` (every point, every
-parameter, every objective), ``best.toml`` (the best point as snippets to
-paste into a preset and the scenarios), ``tradeoff.png`` (score against each
-parameter; how often each pair of claims holds together) and ``report.md``.
-"""
+"""The calibration file (``docs/calibrate.md``): its unknown parameters, each
+with physical bounds and a unit, its objective (a study's claims or a board's
+counters), and the scenarios one point of the parameters makes."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import copy
 import csv
 import dataclasses
@@ -36,28 +12,28 @@ import importlib
 import io
 import math
 import re
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from rtshield import studies
+from rtshield.engine_config import COST_KEYS, OPTIONAL_COST_KEYS
 from rtshield.errors import UsageError
+from rtshield.scenario import CostTable, parse_scenario
 from rtshield.tomlfile import read_text, read_toml_text
 from rtshield.units import duration_ns, format_ns, rate_hz
 
 __all__ = [
     "COUNTER_COLUMNS",
+    "FLOW_KEYS",
+    "MAX_BUDGET",
     "Calibration",
     "Param",
-    "PointResult",
-    "evaluate_point",
     "load_calibration",
     "read_counters",
-    "search",
-    "write_outputs",
+    "scenarios",
+    "study_module",
 ]
 
 #: Per-second counters a board's CSV may carry (besides ``t_s``, the start of
@@ -74,12 +50,10 @@ COUNTER_COLUMNS: dict[str, str] = {
 
 #: The most points one calibration may run.
 MAX_BUDGET = 5000
-#: Smallest coordinate step, as a fraction of a parameter's range.
-MIN_STEP = 1.0 / 256
 
 _DURATION_UNITS = ("ns", "us", "µs", "ms", "s")
 _PLATFORM_KEYS = {"tick_isr": "duration", "tick": "duration", "time_slicing": "choice"}
-_FLOW_KEYS = {"peak": "pyramid", "rate": "constant"}
+FLOW_KEYS = {"peak": "pyramid", "rate": "constant"}
 _SCENARIO_SECTIONS = ("scenario", "critical", "driver", "nic", "mitigation")
 
 
@@ -149,19 +123,6 @@ class Calibration:
     counters: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  #: column → values
     counters_t: tuple[float, ...] = ()
     description: str = ""
-
-
-@dataclass(frozen=True)
-class PointResult:
-    """One evaluated point: its values, its score (higher is better) and every objective."""
-
-    index: int
-    phase: str  #: "start", "lhs" or "refine"
-    values: tuple[Any, ...]
-    score: float
-    #: claims: ``{key: (holds, simulated value as text)}``; counters: ``{column: rel. RMS error}``
-    objectives: Mapping[str, Any]
-    wall_s: float
 
 
 # --------------------------------------------------------------------- the file
@@ -267,7 +228,6 @@ def _param(path: str, i: int, t: Any) -> Param:
             p = dataclasses.replace(p, start=p.snap(start))
     # Where the key applies.
     if section == "costs":
-        from rtshield.engine import COST_KEYS, OPTIONAL_COST_KEYS
 
         if name not in COST_KEYS and name not in OPTIONAL_COST_KEYS:
             known = ", ".join(list(COST_KEYS) + list(OPTIONAL_COST_KEYS))
@@ -287,8 +247,8 @@ def _param(path: str, i: int, t: Any) -> Param:
         if want == "duration" and p.kind != "duration":
             raise _err(path, where, 'is a duration: write low and high like "3us"')
     elif section == "flows":
-        if name not in _FLOW_KEYS:
-            raise _err(path, where, f"cannot be calibrated (flow keys: {', '.join(_FLOW_KEYS)})")
+        if name not in FLOW_KEYS:
+            raise _err(path, where, f"cannot be calibrated (flow keys: {', '.join(FLOW_KEYS)})")
         if p.kind != "rate":
             raise _err(path, where, 'is a rate: write low and high like "40000pps"')
     elif section not in _SCENARIO_SECTIONS:
@@ -408,7 +368,7 @@ def load_calibration(path: str | Path) -> Calibration:
     if kind == "claims":
         _known_keys(origin, obj, "[objective]", ("kind", "study", "scenarios", "claims"))
         study = _str(origin, obj, "study", "[objective]")
-        mod = _study(origin, study)
+        mod = study_module(origin, study)
         folder = base / _str(origin, obj, "scenarios", "[objective]")
         if not folder.is_dir():
             raise _err(origin, "[objective] scenarios", f"no such folder {folder}")
@@ -499,11 +459,12 @@ def _check_seconds(cal: Calibration, sc: Any) -> None:
             )
 
 
-def _study(origin: str, name: str) -> Any:
+def study_module(origin: str, name: str) -> Any:
+    """The module of study ``name`` under :mod:`rtshield.studies`, with its claims."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise _err(origin, "[objective] study", f"not a study name: {name!r}")
     try:
-        mod = importlib.import_module(f"rtshield.studies.{name}")
+        mod = importlib.import_module(f"{studies.__name__}.{name}")
     except ModuleNotFoundError:
         raise _err(origin, "[objective] study", f"unknown study {name!r}") from None
     if not all(hasattr(mod, a) for a in ("RUNS", "CLAIMS", "evaluate")):
@@ -521,8 +482,6 @@ def _base(path: str) -> tuple[dict[str, Any], str]:
 
 def scenarios(cal: Calibration, values: Sequence[Any]) -> dict[str, Any]:
     """The validated scenarios of one point (``{run name: Scenario}``)."""
-    from rtshield.scenario import CostTable, parse_scenario
-
     out = {}
     for run, path, over in cal.runs:
         data, text = _base(path)
@@ -539,10 +498,10 @@ def scenarios(cal: Calibration, values: Sequence[Any]) -> dict[str, Any]:
             elif section == "platform":
                 plat[name + ("_ns" if q.kind == "duration" else "")] = v
             elif section == "flows":
-                flows = [f for f in data.get("flows", []) if f.get("pattern") == _FLOW_KEYS[name]]
+                flows = [f for f in data.get("flows", []) if f.get("pattern") == FLOW_KEYS[name]]
                 if not flows:
                     raise UsageError(
-                        f"{cal.path}: [[parameter]] {q.key}: {path} has no {_FLOW_KEYS[name]} flow"
+                        f"{cal.path}: [[parameter]] {q.key}: {path} has no {FLOW_KEYS[name]} flow"
                     )
                 for f in flows:
                     if name == "peak":  # the pyramid's shape is kept: as many steps up
@@ -563,408 +522,3 @@ def scenarios(cal: Calibration, values: Sequence[Any]) -> dict[str, Any]:
             sc = dataclasses.replace(sc, platform=dataclasses.replace(sc.platform, **plat))
         out[run] = sc
     return out
-
-
-def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
-    ts = res.timeseries
-    t_sim = np.asarray(ts["t_s"], dtype=float)
-    errs = {}
-    for col, meas in cal.counters.items():
-        sim = np.asarray(ts[col], dtype=float)
-        idx = np.searchsorted(t_sim, np.asarray(cal.counters_t) - 1e-9)
-        if (
-            len(t_sim) == 0
-            or idx.max() >= len(t_sim)
-            or np.any(np.abs(t_sim[idx] - cal.counters_t) > 1e-6)
-        ):
-            raise UsageError(
-                f"{cal.path}: the board's t_s values ({cal.counters_t[0]:g} … "
-                f"{cal.counters_t[-1]:g} s) are not bin starts of the simulated run "
-                f"(0 … {t_sim[-1] if len(t_sim) else 0:g} s): "
-                "match the scenario's duration and bin to the CSV"
-            )
-        m = np.asarray(meas)
-        scale = max(float(np.mean(np.abs(m))), 1.0)
-        errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
-    return errs
-
-
-def evaluate_point(cal: Calibration, values: Sequence[Any]) -> tuple[float, dict[str, Any]]:
-    """Run every scenario of one point; return ``(score, objectives)``."""
-    from rtshield.runner import simulate
-
-    scs = scenarios(cal, values)
-    if cal.objective == "counters":
-        errs = _score_counters(cal, simulate(scs["board"]))
-        return -float(np.mean(list(errs.values()))), errs
-    mod = _study(cal.path, cal.study)
-    results = {run: simulate(sc) for run, sc in scs.items()}
-    verdicts = {v.claim.key: v for v in mod.evaluate(results)}
-    obj = {k: (verdicts[k].holds is True, verdicts[k].value) for k in cal.claims}
-    return float(sum(h for h, _ in obj.values())), obj
-
-
-def _worker(job: tuple[Calibration, tuple[Any, ...]]) -> tuple[float, dict[str, Any], float]:
-    t0 = time.perf_counter()
-    score, obj = evaluate_point(*job)
-    return score, obj, time.perf_counter() - t0
-
-
-def _run_points(
-    cal: Calibration,
-    points: Sequence[tuple[Any, ...]],
-    jobs: int,
-    on_done: Callable[[], None] | None = None,
-) -> list[tuple[float, dict[str, Any], float]]:
-    """Evaluate points, ``jobs`` at a time in worker processes; results in input order.
-
-    The one place the search meets the runner: each worker calls the
-    runner's engine entry (:func:`rtshield.runner.simulate`) per run.
-    """
-    from rtshield.runner import _ignore_sigint, _stop_workers
-
-    work = [(cal, tuple(p)) for p in points]
-    if jobs <= 1 or len(work) <= 1:
-        out = []
-        for w in work:
-            out.append(_worker(w))
-            if on_done:
-                on_done()
-        return out
-    res: list[Any] = [None] * len(work)
-    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
-    try:
-        futs = {pool.submit(_worker, w): i for i, w in enumerate(work)}
-        for fut in cf.as_completed(futs):
-            res[futs[fut]] = fut.result()
-            if on_done:
-                on_done()
-    except BaseException:
-        _stop_workers(pool)
-        raise
-    pool.shutdown(wait=True)
-    return res
-
-
-# ------------------------------------------------------------------- the search
-
-
-def _lhs(params: Sequence[Param], n: int, rng: np.random.Generator) -> list[tuple[Any, ...]]:
-    cols = []
-    for q in params:
-        strata = (rng.permutation(n) + rng.random(n)) / n
-        cols.append([q.at(float(u)) for u in strata])
-    return [tuple(c[i] for c in cols) for i in range(n)]
-
-
-def _neighbours(params: Sequence[Param], x: tuple[Any, ...], step: float) -> list[tuple[Any, ...]]:
-    out = []
-    for i, q in enumerate(params):
-        if q.numeric:
-            d = step * (q.high - q.low)
-            cands = [q.snap(x[i] - d), q.snap(x[i] + d)]
-        else:
-            cands = [v for v in q.values if v != x[i]]
-        for c in cands:
-            if c != x[i]:
-                out.append(x[:i] + (c,) + x[i + 1 :])
-    return out
-
-
-def search(
-    cal: Calibration,
-    *,
-    budget: int | None = None,
-    seed: int | None = None,
-    jobs: int = 2,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[PointResult]:
-    """Run the bounded search; every evaluated point, in evaluation order."""
-    budget = cal.budget if budget is None else budget
-    seed = cal.seed if seed is None else seed
-    rng = np.random.default_rng(seed)
-    done: list[PointResult] = []
-    seen: set[tuple[Any, ...]] = set()
-    counter = [0]
-
-    def tick() -> None:
-        counter[0] += 1
-        if progress:
-            progress(counter[0], budget)
-
-    def run(batch: list[tuple[Any, ...]], phase: str) -> None:
-        batch = [b for b in dict.fromkeys(batch) if b not in seen][: budget - len(done)]
-        for (score, obj, wall), x in zip(_run_points(cal, batch, jobs, tick), batch, strict=True):
-            seen.add(x)
-            done.append(PointResult(len(done), phase, x, score, obj, wall))
-
-    if all(q.start is not None for q in cal.params):
-        run([tuple(q.start for q in cal.params)], "start")
-    n_lhs = max(1, min(budget - len(done), max(2 * len(cal.params) + 2, (budget * 3) // 5)))
-    run(_lhs(cal.params, n_lhs, rng), "lhs")
-    step = 0.25
-    while len(done) < budget and step >= MIN_STEP:
-        best = max(done, key=lambda r: (r.score, -r.index))
-        cands = [c for c in _neighbours(cal.params, best.values, step) if c not in seen]
-        if not cands:
-            step /= 2
-            continue
-        before = best.score
-        run(cands, "refine")
-        if max(r.score for r in done) <= before:
-            step /= 2
-    return done
-
-
-def best_of(points: Sequence[PointResult]) -> PointResult:
-    """The highest score; among equals the earliest (deterministic)."""
-    return max(points, key=lambda r: (r.score, -r.index))
-
-
-# ------------------------------------------------------------------- the outputs
-
-
-def points_csv(cal: Calibration, points: Sequence[PointResult]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    objs = list(cal.claims) if cal.objective == "claims" else [f"err_{c}" for c in cal.counters]
-    w.writerow(["point", "phase", *[q.key for q in cal.params], "score", *objs])
-    for r in points:
-        if cal.objective == "claims":
-            cells = [int(bool(r.objectives[k][0])) for k in cal.claims]
-        else:
-            cells = [f"{r.objectives[c]:.6g}" for c in cal.counters]
-        w.writerow(
-            [
-                r.index,
-                r.phase,
-                *[q.text(v) for q, v in zip(cal.params, r.values, strict=True)],
-                f"{r.score:.6g}",
-                *cells,
-            ]
-        )
-    return buf.getvalue()
-
-
-_PRESET_SECTIONS = {
-    "critical": "defaults.critical",
-    "driver": "defaults.driver",
-    "nic": "defaults.nic",
-}
-
-
-def best_toml(cal: Calibration, best: PointResult) -> str:
-    """The best point as TOML snippets: the preset's tables, then the scenarios' keys."""
-    groups: dict[str, list[str]] = {}
-    for q, v in zip(cal.params, best.values, strict=True):
-        section, name = q.key.split(".")
-        if section in ("costs", "platform"):
-            where = f"preset [{section}]"
-        elif section in _PRESET_SECTIONS:
-            where = f"preset [{_PRESET_SECTIONS[section]}]"
-        elif section == "flows":
-            where = "scenarios [[flows]]"
-        else:
-            where = f"scenarios [{section}]"
-        line = f"{name} = {q.toml(v)}"
-        if section == "flows" and name == "peak":  # the rescaled step goes with it
-            steps = {
-                f.step_pps
-                for sc in scenarios(cal, best.values).values()
-                for f in sc.flows
-                if f.pattern == "pyramid"
-            }
-            line += "   # every pyramid flow"
-            if len(steps) == 1:
-                line += f'\nstep = "{steps.pop():.6g}pps"   # as many steps up as before'
-        groups.setdefault(where, []).append(line)
-    head = [
-        f"# rtshield calibrate {cal.name}: the best of the points searched (score {best.score:g}).",
-        "# Paste each table into the file it names; units as the preset writes them.",
-        "",
-    ]
-    body = []
-    for where, lines in groups.items():
-        file, table = where.split(" ", 1)
-        body += [f"# into the {file}", table, *lines, ""]
-    return "\n".join(head + body)
-
-
-def pair_matrix(cal: Calibration, points: Sequence[PointResult]) -> np.ndarray:
-    """``M[i, j]``: points where claims i and j both hold (diagonal: where i holds)."""
-    held = np.array([[bool(r.objectives[k][0]) for k in cal.claims] for r in points], dtype=int)
-    return held.T @ held
-
-
-def tradeoff_figure(cal: Calibration, points: Sequence[PointResult]):
-    """Score against each parameter (best point marked); for claims, the pair matrix."""
-    from matplotlib.figure import Figure
-
-    numeric = [i for i, q in enumerate(cal.params) if q.numeric]
-    choice = [i for i, q in enumerate(cal.params) if not q.numeric]
-    n = len(cal.params)
-    cols = min(4, n)
-    rows = math.ceil(n / cols)
-    extra = 1 if cal.objective == "claims" else 0
-    fig = Figure(figsize=(3.4 * cols, 2.8 * rows + (5.0 if extra else 0)), layout="constrained")
-    gs = fig.add_gridspec(rows + (2 if extra else 0), cols)
-    best = best_of(points)
-    score = np.array([r.score for r in points])
-    ylabel = "claims held" if cal.objective == "claims" else "−(mean relative RMS error)"
-    for k, i in enumerate(numeric + choice):
-        q = cal.params[i]
-        ax = fig.add_subplot(gs[k // cols, k % cols])
-        if q.numeric:
-            x = np.array([float(r.values[i]) for r in points])
-            scale, unit = (
-                (1e-3, "µs")
-                if q.kind == "duration"
-                else ((1e-3, "kpps") if q.kind == "rate" else (1.0, ""))
-            )
-            if q.kind == "duration" and q.high >= 1e6:
-                scale, unit = 1e-6, "ms"
-            ax.scatter(x * scale, score, s=9, alpha=0.5, color="tab:blue")
-            ax.scatter(
-                [float(best.values[i]) * scale], [best.score], s=50, color="tab:red", marker="*"
-            )
-            ax.set_xlabel(f"{q.key} [{unit}]" if unit else q.key)
-        else:
-            labels = [q.text(v) for v in q.values]
-            x = np.array([q.values.index(r.values[i]) for r in points], dtype=float)
-            jitter = (np.arange(len(points)) % 7 - 3) * 0.03
-            ax.scatter(x + jitter, score, s=9, alpha=0.5, color="tab:blue")
-            ax.scatter(
-                [q.values.index(best.values[i])], [best.score], s=50, color="tab:red", marker="*"
-            )
-            ax.set_xticks(range(len(labels)), labels)
-            ax.set_xlabel(q.key)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, alpha=0.3)
-    if extra:
-        ax = fig.add_subplot(gs[rows:, :])
-        m = pair_matrix(cal, points).astype(float)
-        img = ax.imshow(m / max(1, len(points)), cmap="viridis", vmin=0, vmax=1)
-        ax.set_xticks(range(len(cal.claims)), cal.claims, rotation=60, ha="right", fontsize="small")
-        ax.set_yticks(range(len(cal.claims)), cal.claims, fontsize="small")
-        for a in range(len(cal.claims)):
-            for b in range(len(cal.claims)):
-                ax.text(
-                    b,
-                    a,
-                    str(int(m[a, b])),
-                    ha="center",
-                    va="center",
-                    fontsize=6,
-                    color="white" if m[a, b] < 0.5 * len(points) else "black",
-                )
-        ax.set_title(f"points (of {len(points)}) where both claims hold; 0 = never together")
-        fig.colorbar(img, ax=ax, shrink=0.8, label="share of points")
-    fig.suptitle(f"rtshield calibrate {cal.name}: {len(points)} points")
-    return fig
-
-
-def report_md(
-    cal: Calibration, points: Sequence[PointResult], wall_s: float, jobs: int, seed: int
-) -> str:
-    best = best_of(points)
-    cpu = sum(r.wall_s for r in points)
-    lines = [
-        f"# Calibration {cal.name}",
-        "",
-        cal.description,
-        "",
-        f"- file: `{cal.path}`; objective: "
-        + (
-            f"the claims of the study `{cal.study}` ({len(cal.claims)})"
-            if cal.objective == "claims"
-            else f"the board's counters ({', '.join(cal.counters)}), {len(cal.counters_t)} seconds"
-        ),
-        f"- runs per point: {len(cal.runs)}"
-        + (f", each shortened to {cal.duration}" if cal.duration else ""),
-        f"- search: seed {seed}, {len(points)} points "
-        f"({sum(r.phase == 'lhs' for r in points)} Latin hypercube, "
-        f"{sum(r.phase == 'refine' for r in points)} coordinate refinement"
-        + (", 1 start" if any(r.phase == "start" for r in points) else "")
-        + ")",
-        f"- cost: {wall_s:.1f} s of wall time with {jobs} job(s); "
-        f"{cpu / max(1, len(points)):.2f} s of "
-        "worker time per point",
-        "",
-        f"## Best point (point {best.index}, score {best.score:g})",
-        "",
-        "| parameter | value | bounds |",
-        "|---|---|---|",
-    ]
-    for q, v in zip(cal.params, best.values, strict=True):
-        bounds = (
-            ", ".join(q.text(x) for x in q.values)
-            if not q.numeric
-            else f"{q.text(q.snap(q.low))} … {q.text(q.snap(q.high))}"
-        )
-        lines.append(f"| `{q.key}` | {q.text(v)} | {bounds} |")
-    lines.append("")
-    if cal.objective == "claims":
-        lines += ["| claim | holds | simulated |", "|---|---|---|"]
-        for k in cal.claims:
-            h, val = best.objectives[k]
-            lines.append(f"| `{k}` | {'yes' if h else '**no**'} | {val} |")
-        m = pair_matrix(cal, points)
-        lines += [
-            "",
-            "## Claims across all points",
-            "",
-            "The best score among the points where a claim holds is the trade-off's price: "
-            "below the best overall, making that claim hold costs others.",
-            "",
-            "| claim | points where it holds | best score where it holds | point |",
-            "|---|---|---|---|",
-        ]
-        for i, k in enumerate(cal.claims):
-            with_k = [r for r in points if r.objectives[k][0]]
-            top = best_of(with_k) if with_k else None
-            lines.append(
-                f"| `{k}` | {int(m[i, i])} of {len(points)} | "
-                + (f"{top.score:g} | {top.index} |" if top else "– | – |")
-            )
-        never = [
-            (cal.claims[i], cal.claims[j])
-            for i in range(len(cal.claims))
-            for j in range(i + 1, len(cal.claims))
-            if m[i, j] == 0 and m[i, i] > 0 and m[j, j] > 0
-        ]
-        lines += ["", "Pairs of claims that each hold somewhere but never together:", ""]
-        lines += [f"- `{a}` and `{b}`" for a, b in never] or ["- none"]
-    else:
-        lines += ["| column | relative RMS error |", "|---|---|"]
-        lines += [f"| `{c}` | {best.objectives[c]:.4f} |" for c in cal.counters]
-    lines += [
-        "",
-        "Files: `points.csv` (every point), `best.toml` (the best point as snippets), "
-        "`tradeoff.png` (score against each parameter"
-        + ("; pairs of claims" if cal.objective == "claims" else "")
-        + ").",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def write_outputs(
-    out: Path, cal: Calibration, points: Sequence[PointResult], wall_s: float, jobs: int, seed: int
-) -> dict[str, Path]:
-    """``points.csv``, ``best.toml``, ``report.md`` (numbers first), then ``tradeoff.png``."""
-    from rtshield.figures import png_bytes
-    from rtshield.outputs import atomic_write
-    from rtshield.runner import late_output
-
-    files = {
-        "points": atomic_write(out / "points.csv", points_csv(cal, points)),
-        "best": atomic_write(out / "best.toml", best_toml(cal, best_of(points))),
-        "report": atomic_write(out / "report.md", report_md(cal, points, wall_s, jobs, seed)),
-    }
-    files["figure"] = late_output(
-        out,
-        "trade-off figure",
-        "points.csv, best.toml and report.md are",
-        lambda: atomic_write(out / "tradeoff.png", png_bytes(tradeoff_figure(cal, points))),
-    )
-    return files

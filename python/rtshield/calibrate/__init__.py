@@ -1,0 +1,68 @@
+"""Calibrate the unknown parameters of a device model: ``rtshield calibrate``.
+
+A calibration file (TOML, format in ``docs/calibrate.md``) declares the
+unknown parameters, each with physical bounds and a unit, and one objective:
+
+* ``kind = "claims"``: the published claims of a study
+  (``rtshield.studies.NAME``: its ``RUNS`` and ``evaluate``, the one home of
+  each claim's check and tolerance). A point's score is the number of claims
+  that hold.
+* ``kind = "counters"``: a user's own per-second counters, measured on the
+  board (a CSV with ``t_s`` and any of :data:`COUNTER_COLUMNS`), matched by
+  the simulated time series of one scenario. A point's score is minus the
+  mean relative RMS error over the columns.
+
+The search is bounded and deterministic for a given ``--seed``: a Latin
+hypercube over the box, then coordinate refinement around the best point
+(each numeric parameter moved by ± a step that halves when no move helps;
+each choice parameter tried at its other values). Points run in worker
+processes, ``jobs`` at a time; each point runs every scenario of the
+objective through the runner's engine call (:func:`rtshield.runner.simulate`).
+
+The file and a point's scenarios are :mod:`rtshield.calibrate.file`, the
+search :mod:`rtshield.calibrate.points`; the outputs (:func:`write_outputs`,
+:mod:`rtshield.calibrate.results`): ``points.csv`` (every point, every
+parameter, every objective), ``best.toml`` (the best point as snippets to
+paste into a preset and the scenarios), ``tradeoff.png`` (score against each
+parameter; how often each pair of claims holds together) and ``report.md``.
+"""
+
+from rtshield.calibrate.file import (
+    COUNTER_COLUMNS,
+    MAX_BUDGET,
+    Calibration,
+    Param,
+    load_calibration,
+    read_counters,
+    scenarios,
+)
+from rtshield.calibrate.points import MIN_STEP, PointResult, best_of, evaluate_point, search
+from rtshield.calibrate.results import (
+    best_toml,
+    pair_matrix,
+    points_csv,
+    report_md,
+    tradeoff_figure,
+    write_outputs,
+)
+
+__all__ = [
+    "COUNTER_COLUMNS",
+    "MAX_BUDGET",
+    "MIN_STEP",
+    "Calibration",
+    "Param",
+    "PointResult",
+    "best_of",
+    "best_toml",
+    "evaluate_point",
+    "load_calibration",
+    "pair_matrix",
+    "points_csv",
+    "read_counters",
+    "report_md",
+    "scenarios",
+    "search",
+    "tradeoff_figure",
+    "write_outputs",
+]

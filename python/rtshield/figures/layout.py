@@ -1,0 +1,211 @@
+"""What every figure of rtshield shares: the fixed margins (in inches) and the title
+and legend placed in them, the time-series helpers, the packets and critical-task
+panels that a run's figures and a comparison's small multiples both draw, and the
+PNG writer (deterministic metadata), for :mod:`~rtshield.figures.run` and
+:mod:`~rtshield.figures.compare`, which call them as ``layout.NAME``; matplotlib
+is imported by the functions that draw.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rtshield.outputs import atomic_write
+
+if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "LATE_LINEAR_PCT",
+    "LEGEND_IN",
+    "PANEL_TITLE_IN",
+    "TITLE_IN",
+    "bin_edges",
+    "bin_width",
+    "column",
+    "critical_axes",
+    "finite_max",
+    "late_scale",
+    "legend_top",
+    "new_figure",
+    "packets_axes",
+    "per_second",
+    "png_bytes",
+    "save_png",
+    "stairs",
+    "suptitle",
+    "times",
+]
+
+_PNG_META = {"Software": None}
+_SERIES = (
+    ("offered", "sent", "tab:blue"),
+    ("received", "received", "tab:orange"),
+    ("processed", "processed", "tab:green"),
+)
+#: Lateness above this many percent is drawn on a logarithmic scale (symlog), so
+#: a run that is 100 % late and one that is 80 000 % late both stay readable.
+LATE_LINEAR_PCT = 100.0
+
+# Fixed margins, in inches: room for a title line and a legend row above the axes,
+# and for the panel titles of small multiples.
+TITLE_IN = 0.32
+LEGEND_IN = 0.30
+PANEL_TITLE_IN = 0.25
+
+
+def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
+    """Render ``fig`` to PNG bytes (deterministic metadata)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata=_PNG_META)
+    return buf.getvalue()
+
+
+def new_figure(
+    width: float,
+    height: float,
+    *,
+    left: float = 0.8,
+    right: float = 0.25,
+    top: float = TITLE_IN + LEGEND_IN,
+    bottom: float = 0.5,
+    rows: int = 1,
+    cols: int = 1,
+    hgap: float = 0.0,
+    wgap: float = 0.0,
+) -> Figure:
+    """A figure whose axes area is fixed by margins and gaps given in inches."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    axes_w = (width - left - right - wgap * (cols - 1)) / cols
+    axes_h = (height - top - bottom - hgap * (rows - 1)) / rows
+    fig.subplots_adjust(
+        left=left / width,
+        right=1.0 - right / width,
+        top=1.0 - top / height,
+        bottom=bottom / height,
+        wspace=wgap / axes_w if cols > 1 else 0.2,
+        hspace=hgap / axes_h if rows > 1 else 0.2,
+    )
+    return fig
+
+
+def suptitle(fig: Figure, title: str) -> None:
+    h = fig.get_figheight()
+    fig.suptitle(title, y=1.0 - 0.06 / h, va="top", fontsize="medium")
+
+
+def legend_top(fig: Figure, handles: Sequence[Any], labels: Sequence[str] | None = None,
+                *, below_title: bool = True) -> None:
+    """One legend for the whole figure, in the top margin (outside every panel)."""
+    if not handles:
+        return
+    h = fig.get_figheight()
+    y = 1.0 - ((TITLE_IN if below_title else 0.0) + 0.02) / h
+    labels = list(labels) if labels is not None else [a.get_label() for a in handles]
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, y),
+               ncol=min(len(handles), 5), frameon=False, fontsize="small")
+
+
+def column(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
+    v = ts.get(key)
+    return None if v is None else np.asarray(v, dtype=float)
+
+
+def times(ts: Mapping[str, Any]) -> np.ndarray:
+    t = column(ts, "t_s")
+    if t is None:
+        n = len(next(iter(ts.values()))) if ts else 0
+        t = np.arange(n, dtype=float)
+    return t
+
+
+def bin_width(ts: Mapping[str, Any]) -> float:
+    t = times(ts)
+    return float(t[1] - t[0]) if len(t) > 1 else 1.0
+
+
+def bin_edges(ts: Mapping[str, Any]) -> np.ndarray:
+    """Bin edges: each bin's start, plus the end of the last one."""
+    t = times(ts)
+    return np.append(t, t[-1] + bin_width(ts)) if len(t) else np.array([0.0])
+
+
+def stairs(ax: Any, ts: Mapping[str, Any], y: np.ndarray, **kw: Any) -> list:
+    """Draw a per-bin series as flat steps over each bin; returns the artists."""
+    return [ax.stairs(y, bin_edges(ts), baseline=None, **kw)]
+
+
+def per_second(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
+    """A per-bin count as a rate per second (bins may be shorter or longer than 1 s)."""
+    v = column(ts, key)
+    if v is None:
+        return None
+    width = bin_width(ts)
+    return v / width if width > 0 else v
+
+
+def finite_max(*arrays: np.ndarray | None) -> float:
+    vals = [float(np.nanmax(a)) for a in arrays if a is not None and len(a)]
+    vals = [v for v in vals if math.isfinite(v)]
+    return max(vals) if vals else 0.0
+
+
+def packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = False) -> list:
+    """Sent, received and processed per second; returns the artists for a legend."""
+    # received is drawn wide and pale under processed, so it stays visible where they agree
+    widths = {"offered": 1.4, "received": 3.2, "processed": 1.2}
+    alphas = {"offered": 1.0, "received": 0.55, "processed": 1.0}
+    artists = []
+    for key, label, color in _SERIES:
+        y = per_second(ts, key)
+        if y is not None:
+            artists += stairs(ax, ts, y, label=label, color=color, lw=widths[key],
+                               alpha=alphas[key])
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    return artists
+
+
+def late_scale(ax: Any, top: float) -> None:
+    """The lateness axis: linear up to 100 %, logarithmic above when needed."""
+    if top > 2 * LATE_LINEAR_PCT:
+        ax.set_yscale("symlog", linthresh=LATE_LINEAR_PCT, linscale=1.0)
+        ax.set_ylim(0, top * 1.5)
+    else:
+        ax.set_ylim(0, max(10.0, top * 1.1))
+
+
+def critical_axes(ax: Any, ts: Mapping[str, Any], *, late_top: float | None = None,
+                   cycles_top: float | None = None) -> tuple[Any, list]:
+    """Completed cycles per second (left) and lateness (right twin axis)."""
+    cycles = per_second(ts, "cycles")
+    late = column(ts, "lateness_pct")
+    artists = []
+    if cycles is not None:
+        artists += stairs(ax, ts, cycles, color="tab:blue", lw=1.4,
+                           label="completed critical cycles / s")
+    top = cycles_top if cycles_top is not None else finite_max(cycles)
+    ax.set_ylim(0, max(1.0, top * 1.08))
+    ax.grid(True, alpha=0.3)
+    ax2 = ax.twinx()
+    if late is not None:
+        artists += stairs(ax2, ts, late, color="tab:red", lw=1.4,
+                           label="accumulated lateness per bin [%]")
+    late_scale(ax2, late_top if late_top is not None else finite_max(late))
+    ax2.tick_params(axis="y", colors="tab:red")
+    return ax2, artists
+
+
+def save_png(fig: Figure, path: Path) -> Path:
+    return atomic_write(path, png_bytes(fig))

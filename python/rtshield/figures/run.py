@@ -1,0 +1,295 @@
+"""The figures of one run: packets, critical cycles and lateness, cycle times, packet
+latency per flow, the receive path's drops and priority, the overload detectors
+(:func:`run_figures` writes those that apply)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rtshield.outputs import remove_ours
+
+if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
+    from matplotlib.figure import Figure
+from rtshield.figures import layout
+
+__all__ = [
+    "critical_figure",
+    "cycle_time_figure",
+    "detection_figure",
+    "hist_arrays",
+    "latency_figure",
+    "log_rebin",
+    "packets_figure",
+    "run_figures",
+    "rx_drops_figure",
+    "rx_priority_figure",
+]
+
+
+def packets_figure(ts: Mapping[str, Any], title: str) -> Figure:
+    """Sent, received and processed packets per second over time."""
+    fig = layout.new_figure(7.0, 3.8, left=0.85)
+    ax = fig.add_subplot()
+    layout.legend_top(fig, layout.packets_axes(ax, ts))
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("packets per second")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def critical_figure(ts: Mapping[str, Any], title: str) -> Figure:
+    """Completed critical cycles per second and accumulated lateness over time."""
+    fig = layout.new_figure(7.0, 3.8, left=0.7, right=0.85)
+    ax = fig.add_subplot()
+    ax2, artists = layout.critical_axes(ax, ts)
+    layout.legend_top(fig, artists)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("completed cycles per second")
+    ax2.set_ylabel("accumulated lateness [%]", color="tab:red")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def hist_arrays(hist: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(edges_us, counts)`` from a tuple, a mapping or an object with those attributes."""
+    if hist is None:
+        return None
+    if isinstance(hist, Mapping):
+        edges = hist.get("edges_us", hist.get("edges"))
+        counts = hist.get("counts")
+    elif isinstance(hist, (tuple, list)) and len(hist) == 2:
+        edges, counts = hist
+    else:
+        edges = getattr(hist, "edges_us", getattr(hist, "edges", None))
+        counts = getattr(hist, "counts", None)
+    if edges is None or counts is None:
+        return None
+    e, c = np.asarray(edges, dtype=float), np.asarray(counts, dtype=float)
+    if len(e) != len(c) + 1:
+        return None
+    return e, c
+
+
+def _count(n: float) -> str:
+    """A count with thin-space thousands separators, as the report writes numbers."""
+    return f"{int(n):,}".replace(",", "\u2009")
+
+
+#: A histogram whose occupied range spans more than this ratio is redrawn on
+#: logarithmic bins (a run whose worst cycle took 800 periods).
+_LOG_SPAN = 20.0
+_LOG_BINS = 60
+
+
+def log_rebin(edges: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The occupied part of a histogram, on log-spaced bins when it spans decades.
+
+    Counts move whole into the log bin that holds their bin's middle, so the
+    total is kept. A narrow histogram comes back as its occupied slice.
+    """
+    nz = np.nonzero(counts)[0]
+    if len(nz) == 0:
+        return edges[:1], counts[:0]
+    lo_i, hi_i = int(nz[0]), int(nz[-1]) + 1
+    e, c = edges[lo_i : hi_i + 1], counts[lo_i:hi_i]
+    lo, hi = max(float(e[0]), 1e-9), float(e[-1])
+    if lo <= 0 or hi / lo <= _LOG_SPAN:
+        return e, c
+    new = np.geomspace(lo, hi, _LOG_BINS + 1)
+    mid = np.clip(0.5 * (e[:-1] + e[1:]), lo, hi)
+    binned, _ = np.histogram(mid, bins=new, weights=c)
+    return new, binned
+
+
+def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> Figure | None:
+    """Histogram of critical cycle times on a log count axis; ``None`` without data.
+
+    A long run of a late configuration holds cycles from one period to
+    hundreds of periods: its bins become log-spaced on a log time axis, so
+    the single slow cycles stay visible beside the thousands of on-time ones.
+    """
+    arrays = hist_arrays(hist)
+    if arrays is None or not np.any(arrays[1] > 0):
+        return None
+    edges, counts = log_rebin(*arrays)
+    scale, unit = (1e-3, "ms") if edges[-1] >= 20_000 else (1.0, "µs")
+    fig = layout.new_figure(7.0, 3.5)
+    ax = fig.add_subplot()
+    artists = [ax.stairs(counts, edges * scale, fill=True, color="tab:blue", alpha=0.8,
+                         baseline=0.5, label=f"cycles ({_count(counts.sum())} in all)")]
+    ax.stairs(counts, edges * scale, color="tab:blue", lw=0.8, baseline=0.5)
+    if edges[-1] / max(edges[0], 1e-9) > _LOG_SPAN:
+        ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(0.5, max(2.0, float(counts.max()) * 2.0))
+    if period_us:
+        artists.append(ax.axvline(period_us * scale, color="tab:red", ls="--", lw=1,
+                                  label=f"period {period_us * scale:g} {unit}"))
+        late = float(counts[edges[:-1] >= period_us * 1.0001].sum()) if len(counts) else 0.0
+        if late:
+            artists[0].set_label(f"cycles ({_count(counts.sum())} in all, "
+                                 f"{_count(late)} longer than the period)")
+    layout.legend_top(fig, artists)
+    ax.set_xlabel(f"cycle time [{unit}]")
+    ax.set_ylabel("cycles (log)")
+    ax.grid(True, alpha=0.3, which="both")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
+    """Per-flow packet latency (arrival → delivery): share of delivered packets within x."""
+    fig = layout.new_figure(7.0, 3.4, top=layout.TITLE_IN + 0.05, right=1.6)
+    ax = fig.add_subplot()
+    drawn = []
+    for name in sorted(hists):
+        arrays = hist_arrays(hists[name])
+        if arrays is None or not np.any(arrays[1] > 0):
+            continue
+        edges, counts = arrays
+        cdf = np.cumsum(counts) / counts.sum()
+        nz = np.nonzero(counts)[0]
+        lo, hi = int(nz[0]), int(nz[-1]) + 1
+        drawn += ax.step(edges[lo + 1 : hi + 1], 100.0 * cdf[lo:hi], where="post", lw=1.4,
+                         label=name)
+    if not drawn:
+        return None
+    ax.set_xscale("log")
+    ax.set_ylim(0, 101)
+    ax.set_xlabel("latency, arrival to delivery [µs]")
+    ax.set_ylabel("delivered packets within [%]")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(handles=drawn, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small",
+              frameon=False, title="flow", title_fontsize="small")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
+    """Per flow, its dropped packets stacked by reason; ``None`` if nothing was dropped.
+
+    ``flows`` is the summary's ``flows`` section (``{name: {"dropped_by": {reason: n}}}``).
+    """
+    names = sorted(flows)
+    by = {n: flows[n].get("dropped_by") or {} for n in names if isinstance(flows[n], Mapping)}
+    reasons = sorted({r for d in by.values() for r, v in d.items() if v})
+    if not names or not reasons:
+        return None
+    fig = layout.new_figure(7.0, 3.6, top=layout.TITLE_IN + 0.05, right=1.8, left=0.9)
+    ax = fig.add_subplot()
+    x = np.arange(len(names), dtype=float)
+    bottom = np.zeros(len(names))
+    for k, reason in enumerate(reasons):
+        h = np.array([float(by.get(n, {}).get(reason, 0)) for n in names])
+        ax.bar(x, h, 0.6, bottom=bottom, label=reason, color=f"C{k % 10}")
+        bottom += h
+    ax.set_xticks(x, names)
+    ax.set_ylabel("packets dropped")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False,
+              title="reason", title_fontsize="small")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def rx_priority_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
+    """The network task's highest priority per bin and the share of the bin in polling mode."""
+    prio = layout.column(ts, "net_prio_max")
+    poll = layout.column(ts, "polling_s")
+    if prio is None and poll is None:
+        return None
+    fig = layout.new_figure(7.0, 3.6, left=0.7, right=0.85)
+    ax = fig.add_subplot()
+    lines = []
+    if prio is not None:
+        lines += layout.stairs(
+            ax, ts, prio, color="tab:purple", lw=1.4, label="network task priority (max)"
+        )
+        ax.set_ylim(0, max(1.0, layout.finite_max(prio) + 1.0))
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("highest priority in the bin")
+    ax.grid(True, alpha=0.3)
+    if poll is not None:
+        width = layout.bin_width(ts)
+        ax2 = ax.twinx()
+        share = 100.0 * poll / width if width > 0 else poll
+        lines += layout.stairs(
+            ax2, ts, share, color="tab:orange", lw=1.4, label="time in polling mode [%]"
+        )
+        ax2.set_ylim(0, 105)
+        ax2.set_ylabel("polling mode [% of the bin]", color="tab:orange")
+    layout.legend_top(fig, lines)
+    layout.suptitle(fig, title)
+    return fig
+
+
+_DETECTOR_LABELS = {
+    "late": "late critical cycles",
+    "irq": "slices over the interrupt threshold",
+    "fill": "RX queue fill reached the high mark",
+}
+
+
+def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
+    """The overload timeline: how often each of libshield's detectors fired per bin."""
+    keys = [k for k in sorted(ts) if k.startswith("detected_")]
+    cols = [(k[len("detected_") :], layout.column(ts, k)) for k in keys]
+    cols = [(name, y) for name, y in cols if y is not None and np.any(y)]
+    if not cols:
+        return None
+    n = len(cols)
+    fig = layout.new_figure(7.0, 0.9 + 1.3 * n, top=layout.TITLE_IN + 0.05, rows=n, hgap=0.35)
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    colors = {"late": "tab:red", "irq": "tab:blue", "fill": "tab:green"}
+    for ax, (name, y) in zip(axes, cols, strict=True):
+        layout.stairs(ax, ts, y, color=colors.get(name, "tab:gray"), lw=1.4)
+        ax.set_ylabel("per bin", fontsize="small")
+        ax.set_title(_DETECTOR_LABELS.get(name, name), fontsize="small", loc="left")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time [s]")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def run_figures(
+    result: Any, title: str, out_dir: str | Path, period_us: float | None = None
+) -> dict[str, Path]:
+    """Write the figures of one run; returns ``{"packets": path, ...}``."""
+    out = Path(out_dir)
+    ts = result.timeseries
+    paths = {
+        "packets": layout.save_png(
+            packets_figure(ts, f"{title}: sent, received, processed packets"), out / "packets.png"
+        ),
+        "critical": layout.save_png(
+            critical_figure(ts, f"{title}: critical cycles and lateness"), out / "critical.png"
+        ),
+    }
+    fig = cycle_time_figure(
+        getattr(result, "cycle_time_hist", None), f"{title}: critical cycle times", period_us
+    )
+    if fig is not None:
+        paths["cycle_time"] = layout.save_png(fig, out / "cycle_time.png")
+    lat = getattr(result, "flow_latency_hist", None)
+    if isinstance(lat, Mapping) and lat:
+        fig = latency_figure(lat, f"{title}: packet latency per flow")
+        if fig is not None:
+            paths["latency"] = layout.save_png(fig, out / "latency.png")
+    if getattr(result, "rx", None) is not None:
+        fig = rx_drops_figure(result.flows, f"{title}: drops per flow by reason")
+        if fig is not None:
+            paths["rx_drops"] = layout.save_png(fig, out / "rx_drops.png")
+        fig = rx_priority_figure(ts, f"{title}: network task priority and polling")
+        if fig is not None:
+            paths["rx_priority"] = layout.save_png(fig, out / "rx_priority.png")
+    fig = detection_figure(ts, f"{title}: overload detectors")
+    if fig is not None:
+        paths["detection"] = layout.save_png(fig, out / "detection.png")
+    for optional in ("cycle_time", "latency", "rx_drops", "rx_priority", "detection"):
+        if optional not in paths:  # an earlier run's figure: only if rtshield wrote it
+            remove_ours(out / f"{optional}.png")
+    return paths
