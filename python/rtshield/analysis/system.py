@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rtshield.schema import system as model
 from rtshield.errors import UsageError
+from rtshield.schema import system as model
 from rtshield.schema.system import OPEN, SOURCE_MODELS
 from rtshield.tomlfile import read_toml
 
