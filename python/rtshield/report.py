@@ -37,8 +37,10 @@ __all__ = [
     "fmt_number",
     "fmt_named",
     "page",
+    "receive_path_text",
     "run_report",
     "scenario_parameters",
+    "setup_rows",
     "verdict_table",
 ]
 
@@ -260,6 +262,39 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
     return rows
 
 
+def receive_path_text(s: Any) -> str:
+    """The scenario's receive path in a few words: "off" (the stack's own path), or
+    Behnke et al.'s receive path (``[rx]``: its cache invalidation, short circuit and
+    global limit; the full list is :func:`scenario_parameters`)."""
+    rx = getattr(s, "rx", None)
+    if rx is None:
+        return "off"
+    parts = [rx.cache]
+    if rx.short_circuit:
+        parts.append("short circuit")
+    if rx.global_capacity:
+        parts.append(f"global {rx.global_capacity}/{units.format_ns(rx.global_period_ns or 0)}")
+    return "on: " + ", ".join(parts)
+
+
+def setup_rows(scenarios: Sequence[Any]) -> list[list[str]]:
+    """What protects the critical task in each scenario, one row per setting and one
+    column per scenario: the rows that open the side-by-side table and the terminal
+    summaries (the full list is :func:`scenario_parameters`)."""
+    params = [", ".join(f"{k} {v}" for k, v in s.mitigation.parameters().items())
+              for s in scenarios]
+    rows = [["mitigation", *(s.mitigation.kind for s in scenarios)]]
+    if any(params):
+        rows.append(["mitigation parameters", *(p or "—" for p in params)])
+    rows += [
+        ["receive path", *(receive_path_text(s) for s in scenarios)],
+        ["priority critical / network",
+         *(f"{s.critical.priority} / {s.driver.priority}" for s in scenarios)],
+        ["RX queue", *(fmt_value(s.driver.queue, "count") for s in scenarios)],
+    ]
+    return rows
+
+
 # ------------------------------------------------------------------ blocks
 
 Block = tuple[str, Sequence[str], Sequence[Sequence[Any]]]  #: (heading, header, rows)
@@ -303,6 +338,8 @@ def _flows_block(summary: Mapping[str, Any]) -> Block | None:
     rows = []
     for name, f in _entries(summary, "flows"):
         lat = f.get("latency_us") if isinstance(f.get("latency_us"), Mapping) else {}
+        if not f.get("delivered"):  # a latency exists only for a delivered packet
+            lat = {}
         rows.append(
             [
                 name,
@@ -322,9 +359,10 @@ def _flows_block(summary: Mapping[str, Any]) -> Block | None:
 def _tasks_block(summary: Mapping[str, Any]) -> Block | None:
     rows = []
     for name, t in _entries(summary, "tasks"):
+        # a response time exists only for a job that finished
+        worst = t.get("max_response_us") if t.get("jobs") else None
         rows.append([name, fmt_number(t.get("jobs")), fmt_number(t.get("misses")),
-                     fmt_value(t.get("max_response_us"), "us"),
-                     fmt_number(t.get("cpu_s"), "s")])
+                     fmt_value(worst, "us"), fmt_number(t.get("cpu_s"), "s")])
     if not rows:
         return None
     return ("Tasks", ["task", "jobs", "deadline misses", "worst response", "CPU time"], rows)
@@ -566,12 +604,7 @@ def compare_report(
         for lbl, _ in rows:
             if lbl not in labels:
                 labels.append(lbl)
-    side_rows = [
-        ["mitigation"] + [e.scenario.mitigation.kind for e in entries],
-        ["priorities critical / driver"]
-        + [f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries],
-        ["RX queue"] + [fmt_number(e.scenario.driver.queue) for e in entries],
-    ]
+    side_rows = setup_rows([e.scenario for e in entries])
     for lbl in labels:
         side_rows.append([lbl, *(dict(rows).get(lbl, "—") for rows in metric_rows)])
     captions = {**COMPARE_FIGURES, **(extra_captions or {})}
