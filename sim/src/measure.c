@@ -84,6 +84,10 @@ static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
     dst->polling_ns += b->polling_ns;
     for (int i = 0; i < RTSIM_DET_COUNT; i++)
         dst->detected[i] += b->detected[i];
+    for (int i = 0; i < RTSIM_MAX_FLOWS; i++) {
+        dst->flow_offered[i] += b->flow_offered[i];
+        dst->flow_delivered[i] += b->flow_delivered[i];
+    }
     if (b->net_prio_max > dst->net_prio_max) dst->net_prio_max = b->net_prio_max;
 }
 

@@ -56,6 +56,7 @@ static inline void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 static inline void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
 {
     s->cur_bin.delivered++;
+    s->cur_bin.flow_delivered[p->flow]++;
     rtsim_flow_stats *fs = &s->flow_st[p->flow];
     fs->delivered++;
     uint64_t lat = now - p->t_arr;

@@ -376,6 +376,8 @@ typedef struct rtsim_bin {
     uint32_t net_prio_max;   /**< highest priority the network task ran at */
     uint32_t pad;
     uint64_t detected[RTSIM_DET_COUNT]; /**< times each detector fired in the bin */
+    uint64_t flow_offered[RTSIM_MAX_FLOWS];   /**< per scenario flow: packets offered */
+    uint64_t flow_delivered[RTSIM_MAX_FLOWS]; /**< per scenario flow: packets delivered */
 } rtsim_bin;
 
 /** Per-task statistics over the run. */
