@@ -530,6 +530,8 @@ def _page(title: str, body: str) -> str:
 RUN_FIGURES = {
     "packets": "Sent, received and processed packets per second",
     "critical": "Completed critical cycles and accumulated lateness per second",
+    "flows": "Each flow's offered and delivered packets per second, one panel per flow on "
+    "its own scale",
     "cycle_time": "Critical cycle times (log counts; log-spaced bins when they span decades)",
     "latency": "Packet latency per flow",
     "rx_drops": "Receive path: dropped packets per flow, by reason",
@@ -576,6 +578,8 @@ COMPARE_FIGURES = {
     "critical_grid": "Completed critical cycles per second and accumulated lateness, one "
     "panel per configuration on shared axes (Figures 6b/d, 7b/d style); lateness above "
     "100 % on a logarithmic scale",
+    "flows_grid": "Each flow's offered and delivered packets per second: one row per flow "
+    "on its own scale, one column per configuration",
     "processed": "Packets processed per second, one panel per configuration (dotted: sent)",
     "lateness": "Accumulated lateness of the critical task per bin, one panel per configuration",
 }
