@@ -39,6 +39,7 @@ __all__ = [
     "page",
     "receive_path_text",
     "run_report",
+    "scenario_file",
     "scenario_parameters",
     "setup_rows",
     "verdict_table",
@@ -260,6 +261,25 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
     for t in s.tasks:
         rows.append((f"task {t.name}", f"{t.kind}, priority {t.priority}, core {t.core}"))
     return rows
+
+
+#: The scenarios shipped with rtshield: the package's copy of the repository's scenarios/.
+_SHIPPED = Path(__file__).resolve().parent / "scenarios"
+
+
+def scenario_file(path: str | Path) -> tuple[str, str]:
+    """How a report names a scenario file: ``(name, hint)``. A file the user gave, as
+    given (no hint); a file shipped with rtshield (a study the demo runs, found inside
+    the installed package), as ``scenarios/FOLDER/FILE`` with how to run an edited
+    copy (``cp -r scenarios/FOLDER mine``, then ``--scenarios mine``)."""
+    p = Path(path)
+    if p.is_absolute() and p.parent.parent == _SHIPPED:
+        folder = p.parent.name
+        return f"scenarios/{folder}/{p.name}", (
+            f"shipped with rtshield; to run an edited copy: cp -r scenarios/{folder} mine, "
+            f"edit mine/{p.name}, and add --scenarios mine to the demo's command"
+        )
+    return str(path), ""
 
 
 def receive_path_text(s: Any) -> str:
@@ -556,6 +576,7 @@ def _run_body(e: RunEntry, level: int = 1) -> str:
         title=e.title,
         link=e.link,
         scenario=s,
+        scenario_file=scenario_file(s.path),
         notes=getattr(s, "notes", ""),
         metrics=key_metrics(summ),
         figures=[_fig(e.figures[k], cap) for k, cap in RUN_FIGURES.items() if k in e.figures],
