@@ -9,6 +9,7 @@ text outside the canvas, no marker cut by its axes.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -109,21 +110,32 @@ def _run(args, cwd, log):
     return proc
 
 
-@pytest.mark.skipif(shutil.which("rtshield") is None, reason="rtshield is not on the PATH")
-def test_every_figure_of_demo_compare_and_sweep_passes_the_check(tmp_path):
-    log = tmp_path / "figures.txt"
-    _run(["rtshield", "demo", "--out", "demo"], tmp_path, log)
-    _run(["rtshield", "compare", str(ROOT / "scenarios/examples/behnke_hp_with_flood.toml"),
-          str(ROOT / "scenarios/examples/behnke_hp_with_flood_unprotected.toml"),
-          "--out", "hp-vs-flood"], tmp_path, log)
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """`rtshield demo`, the README's compare and a sweep, every figure checked as it is
+    written: (their folder, the check's record, compare's standard output)."""
+    if shutil.which("rtshield") is None:
+        pytest.skip("rtshield is not on the PATH")
+    tmp = tmp_path_factory.mktemp("written")
+    log = tmp / "figures.txt"
+    _run(["rtshield", "demo", "--out", "demo"], tmp, log)
+    cmp = _run(["rtshield", "compare",
+                str(ROOT / "scenarios/examples/behnke_hp_with_flood.toml"),
+                str(ROOT / "scenarios/examples/behnke_hp_with_flood_unprotected.toml"),
+                "--out", "hp-vs-flood"], tmp, log)
     _run(["rtshield", "sweep", str(ROOT / "scenarios/danicki2021/burst.toml"),
           "--set", "mitigation.capacity=300,600,1200", "--set", "driver.queue=100,500",
-          "--set", "scenario.duration=12s", "--out", "sweep"], tmp_path, log)
+          "--set", "scenario.duration=12s", "--out", "sweep"], tmp, log)
+    return tmp, log, cmp.stdout
+
+
+def test_every_figure_of_demo_compare_and_sweep_passes_the_check(written):
+    tmp, log, _ = written
     lines = log.read_text().splitlines()
     problems = [ln for ln in lines if ln.startswith("problem: ")]
     assert not problems, "\n".join(problems)
     # every PNG written was checked as it was drawn
-    pngs = list(tmp_path.rglob("*.png"))
+    pngs = list(tmp.rglob("*.png"))
     checked = [ln for ln in lines if ln.startswith("checked ")]
     assert len(pngs) >= 25
     assert len(checked) >= len(pngs), (len(checked), len(pngs))
@@ -131,3 +143,24 @@ def test_every_figure_of_demo_compare_and_sweep_passes_the_check(tmp_path):
     for name in ("compare_packets.png", "compare_flows.png", "sweep.png", "fig9.png",
                  "fig14.png", "fig15.png", "fig1.png", "fig2.png", "flows.png"):
         assert name in names, name
+
+
+def _row(text: str, label: str) -> list[str]:
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith(label))
+    return [c.strip() for c in line.split("│")[1:]]
+
+
+def test_the_readme_compare_shows_the_receive_path_and_each_flow(written):
+    """README: with the receive path every high-priority packet is delivered; through
+    the original stack not. The terminal's and the report's side-by-side tables show
+    which run has the receive path, and each flow's delivered of offered packets."""
+    tmp, _, stdout = written
+    comp = json.loads((tmp / "hp-vs-flood" / "comparison.json").read_text())
+    hp = {name: s["flows"]["hp"] for name, s in comp.items()}
+    prot, bare = hp["behnke_hp_with_flood"], hp["behnke_hp_with_flood_unprotected"]
+    assert prot["delivered"] == prot["offered"] > bare["delivered"]
+    assert _row(stdout, "receive path") == ["on: lazy, short circuit", "off"]
+    assert _row(stdout, "flow hp delivered") == [
+        f"{x['delivered']:,} of {x['offered']:,}".replace(",", " ") for x in (prot, bare)]
+    html = (tmp / "hp-vs-flood" / "report.html").read_text()
+    assert "on: lazy, short circuit" in html and "flow hp delivered" in html
