@@ -187,12 +187,16 @@ if [ "$mode" = qemu-test ]; then
     -serial none -kernel "$out/freertos_selftest_cm3.elf"
 fi
 
+rig=$here/rig/freertos
+app_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/plustcp/rts_net_plustcp.c")
+
 if [ "$mode" = tcp-build ]; then
   tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
   [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
     skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
   posix=$kernel/portable/ThirdParty/GCC/Posix
-  inc=(-I"$here/rig/freertos" -I"$port" -I"$port/config/posix" -I"$here/libshield/include"
+  # The POSIX board first: its FreeRTOSConfig.h and rts_board_cfg.h.
+  inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$here/libshield/include"
        -I"$kernel/include" -I"$posix" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC")
   objs=()
   tcp_srcs=("$tcp"/source/*.c "$tcp/source/portable/BufferManagement/BufferAllocation_2.c")
@@ -204,56 +208,98 @@ if [ "$mode" = tcp-build ]; then
           "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c")
   cc_all "$out/k_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -- "${k_srcs[@]}"
   objs_of "$out/k_" "${k_srcs[@]}"
-  rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/rts_netif.h)
+  rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/plustcp/rts_netif.h)
+  r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/posix/rts_netif_posix.c"
+          "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}")
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
-    -- "$here"/rig/freertos/{rts_netif,rts_netif_posix,rts_app_random,main_link,rts_device,rts_modbus}.c
+    -- "${r_srcs[@]}"
   objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_app_random.o")
   l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/l_" "${l_srcs[@]}"
   gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
-  gcc -pthread "${objs[@]}" "$out/rts_device.o" "$out/rts_modbus.o" -o "$out/rts_freertos_device"
-  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, rts_netif_posix.c, rts_app_random.c, main_link.c, rts_device.c, rts_modbus.c) built and linked for the POSIX port"
+  a_objs=()
+  for f in board "${app_srcs[@]}"; do a_objs+=("$out/$(basename "${f%.c}").o"); done
+  gcc -pthread "${objs[@]}" "${a_objs[@]}" -o "$out/rts_freertos_device"
+  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (app/, plustcp/, posix/) built and linked for the POSIX board: rts_freertos_tcp (link check), rts_freertos_device"
   exit 0
 fi
 
-if [ "$mode" = mps2-test ]; then
+# ------------------------------------------------------- the MPS2 board
+# The common part of the Cortex-M3 images: the kernel (ARM_CM3, heap_4),
+# FreeRTOS-Plus-TCP, the MPS2_AN385 interface folder copied into OUTDIR and
+# patched with rig/freertos/patches/ (never edited in place), libshield and
+# its port, the rts_netif interface with its LAN9118 backend, the board's
+# clock and start-up. Sets inc, mps2_opts, m_objs, mps2 (the patched copy).
+mps2_setup() {
   need_arm
-  command -v qemu-system-arm >/dev/null ||
-    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
   tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
   [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
     skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
   cm3=$kernel/portable/GCC/ARM_CM3
-  mps2=$tcp/source/portable/NetworkInterface/MPS2_AN385
-  [ -f "$mps2/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
-  rig=$here/rig/freertos
-  inc=(-I"$rig/cm3" -I"$port/config" -I"$rig" -I"$port" -I"$selftest" -I"$here/libshield/include"
-       -I"$kernel/include" -I"$cm3" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC"
-       -I"$mps2")
+  [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
+  local rel=source/portable/NetworkInterface/MPS2_AN385
+  [ -f "$tcp/$rel/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
+  command -v patch >/dev/null || skip "patch not found (Debian package patch)"
+  local copy=$out/plustcp-mps2 p
+  rm -rf "$copy"
+  mkdir -p "$copy/$(dirname "$rel")"
+  cp -R "$tcp/$rel" "$copy/$rel"
+  for p in "$rig"/patches/*.patch; do
+    if ! patch -d "$copy" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s <"$p" >"$out/patch.log" 2>&1; then
+      echo "freertos_build: FAILED: $(basename "$p") no longer applies to $tcp/$rel:" >&2
+      cat "$out/patch.log" >&2
+      exit 1
+    fi
+  done
+  mps2=$copy/$rel
+  inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
+       -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$tcp/source/include"
+       -I"$tcp/source/portable/Compiler/GCC" -I"$mps2")
   mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
-  objs=()
+  m_objs=()
   # Third-party sources (kernel, port, heap, stack, LAN9118 driver): their own dialect.
-  t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
-          "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c
-          "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"
-          "$mps2/ether_lan9118/smsc9220_eth_drv.c")
+  local t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
+                "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c
+                "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"
+                "$mps2/ether_lan9118/smsc9220_eth_drv.c")
   cc_all "$out/t_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -- "${t_srcs[@]}"
+  objs=()
   objs_of "$out/t_" "${t_srcs[@]}"
-  o_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
-          "$rig/rts_netif.c" "$rig/rts_netif_mps2.c" "$selftest/mps2_boot.c")
+  m_objs+=("${objs[@]}")
+  local o_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
+                "$rig/plustcp/rts_netif.c" "$rig/mps2-an385/rts_netif_mps2.c" "$rig/mps2-an385/mps2_clock.c"
+                "$selftest/mps2_boot.c")
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" \
     -- "${o_srcs[@]}"
+  objs=()
   objs_of "$out/" "${o_srcs[@]}"
+  m_objs+=("${objs[@]}")
+}
+
+# link_mps2 ELF OBJS...: one image with the board's memory map.
+link_mps2() {
+  local elf=$1
+  shift
+  arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
+    -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" "$@" -o "$elf"
+}
+
+need_qemu() {
+  command -v qemu-system-arm >/dev/null ||
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+}
+
+if [ "$mode" = mps2-test ]; then
+  need_qemu
+  mps2_setup
   status=0
   for variant in protected unprotected; do
     p=1; [ "$variant" = unprotected ] && p=0
     arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=$p \
-      "${inc[@]}" -c "$rig/cm3/main_mps2.c" -o "$out/main_mps2_$variant.o"
+      "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_$variant.o"
     elf=$out/rts_mps2_$variant.elf
-    arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
-      -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" \
-      "${objs[@]}" "$out/main_mps2_$variant.o" -o "$elf"
+    link_mps2 "$elf" "${m_objs[@]}" "$out/selftest_$variant.o"
     arm-none-eabi-size "$elf"
     echo "freertos port: booting the $variant receive path on qemu-system-arm -M mps2-an385"
     timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \

@@ -127,7 +127,7 @@ def _build_inputs() -> list[Path]:
     root = _repo()
     files = [root / "tools" / "freertos_build.sh"]
     for d, pats in (
-        (root / "rig" / "freertos", ("*.c", "*.h")),
+        (root / "rig" / "freertos", ("**/*.c", "**/*.h", "patches/*.patch")),
         (root / "libshield" / "src", ("*.c", "*.h")),
         (root / "libshield" / "include", ("**/*.h",)),
         (root / "libshield" / "port" / "freertos", ("*.c", "*.h", "config/**/*.h")),

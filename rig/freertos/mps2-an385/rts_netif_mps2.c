@@ -1,6 +1,7 @@
 /* rts_netif's NIC on the MPS2 board (AN385, Cortex-M3): the SMSC LAN9118
- * through FreeRTOS-Plus-TCP's own driver (ether_lan9118/smsc9220_eth_drv.c,
- * compiled from the Plus-TCP tree). It replaces the stock MPS2_AN385
+ * through FreeRTOS-Plus-TCP's own chip driver (ether_lan9118/smsc9220_eth_drv.c,
+ * compiled from a copy of the Plus-TCP tree with the project's patches,
+ * rig/freertos/patches/). It replaces the stock MPS2_AN385
  * NetworkInterface.c; the differences are the ones the porting guide
  * describes (docs/porting/freertos-plus-tcp.md):
  *
@@ -14,10 +15,13 @@
  *   buffers, in the network task.
  *
  * The RX line of the shield is the LAN9118's RX-status-FIFO-level
- * interrupt enable. */
+ * interrupt enable. Frames are read with the driver's
+ * smsc9220_receive_by_chunks(), which reads exactly a frame's words once
+ * patch 0001 is applied (docs/decisions/lan9118-driver-fixes.md). */
 #include <string.h>
 
 #include "ether_lan9118/smsc9220_eth_drv.h"
+#include "mps2_clock.h"
 #include "rts_netif_hw.h"
 #include "task.h"
 
@@ -49,7 +53,7 @@ static void wait_ms(uint32_t ms)
 
 uint64_t rts_netif_hw_cpu_ns(void)
 {
-    return 0; /* QEMU has no cycle counter worth reading: costs are not measured here */
+    return rts_mps2_now_ns(); /* guest time: under -icount, instructions x 2^shift ns */
 }
 
 BaseType_t rts_netif_hw_open(void)
@@ -104,17 +108,16 @@ void rts_netif_hw_rx_irq(bool on)
     }
 }
 
-/* Read one frame of `size` bytes (the RX status word's length, FCS
- * included) out of the RX data FIFO: exactly its ceil(size / 4) words
- * (LAN9118 datasheet: RX data FIFO port at offset 0), into `dst` when it
- * fits (`cap` bytes), else discarded. */
-static void fifo_read(uint8_t *dst, uint32_t cap, uint32_t size)
+/* Read a frame of `size` bytes (the RX status word's length, FCS included)
+ * out of the RX data FIFO and discard it: whole words in 64-byte chunks,
+ * the last chunk ceil(rest / 4) words. */
+static void discard(uint32_t size)
 {
-    volatile uint32_t *const port = (volatile uint32_t *)LAN9118_BASE;
-    const uint32_t words = (size + 3u) / 4u;
-    for (uint32_t w = 0; w < words; w++) {
-        const uint32_t v = *port;
-        if (dst != NULL && 4u * w + 4u <= cap) memcpy(dst + 4u * w, &v, 4u);
+    static uint8_t scratch[64];
+    while (size > 0u) {
+        const uint32_t n = size < sizeof scratch ? size : (uint32_t)sizeof scratch;
+        (void)smsc9220_receive_by_chunks(&dev, (char *)scratch, n);
+        size -= n;
     }
 }
 
@@ -131,11 +134,11 @@ void rts_netif_mps2_eth_isr(void)
             uint16_t slot = 0;
             uint8_t *mem = rts_netif_hw_slot(&slot);
             if (mem == NULL || size > RTS_NETIF_SLOT_BYTES || size <= 4u) { /* no descriptor: drop */
-                fifo_read(NULL, 0, size);
+                discard(size);
                 rts_netif_hw_ring_full();
                 continue;
             }
-            fifo_read(mem, RTS_NETIF_SLOT_BYTES, size);
+            (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
             rts_netif_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
         }
         smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);

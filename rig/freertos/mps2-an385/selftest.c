@@ -34,6 +34,7 @@
 #include "FreeRTOS_IP.h"
 #include "FreeRTOS_Sockets.h"
 #include "mps2_boot.h"
+#include "mps2_clock.h"
 #include "rts_netif.h"
 #include "task.h"
 
@@ -393,6 +394,7 @@ void mps2_irq13_handler(void)
 
 int main(void)
 {
+    rts_mps2_clock_start();
     rts_shield_cfg_default(&netif_cfg.shield);
     netif_cfg.ifname = "lan9118";
     netif_cfg.protect = RTS_MPS2_PROTECT != 0;

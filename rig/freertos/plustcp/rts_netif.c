@@ -105,6 +105,26 @@ static void rx_irq_set(void *drv, unsigned line, bool on)
 
 /* --------------------------------------------------- the RX interrupt */
 
+/* The path a frame took through the shield (app/rts_net.h), for its cost. */
+static rts_net_path path_of(const rts_shield_rx *rx)
+{
+    switch (rx->outcome) {
+    case RTS_RX_QUEUED:
+        if (rx->recycled_flow != RTS_FLOW_NONE) return RTS_NET_PATH_RECYCLE;
+        return rx->raised ? RTS_NET_PATH_RAISE : RTS_NET_PATH_ENQUEUE;
+    case RTS_RX_SHORT_CIRCUIT:
+        return RTS_NET_PATH_SHORT_CIRCUIT;
+    case RTS_RX_FLOW_LIMIT:
+        return RTS_NET_PATH_FLOW_LIMIT;
+    case RTS_RX_QUEUE_FULL:
+        return RTS_NET_PATH_QUEUE_FULL;
+    case RTS_RX_GLOBAL_LIMIT:
+        return RTS_NET_PATH_GLOBAL_LIMIT;
+    default:
+        return RTS_NET_PATH_IRQ_DROP;
+    }
+}
+
 /* Harvest filled descriptors through the shield (RX interrupt, or the
  * polling task inside the critical section). */
 static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
@@ -118,8 +138,14 @@ static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
         const uint64_t t0 = rts_netif_hw_cpu_ns();
         const rts_err e = rts_freertos_shield_frame_isr(&g, slot, slot_mem[slot], slot_len[slot], 0, 0, &rx,
                                                         &flags, NULL, woken);
-        stats.shield_ns += rts_netif_hw_cpu_ns() - t0;
+        const uint64_t dt = rts_netif_hw_cpu_ns() - t0;
+        stats.shield_ns += dt;
         stats.shield_frames++;
+        if (e == RTS_OK) {
+            const rts_net_path p = path_of(&rx);
+            stats.path_ns[p] += dt;
+            stats.path_frames[p]++;
+        }
         if (e != RTS_OK) {
             ring_drop_head(&filled); /* not a ring buffer: cannot happen; do not spin on it */
             repost(slot);
