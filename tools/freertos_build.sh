@@ -190,16 +190,38 @@ fi
 rig=$here/rig/freertos
 app_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/plustcp/rts_net_plustcp.c")
 
+# plustcp_tree: the FreeRTOS-Plus-TCP sources the rig's builds compile — a
+# copy of $tcp/source in OUTDIR/FreeRTOS-Plus-TCP with the project's patches
+# (rig/freertos/patches/*.patch, in order) applied; the tree in
+# third_party/ is never edited. Fails loudly when a patch no longer applies.
+# Sets ptcp.
+plustcp_tree() {
+  command -v patch >/dev/null || skip "patch not found (Debian package patch)"
+  local copy=$out/FreeRTOS-Plus-TCP p
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  cp -R "$tcp/source" "$copy/source"
+  for p in "$rig"/patches/*.patch; do
+    if ! patch -d "$copy" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s <"$p" >"$out/patch.log" 2>&1; then
+      echo "freertos_build: FAILED: $(basename "$p") no longer applies to $tcp:" >&2
+      cat "$out/patch.log" >&2
+      exit 1
+    fi
+  done
+  ptcp=$copy
+}
+
 if [ "$mode" = tcp-build ]; then
   tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
   [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
     skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
   posix=$kernel/portable/ThirdParty/GCC/Posix
+  plustcp_tree
   # The POSIX board first: its FreeRTOSConfig.h and rts_board_cfg.h.
   inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$here/libshield/include"
-       -I"$kernel/include" -I"$posix" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC")
+       -I"$kernel/include" -I"$posix" -I"$ptcp/source/include" -I"$ptcp/source/portable/Compiler/GCC")
   objs=()
-  tcp_srcs=("$tcp"/source/*.c "$tcp/source/portable/BufferManagement/BufferAllocation_2.c")
+  tcp_srcs=("$ptcp"/source/*.c "$ptcp/source/portable/BufferManagement/BufferAllocation_2.c")
   n=${#tcp_srcs[@]}
   # Third-party sources (stack, kernel, port, heap): their own dialect, no -Werror.
   cc_all "$out/tcp_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -- "${tcp_srcs[@]}"
@@ -240,28 +262,17 @@ mps2_setup() {
   [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
   local rel=source/portable/NetworkInterface/MPS2_AN385
   [ -f "$tcp/$rel/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
-  command -v patch >/dev/null || skip "patch not found (Debian package patch)"
-  local copy=$out/plustcp-mps2 p
-  rm -rf "$copy"
-  mkdir -p "$copy/$(dirname "$rel")"
-  cp -R "$tcp/$rel" "$copy/$rel"
-  for p in "$rig"/patches/*.patch; do
-    if ! patch -d "$copy" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s <"$p" >"$out/patch.log" 2>&1; then
-      echo "freertos_build: FAILED: $(basename "$p") no longer applies to $tcp/$rel:" >&2
-      cat "$out/patch.log" >&2
-      exit 1
-    fi
-  done
-  mps2=$copy/$rel
+  plustcp_tree
+  mps2=$ptcp/$rel
   inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
-       -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$tcp/source/include"
-       -I"$tcp/source/portable/Compiler/GCC" -I"$mps2")
+       -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$ptcp/source/include"
+       -I"$ptcp/source/portable/Compiler/GCC" -I"$mps2")
   mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
   m_objs=()
   # Third-party sources (kernel, port, heap, stack, LAN9118 driver): their own dialect.
   local t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
-                "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c
-                "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"
+                "$kernel/portable/MemMang/heap_4.c" "$ptcp"/source/*.c
+                "$ptcp/source/portable/BufferManagement/BufferAllocation_2.c"
                 "$mps2/ether_lan9118/smsc9220_eth_drv.c")
   cc_all "$out/t_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -- "${t_srcs[@]}"
   objs=()
@@ -309,5 +320,119 @@ if [ "$mode" = mps2-test ]; then
   exit "$status"
 fi
 
-echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test)" >&2
+# mps2_device: the networked image OUTDIR/rts_mps2_device.elf — the device
+# application (app/) on the MPS2 board (mps2-an385/board.c) with the same
+# rts_netif receive path (protected or stock path: the config's protect).
+mps2_device() {
+  mps2_setup
+  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c")
+  # -Wno-format: arm-none-eabi's uint32_t is long, the width of the %u the
+  # application's printf subset reads; the format checks run in tcp-build.
+  cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-format \
+    "${mps2_opts[@]}" "${inc[@]}" -- "${a_srcs[@]}"
+  objs=()
+  objs_of "$out/" "${a_srcs[@]}"
+  link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${objs[@]}"
+  arm-none-eabi-size "$out/rts_mps2_device.elf"
+}
+
+if [ "$mode" = mps2-build ]; then
+  mps2_device
+  echo "freertos port: the networked image OUTDIR/rts_mps2_device.elf built (device application on the MPS2 board, FreeRTOS-Plus-TCP, LAN9118 patched)"
+  exit 0
+fi
+
+# boot_check VARIANT: boot the networked image on QEMU's user-mode network
+# (no root): the config from a file, 40 UDP datagrams to its control flow
+# and a MODBUS/TCP poll through host forwards (QEMU's SYN is a short one:
+# patch 0003), then its results checked.
+boot_check() {
+  local v=$1 p=1
+  [ "$v" = unprotected ] && p=0
+  local run=$out/boot-$v
+  rm -rf "$run"
+  mkdir -p "$run"
+  local up=$((20000 + RANDOM % 20000))
+  local mp=$((up + 1))
+  cat >"$run/device.conf" <<CONF
+# boot check of the networked image ($v), written by tools/freertos_build.sh mps2-boot
+ifname lan9118
+mac 02:00:00:77:00:02
+ip 10.0.2.15
+netmask 255.255.255.0
+protect $p
+seconds 3
+out $run
+crit_period_us 10000
+crit_work_us 2000
+crit_prio 4
+net_prio $([ $p = 1 ] && echo 1 || echo 6)
+flow hp udp 5000 5 $([ $p = 1 ] && echo "50 25000" || echo "0 0") 0 5 50
+flow plc tcp modbus 5020 3 $([ $p = 1 ] && echo "20 10000" || echo "0 0") 0 3 50
+flow syn_flood tcp 502 0 $([ $p = 1 ] && echo "5 10000" || echo "0 0") 0 1 0
+CONF
+  sed -i 's/^flow plc tcp modbus/flow plc modbus/' "$run/device.conf"
+  "$here/tools/mps2_run.sh" "$out/rts_mps2_device.elf" "$run/device.conf" \
+    -nic "user,hostfwd=udp:127.0.0.1:$up-:5000,hostfwd=tcp:127.0.0.1:$mp-:5020" \
+    >"$run/console" 2>"$run/stderr" &
+  local qemu=$! i
+  for i in $(seq 600); do grep -q '^ready' "$run/console" && break; sleep 0.1; done
+  if ! grep -q '^ready' "$run/console"; then
+    kill "$qemu" 2>/dev/null; wait "$qemu" 2>/dev/null
+    echo "mps2-boot $v: FAILED: the image never said ready:" >&2; cat "$run/stderr" >&2
+    return 1
+  fi
+  # 32..35-byte payloads: frames (with the FCS) of every length modulo 4,
+  # the LAN9118 driver's remainder word among them (patch 0001).
+  for i in $(seq 40); do
+    printf '%016d%0*d' "$i" $((16 + i % 4)) 0 >/dev/udp/127.0.0.1/$up || true
+    sleep 0.01
+  done
+  local answer=""
+  if exec 3<>/dev/tcp/127.0.0.1/$mp; then
+    printf '\x00\x01\x00\x00\x00\x06\x01\x03\x00\x00\x00\x02' >&3
+    answer=$(timeout 5 dd bs=1 count=13 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
+    exec 3<&-
+  fi
+  local rc=0
+  timeout 60 tail --pid="$qemu" -f /dev/null || kill "$qemu" 2>/dev/null
+  wait "$qemu" || rc=$?
+  echo "mps2-boot $v: exit $rc, modbus answer ${answer:-none}; console: $(tr '\n' ' ' <"$run/console" | cut -c1-60)..."
+  [ "$rc" -eq 0 ] || { echo "mps2-boot $v: FAILED: exit status $rc:" >&2; cat "$run/stderr" >&2; return 1; }
+  python3 - "$run/device.json" "$v" "$answer" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v, answer = sys.argv[2], sys.argv[3]
+checks = {
+    "board mps2-an385, guest clock": d["board"] == "mps2-an385" and d["clock"] == "guest",
+    "protect as configured": d["protect"] == (v == "protected"),
+    "critical task ran": d["cycles"] >= 250,
+    "no deadline missed": d["misses"] == 0,
+    "all 40 control datagrams delivered": d["flows"]["hp"]["delivered"] == 40,
+    "the MODBUS poll answered (registers 0, 1)": answer == "00010000000701030400000001",
+    "the MODBUS server counted it": d["flows"]["plc"]["delivered"] == 1,
+    "frames reached the NIC and the IP task": d["netif"]["nic_frames"] >= 40 and d["netif"]["to_ip_task"] >= 40,
+    "libshield in the path when protected": (d["netif"]["shield_frames"] > 0) == (v == "protected"),
+    "snapshots every 100 ms": len(d["snapshots"]) >= 30,
+}
+bad = [k for k, ok in checks.items() if not ok]
+for k in bad:
+    print(f"mps2-boot {v}: FAILED: {k}", file=sys.stderr)
+print(f"mps2-boot {v}: {len(checks) - len(bad)}/{len(checks)} checks hold "
+      f"(cycles {d['cycles']}, misses {d['misses']}, hp {d['flows']['hp']['delivered']}, "
+      f"nic {d['netif']['nic_frames']}, to_ip {d['netif']['to_ip_task']})")
+sys.exit(1 if bad else 0)
+PY
+}
+
+if [ "$mode" = mps2-boot ]; then
+  need_qemu
+  command -v python3 >/dev/null || skip "python3 not found (the boot check reads device.json with it)"
+  mps2_device
+  status=0
+  for variant in protected unprotected; do boot_check "$variant" || status=1; done
+  exit "$status"
+fi
+
+echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test, mps2-build, mps2-boot)" >&2
 exit 2

@@ -609,7 +609,6 @@ void vApplicationIdleHook(void)
 void rts_device_start(char *config)
 {
     read_config(config);
-    srand((unsigned)rts_board_now_ns());
     rts_net_cfg nc = {
         .ifname = C.ifname,
         .protect = C.protect != 0,
@@ -620,6 +619,7 @@ void rts_device_start(char *config)
         .net_prio = C.net_prio,
         .poll_prio = C.poll_prio ? C.poll_prio : configMAX_PRIORITIES - 2,
         .rx_cpu = C.rx_cpu,
+        .seed = (uint32_t)rts_board_now_ns(),
     };
     memcpy(nc.mac, C.mac, 6);
     memcpy(nc.ip, C.ip, 4);

@@ -31,6 +31,7 @@ typedef struct rts_net_cfg {
     uint32_t net_prio;         /**< the network task's base (protected) or fixed priority */
     uint32_t poll_prio;        /**< the global limit's polling task */
     int rx_cpu;                /**< POSIX: host CPU of the NIC's receive thread, -1: any */
+    uint32_t seed;             /**< the stack's random numbers (initial sequence numbers) */
 } rts_net_cfg;
 
 /** Where a frame went in libshield's receive path (per-path costs). */

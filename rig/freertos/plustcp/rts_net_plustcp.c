@@ -14,8 +14,6 @@ static NetworkEndPoint_t ep;
 static rts_netif_cfg netif_cfg;
 static uint8_t mac[6];
 
-/* xApplicationGetRandomNumber, ulApplicationGetNextSequenceNumber: rts_app_random.c */
-
 uint32_t rts_net_rx_slots(void)
 {
     return RTS_NETIF_SLOTS;
@@ -29,6 +27,7 @@ uint32_t rts_net_rx_ring(void)
 bool rts_net_init(const rts_net_cfg *c)
 {
     static const uint8_t none[4] = {0, 0, 0, 0};
+    rts_app_random_seed(c->seed);
     memcpy(mac, c->mac, sizeof mac);
     netif_cfg.ifname = c->ifname;
     netif_cfg.protect = c->protect;
