@@ -267,7 +267,7 @@ mps2_setup() {
   inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
        -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$ptcp/source/include"
        -I"$ptcp/source/portable/Compiler/GCC" -I"$mps2")
-  mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
+  mps2_opts=(-DRTS_POOL_MAX_BUFS=128) # 128 descriptor slots of 1536 B (192 KB), 112 posted
   m_objs=()
   # Third-party sources (kernel, port, heap, stack, LAN9118 driver): their own dialect.
   local t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"

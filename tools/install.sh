@@ -13,6 +13,8 @@ debs=(build-essential cmake ninja-build python3-venv gcc-arm-none-eabi libnewlib
       clang libclang-rt-14-dev valgrind iproute2 qemu-system-arm
       # the rig (docs/rig.md): flood and scan tools, CPU load, ingress counters/limits
       hping3 nmap netsniff-ng stress-ng nftables ethtool
+      # the MPS2 board's flood smoke (tools/mps2_flood_smoke.sh): patch, ping
+      patch iputils-ping
       # tests/test_browser_report.py renders the demo report in headless Chromium
       chromium)
 missing=()

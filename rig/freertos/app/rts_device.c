@@ -265,6 +265,10 @@ typedef struct {
 
 static cycle_rec cycles[MAX_CYCLES];
 static volatile uint32_t n_cycles, n_misses;
+/* Cycles that ended more than a period after their release tick's time on
+ * the board's clock: a miss the tick count cannot see when ticks were lost
+ * (counted apart; n_misses is the tick count's verdict). */
+static volatile uint32_t n_late_clock;
 
 static void critical_main(void *arg)
 {
@@ -278,6 +282,8 @@ static void critical_main(void *arg)
         const TickType_t now = xTaskGetTickCount();
         const TickType_t deadline = release + period;
         const bool miss = now > deadline;
+        const uint64_t released = tick_time(release);
+        if (released != 0u && end > released + (uint64_t)C.crit_period_us * 1000u) n_late_clock++;
         if (n_cycles < MAX_CYCLES) {
             cycle_rec *r = &cycles[n_cycles];
             r->release_ns = tick_time(release);
@@ -306,6 +312,7 @@ typedef struct {
 static lat_rec lat[MAX_FLOWS][MAX_LAT];
 static volatile uint32_t delivered[MAX_FLOWS], accepted[MAX_FLOWS];
 static rts_sock sock[MAX_FLOWS];
+static uint8_t shield_id[MAX_FLOWS]; /* protected: each flow's libshield id */
 
 static void udp_worker(void *arg)
 {
@@ -395,6 +402,7 @@ static void modbus_server(void *arg)
 static bool open_flow(unsigned i)
 {
     const flow_cfg *f = &C.flow[i];
+    shield_id[i] = RTS_FLOW_NONE;
     sock[i] = rts_net_socket(f->tcp, f->port, 16);
     if (sock[i] == NULL) return false;
     if (C.protect) { /* bind()/setsockopt() of the socket layer tell libshield the flow */
@@ -405,7 +413,7 @@ static bool open_flow(unsigned i)
                                     f->capacity,
                                     (rts_time_ns)f->server_period_us * 1000u,
                                     f->queue};
-        if (rts_net_shield_bind(&sf) != RTS_OK) return false;
+        if (rts_net_shield_bind(&sf, &shield_id[i]) != RTS_OK) return false;
     }
     return xTaskCreate(f->modbus ? modbus_server : f->tcp ? tcp_listener : udp_worker, f->name, configMINIMAL_STACK_SIZE * 2,
                        (void *)(uintptr_t)i, f->worker_prio, NULL) == pdPASS;
@@ -423,6 +431,11 @@ typedef struct {
 
 static snap_rec snaps[MAX_SNAP];
 static uint32_t n_snaps;
+/* The tick count and the board's clock at "ready" and at the end: ticks the
+ * kernel lost (its tick interrupt held off longer than a tick) show as
+ * fewer ticks than the clock's time. */
+static TickType_t ticks_ready, ticks_end;
+static uint64_t ns_ready, ns_end;
 
 static void snapshot(void)
 {
@@ -494,8 +507,11 @@ static void report(void)
     rts_device_put("{\"protect\": %d, \"tick_hz\": %u, \"crit_period_us\": %u, \"crit_work_us\": %u,\n", C.protect,
                    (unsigned)configTICK_RATE_HZ, C.crit_period_us, C.crit_work_us);
     rts_device_put(" \"board\": \"%s\", \"clock\": \"%s\",\n", RTS_BOARD_NAME, RTS_BOARD_CLOCK);
-    rts_device_put(" \"cycles\": %u, \"misses\": %u, \"cycles_recorded\": %u,\n", n_cycles, n_misses,
-                   n_cycles < MAX_CYCLES ? n_cycles : MAX_CYCLES);
+    rts_device_put(" \"cycles\": %u, \"misses\": %u, \"cycles_recorded\": %u, \"late_on_clock\": %u,\n", n_cycles,
+                   n_misses, n_cycles < MAX_CYCLES ? n_cycles : MAX_CYCLES, n_late_clock);
+    rts_device_put(" \"ticks_ready\": %llu, \"ns_ready\": %llu, \"ticks_end\": %llu, \"ns_end\": %llu,\n",
+                   (unsigned long long)ticks_ready, (unsigned long long)ns_ready, (unsigned long long)ticks_end,
+                   (unsigned long long)ns_end);
     rts_device_put(" \"netif\": {\"nic_frames\": %u, \"ring_full\": %u, \"shield_dropped\": %u, \"stack_exhausted\": %u, "
                    "\"ip_queue_full\": %u, \"no_endpoint\": %u, \"to_ip_task\": %u, \"tx_frames\": %u, \"tx_errors\": %u, "
                    "\"rx_irqs\": %u, \"ip_prio_sets\": %u, \"shield_ns\": %llu, \"shield_frames\": %u, ",
@@ -521,6 +537,11 @@ static void report(void)
                        i ? ", " : "", f->name, f->modbus ? "modbus" : f->tcp ? "tcp" : "udp", f->port, d,
                        f->tcp ? 0u : (d < MAX_LAT ? d : MAX_LAT));
         if (f->modbus) rts_device_put(", \"connections\": %u, \"refused\": %u", accepted[i], mb_refused[i]);
+        if (sh != NULL && shield_id[i] < RTS_FLOW_MAX) /* what the receive path did with its frames */
+            rts_device_put(", \"shield\": {\"frames\": %u, \"queued\": %u, \"recycled\": %u, \"server_admitted\": %u, "
+                           "\"server_drops\": %u}",
+                           st->flow_frames[shield_id[i]], st->flow_queued[shield_id[i]], st->flow_recycled[shield_id[i]],
+                           sh->rx.flows.flows[shield_id[i]].admitted, sh->rx.flows.flows[shield_id[i]].limited_drops);
         rts_device_put("}");
     }
     rts_device_put("},\n \"snapshots\": [");
@@ -564,6 +585,8 @@ static void monitor_main(void *arg)
     }
     xTaskCreate(critical_main, "critical", configMINIMAL_STACK_SIZE * 2, NULL, C.crit_prio, NULL);
     taskENTER_CRITICAL();
+    ticks_ready = xTaskGetTickCount();
+    ns_ready = rts_board_now_ns();
     rts_board_say("ready\n");
     taskEXIT_CRITICAL();
     const TickType_t end = xTaskGetTickCount() + pdMS_TO_TICKS(1000u * C.seconds);
@@ -574,6 +597,8 @@ static void monitor_main(void *arg)
     }
     snapshot();
     taskENTER_CRITICAL(); /* nothing else runs while the files are written */
+    ticks_end = xTaskGetTickCount();
+    ns_end = rts_board_now_ns();
     report();
     rts_board_say("done\n");
     rts_board_exit(0);

@@ -52,7 +52,9 @@ typedef enum rts_net_path {
  *  they are, field by field). */
 typedef struct rts_net_stats {
     volatile uint32_t nic_frames;      /**< frames the NIC took from the wire */
-    volatile uint32_t nic_ring_full;   /**< dropped by the NIC: no posted descriptor */
+    volatile uint32_t nic_ring_full;   /**< dropped by the NIC: no posted descriptor (MPS2: a frame
+                                            no slot can hold; frames that find no slot wait in
+                                            the chip, whose own drops are not counted here) */
     volatile uint32_t shield_dropped;  /**< dropped by libshield (reasons in the shield) */
     volatile uint32_t stack_exhausted; /**< no network buffer for an admitted frame */
     volatile uint32_t ip_queue_full;   /**< the IP task's event queue refused it */
@@ -69,6 +71,10 @@ typedef struct rts_net_stats {
     volatile uint32_t to_stack_frames; /**< frames that went through that */
     volatile uint64_t path_ns[RTS_NET_PATHS];     /**< shield_ns split by the frame's path */
     volatile uint32_t path_frames[RTS_NET_PATHS]; /**< shield_frames split by the frame's path */
+    volatile uint32_t flow_frames[RTS_FLOW_MAX];   /**< per libshield flow id: frames classified to it */
+    volatile uint32_t flow_queued[RTS_FLOW_MAX];   /**< ... queued in its flow queue */
+    volatile uint32_t flow_recycled[RTS_FLOW_MAX]; /**< ... queued, then recycled for a
+                                                        higher-priority frame (path (c)) */
 } rts_net_stats;
 
 typedef struct rts_net_sock *rts_sock; /**< a stack socket, NULL: none */
@@ -91,8 +97,8 @@ bool rts_net_is_up(void);
 rts_sock rts_net_socket(bool tcp, uint16_t port, unsigned backlog);
 
 /** Tell libshield the flow of a bound socket (protected; the socket
- *  layer's bind()/setsockopt() of Behnke §5.6). */
-rts_err rts_net_shield_bind(const rts_shield_flow *flow);
+ *  layer's bind()/setsockopt() of Behnke §5.6); its id in `*id`. */
+rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id);
 
 /** The next datagram into `buf`; its length, <= 0 on failure. */
 int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap);

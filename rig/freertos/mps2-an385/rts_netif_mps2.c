@@ -28,12 +28,14 @@
 #define ETH_IRQ 13u
 #define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
 #define NVIC_ICER0 (*(volatile uint32_t *)0xE000E180u)
+#define NVIC_ISPR0 (*(volatile uint32_t *)0xE000E200u)
 #define NVIC_IPR ((volatile uint8_t *)0xE000E400u)
 #define LAN9118_BASE 0x40200000u /* SMM_MPS2.h: SMSC9220_BASE */
 
 static const struct smsc9220_eth_dev_cfg_t dev_cfg = {.base = LAN9118_BASE};
 static struct smsc9220_eth_dev_data_t dev_data = {.state = 0};
 static const struct smsc9220_eth_dev_t dev = {&dev_cfg, &dev_data};
+static volatile bool rx_on; /* the shield's RX line (the RX-status-FIFO-level interrupt enable) */
 
 uint32_t get_irq_status(const struct smsc9220_eth_dev_t *d); /* the driver's, not in its header */
 
@@ -56,6 +58,17 @@ uint64_t rts_netif_hw_cpu_ns(void)
     return rts_mps2_now_ns(); /* guest time: under -icount, instructions x 2^shift ns */
 }
 
+static uint64_t board_clock(void *drv)
+{
+    (void)drv;
+    return rts_mps2_now_ns();
+}
+
+/* libshield's clock: the board's timer. The tick stops while the Ethernet
+ * interrupt (above the tick's priority) drains a flood, and servers and
+ * limits on a stopped clock would never replenish. */
+uint64_t (*const rts_netif_hw_clock)(void *drv) = board_clock;
+
 BaseType_t rts_netif_hw_open(void)
 {
     if (smsc9220_init(&dev, wait_ms) != SMSC9220_ERROR_NONE) return pdFAIL;
@@ -76,6 +89,7 @@ BaseType_t rts_netif_hw_open(void)
 
 BaseType_t rts_netif_hw_start(void)
 {
+    rx_on = true;
     smsc9220_enable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
     NVIC_ISER0 = 1u << ETH_IRQ;
     return pdPASS;
@@ -99,10 +113,27 @@ BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len)
     return e == SMSC9220_ERROR_NONE ? pdPASS : pdFAIL;
 }
 
+/* The LAN9118 keeps its RX interrupt asserted while the RX status FIFO is
+ * above its level. QEMU's model sets the status bit only when a frame
+ * arrives: a bit cleared while frames are still in the FIFO, and a FIFO too
+ * full to take another frame, would leave them there for good. So the
+ * interrupt is pended again by hand whenever frames wait and the line is on. */
+static bool frames_waiting(void)
+{
+    return smsc9220_get_rxfifo_data_used_space(&dev) != 0u;
+}
+
+static void pend_eth_irq(void)
+{
+    NVIC_ISPR0 = 1u << ETH_IRQ;
+}
+
 void rts_netif_hw_rx_irq(bool on)
 {
+    rx_on = on;
     if (on) {
         smsc9220_enable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
+        if (frames_waiting()) pend_eth_irq();
     } else {
         smsc9220_disable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
     }
@@ -121,29 +152,40 @@ static void discard(uint32_t size)
     }
 }
 
-/* IRQ 13. Bounded: at most 64 frames (more than the LAN9118's status FIFO
- * holds), each at most its status word's length of FIFO reads. */
+void rts_netif_hw_reposted(void)
+{
+    if (rx_on && frames_waiting()) pend_eth_irq(); /* the ISR stopped for want of a slot */
+}
+
+/* IRQ 13: the LAN9118's RX FIFOs into posted descriptor slots (the "DMA"),
+ * then the RX interrupt proper (rts_netif_rx_isr()). Like a DMA NIC, it
+ * stops when no slot is posted: the frames wait in the chip, whose FIFO
+ * drops what arrives once it is full (the emulated NIC's own drops); a slot
+ * posted again resumes it (rts_netif_hw_reposted()). Bounded: at most 64
+ * frames per pass (more than the status FIFO holds), each at most its
+ * status word's length of FIFO reads; frames left behind pend it again. */
 void rts_netif_mps2_eth_isr(void)
 {
     BaseType_t woken = pdFALSE;
-    const uint32_t rx_bit = 1u << SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL;
-    if ((get_irq_status(&dev) & rx_bit) != 0u) {
-        for (unsigned k = 0; k < 64u; k++) {
-            const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
-            if (size == 0u) break;
-            uint16_t slot = 0;
-            uint8_t *mem = rts_netif_hw_slot(&slot);
-            if (mem == NULL || size > RTS_NETIF_SLOT_BYTES || size <= 4u) { /* no descriptor: drop */
-                discard(size);
-                rts_netif_hw_ring_full();
-                continue;
-            }
-            (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
-            rts_netif_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
+    /* Cleared first: a frame that arrives while this drains sets it again. */
+    smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
+    if (!rx_on) return; /* the shield holds the line; pended before it did */
+    for (unsigned k = 0; k < 64u; k++) {
+        uint16_t slot = 0;
+        uint8_t *mem = rts_netif_hw_slot(&slot);
+        if (mem == NULL) break; /* no descriptor: the frames wait in the chip */
+        const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
+        if (size == 0u) break;
+        if (size > RTS_NETIF_SLOT_BYTES || size <= 4u) { /* not a frame a slot can hold: dropped */
+            discard(size);
+            rts_netif_hw_ring_full();
+            continue;
         }
-        smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
-        rts_netif_rx_isr(&woken);
+        (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
+        rts_netif_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
     }
-    smsc9220_clear_all_interrupts(&dev);
+    rts_netif_rx_isr(&woken); /* may post slots again, and pend this interrupt */
+    uint16_t slot;
+    if (rts_netif_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
     portYIELD_FROM_ISR(woken);
 }

@@ -72,10 +72,9 @@ rts_sock rts_net_socket(bool tcp, uint16_t port, unsigned backlog)
     return (rts_sock)s;
 }
 
-rts_err rts_net_shield_bind(const rts_shield_flow *flow)
+rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id)
 {
-    uint8_t id;
-    return rts_netif_bind(flow, &id);
+    return rts_netif_bind(flow, id);
 }
 
 int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap)

@@ -68,6 +68,7 @@ static TaskHandle_t net_task, poll_task;
 static void repost(uint16_t slot)
 {
     (void)ring_push(&posted, slot); /* cannot overflow: a slot is in one place at a time */
+    if (up) rts_netif_hw_reposted();
 }
 
 /* ------------------------------------------------ the NIC's side (hw) */
@@ -145,6 +146,11 @@ static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
             const rts_net_path p = path_of(&rx);
             stats.path_ns[p] += dt;
             stats.path_frames[p]++;
+            if (rx.flow < RTS_FLOW_MAX && rx.outcome != RTS_RX_GLOBAL_LIMIT) {
+                stats.flow_frames[rx.flow]++;
+                if (rx.outcome == RTS_RX_QUEUED) stats.flow_queued[rx.flow]++;
+            }
+            if (rx.recycled_flow < RTS_FLOW_MAX) stats.flow_recycled[rx.recycled_flow]++;
         }
         if (e != RTS_OK) {
             ring_drop_head(&filled); /* not a ring buffer: cannot happen; do not spin on it */
@@ -284,7 +290,7 @@ static BaseType_t initialise(NetworkInterface_t *itf)
     if (cfg->protect) {
         poll_task = xTaskCreateStatic(poll_main, "rts-poll", configMINIMAL_STACK_SIZE * 2, NULL,
                                       cfg->poll_task_prio, poll_stack, &poll_tcb);
-        const rts_freertos_cfg pc = {NULL, rx_irq_set, NULL, NULL, NULL, NULL, NULL};
+        const rts_freertos_cfg pc = {NULL, rx_irq_set, NULL, rts_netif_hw_clock, NULL, NULL, NULL};
         if (rts_freertos_init(&fr, &pc) != RTS_OK) return pdFAIL;
         rts_shield_cfg c = cfg->shield;
         c.protections |= RTS_SHIELD_RX_PATH;
