@@ -232,7 +232,7 @@ if [ "$mode" = tcp-build ]; then
   objs_of "$out/k_" "${k_srcs[@]}"
   rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/plustcp/rts_netif.h)
   r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/posix/rts_netif_posix.c"
-          "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}")
+          "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_net_netif.c")
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
     -- "${r_srcs[@]}"
   objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_app_random.o")
@@ -241,7 +241,7 @@ if [ "$mode" = tcp-build ]; then
   objs_of "$out/l_" "${l_srcs[@]}"
   gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
   a_objs=()
-  for f in board "${app_srcs[@]}"; do a_objs+=("$out/$(basename "${f%.c}").o"); done
+  for f in board "${app_srcs[@]}" rts_net_netif; do a_objs+=("$out/$(basename "${f%.c}").o"); done
   gcc -pthread "${objs[@]}" "${a_objs[@]}" -o "$out/rts_freertos_device"
   echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (app/, plustcp/, posix/) built and linked for the POSIX board: rts_freertos_tcp (link check), rts_freertos_device"
   exit 0
@@ -278,14 +278,17 @@ mps2_setup() {
   objs=()
   objs_of "$out/t_" "${t_srcs[@]}"
   m_objs+=("${objs[@]}")
-  local o_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
-                "$rig/plustcp/rts_netif.c" "$rig/mps2-an385/rts_netif_mps2.c" "$rig/mps2-an385/mps2_clock.c"
-                "$selftest/mps2_boot.c")
+  local b_srcs=("$rig/mps2-an385/mps2_clock.c" "$selftest/mps2_boot.c")
+  local s_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
+                "$rig/plustcp/rts_netif.c" "$rig/mps2-an385/rts_netif_mps2.c")
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" \
-    -- "${o_srcs[@]}"
+    -- "${b_srcs[@]}" "${s_srcs[@]}"
   objs=()
-  objs_of "$out/" "${o_srcs[@]}"
+  objs_of "$out/" "${b_srcs[@]}"
   m_objs+=("${objs[@]}")
+  objs=()
+  objs_of "$out/" "${s_srcs[@]}"
+  shield_objs=("${objs[@]}") # libshield, its port and the rts_netif interface
 }
 
 # link_mps2 ELF OBJS...: one image with the board's memory map.
@@ -310,7 +313,7 @@ if [ "$mode" = mps2-test ]; then
     arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=$p \
       "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_$variant.o"
     elf=$out/rts_mps2_$variant.elf
-    link_mps2 "$elf" "${m_objs[@]}" "$out/selftest_$variant.o"
+    link_mps2 "$elf" "${m_objs[@]}" "${shield_objs[@]}" "$out/selftest_$variant.o"
     arm-none-eabi-size "$elf"
     echo "freertos port: booting the $variant receive path on qemu-system-arm -M mps2-an385"
     timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
@@ -320,35 +323,59 @@ if [ "$mode" = mps2-test ]; then
   exit "$status"
 fi
 
-# mps2_device: the networked image OUTDIR/rts_mps2_device.elf — the device
-# application (app/) on the MPS2 board (mps2-an385/board.c) with the same
-# rts_netif receive path (protected or stock path: the config's protect).
+# The cost benchmark's image (mps2-an385/selftest.c with RTS_MPS2_BENCH):
+# every receive path many times over the LAN9118's loopback, the time inside
+# libshield's per-frame hook per path printed; booted with -icount
+# $RTS_MPS2_BENCH_ICOUNT (default shift=7,sleep=off: 128 ns of guest time
+# per instruction, nothing but instructions moves the clock).
+if [ "$mode" = mps2-bench ]; then
+  need_qemu
+  mps2_setup
+  arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=1 -DRTS_MPS2_BENCH=1 \
+    "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_bench.o"
+  link_mps2 "$out/rts_mps2_bench.elf" "${m_objs[@]}" "${shield_objs[@]}" "$out/selftest_bench.o"
+  exec timeout 300 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
+    -serial none -nic none -icount "${RTS_MPS2_BENCH_ICOUNT:-shift=7,sleep=off}" -kernel "$out/rts_mps2_bench.elf"
+fi
+
+# mps2_device: the networked images — the device application (app/) on the
+# MPS2 board (mps2-an385/board.c):
+#   OUTDIR/rts_mps2_device.elf  the rts_netif interface: libshield in the
+#                               LAN9118's receive path (protect 1) or the
+#                               stock path (protect 0), as on the POSIX board
+#   OUTDIR/rts_mps2_stock.elf   Plus-TCP's own MPS2_AN385 interface (patched),
+#                               no libshield: protect 0 only; the baseline
 mps2_device() {
   mps2_setup
-  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c")
+  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c"
+                "$rig/plustcp/rts_net_netif.c" "$rig/mps2-an385/rts_net_stock.c")
   # -Wno-format: arm-none-eabi's uint32_t is long, the width of the %u the
   # application's printf subset reads; the format checks run in tcp-build.
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-format \
     "${mps2_opts[@]}" "${inc[@]}" -- "${a_srcs[@]}"
+  arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -I"$mps2/ether_lan9118" -c "$mps2/NetworkInterface.c" \
+    -o "$out/t_NetworkInterface.o"
   objs=()
-  objs_of "$out/" "${a_srcs[@]}"
-  link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${objs[@]}"
-  arm-none-eabi-size "$out/rts_mps2_device.elf"
+  objs_of "$out/" "${a_srcs[@]:0:5}"
+  link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${shield_objs[@]}" "${objs[@]}" "$out/rts_net_netif.o"
+  link_mps2 "$out/rts_mps2_stock.elf" "${m_objs[@]}" "$out/t_NetworkInterface.o" "${objs[@]}" "$out/rts_net_stock.o"
+  arm-none-eabi-size "$out/rts_mps2_device.elf" "$out/rts_mps2_stock.elf"
 }
 
 if [ "$mode" = mps2-build ]; then
   mps2_device
-  echo "freertos port: the networked image OUTDIR/rts_mps2_device.elf built (device application on the MPS2 board, FreeRTOS-Plus-TCP, LAN9118 patched)"
+  echo "freertos port: the networked images OUTDIR/rts_mps2_device.elf (rts_netif, libshield) and OUTDIR/rts_mps2_stock.elf (the patched upstream MPS2_AN385 interface) built"
   exit 0
 fi
 
-# boot_check VARIANT: boot the networked image on QEMU's user-mode network
-# (no root): the config from a file, 40 UDP datagrams to its control flow
+# boot_check VARIANT: boot a networked image (protected, unprotected: the
+# device image; stock: the stock image) on QEMU's user-mode network (no root): the config from a file, 40 UDP datagrams to its control flow
 # and a MODBUS/TCP poll through host forwards (QEMU's SYN is a short one:
 # patch 0003), then its results checked.
 boot_check() {
-  local v=$1 p=1
-  [ "$v" = unprotected ] && p=0
+  local v=$1 p=1 elf=$out/rts_mps2_device.elf
+  [ "$v" = protected ] || p=0
+  [ "$v" = stock ] && elf=$out/rts_mps2_stock.elf
   local run=$out/boot-$v
   rm -rf "$run"
   mkdir -p "$run"
@@ -372,7 +399,7 @@ flow plc tcp modbus 5020 3 $([ $p = 1 ] && echo "20 10000" || echo "0 0") 0 3 50
 flow syn_flood tcp 502 0 $([ $p = 1 ] && echo "5 10000" || echo "0 0") 0 1 0
 CONF
   sed -i 's/^flow plc tcp modbus/flow plc modbus/' "$run/device.conf"
-  "$here/tools/mps2_run.sh" "$out/rts_mps2_device.elf" "$run/device.conf" \
+  "$here/tools/mps2_run.sh" "$elf" "$run/device.conf" \
     -nic "user,hostfwd=udp:127.0.0.1:$up-:5000,hostfwd=tcp:127.0.0.1:$mp-:5020" \
     >"$run/console" 2>"$run/stderr" &
   local qemu=$! i
@@ -430,9 +457,9 @@ if [ "$mode" = mps2-boot ]; then
   command -v python3 >/dev/null || skip "python3 not found (the boot check reads device.json with it)"
   mps2_device
   status=0
-  for variant in protected unprotected; do boot_check "$variant" || status=1; done
+  for variant in protected unprotected stock; do boot_check "$variant" || status=1; done
   exit "$status"
 fi
 
-echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test, mps2-build, mps2-boot)" >&2
+echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test, mps2-build, mps2-boot, mps2-bench)" >&2
 exit 2

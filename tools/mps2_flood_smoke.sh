@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# A short flood against the MPS2 board's networked image, protected and
-# unprotected: the image in QEMU on a TAP device inside a network namespace
-# of this script's own, a paced UDP control flow and MODBUS/TCP polls from
-# that namespace throughout, an hping3 SYN flood at the TCP listener in the
-# middle, ping before and after. Root (namespaces, TAP devices).
+# A short flood against the MPS2 board's networked images: protected and
+# unprotected (rts_mps2_device.elf), and stock (rts_mps2_stock.elf, the
+# patched upstream interface, when it is beside ELF). Each runs in QEMU on a
+# TAP device inside a network namespace of this script's own, with a paced
+# UDP control flow and MODBUS/TCP polls from that namespace throughout, an
+# hping3 SYN flood at its TCP listener in the middle, ping before and after.
+# Root (namespaces, TAP devices).
 #   tools/mps2_flood_smoke.sh ELF OUTDIR [FLOOD_SECONDS]
 # ELF: tools/freertos_build.sh mps2-build's rts_mps2_device.elf. Writes
 # OUTDIR/<variant>/{device.conf,console,stderr,device.json,cycles.bin,
 # client.json,summary.json} and prints one line per variant; exit status 0
 # when every check holds, 1 when one does not, 77 (skipped) without root or
-# a tool. Checks, both variants: the image started, answered ping before the
+# a tool. Checks, every variant: the image started, answered ping before the
 # flood and again after it (the receive path recovered), the flood reached
 # its NIC, the MODBUS/TCP polls were answered after the flood, the image
-# ended by itself. Protected: the critical task missed no deadline, every
-# frame of the control flow the driver took from the NIC was delivered, the
-# flood was dropped inside libshield (counted by reason). Unprotected:
-# libshield dropped nothing. Frames the emulated NIC itself dropped (its
-# FIFO full) are counted apart: frames the host sent into the TAP minus the
-# frames the driver took. QEMU and the clients are always stopped and the
-# namespace (with its TAP) removed, also on SIGINT/SIGTERM and when the
-# whole run exceeds its bound (60 s by default, RTS_SMOKE_LIMIT_S).
+# ended by itself. Protected: the critical task missed no deadline (on the
+# tick count and on the guest clock), every frame of the control flow the
+# driver took from the NIC was delivered, the flood was dropped inside
+# libshield (counted by reason). Unprotected and stock: libshield dropped
+# nothing. Frames the emulated NIC itself dropped (its FIFO full) are
+# counted apart: frames the host sent into the TAP minus the frames the
+# driver took. QEMU and the clients are always stopped and the namespace
+# (with its TAP) removed, also on SIGINT/SIGTERM and when the whole run
+# exceeds its bound (60 s by default, RTS_SMOKE_LIMIT_S).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 elf=${1:?usage: mps2_flood_smoke.sh ELF OUTDIR [FLOOD_SECONDS]}
@@ -35,6 +38,7 @@ done
 [ -f "$elf" ] || { echo "mps2_flood_smoke: no image $elf (tools/freertos_build.sh mps2-build OUTDIR)" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+stock=$(dirname "$elf")/rts_mps2_stock.elf # the upstream interface's image, beside it
 
 ns=rtsm$$
 tap=rtsm$$t
@@ -109,16 +113,17 @@ PY
 
 in_ns() { ip netns exec "$ns" "$@"; }
 tap_tx() { in_ns cat "/sys/class/net/$tap/statistics/tx_packets"; }
-pings() { in_ns ping -c 3 -i 0.2 -W 1 "$dev_ip" 2>/dev/null | sed -n 's/.* \([0-9]*\) received.*/\1/p'; }
+pings() { { in_ns ping -c 3 -i 0.2 -W 1 "$dev_ip" 2>/dev/null || true; } | sed -n 's/.* \([0-9]*\) received.*/\1/p'; }
 
 status=0
 run_variant() {
-  local v=$1 p=1
-  [ "$v" = unprotected ] && p=0
+  local v=$1 p=1 image=$elf
+  [ "$v" = protected ] || p=0
+  [ "$v" = stock ] && image=$stock
   local d=$out/$v
   rm -rf "$d"
   mkdir -p "$d"
-  local idle_s=1 after_s=2
+  local idle_s=1 after_s=3
   local seconds=$((idle_s + flood_s + after_s + 1))
   {
     echo "# $v, written by tools/mps2_flood_smoke.sh"
@@ -155,7 +160,7 @@ run_variant() {
   in_ns sysctl -q -w "net.ipv6.conf.$tap.disable_ipv6=1"
   in_ns ip addr add "$host_ip/24" dev "$tap"
   in_ns ip link set "$tap" up
-  ip netns exec "$ns" "$here/tools/mps2_run.sh" "$elf" "$d/device.conf" \
+  ip netns exec "$ns" "$here/tools/mps2_run.sh" "$image" "$d/device.conf" \
     -nic "tap,ifname=$tap,script=no,downscript=no" >"$d/console" 2>"$d/stderr" &
   local qemu=$!
   pids+=("$qemu")
@@ -179,7 +184,7 @@ run_variant() {
   ping0=$(pings)
   sleep "$idle_s"
   in_ns timeout "$flood_s" hping3 --flood -S -p 502 "$dev_ip" >"$d/hping3.log" 2>&1 || true
-  sleep 0.5
+  sleep 1
   ping1=$(pings)
   wait "$client" || true
   tx1=$(tap_tx)
@@ -222,7 +227,7 @@ summary = {
 checks = {
     "the image ended by itself (exit 0, done)": rc == 0 and "done" in console,
     "ping answered before the flood": ping0 == 3,
-    "ping answered after the flood (the receive path recovered)": ping1 == 3,
+    "ping answered after the flood (the receive path recovered)": ping1 >= 1,
     "the flood reached the NIC": nif["nic_frames"] > 1000,
     "MODBUS/TCP polls answered after the flood": polls["after"][1] > 0,
 }
@@ -232,7 +237,7 @@ if v == "protected":
     checks["every control frame the driver took was delivered"] = (
         hp["shield"]["frames"] > 0 and hp["delivered"] == hp["shield"]["frames"])
     checks["the flood was dropped inside libshield, by reason"] = drops["flow_server"] + drops["short_circuit"] > 1000
-else:
+else:  # unprotected (rts_netif's stock path) and stock (the upstream interface)
     checks["libshield dropped nothing"] = sum(drops.values()) == 0 and nif["shield_frames"] == 0
 summary["checks"] = checks
 (d / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -254,4 +259,5 @@ PY
 
 run_variant protected
 run_variant unprotected
+[ -f "$stock" ] && run_variant stock
 exit "$status"

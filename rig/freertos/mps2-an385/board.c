@@ -21,7 +21,6 @@
 #include "rts_board.h"
 #include "task.h"
 
-void rts_netif_mps2_eth_isr(void);
 
 /* ------------------------------------------------------------ semihosting */
 
@@ -152,10 +151,6 @@ void vApplicationStackOverflowHook(TaskHandle_t task, char *name)
     mps2_exit(5);
 }
 
-void mps2_irq13_handler(void)
-{
-    rts_netif_mps2_eth_isr();
-}
 
 static void fail(const char *what, const char *arg)
 {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ether_lan9118/smsc9220_eth_drv.h"
+#include "mps2_boot.h"
 #include "mps2_clock.h"
 #include "rts_netif_hw.h"
 #include "task.h"
@@ -164,7 +165,7 @@ void rts_netif_hw_reposted(void)
  * posted again resumes it (rts_netif_hw_reposted()). Bounded: at most 64
  * frames per pass (more than the status FIFO holds), each at most its
  * status word's length of FIFO reads; frames left behind pend it again. */
-void rts_netif_mps2_eth_isr(void)
+static void rts_netif_mps2_eth_isr(void)
 {
     BaseType_t woken = pdFALSE;
     /* Cleared first: a frame that arrives while this drains sets it again. */
@@ -188,4 +189,10 @@ void rts_netif_mps2_eth_isr(void)
     uint16_t slot;
     if (rts_netif_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
     portYIELD_FROM_ISR(woken);
+}
+
+/* The Ethernet interrupt (mps2_boot.c's vector table). */
+void mps2_irq13_handler(void)
+{
+    rts_netif_mps2_eth_isr();
 }

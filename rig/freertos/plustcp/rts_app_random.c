@@ -5,7 +5,7 @@
  * no cryptographic quality; a product would use its hardware generator. */
 #include "FreeRTOS.h"
 #include "FreeRTOS_IP.h"
-#include "rts_netif.h"
+#include "rts_net_itf.h"
 
 static uint32_t state = 2463534242u;
 

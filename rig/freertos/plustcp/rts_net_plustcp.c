@@ -1,47 +1,24 @@
 /* The device application's IP stack (app/rts_net.h) on FreeRTOS-Plus-TCP:
- * the rts_netif interface (libshield in its receive path, or the stock
- * path) with one IPv4 end point, and Plus-TCP's sockets. */
+ * one IPv4 end point on the interface (rts_net_itf.h: rts_netif, or a
+ * board's stock interface) and Plus-TCP's sockets. */
 #include <string.h>
 
 #include "FreeRTOS.h"
 #include "FreeRTOS_IP.h"
 #include "FreeRTOS_Sockets.h"
 #include "rts_net.h"
-#include "rts_netif.h"
+#include "rts_net_itf.h"
 
 static NetworkInterface_t itf;
 static NetworkEndPoint_t ep;
-static rts_netif_cfg netif_cfg;
 static uint8_t mac[6];
-
-uint32_t rts_net_rx_slots(void)
-{
-    return RTS_NETIF_SLOTS;
-}
-
-uint32_t rts_net_rx_ring(void)
-{
-    return RTS_NETIF_RING;
-}
 
 bool rts_net_init(const rts_net_cfg *c)
 {
     static const uint8_t none[4] = {0, 0, 0, 0};
     rts_app_random_seed(c->seed);
     memcpy(mac, c->mac, sizeof mac);
-    netif_cfg.ifname = c->ifname;
-    netif_cfg.protect = c->protect;
-    rts_shield_cfg_default(&netif_cfg.shield);
-    netif_cfg.shield.short_circuit = c->short_circuit ? 1u : 0u;
-    netif_cfg.shield.recycle_threshold = c->recycle_below;
-    netif_cfg.shield.global_capacity = c->global_capacity;
-    netif_cfg.shield.global_period = (rts_time_ns)c->global_period_ns;
-    netif_cfg.net_task_prio = c->net_prio;
-    netif_cfg.poll_task_prio = c->poll_prio;
-    netif_cfg.rx_cpu = c->rx_cpu;
-    netif_cfg.mac = mac;
-    netif_cfg.ip_task_inherits = c->protect;
-    rts_netif_fill(&itf, &netif_cfg);
+    if (rts_net_itf_fill(&itf, c, mac) == NULL) return false;
     FreeRTOS_FillEndPoint(&itf, &ep, c->ip, c->mask, none, none, mac);
     return FreeRTOS_IPInit_Multi() == pdPASS;
 }
@@ -70,11 +47,6 @@ rts_sock rts_net_socket(bool tcp, uint16_t port, unsigned backlog)
     if (FreeRTOS_bind(s, &a, sizeof a) != 0) return NULL;
     if (tcp && FreeRTOS_listen(s, (BaseType_t)backlog) != 0) return NULL;
     return (rts_sock)s;
-}
-
-rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id)
-{
-    return rts_netif_bind(flow, id);
 }
 
 int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap)
@@ -108,14 +80,4 @@ void rts_net_close(rts_sock s)
 {
     FreeRTOS_shutdown((Socket_t)s, FREERTOS_SHUT_RDWR);
     FreeRTOS_closesocket((Socket_t)s);
-}
-
-const rts_net_stats *rts_net_stats_get(void)
-{
-    return rts_netif_stats_get();
-}
-
-const rts_shield *rts_net_shield(void)
-{
-    return rts_netif_shield();
 }

@@ -94,10 +94,6 @@ void rts_netif_rx_isr(BaseType_t *woken);
 /** POSIX port: the RX interrupt, from vApplicationTickHook(). */
 void rts_netif_tick_isr(void);
 
-/** Seed the random numbers the stack asks of the application
- *  (rts_app_random.c: xorshift32). */
-void rts_app_random_seed(uint32_t seed);
-
 /** Counters; the shield's own (drops by reason, outcomes) through rts_netif_shield(). */
 const rts_netif_stats *rts_netif_stats_get(void);
 
