@@ -11,17 +11,32 @@
 #       build the self-test for Cortex-M3 and boot it in
 #       `qemu-system-arm -M mps2-an385` (semihosting: output and exit status)
 #   tools/freertos_build.sh tcp-build OUTDIR
-#       compile the rig's FreeRTOS-Plus-TCP interface with libshield in its
-#       receive path (rig/freertos/rts_netif.c, -Werror) with the stack,
-#       the kernel and libshield for the POSIX port, and link the link check
-#       (OUTDIR/rts_freertos_tcp) and the device application that
-#       `rtshield rig freertos-tcp` runs (OUTDIR/rts_freertos_device)
+#       the rig's device on the POSIX board (rig/freertos: app/, plustcp/,
+#       posix/; -Werror) with FreeRTOS-Plus-TCP, the kernel and libshield:
+#       links the link check (OUTDIR/rts_freertos_tcp) and the device
+#       application that `rtshield rig freertos-tcp` runs
+#       (OUTDIR/rts_freertos_device)
 #   tools/freertos_build.sh mps2-test OUTDIR
-#       the same receive path (rig/freertos/rts_netif.c) on Cortex-M3 with
-#       FreeRTOS-Plus-TCP and the MPS2 board's LAN9118 (rts_netif_mps2.c),
-#       booted twice in qemu-system-arm -M mps2-an385 (protected, then the
-#       stock path): synthetic control and flood frames through the LAN9118's
-#       PHY loopback, counters over semihosting, exit status = the checks
+#       the same receive path (rig/freertos/plustcp/rts_netif.c) on Cortex-M3
+#       with FreeRTOS-Plus-TCP and the MPS2 board's LAN9118
+#       (mps2-an385/rts_netif_mps2.c), booted twice in qemu-system-arm -M
+#       mps2-an385 (protected, then the stock path): synthetic control and
+#       flood frames through the LAN9118's PHY loopback, counters over
+#       semihosting, exit status = the checks
+#   tools/freertos_build.sh mps2-build OUTDIR
+#       the networked images of the MPS2 board: the device application with
+#       rts_netif (OUTDIR/rts_mps2_device.elf) and with Plus-TCP's own
+#       MPS2_AN385 interface (OUTDIR/rts_mps2_stock.elf); tools/mps2_run.sh
+#       runs them, tools/mps2_flood_smoke.sh floods them on a TAP (root)
+#   tools/freertos_build.sh mps2-boot OUTDIR
+#       mps2-build, then each image booted on QEMU's user-mode network (no
+#       root): UDP datagrams and a MODBUS/TCP poll, its device.json checked
+#   tools/freertos_build.sh mps2-bench OUTDIR
+#       the receive path's cost image, booted under -icount
+#       (bench/mps2_isr_cost.sh reads its output)
+# Both rig builds compile a copy of FreeRTOS-Plus-TCP's source in OUTDIR with
+# the project's patches applied (rig/freertos/patches/); a patch that no
+# longer applies fails the build.
 # The FreeRTOS sources come from $RTS_THIRD_PARTY (default: the repository's
 # third_party/), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
@@ -37,8 +52,8 @@ if [ "${1:-}" = __cc ]; then
   set -- "${@:1:$#-1}"
   exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
 fi
-mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
-out=${2:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
+mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench OUTDIR [--markdown]}
+out=${2:?usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench OUTDIR [--markdown]}
 fmt=${3:-}
 tp=${RTS_THIRD_PARTY:-$here/third_party}
 kernel=${RTS_FREERTOS_KERNEL:-$tp/FreeRTOS-Kernel}

@@ -11,7 +11,7 @@
 # "sync GUEST_NS TICKS" line per 100 ms snapshot, "done"); stderr: its error
 # lines and QEMU's own; exit status: the image's (0 done, 2 bad config,
 # 3 a socket, 4 kernel assertion, 5 stack overflow, 6/7 start-up or fault).
-# Time: -icount shift=5,align=on,sleep=on (docs/decisions/mps2-icount.md);
+# Time: -icount shift=5,align=on,sleep=on (docs/decisions/mps2-board.md);
 # RTS_MPS2_ICOUNT replaces it (the cost benchmark's exact counts).
 set -euo pipefail
 elf=${1:?usage: mps2_run.sh ELF CONFIG NIC-OPTION...}

@@ -131,7 +131,7 @@ void rts_board_tick_isr(void)
 void rts_board_idle(void)
 {
     /* No WFI: the idle loop spins, so guest time advances only with
-     * instructions and never jumps (docs/decisions/mps2-icount.md). */
+     * instructions and never jumps (docs/decisions/mps2-board.md). */
 }
 
 void rts_board_snapshot(uint64_t t_ns)

@@ -1,7 +1,7 @@
 /* The MPS2 board's clock: the AN385's APB timer 0 (CMSDK timer at
  * 0x40000000, clocked at the 25 MHz system clock) counting freely, extended
  * to 64 bits. In QEMU with -icount it counts guest time, which advances with
- * the instructions executed (docs/decisions/mps2-icount.md). */
+ * the instructions executed (docs/decisions/mps2-board.md). */
 #ifndef RTS_MPS2_CLOCK_H
 #define RTS_MPS2_CLOCK_H
 
