@@ -244,7 +244,7 @@ static void critical_task(void *arg)
     vTaskSuspend(NULL);
 }
 
-static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, uint32_t per_ms)
+static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, uint32_t per_ms, uint32_t queue)
 {
     Socket_t s = FreeRTOS_socket(FREERTOS_AF_INET, tcp ? FREERTOS_SOCK_STREAM : FREERTOS_SOCK_DGRAM,
                                  tcp ? FREERTOS_IPPROTO_TCP : FREERTOS_IPPROTO_UDP);
@@ -257,13 +257,14 @@ static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, 
     if (tcp && FreeRTOS_listen(s, 4) != 0) return NULL;
 #if RTS_MPS2_PROTECT
     const rts_shield_flow f = {tcp ? RTS_PROTO_TCP : RTS_PROTO_UDP, port, 0, prio, cap,
-                               (rts_time_ns)per_ms * 1000000u, 0};
+                               (rts_time_ns)per_ms * 1000000u, queue};
     uint8_t id;
     if (rts_netif_bind(&f, &id) != RTS_OK) return NULL;
 #else
     (void)prio;
     (void)cap;
     (void)per_ms;
+    (void)queue;
 #endif
     return s;
 }
@@ -289,23 +290,6 @@ static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, 
  *   flow_limit     SYNs at 8 per ms to a listener served 5 per 10 ms */
 #define BULK_PORT 6000u
 #define SMALL_PORT 7000u
-
-static Socket_t bench_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, uint32_t per_ms, uint32_t queue)
-{
-    Socket_t s = FreeRTOS_socket(FREERTOS_AF_INET, tcp ? FREERTOS_SOCK_STREAM : FREERTOS_SOCK_DGRAM,
-                                 tcp ? FREERTOS_IPPROTO_TCP : FREERTOS_IPPROTO_UDP);
-    if (s == FREERTOS_INVALID_SOCKET) return NULL;
-    struct freertos_sockaddr a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = FREERTOS_AF_INET;
-    a.sin_port = FreeRTOS_htons(port);
-    if (FreeRTOS_bind(s, &a, sizeof a) != 0) return NULL;
-    if (tcp && FreeRTOS_listen(s, 4) != 0) return NULL;
-    const rts_shield_flow f = {tcp ? RTS_PROTO_TCP : RTS_PROTO_UDP, port, 0, prio, cap,
-                               (rts_time_ns)per_ms * 1000000u, queue};
-    uint8_t id;
-    return rts_netif_bind(&f, &id) == RTS_OK ? s : NULL;
-}
 
 static void send_udp(uint16_t port)
 {
@@ -350,10 +334,10 @@ static void bench_wire(void *arg)
 
 static void bench_main(void)
 {
-    Socket_t h = bench_sock(false, CTRL_PORT, 5, 0, 10, 0);
-    Socket_t b = bench_sock(false, BULK_PORT, 1, 0, 10, 0);
-    Socket_t q = bench_sock(false, SMALL_PORT, 2, 0, 10, 4);
-    Socket_t l = bench_sock(true, LISTEN_PORT, 0, 5, 10, 0);
+    Socket_t h = open_sock(false, CTRL_PORT, 5, 0, 10, 0);
+    Socket_t b = open_sock(false, BULK_PORT, 1, 0, 10, 0);
+    Socket_t q = open_sock(false, SMALL_PORT, 2, 0, 10, 4);
+    Socket_t l = open_sock(true, LISTEN_PORT, 0, 5, 10, 0);
     if (h == NULL || b == NULL || q == NULL || l == NULL) {
         print("rts mps2 bench: cannot open the sockets\n");
         finish(3);
@@ -405,8 +389,8 @@ static void main_task(void *arg)
 #endif
     /* flows as in rig/freertos/device.toml: control above the critical task,
      * the listener at the lowest level with a server of 5 per 10 ms */
-    Socket_t c = open_sock(false, CTRL_PORT, 5, 20, 10);
-    Socket_t l = open_sock(true, LISTEN_PORT, 0, 5, 10);
+    Socket_t c = open_sock(false, CTRL_PORT, 5, 20, 10, 0);
+    Socket_t l = open_sock(true, LISTEN_PORT, 0, 5, 10, 0);
     if (c == NULL || l == NULL) {
         print("rts mps2: cannot open the sockets\n");
         finish(3);
