@@ -43,9 +43,9 @@ class FigureProblem(RuntimeError):
 
 
 def _name(fig: Figure) -> str:
-    sup = getattr(fig, "_suptitle", None)
-    if sup is not None and sup.get_text():
-        return repr(sup.get_text())
+    """The figure as a message names it: its title, else its first panel's."""
+    if fig.get_suptitle():
+        return repr(fig.get_suptitle())
     for ax in fig.axes:
         if ax.get_title():
             return f"with the panel {ax.get_title()!r}"
@@ -136,41 +136,39 @@ def _legends(fig: Figure) -> list[Any]:
     return [leg for leg in legs if leg.get_visible()]
 
 
-def figure_problems(fig: Figure) -> list[str]:
-    """Draw ``fig`` and list its layout problems (empty: none); see the module's text."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+def _text_outside(fig: Figure, renderer: Any, name: str) -> list[str]:
+    """Axes' labels, figure texts and legends that reach past the canvas."""
     from matplotlib.text import Text
-    from matplotlib.transforms import Bbox
 
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    canvas = fig.bbox
-    name = _name(fig)
-    problems: list[str] = []
-
+    canvas, out = fig.bbox, []
     for ax in fig.axes:
-        if not ax.get_visible():
-            continue
-        side = _outside(ax.get_tightbbox(renderer), canvas)
-        if side:
-            problems.append(f"figure {name}: {_axes_name(ax)}'s labels reach past the "
-                            f"canvas's {side} edge")
+        if ax.get_visible():
+            side = _outside(ax.get_tightbbox(renderer), canvas)
+            if side:
+                out.append(f"figure {name}: {_axes_name(ax)}'s labels reach past the "
+                           f"canvas's {side} edge")
     axes_texts = {id(t) for ax in fig.axes for t in ax.findobj(Text)}
     for t in fig.findobj(Text):
         if id(t) in axes_texts or not t.get_visible() or not t.get_text().strip():
             continue
         side = _outside(t.get_window_extent(renderer), canvas)
         if side:
-            problems.append(f"figure {name}: the text {t.get_text()!r} reaches past the "
-                            f"canvas's {side} edge")
+            out.append(f"figure {name}: the text {t.get_text()!r} reaches past the "
+                       f"canvas's {side} edge")
+    for leg in _legends(fig):
+        side = _outside(leg.get_window_extent(renderer), canvas)
+        if side:
+            out.append(f"figure {name}: a legend reaches past the canvas's {side} edge")
+    return out
 
+
+def _legends_over_data(fig: Figure, renderer: Any, name: str) -> list[str]:
+    """Legends whose box, where it lies on an axes, touches that axes' data."""
+    from matplotlib.transforms import Bbox
+
+    out = []
     for leg in _legends(fig):
         box = leg.get_window_extent(renderer)
-        side = _outside(box, canvas)
-        if side:
-            problems.append(f"figure {name}: a legend reaches past the canvas's {side} edge")
         inner = Bbox.from_extents(box.x0 + _TOL, box.y0 + _TOL, box.x1 - _TOL, box.y1 - _TOL)
         for ax in fig.axes:
             if not ax.get_visible():
@@ -180,12 +178,15 @@ def figure_problems(fig: Figure) -> list[str]:
                 continue
             for what, path, filled, points, radius in _data(ax):
                 if _covers(over, path, filled, points, radius):
-                    problems.append(f"figure {name}: a legend covers the {what} of "
-                                    f"{_axes_name(ax)}")
+                    out.append(f"figure {name}: a legend covers the {what} of "
+                               f"{_axes_name(ax)}")
                     break
+    return out
 
-    from matplotlib.lines import Line2D
 
+def _cut_markers(fig: Figure, name: str) -> list[str]:
+    """Marked lines with a point drawn on (or just past) the edge of the axes clipping it."""
+    out = []
     for ax in fig.axes:
         if not ax.get_visible():
             continue
@@ -194,20 +195,29 @@ def figure_problems(fig: Figure) -> list[str]:
             if (not line.get_visible() or not line.get_clip_on()
                     or line.get_marker() in (None, "None", "none", "", " ")):
                 continue
-            assert isinstance(line, Line2D)
             r = _radius(line, fig.dpi)
-            xy = line.get_transform().transform(line.get_xydata())
-            for x, y in xy:
-                inside_x = box.x0 - r < x < box.x1 + r
-                inside_y = box.y0 - r < y < box.y1 + r
-                if not (inside_x and inside_y):
-                    continue  # outside the view (not drawn at all)
+            for x, y in line.get_transform().transform(line.get_xydata()):
+                if not (box.x0 - r < x < box.x1 + r and box.y0 - r < y < box.y1 + r):
+                    continue  # outside the view: not drawn at all
                 if (x - r < box.x0 - _TOL or x + r > box.x1 + _TOL
                         or y - r < box.y0 - _TOL or y + r > box.y1 + _TOL):
-                    problems.append(f"figure {name}: a marker of {line.get_label()!r} is "
-                                    f"cut by the edge of {_axes_name(ax)}")
+                    out.append(f"figure {name}: a marker of {line.get_label()!r} is "
+                               f"cut by the edge of {_axes_name(ax)}")
                     break
-    return problems
+    return out
+
+
+def figure_problems(fig: Figure) -> list[str]:
+    """Draw ``fig`` and list its layout problems (empty: none); see the module's text."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    name = _name(fig)
+    return (_text_outside(fig, renderer, name) + _legends_over_data(fig, renderer, name)
+            + _cut_markers(fig, name))
 
 
 def check_if_asked(fig: Figure, dpi: float) -> None:
