@@ -296,9 +296,14 @@ class Processes:
             self.stop_all()
 
     def stop_all(self, sig: int = signal.SIGTERM, grace: float = 2.0) -> None:
-        """Signal every process group (newest first), SIGKILL what is left after ``grace``."""
-        for p in reversed(self._procs):
-            self._terminate(p, sig, grace)
+        """Signal every process group at once (newest first), SIGKILL what is left after
+        ``grace``."""
+        procs = list(reversed(self._procs))
+        for p in procs:
+            self._signal(p, sig)
+        deadline = time.monotonic() + grace
+        for p in procs:
+            self._terminate(p, sig, max(0.0, deadline - time.monotonic()), signalled=True)
         self._procs.clear()
 
     def start(
@@ -361,13 +366,19 @@ class Processes:
         return next((p for p in self._procs if p.popen is popen), None)
 
     @staticmethod
-    def _terminate(proc: _Proc, sig: int, grace: float) -> None:
-        p = proc.popen
-        if p.poll() is None:
+    def _signal(proc: _Proc, sig: int) -> None:
+        if proc.popen.poll() is None:
             try:
-                os.killpg(p.pid, sig)
+                os.killpg(proc.popen.pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    @classmethod
+    def _terminate(cls, proc: _Proc, sig: int, grace: float, signalled: bool = False) -> None:
+        p = proc.popen
+        if p.poll() is None:
+            if not signalled:
+                cls._signal(proc, sig)
             try:
                 p.wait(timeout=grace)
             except subprocess.TimeoutExpired:

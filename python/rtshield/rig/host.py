@@ -19,6 +19,7 @@ TOOLS: dict[str, str] = {
     "ip": "iproute2",
     "nft": "nftables",
     "taskset": "util-linux",
+    "chrt": "util-linux",
     "timeout": "coreutils",
     "hping3": "hping3",
     "mausezahn": "netsniff-ng",

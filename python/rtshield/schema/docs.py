@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rtshield.errors import UsageError
-from rtshield.schema import system
+from rtshield.schema import profile, system
 from rtshield.schema.base import (
     cell,
     file_schema,
@@ -74,7 +74,8 @@ def _only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[st
 
 def json_schema(which: str = "scenario") -> dict[str, Any]:
     """The JSON Schema of a scenario file (``which="scenario"``), a system file
-    (``"system"``, :mod:`rtshield.schema.system`) or a platform preset
+    (``"system"``, :mod:`rtshield.schema.system`), a storm profile of ``rtshield rig
+    device`` (``"profile"``, :mod:`rtshield.schema.profile`) or a platform preset
     (``"platform"``), with the limits of this build's libshield and simulator.
 
     A key a preset's ``[defaults]`` may give is not required here (the file
@@ -82,6 +83,8 @@ def json_schema(which: str = "scenario") -> dict[str, Any]:
     only its own keys."""
     if which == "system":
         return system.json_schema()
+    if which == "profile":
+        return profile.json_schema()
     model = {"scenario": ScenarioFile, "platform": PresetFile}[which]
     schema = file_schema(model)
     lim = limits()
