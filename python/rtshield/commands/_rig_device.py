@@ -141,7 +141,10 @@ def handle_device(args) -> int:
     target = link.check_target(args.target)
     harness.check_ifname(args.iface, "--iface")
     path = Path(args.profile) if args.profile else device.default_profile()
-    prof, text = device.load_profile(path)
+    try:
+        prof, text = device.load_profile(path)
+    except UsageError as e:
+        raise UsageError(f"rig device: --profile {e}") from None
     prof = device.select(prof, _names(args.storms, "--storms"), _names(args.monitors, "--monitors"))
     harness.require_root()
     harness.TOOLS.setdefault("trafgen", "netsniff-ng")

@@ -107,7 +107,13 @@ class Counters:
 
     @classmethod
     def read(cls, iface: str) -> Counters:
-        return cls(mono_ns(), _tx_packets(iface), _out_rsts())
+        try:
+            return cls(mono_ns(), _tx_packets(iface), _out_rsts())
+        except (OSError, ValueError) as e:
+            raise RigError(
+                f"rig device: cannot read the counters of --iface {iface} (gone?): "
+                f"{getattr(e, 'strerror', None) or e}"
+            ) from None
 
     def rates(self, later: Counters, over_ns: int | None = None) -> tuple[float, float]:
         """Packets/s transmitted, and RSTs/s sent, between this sample and ``later``, per
