@@ -250,6 +250,17 @@ def _no_nulls(node: Any) -> Any:
     return node
 
 
+def only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """JSON Schema rules: ``if tag == k then only keys_of[k]``, for every ``k``."""
+    return [
+        {
+            "if": {"properties": {tag: {"const": k}}, "required": [tag]},
+            "then": {"propertyNames": {"enum": list(keys)}},
+        }
+        for k, keys in keys_of.items()
+    ]
+
+
 def file_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema (2020-12) of a file's model; its optional keys are those the
     file may leave out."""

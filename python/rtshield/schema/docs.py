@@ -14,6 +14,7 @@ from rtshield.schema.base import (
     cell,
     file_schema,
     key_table,
+    only_keys,
 )
 from rtshield.schema.fields import (
     limits,
@@ -61,17 +62,6 @@ PATTERN_DOCS = {
 }
 
 
-def _only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
-    """``if tag == k then only keys_of[k]``, for every ``k``."""
-    return [
-        {
-            "if": {"properties": {tag: {"const": k}}, "required": [tag]},
-            "then": {"propertyNames": {"enum": list(keys)}},
-        }
-        for k, keys in keys_of.items()
-    ]
-
-
 def json_schema(which: str = "scenario") -> dict[str, Any]:
     """The JSON Schema of a scenario file (``which="scenario"``), a system file
     (``"system"``, :mod:`rtshield.schema.system`), a storm profile of ``rtshield rig
@@ -115,12 +105,12 @@ def json_schema(which: str = "scenario") -> dict[str, Any]:
         defs["NicTable"]["properties"]["queues"]["maxItems"] = lim["nic_queues"]
         buffers = defs["RxTable"]["properties"]["buffers"]
         buffers.update(minimum=2, maximum=lim["pool_max"])
-        defs["FlowTable"]["allOf"] = _only_keys(
+        defs["FlowTable"]["allOf"] = only_keys(
             "pattern", {p: FLOW_COMMON + ks for p, ks in PATTERNS.items()}
         )
-        defs["TaskTable"]["allOf"] = _only_keys("kind", TASK_KEYS)
+        defs["TaskTable"]["allOf"] = only_keys("kind", TASK_KEYS)
         plain = {k: ("kind", "also", "enable_bits") + ks for k, ks in MITIGATION_KINDS.items()}
-        rules = _only_keys("kind", plain)
+        rules = only_keys("kind", plain)
         for rule in rules:  # with `also`, the keys of those kinds are allowed too
             rule["if"]["not"] = {"required": ["also"]}
         defs["MitigationTable"]["allOf"] = rules

@@ -16,7 +16,7 @@ valid one (``storm.syn_open.port: must be at most 65535, got 70000``);
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BeforeValidator,
@@ -162,6 +162,32 @@ class Table(base.TomlTable):
     """A table of a profile."""
 
 
+class KindTable(Table):
+    """An array entry whose ``kind`` decides the keys it takes: ``COMMON`` and
+    ``KEYS[kind]`` (``WHAT`` names it in errors)."""
+
+    KINDS: ClassVar[Mapping[str, str]] = {}
+    KEYS: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    COMMON: ClassVar[tuple[str, ...]] = ()
+    WHAT: ClassVar[str] = ""
+
+    @classmethod
+    def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
+        kind = data.get("kind")
+        return cls.COMMON + cls.KEYS.get(kind, ()) if isinstance(kind, str) else ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_first(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            k = data.get("kind")
+            if k is None:
+                raise fail("missing (required)", "kind")
+            if not isinstance(k, str) or k not in cls.KINDS:
+                raise fail(f"{k!r} is not a {cls.WHAT} kind: {', '.join(cls.KINDS)}", "kind")
+        return data
+
+
 class ProfileTable(Table):
     """``[profile]``: the test as a whole."""
 
@@ -204,8 +230,10 @@ class RampTable(Table):
     )
 
 
-class StormEntry(Table):
+class StormEntry(KindTable):
     """``[[storm]]``: one storm, a ramp of rates; each kind takes its keys."""
+
+    KINDS, KEYS, COMMON, WHAT = STORM_KINDS, STORM_KEYS, _STORM_COMMON, "storm"
 
     name: EntryName = key(doc="unique among the storms")
     kind: _kind(STORM_KINDS, "storm") = key(doc="what is sent (the storm kinds below)")
@@ -217,22 +245,6 @@ class StormEntry(Table):
     port: Port | None = key(None, doc="tcp_syn, udp: the destination port")
     size: Int(0, 1472) = key(18, doc="udp: payload bytes (a 64-byte frame: 18)")
     ports: Text = key("1-65535", doc="nmap: the ports scanned (nmap's `-p` syntax)")
-
-    @classmethod
-    def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
-        kind = data.get("kind")
-        return _STORM_COMMON + STORM_KEYS.get(kind, ()) if isinstance(kind, str) else ()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _kind_first(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            k = data.get("kind")
-            if k is None:
-                raise fail("missing (required)", "kind")
-            if not isinstance(k, str) or k not in STORM_KINDS:
-                raise fail(f"{k!r} is not a storm kind: {', '.join(STORM_KINDS)}", "kind")
-        return data
 
     @model_validator(mode="after")
     def _check(self) -> StormEntry:
@@ -270,9 +282,11 @@ def check_rates(rates: list[Any], at: str) -> None:
             raise fail(f"the rates must rise: step {i + 1} is not above step {i}", at, i)
 
 
-class MonitorEntry(Table):
+class MonitorEntry(KindTable):
     """``[[monitor]]``: one watch of the device's essential function, with its pass
     criteria; each kind takes its keys."""
+
+    KINDS, KEYS, COMMON, WHAT = MONITOR_KINDS, MONITOR_KEYS, _MONITOR_COMMON, "monitor"
 
     name: EntryName = key(doc="unique among the monitors")
     kind: _kind(MONITOR_KINDS, "monitor") = key(doc="what one sample is (the kinds below)")
@@ -312,22 +326,6 @@ class MonitorEntry(Table):
         doc="after a storm, the monitor must be good again within this",
         toml="5s",
     )
-
-    @classmethod
-    def keys_for(cls, data: Mapping[str, Any]) -> tuple[str, ...]:
-        kind = data.get("kind")
-        return _MONITOR_COMMON + MONITOR_KEYS.get(kind, ()) if isinstance(kind, str) else ()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _kind_first(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            k = data.get("kind")
-            if k is None:
-                raise fail("missing (required)", "kind")
-            if not isinstance(k, str) or k not in MONITOR_KINDS:
-                raise fail(f"{k!r} is not a monitor kind: {', '.join(MONITOR_KINDS)}", "kind")
-        return data
 
     @model_validator(mode="after")
     def _check(self) -> MonitorEntry:
@@ -398,18 +396,10 @@ def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a profile; each kind of storm and monitor allows only its keys."""
     schema = base.file_schema(ProfileFile)
-    defs = schema["$defs"]
-    for name, common, keys_of in (
-        ("StormEntry", _STORM_COMMON, STORM_KEYS),
-        ("MonitorEntry", _MONITOR_COMMON, MONITOR_KEYS),
-    ):
-        defs[name]["allOf"] = [
-            {
-                "if": {"properties": {"kind": {"const": k}}, "required": ["kind"]},
-                "then": {"propertyNames": {"enum": list(common + keys)}},
-            }
-            for k, keys in keys_of.items()
-        ]
+    for entry in (StormEntry, MonitorEntry):
+        schema["$defs"][entry.__name__]["allOf"] = base.only_keys(
+            "kind", {k: entry.COMMON + keys for k, keys in entry.KEYS.items()}
+        )
     return schema
 
 
