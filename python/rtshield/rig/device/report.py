@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rtshield.outputs import atomic_write
-from rtshield.report import figure, page, render, verdict_table
+from rtshield.report import figure, page, render
 
 from .verdict import headline_ms
 
@@ -100,18 +100,15 @@ def _lat(w: Mapping[str, Any]) -> Mapping[str, Any]:
 def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path | None) -> Path:
     """Write ``out/report.html`` from a summary (and the figure, if drawn)."""
     names = list(s["criteria"])
-    storms_table = verdict_table(
-        [
-            (
-                [st["name"], st["kind"], st["tool"], str(len(st["steps"])),
-                 _pps(st["breaking_rate"]) if st["breaking_rate"] is not None else "none",
-                 _recovered(st["recovery_s"])],
-                st["verdict"] == "pass",
-            )
-            for st in s["storms"]
-        ],
-        ["storm", "kind", "tool", "steps", "breaking rate (pkt/s)", "recovery", "verdict"],
-    )
+    storms = [
+        {
+            "cells": [st["name"], st["kind"], st["tool"], str(len(st["steps"])),
+                      _pps(st["breaking_rate"]) if st["breaking_rate"] is not None else "none",
+                      _recovered(st["recovery_s"])],
+            "passed": st["verdict"] == "pass",
+        }
+        for st in s["storms"]
+    ]
     details = []
     for st in s["storms"]:
         rows = []
@@ -144,7 +141,7 @@ def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path |
         verdict_words="pass: every monitor passed every step and recovered"
         if s["verdict"] == "pass"
         else "fail: " + ", ".join(s["failed"] + [f"{n} (not run)" for n in s["not_run"]]),
-        storms_table=_markup(storms_table),
+        storms=storms,
         fig=figure(fig, "The monitors' latency (a heartbeat's jitter), 95th percentile per "
                    "step, against the rate the step achieved; dashed: the monitor's limit; "
                    "×: a step the monitor failed; a step without an answer is drawn at the "
@@ -156,8 +153,3 @@ def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path |
     )
     return atomic_write(out / "report.html", page(f"rtshield rig device: {s['target']}", body))
 
-
-def _markup(html_text: str) -> Any:
-    from markupsafe import Markup
-
-    return Markup(html_text)
