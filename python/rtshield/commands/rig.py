@@ -263,7 +263,7 @@ def options_from_args(args):
 
 
 def handle_linux(args) -> int:
-    from rtshield.rig import harness, linux, results
+    from rtshield.rig import harness, host, linux, results
 
     opts = options_from_args(args)
     cells = linux.plan(opts)
@@ -332,7 +332,7 @@ def handle_linux(args) -> int:
                     print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
                     bar(i, len(cells))
             # the results: the bar's last phase
-            system["loadavg_end"] = results._read("/proc/loadavg")
+            system["loadavg_end"] = host.read_text("/proc/loadavg")
             options = {**opts.as_dict(), "dl_admission": args.dl_admission}
             results.write_results(out, done, system, options, figures=not args.no_figures)
             bar.finish()

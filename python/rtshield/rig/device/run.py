@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rtshield.rig.harness import Processes
-from rtshield.rig.host import RigError
+from rtshield.rig.host import RigError, read_text, system_info
 from rtshield.rig.timing import mono_ns, sleep_until
 from rtshield.schema.profile import ProfileFile, StormEntry
 
@@ -216,6 +216,7 @@ def _rate_of(step: dict[str, Any]) -> float:
 def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, Any]:
     """The whole test; the raw results (:mod:`.summary` turns them into summary.json)."""
     source = link.route_source(opts.target, opts.iface)
+    system = system_info(sorted({tool_of(s.kind) for s in prof.storm}))
     limit = planned_seconds(prof, opts.cap) + 60
     t0 = mono_ns()
     mons = start_monitors(
@@ -267,7 +268,9 @@ def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, An
                else ", not back: the remaining storms are not run")
         )
     procs.stop_all()  # the monitors write their last samples
+    system["loadavg_end"] = read_text("/proc/loadavg")
     return {
+        "system": system,
         "target": opts.target,
         "iface": opts.iface,
         "source": source,

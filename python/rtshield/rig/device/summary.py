@@ -10,7 +10,8 @@ storm: ``verdict``, ``failed_at``, ``recovery_s``, ``recovered``),
 ``null`` when none did), ``breaking_step``, ``recovery_s`` (the slowest
 monitor's, ``null`` when one was not back within the profile's
 ``wait_recovery``) and ``verdict``. Times are seconds since the monitors
-started.
+started. ``system`` is the test host's (kernel, CPU, load at the start and the
+end, the tools' versions), as in the other rig outputs.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def summarize(
     base = raw["baseline"]
     return {
         "command": "rtshield rig device",
+        "system": raw["system"],
         "target": raw["target"],
         "iface": raw["iface"],
         "source": raw["source"],
