@@ -320,6 +320,20 @@ def _default_words(p: Mapping[str, Any], required: bool) -> str:
     return "required" if required else "—"
 
 
+def kinds_table(
+    head: tuple[str, str, str],
+    keys_of: Mapping[str, Iterable[str]],
+    docs: Mapping[str, str],
+) -> str:
+    """A Markdown table of the kinds of an entry (``head``: the kind, keys and meaning
+    columns' headings): each kind, the keys it takes (— for none), what it is."""
+    rows = [f"| {head[0]} | {head[1]} | {head[2]} |", "|---|---|---|"]
+    for kind, keys in keys_of.items():
+        shown = ", ".join(f"`{k}`" for k in keys) or "—"
+        rows.append(f"| `{kind}` | {shown} | {cell(docs[kind])} |")
+    return "\n".join(rows)
+
+
 def key_table(schema: Mapping[str, Any], name: str, keys: tuple[str, ...] | None = None) -> str:
     """The Markdown reference of table ``name`` of ``schema`` (its ``keys``, default
     all): one row per key with its type, default and meaning."""

@@ -11,9 +11,9 @@ from typing import Any
 from rtshield.errors import UsageError
 from rtshield.schema import profile, system
 from rtshield.schema.base import (
-    cell,
     file_schema,
     key_table,
+    kinds_table,
     only_keys,
 )
 from rtshield.schema.fields import (
@@ -155,22 +155,16 @@ def markdown_blocks() -> dict[str, str]:
         "ICMP, background and default flows); "
         f"frames of at most {lim['frame_max']} bytes (`RTSIM_FRAME_MAX`)."
     )
-    rows = ["| kind | parameters | what it is |", "|---|---|---|"]
-    for kind, keys in MITIGATION_KINDS.items():
-        params = ", ".join(f"`{k}`" for k in keys) or "—"
-        rows.append(f"| `{kind}` | {params} | {cell(MITIGATION_DOCS[kind])} |")
-    out["mitigation"] = "\n".join(rows)
-    rows = ["| pattern | keys | rate over time |", "|---|---|---|"]
-    for pattern, keys in PATTERNS.items():
-        rows.append(
-            f"| `{pattern}` | {', '.join(f'`{k}`' for k in keys)} | {cell(PATTERN_DOCS[pattern])} |"
-        )
-    out["flows.patterns"] = "\n".join(rows)
-    rows = ["| kind | keys | what it is |", "|---|---|---|"]
-    for kind, keys in TASK_KEYS.items():
-        shown = ", ".join(f"`{k}`" for k in keys if k != "kind")
-        rows.append(f"| `{kind}` | {shown} | {cell(TASK_DOCS[kind])} |")
-    out["tasks"] = "\n".join(rows)
+    out["mitigation"] = kinds_table(
+        ("kind", "parameters", "what it is"), MITIGATION_KINDS, MITIGATION_DOCS
+    )
+    out["flows.patterns"] = kinds_table(("pattern", "keys", "rate over time"), PATTERNS,
+                                        PATTERN_DOCS)
+    out["tasks"] = kinds_table(
+        ("kind", "keys", "what it is"),
+        {kind: [k for k in keys if k != "kind"] for kind, keys in TASK_KEYS.items()},
+        TASK_DOCS,
+    )
     return out
 
 

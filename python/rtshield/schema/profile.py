@@ -412,15 +412,10 @@ def markdown_blocks() -> dict[str, str]:
         "profile.storm": base.key_table(sc, "StormEntry"),
         "profile.monitor": base.key_table(sc, "MonitorEntry"),
     }
-    rows = ["| kind | keys | what is sent |", "|---|---|---|"]
-    for k, what in STORM_KINDS.items():
-        keys = ", ".join(f"`{x}`" for x in STORM_KEYS[k]) or "—"
-        rows.append(f"| `{k}` | {keys} | {base.cell(what)} |")
-    out["profile.storm_kinds"] = "\n".join(rows)
-    rows = ["| kind | keys | one sample |", "|---|---|---|"]
-    for k, what in MONITOR_KINDS.items():
-        rows.append(
-            f"| `{k}` | {', '.join(f'`{x}`' for x in MONITOR_KEYS[k])} | {base.cell(what)} |"
-        )
-    out["profile.monitor_kinds"] = "\n".join(rows)
+    out["profile.storm_kinds"] = base.kinds_table(
+        ("kind", "keys", "what is sent"), STORM_KEYS, STORM_KINDS
+    )
+    out["profile.monitor_kinds"] = base.kinds_table(
+        ("kind", "keys", "one sample"), MONITOR_KEYS, MONITOR_KINDS
+    )
     return out
