@@ -10,7 +10,8 @@ command's ``--target`` and ``--iface``.
 
 Errors name the key as the file writes it, an entry by its name once it has a
 valid one (``storm.syn_open.port: must be at most 65535, got 70000``);
-:func:`usage_error` makes that line from pydantic's first error.
+:func:`usage_error` (the system file's) makes that line from pydantic's first
+error.
 """
 
 from __future__ import annotations
@@ -21,16 +22,15 @@ from typing import Annotated, Any, ClassVar
 from pydantic import (
     BeforeValidator,
     Field,
-    ValidationError,
     ValidationInfo,
     WithJsonSchema,
     model_validator,
 )
 
-from rtshield.errors import UsageError
 from rtshield.schema import base
 from rtshield.schema.base import FileModel, fail, key
-from rtshield.schema.system import EntryName, Flag, Int, Rate, Text, where
+from rtshield.schema.system import EntryName, Flag, Int, Rate, Text
+from rtshield.schema.system import usage_error as usage_error  # a profile's errors read alike
 
 # --------------------------------------------------------------------------- the words
 
@@ -381,16 +381,7 @@ class ProfileFile(FileModel, title="rtshield storm profile"):
         return self
 
 
-# --------------------------------------------------------------------------- errors
-
-
-def usage_error(e: ValidationError, doc: Mapping[str, Any]) -> UsageError:
-    """The first error of ``e`` as one line naming the key path."""
-    err = e.errors(include_url=False)[0]
-    loc = tuple(err["loc"]) + tuple((err.get("ctx") or {}).get("at") or ())
-    msg = "missing (required)" if err["type"] == "missing" else base.message(err)
-    path = where(loc, doc)
-    return UsageError(f"{path}: {msg}" if path else msg)
+# --------------------------------------------------------------------------- the schema
 
 
 def json_schema() -> dict[str, Any]:
