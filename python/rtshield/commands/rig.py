@@ -87,7 +87,9 @@ FREERTOS_TCP_EPILOG = (
 REPORT_HELP = "Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results."
 REPORT_SHORT_HELP = "rebuild the tables, histograms and report of a finished rig run"
 REPORT_EPILOG = "\b\nexample: rtshield rig report rig-out"
-CLEAN_SHORT_HELP = "remove leftovers of a killed rig run (namespaces named rtsrig-*)"
+CLEAN_SHORT_HELP = (
+    "remove leftovers of a killed rig run (its processes, namespaces named rtsrig-*)"
+)
 CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
 
 
@@ -95,8 +97,9 @@ def add_to(app: typer.Typer) -> None:
     rig = typer_app(
         name="rig",
         help="Run real attacks from one network namespace against a device in another, both "
-        "created by the rig and always removed (docs/rig.md). Needs root and the tools "
-        "installed by tools/install.sh --rig.",
+        "created by the rig and always removed, or (rig device) through an interface of this "
+        "host against a device you name (docs/rig.md). Needs root and the tools installed "
+        "by tools/install.sh --rig.",
         short_help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
         epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
