@@ -35,9 +35,11 @@ __all__ = [
     "RunEntry",
     "compare_report",
     "fmt_number",
+    "figure",
     "fmt_named",
     "page",
     "receive_path_text",
+    "render",
     "run_report",
     "scenario_file",
     "scenario_parameters",
@@ -168,6 +170,17 @@ def _fig(path: Path, caption: str, alt: str | None = None) -> _Fig:
     w, h = _png_size(data)
     src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
     return _Fig(caption, src, w, h, alt if alt is not None else caption)
+
+
+def figure(path: Path, caption: str, alt: str | None = None) -> _Fig:
+    """A PNG embedded in a page, for a template's ``m.figure`` macro."""
+    return _fig(path, caption, alt)
+
+
+def render(template: str, **context: Any) -> str:
+    """A page's body from one of the templates shipped in ``rtshield/templates``
+    (autoescaped; HTML built by rtshield goes in as :func:`_markup`'s Markup)."""
+    return _env().get_template(template).render(**context)
 
 
 def scenario_parameters(s: Any) -> list[tuple[str, str]]:
