@@ -1,0 +1,159 @@
+"""The rig's FreeRTOS targets as a stack on a board, without root: the targets' facts and
+errors, the phases mapped onto the guest's clock with the MPS2 board's ``sync`` lines, a
+run's summary and claims in guest time (the emulated NIC's drops counted apart), and
+the command line's ``--board``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rig_checks import rig_error
+from test_rig_freertos import _fake_run
+
+from rtshield.errors import UsageError
+from rtshield.rig import freertos, harness
+from rtshield.rig.freertos import board, console
+
+MPS2 = freertos.Target("plustcp", "mps2-an385")
+
+
+def test_targets_name_their_build_images_and_clock():
+    posix = freertos.Target()
+    assert (posix.verb, posix.clock, posix.emulated) == ("freertos-tcp", "host", False)
+    assert posix.image("protected") == posix.image("unprotected") == "rts_freertos_device"
+    assert (MPS2.clock, MPS2.build_mode[1]) == ("guest", "mps2-build")
+    lw = freertos.Target("lwip")
+    assert lw.verb == "lwip" and lw.build_mode == ("freertos_build.sh", "lwip-build")
+    # lwIP's usual driver and the adapter need different builds of lwIP
+    assert lw.image("protected") != lw.image("unprotected")
+    assert any(t.startswith("lwip/") for t in lw.trees)
+    # the MPS2 board's LAN9118 driver comes from FreeRTOS-Plus-TCP's tree, whatever the stack
+    assert any("Plus-TCP" in t for t in freertos.Target("lwip", "mps2-an385").trees)
+    with pytest.raises(UsageError, match="--board esp32"):
+        freertos.Target("lwip", "esp32")
+
+
+def test_each_board_has_its_device(tmp_path, monkeypatch):
+    assert freertos.default_scenario() == freertos.default_scenario(freertos.Target())
+    mps2 = freertos.default_scenario(MPS2)
+    assert mps2.parent.name == "mps2-an385" and mps2.is_file()
+    dev = freertos.load_device(mps2, 6)
+    # the global limit bounds the LAN9118's copy in the interrupt (docs/decisions/mps2-board.md)
+    assert dev.variants["protected"].rx.global_capacity > 0
+    assert dev.variants["unprotected"].rx is None
+    monkeypatch.delenv(freertos.TREE_ENV, raising=False)
+    (tmp_path / "FreeRTOS-Kernel").mkdir()
+    (tmp_path / "FreeRTOS-Kernel" / "tasks.c").write_text("")
+    with pytest.raises(harness.RigError, match="rig lwip: no lwip tree"):
+        freertos.find_tree(str(tmp_path), freertos.Target("lwip"))
+
+
+def test_the_mps2_config_path_may_not_hold_a_blank(tmp_path):
+    w = board.Wiring(ifname="lan9118", mac=board.GUEST_MAC, tap="rtsrigXt", bridge="rtsrigXb")
+    argv = board.device_argv(MPS2, Path("/i.elf"), tmp_path / "d.conf", w)
+    assert argv[0].endswith("tools/mps2_run.sh") and "tap,ifname=rtsrigXt," in argv[-1]
+    with pytest.raises(harness.RigError, match="blank"):
+        board.device_argv(MPS2, Path("/i.elf"), tmp_path / "a b" / "r" / "x" / "d.conf", w)
+    # the POSIX program takes any path
+    assert board.device_argv(freertos.Target(), Path("/p"), Path("/a b/d.conf"), w)[1] == (
+        "/a b/d.conf")
+
+
+def test_host_phases_onto_the_guest_clock():
+    assert console.host_to_device([], [5, 7]) == [5, 7]  # POSIX: one clock
+    # the guest at half the host's pace between 1 s and 3 s of host time
+    syncs = [(1_000_000_000, 100, 1), (3_000_000_000, 1_000_000_100, 1000)]
+    got = console.host_to_device(syncs, [2_000_000_000, 0, 4_000_000_000])
+    assert got[0] == 500_000_100
+    # beyond the lines: a ns per ns (the guest never runs ahead of the host)
+    assert got[1] == 100 - 1_000_000_000 and got[2] == 2_000_000_100
+
+
+def _guest(raw: dict, rd: Path, speed: float = 0.5, g0: int = 3_000_000_000) -> dict:
+    """The fake run of test_rig_freertos moved onto a guest clock running at ``speed`` of
+    the host's: the cycles and snapshots re-timed, the phases mapped, TAP samples added."""
+    t0 = raw["bounds_ns"][0][0]
+
+    def g(h: int) -> int:
+        return int(g0 + (h - t0) * speed) if h else 0
+
+    cyc = np.fromfile(rd / "cycles.bin", dtype="<u8").reshape(-1, 4).astype(np.int64)
+    np.array([[g(int(x)) for x in row] for row in cyc], dtype="<u8").tofile(rd / "cycles.bin")
+    d = raw["device"]
+    for s in d["snapshots"]:
+        s["t_ns"] = g(s["t_ns"])
+    raw["device_bounds_ns"] = [[g(a), g(b)] for a, b in raw["bounds_ns"]]
+    raw["target"] = {"stack": "plustcp", "board": "mps2-an385", "clock": "guest"}
+    # the NIC took 1000 frames per 100 ms snapshot; 500 more per attack snapshot into the TAP
+    tap = [("start", 0), ("idle_before", 0), ("idle_before_end", 10_000),
+           ("attack", 10_000), ("attack_end", 25_000), ("idle_after", 25_000),
+           ("idle_after_end", 35_000), ("end", 35_000)]  # fmt: skip
+    raw["tap"] = [{"at": w, "tx_packets": n, "tx_dropped": 0} for w, n in tap]
+    d["netif"]["nic_frames"] = 30_000
+    taken = d["flows"]["hp"]["delivered"]  # every frame of the flow the driver took
+    d["flows"]["hp"]["shield"] = dict.fromkeys(("queued", "recycled", "server_drops"), 0)
+    d["flows"]["hp"]["shield"].update(frames=taken, server_admitted=taken)
+    d["late_on_clock"] = 0
+    return raw
+
+
+def test_summary_on_the_guest_clock(tmp_path):
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    host = freertos.summarize(raw, dev, rd)
+    raw = _guest(json.loads(json.dumps(raw)), rd)
+    s = freertos.summarize(raw, dev, rd)
+    assert (s["board"], s["clock"]) == ("mps2-an385", "guest")
+    ph = s["phases"]
+    # the same cycles, snapshots and sends as on the host, each on its own clock
+    for p in freertos.PHASES:
+        assert ph[p]["critical"]["misses"] == host["phases"][p]["critical"]["misses"]
+        assert ph[p]["flows"]["hp"] == host["phases"][p]["flows"]["hp"]
+        assert ph[p]["device_seconds"] == pytest.approx(0.5)
+    assert ph["attack"]["dropped"]["flow_server"] == host["phases"]["attack"]["dropped"][
+        "flow_server"]
+    # the two late cycles ended more than a period after their release on the guest's clock
+    # too (half the host's lateness: the fake's times were halved)
+    assert ph["attack"]["critical"]["late_on_clock"] == 0
+    assert ph["attack"]["critical"]["missed_or_late"] == 2
+    # the emulated NIC: frames into the TAP minus frames the driver took
+    assert ph["attack"]["frames_into_nic"] == 15_000
+    assert ph["attack"]["dropped"][freertos.NIC_FIFO_FULL] == 15_000 - ph["attack"]["frames_at_nic"]
+    assert s["totals"]["offered"] == 35_000
+    assert s["totals"]["dropped"][freertos.NIC_FIFO_FULL] == 5_000
+    assert s["flows"]["hp"]["latency_us"] == {"p50": None, "p99": None, "max": None}
+    assert s["flows"]["hp"]["taken_by_driver"] == s["flows"]["hp"]["delivered"]
+
+
+def test_guest_claims_count_what_the_driver_took(tmp_path):
+    """On the emulated board the high-priority claim reads: every frame of the flow the
+    driver took from the NIC was delivered (the NIC's own drops are the board's); a late
+    cycle on the guest clock counts as a miss."""
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(_guest(raw, rd), dev, rd)
+    sim = {"critical": {"misses": 0, "cycles": 300, "lateness_max_pct": 0.0}, "flows": {"hp": {
+        "offered": 100, "delivered": 60, "dropped_by": {"ring_full": 40}}}}  # fmt: skip
+    c = {x["claim"].split(": ", 1)[1]: x for x in freertos.claims({"protected": sim}, [s], "hp")}
+    kept = c["the high-priority flow keeps being delivered (every frame of it the driver took "
+             "from the NIC)"]  # fmt: skip
+    assert kept["simulation"] and kept["real_stack"] and kept["confirmed"]
+    # the fake's attack lost two deadlines: not confirmed on the real stack
+    assert c["the critical task misses no deadline"]["real_stack"] is False
+    comp = freertos.comparison([s], {"protected": sim}, dev)
+    assert comp["target"]["board"] == "mps2-an385"
+    assert comp["runs"][0]["hp_taken_by_driver"] == s["flows"]["hp"]["taken_by_driver"]
+
+
+@pytest.mark.parametrize("verb", ["freertos-tcp", "lwip"])
+def test_cli_board_is_checked(capsys, tmp_path, verb):
+    msg = rig_error(capsys, ["rig", verb, "--board", "esp32", "--out", str(tmp_path / "o")])
+    assert "--board" in msg and "mps2-an385" in msg
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_lwip_not_root(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(harness.os, "geteuid", lambda: 1000)
+    msg = rig_error(capsys, ["rig", "lwip", "--board", "mps2-an385", "--out", str(tmp_path / "o")])
+    assert "needs root" in msg
