@@ -233,8 +233,9 @@ if [ "$mode" = tcp-build ]; then
   posix=$kernel/portable/ThirdParty/GCC/Posix
   plustcp_tree
   # The POSIX board first: its FreeRTOSConfig.h and rts_board_cfg.h.
-  inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$here/libshield/include"
-       -I"$kernel/include" -I"$posix" -I"$ptcp/source/include" -I"$ptcp/source/portable/Compiler/GCC")
+  inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/nic" -I"$rig/plustcp" -I"$port" -I"$port/config"
+       -I"$here/libshield/include" -I"$kernel/include" -I"$posix" -I"$ptcp/source/include"
+       -I"$ptcp/source/portable/Compiler/GCC")
   objs=()
   tcp_srcs=("$ptcp"/source/*.c "$ptcp/source/portable/BufferManagement/BufferAllocation_2.c")
   n=${#tcp_srcs[@]}
@@ -247,10 +248,11 @@ if [ "$mode" = tcp-build ]; then
   objs_of "$out/k_" "${k_srcs[@]}"
   rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/plustcp/rts_netif.h)
   r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/posix/rts_netif_posix.c"
-          "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_net_netif.c")
+          "$rig/nic/rts_nic.c" "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}"
+          "$rig/plustcp/rts_net_netif.c")
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
     -- "${r_srcs[@]}"
-  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_app_random.o")
+  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_nic.o" "$out/rts_app_random.o")
   l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/l_" "${l_srcs[@]}"
@@ -279,7 +281,7 @@ mps2_setup() {
   [ -f "$tcp/$rel/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
   plustcp_tree
   mps2=$ptcp/$rel
-  inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
+  inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/nic" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
        -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$ptcp/source/include"
        -I"$ptcp/source/portable/Compiler/GCC" -I"$mps2")
   mps2_opts=(-DRTS_POOL_MAX_BUFS=128) # 128 descriptor slots of 1536 B (192 KB), 112 posted
@@ -295,7 +297,7 @@ mps2_setup() {
   m_objs+=("${objs[@]}")
   local b_srcs=("$rig/mps2-an385/mps2_clock.c" "$selftest/mps2_boot.c")
   local s_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
-                "$rig/plustcp/rts_netif.c" "$rig/mps2-an385/rts_netif_mps2.c")
+                "$rig/plustcp/rts_netif.c" "$rig/nic/rts_nic.c" "$rig/mps2-an385/rts_netif_mps2.c")
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" \
     -- "${b_srcs[@]}" "${s_srcs[@]}"
   objs=()
