@@ -61,7 +61,9 @@ void rts_nic_init(const rts_nic_cfg *cfg, rts_net_stats *stats);
  *  of a slot (rts_nic_hw_reposted()). */
 BaseType_t rts_nic_start(void);
 
-/** Slot `slot`'s memory (RTS_NIC_SLOT_BYTES). */
+/** Slot `slot`'s memory (RTS_NIC_SLOT_BYTES). The slots are one array:
+ *  slot s is rts_nic_mem(0) + s * RTS_NIC_SLOT_BYTES (the lwIP adapter's
+ *  buf_mem and buf_size). */
 uint8_t *rts_nic_mem(uint16_t slot);
 
 /** Length of the frame in a filled slot. */

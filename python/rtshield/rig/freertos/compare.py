@@ -95,8 +95,9 @@ def claims(
         taken = v == "protected" and r.get("clock") == "guest"
         s, g = _sim_facts(use[v], hp, taken), _rig_facts(r, hp)
 
-        def kept(x: Mapping[str, Any]) -> bool:
-            return x["hp_ratio"] is not None and x["hp_ratio"] >= HP_KEPT
+        def kept(x: Mapping[str, Any], share: float = 1.0 if taken else HP_KEPT) -> bool:
+            """Of the frames sent, HP_KEPT; of the frames the driver took, every one."""
+            return x["hp_ratio"] is not None and x["hp_ratio"] >= share
 
         if v == "protected":
             of = (  # a board's NIC drops are its own (docs/decisions/mps2-board.md)

@@ -225,7 +225,7 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
         if v != "syn_pps"
     ]
     cap = [
-        f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s to the IP task "
+        f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s handed to the stack "
         f"of {r['frames_at_nic_pps']:,.0f} at the NIC"
         for r in comp["runs"]
         if r["variant"] == "unprotected"

@@ -38,10 +38,16 @@ IP_QUEUE_FULL = "ip_event_queue_full"
 NIC_FIFO_FULL = "nic_fifo_full"
 #: libshield's rts_shield_drop names that the simulator's summary spells differently.
 _SHIELD_TO_SIM = {"limiter": "mitigation"}
-#: The task that does each stack's protocol processing (the POSIX port names threads after
-#: tasks): FreeRTOS-Plus-TCP's IP task (FreeRTOS_IP.c), lwIP's tcpip_thread.
+#: FreeRTOS-Plus-TCP's name for its IP task (FreeRTOS_IP.c; the POSIX port names threads so).
 IP_TASK_NAME = "IP-Task"
-_IP_TASK = {"plustcp": IP_TASK_NAME, "lwip": "tcpip_thread"}
+#: The tasks that do each stack's protocol processing: Plus-TCP's IP task; lwIP's
+#: tcpip_thread and, protected, the adapter's receive task (tcpip_input() processes each
+#: admitted frame there, under the core lock). Task names are cut to 11 characters
+#: (configMAX_TASK_NAME_LEN 12).
+_STACK_TASKS = {"plustcp": (IP_TASK_NAME,), "lwip": ("tcpip_thread", "rts-lwip-rx")}
+#: A stack counter that is a level (a high-water mark), not a count: per phase, its value
+#: at the phase's end, not a difference.
+_LEVEL_SUFFIX = "_max_used"
 
 
 def _shield_reasons() -> list[str]:
@@ -235,7 +241,9 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         if stack_names:
             sa, sb = a.get("stack") or [], b.get("stack") or []
             part["stack_counters"] = {
-                n: sb[j] - sa[j] for j, n in enumerate(stack_names) if j < min(len(sa), len(sb))
+                n: sb[j] if n.endswith(_LEVEL_SUFFIX) else sb[j] - sa[j]
+                for j, n in enumerate(stack_names)
+                if j < min(len(sa), len(sb))
             }
         part["flows"] = {}
         for i, name in enumerate(names):
@@ -259,7 +267,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
     for key, ns in d.get("threads_cpu_ns", {}).items():
         name = key.rsplit("#", 1)[0]
         threads[name] = threads.get(name, 0) + int(ns)
-    ip_ns = threads.get(_IP_TASK[target.stack])
+    cut = {t[:11] for t in _STACK_TASKS[target.stack]}
+    ip_ns = sum(ns for name, ns in threads.items() if name in cut) or None
     delivered = sum(f["delivered"] or 0 for f in flows.values())
     # offered: the frames that reached the board (MPS2: handed to its emulated NIC)
     offered = nif["nic_frames"] if into_nic is None else max(into_nic, nif["nic_frames"])
@@ -311,8 +320,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
             "to_stack": round(nif["to_stack_ns"] / nif["to_stack_frames"], 1)
             if nif["to_stack_frames"]
             else None,
-            # the IP task's whole CPU time per frame it was handed (protocol processing,
-            # replies, timers), over the whole run
+            # the stack's tasks' whole CPU time per frame they were handed (protocol
+            # processing, replies, timers), over the whole run
             "ip_task": round(ip_ns / nif["to_ip_task"], 1) if ip_ns and nif["to_ip_task"] else None,
         },
         "threads_cpu_s": {k: round(v / 1e9, 4) for k, v in sorted(threads.items())},
