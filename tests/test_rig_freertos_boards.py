@@ -157,3 +157,45 @@ def test_cli_lwip_not_root(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(harness.os, "geteuid", lambda: 1000)
     msg = rig_error(capsys, ["rig", "lwip", "--board", "mps2-an385", "--out", str(tmp_path / "o")])
     assert "needs root" in msg
+
+
+def _lwip(raw: dict) -> dict:
+    """The fake run as lwIP's: its own counters beside the interface's, whole run and in
+    each 100 ms snapshot (pbuf_pool_max_used a level, the rest counts)."""
+    raw["target"] = {"stack": "lwip", "board": "posix", "clock": "host"}
+    names = ["pbuf_pool_err", "pbuf_pool_max_used", "tcpip_inpkt_err", "link_drop"]
+    d = raw["device"]
+    for i, s in enumerate(d["snapshots"]):
+        s["stack"] = [0, min(48, 10 + i), 7 * i, 7 * i]
+    d["stack"] = {"names": names, "values": d["snapshots"][-1]["stack"]}
+    d["threads_cpu_ns"] = {"tcpip_threa#5": 20_000_000, "rts-lwip-rx#6": 10_000_000,
+                           "critical#7": 600_000_000}  # fmt: skip
+    return raw
+
+
+def test_lwip_counters_beside_libshields(tmp_path):
+    raw, dev, rd = _fake_run(tmp_path, protect=False)
+    s = freertos.summarize(_lwip(raw), dev, rd)
+    assert (s["target"], s["stack"]) == ("lwip", "lwip")
+    assert s["stack_counters"] == {"pbuf_pool_err": 0, "pbuf_pool_max_used": 40,
+                                   "tcpip_inpkt_err": 210, "link_drop": 210}  # fmt: skip
+    att = s["phases"]["attack"]["stack_counters"]
+    # counts are the phase's (snapshots 10 to 20), a level its value at the phase's end
+    assert att["tcpip_inpkt_err"] == 70 and att["link_drop"] == 70
+    assert att["pbuf_pool_max_used"] == 30
+    # lwIP's protocol processing: tcpip_thread and the adapter's receive task
+    assert s["cpu_per_frame_ns"]["ip_task"] == pytest.approx(30_000_000 / 3000)
+    comp = freertos.comparison([s], {}, dev)
+    assert comp["runs"][0]["stack_counters_attack"]["tcpip_inpkt_err"] == 70
+    html = freertos.write_report(tmp_path, comp, []).read_text()
+    assert "lwIP under real floods" in html and "Where the frames were lost" in html
+    assert "lwIP: tcpip_inpkt_err" in html
+
+
+def test_plustcp_reports_no_stack_counters(tmp_path):
+    raw, dev, rd = _fake_run(tmp_path, protect=True)
+    s = freertos.summarize(raw, dev, rd)
+    assert s["stack_counters"] == {} and "stack_counters" not in s["phases"]["attack"]
+    html = freertos.write_report(tmp_path, freertos.comparison([s], {}, dev), []).read_text()
+    assert "FreeRTOS-Plus-TCP under real floods" in html
+    assert "Where the frames were lost" not in html
