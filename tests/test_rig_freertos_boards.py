@@ -199,3 +199,31 @@ def test_plustcp_reports_no_stack_counters(tmp_path):
     html = freertos.write_report(tmp_path, freertos.comparison([s], {}, dev), []).read_text()
     assert "FreeRTOS-Plus-TCP under real floods" in html
     assert "Where the frames were lost" not in html
+
+
+def test_console_reads_the_boards_lines():
+    import io
+
+    c = console.Console(io.StringIO(
+        "ready\nsync 1000000000 1000\nWarning: The guest is now late by 1.0 to 2.0 seconds\n"
+        "sync 3000000000 3000\ndone\n"))  # fmt: skip
+    assert c.wait("done", 10) and c.wait("ready", 1)
+    assert [g for _, g, _ in c.syncs] == [1_000_000_000, 3_000_000_000]
+    assert c.last_other().startswith("Warning: The guest is now late")
+    assert "reached 2.0 s of 14 s" in c.progress(14)
+    assert console.Console(io.StringIO("ready\n")).progress(14) == ""  # POSIX: no sync lines
+
+
+def test_console_gives_up_on_a_silent_guest():
+    """A guest that prints nothing for ``stall_s`` is stuck: waiting for ``done`` ends then,
+    not at the (long) limit a slow guest is given."""
+    import os
+
+    r, w = os.pipe()
+    os.write(w, b"ready\nsync 5 5\n")
+    try:
+        c = console.Console(os.fdopen(r, "r"))
+        assert c.wait("ready", 10)
+        assert c.wait("done", 600, stall_s=0.5) is False
+    finally:
+        os.close(w)

@@ -56,9 +56,10 @@ LWIP_HELP = _TARGET_HELP.format(stack="lwIP (its FreeRTOS sys_arch, the netconn 
 )
 
 CLEAN_HELP = (
-    "Kill the processes in every network namespace whose name starts with 'rtsrig-' and "
-    "delete those namespaces (with their veths, qdiscs and nftables tables), and any "
-    "interface named rtsrig* in this namespace. Nothing else is touched."
+    "Kill the processes in every network namespace whose name starts with 'rtsrig-' (a "
+    "FreeRTOS device, QEMU) and delete those namespaces (with their veths, TAP devices, "
+    "bridges, qdiscs and nftables tables), and any interface named rtsrig* in this "
+    "namespace. Nothing else is touched."
 )
 
 

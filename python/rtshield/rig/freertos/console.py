@@ -4,9 +4,10 @@ Every board prints ``ready`` once its stack is up and its sockets are bound and
 ``done`` after its last record; the MPS2 board also prints ``sync GUEST_NS
 TICKS`` with each 100 ms snapshot (``rig/freertos/mps2-an385/board.c``). Other
 lines (an error line of the application, QEMU's "The guest is now late")
-are kept but read by nobody but an error message. :class:`Console` reads them
-in a thread, so a line's host time is when it arrived, not when the rig got
-round to reading it; :func:`host_to_device` maps the rig's phase bounds onto the
+are kept for an error message. :class:`Console` reads them in a thread, so a
+line's host time is when it arrived, not when the rig got round to reading
+it, and copies every line to a file (``console.log`` of the run);
+:func:`host_to_device` maps the rig's phase bounds onto the
 target's clock with the ``sync`` lines (guest time falls behind the host's
 while QEMU cannot keep up with a flood: docs/decisions/mps2-board.md).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 import numpy as np
@@ -27,20 +29,30 @@ __all__ = ["Console", "host_to_device"]
 class Console:
     """A device process's stdout, read line by line in a daemon thread."""
 
-    def __init__(self, stream: IO[str] | None):
+    def __init__(self, stream: IO[str] | None, log: Path | None = None):
         self._cv = threading.Condition()
+        self.log = log
         self.words: dict[str, int] = {}  # "ready"/"done" -> host ns it arrived
         self.syncs: list[tuple[int, int, int]] = []  # (host ns, guest ns, ticks)
         self.other: list[str] = []
+        self.last_ns = mono_ns()  # when the last line came
         self._closed = False
         self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self._thread.start()
 
     def _read(self, stream: IO[str] | None) -> None:
+        # bytes, decoded leniently: a stray byte on the console must not end the reading
+        src = getattr(stream, "buffer", stream)
+        out = open(self.log, "w") if self.log else None  # noqa: SIM115 (closed below)
         try:
-            for raw in stream or ():
-                line, t = raw.strip(), mono_ns()
+            for raw in src or ():
+                t = mono_ns()
+                line = (raw.decode(errors="replace") if isinstance(raw, bytes) else raw).strip()
+                if out:
+                    out.write(f"{t} {line}\n")
+                    out.flush()
                 with self._cv:
+                    self.last_ns = t
                     parts = line.split()
                     sync = len(parts) == 3 and parts[0] == "sync"
                     if sync and parts[1].isdigit() and parts[2].isdigit():
@@ -53,21 +65,41 @@ class Console:
         except (OSError, ValueError):  # the pipe closed under us: the process was stopped
             pass
         finally:
+            if out:
+                out.close()
             with self._cv:
                 self._closed = True
                 self._cv.notify_all()
 
-    def wait(self, word: str, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for the line ``word``; False when it did not come (or
-        the process closed its output first)."""
+    def wait(self, word: str, timeout_s: float, stall_s: float | None = None) -> bool:
+        """Wait up to ``timeout_s`` for the line ``word``, and with ``stall_s`` no longer
+        than that after the last line of any kind (a guest that still prints its sync
+        lines is slow, not stuck); False when it did not come (or the process closed its
+        output first)."""
         end = mono_ns() + int(timeout_s * 1e9)
         with self._cv:
             while word not in self.words and not self._closed:
-                left = (end - mono_ns()) / 1e9
+                now = mono_ns()
+                left = (end - now) / 1e9
+                if stall_s is not None:
+                    left = min(left, stall_s - (now - self.last_ns) / 1e9)
                 if left <= 0:
                     break
                 self._cv.wait(min(left, 0.5))
             return word in self.words
+
+    def progress(self, seconds: float) -> str:
+        """How far the device's clock got, for an error message: its last ``sync`` line's
+        time since the first, of the ``seconds`` it was to run, and how long ago that line
+        came ("" without sync lines: the POSIX board)."""
+        with self._cv:
+            if not self.syncs:
+                return ""
+            (h0, g0, _), (h1, g1, _) = self.syncs[0], self.syncs[-1]
+        return (
+            f"; its clock reached {(g1 - g0) / 1e9:.1f} s of {seconds:g} s in "
+            f"{(h1 - h0) / 1e9:.0f} s, the last sync line {(mono_ns() - h1) / 1e9:.0f} s ago"
+        )
 
     def last_other(self) -> str | None:
         """The last line that was neither ``ready``, ``sync`` nor ``done`` (an error line)."""

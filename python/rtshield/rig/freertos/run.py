@@ -25,7 +25,7 @@ from typing import Any
 
 from rtshield.rig import modbus_client, pcap_replay
 from rtshield.rig.attacks import ATTACKS
-from rtshield.rig.harness import Harness
+from rtshield.rig.harness import Harness, leftovers
 from rtshield.rig.host import RigError
 from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
@@ -99,6 +99,11 @@ def _readline(p: subprocess.Popen, timeout_s: float) -> str:
 _READY_S = {False: 20.0, True: 90.0}
 
 
+#: An emulated board that printed nothing (no sync line, 10 per second of guest time) for
+#: this long (host seconds) is stuck, not slow.
+_STALL_S = 30.0
+
+
 def _last_line(err: Path) -> list[str]:
     return err.read_text(errors="replace").strip().splitlines()[-1:] if err.is_file() else []
 
@@ -133,7 +138,7 @@ def run_variant(
             rx_cpu=None if target.emulated else opts.rx_cpu,
         )
     )
-    for stale in ("device.json", "cycles.bin", "device.err"):
+    for stale in ("device.json", "cycles.bin", "device.err", "console.log"):
         (run_dir / stale).unlink(missing_ok=True)
     replays = []  # the pcap flows' rewritten frames, ready before the target starts
     for pf in pcap_flows(scn):
@@ -150,8 +155,9 @@ def run_variant(
         replays.append((pf.name, frames))
     err = run_dir.resolve() / "device.err"
     argv = device_argv(target, bench.images[variant], conf, bench.wiring)
-    # Guest time may fall behind (a flood): the device's `seconds` then last longer here.
-    limit = seconds + 30 if not target.emulated else 2 * seconds + 90
+    # Guest time may fall behind (a flood, a loaded host): the device's `seconds` then last
+    # longer here. The emulated board is waited for as long as its sync lines come.
+    limit = seconds + 30 if not target.emulated else 10 * seconds + 90
     tap: list[tuple[str, dict[str, int] | None]] = [("start", tap_sample(h, bench.wiring))]
     dev_proc = h.spawn(
         "device",
@@ -161,7 +167,7 @@ def run_variant(
         stop_signal="TERM",
         stdout=subprocess.PIPE,
     )
-    console = Console(dev_proc.stdout)
+    console = Console(dev_proc.stdout, run_dir / "console.log")
     if not console.wait("ready", _READY_S[target.emulated]):
         h.stop(dev_proc)
         why = _last_line(err) or [console.last_other() or "no output"]
@@ -292,16 +298,23 @@ def run_variant(
             polled[name] = json.loads(line)
         except ValueError:
             raise RigError(f"{who}: the MODBUS poll client of {name} reported nothing") from None
-    console.wait("done", max(10.0, limit - (mono_ns() - t0) / 1e9))
+    console.wait(
+        "done",
+        max(10.0, limit - (mono_ns() - t0) / 1e9),
+        stall_s=_STALL_S if target.emulated else None,
+    )
     rc = h.wait(dev_proc, 10)
     h.stop(dev_proc)
     tap.append(("end", tap_sample(h, bench.wiring)))
     if "done" not in console.words or rc != 0 or not (run_dir / "device.json").is_file():
         why = _last_line(err) or ([console.last_other()] if console.last_other() else [])
+        if h.ns_dev not in leftovers()["netns"]:  # every rig namespace goes with `rig clean`
+            why = [f"its namespace {h.ns_dev} is gone: a `rtshield rig clean` while it ran?"]
         raise RigError(
             f"{who}: the target ended without its results (exit {rc}"
             + (f": {why[0]}" if why else "")
             + ")"
+            + console.progress(seconds)
         )
     try:
         device = json.loads((run_dir / "device.json").read_text())
