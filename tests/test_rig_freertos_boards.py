@@ -227,3 +227,16 @@ def test_console_gives_up_on_a_silent_guest():
         assert c.wait("done", 600, stall_s=0.5) is False
     finally:
         os.close(w)
+
+
+def test_a_cycle_belongs_to_the_phase_it_was_released_in(tmp_path):
+    """A cycle released near the attack's end and held past it (a stock path still
+    draining the flood) is the attack's miss, not the next phase's."""
+    raw, dev, rd = _fake_run(tmp_path, protect=False)
+    cyc = np.fromfile(rd / "cycles.bin", dtype="<u8").reshape(-1, 4).astype(np.int64)
+    rel = cyc[199, 0]  # released 10 ms before the attack ends
+    cyc[199, 2], cyc[199, 3] = rel + 300_000_000, rel + 10_000_000  # ends 290 ms after it
+    cyc.astype("<u8").tofile(rd / "cycles.bin")
+    s = freertos.summarize(raw, dev, rd)
+    assert [s["phases"][p]["critical"]["misses"] for p in freertos.PHASES] == [0, 3, 0]
+    assert s["phases"]["attack"]["critical"]["lateness_max_pct"] == pytest.approx(2900.0)

@@ -73,14 +73,19 @@ def _dist_us(a_ns: np.ndarray) -> dict[str, float | None]:
 
 
 def _critical(cyc: np.ndarray, period_ns: int, lo: int, hi: int) -> dict[str, Any]:
-    """Critical-task statistics of the cycles that ended in [lo, hi) (the target's clock).
+    """Critical-task statistics of the cycles released in [lo, hi) (the target's clock; a
+    cycle whose release tick has no time, by its end): a cycle released in the attack that
+    ends after it, in the break, is the attack's (measured on the MPS2 board: a cycle held
+    450 ms by the stock path's interrupt ended after the flood).
 
     ``misses`` is the tick count's verdict (the cycle ended after its deadline tick);
     ``late_on_clock`` counts cycles that ended more than a period after their release
     tick's time on the board's clock, which a tick count that lost ticks cannot see
     (docs/decisions/mps2-board.md); ``missed_or_late`` either."""
     end = cyc[:, 2].astype(np.int64)
-    sel = (end >= lo) & (end < hi)
+    rel = cyc[:, 0].astype(np.int64)
+    at = np.where(rel > 0, rel, end)
+    sel = (at >= lo) & (at < hi)
     c = cyc[sel].astype(np.int64)
     miss = c[:, 3] > 0
     late_clock = (c[:, 0] > 0) & (c[:, 2] > c[:, 0] + period_ns)
