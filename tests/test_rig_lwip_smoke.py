@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
+from rig_checks import links_left, needs_root_and, needs_trees, procs_of, read_runs, rig, run_tag
 
 from rtshield.rig import freertos, harness
 
@@ -31,18 +31,7 @@ LWIP = freertos.Target("lwip", "posix")
 LOSSES = ("pbuf_pool_err", "tcpip_inpkt_err", "netbuf_err", "tcp_pcb_err", "mbox_err", "link_drop")
 
 
-def _tree_reason() -> str | None:
-    try:
-        freertos.find_tree(None, LWIP)
-    except harness.RigError as e:
-        return str(e)
-    return None
-
-
-pytestmark = [
-    *needs_root_and(NEEDED),
-    pytest.mark.skipif(_tree_reason() is not None, reason=str(_tree_reason())),
-]
+pytestmark = [*needs_root_and(NEEDED), needs_trees(LWIP)]
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +47,7 @@ def test_lwip_protected_and_unprotected(tmp_path, built):
     stdout, stderr = p.communicate(timeout=300)
     assert p.returncode == 0, stderr
     assert "[1/2] unprotected-syn: attack" in stdout
-    runs = {
-        v: json.loads((out / "runs" / f"{v}-syn" / "summary.json").read_text())
-        for v in ("unprotected", "protected")
-    }
+    runs = read_runs(out, "syn")
     for v, s in runs.items():
         assert (s["target"], s["stack"], s["board"]) == ("lwip", "lwip", "posix"), v
         assert s["traffic"]["flood_in"] > 1000, v
@@ -99,6 +85,7 @@ LWIP_MPS2 = freertos.Target("lwip", "mps2-an385")
 MPS2_TOOLS = ["qemu-system-arm", "arm-none-eabi-gcc", "patch"]
 
 
+@needs_trees(LWIP_MPS2)
 @pytest.mark.skipif(
     any(harness.shutil.which(t) is None for t in MPS2_TOOLS),
     reason="the MPS2 board needs " + ", ".join(MPS2_TOOLS) + " (tools/install.sh --rig)",
@@ -114,10 +101,7 @@ def test_lwip_on_the_mps2_board(tmp_path):
     p = rig("lwip", *args, "--out", str(out))
     _, stderr = p.communicate(timeout=300)
     assert p.returncode == 0, stderr
-    runs = {
-        v: json.loads((out / "runs" / f"{v}-syn" / "summary.json").read_text())
-        for v in ("unprotected", "protected")
-    }
+    runs = read_runs(out, "syn")
     for v, s in runs.items():
         assert (s["stack"], s["board"], s["clock"]) == ("lwip", "mps2-an385", "guest"), v
         assert s["totals"]["frames_into_nic"] > 1000, v

@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
+from rig_checks import links_left, needs_root_and, needs_trees, procs_of, read_runs, rig, run_tag
 
 from rtshield.rig import freertos, harness
 
@@ -30,18 +30,7 @@ NEEDED = ["ip", "nft", "taskset", "timeout", "ethtool", "hping3", "ping", "qemu-
 MPS2 = freertos.Target("plustcp", "mps2-an385")
 
 
-def _tree_reason() -> str | None:
-    try:
-        freertos.find_tree(None, MPS2)
-    except harness.RigError as e:
-        return str(e)
-    return None
-
-
-pytestmark = [
-    *needs_root_and(NEEDED),
-    pytest.mark.skipif(_tree_reason() is not None, reason=str(_tree_reason())),
-]
+pytestmark = [*needs_root_and(NEEDED), needs_trees(MPS2)]
 
 BOARD = ["--board", "mps2-an385", "--attacks", "syn", "--break-seconds", "0.5"]
 
@@ -71,10 +60,7 @@ def test_mps2_protected_and_unprotected(tmp_path, built):
     stdout, stderr = p.communicate(timeout=400)
     assert p.returncode == 0, stderr
     assert "on the mps2-an385 board" in stdout and "late on the guest clock" in stdout
-    runs = {
-        v: json.loads((out / "runs" / f"{v}-syn" / "summary.json").read_text())
-        for v in ("unprotected", "protected")
-    }
+    runs = read_runs(out, "syn")
     for v, s in runs.items():
         assert (s["board"], s["clock"], s["target"]) == ("mps2-an385", "guest", "freertos-tcp")
         assert s["traffic"]["flood_in"] > 1000, v  # the flood reached the device's veth

@@ -258,12 +258,12 @@ if [ "$mode" = tcp-build ]; then
   cc_all "$out/k_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -- "${k_srcs[@]}"
   objs_of "$out/k_" "${k_srcs[@]}"
   rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/plustcp/rts_netif.h)
-  r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/posix/rts_netif_posix.c"
+  r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/app/rts_random.c" "$rig/posix/rts_netif_posix.c"
           "$rig/nic/rts_nic.c" "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}"
           "$rig/plustcp/rts_net_netif.c")
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
     -- "${r_srcs[@]}"
-  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_nic.o" "$out/rts_app_random.o")
+  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_nic.o" "$out/rts_app_random.o" "$out/rts_random.o")
   l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/l_" "${l_srcs[@]}"
@@ -375,7 +375,7 @@ fi
 #                               no libshield: protect 0 only; the baseline
 mps2_device() {
   mps2_setup
-  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c"
+  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c" "$rig/app/rts_random.c"
                 "$rig/plustcp/rts_net_netif.c" "$rig/mps2-an385/rts_net_stock.c")
   # -Wno-format: arm-none-eabi's uint32_t is long, the width of the %u the
   # application's printf subset reads; the format checks run in tcp-build.
@@ -384,7 +384,7 @@ mps2_device() {
   arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -I"$mps2/ether_lan9118" -c "$mps2/NetworkInterface.c" \
     -o "$out/t_NetworkInterface.o"
   objs=()
-  objs_of "$out/" "${a_srcs[@]:0:5}"
+  objs_of "$out/" "${a_srcs[@]:0:6}" # the board, the application, the random hooks
   link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${shield_objs[@]}" "${objs[@]}" "$out/rts_net_netif.o"
   link_mps2 "$out/rts_mps2_stock.elf" "${m_objs[@]}" "$out/t_NetworkInterface.o" "${objs[@]}" "$out/rts_net_stock.o"
   arm-none-eabi-size "$out/rts_mps2_device.elf" "$out/rts_mps2_stock.elf"
@@ -546,7 +546,8 @@ lwip_device() {
   local l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/ll_" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/ll_" "${l_srcs[@]}"
-  local a_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/nic/rts_nic.c" "${b_srcs[@]}")
+  local a_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/app/rts_random.c" "$rig/nic/rts_nic.c"
+                "${b_srcs[@]}")
   cc_all "$out/la_" "$cc" "${flags[@]}" "${rigw[@]}" "${opts[@]}" "${inc[@]}" -- "${a_srcs[@]}"
   objs_of "$out/la_" "${a_srcs[@]}"
   local common=("${objs[@]}") v

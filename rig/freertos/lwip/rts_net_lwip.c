@@ -13,23 +13,16 @@
 #include "rts_board.h"
 #include "rts_net.h"
 #include "rts_netif_lwip.h"
-#include "rts_nic.h"
+#include "rts_random.h"
 #include "task.h"
 
 /* ------------------------------------------------------ the platform */
 
-static uint32_t rand_state = 2463534242u;
-
-/* lwIP's random numbers (initial ports, TCP sequence numbers): xorshift32,
- * seeded by the application (arch/cc.h: LWIP_RAND()). */
+/* lwIP's random numbers (arch/cc.h: LWIP_RAND(); initial ports, TCP
+ * sequence numbers): the device's generator. */
 unsigned int lwip_port_rand(void)
 {
-    uint32_t x = rand_state;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    rand_state = x;
-    return x;
+    return rts_random();
 }
 
 /* A failed LWIP_ASSERT (lwipopts.h): one error line, status 4 (as a kernel
@@ -57,7 +50,7 @@ static void tcpip_ready(void *arg)
 
 bool rts_net_init(const rts_net_cfg *c)
 {
-    rand_state = c->seed != 0u ? c->seed : 2463534242u;
+    rts_random_seed(c->seed);
     if (!rts_netif_lwip_prepare(c)) return false;
     tcpip_init(tcpip_ready, NULL); /* tcpip_thread and its core lock; the netif once it runs */
     return true;
@@ -66,16 +59,6 @@ bool rts_net_init(const rts_net_cfg *c)
 bool rts_net_is_up(void)
 {
     return started && rts_netif_lwip_up();
-}
-
-uint32_t rts_net_rx_slots(void)
-{
-    return RTS_NIC_SLOTS;
-}
-
-uint32_t rts_net_rx_ring(void)
-{
-    return RTS_NIC_RING;
 }
 
 rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id)

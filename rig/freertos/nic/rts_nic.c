@@ -65,6 +65,18 @@ uint16_t rts_nic_len(uint16_t slot)
     return slot_len[slot % RTS_NIC_SLOTS];
 }
 
+/* The application's limits on its flows' queues and the recycling threshold
+ * (app/rts_net.h): the NIC's slots and its ring, for either stack. */
+uint32_t rts_net_rx_slots(void)
+{
+    return RTS_NIC_SLOTS;
+}
+
+uint32_t rts_net_rx_ring(void)
+{
+    return RTS_NIC_RING;
+}
+
 BaseType_t rts_nic_start(void)
 {
     if (rts_nic_hw_start() != pdPASS) return pdFAIL;

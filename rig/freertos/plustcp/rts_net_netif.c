@@ -23,16 +23,6 @@ NetworkInterface_t *rts_net_itf_fill(NetworkInterface_t *itf, const rts_net_cfg 
     return rts_netif_fill(itf, &netif_cfg);
 }
 
-uint32_t rts_net_rx_slots(void)
-{
-    return RTS_NIC_SLOTS;
-}
-
-uint32_t rts_net_rx_ring(void)
-{
-    return RTS_NIC_RING;
-}
-
 rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id)
 {
     return rts_netif_bind(flow, id);
