@@ -240,3 +240,11 @@ def test_a_cycle_belongs_to_the_phase_it_was_released_in(tmp_path):
     s = freertos.summarize(raw, dev, rd)
     assert [s["phases"][p]["critical"]["misses"] for p in freertos.PHASES] == [0, 3, 0]
     assert s["phases"]["attack"]["critical"]["lateness_max_pct"] == pytest.approx(2900.0)
+
+
+def test_each_target_names_the_tools_its_build_runs():
+    assert freertos.Target().build_tools == ["gcc", "patch"]  # Plus-TCP is patched
+    assert freertos.Target("lwip").build_tools == ["gcc"]
+    assert freertos.Target("lwip", "mps2-an385").build_tools == ["arm-none-eabi-gcc", "patch"]
+    assert "qemu-system-arm" in MPS2.run_tools
+    assert "qemu-system-arm" not in freertos.Target().run_tools

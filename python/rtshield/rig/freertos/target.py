@@ -96,8 +96,10 @@ class Target:
 
     @property
     def build_tools(self) -> list[str]:
-        """The programs its build runs."""
-        return ["gcc"] if self.board == "posix" else ["arm-none-eabi-gcc", "patch"]
+        """The programs its build runs (``patch``: the project's patches to FreeRTOS-Plus-TCP,
+        whose tree also gives the MPS2 board's LAN9118 driver)."""
+        cc = ["gcc"] if self.board == "posix" else ["arm-none-eabi-gcc"]
+        return cc + (["patch"] if self.stack == "plustcp" or self.emulated else [])
 
     @property
     def run_tools(self) -> list[str]:
