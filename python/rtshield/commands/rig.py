@@ -492,11 +492,15 @@ def _handle_target(args, stack: str) -> int:
             sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
         comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
         atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
-        report = freertos.write_report(out, comp, runs)
+        twin = json.loads(freertos.write_twin(out).read_text())
+        report = freertos.write_report(out, comp, runs, twin)
         prune_stale(out, since)
         bar.finish()
     for c in comp["claims"]:
         say(f"  {'confirmed' if c['confirmed'] else 'NOT confirmed'}: {c['claim']}")
+    n = len(twin["quantities"])
+    say(f"  simulation against the real target: {n - len(twin['disagree'])} of {n} quantities "
+        "agree (twin.json)")  # fmt: skip
     print(f"{who}: {len(runs)} runs; results: {out}/ (report: {report})")
     return 0
 
@@ -533,9 +537,12 @@ def handle_report(args) -> int:
     if comp_file.is_file():  # a freertos-tcp or lwip run: its report from its comparison
         from rtshield.rig import freertos
 
+        twin = None
+        if (out / "sim").is_dir() and any((out / "runs").glob("*/summary.json")):
+            twin = json.loads(freertos.write_twin(out).read_text())  # rebuilt from the runs
         try:
             comp = json.loads(comp_file.read_text())
-            report = freertos.write_report(out, comp, [])
+            report = freertos.write_report(out, comp, [], twin)
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(
                 f"rig report: {comp_file}: not a freertos-tcp or lwip comparison ({e})"

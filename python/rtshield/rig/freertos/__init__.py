@@ -18,7 +18,7 @@ namespace and, in the attack phase, one flood tool.
 Layout of ``--out DIR``: ``runs/<protected|unprotected>-<attack>/`` (the
 target's config, ``device.json``, ``cycles.bin``, latency records, tool logs
 and ``summary.json`` in the simulator's vocabulary), ``sim/<variant>/summary.json``
-(the same scenario simulated), ``comparison.json`` and ``report.html``.
+(the same scenario simulated), ``comparison.json``, ``twin.json`` and ``report.html``.
 
 The target's modules, bottom up: :mod:`.target` (a stack on a board);
 :mod:`.build` (the third-party trees, the build and its cache), :mod:`.phases`
@@ -27,7 +27,8 @@ its clock); :mod:`.device` (the scenario's two variants, the target's config,
 the flows the rig drives) and :mod:`.board` (a board on the rig's network);
 :mod:`.run` (the device process and the traffic processes of one run) and
 :mod:`.summary` (a run's ``summary.json``); :mod:`.compare` (simulation
-against the real stack) and :mod:`.report` (``report.html``). This package
+against the real stack: the claims) and :mod:`.twin` (quantity by quantity,
+``twin.json``, and each run's ``counters.csv``), :mod:`.report` (``report.html``). This package
 gives the names ``rtshield rig freertos-tcp``, ``rtshield rig lwip`` and the
 tests use.
 """
@@ -62,6 +63,7 @@ from .report import response_figure, write_report
 from .run import Options, run_variant
 from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
 from .target import BOARDS, STACKS, Target
+from .twin import TOLERANCES, build_twin, counters_csv, write_twin
 
 __all__ = [
     "ATTACKS",
@@ -76,6 +78,7 @@ __all__ = [
     "PHASES",
     "STACKS",
     "STACK_EXHAUSTED",
+    "TOLERANCES",
     "TREE_ENV",
     "VARIANTS",
     "Bench",
@@ -84,8 +87,10 @@ __all__ = [
     "Target",
     "build_images",
     "build_target",
+    "build_twin",
     "claims",
     "comparison",
+    "counters_csv",
     "default_scenario",
     "find_tree",
     "load_device",
@@ -100,4 +105,5 @@ __all__ = [
     "udp_flows",
     "wire",
     "write_report",
+    "write_twin",
 ]

@@ -1,0 +1,477 @@
+"""``twin.json``: does the simulation predict the real target, quantity by quantity?
+
+:func:`build_twin` reads a finished ``rig freertos-tcp`` / ``rig lwip`` output folder
+(``runs/*/summary.json``, the real runs in the simulator's vocabulary, and
+``sim/*/summary.json``, the same device simulated) and sets each real run beside the
+simulation it is held against: a SYN-flood run beside the simulation at the SYN rate
+the rig measured (``sim/<variant>-rig-rate``) when there is one, any other run beside
+the scenario's own flood (the simulator models a SYN flood only). Every quantity has
+its tolerance here, in :data:`TOLERANCES` (the one home; docs/rig.md lists them), and
+``agrees`` says whether the two are within it; ``why`` names the modelling reason
+where one is known.
+
+The comparison covers what both sides have over the same stretch: the real run's
+three phases (idle, attack, idle; not the breaks between them) against the whole
+simulated run, which is the same three phases back to back. :func:`counters_csv`
+writes a real run's per-second counters on that same timeline, in the columns
+``rtshield calibrate`` reads (docs/calibrate.md), so a target's model can be fitted
+to the runs (docs/decisions/twin.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rtshield.errors import UsageError
+from rtshield.figures import png_bytes
+from rtshield.outputs import atomic_write
+
+from .phases import ATTACK_LABEL, PHASES
+from .summary import IP_QUEUE_FULL, NIC_FIFO_FULL, STACK_EXHAUSTED, STACK_TASKS
+
+__all__ = [
+    "COUNTERS",
+    "NETWORK_THREADS",
+    "TOLERANCES",
+    "Tolerance",
+    "build_twin",
+    "counters_csv",
+    "twin_rows",
+    "twin_figure",
+    "write_twin",
+]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far the simulation may be from the real run and still agree.
+
+    ``kind``: ``"points"`` (a fraction, within ``within`` of it), ``"relative"``
+    (within ``within`` times the real value, or ``floor`` if that is larger),
+    ``"period"`` (within ``within`` times the critical task's period) or
+    ``"verdict"`` (both zero or both non-zero)."""
+
+    kind: str
+    within: float
+    floor: float
+    text: str
+
+    def allowed(self, real: float, period_us: float) -> float:
+        """The largest difference that still agrees (0 for a verdict)."""
+        if self.kind == "points":
+            return self.within
+        if self.kind == "relative":
+            return max(self.within * abs(real), self.floor)
+        if self.kind == "period":
+            return self.within * period_us
+        return 0.0
+
+    def agrees(self, sim: float, real: float, period_us: float) -> bool:
+        if self.kind == "verdict":
+            return (sim > 0) == (real > 0)
+        return abs(sim - real) <= self.allowed(real, period_us) + 1e-12
+
+
+#: Every quantity's tolerance, by kind of quantity (docs/rig.md, "Simulation against the
+#: real target"; the choices: docs/decisions/twin.md).
+TOLERANCES: dict[str, Tolerance] = {
+    "frames_at_nic": Tolerance(
+        "relative", 0.10, 0.0, "within 10 % of the frames that reached the target's NIC"
+    ),
+    "delivered_fraction": Tolerance(
+        "points", 0.05, 0.0, "within 5 points of the flow's delivered fraction"
+    ),
+    "drops": Tolerance("relative", 0.10, 10.0, "within 10 % of the real count, or 10 frames"),
+    "misses": Tolerance("verdict", 0.0, 0.0, "the same verdict: deadlines missed or none"),
+    "cycle_time": Tolerance("period", 0.10, 0.0, "within 10 % of the critical task's period"),
+    "network_cpu": Tolerance(
+        "relative", 0.25, 0.0, "within 25 % of the real CPU time per frame at the NIC"
+    ),
+}
+
+#: The board's own threads that do network work on the POSIX board: the NIC's receive
+#: thread (the interrupt's stand-in), the network task and libshield's poll task
+#: (rig/freertos/posix). With the stack's tasks (:data:`.summary.STACK_TASKS`) they are
+#: the simulator's ``isr_rx`` and ``driver`` (and its poll) CPU.
+NETWORK_THREADS = ("rts-nic", "rts-net", "rts-poll")
+#: The simulator's CPU shares of the network work (``summary.json`` "cpu").
+_SIM_NETWORK_CPU = ("isr_rx", "driver", "poll")
+#: Drop reasons only the real target has, and why the simulator cannot count them.
+_REAL_ONLY = {
+    STACK_EXHAUSTED: "the simulator has no model of the stack's own network buffers",
+    IP_QUEUE_FULL: "the simulator has no model of the stack's input queue",
+    NIC_FIFO_FULL: "the simulator's NIC has no FIFO of the emulated board's size",
+}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"rig: twin.json: {path}: not readable JSON ({e})") from None
+
+
+def _sum_phases(real: Mapping[str, Any], key: str) -> int:
+    return sum(int(real["phases"][p].get(key) or 0) for p in PHASES)
+
+
+def _real_flow(real: Mapping[str, Any], name: str) -> tuple[int, int] | None:
+    """(offered, delivered) of a flow over the three phases, when both are known."""
+    off = got = 0
+    for p in PHASES:
+        f = real["phases"][p]["flows"].get(name) or {}
+        if f.get("offered") is None or f.get("delivered") is None:
+            return None
+        off += int(f["offered"])
+        got += int(f["delivered"])
+    return (off, got) if off else None
+
+
+def _real_drops(real: Mapping[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in PHASES:
+        for k, v in real["phases"][p]["dropped"].items():
+            out[k] = out.get(k, 0) + int(v or 0)
+    return out
+
+
+def _real_network_cpu_us(real: Mapping[str, Any]) -> float | None:
+    """Network threads' CPU per frame at the NIC over the device's whole life (µs)."""
+    threads = real.get("threads_cpu_s") or {}
+    names = {*NETWORK_THREADS, *(t[:11] for t in STACK_TASKS.get(real.get("stack"), ()))}
+    cpu = sum(v for k, v in threads.items() if k in names)
+    frames = (real.get("netif") or {}).get("nic_frames")
+    return cpu / frames * 1e6 if cpu and frames else None
+
+
+def _sim_network_cpu_us(sim: Mapping[str, Any]) -> float | None:
+    cpu = sum(float(sim.get("cpu", {}).get(k) or 0.0) for k in _SIM_NETWORK_CPU)
+    frames = sim.get("totals", {}).get("offered")
+    return cpu * float(sim["duration_s"]) / frames * 1e6 if cpu and frames else None
+
+
+def _offered_why(real: Mapping[str, Any], sim: Mapping[str, Any]) -> str | None:
+    """Why the frames at the NIC differ, where the rig's own counts say: the host dropped
+    frames between the device's link and the target's NIC (a raw socket's buffer), or the
+    simulated flood's rate is not this run's."""
+    parts = []
+    traffic = real.get("traffic") or {}
+    link, nic = traffic.get("device_link_rx"), real["phases"]["attack"].get("frames_at_nic")
+    if link and nic is not None and link > 1.05 * nic:
+        parts.append(
+            f"{link - nic} frames of the attack reached the device's link but not the "
+            "target's NIC (the host dropped them before it; the simulator's NIC loses none)"
+        )
+    flood = next((n for n in sim.get("flows", {}) if n in real.get("flows", {})
+                  and real["flows"][n].get("protocol") == "tcp"
+                  and real["flows"][n].get("offered") is None), None)  # fmt: skip
+    seconds = real["phases"]["attack"].get("seconds") or 0
+    if flood and seconds and traffic.get("flood_in_pps"):
+        sim_pps = sim["flows"][flood]["offered"] / seconds
+        if abs(sim_pps - traffic["flood_in_pps"]) > 0.05 * traffic["flood_in_pps"]:
+            parts.append(
+                f"the simulated flood offered {sim_pps:,.0f} pkt/s, this run's "
+                f"{traffic['flood_in_pps']:,.0f} (the rig simulates the mean rate of its SYN runs)"
+            )
+    return "; ".join(parts) or None
+
+
+def _simulation_for(out: Path, real: Mapping[str, Any]) -> tuple[Path, str]:
+    """The simulation a real run is held against, and in words what it simulated."""
+    v, attack = real["variant"], real["attack"]
+    at_rate = out / "sim" / f"{v}-rig-rate" / "summary.json"
+    if attack == "syn" and at_rate.is_file():
+        return at_rate, "the SYN flood at the rate the rig measured"
+    return out / "sim" / v / "summary.json", "the scenario's flood"
+
+
+def _quantities(
+    real: Mapping[str, Any], sim: Mapping[str, Any], basis: str
+) -> list[dict[str, Any]]:
+    period_us = float(real["critical_period_ms"]) * 1e3
+    unmodelled = (
+        f"the simulator has no model of the {ATTACK_LABEL[real['attack']]}: held against "
+        "the scenario's SYN flood"
+        if real["attack"] != "syn"
+        else None
+    )
+    host = real.get("clock") != "guest"
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, kind: str, s: Any, r: Any, unit: str, why: str | None = None) -> None:
+        tol = TOLERANCES[kind]
+        if s is None or r is None:
+            agrees, off = False, None
+        else:
+            agrees = tol.agrees(float(s), float(r), period_us)
+            allowed = tol.allowed(float(r), period_us)
+            off = (
+                (0.0 if agrees else None)
+                if tol.kind == "verdict"
+                else abs(float(s) - float(r)) / allowed
+                if allowed
+                else None
+            )
+        rows.append(
+            {
+                "name": name,
+                "kind": kind,
+                "unit": unit,
+                "sim": s,
+                "real": r,
+                "tolerance": tol.text,
+                "agrees": bool(agrees),
+                # the difference in units of the tolerance (1: at its edge); a verdict: None
+                "off_by": None if off is None else round(off, 3),
+                "why": None if agrees else (why or unmodelled),
+            }
+        )
+
+    add(
+        "frames at the NIC",
+        "frames_at_nic",
+        sim["totals"].get("offered"),
+        _sum_phases(real, "frames_at_nic"),
+        "frames",
+        _offered_why(real, sim),
+    )
+    sim_flows = sim.get("flows", {})
+    rd, sd = _real_drops(real), sim.get("totals", {}).get("dropped", {})
+    only = {k: v for k, v in rd.items() if v and k not in sd}
+    lost_in_stack = (
+        "the real target also dropped frames where the simulator cannot ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(only.items()))
+        + ")"
+        if only
+        else None
+    )
+    for name in real.get("flows", {}):
+        rf, sf = _real_flow(real, name), sim_flows.get(name) or {}
+        if rf is None or not sf.get("offered"):
+            continue
+        add(
+            f"{name}: delivered fraction",
+            "delivered_fraction",
+            round(sf["delivered"] / sf["offered"], 4),
+            round(rf[1] / rf[0], 4),
+            "fraction",
+            lost_in_stack,
+        )
+    for reason in sorted(set(rd) | set(sd)):
+        r, s = rd.get(reason), sd.get(reason)
+        if not (r or s):
+            continue
+        why = None
+        if r is None:
+            why = "the real target has no such drop reason"
+        elif s is None:
+            why = _REAL_ONLY.get(reason, "the simulator has no such drop reason")
+        if why is None and not rows[0]["agrees"]:
+            why = "the frames at the NIC differ (above)"
+        add(f"drops: {reason}", "drops", s, r, "frames", why)
+    rc, sc = real["critical"], sim["critical"]
+    misses = rc.get("missed_or_late", rc["misses"]) if not host else rc["misses"]
+    add("critical task: deadlines missed", "misses", sc["misses"], misses, "cycles")
+    jitter = (
+        "host time on a shared machine: the POSIX port's tick and the host's scheduling add "
+        "jitter the model does not have"
+        if host
+        else None
+    )
+    for q in ("p50", "p99"):
+        add(
+            f"critical task: cycle time {q}",
+            "cycle_time",
+            sc.get("cycle_time_us", {}).get(q),
+            rc.get("cycle_time_us", {}).get(q),
+            "µs",
+            jitter,
+        )
+    rcpu = _real_network_cpu_us(real)
+    if rcpu is not None:  # measured on the POSIX board (per-thread CPU time)
+        add(
+            "network work: CPU per frame at the NIC",
+            "network_cpu",
+            _rounded(_sim_network_cpu_us(sim)),
+            _rounded(rcpu),
+            "µs",
+            "the scenario's platform preset has its board's per-frame costs, not this "
+            "target's: fit them (docs/decisions/twin.md)",
+        )
+    return rows
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def build_twin(out: str | Path) -> dict[str, Any]:
+    """``twin.json``'s content for the finished rig output folder ``out``."""
+    out = Path(out)
+    files = sorted((out / "runs").glob("*/summary.json"))
+    if not files:
+        raise UsageError(
+            f"rig: twin.json: no {out}/runs/*/summary.json (not a rig freertos-tcp folder)"
+        )
+    runs, quantities = [], []
+    target: dict[str, Any] = {}
+    for f in files:
+        real = _read(f)
+        if "phases" not in real or "variant" not in real:
+            raise UsageError(f"rig: twin.json: {f}: not a rig freertos-tcp or lwip run's summary")
+        sim_file, basis = _simulation_for(out, real)
+        if not sim_file.is_file():
+            raise UsageError(
+                f"rig: twin.json: no {sim_file} (the simulation {f.parent.name} is held to)"
+            )
+        sim = _read(sim_file)
+        name = f.parent.name
+        target = target or {k: real.get(k) for k in ("target", "stack", "board", "clock")}
+        rows = _quantities(real, sim, basis)
+        runs.append(
+            {
+                "run": name,
+                "variant": real["variant"],
+                "attack": real["attack"],
+                "simulation": str(sim_file.relative_to(out)),
+                "simulated": basis,
+                "agree": sum(q["agrees"] for q in rows),
+                "quantities": len(rows),
+            }
+        )
+        quantities += [{"run": name, **q} for q in rows]
+    return {
+        "target": target,
+        "tolerances": {k: t.text for k, t in TOLERANCES.items()},
+        "runs": runs,
+        "quantities": quantities,
+        "disagree": [f"{q['run']}: {q['name']}" for q in quantities if not q["agrees"]],
+    }
+
+
+def write_twin(out: str | Path) -> Path:
+    """Build ``out/twin.json`` (and each run's ``counters.csv``) from the folder ``out``."""
+    out = Path(out)
+    twin = build_twin(out)
+    for d in sorted((out / "runs").glob("*/")):
+        if (d / "device.json").is_file() and (d / "summary.json").is_file():
+            text = counters_csv(d)
+            if text is not None:
+                atomic_write(d / "counters.csv", text)
+    return atomic_write(out / "twin.json", json.dumps(twin, indent=1, ensure_ascii=False) + "\n")
+
+
+def twin_figure(out: Path, twin: Mapping[str, Any]) -> Path | None:
+    """``fig_twin.png``: each quantity's distance from the real run in units of its
+    tolerance (1: the edge), one marker per run; a verdict that differs, or a quantity
+    one side cannot count, at the right edge."""
+    qs = twin.get("quantities") or []
+    if not qs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names: list[str] = []
+    for q in qs:
+        if q["name"] not in names:
+            names.append(q["name"])
+    runs = [r["run"] for r in twin["runs"]]
+    edge = 100.0
+    fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.32 * len(names)), dpi=100)
+    markers = "osD^v<>"
+    for i, run in enumerate(runs):
+        mine = [q for q in qs if q["run"] == run]
+        y = [names.index(q["name"]) + (i - (len(runs) - 1) / 2) * 0.12 for q in mine]
+        x = [
+            min(edge, max(1e-3, q["off_by"])) if q["off_by"] is not None else edge
+            if not q["agrees"] else 1e-3
+            for q in mine
+        ]  # fmt: skip
+        c = ["tab:green" if q["agrees"] else "tab:red" for q in mine]
+        ax.scatter(x, y, c=c, marker=markers[i % len(markers)], s=22, zorder=3)
+    ax.axvline(1.0, color="0.3", lw=0.8, ls="--")
+    from matplotlib.lines import Line2D
+
+    handles = [  # the run by its marker, in grey: the colour is the verdict
+        Line2D([], [], ls="", marker=markers[i % len(markers)], color="0.4", label=run)
+        for i, run in enumerate(runs)
+    ] + [Line2D([], [], color="0.3", lw=0.8, ls="--", label="tolerance")]
+    ax.set_xscale("log")
+    ax.set_xlim(5e-4, edge * 2)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("|simulation − real| in units of the quantity's tolerance (log; right edge: "
+                  "verdict differs or not counted)", fontsize=7)  # fmt: skip
+    ax.set_title("simulation against the real target (green: agrees)", fontsize=9)
+    ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    data = png_bytes(fig)
+    plt.close(fig)
+    return atomic_write(out / "fig_twin.png", data)
+
+
+#: The columns :func:`counters_csv` writes (each one of rtshield calibrate's counters).
+COUNTERS = ("offered", "received", "processed", "cycles", "misses")
+
+
+def counters_csv(run_dir: Path) -> str | None:
+    """A real run's per-second counters on the simulator's timeline, in the columns of
+    ``rtshield calibrate`` (docs/calibrate.md): the three phases back to back (phase k's
+    second j at ``t_s = k * phase + j``; the breaks between them left out, as the
+    simulated run has none). ``offered``: frames at the target's NIC; ``received``: of
+    them, the ones its receive ring took; ``processed``: frames handed to the stack;
+    ``cycles``: critical cycles that ended; ``misses``: deadlines that passed unmet.
+    ``None`` when a phase is not a whole number of seconds."""
+    real = _read(run_dir / "summary.json")
+    dev = _read(run_dir / "device.json")
+    bounds = real.get("device_bounds_ns") or real["bounds_ns"]
+    phase_s = (bounds[0][1] - bounds[0][0]) / 1e9
+    if abs(phase_s - round(phase_s)) > 1e-6 or round(phase_s) < 1:
+        return None
+    snaps = dev["snapshots"]
+    t = np.array([s["t_ns"] for s in snaps], dtype=np.int64)
+
+    def at(key: str, when: int) -> float:
+        """The counter at ``when`` (linear between the device's 100 ms snapshots)."""
+        v = np.array([s[key] for s in snaps], dtype=np.float64)
+        return float(np.interp(when, t, v))
+
+    cyc = np.fromfile(run_dir / "cycles.bin", dtype="<u8").reshape(-1, 4).astype(np.int64)
+    lines = [
+        f"# {run_dir.name}: per-second counters of the real run on the simulator's timeline "
+        "(written by rtshield rig)",
+        "t_s," + ",".join(COUNTERS),
+    ]
+    for k, (lo, _hi) in enumerate(bounds):
+        for j in range(round(phase_s)):
+            a, b = lo + j * 1_000_000_000, lo + (j + 1) * 1_000_000_000
+            nic = at("nic_frames", b) - at("nic_frames", a)
+            ring = at("ring_full", b) - at("ring_full", a)
+            vals = {
+                "offered": nic,
+                "received": nic - ring,
+                "processed": at("to_ip_task", b) - at("to_ip_task", a),
+                "cycles": int(((cyc[:, 2] >= a) & (cyc[:, 2] < b)).sum()),
+                "misses": int(((cyc[:, 3] >= a) & (cyc[:, 3] < b) & (cyc[:, 3] > 0)).sum()),
+            }
+            row = [f"{k * round(phase_s) + j}"]
+            row += [f"{max(0.0, vals[c]):.0f}" for c in COUNTERS]
+            lines.append(",".join(row))
+    return "\n".join(lines) + "\n"
+
+
+def twin_rows(twin: Mapping[str, Any]) -> list[list[Any]]:
+    """The report's rows: run, quantity, simulation, real, tolerance, verdict, why."""
+    return [
+        [q["run"], q["name"], q["sim"], q["real"], q["tolerance"],
+         "agrees" if q["agrees"] else "DISAGREES", q.get("why") or ""]
+        for q in twin.get("quantities", [])
+    ]  # fmt: skip

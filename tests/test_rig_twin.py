@@ -1,0 +1,196 @@
+"""``twin.json``: the simulation against the real FreeRTOS target, quantity by quantity,
+built from a synthetic but complete rig output folder (no root: the real runs are
+:func:`test_rig_freertos._fake_run`'s target output, the simulations the engine's)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rig_checks import rig_error
+from test_rig_freertos import SCEN, _fake_run
+
+from rtshield import cli
+from rtshield.calibrate import read_counters
+from rtshield.rig import freertos
+from rtshield.rig.freertos.twin import TOLERANCES, Tolerance
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _folder(tmp_path: Path) -> Path:
+    """A finished `rig freertos-tcp` folder: both variants under a SYN flood (the fake
+    target's attack loses half the hp flow and misses two deadlines; unprotected, the
+    stack runs out of buffers), the scenario simulated as the rig does."""
+    out = tmp_path / "out"
+    dev = freertos.load_device(SCEN, 6, phase_s=1.0)
+    runs = []
+    for protect in (False, True):
+        raw, _, rd = _fake_run(out, protect)
+        s = freertos.summarize(raw, dev, rd)
+        (rd / "summary.json").write_text(json.dumps(s))
+        (rd / "device.json").write_text(json.dumps(raw["device"]))
+        runs.append(s)
+    sim = freertos.simulate_variants(dev, out)
+    pps = freertos.measured_syn_rate(runs)
+    sim_syn = freertos.simulate_variants(dev.at_flood_rate(pps), out, "-rig-rate")
+    comp = freertos.comparison(runs, sim, dev, sim_syn, pps)
+    (out / "comparison.json").write_text(json.dumps(comp))
+    return out
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return _folder(tmp_path_factory.mktemp("twin"))
+
+
+def _by(twin: dict, run: str) -> dict[str, dict]:
+    return {q["name"]: q for q in twin["quantities"] if q["run"] == run}
+
+
+def test_twin_json_has_every_quantity_with_its_tolerance(folder):
+    twin = json.loads(freertos.write_twin(folder).read_text())
+    assert {r["run"] for r in twin["runs"]} == {"protected-syn", "unprotected-syn"}
+    # a SYN run is held against the simulation at the SYN rate the rig measured
+    assert {r["simulation"] for r in twin["runs"]} == {
+        "sim/protected-rig-rate/summary.json",
+        "sim/unprotected-rig-rate/summary.json",
+    }
+    texts = {t.text for t in TOLERANCES.values()}
+    for q in twin["quantities"]:
+        assert {"name", "sim", "real", "tolerance", "agrees"} <= set(q), q
+        assert q["tolerance"] in texts and isinstance(q["agrees"], bool)
+    for run in ("protected-syn", "unprotected-syn"):
+        names = set(_by(twin, run))
+        assert {
+            "frames at the NIC",
+            "hp: delivered fraction",
+            "critical task: deadlines missed",
+            "critical task: cycle time p50",
+            "critical task: cycle time p99",
+            "network work: CPU per frame at the NIC",
+        } <= names, names
+    assert twin["disagree"] == [
+        f"{q['run']}: {q['name']}" for q in twin["quantities"] if not q["agrees"]
+    ]
+
+
+def test_quantities_are_read_from_both_sides(folder):
+    twin = freertos.build_twin(folder)
+    sim = json.loads((folder / "sim" / "protected-rig-rate" / "summary.json").read_text())
+    q = _by(twin, "protected-syn")
+    # the real hp flow over the three phases: 200 + 100 + 200 of 600
+    hp = q["hp: delivered fraction"]
+    assert hp["real"] == pytest.approx(500 / 600, abs=1e-4)
+    f = sim["flows"]["hp"]
+    assert hp["sim"] == pytest.approx(f["delivered"] / f["offered"], abs=1e-4)
+    assert hp["agrees"] is (abs(hp["sim"] - hp["real"]) <= 0.05)
+    # the fake target missed two deadlines in the attack; the verdict is compared
+    m = q["critical task: deadlines missed"]
+    assert m["real"] == 2 and m["sim"] == sim["critical"]["misses"]
+    assert m["agrees"] is (sim["critical"]["misses"] > 0)
+    # frames at the NIC: 10 000 a second in each of the three phases
+    assert q["frames at the NIC"]["real"] == 30000
+    assert q["frames at the NIC"]["sim"] == sim["totals"]["offered"]
+    # the libshield drops of the fake run: 10 per 100 ms by the flow server
+    assert q["drops: flow_server"]["real"] == 300
+    # network CPU per frame: the IP task's 30 ms over 30 000 frames at the NIC
+    assert q["network work: CPU per frame at the NIC"]["real"] == pytest.approx(1.0)
+
+
+def test_a_drop_the_simulator_cannot_count_disagrees_with_the_reason(folder):
+    u = _by(freertos.build_twin(folder), "unprotected-syn")
+    d = u[f"drops: {freertos.STACK_EXHAUSTED}"]
+    assert d["sim"] is None and d["real"] == 30 and d["agrees"] is False
+    assert "stack's own network buffers" in d["why"]
+
+
+def test_an_attack_the_simulator_does_not_model_says_so(folder, tmp_path):
+    out = tmp_path / "arp"
+    (out / "runs").mkdir(parents=True)
+    (out / "sim").mkdir()
+    s = json.loads((folder / "runs" / "protected-syn" / "summary.json").read_text())
+    s["attack"] = "arp"
+    (out / "runs" / "protected-arp").mkdir()
+    (out / "runs" / "protected-arp" / "summary.json").write_text(json.dumps(s))
+    for v in ("protected", "protected-rig-rate"):
+        (out / "sim" / v).mkdir()
+        (out / "sim" / v / "summary.json").write_text(
+            (folder / "sim" / v / "summary.json").read_text()
+        )
+    twin = freertos.build_twin(out)
+    assert twin["runs"][0]["simulation"] == "sim/protected/summary.json"  # the scenario's flood
+    bad = [q for q in twin["quantities"] if not q["agrees"]]
+    assert bad and all(q["why"] for q in bad)
+    assert any("ARP flood" in q["why"] for q in bad)
+
+
+@pytest.mark.parametrize(
+    ("tol", "sim", "real", "agrees"),
+    [
+        (Tolerance("points", 0.05, 0, ""), 0.95, 1.0, True),
+        (Tolerance("points", 0.05, 0, ""), 0.949, 1.0, False),
+        (Tolerance("relative", 0.10, 10, ""), 110, 100, True),
+        (Tolerance("relative", 0.10, 10, ""), 111, 100, False),
+        (Tolerance("relative", 0.10, 10, ""), 0, 10, True),  # the floor
+        (Tolerance("relative", 0.10, 10, ""), 0, 11, False),
+        (Tolerance("verdict", 0, 0, ""), 3, 1, True),
+        (Tolerance("verdict", 0, 0, ""), 0, 1, False),
+        (Tolerance("period", 0.10, 0, ""), 10_000, 11_000, True),  # a 10 ms period
+        (Tolerance("period", 0.10, 0, ""), 10_000, 11_001, False),
+    ],
+)
+def test_tolerances(tol, sim, real, agrees):
+    assert tol.agrees(sim, real, period_us=10_000) is agrees
+
+
+def test_docs_state_every_tolerance():
+    text = (ROOT / "docs" / "rig.md").read_text()
+    for kind, t in TOLERANCES.items():
+        assert f"`{kind}`" in text and t.text in text, kind
+
+
+def test_counters_csv_fits_calibrate(folder):
+    """The run's per-second counters on the simulator's timeline, readable as
+    `rtshield calibrate`'s counters: the two misses in the attack's second."""
+    freertos.write_twin(folder)
+    path = folder / "runs" / "protected-syn" / "counters.csv"
+    t, cols = read_counters(path, "test")
+    assert t == (0.0, 1.0, 2.0)
+    assert cols["offered"] == (10000.0, 10000.0, 10000.0)
+    assert cols["processed"] == (1000.0, 1000.0, 1000.0)
+    assert cols["cycles"] == (100.0, 100.0, 100.0)
+    assert cols["misses"] == (0.0, 2.0, 0.0)
+
+
+def test_report_names_what_disagrees(folder):
+    twin = json.loads(freertos.write_twin(folder).read_text())
+    comp = json.loads((folder / "comparison.json").read_text())
+    text = freertos.write_report(folder, comp, [], twin).read_text()
+    assert "Does the simulation predict the real target?" in text
+    n = len(twin["disagree"])
+    assert n and f"{n} of {len(twin['quantities'])} quantities disagree" in text
+    assert text.count("DISAGREES") == n
+    assert '<img src="fig_twin.png"' in text
+    assert (folder / "fig_twin.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rig_report_rebuilds_twin_json(folder, capsys):
+    (folder / "twin.json").unlink(missing_ok=True)
+    assert cli.main(["rig", "report", str(folder)]) == 0
+    assert json.loads((folder / "twin.json").read_text())["quantities"]
+    missing = folder / "sim" / "unprotected-rig-rate" / "summary.json"
+    saved = missing.read_text()
+    missing.unlink()
+    try:  # the SYN run falls back to the scenario's flood
+        assert cli.main(["rig", "report", str(folder)]) == 0
+        twin = json.loads((folder / "twin.json").read_text())
+        assert "sim/unprotected/summary.json" in {r["simulation"] for r in twin["runs"]}
+        (folder / "sim" / "unprotected" / "summary.json").rename(folder / "u.json")
+        msg = rig_error(capsys, ["rig", "report", str(folder)])
+        assert "sim/unprotected/summary.json" in msg and "twin.json" in msg
+    finally:
+        missing.write_text(saved)
+        if (folder / "u.json").exists():
+            (folder / "u.json").rename(folder / "sim" / "unprotected" / "summary.json")
