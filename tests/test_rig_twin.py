@@ -194,3 +194,21 @@ def test_rig_report_rebuilds_twin_json(folder, capsys):
         missing.write_text(saved)
         if (folder / "u.json").exists():
             (folder / "u.json").rename(folder / "sim" / "unprotected" / "summary.json")
+
+
+def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
+    """`rtshield calibrate` on a run's counters: the scenario the run was held against,
+    its counters, the fit's parameters within their bounds (docs/decisions/twin.md)."""
+    from rtshield.calibrate import load_calibration
+
+    freertos.write_twin(folder)
+    f = folder / "calibrate" / "unprotected-syn.toml"
+    cal = load_calibration(f)
+    assert cal.objective == "counters"
+    assert [q.key for q in cal.params] == [k for k, *_ in freertos.twin.FIT_PARAMETERS]
+    assert set(cal.counters) == set(freertos.twin.FIT_COLUMNS)
+    assert cal.counters["misses"] == (0.0, 2.0, 0.0)
+    fit = tmp_path / "fit"
+    assert cli.main(["calibrate", str(f), "--out", str(fit), "--budget", "4", "--jobs", "1"]) == 0
+    best = (fit / "best.toml").read_text()
+    assert "driver_per_packet" in best and "isr_per_packet" in best

@@ -46,14 +46,15 @@ class Device:
         """The same device with its flood (the TCP flows' non-zero steps) at ``pps``."""
         from rtshield.scenario import parse_scenario
 
-        variants = {}
+        variants, tables = {}, {}
         for v, t in self.tables.items():
             t = copy.deepcopy(t)
             for f in t.get("flows", []):
                 if f.get("protocol") == "tcp" and f.get("pattern") == "steps":
                     f["rates"] = [r if _zero(r) else f"{pps:.0f}pps" for r in f["rates"]]
             variants[v] = parse_scenario(t, origin=f"{self.path} (flood at {pps:.0f} pkt/s)")
-        return Device(self.path, self.data, variants, self.phase_s, self.tables)
+            tables[v] = t
+        return Device(self.path, self.data, variants, self.phase_s, tables)
 
 
 def load_device(path: str | Path, stock_priority: int, phase_s: float | None = None) -> Device:

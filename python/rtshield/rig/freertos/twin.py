@@ -37,10 +37,13 @@ from .summary import IP_QUEUE_FULL, NIC_FIFO_FULL, STACK_EXHAUSTED, STACK_TASKS
 
 __all__ = [
     "COUNTERS",
+    "FIT_COLUMNS",
+    "FIT_PARAMETERS",
     "NETWORK_THREADS",
     "TOLERANCES",
     "Tolerance",
     "build_twin",
+    "calibration_toml",
     "counters_csv",
     "twin_rows",
     "twin_figure",
@@ -355,8 +358,68 @@ def build_twin(out: str | Path) -> dict[str, Any]:
     }
 
 
+#: What a fit of the POSIX board's model may move, within physical bounds
+#: (docs/decisions/twin.md): ``(key, low, high, why these bounds)``.
+FIT_PARAMETERS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "costs.isr_per_packet",
+        "0.2us",
+        "50us",
+        "the NIC thread's work per frame (a raw-socket read and a copy): from a cached "
+        "copy on a GHz core to a system call on a loaded host",
+    ),
+    (
+        "costs.driver_per_packet",
+        "0.5us",
+        "200us",
+        "the network task's and the stack's work per frame (libshield or the stock path, "
+        "then the IP task's protocol processing), the same range",
+    ),
+)
+#: The counters a fit matches: what the receive path got done and the critical task's
+#: cycles (``offered`` is what the rig sent: an input, not a result).
+FIT_COLUMNS = ("processed", "cycles", "misses")
+
+
+def calibration_toml(out: Path, run: str) -> str | None:
+    """A calibration file (docs/calibrate.md) that fits the scenario ``run`` was held
+    against to the run's ``counters.csv``; ``None`` without both."""
+    import tomli_w
+
+    real = out / "runs" / run
+    sim_file, _ = _simulation_for(out, _read(real / "summary.json"))
+    scen = sim_file.parent / "scenario.toml"
+    if not (scen.is_file() and (real / "counters.csv").is_file()):
+        return None
+    data = {
+        "calibration": {
+            "name": f"rig-{run}",
+            "description": f"this target's model fitted to the rig's run {run} (per-second "
+            "counters on the simulator's timeline)",
+            "budget": 40,
+            "seed": 1,
+        },
+        "objective": {
+            "kind": "counters",
+            "scenario": f"../{scen.relative_to(out)}",
+            "csv": f"../runs/{run}/counters.csv",
+            "columns": list(FIT_COLUMNS),
+        },
+        "parameter": [
+            {"key": k, "low": lo, "high": hi, "note": why} for k, lo, hi, why in FIT_PARAMETERS
+        ],
+    }
+    head = (
+        f"# Fit this target's model to the run {run} (written by rtshield rig):\n"
+        f"#   rtshield calibrate {out.name}/calibrate/{run}.toml --out FIT\n"
+        "# then hold the fitted costs against the other runs (docs/decisions/twin.md).\n"
+    )
+    return head + tomli_w.dumps(data)
+
+
 def write_twin(out: str | Path) -> Path:
-    """Build ``out/twin.json`` (and each run's ``counters.csv``) from the folder ``out``."""
+    """Build ``out/twin.json`` from the folder ``out``, with each run's ``counters.csv``
+    and ``calibrate/<run>.toml`` (a calibration file for its counters)."""
     out = Path(out)
     twin = build_twin(out)
     for d in sorted((out / "runs").glob("*/")):
@@ -364,6 +427,10 @@ def write_twin(out: str | Path) -> Path:
             text = counters_csv(d)
             if text is not None:
                 atomic_write(d / "counters.csv", text)
+            cal = calibration_toml(out, d.name)
+            if cal is not None:
+                (out / "calibrate").mkdir(exist_ok=True)
+                atomic_write(out / "calibrate" / f"{d.name}.toml", cal)
     return atomic_write(out / "twin.json", json.dumps(twin, indent=1, ensure_ascii=False) + "\n")
 
 
