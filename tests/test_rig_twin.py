@@ -72,7 +72,7 @@ def test_twin_json_has_every_quantity_with_its_tolerance(folder):
             "network work: CPU per frame at the NIC",
         } <= names, names
     assert twin["disagree"] == [
-        f"{q['run']}: {q['name']}" for q in twin["quantities"] if not q["agrees"]
+        f"{q['run']} (preset): {q['name']}" for q in twin["quantities"] if not q["agrees"]
     ]
 
 
@@ -212,3 +212,25 @@ def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
     assert cli.main(["calibrate", str(f), "--out", str(fit), "--budget", "4", "--jobs", "1"]) == 0
     best = (fit / "best.toml").read_text()
     assert "driver_per_packet" in best and "isr_per_packet" in best
+    # the fitted costs held against every run: the run fitted on, the others held out
+    assert cli.main(["rig", "report", str(folder), "--fitted", str(fit / "best.toml")]) == 0
+    twin = json.loads((folder / "twin.json").read_text())
+    assert twin["fit"]["fitted_on"] == "unprotected-syn"
+    assert set(twin["fit"]["costs"]) == {"isr_per_packet", "driver_per_packet"}
+    held = {(r["run"], r["model"]): r["held_out"] for r in twin["runs"]}
+    assert held == {
+        ("unprotected-syn", "preset"): None,
+        ("unprotected-syn", "fitted"): False,
+        ("protected-syn", "preset"): None,
+        ("protected-syn", "fitted"): True,
+    }
+    scen = (folder / "sim" / "protected-rig-rate-fitted" / "scenario.toml").read_text()
+    assert "[costs]" in scen and twin["fit"]["costs"]["driver_per_packet"] in scen
+    assert "fitted, held out" in (folder / "report.html").read_text()
+
+
+def test_fitted_without_costs_is_one_line(folder, tmp_path, capsys):
+    bad = tmp_path / "best.toml"
+    bad.write_text("[platform]\ntick = '1ms'\n")
+    msg = rig_error(capsys, ["rig", "report", str(folder), "--fitted", str(bad)])
+    assert "no [costs] table" in msg

@@ -215,6 +215,10 @@ def add_to(app: typer.Typer) -> None:
           short_help=REPORT_SHORT_HELP, epilog=REPORT_EPILOG)
     def report(
         dir: Annotated[str, arg("DIR", "the folder of a rig run")],
+        fitted: Annotated[str | None, opt(
+            "--fitted", "freertos-tcp/lwip: simulate DIR's scenarios again with the costs of "
+            "a fit (rtshield calibrate's best.toml, e.g. of DIR/calibrate/RUN.toml) and hold "
+            "every run against that model too (twin.json)", "BEST.toml")] = None,
     ) -> None:
         ...
 
@@ -538,6 +542,9 @@ def handle_report(args) -> int:
         from rtshield.rig import freertos
 
         twin = None
+        if getattr(args, "fitted", None):
+            fit = freertos.simulate_fitted(out, Path(args.fitted))
+            print(f"rig report: the scenarios simulated again with the fitted costs {fit['costs']}")
         if (out / "sim").is_dir() and any((out / "runs").glob("*/summary.json")):
             twin = json.loads(freertos.write_twin(out).read_text())  # rebuilt from the runs
         try:

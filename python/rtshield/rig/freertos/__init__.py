@@ -63,7 +63,7 @@ from .report import response_figure, write_report
 from .run import Options, run_variant
 from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
 from .target import BOARDS, STACKS, Target
-from .twin import TOLERANCES, build_twin, counters_csv, write_twin
+from .twin import TOLERANCES, build_twin, counters_csv, simulate_fitted, write_twin
 
 __all__ = [
     "ATTACKS",
@@ -99,6 +99,7 @@ __all__ = [
     "pcap_flows",
     "response_figure",
     "run_variant",
+    "simulate_fitted",
     "simulate_variants",
     "summarize",
     "target_config",

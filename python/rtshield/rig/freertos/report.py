@@ -158,13 +158,23 @@ def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
     bad = [q for q in qs if not q["agrees"]]
     if bad:
         said = "; ".join(
-            f"{q['run']}: {q['name']} (simulation {_fmt(q['sim'])}, real {_fmt(q['real'])})"
+            f"{q['run']} ({q.get('model', 'preset')}): {q['name']} (simulation "
+            f"{_fmt(q['sim'])}, real {_fmt(q['real'])})"
             for q in bad
         )
         verdict = f"{len(bad)} of {len(qs)} quantities disagree: {html.escape(said)}."
     else:
         verdict = f"All {len(qs)} quantities agree within their tolerances."
-    basis = "; ".join(f"{r['run']} against {r['simulated']}" for r in twin.get("runs", []))
+    basis = "; ".join(
+        dict.fromkeys(f"{r['run']} against {r['simulated']}" for r in twin.get("runs", []))
+    )
+    fit = twin.get("fit")
+    if fit:  # the fitted model: which costs, fitted on which run
+        costs = ", ".join(f"{k} = {v}" for k, v in fit["costs"].items())
+        verdict += html.escape(
+            f" The fitted model: the preset with {costs}, fitted on "
+            f"{fit.get('fitted_on') or 'a run not named'}; every other run is held out."
+        )
     img = f'<p><img src="{html.escape(fig.name)}" alt="fig_twin"></p>' if fig else ""
     return (
         "<h2>Does the simulation predict the real target?</h2>"
@@ -172,7 +182,7 @@ def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
         f"({html.escape(basis)}); the real run over its three phases, the simulated run "
         "whole. Tolerances and the reasons: docs/rig.md; the numbers: <code>twin.json</code>.</p>"
         + _table(
-            ["run", "quantity", "simulation", "real", "tolerance", "verdict", "why"],
+            ["run", "model", "quantity", "simulation", "real", "tolerance", "verdict", "why"],
             twin_rows(twin),
         )
         + img

@@ -21,6 +21,7 @@ to the runs (docs/decisions/twin.md).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ import numpy as np
 
 from rtshield.errors import UsageError
 from rtshield.figures import png_bytes
-from rtshield.outputs import atomic_write
+from rtshield.outputs import atomic_write, format_summary_json
 
 from .phases import ATTACK_LABEL, PHASES
 from .summary import IP_QUEUE_FULL, NIC_FIFO_FULL, STACK_EXHAUSTED, STACK_TASKS
@@ -42,9 +43,11 @@ __all__ = [
     "NETWORK_THREADS",
     "TOLERANCES",
     "Tolerance",
+    "FITTED",
     "build_twin",
     "calibration_toml",
     "counters_csv",
+    "simulate_fitted",
     "twin_rows",
     "twin_figure",
     "write_twin",
@@ -185,13 +188,14 @@ def _offered_why(real: Mapping[str, Any], sim: Mapping[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
-def _simulation_for(out: Path, real: Mapping[str, Any]) -> tuple[Path, str]:
-    """The simulation a real run is held against, and in words what it simulated."""
+def _simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple[Path, str]:
+    """The simulation a real run is held against, and in words what it simulated
+    (``model``: ``""``, the scenario's preset, or :data:`FITTED`)."""
     v, attack = real["variant"], real["attack"]
-    at_rate = out / "sim" / f"{v}-rig-rate" / "summary.json"
-    if attack == "syn" and at_rate.is_file():
+    at_rate = out / "sim" / f"{v}-rig-rate{model}" / "summary.json"
+    if attack == "syn" and (out / "sim" / f"{v}-rig-rate" / "summary.json").is_file():
         return at_rate, "the SYN flood at the rate the rig measured"
-    return out / "sim" / v / "summary.json", "the scenario's flood"
+    return out / "sim" / f"{v}{model}" / "summary.json", "the scenario's flood"
 
 
 def _quantities(
@@ -322,40 +326,98 @@ def build_twin(out: str | Path) -> dict[str, Any]:
         raise UsageError(
             f"rig: twin.json: no {out}/runs/*/summary.json (not a rig freertos-tcp folder)"
         )
+    fit_file = out / "sim" / FIT_RECORD
+    fit = _read(fit_file) if fit_file.is_file() else None
+    models = {"preset": ""} | ({"fitted": FITTED} if fit else {})
     runs, quantities = [], []
     target: dict[str, Any] = {}
     for f in files:
         real = _read(f)
         if "phases" not in real or "variant" not in real:
             raise UsageError(f"rig: twin.json: {f}: not a rig freertos-tcp or lwip run's summary")
-        sim_file, basis = _simulation_for(out, real)
-        if not sim_file.is_file():
-            raise UsageError(
-                f"rig: twin.json: no {sim_file} (the simulation {f.parent.name} is held to)"
-            )
-        sim = _read(sim_file)
         name = f.parent.name
         target = target or {k: real.get(k) for k in ("target", "stack", "board", "clock")}
-        rows = _quantities(real, sim, basis)
-        runs.append(
-            {
-                "run": name,
-                "variant": real["variant"],
-                "attack": real["attack"],
-                "simulation": str(sim_file.relative_to(out)),
-                "simulated": basis,
-                "agree": sum(q["agrees"] for q in rows),
-                "quantities": len(rows),
-            }
-        )
-        quantities += [{"run": name, **q} for q in rows]
+        for model, suffix in models.items():
+            sim_file, basis = _simulation_for(out, real, suffix)
+            if not sim_file.is_file():
+                raise UsageError(
+                    f"rig: twin.json: no {sim_file} (the simulation {name} is held to)"
+                )
+            rows = _quantities(real, _read(sim_file), basis)
+            held_out = None if fit is None or model == "preset" else name != fit.get("fitted_on")
+            runs.append(
+                {
+                    "run": name,
+                    "model": model,
+                    "variant": real["variant"],
+                    "attack": real["attack"],
+                    "simulation": str(sim_file.relative_to(out)),
+                    "simulated": basis,
+                    "held_out": held_out,
+                    "agree": sum(q["agrees"] for q in rows),
+                    "quantities": len(rows),
+                }
+            )
+            quantities += [{"run": name, "model": model, "held_out": held_out, **q} for q in rows]
     return {
         "target": target,
         "tolerances": {k: t.text for k, t in TOLERANCES.items()},
+        # the fit the "fitted" model comes from: its costs and the run it was fitted on
+        "fit": fit,
         "runs": runs,
         "quantities": quantities,
-        "disagree": [f"{q['run']}: {q['name']}" for q in quantities if not q["agrees"]],
+        "disagree": [
+            f"{q['run']} ({q['model']}): {q['name']}" for q in quantities if not q["agrees"]
+        ],
     }
+
+
+#: The fitted model's simulations: ``sim/<name>-fitted`` beside each ``sim/<name>``.
+FITTED = "-fitted"
+#: Where :func:`simulate_fitted` records the fit it simulated (``sim/fit.json``).
+FIT_RECORD = "fit.json"
+
+
+def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
+    """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
+    fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
+    ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
+    is the calibration's name when the rig wrote it (``rig-<run>``); every other run is
+    held out."""
+    import tomli_w
+
+    from rtshield.runner import simulate
+    from rtshield.scenario import parse_scenario
+    from rtshield.tomlfile import parse_toml, read_toml
+
+    out, best = Path(out), Path(best)
+    if not best.is_file():
+        raise UsageError(f"rig report: --fitted {best}: no such file (calibrate's best.toml)")
+    text = best.read_text(errors="replace")
+    costs = parse_toml(text, str(best)).get("costs")
+    if not isinstance(costs, dict) or not costs:
+        raise UsageError(f"rig report: --fitted {best}: no [costs] table (nothing fitted to apply)")
+    m = re.match(r"# rtshield calibrate rig-(\S+): ", text)
+    fitted_on = m.group(1) if m and (out / "runs" / m.group(1)).is_dir() else None
+    scens = sorted(
+        p for p in (out / "sim").glob("*/scenario.toml") if not p.parent.name.endswith(FITTED)
+    )
+    if not scens:
+        raise UsageError(
+            f"rig report: no {out}/sim/*/scenario.toml (a run before rtshield wrote them)"
+        )
+    for scen in scens:
+        data = read_toml(scen)
+        data.setdefault("costs", {}).update(costs)
+        sc = parse_scenario(data, origin=f"{scen} with the costs of {best}")
+        d = out / "sim" / (scen.parent.name + FITTED)
+        d.mkdir(exist_ok=True)
+        atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
+        head = f"# {scen} with the costs fitted in {best} (written by rtshield rig report)\n"
+        atomic_write(d / "scenario.toml", head + tomli_w.dumps(data))
+    fit = {"best": str(best.resolve()), "costs": costs, "fitted_on": fitted_on}
+    atomic_write(out / "sim" / FIT_RECORD, json.dumps(fit, indent=1) + "\n")
+    return fit
 
 
 #: What a fit of the POSIX board's model may move, within physical bounds
@@ -450,20 +512,25 @@ def twin_figure(out: Path, twin: Mapping[str, Any]) -> Path | None:
     for q in qs:
         if q["name"] not in names:
             names.append(q["name"])
-    runs = [r["run"] for r in twin["runs"]]
+    runs = list(dict.fromkeys(r["run"] for r in twin["runs"]))
+    models = list(dict.fromkeys(q.get("model", "preset") for q in qs))
     edge = 100.0
     fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.32 * len(names)), dpi=100)
     markers = "osD^v<>"
-    for i, run in enumerate(runs):
-        mine = [q for q in qs if q["run"] == run]
-        y = [names.index(q["name"]) + (i - (len(runs) - 1) / 2) * 0.12 for q in mine]
+    series = [(run, m) for run in runs for m in models]
+    for k, (run, model) in enumerate(series):
+        i = runs.index(run)
+        mine = [q for q in qs if q["run"] == run and q.get("model", "preset") == model]
+        y = [names.index(q["name"]) + (k - (len(series) - 1) / 2) * 0.1 for q in mine]
         x = [
             min(edge, max(1e-3, q["off_by"])) if q["off_by"] is not None else edge
             if not q["agrees"] else 1e-3
             for q in mine
         ]  # fmt: skip
         c = ["tab:green" if q["agrees"] else "tab:red" for q in mine]
-        ax.scatter(x, y, c=c, marker=markers[i % len(markers)], s=22, zorder=3)
+        hollow = len(models) > 1 and model == "preset"  # the preset hollow beside the fit
+        ax.scatter(x, y, marker=markers[i % len(markers)], s=22, zorder=3,
+                   facecolors="none" if hollow else c, edgecolors=c)  # fmt: skip
     ax.axvline(1.0, color="0.3", lw=0.8, ls="--")
     from matplotlib.lines import Line2D
 
@@ -471,6 +538,11 @@ def twin_figure(out: Path, twin: Mapping[str, Any]) -> Path | None:
         Line2D([], [], ls="", marker=markers[i % len(markers)], color="0.4", label=run)
         for i, run in enumerate(runs)
     ] + [Line2D([], [], color="0.3", lw=0.8, ls="--", label="tolerance")]
+    if len(models) > 1:
+        handles += [
+            Line2D([], [], ls="", marker="o", mfc="none", color="0.4", label="preset (hollow)"),
+            Line2D([], [], ls="", marker="o", color="0.4", label="fitted (filled)"),
+        ]
     ax.set_xscale("log")
     ax.set_xlim(5e-4, edge * 2)
     ax.set_yticks(range(len(names)), names, fontsize=7)
@@ -535,10 +607,23 @@ def counters_csv(run_dir: Path) -> str | None:
     return "\n".join(lines) + "\n"
 
 
+def _model(q: Mapping[str, Any]) -> str:
+    m = q.get("model") or "preset"
+    if m == "fitted":
+        m += (
+            ", held out"
+            if q.get("held_out")
+            else ", fitted on"
+            if q.get("held_out") is False
+            else ""
+        )
+    return m
+
+
 def twin_rows(twin: Mapping[str, Any]) -> list[list[Any]]:
-    """The report's rows: run, quantity, simulation, real, tolerance, verdict, why."""
+    """The report's rows: run, model, quantity, simulation, real, tolerance, verdict, why."""
     return [
-        [q["run"], q["name"], q["sim"], q["real"], q["tolerance"],
+        [q["run"], _model(q), q["name"], q["sim"], q["real"], q["tolerance"],
          "agrees" if q["agrees"] else "DISAGREES", q.get("why") or ""]
         for q in twin.get("quantities", [])
     ]  # fmt: skip
