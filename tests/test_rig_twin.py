@@ -5,6 +5,7 @@ built from a synthetic but complete rig output folder (no root: the real runs ar
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,11 +53,13 @@ def _by(twin: dict, run: str) -> dict[str, dict]:
 def test_twin_json_has_every_quantity_with_its_tolerance(folder):
     twin = json.loads(freertos.write_twin(folder).read_text())
     assert {r["run"] for r in twin["runs"]} == {"protected-syn", "unprotected-syn"}
-    # a SYN run is held against the simulation at the SYN rate the rig measured
+    # a SYN run is held against the simulation at the SYN rate it measured (1000 pkt/s)
     assert {r["simulation"] for r in twin["runs"]} == {
-        "sim/protected-rig-rate/summary.json",
-        "sim/unprotected-rig-rate/summary.json",
+        "sim/protected-syn-own-rate/summary.json",
+        "sim/unprotected-syn-own-rate/summary.json",
     }
+    scen = (folder / "sim" / "protected-syn-own-rate" / "scenario.toml").read_text()
+    assert 'rates = [\n    "0pps",\n    "1000pps",\n    "0pps",\n]' in scen
     texts = {t.text for t in TOLERANCES.values()}
     for q in twin["quantities"]:
         assert {"name", "sim", "real", "tolerance", "agrees"} <= set(q), q
@@ -78,7 +81,7 @@ def test_twin_json_has_every_quantity_with_its_tolerance(folder):
 
 def test_quantities_are_read_from_both_sides(folder):
     twin = freertos.build_twin(folder)
-    sim = json.loads((folder / "sim" / "protected-rig-rate" / "summary.json").read_text())
+    sim = json.loads((folder / "sim" / "protected-syn-own-rate" / "summary.json").read_text())
     q = _by(twin, "protected-syn")
     # the real hp flow over the three phases: 200 + 100 + 200 of 600
     hp = q["hp: delivered fraction"]
@@ -176,24 +179,25 @@ def test_report_names_what_disagrees(folder):
     assert (folder / "fig_twin.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_rig_report_rebuilds_twin_json(folder, capsys):
+def test_rig_report_rebuilds_twin_json(folder, tmp_path, capsys):
     (folder / "twin.json").unlink(missing_ok=True)
     assert cli.main(["rig", "report", str(folder)]) == 0
     assert json.loads((folder / "twin.json").read_text())["quantities"]
-    missing = folder / "sim" / "unprotected-rig-rate" / "summary.json"
-    saved = missing.read_text()
-    missing.unlink()
-    try:  # the SYN run falls back to the scenario's flood
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    moved = [folder / "sim" / d for d in ("unprotected-rig-rate", "unprotected-syn-own-rate")]
+    for d in moved:
+        shutil.move(d, aside / d.name)
+    try:  # without the SYN rate's simulations the run falls back to the scenario's flood
         assert cli.main(["rig", "report", str(folder)]) == 0
         twin = json.loads((folder / "twin.json").read_text())
         assert "sim/unprotected/summary.json" in {r["simulation"] for r in twin["runs"]}
-        (folder / "sim" / "unprotected" / "summary.json").rename(folder / "u.json")
+        shutil.move(folder / "sim" / "unprotected", aside / "unprotected")
         msg = rig_error(capsys, ["rig", "report", str(folder)])
         assert "sim/unprotected/summary.json" in msg and "twin.json" in msg
     finally:
-        missing.write_text(saved)
-        if (folder / "u.json").exists():
-            (folder / "u.json").rename(folder / "sim" / "unprotected" / "summary.json")
+        for d in aside.iterdir():
+            shutil.move(d, folder / "sim" / d.name)
 
 
 def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
@@ -224,7 +228,7 @@ def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
         ("protected-syn", "preset"): None,
         ("protected-syn", "fitted"): True,
     }
-    scen = (folder / "sim" / "protected-rig-rate-fitted" / "scenario.toml").read_text()
+    scen = (folder / "sim" / "protected-syn-own-rate-fitted" / "scenario.toml").read_text()
     assert "[costs]" in scen and twin["fit"]["costs"]["driver_per_packet"] in scen
     assert "fitted, held out" in (folder / "report.html").read_text()
 

@@ -33,6 +33,7 @@ from rtshield.errors import UsageError
 from rtshield.figures import png_bytes
 from rtshield.outputs import atomic_write, format_summary_json
 
+from .device import flood_at
 from .phases import ATTACK_LABEL, PHASES
 from .summary import IP_QUEUE_FULL, NIC_FIFO_FULL, STACK_EXHAUSTED, STACK_TASKS
 
@@ -44,10 +45,12 @@ __all__ = [
     "TOLERANCES",
     "Tolerance",
     "FITTED",
+    "OWN_RATE",
     "build_twin",
     "calibration_toml",
     "counters_csv",
     "simulate_fitted",
+    "simulate_own_rates",
     "twin_rows",
     "twin_figure",
     "write_twin",
@@ -192,6 +195,13 @@ def _simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tupl
     """The simulation a real run is held against, and in words what it simulated
     (``model``: ``""``, the scenario's preset, or :data:`FITTED`)."""
     v, attack = real["variant"], real["attack"]
+    own = out / "sim" / f"{v}-{attack}{OWN_RATE}"
+    if attack == "syn" and (own / "summary.json").is_file():
+        pps = real["traffic"]["flood_in_pps"]
+        return (
+            out / "sim" / f"{own.name}{model}" / "summary.json",
+            f"the SYN flood at the rate this run measured ({pps:,.0f} pkt/s)",
+        )
     at_rate = out / "sim" / f"{v}-rig-rate{model}" / "summary.json"
     if attack == "syn" and (out / "sim" / f"{v}-rig-rate" / "summary.json").is_file():
         return at_rate, "the SYN flood at the rate the rig measured"
@@ -236,7 +246,7 @@ def _quantities(
                 "agrees": bool(agrees),
                 # the difference in units of the tolerance (1: at its edge); a verdict: None
                 "off_by": None if off is None else round(off, 3),
-                "why": None if agrees else (why or unmodelled),
+                "why": None if agrees else "; ".join(w for w in (unmodelled, why) if w) or None,
             }
         )
 
@@ -378,6 +388,41 @@ FITTED = "-fitted"
 FIT_RECORD = "fit.json"
 
 
+#: A SYN run's own simulation: ``sim/<run>-own-rate``, its flood at the rate that run
+#: measured (the rig's ``sim/<variant>-rig-rate`` has the mean of its SYN runs).
+OWN_RATE = "-own-rate"
+
+
+def simulate_own_rates(out: str | Path) -> list[Path]:
+    """Simulate each SYN run's scenario (``sim/<variant>-rig-rate/scenario.toml``) again
+    with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
+    simulation it is held against (two runs' floods differ by tens of percent on a
+    loaded host, and the frames and drops with them)."""
+    import tomli_w
+
+    from rtshield.runner import simulate
+    from rtshield.scenario import parse_scenario
+    from rtshield.tomlfile import read_toml
+
+    out = Path(out)
+    written = []
+    for f in sorted((out / "runs").glob("*/summary.json")):
+        real = _read(f)
+        pps = (real.get("traffic") or {}).get("flood_in_pps")
+        scen = out / "sim" / f"{real.get('variant')}-rig-rate" / "scenario.toml"
+        if real.get("attack") != "syn" or not pps or not scen.is_file():
+            continue
+        data = flood_at(read_toml(scen), float(pps))
+        sc = parse_scenario(data, origin=f"{scen} (flood at {pps:.0f} pkt/s)")
+        d = out / "sim" / (f.parent.name + OWN_RATE)
+        d.mkdir(exist_ok=True)
+        atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
+        head = f"# {scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name} (rtshield rig)\n"
+        atomic_write(d / "scenario.toml", head + tomli_w.dumps(data))
+        written.append(d)
+    return written
+
+
 def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
     fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
@@ -483,6 +528,7 @@ def write_twin(out: str | Path) -> Path:
     """Build ``out/twin.json`` from the folder ``out``, with each run's ``counters.csv``
     and ``calibrate/<run>.toml`` (a calibration file for its counters)."""
     out = Path(out)
+    simulate_own_rates(out)
     twin = build_twin(out)
     for d in sorted((out / "runs").glob("*/")):
         if (d / "device.json").is_file() and (d / "summary.json").is_file():
