@@ -107,6 +107,10 @@ def test_a_drop_the_simulator_cannot_count_disagrees_with_the_reason(folder):
     d = u[f"drops: {freertos.STACK_EXHAUSTED}"]
     assert d["sim"] is None and d["real"] == 30 and d["agrees"] is False
     assert "stack's own network buffers" in d["why"]
+    # what was lost, whatever the reason, is compared all the same
+    sim = json.loads((folder / "sim" / "unprotected-syn-own-rate" / "summary.json").read_text())
+    total = u["drops: all reasons"]
+    assert total["real"] == 30 and total["sim"] == sum(sim["totals"]["dropped"].values())
 
 
 def test_an_attack_the_simulator_does_not_model_says_so(folder, tmp_path):
