@@ -213,8 +213,8 @@ def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
     f = folder / "calibrate" / "unprotected-syn.toml"
     cal = load_calibration(f)
     assert cal.objective == "counters"
-    assert [q.key for q in cal.params] == [k for k, *_ in freertos.twin.FIT_PARAMETERS]
-    assert set(cal.counters) == set(freertos.twin.FIT_COLUMNS)
+    assert [q.key for q in cal.params] == [k for k, *_ in freertos.fit.FIT_PARAMETERS]
+    assert set(cal.counters) == set(freertos.fit.FIT_COLUMNS)
     assert cal.counters["misses"] == (0.0, 2.0, 0.0)
     fit = tmp_path / "fit"
     assert cli.main(["calibrate", str(f), "--out", str(fit), "--budget", "4", "--jobs", "1"]) == 0

@@ -26,9 +26,10 @@ The target's modules, bottom up: :mod:`.target` (a stack on a board);
 its clock); :mod:`.device` (the scenario's two variants, the target's config,
 the flows the rig drives) and :mod:`.board` (a board on the rig's network);
 :mod:`.run` (the device process and the traffic processes of one run) and
-:mod:`.summary` (a run's ``summary.json``); :mod:`.compare` (simulation
-against the real stack: the claims) and :mod:`.twin` (quantity by quantity,
-``twin.json``, and each run's ``counters.csv``), :mod:`.report` (``report.html``). This package
+:mod:`.summary` (a run's ``summary.json``); :mod:`.fit` (the simulations a run is held against,
+its ``counters.csv`` and the fit of a target's model); :mod:`.compare`
+(simulation against the real stack: the claims) and :mod:`.twin` (quantity
+by quantity, ``twin.json``); :mod:`.report` (``report.html``). This package
 gives the names ``rtshield rig freertos-tcp``, ``rtshield rig lwip`` and the
 tests use.
 """
@@ -57,13 +58,14 @@ from .device import (
     target_config,
     udp_flows,
 )
+from .fit import counters_csv, simulate_fitted
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
 from .run import Options, run_variant
 from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
 from .target import BOARDS, STACKS, Target
-from .twin import TOLERANCES, build_twin, counters_csv, simulate_fitted, write_twin
+from .twin import TOLERANCES, build_twin, write_twin
 
 __all__ = [
     "ATTACKS",
