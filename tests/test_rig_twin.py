@@ -242,3 +242,22 @@ def test_fitted_without_costs_is_one_line(folder, tmp_path, capsys):
     bad.write_text("[platform]\ntick = '1ms'\n")
     msg = rig_error(capsys, ["rig", "report", str(folder), "--fitted", str(bad)])
     assert "no [costs] table" in msg
+
+
+def test_an_emulated_nic_counts_what_it_was_handed(folder, tmp_path):
+    """The MPS2 board: the frames handed to its emulated NIC (its FIFO's drops among
+    them) are the frames at the NIC, as every frame offered reaches the simulated NIC."""
+    out = tmp_path / "mps2"
+    shutil.copytree(folder / "sim", out / "sim")
+    s = json.loads((folder / "runs" / "protected-syn" / "summary.json").read_text())
+    s["clock"] = "guest"
+    for k, p in enumerate(freertos.PHASES):
+        s["phases"][p]["frames_into_nic"] = s["phases"][p]["frames_at_nic"] + 100 * k
+    (out / "runs" / "protected-syn").mkdir(parents=True)
+    (out / "runs" / "protected-syn" / "summary.json").write_text(json.dumps(s))
+    q = _by(freertos.build_twin(out), "protected-syn")
+    assert q["frames at the NIC"]["real"] == 30000 + 100 + 200
+    assert (
+        q["critical task: cycle time p99"]["why"] is None
+        or "host" not in q["critical task: cycle time p99"]["why"]
+    )
