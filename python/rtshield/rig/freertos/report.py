@@ -157,11 +157,10 @@ def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
     qs = twin["quantities"]
     bad = [q for q in qs if not q["agrees"]]
     if bad:
-        said = "; ".join(
-            f"{q['run']} ({q.get('model', 'preset')}): {q['name']} (simulation "
-            f"{_fmt(q['sim'])}, real {_fmt(q['real'])})"
-            for q in bad
-        )
+        where: dict[str, list[str]] = {}  # each quantity once, with the runs it fails in
+        for q in bad:
+            where.setdefault(q["name"], []).append(f"{q['run']} ({q.get('model', 'preset')})")
+        said = "; ".join(f"{n} in {', '.join(w)}" for n, w in where.items())
         verdict = f"{len(bad)} of {len(qs)} quantities disagree: {html.escape(said)}."
     else:
         verdict = f"All {len(qs)} quantities agree within their tolerances."
