@@ -75,15 +75,28 @@ FIT_RECORD = "fit.json"
 OWN_RATE = "-own-rate"
 
 
+def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> Path:
+    """Simulate the scenario table ``data``; write ``d/summary.json`` and the scenario as
+    ``d/scenario.toml`` (its first line says where it came from: ``origin``)."""
+    import tomli_w
+
+    from rtshield.runner import simulate
+    from rtshield.scenario import parse_scenario
+
+    sc = parse_scenario(data, origin=origin)
+    d.mkdir(exist_ok=True)
+    atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
+    atomic_write(
+        d / "scenario.toml", f"# {origin} (written by rtshield rig)\n" + tomli_w.dumps(data)
+    )
+    return d
+
+
 def simulate_own_rates(out: str | Path) -> list[Path]:
     """Simulate each SYN run's scenario (``sim/<variant>-rig-rate/scenario.toml``) again
     with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
     simulation it is held against (two runs' floods differ by tens of percent on a
     loaded host, and the frames and drops with them)."""
-    import tomli_w
-
-    from rtshield.runner import simulate
-    from rtshield.scenario import parse_scenario
     from rtshield.tomlfile import read_toml
 
     out = Path(out)
@@ -94,14 +107,13 @@ def simulate_own_rates(out: str | Path) -> list[Path]:
         scen = out / "sim" / f"{real.get('variant')}-rig-rate" / "scenario.toml"
         if real.get("attack") != "syn" or not pps or not scen.is_file():
             continue
-        data = flood_at(read_toml(scen), float(pps))
-        sc = parse_scenario(data, origin=f"{scen} (flood at {pps:.0f} pkt/s)")
-        d = out / "sim" / (f.parent.name + OWN_RATE)
-        d.mkdir(exist_ok=True)
-        atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
-        head = f"# {scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name} (rtshield rig)\n"
-        atomic_write(d / "scenario.toml", head + tomli_w.dumps(data))
-        written.append(d)
+        written.append(
+            _simulate_into(
+                out / "sim" / (f.parent.name + OWN_RATE),
+                flood_at(read_toml(scen), float(pps)),
+                f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}",
+            )
+        )
     return written
 
 
@@ -111,10 +123,6 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
     is the calibration's name when the rig wrote it (``rig-<run>``); every other run is
     held out."""
-    import tomli_w
-
-    from rtshield.runner import simulate
-    from rtshield.scenario import parse_scenario
     from rtshield.tomlfile import parse_toml, read_toml
 
     out, best = Path(out), Path(best)
@@ -136,12 +144,9 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     for scen in scens:
         data = read_toml(scen)
         data.setdefault("costs", {}).update(costs)
-        sc = parse_scenario(data, origin=f"{scen} with the costs of {best}")
-        d = out / "sim" / (scen.parent.name + FITTED)
-        d.mkdir(exist_ok=True)
-        atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
-        head = f"# {scen} with the costs fitted in {best} (written by rtshield rig report)\n"
-        atomic_write(d / "scenario.toml", head + tomli_w.dumps(data))
+        _simulate_into(
+            out / "sim" / (scen.parent.name + FITTED), data, f"{scen} with the costs of {best}"
+        )
     fit = {"best": str(best.resolve()), "costs": costs, "fitted_on": fitted_on}
     atomic_write(out / "sim" / FIT_RECORD, json.dumps(fit, indent=1) + "\n")
     return fit
