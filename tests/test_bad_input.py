@@ -44,19 +44,17 @@ def test_unreadable_content_is_one_line(tmp_path, capsys, content, needle, verb)
 
 
 @pytest.mark.parametrize("verb", range(5))
-def test_permission_denied_is_one_line(tmp_path, capsys, monkeypatch, verb):
+def test_permission_denied_is_one_line(tmp_path, verb):
+    """A real file of mode 000, read by a process that file permissions apply to."""
+    from cli_checks import error_line
+    from os_faults import rtshield_without_dac
+
     f = tmp_path / "locked.toml"
-    f.write_text("")
-    real = Path.read_bytes
-
-    def deny(self):
-        if self.name == "locked.toml":
-            raise PermissionError(13, "Permission denied")
-        return real(self)
-
-    monkeypatch.setattr(Path, "read_bytes", deny)
-    one_line(capsys, verbs_reading(f, tmp_path / "o")[verb], "locked.toml",
-             "cannot read: Permission denied")
+    f.write_text(SCENARIO.read_text())
+    f.chmod(0)
+    r = rtshield_without_dac(verbs_reading(f, tmp_path / "o")[verb], tmp_path)
+    error_line(r.returncode, r.stderr, "locked.toml", "cannot read: permission denied (EACCES)")
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("verb", ["analyze", "design"])

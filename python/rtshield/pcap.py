@@ -21,8 +21,6 @@ with one line before it is read to its end.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +29,7 @@ import dpkt.pcap as _pc
 
 from ._native import load
 from .errors import UsageError
+from .inputs import read_input, resolve_input
 
 __all__ = ["Capture", "Replay", "read_pcap", "replay", "trace_limits"]
 
@@ -78,49 +77,37 @@ class Capture:
         return sum(len(f) for f in self.frames)
 
 
-def _regular(p: Path) -> os.stat_result:
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
-    except ValueError:  # a NUL in the path
-        raise UsageError(f"{str(p)!r}: not a usable file name") from None
-    if not stat.S_ISREG(st.st_mode):
-        what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise UsageError(f"{p}: is {what}, expected a pcap file")
-    return st
-
-
 def read_pcap(path: str | Path) -> Capture:
     """Read the capture at ``path`` (cached by path, size and modification time).
 
-    Raises :class:`UsageError` with one line naming the file for a missing or
-    non-regular file, a file that is not a classic pcap, a link type other
+    Raises :class:`UsageError` with one line naming the file for a path that is
+    not a readable regular file (the input door, :mod:`rtshield.inputs`: each
+    reason its own), a file that is not a classic pcap, a link type other
     than Ethernet, a truncated file, a frame shorter than an Ethernet header or longer
     than RTSIM_FRAME_MAX bytes, a frame cut by the capture's snap length, timestamps that go
     backwards, an empty capture, or one beyond the simulator's limits.
     """
-    p = Path(path)
-    st = _regular(p)
+    p, st = resolve_input(path, "pcap file")
     return _read_cached(str(p), st.st_size, st.st_mtime_ns)
+
+
+def max_capture_bytes() -> int:
+    """The largest capture file read: a header and the most frames and bytes the
+    simulator's trace limits allow (a bigger file is refused unread)."""
+    max_frames, max_bytes, _ = trace_limits()
+    return 24 + max_frames * 16 + max_bytes
 
 
 @lru_cache(maxsize=16)
 def _read_cached(path: str, size: int, mtime_ns: int) -> Capture:
     max_frames, max_bytes, frame_max = trace_limits()
-    # A file bigger than the most the limits allow is refused unread.
-    if size > 24 + max_frames * 16 + max_bytes:
+    limit = max_capture_bytes()
+    if size > limit:
         raise UsageError(
             f"{path}: {size} bytes; a capture holds at most {max_frames} frames and "
             f"{max_bytes >> 20} MiB of frames (the simulator's trace limits)"
         )
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(size + 1)
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    raw = read_input(path, limit=limit, what="pcap file")
     return _parse(path, raw, max_frames, max_bytes, frame_max)
 
 

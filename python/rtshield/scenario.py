@@ -213,8 +213,6 @@ def load_scenario(
     from ``overrides`` is reported under ``overrides_origin``.
     """
     p = Path(path)
-    if p.suffix != ".toml" and not p.exists():
-        raise UsageError(f"{p}: no such file")
     data, text = _read_toml_text(p)
     return parse_scenario(
         data, str(p), overrides=overrides, text=text, overrides_origin=overrides_origin

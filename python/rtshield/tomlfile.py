@@ -9,9 +9,9 @@ Hostile input is refused the same way, quickly, before it costs memory or
 time (docs/scenarios.md, "The file itself"):
 
 * anything but a regular file — a FIFO (never opened: it would block), a
-  device such as ``/dev/zero``, a socket, a directory — by :func:`os.stat`
-  before opening;
-* a file larger than :data:`MAX_FILE_BYTES` (1 MiB);
+  device such as ``/dev/zero``, a socket, a directory, a symbolic link loop —
+  and a file larger than :data:`MAX_FILE_BYTES` (1 MiB), by the input door
+  (:mod:`rtshield.inputs`) before anything is read;
 * nesting (arrays and tables inside each other) deeper than
   :data:`MAX_DEPTH` levels, and integers beyond 64 bits, which the TOML
   reader would otherwise turn into a recursion or conversion error
@@ -21,12 +21,11 @@ time (docs/scenarios.md, "The file itself"):
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from rtshield.errors import UsageError
+from rtshield.inputs import MAX_TEXT_BYTES, read_input_text, size_text
 
 try:
     import tomllib
@@ -46,8 +45,8 @@ __all__ = [
 ]
 
 #: The largest input file read (scenario or system description): 1 MiB, far
-#: above any real one (the shipped ones are a few KiB).
-MAX_FILE_BYTES = 1 << 20
+#: above any real one (the shipped ones are a few KiB); the input door's limit.
+MAX_FILE_BYTES = MAX_TEXT_BYTES
 #: The deepest nesting of arrays and tables accepted (a scenario needs 3).
 MAX_DEPTH = 32
 #: Integers are read only up to 64 bits: longer digit strings are refused
@@ -55,80 +54,13 @@ MAX_DEPTH = 32
 MAX_INT_DIGITS = 20
 
 
-def _size(n: int) -> str:
-    if n % (1 << 20) == 0:
-        return f"{n >> 20} MiB"
-    return f"{n >> 10} KiB" if n % (1 << 10) == 0 else f"{n} bytes"
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "is a directory, expected a .toml file"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file; save the input to a file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is not a regular file"
-
-
 def read_text(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> tuple[str, bytes]:
-    """The UTF-8 text of the regular file ``path`` (and its bytes).
-
-    Raises :class:`UsageError` naming the path for a missing, unreadable,
-    non-regular, oversized or non-UTF-8 file. Non-regular files are refused
-    from :func:`os.stat`, before anything opens them.
-    """
-    p = Path(path)
-    try:
-        st = os.stat(p)
-    except OSError as e:
-        raise _unreadable(p, e) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"{p}: {_kind(st.st_mode)}")
-    if st.st_size > limit:
-        raise UsageError(
-            f"{p}: {st.st_size} bytes, larger than the limit of {_size(limit)} for an input file"
-        )
-    # Opened without blocking, then checked again: a file swapped for a FIFO
-    # since the stat above is still never read.
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        try:
-            mode = os.fstat(fd).st_mode
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"{p}: {_kind(mode)}")
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise _unreadable(p, e) from None
-    if len(raw) > limit:
-        raise UsageError(f"{p}: larger than the limit of {_size(limit)} for an input file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise UsageError(
-            f"{p}: not UTF-8 text (byte 0x{raw[e.start]:02x} on line {line}); "
-            "TOML files must be saved as UTF-8"
-        ) from None
-    return text, raw
-
-
-def _unreadable(p: Path, e: OSError) -> UsageError:
-    """The one line that says why the input file ``p`` cannot be read."""
-    if isinstance(e, FileNotFoundError):
-        return UsageError(f"{p}: no such file")
-    if isinstance(e, NotADirectoryError):
-        return UsageError(f"{p}: no such file (a part of the path is not a directory)")
-    if isinstance(e, IsADirectoryError):
-        return UsageError(f"{p}: is a directory, expected a .toml file")
-    return UsageError(f"{p}: cannot read: {e.strerror or e}")
+    """The UTF-8 text of the regular file ``path`` (and its bytes), through the
+    one input door (:func:`rtshield.inputs.read_input_text`): a missing,
+    unreadable, non-regular, oversized or non-UTF-8 file is one
+    :class:`UsageError` line naming the path and the true reason; a leading
+    byte-order mark is dropped."""
+    return read_input_text(path, limit=limit, what="TOML file")
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -220,7 +152,7 @@ def check_document(doc: Any, origin: str, *, depth_limit: int = MAX_DEPTH) -> No
 def parse_toml(text: str, origin: str) -> dict[str, Any]:
     """Parse TOML ``text``; ``origin`` names it in the error message."""
     if len(text) > MAX_FILE_BYTES:
-        raise UsageError(f"{origin}: larger than the limit of {_size(MAX_FILE_BYTES)}")
+        raise UsageError(f"{origin}: larger than the limit of {size_text(MAX_FILE_BYTES)}")
     where = _long_integer(text)
     if where is not None:
         raise UsageError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import html
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -236,21 +237,27 @@ def check_scenarios(study: str, folder: str | Path) -> Path:
     """``--scenarios DIR`` for ``study``, checked before anything runs or is written:
     a folder holding every file of :func:`required_files`, each a valid scenario.
     Anything wrong is one :class:`UsageError` line naming the folder or the file."""
+    from rtshield.inputs import input_folder, resolve_input
     from rtshield.scenario import load_scenario
 
     d = Path(folder)
     need = required_files(study)
-    if not d.is_dir():
+    try:
+        input_folder(d, "folder of scenarios")
+    except UsageError as e:
         raise UsageError(
-            f"--scenarios: {d}: no such folder (the {study} study needs a folder holding "
-            f"{', '.join(need)})"
-        )
+            f"--scenarios: {e} (the {study} study needs a folder holding {', '.join(need)})"
+        ) from None
     for name in need:
-        if not (d / name).is_file():
+        if not os.path.lexists(d / name):
             raise UsageError(
                 f"--scenarios: {d / name}: missing (the {study} study needs "
                 f"{', '.join(need)})"
             )
+        try:
+            resolve_input(d / name, "scenario file")
+        except UsageError as e:
+            raise UsageError(f"--scenarios: {e}") from None
     for name in need:
         load_scenario(d / name)  # one line naming the file and the key
         log.debug("--scenarios: %s is a valid scenario", d / name)

@@ -77,9 +77,8 @@ def handle(args) -> int:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.scheduler is not None and not args.scheduler.strip():
         raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
-    if not Path(args.scenario).exists():
-        raise UsageError(f"{args.scenario}: no such scenario file")
-    data, text = read_toml_text(args.scenario)  # a special or oversized file: one line, at once
+    # through the input door: each way the path can fail named, at once
+    data, text = read_toml_text(args.scenario)
     axes, points = sweep.expand(args.set)
     if len(points) > MAX_POINTS:
         raise UsageError(
