@@ -43,7 +43,8 @@ def options(
     calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
     out: Out,
     budget: Annotated[int | None, opt(
-        "--budget", "points to evaluate (default: the file's budget)", "N")] = None,
+        "--budget", f"points to evaluate, 1 to {calibrate.MAX_BUDGET} (checked before any "
+        "point runs; default: the file's budget)", "N")] = None,
     seed: Annotated[int | None, opt(
         "--seed", "seed of the search (default: the file's seed)", "N")] = None,
     jobs: Jobs = 2,
