@@ -21,6 +21,7 @@ time (docs/scenarios.md, "The file itself"):
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,11 @@ def read_toml_text(path: str | Path) -> tuple[dict[str, Any], str]:
     return parse_toml(text, str(Path(path))), text
 
 
+#: A run of more than :data:`MAX_INT_DIGITS` digits (underscores between them
+#: included), anywhere: where there is none, :func:`_long_integer` need not scan.
+_DIGIT_RUN = re.compile(r"[0-9][0-9_]{" + str(MAX_INT_DIGITS) + ",}")
+
+
 def _long_integer(text: str) -> tuple[int, int] | None:
     """(line, column) of the first run of more than :data:`MAX_INT_DIGITS` digits
     (underscores included) outside a string or comment, or ``None``.
@@ -84,6 +90,8 @@ def _long_integer(text: str) -> tuple[int, int] | None:
     a long mantissa or a date are not integers but are refused just the same
     (no value of a scenario or system file needs 21 digits).
     """
+    if _DIGIT_RUN.search(text) is None:  # no long run anywhere, strings included
+        return None
     line, col0 = 1, 0
     i, n = 0, len(text)
     quote = ""

@@ -65,22 +65,39 @@ def _quantity_text(value: object, key: str, what: str, examples: str) -> str:
 _MAX_MAGNITUDE = 40
 
 
+def _decimal(text: str) -> tuple[int, int]:
+    """The decimal ``text`` (``"1.5e-3"``) as ``(digits, exponent)``: its value is
+    ``digits * 10**exponent``, exactly."""
+    mant, _, exp = text.lower().partition("e")
+    whole, _, frac = mant.partition(".")
+    return int((whole + frac) or "0"), int(exp or "0") - len(frac)
+
+
+def _magnitude(digits: int, e: int) -> int:
+    """The number of digits before the decimal point of ``digits * 10**e``
+    (negative: zeros after it), for ``digits > 0``."""
+    return len(str(digits)) + e
+
+
+def _div_round(n: int, d: int) -> int:
+    """``n / d`` (``n >= 0``, ``d > 0``) rounded to the nearest integer, ties to even."""
+    q, r = divmod(n, d)
+    return q + 1 if 2 * r > d or (2 * r == d and q % 2 == 1) else q
+
+
 def exact_number(text: str) -> Fraction | None:
     """The decimal ``text`` (digits, fraction, exponent: ``"1.5e-3"``) as an exact
     fraction; ``None`` when it is beyond 10^40. A non-zero value below 10^-40
     is returned as 10^-50 (every check against a limit gives the same answer)."""
-    mant, _, exp = text.lower().partition("e")
-    whole, _, frac = mant.partition(".")
-    digits = int((whole + frac) or "0")
+    digits, e = _decimal(text)
     if digits == 0:
         return Fraction(0)
-    e = int(exp or "0") - len(frac)
-    magnitude = len(str(digits)) + e
+    magnitude = _magnitude(digits, e)
     if magnitude > _MAX_MAGNITUDE:
         return None
     if magnitude < -_MAX_MAGNITUDE:
         return Fraction(1, 10**50)
-    return Fraction(digits) * Fraction(10) ** e
+    return Fraction(digits * 10**e) if e >= 0 else Fraction(digits, 10**-e)
 
 
 def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> int:
@@ -98,22 +115,31 @@ def duration_ns(value: object, key: str, *, clock_hz: float | None = None) -> in
     m = _DUR_RE.match(value)
     if not m:
         raise UsageError(f"{key}: cannot read {value!r} as a duration (units: ns, us, ms, s, cyc)")
-    num, unit = exact_number(m.group(1)), m.group(2)
+    (digits, e), unit = _decimal(m.group(1)), m.group(2)
     too_long = UsageError(
         f"{key}: {value!r} is too long (at most {MAX_DURATION_NS} ns, about 292 years)"
     )
-    if num is None:
-        raise too_long
     if unit == "cyc":
         if not clock_hz or not math.isfinite(clock_hz) or clock_hz < 0:
             raise UsageError(f"{key}: {value!r} is in CPU cycles but no clock frequency is set")
-        ns = num * 1_000_000_000 / Fraction(clock_hz)
+        num, den = Fraction(clock_hz).as_integer_ratio()
+        scale_num, scale_den = 1_000_000_000 * den, num  # ns per cycle
     else:
-        ns = num * _TIME_UNITS_NS[unit]
-    whole = round(ns)
-    if whole > MAX_DURATION_NS:
+        scale_num, scale_den = _TIME_UNITS_NS[unit], 1
+    if digits == 0:
+        return 0
+    magnitude = _magnitude(digits, e)
+    if magnitude > _MAX_MAGNITUDE:
         raise too_long
-    return whole
+    if magnitude < -_MAX_MAGNITUDE:
+        return 0  # below 10^-40 of a unit: far below half a nanosecond
+    if e >= 0:
+        ns = _div_round(digits * 10**e * scale_num, scale_den)
+    else:
+        ns = _div_round(digits * scale_num, 10**-e * scale_den)
+    if ns > MAX_DURATION_NS:
+        raise too_long
+    return ns
 
 
 def rate_fraction(value: object, key: str) -> Fraction:
