@@ -1,6 +1,7 @@
 """The malformed-input battery (issue 12): bad scenario and system files, each
 refused by every verb that reads it with exit status 2, exactly one line on
-stderr naming the problem, no traceback, quickly, and nothing created,
+stderr naming the problem, no traceback, before any work (no simulation
+started, no output folder opened: counted, not timed), and nothing created,
 written or removed in ``--out``. Hand-written kinds first, then generated
 variants (hypothesis), then the regressions of "validate everything first"
 and of Ctrl-C.
@@ -29,9 +30,9 @@ BASE = SCENARIO.read_text()
 SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
 SYS_BASE = SYSTEM.read_text()
 
-#: Hostile input must be refused within this much wall time (in process; the
-#: issue asks for a second, the margin is for a loaded CI machine).
-FAST_S = 2.0
+#: A child process that has not ended after this long has hung: the test fails
+#: saying so (a guard against hangs, not a measure of speed).
+HANG_GUARD_S = 120
 
 TASK = '\n[[tasks]]\nname = "{name}"\nkind = "background"\n'
 FLOW = '\n[[flows]]\nname = "{name}"\npattern = "constant"\nrate = "10pps"\n'
@@ -183,10 +184,36 @@ def earlier_out(tmp_path):
     return out
 
 
-def refused(capsys, argv, needles, started=None):
-    t0 = time.perf_counter() if started is None else started
+#: Work a refusal must come before: simulations started, output folders opened.
+WORK = {"simulations": 0, "output folders": 0}
+
+
+@pytest.fixture(autouse=True)
+def count_work(monkeypatch):
+    """Count the work a command starts (in this process): a refused input must
+    start none. Counting, not timing, so a loaded machine cannot fail it."""
+    from rtshield import engine, outputs
+
+    for k in WORK:
+        WORK[k] = 0
+    real_sim, real_begin = engine.simulate, outputs._begin
+
+    def sim(*a, **k):
+        WORK["simulations"] += 1
+        return real_sim(*a, **k)
+
+    def begin(*a, **k):
+        WORK["output folders"] += 1
+        return real_begin(*a, **k)
+
+    monkeypatch.setattr(engine, "simulate", sim)
+    monkeypatch.setattr(outputs, "_begin", begin)
+
+
+def refused(capsys, argv, needles):
+    for k in WORK:
+        WORK[k] = 0
     rc = cli.main([str(a) for a in argv])
-    elapsed = time.perf_counter() - t0
     cap = capsys.readouterr()
     assert rc == 2, cap.err
     lines = cap.err.splitlines()
@@ -195,7 +222,7 @@ def refused(capsys, argv, needles, started=None):
     assert len(lines[0]) <= 1100
     for n in needles:
         assert n in lines[0], lines[0]
-    assert elapsed < FAST_S, f"{elapsed:.2f}s: {lines[0]}"
+    assert WORK == {"simulations": 0, "output folders": 0}, (WORK, lines[0])
     return lines[0]
 
 
@@ -458,7 +485,8 @@ def test_engine_results_do_not_depend_on_the_slicing(monkeypatch):
 
 
 def _interrupt_run(tmp_path, *sets, env=None, sig=None):
-    """Start a long run, interrupt it after 2 s of simulating: (exit, stderr, latency)."""
+    """Start a long run, interrupt it once it simulates: (exit, stderr). A child
+    that does not end after the signal fails the test as a hang."""
     import signal
     import subprocess
     import sys
@@ -466,36 +494,70 @@ def _interrupt_run(tmp_path, *sets, env=None, sig=None):
     flood = BASE.replace('rates = ["60000pps", "0pps"]', 'rates = ["60000pps"]')
     f = _write(tmp_path, "long.toml", flood)
     out = tmp_path / "o"
+    staging = tmp_path / ".o.rtshield-staging"
     p = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(out), *sets],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=dict(os.environ, **(env or {})))
-    deadline = time.monotonic() + 60
-    while not (out / ".rtshield-out").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2.5)  # simulating now
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGINT if sig is None else sig)
     try:
-        _, err = p.communicate(timeout=30)
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not staging.exists() and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        assert staging.exists(), "the run never opened its output folder"
+        time.sleep(2.5)  # simulating now
+        p.send_signal(signal.SIGINT if sig is None else sig)
+        try:
+            _, err = p.communicate(timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hang: the run did not end within {HANG_GUARD_S} s of the signal")
     finally:
         if p.poll() is None:
             p.kill()
-    assert not (out / "summary.json").exists()
-    return p.returncode, err, time.monotonic() - t0
+            p.communicate()
+    # all or nothing: no results, no staging folder, no lock left behind
+    assert not out.exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["long.toml"]
+    return p.returncode, err
 
 
-def test_ctrl_c_in_one_long_bin_is_noticed_at_once(tmp_path):
-    """One bin of an hour: the engine still returns to Python every few tens of ms."""
-    rc, err, latency = _interrupt_run(
+def test_ctrl_c_in_one_long_bin_ends_the_run(tmp_path):
+    """One bin of an hour: Ctrl-C still ends the run (exit 130, one line)."""
+    rc, err = _interrupt_run(
         tmp_path, "--set", "scenario.duration=3600s", "--set", "scenario.bin=3600s")
     assert rc == 130 and err.strip() == "rtshield: interrupted", err
-    assert latency < 1.0, latency
+
+
+def test_the_engine_returns_to_python_within_a_bin(monkeypatch):
+    """Why Ctrl-C is noticed at once: the engine runs in slices that it shrinks when
+    one takes too long, so an interrupt raised between two slices of a one-hour bin
+    stops it there. Counted: a fake clock says every slice was slow; the interrupt
+    comes at the 50th slice, long before the bin (and the run) ends."""
+    from rtshield import engine
+
+    sc = load_scenario(SCENARIO, {"scenario": {"duration": "3600s", "bin": "3600s"}})
+    slices = {"n": 0}
+
+    class Clock:
+        t = 0.0
+
+        @classmethod
+        def perf_counter(cls):
+            cls.t += 1.0  # every slice "took" seconds
+            slices["n"] += 1
+            if slices["n"] == 100:  # two readings per slice
+                raise KeyboardInterrupt
+            return cls.t
+
+    monkeypatch.setattr(engine, "time", Clock)
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        engine.simulate(sc, progress=lambda done, total: seen.append(done))
+    assert slices["n"] == 100 and seen == []  # stopped inside the first (only) bin
 
 
 def test_interrupted_progress_bar_does_not_claim_100_percent(tmp_path):
-    rc, err, _ = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
-                                env={"RTSHIELD_PROGRESS": "1"})
+    rc, err = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
+                             env={"RTSHIELD_PROGRESS": "1"})
     assert rc == 130 and err.rstrip().endswith("rtshield: interrupted"), err
     assert "Traceback" not in err
     bars = [b for b in err.split("\r") if "s simulated" in b]
@@ -508,13 +570,12 @@ def test_interrupted_progress_bar_does_not_claim_100_percent(tmp_path):
 
 
 def test_sigterm_unwinds_like_ctrl_c(tmp_path):
-    """SIGTERM: the outputs are recorded as rtshield's, the bar says "interrupted",
-    one line, exit 143 (128 + SIGTERM)."""
+    """SIGTERM: the bar says "interrupted", one line, exit 143 (128 + SIGTERM), and —
+    all or nothing — no output folder, staging folder or lock is left."""
     import signal
 
-    rc, err, _ = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
-                                env={"RTSHIELD_PROGRESS": "1"}, sig=signal.SIGTERM)
+    rc, err = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
+                             env={"RTSHIELD_PROGRESS": "1"}, sig=signal.SIGTERM)
     assert rc == 128 + signal.SIGTERM and err.rstrip().endswith("rtshield: interrupted"), err
     assert "Traceback" not in err
     assert "interrupted" in [b for b in err.split("\r") if "s simulated" in b][-1]
-    assert (tmp_path / "o" / ".rtshield-out").is_file()

@@ -24,6 +24,7 @@ from rtshield.outputs import (
     claim_dir,
     finish_out_dir,
     format_summary_json,
+    in_staging,
     prepare_out_dir,
     read_manifest,
     record_outputs,
@@ -156,23 +157,28 @@ def safe_name(name: str, taken: set[str]) -> str:
     return cand
 
 
-def prepare_run_dirs(out_dir: str | Path, names: Sequence[str]) -> tuple[Path, list[Path]]:
+def prepare_run_dirs(
+    out_dir: str | Path, names: Sequence[str], *, resumable: bool = False
+) -> tuple[Path, list[Path]]:
     """Prepare the output directory ``out_dir`` with a folder ``runs/NAME`` for each of
     ``names`` (made file-system safe and unique). Every directory is checked before any
     is created; ``runs`` and each run folder are recorded as rtshield's (``runs`` only
-    when rtshield made it). Returns (output directory, run folders)."""
-    out = check_out_dir(out_dir)
+    when rtshield made it). Returns (the folder to write in — the staging folder of
+    ``out_dir`` — and the run folders in it); ``resumable``: see
+    :func:`~rtshield.outputs.prepare_out_dir`."""
+    given = check_out_dir(out_dir)
     taken: set[str] = set()
-    dirs = [out / "runs" / safe_name(n, taken) for n in names]
-    for d in dirs:
-        check_out_dir(d)
-    runs_ours = not (out / "runs").exists() or "runs" in read_manifest(out)[1]
-    out = prepare_out_dir(out_dir)
+    labels = [safe_name(n, taken) for n in names]
+    for name in labels:
+        check_out_dir(given / "runs" / name)
+    runs_ours = not (given / "runs").exists() or "runs" in read_manifest(given)[1]
+    out = prepare_out_dir(out_dir, resumable=resumable)
     if runs_ours:
         claim_dir(out, "runs")
-    for d in dirs:
-        prepare_out_dir(d)
-        claim_dir(out, f"runs/{d.name}")
+    dirs = []
+    for name in labels:
+        dirs.append(prepare_out_dir(out / "runs" / name))
+        claim_dir(out, f"runs/{name}")
     record_outputs(out)
     return out, dirs
 
@@ -322,7 +328,7 @@ def compare(
     after the side-by-side table. ``figures`` false leaves out the
     comparative figures (``extra_figures`` are still shown).
     """
-    out = Path(out_dir)
+    out = in_staging(out_dir)
     comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
     atomic_write(out / "comparison.json", format_summary_json(comparison))
     runs = [(o.out_dir.name, o.timeseries) for o in outcomes]

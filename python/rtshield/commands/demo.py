@@ -426,18 +426,21 @@ def _handle(args: argparse.Namespace, bar) -> int:
             return _danicki(args, Path(args.out))
         runner(args, Path(args.out))
         return 0
-    from rtshield.outputs import finish_out_dir, record_outputs
+    from rtshield.outputs import finish_out_dir, held, prepare_out_dir, record_outputs
 
     t0 = time.perf_counter()
-    out = Path(args.out)
+    # every study writes into the staging folder of DIR (nested), moved into place
+    # at the end: one lock, all or nothing
+    out = prepare_out_dir(args.out)
     subdirs = [sub for _, sub in RUNNERS.values() if sub]
     runs: dict[str, StudyRun] = {}
     try:
-        for name, (runner, sub) in RUNNERS.items():
-            bar.phase(f"{name}: simulating" if name in PLAN_MODULES else name)
-            runs[name] = runner(args, out / sub if sub else out)
-        bar.phase("combined report")
-        report = _combined(out, runs)
+        with held(out):  # moved into place once, when every study is written
+            for name, (runner, sub) in RUNNERS.items():
+                bar.phase(f"{name}: simulating" if name in PLAN_MODULES else name)
+                runs[name] = runner(args, out / sub if sub else out)
+            bar.phase("combined report")
+            report = _combined(out, runs)
     except BaseException:
         if runs:
             record_outputs(out, dirs=subdirs)
