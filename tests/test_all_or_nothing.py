@@ -74,9 +74,11 @@ VERBS = ["run", "compare", "sweep"]
 
 
 @pytest.fixture(autouse=True)
-def cheap_figures(monkeypatch):
-    """Figures drawn but not rendered (the tests are about files)."""
-    monkeypatch.setattr(figures, "png_bytes", lambda *_a, **_k: b"\x89PNG\r\n\x1a\n")
+def cheap_figures(request, monkeypatch):
+    """Figures drawn but not rendered (the tests are about files), except where the
+    rendering is the point."""
+    if "unrenderable" not in request.node.name:
+        monkeypatch.setattr(figures, "png_bytes", lambda *_a, **_k: b"\x89PNG\r\n\x1a\n")
 
 
 # ------------------------------------------------------------------ 1. all or nothing
@@ -470,3 +472,56 @@ def test_calibrate_with_no_finite_point_exits_nonzero_and_writes_nothing(tmp_pat
     error_line(rc, capsys.readouterr().err, "none of the 2 points has a finite score",
                "non-finite error of processed")
     assert not out.exists() and not (tmp_path / ".o.rtshield-staging").exists()
+
+
+# ------------------------------------------------------------------ 7. clean stderr
+
+
+EMOJI = "flood 🚀 测试 ∑ 𝄞 ☃"
+
+
+def _clean_argv(verb: str, tmp: Path) -> list:
+    sc = tmp / "emoji.toml"
+    sc.write_text(SCENARIO.read_text().replace('name = "constant_flood"', f'name = "{EMOJI}"')
+                  .replace('name = "flood"', 'name = "syn"'))
+    out = tmp / "o"
+    system = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
+    return {
+        "run": ["run", sc, "--out", out, *SHORT],
+        "compare": ["compare", sc, SCENARIO, "--out", out, *SHORT],
+        "sweep": ["sweep", sc, "--set", "driver.queue=100,200", "--out", out, "--jobs", "1",
+                  *SHORT],
+        "analyze": ["analyze", system],
+        "design": ["design", REPO / "scenarios" / "analysis" / "regehr_avr_strict_design.toml"],
+        "schema": ["schema", "--out", tmp / "schema.json"],
+        "calibrate": ["calibrate", _counters(tmp, ["0,29000", "1,29000", "2,29000"]),
+                      "--out", out, "--jobs", "1"],
+    }[verb]
+
+
+@pytest.mark.parametrize("verb", ["run", "compare", "sweep", "analyze", "design", "schema",
+                                  "calibrate"])
+def test_a_successful_command_prints_nothing_on_stderr(tmp_path, verb):
+    """Real processes, real figures (any Unicode name drawn, no "Glyph missing"), no
+    library warning: stderr stays empty."""
+    r = run_guarded([sys.executable, "-m", "rtshield", *_clean_argv(verb, tmp_path)], tmp_path,
+                    env={"RTSHIELD_PROGRESS": "0"})
+    assert r.returncode in (0, 1) if verb in ("analyze", "design") else r.returncode == 0, r.stderr
+    assert r.stderr == "", r.stderr
+
+
+def test_unrenderable_characters_are_replaced_not_warned():
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    from rtshield.figures import layout
+
+    fig = Figure()
+    fig.suptitle("x \U000F0000 \U0010FFFD 🚀")  # private use planes: no font has them
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png = layout.png_bytes(fig)
+    assert png.startswith(b"\x89PNG")
+    assert layout.MISSING_GLYPH in fig._suptitle.get_text()
+    assert layout.drawable("plain") == "plain"

@@ -62,8 +62,11 @@ def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
                 "match the scenario's duration and bin to the CSV"
             )
         m = np.asarray(meas)
-        scale = max(float(np.mean(np.abs(m))), 1.0)
-        errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
+        # counters beyond what floats can square give inf or NaN here: that point is
+        # then an error (its score not finite), not a warning on stderr
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = max(float(np.mean(np.abs(m))), 1.0)
+            errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
     return errs
 
 
