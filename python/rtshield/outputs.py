@@ -62,6 +62,7 @@ __all__ = [
     "claim_dir",
     "finish_out_dir",
     "held",
+    "in_command_output",
     "in_staging",
     "format_summary_json",
     "normalize",
@@ -558,6 +559,11 @@ def _write_manifest(out_dir: Path, files: Mapping[str, str], dirs: Sequence[str]
     lines += [f"file {files[n]} {n}\n" for n in sorted(files)]
     lines += [f"dir {d}\n" for d in sorted(set(dirs))]
     atomic_write(out_dir / MARKER, "".join(lines), track=False)
+
+
+def in_command_output(path: str | Path) -> bool:
+    """``path`` is inside (or is) the output folder of a command now writing."""
+    return _txn_of(path)[2] is not None
 
 
 def in_staging(path: str | Path) -> Path:

@@ -19,11 +19,13 @@ from rtshield import figures as drawing  # looked up when called: tests replace 
 from rtshield._native import NativeError
 from rtshield.errors import OutputError, UsageError
 from rtshield.outputs import (
+    abort_out_dir,
     atomic_write,
     check_out_dir,
     claim_dir,
     finish_out_dir,
     format_summary_json,
+    in_command_output,
     in_staging,
     prepare_out_dir,
     read_manifest,
@@ -136,15 +138,28 @@ def run_one(
     figures: bool = True,
 ) -> RunOutcome:
     """Simulate ``scenario`` and write its outputs into ``out_dir`` (its own
-    figures unless ``figures`` is false)."""
+    figures unless ``figures`` is false).
+
+    Inside a command's output folder (``rtshield run``'s, a run folder of
+    ``compare``) the command moves it into place; an ``out_dir`` of its own is
+    written all or nothing here (:func:`~rtshield.outputs.prepare_out_dir`)."""
+    own = not in_command_output(out_dir)
     out = prepare_out_dir(out_dir)
-    t0 = time.perf_counter()
-    result = simulate(scenario, progress=progress)
     try:
-        entry = write_run(scenario, result, out, figures=figures)
-    finally:  # listed before anything is removed: a failure later removes nothing
-        record_outputs(out)
-    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out))
+        t0 = time.perf_counter()
+        result = simulate(scenario, progress=progress)
+        try:
+            entry = write_run(scenario, result, out, figures=figures)
+        finally:  # listed: a failure later removes nothing
+            record_outputs(out)
+        files = written(out)
+        if own:
+            finish_out_dir(out)
+            out = Path(out_dir)
+    finally:
+        if own:
+            abort_out_dir(out)  # nothing if it was moved into place
+    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, files)
 
 
 def safe_name(name: str, taken: set[str]) -> str:

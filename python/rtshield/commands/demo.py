@@ -422,10 +422,15 @@ def handle(args: argparse.Namespace) -> int:
 def _handle(args: argparse.Namespace, bar) -> int:
     if args.study is not None:
         runner = RUNNERS[args.study][0]
-        if args.study == "danicki":
-            return _danicki(args, Path(args.out))
-        runner(args, Path(args.out))
-        return 0
+        from rtshield.outputs import finish_out_dir, held, prepare_out_dir
+
+        # the study writes into the staging folder of DIR; it is moved into place
+        # once the study's report (and its folder's name in it) is written
+        out = prepare_out_dir(args.out)
+        with held(out):
+            rc = _danicki(args, out) if args.study == "danicki" else (runner(args, out), 0)[1]
+        finish_out_dir(out)
+        return rc
     from rtshield.outputs import finish_out_dir, held, prepare_out_dir, record_outputs
 
     t0 = time.perf_counter()
