@@ -648,7 +648,7 @@ def prepare_out_dir(path: str | Path, option: str = "--out", *, resumable: bool 
         check_out_dir(path, option)
         final = _final_path(path)
         t = _begin(final, option, resumable)
-        _SHOWN[str(t.staging)] = os.fspath(path)
+        _SHOWN[str(t.staging)] = os.path.normpath(os.fspath(path))
         p = t.staging
     else:
         if t is not None and rel and not p.exists():
