@@ -80,56 +80,38 @@ def read_toml_text(path: str | Path) -> tuple[dict[str, Any], str]:
 _DIGIT_RUN = re.compile(r"[0-9][0-9_]{" + str(MAX_INT_DIGITS) + ",}")
 
 
+#: What the long-integer scan steps over, the first that matches at each place:
+#: a comment, a string (multi-line ones first; in a basic string a backslash
+#: escapes the next character; a one-line string left open ends at its line,
+#: where the parser reports it), or a run of ASCII digits with underscores.
+_SCAN = re.compile(
+    r"(?P<comment>#[^\n]*)"
+    r'|(?P<mlbasic>"""(?:\\.|[^\\])*?(?:"""|\\?\Z))'
+    r"|(?P<mlliteral>'''.*?(?:'''|\Z))"
+    r'|(?P<basic>"(?:\\[^\n]|[^\\"\n])*(?:"|\\?(?=\n)|\\?\Z))'
+    r"|(?P<literal>'[^'\n]*(?:'|(?=\n)|\Z))"
+    r"|(?P<digits>[0-9][0-9_]*)",
+    re.DOTALL,
+)
+
+
 def _long_integer(text: str) -> tuple[int, int] | None:
     """(line, column) of the first run of more than :data:`MAX_INT_DIGITS` digits
-    (underscores included) outside a string or comment, or ``None``.
+    (underscores between them included) outside a string or comment, or ``None``.
 
-    A cheap linear scan, so that the TOML reader never converts an integer of
-    thousands of digits (Python refuses those with a ValueError, and a long
-    one costs quadratic time). Runs inside strings are skipped; a float with
-    a long mantissa or a date are not integers but are refused just the same
-    (no value of a scenario or system file needs 21 digits).
+    A cheap linear scan (one regular expression, :data:`_SCAN`, no loop over
+    characters in Python), so that the TOML reader never converts an integer
+    of thousands of digits (Python refuses those with a ValueError, and a long
+    one costs quadratic time). Runs inside strings are skipped; a float with a
+    long mantissa or a date are not integers but are refused just the same (no
+    value of a scenario or system file needs 21 digits).
     """
     if _DIGIT_RUN.search(text) is None:  # no long run anywhere, strings included
         return None
-    line, col0 = 1, 0
-    i, n = 0, len(text)
-    quote = ""
-    run = 0
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line, col0, run = line + 1, i + 1, 0
-            if quote in ('"', "'"):
-                quote = ""  # a basic string ends at the line (the parser reports it)
-            i += 1
-            continue
-        if quote:
-            if quote in ('"', '"""') and ch == "\\":
-                i += 2
-                continue
-            if text.startswith(quote, i):
-                i += len(quote)
-                quote = ""
-                continue
-            i += 1
-            continue
-        if ch == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if ch in "\"'":
-            quote = ch * 3 if text.startswith(ch * 3, i) else ch
-            i += len(quote)
-            run = 0
-            continue
-        if ch.isdigit() or (ch == "_" and run):
-            run += 1
-            if run > MAX_INT_DIGITS and ch.isdigit():
-                return line, i - col0 + 1 - run + 1
-        else:
-            run = 0
-        i += 1
+    for m in _SCAN.finditer(text):
+        if m.lastgroup == "digits" and len(m.group().rstrip("_")) > MAX_INT_DIGITS:
+            at = m.start()
+            return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
     return None
 
 
