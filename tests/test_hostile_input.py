@@ -300,6 +300,15 @@ def test_dev_zero_is_refused(tmp_path, capsys, verb):
 
 
 @pytest.mark.parametrize("verb", range(5))
+def test_symlink_loop_is_refused(tmp_path, capsys, verb):
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(tmp_path / "loop2.toml")
+    (tmp_path / "loop2.toml").symlink_to(loop)
+    refused(capsys, _all_verbs(loop, tmp_path / "o")[verb], ["loop.toml", "a symbolic link loop"])
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", range(5))
 def test_directory_is_refused(tmp_path, capsys, verb):
     d = tmp_path / "dir.toml"
     d.mkdir()
@@ -321,6 +330,29 @@ def test_sparse_multi_gigabyte_file_is_refused_at_once(tmp_path, capsys):
     for argv in _all_verbs(f, tmp_path / "o"):
         refused(capsys, argv, ["huge.toml", "larger than the limit of 1 MiB"])
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a = 1\nb = " + "1" * 21 + "\n", 2),
+    ("a = 1\nb = " + "1_" * 10 + "1\n", 2),  # underscores between digits count
+    ("b = " + "1" * 20 + "\n", None),  # 20 digits: read
+    ('s = "' + "1" * 30 + '"\nt = \'' + "2" * 30 + "'\n", None),  # inside strings
+    ("# " + "1" * 30 + "\n", None),  # in a comment
+    ('m = """\n' + "1" * 30 + '\\\n"""\nn = ' + "3" * 22 + "\n", 4),  # line-ending backslash
+    ("m = '''\n" + "1" * 30 + "\n'''\nn = " + "3" * 22 + "\n", 4),
+    ('s = "a\\"' + "1" * 30 + '"\n', None),  # an escaped quote does not end the string
+    ('s = "open\nn = ' + "4" * 22 + "\n", 2),  # an open string ends at its line
+])
+def test_long_integers_are_found_outside_strings_and_comments(text, line):
+    from rtshield.tomlfile import parse_toml
+
+    if line is None:
+        parse_toml(text, "x.toml")
+        return
+    with pytest.raises(UsageError) as e:
+        parse_toml(text, "x.toml")
+    msg = str(e.value)
+    assert msg.startswith(f"x.toml: a number of more than 20 digits (line {line})"), msg
 
 
 # ---------------------------------------------------------------- --set values
@@ -485,39 +517,57 @@ def test_engine_results_do_not_depend_on_the_slicing(monkeypatch):
 
 
 def _interrupt_run(tmp_path, *sets, env=None, sig=None):
-    """Start a long run, interrupt it once it simulates: (exit, stderr). A child
-    that does not end after the signal fails the test as a hang."""
+    """Start a long run, interrupt it once it simulates: (exit, stderr). Waited for
+    by what the run shows (its staging folder; with a progress bar, the bar), not
+    by the clock; a child that shows nothing, or does not end after the signal,
+    fails the test as a hang."""
     import signal
     import subprocess
     import sys
+    import threading
 
     flood = BASE.replace('rates = ["60000pps", "0pps"]', 'rates = ["60000pps"]')
     f = _write(tmp_path, "long.toml", flood)
     out = tmp_path / "o"
     staging = tmp_path / ".o.rtshield-staging"
+    env = dict(os.environ, **(env or {}))
+    bar = env.get("RTSHIELD_PROGRESS") == "1"
     p = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(out), *sets],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, **(env or {})))
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    chunks: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: chunks.extend(iter(lambda: os.read(p.stderr.fileno(), 4096), b"")),
+        daemon=True)
+    reader.start()
+
+    def simulating() -> bool:
+        return staging.exists() and (not bar or b"s simulated" in b"".join(chunks))
+
     try:
         deadline = time.monotonic() + HANG_GUARD_S
-        while not staging.exists() and time.monotonic() < deadline and p.poll() is None:
+        while not simulating() and p.poll() is None:
+            if time.monotonic() > deadline:
+                pytest.fail(f"hang: the run showed no progress within {HANG_GUARD_S} s")
             time.sleep(0.05)
-        assert staging.exists(), "the run never opened its output folder"
-        time.sleep(2.5)  # simulating now
+        assert simulating(), f"the run ended before simulating: {b''.join(chunks)!r}"
+        if not bar:
+            time.sleep(1.0)  # let it get into the simulation (no bar to wait for)
         p.send_signal(signal.SIGINT if sig is None else sig)
         try:
-            _, err = p.communicate(timeout=HANG_GUARD_S)
+            p.wait(timeout=HANG_GUARD_S)
         except subprocess.TimeoutExpired:
             pytest.fail(f"hang: the run did not end within {HANG_GUARD_S} s of the signal")
+        reader.join(HANG_GUARD_S)
     finally:
         if p.poll() is None:
             p.kill()
-            p.communicate()
+            p.wait()
+        p.stderr.close()
     # all or nothing: no results, no staging folder, no lock left behind
     assert not out.exists()
     assert sorted(x.name for x in tmp_path.iterdir()) == ["long.toml"]
-    return p.returncode, err
+    return p.returncode, b"".join(chunks).decode()
 
 
 def test_ctrl_c_in_one_long_bin_ends_the_run(tmp_path):
