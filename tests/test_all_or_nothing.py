@@ -84,14 +84,19 @@ def cheap_figures(request, monkeypatch):
 # ------------------------------------------------------------------ 1. all or nothing
 
 
+def _first_run(mnt: Path, verb: str, tmp: Path, capsys) -> tuple[Path, dict]:
+    """A successful ``verb`` into ``mnt/o``: that folder and its tree."""
+    out = mnt / "o"
+    assert rtshield(*verb_argv(verb, out, tmp)) == 0
+    capsys.readouterr()
+    return out, tree(out)
+
+
 @pytest.mark.parametrize("verb", VERBS)
 def test_full_disk_leaves_the_earlier_results(tmp_path, capsys, verb):
     """ENOSPC for real: a tmpfs filled up between two runs."""
     with small_tmpfs(tmp_path / "mnt", "8m") as mnt:
-        out = mnt / "o"
-        assert rtshield(*verb_argv(verb, out, tmp_path)) == 0
-        capsys.readouterr()
-        before = tree(out)
+        out, before = _first_run(mnt, verb, tmp_path, capsys)
         fill(mnt, leave=0)
         rc = rtshield(*verb_argv(verb, out, tmp_path))
         err = capsys.readouterr().err
@@ -112,10 +117,7 @@ def test_full_disk_leaves_the_earlier_results(tmp_path, capsys, verb):
 def test_read_only_file_system_is_one_line(tmp_path, capsys, verb):
     """EROFS for real: the tmpfs remounted read-only after the first run."""
     with small_tmpfs(tmp_path / "mnt", "8m") as mnt:
-        out = mnt / "o"
-        assert rtshield(*verb_argv(verb, out, tmp_path)) == 0
-        capsys.readouterr()
-        before = tree(out)
+        out, before = _first_run(mnt, verb, tmp_path, capsys)
         remount(mnt, "ro")
         try:
             rc = rtshield(*verb_argv(verb, out, tmp_path))
