@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_checks import error_line
+from cli_checks import error_line, tree
 from os_faults import GUARD_S, fill, remount, rtshield_without_dac, run_guarded, small_tmpfs
 
 from rtshield import cli, figures, outputs
@@ -38,18 +38,6 @@ SHORT = ["--set", "scenario.duration=2s"]
 
 def rtshield(*argv) -> int:
     return cli.main([str(a) for a in argv])
-
-
-def tree(d: Path) -> dict[str, tuple[bytes, int, int]]:
-    """Every entry under ``d``: its bytes (folders: none), inode and mtime."""
-    if not d.exists():
-        return {}
-    return {
-        str(p.relative_to(d)): (
-            p.read_bytes() if p.is_file() else b"", p.lstat().st_ino, p.lstat().st_mtime_ns
-        )
-        for p in sorted(d.rglob("*"))
-    }
 
 
 def other_scenario(tmp: Path) -> Path:

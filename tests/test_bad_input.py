@@ -7,7 +7,7 @@ front-end review; they stay as regression tests.
 from pathlib import Path
 
 import pytest
-from cli_checks import one_line
+from cli_checks import one_line, tree
 from os_faults import GUARD_S
 
 from rtshield import cli
@@ -130,6 +130,8 @@ def test_nic_products_beyond_64_bits_saturate(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- never lost results
+# A figure or report that fails after the numbers is a failed command: one line,
+# exit 1, and --out exactly as it was (all or nothing, docs/outputs.md).
 
 SHORT = ["--set", "scenario.duration=2s"]
 
@@ -138,67 +140,84 @@ def boom(*_a, **_k):
     raise RuntimeError("matplotlib exploded\nsecond line")
 
 
-def test_run_figure_failure_keeps_numbers_and_is_one_line(tmp_path, capsys, monkeypatch):
-    import rtshield.figures
-
-    monkeypatch.setattr(rtshield.figures, "run_figures", boom)
-    out = tmp_path / "o"
-    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
-    err = capsys.readouterr().err.strip()
-    assert rc == 1
-    assert err.count("\n") == 0 and "Traceback" not in err, err
-    assert f"{out}: writing the figures failed (RuntimeError: matplotlib exploded" in err
-    for f in ("summary.json", "timeseries.csv", "timeseries.parquet"):
-        assert (out / f).stat().st_size > 0
-
-
-def test_run_report_failure_keeps_numbers(tmp_path, capsys, monkeypatch):
-    import rtshield.runner
-
-    monkeypatch.setattr(rtshield.runner, "run_report", boom)
-    out = tmp_path / "o"
-    assert cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT]) == 1
-    assert "writing the report failed" in capsys.readouterr().err
-    assert (out / "summary.json").is_file() and (out / "packets.png").is_file()
-
-
-def test_compare_figure_failure_keeps_every_run(tmp_path, capsys, monkeypatch):
-    import rtshield.figures
-
-    monkeypatch.setattr(rtshield.figures, "compare_figures", boom)
-    out = tmp_path / "o"
+def _other(tmp_path):
     other = tmp_path / "other.toml"
     other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
-    rc = cli.main(["compare", str(SCENARIO), str(other), "--out", str(out), "--jobs", "1",
-                   *SHORT])
+    return other
+
+
+def _fails_leaving_earlier(capsys, monkeypatch, argv, out, target, name, needle):
+    """``argv`` succeeds into ``out``; with ``target.name`` broken it fails with one
+    line naming ``needle``, exit 1, and leaves ``out`` as it was."""
+    argv = [str(a) for a in argv]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    before = tree(out)
+    monkeypatch.setattr(target, name, boom)
+    rc = cli.main(argv)
     err = capsys.readouterr().err.strip()
-    assert rc == 1 and "\n" not in err and "comparison figures failed" in err, err
+    assert rc == 1, err
+    assert err.count("\n") == 0 and "Traceback" not in err and needle in err, err
+    assert ".rtshield-staging" not in err
+    assert tree(out) == before
+
+
+def test_run_figure_failure_is_one_line_and_keeps_the_earlier_results(
+    tmp_path, capsys, monkeypatch
+):
+    import rtshield.figures
+
+    out = tmp_path / "o"
+    _fails_leaving_earlier(
+        capsys, monkeypatch, ["run", SCENARIO, "--out", out, "--quiet", *SHORT], out,
+        rtshield.figures, "run_figures",
+        f"{out}: writing the figures failed (RuntimeError: matplotlib exploded")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]  # no staging folder left
+
+
+def test_run_report_failure_keeps_the_earlier_results(tmp_path, capsys, monkeypatch):
+    import rtshield.runner
+
+    out = tmp_path / "o"
+    _fails_leaving_earlier(
+        capsys, monkeypatch, ["run", SCENARIO, "--out", out, "--quiet", *SHORT], out,
+        rtshield.runner, "run_report", "writing the report failed")
+    assert (out / "summary.json").is_file() and (out / "report.html").is_file()
+
+
+def test_compare_figure_failure_keeps_the_earlier_results(tmp_path, capsys, monkeypatch):
+    import rtshield.figures
+
+    out = tmp_path / "o"
+    _fails_leaving_earlier(
+        capsys, monkeypatch,
+        ["compare", SCENARIO, _other(tmp_path), "--out", out, "--jobs", "1", *SHORT], out,
+        rtshield.figures, "compare_figures", "comparison figures failed")
     assert (out / "comparison.json").is_file()
-    for name in ("constant_flood", "other"):
-        assert (out / "runs" / name / "summary.json").is_file()
 
 
 def test_a_failing_run_lets_the_others_finish(tmp_path, capsys, monkeypatch):
     import rtshield.runner
 
     real = rtshield.runner.write_run
+    written = []
 
     def first_fails(scenario, result, out_dir, **kw):
         if scenario.name == "constant_flood":
             raise rtshield.runner.OutputError(f"{out_dir}: figures broke")
+        written.append(scenario.name)
         return real(scenario, result, out_dir, **kw)
 
     monkeypatch.setattr(rtshield.runner, "write_run", first_fails)
     out = tmp_path / "o"
-    other = tmp_path / "other.toml"
-    other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
-    rc = cli.main(["compare", str(SCENARIO), str(other), "--out", str(out), "--jobs", "1",
-                   *SHORT])
+    rc = cli.main(["compare", str(SCENARIO), str(_other(tmp_path)), "--out", str(out),
+                   "--jobs", "1", *SHORT])
     assert rc == 1 and "figures broke" in capsys.readouterr().err
-    assert (out / "runs" / "other" / "report.html").is_file()
+    assert written == ["other"]  # written after the first one failed
+    assert not out.exists()  # and, all or nothing, not moved into place
 
 
-def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
+def test_sweep_figure_failure_keeps_its_points_to_resume(tmp_path, capsys, monkeypatch):
     from rtshield import sweep
 
     monkeypatch.setattr(sweep, "write_figure", boom)
@@ -206,7 +225,9 @@ def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
     rc = cli.main(["sweep", str(SCENARIO), "--set", "driver.queue=100,200", "--out", str(out),
                    "--jobs", "1", *SHORT])
     assert rc == 1 and "writing the sweep figure failed" in capsys.readouterr().err
-    assert (out / "sweep.csv").is_file() and (out / "sweep.json").is_file()
+    assert not out.exists()
+    points = sorted((tmp_path / ".o.rtshield-staging" / "runs").glob("*/summary.json"))
+    assert len(points) == 2, points  # the finished points, for the next sweep
 
 
 # ---------------------------------------------------------------- --out that is not ours
