@@ -30,14 +30,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from rtshield.units import format_ns
 
-__all__ = ["Task", "TaskResult", "Result", "analyze", "utilization"]
+__all__ = ["MAX_BUSY_JOBS", "Task", "TaskResult", "Result", "analyze", "utilization"]
 
-#: Stop a fixed-point iteration after this many steps (never reached by a
-#: converging system of sensible size; guards against pathological inputs).
-MAX_ITERATIONS = 1_000_000
+#: The most jobs one busy window may hold — the analysed task's and those of every
+#: task that interferes with it, counted together — before the analysis gives
+#: up on that task (docs/analysis.md §1, "Bounded analysis"). Every fixed-point
+#: step adds at least one job, so this bounds every iteration; a task past it
+#: is unschedulable when the utilization at its priority is at least 1 (the
+#: busy window need not end), else reported "not analysed".
+MAX_BUSY_JOBS = 100_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,10 @@ class Task:
     analysed threads with a priority strictly above this value; below it the
     task is treated as unbounded (used by Queue Mitigation, whose bound needs
     the driver not to run).
+    ``cap`` — an arrival curve's bound on the same activations (the traffic
+    that can reach the task, :class:`.curves.Demand`): the demand in a window
+    is the smaller of the two, and a task with ``T=None`` is bounded by the
+    cap alone.
     """
 
     name: str
@@ -69,6 +78,10 @@ class Task:
     bounded_above: int | None = None
     best_effort: bool = False  # no deadline: only boundedness is checked
     chunk: int | None = None  # longest non-preemptive piece (default C)
+    #: a further bound on the task's activations and demand in any window (an
+    #: arrival curve, :class:`.curves.Demand`): it needs ``jobs(w)``, ``release(q)``,
+    #: ``demand(w)`` and ``load``; the demand taken is the smaller of the two bounds
+    cap: object | None = None
 
     @property
     def deadline(self) -> int | None:
@@ -91,6 +104,7 @@ class TaskResult:
     reason: str = ""
     lower_bound: int | None = None  # value reached when the iteration passed D
     jobs: int = 0  # jobs examined in the busy period
+    analysed: bool = True  # False: the busy window passed MAX_BUSY_JOBS (not decided)
 
     @property
     def slack(self) -> int | None:
@@ -110,6 +124,12 @@ class Result:
     def schedulable(self) -> bool:
         return all(r.schedulable for r in self.tasks)
 
+    @property
+    def not_analysed(self) -> list[TaskResult]:
+        """Tasks with a deadline whose busy window passed :data:`MAX_BUSY_JOBS`: no
+        verdict (a best-effort task's own response decides nothing)."""
+        return [r for r in self.tasks if not r.analysed and r.task.deadline is not None]
+
     def by_name(self, name: str) -> TaskResult:
         for r in self.tasks:
             if r.task.name == name:
@@ -128,15 +148,34 @@ class Result:
         return min(vals) if vals else None
 
 
+def _load(t: Task) -> Fraction | None:
+    """Long-term CPU share of ``t`` (exact); None if unbounded."""
+    if t.once or t.C == 0:
+        return Fraction(0)
+    classic = Fraction(t.C, t.T) if t.T is not None and t.T > 0 else None
+    capped = t.cap.load if t.cap is not None else None
+    if classic is None:
+        return capped
+    return classic if capped is None else min(classic, capped)
+
+
 def utilization(tasks: list[Task]) -> float:
-    """Sum of C/T over periodic tasks; ``inf`` if one is unbounded."""
+    """Sum of C/T over periodic tasks (or the long-term load of a task's arrival
+    curve, when smaller); ``inf`` if one is unbounded. Summed in floating point in
+    the tasks' order (the reported figure); verdicts use the exact :func:`_load`."""
     u = 0.0
     for t in tasks:
         if t.once or t.C == 0:
             continue
+        capped = t.cap.load if t.cap is not None else None
         if t.T is None or t.T <= 0:
-            return math.inf
-        u += t.C / t.T
+            if capped is None:
+                return math.inf
+            u += float(capped)
+        elif capped is not None and capped < Fraction(t.C, t.T):
+            u += float(capped)
+        else:
+            u += t.C / t.T
     return u
 
 
@@ -146,10 +185,11 @@ def _interferes(j: Task, i: Task) -> bool:
 
 
 def _bounded_for(j: Task, i: Task) -> bool:
+    capped = j.cap is not None and j.cap.load is not None
     if j.T is None and not j.once:
-        return j.C == 0
+        return j.C == 0 or capped
     if j.bounded_above is not None and i.level == "thread":
-        return i.priority > j.bounded_above
+        return i.priority > j.bounded_above or capped
     return True
 
 
@@ -157,31 +197,79 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _demand_ceil(j: Task, w: int) -> int:
+def _classic(j: Task, i: Task | None) -> bool:
+    """Does ``j``'s own (C, T, J) model bound it for ``i``?"""
     if j.once:
-        return j.C
-    assert j.T is not None
-    return _ceil(w + j.J, j.T) * j.C
+        return i is None or j.bounded_above is None or i.level != "thread" or (
+            i.priority > j.bounded_above
+        )
+    return j.T is not None
 
 
-def _demand_floor1(j: Task, w: int) -> int:
-    if j.once:
-        return j.C
-    assert j.T is not None
-    return ((w + j.J) // j.T + 1) * j.C
+def _demand(j: Task, w: int, i: Task | None = None, closed: bool = False) -> int:
+    """Most CPU time ``j``'s activations take in a window of ``w`` (half-open, or
+    closed ``[0, w]``): the smaller of its (C, T, J) model and its cap."""
+    best = None
+    if _classic(j, i):
+        if j.once:
+            best = j.C
+        elif closed:
+            best = ((w + j.J) // j.T + 1) * j.C
+        else:
+            best = _ceil(w + j.J, j.T) * j.C
+    if j.cap is not None:
+        v = j.cap.demand(w + 1 if closed else w)
+        if v is not None and (best is None or v < best):
+            best = v
+    assert best is not None, j.name  # _bounded_for() excluded it
+    return best
 
 
-def _iterate(start: int, f, limit: int | None):
-    """Fixed point of ``w = f(w)`` from ``start``; returns (w, passed_limit)."""
+def _jobs(j: Task, w: int, i: Task | None = None) -> int:
+    """Activations of ``j`` in a window of ``w`` (the smaller bound)."""
+    best = None
+    if _classic(j, i):
+        best = 1 if j.once else max(0, _ceil(w + j.J, j.T))
+    if j.cap is not None:
+        v = j.cap.jobs(w)
+        if v is not None and (best is None or v < best):
+            best = v
+    return 0 if best is None else best
+
+
+class _Beyond(Exception):
+    """A busy window passed :data:`MAX_BUSY_JOBS`."""
+
+
+def _iterate(start: int, f, limit: int | None, jobs):
+    """Least fixed point of ``w = f(w)`` from ``start`` (at most it); returns
+    (w, passed_limit). ``start`` itself is checked against the limit, and every
+    step against :data:`MAX_BUSY_JOBS` (``jobs(w)``), which bounds the steps: each
+    one that changes ``w`` adds a job to the window."""
     w = start
-    for _ in range(MAX_ITERATIONS):
+    while True:
+        if limit is not None and w > limit:
+            return w, True
+        if jobs(w) > MAX_BUSY_JOBS:
+            raise _Beyond
         nxt = f(w)
         if nxt == w:
             return w, False
         w = nxt
-        if limit is not None and w > limit:
-            return w, True
-    return w, True
+
+
+def _beyond(i: Task, u: Fraction) -> TaskResult:
+    if u >= 1:
+        return TaskResult(
+            i,
+            None,
+            False,
+            f"utilization at or above this priority is {float(u):.3f} >= 1: the busy window "
+            f"does not end within {MAX_BUSY_JOBS} jobs",
+        )
+    return TaskResult(
+        i, None, False, f"busy window beyond {MAX_BUSY_JOBS} jobs: not analysed", analysed=False
+    )
 
 
 def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
@@ -194,10 +282,12 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             False,
             f"interfered with by unbounded {', '.join(unb)} (no minimum interarrival)",
         )
-    if i.T is None and not i.once:
+    own_cap = i.T is None and not i.once and i.cap is not None and i.cap.load is not None
+    if i.T is None and not i.once and not own_cap:
         if i.C == 0:
             return TaskResult(i, 0, True)
         return TaskResult(i, None, False, "unbounded: no minimum interarrival time")
+    hp = [j for j in hp if j.C > 0]  # no demand, no job of any weight
 
     nonpre = i.level == "isr" and not nesting
     if nonpre:
@@ -207,58 +297,88 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
     else:
         blocking = i.B
 
-    u = sum(j.C / j.T for j in hp if not j.once and j.T) + (i.C / i.T if i.T and not i.once else 0)
-    if u > 1.0:
+    loads = [_load(j) for j in hp] + [_load(i)]
+    u_exact = sum((v for v in loads if v is not None), Fraction(0))
+    u = float(u_exact)
+    if u_exact > 1:
         return TaskResult(i, None, False, f"utilization at or above this priority is {u:.3f} > 1")
     d = i.deadline
-    # Level-i busy period.
-    if i.once:
-        q_count = 1
-    else:
-        assert i.T is not None
 
-        def busy(w: int) -> int:
-            return blocking + sum(_demand_ceil(j, w) for j in hp) + _demand_ceil(i, w)
+    def hp_jobs(w: int) -> int:
+        return sum(_jobs(j, w, i) for j in hp)
 
-        start = blocking + i.C + sum(j.C for j in hp)
-        if start == 0:
-            return TaskResult(i, 0, True)
-        # The busy period is finite when U <= 1 (U == 1 with synchronous
-        # release ends at the hyperperiod); bound the iteration generously.
-        length, passed = _iterate(start, busy, None)
-        if passed:
-            return TaskResult(i, None, False, "busy period does not end (utilization 1)")
-        q_count = max(1, _ceil(length + i.J, i.T))
+    def own_jobs(w: int) -> int:
+        if i.once:
+            return 1
+        if own_cap:
+            return i.cap.jobs(w) or 0
+        return max(0, _ceil(w + i.J, i.T))
 
-    worst = 0
-    for q in range(q_count):
-        qT = 0 if i.once else q * i.T  # type: ignore[operator]
-        limit = None if d is None else d + qT - i.J
-        if nonpre:
+    def release(q: int) -> int | None:
+        """The earliest release of job q after the critical instant (classic: qT − J)."""
+        if i.once:
+            return 0 if q == 0 else None
+        if own_cap:
+            return i.cap.release(q)
+        return q * i.T - i.J
 
-            def f(s: int, q=q) -> int:
-                return blocking + q * i.C + sum(_demand_floor1(j, s) for j in hp)
-
-            s, passed = _iterate(blocking + q * i.C, f, None if limit is None else limit - i.C)
-            r = s + i.C - qT + i.J
+    try:
+        # Level-i busy period.
+        if i.once:
+            q_count = 1
         else:
 
-            def f(w: int, q=q) -> int:
-                return blocking + (q + 1) * i.C + sum(_demand_ceil(j, w) for j in hp)
+            def busy(w: int) -> int:
+                return blocking + sum(_demand(j, w, i) for j in hp) + own_jobs(w) * i.C
 
-            w, passed = _iterate(blocking + (q + 1) * i.C, f, limit)
-            r = w - qT + i.J
-        if passed:
-            return TaskResult(
-                i,
-                None,
-                False,
-                f"response time passed the deadline ({format_ns(r)} > {format_ns(d)}) "
-                f"at job {q + 1}",
-                lower_bound=r,
-                jobs=q + 1,
-            )
-        worst = max(worst, r)
+            start = blocking + i.C + sum(min(j.C, _demand(j, 1, i)) for j in hp)
+            if start == 0:
+                return TaskResult(i, 0, True)
+            length, _ = _iterate(start, busy, None, lambda w: hp_jobs(w) + own_jobs(w))
+            q_count = max(1, own_jobs(length))
+
+        worst = 0
+        w_prev = None
+        for q in range(q_count):
+            rel = release(q)
+            if rel is None:
+                break
+            limit = None if d is None else d + rel
+            if nonpre:
+
+                def f(s: int, q=q) -> int:
+                    return blocking + q * i.C + sum(_demand(j, s, i, closed=True) for j in hp)
+
+                lo = blocking + q * i.C
+                start = lo if w_prev is None else max(lo, w_prev + i.C)
+                s, passed = _iterate(
+                    start, f, None if limit is None else limit - i.C, lambda w: hp_jobs(w + 1) + q
+                )
+                w_prev = s
+                r = s + i.C - rel
+            else:
+
+                def f(w: int, q=q) -> int:
+                    return blocking + (q + 1) * i.C + sum(_demand(j, w, i) for j in hp)
+
+                lo = blocking + (q + 1) * i.C
+                start = lo if w_prev is None else max(lo, w_prev + i.C)
+                w, passed = _iterate(start, f, limit, lambda w: hp_jobs(w) + q + 1)
+                w_prev = w
+                r = w - rel
+            if passed:
+                return TaskResult(
+                    i,
+                    None,
+                    False,
+                    f"response time passed the deadline ({format_ns(r)} > {format_ns(d)}) "
+                    f"at job {q + 1}",
+                    lower_bound=r,
+                    jobs=q + 1,
+                )
+            worst = max(worst, r)
+    except _Beyond:
+        return _beyond(i, u_exact)
     ok = d is None or worst <= d
     reason = "" if ok else f"WCRT {format_ns(worst)} > deadline {format_ns(d)}"
     return TaskResult(i, worst, ok, reason, jobs=q_count)
@@ -275,11 +395,18 @@ def analyze(tasks: list[Task], *, nesting: bool = False) -> Result:
         raise ValueError(f"duplicate task names: {', '.join(dup)}")
     ordered = sorted(tasks, key=lambda t: t.rank(), reverse=True)
     res = Result(utilization=utilization(tasks))
-    res.unbounded = [t.name for t in tasks if t.T is None and not t.once and t.C > 0]
+    res.unbounded = [
+        t.name
+        for t in tasks
+        if t.T is None and not t.once and t.C > 0 and (t.cap is None or t.cap.load is None)
+    ]
     for t in ordered:
         r = _analyze_one(t, ordered, nesting)
-        if t.best_effort and not r.schedulable:
+        if t.best_effort and not r.schedulable and r.analysed:
             # No deadline to miss: report the missing bound, do not fail the system.
             r = TaskResult(t, None, True, f"no finite bound: {r.reason}", r.lower_bound, r.jobs)
+        elif t.best_effort and not r.analysed:
+            # Nothing depends on its own response time: say so, do not fail the system.
+            r = TaskResult(t, None, True, r.reason, jobs=r.jobs, analysed=False)
         res.tasks.append(r)
     return res
