@@ -84,10 +84,18 @@ def test_mapping_charges_what_the_engine_charges():
 
 
 def test_traffic_bounds_the_interrupt_rate():
+    """The scenario's flows are the line's arrival curve: Danicki's pyramid peaks at
+    150 000 pkt/s, so a window of 1 ms inside its top level holds 150 packets (and a
+    window across a level change one more at most); its highest rate is the peak."""
     sc = load_scenario(ROOT / "scenarios" / "danicki2021" / "hysteresis.toml")
     assert traffic_min_interarrival(sc) == int(1e9 // 150_000)
     s = system_from_scenario(sc)
-    assert s.sources[0].min_interarrival == int(1e9 // 150_000)
+    src = s.sources[0]
+    assert src.min_interarrival is None and src.arrivals is not None
+    assert 150 <= src.arrivals.eta(1_000_000) <= 151
+    assert src.arrivals.eta(2 * 10**9) >= 290_000  # two seconds around the top level
+    irq = analyze_system(s).result.by_name("rx.irq").task
+    assert irq.cap is not None and irq.T is None
 
 
 def test_lifted_deadlines_give_a_bound_beyond_the_deadline():

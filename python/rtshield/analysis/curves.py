@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 
@@ -52,9 +53,11 @@ __all__ = [
     "Delayed",
     "Admitted",
     "Demand",
+    "demand",
     "flow_curve",
     "gated",
     "line_curve",
+    "seen",
 ]
 
 #: The longest span :meth:`Curve.delta_min` searches (about 146 years).
@@ -162,6 +165,13 @@ class Periodic(Curve):
             n = min(n, -(-delta // self.dmin))
         return n
 
+    def delta_min(self, n: int) -> int | None:
+        if n <= 1:
+            return 0
+        # n events fit in a window of Δ + 1 when (n − 1) P − J < Δ + 1
+        d = max(0, math.floor((n - 1) * self.period - self.jitter))
+        return max(d, (n - 1) * self.dmin)
+
     @property
     def rate(self) -> Fraction | None:
         return 1 / self.period
@@ -205,6 +215,9 @@ class Steps(Curve):
             s += r
             bonus.append(s)
         self._bonus = bonus
+        self._acc_f = [float(a) for a in acc]
+        self._rho_f = [float(r) for r in self._rho]
+        self._bonus_f = [float(b) for b in bonus]
         self._cache: dict[int, int] = {}
 
     def _fluid(self, u: int) -> Fraction:
@@ -236,9 +249,39 @@ class Steps(Curve):
         for s in self._b:
             for t in (s - 1, s, s + 1, s - delta, s - delta + 1, s - delta + 2):
                 cands.add(t)
-        best = max(_ceil(self._x(t, delta)) for t in cands)
+        # X in floating point first; exactly (fractions) only where rounding could
+        # decide the ceiling, so the result is the exact max of ⌈X⌉
+        approx = [(self._x_float(t, delta), t) for t in cands]
+        top = max(x for x, _ in approx)
+        eps = 1e-9 * (abs(top) + 1.0)
+        best = 0
+        for x, t in approx:
+            lo, hi = math.ceil(x - eps), math.ceil(x + eps)
+            if hi <= best:
+                continue
+            best = max(best, hi if lo == hi else _ceil(self._x(t, delta)))
         self._cache[delta] = best
         return best
+
+    def _x_float(self, t: int, delta: int) -> float:
+        last = t + delta - 1
+        return (
+            self._fluid_f(last) - self._fluid_f(t - 1)
+            + self._entered_f(t, last - 1)
+        )
+
+    def _fluid_f(self, u: int) -> float:
+        k = bisect.bisect_left(self._b, u) - 1
+        if k < 0:
+            return 0.0
+        return self._acc_f[k] + self._rho_f[k] * (u - self._b[k])
+
+    def _entered_f(self, lo: int, hi: int) -> float:
+        i = bisect.bisect_left(self._b, lo)
+        j = bisect.bisect_right(self._b, hi)
+        if j <= i:
+            return 0.0
+        return self._bonus_f[j - 1] - (self._bonus_f[i - 1] if i > 0 else 0.0)
 
     @property
     def rate(self) -> Fraction | None:
@@ -348,6 +391,14 @@ class Min(Curve):
         vals = [v for v in (p.eta(delta) for p in self.parts) if v is not None]
         return min(vals) if vals else None
 
+    def delta_min(self, n: int) -> int | None:
+        if n <= 1:
+            return 0
+        if not self.bounded:
+            return None
+        ds = [p.delta_min(n) for p in self.parts if p.bounded]
+        return None if any(d is None for d in ds) else max(ds)
+
     @property
     def rate(self) -> Fraction | None:
         rates = [r for r in (p.rate for p in self.parts) if r is not None]
@@ -359,18 +410,23 @@ class Min(Curve):
 
 
 class Latched(Curve):
-    """The stream plus one event: an arrival latched while the interrupt line was
-    off, delivered when it is turned back on (η⁺ + 1 for Δ > 0)."""
+    """The stream plus ``count`` events: arrivals that waited while the interrupt
+    line was off (the edge NIC's one pending bit; a descriptor ring's frames) and
+    run when it comes back on (η⁺ + count for Δ > 0)."""
 
-    def __init__(self, base: Curve):
+    def __init__(self, base: Curve, count: int = 1):
         self.base = base
-        self.label = f"{base.label}, + 1 latched"
+        self.count = int(count)
+        self.label = f"{base.label}, + {self.count} waiting"
 
     def eta(self, delta: int) -> int | None:
         if delta <= 0:
             return 0
         v = self.base.eta(delta)
-        return None if v is None else v + 1
+        return None if v is None else v + self.count
+
+    def delta_min(self, n: int) -> int | None:
+        return 0 if n <= self.count + 1 else self.base.delta_min(n - self.count)
 
     @property
     def rate(self) -> Fraction | None:
@@ -391,6 +447,10 @@ class Delayed(Curve):
 
     def eta(self, delta: int) -> int | None:
         return 0 if delta <= 0 else self.base.eta(delta + self.jitter)
+
+    def delta_min(self, n: int) -> int | None:
+        d = self.base.delta_min(n)
+        return None if d is None else max(0, d - self.jitter)
 
     @property
     def rate(self) -> Fraction | None:
@@ -419,22 +479,44 @@ class Admitted(Curve):
         return self._rate
 
 
-def gated(traffic: Curve, hold: int | None) -> Curve:
+def gated(traffic: Curve, hold: int | None = None, backlog: int = 1) -> Curve:
     """The arrivals a protection that turns the interrupt line off can release.
 
-    While the line is off one arrival stays latched (the edge NIC's pending
-    bit) and runs when the line comes back, so in any window the interrupts are
-    at most the traffic's plus that one (:class:`Latched`). When the line is
-    never held off longer than ``hold`` ns after that arrival (a strict
-    limiter's ``t_min``), each interrupt is also at most ``hold`` after its
-    arrival (:class:`Delayed`); the smaller of the two holds.
+    While the line is off an arrival stays latched (the edge NIC's one pending
+    bit; ``backlog`` frames of a descriptor ring) and runs when the line comes
+    back, so in any window the interrupts are at most the traffic's plus those
+    (:class:`Latched`). When the line is never held off longer than ``hold`` ns
+    after such an arrival (a strict limiter's ``t_min``), each interrupt is also
+    at most ``hold`` after its arrival (:class:`Delayed`); the smaller of the two
+    holds.
     """
     if not traffic.bounded:
         return traffic
-    latched = Latched(traffic)
+    latched = Latched(traffic, backlog)
     if hold is None:
         return latched
     return Min((latched, Delayed(traffic, hold)), label=f"{traffic.label}, gated")
+
+
+def seen(traffic: Curve | None, gate: bool, admitted: Curve | None = None, *,
+         hold: int | None = None, backlog: int = 1) -> Curve | None:
+    """What reaches the CPU: the traffic (through the protection's ``gate`` when it
+    turns the line off, :func:`gated`), and at most what the protection
+    ``admitted`` — the minimum of the two curves. None: no traffic stated."""
+    if traffic is None:
+        return None
+    t = gated(traffic, hold, backlog) if gate else traffic
+    if admitted is None:
+        return t
+    return Min((t, admitted), label=f"{t.label} ∧ {admitted.label}")
+
+
+def demand(curve: Curve | None, cost: int, every: tuple[int, int] | None = None):
+    """A :class:`Demand` cap for an :class:`.rta.Task` (None: no curve, or an
+    unbounded one, which caps nothing)."""
+    if curve is None or not curve.bounded:
+        return None
+    return Demand(curve, cost, every)
 
 
 class Demand:
@@ -503,11 +585,14 @@ def flow_curve(flow, duration_ns: int) -> Curve:
             label=f"flow {name}: capture, {len(rp.times_ns)} frames ({how})",
         )
     pts = flow.schedule(duration_ns)
-    if flow.pattern == "constant":
-        what = f"constant {flow.rate_pps:g} pkt/s"
-    else:
-        what = f"{flow.pattern}, {len(pts)} rate steps"
-    return Steps(pts, label=f"flow {name}: {what}")
+    rates = [r for _, r in pts]
+    if rates[-1] > 0 and all(r == 0 for r in rates[:-1]):
+        # one rate from some instant on (a constant flow): arrivals G = 1e9 / rate apart
+        # (the simulator's double), ⌈Δ / G⌉ in any window — Steps' one-step case
+        what = (f"constant {rates[-1]:g} pkt/s" if flow.pattern == "constant"
+                else f"{flow.pattern}, {rates[-1]:g} pkt/s")
+        return Periodic(Fraction(1e9 / rates[-1]), label=f"flow {name}: {what}")
+    return Steps(pts, label=f"flow {name}: {flow.pattern}, {len(pts)} rate steps")
 
 
 def line_curve(flows, duration_ns: int) -> Curve | None:

@@ -82,6 +82,8 @@ class Task:
     #: arrival curve, :class:`.curves.Demand`): it needs ``jobs(w)``, ``release(q)``,
     #: ``demand(w)`` and ``load``; the demand taken is the smaller of the two bounds
     cap: object | None = None
+    #: for an unbounded task: what would bound it (named in its verdict)
+    hint: str = ""
 
     @property
     def deadline(self) -> int | None:
@@ -286,7 +288,12 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
     if i.T is None and not i.once and not own_cap:
         if i.C == 0:
             return TaskResult(i, 0, True)
-        return TaskResult(i, None, False, "unbounded: no minimum interarrival time")
+        return TaskResult(
+            i,
+            None,
+            False,
+            "unbounded: no minimum interarrival time" + (f" ({i.hint})" if i.hint else ""),
+        )
     hp = [j for j in hp if j.C > 0]  # no demand, no job of any weight
 
     nonpre = i.level == "isr" and not nesting
@@ -322,8 +329,53 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             return i.cap.release(q)
         return q * i.T - i.J
 
+    def job(q: int, w_prev: int | None):
+        """Job q of the busy period: (its finishing or start point, its response,
+        whether it passed the deadline); None when no job q is ever released."""
+        rel = release(q)
+        if rel is None:
+            return None
+        limit = None if d is None else d + rel
+        if nonpre:
+
+            def f(s: int) -> int:
+                return blocking + q * i.C + sum(_demand(j, s, i, closed=True) for j in hp)
+
+            lo = blocking + q * i.C
+            start = lo if w_prev is None else max(lo, w_prev + i.C)
+            s, passed = _iterate(
+                start, f, None if limit is None else limit - i.C, lambda w: hp_jobs(w + 1) + q
+            )
+            return s, s + i.C - rel, passed
+
+        def f(w: int) -> int:
+            return blocking + (q + 1) * i.C + sum(_demand(j, w, i) for j in hp)
+
+        lo = blocking + (q + 1) * i.C
+        start = lo if w_prev is None else max(lo, w_prev + i.C)
+        w, passed = _iterate(start, f, limit, lambda w: hp_jobs(w) + q + 1)
+        return w, w - rel, passed
+
+    def missed(q: int, r: int) -> TaskResult:
+        return TaskResult(
+            i,
+            None,
+            False,
+            f"response time passed the deadline ({format_ns(r)} > {format_ns(d)}) "
+            f"at job {q + 1}",
+            lower_bound=r,
+            jobs=q + 1,
+        )
+
     try:
-        # Level-i busy period.
+        if not i.once and blocking + i.C + sum(j.C for j in hp) == 0:
+            return TaskResult(i, 0, True)
+        # The first job, bounded by its deadline: a miss needs no busy period.
+        w_prev, worst, passed = job(0, None)
+        if passed:
+            return missed(0, worst)
+        # Level-i busy period: how many jobs of i it holds (it is at least the first
+        # job's window, a fixed point below it, so the iteration may start there).
         if i.once:
             q_count = 1
         else:
@@ -331,51 +383,18 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             def busy(w: int) -> int:
                 return blocking + sum(_demand(j, w, i) for j in hp) + own_jobs(w) * i.C
 
-            start = blocking + i.C + sum(min(j.C, _demand(j, 1, i)) for j in hp)
-            if start == 0:
-                return TaskResult(i, 0, True)
+            first = blocking + i.C + sum(min(j.C, _demand(j, 1, i)) for j in hp)
+            # preemptive: L ≥ w_0; non-preemptive: L ≥ s_0 + C (both pre-fixed points)
+            start = first if nonpre and i.C == 0 else max(first, w_prev + (i.C if nonpre else 0))
             length, _ = _iterate(start, busy, None, lambda w: hp_jobs(w) + own_jobs(w))
             q_count = max(1, own_jobs(length))
-
-        worst = 0
-        w_prev = None
-        for q in range(q_count):
-            rel = release(q)
-            if rel is None:
+        for q in range(1, q_count):
+            got = job(q, w_prev)
+            if got is None:
                 break
-            limit = None if d is None else d + rel
-            if nonpre:
-
-                def f(s: int, q=q) -> int:
-                    return blocking + q * i.C + sum(_demand(j, s, i, closed=True) for j in hp)
-
-                lo = blocking + q * i.C
-                start = lo if w_prev is None else max(lo, w_prev + i.C)
-                s, passed = _iterate(
-                    start, f, None if limit is None else limit - i.C, lambda w: hp_jobs(w + 1) + q
-                )
-                w_prev = s
-                r = s + i.C - rel
-            else:
-
-                def f(w: int, q=q) -> int:
-                    return blocking + (q + 1) * i.C + sum(_demand(j, w, i) for j in hp)
-
-                lo = blocking + (q + 1) * i.C
-                start = lo if w_prev is None else max(lo, w_prev + i.C)
-                w, passed = _iterate(start, f, limit, lambda w: hp_jobs(w) + q + 1)
-                w_prev = w
-                r = w - rel
+            w_prev, r, passed = got
             if passed:
-                return TaskResult(
-                    i,
-                    None,
-                    False,
-                    f"response time passed the deadline ({format_ns(r)} > {format_ns(d)}) "
-                    f"at job {q + 1}",
-                    lower_bound=r,
-                    jobs=q + 1,
-                )
+                return missed(q, r)
             worst = max(worst, r)
     except _Beyond:
         return _beyond(i, u_exact)
