@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from rtshield.errors import UsageError
 
 from . import native
-from .costs import engine_costs, platform_costs, rx_isr_hooked
+from .costs import engine_costs, platform_costs, rx_isr_hooked, rx_isr_work
 from .curves import demand, flow_curve, line_curve, seen
 from .mitigations import mitigation_seen
 from .report import Report, analyze_system
@@ -183,6 +183,11 @@ def system_from_scenario(sc) -> System:
     for t in sc.tasks:
         if t.core != core:
             continue
+        if t.kind == "periodic" and t.masks_rx and sc.flows and sc.nic.core == core:
+            # its jobs hold the RX interrupts off for as long as they run, preempted or
+            # not, and (one enable bit) can undo a protection's disable: no blocking
+            # model of the handlers, no bound from the protection
+            raise _unsupported(sc, f"[[tasks]] {t.name}: masks_rx (a task that masks the RX lines)")
         if t.kind == "periodic":
             s.tasks.append(Task(t.name, t.work_ns, t.period_ns, t.period_ns, 0, 0, t.priority))
         elif t.kind == "background" and t.priority >= crit.priority:
@@ -216,7 +221,7 @@ def system_from_scenario(sc) -> System:
         model=model,
         priority=1,
         timer_priority=1,
-        work=costs["isr_per_packet"],
+        work=rx_isr_work(costs),
     )
     src.arrivals = line_curve(sc.flows, sc.duration_ns)
     src.knob = KNOBS_TO_BOUND.get(kind, "")
@@ -263,7 +268,15 @@ def system_from_scenario(sc) -> System:
             _driver(drv_work, driver_T, drv.priority, "one packet per admitted interrupt",
                     cap=demand(taken, drv_work), hint=src.hint())
         )
-    elif on_core and model == "bursty":
+    if on_core and model == "hysteresis_mitigation" and m.sleep_ns:
+        # the blocked driver wakes after each sleep for one loop iteration (docs/model.md)
+        s.tasks.append(
+            Task("driver.sleep", costs["mitigation_poll"], m.sleep_ns, None, 0, 0,
+                 drv.priority, "thread", "driver",
+                 "the blocked driver's loop: mitigation_poll after every sleep",
+                 best_effort=True)
+        )
+    if on_core and model == "bursty":
         s.tasks.append(
             _driver(
                 m.burst * drv_work,
@@ -294,7 +307,8 @@ def _shared_timer(sc, s: System) -> None:
                 model="bursty",
                 priority=1 + n - i,
                 timer_priority=1,
-                work=x.isr_work_ns,
+                # an isr_only source queues nothing: its own work, and the ISR's body
+                work=x.isr_work_ns + sc.costs.get("isr_rx_batch", 0),
                 burst=x.burst if x.burst is not None else m.burst,
                 timer="timer",
                 arrivals=line_curve(
@@ -311,8 +325,10 @@ def rx_frame_isr_ns(sc) -> int:
 
     k = sc.costs
     eager = k["invalidate_eager"] if sc.rx.cache == "eager" else 0
-    # one per-frame cost per execution path of the C enum rtsim_rx_path (docs/model.md)
-    return k["isr_entry_exit"] + max(k[f"rx_path_{p}"] for p in RX_PATHS) + eager
+    # one per-frame cost per execution path of the C enum rtsim_rx_path (docs/model.md),
+    # each frame as if its own interrupt (entry/exit and the ISR's body, isr_rx_batch)
+    return (k["isr_entry_exit"] + k.get("isr_rx_batch", 0)
+            + max(k[f"rx_path_{p}"] for p in RX_PATHS) + eager)
 
 
 def rx_packet_task_ns(sc) -> int:
@@ -339,7 +355,8 @@ def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
             packet_cost=frame,
             priority=1,
             polling_work=costs["poll_batch"]
-            + G * (frame - costs["isr_entry_exit"] + costs["poll_per_packet"]),
+            + G * (frame - costs["isr_entry_exit"] - costs.get("isr_rx_batch", 0)
+                   + costs["poll_per_packet"]),
             polling_period=Pg,
             polling_priority=rx.poll_priority or 0,
             arrivals=line_curve(sc.flows, sc.duration_ns),
