@@ -314,6 +314,15 @@ class Trace(Curve):
         """Events of one pass."""
         return self._n
 
+    @property
+    def mean_rate(self) -> Fraction:
+        """Events per ns over one pass (looped: over its period): the mean rate a
+        report would quote, far below the curve's short windows for a bursty trace."""
+        if self._period:
+            return Fraction(self._n, self._period)
+        span = int(self._t[-1] - self._t[0])
+        return Fraction(self._n - 1, span) if span else Fraction(0)
+
     def _window(self, r: int) -> int:
         """Most events of the (extended) trace in a window of r ns starting at an event
         of the first pass."""
