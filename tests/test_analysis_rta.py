@@ -143,3 +143,52 @@ def test_best_effort_task_without_bound_does_not_fail_the_system():
     assert r.schedulable and r.wcrt is None and "no finite bound" in r.reason
     res = analyze([flood, T("t", 1, 10, 1)])
     assert not res.schedulable  # the thread below it has a deadline and no bound
+
+
+# ------------------------------------------------------------- bounded analysis (issue 26)
+
+S = 10**9
+
+
+def test_a_busy_period_of_a_billion_jobs_is_not_analysed():
+    """D > T with a busy period of about 10^9 jobs of the interferer: the analysis
+    stops at its limit and says so, instead of walking the busy period."""
+    from rtshield.analysis.rta import MAX_BUSY_JOBS
+
+    res = analyze([T("A", S - 1, S, 2), T("B", S, 2 * 10**18, 1, D=10**18)])
+    r = res.by_name("B")
+    assert not r.analysed and not r.schedulable and r.wcrt is None
+    assert r.reason == f"busy window beyond {MAX_BUSY_JOBS} jobs: not analysed"
+    assert [x.task.name for x in res.not_analysed] == ["B"]
+
+
+def test_own_jobs_past_the_limit_are_not_analysed():
+    """A task whose own busy period holds more of its jobs than the limit (a release
+    jitter of a million periods), at a utilization of 0.2: not analysed."""
+    res = analyze([T("A", 1, 10, 2), T("B", 1, 10, 1, J=10**7, D=10**9)])
+    r = res.by_name("B")
+    assert not r.analysed and "not analysed" in r.reason
+
+
+def test_utilization_one_past_the_limit_is_unschedulable():
+    """Utilization exactly 1 and a busy window that does not end within the limit:
+    unschedulable, said in one line."""
+    # every step of the iteration adds one job of A: 200 000 steps to the end
+    res = analyze([T("A", 10**6 - 1, 10**6, 2), T("C", 200_000, 2 * 10**11, 1, D=10**18)])
+    assert res.utilization == 1.0
+    r = res.by_name("C")
+    assert r.analysed and not r.schedulable and ">= 1" in r.reason
+
+
+def test_a_huge_blocking_term_misses_at_once():
+    """The start value is checked against the deadline before the first step: a
+    blocking term of 10^15 ns is a miss at job 1, not 10^12 jobs walked."""
+    r = analyze([T("A", 1, 10, 2), T("B", 1, 10 * MS, 1, B=10**15)]).by_name("B")
+    assert not r.schedulable and r.jobs == 1 and "at job 1" in r.reason
+    assert r.lower_bound >= 10**15
+
+
+def test_utilization_one_synchronous_is_analysed():
+    """Utilization exactly 1 with a busy period that ends (the hyperperiod): analysed."""
+    res = analyze([T("A", 1, 2, 2), T("B", 1, 2, 1)])
+    assert res.schedulable and res.by_name("B").wcrt == 2

@@ -36,12 +36,13 @@ from rtshield.units import format_ns
 
 __all__ = ["MAX_BUSY_JOBS", "Task", "TaskResult", "Result", "analyze", "utilization"]
 
-#: The most jobs one busy window may hold — the analysed task's and those of every
-#: task that interferes with it, counted together — before the analysis gives
-#: up on that task (docs/analysis.md §1, "Bounded analysis"). Every fixed-point
-#: step adds at least one job, so this bounds every iteration; a task past it
-#: is unschedulable when the utilization at its priority is at least 1 (the
-#: busy window need not end), else reported "not analysed".
+#: The analysis of one task gives up (docs/analysis.md §1, "Bounded analysis")
+#: when its busy window holds more than this many of its own jobs, or when its
+#: fixed points take more than this many steps in all — each step that does not
+#: end an iteration adds at least one job of some task to the window, so the
+#: busy window then holds more than this many jobs. Such a task is unschedulable
+#: when the utilization at its priority is at least 1 (the busy window need not
+#: end), else reported "busy window beyond N jobs: not analysed".
 MAX_BUSY_JOBS = 100_000
 
 
@@ -227,33 +228,31 @@ def _demand(j: Task, w: int, i: Task | None = None, closed: bool = False) -> int
     return best
 
 
-def _jobs(j: Task, w: int, i: Task | None = None) -> int:
-    """Activations of ``j`` in a window of ``w`` (the smaller bound)."""
-    best = None
-    if _classic(j, i):
-        best = 1 if j.once else max(0, _ceil(w + j.J, j.T))
-    if j.cap is not None:
-        v = j.cap.jobs(w)
-        if v is not None and (best is None or v < best):
-            best = v
-    return 0 if best is None else best
-
-
 class _Beyond(Exception):
     """A busy window passed :data:`MAX_BUSY_JOBS`."""
 
 
-def _iterate(start: int, f, limit: int | None, jobs):
+class _Budget:
+    """Fixed-point steps left for the analysis of one task (:data:`MAX_BUSY_JOBS`)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_BUSY_JOBS
+
+    def step(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise _Beyond
+
+
+def _iterate(start: int, f, limit: int | None, budget: _Budget):
     """Least fixed point of ``w = f(w)`` from ``start`` (at most it); returns
     (w, passed_limit). ``start`` itself is checked against the limit, and every
-    step against :data:`MAX_BUSY_JOBS` (``jobs(w)``), which bounds the steps: each
-    one that changes ``w`` adds a job to the window."""
+    step is counted against the task's ``budget``."""
     w = start
     while True:
         if limit is not None and w > limit:
             return w, True
-        if jobs(w) > MAX_BUSY_JOBS:
-            raise _Beyond
+        budget.step()
         nxt = f(w)
         if nxt == w:
             return w, False
@@ -311,8 +310,7 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
         return TaskResult(i, None, False, f"utilization at or above this priority is {u:.3f} > 1")
     d = i.deadline
 
-    def hp_jobs(w: int) -> int:
-        return sum(_jobs(j, w, i) for j in hp)
+    budget = _Budget()
 
     def own_jobs(w: int) -> int:
         if i.once:
@@ -343,9 +341,7 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
 
             lo = blocking + q * i.C
             start = lo if w_prev is None else max(lo, w_prev + i.C)
-            s, passed = _iterate(
-                start, f, None if limit is None else limit - i.C, lambda w: hp_jobs(w + 1) + q
-            )
+            s, passed = _iterate(start, f, None if limit is None else limit - i.C, budget)
             return s, s + i.C - rel, passed
 
         def f(w: int) -> int:
@@ -353,7 +349,7 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
 
         lo = blocking + (q + 1) * i.C
         start = lo if w_prev is None else max(lo, w_prev + i.C)
-        w, passed = _iterate(start, f, limit, lambda w: hp_jobs(w) + q + 1)
+        w, passed = _iterate(start, f, limit, budget)
         return w, w - rel, passed
 
     def missed(q: int, r: int) -> TaskResult:
@@ -386,8 +382,10 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             first = blocking + i.C + sum(min(j.C, _demand(j, 1, i)) for j in hp)
             # preemptive: L ≥ w_0; non-preemptive: L ≥ s_0 + C (both pre-fixed points)
             start = first if nonpre and i.C == 0 else max(first, w_prev + (i.C if nonpre else 0))
-            length, _ = _iterate(start, busy, None, lambda w: hp_jobs(w) + own_jobs(w))
+            length, _ = _iterate(start, busy, None, budget)
             q_count = max(1, own_jobs(length))
+            if q_count > MAX_BUSY_JOBS:
+                raise _Beyond
         for q in range(1, q_count):
             got = job(q, w_prev)
             if got is None:
