@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from rtshield.analysis.curves import Periodic
 from rtshield.analysis.model import (
     bound_system,
     cross_check,
@@ -24,7 +25,6 @@ from rtshield.analysis.model import (
     system_from_scenario,
     traffic_min_interarrival,
 )
-from rtshield.analysis.curves import Periodic
 from rtshield.analysis.report import analyze_system
 from rtshield.analysis.system import load_platform
 from rtshield.errors import UsageError
