@@ -1,6 +1,8 @@
 """``rtshield rig ...``: real flood tools against real targets in the rig's own namespaces.
 
 ``rig linux``  the controller study of arXiv 2007.08885 on this kernel (docs/rig.md);
+``rig device`` a robustness test of any controller, ``rig serve`` the rig's targets as
+               devices to test it on (:mod:`rtshield.commands._rig_device`);
 ``rig report`` rebuilds the tables, histograms and report of a finished run;
 ``rig clean``  removes what a killed run left behind (names starting with ``rtsrig``).
 """
@@ -18,6 +20,7 @@ from typing import Annotated
 import typer
 
 from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
+from rtshield.commands._rig_device import add_verbs
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -48,9 +51,10 @@ FREERTOS_HELP = (
 )
 
 CLEAN_HELP = (
-    "Kill the processes in every network namespace whose name starts with 'rtsrig-' and "
-    "delete those namespaces (with their veths, qdiscs and nftables tables), and any "
-    "interface named rtsrig* in this namespace. Nothing else is touched."
+    "Kill every process the rig started (they carry RTSRIG_TAG in their environment) and "
+    "the processes in every network namespace whose name starts with 'rtsrig-', delete "
+    "those namespaces (with their veths, qdiscs and nftables tables), and any interface "
+    "named rtsrig* in this namespace. Nothing else is touched."
 )
 
 
@@ -83,7 +87,9 @@ FREERTOS_TCP_EPILOG = (
 REPORT_HELP = "Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results."
 REPORT_SHORT_HELP = "rebuild the tables, histograms and report of a finished rig run"
 REPORT_EPILOG = "\b\nexample: rtshield rig report rig-out"
-CLEAN_SHORT_HELP = "remove leftovers of a killed rig run (namespaces named rtsrig-*)"
+CLEAN_SHORT_HELP = (
+    "remove leftovers of a killed rig run (its processes, namespaces named rtsrig-*)"
+)
 CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
 
 
@@ -91,11 +97,13 @@ def add_to(app: typer.Typer) -> None:
     rig = typer_app(
         name="rig",
         help="Run real attacks from one network namespace against a device in another, both "
-        "created by the rig and always removed (docs/rig.md). Needs root and the tools "
-        "installed by tools/install.sh --rig.",
+        "created by the rig and always removed, or (rig device) through an interface of this "
+        "host against a device you name (docs/rig.md). Needs root and the tools installed "
+        "by tools/install.sh --rig.",
         short_help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
         epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
+        "          sudo rtshield rig device --target 198.18.0.1 --iface dut0 --out dev\n"
         "          rtshield rig TARGET --help     explains one target",
         invoke_without_command=True,
     )
@@ -192,12 +200,13 @@ def add_to(app: typer.Typer) -> None:
     def clean() -> None:
         ...
 
+    add_verbs(rig)
     app.add_typer(rig)
 
 
 def _no_target(args) -> int:  # noqa: ARG001
     raise UsageError(
-        "rig: a target is required: linux, freertos-tcp, report or clean "
+        "rig: a target is required: linux, freertos-tcp, device, serve, report or clean "
         "('rtshield rig --help' explains them)"
     )
 
@@ -257,7 +266,7 @@ def options_from_args(args):
 
 
 def handle_linux(args) -> int:
-    from rtshield.rig import harness, linux, results
+    from rtshield.rig import harness, host, linux, results
 
     opts = options_from_args(args)
     cells = linux.plan(opts)
@@ -326,7 +335,7 @@ def handle_linux(args) -> int:
                     print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
                     bar(i, len(cells))
             # the results: the bar's last phase
-            system["loadavg_end"] = results._read("/proc/loadavg")
+            system["loadavg_end"] = host.read_text("/proc/loadavg")
             options = {**opts.as_dict(), "dl_admission": args.dl_admission}
             results.write_results(out, done, system, options, figures=not args.no_figures)
             bar.finish()
@@ -521,8 +530,10 @@ def handle_clean(args) -> int:  # noqa: ARG001
     removed = harness.clean()
     if removed["sysctl"]:
         print("rig clean: restored " + ", ".join(removed["sysctl"]))
+    if removed["procs"]:
+        print(f"rig clean: killed {len(removed['procs'])} processes the rig had started")
     if removed["netns"] or removed["links"]:
         print("rig clean: removed " + ", ".join(removed["netns"] + removed["links"]))
-    elif not removed["sysctl"]:
+    elif not (removed["sysctl"] or removed["procs"]):
         print("rig clean: nothing to remove")
     return 0

@@ -9,6 +9,7 @@ from typing import Annotated
 from rtshield.clitools import Out, ScenarioFile, Seed, opt, set_option
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
+from rtshield.report import setup_rows
 from rtshield.runner import run_one
 from rtshield.scenario import load_scenario, parse_overrides
 from rtshield.tables import key_metrics, print_table
@@ -76,7 +77,8 @@ def handle(args) -> int:
     finish_out_dir(out)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
-        print_table(["", scenario.name], key_metrics(outcome.entry.summary))
+        print_table(["", scenario.name],
+                    [*setup_rows([scenario]), *key_metrics(outcome.entry.summary)])
         print(
             f"results: {out}/ (report: {out / 'report.html'}), {outcome.wall_s:.1f} s wall",
             file=sys.stdout,

@@ -119,6 +119,7 @@ def handle(args) -> int:
         [[r[a.key] for a in axes] + [_cell(r.get(c), kind) for _, c, kind in ANSWER_CELLS]
          for r in rows],
         title="per point: did the critical task meet every deadline?",
+        keys=len(axes),  # a table split to fit the terminal repeats the swept values
     )
     if len(outcomes) <= 8:
         print()

@@ -67,7 +67,8 @@ def answer(summary: Mapping[str, Any], period_us: float) -> dict[str, Any]:
     crit = summary.get("critical") or {}
     misses = crit.get("misses")
     cycles = crit.get("cycles")
-    worst = crit.get("max_response_us")
+    # a response time exists only once a cycle ended (never measured: None, "—")
+    worst = crit.get("max_response_us") if cycles else None
     safe = bool(misses == 0 and cycles) if misses is not None else None
     margin = None if worst is None else round(period_us - float(worst), 3)
     return {
@@ -195,12 +196,18 @@ def sweep_figure(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]):
         ("misses", "deadline misses"),
         ("lateness_bin_max_pct", "worst 1-bin accumulated lateness [%]"),
     )
-    # a fixed layout (no constrained-layout passes: a sweep's figure is drawn once per sweep,
-    # but on a busy machine those passes cost seconds)
-    fig = Figure(figsize=(12.0, 3.6))
-    axs = fig.subplots(1, len(panels))
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.95, wspace=0.28)
+    # a fixed layout in inches (no constrained-layout passes: a sweep's figure is drawn once
+    # per sweep, but on a busy machine those passes cost seconds): room on the left of each
+    # panel for six-digit tick labels and the axis label, a legend row above when there
+    # are lines to tell apart
     groups = list(itertools.product(*(a.values for a in rest))) or [()]
+    legend_in = 0.45 if rest else 0.0
+    width, height, left, gap = 13.0, 3.6 + legend_in, 1.05, 1.15
+    fig = Figure(figsize=(width, height))
+    axs = fig.subplots(1, len(panels))
+    panel_w = (width - left - 0.2 - gap * (len(panels) - 1)) / len(panels)
+    fig.subplots_adjust(left=left / width, right=1 - 0.2 / width, bottom=0.6 / height,
+                        top=1 - (0.15 + legend_in) / height, wspace=gap / panel_w)
     for combo in groups:
         sel = [r for r in rows if all(r[a.key] == v for a, v in zip(rest, combo, strict=True))]
         label = (
@@ -212,15 +219,21 @@ def sweep_figure(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]):
             ys = [by_x[v][col] if v in by_x else None for v in first.values]
             ys = [float("nan") if y is None else float(y) for y in ys]
             ax.plot(xpos, ys, marker="o", lw=1.4, label=label)
-    for ax, (_, ylabel) in zip(axs, panels, strict=True):
+    for ax, (col, ylabel) in zip(axs, panels, strict=True):
         ax.set_xlabel(first.key)
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+        # from 0 to the highest point, with room around both for whole markers
+        top = max((float(r[col]) for r in rows if r.get(col) is not None), default=0.0)
+        pad = 0.07 * (top if top > 0 else 1.0)
+        ax.set_ylim(-pad, top + pad)
+        ax.margins(x=0.06)
         ax.grid(True, alpha=0.3)
         if xs_num is None:
             ax.set_xticks(xpos, list(first.values))
     if rest:
-        axs[0].legend(fontsize="small")
+        fig.legend(*axs[0].get_legend_handles_labels(), loc="upper center",
+                   bbox_to_anchor=(0.5, 1 - 0.05 / height), ncol=min(len(groups), 6),
+                   frameon=False, fontsize="small")
     return fig
 
 
