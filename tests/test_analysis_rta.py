@@ -192,3 +192,22 @@ def test_utilization_one_synchronous_is_analysed():
     """Utilization exactly 1 with a busy period that ends (the hyperperiod): analysed."""
     res = analyze([T("A", 1, 2, 2), T("B", 1, 2, 1)])
     assert res.schedulable and res.by_name("B").wcrt == 2
+
+
+def test_a_once_task_counts_its_curve_below_its_bound():
+    """Found by the falsification search (a flood behind Queue Mitigation on the AVR,
+    the driver at the critical task's priority): a handler that runs once per busy
+    window only for tasks above the driver is, for the tasks at or below it, its
+    arrival curve — here a load of 4 — so their utilization is above 1 and they are
+    unschedulable at once, not iterated until the window overflows."""
+    from fractions import Fraction
+
+    from rtshield.analysis.curves import Periodic, demand
+
+    cap = demand(Periodic(Fraction(10**6, 4)), 10**6)  # 4 activations per ms of 1 ms each
+    irq = Task("irq", 5 * 10**6, None, priority=1, level="isr", once=True,
+               bounded_above=3, best_effort=True, cap=cap)
+    res = analyze([irq, T("above", 1000, 10**7, 4), T("below", 10**6, 10**7, 3, D=10**15)])
+    assert res.by_name("above").schedulable
+    r = res.by_name("below")
+    assert not r.schedulable and r.reason.startswith("utilization at or above this priority is 4.")

@@ -151,11 +151,13 @@ class Result:
         return min(vals) if vals else None
 
 
-def _load(t: Task) -> Fraction | None:
-    """Long-term CPU share of ``t`` (exact); None if unbounded."""
-    if t.once or t.C == 0:
+def _load(t: Task, i: Task | None = None) -> Fraction | None:
+    """Long-term CPU share of ``t`` (exact) as the analysis of ``i`` sees it; None if
+    unbounded. A task that runs ``once`` per busy window only for tasks above its
+    ``bounded_above`` is, for the others, its arrival curve's load."""
+    if t.C == 0 or (t.once and _classic(t, i)):
         return Fraction(0)
-    classic = Fraction(t.C, t.T) if t.T is not None and t.T > 0 else None
+    classic = Fraction(t.C, t.T) if t.T is not None and t.T > 0 and not t.once else None
     capped = t.cap.load if t.cap is not None else None
     if classic is None:
         return capped
@@ -303,7 +305,7 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
     else:
         blocking = i.B
 
-    loads = [_load(j) for j in hp] + [_load(i)]
+    loads = [_load(j, i) for j in hp] + [_load(i, i)]
     u_exact = sum((v for v in loads if v is not None), Fraction(0))
     u = float(u_exact)
     if u_exact > 1:
