@@ -211,3 +211,20 @@ def test_a_once_task_counts_its_curve_below_its_bound():
     assert res.by_name("above").schedulable
     r = res.by_name("below")
     assert not r.schedulable and r.reason.startswith("utilization at or above this priority is 4.")
+
+
+def test_a_periodic_task_under_its_curve_counts_its_curve_for_its_own_jobs():
+    """Found by the falsification search (a silent flow behind a strict limiter whose
+    ISR costs more than its interval): the task's (C, T) model alone has a load above
+    1, its arrival curve a small one; its own jobs in its busy window are the smaller
+    of the two counts too, so the window ends after the first job."""
+    from fractions import Fraction
+
+    from rtshield.analysis.curves import Periodic, demand
+
+    cap = demand(Periodic(Fraction(1000)), 16)  # one activation per µs at most
+    irq = Task("irq", 16, 15, priority=1, level="isr", best_effort=True, cap=cap)
+    res = analyze([irq, T("below", 100, 10**6, 1)])
+    r = res.by_name("irq")
+    assert r.analysed and r.wcrt == 16 and r.jobs == 1
+    assert res.by_name("below").wcrt == 116

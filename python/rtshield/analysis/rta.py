@@ -319,7 +319,9 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             return 1
         if own_cap:
             return i.cap.jobs(w) or 0
-        return max(0, _ceil(w + i.J, i.T))
+        n = max(0, _ceil(w + i.J, i.T))
+        capped = i.cap.jobs(w) if i.cap is not None else None
+        return n if capped is None else min(n, capped)
 
     def release(q: int) -> int | None:
         """The earliest release of job q after the critical instant (classic: qT − J)."""
@@ -327,6 +329,9 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             return 0 if q == 0 else None
         if own_cap:
             return i.cap.release(q)
+        if i.cap is not None and i.cap.load is not None:  # the later of the two bounds
+            r = i.cap.release(q)
+            return None if r is None else max(r, q * i.T - i.J)
         return q * i.T - i.J
 
     def job(q: int, w_prev: int | None):
