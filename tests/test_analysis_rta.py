@@ -228,3 +228,13 @@ def test_a_periodic_task_under_its_curve_counts_its_curve_for_its_own_jobs():
     r = res.by_name("irq")
     assert r.analysed and r.wcrt == 16 and r.jobs == 1
     assert res.by_name("below").wcrt == 116
+
+
+def test_a_window_past_the_time_limit_is_not_analysed():
+    """A blocking term of 2^62 ns with a deadline beyond it: the window passes the
+    analysis' time limit on its first step and is reported, not iterated."""
+    from rtshield.analysis.rta import MAX_WINDOW_NS
+
+    res = analyze([T("A", 1, 2, 2), T("B", 1, 10, 1, B=MAX_WINDOW_NS, D=1 << 64)])
+    r = res.by_name("B")
+    assert not r.analysed and r.reason == "busy window beyond 2^62 ns: not analysed"

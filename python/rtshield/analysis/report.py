@@ -224,11 +224,11 @@ class Report:
                 + ("" if tr["admitted"] is None else f"; admitted at most: {tr['admitted']}")
             )
         if self.undecided:
-            names = ", ".join(r.task.name for r in self.result.not_analysed)
-            lines.append(
-                f"schedulable: not analysed ({names}: busy window beyond "
-                f"{rta.MAX_BUSY_JOBS} jobs)"
+            why = "; ".join(
+                f"{r.task.name}: {r.reason.removesuffix(': not analysed')}"
+                for r in self.result.not_analysed
             )
+            lines.append(f"schedulable: not analysed ({why})")
         else:
             lines.append(f"schedulable: {'yes' if self.schedulable else 'no'}")
         return "\n".join(lines)

@@ -34,7 +34,7 @@ from fractions import Fraction
 
 from rtshield.units import format_ns
 
-__all__ = ["MAX_BUSY_JOBS", "Task", "TaskResult", "Result", "analyze", "utilization"]
+__all__ = ["MAX_BUSY_JOBS", "MAX_WINDOW_NS", "Task", "TaskResult", "Result", "analyze", "utilization"]
 
 #: The analysis of one task gives up (docs/analysis.md §1, "Bounded analysis")
 #: when its busy window holds more than this many of its own jobs, or when its
@@ -44,6 +44,10 @@ __all__ = ["MAX_BUSY_JOBS", "Task", "TaskResult", "Result", "analyze", "utilizat
 #: when the utilization at its priority is at least 1 (the busy window need not
 #: end), else reported "busy window beyond N jobs: not analysed".
 MAX_BUSY_JOBS = 100_000
+#: ... or when a window it iterates grows past this length (2^62 ns, about 146
+#: years): a safety net under the job limit, so that no iteration works on
+#: numbers without end; reported "busy window beyond 2^62 ns: not analysed".
+MAX_WINDOW_NS = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -231,7 +235,12 @@ def _demand(j: Task, w: int, i: Task | None = None, closed: bool = False) -> int
 
 
 class _Beyond(Exception):
-    """A busy window passed :data:`MAX_BUSY_JOBS`."""
+    """A busy window passed :data:`MAX_BUSY_JOBS` (``what``: the limit it passed, as
+    the report says it) or :data:`MAX_WINDOW_NS`."""
+
+    def __init__(self, what: str = f"{MAX_BUSY_JOBS} jobs"):
+        super().__init__(what)
+        self.what = what
 
 
 class _Budget:
@@ -258,20 +267,22 @@ def _iterate(start: int, f, limit: int | None, budget: _Budget):
         nxt = f(w)
         if nxt == w:
             return w, False
+        if nxt > MAX_WINDOW_NS:
+            raise _Beyond("2^62 ns")
         w = nxt
 
 
-def _beyond(i: Task, u: Fraction) -> TaskResult:
+def _beyond(i: Task, u: Fraction, what: str) -> TaskResult:
     if u >= 1:
         return TaskResult(
             i,
             None,
             False,
             f"utilization at or above this priority is {float(u):.3f} >= 1: the busy window "
-            f"does not end within {MAX_BUSY_JOBS} jobs",
+            f"does not end within {what}",
         )
     return TaskResult(
-        i, None, False, f"busy window beyond {MAX_BUSY_JOBS} jobs: not analysed", analysed=False
+        i, None, False, f"busy window beyond {what}: not analysed", analysed=False
     )
 
 
@@ -401,8 +412,8 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             if passed:
                 return missed(q, r)
             worst = max(worst, r)
-    except _Beyond:
-        return _beyond(i, u_exact)
+    except _Beyond as e:
+        return _beyond(i, u_exact, e.what)
     ok = d is None or worst <= d
     reason = "" if ok else f"WCRT {format_ns(worst)} > deadline {format_ns(d)}"
     return TaskResult(i, worst, ok, reason, jobs=q_count)
