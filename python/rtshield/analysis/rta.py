@@ -34,7 +34,10 @@ from fractions import Fraction
 
 from rtshield.units import format_ns
 
-__all__ = ["MAX_BUSY_JOBS", "MAX_WINDOW_NS", "Task", "TaskResult", "Result", "analyze", "utilization"]
+__all__ = [
+    "MAX_BUSY_JOBS", "MAX_WINDOW_NS", "Task", "TaskResult", "Result", "analyze",
+    "level_demand", "utilization",
+]
 
 #: The analysis of one task gives up (docs/analysis.md §1, "Bounded analysis")
 #: when its busy window holds more than this many of its own jobs, or when its
@@ -232,6 +235,22 @@ def _demand(j: Task, w: int, i: Task | None = None, closed: bool = False) -> int
             best = v
     assert best is not None, j.name  # _bounded_for() excluded it
     return best
+
+
+def level_demand(i: Task, tasks: list[Task], w: int) -> int | None:
+    """The CPU time the first job of ``i`` can meet in a window of ``w`` after a
+    critical instant: its blocking term, its own cost and every interfering task's
+    demand (the right-hand side of the preemptive recurrence, q = 0). None when an
+    interfering task is unbounded. The first job's response time is the least
+    ``w`` with ``level_demand(w) <= w`` (for the report's figure)."""
+    total = i.B + i.C
+    for j in tasks:
+        if not _interferes(j, i) or j.C == 0:
+            continue
+        if not _bounded_for(j, i):
+            return None
+        total += _demand(j, w, i)
+    return total
 
 
 class _Beyond(Exception):
