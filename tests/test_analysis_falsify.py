@@ -21,7 +21,7 @@ import dataclasses
 import os
 
 from falsify import adversarial, check, load, scenario_text
-from hypothesis import HealthCheck, assume, event, given, seed, settings
+from hypothesis import HealthCheck, Phase, assume, event, given, seed, settings
 from hypothesis import strategies as st
 
 from rtshield.analysis.knobs import _with, default_knob, design_knob, worst_case_traffic
@@ -31,10 +31,15 @@ from rtshield.errors import UsageError
 
 EXAMPLES = int(os.environ.get("RTSHIELD_FALSIFY_EXAMPLES", "300"))
 SEED = os.environ.get("RTSHIELD_FALSIFY_SEED")
+#: RTSHIELD_FALSIFY_SHRINK=0: report a counterexample as found, without shrinking it
+#: (a campaign's chunk then ends in seconds, not hours; tools/falsify_campaign.sh)
+SHRINK = os.environ.get("RTSHIELD_FALSIFY_SHRINK", "1") != "0"
 
 
 def _settings(n: int):
+    extra = {} if SHRINK else {"phases": (Phase.explicit, Phase.reuse, Phase.generate)}
     return settings(
+        **extra,
         max_examples=n,
         deadline=None,
         derandomize=SEED is None,
