@@ -30,7 +30,6 @@ and the venv's bin with PYTHONPATH=python).
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_simpy import commit, load, machine  # noqa: E402  (bench/ is not a package)
+from bench_simpy import commit, load, machine, write_section  # noqa: E402  (bench/ is not a package)
 
 SECTION = "## Every analysis finishes (issue 26)"
 
@@ -151,13 +150,7 @@ def main(argv=None) -> int:
     out = "\n".join(text)
     print(out)
     if a.write:
-        res = HERE / "RESULTS.md"
-        body = res.read_text()
-        pat = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-        body = (pat.sub(lambda _: out + "\n", body) if pat.search(body)
-                else body.rstrip("\n") + "\n\n" + out)
-        res.write_text(body)
-        print(f"wrote {res}")
+        print(f"wrote {write_section(SECTION, out)}")
     return 0
 
 

@@ -418,7 +418,21 @@ class Min(Curve):
         return "" if self.bounded else "; ".join(p.reason for p in self.parts if p.reason)
 
 
-class Latched(Curve):
+class _Derived(Curve):
+    """A curve made from ``base`` with the same long-term rate and reason."""
+
+    base: Curve
+
+    @property
+    def rate(self) -> Fraction | None:
+        return self.base.rate
+
+    @property
+    def reason(self) -> str:
+        return self.base.reason
+
+
+class Latched(_Derived):
     """The stream plus ``count`` events: arrivals that waited while the interrupt
     line was off (the edge NIC's one pending bit; a descriptor ring's frames) and
     run when it comes back on (η⁺ + count for Δ > 0)."""
@@ -437,16 +451,8 @@ class Latched(Curve):
     def delta_min(self, n: int) -> int | None:
         return 0 if n <= self.count + 1 else self.base.delta_min(n - self.count)
 
-    @property
-    def rate(self) -> Fraction | None:
-        return self.base.rate
 
-    @property
-    def reason(self) -> str:
-        return self.base.reason
-
-
-class Delayed(Curve):
+class Delayed(_Derived):
     """The stream with each event delayed by up to J (release jitter): η⁺(Δ + J)."""
 
     def __init__(self, base: Curve, jitter: int):
@@ -460,14 +466,6 @@ class Delayed(Curve):
     def delta_min(self, n: int) -> int | None:
         d = self.base.delta_min(n)
         return None if d is None else max(0, d - self.jitter)
-
-    @property
-    def rate(self) -> Fraction | None:
-        return self.base.rate
-
-    @property
-    def reason(self) -> str:
-        return self.base.reason
 
 
 class Admitted(Curve):
