@@ -386,7 +386,13 @@ static void check_protected(void)
         check(s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT] > 0 && s->drops[RTS_SHIELD_DROP_FLOW_SERVER] > 0,
               "the flood dropped inside libshield: short circuit %u, flow server %u",
               (unsigned)s->drops[RTS_SHIELD_DROP_SHORT_CIRCUIT], (unsigned)s->drops[RTS_SHIELD_DROP_FLOW_SERVER]);
-        check(tn_txc.arp_reply == tn.sent[K_ARP], "every ARP request answered (%u)", tn_txc.arp_reply);
+        /* ARP is best effort (RTS_FLOW_ARP_PRIO): when the ring runs low while the
+         * network task is held off (a loaded host stalls it), recycling may shed a
+         * queued request. Every request is answered or shed by libshield, and most
+         * are answered. */
+        check(tn_txc.arp_reply + tn.arp_shed == tn.sent[K_ARP] && tn_txc.arp_reply * 2u >= tn.sent[K_ARP],
+              "every ARP request answered or shed by libshield (%u + %u of %u)", tn_txc.arp_reply,
+              tn.arp_shed, tn.sent[K_ARP]);
     }
     check(cnt.ctrl_prio_min == CTRL_PRIO && cnt.ctrl_prio_max == CTRL_PRIO,
           "lwIP processed every wanted datagram at the flow's priority (%u..%u, flow %u, base %u)",

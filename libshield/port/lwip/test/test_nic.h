@@ -82,6 +82,8 @@ typedef struct tn_counts {
     unsigned nic_full[K_KINDS]; /**< found no posted descriptor: dropped by the NIC */
     unsigned frames;
     unsigned post_errors;       /**< post() of a buffer that is not ours, or a full descriptor ring */
+    unsigned arp_shed;          /**< ARP frames libshield dropped on arrival or recycled from
+                                     its queue (best effort, RTS_FLOW_ARP_PRIO): not answered */
     unsigned taken_in_ms[400];  /**< descriptors the driver took, per ms of tn_now_ms */
 } tn_counts;
 extern tn_counts tn;
