@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS
 
-from .board import Bench, wire
+from .board import Bench, device_argv, wire
 from .build import TREE_ENV, build_images, build_target, default_scenario, find_tree
 from .compare import (
     HP_KEPT,
@@ -47,6 +47,7 @@ from .compare import (
 )
 from .compare import _hp_flow as _hp_flow  # this and the other two "as": the tests check them
 from .compare import _sim_table as _sim_table
+from .console import Console
 from .device import (
     VARIANTS,
     Device,
@@ -59,7 +60,7 @@ from .device import (
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
-from .run import Options, run_variant
+from .run import READY_S, Options, run_variant
 from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
 from .target import BOARDS, STACKS, Target
 
@@ -74,11 +75,13 @@ __all__ = [
     "MODBUS_TIMEOUT_S",
     "NIC_FIFO_FULL",
     "PHASES",
+    "READY_S",
     "STACKS",
     "STACK_EXHAUSTED",
     "TREE_ENV",
     "VARIANTS",
     "Bench",
+    "Console",
     "Device",
     "Options",
     "Target",
@@ -87,6 +90,7 @@ __all__ = [
     "claims",
     "comparison",
     "default_scenario",
+    "device_argv",
     "find_tree",
     "load_device",
     "measured_syn_rate",
