@@ -155,11 +155,11 @@ def _freertos_starter(stack: str) -> Callable[[Harness, ServeOptions, Path], Ser
 
     def start_target(h: Harness, opts: ServeOptions, work: Path) -> Served:
         target = freertos.Target(stack, opts.board)
+        dev = freertos.load_device(opts.scenario or served_scenario(target), stock_priority=6)
         images = freertos.build_images(
             target, freertos.find_tree(opts.freertos_tree, target), say=opts.say
         )
         bench = freertos.wire(h, target, images)
-        dev = freertos.load_device(opts.scenario or served_scenario(target), stock_priority=6)
         variant = "protected" if opts.protect else "unprotected"
         cpus = sorted(os.sched_getaffinity(0))
         conf = work / "device.conf"
