@@ -68,7 +68,7 @@ def test_device_refuses_an_interface_that_does_not_lead_to_the_target(capsys, mo
         (["lwip", "--board", "host"], "--board 'host' is not one of posix, mps2-an385"),
         (["linux", "--board", "posix"], "--board 'posix' is not one of host"),
         (["linux", "--scenario", "x.toml"], "--scenario is an option of freertos-tcp and lwip"),
-        (["linux", "--freertos-tree", "t"], "--freertos-tree is an option of freertos-tcp and lwip"),
+        (["linux", "--freertos-tree", "t"], "--freertos-tree is an option of freertos-tcp"),
         (["linux", "--iface", "waytoolonginterfacename"], "is not an interface name"),
     ],
 )

@@ -98,8 +98,8 @@ def add_verbs(rig: typer.Typer) -> None:
             "NAME")] = "rtsdut0",
         protect: Annotated[str, opt(
             "--protect", "freertos-tcp, lwip: libshield in the receive path (on) or the "
-            "stack's usual path (off); linux: nftables ingress limits of SYN and ARP (on) or none (off); "
-            "default on", "on|off")] = "on",
+            "stack's usual path (off); linux: nftables ingress limits of SYN and ARP (on) or "
+            "none (off); default on", "on|off")] = "on",
         board: Annotated[str | None, opt(
             "--board", "where the target runs: freertos-tcp, lwip: posix (the FreeRTOS "
             "POSIX port on this host, the default) or mps2-an385 (Cortex-M3 in QEMU); "

@@ -193,6 +193,13 @@ def _freertos_starter(stack: str) -> Callable[[Harness, ServeOptions, Path], Ser
                 h.stop(p)
                 why = _last_line(err) or console.other[-1:] or ["no output"]
                 raise RigError(f"rig serve: the target did not start ({why[0]})")
+            # The device learns this host's address at once, as the rig's runs do before
+            # their phases (FreeRTOS-Plus-TCP drops a reply while it asks for the address;
+            # on the MPS2 board this host never asks, its neighbour entry is permanent).
+            subprocess.run(
+                ["ping", "-q", "-c", "2", "-i", "0.2", "-W", "1", "-I", h.if_atk, DEVICE_ADDR],
+                capture_output=True, timeout=10, check=False,
+            )  # fmt: skip
             return p
 
         return Served([start()], restart=start, errors=err)
@@ -242,7 +249,7 @@ def _start_linux(h: Harness, opts: ServeOptions, work: Path) -> Served:
 
 
 for _tool, _pkg in (("ethtool", "ethtool"), ("gcc", "gcc"), ("patch", "patch"),
-                   ("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
+                   ("ping", "iputils-ping"), ("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
                    ("qemu-system-arm", "qemu-system-arm")):  # fmt: skip
     TOOLS.setdefault(_tool, _pkg)
 
@@ -250,7 +257,7 @@ for _tool, _pkg in (("ethtool", "ethtool"), ("gcc", "gcc"), ("patch", "patch"),
 def _freertos_tools(stack: str) -> Callable[[str], list[str]]:
     def tools(board: str) -> list[str]:
         t = freertos.Target(stack, board)
-        return ["ip", "timeout", *t.build_tools, *t.run_tools]
+        return ["ip", "timeout", "ping", *t.build_tools, *t.run_tools]
 
     return tools
 
