@@ -4,6 +4,7 @@ hypercube over the box and coordinate refinement around the best point."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,14 @@ class PointResult:
     #: claims: ``{key: (holds, simulated value as text)}``; counters: ``{column: rel. RMS error}``
     objectives: Mapping[str, Any]
     wall_s: float
+    #: Why this point has no score (a non-finite error or score: the point is an
+    #: error, left out of the best point, the figure and the refinement); "" if scored.
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The point has a finite score."""
+        return not self.error
 
 
 def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
@@ -53,8 +62,11 @@ def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
                 "match the scenario's duration and bin to the CSV"
             )
         m = np.asarray(meas)
-        scale = max(float(np.mean(np.abs(m))), 1.0)
-        errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
+        # counters beyond what floats can square give inf or NaN here: that point is
+        # then an error (its score not finite), not a warning on stderr
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = max(float(np.mean(np.abs(m))), 1.0)
+            errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
     return errs
 
 
@@ -161,7 +173,7 @@ def search(
         batch = [b for b in dict.fromkeys(batch) if b not in seen][: budget - len(done)]
         for (score, obj, wall), x in zip(_run_points(cal, batch, jobs, tick), batch, strict=True):
             seen.add(x)
-            done.append(PointResult(len(done), phase, x, score, obj, wall))
+            done.append(PointResult(len(done), phase, x, score, obj, wall, _error(score, obj)))
 
     if all(q.start is not None for q in cal.params):
         run([tuple(q.start for q in cal.params)], "start")
@@ -169,18 +181,42 @@ def search(
     run(_lhs(cal.params, n_lhs, rng), "lhs")
     step = 0.25
     while len(done) < budget and step >= MIN_STEP:
-        best = max(done, key=lambda r: (r.score, -r.index))
+        scored = [r for r in done if r.ok]
+        if not scored:  # nothing to refine around
+            break
+        best = max(scored, key=lambda r: (r.score, -r.index))
         cands = [c for c in _neighbours(cal.params, best.values, step) if c not in seen]
         if not cands:
             step /= 2
             continue
         before = best.score
         run(cands, "refine")
-        if max(r.score for r in done) <= before:
+        if max(r.score for r in done if r.ok) <= before:
             step /= 2
     return done
 
 
+def _error(score: float, objectives: Mapping[str, Any]) -> str:
+    """Why a point has no score: a non-finite objective or score, named."""
+    bad = [
+        k for k, v in objectives.items()
+        if isinstance(v, float) and not math.isfinite(v)
+    ]
+    if bad:
+        return f"non-finite error of {', '.join(bad)}"
+    if not math.isfinite(score):
+        return f"non-finite score ({score})"
+    return ""
+
+
 def best_of(points: Sequence[PointResult]) -> PointResult:
-    """The highest score; among equals the earliest (deterministic)."""
-    return max(points, key=lambda r: (r.score, -r.index))
+    """The highest finite score; among equals the earliest (deterministic). Raises
+    :class:`UsageError` when no point has one (every point an error)."""
+    scored = [r for r in points if r.ok]
+    if not scored:
+        why = points[0].error if points else "no point was evaluated"
+        raise UsageError(
+            f"calibrate: none of the {len(points)} points has a finite score (point 0: "
+            f"{why}); check the objective's data (counters beyond what can be scored?)"
+        )
+    return max(scored, key=lambda r: (r.score, -r.index))

@@ -31,19 +31,23 @@ def points_csv(cal: Calibration, points: Sequence[PointResult]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     objs = list(cal.claims) if cal.objective == "claims" else [f"err_{c}" for c in cal.counters]
-    w.writerow(["point", "phase", *[q.key for q in cal.params], "score", *objs])
+    w.writerow(["point", "phase", *[q.key for q in cal.params], "score", *objs, "error"])
     for r in points:
         if cal.objective == "claims":
             cells = [int(bool(r.objectives[k][0])) for k in cal.claims]
         else:
-            cells = [f"{r.objectives[c]:.6g}" for c in cal.counters]
+            cells = [
+                f"{r.objectives[c]:.6g}" if math.isfinite(r.objectives[c]) else ""
+                for c in cal.counters
+            ]
         w.writerow(
             [
                 r.index,
                 r.phase,
                 *[q.text(v) for q, v in zip(cal.params, r.values, strict=True)],
-                f"{r.score:.6g}",
+                f"{r.score:.6g}" if r.ok else "",
                 *cells,
+                r.error,
             ]
         )
     return buf.getvalue()
@@ -188,7 +192,13 @@ def report_md(
         f"({sum(r.phase == 'lhs' for r in points)} Latin hypercube, "
         f"{sum(r.phase == 'refine' for r in points)} coordinate refinement"
         + (", 1 start" if any(r.phase == "start" for r in points) else "")
-        + ")",
+        + ")"
+        + (
+            f"; {sum(not r.ok for r in points)} point(s) without a finite score, left out "
+            "(their error in points.csv)"
+            if any(not r.ok for r in points)
+            else ""
+        ),
         f"- cost: {wall_s:.1f} s of wall time with {jobs} job(s); "
         f"{cpu / max(1, len(points)):.2f} s of "
         "worker time per point",
@@ -264,6 +274,8 @@ def write_outputs(
         out,
         "trade-off figure",
         "points.csv, best.toml and report.md are",
-        lambda: atomic_write(out / "tradeoff.png", png_bytes(tradeoff_figure(cal, points))),
+        lambda: atomic_write(
+            out / "tradeoff.png", png_bytes(tradeoff_figure(cal, [r for r in points if r.ok]))
+        ),
     )
     return files

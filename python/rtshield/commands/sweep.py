@@ -18,7 +18,7 @@ from rtshield.tables import fmt_value
 from rtshield.tables import print_table as _print_table
 from rtshield.tomlfile import read_toml_text
 
-MAX_POINTS = 1024
+MAX_POINTS = sweep.MAX_POINTS
 #: Above this many points the comparative figures (one panel or line per
 #: point) are not drawn: the sweep's own figure summarises the grid.
 MAX_COMPARE_FIGURE_POINTS = 12
@@ -36,7 +36,9 @@ HELP = (
     "ends along each axis), DIR/sweep.png, DIR/report.html, and each point's own "
     "outputs under DIR/runs/NAME/, written as points finish. Re-running into the same "
     "DIR skips every point whose results are there for the same scenario. Every point "
-    "is validated before anything runs."
+    "is validated before anything runs. "
+    f"At most {MAX_POINTS} points: the grid is counted (the product of the axes' "
+    "lengths) before any point is built."
 )
 
 
@@ -77,15 +79,9 @@ def handle(args) -> int:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.scheduler is not None and not args.scheduler.strip():
         raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
-    if not Path(args.scenario).exists():
-        raise UsageError(f"{args.scenario}: no such scenario file")
-    data, text = read_toml_text(args.scenario)  # a special or oversized file: one line, at once
-    axes, points = sweep.expand(args.set)
-    if len(points) > MAX_POINTS:
-        raise UsageError(
-            f"--set: the grid has {len(points)} points; at most {MAX_POINTS} "
-            "(sweep fewer values, or split the sweep)"
-        )
+    # through the input door: each way the path can fail named, at once
+    data, text = read_toml_text(args.scenario)
+    axes, points = sweep.expand(args.set)  # counted before a point is built
     labels = [sweep.point_label(pt, axes) for pt in points]
     scenarios = []
     for pt, label in zip(points, labels, strict=True):

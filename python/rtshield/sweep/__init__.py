@@ -22,6 +22,7 @@ results of the same scenario (same hash, files unchanged) is not run again.
 
 from rtshield.sweep.grid import (
     LIST_SECTIONS,
+    MAX_POINTS,
     Axis,
     check_key,
     expand,
@@ -45,6 +46,7 @@ from rtshield.sweep.run import POINT_FILE, PointResult, resumable, run_points, s
 __all__ = [
     "ANSWER_COLUMNS",
     "LIST_SECTIONS",
+    "MAX_POINTS",
     "POINT_FILE",
     "SWEEP_METRICS",
     "Axis",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from rtshield.scenario import parse_overrides, parse_scenario
 
 __all__ = [
     "LIST_SECTIONS",
+    "MAX_POINTS",
     "Axis",
     "check_key",
     "expand",
@@ -27,6 +29,10 @@ __all__ = [
 
 #: Sections whose entries are a list of named tables: ``SECTION.NAME.KEY``.
 LIST_SECTIONS = ("flows", "tasks", "sources")
+
+#: The most points a sweep's grid may have (the product of its axes' lengths),
+#: counted before any point is built.
+MAX_POINTS = 1024
 
 @dataclass(frozen=True)
 class Axis:
@@ -87,11 +93,16 @@ def split_values(raw: str, option: str = "--set") -> list[str]:
     return out
 
 
-def expand(sets: Sequence[str], option: str = "--set") -> tuple[list[Axis], list[dict[str, str]]]:
+def expand(
+    sets: Sequence[str], option: str = "--set", max_points: int = MAX_POINTS
+) -> tuple[list[Axis], list[dict[str, str]]]:
     """``["driver.queue=100,500", "mitigation.kind=queue"]`` → axes and grid points.
 
     Returns ``(axes, points)``: the axes with more than one value, and each
     point as ``{SECTION.KEY: value}`` over *all* keys (fixed ones included).
+    The grid is counted first (the product of the axes' lengths, in exact
+    integer arithmetic): more than ``max_points`` points is a
+    :class:`UsageError` before any point is built.
     """
     keys: list[str] = []
     values: list[list[str]] = []
@@ -110,6 +121,13 @@ def expand(sets: Sequence[str], option: str = "--set") -> tuple[list[Axis], list
         raise UsageError(
             f"{option}: nothing to sweep; give at least one setting two or more "
             "values, e.g. --set driver.queue=100,500,750"
+        )
+    count = math.prod(len(v) for v in values)
+    if count > max_points:
+        raise UsageError(
+            f"{option}: the grid has {count} points "
+            f"({' × '.join(str(len(a.values)) for a in axes)}); at most {max_points} "
+            "(sweep fewer values, or split the sweep)"
         )
     points = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
     return axes, points

@@ -181,7 +181,7 @@ def run_points(
     run to the end and the first failure is raised afterwards. Returns the
     outcomes in grid order and the number of points resumed.
     """
-    out, dirs = prepare_run_dirs(out_dir, labels)
+    out, dirs = prepare_run_dirs(out_dir, labels, resumable=True)
     digests = [scenario_hash(sc) for sc in scenarios]
     results: list[Any] = [None] * len(scenarios)
     todo = []
