@@ -62,10 +62,13 @@ def test_device_refuses_an_interface_that_does_not_lead_to_the_target(capsys, mo
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["vxworks"], "'vxworks' is not a target: freertos-tcp, linux"),
+        (["vxworks"], "'vxworks' is not a target: freertos-tcp, lwip, linux"),
         (["linux", "--protect", "maybe"], "--protect must be on or off"),
-        (["freertos-tcp", "--board", "mps9"], "--board 'mps9' is not one of posix"),
-        (["linux", "--scenario", "x.toml"], "--scenario is an option of freertos-tcp"),
+        (["freertos-tcp", "--board", "mps9"], "--board 'mps9' is not one of posix, mps2-an385"),
+        (["lwip", "--board", "host"], "--board 'host' is not one of posix, mps2-an385"),
+        (["linux", "--board", "posix"], "--board 'posix' is not one of host"),
+        (["linux", "--scenario", "x.toml"], "--scenario is an option of freertos-tcp and lwip"),
+        (["linux", "--freertos-tree", "t"], "--freertos-tree is an option of freertos-tcp"),
         (["linux", "--iface", "waytoolonginterfacename"], "is not an interface name"),
     ],
 )

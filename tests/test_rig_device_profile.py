@@ -51,6 +51,8 @@ def test_shipped_profiles_are_valid_and_cover_every_kind():
     assert {s.kind for s in prof.storm} == set(STORM_KINDS)
     assert {m.kind for m in prof.monitor} == set(MONITOR_KINDS)
     assert text.startswith("# The default storm profile")
+    # the heartbeat alone is optional: the FreeRTOS and lwIP devices send none
+    assert [m.name for m in prof.monitor if m.optional] == ["heartbeat"]
     smoke = device.load_profile(SMOKE)[0]
     assert [s.name for s in smoke.storm] == ["bcast", "syn"]
 

@@ -1,12 +1,15 @@
-"""`rtshield rig serve linux` and `rtshield rig device` on this machine, as root, with the
+"""`rtshield rig serve` and `rtshield rig device` on this machine, as root, with the
 real tools: a short profile (tests/data/rig/device_smoke.toml: two storms of two
-1-second steps, every monitor kind) against the served Linux device, and the ways a
-run ends early. Skips with the reason without root or the tools. Nothing is timed: the
+1-second steps, every monitor kind) against the served Linux device, the served lwIP
+device (POSIX board) and the served FreeRTOS-Plus-TCP device on the MPS2 board (QEMU),
+which send no heartbeat (the profile's optional monitor, skipped with the reason), and
+the ways a run ends early. Skips with the reason without root or the tools. Nothing is timed: the
 waits are generous limits that only stop a hung test; everything started is stopped and
 checked gone (namespaces, the veth, every process carrying the run's tag)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -17,9 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from rig_checks import needs_root_and, procs_of, rig, run_tag
+from rig_checks import needs_root_and, needs_trees, procs_of, rig, run_tag
 
-from rtshield.rig import harness
+from rtshield.rig import freertos, harness
 
 NEEDED = ["ip", "nft", "timeout", "cc", "trafgen", "chrt", "ping"]
 pytestmark = needs_root_and(NEEDED)
@@ -38,14 +41,15 @@ def _gone(tag: str, iface: str) -> list[str]:
             + ([iface] if Path(f"/sys/class/net/{iface}").exists() else []))
 
 
-@pytest.fixture
-def served():
-    """`rig serve linux` in the background; yields its interface; stopped with Ctrl-C."""
-    iface = f"rtsdut{os.getpid() % 1000}"
-    p = rig("serve", "linux", "--iface", iface, "--protect", "off")
+@contextlib.contextmanager
+def _serving(*args: str, offset: int = 0):
+    """``rig serve ARGS`` in the background; yields its interface; stopped with Ctrl-C and
+    checked gone."""
+    iface = f"rtsdut{os.getpid() % 1000 + offset}"
+    p = rig("serve", *args, "--iface", iface)
     tag = run_tag(p.pid)
     try:
-        line = _line(p, 120)
+        line = _line(p, 300)  # a FreeRTOS target is built first (once, cached)
         assert line == f"target 198.18.0.1 on interface {iface}", (line, p.stderr.read()
                                                                     if p.poll() else "")
         yield iface
@@ -60,18 +64,26 @@ def served():
         assert not _gone(tag, iface)
 
 
-def test_device_against_the_served_linux_device(tmp_path, served):
+@pytest.fixture
+def served():
+    """`rig serve linux` in the background; yields its interface."""
+    with _serving("linux", "--protect", "off") as iface:
+        yield iface
+
+
+def _device_run(tmp_path: Path, iface: str, storms: str = "bcast,syn") -> tuple[dict, Path]:
+    """`rig device` with the smoke profile (``storms`` of it) against the served device on
+    ``iface``; its summary, checked against what every run must hold, and its folder."""
     out = tmp_path / "dev"
-    p = rig("device", "--target", "198.18.0.1", "--iface", served, "--profile", str(PROFILE),
-            "--out", str(out))
+    p = rig("device", "--target", "198.18.0.1", "--iface", iface, "--profile", str(PROFILE),
+            "--storms", storms, "--out", str(out))
     stdout, stderr = p.communicate(timeout=180)
     assert p.returncode in (0, 1), stderr
     s = json.loads((out / "summary.json").read_text())
     assert p.returncode == (0 if s["verdict"] == "pass" else 1)
-    assert s["baseline"]["monitors"].keys() == {"modbus", "ping", "connect", "echo",
-                                                "heartbeat"}
+    assert s["baseline"]["monitors"].keys() == s["criteria"].keys()
     assert all(w["verdict"] == "pass" for w in s["baseline"]["monitors"].values())
-    assert [st["name"] for st in s["storms"]] == ["bcast", "syn"]
+    assert [st["name"] for st in s["storms"]] == storms.split(",")
     for st in s["storms"]:
         assert st["tool"] == "trafgen" and st["steps"]
         for step in st["steps"]:
@@ -85,12 +97,51 @@ def test_device_against_the_served_linux_device(tmp_path, served):
         first = next((x for x in st["steps"] if x["verdict"] == "fail"), None)
         assert st["breaking_rate"] == (first["rate_asked"] if first else None)
         assert st["recovery_s"] is None or st["recovery_s"] >= 0
+    assert (out / "report.html").read_text().count("<h2>") == 2 + len(s["storms"])
+    assert (out / "fig_latency.png").stat().st_size > 1000
+    assert not procs_of(run_tag(p.pid))
+    return s, out
+
+
+def test_device_against_the_served_linux_device(tmp_path, served):
+    s, _ = _device_run(tmp_path, served)
+    assert s["criteria"].keys() == {"modbus", "ping", "connect", "echo", "heartbeat"}
+    assert s["skipped"] == {}
     # the heartbeat is the control task's: one per 10 ms
     beat = s["baseline"]["monitors"]["heartbeat"]
     assert 9 <= beat["interval_ms"]["p50"] <= 11
-    assert (out / "report.html").read_text().count("<h2>") >= 4
-    assert (out / "fig_latency.png").stat().st_size > 1000
-    assert not procs_of(run_tag(p.pid))
+
+
+MPS2_TOOLS = ["qemu-system-arm", "arm-none-eabi-gcc", "patch"]
+
+
+@pytest.mark.parametrize(
+    "stack, board",
+    [
+        pytest.param("lwip", "posix", marks=[needs_trees(freertos.Target("lwip", "posix")),
+                                             *needs_root_and(["gcc", "ethtool"])]),
+        pytest.param("plustcp", "mps2-an385", marks=[
+            needs_trees(freertos.Target("plustcp", "mps2-an385")),
+            *needs_root_and(["ethtool", *MPS2_TOOLS])]),
+    ],
+)
+def test_device_against_a_served_freertos_device(tmp_path, stack, board):
+    """The rig's FreeRTOS device application served (protected): every monitor of the
+    profile but the heartbeat passes the baseline -- the UDP echo on port 7 included --
+    and the heartbeat, which the device does not send, is skipped with the reason. One
+    storm (the SYN storm at the device's listener), to keep the smoke short."""
+    target = freertos.Target(stack, board)
+    freertos.build_images(target, freertos.find_tree(None, target), say=lambda m: None)
+    with _serving(target.verb, "--board", board, "--protect", "on", offset=2) as iface:
+        s, out = _device_run(tmp_path, iface, storms="syn")
+    assert s["criteria"].keys() == {"modbus", "ping", "connect", "echo"}
+    assert list(s["skipped"]) == ["heartbeat"]
+    assert "no sample in the baseline" in s["skipped"]["heartbeat"]
+    assert "optional" in s["skipped"]["heartbeat"]
+    echo = s["baseline"]["monitors"]["echo"]
+    assert echo["samples"] > 0 and echo["errors"] == 0  # answered, not ICMP unreachable
+    assert "Skipped, optional monitors the device does not offer: heartbeat: no sample" in (
+        out / "report.html").read_text()
 
 
 def _storming(p: subprocess.Popen, timeout_s: float = 60) -> None:

@@ -135,3 +135,38 @@ def test_good_fraction_and_gap_agree_with_the_samples(flags):
     assert (w["verdict"] == "pass") == (
         sum(flags) / len(flags) >= 0.95 and w["max_gap_s"] <= 1.0
     )
+
+
+def test_an_optional_monitor_without_a_good_sample_is_skipped(tmp_path):
+    """The baseline's skip (run._skip_optional): an optional monitor with no good sample
+    goes, with the reason; an optional one that answered stays, and so does a required
+    one without a sample (it fails the baseline: the target does not answer)."""
+    from rtshield.rig.device.monitors import Monitor
+    from rtshield.rig.device.run import _skip_optional
+
+    p = ProfileFile.model_validate({
+        "storm": [{"name": "s", "kind": "icmp_echo"}],
+        "monitor": [
+            {"name": "beat", "kind": "heartbeat", "period": "10ms", "optional": True},
+            {"name": "late", "kind": "icmp", "timeout": "1s", "optional": True},
+            {"name": "ping", "kind": "icmp", "optional": True},
+            {"name": "echo", "kind": "udp"},
+        ],
+    })
+    mons = [Monitor(m, verdict.Criteria.of(m), tmp_path / f"{m.name}.bin") for m in p.monitor]
+    crit = {m.name: m.criteria for m in mons}
+    slow = verdict.samples(requests(10, latency_ns=lambda i: 500 * MS), crit["late"])
+    base = {
+        "beat": verdict.window([], 0, S, crit["beat"]),
+        "late": verdict.window(slow, 0, S, crit["late"]),
+        "ping": verdict.window(verdict.samples(requests(10), crit["ping"]), 0, S, crit["ping"]),
+        "echo": verdict.window([], 0, S, crit["echo"]),
+    }
+    skipped = _skip_optional(None, mons, base)
+    assert skipped == {
+        "beat": "no sample in the baseline: the device does not offer it (optional = true)",
+        "late": "none of its 10 samples was good in the baseline: the device does not "
+        "offer it (optional = true)",
+    }
+    assert [m.name for m in mons] == ["ping", "echo"] and list(base) == ["ping", "echo"]
+    assert base["echo"]["verdict"] == "fail"

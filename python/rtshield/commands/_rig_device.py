@@ -45,13 +45,16 @@ SERVE_HELP = (
     "Start one of the rig's targets as a standalone device in a network namespace, behind "
     "a veth pair whose other end is created here as --iface; print 'target ADDRESS on "
     "interface IFNAME' and serve until Ctrl-C or SIGTERM, then remove everything. Every "
-    "served device has MODBUS/TCP on 5020, a TCP listener on 502, a UDP sink on 6000 and "
-    "answers ICMP echo; the linux device also echoes UDP on 7 and sends a heartbeat to "
-    "198.18.0.2:5005 every 10 ms."
+    "served device has MODBUS/TCP on 5020, a TCP listener on 502, a UDP sink on 6000, UDP "
+    "echo on 7 and answers ICMP echo; the linux device also sends a heartbeat to "
+    "198.18.0.2:5005 every 10 ms (the others send none: the default profile skips that "
+    "monitor). Targets: freertos-tcp and lwip (the rig's FreeRTOS device application on "
+    "FreeRTOS-Plus-TCP or lwIP; boards posix and mps2-an385), linux (board host)."
 )
 SERVE_SHORT_HELP = "one of the rig's targets as a standalone device to test"
 SERVE_EPILOG = (
     "\b\nexamples: sudo rtshield rig serve freertos-tcp --protect off --iface dut0\n"
+    "          sudo rtshield rig serve lwip --board mps2-an385 --iface dut0\n"
     "          sudo rtshield rig serve linux --iface dut0"
 )
 
@@ -89,23 +92,26 @@ def add_verbs(rig: typer.Typer) -> None:
     @verb(rig, "serve", handle_serve, group="rig", help=SERVE_HELP,
           short_help=SERVE_SHORT_HELP, epilog=SERVE_EPILOG)
     def serve(
-        target: Annotated[str, arg("TARGET", "freertos-tcp or linux")],
+        target: Annotated[str, arg("TARGET", "freertos-tcp, lwip or linux")],
         iface: Annotated[str, opt(
             "--iface", "the name of the veth end created here (default rtsdut0)",
             "NAME")] = "rtsdut0",
         protect: Annotated[str, opt(
-            "--protect", "freertos-tcp: libshield in the receive path (on) or the stock "
-            "path (off); linux: nftables ingress limits of SYN and ARP (on) or none (off); "
-            "default on", "on|off")] = "on",
+            "--protect", "freertos-tcp, lwip: libshield in the receive path (on) or the "
+            "stack's usual path (off); linux: nftables ingress limits of SYN and ARP (on) or "
+            "none (off); default on", "on|off")] = "on",
         board: Annotated[str | None, opt(
-            "--board", "where the target runs: freertos-tcp: posix (the FreeRTOS POSIX "
-            "port on this host); linux: host", "BOARD")] = None,
+            "--board", "where the target runs: freertos-tcp, lwip: posix (the FreeRTOS "
+            "POSIX port on this host, the default) or mps2-an385 (Cortex-M3 in QEMU); "
+            "linux: host", "BOARD")] = None,
         scenario: Annotated[str | None, opt(
-            "--scenario", "freertos-tcp: the device scenario (default "
-            "rig/freertos/modbus_device.toml)", "FILE")] = None,
+            "--scenario", "freertos-tcp, lwip: the device scenario (default "
+            "rig/freertos/modbus_device.toml; on mps2-an385 "
+            "rig/freertos/mps2-an385/modbus_device.toml)", "FILE")] = None,
         freertos_tree: Annotated[str | None, opt(
-            "--freertos-tree", "freertos-tcp: the folder holding FreeRTOS-Kernel and "
-            "FreeRTOS-Plus-TCP (default: $RTS_THIRD_PARTY, else third_party/)", "DIR")] = None,
+            "--freertos-tree", "freertos-tcp, lwip: the folder holding FreeRTOS-Kernel and "
+            "FreeRTOS-Plus-TCP or lwip (default: $RTS_THIRD_PARTY, else third_party/)",
+            "DIR")] = None,
     ) -> None:
         ...
 
@@ -199,8 +205,9 @@ def handle_serve(args) -> int:
         )
     if args.protect not in ("on", "off"):
         raise UsageError(f"rig serve: --protect must be on or off, not {args.protect!r}")
-    if args.scenario and t.name != "freertos-tcp":
-        raise UsageError("rig serve: --scenario is an option of freertos-tcp")
+    if (args.scenario or args.freertos_tree) and t.name == "linux":
+        opt_name = "--scenario" if args.scenario else "--freertos-tree"
+        raise UsageError(f"rig serve: {opt_name} is an option of freertos-tcp and lwip")
     harness.check_ifname(args.iface, "--iface")
     harness.require_root()
     say = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))

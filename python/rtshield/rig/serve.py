@@ -10,14 +10,20 @@ removes).
 
 Every device offers the same services, so one profile tests them all (the
 shipped default's monitors): MODBUS/TCP on 5020, a TCP listener (accept and
-close) on 502, a UDP socket on 6000 that takes what comes, and ICMP echo.
+close) on 502, a UDP socket on 6000 that takes what comes, UDP echo on 7, and
+ICMP echo; the Linux device also sends a heartbeat.
 
-* ``freertos-tcp`` -- the rig's FreeRTOS-Plus-TCP target (POSIX port, board
-  ``posix``; ``rig/freertos/modbus_device.toml`` or ``--scenario``), with
-  libshield in its receive path (``--protect on``) or the stock path
-  (``--protect off``). The device program runs at most an hour (its
-  ``seconds`` limit); ``serve`` starts it again when it ends. It has no UDP
-  echo and sends no heartbeat (docs/rig.md says what it would need).
+* ``freertos-tcp`` and ``lwip`` -- the rig's device application
+  (``rig/freertos/app/``) on FreeRTOS-Plus-TCP or lwIP, on the board
+  ``posix`` (the FreeRTOS POSIX port) or ``mps2-an385`` (Cortex-M3 in QEMU, its
+  LAN9118 on a TAP bridged to the veth), built, wired and started as ``rig
+  freertos-tcp`` and ``rig lwip`` do it; the board's ``modbus_device.toml``
+  (:func:`served_scenario`) or ``--scenario``, with an ``echo`` flow on port 7
+  added (:func:`echo_flow`). libshield in the receive path (``--protect on``) or
+  the stack's usual path (``--protect off``). The device program runs at most an
+  hour of its clock (its ``seconds`` limit); ``serve`` starts it again when it
+  ends. It sends no heartbeat: the default profile's heartbeat monitor is
+  ``optional`` and skipped, with the reason.
 * ``linux`` -- a Linux device: ``rig/linux/rts_cyclic.c`` as its control task
   (SCHED_FIFO, a 1 ms cycle, on the last CPU, which also takes the device's
   receive work: the single-core S configuration of ``rig linux``) sending a
@@ -25,9 +31,9 @@ close) on 502, a UDP socket on 6000 that takes what comes, and ICMP echo.
   (MODBUS/TCP, the listener, UDP echo on 7, the UDP sink). ``--protect on``
   adds ``rig linux``'s ingress limits (nftables: 1 000 SYN/s, 100 ARP/s).
 
-A target lists its boards (:data:`TARGETS`): a board option selects among them,
-and a target or a board added later (a QEMU board, an lwIP stack) is one more
-entry with its own start function.
+A target lists its boards (:data:`TARGETS`, the first the default) and the
+programs each needs; a target or a board added later is one more entry with its
+own start function.
 """
 
 from __future__ import annotations
@@ -96,9 +102,7 @@ class Served:
     errors: Path | None = None
 
     def why(self) -> str:
-        lines = self.errors.read_text().strip().splitlines() if self.errors and (
-            self.errors.is_file()) else []
-        return lines[-1] if lines else "no message"
+        return (_last_line(self.errors) if self.errors else [""])[0] or "no message"
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,7 @@ class Target:
 
     name: str
     boards: tuple[str, ...]
-    tools: tuple[str, ...]
+    tools: Callable[[str], list[str]]  # board -> the programs it needs
     start: Callable[[Harness, ServeOptions, Path], Served]
     summary: str
 
@@ -122,46 +126,91 @@ def _readline(p: subprocess.Popen, timeout_s: float) -> str:
     return p.stdout.readline().strip() if r else ""
 
 
-def _start_freertos(h: Harness, opts: ServeOptions, work: Path) -> Served:
-    scen = opts.scenario or freertos.default_scenario().with_name("modbus_device.toml")
-    dev = freertos.load_device(scen, stock_priority=6)
-    exe = freertos.build_target(freertos.find_tree(opts.freertos_tree), say=opts.say)
-    # This end computes its checksums (the stack drops frames with partial ones); the
-    # device's Linux side holds no address: FreeRTOS-Plus-TCP is the device.
-    h.ns_exec_ok(None, ["ethtool", "-K", h.if_atk, "tx", "off"], "ethtool -K tx off")
-    h.ns_exec_ok(h.ns_dev, ["ip", "addr", "flush", "dev", h.if_dev], "removing the address")
-    cpus = sorted(os.sched_getaffinity(0))
-    variant = "protected" if opts.protect else "unprotected"
-    conf = work / "device.conf"
-    conf.write_text(
-        freertos.target_config(
+def served_scenario(target: freertos.Target) -> Path:
+    """The device a FreeRTOS target serves without ``--scenario``: the board's own
+    ``modbus_device.toml`` (``rig/freertos/<board>/``: the MPS2 board's adds its global
+    limit), else ``rig/freertos/modbus_device.toml``."""
+    base = freertos.default_scenario(target)
+    own = base.with_name("modbus_device.toml")
+    return own if own.is_file() else freertos.default_scenario().with_name("modbus_device.toml")
+
+
+def echo_flow(config: str) -> str:
+    """The config line of the device's UDP echo service on :data:`ECHO_PORT`: a flow of
+    the device application's ``echo`` kind with the values of the scenario's MODBUS flow
+    (its priority, server, queue and worker: the echo is the device's other
+    request/response function); "" when the scenario has no MODBUS flow."""
+    for line in config.splitlines():
+        f = line.split()
+        if len(f) == 10 and f[0] == "flow" and f[2] == "modbus":
+            return " ".join(["flow", "echo", "echo", str(ECHO_PORT), *f[4:]]) + "\n"
+    return ""
+
+
+def _freertos_starter(stack: str) -> Callable[[Harness, ServeOptions, Path], Served]:
+    """The start function of the device application on ``stack`` (``plustcp``, ``lwip``):
+    built, wired and started as ``rig freertos-tcp`` and ``rig lwip`` do
+    (:func:`.freertos.build_images`, :func:`.freertos.wire`, :func:`.freertos.device_argv`),
+    with its UDP echo service (:func:`echo_flow`) added."""
+
+    def start_target(h: Harness, opts: ServeOptions, work: Path) -> Served:
+        target = freertos.Target(stack, opts.board)
+        dev = freertos.load_device(opts.scenario or served_scenario(target), stock_priority=6)
+        images = freertos.build_images(
+            target, freertos.find_tree(opts.freertos_tree, target), say=opts.say
+        )
+        bench = freertos.wire(h, target, images)
+        variant = "protected" if opts.protect else "unprotected"
+        cpus = sorted(os.sched_getaffinity(0))
+        conf = work / "device.conf"
+        text = freertos.target_config(
             dev.variants[variant],
             opts.protect,
-            ifname=h.if_dev,
-            mac=h.mac(h.ns_dev, h.if_dev),
+            ifname=bench.wiring.ifname,
+            mac=bench.wiring.mac,
             out=work,
             seconds=FREERTOS_RUN_S,
-            rx_cpu=cpus[0] if len(cpus) > 1 else None,
+            rx_cpu=cpus[0] if len(cpus) > 1 and not target.emulated else None,
         )
-    )
-    err = work / "device.err"
+        conf.write_text(text + echo_flow(text))
+        err = work / "device.err"
+        argv = freertos.device_argv(target, bench.images[variant], conf, bench.wiring)
+        # guest time may run behind the host's: the emulated board gets longer
+        limit = FREERTOS_RUN_S * (10 if target.emulated else 1) + 90
 
-    def start() -> subprocess.Popen:
-        p = h.spawn(
-            "device",
-            ["sh", "-c", 'exec "$0" "$1" 2>>"$2"', str(exe), str(conf), str(err)],
-            limit_s=FREERTOS_RUN_S + 60,
-            name="device",
-            stop_signal="TERM",
-            stdout=subprocess.PIPE,
-        )
-        line = _readline(p, 20.0)
-        if line != "ready":
-            why = err.read_text().strip().splitlines()[-1:] if err.is_file() else []
-            raise RigError(f"rig serve: the target did not start ({(why or [line or '?'])[0]})")
-        return p
+        def start() -> subprocess.Popen:
+            p = h.spawn(
+                "device",
+                ["sh", "-c", 'err=$1; shift; exec "$@" 2>>"$err"', "sh", str(err), *argv],
+                limit_s=limit,
+                name="device",
+                stop_signal="TERM",
+                stdout=subprocess.PIPE,
+            )
+            # read in a thread: the MPS2 board prints a sync line per 100 ms
+            console = freertos.Console(p.stdout)
+            if not console.wait("ready", freertos.READY_S[target.emulated]):
+                h.stop(p)
+                why = _last_line(err) or console.other[-1:] or ["no output"]
+                raise RigError(f"rig serve: the target did not start ({why[0]})")
+            # The device learns this host's address at once, as the rig's runs do before
+            # their phases (FreeRTOS-Plus-TCP drops a reply while it asks for the address;
+            # on the MPS2 board this host never asks, its neighbour entry is permanent).
+            subprocess.run(
+                ["ping", "-q", "-c", "2", "-i", "0.2", "-W", "1", "-I", h.if_atk, DEVICE_ADDR],
+                capture_output=True, timeout=10, check=False,
+            )  # fmt: skip
+            return p
 
-    return Served([start()], restart=start, errors=err)
+        return Served([start()], restart=start, errors=err)
+
+    return start_target
+
+
+def _last_line(path: Path) -> list[str]:
+    """The last line of a device's error file (none: [])."""
+    lines = path.read_text(errors="replace").strip().splitlines() if path.is_file() else []
+    return lines[-1:]
 
 
 def _start_linux(h: Harness, opts: ServeOptions, work: Path) -> Served:
@@ -199,17 +248,35 @@ def _start_linux(h: Harness, opts: ServeOptions, work: Path) -> Served:
     return Served([svc, ctl])
 
 
-TOOLS.setdefault("ethtool", "ethtool")
-TOOLS.setdefault("gcc", "gcc")
+for _tool, _pkg in (("ethtool", "ethtool"), ("gcc", "gcc"), ("patch", "patch"),
+                   ("ping", "iputils-ping"), ("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
+                   ("qemu-system-arm", "qemu-system-arm")):  # fmt: skip
+    TOOLS.setdefault(_tool, _pkg)
+
+
+def _freertos_tools(stack: str) -> Callable[[str], list[str]]:
+    def tools(board: str) -> list[str]:
+        t = freertos.Target(stack, board)
+        return ["ip", "timeout", "ping", *t.build_tools, *t.run_tools]
+
+    return tools
+
+
+#: The FreeRTOS boards (:data:`.freertos.BOARDS`), the POSIX port first (the default).
+_FREERTOS_BOARDS = tuple(sorted(freertos.BOARDS, key=lambda b: b != "posix"))
 
 #: The targets ``rig serve`` starts.
 TARGETS: dict[str, Target] = {
     "freertos-tcp": Target(
-        "freertos-tcp", ("posix",), ("ip", "nft", "timeout", "ethtool", "gcc"), _start_freertos,
+        "freertos-tcp", _FREERTOS_BOARDS, _freertos_tools("plustcp"), _freertos_starter("plustcp"),
         "FreeRTOS-Plus-TCP with libshield (--protect on) or the stock receive path",
     ),
+    "lwip": Target(
+        "lwip", _FREERTOS_BOARDS, _freertos_tools("lwip"), _freertos_starter("lwip"),
+        "lwIP with libshield (--protect on) or lwIP's usual RTOS driver",
+    ),
     "linux": Target(
-        "linux", ("host",), ("ip", "nft", "timeout", "cc"), _start_linux,
+        "linux", ("host",), lambda board: ["ip", "nft", "timeout", "cc"], _start_linux,
         "a Linux control task with a heartbeat, MODBUS/TCP, UDP echo",
     ),
 }
@@ -237,7 +304,7 @@ def serve(name: str, opts: ServeOptions, announce: Callable[[str], None]) -> dic
     """Start target ``name`` and serve until interrupted (KeyboardInterrupt, which the
     command's SIGTERM handler raises too); everything is removed on the way out."""
     target = TARGETS[name]
-    require_tools(list(target.tools))
+    require_tools(target.tools(opts.board))
     check_free()
     work = Path(tempfile.mkdtemp(prefix=f"{PREFIX}-serve-"))
     restarts = 0

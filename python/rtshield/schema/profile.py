@@ -75,7 +75,7 @@ MONITOR_KEYS: dict[str, tuple[str, ...]] = {
     "tcp": ("port", "rate", "timeout", "latency"),
     "heartbeat": ("port", "period", "jitter"),
 }
-_MONITOR_COMMON = ("name", "kind", "within", "max_gap", "recover")
+_MONITOR_COMMON = ("name", "kind", "within", "max_gap", "recover", "optional")
 #: Ports a monitor of each kind uses when the file gives none.
 DEFAULT_PORTS = {"modbus": 502, "udp": 7, "tcp": 502, "heartbeat": 5005}
 #: The highest rate of a profile's ramps, in packets/s (a sanity bound; ``--max-rate`` caps).
@@ -325,6 +325,12 @@ class MonitorEntry(KindTable):
         5 * 10**9,
         doc="after a storm, the monitor must be good again within this",
         toml="5s",
+    )
+    optional: bool = key(
+        False,
+        doc="the device may not offer what this monitor watches: without a good sample in "
+        "the baseline the monitor is skipped (`skipped` in summary.json says why) instead "
+        "of stopping the test",
     )
 
     @model_validator(mode="after")

@@ -16,12 +16,13 @@
  *   crit_period_us U | crit_work_us U | crit_prio P
  *   net_prio P | poll_prio P | short_circuit 0|1 | recycle_below N
  *   global_capacity N | global_period_us U
- *   flow NAME udp|tcp|modbus PORT PRIO CAPACITY SERVER_PERIOD_US QUEUE WORKER_PRIO WORK_US
+ *   flow NAME udp|echo|tcp|modbus PORT PRIO CAPACITY SERVER_PERIOD_US QUEUE WORKER_PRIO WORK_US
  *
  * Tasks: the critical periodic task (fixed CPU work per cycle; records each
  * cycle's release, start and end, and its deadline when it was missed, on
  * the board's clock); one worker per UDP flow (bound socket; counts
- * datagrams and records the sender's timestamp and the arrival time); one
+ * datagrams and records the sender's timestamp and the arrival time; an
+ * echo flow's worker also sends each datagram back to its sender); one
  * TCP listener per TCP flow (accepts and closes: what SYN floods and scans
  * hit); one MODBUS/TCP server per modbus flow (accepts the controller's
  * connection and answers its requests, rts_modbus.c: read holding
@@ -142,6 +143,7 @@ static void die(const char *fmt, ...)
 typedef struct {
     char name[32];
     int tcp, modbus; /* modbus: a TCP flow served as MODBUS/TCP */
+    int echo;        /* a UDP flow whose datagrams go back to their sender */
     uint16_t port;
     uint32_t prio, capacity, server_period_us, queue, worker_prio, work_us;
 } flow_cfg;
@@ -214,7 +216,8 @@ static void read_config(char *text)
             copy_str(fl->name, sizeof fl->name, tok[1], "flow name");
             fl->modbus = strcmp(tok[2], "modbus") == 0;
             fl->tcp = strcmp(tok[2], "tcp") == 0 || fl->modbus;
-            if (!fl->tcp && strcmp(tok[2], "udp") != 0) die("line %u: protocol %s", lineno, tok[2]);
+            fl->echo = strcmp(tok[2], "echo") == 0;
+            if (!fl->tcp && !fl->echo && strcmp(tok[2], "udp") != 0) die("line %u: protocol %s", lineno, tok[2]);
             fl->port = (uint16_t)num(tok[3], "port", 1, 65535);
             fl->prio = num(tok[4], "prio", 0, configMAX_PRIORITIES - 2);
             fl->capacity = num(tok[5], "capacity", 0, 1000000);
@@ -321,7 +324,8 @@ static void udp_worker(void *arg)
     static uint8_t bufs[MAX_FLOWS][1500];
     uint8_t *buf = bufs[i];
     for (;;) {
-        const int32_t n = rts_net_recvfrom(sock[i], buf, sizeof bufs[i]);
+        const int32_t n = C.flow[i].echo ? rts_net_echo(sock[i], buf, sizeof bufs[i])
+                                         : rts_net_recvfrom(sock[i], buf, sizeof bufs[i]);
         if (n <= 0) continue;
         const uint64_t now = rts_board_now_ns();
         uint64_t sent = 0;
@@ -546,7 +550,7 @@ static void report(void)
         const flow_cfg *f = &C.flow[i];
         const uint32_t d = f->tcp && !f->modbus ? accepted[i] : delivered[i];
         rts_device_put("%s\"%s\": {\"proto\": \"%s\", \"port\": %u, \"delivered\": %u, \"latency_recorded\": %u",
-                       i ? ", " : "", f->name, f->modbus ? "modbus" : f->tcp ? "tcp" : "udp", f->port, d,
+                       i ? ", " : "", f->name, f->modbus ? "modbus" : f->tcp ? "tcp" : f->echo ? "echo" : "udp", f->port, d,
                        f->tcp ? 0u : (d < MAX_LAT ? d : MAX_LAT));
         if (f->modbus) rts_device_put(", \"connections\": %u, \"refused\": %u", accepted[i], mb_refused[i]);
         if (sh != NULL && shield_id[i] < RTS_FLOW_MAX) /* what the receive path did with its frames */

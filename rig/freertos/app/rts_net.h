@@ -105,6 +105,11 @@ rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id);
 /** The next datagram into `buf`; its length, <= 0 on failure. */
 int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap);
 
+/** The next datagram into `buf`, sent back unchanged to where it came
+ *  from (a UDP echo service); its length, <= 0 on failure (nothing sent,
+ *  or the answer could not be sent). */
+int32_t rts_net_echo(rts_sock s, void *buf, size_t cap);
+
 /** The next connection on a listening socket (blocks). */
 rts_sock rts_net_accept(rts_sock s);
 

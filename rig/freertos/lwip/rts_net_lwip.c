@@ -132,6 +132,22 @@ int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap)
     return (int32_t)n;
 }
 
+int32_t rts_net_echo(rts_sock s, void *buf, size_t cap)
+{
+    struct netbuf *nb;
+    if (netconn_recv(s->conn, &nb) != ERR_OK) return -1;
+    const u16_t n = netbuf_copy(nb, buf, (u16_t)(cap < 0xFFFFu ? cap : 0xFFFFu));
+    const ip_addr_t from = *netbuf_fromaddr(nb);
+    const u16_t port = netbuf_fromport(nb);
+    netbuf_delete(nb);
+    struct netbuf *out = netbuf_new(); /* the answer refers to `buf` (no copy) */
+    if (out == NULL) return -1;
+    err_t e = netbuf_ref(out, buf, n);
+    if (e == ERR_OK) e = netconn_sendto(s->conn, out, &from, port);
+    netbuf_delete(out);
+    return e == ERR_OK ? (int32_t)n : -1;
+}
+
 rts_sock rts_net_accept(rts_sock s)
 {
     struct netconn *c;

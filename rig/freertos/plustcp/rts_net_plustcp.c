@@ -57,6 +57,15 @@ int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap)
     return FreeRTOS_recvfrom((Socket_t)s, buf, cap, 0, &from, &fl);
 }
 
+int32_t rts_net_echo(rts_sock s, void *buf, size_t cap)
+{
+    struct freertos_sockaddr from;
+    socklen_t fl = sizeof from;
+    const int32_t n = FreeRTOS_recvfrom((Socket_t)s, buf, cap, 0, &from, &fl);
+    if (n <= 0) return n;
+    return FreeRTOS_sendto((Socket_t)s, buf, (size_t)n, 0, &from, fl) == n ? n : -1;
+}
+
 rts_sock rts_net_accept(rts_sock s)
 {
     struct freertos_sockaddr from;

@@ -2,7 +2,9 @@
 
 The monitors run from the start to the end. The **baseline** (the profile's
 ``baseline``, after one second in which the monitors connect) must pass every
-monitor, or the test stops before the first storm: the target does not answer.
+monitor, or the test stops before the first storm: the target does not answer (an
+``optional`` monitor without a good sample in it is skipped instead, with the
+reason: the device does not offer what it watches).
 Then, storm by storm, each **step** runs the storm's tool for ``step`` seconds
 at its rate, then waits ``pause`` (at least the longest monitor timeout, so
 that the step's samples are all in); the step's verdict per monitor is over the
@@ -89,6 +91,26 @@ def planned_seconds(prof: ProfileFile, cap: float | None, longest: bool = True) 
 
 def _baseline(mons: list[Monitor], lo: int, hi: int) -> dict[str, Any]:
     return {m.name: window(m.samples(), lo, hi, m.criteria) for m in mons}
+
+
+def _skip_optional(procs: Processes, mons: list[Monitor], base: dict[str, Any]) -> dict[str, str]:
+    """Stop and drop (from ``mons`` and ``base``) every ``optional`` monitor without a good
+    sample in the baseline: the device does not offer what it watches. Returns why each
+    was skipped."""
+    skipped = {}
+    for m in list(mons):
+        w = base[m.name]
+        if m.entry.optional and w["good"] == 0:
+            seen = (f"none of its {w['samples']} samples was good" if w["samples"]
+                    else "no sample")
+            skipped[m.name] = (
+                f"{seen} in the baseline: the device does not offer it (optional = true)"
+            )
+            if m.popen is not None:
+                procs.stop(m.popen)
+            mons.remove(m)
+            del base[m.name]
+    return skipped
 
 
 def _tool_end(procs: Processes, p: subprocess.Popen) -> int | None:
@@ -234,6 +256,9 @@ def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, An
     c1 = link.Counters.read(opts.iface)
     sleep_until(hi + _lag_ns(prof))
     base = _baseline(mons, lo, hi)
+    skipped = _skip_optional(procs, mons, base)
+    for n, why in skipped.items():
+        opts.say(f"{n}: skipped: {why}")
     bad = {n: w for n, w in base.items() if w["verdict"] == "fail"}
     if bad:
         raise RigError(
@@ -279,5 +304,6 @@ def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, An
                      "host_rst_pps": round(base_rst, 1), "monitors": base},
         "storms": storms,
         "not_run": not_run,
+        "skipped": skipped,
         "t0_ns": t0,
     }

@@ -9,7 +9,9 @@ storm: ``verdict``, ``failed_at``, ``recovery_s``, ``recovered``),
 ``breaking_rate`` (the rate of the first step in which a monitor failed,
 ``null`` when none did), ``breaking_step``, ``recovery_s`` (the slowest
 monitor's, ``null`` when one was not back within the profile's
-``wait_recovery``) and ``verdict``. Times are seconds since the monitors
+``wait_recovery``) and ``verdict``. ``skipped``: the ``optional`` monitors the device
+had no good sample of in the baseline, each with why (they are in no step; ``criteria``
+holds the monitors used). Times are seconds since the monitors
 started. ``system`` is the test host's (kernel, CPU, load at the start and the
 end, the tools' versions), as in the other rig outputs.
 """
@@ -47,6 +49,7 @@ def summarize(
         storms.append({**{k: v for k, v in s.items() if k != "end_ns"}, "steps": steps})
     failed = [s["name"] for s in storms if s["verdict"] == "fail"]
     base = raw["baseline"]
+    skipped = raw.get("skipped", {})
     return {
         "command": "rtshield rig device",
         "system": raw["system"],
@@ -61,7 +64,10 @@ def summarize(
             "stop_at_failure": prof.profile.stop_at_failure,
         },
         "options": options,
-        "criteria": {m.name: Criteria.of(m).as_dict() for m in prof.monitor},
+        "criteria": {
+            m.name: Criteria.of(m).as_dict() for m in prof.monitor if m.name not in skipped
+        },
+        "skipped": skipped,
         "baseline": {
             "window_s": _rel(base["window_ns"], t0),
             "tx_pps": base["tx_pps"],

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS
 
-from .board import Bench, wire
+from .board import Bench, device_argv, wire
 from .build import TREE_ENV, build_images, build_target, default_scenario, find_tree
 from .compare import (
     HP_KEPT,
@@ -49,6 +49,7 @@ from .compare import (
 )
 from .compare import _hp_flow as _hp_flow  # this and the other two "as": the tests check them
 from .compare import _sim_table as _sim_table
+from .console import Console
 from .device import (
     VARIANTS,
     Device,
@@ -62,7 +63,7 @@ from .fit import counters_csv, simulate_fitted
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
-from .run import Options, run_variant
+from .run import READY_S, Options, run_variant
 from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
 from .target import BOARDS, STACKS, Target
 from .twin import TOLERANCES, build_twin, write_twin
@@ -78,12 +79,14 @@ __all__ = [
     "MODBUS_TIMEOUT_S",
     "NIC_FIFO_FULL",
     "PHASES",
+    "READY_S",
     "STACKS",
     "STACK_EXHAUSTED",
     "TOLERANCES",
     "TREE_ENV",
     "VARIANTS",
     "Bench",
+    "Console",
     "Device",
     "Options",
     "Target",
@@ -94,6 +97,7 @@ __all__ = [
     "comparison",
     "counters_csv",
     "default_scenario",
+    "device_argv",
     "find_tree",
     "load_device",
     "measured_syn_rate",

@@ -35,7 +35,7 @@ from .console import Console, host_to_device
 from .device import VARIANTS, Device, modbus_flows, pcap_flows, target_config, udp_flows
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, phase_bounds
 
-__all__ = ["Options", "run_variant"]
+__all__ = ["READY_S", "Options", "run_variant"]
 
 #: Runs in the attacker namespace: each UDP flow paced at its rate, each datagram
 #: carrying a sequence number and CLOCK_MONOTONIC send time (the device measures
@@ -96,7 +96,7 @@ def _readline(p: subprocess.Popen, timeout_s: float) -> str:
 
 #: How long a device may take to say "ready" (host seconds): the POSIX program at once;
 #: QEMU boots, and the MPS2 board's LAN9118 driver waits 2 s of guest time at its start.
-_READY_S = {False: 20.0, True: 90.0}
+READY_S = {False: 20.0, True: 90.0}
 
 
 #: An emulated board that printed nothing (no sync line, 10 per second of guest time) for
@@ -168,7 +168,7 @@ def run_variant(
         stdout=subprocess.PIPE,
     )
     console = Console(dev_proc.stdout, run_dir / "console.log")
-    if not console.wait("ready", _READY_S[target.emulated]):
+    if not console.wait("ready", READY_S[target.emulated]):
         h.stop(dev_proc)
         why = _last_line(err) or [console.last_other() or "no output"]
         raise RigError(f"{who}: the target did not start ({why[0]})")
