@@ -359,9 +359,8 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
             return 0 if q == 0 else None
         if own_cap:
             return i.cap.release(q)
-        if i.cap is not None and i.cap.load is not None:  # the later of the two bounds
-            r = i.cap.release(q)
-            return None if r is None else max(r, q * i.T - i.J)
+        # with a period, the period's release even when a curve spaces the jobs wider:
+        # an earlier release only lengthens R_q (safe), and δ⁻ of a long curve is dear
         return q * i.T - i.J
 
     def job(q: int, w_prev: int | None):
