@@ -32,6 +32,7 @@ a scenario is checked by the simulator before it is returned.
 from __future__ import annotations
 
 import copy
+import functools
 import ipaddress
 from collections.abc import Mapping
 from pathlib import Path
@@ -156,6 +157,19 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     if not name or "/" in name or "\\" in name or not path.is_file():
         avail = ", ".join(available_platforms()) or "(none installed)"
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
+    st = path.stat()
+    plat, costs, defaults = _load_preset(name, str(path), st.st_mtime_ns, st.st_size)
+    return plat, costs, copy.deepcopy(defaults)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_preset(
+    name: str, origin: str, mtime_ns: int, size: int
+) -> tuple[Platform, CostTable, dict[str, dict[str, Any]]]:
+    """:func:`load_platform` of one version of a preset file (its modification time
+    and size in the key): a sweep validates thousands of points on one preset, and
+    reads and checks it once."""
+    path = Path(origin)
     # here: the schema builds its pydantic models and reads the native library
     from pydantic import ValidationError
 
