@@ -207,7 +207,7 @@ def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
     rc = cli.main(["sweep", str(SCENARIO), "--set", "driver.queue=100,200", "--out", str(out),
                    "--jobs", "1", *SHORT])
     assert rc == 1 and "writing the sweep figure failed" in capsys.readouterr().err
-    assert (out / "sweep.csv").is_file() and (out / "sweep.json").is_file()
+    assert (out / "sweep.csv").is_file() and (out / "sweep.parquet").is_file()
 
 
 # ---------------------------------------------------------------- --out that is not ours

@@ -42,6 +42,7 @@ __all__ = [
     "atomic_write",
     "check_out_dir",
     "claim_dir",
+    "commit_file",
     "finish_out_dir",
     "format_summary_json",
     "normalize",
@@ -369,6 +370,17 @@ def atomic_write(path: str | Path, data: bytes | str, *, track: bool = True) -> 
         raise
     if track:
         _WRITTEN.setdefault(_key(p.parent), {})[p.name] = hashlib.sha256(raw).hexdigest()
+    return p
+
+
+def commit_file(path: str | Path) -> Path:
+    """Record a file this process wrote otherwise than by :func:`atomic_write` (a
+    table written row by row as a sweep's points finish) as its output, by the
+    digest of its content now."""
+    p = Path(path)
+    digest = _digest(p)
+    if digest is not None:
+        _WRITTEN.setdefault(_key(p.parent), {})[p.name] = digest
     return p
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +18,10 @@ from rtshield.scenario import parse_overrides, parse_scenario
 __all__ = [
     "LIST_SECTIONS",
     "Axis",
+    "Grid",
     "check_key",
     "expand",
+    "make_grid",
     "point_label",
     "point_scenario",
     "scenario_hash",
@@ -87,14 +90,42 @@ def split_values(raw: str, option: str = "--set") -> list[str]:
     return out
 
 
-def expand(sets: Sequence[str], option: str = "--set") -> tuple[list[Axis], list[dict[str, str]]]:
-    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → axes and grid points.
+@dataclass(frozen=True)
+class Grid:
+    """A sweep's points, made one at a time: the product of ``values`` (one
+    tuple per key of ``keys``, fixed keys with one value), the last key varying
+    fastest. ``axes`` are the keys with more than one value. Its length is the
+    product of the value counts; nothing is built until the points are read,
+    and point ``i`` is found without the ones before it."""
 
-    Returns ``(axes, points)``: the axes with more than one value, and each
-    point as ``{SECTION.KEY: value}`` over *all* keys (fixed ones included).
-    """
+    keys: tuple[str, ...]
+    values: tuple[tuple[str, ...], ...]
+
+    @property
+    def axes(self) -> list[Axis]:
+        return [Axis(k, v) for k, v in zip(self.keys, self.values, strict=True) if len(v) > 1]
+
+    def __len__(self) -> int:
+        return math.prod(len(v) for v in self.values)
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        for combo in itertools.product(*self.values):
+            yield dict(zip(self.keys, combo, strict=True))
+
+    def __getitem__(self, i: int) -> dict[str, str]:
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        combo = []
+        for vals in reversed(self.values):
+            i, j = divmod(i, len(vals))
+            combo.append(vals[j])
+        return dict(zip(self.keys, reversed(combo), strict=True))
+
+
+def make_grid(sets: Sequence[str], option: str = "--set") -> Grid:
+    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → the :class:`Grid`."""
     keys: list[str] = []
-    values: list[list[str]] = []
+    values: list[tuple[str, ...]] = []
     for item in sets:
         key, sep, raw = item.partition("=")
         key = key.strip()
@@ -104,15 +135,25 @@ def expand(sets: Sequence[str], option: str = "--set") -> tuple[list[Axis], list
         if key in keys:
             raise UsageError(f"{option}: {key} is given twice; list all its values in one --set")
         keys.append(key)
-        values.append(split_values(raw, option))
-    axes = [Axis(k, tuple(v)) for k, v in zip(keys, values, strict=True) if len(v) > 1]
-    if not axes:
+        values.append(tuple(split_values(raw, option)))
+    g = Grid(tuple(keys), tuple(values))
+    if not g.axes:
         raise UsageError(
             f"{option}: nothing to sweep; give at least one setting two or more "
             "values, e.g. --set driver.queue=100,500,750"
         )
-    points = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
-    return axes, points
+    return g
+
+
+def expand(sets: Sequence[str], option: str = "--set") -> tuple[list[Axis], list[dict[str, str]]]:
+    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → axes and grid points.
+
+    Returns ``(axes, points)``: the axes with more than one value, and each
+    point as ``{SECTION.KEY: value}`` over *all* keys (fixed ones included);
+    :func:`make_grid` makes the points one at a time instead.
+    """
+    g = make_grid(sets, option)
+    return g.axes, list(g)
 
 
 def point_label(point: Mapping[str, str], axes: Sequence[Axis]) -> str:
