@@ -140,6 +140,7 @@ class LiveTable:
         self._f.flush()
         self.next = 0  #: every point before this one is written (or failed)
         self._buf: dict[int, list[str] | None] = {}
+        self._high = -1  #: the highest point done
         self.rows = 0
 
     # ------------------------------------------------------------ the previous table
@@ -219,6 +220,7 @@ class LiveTable:
     def put(self, index: int, cells: list[str] | None) -> None:
         """Point ``index`` is done: its row (``None``: it failed, no row)."""
         self._buf[index] = cells
+        self._high = max(self._high, index)
         while self.next in self._buf:
             cells = self._buf.pop(self.next)
             if cells is not None:
@@ -229,8 +231,8 @@ class LiveTable:
 
     def close(self, complete: bool) -> Path:
         """Close the table. Not ``complete`` (an error, Ctrl-C): the rows of points
-        that finished after an unfinished one, then the previous table's rows not
-        reached yet, are written too, so the next run resumes them."""
+        that finished after an unfinished one, then the previous table's rows past
+        the last point done, are written too, so the next run resumes them."""
         try:
             if not complete:
                 for i in sorted(self._buf):
@@ -240,8 +242,9 @@ class LiveTable:
                 self._buf.clear()
                 row = self._peek
                 while row is not None:
-                    self._w.writerow(row)
-                    self.rows += 1
+                    if int(row[0]) > self._high:
+                        self._w.writerow(row)
+                        self.rows += 1
                     row = next(self._prev, None)
                 self._peek = None
             self._f.flush()
