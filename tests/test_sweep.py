@@ -1,7 +1,6 @@
 """`rtshield sweep`: grid expansion and an end-to-end sweep on the real engine."""
 
 import csv
-import json
 from pathlib import Path
 
 import pytest
