@@ -176,13 +176,13 @@ def verb(
     return register
 
 
-def verb_module(app: typer.Typer, module: ModuleType) -> None:
+def verb_module(app: typer.Typer, module: ModuleType, short_help: str) -> None:
     """Register the verb that ``module`` declares: the command named after the module,
     with its options ``module.options`` (a function whose parameters typer reads),
-    run through :func:`verb` with ``module.handle`` and the help texts ``module.HELP``,
-    ``SHORT_HELP`` and ``EPILOG``."""
+    run through :func:`verb` with ``module.handle``, the help texts ``module.HELP`` and
+    ``EPILOG`` and ``short_help`` (the verb's line of :data:`rtshield.commands.VERBS`)."""
     name = module.__name__.rpartition(".")[2]
-    verb(app, name, module.handle, help=module.HELP, short_help=module.SHORT_HELP,
+    verb(app, name, module.handle, help=module.HELP, short_help=short_help,
          epilog=module.EPILOG)(module.options)
 
 

@@ -30,11 +30,12 @@ import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from rtshield.errors import UsageError
+
+if TYPE_CHECKING:  # numpy is imported by the functions that write numbers (a verb's
+    import numpy as np  # help needs the out folder's help text, not numpy)
 
 __all__ = [
     "FLOAT_DIGITS",
@@ -394,6 +395,8 @@ def _round_float(x: float) -> float | None:
 
 def normalize(obj: Any) -> Any:
     """Plain JSON types, floats rounded (:data:`FLOAT_DIGITS`), NaN/inf → ``None``."""
+    import numpy as np
+
     if isinstance(obj, Mapping):
         return {str(k): normalize(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -450,6 +453,8 @@ def ordered_columns(names: list[str] | tuple[str, ...] | Any) -> list[str]:
 
 
 def _columns(ts: Mapping[str, Any]) -> tuple[list[str], dict[str, np.ndarray]]:
+    import numpy as np
+
     cols = {k: np.asarray(v) for k, v in ts.items()}
     lengths = {len(v) for v in cols.values()}
     if len(lengths) > 1:
@@ -458,6 +463,8 @@ def _columns(ts: Mapping[str, Any]) -> tuple[list[str], dict[str, np.ndarray]]:
 
 
 def _cell(v: Any) -> str:
+    import numpy as np
+
     if isinstance(v, (bool, np.bool_)):
         return "1" if v else "0"
     if isinstance(v, (int, np.integer)):
@@ -494,6 +501,8 @@ def _arrow_array(pa: Any, v: np.ndarray) -> Any:
         "u1": pa.uint8, "u2": pa.uint16, "u4": pa.uint32, "u8": pa.uint64,
         "f4": pa.float32, "f8": pa.float64,
     }  # fmt: skip
+    import numpy as np
+
     key = f"{v.dtype.kind}{v.dtype.itemsize}"
     if v.dtype.byteorder in "=|" and key in types:
         data = np.ascontiguousarray(v)

@@ -31,10 +31,6 @@ HELP = (
 )
 
 
-SHORT_HELP = (
-    "search a model's unknown parameters against published claims or measured "
-    "counters"
-)
 EPILOG = (
     "\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
     "--budget 60 --out out/cal"

@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
+from rtshield.commands import VERBS
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -93,7 +94,7 @@ def add_to(app: typer.Typer) -> None:
         help="Run real attacks from one network namespace against a device in another, both "
         "created by the rig and always removed (docs/rig.md). Needs root and the tools "
         "installed by tools/install.sh --rig.",
-        short_help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
+        short_help=VERBS["rig"],
         epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
         "          rtshield rig TARGET --help     explains one target",

@@ -30,7 +30,6 @@ SetOne = set_option(
 )
 
 
-SHORT_HELP = "simulate one scenario and write summary, time series, figures and a report"
 EPILOG = (
     "\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
     "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7"

@@ -43,7 +43,6 @@ Axes = set_option(
 )
 
 
-SHORT_HELP = "run one scenario over a grid of parameter values (on Dask)"
 EPILOG = (
     "\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
     "--set mitigation.capacity=300,600,1200,2400\n"
