@@ -54,6 +54,7 @@ def dask_cluster(folder: Path, workers: int = 2):
     also when the block fails."""
     dask = _dask()
     env = dict(os.environ)  # the workers import the same rtshield as this process
+    env["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"  # as docs/outputs.md says
     pkg = str(Path(rtshield.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg, env.get("PYTHONPATH", "")) if p)
     info = folder / "scheduler.json"

@@ -17,9 +17,14 @@ from typing import Any
 
 from rtshield.errors import UsageError
 
-__all__ = ["Cluster", "stream"]
+__all__ = ["NO_PROFILER", "Cluster", "stream"]
 
 _END = object()
+
+#: Dask's settings for the workers of a local cluster: no statistical profiler.
+#: A user's workers take them from the environment:
+#: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker …``.
+NO_PROFILER = {"distributed.worker.profile.enabled": False}
 
 
 class Cluster:
@@ -82,16 +87,21 @@ def _connect(scheduler: str | None, workers: int, option: str) -> tuple[Any, Any
             raise UsageError(
                 f"{option}: cannot reach a Dask scheduler at {scheduler!r} ({e})"
             ) from None
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        # the scheduler's HTTP server on a free port: on 8787, taken by another
-        # cluster on the machine, Dask would warn on stderr
-        scheduler_kwargs={"dashboard_address": ":0"},
-        silence_logs=logging.ERROR,
-    )
+    import dask
+
+    # Dask's statistical profiler samples every worker's stack every 10 ms; on a
+    # busy machine that alone doubles a point's CPU time (bench/RESULTS.md, issue 28)
+    with dask.config.set(NO_PROFILER):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # the scheduler's HTTP server on a free port: on 8787, taken by another
+            # cluster on the machine, Dask would warn on stderr
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=logging.ERROR,
+        )
     return Client(cluster), cluster
 
 
