@@ -201,3 +201,44 @@ def test_expand_still_lists_the_points():
     assert [a.key for a in axes] == ["driver.queue"] and len(points) == 2
     with pytest.raises(UsageError, match="nothing to sweep"):
         sweep.expand(["driver.queue=1"])
+
+
+def test_the_shown_points_are_the_extremes_and_the_boundary_spread_evenly():
+    import numpy as np
+
+    axes = [sweep.Axis("a.x", tuple(str(i) for i in range(10))),
+            sweep.Axis("b.y", tuple(str(j) for j in range(8)))]
+    safe = np.array([1 if i + j < 9 else 0 for i in range(10) for j in range(8)], dtype=np.int8)
+    bounds = sweep.boundaries_of(axes, safe)
+    pairs = list(dict.fromkeys(p for b in bounds for p in b["points"]))
+    assert len(pairs) > MAX_SHOWN  # more boundary than the report shows
+    margin = np.linspace(-5.0, 5.0, 80)
+    margin[17] = 99.0  # the largest margin
+    shown = sweep.shown_points(80, bounds, margin)
+    assert len(shown) == MAX_SHOWN and shown == sorted(shown)
+    assert 0 in shown and 17 in shown  # the smallest and the largest margin
+    assert pairs[0][0] in shown and pairs[-1][1] in shown  # both ends of the boundary
+    assert sweep.shown_points(12, bounds, margin[:12]) == list(range(12))  # small: all
+    # every transition of the rows-based form is one of the array form's
+    rows = [{"a.x": str(i), "b.y": str(j), "safe": bool(safe[i * 8 + j])}
+            for i in range(10) for j in range(8)]
+    assert sweep.boundaries(axes, rows) == [
+        {k: v for k, v in b.items() if k != "points"} for b in bounds]
+
+
+def test_the_figure_of_a_large_grid_is_heat_maps():
+    import numpy as np
+
+    axes = [sweep.Axis("a.x", tuple(str(i) for i in range(20))),
+            sweep.Axis("b.y", tuple(f"{j}pps" for j in range(13)))]
+    cols = {c: np.arange(260, dtype=float) for c in ("processed", "misses",
+                                                      "lateness_bin_max_pct")}
+    cols["misses"][5] = np.nan  # a failed point
+    fig = sweep.sweep_figure(axes, cols)
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 3 and panels[0].get_xlabel() == "a.x"
+    assert panels[0].images[0].get_array().shape == (13, 20)  # y: the second axis
+    few = [axes[0], sweep.Axis("b.y", ("1pps", "2pps"))]
+    fig = sweep.sweep_figure(few, {c: np.arange(40, dtype=float) for c in cols})
+    assert not any(ax.images for ax in fig.axes)
+    assert len(fig.axes[0].lines) == 2  # one line per value of the second axis
