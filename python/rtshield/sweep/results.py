@@ -187,3 +187,99 @@ def _spread(n: int) -> list[int]:
         if den > 2 * n:  # what rounding skipped, in order
             order += [j for j in range(n) if j not in seen]
     return order
+
+
+def write_safe_region(out_dir: Path, bounds: Sequence[Mapping[str, Any]]) -> Path:
+    """``safe_region.json``: the boundaries (without their grid indices), written atomically."""
+    doc = [
+        {**{k: v for k, v in b.items() if k != "points"},
+         "transitions": [list(t) for t in b["transitions"]]}
+        for b in bounds
+    ]
+    return atomic_write(
+        Path(out_dir) / "safe_region.json",
+        (json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode(),
+    )
+
+
+def _numeric(values: Sequence[str]) -> list[float] | None:
+    try:
+        return [float(v) for v in values]
+    except ValueError:
+        return None
+
+
+_PANELS = (
+    ("processed", "packets processed"),
+    ("misses", "deadline misses"),
+    ("lateness_bin_max_pct", "worst 1-bin accumulated lateness [%]"),
+)
+
+#: The columns the figure draws.
+FIGURE_COLUMNS = tuple(c for c, _ in _PANELS)
+
+
+def _ticks(ax: Any, which: str, values: Sequence[str], most: int = 10) -> None:
+    step = max(1, math.ceil(len(values) / most))
+    pos = list(range(0, len(values), step))
+    getattr(ax, f"set_{which}ticks")(pos, [values[p] for p in pos])
+
+
+def sweep_figure(axes: Sequence[Axis], cols: Mapping[str, np.ndarray]):
+    """Processed packets, deadline misses and worst per-bin lateness against the first axis.
+
+    ``cols``: each of :data:`FIGURE_COLUMNS` as an array in grid order (NaN
+    where a point has no value). One line per combination of the other axes;
+    a numeric first axis is plotted on a numeric x axis, otherwise the values
+    are categories. With more than :data:`MAX_FIGURE_LINES` lines, each panel
+    is a heat map of the first two axes instead (the largest value over any
+    further axes).
+    """
+    from matplotlib.figure import Figure
+
+    first, rest = axes[0], axes[1:]
+    shape = tuple(len(a.values) for a in axes)
+    lines = math.prod(shape[1:])
+    # a fixed layout (no constrained-layout passes: on a busy machine they cost seconds)
+    fig = Figure(figsize=(12.0, 3.6))
+    axs = fig.subplots(1, len(_PANELS))
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.95, wspace=0.28)
+    if lines > MAX_FIGURE_LINES:
+        second = rest[0]
+        fig.subplots_adjust(left=0.08, right=0.97, bottom=0.16, top=0.95, wspace=0.45)
+        for ax, (col, label) in zip(axs, _PANELS, strict=True):
+            data = np.asarray(cols[col], dtype=float).reshape(shape)
+            if data.ndim > 2:
+                with np.errstate(all="ignore"):
+                    data = np.fmax.reduce(data.reshape(shape[0], shape[1], -1), axis=2)
+            im = ax.imshow(data.T, origin="lower", aspect="auto", interpolation="nearest")
+            fig.colorbar(im, ax=ax, label=label + (" (worst)" if len(rest) > 1 else ""))
+            ax.set_xlabel(first.key)
+            ax.set_ylabel(second.key)
+            _ticks(ax, "x", first.values)
+            _ticks(ax, "y", second.values)
+        return fig
+    xs_num = _numeric(first.values)
+    xpos = xs_num if xs_num is not None else list(range(len(first.values)))
+    arrays = {c: np.moveaxis(np.asarray(cols[c], dtype=float).reshape(shape), 0, -1)
+              for c in FIGURE_COLUMNS}
+    for at in np.ndindex(*shape[1:]):
+        label = ", ".join(
+            f"{a.key.split('.', 1)[1]}={a.values[j]}" for a, j in zip(rest, at, strict=True)
+        ) or None
+        for ax, (col, _) in zip(axs, _PANELS, strict=True):
+            ax.plot(xpos, arrays[col][at], marker="o", lw=1.4, label=label)
+    for ax, (_, ylabel) in zip(axs, _PANELS, strict=True):
+        ax.set_xlabel(first.key)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        if xs_num is None:
+            ax.set_xticks(xpos, list(first.values))
+    if rest:
+        axs[0].legend(fontsize="small")
+    return fig
+
+
+def write_figure(out_dir: Path, axes: Sequence[Axis], cols: Mapping[str, np.ndarray]) -> Path:
+    return atomic_write(Path(out_dir) / "sweep.png", png_bytes(sweep_figure(axes, cols)))
