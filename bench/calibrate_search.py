@@ -13,9 +13,10 @@ calibration declares those three unknowns with wide bounds and the preset's
 values as its start; each search (``lhs``: Latin hypercube and coordinate
 refinement; ``tpe``: optuna's TPE) runs with each seed and a budget of
 points. For every run the table gives the best error found, and how many
-points it took to reach a mean relative RMS error of at most 1 % (the same
-best for this problem: the true point has error 0) — or that it did not
-within the budget. The points do not depend on the number of workers, so
+points it took to reach a mean relative RMS error of at most 1 % and of at
+most 0.5 % (the true point has error 0; other points come close, since
+the counters tell the ISR's and the driver's work per packet apart only
+weakly) — or that it did not within the budget. The points do not depend on the number of workers, so
 they are evaluated in this process (``jobs=1``).
 
 ``--write`` replaces this script's section of bench/RESULTS.md.
@@ -43,7 +44,7 @@ SECTION = "## Issue 28: calibrate's searches, points to the same best (`bench/ca
 Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
 TRUTH = {"costs.isr_per_packet": "8.5us", "costs.driver_per_packet": "13.5us",
          "critical.work": "3.6ms"}
-TARGET = 0.01  #: a mean relative RMS error of at most 1 %
+TARGETS = (0.01, 0.005)  #: mean relative RMS errors of at most 1 % and 0.5 %
 
 
 def make_problem(d: Path) -> Path:
@@ -105,7 +106,7 @@ def measure(seeds: list[int], budget: int) -> dict:
                     "points": len(pts),
                     "best_err": -best.score,
                     "best_at": best.index + 1,
-                    "to_target": points_to(pts, TARGET),
+                    "to": [points_to(pts, t) for t in TARGETS],
                     "values": [q.text(v) for q, v in zip(cal.params, best.values, strict=True)],
                     "wall_s": time.perf_counter() - t0,
                 }
@@ -122,23 +123,27 @@ def render(res: dict, seeds: list[int], started: str, before: str, after: str) -
         f"average before {before}, after {after}. Three unknowns of the Danicki device "
         "(ISR and driver work per packet, the critical task's work) recovered from a board "
         "the simulator made with known values (the script's docstring); budget "
-        f"{res['budget']} points per run. \"Points to 1 %\": points evaluated when the mean "
-        "relative RMS error first fell to 1 % or below.",
+        f"{res['budget']} points per run. \"Points to 1 %\" (0.5 %): points evaluated when "
+        "the mean relative RMS error first fell to 1 % (0.5 %) or below; \"—\": not within "
+        "the budget.",
         "",
-        "| search | seed | points to 1 % | best error | best first at point | best values |",
-        "|---|---|---|---|---|---|",
+        "| search | seed | points to 1 % | points to 0.5 % | best error | best first at point "
+        "| best values |",
+        "|---|---|---|---|---|---|---|",
     ]
     for (method, seed), r in res["runs"].items():
+        to = [str(t) if t is not None else "—" for t in r["to"]]
         lines.append(
-            f"| {method} | {seed} | {r['to_target'] or 'not within ' + str(r['points'])} | "
-            f"{r['best_err']:.4f} | {r['best_at']} | {', '.join(r['values'])} |"
+            f"| {method} | {seed} | {to[0]} | {to[1]} | {r['best_err']:.4f} | {r['best_at']} "
+            f"| {', '.join(r['values'])} |"
         )
     summary = []
     for method in ("lhs", "tpe"):
-        got = [r["to_target"] for (m, _), r in res["runs"].items() if m == method]
-        hit = [g for g in got if g is not None]
-        med = f"median {statistics.median(hit):g}" if hit else "none"
-        summary.append(f"{method}: reached 1 % in {len(hit)} of {len(got)} runs ({med} points)")
+        for k, t in enumerate(TARGETS):
+            got = [r["to"][k] for (m, _), r in res["runs"].items() if m == method]
+            hit = [g for g in got if g is not None]
+            med = f", median {statistics.median(hit):g} points" if hit else ""
+            summary.append(f"{method} reached {t:.1%} in {len(hit)} of {len(got)} runs{med}")
     lines += ["", "Summary: " + "; ".join(summary) + ".", ""]
     return "\n".join(lines)
 
