@@ -16,8 +16,8 @@ points. For every run the table gives the best error found, and how many
 points it took to reach a mean relative RMS error of at most 1 % and of at
 most 0.5 % (the true point has error 0; other points come close, since
 the counters tell the ISR's and the driver's work per packet apart only
-weakly) — or that it did not within the budget. The points do not depend on the number of workers, so
-they are evaluated in this process (``jobs=1``).
+weakly) — or that it did not within the budget. The points do not depend
+on the number of workers, so they are evaluated in this process (``jobs=1``).
 
 ``--write`` replaces this script's section of bench/RESULTS.md.
 """
@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
-import shutil
 import statistics
 import sys
 import tempfile
@@ -37,8 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-if str(REPO / "python") not in sys.path and not shutil.which("rtshield"):
-    sys.path.insert(1, str(REPO / "python"))
+from scale import loadavg, write_section  # noqa: E402  (bench/ is not a package; it finds rtshield)
 
 SECTION = "## Issue 28: calibrate's searches, points to the same best (`bench/calibrate_search.py`)"
 Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
@@ -148,19 +145,7 @@ def render(res: dict, seeds: list[int], started: str, before: str, after: str) -
     return "\n".join(lines)
 
 
-def write_section(text: str) -> Path:
-    res = HERE / "RESULTS.md"
-    body = res.read_text()
-    pat = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-    body = pat.sub(lambda _: text + "\n", body) if pat.search(body) else (
-        body.rstrip("\n") + "\n\n" + text)
-    res.write_text(body)
-    return res
-
-
 def main(argv=None) -> int:
-    from scale import loadavg
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument("--budget", type=int, default=60)
@@ -173,7 +158,7 @@ def main(argv=None) -> int:
     text = render(res, seeds, started, before, loadavg())
     print(text)
     if args.write:
-        print(f"wrote {write_section(text)}", file=sys.stderr)
+        print(f"wrote {write_section(text, SECTION)}", file=sys.stderr)
     return 0
 
 

@@ -223,10 +223,12 @@ def render(res: dict, before: str, after: str, started: str) -> str:
     return "\n".join(lines)
 
 
-def write_section(text: str) -> Path:
+def write_section(text: str, section: str = SECTION) -> Path:
+    """Replace the section of bench/RESULTS.md that starts with ``section`` by ``text``
+    (or add it at the end)."""
     res = HERE / "RESULTS.md"
     body = res.read_text()
-    pat = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    pat = re.compile(re.escape(section) + r".*?(?=^## |\Z)", re.S | re.M)
     if pat.search(body):
         body = pat.sub(lambda _: text + "\n", body)
     else:
