@@ -159,7 +159,10 @@ def m_sweep(points: int, jobs: list[int]) -> dict:
                 "safe": sum(r["safe"] == "True" for r in rows),
                 "folders": len(list(Path(f"{d}/sw/runs").iterdir())),
                 "csv_mb": Path(f"{d}/sw/sweep.csv").stat().st_size / 2**20,
+                "load_after": loadavg(),
             }
+            print(f"bench/scale.py: {points} points on {n} workers: {out['runs'][n]}",
+                  file=sys.stderr, flush=True)
     return out
 
 
