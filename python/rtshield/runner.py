@@ -138,12 +138,35 @@ def run_one(
     figures unless ``figures`` is false)."""
     out = prepare_out_dir(out_dir)
     t0 = time.perf_counter()
+    _preload(figures)
     result = simulate(scenario, progress=progress)
     try:
         entry = write_run(scenario, result, out, figures=figures)
     finally:  # listed before anything is removed: a failure later removes nothing
         record_outputs(out)
     return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out))
+
+
+def _preload(figures: bool) -> None:
+    """Import what writing a run's results will use (the Parquet writer, the report's
+    templates, matplotlib when drawing) in a background thread, while the engine
+    simulates: its C code lets go of the interpreter, so on a machine with a second
+    core the imports cost the run nothing. Nothing else is imported, and a failure
+    here is the one the writing itself then reports."""
+    import threading
+
+    def load() -> None:
+        try:
+            import jinja2  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
+
+            if figures:
+                import matplotlib.backends.backend_agg  # noqa: F401
+                import matplotlib.figure  # noqa: F401
+        except Exception:  # noqa: BLE001, S110 — the writer imports them again and says why
+            pass
+
+    threading.Thread(target=load, name="rtshield-preload", daemon=True).start()
 
 
 def safe_name(name: str, taken: set[str]) -> str:
