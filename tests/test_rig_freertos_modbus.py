@@ -1,7 +1,7 @@
 """MODBUS/TCP request/response flows of ``rtshield rig freertos-tcp``: the poll
 client's framing and accounting, the client against a real local server, the
 scenario's mapping to the target, and the flow in the run's summary.
-(The device's request parser is C: rig/freertos/test_modbus.c, ctest rig.test_modbus.)"""
+(The device's request parser is C: rig/freertos/app/test_modbus.c, ctest rig.test_modbus.)"""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def test_installed_rig_builds_its_target_from_the_trees_it_carries(installed, tm
     _, env_dir, env = installed
     py = env_dir / "bin" / "python"
     code = (
-        "import pathlib; from rtshield.rig import freertos;"
+        "import pathlib; from rtshield.rig.freertos import build as freertos;"
         "tree = freertos.find_tree(None); print(freertos._repo()); print(tree);"
         "print(freertos.default_scenario());"
         f"print(freertos.build_target(tree, cache_dir=pathlib.Path({str(tmp_path / 'cache')!r}),"

@@ -11,17 +11,32 @@
 #       build the self-test for Cortex-M3 and boot it in
 #       `qemu-system-arm -M mps2-an385` (semihosting: output and exit status)
 #   tools/freertos_build.sh tcp-build OUTDIR
-#       compile the rig's FreeRTOS-Plus-TCP interface with libshield in its
-#       receive path (rig/freertos/rts_netif.c, -Werror) with the stack,
-#       the kernel and libshield for the POSIX port, and link the link check
-#       (OUTDIR/rts_freertos_tcp) and the device application that
-#       `rtshield rig freertos-tcp` runs (OUTDIR/rts_freertos_device)
+#       the rig's device on the POSIX board (rig/freertos: app/, plustcp/,
+#       posix/; -Werror) with FreeRTOS-Plus-TCP, the kernel and libshield:
+#       links the link check (OUTDIR/rts_freertos_tcp) and the device
+#       application that `rtshield rig freertos-tcp` runs
+#       (OUTDIR/rts_freertos_device)
 #   tools/freertos_build.sh mps2-test OUTDIR
-#       the same receive path (rig/freertos/rts_netif.c) on Cortex-M3 with
-#       FreeRTOS-Plus-TCP and the MPS2 board's LAN9118 (rts_netif_mps2.c),
-#       booted twice in qemu-system-arm -M mps2-an385 (protected, then the
-#       stock path): synthetic control and flood frames through the LAN9118's
-#       PHY loopback, counters over semihosting, exit status = the checks
+#       the same receive path (rig/freertos/plustcp/rts_netif.c) on Cortex-M3
+#       with FreeRTOS-Plus-TCP and the MPS2 board's LAN9118
+#       (mps2-an385/rts_netif_mps2.c), booted twice in qemu-system-arm -M
+#       mps2-an385 (protected, then the stock path): synthetic control and
+#       flood frames through the LAN9118's PHY loopback, counters over
+#       semihosting, exit status = the checks
+#   tools/freertos_build.sh mps2-build OUTDIR
+#       the networked images of the MPS2 board: the device application with
+#       rts_netif (OUTDIR/rts_mps2_device.elf) and with Plus-TCP's own
+#       MPS2_AN385 interface (OUTDIR/rts_mps2_stock.elf); tools/mps2_run.sh
+#       runs them, tools/mps2_flood_smoke.sh floods them on a TAP (root)
+#   tools/freertos_build.sh mps2-boot OUTDIR
+#       mps2-build, then each image booted on QEMU's user-mode network (no
+#       root): UDP datagrams and a MODBUS/TCP poll, its device.json checked
+#   tools/freertos_build.sh mps2-bench OUTDIR
+#       the receive path's cost image, booted under -icount
+#       (bench/mps2_isr_cost.sh reads its output)
+# Both rig builds compile a copy of FreeRTOS-Plus-TCP's source in OUTDIR with
+# the project's patches applied (rig/freertos/patches/); a patch that no
+# longer applies fails the build.
 # The FreeRTOS sources come from $RTS_THIRD_PARTY (default: the repository's
 # third_party/), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
@@ -37,8 +52,8 @@ if [ "${1:-}" = __cc ]; then
   set -- "${@:1:$#-1}"
   exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
 fi
-mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
-out=${2:?usage: freertos_build.sh build|posix-test|qemu-test OUTDIR [--markdown]}
+mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench OUTDIR [--markdown]}
+out=${2:?usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench OUTDIR [--markdown]}
 fmt=${3:-}
 tp=${RTS_THIRD_PARTY:-$here/third_party}
 kernel=${RTS_FREERTOS_KERNEL:-$tp/FreeRTOS-Kernel}
@@ -187,15 +202,41 @@ if [ "$mode" = qemu-test ]; then
     -serial none -kernel "$out/freertos_selftest_cm3.elf"
 fi
 
+rig=$here/rig/freertos
+app_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/plustcp/rts_net_plustcp.c")
+
+# plustcp_tree: the FreeRTOS-Plus-TCP sources the rig's builds compile — a
+# copy of $tcp/source in OUTDIR/FreeRTOS-Plus-TCP with the project's patches
+# (rig/freertos/patches/*.patch, in order) applied; the tree in
+# third_party/ is never edited. Fails loudly when a patch no longer applies.
+# Sets ptcp.
+plustcp_tree() {
+  command -v patch >/dev/null || skip "patch not found (Debian package patch)"
+  local copy=$out/FreeRTOS-Plus-TCP p
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  cp -R "$tcp/source" "$copy/source"
+  for p in "$rig"/patches/*.patch; do
+    if ! patch -d "$copy" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s <"$p" >"$out/patch.log" 2>&1; then
+      echo "freertos_build: FAILED: $(basename "$p") no longer applies to $tcp:" >&2
+      cat "$out/patch.log" >&2
+      exit 1
+    fi
+  done
+  ptcp=$copy
+}
+
 if [ "$mode" = tcp-build ]; then
   tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
   [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
     skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
   posix=$kernel/portable/ThirdParty/GCC/Posix
-  inc=(-I"$here/rig/freertos" -I"$port" -I"$port/config/posix" -I"$here/libshield/include"
-       -I"$kernel/include" -I"$posix" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC")
+  plustcp_tree
+  # The POSIX board first: its FreeRTOSConfig.h and rts_board_cfg.h.
+  inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$here/libshield/include"
+       -I"$kernel/include" -I"$posix" -I"$ptcp/source/include" -I"$ptcp/source/portable/Compiler/GCC")
   objs=()
-  tcp_srcs=("$tcp"/source/*.c "$tcp/source/portable/BufferManagement/BufferAllocation_2.c")
+  tcp_srcs=("$ptcp"/source/*.c "$ptcp/source/portable/BufferManagement/BufferAllocation_2.c")
   n=${#tcp_srcs[@]}
   # Third-party sources (stack, kernel, port, heap): their own dialect, no -Werror.
   cc_all "$out/tcp_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -- "${tcp_srcs[@]}"
@@ -204,56 +245,90 @@ if [ "$mode" = tcp-build ]; then
           "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c")
   cc_all "$out/k_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -- "${k_srcs[@]}"
   objs_of "$out/k_" "${k_srcs[@]}"
-  rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/rts_netif.h)
+  rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/plustcp/rts_netif.h)
+  r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/posix/rts_netif_posix.c"
+          "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_net_netif.c")
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
-    -- "$here"/rig/freertos/{rts_netif,rts_netif_posix,rts_app_random,main_link,rts_device,rts_modbus}.c
+    -- "${r_srcs[@]}"
   objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_app_random.o")
   l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/l_" "${l_srcs[@]}"
   gcc -pthread "${objs[@]}" "$out/main_link.o" -o "$out/rts_freertos_tcp"
-  gcc -pthread "${objs[@]}" "$out/rts_device.o" "$out/rts_modbus.o" -o "$out/rts_freertos_device"
-  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (rts_netif.c, rts_netif_posix.c, rts_app_random.c, main_link.c, rts_device.c, rts_modbus.c) built and linked for the POSIX port"
+  a_objs=()
+  for f in board "${app_srcs[@]}" rts_net_netif; do a_objs+=("$out/$(basename "${f%.c}").o"); done
+  gcc -pthread "${objs[@]}" "${a_objs[@]}" -o "$out/rts_freertos_device"
+  echo "freertos port: FreeRTOS-Plus-TCP ($n files) + rig/freertos (app/, plustcp/, posix/) built and linked for the POSIX board: rts_freertos_tcp (link check), rts_freertos_device"
   exit 0
 fi
 
-if [ "$mode" = mps2-test ]; then
+# ------------------------------------------------------- the MPS2 board
+# The common part of the Cortex-M3 images: the kernel (ARM_CM3, heap_4),
+# FreeRTOS-Plus-TCP, the MPS2_AN385 interface folder copied into OUTDIR and
+# patched with rig/freertos/patches/ (never edited in place), libshield and
+# its port, the rts_netif interface with its LAN9118 backend, the board's
+# clock and start-up. Sets inc, mps2_opts, m_objs, mps2 (the patched copy).
+mps2_setup() {
   need_arm
-  command -v qemu-system-arm >/dev/null ||
-    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh --test installs it)"
   tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
   [ -f "$tcp/source/FreeRTOS_IP.c" ] ||
     skip "no FreeRTOS-Plus-TCP at $tcp (set RTS_THIRD_PARTY or RTS_FREERTOS_TCP)"
   cm3=$kernel/portable/GCC/ARM_CM3
-  mps2=$tcp/source/portable/NetworkInterface/MPS2_AN385
-  [ -f "$mps2/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
-  rig=$here/rig/freertos
-  inc=(-I"$rig/cm3" -I"$port/config" -I"$rig" -I"$port" -I"$selftest" -I"$here/libshield/include"
-       -I"$kernel/include" -I"$cm3" -I"$tcp/source/include" -I"$tcp/source/portable/Compiler/GCC"
-       -I"$mps2")
-  mps2_opts=(-DRTS_POOL_MAX_BUFS=32) # 32 descriptor slots of 1536 B
-  objs=()
+  [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
+  local rel=source/portable/NetworkInterface/MPS2_AN385
+  [ -f "$tcp/$rel/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
+  plustcp_tree
+  mps2=$ptcp/$rel
+  inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
+       -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$ptcp/source/include"
+       -I"$ptcp/source/portable/Compiler/GCC" -I"$mps2")
+  mps2_opts=(-DRTS_POOL_MAX_BUFS=128) # 128 descriptor slots of 1536 B (192 KB), 112 posted
+  m_objs=()
   # Third-party sources (kernel, port, heap, stack, LAN9118 driver): their own dialect.
-  t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
-          "$kernel/portable/MemMang/heap_4.c" "$tcp"/source/*.c
-          "$tcp/source/portable/BufferManagement/BufferAllocation_2.c"
-          "$mps2/ether_lan9118/smsc9220_eth_drv.c")
+  local t_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
+                "$kernel/portable/MemMang/heap_4.c" "$ptcp"/source/*.c
+                "$ptcp/source/portable/BufferManagement/BufferAllocation_2.c"
+                "$mps2/ether_lan9118/smsc9220_eth_drv.c")
   cc_all "$out/t_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -- "${t_srcs[@]}"
+  objs=()
   objs_of "$out/t_" "${t_srcs[@]}"
-  o_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
-          "$rig/rts_netif.c" "$rig/rts_netif_mps2.c" "$selftest/mps2_boot.c")
+  m_objs+=("${objs[@]}")
+  local b_srcs=("$rig/mps2-an385/mps2_clock.c" "$selftest/mps2_boot.c")
+  local s_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
+                "$rig/plustcp/rts_netif.c" "$rig/mps2-an385/rts_netif_mps2.c")
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" \
-    -- "${o_srcs[@]}"
-  objs_of "$out/" "${o_srcs[@]}"
+    -- "${b_srcs[@]}" "${s_srcs[@]}"
+  objs=()
+  objs_of "$out/" "${b_srcs[@]}"
+  m_objs+=("${objs[@]}")
+  objs=()
+  objs_of "$out/" "${s_srcs[@]}"
+  shield_objs=("${objs[@]}") # libshield, its port and the rts_netif interface
+}
+
+# link_mps2 ELF OBJS...: one image with the board's memory map.
+link_mps2() {
+  local elf=$1
+  shift
+  arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
+    -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" "$@" -o "$elf"
+}
+
+need_qemu() {
+  command -v qemu-system-arm >/dev/null ||
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh --test installs it)"
+}
+
+if [ "$mode" = mps2-test ]; then
+  need_qemu
+  mps2_setup
   status=0
   for variant in protected unprotected; do
     p=1; [ "$variant" = unprotected ] && p=0
     arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=$p \
-      "${inc[@]}" -c "$rig/cm3/main_mps2.c" -o "$out/main_mps2_$variant.o"
+      "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_$variant.o"
     elf=$out/rts_mps2_$variant.elf
-    arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
-      -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="${elf%.elf}.map" \
-      "${objs[@]}" "$out/main_mps2_$variant.o" -o "$elf"
+    link_mps2 "$elf" "${m_objs[@]}" "${shield_objs[@]}" "$out/selftest_$variant.o"
     arm-none-eabi-size "$elf"
     echo "freertos port: booting the $variant receive path on qemu-system-arm -M mps2-an385"
     timeout 180 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
@@ -263,5 +338,143 @@ if [ "$mode" = mps2-test ]; then
   exit "$status"
 fi
 
-echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test)" >&2
+# The cost benchmark's image (mps2-an385/selftest.c with RTS_MPS2_BENCH):
+# every receive path many times over the LAN9118's loopback, the time inside
+# libshield's per-frame hook per path printed; booted with -icount
+# $RTS_MPS2_BENCH_ICOUNT (default shift=7,sleep=off: 128 ns of guest time
+# per instruction, nothing but instructions moves the clock).
+if [ "$mode" = mps2-bench ]; then
+  need_qemu
+  mps2_setup
+  arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=1 -DRTS_MPS2_BENCH=1 \
+    "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_bench.o"
+  link_mps2 "$out/rts_mps2_bench.elf" "${m_objs[@]}" "${shield_objs[@]}" "$out/selftest_bench.o"
+  exec timeout 300 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
+    -serial none -nic none -icount "${RTS_MPS2_BENCH_ICOUNT:-shift=7,sleep=off}" -kernel "$out/rts_mps2_bench.elf"
+fi
+
+# mps2_device: the networked images — the device application (app/) on the
+# MPS2 board (mps2-an385/board.c):
+#   OUTDIR/rts_mps2_device.elf  the rts_netif interface: libshield in the
+#                               LAN9118's receive path (protect 1) or the
+#                               stock path (protect 0), as on the POSIX board
+#   OUTDIR/rts_mps2_stock.elf   Plus-TCP's own MPS2_AN385 interface (patched),
+#                               no libshield: protect 0 only; the baseline
+mps2_device() {
+  mps2_setup
+  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c"
+                "$rig/plustcp/rts_net_netif.c" "$rig/mps2-an385/rts_net_stock.c")
+  # -Wno-format: arm-none-eabi's uint32_t is long, the width of the %u the
+  # application's printf subset reads; the format checks run in tcp-build.
+  cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-format \
+    "${mps2_opts[@]}" "${inc[@]}" -- "${a_srcs[@]}"
+  arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -I"$mps2/ether_lan9118" -c "$mps2/NetworkInterface.c" \
+    -o "$out/t_NetworkInterface.o"
+  objs=()
+  objs_of "$out/" "${a_srcs[@]:0:5}"
+  link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${shield_objs[@]}" "${objs[@]}" "$out/rts_net_netif.o"
+  link_mps2 "$out/rts_mps2_stock.elf" "${m_objs[@]}" "$out/t_NetworkInterface.o" "${objs[@]}" "$out/rts_net_stock.o"
+  arm-none-eabi-size "$out/rts_mps2_device.elf" "$out/rts_mps2_stock.elf"
+}
+
+if [ "$mode" = mps2-build ]; then
+  mps2_device
+  echo "freertos port: the networked images OUTDIR/rts_mps2_device.elf (rts_netif, libshield) and OUTDIR/rts_mps2_stock.elf (the patched upstream MPS2_AN385 interface) built"
+  exit 0
+fi
+
+# boot_check VARIANT: boot a networked image (protected, unprotected: the
+# device image; stock: the stock image) on QEMU's user-mode network (no root): the config from a file, 40 UDP datagrams to its control flow
+# and a MODBUS/TCP poll through host forwards (QEMU's SYN is a short one:
+# patch 0003), then its results checked.
+boot_check() {
+  local v=$1 p=1 elf=$out/rts_mps2_device.elf
+  [ "$v" = protected ] || p=0
+  [ "$v" = stock ] && elf=$out/rts_mps2_stock.elf
+  local run=$out/boot-$v
+  rm -rf "$run"
+  mkdir -p "$run"
+  local up=$((20000 + RANDOM % 20000))
+  local mp=$((up + 1))
+  cat >"$run/device.conf" <<CONF
+# boot check of the networked image ($v), written by tools/freertos_build.sh mps2-boot
+ifname lan9118
+mac 02:00:00:77:00:02
+ip 10.0.2.15
+netmask 255.255.255.0
+protect $p
+seconds 3
+out $run
+crit_period_us 10000
+crit_work_us 2000
+crit_prio 4
+net_prio $([ $p = 1 ] && echo 1 || echo 6)
+flow hp udp 5000 5 $([ $p = 1 ] && echo "50 25000" || echo "0 0") 0 5 50
+flow plc tcp modbus 5020 3 $([ $p = 1 ] && echo "20 10000" || echo "0 0") 0 3 50
+flow syn_flood tcp 502 0 $([ $p = 1 ] && echo "5 10000" || echo "0 0") 0 1 0
+CONF
+  sed -i 's/^flow plc tcp modbus/flow plc modbus/' "$run/device.conf"
+  "$here/tools/mps2_run.sh" "$elf" "$run/device.conf" \
+    -nic "user,hostfwd=udp:127.0.0.1:$up-:5000,hostfwd=tcp:127.0.0.1:$mp-:5020" \
+    >"$run/console" 2>"$run/stderr" &
+  local qemu=$! i
+  for i in $(seq 600); do grep -q '^ready' "$run/console" && break; sleep 0.1; done
+  if ! grep -q '^ready' "$run/console"; then
+    kill "$qemu" 2>/dev/null; wait "$qemu" 2>/dev/null
+    echo "mps2-boot $v: FAILED: the image never said ready:" >&2; cat "$run/stderr" >&2
+    return 1
+  fi
+  # 32..35-byte payloads: frames (with the FCS) of every length modulo 4,
+  # the LAN9118 driver's remainder word among them (patch 0001).
+  for i in $(seq 40); do
+    printf '%016d%0*d' "$i" $((16 + i % 4)) 0 >/dev/udp/127.0.0.1/$up || true
+    sleep 0.01
+  done
+  local answer=""
+  if exec 3<>/dev/tcp/127.0.0.1/$mp; then
+    printf '\x00\x01\x00\x00\x00\x06\x01\x03\x00\x00\x00\x02' >&3
+    answer=$(timeout 5 dd bs=1 count=13 <&3 2>/dev/null | od -An -tx1 | tr -d ' \n')
+    exec 3<&-
+  fi
+  local rc=0
+  timeout 60 tail --pid="$qemu" -f /dev/null || kill "$qemu" 2>/dev/null
+  wait "$qemu" || rc=$?
+  echo "mps2-boot $v: exit $rc, modbus answer ${answer:-none}; console: $(tr '\n' ' ' <"$run/console" | cut -c1-60)..."
+  [ "$rc" -eq 0 ] || { echo "mps2-boot $v: FAILED: exit status $rc:" >&2; cat "$run/stderr" >&2; return 1; }
+  python3 - "$run/device.json" "$v" "$answer" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v, answer = sys.argv[2], sys.argv[3]
+checks = {
+    "board mps2-an385, guest clock": d["board"] == "mps2-an385" and d["clock"] == "guest",
+    "protect as configured": d["protect"] == (v == "protected"),
+    "critical task ran": d["cycles"] >= 250,
+    "no deadline missed": d["misses"] == 0,
+    "all 40 control datagrams delivered": d["flows"]["hp"]["delivered"] == 40,
+    "the MODBUS poll answered (registers 0, 1)": answer == "00010000000701030400000001",
+    "the MODBUS server counted it": d["flows"]["plc"]["delivered"] == 1,
+    "frames reached the NIC and the IP task": d["netif"]["nic_frames"] >= 40 and d["netif"]["to_ip_task"] >= 40,
+    "libshield in the path when protected": (d["netif"]["shield_frames"] > 0) == (v == "protected"),
+    "snapshots every 100 ms": len(d["snapshots"]) >= 30,
+}
+bad = [k for k, ok in checks.items() if not ok]
+for k in bad:
+    print(f"mps2-boot {v}: FAILED: {k}", file=sys.stderr)
+print(f"mps2-boot {v}: {len(checks) - len(bad)}/{len(checks)} checks hold "
+      f"(cycles {d['cycles']}, misses {d['misses']}, hp {d['flows']['hp']['delivered']}, "
+      f"nic {d['netif']['nic_frames']}, to_ip {d['netif']['to_ip_task']})")
+sys.exit(1 if bad else 0)
+PY
+}
+
+if [ "$mode" = mps2-boot ]; then
+  need_qemu
+  command -v python3 >/dev/null || skip "python3 not found (the boot check reads device.json with it)"
+  mps2_device
+  status=0
+  for variant in protected unprotected stock; do boot_check "$variant" || status=1; done
+  exit "$status"
+fi
+
+echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test, mps2-build, mps2-boot, mps2-bench)" >&2
 exit 2

@@ -37,9 +37,11 @@ done
 groups=("the native library and the simulator (C build tools): build-essential cmake ninja-build"
         "the virtual environment .venv (Debian's Python refuses pip outside one): python3-venv")
 [ "$rig" -eq 1 ] && groups+=(
-  "rtshield rig (docs/rig.md): hping3 nmap netsniff-ng stress-ng nftables iproute2 ethtool")
+  "rtshield rig (docs/rig.md): hping3 nmap netsniff-ng stress-ng nftables iproute2 ethtool"
+  "the FreeRTOS targets' build (the project's patches to upstream drivers): patch")
 [ "$test" -eq 1 ] && groups+=(
   "the FreeRTOS tests on Cortex-M3 in QEMU: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
+  "the MPS2 board's flood smoke (tools/mps2_flood_smoke.sh): iputils-ping"
   "the fuzz smoke (clang with libFuzzer): clang libclang-rt-14-dev"
   "the report test in headless Chromium: chromium"
   "the benchmarks' memory and instruction counts (bench/): valgrind")

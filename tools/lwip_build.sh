@@ -62,7 +62,7 @@ cc_all() {
 
 need_arm() {
   command -v arm-none-eabi-gcc >/dev/null ||
-    skip "arm-none-eabi-gcc not found (Debian package gcc-arm-none-eabi; tools/install.sh installs it)"
+    skip "arm-none-eabi-gcc not found (Debian package gcc-arm-none-eabi; tools/install.sh --test installs it)"
 }
 
 # Include paths. lwIP's FreeRTOS port include directory comes before the
@@ -213,7 +213,7 @@ fi
 if [ "$mode" = qemu-test ]; then
   need_arm
   command -v qemu-system-arm >/dev/null ||
-    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh installs it)"
+    skip "qemu-system-arm not found (Debian package qemu-system-arm; tools/install.sh --test installs it)"
   [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
   run_variants cm3
   exit 0

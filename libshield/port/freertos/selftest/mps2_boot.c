@@ -6,7 +6,7 @@
 
 /* ---------------------------------------------------------- semihosting */
 
-static int semihost(int op, const void *arg)
+int mps2_semihost(int op, const void *arg)
 {
     register int r0 __asm__("r0") = op;
     register const void *r1 __asm__("r1") = arg;
@@ -16,14 +16,14 @@ static int semihost(int op, const void *arg)
 
 void mps2_print(const char *s)
 {
-    (void)semihost(0x04, s); /* SYS_WRITE0 */
+    (void)mps2_semihost(0x04, s); /* SYS_WRITE0 */
 }
 
 void mps2_exit(int status)
 {
     /* SYS_EXIT_EXTENDED: ADP_Stopped_ApplicationExit with the status */
     const uint32_t block[2] = {0x20026u, (uint32_t)status};
-    (void)semihost(0x20, block);
+    (void)mps2_semihost(0x20, block);
     for (;;) {
     }
 }

@@ -1,6 +1,6 @@
 """``rtshield rig freertos-tcp``: the real FreeRTOS-Plus-TCP stack under real floods.
 
-The target is ``rig/freertos/rts_device.c``: the FreeRTOS kernel (POSIX port)
+The target is ``rig/freertos/app/rts_device.c``: the FreeRTOS kernel (POSIX port)
 with FreeRTOS-Plus-TCP, its network interface on the device-side veth of the
 rig's harness, libshield in that interface's receive path (protected) or the
 stock path (unprotected), a critical task, worker tasks and a TCP listener.

@@ -1,6 +1,6 @@
 """Building the FreeRTOS target: the FreeRTOS trees, the build and its cache.
 
-The device program (``rig/freertos/rts_device.c`` with the FreeRTOS kernel's
+The device program (``rig/freertos/app/rts_device.c`` with the FreeRTOS kernel's
 POSIX port, FreeRTOS-Plus-TCP and libshield) is built by
 ``tools/freertos_build.sh tcp-build`` against the trees :func:`find_tree`
 finds, once per hash of its sources and the tree (:func:`build_target`).
@@ -60,7 +60,7 @@ def _build_inputs() -> list[Path]:
     root = _repo()
     files = [root / "tools" / "freertos_build.sh"]
     for d, pats in (
-        (root / "rig" / "freertos", ("*.c", "*.h")),
+        (root / "rig" / "freertos", ("**/*.c", "**/*.h", "patches/*.patch")),
         (root / "libshield" / "src", ("*.c", "*.h")),
         (root / "libshield" / "include", ("**/*.h",)),
         (root / "libshield" / "port" / "freertos", ("*.c", "*.h", "config/**/*.h")),

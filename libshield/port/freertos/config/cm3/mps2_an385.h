@@ -1,7 +1,7 @@
 /* The FreeRTOS settings of a Cortex-M3 (portable/GCC/ARM_CM3) as booted on
  * QEMU's mps2-an385 (25 MHz), shared by the port's configuration
  * (FreeRTOSConfig.h beside this file) and the rig's FreeRTOS-Plus-TCP
- * application (rig/freertos/cm3/FreeRTOSConfig.h); each adds its heap. */
+ * application (rig/freertos/mps2-an385/FreeRTOSConfig.h); each adds its heap. */
 #ifndef RTS_FREERTOS_MPS2_AN385_H
 #define RTS_FREERTOS_MPS2_AN385_H
 

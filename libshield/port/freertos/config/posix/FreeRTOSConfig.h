@@ -4,20 +4,6 @@
 #define FREERTOS_CONFIG_H
 
 #include "../common.h"
-
-#define configCPU_CLOCK_HZ                 ((unsigned long)1000000000)
-/* In words. Each task is a pthread with its own stack; the FreeRTOS stack
- * only holds the port's thread record. A constant (PTHREAD_STACK_MIN is not
- * one with _GNU_SOURCE on glibc 2.34+), for static stacks. */
-#define configMINIMAL_STACK_SIZE           ((unsigned short)2048)
-#define configTICK_TYPE_WIDTH_IN_BITS      TICK_TYPE_WIDTH_64_BITS
-#define configSUPPORT_DYNAMIC_ALLOCATION   1 /* the POSIX port's threads; heap_3 */
-#define configTOTAL_HEAP_SIZE              ((size_t)(64 * 1024))
-#define configAPPLICATION_ALLOCATED_HEAP   0
-#define configCHECK_FOR_STACK_OVERFLOW     0
-#define configTIMER_TASK_STACK_DEPTH       configMINIMAL_STACK_SIZE
-#define configKERNEL_INTERRUPT_PRIORITY        0
-#define configMAX_SYSCALL_INTERRUPT_PRIORITY   0
-#define configMAX_API_CALL_INTERRUPT_PRIORITY  0
+#include "posix.h"
 
 #endif

@@ -31,4 +31,12 @@
 #define ipconfigTCP_HANG_PROTECTION            ipconfigENABLE
 #define ipconfigTCP_HANG_PROTECTION_TIME       2U
 
+/* Receive-path events of the stack, for an interface that cannot count
+ * them itself (mps2-an385/rts_net_stock.c, the upstream MPS2_AN385
+ * interface); rts_netif counts in its own code and defines them empty. */
+void rts_net_trace_ip_event(int event);      /* the IP task took an event */
+void rts_net_trace_rx_lost(void);            /* an interface lost a received frame */
+#define iptraceNETWORK_EVENT_RECEIVED(eEvent) rts_net_trace_ip_event((int)(eEvent))
+#define iptraceETHERNET_RX_EVENT_LOST()       rts_net_trace_rx_lost()
+
 #endif

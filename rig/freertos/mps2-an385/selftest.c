@@ -34,15 +34,18 @@
 #include "FreeRTOS_IP.h"
 #include "FreeRTOS_Sockets.h"
 #include "mps2_boot.h"
+#include "mps2_clock.h"
 #include "rts_netif.h"
 #include "task.h"
 
 #ifndef RTS_MPS2_PROTECT
 #define RTS_MPS2_PROTECT 1
 #endif
+#ifndef RTS_MPS2_BENCH
+#define RTS_MPS2_BENCH 0
+#endif
 
 void rts_netif_mps2_phy_loopback(bool on);
-void rts_netif_mps2_eth_isr(void);
 
 /* ------------------------------------------------------------- output */
 
@@ -161,6 +164,7 @@ static size_t build(uint8_t *f, bool tcp, uint16_t sport, uint16_t dport, uint32
 }
 
 BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len);
+uint64_t rts_netif_hw_cpu_ns(void);
 
 static void wire_task(void *arg)
 {
@@ -240,7 +244,7 @@ static void critical_task(void *arg)
     vTaskSuspend(NULL);
 }
 
-static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, uint32_t per_ms)
+static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, uint32_t per_ms, uint32_t queue)
 {
     Socket_t s = FreeRTOS_socket(FREERTOS_AF_INET, tcp ? FREERTOS_SOCK_STREAM : FREERTOS_SOCK_DGRAM,
                                  tcp ? FREERTOS_IPPROTO_TCP : FREERTOS_IPPROTO_UDP);
@@ -253,16 +257,121 @@ static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, 
     if (tcp && FreeRTOS_listen(s, 4) != 0) return NULL;
 #if RTS_MPS2_PROTECT
     const rts_shield_flow f = {tcp ? RTS_PROTO_TCP : RTS_PROTO_UDP, port, 0, prio, cap,
-                               (rts_time_ns)per_ms * 1000000u, 0};
+                               (rts_time_ns)per_ms * 1000000u, queue};
     uint8_t id;
     if (rts_netif_bind(&f, &id) != RTS_OK) return NULL;
 #else
     (void)prio;
     (void)cap;
     (void)per_ms;
+    (void)queue;
 #endif
     return s;
 }
+
+#if RTS_MPS2_BENCH
+/* ---------------------------------------------------- the cost benchmark
+ *
+ * Built with RTS_MPS2_BENCH (tools/freertos_build.sh mps2-bench, run by
+ * bench/mps2_isr_cost.sh): instead of the checks above, traffic that takes
+ * each path of libshield's receive path many times, through the same
+ * loopback wire, and the time the interface measured inside the per-frame
+ * hook (rts_freertos_shield_frame_isr(), rts_netif.c: harvest()) per path.
+ * Under QEMU's -icount guest time is instructions x 2^shift ns, so the
+ * script turns these times into instructions per frame.
+ *
+ *   enqueue        bulk datagrams (priority 1, the network task's own) paced
+ *   raise          control datagrams (priority 5) paced: the network task raised
+ *   short_circuit  bursts of 100 bulk datagrams: past half the ring queued,
+ *                  the ring is low and bulk is the lowest queued priority
+ *   recycle        control datagrams inside those bursts: a queued bulk
+ *                  buffer recycled for each
+ *   queue_full     bursts of 10 datagrams to a flow whose queue holds 4
+ *   flow_limit     SYNs at 8 per ms to a listener served 5 per 10 ms */
+#define BULK_PORT 6000u
+#define SMALL_PORT 7000u
+
+static void send_udp(uint16_t port)
+{
+    static uint8_t f[64];
+    (void)rts_netif_hw_output(f, build(f, false, 40000u, port, ctrl_sent));
+    ctrl_sent++;
+}
+
+static void bench_wire(void *arg)
+{
+    (void)arg;
+    static uint8_t f[64];
+    TickType_t next = xTaskGetTickCount();
+    for (unsigned k = 0; k < 200u; k++) { /* enqueue, raise */
+        send_udp(CTRL_PORT);
+        send_udp(BULK_PORT);
+        vTaskDelayUntil(&next, 1);
+    }
+    vTaskDelay(pdMS_TO_TICKS(20));
+    for (unsigned r = 0; r < 20u; r++) { /* short circuit, recycle */
+        for (unsigned k = 0; k < 100u; k++) send_udp(BULK_PORT);
+        for (unsigned k = 0; k < 10u; k++) send_udp(CTRL_PORT);
+        vTaskDelay(pdMS_TO_TICKS(30));
+    }
+    for (unsigned r = 0; r < 20u; r++) { /* queue full */
+        for (unsigned k = 0; k < 10u; k++) send_udp(SMALL_PORT);
+        vTaskDelay(pdMS_TO_TICKS(10));
+    }
+    next = xTaskGetTickCount();
+    for (unsigned ms = 0; ms < 250u; ms++) { /* flow server */
+        for (unsigned k = 0; k < FLOOD_PER_TICK; k++) {
+            const uint32_t n = flood_sent;
+            (void)rts_netif_hw_output(f, build(f, true, (uint16_t)(1024u + n % 30000u), LISTEN_PORT, n));
+            flood_sent = n + 1u;
+        }
+        vTaskDelayUntil(&next, 1);
+    }
+    vTaskDelay(pdMS_TO_TICKS(100));
+    running = false;
+    vTaskSuspend(NULL);
+}
+
+static void bench_main(void)
+{
+    Socket_t h = open_sock(false, CTRL_PORT, 5, 0, 10, 0);
+    Socket_t b = open_sock(false, BULK_PORT, 1, 0, 10, 0);
+    Socket_t q = open_sock(false, SMALL_PORT, 2, 0, 10, 4);
+    Socket_t l = open_sock(true, LISTEN_PORT, 0, 5, 10, 0);
+    if (h == NULL || b == NULL || q == NULL || l == NULL) {
+        print("rts mps2 bench: cannot open the sockets\n");
+        finish(3);
+    }
+    xTaskCreate(bench_wire, "wire", configMINIMAL_STACK_SIZE * 2, NULL, configMAX_PRIORITIES - 2, NULL);
+    while (running) vTaskDelay(pdMS_TO_TICKS(10));
+    /* What the measurement itself costs: two clock reads back to back. */
+    uint64_t clock_read = ~0ull;
+    for (unsigned k = 0; k < 16u; k++) {
+        taskENTER_CRITICAL();
+        const uint64_t t0 = rts_netif_hw_cpu_ns();
+        const uint64_t t1 = rts_netif_hw_cpu_ns();
+        taskEXIT_CRITICAL();
+        if (t1 - t0 < clock_read) clock_read = t1 - t0;
+    }
+    const rts_netif_stats *st = rts_netif_stats_get();
+    static const char *const name[RTS_NET_PATHS] = {"enqueue",    "raise",      "recycle",      "short_circuit",
+                                                    "flow_limit", "queue_full", "global_limit", "irq_drop"};
+    print_u("clock_read_ns", (uint32_t)clock_read);
+    int bad = 0;
+    for (unsigned p = 0; p < RTS_NET_PATHS; p++) {
+        print("path ");
+        print(name[p]);
+        print_u(" frames", st->path_frames[p]);
+        print_u("path_ns", (uint32_t)st->path_ns[p]);
+        if (p <= RTS_NET_PATH_QUEUE_FULL && st->path_frames[p] < 20u) {
+            print("rts mps2 bench: FAILED: too few frames took this path\n");
+            bad = 1;
+        }
+    }
+    print(bad ? "rts mps2 bench: FAILED\n" : "rts mps2 bench: OK\n");
+    finish(bad);
+}
+#endif
 
 static void main_task(void *arg)
 {
@@ -275,10 +384,13 @@ static void main_task(void *arg)
     MACAddress_t pm;
     memcpy(pm.ucBytes, peer_mac, 6);
     vARPRefreshCacheEntry(&pm, FreeRTOS_inet_addr_quick(peer_ip[0], peer_ip[1], peer_ip[2], peer_ip[3]), &ep);
+#if RTS_MPS2_BENCH
+    bench_main();
+#endif
     /* flows as in rig/freertos/device.toml: control above the critical task,
      * the listener at the lowest level with a server of 5 per 10 ms */
-    Socket_t c = open_sock(false, CTRL_PORT, 5, 20, 10);
-    Socket_t l = open_sock(true, LISTEN_PORT, 0, 5, 10);
+    Socket_t c = open_sock(false, CTRL_PORT, 5, 20, 10, 0);
+    Socket_t l = open_sock(true, LISTEN_PORT, 0, 5, 10, 0);
     if (c == NULL || l == NULL) {
         print("rts mps2: cannot open the sockets\n");
         finish(3);
@@ -386,13 +498,10 @@ void vApplicationStackOverflowHook(TaskHandle_t task, char *name)
 
 /* ------------------------------------------------------------- start-up */
 
-void mps2_irq13_handler(void)
-{
-    rts_netif_mps2_eth_isr();
-}
 
 int main(void)
 {
+    rts_mps2_clock_start();
     rts_shield_cfg_default(&netif_cfg.shield);
     netif_cfg.ifname = "lan9118";
     netif_cfg.protect = RTS_MPS2_PROTECT != 0;

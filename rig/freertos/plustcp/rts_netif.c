@@ -68,6 +68,7 @@ static TaskHandle_t net_task, poll_task;
 static void repost(uint16_t slot)
 {
     (void)ring_push(&posted, slot); /* cannot overflow: a slot is in one place at a time */
+    if (up) rts_netif_hw_reposted();
 }
 
 /* ------------------------------------------------ the NIC's side (hw) */
@@ -105,6 +106,26 @@ static void rx_irq_set(void *drv, unsigned line, bool on)
 
 /* --------------------------------------------------- the RX interrupt */
 
+/* The path a frame took through the shield (app/rts_net.h), for its cost. */
+static rts_net_path path_of(const rts_shield_rx *rx)
+{
+    switch (rx->outcome) {
+    case RTS_RX_QUEUED:
+        if (rx->recycled_flow != RTS_FLOW_NONE) return RTS_NET_PATH_RECYCLE;
+        return rx->raised ? RTS_NET_PATH_RAISE : RTS_NET_PATH_ENQUEUE;
+    case RTS_RX_SHORT_CIRCUIT:
+        return RTS_NET_PATH_SHORT_CIRCUIT;
+    case RTS_RX_FLOW_LIMIT:
+        return RTS_NET_PATH_FLOW_LIMIT;
+    case RTS_RX_QUEUE_FULL:
+        return RTS_NET_PATH_QUEUE_FULL;
+    case RTS_RX_GLOBAL_LIMIT:
+        return RTS_NET_PATH_GLOBAL_LIMIT;
+    default:
+        return RTS_NET_PATH_IRQ_DROP;
+    }
+}
+
 /* Harvest filled descriptors through the shield (RX interrupt, or the
  * polling task inside the critical section). */
 static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
@@ -118,8 +139,19 @@ static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
         const uint64_t t0 = rts_netif_hw_cpu_ns();
         const rts_err e = rts_freertos_shield_frame_isr(&g, slot, slot_mem[slot], slot_len[slot], 0, 0, &rx,
                                                         &flags, NULL, woken);
-        stats.shield_ns += rts_netif_hw_cpu_ns() - t0;
+        const uint64_t dt = rts_netif_hw_cpu_ns() - t0;
+        stats.shield_ns += dt;
         stats.shield_frames++;
+        if (e == RTS_OK) {
+            const rts_net_path p = path_of(&rx);
+            stats.path_ns[p] += dt;
+            stats.path_frames[p]++;
+            if (rx.flow < RTS_FLOW_MAX && rx.outcome != RTS_RX_GLOBAL_LIMIT) {
+                stats.flow_frames[rx.flow]++;
+                if (rx.outcome == RTS_RX_QUEUED) stats.flow_queued[rx.flow]++;
+            }
+            if (rx.recycled_flow < RTS_FLOW_MAX) stats.flow_recycled[rx.recycled_flow]++;
+        }
         if (e != RTS_OK) {
             ring_drop_head(&filled); /* not a ring buffer: cannot happen; do not spin on it */
             repost(slot);
@@ -258,7 +290,7 @@ static BaseType_t initialise(NetworkInterface_t *itf)
     if (cfg->protect) {
         poll_task = xTaskCreateStatic(poll_main, "rts-poll", configMINIMAL_STACK_SIZE * 2, NULL,
                                       cfg->poll_task_prio, poll_stack, &poll_tcb);
-        const rts_freertos_cfg pc = {NULL, rx_irq_set, NULL, NULL, NULL, NULL, NULL};
+        const rts_freertos_cfg pc = {NULL, rx_irq_set, NULL, rts_netif_hw_clock, NULL, NULL, NULL};
         if (rts_freertos_init(&fr, &pc) != RTS_OK) return pdFAIL;
         rts_shield_cfg c = cfg->shield;
         c.protections |= RTS_SHIELD_RX_PATH;
@@ -319,4 +351,15 @@ const rts_netif_stats *rts_netif_stats_get(void)
 const rts_shield *rts_netif_shield(void)
 {
     return (up && cfg->protect) ? &sh : NULL;
+}
+
+/* The stack's receive-path trace hooks (FreeRTOSIPConfig.h): this interface
+ * counts in its own code. */
+void rts_net_trace_ip_event(int event)
+{
+    (void)event;
+}
+
+void rts_net_trace_rx_lost(void)
+{
 }

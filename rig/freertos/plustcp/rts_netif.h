@@ -47,6 +47,7 @@
 #include "FreeRTOS_IP.h"
 #include "FreeRTOS_Routing.h"
 
+#include "rts_net.h"
 #include "rts_shield_freertos.h"
 
 /** Descriptor slots (libshield buffers): ring plus spares, sized by the
@@ -73,23 +74,8 @@ typedef struct rts_netif_cfg {
                                     ipconfigIP_TASK_PRIORITY) */
 } rts_netif_cfg;
 
-typedef struct rts_netif_stats {
-    volatile uint32_t nic_frames;      /**< frames the receive thread read */
-    volatile uint32_t nic_ring_full;   /**< dropped by the NIC: no posted descriptor */
-    volatile uint32_t shield_dropped;  /**< dropped by libshield (reasons in the shield) */
-    volatile uint32_t stack_exhausted; /**< no Plus-TCP network buffer for an admitted frame */
-    volatile uint32_t ip_queue_full;   /**< the IP task's event queue refused it */
-    volatile uint32_t no_endpoint;     /**< not addressed to this device's end point */
-    volatile uint32_t to_ip_task;      /**< handed to the IP task */
-    volatile uint32_t tx_frames;
-    volatile uint32_t tx_errors;
-    volatile uint32_t rx_irqs;         /**< RX interrupts taken (ticks that found frames) */
-    volatile uint32_t ip_prio_sets;    /**< IP task priority changes (ip_task_inherits) */
-    volatile uint64_t shield_ns;       /**< CPU time inside rts_freertos_shield_frame_isr() */
-    volatile uint32_t shield_frames;   /**< frames that went through it */
-    volatile uint64_t to_stack_ns;     /**< CPU time copying frames into network buffers + hand-over */
-    volatile uint32_t to_stack_frames; /**< frames that went through to_stack() */
-} rts_netif_stats;
+/** The interface's counters: the device application's (app/rts_net.h). */
+typedef rts_net_stats rts_netif_stats;
 
 /** Describe the interface to Plus-TCP (before FreeRTOS_IPInit_Multi());
  *  `itf` and `cfg` must outlive the stack. */

@@ -5,7 +5,7 @@
  * Pure: bytes in, bytes out, no heap, no OS; every byte of the request is
  * checked against the length the caller holds before it is read. The
  * device's MODBUS worker (rts_device.c) feeds it what FreeRTOS_recv()
- * returned and sends what it answers; rig/freertos/test_modbus.c tests it.
+ * returned and sends what it answers; rig/freertos/app/test_modbus.c tests it.
  */
 #ifndef RTS_MODBUS_H
 #define RTS_MODBUS_H

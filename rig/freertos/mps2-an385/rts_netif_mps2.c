@@ -1,6 +1,7 @@
 /* rts_netif's NIC on the MPS2 board (AN385, Cortex-M3): the SMSC LAN9118
- * through FreeRTOS-Plus-TCP's own driver (ether_lan9118/smsc9220_eth_drv.c,
- * compiled from the Plus-TCP tree). It replaces the stock MPS2_AN385
+ * through FreeRTOS-Plus-TCP's own chip driver (ether_lan9118/smsc9220_eth_drv.c,
+ * compiled from a copy of the Plus-TCP tree with the project's patches,
+ * rig/freertos/patches/). It replaces the stock MPS2_AN385
  * NetworkInterface.c; the differences are the ones the porting guide
  * describes (docs/porting/freertos-plus-tcp.md):
  *
@@ -14,22 +15,28 @@
  *   buffers, in the network task.
  *
  * The RX line of the shield is the LAN9118's RX-status-FIFO-level
- * interrupt enable. */
+ * interrupt enable. Frames are read with the driver's
+ * smsc9220_receive_by_chunks(), which reads exactly a frame's words once
+ * patch 0001 is applied (docs/decisions/lan9118-driver-fixes.md). */
 #include <string.h>
 
 #include "ether_lan9118/smsc9220_eth_drv.h"
+#include "mps2_boot.h"
+#include "mps2_clock.h"
 #include "rts_netif_hw.h"
 #include "task.h"
 
 #define ETH_IRQ 13u
 #define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
 #define NVIC_ICER0 (*(volatile uint32_t *)0xE000E180u)
+#define NVIC_ISPR0 (*(volatile uint32_t *)0xE000E200u)
 #define NVIC_IPR ((volatile uint8_t *)0xE000E400u)
 #define LAN9118_BASE 0x40200000u /* SMM_MPS2.h: SMSC9220_BASE */
 
 static const struct smsc9220_eth_dev_cfg_t dev_cfg = {.base = LAN9118_BASE};
 static struct smsc9220_eth_dev_data_t dev_data = {.state = 0};
 static const struct smsc9220_eth_dev_t dev = {&dev_cfg, &dev_data};
+static volatile bool rx_on; /* the shield's RX line (the RX-status-FIFO-level interrupt enable) */
 
 uint32_t get_irq_status(const struct smsc9220_eth_dev_t *d); /* the driver's, not in its header */
 
@@ -49,8 +56,19 @@ static void wait_ms(uint32_t ms)
 
 uint64_t rts_netif_hw_cpu_ns(void)
 {
-    return 0; /* QEMU has no cycle counter worth reading: costs are not measured here */
+    return rts_mps2_now_ns(); /* guest time: under -icount, instructions x 2^shift ns */
 }
+
+static uint64_t board_clock(void *drv)
+{
+    (void)drv;
+    return rts_mps2_now_ns();
+}
+
+/* libshield's clock: the board's timer. The tick stops while the Ethernet
+ * interrupt (above the tick's priority) drains a flood, and servers and
+ * limits on a stopped clock would never replenish. */
+uint64_t (*const rts_netif_hw_clock)(void *drv) = board_clock;
 
 BaseType_t rts_netif_hw_open(void)
 {
@@ -72,6 +90,7 @@ BaseType_t rts_netif_hw_open(void)
 
 BaseType_t rts_netif_hw_start(void)
 {
+    rx_on = true;
     smsc9220_enable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
     NVIC_ISER0 = 1u << ETH_IRQ;
     return pdPASS;
@@ -95,52 +114,85 @@ BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len)
     return e == SMSC9220_ERROR_NONE ? pdPASS : pdFAIL;
 }
 
+/* The LAN9118 keeps its RX interrupt asserted while the RX status FIFO is
+ * above its level. QEMU's model sets the status bit only when a frame
+ * arrives: a bit cleared while frames are still in the FIFO, and a FIFO too
+ * full to take another frame, would leave them there for good. So the
+ * interrupt is pended again by hand whenever frames wait and the line is on. */
+static bool frames_waiting(void)
+{
+    return smsc9220_get_rxfifo_data_used_space(&dev) != 0u;
+}
+
+static void pend_eth_irq(void)
+{
+    NVIC_ISPR0 = 1u << ETH_IRQ;
+}
+
 void rts_netif_hw_rx_irq(bool on)
 {
+    rx_on = on;
     if (on) {
         smsc9220_enable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
+        if (frames_waiting()) pend_eth_irq();
     } else {
         smsc9220_disable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
     }
 }
 
-/* Read one frame of `size` bytes (the RX status word's length, FCS
- * included) out of the RX data FIFO: exactly its ceil(size / 4) words
- * (LAN9118 datasheet: RX data FIFO port at offset 0), into `dst` when it
- * fits (`cap` bytes), else discarded. */
-static void fifo_read(uint8_t *dst, uint32_t cap, uint32_t size)
+/* Read a frame of `size` bytes (the RX status word's length, FCS included)
+ * out of the RX data FIFO and discard it: whole words in 64-byte chunks,
+ * the last chunk ceil(rest / 4) words. */
+static void discard(uint32_t size)
 {
-    volatile uint32_t *const port = (volatile uint32_t *)LAN9118_BASE;
-    const uint32_t words = (size + 3u) / 4u;
-    for (uint32_t w = 0; w < words; w++) {
-        const uint32_t v = *port;
-        if (dst != NULL && 4u * w + 4u <= cap) memcpy(dst + 4u * w, &v, 4u);
+    static uint8_t scratch[64];
+    while (size > 0u) {
+        const uint32_t n = size < sizeof scratch ? size : (uint32_t)sizeof scratch;
+        (void)smsc9220_receive_by_chunks(&dev, (char *)scratch, n);
+        size -= n;
     }
 }
 
-/* IRQ 13. Bounded: at most 64 frames (more than the LAN9118's status FIFO
- * holds), each at most its status word's length of FIFO reads. */
-void rts_netif_mps2_eth_isr(void)
+void rts_netif_hw_reposted(void)
+{
+    if (rx_on && frames_waiting()) pend_eth_irq(); /* the ISR stopped for want of a slot */
+}
+
+/* IRQ 13: the LAN9118's RX FIFOs into posted descriptor slots (the "DMA"),
+ * then the RX interrupt proper (rts_netif_rx_isr()). Like a DMA NIC, it
+ * stops when no slot is posted: the frames wait in the chip, whose FIFO
+ * drops what arrives once it is full (the emulated NIC's own drops); a slot
+ * posted again resumes it (rts_netif_hw_reposted()). Bounded: at most 64
+ * frames per pass (more than the status FIFO holds), each at most its
+ * status word's length of FIFO reads; frames left behind pend it again. */
+static void rts_netif_mps2_eth_isr(void)
 {
     BaseType_t woken = pdFALSE;
-    const uint32_t rx_bit = 1u << SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL;
-    if ((get_irq_status(&dev) & rx_bit) != 0u) {
-        for (unsigned k = 0; k < 64u; k++) {
-            const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
-            if (size == 0u) break;
-            uint16_t slot = 0;
-            uint8_t *mem = rts_netif_hw_slot(&slot);
-            if (mem == NULL || size > RTS_NETIF_SLOT_BYTES || size <= 4u) { /* no descriptor: drop */
-                fifo_read(NULL, 0, size);
-                rts_netif_hw_ring_full();
-                continue;
-            }
-            fifo_read(mem, RTS_NETIF_SLOT_BYTES, size);
-            rts_netif_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
+    /* Cleared first: a frame that arrives while this drains sets it again. */
+    smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
+    if (!rx_on) return; /* the shield holds the line; pended before it did */
+    for (unsigned k = 0; k < 64u; k++) {
+        uint16_t slot = 0;
+        uint8_t *mem = rts_netif_hw_slot(&slot);
+        if (mem == NULL) break; /* no descriptor: the frames wait in the chip */
+        const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
+        if (size == 0u) break;
+        if (size > RTS_NETIF_SLOT_BYTES || size <= 4u) { /* not a frame a slot can hold: dropped */
+            discard(size);
+            rts_netif_hw_ring_full();
+            continue;
         }
-        smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
-        rts_netif_rx_isr(&woken);
+        (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
+        rts_netif_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
     }
-    smsc9220_clear_all_interrupts(&dev);
+    rts_netif_rx_isr(&woken); /* may post slots again, and pend this interrupt */
+    uint16_t slot;
+    if (rts_netif_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
     portYIELD_FROM_ISR(woken);
+}
+
+/* The Ethernet interrupt (mps2_boot.c's vector table). */
+void mps2_irq13_handler(void)
+{
+    rts_netif_mps2_eth_isr();
 }

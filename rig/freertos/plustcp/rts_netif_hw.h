@@ -27,6 +27,14 @@ BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len);
 void rts_netif_hw_rx_irq(bool on);
 /** CPU time of the calling context in ns (cost accounting), 0 when unknown. */
 uint64_t rts_netif_hw_cpu_ns(void);
+/** libshield's clock: the NIC's or board's free-running counter in ns, any
+ *  context (NULL: the tick count, which stops while an interrupt above the
+ *  tick's priority holds the CPU). */
+extern uint64_t (*const rts_netif_hw_clock)(void *drv);
+/** A descriptor was posted again (any context: the RX interrupt, or a task
+ *  inside the critical section): a NIC that stopped receiving for want of
+ *  one may go on. */
+void rts_netif_hw_reposted(void);
 
 /* ------------------------------------------------ the core provides these */
 

@@ -104,6 +104,13 @@ BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len)
     return send(fd, frame, len, MSG_DONTWAIT) == (ssize_t)len ? pdPASS : pdFAIL;
 }
 
+uint64_t (*const rts_netif_hw_clock)(void *drv) = NULL; /* libshield on the tick count */
+
+void rts_netif_hw_reposted(void)
+{
+    /* the receive thread looks for a posted slot before each frame */
+}
+
 void rts_netif_hw_rx_irq(bool on)
 {
     (void)on; /* the tick hook checks the gate: rts_irq_gate_enabled() */

@@ -1,0 +1,83 @@
+/* The device application's IP stack (app/rts_net.h) on FreeRTOS-Plus-TCP:
+ * one IPv4 end point on the interface (rts_net_itf.h: rts_netif, or a
+ * board's stock interface) and Plus-TCP's sockets. */
+#include <string.h>
+
+#include "FreeRTOS.h"
+#include "FreeRTOS_IP.h"
+#include "FreeRTOS_Sockets.h"
+#include "rts_net.h"
+#include "rts_net_itf.h"
+
+static NetworkInterface_t itf;
+static NetworkEndPoint_t ep;
+static uint8_t mac[6];
+
+bool rts_net_init(const rts_net_cfg *c)
+{
+    static const uint8_t none[4] = {0, 0, 0, 0};
+    rts_app_random_seed(c->seed);
+    memcpy(mac, c->mac, sizeof mac);
+    if (rts_net_itf_fill(&itf, c, mac) == NULL) return false;
+    FreeRTOS_FillEndPoint(&itf, &ep, c->ip, c->mask, none, none, mac);
+    return FreeRTOS_IPInit_Multi() == pdPASS;
+}
+
+bool rts_net_is_up(void)
+{
+    return FreeRTOS_IsNetworkUp() != pdFALSE;
+}
+
+static void block_forever(Socket_t s)
+{
+    const TickType_t forever = portMAX_DELAY;
+    FreeRTOS_setsockopt(s, 0, FREERTOS_SO_RCVTIMEO, &forever, sizeof forever);
+}
+
+rts_sock rts_net_socket(bool tcp, uint16_t port, unsigned backlog)
+{
+    Socket_t s = FreeRTOS_socket(FREERTOS_AF_INET, tcp ? FREERTOS_SOCK_STREAM : FREERTOS_SOCK_DGRAM,
+                                 tcp ? FREERTOS_IPPROTO_TCP : FREERTOS_IPPROTO_UDP);
+    if (s == FREERTOS_INVALID_SOCKET) return NULL;
+    block_forever(s);
+    struct freertos_sockaddr a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = FREERTOS_AF_INET;
+    a.sin_port = FreeRTOS_htons(port);
+    if (FreeRTOS_bind(s, &a, sizeof a) != 0) return NULL;
+    if (tcp && FreeRTOS_listen(s, (BaseType_t)backlog) != 0) return NULL;
+    return (rts_sock)s;
+}
+
+int32_t rts_net_recvfrom(rts_sock s, void *buf, size_t cap)
+{
+    struct freertos_sockaddr from;
+    socklen_t fl = sizeof from;
+    return FreeRTOS_recvfrom((Socket_t)s, buf, cap, 0, &from, &fl);
+}
+
+rts_sock rts_net_accept(rts_sock s)
+{
+    struct freertos_sockaddr from;
+    socklen_t fl = sizeof from;
+    Socket_t c = FreeRTOS_accept((Socket_t)s, &from, &fl);
+    if (c == NULL || c == FREERTOS_INVALID_SOCKET) return NULL;
+    block_forever(c);
+    return (rts_sock)c;
+}
+
+int32_t rts_net_recv(rts_sock s, void *buf, size_t cap)
+{
+    return FreeRTOS_recv((Socket_t)s, buf, cap, 0);
+}
+
+int32_t rts_net_send(rts_sock s, const void *buf, size_t len)
+{
+    return FreeRTOS_send((Socket_t)s, buf, len, 0);
+}
+
+void rts_net_close(rts_sock s)
+{
+    FreeRTOS_shutdown((Socket_t)s, FREERTOS_SHUT_RDWR);
+    FreeRTOS_closesocket((Socket_t)s);
+}
