@@ -118,8 +118,8 @@ def render(res: dict, seeds: list[int], started: str, before: str, after: str) -
         "",
         f"Measured {started} on {bench_simpy.machine()}; commit `{bench_simpy.commit()}`; load "
         f"average before {before}, after {after}. Three unknowns of the Danicki device "
-        "(ISR and driver work per packet, the critical task's work) recovered from a board "
-        "the simulator made with known values (the script's docstring); budget "
+        "(ISR and driver work per packet, the critical task's work) searched for against a "
+        "board the simulator made with known values (the script's docstring); budget "
         f"{res['budget']} points per run. \"Points to 1 %\" (0.5 %): points evaluated when "
         "the mean relative RMS error first fell to 1 % (0.5 %) or below; \"—\": not within "
         "the budget.",
