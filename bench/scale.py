@@ -120,14 +120,17 @@ def sweep_sets(points: int) -> list[str]:
     return [f"driver.queue={queues}", f"flows.syn.peak={peaks}"]
 
 
-def m_sweep(points: int, jobs: list[int]) -> dict:
+def m_sweep(points: int, jobs: list[int], small: int = 0) -> dict:
+    """The sweep on each worker count; with ``small``, first a sweep of that many
+    points on the first count (the same command: its memory against the big one's)."""
     import psutil
 
     out: dict = {"points": points, "runs": {}}
-    for n in jobs:
+    cases = ([(small, jobs[0])] if small else []) + [(points, n) for n in jobs]
+    for size, n in cases:
         with tempfile.TemporaryDirectory() as d:
             args = [*_cmd(), "sweep", str(Q500), "--out", f"{d}/sw", "--jobs", str(n), "--quiet"]
-            for s in sweep_sets(points):
+            for s in sweep_sets(size):
                 args += ["--set", s]
             peak = [0, 0]
             t0 = time.perf_counter()
@@ -151,7 +154,7 @@ def m_sweep(points: int, jobs: list[int]) -> dict:
                 raise SystemExit(f"bench/scale.py: the sweep on {n} workers exited {rc}")
             with open(f"{d}/sw/sweep.csv", newline="") as f:
                 rows = list(csv.DictReader(f))
-            out["runs"][n] = {
+            out["runs"][(size, n)] = {
                 "wall_s": wall,
                 "client_mb": peak[0] / 2**20,
                 "tree_mb": peak[1] / 2**20,
@@ -161,7 +164,7 @@ def m_sweep(points: int, jobs: list[int]) -> dict:
                 "csv_mb": Path(f"{d}/sw/sweep.csv").stat().st_size / 2**20,
                 "load_after": loadavg(),
             }
-            print(f"bench/scale.py: {points} points on {n} workers: {out['runs'][n]}",
+            print(f"bench/scale.py: {size} points on {n} workers: {out['runs'][(size, n)]}",
                   file=sys.stderr, flush=True)
     return out
 
@@ -200,16 +203,17 @@ def render(res: dict, before: str, after: str, started: str) -> str:
         ))
     if "sweep" in res:
         sw = res["sweep"]
-        for n, r in sw["runs"].items():
+        for (size, n), r in sw["runs"].items():
             rows.append((
-                f"{sw['points']:,}-point sweep (queue × peak, full 32 s queue_500), {n} local "
+                f"{size:,}-point sweep (queue × peak, full 32 s queue_500), {n} local "
                 "Dask workers: < 10 min, peak memory < 1 GB",
-                f"{r['wall_s']:.0f} s ({sw['points'] / r['wall_s']:.1f} points/s); peak RSS "
+                f"{r['wall_s']:.0f} s ({size / r['wall_s']:.1f} points/s); peak RSS "
                 f"client {r['client_mb']:.0f} MB, whole tree {r['tree_mb']:.0f} MB; "
                 f"{r['rows']:,} rows ({r['safe']:,} safe), sweep.csv {r['csv_mb']:.1f} MB, "
                 f"{r['folders']} point folders",
                 verdict(r["wall_s"] < 600 and r["tree_mb"] < 1024,
-                        f"{r['wall_s'] / 60:.1f} min, {r['tree_mb']:.0f} MB"),
+                        f"{r['wall_s'] / 60:.1f} min, {r['tree_mb']:.0f} MB; load "
+                        f"{r['load_after']} at its end"),
             ))
     lines = [
         SECTION,
@@ -246,6 +250,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=10, help="runs of each start case")
     ap.add_argument("--points", type=int, default=10_000, help="points of the sweep")
     ap.add_argument("--jobs", default="2,3", help="local Dask workers of each sweep")
+    ap.add_argument("--small", type=int, default=100,
+                    help="first a sweep of this many points (memory against the big one); 0: none")
     ap.add_argument("--write", action="store_true", help="replace the section of RESULTS.md")
     args = ap.parse_args(argv)
     todo = [t.strip() for t in args.only.split(",") if t.strip()]
@@ -255,7 +261,7 @@ def main(argv=None) -> int:
     if "start" in todo:
         res["start"] = m_start(args.repeat)
     if "sweep" in todo:
-        res["sweep"] = m_sweep(args.points, [int(j) for j in args.jobs.split(",")])
+        res["sweep"] = m_sweep(args.points, [int(j) for j in args.jobs.split(",")], args.small)
     text = render(res, before, loadavg(), started)
     print(text)
     if args.write:
