@@ -18,10 +18,9 @@
 
 Each row says whether its target is met, or by how much it is not. The load
 average before and after is recorded: on a shared machine a wall time is the
-share of the CPUs the run got. ``--write`` replaces this script's section of
-bench/RESULTS.md ("Issue 28: sweeps of any size and a run that starts at
-once"). Needs rtshield importable, simpy and psutil (a dependency of Dask's
-distributed).
+share of the CPUs the run got. ``--write`` replaces this script's sections
+of bench/RESULTS.md (one for ``start``, one for ``sweep``). Needs rtshield
+importable, simpy and psutil (a dependency of Dask's distributed).
 """
 
 from __future__ import annotations
@@ -45,7 +44,8 @@ sys.path.insert(0, str(HERE))
 if str(REPO / "python") not in sys.path and not shutil.which("rtshield"):
     sys.path.insert(1, str(REPO / "python"))
 
-SECTION = "## Issue 28: sweeps of any size and a run that starts at once (`bench/scale.py`)"
+SECTION = "## Issue 28: sweeps of any size (`bench/scale.py --only sweep`)"
+SECTION_START = "## Issue 28: a run that starts at once (`bench/scale.py --only start`)"
 Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
 
 
@@ -177,7 +177,8 @@ def verdict(ok: bool, short: str) -> str:
     return "**met**" if ok else f"**not met**: {short}"
 
 
-def render(res: dict, before: str, after: str, started: str) -> str:
+def render(res: dict, before: str, after: str, started: str, section: str) -> str:
+    """The section of RESULTS.md of one measurement (``res`` holds ``start`` or ``sweep``)."""
     import bench_simpy
 
     rows = []
@@ -216,7 +217,7 @@ def render(res: dict, before: str, after: str, started: str) -> str:
                         f"{r['load_after']} at its end"),
             ))
     lines = [
-        SECTION,
+        section,
         "",
         f"Measured {started} on {bench_simpy.machine()}; commit `{bench_simpy.commit()}`. "
         f"Load average before: {before}; after: {after} (the machine is shared: a wall time "
@@ -256,16 +257,19 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     todo = [t.strip() for t in args.only.split(",") if t.strip()]
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    before = loadavg()
-    res: dict = {}
-    if "start" in todo:
-        res["start"] = m_start(args.repeat)
-    if "sweep" in todo:
-        res["sweep"] = m_sweep(args.points, [int(j) for j in args.jobs.split(",")], args.small)
-    text = render(res, before, loadavg(), started)
-    print(text)
-    if args.write:
-        print(f"wrote {write_section(text)}", file=sys.stderr)
+    for part, section in (("start", SECTION_START), ("sweep", SECTION)):
+        if part not in todo:
+            continue
+        before = loadavg()
+        if part == "start":
+            res = {"start": m_start(args.repeat)}
+        else:
+            jobs = [int(j) for j in args.jobs.split(",")]
+            res = {"sweep": m_sweep(args.points, jobs, args.small)}
+        text = render(res, before, loadavg(), started, section)
+        print(text)
+        if args.write:
+            print(f"wrote {write_section(text, section)}", file=sys.stderr)
     return 0
 
 
