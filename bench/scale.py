@@ -71,29 +71,39 @@ def loadavg() -> str:
         return "unknown"
 
 
-def _timed(args: list[str]) -> float:
+def _timed(args: list[str], env: dict[str, str] | None = None) -> float:
     t0 = time.perf_counter()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=_env())
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env or _env())
     return time.perf_counter() - t0
 
 
-def m_start(repeat: int) -> dict:
+def m_start(repeat: int, baseline: str | None = None) -> dict:
+    """The three start cases, each ``repeat`` times in turn; with ``baseline`` (another
+    checkout's ``python/`` folder, built), the same commands of that rtshield too,
+    each right after this one's."""
     import bench_simpy
 
     simpy_s, _ = bench_simpy.run_simpy(Q500, 1)
-    walls: dict[str, list[float]] = {"figures": [], "bare": [], "help": []}
+    envs = {"": _env()}
+    if baseline:
+        envs["before"] = {**_env(), "PYTHONPATH": str(Path(baseline).resolve())}
+    walls: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as d:
+        py = [sys.executable, "-m", "rtshield"]  # the checkout's, by PYTHONPATH
         runs = {
-            "figures": [*_cmd(), "run", str(Q500), "--out", f"{d}/f", "--quiet"],
-            "bare": [*_cmd(), "run", str(Q500), "--out", f"{d}/b", "--quiet", "--no-figures"],
-            "help": [*_cmd(), "--help"],
+            "figures": [*py, "run", str(Q500), "--out", f"{d}/f", "--quiet"],
+            "bare": [*py, "run", str(Q500), "--out", f"{d}/b", "--quiet", "--no-figures"],
+            "help": [*py, "--help"],
         }
         for args in runs.values():  # warm the caches (bytecode, the file system)
-            _timed(args)
+            for env in envs.values():
+                _timed(args, env)
         for _ in range(repeat):  # in turn, so a drift of the machine's speed hits all alike
             for name, args in runs.items():
-                walls[name].append(_timed(args))
-    return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat}
+                for tag, env in envs.items():
+                    walls.setdefault(f"{name}{'/' + tag if tag else ''}", []).append(
+                        _timed(args, env))
+    return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline}
 
 
 def _tree_rss(proc) -> tuple[int, int]:
@@ -202,6 +212,18 @@ def render(res: dict, before: str, after: str, started: str, section: str) -> st
             f"median {_med(w['help'])}",
             verdict(hlp < 0.2, f"{hlp - 0.2:.2f} s over"),
         ))
+        if s.get("baseline"):
+            for name, what in (("figures", "run with figures"), ("bare", "run --no-figures"),
+                               ("help", "--help")):
+                ratios = [a / b for a, b in zip(w[name], w[f"{name}/before"], strict=True)]
+                rows.append((
+                    f"{what}: this commit against `{s['baseline']}` (before), run by run "
+                    "in turn",
+                    f"before: median {_med(w[f'{name}/before'])}; now/before per pair: "
+                    f"median **{statistics.median(ratios):.2f}** "
+                    f"(min {min(ratios):.2f}, max {max(ratios):.2f})",
+                    "the same load for both",
+                ))
     if "sweep" in res:
         sw = res["sweep"]
         for (size, n), r in sw["runs"].items():
@@ -249,6 +271,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="start,sweep", help="start, sweep or both")
     ap.add_argument("--repeat", type=int, default=10, help="runs of each start case")
+    ap.add_argument("--baseline", help="start: also time the rtshield of this python/ folder")
     ap.add_argument("--points", type=int, default=10_000, help="points of the sweep")
     ap.add_argument("--jobs", default="2,3", help="local Dask workers of each sweep")
     ap.add_argument("--small", type=int, default=100,
@@ -262,7 +285,7 @@ def main(argv=None) -> int:
             continue
         before = loadavg()
         if part == "start":
-            res = {"start": m_start(args.repeat)}
+            res = {"start": m_start(args.repeat, args.baseline)}
         else:
             jobs = [int(j) for j in args.jobs.split(",")]
             res = {"sweep": m_sweep(args.points, jobs, args.small)}
