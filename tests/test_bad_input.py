@@ -4,6 +4,7 @@ Each case here produced a traceback or a message without the file before the
 front-end review; they stay as regression tests.
 """
 
+import os
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,41 @@ def test_run_figure_failure_keeps_numbers_and_is_one_line(tmp_path, capsys, monk
     assert f"{out}: writing the figures failed (RuntimeError: matplotlib exploded" in err
     for f in ("summary.json", "timeseries.csv", "timeseries.parquet"):
         assert (out / f).stat().st_size > 0
+
+
+def _figure_workers():
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: a run draws its figures in its own process")
+
+
+def test_run_figure_failing_in_its_worker_is_one_line(tmp_path, capsys, monkeypatch):
+    from rtshield.figures import run as run_figures
+
+    _figure_workers()
+    monkeypatch.setitem(run_figures._RUN_FIGURES, "critical", boom)  # the workers fork later
+    out = tmp_path / "o"
+    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert f"{out}: writing the figures failed (RuntimeError: matplotlib exploded" in err
+    for f in ("summary.json", "timeseries.parquet", "packets.png"):  # packets comes first
+        assert (out / f).stat().st_size > 0
+    assert not (out / "report.html").exists()
+
+
+def test_run_figure_worker_that_dies_is_one_line(tmp_path, capsys, monkeypatch):
+    from rtshield.figures import run as run_figures
+
+    _figure_workers()
+    monkeypatch.setitem(run_figures._RUN_FIGURES, "cycle_time", lambda *_a: os._exit(3))
+    out = tmp_path / "o"
+    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert f"{out}: writing the figures failed (BrokenProcessPool" in err
+    assert (out / "summary.json").stat().st_size > 0
 
 
 def test_run_report_failure_keeps_numbers(tmp_path, capsys, monkeypatch):

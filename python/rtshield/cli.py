@@ -33,7 +33,13 @@ except ImportError:  # pragma: no cover - older typer on the user's click
 
 from rtshield import commands
 from rtshield._version import __version__
-from rtshield.clitools import mount_argparse, silence_stdout, typer_app, verb_module
+from rtshield.clitools import (
+    mount_argparse,
+    no_cyclic_gc,
+    silence_stdout,
+    typer_app,
+    verb_module,
+)
 from rtshield.errors import UsageError, one_line
 
 HELP = (
@@ -129,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cmd = typer.main.get_command(_app_for(args))
+        with no_cyclic_gc():  # start-up: the verb's module and what it imports
+            cmd = typer.main.get_command(_app_for(args))
         rv = cmd.main(args=args, prog_name="rtshield", standalone_mode=False)
     except typer.Exit as e:
         return int(e.exit_code)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import gc
 import inspect
 import io
 import logging
@@ -269,6 +270,33 @@ def _sigterm_unwinds() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Run the block without the cyclic garbage collector (reference counting still
+    frees everything else), then put it back as it was.
+
+    For the stretches of a command that allocate many objects that live to its
+    end and little cyclic garbage: importing libraries and building models
+    (each collection would walk every object imported so far), and ``rtshield
+    run``'s one run (its figures leave a few MB of cycles). At the end the
+    block's objects join the oldest generation unexamined (``gc.freeze`` then
+    ``gc.unfreeze``), so the first collection after it does not walk them all;
+    a later full collection still frees their cycles. A command that runs long
+    (a sweep, a calibration) keeps the collector on.
+    """
+    was = gc.isenabled()
+    mine = gc.get_freeze_count() == 0  # nobody else's frozen objects to thaw
+    gc.disable()
+    try:
+        yield
+    finally:
+        if mine:
+            gc.freeze()
+            gc.unfreeze()
+        if was:
+            gc.enable()
 
 
 def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> int:
