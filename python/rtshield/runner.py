@@ -181,9 +181,14 @@ def _preload(figures: bool) -> None:
 
 
 def _figure_worker() -> None:
-    """A figure worker's start: Ctrl-C is the parent's (:func:`_ignore_sigint`), and
-    matplotlib is imported now, while the parent still validates and simulates."""
+    """A figure worker's start: Ctrl-C and SIGTERM are the parent's business
+    (:func:`_ignore_sigint`; both were blocked across the fork, so neither reaches
+    the worker before this), and matplotlib is imported now, while the parent still
+    validates and simulates."""
+    import signal
+
     _ignore_sigint()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.figure  # noqa: F401
@@ -219,13 +224,25 @@ def figure_workers() -> Iterator[cf.Executor | None]:
     if workers < 1 or ctx is None:
         yield None
         return
+    import signal
+
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_figure_worker)
     try:
-        for _ in range(workers):  # start them now
-            pool.submit(int)
+        # start them now; a signal that arrives meanwhile waits for this process (a
+        # worker must not run this process's handlers before its own are set)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            for _ in range(workers):
+                pool.submit(int)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         yield pool
-    finally:
-        _stop_workers(pool)
+    except BaseException:  # a failure, Ctrl-C: the workers are ended, not waited for
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+        raise
+    finally:  # idle workers leave at once; the pool's own thread is joined
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def safe_name(name: str, taken: set[str]) -> str:
