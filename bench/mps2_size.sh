@@ -44,7 +44,7 @@ for img in rts_mps2_device rts_mps2_stock; do
       if (obj !~ /\.o\)?$/) next
       n = split(obj, p, "/"); o = p[n]
       part = index(lib, " " o " ") ? "libshield" : \
-             (o ~ /^(rts_netif|rts_netif_mps2|rts_net_netif|rts_net_stock|t_NetworkInterface)\.o$/) ? "interface" : "rest"
+             (o ~ /^(rts_netif|rts_nic|rts_netif_mps2|rts_net_netif|rts_net_stock|t_NetworkInterface)\.o$/) ? "interface" : "rest"
       sz = hex(size)
       if (name ~ /^\.data/) { flash[part] += sz; ram[part] += sz }
       else if (name ~ /^(\.bss|COMMON)/) ram[part] += sz

@@ -1,9 +1,11 @@
 """What the rig's tests share: the configuration text of the FreeRTOS target, and for
-the smoke tests (``tests/test_rig_smoke.py``, ``tests/test_rig_freertos_smoke.py``)
-starting ``rtshield rig`` and finding what a run left behind."""
+the smoke tests (``tests/test_rig_smoke.py``, ``tests/test_rig_freertos_smoke.py``,
+``tests/test_rig_mps2_smoke.py``, ``tests/test_rig_lwip_smoke.py``) what they need,
+starting ``rtshield rig``, reading its runs and finding what a run left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -54,6 +56,24 @@ def needs_root_and(tools: list[str]) -> list[pytest.MarkDecorator]:
             + " (tools/install.sh --rig installs them)",
         ),
     ]
+
+
+def needs_trees(target: freertos.Target) -> pytest.MarkDecorator:
+    """A skip mark (with the reason) for a test of ``target`` without the third-party trees
+    its build needs."""
+    try:
+        freertos.find_tree(None, target)
+    except harness.RigError as e:
+        return pytest.mark.skipif(True, reason=str(e))
+    return pytest.mark.skipif(False, reason="the trees are there")
+
+
+def read_runs(out: Path, attack: str, variants=("unprotected", "protected")) -> dict:
+    """The ``summary.json`` of each variant's run of ``attack`` in a rig output folder."""
+    return {
+        v: json.loads((out / "runs" / f"{v}-{attack}" / "summary.json").read_text())
+        for v in variants
+    }
 
 
 def rig(*args: str, **kw) -> subprocess.Popen:

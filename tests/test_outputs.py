@@ -256,13 +256,53 @@ def test_key_metrics_and_text_table():
     assert rows["packets sent"] == "40 000"
     assert rows["packets dropped"] == "4 000"
     assert rows["worst 1-bin accumulated lateness"] == "12.5 %"
-    big = dict(key_metrics({"critical": {"lateness_sum_pct": 12345.67}}))
+    big = dict(key_metrics({"critical": {"cycles": 3, "lateness_sum_pct": 12345.67}}))
     assert big["total accumulated lateness"] == "12 345.7 %"
     assert rows["cycle time p99"] == "10 325.0 µs"
     assert rows["CPU share: driver"] == "33.3 %"
     assert dict(key_metrics({}))["critical cycles"] == "—"
     t = text_table(["", "a"], [["x", "1"], ["long name", "22"]]).splitlines()
     assert len(t) == 4 and t[3].endswith("22") and t[2].endswith(" 1")
+
+
+def test_quantities_never_measured_read_as_a_dash():
+    """A critical task that never ended a cycle nor missed a deadline has no lateness;
+    cycle times need two cycles; a flow's delivery is "delivered of offered"."""
+    crit = {"cycles": 0, "misses": 0, "lateness_max_pct": 0.0, "lateness_bin_max_pct": 0.0,
+            "lateness_sum_pct": 0.0, "cycle_time_us": {"p50": 0.0, "p99": 0.0, "max": 0.0}}
+    rows = dict(key_metrics({"critical": crit}))
+    for label in ("worst cycle lateness", "total accumulated lateness", "cycle time max"):
+        assert rows[label] == "—", label
+    assert rows["critical cycles"] == "0" and rows["deadline misses"] == "0"
+    one = dict(key_metrics({"critical": {**crit, "cycles": 1}}))
+    assert one["worst cycle lateness"] == "0.0 %" and one["cycle time p50"] == "—"
+    starved = dict(key_metrics({"critical": {**crit, "misses": 9, "lateness_max_pct": 850.0}}))
+    assert starved["worst cycle lateness"] == "850.0 %"
+    flows = dict(key_metrics({"flows": {"hp": {"offered": 9999, "delivered": 8087}}}))
+    assert flows["flow hp delivered"] == "8 087 of 9 999"
+
+
+def test_a_wide_table_is_stacked_to_fit_never_breaking_a_number():
+    """Wider than the width: several tables, each with the label column and as many
+    run columns as fit; every line fits, every cell is whole on one line."""
+    names = [f"configuration_{i}" for i in range(8)]
+    rows = [["packets sent", *(f"{2_250_000 + i:,}".replace(",", " ") for i in range(8))],
+            ["cycle time max", *(f"{8_416_010.5 + i:,.1f} µs".replace(",", " ")
+                                 for i in range(8))]]
+    natural = text_table(["", *names], rows)
+    assert max(len(ln) for ln in natural.splitlines()) > 100
+    for width in (100, 60):
+        text = text_table(["", *names], rows, width=width)
+        lines = text.splitlines()
+        assert max(len(ln) for ln in lines) <= width, width
+        for cell in [*names, *rows[0][1:], *rows[1][1:]]:
+            assert any(cell in ln for ln in lines), (width, cell)
+        assert text.count("packets sent") >= 2  # the labels repeat in each table
+    # so narrow that one column and the labels do not fit: the labels are cut, not numbers
+    tight = text_table(["", *names], rows, width=30).splitlines()
+    assert max(len(ln) for ln in tight) <= 30
+    assert any("…" in ln for ln in tight)
+    assert any("8 416 017.5 µs" in ln for ln in tight)
 
 
 def test_print_table_on_a_terminal_and_into_a_pipe():

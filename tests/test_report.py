@@ -167,3 +167,39 @@ def test_comparison_drops_the_old_overlays_it_wrote(tmp_path):
     assert set(paths) == {"packets_grid", "critical_grid"}
     assert not (tmp_path / "compare_processed.png").exists()
     assert (tmp_path / "compare_lateness.png").read_bytes() == b"the user's own file"
+
+
+def test_reports_name_the_scenario_file_the_user_can_edit(tmp_path):
+    """A file the user gave is named as given; a shipped study's file (inside the
+    installed package) as scenarios/FOLDER/FILE, with how to run an edited copy."""
+    from rtshield.report import RunEntry, run_report, scenario_file
+    from rtshield.scenario import load_scenario
+
+    shipped = report._SHIPPED / "danicki2021" / "burst.toml"
+    name, hint = scenario_file(shipped)
+    assert name == "scenarios/danicki2021/burst.toml"
+    assert "cp -r scenarios/danicki2021 mine" in hint and "--scenarios mine" in hint
+    assert scenario_file("mine/burst.toml") == ("mine/burst.toml", "")
+    assert scenario_file("scenarios/examples/constant_flood.toml")[1] == ""
+    if shipped.is_file():  # the package carries the studies (tools/dev.sh links them)
+        sc = load_scenario(shipped)
+        text = run_report(tmp_path, RunEntry(sc, {"critical": {"cycles": 1}}, {})).read_text()
+        assert "<code>scenarios/danicki2021/burst.toml</code>" in text
+        assert str(report._SHIPPED) not in text and "site-packages" not in text
+
+
+def test_flows_figure_shows_a_small_flow_on_its_own_scale():
+    """A 500 pkt/s flow beside a 200 000 pkt/s flood: one panel per flow, each scaled to
+    its flow, so the small flow fills its panel."""
+    n = 6
+    ts = {"t_s": np.arange(n, dtype=float),
+          "flow_hp_offered": np.full(n, 500), "flow_hp_delivered": np.full(n, 400),
+          "flow_flood_offered": np.full(n, 200_000), "flow_flood_delivered": np.zeros(n)}
+    fig = figures.flows_figure(ts, "t")
+    hp, flood = (ax for ax in fig.axes if ax.get_title(loc="left"))
+    assert hp.get_title(loc="left") == "flow hp" and 500 <= hp.get_ylim()[1] < 1000
+    assert flood.get_ylim()[1] >= 200_000
+    assert figures.flows_figure({k: v for k, v in ts.items() if "flood" not in k}, "t") is None
+    grid = figures.flows_grid_figure([("a", ts), ("b", ts)])
+    tops = {ax.get_title(): ax.get_ylim()[1] for ax in grid.axes if ax.get_title()}
+    assert tops["a: flow hp"] == tops["b: flow hp"] < 1000 < tops["a: flow flood"]

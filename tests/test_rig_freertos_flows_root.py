@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from rig_checks import links_left, procs_of, rig, run_tag
+from rig_checks import links_left, procs_of, read_runs, rig, run_tag
 from test_rig_freertos_smoke import built, pytestmark  # noqa: F401 (fixture)
 
 from rtshield.rig import freertos
@@ -33,10 +33,7 @@ def test_modbus_and_pcap_flows_on_the_real_stack(tmp_path, built):  # noqa: F811
     p = rig("freertos-tcp", "--scenario", str(scen), *args, "--out", str(out))
     _, stderr = p.communicate(timeout=240)
     assert p.returncode == 0, stderr
-    runs = {
-        v: json.loads((out / "runs" / f"{v}-syn" / "summary.json").read_text())
-        for v in ("unprotected", "protected")
-    }
+    runs = read_runs(out, "syn")
     for v, s in runs.items():
         m = s["flows"]["modbus"]
         # the controller polled over one connection and the target answered

@@ -12,25 +12,13 @@ import json
 import signal
 
 import pytest
-from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
+from rig_checks import links_left, needs_root_and, needs_trees, procs_of, read_runs, rig, run_tag
 
-from rtshield.rig import freertos, harness
+from rtshield.rig import freertos
 
-NEEDED = ["ip", "nft", "taskset", "timeout", "gcc", "ethtool", "hping3"]
+NEEDED = ["ip", "nft", "taskset", "timeout", "gcc", "ethtool", "hping3", "ping"]
 
-
-def _tree_reason() -> str | None:
-    try:
-        freertos.find_tree(None)
-    except harness.RigError as e:
-        return str(e)
-    return None
-
-
-pytestmark = [
-    *needs_root_and(NEEDED),
-    pytest.mark.skipif(_tree_reason() is not None, reason=str(_tree_reason())),
-]
+pytestmark = [*needs_root_and(NEEDED), needs_trees(freertos.Target())]
 
 SMOKE = ["--attacks", "syn", "--phase-seconds", "2", "--break-seconds", "0.5"]
 
@@ -47,9 +35,7 @@ def test_smoke_protected_and_unprotected(tmp_path, built):
     stdout, stderr = p.communicate(timeout=240)
     assert p.returncode == 0, stderr
     assert "[1/2] unprotected-syn: attack" in stdout  # progress
-    runs = {}
-    for v in ("unprotected", "protected"):
-        runs[v] = json.loads((out / "runs" / f"{v}-syn" / "summary.json").read_text())
+    runs = read_runs(out, "syn")
     for v, s in runs.items():
         # frames reached the target, and the flood among them
         assert s["totals"]["offered"] > 1000, v

@@ -12,6 +12,7 @@ from rtshield import cli, schema, schema_system
 from rtshield._native import load
 from rtshield.errors import UsageError
 from rtshield.scenario import available_platforms, loads_scenario, platforms_dir
+from rtshield.schema import profile as schema_profile
 from rtshield.tomlfile import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,7 +33,8 @@ def validator():
 
 @pytest.mark.parametrize(
     "page, blocks",
-    [("scenarios.md", schema.markdown_blocks), ("analysis.md", schema_system.markdown_blocks)],
+    [("scenarios.md", schema.markdown_blocks), ("analysis.md", schema_system.markdown_blocks),
+     ("rig.md", schema_profile.markdown_blocks)],
 )
 def test_docs_key_reference_is_generated_from_the_models(page, blocks):
     text = (REPO / "docs" / page).read_text()

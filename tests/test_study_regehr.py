@@ -140,12 +140,12 @@ def test_ethernut_speaker_and_throughput(results):
 def test_demo_study_writes_report_figures_and_claims(tmp_path):
     out, claims, html = run_demo_study(
         tmp_path, "regehr", rg,
-        ("report.html", "fig12.png", "fig3.png", "fig_eth.png", "points.json",
+        ("report.html", "fig1.png", "fig2.png", "sec6_4.png", "sec7.png", "points.json",
          "figures.csv", "ethernut.csv", "claims.json"),
         "Regehr & Duongsaa")
     assert {c["key"] for c in claims if c["holds"] is False} == set(DOES_NOT_HOLD)
     assert "Claims of Regehr &amp; Duongsaa against this run" in html
-    assert html.count("data:image/png;base64,") == 3
+    assert html.count("data:image/png;base64,") == 4
     # §7: the simulated speaker's longest wait beside the analysis' verdict on the same board
     assert "the analysis finds the speaker unschedulable" in html
     # the Ethernut runs kept their one second per flood level

@@ -86,3 +86,17 @@ def test_sweep_bad_value_is_one_line_and_runs_nothing(tmp_path, capsys):
 def test_sweep_missing_file(tmp_path, capsys):
     one_line(capsys, ["sweep", tmp_path / "nope.toml", "--set", "driver.queue=1,2",
                       "--out", tmp_path / "o"], "no such scenario file")
+
+
+def test_a_point_without_a_finished_cycle_has_no_response_time():
+    """A starved critical task never finished a cycle: its worst response and margin
+    were never measured (None, "—"), not 0 µs and a whole period of margin."""
+    from rtshield.sweep.results import answer
+
+    starved = answer({"critical": {"cycles": 0, "misses": 9, "max_response_us": 0.0,
+                                   "lateness_max_pct": 850.0}}, 10_000.0)
+    assert starved["safe"] is False
+    assert starved["worst_response_us"] is None and starved["margin_us"] is None
+    ok = answer({"critical": {"cycles": 100, "misses": 0, "max_response_us": 4_000.0}},
+                10_000.0)
+    assert ok["safe"] is True and ok["margin_us"] == 6_000.0

@@ -178,3 +178,35 @@ def test_demo_verdicts_match_the_direct_checks(results):
     assert table.count("<tr>") == len(study.CLAIMS) + 1
     assert "does not hold" in table and "not run" in table
     assert "(holds only at the cost of hyst_collapse, equal_lateness_cycle)" in table
+
+
+def test_starved_seconds_show_lateness(results):
+    """The equal-priority run starves the critical task for seconds
+    (docs/decisions/lateness-in-bins.md): each second in which no cycle ends
+    is late for its whole length (1 s / 10 ms = 10 000 %), and the same
+    cycle's lateness grows by that much from one such second to the next; its
+    miss is booked in the second where its deadline passed, not where it
+    ends; and the bins add up to the run's totals."""
+    sc = load_scenario(STUDY / "scheduler_equal.toml")
+    r = results["scheduler_equal"]
+    ts = _ts(results, "scheduler_equal")
+    full = sc.bin_ns / sc.critical.period_ns * 100.0
+    starved = np.nonzero((ts["cycles"] == 0) & (ts["offered"] > 0))[0]
+    assert len(starved) >= 5, "the equal-priority run starves the critical task for seconds"
+    assert np.all(np.abs(ts["lateness_pct"][starved] - full) < 1e-6)
+    assert np.all(ts["misses"][starved] == 0)
+    assert np.all(np.abs(np.diff(ts["lateness_max_pct"][starved]) - full) < 1e-6)
+    # The starved cycle's deadline: its lateness at the end of the first starved bin.
+    first = int(starved[0])
+    end_s = (first + 1) * sc.bin_ns / 1e9
+    deadline_s = end_s - ts["lateness_max_pct"][first] / 100.0 * sc.critical.period_ns / 1e9
+    due = int(deadline_s // (sc.bin_ns / 1e9))
+    assert due < first and ts["misses"][due] >= 1
+    # Where the cycle ends: the bin after the starvation holds its whole lateness as the
+    # worst cycle, but only the part accrued in it as lateness.
+    ended = int(starved[-1]) + 1
+    assert ts["cycles"][ended] >= 1
+    assert abs(ts["lateness_max_pct"][ended] - r.critical["lateness_max_pct"]) < 1e-3
+    assert ts["lateness_pct"][ended] <= full
+    assert int(ts["misses"].sum()) == r.critical["misses"]
+    assert abs(float(ts["lateness_pct"].sum()) - r.critical["lateness_sum_pct"]) < 1e-3

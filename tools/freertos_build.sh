@@ -34,6 +34,16 @@
 #   tools/freertos_build.sh mps2-bench OUTDIR
 #       the receive path's cost image, booted under -icount
 #       (bench/mps2_isr_cost.sh reads its output)
+#   tools/freertos_build.sh lwip-build OUTDIR
+#       the device application on lwIP (rig/freertos/lwip/, with lwIP's
+#       FreeRTOS sys_arch) on the POSIX board: OUTDIR/rts_lwip_device
+#       (libshield through libshield/port/lwip, LWIP_TCPIP_CORE_LOCKING_INPUT 1)
+#       and OUTDIR/rts_lwip_stock (lwIP's usual RTOS driver, no libshield,
+#       LWIP_TCPIP_CORE_LOCKING_INPUT 0), which `rtshield rig lwip` runs
+#   tools/freertos_build.sh mps2-lwip-build OUTDIR
+#       the same two images for the MPS2 board: OUTDIR/rts_mps2_lwip_device.elf
+#       and OUTDIR/rts_mps2_lwip_stock.elf (the LAN9118's chip driver from the
+#       patched FreeRTOS-Plus-TCP copy)
 # Both rig builds compile a copy of FreeRTOS-Plus-TCP's source in OUTDIR with
 # the project's patches applied (rig/freertos/patches/); a patch that no
 # longer applies fails the build.
@@ -52,8 +62,9 @@ if [ "${1:-}" = __cc ]; then
   set -- "${@:1:$#-1}"
   exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
 fi
-mode=${1:?usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench OUTDIR [--markdown]}
-out=${2:?usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench OUTDIR [--markdown]}
+usage="usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench|lwip-build|mps2-lwip-build OUTDIR [--markdown]"
+mode=${1:?$usage}
+out=${2:?$usage}
 fmt=${3:-}
 tp=${RTS_THIRD_PARTY:-$here/third_party}
 kernel=${RTS_FREERTOS_KERNEL:-$tp/FreeRTOS-Kernel}
@@ -233,8 +244,9 @@ if [ "$mode" = tcp-build ]; then
   posix=$kernel/portable/ThirdParty/GCC/Posix
   plustcp_tree
   # The POSIX board first: its FreeRTOSConfig.h and rts_board_cfg.h.
-  inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$here/libshield/include"
-       -I"$kernel/include" -I"$posix" -I"$ptcp/source/include" -I"$ptcp/source/portable/Compiler/GCC")
+  inc=(-I"$rig/posix" -I"$rig/app" -I"$rig/nic" -I"$rig/plustcp" -I"$port" -I"$port/config"
+       -I"$here/libshield/include" -I"$kernel/include" -I"$posix" -I"$ptcp/source/include"
+       -I"$ptcp/source/portable/Compiler/GCC")
   objs=()
   tcp_srcs=("$ptcp"/source/*.c "$ptcp/source/portable/BufferManagement/BufferAllocation_2.c")
   n=${#tcp_srcs[@]}
@@ -246,11 +258,12 @@ if [ "$mode" = tcp-build ]; then
   cc_all "$out/k_" gcc -std=gnu11 -O2 -pthread -w "${inc[@]}" -I"$posix/utils" -- "${k_srcs[@]}"
   objs_of "$out/k_" "${k_srcs[@]}"
   rig_opts=(-DRTS_POOL_MAX_BUFS=2048) # the rig's deep NIC ring (rig/freertos/plustcp/rts_netif.h)
-  r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/posix/rts_netif_posix.c"
-          "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_net_netif.c")
+  r_srcs=("$rig/plustcp/rts_netif.c" "$rig/plustcp/rts_app_random.c" "$rig/app/rts_random.c" "$rig/posix/rts_netif_posix.c"
+          "$rig/nic/rts_nic.c" "$rig/posix/main_link.c" "$rig/posix/board.c" "${app_srcs[@]}"
+          "$rig/plustcp/rts_net_netif.c")
   cc_all "$out/" gcc -std=gnu11 -Wall -Wextra -Werror -Wshadow -O2 -pthread "${rig_opts[@]}" "${inc[@]}" \
     -- "${r_srcs[@]}"
-  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_app_random.o")
+  objs+=("$out/rts_netif.o" "$out/rts_netif_posix.o" "$out/rts_nic.o" "$out/rts_app_random.o" "$out/rts_random.o")
   l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
   cc_all "$out/l_" gcc "${warn[@]}" -O2 -pthread "${rig_opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
   objs_of "$out/l_" "${l_srcs[@]}"
@@ -279,7 +292,7 @@ mps2_setup() {
   [ -f "$tcp/$rel/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface in $tcp"
   plustcp_tree
   mps2=$ptcp/$rel
-  inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
+  inc=(-I"$rig/mps2-an385" -I"$rig/app" -I"$rig/nic" -I"$rig/plustcp" -I"$port" -I"$port/config" -I"$selftest"
        -I"$here/libshield/include" -I"$kernel/include" -I"$cm3" -I"$ptcp/source/include"
        -I"$ptcp/source/portable/Compiler/GCC" -I"$mps2")
   mps2_opts=(-DRTS_POOL_MAX_BUFS=128) # 128 descriptor slots of 1536 B (192 KB), 112 posted
@@ -295,7 +308,7 @@ mps2_setup() {
   m_objs+=("${objs[@]}")
   local b_srcs=("$rig/mps2-an385/mps2_clock.c" "$selftest/mps2_boot.c")
   local s_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
-                "$rig/plustcp/rts_netif.c" "$rig/mps2-an385/rts_netif_mps2.c")
+                "$rig/plustcp/rts_netif.c" "$rig/nic/rts_nic.c" "$rig/mps2-an385/rts_netif_mps2.c")
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" "${inc[@]}" \
     -- "${b_srcs[@]}" "${s_srcs[@]}"
   objs=()
@@ -362,7 +375,7 @@ fi
 #                               no libshield: protect 0 only; the baseline
 mps2_device() {
   mps2_setup
-  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c"
+  local a_srcs=("$rig/mps2-an385/board.c" "${app_srcs[@]}" "$rig/plustcp/rts_app_random.c" "$rig/app/rts_random.c"
                 "$rig/plustcp/rts_net_netif.c" "$rig/mps2-an385/rts_net_stock.c")
   # -Wno-format: arm-none-eabi's uint32_t is long, the width of the %u the
   # application's printf subset reads; the format checks run in tcp-build.
@@ -371,7 +384,7 @@ mps2_device() {
   arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -I"$mps2/ether_lan9118" -c "$mps2/NetworkInterface.c" \
     -o "$out/t_NetworkInterface.o"
   objs=()
-  objs_of "$out/" "${a_srcs[@]:0:5}"
+  objs_of "$out/" "${a_srcs[@]:0:6}" # the board, the application, the random hooks
   link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${shield_objs[@]}" "${objs[@]}" "$out/rts_net_netif.o"
   link_mps2 "$out/rts_mps2_stock.elf" "${m_objs[@]}" "$out/t_NetworkInterface.o" "${objs[@]}" "$out/rts_net_stock.o"
   arm-none-eabi-size "$out/rts_mps2_device.elf" "$out/rts_mps2_stock.elf"
@@ -476,5 +489,97 @@ if [ "$mode" = mps2-boot ]; then
   exit "$status"
 fi
 
-echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test, mps2-build, mps2-boot, mps2-bench)" >&2
+# ------------------------------------------------- the device on lwIP
+# lwip_device posix|cm3: the device application (app/) on lwIP
+# (rig/freertos/lwip/) and the board, twice: the protected image (libshield
+# through the lwIP adapter) and the stock image (lwIP's usual RTOS driver).
+# Everything that includes an lwIP header is compiled once per image, with
+# that image's lwIP options; the rest (kernel, libshield, the application,
+# the NIC and its backend, the board) once, with the FreeRTOS configuration
+# lwIP's sys_arch needs (rig/freertos/lwip/FreeRTOSConfig.h).
+lwip_device() {
+  local board=$1
+  local lwip=$tp/lwip adapter=$here/libshield/port/lwip
+  [ -f "$lwip/src/core/init.c" ] || skip "no lwIP at $lwip (set RTS_THIRD_PARTY)"
+  [ -f "$lwip/contrib/ports/freertos/sys_arch.c" ] || skip "no lwIP FreeRTOS port in $lwip/contrib/ports/freertos"
+  local lwip_srcs=("$lwip"/src/core/*.c "$lwip"/src/core/ipv4/*.c "$lwip"/src/api/*.c "$lwip/src/netif/ethernet.c"
+                   "$lwip/contrib/ports/freertos/sys_arch.c")
+  local cc flags k_srcs b_srcs arch inc_board opts
+  # The stock image: lwIP as it ships to a vendor port, tcpip_thread above the
+  # application (configMAX_PRIORITIES - 2, where FreeRTOS-Plus-TCP puts its IP task).
+  local stock_opts=(-DLWIP_TCPIP_CORE_LOCKING_INPUT=0 -DTCPIP_THREAD_PRIO=6 -DRTS_NETIF_LWIP_STOCK=1)
+  if [ "$board" = posix ]; then
+    local posix=$kernel/portable/ThirdParty/GCC/Posix
+    cc=gcc flags=(-O2 -pthread) opts=(-DRTS_POOL_MAX_BUFS=2048)
+    k_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$posix/port.c"
+            "$posix/utils/wait_for_event.c" "$kernel/portable/MemMang/heap_3.c")
+    b_srcs=("$rig/posix/board.c" "$rig/posix/rts_netif_posix.c")
+    inc_board=(-I"$rig/posix" -I"$posix" -I"$posix/utils")
+    arch=("$lwip/contrib/ports/unix/port/include")
+  else
+    need_arm
+    local cm3=$kernel/portable/GCC/ARM_CM3
+    [ -f "$cm3/port.c" ] || skip "no Cortex-M3 port at $cm3"
+    tcp=${RTS_FREERTOS_TCP:-$tp/FreeRTOS-Plus-TCP}
+    local rel=source/portable/NetworkInterface/MPS2_AN385
+    [ -f "$tcp/$rel/ether_lan9118/smsc9220_eth_drv.c" ] || skip "no MPS2_AN385 interface (the LAN9118 driver) in $tcp"
+    plustcp_tree
+    mps2=$ptcp/$rel
+    cc=arm-none-eabi-gcc flags=("${cm3_flags[@]}" -g) opts=(-DRTS_POOL_MAX_BUFS=128)
+    k_srcs=("${kernel_srcs[@]/#/$kernel/}" "$kernel/event_groups.c" "$cm3/port.c"
+            "$kernel/portable/MemMang/heap_4.c" "$mps2/ether_lan9118/smsc9220_eth_drv.c")
+    b_srcs=("$rig/mps2-an385/board.c" "$rig/mps2-an385/rts_netif_mps2.c" "$rig/mps2-an385/mps2_clock.c"
+            "$selftest/mps2_boot.c")
+    inc_board=(-I"$rig/mps2-an385" -I"$selftest" -I"$cm3" -I"$mps2")
+    arch=("$adapter/cm3")
+  fi
+  # The lwIP folder first: its FreeRTOSConfig.h wraps the board's, its lwipopts.h the adapter's.
+  # lwIP's FreeRTOS sys_arch.h before the platform's arch/ (the Unix port's holds one too).
+  local inc=(-I"$rig/lwip" "${inc_board[@]}" -I"$rig/app" -I"$rig/nic" -I"$adapter" -I"$adapter/config"
+             -I"$port" -I"$port/config" -I"$here/libshield/include" -I"$kernel/include"
+             -isystem "$lwip/src/include" -isystem "$lwip/contrib/ports/freertos/include" -isystem "${arch[0]}")
+  local rigw=(-std=gnu11 -Wall -Wextra -Werror -Wshadow)
+  [ "$board" = cm3 ] && rigw+=(-Wno-format) # arm-none-eabi's uint32_t is long: see mps2_device
+  objs=()
+  cc_all "$out/lk_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${inc[@]}" -- "${k_srcs[@]}"
+  objs_of "$out/lk_" "${k_srcs[@]}"
+  local l_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c")
+  cc_all "$out/ll_" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- "${l_srcs[@]}"
+  objs_of "$out/ll_" "${l_srcs[@]}"
+  local a_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/app/rts_random.c" "$rig/nic/rts_nic.c"
+                "${b_srcs[@]}")
+  cc_all "$out/la_" "$cc" "${flags[@]}" "${rigw[@]}" "${opts[@]}" "${inc[@]}" -- "${a_srcs[@]}"
+  objs_of "$out/la_" "${a_srcs[@]}"
+  local common=("${objs[@]}") v
+  for v in device stock; do
+    local vopts=() own=("$rig/lwip/rts_net_lwip.c" "$rig/lwip/rts_netif_lwip.c")
+    if [ "$v" = stock ]; then vopts=("${stock_opts[@]}"); else own+=("$adapter/rts_lwip.c"); fi
+    objs=()
+    cc_all "$out/${v}_l_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${vopts[@]}" "${inc[@]}" -- "${lwip_srcs[@]}"
+    objs_of "$out/${v}_l_" "${lwip_srcs[@]}"
+    cc_all "$out/${v}_" "$cc" "${flags[@]}" "${rigw[@]}" "${opts[@]}" "${vopts[@]}" "${inc[@]}" -- "${own[@]}"
+    objs_of "$out/${v}_" "${own[@]}"
+    if [ "$board" = posix ]; then
+      gcc -pthread "${common[@]}" "${objs[@]}" -o "$out/rts_lwip_$v"
+    else
+      link_mps2 "$out/rts_mps2_lwip_$v.elf" "${common[@]}" "${objs[@]}"
+      arm-none-eabi-size "$out/rts_mps2_lwip_$v.elf"
+    fi
+  done
+}
+
+if [ "$mode" = lwip-build ]; then
+  [ -f "$kernel/portable/ThirdParty/GCC/Posix/port.c" ] || skip "no POSIX port in $kernel"
+  lwip_device posix
+  echo "freertos port: the device application on lwIP (POSIX board) built: rts_lwip_device (libshield), rts_lwip_stock (lwIP's usual driver)"
+  exit 0
+fi
+
+if [ "$mode" = mps2-lwip-build ]; then
+  lwip_device cm3
+  echo "freertos port: the device application on lwIP (MPS2 board) built: rts_mps2_lwip_device.elf (libshield), rts_mps2_lwip_stock.elf (lwIP's usual driver)"
+  exit 0
+fi
+
+echo "freertos_build: unknown mode $mode (build, posix-test, qemu-test, tcp-build, mps2-test, mps2-build, mps2-boot, mps2-bench, lwip-build, mps2-lwip-build)" >&2
 exit 2

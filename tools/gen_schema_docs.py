@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Regenerate the key references of docs/scenarios.md and docs/analysis.md from
-the schemas of scenario and system files.
+"""Regenerate the key references of docs/scenarios.md, docs/analysis.md and
+docs/rig.md from the schemas of scenario, system and storm-profile files.
 
 Every ``<!-- schema: NAME -->`` … ``<!-- /schema -->`` block of the pages is
 replaced by the table the pydantic models make (:func:`rtshield.schema.docs.markdown_blocks`,
-:func:`rtshield.schema.system.markdown_blocks`); the prose around the blocks
+:func:`rtshield.schema.system.markdown_blocks`,
+:func:`rtshield.schema.profile.markdown_blocks`); the prose around the blocks
 is left as written. ``--check`` changes nothing and exits 1 when a page is
 out of date (tests/test_schema.py checks the same).
 """
@@ -21,12 +22,13 @@ REPO = Path(__file__).resolve().parent.parent
 if (REPO / "python" / "rtshield" / "librtshield_native.so").exists():
     sys.path.insert(0, str(REPO / "python"))
 
-from rtshield.schema import docs, system  # noqa: E402
+from rtshield.schema import docs, profile, system  # noqa: E402
 
 #: Each generated page and the blocks it holds.
 PAGES = {
     "docs/scenarios.md": docs.markdown_blocks,
     "docs/analysis.md": system.markdown_blocks,
+    "docs/rig.md": profile.markdown_blocks,
 }
 
 

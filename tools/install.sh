@@ -5,10 +5,10 @@
 #                             analyze, design) needs: C build tools,
 #                             python3-venv, the package
 #   tools/install.sh --rig    also what `rtshield rig` runs (docs/rig.md):
-#                             flood and scan tools, namespaces, nftables
+#                             flood and scan tools, namespaces, nftables,
+#                             the Cortex-M3 cross compiler and QEMU (--board mps2-an385)
 #   tools/install.sh --test   also what tools/test.sh runs: the rig's tools,
-#                             the Cortex-M3 cross compiler and QEMU, clang
-#                             with libFuzzer, Chromium, pytest, ruff and import-linter
+#                             clang with libFuzzer, Chromium, pytest, ruff and import-linter
 # Each step says what it installs and why; apt and pip show their progress.
 # A repeated run installs nothing when nothing is missing, and reinstalls the
 # Python package only when a file it is built from changed (a stamp in .venv).
@@ -37,11 +37,10 @@ done
 groups=("the native library and the simulator (C build tools): build-essential cmake ninja-build"
         "the virtual environment .venv (Debian's Python refuses pip outside one): python3-venv")
 [ "$rig" -eq 1 ] && groups+=(
-  "rtshield rig (docs/rig.md): hping3 nmap netsniff-ng stress-ng nftables iproute2 ethtool"
-  "the FreeRTOS targets' build (the project's patches to upstream drivers): patch")
+  "rtshield rig (docs/rig.md): hping3 nmap netsniff-ng stress-ng nftables iproute2 ethtool iputils-ping util-linux"
+  "the FreeRTOS targets' build (the project's patches to upstream drivers): patch"
+  "the MPS2 board in QEMU (rig --board mps2-an385, the Cortex-M3 tests): gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm")
 [ "$test" -eq 1 ] && groups+=(
-  "the FreeRTOS tests on Cortex-M3 in QEMU: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
-  "the MPS2 board's flood smoke (tools/mps2_flood_smoke.sh): iputils-ping"
   "the fuzz smoke (clang with libFuzzer): clang libclang-rt-14-dev"
   "the report test in headless Chromium: chromium"
   "the benchmarks' memory and instruction counts (bench/): valgrind")

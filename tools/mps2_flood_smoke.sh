@@ -22,7 +22,9 @@
 # counted apart: frames the host sent into the TAP minus the frames the
 # driver took. QEMU and the clients are always stopped and the namespace
 # (with its TAP) removed, also on SIGINT/SIGTERM and when the whole run
-# exceeds its bound (60 s by default, RTS_SMOKE_LIMIT_S).
+# exceeds its bound (60 s by default, RTS_SMOKE_LIMIT_S). RTS_SMOKE_VARIANTS
+# names the variants to run (default "protected unprotected stock"; the rig's
+# own smoke, `rtshield rig freertos-tcp --board mps2-an385`, runs the first two).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 elf=${1:?usage: mps2_flood_smoke.sh ELF OUTDIR [FLOOD_SECONDS]}
@@ -257,7 +259,11 @@ PY
   pids=("$watchdog")
 }
 
-run_variant protected
-run_variant unprotected
-[ -f "$stock" ] && run_variant stock
+for v in ${RTS_SMOKE_VARIANTS:-protected unprotected stock}; do
+  case $v in
+    protected|unprotected) run_variant "$v" ;;
+    stock) [ -f "$stock" ] && run_variant stock ;;
+    *) echo "mps2_flood_smoke: unknown variant $v in RTS_SMOKE_VARIANTS (protected, unprotected, stock)" >&2; exit 2 ;;
+  esac
+done
 exit "$status"

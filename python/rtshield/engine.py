@@ -265,6 +265,11 @@ def _run(
     # receive path (0 without [rx]): time in polling mode, the network task's top priority
     ts["polling_s"] = np.array([b.polling_ns / 1e9 for b in bins], dtype=np.float64)
     ts["net_prio_max"] = np.array([b.net_prio_max for b in bins], dtype=np.int64)
+    # per scenario flow: its packets offered and delivered in the bin
+    for i, f in enumerate(sc.flows):
+        ts[f"flow_{f.name}_offered"] = np.array([b.flow_offered[i] for b in bins], dtype=np.int64)
+        ts[f"flow_{f.name}_delivered"] = np.array([b.flow_delivered[i] for b in bins],
+                                                  dtype=np.int64)
     # the overload detectors: times each fired in the bin (Danicki §2.1)
     detectors = enum_names("rtsim_detector", "RTSIM_DET_")
     for k, det in enumerate(detectors):

@@ -35,10 +35,15 @@ __all__ = [
     "RunEntry",
     "compare_report",
     "fmt_number",
+    "figure",
     "fmt_named",
     "page",
+    "receive_path_text",
+    "render",
     "run_report",
+    "scenario_file",
     "scenario_parameters",
+    "setup_rows",
     "verdict_table",
 ]
 
@@ -167,6 +172,17 @@ def _fig(path: Path, caption: str, alt: str | None = None) -> _Fig:
     return _Fig(caption, src, w, h, alt if alt is not None else caption)
 
 
+def figure(path: Path, caption: str, alt: str | None = None) -> _Fig:
+    """A PNG embedded in a page, for a template's ``m.figure`` macro."""
+    return _fig(path, caption, alt)
+
+
+def render(template: str, **context: Any) -> str:
+    """A page's body from one of the templates shipped in ``rtshield/templates``
+    (autoescaped; HTML built by rtshield goes in as :func:`_markup`'s Markup)."""
+    return _env().get_template(template).render(**context)
+
+
 def scenario_parameters(s: Any) -> list[tuple[str, str]]:
     """The scenario's settings as ``(name, value)`` rows, with units."""
     f = units.format_ns
@@ -260,6 +276,58 @@ def scenario_parameters(s: Any) -> list[tuple[str, str]]:
     return rows
 
 
+#: The scenarios shipped with rtshield: the package's copy of the repository's scenarios/.
+_SHIPPED = Path(__file__).resolve().parent / "scenarios"
+
+
+def scenario_file(path: str | Path) -> tuple[str, str]:
+    """How a report names a scenario file: ``(name, hint)``. A file the user gave, as
+    given (no hint); a file shipped with rtshield (a study the demo runs, found inside
+    the installed package), as ``scenarios/FOLDER/FILE`` with how to run an edited
+    copy (``cp -r scenarios/FOLDER mine``, then ``--scenarios mine``)."""
+    p = Path(path)
+    if p.is_absolute() and p.parent.parent == _SHIPPED:
+        folder = p.parent.name
+        return f"scenarios/{folder}/{p.name}", (
+            f"shipped with rtshield; to run an edited copy: cp -r scenarios/{folder} mine, "
+            f"edit mine/{p.name}, and add --scenarios mine to the demo's command"
+        )
+    return str(path), ""
+
+
+def receive_path_text(s: Any) -> str:
+    """The scenario's receive path in a few words: "off" (the stack's own path), or
+    Behnke et al.'s receive path (``[rx]``: its cache invalidation, short circuit and
+    global limit; the full list is :func:`scenario_parameters`)."""
+    rx = getattr(s, "rx", None)
+    if rx is None:
+        return "off"
+    parts = [rx.cache]
+    if rx.short_circuit:
+        parts.append("short circuit")
+    if rx.global_capacity:
+        parts.append(f"global {rx.global_capacity}/{units.format_ns(rx.global_period_ns or 0)}")
+    return "on: " + ", ".join(parts)
+
+
+def setup_rows(scenarios: Sequence[Any]) -> list[list[str]]:
+    """What protects the critical task in each scenario, one row per setting and one
+    column per scenario: the rows that open the side-by-side table and the terminal
+    summaries (the full list is :func:`scenario_parameters`)."""
+    params = [", ".join(f"{k} {v}" for k, v in s.mitigation.parameters().items())
+              for s in scenarios]
+    rows = [["mitigation", *(s.mitigation.kind for s in scenarios)]]
+    if any(params):
+        rows.append(["mitigation parameters", *(p or "—" for p in params)])
+    rows += [
+        ["receive path", *(receive_path_text(s) for s in scenarios)],
+        ["priority critical / network",
+         *(f"{s.critical.priority} / {s.driver.priority}" for s in scenarios)],
+        ["RX queue", *(fmt_value(s.driver.queue, "count") for s in scenarios)],
+    ]
+    return rows
+
+
 # ------------------------------------------------------------------ blocks
 
 Block = tuple[str, Sequence[str], Sequence[Sequence[Any]]]  #: (heading, header, rows)
@@ -303,6 +371,8 @@ def _flows_block(summary: Mapping[str, Any]) -> Block | None:
     rows = []
     for name, f in _entries(summary, "flows"):
         lat = f.get("latency_us") if isinstance(f.get("latency_us"), Mapping) else {}
+        if not f.get("delivered"):  # a latency exists only for a delivered packet
+            lat = {}
         rows.append(
             [
                 name,
@@ -322,9 +392,10 @@ def _flows_block(summary: Mapping[str, Any]) -> Block | None:
 def _tasks_block(summary: Mapping[str, Any]) -> Block | None:
     rows = []
     for name, t in _entries(summary, "tasks"):
+        # a response time exists only for a job that finished
+        worst = t.get("max_response_us") if t.get("jobs") else None
         rows.append([name, fmt_number(t.get("jobs")), fmt_number(t.get("misses")),
-                     fmt_value(t.get("max_response_us"), "us"),
-                     fmt_number(t.get("cpu_s"), "s")])
+                     fmt_value(worst, "us"), fmt_number(t.get("cpu_s"), "s")])
     if not rows:
         return None
     return ("Tasks", ["task", "jobs", "deadline misses", "worst response", "CPU time"], rows)
@@ -492,6 +563,8 @@ def _page(title: str, body: str) -> str:
 RUN_FIGURES = {
     "packets": "Sent, received and processed packets per second",
     "critical": "Completed critical cycles and accumulated lateness per second",
+    "flows": "Each flow's offered and delivered packets per second, one panel per flow on "
+    "its own scale",
     "cycle_time": "Critical cycle times (log counts; log-spaced bins when they span decades)",
     "latency": "Packet latency per flow",
     "rx_drops": "Receive path: dropped packets per flow, by reason",
@@ -516,6 +589,7 @@ def _run_body(e: RunEntry, level: int = 1) -> str:
         title=e.title,
         link=e.link,
         scenario=s,
+        scenario_file=scenario_file(s.path),
         notes=getattr(s, "notes", ""),
         metrics=key_metrics(summ),
         figures=[_fig(e.figures[k], cap) for k, cap in RUN_FIGURES.items() if k in e.figures],
@@ -538,6 +612,8 @@ COMPARE_FIGURES = {
     "critical_grid": "Completed critical cycles per second and accumulated lateness, one "
     "panel per configuration on shared axes (Figures 6b/d, 7b/d style); lateness above "
     "100 % on a logarithmic scale",
+    "flows_grid": "Each flow's offered and delivered packets per second: one row per flow "
+    "on its own scale, one column per configuration",
     "processed": "Packets processed per second, one panel per configuration (dotted: sent)",
     "lateness": "Accumulated lateness of the critical task per bin, one panel per configuration",
 }
@@ -566,12 +642,7 @@ def compare_report(
         for lbl, _ in rows:
             if lbl not in labels:
                 labels.append(lbl)
-    side_rows = [
-        ["mitigation"] + [e.scenario.mitigation.kind for e in entries],
-        ["priorities critical / driver"]
-        + [f"{e.scenario.critical.priority} / {e.scenario.driver.priority}" for e in entries],
-        ["RX queue"] + [fmt_number(e.scenario.driver.queue) for e in entries],
-    ]
+    side_rows = setup_rows([e.scenario for e in entries])
     for lbl in labels:
         side_rows.append([lbl, *(dict(rows).get(lbl, "—") for rows in metric_rows)])
     captions = {**COMPARE_FIGURES, **(extra_captions or {})}

@@ -15,7 +15,14 @@
  *     without privileges), pinned to --cpu;
  *   - every cycle records its start (the toggle) and end timestamps
  *     (CLOCK_MONOTONIC, ns); the file is written once, when the program
- *     stops (SIGTERM / SIGINT, or --max-cycles reached).
+ *     stops (SIGTERM / SIGINT, or --max-cycles reached; with --keep-cycling 1
+ *     it cycles on unrecorded after --max-cycles until it is stopped);
+ *   - --heartbeat A.B.C.D:PORT makes the output visible on the network: every
+ *     --heartbeat-every cycles (default 10), right after the toggle, the task
+ *     sends one UDP datagram there (16 bytes, little endian: uint64 sequence
+ *     number from 0, int64 the toggle's CLOCK_MONOTONIC ns), without waiting
+ *     (a full socket buffer drops it) -- `rtshield rig serve linux`'s
+ *     heartbeat, whose arrival jitter `rtshield rig device` watches.
  *
  * Protocol with the caller (python/rtshield/rig/linux.py), on stdout:
  *   "ready policy=fifo prio=99 cpu=1 t0=<ns>"   scheduling applied, cycling
@@ -40,7 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -155,7 +165,8 @@ static int apply_sched(uint32_t policy, int prio, uint64_t rt, uint64_t dl, uint
 int main(int argc, char **argv) {
     long long cycle_us = 1000, max_cycles = 0, cpu = -1, prio = 99;
     long long dl_rt = 100000, dl_dl = 1000000, dl_per = 1000000;
-    const char *out = NULL, *pol = "fifo";
+    long long keep_cycling = 0, hb_every = 10;
+    const char *out = NULL, *pol = "fifo", *hb = NULL;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (i + 1 >= argc) usage_error("option needs a value", o);
@@ -169,6 +180,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--dl-period-ns")) dl_per = parse_ll(o, v, 1024, 1000000000);
         else if (!strcmp(o, "--policy")) pol = v;
         else if (!strcmp(o, "--out")) out = v;
+        else if (!strcmp(o, "--keep-cycling")) keep_cycling = parse_ll(o, v, 0, 1);
+        else if (!strcmp(o, "--heartbeat")) hb = v;
+        else if (!strcmp(o, "--heartbeat-every")) hb_every = parse_ll(o, v, 1, 1000000);
         else usage_error("unknown option", o);
     }
     if (!out) usage_error("--out FILE is required", NULL);
@@ -179,6 +193,25 @@ int main(int argc, char **argv) {
     else if (!strcmp(pol, "deadline")) policy = SCHED_DEADLINE;
     else if (!strcmp(pol, "other")) policy = SCHED_OTHER;
     else usage_error("--policy must be fifo, rr, deadline or other", pol);
+
+    /* The heartbeat's socket, opened before real-time scheduling starts. */
+    int hb_fd = -1;
+    struct sockaddr_in hb_to;
+    memset(&hb_to, 0, sizeof hb_to);
+    if (hb) {
+        char host[64];
+        const char *colon = strrchr(hb, ':');
+        if (!colon || colon == hb || (size_t)(colon - hb) >= sizeof host)
+            usage_error("--heartbeat must be A.B.C.D:PORT", hb);
+        memcpy(host, hb, (size_t)(colon - hb));
+        host[colon - hb] = '\0';
+        hb_to.sin_family = AF_INET;
+        hb_to.sin_port = htons((uint16_t)parse_ll("--heartbeat port", colon + 1, 1, 65535));
+        if (inet_pton(AF_INET, host, &hb_to.sin_addr) != 1)
+            usage_error("--heartbeat must be A.B.C.D:PORT", hb);
+        hb_fd = socket(AF_INET, SOCK_DGRAM, 0);
+        if (hb_fd < 0) usage_error("cannot open the heartbeat socket", NULL);
+    }
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -224,9 +257,9 @@ int main(int argc, char **argv) {
     fflush(stdout);
 
     size_t count = 0;
-    uint64_t overruns = 0;
+    uint64_t overruns = 0, cycle = 0, hb_seq = 0;
     int64_t planned = t0;
-    while (!stop_requested && count < n) {
+    while (!stop_requested && (count < n || keep_cycling)) {
         planned += period;
         next.tv_sec = (time_t)(planned / 1000000000LL);
         next.tv_nsec = (long)(planned % 1000000000LL);
@@ -239,9 +272,16 @@ int main(int argc, char **argv) {
         output_level = !output_level; /* the paper's "write outputs" stage */
         int64_t end = now_ns();
         if (start > planned + period) overruns++; /* later than the next planned toggle */
-        rec[count].start_ns = start;
-        rec[count].end_ns = end;
-        count++;
+        if (hb_fd >= 0 && cycle++ % (uint64_t)hb_every == 0) {
+            int64_t msg[2] = {(int64_t)hb_seq++, start};
+            (void)sendto(hb_fd, msg, sizeof msg, MSG_DONTWAIT, (const struct sockaddr *)&hb_to,
+                         sizeof hb_to);
+        }
+        if (count < n) {
+            rec[count].start_ns = start;
+            rec[count].end_ns = end;
+            count++;
+        }
     }
 
     /* Leave real-time scheduling before writing the file. */

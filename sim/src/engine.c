@@ -82,6 +82,7 @@ static uint64_t lost_arrivals(rtsim *s, uint32_t f, uint64_t next)
     next = flow_skip_before(&s->flow[f], next, limit, &n);
     if (n > 0) {
         s->cur_bin.offered += n;
+        s->cur_bin.flow_offered[f] += n;
         s->flow_st[f].offered += n;
         if (irq) {
             s->cur_bin.irq_raised += n;
@@ -102,6 +103,7 @@ static void on_arrival(rtsim *s, uint32_t f, uint64_t now)
     const sim_pkt p = {now, f, RTS_BUF_NONE, RTS_FLOW_NONE, 0, tr->next};
     sim_core *c = rx_core(s);
     s->cur_bin.offered++;
+    s->cur_bin.flow_offered[f]++;
     s->flow_st[f].offered++;
     trace_rec(s, now, RTSIM_TR_ARRIVAL, s->cfg.nic_core, (int32_t)f, 0);
     nic_receive(s, p, now);

@@ -60,6 +60,8 @@ void detect_seen(rtsim *s, uint64_t now)
     }
 }
 
+static void book_running_late(rtsim *s, uint64_t now);
+
 /* Add the counts of bin `b` into `dst` (totals are a running sum of bins). */
 static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
 {
@@ -82,11 +84,16 @@ static void bin_add(rtsim_bin *dst, const rtsim_bin *b)
     dst->polling_ns += b->polling_ns;
     for (int i = 0; i < RTSIM_DET_COUNT; i++)
         dst->detected[i] += b->detected[i];
+    for (int i = 0; i < RTSIM_MAX_FLOWS; i++) {
+        dst->flow_offered[i] += b->flow_offered[i];
+        dst->flow_delivered[i] += b->flow_delivered[i];
+    }
     if (b->net_prio_max > dst->net_prio_max) dst->net_prio_max = b->net_prio_max;
 }
 
 void close_bin(rtsim *s, uint64_t now)
 {
+    book_running_late(s, now);
     for (uint32_t i = 0; i < s->cfg.n_cores; i++)
         acct_cpu(s, &s->core[i], now);
     acct_rx_off(s, now);
@@ -109,36 +116,71 @@ void close_bin(rtsim *s, uint64_t now)
     b->net_prio_max = s->driver >= 0 ? s->task[s->driver].prio : 0u;
 }
 
-/* The lateness of a cycle of periodic task t that should have ended by its
- * deadline and ends (or is still running) at `finish`, in percent of the
- * period: libshield's rts_detect_cycle_eval(), the lateness monitor a driver
- * runs, in whole parts per million (docs/decisions/lateness-one-home.md). */
-double cycle_lateness_pct(const sim_task *t, uint64_t finish)
+/* The lateness of periodic task t's current cycle if it ends (or is still
+ * running) at `finish`, in parts per million of the period: libshield's
+ * rts_detect_cycle_eval(), the lateness monitor a driver runs
+ * (docs/decisions/lateness-one-home.md). 0 up to the deadline. */
+static uint64_t cycle_lateness_ppm(const sim_task *t, uint64_t finish)
 {
     const uint64_t P = (uint64_t)t->cfg->period_ns;
-    const rts_detect_cycle_result r = rts_detect_cycle_eval(t->deadline - P, t->deadline, finish);
-    return (double)r.lateness_ppm / 1e4;
+    return rts_detect_cycle_eval(t->deadline - P, t->deadline, finish).lateness_ppm;
 }
 
-/* Account `misses` missed periods and a lateness of `late` percent to task t,
- * and to the current bin when t is the critical task. */
-void add_lateness(rtsim *s, sim_task *t, uint64_t misses, double late)
+/* Book into the current bin what the critical task's current cycle, still
+ * running at `now`, has not booked yet once its deadline has passed: its
+ * miss (so a miss lands in the bin where the deadline passes) and the
+ * lateness it accrued since its last booking (so a bin's lateness is the
+ * lateness accrued within it: docs/decisions/lateness-in-bins.md). The
+ * increments telescope: a cycle's bookings add up to its lateness. */
+static void book_late(rtsim *s, sim_task *t, uint64_t now)
 {
+    if (now <= t->deadline) return;
+    rtsim_bin *b = &s->cur_bin;
+    if (!t->miss_booked) {
+        b->misses++;
+        t->miss_booked = true;
+    }
+    const uint64_t ppm = cycle_lateness_ppm(t, now);
+    b->lateness_pct += (double)(ppm - t->late_booked_ppm) / 1e4;
+    t->late_booked_ppm = ppm;
+    const double pct = (double)ppm / 1e4;
+    if (pct > b->lateness_max_pct) b->lateness_max_pct = pct;
+}
+
+/* Account a cycle of task t that is over at `now` (ended, or cut by the end
+ * of the run) to its statistics: `misses` missed periods, its lateness. */
+static void task_lateness(sim_task *t, uint64_t misses, uint64_t now)
+{
+    const double late = (double)cycle_lateness_ppm(t, now) / 1e4;
     t->st.misses += misses;
     t->st.lateness_sum_pct += late;
     if (late > t->st.lateness_max_pct) t->st.lateness_max_pct = late;
-    if ((int)t->idx == s->critical) {
-        rtsim_bin *b = &s->cur_bin;
-        b->misses += misses;
-        b->lateness_pct += late;
-        if (late > b->lateness_max_pct) b->lateness_max_pct = late;
-    }
+}
+
+void cycle_lateness(rtsim *s, sim_task *t, uint64_t now)
+{
+    task_lateness(t, now > t->deadline ? 1u : 0u, now);
+    if ((int)t->idx == s->critical) book_late(s, t, now);
+    t->miss_booked = false;
+    t->late_booked_ppm = 0;
+}
+
+/* The critical task's cycle, if it runs past its deadline at `now`: book
+ * what it has not booked yet into the current bin (before it closes). */
+static void book_running_late(rtsim *s, uint64_t now)
+{
+    if (s->critical < 0) return;
+    sim_task *t = &s->task[s->critical];
+    if (t->cfg->kind == RTSIM_TASK_PERIODIC && t->state == TS_READY) book_late(s, t, now);
 }
 
 /* The run ends: a periodic task whose current cycle is past its deadline
  * and not finished is not on time. Every period that ended without the
  * cycle completing counts as a miss, and the cycle's lateness up to the
- * end of the run is accumulated (docs/model.md, "A starved task"). */
+ * end of the run is accumulated (docs/decisions/rxpath-sim.md, "A starved
+ * task"). The cycle's own miss and lateness went into the bins as they
+ * passed; the later periods are known to be missed only now, and go into
+ * the last bin. */
 void unfinished_cycles(rtsim *s, uint64_t end)
 {
     for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
@@ -146,7 +188,11 @@ void unfinished_cycles(rtsim *s, uint64_t end)
         if (t->cfg->kind != RTSIM_TASK_PERIODIC || t->state != TS_READY || end <= t->deadline)
             continue;
         const uint64_t missed = (end - t->deadline) / (uint64_t)t->cfg->period_ns + 1u;
-        add_lateness(s, t, missed, cycle_lateness_pct(t, end));
+        task_lateness(t, missed, end);
+        if ((int)t->idx == s->critical) {
+            book_late(s, t, end);
+            s->cur_bin.misses += missed - 1u;
+        }
     }
 }
 

@@ -56,6 +56,7 @@ static inline void count_drop(rtsim *s, const sim_pkt *p, rtsim_drop why)
 static inline void deliver(rtsim *s, const sim_pkt *p, uint64_t now)
 {
     s->cur_bin.delivered++;
+    s->cur_bin.flow_delivered[p->flow]++;
     rtsim_flow_stats *fs = &s->flow_st[p->flow];
     fs->delivered++;
     uint64_t lat = now - p->t_arr;
@@ -71,13 +72,13 @@ void acct_rx_off(rtsim *s, uint64_t now);
 void acct_rx_mode(rtsim *s, uint64_t now);
 /* Record what libshield's detectors found since the last look. */
 void detect_seen(rtsim *s, uint64_t now);
-/* Close the current bin at `now` into the ring of finished bins and the totals. */
+/* Close the current bin at `now` into the ring of finished bins and the
+ * totals, after booking the lateness the critical task accrued in it. */
 void close_bin(rtsim *s, uint64_t now);
-/* The lateness, in percent of the period, of periodic task t's cycle ending at `finish`. */
-double cycle_lateness_pct(const sim_task *t, uint64_t finish);
-/* Account `misses` missed periods and `late` percent of lateness to task t
- * (and to the bin when t is the critical task). */
-void add_lateness(rtsim *s, sim_task *t, uint64_t misses, double late);
+/* Periodic task t's cycle ends at `now`: account its miss (if late) and its
+ * lateness to the task, and book them into the bins when t is the critical
+ * task (docs/decisions/lateness-in-bins.md). */
+void cycle_lateness(rtsim *s, sim_task *t, uint64_t now);
 /* The run ends at `end`: periodic cycles past their deadline are late. */
 void unfinished_cycles(rtsim *s, uint64_t end);
 

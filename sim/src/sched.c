@@ -184,7 +184,7 @@ static void periodic_done(rtsim *s, sim_task *t, uint64_t now)
     t->st.jobs++;
     int64_t resp = (int64_t)(now - t->release);
     if (resp > t->st.max_response_ns) t->st.max_response_ns = resp;
-    add_lateness(s, t, earliness < 0 ? 1u : 0u, cycle_lateness_pct(t, now));
+    cycle_lateness(s, t, now);
     if (t->has_last) {
         int64_t ct = (int64_t)(now - t->last_finish);
         if (t->st.cycle_min_ns == 0 || ct < t->st.cycle_min_ns) t->st.cycle_min_ns = ct;

@@ -83,6 +83,8 @@ typedef struct sim_task {
     /* periodic */
     uint64_t release, deadline, last_finish;
     bool has_last;
+    bool miss_booked;         /* the current cycle's miss is in a bin already */
+    uint64_t late_booked_ppm; /* the current cycle's lateness already in earlier bins, ppm of P */
     /* driver */
     bool has_packet; /* a packet is dequeued and being processed */
     bool polling;    /* the job is one iteration of the suspended sleep loop */

@@ -435,6 +435,12 @@ static void test_conservation_random(void)
             CHECK_EQ(fo, t.offered);
             CHECK_EQ(fd, t.delivered);
             CHECK_EQ(fx, dsum);
+            /* The totals' per-flow counts are the flows' own. */
+            for (uint32_t i = 0; i < c.n_flows; i++) {
+                rtsim_flow_stats fs = flow_stats(s, i);
+                CHECK_EQ(t.flow_offered[i], fs.offered);
+                CHECK_EQ(t.flow_delivered[i], fs.delivered);
+            }
             /* CPU: every core's contexts add up to the elapsed time. */
             uint64_t cpu = 0;
             for (int i = 0; i < RTSIM_CTX_COUNT; i++)
@@ -453,6 +459,14 @@ static void test_conservation_random(void)
                 cpu += bins[i].cpu_ns[j];
             CHECK_EQ(cpu, (end - bins[i].t_start_ns) * c.n_cores);
             cpu_all += cpu;
+            /* Each bin's packets, split by flow, add up to the bin's. */
+            uint64_t bo = 0, bd = 0;
+            for (uint32_t j = 0; j < RTSIM_MAX_FLOWS; j++) {
+                bo += bins[i].flow_offered[j];
+                bd += bins[i].flow_delivered[j];
+            }
+            CHECK_EQ(bo, bins[i].offered);
+            CHECK_EQ(bd, bins[i].delivered);
         }
         CHECK_EQ(cpu_all, c.n_cores * c.duration_ns);
         rtsim_destroy(s);

@@ -480,6 +480,7 @@ rts_lwip_next rts_lwip_frame_isr(rts_lwip *l, uint16_t buf, uint16_t len, rts_lw
         post(l, buf);
         return RTS_LWIP_NEXT;
     }
+    l->last = rx;
     if (rx.outcome == RTS_RX_GLOBAL_LIMIT) {
         l->stats.left++;
         return RTS_LWIP_LEAVE;

@@ -200,6 +200,11 @@ typedef struct rts_lwip {
     uint32_t retry_set;         /**< tcpip_thread placement: a held drain's retry timeout is set */
 #endif
     rts_lwip_stats stats;
+    /** What libshield said of the last frame rts_lwip_frame_isr() classified
+     *  (outcome, flow, recycled flow): for the driver's own accounting, read
+     *  after the call in the same context. Unchanged by a refused descriptor
+     *  (stats.bad_desc). */
+    rts_shield_rx last;
 } rts_lwip;
 
 /**

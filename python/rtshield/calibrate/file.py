@@ -44,8 +44,8 @@ COUNTER_COLUMNS: dict[str, str] = {
     "isr_runs": "RX interrupts executed on the device core",
     "processed": "packets the driver finished",
     "cycles": "critical task cycles completed",
-    "misses": "critical task cycles that ended after their deadline",
-    "lateness_pct": "accumulated lateness of the cycles that ended, % of the period",
+    "misses": "critical task deadlines missed (in the second the deadline passed)",
+    "lateness_pct": "lateness accrued in the second by late critical cycles, % of the period",
 }
 
 #: The most points one calibration may run.

@@ -11,6 +11,7 @@ from rtshield.clitools import Jobs, Out, Seed, arg, set_option
 from rtshield.errors import UsageError
 from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
+from rtshield.report import setup_rows
 from rtshield.runner import compare, finish_jobs, run_many
 from rtshield.scenario import parse_overrides
 from rtshield.tables import key_metrics
@@ -49,11 +50,13 @@ def options(
 
 
 def print_table(outcomes) -> None:
-    """The runs' key numbers side by side: one column per run."""
+    """The runs side by side, one column per run: what protects each (mitigation,
+    receive path, priorities), then its key numbers and each flow's delivery."""
     names = [o.out_dir.name for o in outcomes]
     cols = [dict(key_metrics(o.entry.summary)) for o in outcomes]
     labels = list(dict.fromkeys(lbl for c in cols for lbl in c))
-    rows = [[lbl, *(c.get(lbl, "—") for c in cols)] for lbl in labels]
+    rows = setup_rows([o.entry.scenario for o in outcomes])
+    rows += [[lbl, *(c.get(lbl, "—") for c in cols)] for lbl in labels]
     _print_table(["", *names], rows)
 
 

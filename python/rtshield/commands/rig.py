@@ -1,6 +1,10 @@
 """``rtshield rig ...``: real flood tools against real targets in the rig's own namespaces.
 
 ``rig linux``  the controller study of arXiv 2007.08885 on this kernel (docs/rig.md);
+``rig freertos-tcp`` and ``rig lwip``  a FreeRTOS device with FreeRTOS-Plus-TCP or lwIP,
+               on the POSIX board or the MPS2 board in QEMU (``--board``);
+``rig device`` a robustness test of any controller, ``rig serve`` the rig's targets as
+               devices to test it on (:mod:`rtshield.commands._rig_device`);
 ``rig report`` rebuilds the tables, histograms and report of a finished run;
 ``rig clean``  removes what a killed run left behind (names starting with ``rtsrig``).
 """
@@ -19,6 +23,7 @@ import typer
 
 from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
 from rtshield.commands import VERBS
+from rtshield.commands._rig_device import add_verbs
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
@@ -39,19 +44,27 @@ LINUX_HELP = (
     "tool logs). The full matrix is 36 cells of 3 phases each."
 )
 
-FREERTOS_HELP = (
-    "Build the FreeRTOS target (kernel POSIX port + FreeRTOS-Plus-TCP + libshield, "
-    "rig/freertos/) if needed, start it on the device side of the rig's namespaces and "
-    "run, for each attack, an unprotected and a protected run of idle / attack / idle "
-    "while the scenario's UDP flows are sent; simulate the same scenario. Writes "
+_TARGET_HELP = (
+    "Build the FreeRTOS target (the device application of rig/freertos/ with the kernel, "
+    "{stack} and libshield, for the POSIX board or the MPS2 board) if needed, start it on "
+    "the device side of the rig's namespaces (MPS2: QEMU on a TAP bridged to the rig's "
+    "veth) and run, for each attack, an unprotected and a protected run of idle / attack / "
+    "idle while the scenario's flows are sent; simulate the same scenario. Writes "
     "DIR/runs/<variant>-<attack>/summary.json (the simulator's vocabulary), "
     "DIR/sim/<variant>/summary.json, DIR/comparison.json and DIR/report.html."
 )
+FREERTOS_HELP = _TARGET_HELP.format(stack="FreeRTOS-Plus-TCP")
+LWIP_HELP = _TARGET_HELP.format(stack="lwIP (its FreeRTOS sys_arch, the netconn API)") + (
+    " lwIP's own counters (lwip_stats: pbuf and memp errors, drops per protocol) are "
+    "recorded beside libshield's drop reasons."
+)
 
 CLEAN_HELP = (
-    "Kill the processes in every network namespace whose name starts with 'rtsrig-' and "
-    "delete those namespaces (with their veths, qdiscs and nftables tables), and any "
-    "interface named rtsrig* in this namespace. Nothing else is touched."
+    "Kill every process the rig started (they carry RTSRIG_TAG in their environment) and "
+    "the processes in every network namespace whose name starts with 'rtsrig-' (a "
+    "FreeRTOS device, QEMU), delete those namespaces (with their veths, TAP devices, "
+    "bridges, qdiscs and nftables tables), and any interface named rtsrig* in this "
+    "namespace. Nothing else is touched."
 )
 
 
@@ -78,13 +91,20 @@ FREERTOS_TCP_SHORT_HELP = (
     "flooded unprotected and protected"
 )
 FREERTOS_TCP_EPILOG = (
-    "\b\nexample: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 "
-    "--out ft"
+    "\b\nexamples: sudo rtshield rig freertos-tcp --attacks syn --phase-seconds 2 --out ft\n"
+    "          sudo rtshield rig freertos-tcp --board mps2-an385 --out ft-mps2"
 )
+LWIP_SHORT_HELP = (
+    "the real lwIP stack on FreeRTOS with libshield in its receive path, flooded "
+    "unprotected and protected"
+)
+LWIP_EPILOG = "\b\nexample: sudo rtshield rig lwip --attacks syn --phase-seconds 2 --out lw"
 REPORT_HELP = "Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results."
 REPORT_SHORT_HELP = "rebuild the tables, histograms and report of a finished rig run"
 REPORT_EPILOG = "\b\nexample: rtshield rig report rig-out"
-CLEAN_SHORT_HELP = "remove leftovers of a killed rig run (namespaces named rtsrig-*)"
+CLEAN_SHORT_HELP = (
+    "remove leftovers of a killed rig run (its processes, namespaces named rtsrig-*)"
+)
 CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
 
 
@@ -92,11 +112,13 @@ def add_to(app: typer.Typer) -> None:
     rig = typer_app(
         name="rig",
         help="Run real attacks from one network namespace against a device in another, both "
-        "created by the rig and always removed (docs/rig.md). Needs root and the tools "
-        "installed by tools/install.sh --rig.",
+        "created by the rig and always removed, or (rig device) through an interface of this "
+        "host against a device you name (docs/rig.md). Needs root and the tools installed "
+        "by tools/install.sh --rig.",
         short_help=VERBS["rig"],
         epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
+        "          sudo rtshield rig device --target 198.18.0.1 --iface dut0 --out dev\n"
         "          rtshield rig TARGET --help     explains one target",
         invoke_without_command=True,
     )
@@ -154,17 +176,19 @@ def add_to(app: typer.Typer) -> None:
         check_choice(load, "--load", ("off", "on", "both"))
         check_choice(dl_admission, "--dl-admission", ("on", "off"))
 
-    @verb(rig, "freertos-tcp", handle_freertos, group="rig", help=FREERTOS_HELP,
-          short_help=FREERTOS_TCP_SHORT_HELP, epilog=FREERTOS_TCP_EPILOG)
-    def freertos_tcp(
+    def target_options(
         out: Out,
+        board: Annotated[str, opt(
+            "--board", "posix (the FreeRTOS POSIX port on this host, default) or mps2-an385 "
+            "(a Cortex-M3 image in QEMU, its LAN9118 on a TAP; guest time)", "BOARD")] = "posix",
         scenario: Annotated[str | None, opt(
-            "--scenario", "the device as a scenario (default rig/freertos/device.toml)",
-            "FILE")] = None,
+            "--scenario", "the device as a scenario (default rig/freertos/device.toml; on the "
+            "MPS2 board rig/freertos/mps2-an385/device.toml)", "FILE")] = None,
         freertos_tree: Annotated[str | None, opt(
-            "--freertos-tree", "folder holding FreeRTOS-Kernel and FreeRTOS-Plus-TCP (default "
-            "$RTS_THIRD_PARTY, else the pinned copies rtshield ships in third_party/)",
-            "DIR")] = None,
+            "--freertos-tree", "folder holding FreeRTOS-Kernel and the stack's tree "
+            "(FreeRTOS-Plus-TCP, or lwip; the MPS2 board's LAN9118 driver comes from "
+            "FreeRTOS-Plus-TCP) (default $RTS_THIRD_PARTY, else the pinned copies rtshield "
+            "ships in third_party/)", "DIR")] = None,
         attacks: Attacks = "syn,arp,nmap",
         variants: Annotated[str, opt(
             "--variants", "unprotected, protected or both (default both)", "LIST")] = (
@@ -177,9 +201,16 @@ def add_to(app: typer.Typer) -> None:
         stock_priority: Annotated[int, opt(
             "--stock-priority", "the network task's priority in the unprotected (stock) variant "
             "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
-            "configMAX_PRIORITIES - 2)", "P")] = 6,
+            "configMAX_PRIORITIES - 2; lwIP: the stock input task's)", "P")] = 6,
     ) -> None:
-        ...
+        from rtshield.rig.freertos.target import BOARDS
+
+        check_choice(board, "--board", tuple(BOARDS))
+
+    verb(rig, "freertos-tcp", handle_freertos, group="rig", help=FREERTOS_HELP,
+         short_help=FREERTOS_TCP_SHORT_HELP, epilog=FREERTOS_TCP_EPILOG)(target_options)
+    verb(rig, "lwip", handle_lwip, group="rig", help=LWIP_HELP,
+         short_help=LWIP_SHORT_HELP, epilog=LWIP_EPILOG)(target_options)
 
     @verb(rig, "report", handle_report, group="rig", help=REPORT_HELP,
           short_help=REPORT_SHORT_HELP, epilog=REPORT_EPILOG)
@@ -193,12 +224,13 @@ def add_to(app: typer.Typer) -> None:
     def clean() -> None:
         ...
 
+    add_verbs(rig)
     app.add_typer(rig)
 
 
 def _no_target(args) -> int:  # noqa: ARG001
     raise UsageError(
-        "rig: a target is required: linux, freertos-tcp, report or clean "
+        "rig: a target is required: linux, freertos-tcp, lwip, device, serve, report or clean "
         "('rtshield rig --help' explains them)"
     )
 
@@ -258,7 +290,7 @@ def options_from_args(args):
 
 
 def handle_linux(args) -> int:
-    from rtshield.rig import harness, linux, results
+    from rtshield.rig import harness, host, linux, results
 
     opts = options_from_args(args)
     cells = linux.plan(opts)
@@ -327,7 +359,7 @@ def handle_linux(args) -> int:
                     print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
                     bar(i, len(cells))
             # the results: the bar's last phase
-            system["loadavg_end"] = results._read("/proc/loadavg")
+            system["loadavg_end"] = host.read_text("/proc/loadavg")
             options = {**opts.as_dict(), "dl_admission": args.dl_admission}
             results.write_results(out, done, system, options, figures=not args.no_figures)
             bar.finish()
@@ -371,26 +403,40 @@ def _p999(s: dict, phase: str) -> str:
 
 
 def handle_freertos(args) -> int:
+    return _handle_target(args, "plustcp")
+
+
+def handle_lwip(args) -> int:
+    return _handle_target(args, "lwip")
+
+
+def _handle_target(args, stack: str) -> int:
+    """``rig freertos-tcp`` / ``rig lwip``: ``stack`` on ``--board``, unprotected and
+    protected per attack, the simulation beside them."""
     from rtshield.rig import freertos, harness
 
+    target = freertos.Target(stack, args.board)
+    who = f"rig {target.verb}"
     attacks = _csv(args.attacks, freertos.ATTACKS, "--attacks")
     variants = _csv(args.variants, freertos.VARIANTS, "--variants")
     if not attacks or not variants:
-        raise UsageError("rig freertos-tcp: --attacks and --variants must name at least one")
+        raise UsageError(f"{who}: --attacks and --variants must name at least one")
     if args.phase_seconds is not None:
-        _within("rig freertos-tcp", "--phase-seconds", args.phase_seconds, 1, 120)
-    _within("rig freertos-tcp", "--break-seconds", args.break_seconds, 0, 60)
+        _within(who, "--phase-seconds", args.phase_seconds, 1, 120)
+    _within(who, "--break-seconds", args.break_seconds, 0, 60)
     say = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))
-    scen = Path(args.scenario) if args.scenario else freertos.default_scenario()
+    scen = Path(args.scenario) if args.scenario else freertos.default_scenario(target)
     dev = freertos.load_device(scen, args.stock_priority, args.phase_seconds)
     harness.require_root()
-    tools = ["ip", "nft", "timeout", "taskset", "ethtool", "gcc"]
+    tools = ["ip", "nft", "timeout", "taskset", "ping", *target.run_tools, *target.build_tools]
     tools += sorted({freertos.ATTACK_TOOL[a] for a in attacks})
-    harness.TOOLS.setdefault("ethtool", "ethtool")
-    harness.TOOLS.setdefault("gcc", "gcc")
+    for t, pkg in (("ethtool", "ethtool"), ("gcc", "gcc"), ("patch", "patch"),
+                   ("ping", "iputils-ping"), ("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
+                   ("qemu-system-arm", "qemu-system-arm")):  # fmt: skip
+        harness.TOOLS.setdefault(t, pkg)
     harness.require_tools(tools)
-    tree = freertos.find_tree(args.freertos_tree)
-    exe = freertos.build_target(tree, say=say)
+    tree = freertos.find_tree(args.freertos_tree, target)
+    images = freertos.build_images(target, tree, say=say)
     since = time.time_ns()
     out = prepare_out_dir(args.out)
     cpus = sorted(os.sched_getaffinity(0))
@@ -404,25 +450,25 @@ def handle_freertos(args) -> int:
         attacker_cpu=_CPUS[0] if len(cpus) > 1 else None,
     )
     plan = [(v, a) for a in attacks for v in variants]
-    per = harness.procedure_s(opts.phase_s, opts.break_s) + 3
-    say(f"rig freertos-tcp: {len(plan)} runs x ~{per:.0f} s; scenario {scen}")
+    per = harness.procedure_s(opts.phase_s, opts.break_s) + (8 if target.emulated else 3)
+    say(f"{who}: {len(plan)} runs x ~{per:.0f} s on the {target.board} board; scenario {scen}")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     runs: list[dict] = []
     bar = ProgressBar(
-        "rig freertos-tcp",
+        who,
         phases=[("flooding", len(plan), "runs done"), ("simulating, report", 1)],
         enabled=False if args.quiet else None,
     )
     with bar:
         try:
             with harness.Harness(log_dir=out / "logs") as h:
-                freertos.prepare_attacker(h)
+                bench = freertos.wire(h, target, images)
                 for i, (v, a) in enumerate(plan, 1):
                     name = f"{v}-{a}"
                     d = out / "runs" / name
                     raw = freertos.run_variant(
                         h,
-                        exe,
+                        bench,
                         dev,
                         v,
                         a,
@@ -433,35 +479,17 @@ def handle_freertos(args) -> int:
                     s = freertos.summarize(raw, dev, d)
                     atomic_write(d / "summary.json", format_summary_json(s))
                     runs.append(s)
-                    att = s["phases"]["attack"]
-                    say(
-                        f"[{i}/{len(plan)}] {name}: "
-                        f"{s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s "
-                        f"reached the device; misses idle/attack/idle "
-                        + "/".join(
-                            str(s["phases"][p]["critical"]["misses"]) for p in freertos.PHASES
-                        )
-                        + "; "
-                        + ", ".join(
-                            f"{n} {f['delivered']}/{f['offered']}"
-                            for n, f in att["flows"].items()
-                            if f["offered"] is not None
-                        )
-                        + " delivered in the attack"
-                    )
+                    say(f"[{i}/{len(plan)}] {name}: " + _target_line(s))
                     bar(i, len(plan))
         finally:
             for sg, handler in old.items():
                 signal.signal(sg, handler)
-        say("rig freertos-tcp: simulating the same scenario")
+        say(f"{who}: simulating the same scenario")
         sim = freertos.simulate_variants(dev, out)
         syn_pps = freertos.measured_syn_rate(runs)
         sim_syn = None
         if syn_pps:
-            say(
-                f"rig freertos-tcp: simulating it with the SYN flood at {syn_pps:.0f} pkt/s "
-                "(the rig's)"
-            )
+            say(f"{who}: simulating it with the SYN flood at {syn_pps:.0f} pkt/s (the rig's)")
             sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
         comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
         atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
@@ -470,8 +498,32 @@ def handle_freertos(args) -> int:
         bar.finish()
     for c in comp["claims"]:
         say(f"  {'confirmed' if c['confirmed'] else 'NOT confirmed'}: {c['claim']}")
-    print(f"rig freertos-tcp: {len(runs)} runs; results: {out}/ (report: {report})")
+    print(f"{who}: {len(runs)} runs; results: {out}/ (report: {report})")
     return 0
+
+
+def _target_line(s: dict) -> str:
+    """One run of ``rig freertos-tcp``/``rig lwip`` in one progress line."""
+    from rtshield.rig import freertos
+
+    att = s["phases"]["attack"]
+    late = ""
+    if s.get("clock") == "guest":
+        late = " (late on the guest clock " + "/".join(
+            str(s["phases"][p]["critical"]["late_on_clock"]) for p in freertos.PHASES) + ")"
+    return (
+        f"{s['traffic'].get('flood_in_pps', 0):.0f} flood pkt/s reached the device; misses "
+        "idle/attack/idle "
+        + "/".join(str(s["phases"][p]["critical"]["misses"]) for p in freertos.PHASES)
+        + late
+        + "; "
+        + ", ".join(
+            f"{n} {f['delivered']}/{f['offered']}"
+            for n, f in att["flows"].items()
+            if f["offered"] is not None
+        )
+        + " delivered in the attack"
+    )
 
 
 def handle_report(args) -> int:
@@ -479,7 +531,7 @@ def handle_report(args) -> int:
 
     out = Path(args.dir)
     comp_file = out / "comparison.json"
-    if comp_file.is_file():  # a freertos-tcp run: its report from its comparison
+    if comp_file.is_file():  # a freertos-tcp or lwip run: its report from its comparison
         from rtshield.rig import freertos
 
         try:
@@ -487,7 +539,7 @@ def handle_report(args) -> int:
             report = freertos.write_report(out, comp, [])
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(
-                f"rig report: {comp_file}: not a freertos-tcp comparison ({e})"
+                f"rig report: {comp_file}: not a freertos-tcp or lwip comparison ({e})"
             ) from None
         print(f"rig report: {len(comp.get('runs', []))} runs; report: {report}")
         return 0
@@ -522,8 +574,10 @@ def handle_clean(args) -> int:  # noqa: ARG001
     removed = harness.clean()
     if removed["sysctl"]:
         print("rig clean: restored " + ", ".join(removed["sysctl"]))
+    if removed["procs"]:
+        print(f"rig clean: killed {len(removed['procs'])} processes the rig had started")
     if removed["netns"] or removed["links"]:
         print("rig clean: removed " + ", ".join(removed["netns"] + removed["links"]))
-    elif not removed["sysctl"]:
+    elif not (removed["sysctl"] or removed["procs"]):
         print("rig clean: nothing to remove")
     return 0

@@ -10,6 +10,7 @@ from typing import Annotated
 from rtshield.clitools import Out, ScenarioFile, Seed, no_cyclic_gc, opt, set_option
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
+from rtshield.report import setup_rows
 from rtshield.runner import figure_workers, run_one
 from rtshield.scenario import load_scenario, parse_overrides
 from rtshield.tables import key_metrics, print_table
@@ -85,7 +86,8 @@ def _run(args, pool) -> int:
     finish_out_dir(out)
     if not args.quiet:
         print(f"{scenario.name}: {scenario.description}".rstrip(": "))
-        print_table(["", scenario.name], key_metrics(outcome.entry.summary))
+        print_table(["", scenario.name],
+                    [*setup_rows([scenario]), *key_metrics(outcome.entry.summary)])
         print(
             f"results: {out}/ (report: {out / 'report.html'}), {outcome.wall_s:.1f} s wall",
             file=sys.stdout,

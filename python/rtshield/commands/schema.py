@@ -1,8 +1,10 @@
-"""``rtshield schema [scenario|system|platform] [--out FILE] [--markdown]``: the file formats.
+"""``rtshield schema [scenario|system|platform|profile] [--out FILE] [--markdown]``: the
+file formats.
 
 Prints the JSON Schema of a scenario file (or of a system file for
-``analyze``/``design``, or of a platform preset), made from the pydantic
-models that validate them (:mod:`rtshield.schema`, :mod:`rtshield.schema.system`), with
+``analyze``/``design``, of a platform preset, or of a storm profile for ``rig
+device``), made from the pydantic models that validate them (:mod:`rtshield.schema`,
+:mod:`rtshield.schema.system`, :mod:`rtshield.schema.profile`), with
 the limits of the installed libshield. An editor given it (e.g. the
 Even Better TOML extension, ``#:schema ./scenario.schema.json`` at the top
 of a file) completes keys and flags mistakes as one types. ``--markdown``
@@ -20,14 +22,14 @@ import typer
 from rtshield.clitools import Verbose, dispatch
 from rtshield.commands import VERBS
 
-KINDS = ("scenario", "system", "platform")
+KINDS = ("scenario", "system", "platform", "profile")
 
 
 def add_to(app: typer.Typer) -> None:
     @app.command(
         "schema",
         help="Print the JSON Schema of a scenario file (or of a system file for analyze and "
-        "design, or of a platform preset): the keys, "
+        "design, of a platform preset, or of a storm profile for rig device): the keys, "
         "their types, units, ranges, defaults and meaning, as rtshield checks them. Editors "
         "that read JSON Schema complete and check TOML with it. --markdown prints the key "
         "reference of docs/scenarios.md instead.",
@@ -38,7 +40,9 @@ def add_to(app: typer.Typer) -> None:
     def schema_(
         which: Annotated[
             str,
-            typer.Argument(metavar="[scenario|system|platform]", help="which file format"),
+            typer.Argument(
+                metavar="[scenario|system|platform|profile]", help="which file format"
+            ),
         ] = "scenario",
         out: Annotated[
             str | None,

@@ -152,6 +152,7 @@ def _print_results(sw, out: Path) -> None:
         title="per point: did the critical task meet every deadline?" if every else
         "the points the report shows (the extremes and the safe region's boundary; "
         "every point is in sweep.csv)",
+        keys=len(axes),  # a table split to fit the terminal repeats the swept values
     )
     if len(sw.shown) <= 8:
         print()

@@ -32,12 +32,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rtshield.figures.compare import compare_figures, grid_figure, overlay_figure
+from rtshield.figures.compare import (
+    compare_figures,
+    flows_grid_figure,
+    grid_figure,
+    overlay_figure,
+)
 from rtshield.figures.layout import png_bytes, save_png
 from rtshield.figures.run import (
     critical_figure,
     cycle_time_figure,
     detection_figure,
+    flows_figure,
     hist_arrays,
     latency_figure,
     log_rebin,
@@ -55,6 +61,8 @@ __all__ = [
     "critical_figure",
     "cycle_time_figure",
     "detection_figure",
+    "flows_figure",
+    "flows_grid_figure",
     "grid_figure",
     "hist_arrays",
     "latency_figure",
@@ -77,6 +85,8 @@ _FIGURES: dict[str, Callable[..., Figure | None]] = {
     "rx_drops": rx_drops_figure,
     "rx_priority": rx_priority_figure,
     "detection": detection_figure,
+    "flows": flows_figure,
+    "flows_grid": flows_grid_figure,
     "grid": grid_figure,
     "overlay": overlay_figure,
 }

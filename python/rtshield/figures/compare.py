@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
     from matplotlib.figure import Figure
 from rtshield.figures import layout
 
-__all__ = ["compare_figures", "grid_figure", "overlay_figure"]
+__all__ = ["compare_figures", "flows_grid_figure", "grid_figure", "overlay_figure"]
 
 
 def _grid_shape(n: int) -> tuple[int, int]:
@@ -129,6 +129,43 @@ def overlay_figure(
     return fig
 
 
+def flows_grid_figure(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Figure | None:
+    """Each flow's offered and delivered packets per second: one row per flow, one column
+    per run; a row shares its scale across the runs, each flow has its own (a 500 pkt/s
+    flow stays visible beside a 200 000 pkt/s flood). None unless some run has two
+    flows or more."""
+    names: list[str] = []
+    for _, ts in runs:
+        names += [f for f in layout.flow_names(ts) if f not in names]
+    if len(names) < 2 or not runs:
+        return None
+    rows, cols = len(names), len(runs)
+    panel_w = 3.4 if cols > 2 else 4.8
+    top = layout.TITLE_IN + layout.LEGEND_IN + layout.PANEL_TITLE_IN
+    width = 0.85 + 0.25 + cols * panel_w + (cols - 1) * 0.25
+    height = top + 0.55 + rows * 1.7 + (rows - 1) * 0.45
+    fig = layout.new_figure(width, height, left=0.85, right=0.25, top=top, bottom=0.55,
+                            rows=rows, cols=cols, hgap=0.45, wgap=0.25)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey="row")
+    artists: list = []
+    for r, flow in enumerate(names):
+        hi = layout.finite_max(*(layout.per_second(ts, f"flow_{flow}_{k}") for _, ts in runs
+                                 for k in ("offered", "delivered")))
+        for c, (run, ts) in enumerate(runs):
+            ax = axes[r][c]
+            drawn = layout.flow_axes(ax, ts, flow, top=hi)
+            artists = artists or drawn
+            ax.set_title(f"{run}: flow {flow}", fontsize="small")
+            if c == 0:
+                ax.set_ylabel("packets / s", fontsize="small")
+            if r == rows - 1:
+                ax.set_xlabel("time [s]")
+    layout.legend_top(fig, artists)
+    layout.suptitle(fig, "Each flow's offered and delivered packets per second (one scale "
+                         "per flow)")
+    return fig
+
+
 def compare_figures(
     runs: Sequence[tuple[str, Mapping[str, Any]]], out_dir: str | Path
 ) -> dict[str, Path]:
@@ -136,12 +173,13 @@ def compare_figures(
 
     Both are small multiples, one panel per configuration on shared axes, in
     the style of Danicki et al. Figures 6–8 (packets) and 6b/d, 7b/d
-    (critical cycles and lateness).
+    (critical cycles and lateness); with two flows or more also
+    ``compare_flows.png`` (:func:`flows_grid_figure`).
     """
     out = Path(out_dir)
     for stale in ("compare_processed.png", "compare_lateness.png"):  # earlier versions' overlays
         remove_ours(out / stale)
-    return {
+    paths = {
         "packets_grid": layout.save_png(
             grid_figure(runs, "packets"), out / "compare_packets.png"
         ),
@@ -149,3 +187,9 @@ def compare_figures(
             grid_figure(runs, "critical"), out / "compare_critical.png"
         ),
     }
+    fig = flows_grid_figure(runs)
+    if fig is not None:
+        paths["flows_grid"] = layout.save_png(fig, out / "compare_flows.png")
+    else:  # an earlier comparison's figure: only if rtshield wrote it
+        remove_ours(out / "compare_flows.png")
+    return paths

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rtshield.figures import check
 from rtshield.outputs import atomic_write
 
 if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
@@ -31,6 +32,8 @@ __all__ = [
     "column",
     "critical_axes",
     "finite_max",
+    "flow_axes",
+    "flow_names",
     "late_scale",
     "legend_top",
     "new_figure",
@@ -61,10 +64,13 @@ PANEL_TITLE_IN = 0.25
 
 
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
-    """Render ``fig`` to PNG bytes (deterministic metadata)."""
+    """Render ``fig`` to PNG bytes (deterministic metadata). With
+    ``RTSHIELD_CHECK_FIGURES=1`` a figure with a layout problem (text outside the
+    canvas, a legend over data, a cut marker) raises instead (:mod:`.check`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
+    check.check_if_asked(fig, dpi)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata=_PNG_META)
     return buf.getvalue()
@@ -174,6 +180,28 @@ def packets_axes(ax: Any, ts: Mapping[str, Any], *, legend: bool = False) -> lis
                                alpha=alphas[key])
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
+    return artists
+
+
+def flow_names(ts: Mapping[str, Any]) -> list[str]:
+    """The scenario flows of a time series (its ``flow_NAME_offered`` columns), in order."""
+    pre, post = "flow_", "_offered"
+    return [k[len(pre):-len(post)] for k in ts if k.startswith(pre) and k.endswith(post)]
+
+
+def flow_axes(ax: Any, ts: Mapping[str, Any], name: str, *, top: float | None = None) -> list:
+    """Flow ``name``'s offered and delivered packets per second, on an axis scaled to
+    this flow (``top``: a shared top); returns the artists for a legend."""
+    artists = []
+    off = per_second(ts, f"flow_{name}_offered")
+    dlv = per_second(ts, f"flow_{name}_delivered")
+    if off is not None:
+        artists += stairs(ax, ts, off, label="offered", color="tab:blue", lw=3.2, alpha=0.45)
+    if dlv is not None:
+        artists += stairs(ax, ts, dlv, label="delivered", color="tab:green", lw=1.3)
+    hi = top if top is not None else finite_max(off, dlv)
+    ax.set_ylim(0, max(1.0, hi * 1.1))
+    ax.grid(True, alpha=0.3)
     return artists
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "critical_figure",
     "cycle_time_figure",
     "detection_figure",
+    "flows_figure",
     "hist_arrays",
     "latency_figure",
     "log_rebin",
@@ -54,6 +55,29 @@ def critical_figure(ts: Mapping[str, Any], title: str) -> Figure:
     ax.set_xlabel("time [s]")
     ax.set_ylabel("completed cycles per second")
     ax2.set_ylabel("accumulated lateness [%]", color="tab:red")
+    layout.suptitle(fig, title)
+    return fig
+
+
+def flows_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
+    """Each flow's offered and delivered packets per second, one panel per flow on its
+    own scale (so that a 500 pkt/s flow shows beside a 200 000 pkt/s flood); None with
+    fewer than two flows (packets.png shows one)."""
+    names = layout.flow_names(ts)
+    if len(names) < 2:
+        return None
+    n = len(names)
+    top = layout.TITLE_IN + layout.LEGEND_IN + layout.PANEL_TITLE_IN
+    fig = layout.new_figure(7.0, top + 0.55 + 1.5 * n + 0.45 * (n - 1), left=0.85, top=top,
+                            bottom=0.55, rows=n, hgap=0.45)
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    artists: list = []
+    for ax, name in zip(axes, names, strict=True):
+        artists = layout.flow_axes(ax, ts, name) or artists
+        ax.set_title(f"flow {name}", fontsize="small", loc="left")
+        ax.set_ylabel("packets / s", fontsize="small")
+    axes[-1].set_xlabel("time [s]")
+    layout.legend_top(fig, artists)
     layout.suptitle(fig, title)
     return fig
 
@@ -264,13 +288,14 @@ def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
 _RUN_FIGURES = {
     "packets": packets_figure,
     "critical": critical_figure,
+    "flows": flows_figure,
     "cycle_time": cycle_time_figure,
     "latency": latency_figure,
     "rx_drops": rx_drops_figure,
     "rx_priority": rx_priority_figure,
     "detection": detection_figure,
 }
-_OPTIONAL = ("cycle_time", "latency", "rx_drops", "rx_priority", "detection")
+_OPTIONAL = ("flows", "cycle_time", "latency", "rx_drops", "rx_priority", "detection")
 
 
 def run_figure_jobs(
@@ -282,6 +307,7 @@ def run_figure_jobs(
     jobs: list[tuple[str, tuple[Any, ...]]] = [
         ("packets", (ts, f"{title}: sent, received, processed packets")),
         ("critical", (ts, f"{title}: critical cycles and lateness")),
+        ("flows", (ts, f"{title}: packets per flow")),
         ("cycle_time", (getattr(result, "cycle_time_hist", None),
                         f"{title}: critical cycle times", period_us)),
     ]

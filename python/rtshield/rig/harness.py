@@ -23,6 +23,7 @@ Safety properties:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -30,7 +31,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -69,10 +70,12 @@ __all__ = [
     "TOOLS",
     "Counters",
     "Harness",
+    "Processes",
     "RigError",
     "SysctlOverride",
     "arp_flood_argv",
     "attack_argv",
+    "check_ifname",
     "clean",
     "count_flood_in",
     "leftovers",
@@ -84,6 +87,7 @@ __all__ = [
     "sleep_until",
     "stress_argv",
     "syn_flood_argv",
+    "tagged_pids",
 ]
 
 # --------------------------------------------------------------- commands
@@ -104,6 +108,11 @@ def _run(argv: Sequence[str], what: str, input: str | None = None) -> str:
     return p.stdout
 
 
+def _ip(ns: str | None) -> list[str]:
+    """``ip`` in namespace ``ns`` (``None``: this one)."""
+    return ["ip", "-n", ns] if ns else ["ip"]
+
+
 def _netns_list() -> list[str]:
     if shutil.which("ip") is None:
         return []
@@ -121,12 +130,32 @@ def _root_links() -> list[str]:
         return []
 
 
+def tagged_pids(tag: str | None = None) -> list[int]:
+    """Processes that carry :data:`TAG_ENV` in their environment (of run ``tag``, or of
+    any run): every process the rig started, in any namespace."""
+    needle = f"{TAG_ENV}={tag}".encode() if tag else f"{TAG_ENV}=".encode()
+    me = os.getpid()
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == me:
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(v == needle or (not tag and v.startswith(needle)) for v in env):
+            found.append(int(d.name))
+    return sorted(found)
+
+
 def leftovers() -> dict[str, list[str]]:
-    """What a killed run left behind: rig namespaces, rig interfaces here, sysctl changes."""
+    """What a killed run left behind: rig namespaces, rig interfaces here, sysctl changes,
+    and processes the rig started that still run (``procs``: their ids)."""
     return {
         "netns": [n for n in _netns_list() if n.startswith(PREFIX + "-")],
         "links": [n for n in _root_links() if n.startswith(PREFIX)],
         "sysctl": [p.name for p in STATE_DIR.glob(f"{PREFIX}-sysctl-*")],
+        "procs": [str(pid) for pid in tagged_pids()],
     }
 
 
@@ -149,11 +178,18 @@ def _delete_netns(ns: str) -> None:
 
 
 def clean() -> dict[str, list[str]]:
-    """Remove every rig namespace (with its processes, veths, qdiscs, nft tables) and rig link.
+    """Kill every process the rig started (:func:`tagged_pids`), remove every rig namespace
+    (with its processes, veths, qdiscs, nft tables) and rig link.
 
-    Only names starting with :data:`PREFIX` are touched. Returns what was removed.
+    Only names starting with :data:`PREFIX` and processes carrying :data:`TAG_ENV` are
+    touched. Returns what was removed.
     """
     found = leftovers()
+    for pid in found["procs"]:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     for ns in found["netns"]:
         _delete_netns(ns)
     for link in found["links"]:
@@ -218,11 +254,26 @@ class _Proc:
     log: IO[Any] | None
 
 
-class Harness:
-    """Two namespaces joined by a veth pair, with processes and counters; ``with`` cleans up.
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP wait while the block runs (a cleanup is not cut short)."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
-    ``tag`` (letters and digits, at most 6) makes the names unique per run; the
-    default is derived from the process id.
+
+class Processes:
+    """The processes of one rig run, each tagged with the run's ``tag`` (:data:`TAG_ENV`),
+    bounded by ``timeout`` and in its own process group; ``with`` (or :meth:`close`)
+    stops them all.
+
+    ``tag`` (letters and digits, at most 6) names the run; the default is derived
+    from the process id. :class:`Harness` adds the namespaces; ``rtshield rig
+    device``, which floods a device through an interface of this namespace, uses
+    this class alone.
     """
 
     def __init__(self, tag: str | None = None, log_dir: Path | None = None):
@@ -230,12 +281,150 @@ class Harness:
         if not tag.isalnum() or len(tag) > 6:
             raise ValueError("tag must be 1-6 letters or digits")
         self.tag = tag
-        self.ns_dev = f"{PREFIX}-{tag}-dev"
-        self.ns_atk = f"{PREFIX}-{tag}-atk"
-        self.if_dev = f"{PREFIX}{tag}d"
-        self.if_atk = f"{PREFIX}{tag}a"
         self.log_dir = log_dir
         self._procs: list[_Proc] = []
+
+    def __enter__(self) -> Processes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every process (idempotent; SIGINT/SIGTERM/SIGHUP held meanwhile)."""
+        with _signals_held():
+            self.stop_all()
+
+    def stop_all(self, sig: int = signal.SIGTERM, grace: float = 2.0) -> None:
+        """Signal every process group at once (newest first), SIGKILL what is left after
+        ``grace``."""
+        procs = list(reversed(self._procs))
+        for p in procs:
+            self._signal(p, sig)
+        deadline = time.monotonic() + grace
+        for p in procs:
+            self._terminate(p, sig, max(0.0, deadline - time.monotonic()), signalled=True)
+        self._procs.clear()
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        limit_s: float,
+        name: str,
+        ns: str | None = None,
+        cpu: int | None = None,
+        stop_signal: str = "INT",
+        stdout: int | None = None,
+    ) -> subprocess.Popen:
+        """Start ``argv`` (in namespace ``ns``, else in this one), pinned to ``cpu``,
+        stopped after ``limit_s``.
+
+        ``timeout`` sends ``stop_signal`` at the limit and SIGKILL 2 s later, so
+        the process ends even if nobody is left to stop it. Output goes to
+        ``log_dir/<name>.log`` unless ``stdout=subprocess.PIPE``.
+        """
+        cmd = ["ip", "netns", "exec", ns] if ns else []
+        cmd += ["timeout", "-s", stop_signal, "-k", "2", f"{max(0.1, limit_s):.3f}"]
+        if cpu is not None:
+            cmd += ["taskset", "-c", str(int(cpu))]
+        cmd += list(argv)
+        log = None
+        if stdout is None and self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log = open(self.log_dir / f"{name}.log", "w")  # noqa: SIM115 (closed in stop)
+        p = subprocess.Popen(
+            cmd,
+            env={**os.environ, TAG_ENV: self.tag},
+            stdout=stdout if stdout is not None else (log or subprocess.DEVNULL),
+            stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            text=True,
+        )
+        self._procs.append(_Proc(name, p, log))
+        return p
+
+    def wait(self, popen: subprocess.Popen, timeout_s: float) -> int | None:
+        """Wait up to ``timeout_s`` for a process, then SIGKILL its group; return its code."""
+        try:
+            return popen.wait(timeout=max(0.0, timeout_s))
+        except subprocess.TimeoutExpired:
+            proc = self._find(popen)
+            if proc:
+                self._terminate(proc, signal.SIGKILL, grace=2.0)
+            return popen.returncode
+
+    def stop(self, popen: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 3.0) -> None:
+        """Signal a process group, wait ``grace`` s, then SIGKILL it; forget it."""
+        proc = self._find(popen)
+        if proc:
+            self._terminate(proc, sig, grace)
+            self._procs.remove(proc)
+
+    def _find(self, popen: subprocess.Popen) -> _Proc | None:
+        return next((p for p in self._procs if p.popen is popen), None)
+
+    @staticmethod
+    def _signal(proc: _Proc, sig: int) -> None:
+        if proc.popen.poll() is None:
+            try:
+                os.killpg(proc.popen.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    @classmethod
+    def _terminate(cls, proc: _Proc, sig: int, grace: float, signalled: bool = False) -> None:
+        p = proc.popen
+        if p.poll() is None:
+            if not signalled:
+                cls._signal(proc, sig)
+            try:
+                p.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                p.wait(timeout=5)
+        if proc.log:
+            proc.log.close()
+            proc.log = None
+
+
+#: The longest interface name Linux takes (IFNAMSIZ - 1).
+IFNAME_MAX = 15
+
+
+def check_ifname(name: str, option: str) -> str:
+    """``name`` must be a valid interface name; else a one-line error naming ``option``."""
+    bad = any(c in name for c in "/: \t\n") or name in (".", "..")
+    if not name or len(name) > IFNAME_MAX or bad:
+        raise RigError(
+            f"rig: {option}: {name!r} is not an interface name (1-{IFNAME_MAX} characters, "
+            "no '/', ':' or space)"
+        )
+    return name
+
+
+class Harness(Processes):
+    """Two namespaces joined by a veth pair, with processes and counters; ``with`` cleans up.
+
+    ``tag`` (letters and digits, at most 6) makes the names unique per run; the
+    default is derived from the process id. With ``peer`` (an interface name) the
+    attacker's side is this namespace instead of a namespace of its own: the
+    veth's other end is created here under that name, with the attacker's
+    address (``rtshield rig serve``: a device the user floods from here).
+    """
+
+    def __init__(
+        self, tag: str | None = None, log_dir: Path | None = None, peer: str | None = None
+    ):
+        super().__init__(tag, log_dir)
+        self.ns_dev = f"{PREFIX}-{self.tag}-dev"
+        self.ns_atk: str | None = None if peer else f"{PREFIX}-{self.tag}-atk"
+        self.if_dev = f"{PREFIX}{self.tag}d"
+        self.if_atk = check_ifname(peer, "--iface") if peer else f"{PREFIX}{self.tag}a"
         self._up = False
 
     # -- lifecycle
@@ -247,94 +436,73 @@ class Harness:
             raise
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _namespaces(self) -> list[str]:
+        return [ns for ns in (self.ns_dev, self.ns_atk) if ns]
 
     def setup(self) -> None:
         """Create the namespaces, the veth pair and the addresses."""
-        for ns in (self.ns_dev, self.ns_atk):
+        for ns in self._namespaces():
             if ns in _netns_list():
                 raise RigError(
                     f"rig: namespace {ns} exists already; "
                     "remove leftovers with 'rtshield rig clean'"
                 )
+        if self.ns_atk is None and self.if_atk in _root_links():
+            raise RigError(f"rig: --iface {self.if_atk}: an interface of that name exists already")
         self._up = True
-        for ns in (self.ns_dev, self.ns_atk):
+        for ns in self._namespaces():
             _run(["ip", "netns", "add", ns], f"creating namespace {ns}")
             for key in ("all", "default"):
                 self.ns_exec_ok(ns, ["sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1"])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"], f"bringing up lo in {ns}")
+        here = ["netns", self.ns_atk] if self.ns_atk else []
         _run(
-            [
-                "ip",
-                "link",
-                "add",
-                self.if_atk,
-                "netns",
-                self.ns_atk,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                self.if_dev,
-                "netns",
-                self.ns_dev,
-            ],
+            ["ip", "link", "add", self.if_atk, *here, "type", "veth",
+             "peer", "name", self.if_dev, "netns", self.ns_dev],
             "creating the veth pair",
         )
+        if self.ns_atk is None:  # no IPv6 chatter from this end either
+            _run(["sysctl", "-qw", f"net.ipv6.conf.{self.if_atk}.disable_ipv6=1"], "IPv6 off")
         for ns, ifn, addr in (
             (self.ns_dev, self.if_dev, DEVICE_ADDR),
             (self.ns_atk, self.if_atk, ATTACKER_ADDR),
         ):
-            _run(["ip", "-n", ns, "addr", "add", f"{addr}/{PREFIX_LEN}", "dev", ifn], "address")
-            _run(["ip", "-n", ns, "link", "set", ifn, "up"], f"bringing up {ifn}")
+            _run([*_ip(ns), "addr", "add", f"{addr}/{PREFIX_LEN}", "dev", ifn], "address")
+            _run([*_ip(ns), "link", "set", ifn, "up"], f"bringing up {ifn}")
         # The attacker knows the device's MAC, so the floods never wait for ARP.
         mac = self.mac(self.ns_dev, self.if_dev)
         _run(
-            [
-                "ip",
-                "-n",
-                self.ns_atk,
-                "neigh",
-                "replace",
-                DEVICE_ADDR,
-                "lladdr",
-                mac,
-                "dev",
-                self.if_atk,
-                "nud",
-                "permanent",
-            ],
+            [*_ip(self.ns_atk), "neigh", "replace", DEVICE_ADDR, "lladdr", mac,
+             "dev", self.if_atk, "nud", "permanent"],
             "neighbour entry",
         )
         self.install_nft()
 
     def close(self) -> None:
         """Stop every process and delete the namespaces (idempotent; signals held meanwhile)."""
-        held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
-            for p in reversed(self._procs):
-                self._terminate(p, signal.SIGTERM, grace=2.0)
-            self._procs.clear()
+        with _signals_held():
+            self.stop_all()
             if self._up:
-                for ns in (self.ns_atk, self.ns_dev):
+                for ns in reversed(self._namespaces()):
                     if ns in _netns_list():
                         _delete_netns(ns)
+                if self.ns_atk is None and self.if_atk in _root_links():  # setup cut short
+                    subprocess.run(
+                        ["ip", "link", "del", self.if_atk], capture_output=True, check=False
+                    )
                 self._up = False
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     # -- commands inside the namespaces
-    def ns_exec_ok(self, ns: str, argv: Sequence[str], what: str | None = None) -> str:
-        return _run(["ip", "netns", "exec", ns, *argv], what or f"'{' '.join(argv)}' in {ns}")
+    def ns_exec_ok(self, ns: str | None, argv: Sequence[str], what: str | None = None) -> str:
+        prefix = ["ip", "netns", "exec", ns] if ns else []
+        return _run([*prefix, *argv], what or f"'{' '.join(argv)}' in {ns or 'this namespace'}")
 
     @staticmethod
-    def mac(ns: str, ifn: str) -> str:
-        out = _run(["ip", "-n", ns, "-j", "link", "show", "dev", ifn], f"reading {ifn}")
+    def mac(ns: str | None, ifn: str) -> str:
+        out = _run([*_ip(ns), "-j", "link", "show", "dev", ifn], f"reading {ifn}")
         return json.loads(out)[0]["address"]
 
-    def ns_of(self, side: str) -> tuple[str, str]:
+    def ns_of(self, side: str) -> tuple[str | None, str]:
         if side == "device":
             return self.ns_dev, self.if_dev
         if side == "attacker":
@@ -395,8 +563,8 @@ class Harness:
     def counters(self) -> Counters:
         """Sample the veth counters of both ends, the ingress counters and the backlog drops."""
 
-        def link(ns: str, ifn: str) -> tuple[int, int]:
-            out = _run(["ip", "-n", ns, "-s", "-j", "link", "show", "dev", ifn], "counters")
+        def link(ns: str | None, ifn: str) -> tuple[int, int]:
+            out = _run([*_ip(ns), "-s", "-j", "link", "show", "dev", ifn], "counters")
             s = json.loads(out)[0]["stats64"]
             return int(s["rx"]["packets"]), int(s["tx"]["packets"])
 
@@ -423,50 +591,12 @@ class Harness:
         stop_signal: str = "INT",
         stdout: int | None = None,
     ) -> subprocess.Popen:
-        """Start ``argv`` in ``side``'s namespace, pinned to ``cpu``, stopped after ``limit_s``.
-
-        ``timeout`` sends ``stop_signal`` at the limit and SIGKILL 2 s later, so
-        the process ends even if nobody is left to stop it. Output goes to
-        ``log_dir/<name>.log`` unless ``stdout=subprocess.PIPE``.
-        """
+        """Start ``argv`` in ``side``'s namespace (:meth:`Processes.start`)."""
         ns, _ = self.ns_of(side)
-        cmd = ["ip", "netns", "exec", ns, "timeout", "-s", stop_signal, "-k", "2"]
-        cmd.append(f"{max(0.1, limit_s):.3f}")
-        if cpu is not None:
-            cmd += ["taskset", "-c", str(int(cpu))]
-        cmd += list(argv)
-        log = None
-        if stdout is None and self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            log = open(self.log_dir / f"{name}.log", "w")  # noqa: SIM115 (closed in stop)
-        p = subprocess.Popen(
-            cmd,
-            env={**os.environ, TAG_ENV: self.tag},
-            stdout=stdout if stdout is not None else (log or subprocess.DEVNULL),
-            stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            text=True,
+        return self.start(
+            argv, limit_s=limit_s, name=name, ns=ns, cpu=cpu, stop_signal=stop_signal,
+            stdout=stdout,
         )
-        self._procs.append(_Proc(name, p, log))
-        return p
-
-    def wait(self, popen: subprocess.Popen, timeout_s: float) -> int | None:
-        """Wait up to ``timeout_s`` for a process, then SIGKILL its group; return its code."""
-        try:
-            return popen.wait(timeout=max(0.0, timeout_s))
-        except subprocess.TimeoutExpired:
-            proc = self._find(popen)
-            if proc:
-                self._terminate(proc, signal.SIGKILL, grace=2.0)
-            return popen.returncode
-
-    def stop(self, popen: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 3.0) -> None:
-        """Signal a process group, wait ``grace`` s, then SIGKILL it; forget it."""
-        proc = self._find(popen)
-        if proc:
-            self._terminate(proc, sig, grace)
-            self._procs.remove(proc)
 
     def flood(
         self, attack: str, seconds: float, name: str, cpu: int | None, end_ns: int | None = None
@@ -489,29 +619,6 @@ class Harness:
         count_flood_in(traffic, attack)
         traffic["tool_exit"] = tool_rc
         return traffic, c0.t_ns, tool_end
-
-    def _find(self, popen: subprocess.Popen) -> _Proc | None:
-        return next((p for p in self._procs if p.popen is popen), None)
-
-    @staticmethod
-    def _terminate(proc: _Proc, sig: int, grace: float) -> None:
-        p = proc.popen
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                p.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                p.wait(timeout=5)
-        if proc.log:
-            proc.log.close()
-            proc.log = None
 
     def listener(self, limit_s: float) -> subprocess.Popen:
         """Start the device's TCP listener (port :data:`LISTEN_PORT`); return once it listens."""

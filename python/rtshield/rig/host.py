@@ -7,18 +7,23 @@ A missing requirement is a :class:`RigError`: one line naming what is missing
 from __future__ import annotations
 
 import os
+import platform
 import shutil
+import subprocess
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from rtshield.errors import UsageError
 
-__all__ = ["TOOLS", "RigError", "require_root", "require_tools"]
+__all__ = ["TOOLS", "RigError", "read_text", "require_root", "require_tools", "system_info"]
 
 #: Programs the rig runs, each with the Debian package that provides it.
 TOOLS: dict[str, str] = {
     "ip": "iproute2",
     "nft": "nftables",
     "taskset": "util-linux",
+    "chrt": "util-linux",
     "timeout": "coreutils",
     "hping3": "hping3",
     "mausezahn": "netsniff-ng",
@@ -50,3 +55,47 @@ def require_tools(names: Iterable[str]) -> None:
             f"rig: missing tool{'s' if len(missing) > 1 else ''}: {', '.join(missing)} "
             f"(Debian: apt-get install {' '.join(pkgs)}, or run tools/install.sh --rig)"
         )
+
+
+def read_text(path: str) -> str:
+    """A small system file's text, stripped ("" when it cannot be read)."""
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+#: How each tool tells its version.
+_VERSION_ARGS = {"hping3": ["-v"], "trafgen": ["-v"]}
+
+
+def system_info(tools: Iterable[str]) -> dict[str, Any]:
+    """Kernel, its real-time status, CPU model, load and ``tools``' versions: absolute
+    figures depend on them."""
+    uname = platform.uname()
+    cpu = ""
+    for line in read_text("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    rt = read_text("/sys/kernel/realtime") == "1" or "PREEMPT_RT" in uname.version
+    preempt = next((w for w in uname.version.split() if w.startswith("PREEMPT")), "")
+    versions = {}
+    for tool in tools:
+        try:
+            p = subprocess.run([tool, *_VERSION_ARGS.get(tool, ["--version"])],
+                               capture_output=True, text=True, timeout=10)
+            versions[tool] = (p.stdout or p.stderr).strip().splitlines()[0][:80]
+        except (OSError, subprocess.TimeoutExpired, IndexError):
+            versions[tool] = None
+    return {
+        "kernel": uname.release,
+        "kernel_version": uname.version,
+        "preempt": preempt or "unknown",
+        "preempt_rt": rt,
+        "cpu_model": cpu,
+        "cpus": os.cpu_count(),
+        "loadavg": read_text("/proc/loadavg"),
+        "sched_rt_runtime_us": read_text("/proc/sys/kernel/sched_rt_runtime_us"),
+        "tools": versions,
+    }

@@ -17,12 +17,23 @@ the clock of the rig's phase bounds; ``answered_ns`` 0: no answer; status
 little-endian u64 triples; :func:`account` turns them into the flow's
 summary in the simulator's vocabulary (offered, delivered, latency), whole
 and per phase. The last line on stdout is a JSON object of counts.
+
+``rtshield rig device`` runs it as its MODBUS monitor with more of the spec:
+``address``, ``count`` and ``unit`` (the registers read, default 0, 10, 1),
+``write_every`` (0: never write -- a robustness test only reads), ``iface``
+(the socket bound to that interface) and ``live``: a file to which each
+record is appended as soon as it is final (answered, or its timeout passed;
+an answer after the timeout is not in it), as :mod:`rtshield.rig.probes`
+streams its samples. SIGTERM or SIGINT ends the polling early; the records
+are written as at the end.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import select
+import signal
 import socket
 import struct
 import sys
@@ -40,13 +51,22 @@ MAX_LENGTH = 254  # the MBAP length field's largest value (unit id + 253-byte PD
 STATUS_NONE, STATUS_OK, STATUS_EXCEPTION = 0, 1, 2
 
 
-def request(tid: int, seq: int) -> bytes:
-    """Poll ``seq``'s request ADU with transaction id ``tid``."""
-    if seq % WRITE_EVERY == WRITE_EVERY - 1:
+def request(
+    tid: int,
+    seq: int,
+    address: int = 0,
+    count: int = READ_COUNT,
+    unit: int = UNIT,
+    write_every: int = WRITE_EVERY,
+) -> bytes:
+    """Poll ``seq``'s request ADU with transaction id ``tid``: read ``count`` holding
+    registers from ``address``, and every ``write_every``-th poll (0: never) write
+    register 1."""
+    if write_every and seq % write_every == write_every - 1:
         pdu = struct.pack(">BHH", WRITE_SINGLE, 1, seq & 0xFFFF)
     else:
-        pdu = struct.pack(">BHH", READ_HOLDING, 0, READ_COUNT)
-    return struct.pack(">HHHB", tid & 0xFFFF, 0, len(pdu) + 1, UNIT) + pdu
+        pdu = struct.pack(">BHH", READ_HOLDING, address, count)
+    return struct.pack(">HHHB", tid & 0xFFFF, 0, len(pdu) + 1, unit) + pdu
 
 
 def split(buf: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
@@ -130,6 +150,14 @@ def _mono() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
+_stop = False
+
+
+def _on_stop(signum, frame):  # noqa: ARG001
+    global _stop
+    _stop = True
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     """Poll until ``spec["end_ns"]``, then wait out the last timeout; write the records."""
     dst, port = spec["dst"], int(spec["port"])
@@ -141,6 +169,26 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     sock: socket.socket | None = None
     buf = b""
     counts = {"connects": 0, "connect_failures": 0, "resets": 0}
+    ask = {k: int(spec[k]) for k in ("address", "count", "unit", "write_every") if k in spec}
+    live = os.open(spec["live"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if (
+        "live" in spec
+    ) else None
+    streamed = 0  # records appended to the live file
+
+    def stream(now: int, final: bool = False) -> None:
+        nonlocal streamed
+        if live is None:
+            return
+        out = []
+        while streamed < len(records):
+            r = records[streamed]
+            if not (final or r[2] != STATUS_NONE or now - r[0] > timeout_ns):
+                break
+            late = r[1] and r[1] - r[0] > timeout_ns
+            out.append(struct.pack("<QQQ", r[0], 0 if late else r[1], 0 if late else r[2]))
+            streamed += 1
+        if out:
+            os.write(live, b"".join(out))
 
     def close() -> None:
         nonlocal sock, buf
@@ -179,14 +227,23 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
     slot = max(_mono(), int(spec.get("t0_ns", 0)))  # the first poll: at t0_ns, if given
     seq = 0
-    while slot < end:
+    while slot < end and not _stop:
         now = _mono()
+        stream(now)
         if now < slot:
             receive((slot - now) / 1e9)
             continue
         if sock is None:
             try:
-                s = socket.create_connection((dst, port), timeout=min(1.0, timeout_ns / 1e9))
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                if spec.get("iface"):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, spec["iface"].encode())
+                s.settimeout(min(1.0, timeout_ns / 1e9))
+                try:
+                    s.connect((dst, port))
+                except OSError:
+                    s.close()
+                    raise
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sock = s
                 counts["connects"] += 1
@@ -196,7 +253,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if sock is not None:
             tid = seq & 0xFFFF
             try:
-                sock.sendall(request(tid, seq))
+                sock.sendall(request(tid, seq, **ask))
                 pending[tid] = len(records) - 1
             except OSError:
                 counts["resets"] += 1
@@ -211,7 +268,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     drain = _mono() + timeout_ns
     while pending and (now := _mono()) < drain:
         receive((drain - now) / 1e9)
+        stream(_mono())
     close()
+    stream(_mono(), final=True)
+    if live is not None:
+        os.close(live)
     with open(spec["out"], "wb") as f:
         for r in records:
             f.write(struct.pack("<QQQ", *r))
@@ -221,6 +282,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: Sequence[str]) -> int:
     spec = json.loads(argv[1])
+    signal.signal(signal.SIGTERM, _on_stop)
+    signal.signal(signal.SIGINT, _on_stop)
     print(json.dumps(run(spec)), flush=True)
     return 0
 

@@ -11,16 +11,13 @@ import functools
 import html
 import io
 import json
-import os
-import platform
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from rtshield.outputs import atomic_write, format_summary_json
-from rtshield.rig import cycles
+from rtshield.rig import cycles, host
 from rtshield.rig.linux import ATTACK_LABEL, ATTACKS, BASE_CONFIGS
 
 __all__ = [
@@ -49,41 +46,10 @@ def paper_tables() -> dict[bool, dict[str, tuple[float, ...]]]:
     return tables
 
 
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
 def system_info() -> dict[str, Any]:
-    """Kernel, its real-time status, CPU model and load: absolute figures depend on them."""
-    uname = platform.uname()
-    cpu = ""
-    for line in _read("/proc/cpuinfo").splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    rt = _read("/sys/kernel/realtime") == "1" or "PREEMPT_RT" in uname.version
-    preempt = next((w for w in uname.version.split() if w.startswith("PREEMPT")), "")
-    tools = {}
-    for tool, args in (("hping3", ["-v"]), ("nmap", ["--version"]), ("stress-ng", ["--version"])):
-        try:
-            p = subprocess.run([tool, *args], capture_output=True, text=True, timeout=10)
-            tools[tool] = (p.stdout or p.stderr).strip().splitlines()[0][:80]
-        except (OSError, subprocess.TimeoutExpired, IndexError):
-            tools[tool] = None
-    return {
-        "kernel": uname.release,
-        "kernel_version": uname.version,
-        "preempt": preempt or "unknown",
-        "preempt_rt": rt,
-        "cpu_model": cpu,
-        "cpus": os.cpu_count(),
-        "loadavg": _read("/proc/loadavg"),
-        "sched_rt_runtime_us": _read("/proc/sys/kernel/sched_rt_runtime_us"),
-        "tools": tools,
-    }
+    """Kernel, its real-time status, CPU model, load and the attack tools' versions:
+    absolute figures depend on them."""
+    return host.system_info(("hping3", "nmap", "stress-ng"))
 
 
 # ------------------------------------------------------------------ tables

@@ -250,6 +250,17 @@ def _no_nulls(node: Any) -> Any:
     return node
 
 
+def only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """JSON Schema rules: ``if tag == k then only keys_of[k]``, for every ``k``."""
+    return [
+        {
+            "if": {"properties": {tag: {"const": k}}, "required": [tag]},
+            "then": {"propertyNames": {"enum": list(keys)}},
+        }
+        for k, keys in keys_of.items()
+    ]
+
+
 def file_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema (2020-12) of a file's model; its optional keys are those the
     file may leave out."""
@@ -307,6 +318,20 @@ def _default_words(p: Mapping[str, Any], required: bool) -> str:
             return f'`"{v}"`'
         return f"`{v}`"
     return "required" if required else "—"
+
+
+def kinds_table(
+    head: tuple[str, str, str],
+    keys_of: Mapping[str, Iterable[str]],
+    docs: Mapping[str, str],
+) -> str:
+    """A Markdown table of the kinds of an entry (``head``: the kind, keys and meaning
+    columns' headings): each kind, the keys it takes (— for none), what it is."""
+    rows = [f"| {head[0]} | {head[1]} | {head[2]} |", "|---|---|---|"]
+    for kind, keys in keys_of.items():
+        shown = ", ".join(f"`{k}`" for k in keys) or "—"
+        rows.append(f"| `{kind}` | {shown} | {cell(docs[kind])} |")
+    return "\n".join(rows)
 
 
 def key_table(schema: Mapping[str, Any], name: str, keys: tuple[str, ...] | None = None) -> str:

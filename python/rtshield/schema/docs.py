@@ -9,11 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from rtshield.errors import UsageError
-from rtshield.schema import system
+from rtshield.schema import profile, system
 from rtshield.schema.base import (
-    cell,
     file_schema,
     key_table,
+    kinds_table,
+    only_keys,
 )
 from rtshield.schema.fields import (
     limits,
@@ -61,20 +62,10 @@ PATTERN_DOCS = {
 }
 
 
-def _only_keys(tag: str, keys_of: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
-    """``if tag == k then only keys_of[k]``, for every ``k``."""
-    return [
-        {
-            "if": {"properties": {tag: {"const": k}}, "required": [tag]},
-            "then": {"propertyNames": {"enum": list(keys)}},
-        }
-        for k, keys in keys_of.items()
-    ]
-
-
 def json_schema(which: str = "scenario") -> dict[str, Any]:
     """The JSON Schema of a scenario file (``which="scenario"``), a system file
-    (``"system"``, :mod:`rtshield.schema.system`) or a platform preset
+    (``"system"``, :mod:`rtshield.schema.system`), a storm profile of ``rtshield rig
+    device`` (``"profile"``, :mod:`rtshield.schema.profile`) or a platform preset
     (``"platform"``), with the limits of this build's libshield and simulator.
 
     A key a preset's ``[defaults]`` may give is not required here (the file
@@ -82,6 +73,8 @@ def json_schema(which: str = "scenario") -> dict[str, Any]:
     only its own keys."""
     if which == "system":
         return system.json_schema()
+    if which == "profile":
+        return profile.json_schema()
     model = {"scenario": ScenarioFile, "platform": PresetFile}[which]
     schema = file_schema(model)
     lim = limits()
@@ -112,12 +105,12 @@ def json_schema(which: str = "scenario") -> dict[str, Any]:
         defs["NicTable"]["properties"]["queues"]["maxItems"] = lim["nic_queues"]
         buffers = defs["RxTable"]["properties"]["buffers"]
         buffers.update(minimum=2, maximum=lim["pool_max"])
-        defs["FlowTable"]["allOf"] = _only_keys(
+        defs["FlowTable"]["allOf"] = only_keys(
             "pattern", {p: FLOW_COMMON + ks for p, ks in PATTERNS.items()}
         )
-        defs["TaskTable"]["allOf"] = _only_keys("kind", TASK_KEYS)
+        defs["TaskTable"]["allOf"] = only_keys("kind", TASK_KEYS)
         plain = {k: ("kind", "also", "enable_bits") + ks for k, ks in MITIGATION_KINDS.items()}
-        rules = _only_keys("kind", plain)
+        rules = only_keys("kind", plain)
         for rule in rules:  # with `also`, the keys of those kinds are allowed too
             rule["if"]["not"] = {"required": ["also"]}
         defs["MitigationTable"]["allOf"] = rules
@@ -162,22 +155,16 @@ def markdown_blocks() -> dict[str, str]:
         "ICMP, background and default flows); "
         f"frames of at most {lim['frame_max']} bytes (`RTSIM_FRAME_MAX`)."
     )
-    rows = ["| kind | parameters | what it is |", "|---|---|---|"]
-    for kind, keys in MITIGATION_KINDS.items():
-        params = ", ".join(f"`{k}`" for k in keys) or "—"
-        rows.append(f"| `{kind}` | {params} | {cell(MITIGATION_DOCS[kind])} |")
-    out["mitigation"] = "\n".join(rows)
-    rows = ["| pattern | keys | rate over time |", "|---|---|---|"]
-    for pattern, keys in PATTERNS.items():
-        rows.append(
-            f"| `{pattern}` | {', '.join(f'`{k}`' for k in keys)} | {cell(PATTERN_DOCS[pattern])} |"
-        )
-    out["flows.patterns"] = "\n".join(rows)
-    rows = ["| kind | keys | what it is |", "|---|---|---|"]
-    for kind, keys in TASK_KEYS.items():
-        shown = ", ".join(f"`{k}`" for k in keys if k != "kind")
-        rows.append(f"| `{kind}` | {shown} | {cell(TASK_DOCS[kind])} |")
-    out["tasks"] = "\n".join(rows)
+    out["mitigation"] = kinds_table(
+        ("kind", "parameters", "what it is"), MITIGATION_KINDS, MITIGATION_DOCS
+    )
+    out["flows.patterns"] = kinds_table(("pattern", "keys", "rate over time"), PATTERNS,
+                                        PATTERN_DOCS)
+    out["tasks"] = kinds_table(
+        ("kind", "keys", "what it is"),
+        {kind: [k for k in keys if k != "kind"] for kind, keys in TASK_KEYS.items()},
+        TASK_DOCS,
+    )
     return out
 
 

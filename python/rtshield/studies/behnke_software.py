@@ -43,6 +43,7 @@ from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
+from rtshield.tables import fmt_value
 
 #: Experiment 1's configurations: (key, scenario file stem, label, the flow that carries the load).
 EXP1_CONFIGS: tuple[tuple[str, str, str, str], ...] = (
@@ -633,7 +634,7 @@ def fig9(r: Results):
     """CPU time per packet against the rate, one line per configuration (log–log)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(8.0, 4.4), layout="constrained")
+    fig = Figure(figsize=(10.4, 4.4), layout="constrained")
     ax = fig.subplots()
     for key, _, label, _ in EXP1_CONFIGS:
         rows = r.exp1.get(key)
@@ -654,7 +655,7 @@ def fig9(r: Results):
         "Experiment 1 (Fig. 9): dotted = paper, × = core saturated (excluded)", fontsize="medium"
     )
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    fig.legend(loc="outside right upper", fontsize="small")  # beside the data, never over it
     return fig
 
 
@@ -669,7 +670,9 @@ def fig10(r: Results):
     for i, (q, qlabel) in enumerate(QUANTILES):
         xs = [j + (i - (len(QUANTILES) - 1) / 2) * w for j in range(len(rows))]
         ax.bar(xs, [x[q] or 0.0 for x in rows], width=w, label=qlabel)
-    ax.set_xticks(range(len(rows)), [f"{x['label']}\n({x['count']} frames)" for x in rows])
+    ax.set_xticks(range(len(rows)), [
+        f"{x['label']}\n({fmt_value(x['count'], 'count')} frame{'' if x['count'] == 1 else 's'})"
+        for x in rows])
     ax.set_ylabel("ISR duration per frame [µs] (entry/exit excluded)")
     ax.set_title("Experiment 2 (Fig. 10): quantiles per execution path", fontsize="medium")
     top = max((x[q] or 0.0) for x in rows for q, _ in QUANTILES) if rows else 1.0

@@ -10,9 +10,11 @@ the simulated number the claim is compared with, as text.
 
 The paper's "received" is the number of interrupts executed on the device's
 core (§3, the monitored counters): here ``isr_runs``. Its "processed" is the
-driver's count: ``processed``. Its lateness is the accumulated lateness of
-the cycles that ended in each one-second report: ``lateness_pct`` per bin;
-the worst single cycle (``lateness_max_pct``) is reported beside it.
+driver's count: ``processed``. Its lateness is the lateness accumulated in
+each one-second report: ``lateness_pct`` per bin, the lateness every cycle
+running past its deadline accrued in that second
+(docs/decisions/lateness-in-bins.md); the worst single cycle
+(``lateness_max_pct``) is reported beside it.
 """
 
 from __future__ import annotations
@@ -186,6 +188,8 @@ def budget_linear(res: dict[str, Any]) -> tuple[bool, str]:
     if len(late) < 3:
         return False, "fewer than three late seconds"
     sel = idx[late[0] :]
+    # A second in which no cycle ends is starved throughout: its lateness is the
+    # ceiling (the whole second behind the deadline), no longer a measure of load.
     sel = sel[ts["cycles"][sel] > 0]
     x, y = ts["offered"][sel].astype(float), ts["lateness_pct"][sel]
     rr = float(np.corrcoef(x, y)[0, 1]) if len(sel) >= 3 and np.std(y) > 0 else 0.0

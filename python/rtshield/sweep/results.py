@@ -240,11 +240,10 @@ def sweep_figure(axes: Sequence[Axis], cols: Mapping[str, np.ndarray]):
     first, rest = axes[0], axes[1:]
     shape = tuple(len(a.values) for a in axes)
     lines = math.prod(shape[1:])
-    # a fixed layout (no constrained-layout passes: on a busy machine they cost seconds)
-    fig = Figure(figsize=(12.0, 3.6))
-    axs = fig.subplots(1, len(_PANELS))
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.16, top=0.95, wspace=0.28)
     if lines > MAX_FIGURE_LINES:
+        # a fixed layout (no constrained-layout passes: on a busy machine they cost seconds)
+        fig = Figure(figsize=(12.0, 3.6))
+        axs = fig.subplots(1, len(_PANELS))
         second = rest[0]
         fig.subplots_adjust(left=0.08, right=0.97, bottom=0.16, top=0.95, wspace=0.45)
         for ax, (col, label) in zip(axs, _PANELS, strict=True):
@@ -259,6 +258,17 @@ def sweep_figure(axes: Sequence[Axis], cols: Mapping[str, np.ndarray]):
             _ticks(ax, "x", first.values)
             _ticks(ax, "y", second.values)
         return fig
+    # a fixed layout in inches (no constrained-layout passes: a sweep's figure is drawn once
+    # per sweep, but on a busy machine those passes cost seconds): room on the left of each
+    # panel for six-digit tick labels and the axis label, a legend row above when there
+    # are lines to tell apart
+    legend_in = 0.45 if rest else 0.0
+    width, height, left, gap = 13.0, 3.6 + legend_in, 1.05, 1.15
+    fig = Figure(figsize=(width, height))
+    axs = fig.subplots(1, len(_PANELS))
+    panel_w = (width - left - 0.2 - gap * (len(_PANELS) - 1)) / len(_PANELS)
+    fig.subplots_adjust(left=left / width, right=1 - 0.2 / width, bottom=0.6 / height,
+                        top=1 - (0.15 + legend_in) / height, wspace=gap / panel_w)
     xs_num = _numeric(first.values)
     xpos = xs_num if xs_num is not None else list(range(len(first.values)))
     arrays = {c: np.moveaxis(np.asarray(cols[c], dtype=float).reshape(shape), 0, -1)
@@ -269,15 +279,22 @@ def sweep_figure(axes: Sequence[Axis], cols: Mapping[str, np.ndarray]):
         ) or None
         for ax, (col, _) in zip(axs, _PANELS, strict=True):
             ax.plot(xpos, arrays[col][at], marker="o", lw=1.4, label=label)
-    for ax, (_, ylabel) in zip(axs, _PANELS, strict=True):
+    for ax, (col, ylabel) in zip(axs, _PANELS, strict=True):
         ax.set_xlabel(first.key)
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+        # from 0 to the highest point, with room around both for whole markers
+        known = arrays[col][~np.isnan(arrays[col])]
+        top = max(float(known.max()), 0.0) if known.size else 0.0
+        pad = 0.07 * (top if top > 0 else 1.0)
+        ax.set_ylim(-pad, top + pad)
+        ax.margins(x=0.06)
         ax.grid(True, alpha=0.3)
         if xs_num is None:
             ax.set_xticks(xpos, list(first.values))
     if rest:
-        axs[0].legend(fontsize="small")
+        fig.legend(*axs[0].get_legend_handles_labels(), loc="upper center",
+                   bbox_to_anchor=(0.5, 1 - 0.05 / height), ncol=min(lines, 6),
+                   frameon=False, fontsize="small")
     return fig
 
 

@@ -95,7 +95,8 @@ def answer(summary: Mapping[str, Any], period_us: float) -> dict[str, Any]:
     crit = summary.get("critical") or {}
     misses = crit.get("misses")
     cycles = crit.get("cycles")
-    worst = crit.get("max_response_us")
+    # a response time exists only once a cycle ended (never measured: None, "—")
+    worst = crit.get("max_response_us") if cycles else None
     safe = bool(misses == 0 and cycles) if misses is not None else None
     margin = None if worst is None else round(period_us - float(worst), 3)
     return {

@@ -3,12 +3,13 @@
  * (rig/freertos/posix/) and on Cortex-M3 in QEMU (rig/freertos/mps2-an385/);
  * what differs per board — its clock, its unit of CPU work, how the config
  * comes in and the results go out — is behind app/rts_board.h, and the IP
- * stack behind app/rts_net.h (FreeRTOS-Plus-TCP with the rts_netif interface:
- * libshield in its receive path, or the stock path).
+ * stack behind app/rts_net.h (FreeRTOS-Plus-TCP with the rts_netif interface,
+ * or lwIP: libshield in its receive path, or the stack's usual path).
  *
  * The config is text of "key value..." lines that `rtshield rig
- * freertos-tcp` writes from a scenario (python/rtshield/rig/freertos.py,
- * target_config(): the one mapping from the scenario vocabulary):
+ * freertos-tcp` and `rtshield rig lwip` write from a scenario
+ * (python/rtshield/rig/freertos/device.py, target_config(): the one mapping
+ * from the scenario vocabulary):
  *
  *   ifname NAME | mac AA:BB:CC:DD:EE:FF | ip A.B.C.D | netmask A.B.C.D
  *   protect 0|1 | seconds S | out DIR | rx_cpu N
@@ -427,10 +428,13 @@ typedef struct {
         cycles, misses;
     uint32_t drops[RTS_SHIELD_DROP_REASONS];
     uint32_t delivered[MAX_FLOWS];
+    uint32_t stack[RTS_NET_STACK_COUNTERS]; /* the stack's own counters (rts_net_stack_counters()) */
 } snap_rec;
 
 static snap_rec snaps[MAX_SNAP];
 static uint32_t n_snaps;
+static const char *stack_names[RTS_NET_STACK_COUNTERS];
+static unsigned n_stack;
 /* The tick count and the board's clock at "ready" and at the end: ticks the
  * kernel lost (its tick interrupt held off longer than a tick) show as
  * fewer ticks than the clock's time. */
@@ -457,6 +461,7 @@ static void snapshot(void)
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++) s->drops[r] = sh ? (uint32_t)sh->drops[r] : 0u;
     for (unsigned i = 0; i < C.nflows; i++)
         s->delivered[i] = C.flow[i].tcp && !C.flow[i].modbus ? accepted[i] : delivered[i];
+    n_stack = rts_net_stack_counters(stack_names, s->stack);
     rts_board_snapshot(s->t_ns);
 }
 
@@ -529,7 +534,14 @@ static void report(void)
     rts_device_put(" \"shield_drops\": [");
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++)
         rts_device_put("%s%llu", r ? ", " : "", sh ? (unsigned long long)sh->drops[r] : 0ull);
-    rts_device_put("],\n \"flows\": {");
+    rts_device_put("],\n \"stack\": {\"names\": [");
+    const char *names[RTS_NET_STACK_COUNTERS];
+    uint32_t values[RTS_NET_STACK_COUNTERS];
+    const unsigned n_now = rts_net_stack_counters(names, values);
+    for (unsigned k = 0; k < n_now; k++) rts_device_put("%s\"%s\"", k ? ", " : "", names[k]);
+    rts_device_put("], \"values\": [");
+    for (unsigned k = 0; k < n_now; k++) rts_device_put("%s%u", k ? ", " : "", (unsigned)values[k]);
+    rts_device_put("]},\n \"flows\": {");
     for (unsigned i = 0; i < C.nflows; i++) {
         const flow_cfg *f = &C.flow[i];
         const uint32_t d = f->tcp && !f->modbus ? accepted[i] : delivered[i];
@@ -555,6 +567,8 @@ static void report(void)
         for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++) rts_device_put("%s%u", r ? ", " : "", s->drops[r]);
         rts_device_put("], \"delivered\": [");
         for (unsigned i = 0; i < C.nflows; i++) rts_device_put("%s%u", i ? ", " : "", s->delivered[i]);
+        rts_device_put("], \"stack\": [");
+        for (unsigned j = 0; j < n_stack; j++) rts_device_put("%s%u", j ? ", " : "", (unsigned)s->stack[j]);
         rts_device_put("]}");
     }
     rts_device_put("\n ]}\n");

@@ -1,11 +1,13 @@
 /* The device application's IP stack, behind a small seam: bringing the
  * interface up, the few socket calls the application makes, libshield's
- * flow binding, and the receive path's counters.
+ * flow binding, the receive path's counters and the stack's own.
  *
  * Implemented for FreeRTOS-Plus-TCP by rig/freertos/plustcp/rts_net_plustcp.c
  * (the rts_netif interface: libshield in its receive path, or the stock
- * path). Another stack (lwIP) implements the same functions; the
- * application (rts_device.c) calls nothing else of the stack.
+ * path) and for lwIP by rig/freertos/lwip/rts_net_lwip.c (the netconn API;
+ * its interface rts_netif_lwip.c: libshield through libshield/port/lwip, or
+ * lwIP's usual RTOS driver); the application (rts_device.c) calls nothing
+ * else of the stack.
  *
  * Sockets block until they have something (no receive timeout); every
  * function except rts_net_init() runs in a task once the scheduler runs.
@@ -119,5 +121,14 @@ const rts_net_stats *rts_net_stats_get(void);
 
 /** The shield (protected and up), or NULL: its drops by reason. */
 const rts_shield *rts_net_shield(void);
+
+/** At most this many of the stack's own counters (rts_net_stack_counters()). */
+#define RTS_NET_STACK_COUNTERS 16
+
+/** The stack's own counters, where it lost what (lwIP: lwip_stats, pbuf and
+ *  memp errors, drops per protocol; FreeRTOS-Plus-TCP: none): their names
+ *  into `names` (static strings) and values into `values`, at most
+ *  RTS_NET_STACK_COUNTERS each; returns how many. Context: a task. */
+unsigned rts_net_stack_counters(const char **names, uint32_t *values);
 
 #endif

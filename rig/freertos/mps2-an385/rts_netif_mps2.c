@@ -1,4 +1,5 @@
-/* rts_netif's NIC on the MPS2 board (AN385, Cortex-M3): the SMSC LAN9118
+/* The device's NIC on the MPS2 board (AN385, Cortex-M3), for either IP
+ * stack's interface (nic/rts_nic.h): the SMSC LAN9118
  * through FreeRTOS-Plus-TCP's own chip driver (ether_lan9118/smsc9220_eth_drv.c,
  * compiled from a copy of the Plus-TCP tree with the project's patches,
  * rig/freertos/patches/). It replaces the stock MPS2_AN385
@@ -10,7 +11,7 @@
  *   task, so a flood costs a network buffer and IP-task time per frame;
  * - here: the Ethernet ISR (IRQ 13) moves each frame from the FIFO into a
  *   posted descriptor slot (the LAN9118 has no DMA: programmed I/O is its
- *   "DMA") and calls rts_netif_rx_isr(): libshield classifies it and
+ *   "DMA") and calls rts_nic_rx_isr(): libshield classifies it and
  *   queues or drops it in the ISR; only admitted frames become network
  *   buffers, in the network task.
  *
@@ -23,7 +24,7 @@
 #include "ether_lan9118/smsc9220_eth_drv.h"
 #include "mps2_boot.h"
 #include "mps2_clock.h"
-#include "rts_netif_hw.h"
+#include "rts_nic.h"
 #include "task.h"
 
 #define ETH_IRQ 13u
@@ -54,7 +55,7 @@ static void wait_ms(uint32_t ms)
     }
 }
 
-uint64_t rts_netif_hw_cpu_ns(void)
+uint64_t rts_nic_hw_cpu_ns(void)
 {
     return rts_mps2_now_ns(); /* guest time: under -icount, instructions x 2^shift ns */
 }
@@ -68,9 +69,9 @@ static uint64_t board_clock(void *drv)
 /* libshield's clock: the board's timer. The tick stops while the Ethernet
  * interrupt (above the tick's priority) drains a flood, and servers and
  * limits on a stopped clock would never replenish. */
-uint64_t (*const rts_netif_hw_clock)(void *drv) = board_clock;
+uint64_t (*const rts_nic_hw_clock)(void *drv) = board_clock;
 
-BaseType_t rts_netif_hw_open(void)
+BaseType_t rts_nic_hw_open(void)
 {
     if (smsc9220_init(&dev, wait_ms) != SMSC9220_ERROR_NONE) return pdFAIL;
     NVIC_ICER0 = 1u << ETH_IRQ;
@@ -78,7 +79,7 @@ BaseType_t rts_netif_hw_open(void)
     smsc9220_clear_all_interrupts(&dev);
     smsc9220_set_fifo_level_irq(&dev, SMSC9220_FIFO_LEVEL_IRQ_RX_STATUS_POS, SMSC9220_FIFO_LEVEL_IRQ_LEVEL_MIN);
     /* The MAC address of the end point (the stack's), low four bytes first. */
-    const uint8_t *m = rts_netif_hw_cfg()->mac;
+    const uint8_t *m = rts_nic_hw_cfg()->mac;
     const uint32_t lo = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
     const uint32_t hi = (uint32_t)m[4] | (uint32_t)m[5] << 8;
     (void)smsc9220_mac_regwrite(&dev, SMSC9220_MAC_REG_OFFSET_ADDRL, lo);
@@ -88,7 +89,7 @@ BaseType_t rts_netif_hw_open(void)
     return pdPASS;
 }
 
-BaseType_t rts_netif_hw_start(void)
+BaseType_t rts_nic_hw_start(void)
 {
     rx_on = true;
     smsc9220_enable_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
@@ -104,9 +105,9 @@ void rts_netif_mps2_phy_loopback(bool on)
     (void)smsc9220_phy_regwrite(&dev, SMSC9220_PHY_REG_OFFSET_BCTRL, v);
 }
 
-BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len)
+BaseType_t rts_nic_hw_output(const uint8_t *frame, size_t len)
 {
-    if (len > RTS_NETIF_SLOT_BYTES) return pdFAIL;
+    if (len > RTS_NIC_SLOT_BYTES) return pdFAIL;
     taskENTER_CRITICAL(); /* one TX FIFO: the IP task and the self-test's wire share it */
     const enum smsc9220_error_t e =
         smsc9220_send_by_chunks(&dev, (uint32_t)len, true, (const char *)frame, (uint32_t)len);
@@ -129,7 +130,7 @@ static void pend_eth_irq(void)
     NVIC_ISPR0 = 1u << ETH_IRQ;
 }
 
-void rts_netif_hw_rx_irq(bool on)
+void rts_nic_hw_rx_irq(bool on)
 {
     rx_on = on;
     if (on) {
@@ -153,16 +154,16 @@ static void discard(uint32_t size)
     }
 }
 
-void rts_netif_hw_reposted(void)
+void rts_nic_hw_reposted(void)
 {
     if (rx_on && frames_waiting()) pend_eth_irq(); /* the ISR stopped for want of a slot */
 }
 
 /* IRQ 13: the LAN9118's RX FIFOs into posted descriptor slots (the "DMA"),
- * then the RX interrupt proper (rts_netif_rx_isr()). Like a DMA NIC, it
+ * then the RX interrupt proper (rts_nic_rx_isr()). Like a DMA NIC, it
  * stops when no slot is posted: the frames wait in the chip, whose FIFO
  * drops what arrives once it is full (the emulated NIC's own drops); a slot
- * posted again resumes it (rts_netif_hw_reposted()). Bounded: at most 64
+ * posted again resumes it (rts_nic_hw_reposted()). Bounded: at most 64
  * frames per pass (more than the status FIFO holds), each at most its
  * status word's length of FIFO reads; frames left behind pend it again. */
 static void rts_netif_mps2_eth_isr(void)
@@ -173,21 +174,21 @@ static void rts_netif_mps2_eth_isr(void)
     if (!rx_on) return; /* the shield holds the line; pended before it did */
     for (unsigned k = 0; k < 64u; k++) {
         uint16_t slot = 0;
-        uint8_t *mem = rts_netif_hw_slot(&slot);
+        uint8_t *mem = rts_nic_hw_slot(&slot);
         if (mem == NULL) break; /* no descriptor: the frames wait in the chip */
         const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
         if (size == 0u) break;
-        if (size > RTS_NETIF_SLOT_BYTES || size <= 4u) { /* not a frame a slot can hold: dropped */
+        if (size > RTS_NIC_SLOT_BYTES || size <= 4u) { /* not a frame a slot can hold: dropped */
             discard(size);
-            rts_netif_hw_ring_full();
+            rts_nic_hw_ring_full();
             continue;
         }
         (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
-        rts_netif_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
+        rts_nic_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
     }
-    rts_netif_rx_isr(&woken); /* may post slots again, and pend this interrupt */
+    rts_nic_rx_isr(&woken); /* may post slots again, and pend this interrupt */
     uint16_t slot;
-    if (rts_netif_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
+    if (rts_nic_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
     portYIELD_FROM_ISR(woken);
 }
 

@@ -163,9 +163,6 @@ static size_t build(uint8_t *f, bool tcp, uint16_t sport, uint16_t dport, uint32
     return len < 60u ? 60u : len;
 }
 
-BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len);
-uint64_t rts_netif_hw_cpu_ns(void);
-
 static void wire_task(void *arg)
 {
     (void)arg;
@@ -177,12 +174,12 @@ static void wire_task(void *arg)
         if (flood) {
             for (uint32_t k = 0; k < FLOOD_PER_TICK; k++) {
                 const uint32_t n = flood_sent;
-                (void)rts_netif_hw_output(f, build(f, true, (uint16_t)(1024u + n % 30000u), LISTEN_PORT, n));
+                (void)rts_nic_hw_output(f, build(f, true, (uint16_t)(1024u + n % 30000u), LISTEN_PORT, n));
                 flood_sent = n + 1u;
             }
         }
         if (ms % CTRL_EVERY_MS == 0u) {
-            (void)rts_netif_hw_output(f, build(f, false, 40000u, CTRL_PORT, ctrl_sent));
+            (void)rts_nic_hw_output(f, build(f, false, 40000u, CTRL_PORT, ctrl_sent));
             ctrl_sent++;
         }
         vTaskDelayUntil(&next, 1);
@@ -294,7 +291,7 @@ static Socket_t open_sock(bool tcp, uint16_t port, uint32_t prio, uint32_t cap, 
 static void send_udp(uint16_t port)
 {
     static uint8_t f[64];
-    (void)rts_netif_hw_output(f, build(f, false, 40000u, port, ctrl_sent));
+    (void)rts_nic_hw_output(f, build(f, false, 40000u, port, ctrl_sent));
     ctrl_sent++;
 }
 
@@ -322,7 +319,7 @@ static void bench_wire(void *arg)
     for (unsigned ms = 0; ms < 250u; ms++) { /* flow server */
         for (unsigned k = 0; k < FLOOD_PER_TICK; k++) {
             const uint32_t n = flood_sent;
-            (void)rts_netif_hw_output(f, build(f, true, (uint16_t)(1024u + n % 30000u), LISTEN_PORT, n));
+            (void)rts_nic_hw_output(f, build(f, true, (uint16_t)(1024u + n % 30000u), LISTEN_PORT, n));
             flood_sent = n + 1u;
         }
         vTaskDelayUntil(&next, 1);
@@ -348,8 +345,8 @@ static void bench_main(void)
     uint64_t clock_read = ~0ull;
     for (unsigned k = 0; k < 16u; k++) {
         taskENTER_CRITICAL();
-        const uint64_t t0 = rts_netif_hw_cpu_ns();
-        const uint64_t t1 = rts_netif_hw_cpu_ns();
+        const uint64_t t0 = rts_nic_hw_cpu_ns();
+        const uint64_t t1 = rts_nic_hw_cpu_ns();
         taskEXIT_CRITICAL();
         if (t1 - t0 < clock_read) clock_read = t1 - t0;
     }
@@ -503,12 +500,12 @@ int main(void)
 {
     rts_mps2_clock_start();
     rts_shield_cfg_default(&netif_cfg.shield);
-    netif_cfg.ifname = "lan9118";
+    netif_cfg.nic.ifname = "lan9118";
     netif_cfg.protect = RTS_MPS2_PROTECT != 0;
     netif_cfg.net_task_prio = RTS_MPS2_PROTECT ? 1 : configMAX_PRIORITIES - 2;
     netif_cfg.poll_task_prio = configMAX_PRIORITIES - 2;
-    netif_cfg.rx_cpu = -1;
-    netif_cfg.mac = my_mac;
+    netif_cfg.nic.rx_cpu = -1;
+    netif_cfg.nic.mac = my_mac;
     netif_cfg.ip_task_inherits = RTS_MPS2_PROTECT != 0;
     rts_netif_fill(&itf, &netif_cfg);
     FreeRTOS_FillEndPoint(&itf, &ep, my_ip, mask, none, none, my_mac);

@@ -3,8 +3,9 @@
  * its receive path, or the stock path) or a board's stock interface
  * (mps2-an385/rts_net_stock.c: the upstream MPS2_AN385 interface, without
  * libshield). Each also implements rts_net_shield_bind(),
- * rts_net_stats_get(), rts_net_shield(), rts_net_rx_slots() and
- * rts_net_rx_ring() of app/rts_net.h. */
+ * rts_net_stats_get() and rts_net_shield() of app/rts_net.h, and
+ * rts_net_rx_slots() and rts_net_rx_ring() (rts_netif: its NIC's,
+ * nic/rts_nic.c). */
 #ifndef RTS_NET_ITF_H
 #define RTS_NET_ITF_H
 
@@ -17,9 +18,5 @@
  *  storage that outlives the stack); NULL when this interface cannot serve
  *  `cfg` (the stock interface and protect 1). */
 NetworkInterface_t *rts_net_itf_fill(NetworkInterface_t *itf, const rts_net_cfg *cfg, const uint8_t *mac);
-
-/** Seed the random numbers the stack asks of the application
- *  (rts_app_random.c: xorshift32). */
-void rts_app_random_seed(uint32_t seed);
 
 #endif

@@ -8,7 +8,7 @@ static rts_netif_cfg netif_cfg;
 
 NetworkInterface_t *rts_net_itf_fill(NetworkInterface_t *itf, const rts_net_cfg *c, const uint8_t *mac)
 {
-    netif_cfg.ifname = c->ifname;
+    netif_cfg.nic.ifname = c->ifname;
     netif_cfg.protect = c->protect;
     rts_shield_cfg_default(&netif_cfg.shield);
     netif_cfg.shield.short_circuit = c->short_circuit ? 1u : 0u;
@@ -17,20 +17,10 @@ NetworkInterface_t *rts_net_itf_fill(NetworkInterface_t *itf, const rts_net_cfg 
     netif_cfg.shield.global_period = (rts_time_ns)c->global_period_ns;
     netif_cfg.net_task_prio = c->net_prio;
     netif_cfg.poll_task_prio = c->poll_prio;
-    netif_cfg.rx_cpu = c->rx_cpu;
-    netif_cfg.mac = mac;
+    netif_cfg.nic.rx_cpu = c->rx_cpu;
+    netif_cfg.nic.mac = mac;
     netif_cfg.ip_task_inherits = c->protect;
     return rts_netif_fill(itf, &netif_cfg);
-}
-
-uint32_t rts_net_rx_slots(void)
-{
-    return RTS_NETIF_SLOTS;
-}
-
-uint32_t rts_net_rx_ring(void)
-{
-    return RTS_NETIF_RING;
 }
 
 rts_err rts_net_shield_bind(const rts_shield_flow *flow, uint8_t *id)

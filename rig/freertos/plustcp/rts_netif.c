@@ -1,62 +1,20 @@
-/* FreeRTOS-Plus-TCP network interface with libshield in its receive path:
- * the part every NIC shares (see rts_netif.h). The NIC itself is a backend
- * (rts_netif_hw.h): rts_netif_posix.c (AF_PACKET on a veth, POSIX port) and
- * rts_netif_mps2.c (the MPS2 board's LAN9118, Cortex-M3). */
+/* FreeRTOS-Plus-TCP network interface with libshield in its receive path
+ * (see rts_netif.h), on the device's NIC (nic/rts_nic.h: the slots and
+ * rings, and a backend per board: posix/rts_netif_posix.c, AF_PACKET on a
+ * veth; mps2-an385/rts_netif_mps2.c, the MPS2 board's LAN9118). */
 #include "rts_netif.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #include "FreeRTOS_IP_Private.h"
 #include "NetworkBufferManagement.h"
 #include "NetworkInterface.h"
-#include "rts_netif_hw.h"
 #include "task.h"
-
-_Static_assert(RTS_NETIF_RING < RTS_NETIF_SLOTS, "spare slots for recycling and refills");
-_Static_assert(RTS_NETIF_SLOTS <= RTS_POOL_MAX_BUFS, "every slot is a libshield buffer");
-
-/* ----------------------------------------------------- descriptor rings */
-
-/* Single-producer single-consumer rings of slot ids. The FreeRTOS side is
- * one logical producer or consumer: its users run in the RX interrupt or
- * inside a critical section, one at a time. */
-typedef struct {
-    uint16_t item[RTS_NETIF_SLOTS];
-    _Atomic uint32_t head, tail;
-} ring_t;
-
-static bool ring_push(ring_t *r, uint16_t v)
-{
-    const uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    if (t - atomic_load_explicit(&r->head, memory_order_acquire) >= RTS_NETIF_SLOTS) return false;
-    r->item[t % RTS_NETIF_SLOTS] = v;
-    atomic_store_explicit(&r->tail, t + 1u, memory_order_release);
-    return true;
-}
-
-static bool ring_peek(ring_t *r, uint16_t *v)
-{
-    const uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (h == atomic_load_explicit(&r->tail, memory_order_acquire)) return false;
-    *v = r->item[h % RTS_NETIF_SLOTS];
-    return true;
-}
-
-static void ring_drop_head(ring_t *r)
-{
-    atomic_store_explicit(&r->head, atomic_load_explicit(&r->head, memory_order_relaxed) + 1u,
-                          memory_order_release);
-}
 
 /* ---------------------------------------------------------------- state */
 
 static const rts_netif_cfg *cfg;
 static NetworkInterface_t *self;
-static uint8_t slot_mem[RTS_NETIF_SLOTS][RTS_NETIF_SLOT_BYTES];
-static volatile uint16_t slot_len[RTS_NETIF_SLOTS];
-static ring_t posted; /* FreeRTOS side -> NIC */
-static ring_t filled; /* NIC -> FreeRTOS side */
 static rts_netif_stats stats;
 
 static rts_freertos fr;
@@ -65,66 +23,14 @@ static rts_shield sh;
 static volatile bool up;
 static TaskHandle_t net_task, poll_task;
 
-static void repost(uint16_t slot)
-{
-    (void)ring_push(&posted, slot); /* cannot overflow: a slot is in one place at a time */
-    if (up) rts_netif_hw_reposted();
-}
-
-/* ------------------------------------------------ the NIC's side (hw) */
-
-uint8_t *rts_netif_hw_slot(uint16_t *slot)
-{
-    return ring_peek(&posted, slot) ? slot_mem[*slot] : NULL;
-}
-
-void rts_netif_hw_filled(uint16_t slot, uint16_t len)
-{
-    stats.nic_frames++;
-    ring_drop_head(&posted);
-    slot_len[slot] = len;
-    (void)ring_push(&filled, slot);
-}
-
-void rts_netif_hw_ring_full(void)
-{
-    stats.nic_frames++;
-    stats.nic_ring_full++;
-}
-
-const rts_netif_cfg *rts_netif_hw_cfg(void)
-{
-    return cfg;
-}
-
 static void rx_irq_set(void *drv, unsigned line, bool on)
 {
     (void)drv;
     (void)line;
-    rts_netif_hw_rx_irq(on);
+    rts_nic_hw_rx_irq(on);
 }
 
 /* --------------------------------------------------- the RX interrupt */
-
-/* The path a frame took through the shield (app/rts_net.h), for its cost. */
-static rts_net_path path_of(const rts_shield_rx *rx)
-{
-    switch (rx->outcome) {
-    case RTS_RX_QUEUED:
-        if (rx->recycled_flow != RTS_FLOW_NONE) return RTS_NET_PATH_RECYCLE;
-        return rx->raised ? RTS_NET_PATH_RAISE : RTS_NET_PATH_ENQUEUE;
-    case RTS_RX_SHORT_CIRCUIT:
-        return RTS_NET_PATH_SHORT_CIRCUIT;
-    case RTS_RX_FLOW_LIMIT:
-        return RTS_NET_PATH_FLOW_LIMIT;
-    case RTS_RX_QUEUE_FULL:
-        return RTS_NET_PATH_QUEUE_FULL;
-    case RTS_RX_GLOBAL_LIMIT:
-        return RTS_NET_PATH_GLOBAL_LIMIT;
-    default:
-        return RTS_NET_PATH_IRQ_DROP;
-    }
-}
 
 /* Harvest filled descriptors through the shield (RX interrupt, or the
  * polling task inside the critical section). */
@@ -133,51 +39,39 @@ static uint32_t harvest(void *ctx, uint32_t max, BaseType_t *woken)
     (void)ctx;
     uint32_t n = 0;
     uint16_t slot;
-    while (n < max && ring_peek(&filled, &slot)) {
+    while (n < max && rts_nic_filled(&slot)) {
         rts_shield_rx rx;
         uint32_t flags = 0;
-        const uint64_t t0 = rts_netif_hw_cpu_ns();
-        const rts_err e = rts_freertos_shield_frame_isr(&g, slot, slot_mem[slot], slot_len[slot], 0, 0, &rx,
+        const uint64_t t0 = rts_nic_hw_cpu_ns();
+        const rts_err e = rts_freertos_shield_frame_isr(&g, slot, rts_nic_mem(slot), rts_nic_len(slot), 0, 0, &rx,
                                                         &flags, NULL, woken);
-        const uint64_t dt = rts_netif_hw_cpu_ns() - t0;
-        stats.shield_ns += dt;
-        stats.shield_frames++;
-        if (e == RTS_OK) {
-            const rts_net_path p = path_of(&rx);
-            stats.path_ns[p] += dt;
-            stats.path_frames[p]++;
-            if (rx.flow < RTS_FLOW_MAX && rx.outcome != RTS_RX_GLOBAL_LIMIT) {
-                stats.flow_frames[rx.flow]++;
-                if (rx.outcome == RTS_RX_QUEUED) stats.flow_queued[rx.flow]++;
-            }
-            if (rx.recycled_flow < RTS_FLOW_MAX) stats.flow_recycled[rx.recycled_flow]++;
-        }
+        rts_nic_count_shield(e, &rx, rts_nic_hw_cpu_ns() - t0);
         if (e != RTS_OK) {
-            ring_drop_head(&filled); /* not a ring buffer: cannot happen; do not spin on it */
-            repost(slot);
+            rts_nic_filled_take(); /* not a ring buffer: cannot happen; do not spin on it */
+            rts_nic_post(slot);
             continue;
         }
         if (rx.outcome == RTS_RX_GLOBAL_LIMIT) break; /* left for the polling task */
-        ring_drop_head(&filled);
+        rts_nic_filled_take();
         n++;
         if (rx.repost != RTS_BUF_NONE) {
             stats.shield_dropped++;
-            repost(rx.repost);
+            rts_nic_post(rx.repost);
         }
         if (flags & RTS_SHIELD_F_STOP) break;
     }
     return n;
 }
 
-void rts_netif_rx_isr(BaseType_t *woken)
+void rts_nic_rx_isr(BaseType_t *woken)
 {
     if (!up) return;
     uint16_t slot;
-    if (!ring_peek(&filled, &slot)) return; /* nothing new: no interrupt */
+    if (!rts_nic_filled(&slot)) return; /* nothing new: no interrupt */
     stats.rx_irqs++;
     if (cfg->protect) {
         if (!rts_irq_gate_enabled(&g.gate, 0)) return; /* a protection holds the line */
-        if (rts_freertos_shield_irq_isr(&g, 0, woken)) (void)harvest(NULL, RTS_NETIF_SLOTS, woken);
+        if (rts_freertos_shield_irq_isr(&g, 0, woken)) (void)harvest(NULL, RTS_NIC_SLOTS, woken);
     } else {
         vTaskNotifyGiveFromISR(net_task, woken);
     }
@@ -188,13 +82,13 @@ void rts_netif_rx_isr(BaseType_t *woken)
 /* Copy slot's frame into a network buffer for the IP task. */
 static void to_stack_inner(uint16_t slot)
 {
-    const size_t len = slot_len[slot];
+    const size_t len = rts_nic_len(slot);
     NetworkBufferDescriptor_t *nb = pxGetNetworkBufferWithDescriptor(len, 0);
     if (nb == NULL) {
         stats.stack_exhausted++;
         return;
     }
-    memcpy(nb->pucEthernetBuffer, slot_mem[slot], len);
+    memcpy(nb->pucEthernetBuffer, rts_nic_mem(slot), len);
     nb->xDataLength = len;
     nb->pxInterface = self;
     nb->pxEndPoint = FreeRTOS_MatchingEndpoint(self, nb->pucEthernetBuffer);
@@ -214,9 +108,9 @@ static void to_stack_inner(uint16_t slot)
 
 static void to_stack(uint16_t slot)
 {
-    const uint64_t t0 = rts_netif_hw_cpu_ns();
+    const uint64_t t0 = rts_nic_hw_cpu_ns();
     to_stack_inner(slot);
-    stats.to_stack_ns += rts_netif_hw_cpu_ns() - t0;
+    stats.to_stack_ns += rts_nic_hw_cpu_ns() - t0;
     stats.to_stack_frames++;
 }
 
@@ -241,7 +135,7 @@ static rts_time_ns process(void *ctx, const rts_rx_job *job)
 static void repost_spare(void *ctx, uint16_t slot)
 {
     (void)ctx;
-    repost(slot);
+    rts_nic_post(slot);
 }
 
 static void net_main(void *arg)
@@ -253,13 +147,13 @@ static void net_main(void *arg)
             uint16_t slot;
             for (;;) {
                 rts_freertos_lock();
-                const bool got = ring_peek(&filled, &slot);
-                if (got) ring_drop_head(&filled);
+                const bool got = rts_nic_filled(&slot);
+                if (got) rts_nic_filled_take();
                 rts_freertos_unlock();
                 if (!got) break;
                 to_stack(slot);
                 rts_freertos_lock();
-                repost(slot);
+                rts_nic_post(slot);
                 rts_freertos_unlock();
             }
             continue;
@@ -280,8 +174,8 @@ static BaseType_t initialise(NetworkInterface_t *itf)
 {
     (void)itf;
     if (up) return pdPASS;
-    if (rts_netif_hw_open() != pdPASS) return pdFAIL;
-    for (uint16_t s = 0; s < RTS_NETIF_RING; s++) repost(s);
+    if (rts_nic_hw_open() != pdPASS) return pdFAIL;
+    for (uint16_t s = 0; s < RTS_NIC_RING; s++) rts_nic_post(s);
 
     static StaticTask_t net_tcb, poll_tcb;
     static StackType_t net_stack[configMINIMAL_STACK_SIZE * 2], poll_stack[configMINIMAL_STACK_SIZE * 2];
@@ -290,18 +184,18 @@ static BaseType_t initialise(NetworkInterface_t *itf)
     if (cfg->protect) {
         poll_task = xTaskCreateStatic(poll_main, "rts-poll", configMINIMAL_STACK_SIZE * 2, NULL,
                                       cfg->poll_task_prio, poll_stack, &poll_tcb);
-        const rts_freertos_cfg pc = {NULL, rx_irq_set, NULL, rts_netif_hw_clock, NULL, NULL, NULL};
+        const rts_freertos_cfg pc = {NULL, rx_irq_set, NULL, rts_nic_hw_clock, NULL, NULL, NULL};
         if (rts_freertos_init(&fr, &pc) != RTS_OK) return pdFAIL;
         rts_shield_cfg c = cfg->shield;
         c.protections |= RTS_SHIELD_RX_PATH;
-        c.nbufs = RTS_NETIF_SLOTS;
-        c.ring_size = RTS_NETIF_RING;
+        c.nbufs = RTS_NIC_SLOTS;
+        c.ring_size = RTS_NIC_RING;
         c.task_base_prio = (uint32_t)cfg->net_task_prio;
         const rts_freertos_shield_cfg gc = {net_task, poll_task, {0, 1, 2, 3}};
         if (rts_freertos_shield_init(&g, &sh, &fr, &c, &gc) != RTS_OK) return pdFAIL;
         rts_freertos_shield_rx_enable(&g, 0, true);
     }
-    if (rts_netif_hw_start() != pdPASS) return pdFAIL;
+    if (rts_nic_start() != pdPASS) return pdFAIL;
     up = true;
     return pdPASS;
 }
@@ -309,7 +203,7 @@ static BaseType_t initialise(NetworkInterface_t *itf)
 static BaseType_t output(NetworkInterface_t *itf, NetworkBufferDescriptor_t *const nb, BaseType_t release)
 {
     (void)itf;
-    if (rts_netif_hw_output(nb->pucEthernetBuffer, nb->xDataLength) == pdPASS) {
+    if (rts_nic_hw_output(nb->pucEthernetBuffer, nb->xDataLength) == pdPASS) {
         stats.tx_frames++;
     } else {
         stats.tx_errors++;
@@ -328,8 +222,9 @@ NetworkInterface_t *rts_netif_fill(NetworkInterface_t *itf, const rts_netif_cfg 
 {
     cfg = c;
     self = itf;
+    rts_nic_init(&c->nic, &stats);
     memset(itf, 0, sizeof *itf);
-    itf->pcName = c->ifname;
+    itf->pcName = c->nic.ifname;
     itf->pfInitialise = initialise;
     itf->pfOutput = output;
     itf->pfGetPhyLinkStatus = link_status;

@@ -21,7 +21,7 @@
 
 #include "FreeRTOS.h"
 #include "rts_board.h"
-#include "rts_netif.h"
+#include "rts_nic.h"
 #include "task.h"
 
 uint64_t rts_board_now_ns(void)
@@ -133,7 +133,7 @@ void rts_board_put_threads(void)
 
 void rts_board_tick_isr(void)
 {
-    rts_netif_tick_isr(); /* the port's one interrupt context is the NIC's RX interrupt */
+    rts_nic_tick_isr(); /* the port's one interrupt context is the NIC's RX interrupt */
 }
 
 void rts_board_idle(void)

@@ -28,7 +28,7 @@ void rts_selftest_assert(const char *file, int line)
 
 void vApplicationTickHook(void)
 {
-    rts_netif_tick_isr();
+    rts_nic_tick_isr();
 }
 
 void vApplicationIdleHook(void)
@@ -55,12 +55,12 @@ int main(void)
     static const uint8_t ip[4] = {10, 77, 0, 2}, mask[4] = {255, 255, 255, 0}, gw[4] = {10, 77, 0, 1},
                          dns[4] = {0, 0, 0, 0}, mac[6] = {0x02, 0x00, 0x00, 0x77, 0x00, 0x02};
     const char *ifname = getenv("RTS_NETIF_IFNAME");
-    netif_cfg.ifname = ifname != NULL ? ifname : "lo";
+    netif_cfg.nic.ifname = ifname != NULL ? ifname : "lo";
     netif_cfg.protect = getenv("RTS_NETIF_UNPROTECTED") == NULL;
     rts_shield_cfg_default(&netif_cfg.shield);
     netif_cfg.net_task_prio = 3;
     netif_cfg.poll_task_prio = 5;
-    netif_cfg.rx_cpu = -1;
+    netif_cfg.nic.rx_cpu = -1;
     netif_cfg.ip_task_inherits = netif_cfg.protect;
     rts_netif_fill(&itf, &netif_cfg);
     FreeRTOS_FillEndPoint(&itf, &ep, ip, mask, gw, dns, mac);

@@ -1,7 +1,7 @@
-/* rts_netif's NIC on the FreeRTOS POSIX port (see rts_netif.h): an
- * AF_PACKET socket on a veth end, read by a receive pthread outside
- * FreeRTOS that plays the NIC's DMA engine; the tick hook is the RX
- * interrupt (rts_netif_tick_isr()). */
+/* The device's NIC on the FreeRTOS POSIX port (see nic/rts_nic.h), for
+ * either IP stack's interface: an AF_PACKET socket on a veth end, read by a
+ * receive pthread outside FreeRTOS that plays the NIC's DMA engine; the
+ * tick hook is the RX interrupt (rts_nic_tick_isr()). */
 #define _GNU_SOURCE /* AF_PACKET, if_nametoindex, pthread_setaffinity_np */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,14 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rts_netif_hw.h"
+#include "rts_nic.h"
 
 static int fd = -1;
 static pthread_t rx_thread;
 
 /* CPU time of the calling thread: the cost of a call even when the host
  * (or a higher-priority FreeRTOS task) preempts it midway. */
-uint64_t rts_netif_hw_cpu_ns(void)
+uint64_t rts_nic_hw_cpu_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -34,31 +34,31 @@ uint64_t rts_netif_hw_cpu_ns(void)
 static void *rx_main(void *arg)
 {
     (void)arg;
-    static uint8_t scratch[RTS_NETIF_SLOT_BYTES];
+    static uint8_t scratch[RTS_NIC_SLOT_BYTES];
     for (;;) {
         uint16_t slot = 0;
-        uint8_t *mem = rts_netif_hw_slot(&slot);
+        uint8_t *mem = rts_nic_hw_slot(&slot);
         uint8_t *dst = mem != NULL ? mem : scratch;
         struct sockaddr_ll from;
         socklen_t fl = sizeof from;
-        const ssize_t n = recvfrom(fd, dst, RTS_NETIF_SLOT_BYTES, 0, (struct sockaddr *)&from, &fl);
+        const ssize_t n = recvfrom(fd, dst, RTS_NIC_SLOT_BYTES, 0, (struct sockaddr *)&from, &fl);
         if (n <= 0) {
             if (n < 0 && errno == EBADF) return NULL;
             continue; /* timeout (EAGAIN), EINTR */
         }
         if (from.sll_pkttype == PACKET_OUTGOING) continue; /* our own transmissions */
         if (mem == NULL) {
-            rts_netif_hw_ring_full(); /* the NIC found no posted descriptor */
+            rts_nic_hw_ring_full(); /* the NIC found no posted descriptor */
             continue;
         }
-        rts_netif_hw_filled(slot, (uint16_t)n);
+        rts_nic_hw_filled(slot, (uint16_t)n);
     }
 }
 
-BaseType_t rts_netif_hw_open(void)
+BaseType_t rts_nic_hw_open(void)
 {
     if (fd >= 0) return pdPASS;
-    const unsigned idx = if_nametoindex(rts_netif_hw_cfg()->ifname);
+    const unsigned idx = if_nametoindex(rts_nic_hw_cfg()->ifname);
     if (idx == 0u) return pdFAIL;
     fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
     if (fd < 0) return pdFAIL;
@@ -79,7 +79,7 @@ BaseType_t rts_netif_hw_open(void)
     return pdPASS;
 }
 
-BaseType_t rts_netif_hw_start(void)
+BaseType_t rts_nic_hw_start(void)
 {
     /* The NIC's thread must never take the kernel's signals. */
     sigset_t all, old;
@@ -89,7 +89,7 @@ BaseType_t rts_netif_hw_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) return pdFAIL;
     (void)pthread_setname_np(rx_thread, "rts-nic"); /* its own name in per-thread CPU times */
-    const int cpu = rts_netif_hw_cfg()->rx_cpu;
+    const int cpu = rts_nic_hw_cfg()->rx_cpu;
     if (cpu >= 0) { /* the NIC's DMA beside, not on, the FreeRTOS CPU */
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -99,26 +99,26 @@ BaseType_t rts_netif_hw_start(void)
     return pdPASS;
 }
 
-BaseType_t rts_netif_hw_output(const uint8_t *frame, size_t len)
+BaseType_t rts_nic_hw_output(const uint8_t *frame, size_t len)
 {
     return send(fd, frame, len, MSG_DONTWAIT) == (ssize_t)len ? pdPASS : pdFAIL;
 }
 
-uint64_t (*const rts_netif_hw_clock)(void *drv) = NULL; /* libshield on the tick count */
+uint64_t (*const rts_nic_hw_clock)(void *drv) = NULL; /* libshield on the tick count */
 
-void rts_netif_hw_reposted(void)
+void rts_nic_hw_reposted(void)
 {
     /* the receive thread looks for a posted slot before each frame */
 }
 
-void rts_netif_hw_rx_irq(bool on)
+void rts_nic_hw_rx_irq(bool on)
 {
     (void)on; /* the tick hook checks the gate: rts_irq_gate_enabled() */
 }
 
-void rts_netif_tick_isr(void)
+void rts_nic_tick_isr(void)
 {
     BaseType_t woken = pdFALSE;
-    rts_netif_rx_isr(&woken);
+    rts_nic_rx_isr(&woken);
     (void)woken; /* in the tick hook the kernel switches on its own yield-pending flag */
 }

@@ -362,16 +362,22 @@ typedef struct rtsim_bin {
                               driver for a flow without a worker */
     uint64_t dropped[RTSIM_DROP_COUNT];
     uint64_t cycles;         /**< critical cycles ended */
-    uint64_t misses;         /**< critical cycles ended after their deadline */
-    double lateness_pct;     /**< sum over the cycles ended: (finish - deadline)/P * 100, each
-                                  in whole ppm of P (rts_detect_cycle_eval()) */
-    double lateness_max_pct; /**< worst single cycle */
+    uint64_t misses;         /**< critical deadlines missed: booked in the bin where the
+                                  deadline passes (docs/decisions/lateness-in-bins.md) */
+    double lateness_pct;     /**< lateness accrued within the bin by every critical cycle
+                                  running past its deadline in it, in percent of P (whole ppm
+                                  of P, rts_detect_cycle_eval()); summed over the bins, each
+                                  cycle's (finish - deadline)/P * 100 */
+    double lateness_max_pct; /**< worst single cycle: the largest lateness a cycle reached in
+                                  the bin (one still running counts with its lateness so far) */
     uint64_t cpu_ns[RTSIM_CTX_COUNT];
     uint64_t rx_disabled_ns; /**< time with the RX line (of source 0) disabled */
     uint64_t polling_ns;     /**< time the receive path spent in polling mode (global limit) */
     uint32_t net_prio_max;   /**< highest priority the network task ran at */
     uint32_t pad;
     uint64_t detected[RTSIM_DET_COUNT]; /**< times each detector fired in the bin */
+    uint64_t flow_offered[RTSIM_MAX_FLOWS];   /**< per scenario flow: packets offered */
+    uint64_t flow_delivered[RTSIM_MAX_FLOWS]; /**< per scenario flow: packets delivered */
 } rtsim_bin;
 
 /** Per-task statistics over the run. */
@@ -477,7 +483,8 @@ uint64_t rtsim_arrivals_batched(const rtsim *sim);
  *  @return the number of bins written. */
 size_t rtsim_take_bins(rtsim *sim, rtsim_bin *out, size_t max);
 
-/** Totals over the run so far (t_start_ns = 0; lateness_max_pct = worst cycle). */
+/** Totals over the run so far (t_start_ns = 0; lateness_max_pct = worst cycle). Mid-run, a
+ *  late cycle still running has its lateness counted up to the last bin boundary. */
 void rtsim_totals(const rtsim *sim, rtsim_bin *out);
 
 /** Move up to `max` trace records, oldest first, into `out`. Records that

@@ -1,9 +1,12 @@
-"""``rtshield rig freertos-tcp``: the real FreeRTOS-Plus-TCP stack under real floods.
+"""``rtshield rig freertos-tcp`` and ``rtshield rig lwip``: a real embedded IP stack under
+real floods.
 
-The target is ``rig/freertos/app/rts_device.c``: the FreeRTOS kernel (POSIX port)
-with FreeRTOS-Plus-TCP, its network interface on the device-side veth of the
-rig's harness, libshield in that interface's receive path (protected) or the
-stock path (unprotected), a critical task, worker tasks and a TCP listener.
+The target is ``rig/freertos/app/rts_device.c``: the FreeRTOS kernel with
+FreeRTOS-Plus-TCP or lwIP, on the POSIX board (its network interface on the
+device-side veth of the rig's harness) or the MPS2 board (Cortex-M3 in QEMU,
+its LAN9118 on a TAP bridged to that veth), libshield in the interface's
+receive path (protected) or the stack's usual path (unprotected), a critical
+task, worker tasks and a TCP listener (:class:`.target.Target`).
 The device is described by a scenario file, the simulator's vocabulary;
 :func:`.device.target_config` is the one mapping from a scenario to the target's
 config file. Every run goes through idle / attack / idle phases while the
@@ -17,20 +20,24 @@ target's config, ``device.json``, ``cycles.bin``, latency records, tool logs
 and ``summary.json`` in the simulator's vocabulary), ``sim/<variant>/summary.json``
 (the same scenario simulated), ``comparison.json`` and ``report.html``.
 
-The target's modules, bottom up: :mod:`.build` (the FreeRTOS trees, the build
-and its cache) and :mod:`.phases` (a run in time); :mod:`.device` (the
-scenario's two variants, the target's config, the flows the rig drives);
+The target's modules, bottom up: :mod:`.target` (a stack on a board);
+:mod:`.build` (the third-party trees, the build and its cache), :mod:`.phases`
+(a run in time) and :mod:`.console` (the device's console, and the phases on
+its clock); :mod:`.device` (the scenario's two variants, the target's config,
+the flows the rig drives) and :mod:`.board` (a board on the rig's network);
 :mod:`.run` (the device process and the traffic processes of one run) and
 :mod:`.summary` (a run's ``summary.json``); :mod:`.compare` (simulation
 against the real stack) and :mod:`.report` (``report.html``). This package
-gives the names ``rtshield rig freertos-tcp`` and the tests use.
+gives the names ``rtshield rig freertos-tcp``, ``rtshield rig lwip`` and the
+tests use.
 """
 
 from __future__ import annotations
 
 from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS
 
-from .build import TREE_ENV, build_target, default_scenario, find_tree
+from .board import Bench, wire
+from .build import TREE_ENV, build_images, build_target, default_scenario, find_tree
 from .compare import (
     HP_KEPT,
     claims,
@@ -52,23 +59,30 @@ from .device import (
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
-from .run import Options, prepare_attacker, run_variant
-from .summary import IP_TASK_NAME, STACK_EXHAUSTED, summarize
+from .run import Options, run_variant
+from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
+from .target import BOARDS, STACKS, Target
 
 __all__ = [
     "ATTACKS",
     "ATTACK_LABEL",
     "ATTACK_TOOL",
+    "BOARDS",
     "HP_KEPT",
     "IP_TASK_NAME",
     "LEAD_S",
     "MODBUS_TIMEOUT_S",
+    "NIC_FIFO_FULL",
     "PHASES",
+    "STACKS",
     "STACK_EXHAUSTED",
     "TREE_ENV",
     "VARIANTS",
+    "Bench",
     "Device",
     "Options",
+    "Target",
+    "build_images",
     "build_target",
     "claims",
     "comparison",
@@ -78,12 +92,12 @@ __all__ = [
     "measured_syn_rate",
     "modbus_flows",
     "pcap_flows",
-    "prepare_attacker",
     "response_figure",
     "run_variant",
     "simulate_variants",
     "summarize",
     "target_config",
     "udp_flows",
+    "wire",
     "write_report",
 ]

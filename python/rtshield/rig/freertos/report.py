@@ -1,5 +1,5 @@
 """``report.html``: protected and unprotected side by side, a response-time figure
-per attack, and the simulation against the real stack."""
+per attack, where each stack lost what, and the simulation against the real stack."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def response_figure(out: Path, attack: str, runs: Sequence[Mapping[str, Any]]) -> Path | None:
     """``fig_<attack>.png``: the critical task's response time (end − release tick) per cycle
-    over the run, unprotected and protected, the attack phase shaded."""
+    over the run, unprotected and protected, the attack phase shaded (on the guest's clock
+    each run's own: a guest that fell behind saw the phases shorter)."""
     mine = [r for r in runs if r["attack"] == attack]
     if not mine:
         return None
@@ -49,28 +50,35 @@ def response_figure(out: Path, attack: str, runs: Sequence[Mapping[str, Any]]) -
 
     fig, ax = plt.subplots(figsize=(7.0, 3.2), dpi=100)
     colours = {"unprotected": "tab:red", "protected": "tab:blue"}
+    guest = mine[0].get("clock") == "guest"
     for r in mine:
         cyc = np.fromfile(out / "runs" / f"{r['variant']}-{attack}" / "cycles.bin", dtype="<u8")
         cyc = cyc.reshape(-1, 4).astype(np.int64)
-        t0 = r["bounds_ns"][0][0]
+        bounds = r.get("device_bounds_ns") or r["bounds_ns"]  # the target's clock
+        t0 = bounds[0][0]
         ok = cyc[:, 0] > 0
         t = (cyc[ok, 2] - t0) / 1e9
         resp = (cyc[ok, 2] - cyc[ok, 0]) / 1e6
         m = r["phases"]["attack"]["critical"]["misses"]
         label = f"{r['variant']}: {m} miss{'es' if m != 1 else ''} in the attack"
         ax.plot(t, resp, ".", ms=2, color=colours[r["variant"]], label=label)
-        lo, hi = r["bounds_ns"][1]
-    ax.axvspan((lo - t0) / 1e9, (hi - t0) / 1e9, color="0.9", label=ATTACK_LABEL[attack])
+        lo, hi = bounds[1]
+        if guest:
+            ax.axvspan((lo - t0) / 1e9, (hi - t0) / 1e9, color=colours[r["variant"]], alpha=0.08,
+                       label=f"{ATTACK_LABEL[attack]}, {r['variant']} run")  # fmt: skip
+    if not guest:  # one clock: the same span in every run
+        ax.axvspan((lo - t0) / 1e9, (hi - t0) / 1e9, color="0.9", label=ATTACK_LABEL[attack])
     period_ms = mine[0]["critical_period_ms"]
+    tick = "1 ms of guest time" if guest else "~1.1 ms host time"
     ax.axhline(
         period_ms,
         color="0.4",
         lw=0.8,
         ls="--",
-        label=f"period, {period_ms:g} ms (a deadline is {period_ms:g} ticks of ~1.1 ms host time)",
+        label=f"period, {period_ms:g} ms (a deadline is {period_ms:g} ticks of {tick})",
     )
     ax.set_yscale("log")
-    ax.set_xlabel("time since the run started (s)")
+    ax.set_xlabel(f"time since the run started (s, {'guest' if guest else 'host'} time)")
     ax.set_ylabel("response time (ms, log)")
     ax.set_title(f"critical task, {ATTACK_LABEL[attack]}")
     ax.legend(fontsize=7, loc="upper right")
@@ -107,6 +115,34 @@ def _flow_table(comp: Mapping[str, Any]) -> str:
     return "<h3>Every flow, whole run (delivered/offered)</h3>" + _table(["", *names], rows)
 
 
+#: Each stack's name in the report (an older comparison.json names only the stack).
+_STACK_NAME = {"plustcp": "FreeRTOS-Plus-TCP", "lwip": "lwIP"}
+
+
+def _stack_table(comp: Mapping[str, Any], stack: str) -> str:
+    """Where each part lost what in the attack phase: libshield's drops by reason beside
+    the stack's own counters (lwIP's lwip_stats), one row per run."""
+    names: list[str] = []
+    for r in comp["runs"]:
+        names += [n for n in r.get("stack_counters_attack", {}) if n not in names]
+    if not names:
+        return ""
+    reasons: list[str] = []
+    for r in comp["runs"]:
+        reasons += [k for k, v in r["dropped_attack"].items() if v and k not in reasons]
+    rows = [
+        [r["run"]]
+        + [r["dropped_attack"].get(k) for k in reasons]
+        + [r.get("stack_counters_attack", {}).get(n) for n in names]
+        for r in comp["runs"]
+    ]
+    return (
+        f"<h2>Where the frames were lost (attack phase)</h2><p>Drops before the stack (the NIC, "
+        f"libshield by reason) beside {html.escape(stack)}'s own counters.</p>"
+        + _table(["run", *reasons, *(f"{stack}: {n}" for n in names)], rows)
+    )
+
+
 def _od(f: Mapping[str, Any] | None) -> str:
     return "—" if not f else f"{_fmt(f.get('delivered'))}/{_fmt(f.get('offered'))}"
 
@@ -121,27 +157,61 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
         f'<p><img src="{html.escape(f.name)}" alt="{html.escape(f.stem)}"></p>' for f in figs if f
     )
     hp = comp["hp_flow"]
+    tgt = comp.get("target") or {}
+    guest = tgt.get("clock") == "guest"
     side = []
     for r in comp["runs"]:
-        side.append(
-            [
-                r["run"],
-                r["flood_in_pps"],
-                r["frames_at_nic_pps"],
-                r["to_ip_task"],
-                r["misses"]["idle_before"],
-                r["misses"]["attack"],
-                r["misses"]["idle_after"],
-                r.get("lateness_max_pct", {}).get("attack"),
-                r["wakeup_p99_9_us"]["idle_before"],
-                r["wakeup_p99_9_us"]["attack"],
-                f"{r['hp'].get('delivered')}/{r['hp'].get('offered')}",
-                ", ".join(f"{k} {v}" for k, v in r["dropped_attack"].items() if v),
-                r["cpu_per_frame_ns"].get("shield"),
-                r["cpu_per_frame_ns"].get("to_stack"),
-                r["cpu_per_frame_ns"].get("ip_task"),
-            ]
-        )
+        row = [
+            r["run"],
+            r["flood_in_pps"],
+            r["frames_at_nic_pps"],
+            r["to_ip_task"],
+            r["misses"]["idle_before"],
+            r["misses"]["attack"],
+            r["misses"]["idle_after"],
+        ]
+        if guest:  # late on the board's timer: a miss the tick count may not see
+            row.append((r.get("late_on_clock") or {}).get("attack"))
+        row += [
+            r.get("lateness_max_pct", {}).get("attack"),
+            r["wakeup_p99_9_us"]["idle_before"],
+            r["wakeup_p99_9_us"]["attack"],
+            f"{r['hp'].get('delivered')}/{r['hp'].get('offered')}",
+        ]
+        if guest:
+            row.append(f"{r.get('hp_delivered')}/{_fmt(r.get('hp_taken_by_driver'))}")
+        row += [
+            ", ".join(f"{k} {v}" for k, v in r["dropped_attack"].items() if v),
+            r["cpu_per_frame_ns"].get("shield"),
+            r["cpu_per_frame_ns"].get("to_stack"),
+            r["cpu_per_frame_ns"].get("ip_task"),
+        ]
+        side.append(row)
+    side_header = [
+        "run",
+        "flood reaching the device (pkt/s)",
+        "frames at the target's NIC (pkt/s)",
+        "frames handed to the stack (attack)",
+        "misses idle before",
+        "misses attack",
+        "misses idle after",
+    ]
+    if guest:
+        side_header.append("late on the guest clock, attack")
+    side_header += [
+        "worst lateness attack (%)",
+        "wake-up p99.9 idle (µs)",
+        "wake-up p99.9 attack (µs)",
+        f"{hp} delivered/sent (attack)",
+    ]
+    if guest:
+        side_header.append(f"{hp} delivered/taken by the driver (whole run)")
+    side_header += [
+        "drops in the attack phase",
+        "libshield ns/frame",
+        "copy to stack ns/frame",
+        "stack task ns/frame",
+    ]
     claim_rows = [
         [c["claim"], c["simulated_flood"], c["simulation"], c["real_stack"]]
         + ["confirmed" if c["confirmed"] else "not confirmed"]
@@ -160,7 +230,7 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
         if v != "syn_pps"
     ]
     cap = [
-        f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s to the IP task "
+        f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s handed to the stack "
         f"of {r['frames_at_nic_pps']:,.0f} at the NIC"
         for r in comp["runs"]
         if r["variant"] == "unprotected"
@@ -174,40 +244,34 @@ def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str,
         if cap
         else ""
     )
+    stack = tgt.get("stack_name") or _STACK_NAME.get(tgt.get("stack") or "plustcp", "the stack")
+    board = tgt.get("platform") or "the FreeRTOS POSIX port on this host"
+    if guest:
+        clock = (
+            "Times are the emulated board's (guest time: instructions under QEMU's -icount, "
+            "1 kHz tick); the phases are the rig's, mapped onto guest time with the board's "
+            "sync lines. Frames the emulated NIC dropped (its FIFO full) are counted apart "
+            "(nic_fifo_full), as a board's NIC drops would be; a UDP flow's latency mixes the "
+            "two clocks and is not shown."
+        )
+    else:
+        clock = (
+            "Host time on a shared machine with a ~1 ms tick: judge by counts (misses, "
+            "deliveries, drops), not by microseconds."
+        )
     doc = f"""<!doctype html><html><head><meta charset="utf-8">
-<title>rtshield rig freertos-tcp</title>
+<title>rtshield rig {html.escape(tgt.get("target") or "freertos-tcp")}</title>
 <style>{_CSS}</style>
 </head><body>
-<h1>FreeRTOS-Plus-TCP under real floods: unprotected vs protected</h1>
-<p>Scenario <code>{html.escape(comp["scenario"])}</code>. The real FreeRTOS kernel (POSIX port) and
-FreeRTOS-Plus-TCP on a veth in the rig's namespace; libshield in the network interface's receive
-path (protected) or the stock path (unprotected). Phases: idle before, attack, idle after.
-Host time on a shared machine with a ~1 ms tick: judge by counts (misses, deliveries, drops),
-not by microseconds.</p>
+<h1>{html.escape(stack)} under real floods: unprotected vs protected</h1>
+<p>Scenario <code>{html.escape(comp["scenario"])}</code>. {html.escape(board)}: the real FreeRTOS
+kernel and {html.escape(stack)} on the device side of the rig's namespaces; libshield in the
+network interface's receive path (protected) or the stack's usual path (unprotected). Phases:
+idle before, attack, idle after. {html.escape(clock)}</p>
 <h2>Side by side</h2>
-{
-        _table(
-            [
-                "run",
-                "flood reaching the device (pkt/s)",
-                "frames at the target's NIC (pkt/s)",
-                "frames handed to the IP task (attack)",
-                "misses idle before",
-                "misses attack",
-                "misses idle after",
-                "worst lateness attack (%)",
-                "wake-up p99.9 idle (µs)",
-                "wake-up p99.9 attack (µs)",
-                f"{hp} delivered/sent (attack)",
-                "drops in the attack phase",
-                "libshield ns/frame",
-                "copy to stack ns/frame",
-                "IP task ns/frame",
-            ],
-            side,
-        )
-    }
+{_table(side_header, side)}
 {fig_html}
+{_stack_table(comp, stack)}
 <h2>Simulation vs real stack</h2>
 <p>The same scenario simulated (the scenario's platform preset, whole run; with the
 scenario's flood, and with the SYN flood at the rate the rig's hping3 achieved) and run on

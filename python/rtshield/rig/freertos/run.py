@@ -1,11 +1,14 @@
 """One run of the FreeRTOS target: the device process and the traffic around it.
 
-:func:`run_variant` writes the target's config, starts the device program in
-the device namespace, and from the attacker's namespace the UDP sender (paced,
-timestamped: :data:`_SENDER`), a MODBUS/TCP poll client per MODBUS flow
+:func:`run_variant` writes the target's config, starts the device (the POSIX
+program, or QEMU with the MPS2 image: :mod:`.board`) in the device namespace,
+and from the attacker's namespace the UDP sender (paced, timestamped:
+:data:`_SENDER`), a MODBUS/TCP poll client per MODBUS flow
 (:mod:`rtshield.rig.modbus_client`) and a replay per capture
 (:mod:`rtshield.rig.pcap_replay`); then it goes through the phases with one
-flood tool in the attack phase and collects what every process reports.
+flood tool in the attack phase and collects what every process reports. The
+phases are the rig's (host time); the device's console (:mod:`.console`) maps
+them onto the device's clock.
 """
 
 from __future__ import annotations
@@ -22,15 +25,17 @@ from typing import Any
 
 from rtshield.rig import modbus_client, pcap_replay
 from rtshield.rig.attacks import ATTACKS
-from rtshield.rig.harness import Harness
+from rtshield.rig.harness import Harness, leftovers
 from rtshield.rig.host import RigError
 from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 
+from .board import Bench, device_argv, tap_sample
+from .console import Console, host_to_device
 from .device import VARIANTS, Device, modbus_flows, pcap_flows, target_config, udp_flows
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, phase_bounds
 
-__all__ = ["Options", "prepare_attacker", "run_variant"]
+__all__ = ["Options", "run_variant"]
 
 #: Runs in the attacker namespace: each UDP flow paced at its rate, each datagram
 #: carrying a sequence number and CLOCK_MONOTONIC send time (the device measures
@@ -89,9 +94,23 @@ def _readline(p: subprocess.Popen, timeout_s: float) -> str:
     return p.stdout.readline().strip() if r else ""
 
 
+#: How long a device may take to say "ready" (host seconds): the POSIX program at once;
+#: QEMU boots, and the MPS2 board's LAN9118 driver waits 2 s of guest time at its start.
+_READY_S = {False: 20.0, True: 90.0}
+
+
+#: An emulated board that printed nothing (no sync line, 10 per second of guest time) for
+#: this long (host seconds) is stuck, not slow.
+_STALL_S = 30.0
+
+
+def _last_line(err: Path) -> list[str]:
+    return err.read_text(errors="replace").strip().splitlines()[-1:] if err.is_file() else []
+
+
 def run_variant(
     h: Harness,
-    exe: Path,
+    bench: Bench,
     dev: Device,
     variant: str,
     attack: str,
@@ -100,24 +119,26 @@ def run_variant(
     say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the target through idle / attack / idle with ``attack``; return the raw record."""
+    target = bench.target
+    who = f"rig {target.verb}"
     scn = dev.variants[variant]
     run_dir.mkdir(parents=True, exist_ok=True)
     P, B = opts.phase_s, opts.break_s
     total = procedure_s(P, B)
     seconds = int(math.ceil(LEAD_S + total + 1.5))
-    conf = run_dir / "device.conf"
+    conf = run_dir.resolve() / "device.conf"
     conf.write_text(
         target_config(
             scn,
             variant == "protected",
-            ifname=h.if_dev,
-            mac=h.mac(h.ns_dev, h.if_dev),
+            ifname=bench.wiring.ifname,
+            mac=bench.wiring.mac,
             out=run_dir.resolve(),
             seconds=seconds,
-            rx_cpu=opts.rx_cpu,
+            rx_cpu=None if target.emulated else opts.rx_cpu,
         )
     )
-    for stale in ("device.json", "cycles.bin", "device.err"):
+    for stale in ("device.json", "cycles.bin", "device.err", "console.log"):
         (run_dir / stale).unlink(missing_ok=True)
     replays = []  # the pcap flows' rewritten frames, ready before the target starts
     for pf in pcap_flows(scn):
@@ -127,27 +148,40 @@ def run_variant(
             frames,
             total,
             src_mac=h.mac(h.ns_atk, h.if_atk),
-            dst_mac=h.mac(h.ns_dev, h.if_dev),
+            dst_mac=bench.wiring.mac,
             src_ip=ATTACKER_ADDR,
             dst_ip=DEVICE_ADDR,
         )
         replays.append((pf.name, frames))
-    err = run_dir / "device.err"
+    err = run_dir.resolve() / "device.err"
+    argv = device_argv(target, bench.images[variant], conf, bench.wiring)
+    # Guest time may fall behind (a flood, a loaded host): the device's `seconds` then last
+    # longer here. The emulated board is waited for as long as its sync lines come.
+    limit = seconds + 30 if not target.emulated else 10 * seconds + 90
+    tap: list[tuple[str, dict[str, int] | None]] = [("start", tap_sample(h, bench.wiring))]
     dev_proc = h.spawn(
         "device",
-        ["sh", "-c", 'exec "$0" "$1" 2>"$2"', str(exe), str(conf.resolve()), str(err.resolve())],
-        limit_s=seconds + 30,
+        ["sh", "-c", 'err=$1; shift; exec "$@" 2>"$err"', "sh", str(err), *argv],
+        limit_s=limit,
         name=f"{run_dir.name}.device",
         stop_signal="TERM",
         stdout=subprocess.PIPE,
     )
-    first = _readline(dev_proc, 20.0)
-    if first != "ready":
+    console = Console(dev_proc.stdout, run_dir / "console.log")
+    if not console.wait("ready", _READY_S[target.emulated]):
         h.stop(dev_proc)
-        why = err.read_text().strip().splitlines()[-1:] if err.is_file() else []
-        raise RigError(
-            f"rig freertos-tcp: the target did not start ({(why or [first or 'no output'])[0]})"
-        )
+        why = _last_line(err) or [console.last_other() or "no output"]
+        raise RigError(f"{who}: the target did not start ({why[0]})")
+    # The device learns the controller's address before the phases, as on a network where
+    # they have talked before: FreeRTOS-Plus-TCP drops the datagrams of a sender it has no
+    # ARP entry for while it asks (all but one).
+    warm = h.spawn(
+        "attacker",
+        ["ping", "-q", "-c", "2", "-i", "0.2", "-W", "1", DEVICE_ADDR],
+        limit_s=LEAD_S + 2,
+        name=f"{run_dir.name}.arp-warm-up",
+        stop_signal="TERM",
+    )
     t0 = mono_ns() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
     bounds = phase_bounds(t0, P, B)
     flows = udp_flows(scn)
@@ -219,14 +253,26 @@ def run_variant(
                 ),
             )
         )
+
+    def mark(at_ns: int, what: str) -> None:
+        sleep_until(at_ns)
+        if bench.wiring.tap is not None:
+            tap.append((what, tap_sample(h, bench.wiring)))
+
+    h.wait(warm, max(0.0, (t0 - mono_ns()) / 1e9))
+    h.stop(warm)
+    mark(bounds[0][0], "idle_before")
     say(f"idle before ({P:g} s)")
-    sleep_until(bounds[1][0])
+    mark(bounds[0][1], "idle_before_end")
+    mark(bounds[1][0], "attack")
     say(f"attack: {ATTACK_LABEL[attack]} ({P:g} s)")
     traffic, _, _ = h.flood(
         attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1]
     )
+    mark(bounds[1][1], "attack_end")
+    mark(bounds[2][0], "idle_after")
     say(f"idle after ({P:g} s)")
-    sleep_until(bounds[2][1])
+    mark(bounds[2][1], "idle_after_end")
     sent: dict[str, Any] = {"sent": {}, "total": {}}
     if sender is not None:
         line = _readline(sender, 10.0)
@@ -234,16 +280,14 @@ def run_variant(
         try:
             sent = json.loads(line)
         except ValueError:
-            raise RigError("rig freertos-tcp: the flow sender reported nothing") from None
+            raise RigError(f"{who}: the flow sender reported nothing") from None
     for name, rp in replayers:
         line = _readline(rp, 10.0)
         h.stop(rp)
         try:
             r = json.loads(line)
         except ValueError:
-            raise RigError(
-                f"rig freertos-tcp: the pcap replay of {name} reported nothing"
-            ) from None
+            raise RigError(f"{who}: the pcap replay of {name} reported nothing") from None
         sent.setdefault("sent", {})[name] = r["sent"]
         sent.setdefault("total", {})[name] = r["total"]
     polled: dict[str, Any] = {}
@@ -253,36 +297,40 @@ def run_variant(
         try:
             polled[name] = json.loads(line)
         except ValueError:
-            raise RigError(
-                f"rig freertos-tcp: the MODBUS poll client of {name} reported nothing"
-            ) from None
-    done = _readline(dev_proc, seconds + 20 - (mono_ns() - t0) / 1e9)
+            raise RigError(f"{who}: the MODBUS poll client of {name} reported nothing") from None
+    console.wait(
+        "done",
+        max(10.0, limit - (mono_ns() - t0) / 1e9),
+        stall_s=_STALL_S if target.emulated else None,
+    )
     rc = h.wait(dev_proc, 10)
     h.stop(dev_proc)
-    if done != "done" or rc != 0 or not (run_dir / "device.json").is_file():
-        why = err.read_text().strip().splitlines()[-1:] if err.is_file() else []
+    tap.append(("end", tap_sample(h, bench.wiring)))
+    if "done" not in console.words or rc != 0 or not (run_dir / "device.json").is_file():
+        why = _last_line(err) or ([console.last_other()] if console.last_other() else [])
+        if h.ns_dev not in leftovers()["netns"]:  # every rig namespace goes with `rig clean`
+            why = [f"its namespace {h.ns_dev} is gone: a `rtshield rig clean` while it ran?"]
         raise RigError(
-            f"rig freertos-tcp: the target ended without its results (exit {rc}"
+            f"{who}: the target ended without its results (exit {rc}"
             + (f": {why[0]}" if why else "")
             + ")"
+            + console.progress(seconds)
         )
     try:
         device = json.loads((run_dir / "device.json").read_text())
     except ValueError as e:
-        raise RigError(f"rig freertos-tcp: {run_dir}/device.json: {e}") from None
+        raise RigError(f"{who}: {run_dir}/device.json: {e}") from None
+    dbounds = [host_to_device(console.syncs, b) for b in bounds] if target.emulated else bounds
     return {
         "variant": variant,
         "attack": attack,
+        "target": {"stack": target.stack, "board": target.board, "clock": target.clock},
         "bounds_ns": bounds,
+        "device_bounds_ns": [list(b) for b in dbounds],
+        "syncs": len(console.syncs),
         "sent": sent,
         "modbus": polled,
         "traffic": traffic,
+        "tap": [{"at": w, **c} for w, c in tap if c is not None],
         "device": device,
     }
-
-
-def prepare_attacker(h: Harness) -> None:
-    """The attacker's veth computes its checksums (no offload), or the stack drops its frames."""
-    h.ns_exec_ok(h.ns_atk, ["ethtool", "-K", h.if_atk, "tx", "off"], "ethtool -K tx off")
-    # The device's Linux side holds no address: FreeRTOS-Plus-TCP is the device.
-    h.ns_exec_ok(h.ns_dev, ["ip", "addr", "flush", "dev", h.if_dev], "removing the device address")

@@ -1,0 +1,283 @@
+"""One robustness test: the baseline, the storms' ramps, the recovery after each storm.
+
+The monitors run from the start to the end. The **baseline** (the profile's
+``baseline``, after one second in which the monitors connect) must pass every
+monitor, or the test stops before the first storm: the target does not answer.
+Then, storm by storm, each **step** runs the storm's tool for ``step`` seconds
+at its rate, then waits ``pause`` (at least the longest monitor timeout, so
+that the step's samples are all in); the step's verdict per monitor is over the
+samples sent while the tool ran. With ``stop_at_failure`` (the default) a
+storm's ramp ends at its first failed step. After a storm's last step the test
+waits until every monitor is good again (:func:`.verdict.recovery`; the monitor
+passes when that took at most its ``recover``), at most the profile's
+``wait_recovery`` (default 60 s) plus the time the samples take to come in; a
+target that is not back by then ends the test (the remaining storms are not
+run).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rtshield.rig.harness import Processes
+from rtshield.rig.host import RigError, read_text, system_info
+from rtshield.rig.timing import mono_ns, sleep_until
+from rtshield.schema.profile import ProfileFile, StormEntry
+
+from . import iface as link
+from .monitors import Monitor, start_monitors
+from .storms import Endpoints, Step, plan_steps, storm_argv, tool_of
+from .verdict import recovery, window
+
+__all__ = ["Options", "planned_seconds", "run_test"]
+
+#: Seconds the monitors get to connect before the baseline starts: at least the first,
+#: at most the second (a monitor without a record by then fails the baseline).
+WARMUP_S = (1.0, 10.0)
+#: How often the recovery wait looks at the samples (s).
+POLL_S = 0.25
+
+
+@dataclass
+class Options:
+    target: str
+    iface: str
+    cap: float | None
+    out: Path
+    say: Callable[[str], None] = print
+
+
+def _s(ns: int) -> float:
+    return ns / 1e9
+
+
+def _ramp(prof: ProfileFile, storm: StormEntry) -> tuple[list[Any], int, int]:
+    return (
+        storm.rates if storm.rates is not None else prof.ramp.rates,
+        storm.step if storm.step is not None else prof.ramp.step,
+        storm.pause if storm.pause is not None else prof.ramp.pause,
+    )
+
+
+def _lag_ns(prof: ProfileFile) -> int:
+    """How long after a sample's send its record may come in (the longest timeout)."""
+    return max(m.timeout if m.kind != "heartbeat" else 0 for m in prof.monitor) + 300_000_000
+
+
+def _recovery_wait_ns(prof: ProfileFile) -> int:
+    longest = max(prof.profile.wait_recovery, *(m.recover for m in prof.monitor))
+    return longest + _lag_ns(prof) + 10**9
+
+
+def planned_seconds(prof: ProfileFile, cap: float | None, longest: bool = True) -> float:
+    """How long the test takes with every step run: at most (``longest``: every recovery
+    waited out), or when the device recovers at once."""
+    lag = _lag_ns(prof)
+    total = WARMUP_S[1] + _s(prof.profile.baseline) + _s(lag)
+    for st in prof.storm:
+        rates, step, pause = _ramp(prof, st)
+        n = len(plan_steps(rates, cap))
+        total += n * _s(step) + n * _s(max(pause, lag))
+        total += _s(_recovery_wait_ns(prof)) if longest else _s(lag) + 0.5
+    return total
+
+
+def _baseline(mons: list[Monitor], lo: int, hi: int) -> dict[str, Any]:
+    return {m.name: window(m.samples(), lo, hi, m.criteria) for m in mons}
+
+
+def _tool_end(procs: Processes, p: subprocess.Popen) -> int | None:
+    """Stop a storm's tool (SIGINT: trafgen and nmap end cleanly) and return its code."""
+    procs.stop(p, signal.SIGINT, grace=2.0)
+    return p.returncode
+
+
+def run_step(
+    procs: Processes,
+    storm: StormEntry,
+    step: Step,
+    index: int,
+    ep: Endpoints,
+    step_ns: int,
+    base_tx_pps: float,
+) -> tuple[int, int, dict[str, Any]]:
+    """Run one step of ``storm``; return its window and what the interface counted."""
+    c0 = link.Counters.read(ep.iface)
+    p = procs.start(
+        storm_argv(storm, step.rate, ep),
+        limit_s=_s(step_ns) + 1.0,
+        name=f"storm.{storm.name}.{index}",
+    )
+    sleep_until(c0.t_ns + step_ns)
+    t_end = mono_ns()
+    rc = _tool_end(procs, p)
+    c1 = link.Counters.read(ep.iface)
+    # per second of the step: the tool sent from its start to t_end, then it was stopped
+    tx_pps, rst_pps = c0.rates(c1, over_ns=t_end - c0.t_ns)
+    achieved = max(0.0, tx_pps - rst_pps - base_tx_pps)
+    return c0.t_ns, t_end, {
+        **step.as_dict(),
+        "rate_achieved": round(achieved, 1),
+        "tx_pps": round(tx_pps, 1),
+        "host_rst_pps": round(rst_pps, 1),
+        "seconds": round(_s(t_end - c0.t_ns), 3),
+        "tool_exit": rc,
+    }
+
+
+def run_storm(
+    procs: Processes,
+    prof: ProfileFile,
+    storm: StormEntry,
+    mons: list[Monitor],
+    ep: Endpoints,
+    opts: Options,
+    base_tx_pps: float,
+) -> dict[str, Any]:
+    """Run one storm's ramp and wait for the recovery; return its summary."""
+    rates, step_ns, pause_ns = _ramp(prof, storm)
+    steps = plan_steps(rates, opts.cap)
+    lag = _lag_ns(prof)
+    done: list[dict[str, Any]] = []
+    windows: list[tuple[int, int]] = []
+    t_end = mono_ns()
+    for i, step in enumerate(steps, 1):
+        shown = "max" if step.rate is None else f"{step.rate:,.0f} pkt/s"
+        opts.say(f"{storm.name}: step {i}/{len(steps)} at {shown} ({_s(step_ns):g} s)")
+        lo, t_end, rec = run_step(procs, storm, step, i, ep, step_ns, base_tx_pps)
+        sleep_until(t_end + max(pause_ns, lag))
+        rec["monitors"] = {m.name: window(m.samples(), lo, t_end, m.criteria) for m in mons}
+        rec["window_ns"] = [lo, t_end]
+        failed = [n for n, w in rec["monitors"].items() if w["verdict"] == "fail"]
+        rec["verdict"] = "fail" if failed else "pass"
+        done.append(rec)
+        windows.append((lo, t_end))
+        opts.say(
+            f"{storm.name}: step {i}: {rec['rate_achieved']:,.0f} pkt/s achieved; "
+            + ("every monitor passed" if not failed else "failed: " + ", ".join(
+                f"{n} ({rec['monitors'][n]['why']})" for n in failed))
+        )
+        if failed and prof.profile.stop_at_failure:
+            break
+    # recovery after the last step that ran
+    deadline = t_end + _recovery_wait_ns(prof)
+    rec_s: dict[str, float | None] = {}
+    while True:
+        now = mono_ns()
+        # a request's record is in once its timeout has passed; a heartbeat's at once
+        rec_s = {
+            m.name: recovery(
+                m.samples(), t_end, now - (lag if m.criteria.timeout_ns else 0), m.criteria
+            )
+            for m in mons
+        }
+        if all(v is not None for v in rec_s.values()) or now >= deadline:
+            break
+        sleep_until(now + int(POLL_S * 1e9))
+    monitors: dict[str, Any] = {}
+    for m in mons:
+        first = next((s for s in done if s["monitors"][m.name]["verdict"] == "fail"), None)
+        r = rec_s[m.name]
+        recovered = r is not None and r <= m.criteria.recover_ns / 1e9
+        monitors[m.name] = {
+            "verdict": "pass" if first is None and recovered else "fail",
+            "failed_at": None if first is None else _rate_of(first),
+            "recovery_s": r,
+            "recovered": recovered,
+        }
+    breaking = next((s for s in done if s["verdict"] == "fail"), None)
+    recovered_all = all(v["recovered"] for v in monitors.values())
+    back = all(v is not None for v in rec_s.values())
+    return {
+        "name": storm.name,
+        "kind": storm.kind,
+        "tool": tool_of(storm.kind),
+        "steps": done,
+        "monitors": monitors,
+        "breaking_rate": None if breaking is None else _rate_of(breaking),
+        "breaking_step": None if breaking is None else done.index(breaking) + 1,
+        "recovery_s": max(v for v in rec_s.values() if v is not None) if back else None,
+        "verdict": "pass" if breaking is None and recovered_all else "fail",
+        "end_ns": t_end,
+    }
+
+
+def _rate_of(step: dict[str, Any]) -> float:
+    """A step's rate for the breaking rate: the rate asked, or for an uncapped ``"max"``
+    step the rate it achieved."""
+    return step["rate_asked"] if step["rate_asked"] is not None else step["rate_achieved"]
+
+
+def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, Any]:
+    """The whole test; the raw results (:mod:`.summary` turns them into summary.json)."""
+    source = link.route_source(opts.target, opts.iface)
+    system = system_info(sorted({tool_of(s.kind) for s in prof.storm}))
+    limit = planned_seconds(prof, opts.cap) + 60
+    t0 = mono_ns()
+    mons = start_monitors(
+        procs, prof.monitor, opts.target, opts.iface, opts.out / "monitors",
+        end_ns=t0 + int(limit * 1e9), limit_s=limit + 10, source=source,
+    )
+    sleep_until(t0 + int(WARMUP_S[0] * 1e9))
+    while not all(m.started() for m in mons) and mono_ns() < t0 + int(WARMUP_S[1] * 1e9):
+        sleep_until(mono_ns() + int(POLL_S * 1e9))
+    lo = mono_ns()
+    hi = lo + prof.profile.baseline
+    opts.say(f"baseline: the monitors alone for {_s(prof.profile.baseline):g} s")
+    c0 = link.Counters.read(opts.iface)
+    sleep_until(hi)
+    c1 = link.Counters.read(opts.iface)
+    sleep_until(hi + _lag_ns(prof))
+    base = _baseline(mons, lo, hi)
+    bad = {n: w for n, w in base.items() if w["verdict"] == "fail"}
+    if bad:
+        raise RigError(
+            f"rig device: {opts.target} does not answer as the profile expects before the "
+            "first storm: "
+            + "; ".join(f"{n} {w['why']} ({w['good']} of {w['samples']} good)"
+                        for n, w in bad.items())
+            + " (--monitors selects the monitors the device has)"
+        )
+    base_tx, base_rst = c0.rates(c1)
+    mac = link.neighbour_mac(opts.target, opts.iface)
+    if mac is None:
+        subprocess.run(["ping", "-c", "1", "-W", "1", "-I", opts.iface, opts.target],
+                       capture_output=True, check=False)
+        mac = link.neighbour_mac(opts.target, opts.iface)
+    if mac is None:
+        raise RigError(f"rig device: {opts.target} does not answer ARP on {opts.iface}")
+    ep = Endpoints(opts.iface, link.iface_mac(opts.iface), source, mac, opts.target)
+    opts.say(f"baseline passed: {', '.join(base)}; the target's MAC is {mac}")
+    storms: list[dict[str, Any]] = []
+    not_run: list[str] = []
+    for st in prof.storm:
+        if storms and storms[-1]["recovery_s"] is None:  # the device is not back
+            not_run.append(st.name)
+            continue
+        storms.append(run_storm(procs, prof, st, mons, ep, opts, max(0.0, base_tx - base_rst)))
+        s = storms[-1]
+        opts.say(
+            f"{st.name}: {s['verdict']}"
+            + (f", breaking rate {s['breaking_rate']:,.0f} pkt/s" if s["breaking_rate"] else "")
+            + (f", recovered in {s['recovery_s']:g} s" if s["recovery_s"] is not None
+               else ", not back: the remaining storms are not run")
+        )
+    procs.stop_all()  # the monitors write their last samples
+    system["loadavg_end"] = read_text("/proc/loadavg")
+    return {
+        "system": system,
+        "target": opts.target,
+        "iface": opts.iface,
+        "source": source,
+        "target_mac": mac,
+        "baseline": {"window_ns": [lo, hi], "tx_pps": round(base_tx, 1),
+                     "host_rst_pps": round(base_rst, 1), "monitors": base},
+        "storms": storms,
+        "not_run": not_run,
+        "t0_ns": t0,
+    }

@@ -1,0 +1,175 @@
+"""What a monitor's samples say: statistics and a verdict per window, and the recovery
+after a storm.
+
+A monitor's records (:mod:`rtshield.rig.probes`) become *samples* ``(t, good,
+value)``: for a request (modbus, icmp, udp, tcp) one per request, at its send
+time, *good* when it was answered normally within the monitor's ``latency``,
+``value`` the time to the answer; for a heartbeat one per interval between two
+arrivals, at the later arrival, *good* when the interval is within ``jitter``
+of the ``period``, ``value`` the interval. A window passes when at least
+``within`` of its samples are good and no stretch without a good sample is
+longer than ``max_gap``. Pure functions of the records: the tests give them
+records; ``rtshield rig device`` gives them the monitors' files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rtshield.schema.profile import MonitorEntry
+
+__all__ = ["Criteria", "Sample", "recovery", "samples", "window"]
+
+STATUS_NONE, STATUS_OK, STATUS_ERROR = 0, 1, 2
+#: Good samples in a row (after the last bad one) that make a monitor recovered.
+RECOVERED_AFTER = 3
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """A monitor's pass criteria, in ns (``limit``: its latency, or a heartbeat's jitter)."""
+
+    name: str
+    kind: str
+    limit_ns: int
+    within: float
+    max_gap_ns: int
+    recover_ns: int
+    timeout_ns: int
+    period_ns: int | None = None
+
+    @classmethod
+    def of(cls, m: MonitorEntry) -> Criteria:
+        if m.kind == "heartbeat":
+            period = int(m.period or 0)
+            jitter = m.jitter if m.jitter is not None else period // 2
+            # a heartbeat's records are final when they arrive: no timeout to wait for
+            return cls(m.name, m.kind, int(jitter), m.within, m.max_gap, m.recover, 0, period)
+        return cls(m.name, m.kind, m.latency, m.within, m.max_gap, m.recover, m.timeout)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {
+            "kind": self.kind,
+            ("jitter_ms" if self.kind == "heartbeat" else "latency_ms"): self.limit_ns / 1e6,
+            "within": self.within,
+            "max_gap_s": self.max_gap_ns / 1e9,
+            "recover_s": self.recover_ns / 1e9,
+        }
+        if self.period_ns is not None:
+            d["period_ms"] = self.period_ns / 1e6
+        else:
+            d["timeout_ms"] = self.timeout_ns / 1e6
+        return d
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: int  #: ns, CLOCK_MONOTONIC
+    good: bool
+    value: int | None  #: ns: the time to the answer, or a heartbeat's interval
+    status: int  #: 0 no answer, 1 answered, 2 an error reply
+
+
+def samples(records: Sequence[Sequence[int]], c: Criteria) -> list[Sample]:
+    """A monitor's records as samples, in time order."""
+    recs = sorted((int(a), int(b), int(s)) for a, b, s in records)
+    if c.kind == "heartbeat":
+        assert c.period_ns is not None
+        out = []
+        for (t0, _, _), (t1, _, _) in zip(recs, recs[1:], strict=False):
+            iv = t1 - t0
+            out.append(Sample(t1, abs(iv - c.period_ns) <= c.limit_ns, iv, STATUS_OK))
+        return out
+    out = []
+    for sent, answered, status in recs:
+        value = answered - sent if status == STATUS_OK and answered else None
+        good = value is not None and value <= c.limit_ns
+        out.append(Sample(sent, good, value, status))
+    return out
+
+
+def _q(sorted_vals: Sequence[float], q: float) -> float | None:
+    if not sorted_vals:
+        return None
+    return round(sorted_vals[min(len(sorted_vals) - 1, int(q * len(sorted_vals)))], 3)
+
+
+def max_gap_ns(ss: Sequence[Sample], lo: int, hi: int) -> int:
+    """The longest stretch of ``[lo, hi)`` without a good sample."""
+    goods = [s.t for s in ss if s.good and lo <= s.t < hi]
+    edges = [lo, *goods, hi]
+    return max(b - a for a, b in zip(edges, edges[1:], strict=False))
+
+
+def window(ss: Sequence[Sample], lo: int, hi: int, c: Criteria) -> dict[str, Any]:
+    """The statistics and the verdict of the samples in ``[lo, hi)``."""
+    mine = [s for s in ss if lo <= s.t < hi]
+    n = len(mine)
+    good = sum(s.good for s in mine)
+    vals = sorted(s.value / 1e6 for s in mine if s.value is not None)
+    gap = max_gap_ns(ss, lo, hi)
+    frac = good / n if n else 0.0
+    why = []
+    if not n:
+        why.append("no sample")
+    elif frac < c.within:
+        why.append(f"{100 * frac:.0f} % good < {100 * c.within:.0f} %")
+    if gap > c.max_gap_ns:
+        why.append(f"gap {gap / 1e9:.2f} s > {c.max_gap_ns / 1e9:g} s")
+    out: dict[str, Any] = {
+        "verdict": "fail" if why else "pass",
+        "why": "; ".join(why),
+        "samples": n,
+        "good": good,
+        "good_fraction": round(frac, 4),
+        "max_gap_s": round(gap / 1e9, 3),
+    }
+    if c.kind == "heartbeat":
+        assert c.period_ns is not None
+        jit = sorted(abs(s.value - c.period_ns) / 1e6 for s in mine if s.value is not None)
+        out["interval_ms"] = {"p50": _q(vals, 0.5), "min": _q(vals, 0.0), "max": _q(vals, 1.0)}
+        out["jitter_ms"] = {"p50": _q(jit, 0.5), "p95": _q(jit, 0.95), "p99": _q(jit, 0.99),
+                            "max": _q(jit, 1.0)}
+    else:
+        out["timeouts"] = sum(1 for s in mine if s.status == STATUS_NONE)
+        out["errors"] = sum(1 for s in mine if s.status == STATUS_ERROR)
+        out["late"] = sum(1 for s in mine if s.value is not None and not s.good)
+        out["latency_ms"] = {"p50": _q(vals, 0.5), "p95": _q(vals, 0.95), "p99": _q(vals, 0.99),
+                             "max": _q(vals, 1.0)}
+    return out
+
+
+def headline_ms(stats: dict[str, Any]) -> float | None:
+    """The one number the figure plots for a window: the 95th percentile of the latency
+    (a heartbeat's: of its jitter)."""
+    return (stats.get("latency_ms") or stats.get("jitter_ms") or {}).get("p95")
+
+
+def recovery(ss: Sequence[Sample], t_end: int, horizon: int, c: Criteria) -> float | None:
+    """Seconds from ``t_end`` (a storm's end) to the first good sample after which the
+    monitor stayed good (no bad sample, no stretch without a good one longer than
+    ``max_gap``) for at least :data:`RECOVERED_AFTER` samples up to ``horizon``; 0 when
+    it was never bad after ``t_end``; ``None`` when it has not recovered by ``horizon``.
+    """
+    start: int | None = None
+    run = 0
+    bad = False
+    prev = t_end
+    for s in ss:
+        if not t_end <= s.t < horizon:
+            continue
+        if not s.good:
+            start, run, bad = None, 0, True
+            continue
+        if s.t - prev > c.max_gap_ns:
+            start, run, bad = s.t, 1, True
+        elif start is None:
+            start, run = s.t, 1
+        else:
+            run += 1
+        prev = s.t
+    if start is None or run < RECOVERED_AFTER or horizon - prev > c.max_gap_ns:
+        return None
+    return round((start - t_end) / 1e9, 3) if bad else 0.0
