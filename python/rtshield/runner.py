@@ -226,6 +226,8 @@ def figure_workers() -> Iterator[cf.Executor | None]:
         return
     import signal
 
+    import numpy  # noqa: F401 — the run needs it anyway; forked, the workers have it too
+
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_figure_worker)
     try:
         # start them now; a signal that arrives meanwhile waits for this process (a
