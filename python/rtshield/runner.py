@@ -240,11 +240,10 @@ def figure_workers() -> Iterator[cf.Executor | None]:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         yield pool
     except BaseException:  # a failure, Ctrl-C: the workers are ended, not waited for
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
+        _stop_workers(pool)
         raise
-    finally:  # idle workers leave at once; the pool's own thread is joined
-        pool.shutdown(wait=True, cancel_futures=True)
+    # idle workers leave at once; the pool's own thread is joined
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -292,13 +291,18 @@ def _ignore_sigint() -> None:
 
 
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
-    """Cancel queued runs and end running ones (their files are written atomically)."""
+    """Cancel queued runs and end running ones (their files are written atomically).
+
+    The workers are ended first, then the pool is shut down and its thread joined:
+    shut down without waiting, its thread could still be cleaning up when the
+    interpreter exits and ``concurrent.futures`` then woke it through a pipe
+    already closed (a traceback after ``rtshield: interrupted``)."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.terminate()
     for proc in procs:
         proc.join(timeout=5)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _worker(job: tuple[str, Mapping[str, Any] | None, str, bool]) -> RunOutcome:
