@@ -140,6 +140,21 @@ def commit() -> str:
         return "unknown"
 
 
+def write_section(section: str, text: str) -> Path:
+    """Replace the section headed ``section`` of bench/RESULTS.md with ``text`` (or
+    append it); the file's path."""
+    res = HERE / "RESULTS.md"
+    body = res.read_text()
+    pat = re.compile(re.escape(section) + r".*?(?=^## |\Z)", re.S | re.M)
+    body = (
+        pat.sub(lambda _: text + "\n", body)
+        if pat.search(body)
+        else body.rstrip("\n") + "\n\n" + text
+    )
+    res.write_text(body)
+    return res
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -200,16 +215,7 @@ def main(argv=None) -> int:
     out = "\n".join(text)
     print(out)
     if a.write:
-        res = HERE / "RESULTS.md"
-        body = res.read_text()
-        pat = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
-        body = (
-            pat.sub(lambda _: out + "\n", body)
-            if pat.search(body)
-            else body.rstrip("\n") + "\n\n" + out
-        )
-        res.write_text(body)
-        print(f"wrote {res}")
+        print(f"wrote {write_section(SECTION, out)}")
     if not ok:
         print("bench_simpy: counters differ by more than 1 %", file=sys.stderr)
         return 1

@@ -1,6 +1,9 @@
-"""How the tests check a refusal of the command line (``rtshield: error: ...``)."""
+"""How the tests check a refusal of the command line (``rtshield: error: ...``) and
+the output folder a failed command must leave exactly as it was."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rtshield import cli
 
@@ -20,3 +23,15 @@ def one_line(capsys, argv, *needles: str) -> str:
     """``rtshield ARGV`` in this process is refused with one line naming ``needles``."""
     rc = cli.main([str(a) for a in argv])
     return error_line(rc, capsys.readouterr().err, *needles)
+
+
+def tree(d: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every entry under ``d``: its bytes (folders: none), inode and mtime."""
+    if not d.exists():
+        return {}
+    return {
+        str(p.relative_to(d)): (
+            p.read_bytes() if p.is_file() else b"", p.lstat().st_ino, p.lstat().st_mtime_ns
+        )
+        for p in sorted(d.rglob("*"))
+    }

@@ -95,3 +95,49 @@ def test_multisource_timer_design(tmp_path):
     p = run("design", str(f))
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("timer.shared_timer.rate = ") and " Hz (period " in p.stdout
+
+
+def test_a_busy_window_past_the_limit_exits_3(tmp_path):
+    """The issue's case (issue 26): a deadline beyond the period and a busy period of
+    about 10^9 jobs. `analyze` finishes, says in one line that the task was not
+    analysed, and exits 3; the JSON names it."""
+    f = tmp_path / "long.toml"
+    f.write_text(
+        '[system]\nname = "long"\ntick = false\n'
+        '[[task]]\nname = "a"\nwcet = "999999999ns"\nperiod = "1s"\npriority = 2\n'
+        '[[task]]\nname = "b"\nwcet = "1s"\nperiod = "2000000000s"\ndeadline = "1000000000s"\n'
+        "priority = 1\n"
+    )
+    p = run("analyze", str(f))
+    assert p.returncode == 3, p.stderr
+    b = [line for line in p.stdout.splitlines() if line.startswith(" b ")]
+    assert len(b) == 1 and "NOT ANALYSED: busy window beyond 100000 jobs" in b[0]
+    assert "schedulable: not analysed (b: busy window beyond 100000 jobs)" in p.stdout
+    j = run("analyze", str(f), "--json")
+    assert j.returncode == 3 and json.loads(j.stdout)["not_analysed"] == ["b"]
+
+
+def test_a_huge_blocking_term_exits_1_at_once(tmp_path):
+    f = tmp_path / "block.toml"
+    f.write_text(
+        '[system]\nname = "block"\ntick = false\n'
+        '[[task]]\nname = "a"\nwcet = "1us"\nperiod = "10us"\npriority = 2\n'
+        '[[task]]\nname = "b"\nwcet = "1us"\nperiod = "10ms"\nblocking = "1000000s"\n'
+        "priority = 1\n"
+    )
+    p = run("analyze", str(f))
+    assert p.returncode == 1
+    assert "passed the deadline" in p.stdout and "at job 1" in p.stdout
+
+
+def test_an_unprotected_line_names_what_bounds_it(tmp_path):
+    f = tmp_path / "pure.toml"
+    f.write_text(
+        '[system]\nname = "pure"\nplatform = "atmega103-tinyos"\ntick = false\n'
+        '[[source]]\nname = "ext"\nmodel = "pure"\npriority = 1\n'
+        '[[task]]\nname = "t"\nwcet = "1ms"\nperiod = "10ms"\npriority = 0\n'
+    )
+    p = run("analyze", str(f))
+    assert p.returncode == 1
+    irq = next(line for line in p.stdout.splitlines() if line.startswith(" ext.irq"))
+    assert "UNBOUNDED" in irq and "max_rate" in irq and "strict" in irq

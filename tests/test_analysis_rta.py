@@ -143,3 +143,98 @@ def test_best_effort_task_without_bound_does_not_fail_the_system():
     assert r.schedulable and r.wcrt is None and "no finite bound" in r.reason
     res = analyze([flood, T("t", 1, 10, 1)])
     assert not res.schedulable  # the thread below it has a deadline and no bound
+
+
+# ------------------------------------------------------------- bounded analysis (issue 26)
+
+S = 10**9
+
+
+def test_a_busy_period_of_a_billion_jobs_is_not_analysed():
+    """D > T with a busy period of about 10^9 jobs of the interferer: the analysis
+    stops at its limit and says so, instead of walking the busy period."""
+    from rtshield.analysis.rta import MAX_BUSY_JOBS
+
+    res = analyze([T("A", S - 1, S, 2), T("B", S, 2 * 10**18, 1, D=10**18)])
+    r = res.by_name("B")
+    assert not r.analysed and not r.schedulable and r.wcrt is None
+    assert r.reason == f"busy window beyond {MAX_BUSY_JOBS} jobs: not analysed"
+    assert [x.task.name for x in res.not_analysed] == ["B"]
+
+
+def test_own_jobs_past_the_limit_are_not_analysed():
+    """A task whose own busy period holds more of its jobs than the limit (a release
+    jitter of a million periods), at a utilization of 0.2: not analysed."""
+    res = analyze([T("A", 1, 10, 2), T("B", 1, 10, 1, J=10**7, D=10**9)])
+    r = res.by_name("B")
+    assert not r.analysed and "not analysed" in r.reason
+
+
+def test_utilization_one_past_the_limit_is_unschedulable():
+    """Utilization exactly 1 and a busy window that does not end within the limit:
+    unschedulable, said in one line."""
+    # every step of the iteration adds one job of A: 200 000 steps to the end
+    res = analyze([T("A", 10**6 - 1, 10**6, 2), T("C", 200_000, 2 * 10**11, 1, D=10**18)])
+    assert res.utilization == 1.0
+    r = res.by_name("C")
+    assert r.analysed and not r.schedulable and ">= 1" in r.reason
+
+
+def test_a_huge_blocking_term_misses_at_once():
+    """The start value is checked against the deadline before the first step: a
+    blocking term of 10^15 ns is a miss at job 1, not 10^12 jobs walked."""
+    r = analyze([T("A", 1, 10, 2), T("B", 1, 10 * MS, 1, B=10**15)]).by_name("B")
+    assert not r.schedulable and r.jobs == 1 and "at job 1" in r.reason
+    assert r.lower_bound >= 10**15
+
+
+def test_utilization_one_synchronous_is_analysed():
+    """Utilization exactly 1 with a busy period that ends (the hyperperiod): analysed."""
+    res = analyze([T("A", 1, 2, 2), T("B", 1, 2, 1)])
+    assert res.schedulable and res.by_name("B").wcrt == 2
+
+
+def test_a_once_task_counts_its_curve_below_its_bound():
+    """Found by the falsification search (a flood behind Queue Mitigation on the AVR,
+    the driver at the critical task's priority): a handler that runs once per busy
+    window only for tasks above the driver is, for the tasks at or below it, its
+    arrival curve — here a load of 4 — so their utilization is above 1 and they are
+    unschedulable at once, not iterated until the window overflows."""
+    from fractions import Fraction
+
+    from rtshield.analysis.curves import Periodic, demand
+
+    cap = demand(Periodic(Fraction(10**6, 4)), 10**6)  # 4 activations per ms of 1 ms each
+    irq = Task("irq", 5 * 10**6, None, priority=1, level="isr", once=True,
+               bounded_above=3, best_effort=True, cap=cap)
+    res = analyze([irq, T("above", 1000, 10**7, 4), T("below", 10**6, 10**7, 3, D=10**15)])
+    assert res.by_name("above").schedulable
+    r = res.by_name("below")
+    assert not r.schedulable and r.reason.startswith("utilization at or above this priority is 4.")
+
+
+def test_a_periodic_task_under_its_curve_counts_its_curve_for_its_own_jobs():
+    """Found by the falsification search (a silent flow behind a strict limiter whose
+    ISR costs more than its interval): the task's (C, T) model alone has a load above
+    1, its arrival curve a small one; its own jobs in its busy window are the smaller
+    of the two counts too, so the window ends after the first job."""
+    from fractions import Fraction
+
+    from rtshield.analysis.curves import Periodic, demand
+
+    cap = demand(Periodic(Fraction(1000)), 16)  # one activation per µs at most
+    irq = Task("irq", 16, 15, priority=1, level="isr", best_effort=True, cap=cap)
+    res = analyze([irq, T("below", 100, 10**6, 1)])
+    r = res.by_name("irq")
+    assert r.analysed and r.wcrt == 16 and r.jobs == 1
+    assert res.by_name("below").wcrt == 116
+
+
+def test_a_window_past_the_time_limit_is_not_analysed():
+    """A blocking term of 2^62 ns with a deadline beyond it: the window passes the
+    analysis' time limit on its first step and is reported, not iterated."""
+    from rtshield.analysis.rta import MAX_WINDOW_NS
+
+    res = analyze([T("A", 1, 2, 2), T("B", 1, 10, 1, B=MAX_WINDOW_NS, D=1 << 64)])
+    r = res.by_name("B")
+    assert not r.analysed and r.reason == "busy window beyond 2^62 ns: not analysed"

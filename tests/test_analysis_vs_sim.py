@@ -20,7 +20,7 @@ from rtshield.analysis import load_system
 from rtshield.analysis.simcheck import SimUnsupported, check, scenario_of, worst_case
 
 EX = Path(__file__).resolve().parent.parent / "scenarios" / "analysis"
-CLOSENESS = 0.9
+CLOSENESS = 0.95
 
 
 def _run(system, closeness=CLOSENESS):

@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from cli_checks import one_line
+from cli_checks import one_line, tree
+from os_faults import GUARD_S
 
 from rtshield import cli
 from rtshield.errors import UsageError
@@ -45,19 +46,17 @@ def test_unreadable_content_is_one_line(tmp_path, capsys, content, needle, verb)
 
 
 @pytest.mark.parametrize("verb", range(5))
-def test_permission_denied_is_one_line(tmp_path, capsys, monkeypatch, verb):
+def test_permission_denied_is_one_line(tmp_path, verb):
+    """A real file of mode 000, read by a process that file permissions apply to."""
+    from cli_checks import error_line
+    from os_faults import rtshield_without_dac
+
     f = tmp_path / "locked.toml"
-    f.write_text("")
-    real = Path.read_bytes
-
-    def deny(self):
-        if self.name == "locked.toml":
-            raise PermissionError(13, "Permission denied")
-        return real(self)
-
-    monkeypatch.setattr(Path, "read_bytes", deny)
-    one_line(capsys, verbs_reading(f, tmp_path / "o")[verb], "locked.toml",
-             "cannot read: Permission denied")
+    f.write_text(SCENARIO.read_text())
+    f.chmod(0)
+    r = rtshield_without_dac(verbs_reading(f, tmp_path / "o")[verb], tmp_path)
+    error_line(r.returncode, r.stderr, "locked.toml", "cannot read: permission denied (EACCES)")
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("verb", ["analyze", "design"])
@@ -132,6 +131,8 @@ def test_nic_products_beyond_64_bits_saturate(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- never lost results
+# A figure or report that fails after the numbers is a failed command: one line,
+# exit 1, and --out exactly as it was (all or nothing, docs/outputs.md).
 
 SHORT = ["--set", "scenario.duration=2s"]
 
@@ -140,102 +141,124 @@ def boom(*_a, **_k):
     raise RuntimeError("matplotlib exploded\nsecond line")
 
 
-def test_run_figure_failure_keeps_numbers_and_is_one_line(tmp_path, capsys, monkeypatch):
-    import rtshield.figures
-
-    monkeypatch.setattr(rtshield.figures, "run_figures", boom)
-    out = tmp_path / "o"
-    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
-    err = capsys.readouterr().err.strip()
-    assert rc == 1
-    assert err.count("\n") == 0 and "Traceback" not in err, err
-    assert f"{out}: writing the figures failed (RuntimeError: matplotlib exploded" in err
-    for f in ("summary.json", "timeseries.csv", "timeseries.parquet"):
-        assert (out / f).stat().st_size > 0
-
-
 def _figure_workers():
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: a run draws its figures in its own process")
 
 
-def test_run_figure_failing_in_its_worker_is_one_line(tmp_path, capsys, monkeypatch):
+def _run_fails_in_helper(tmp_path, capsys, monkeypatch, figure, fn, needle):
+    """``run`` succeeds into ``out``; with its figure ``figure`` drawn by ``fn`` in the
+    helper process it fails with one line naming ``needle``, exit 1, and leaves
+    ``out`` exactly as it was (all or nothing)."""
     from rtshield.figures import run as run_figures
 
     _figure_workers()
-    monkeypatch.setitem(run_figures._RUN_FIGURES, "critical", boom)  # the workers fork later
     out = tmp_path / "o"
-    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
+    argv = ["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    before = tree(out)
+    monkeypatch.setitem(run_figures._RUN_FIGURES, figure, fn)  # the workers fork later
+    rc = cli.main(argv)
     err = capsys.readouterr().err.strip()
-    assert rc == 1
+    assert rc == 1, err
     assert err.count("\n") == 0 and "Traceback" not in err, err
-    assert f"{out}: writing the figures failed (RuntimeError: matplotlib exploded" in err
-    for f in ("summary.json", "timeseries.parquet", "packets.png"):  # packets comes first
-        assert (out / f).stat().st_size > 0
-    assert not (out / "report.html").exists()
+    assert needle.format(out=out) in err, err
+    assert ".rtshield-staging" not in err
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]  # no staging folder left
+
+
+def test_run_figure_failing_in_its_worker_is_one_line(tmp_path, capsys, monkeypatch):
+    _run_fails_in_helper(
+        tmp_path, capsys, monkeypatch, "critical", boom,
+        "{out}: writing the figures failed (RuntimeError: matplotlib exploded")
 
 
 def test_run_figure_worker_that_dies_is_one_line(tmp_path, capsys, monkeypatch):
-    from rtshield.figures import run as run_figures
-
-    _figure_workers()
-    monkeypatch.setitem(run_figures._RUN_FIGURES, "cycle_time", lambda *_a: os._exit(3))
-    out = tmp_path / "o"
-    rc = cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT])
-    err = capsys.readouterr().err.strip()
-    assert rc == 1
-    assert err.count("\n") == 0 and "Traceback" not in err, err
-    assert f"{out}: writing the figures failed (BrokenProcessPool" in err
-    assert (out / "summary.json").stat().st_size > 0
+    _run_fails_in_helper(
+        tmp_path, capsys, monkeypatch, "cycle_time", lambda *_a: os._exit(3),
+        "{out}: writing the figures failed (BrokenProcessPool")
 
 
-def test_run_report_failure_keeps_numbers(tmp_path, capsys, monkeypatch):
-    import rtshield.runner
-
-    monkeypatch.setattr(rtshield.runner, "run_report", boom)
-    out = tmp_path / "o"
-    assert cli.main(["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT]) == 1
-    assert "writing the report failed" in capsys.readouterr().err
-    assert (out / "summary.json").is_file() and (out / "packets.png").is_file()
-
-
-def test_compare_figure_failure_keeps_every_run(tmp_path, capsys, monkeypatch):
-    import rtshield.figures
-
-    monkeypatch.setattr(rtshield.figures, "compare_figures", boom)
-    out = tmp_path / "o"
+def _other(tmp_path):
     other = tmp_path / "other.toml"
     other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
-    rc = cli.main(["compare", str(SCENARIO), str(other), "--out", str(out), "--jobs", "1",
-                   *SHORT])
+    return other
+
+
+def _fails_leaving_earlier(capsys, monkeypatch, argv, out, target, name, needle):
+    """``argv`` succeeds into ``out``; with ``target.name`` broken it fails with one
+    line naming ``needle``, exit 1, and leaves ``out`` as it was."""
+    argv = [str(a) for a in argv]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    before = tree(out)
+    monkeypatch.setattr(target, name, boom)
+    rc = cli.main(argv)
     err = capsys.readouterr().err.strip()
-    assert rc == 1 and "\n" not in err and "comparison figures failed" in err, err
+    assert rc == 1, err
+    assert err.count("\n") == 0 and "Traceback" not in err and needle in err, err
+    assert ".rtshield-staging" not in err
+    assert tree(out) == before
+
+
+def test_run_figure_failure_is_one_line_and_keeps_the_earlier_results(
+    tmp_path, capsys, monkeypatch
+):
+    import rtshield.figures
+
+    out = tmp_path / "o"
+    _fails_leaving_earlier(
+        capsys, monkeypatch, ["run", SCENARIO, "--out", out, "--quiet", *SHORT], out,
+        rtshield.figures, "run_figures",
+        f"{out}: writing the figures failed (RuntimeError: matplotlib exploded")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]  # no staging folder left
+
+
+def test_run_report_failure_keeps_the_earlier_results(tmp_path, capsys, monkeypatch):
+    import rtshield.runner
+
+    out = tmp_path / "o"
+    _fails_leaving_earlier(
+        capsys, monkeypatch, ["run", SCENARIO, "--out", out, "--quiet", *SHORT], out,
+        rtshield.runner, "run_report", "writing the report failed")
+    assert (out / "summary.json").is_file() and (out / "report.html").is_file()
+
+
+def test_compare_figure_failure_keeps_the_earlier_results(tmp_path, capsys, monkeypatch):
+    import rtshield.figures
+
+    out = tmp_path / "o"
+    _fails_leaving_earlier(
+        capsys, monkeypatch,
+        ["compare", SCENARIO, _other(tmp_path), "--out", out, "--jobs", "1", *SHORT], out,
+        rtshield.figures, "compare_figures", "comparison figures failed")
     assert (out / "comparison.json").is_file()
-    for name in ("constant_flood", "other"):
-        assert (out / "runs" / name / "summary.json").is_file()
 
 
 def test_a_failing_run_lets_the_others_finish(tmp_path, capsys, monkeypatch):
     import rtshield.runner
 
     real = rtshield.runner.write_run
+    written = []
 
     def first_fails(scenario, result, out_dir, **kw):
         if scenario.name == "constant_flood":
             raise rtshield.runner.OutputError(f"{out_dir}: figures broke")
+        written.append(scenario.name)
         return real(scenario, result, out_dir, **kw)
 
     monkeypatch.setattr(rtshield.runner, "write_run", first_fails)
     out = tmp_path / "o"
-    other = tmp_path / "other.toml"
-    other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
-    rc = cli.main(["compare", str(SCENARIO), str(other), "--out", str(out), "--jobs", "1",
-                   *SHORT])
+    rc = cli.main(["compare", str(SCENARIO), str(_other(tmp_path)), "--out", str(out),
+                   "--jobs", "1", *SHORT])
     assert rc == 1 and "figures broke" in capsys.readouterr().err
-    assert (out / "runs" / "other" / "report.html").is_file()
+    assert written == ["other"]  # written after the first one failed
+    assert not out.exists()  # and, all or nothing, not moved into place
 
 
-def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
+def test_sweep_figure_failure_keeps_its_points_to_resume(tmp_path, capsys, monkeypatch):
     from rtshield import sweep
 
     monkeypatch.setattr(sweep, "write_figure", boom)
@@ -243,7 +266,11 @@ def test_sweep_figure_failure_keeps_tables(tmp_path, capsys, monkeypatch):
     rc = cli.main(["sweep", str(SCENARIO), "--set", "driver.queue=100,200", "--out", str(out),
                    "--jobs", "1", *SHORT])
     assert rc == 1 and "writing the sweep figure failed" in capsys.readouterr().err
-    assert (out / "sweep.csv").is_file() and (out / "sweep.parquet").is_file()
+    assert not out.exists()
+    points = sorted((tmp_path / ".o.rtshield-staging" / "runs").glob("*/summary.json"))
+    assert len(points) == 2, points  # the finished points, for the next sweep
+    table = (tmp_path / ".o.rtshield-staging" / "sweep.csv").read_text().splitlines()
+    assert len(table) == 3, table  # and their rows
 
 
 # ---------------------------------------------------------------- --out that is not ours
@@ -350,23 +377,30 @@ def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
         [sys.executable, "-m", "rtshield", "compare", str(one), str(other), "--out",
          str(out), "--jobs", "2", "--set", "scenario.duration=30000s"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while not (out / "runs" / "other").is_dir() and time.monotonic() < deadline:
+    # the results are written beside --out (all or nothing): both runs' folders
+    # there mean both workers are simulating
+    staging = tmp_path / ".o.rtshield-staging" / "runs"
+    deadline = time.monotonic() + GUARD_S
+    while not ((staging / "constant_flood").is_dir() and (staging / "other").is_dir()):
+        if p.poll() is not None or time.monotonic() > deadline:
+            os.killpg(p.pid, signal.SIGKILL)
+            pytest.fail(f"the runs never started: {p.communicate()[1]}")
         time.sleep(0.1)
-    time.sleep(1.0)  # the workers are simulating now
-    t0 = time.monotonic()
+    time.sleep(1.0)  # well into the simulation
     if group:
         os.killpg(p.pid, signal.SIGINT)
     else:
         os.kill(p.pid, signal.SIGINT)
     try:
-        _, err = p.communicate(timeout=20)
+        _, err = p.communicate(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"hang: compare did not end within {GUARD_S} s of Ctrl-C")
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
     assert p.returncode == 130, err
     assert err.strip() == "rtshield: interrupted", err
-    assert time.monotonic() - t0 < 10
     left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout
     assert left.strip() == ""
 

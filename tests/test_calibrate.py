@@ -196,7 +196,7 @@ def test_bad_files_and_options_fail_in_one_line(tmp_path, capsys):
     _board(tmp_path, columns=("processed",))
     good = _cal(tmp_path)
     # One failure through the console entry in a real process, the rest in-process.
-    assert "no such calibration file" in _fails([tmp_path / "none.toml", "--out", tmp_path / "o"])
+    assert "none.toml: no such file" in _fails([tmp_path / "none.toml", "--out", tmp_path / "o"])
     assert "--budget" in _fails([good, "--budget", "0", "--out", tmp_path / "o"], capsys)
     assert "--jobs" in _fails([good, "--jobs", "0", "--out", tmp_path / "o"], capsys)
     (tmp_path / "x.toml").write_text(

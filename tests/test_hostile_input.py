@@ -1,6 +1,7 @@
 """The malformed-input battery (issue 12): bad scenario and system files, each
 refused by every verb that reads it with exit status 2, exactly one line on
-stderr naming the problem, no traceback, quickly, and nothing created,
+stderr naming the problem, no traceback, before any work (no simulation
+started, no output folder opened: counted, not timed), and nothing created,
 written or removed in ``--out``. Hand-written kinds first, then generated
 variants (hypothesis), then the regressions of "validate everything first"
 and of Ctrl-C.
@@ -29,9 +30,9 @@ BASE = SCENARIO.read_text()
 SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
 SYS_BASE = SYSTEM.read_text()
 
-#: Hostile input must be refused within this much wall time (in process; the
-#: issue asks for a second, the margin is for a loaded CI machine).
-FAST_S = 2.0
+#: A child process that has not ended after this long has hung: the test fails
+#: saying so (a guard against hangs, not a measure of speed).
+HANG_GUARD_S = 120
 
 TASK = '\n[[tasks]]\nname = "{name}"\nkind = "background"\n'
 FLOW = '\n[[flows]]\nname = "{name}"\npattern = "constant"\nrate = "10pps"\n'
@@ -183,10 +184,36 @@ def earlier_out(tmp_path):
     return out
 
 
-def refused(capsys, argv, needles, started=None):
-    t0 = time.perf_counter() if started is None else started
+#: Work a refusal must come before: simulations started, output folders opened.
+WORK = {"simulations": 0, "output folders": 0}
+
+
+@pytest.fixture(autouse=True)
+def count_work(monkeypatch):
+    """Count the work a command starts (in this process): a refused input must
+    start none. Counting, not timing, so a loaded machine cannot fail it."""
+    from rtshield import engine, outputs
+
+    for k in WORK:
+        WORK[k] = 0
+    real_sim, real_begin = engine.simulate, outputs._begin
+
+    def sim(*a, **k):
+        WORK["simulations"] += 1
+        return real_sim(*a, **k)
+
+    def begin(*a, **k):
+        WORK["output folders"] += 1
+        return real_begin(*a, **k)
+
+    monkeypatch.setattr(engine, "simulate", sim)
+    monkeypatch.setattr(outputs, "_begin", begin)
+
+
+def refused(capsys, argv, needles):
+    for k in WORK:
+        WORK[k] = 0
     rc = cli.main([str(a) for a in argv])
-    elapsed = time.perf_counter() - t0
     cap = capsys.readouterr()
     assert rc == 2, cap.err
     lines = cap.err.splitlines()
@@ -195,7 +222,7 @@ def refused(capsys, argv, needles, started=None):
     assert len(lines[0]) <= 1100
     for n in needles:
         assert n in lines[0], lines[0]
-    assert elapsed < FAST_S, f"{elapsed:.2f}s: {lines[0]}"
+    assert WORK == {"simulations": 0, "output folders": 0}, (WORK, lines[0])
     return lines[0]
 
 
@@ -273,6 +300,15 @@ def test_dev_zero_is_refused(tmp_path, capsys, verb):
 
 
 @pytest.mark.parametrize("verb", range(5))
+def test_symlink_loop_is_refused(tmp_path, capsys, verb):
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(tmp_path / "loop2.toml")
+    (tmp_path / "loop2.toml").symlink_to(loop)
+    refused(capsys, _all_verbs(loop, tmp_path / "o")[verb], ["loop.toml", "a symbolic link loop"])
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("verb", range(5))
 def test_directory_is_refused(tmp_path, capsys, verb):
     d = tmp_path / "dir.toml"
     d.mkdir()
@@ -296,6 +332,29 @@ def test_sparse_multi_gigabyte_file_is_refused_at_once(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("text, line", [
+    ("a = 1\nb = " + "1" * 21 + "\n", 2),
+    ("a = 1\nb = " + "1_" * 10 + "1\n", 2),  # underscores between digits count
+    ("b = " + "1" * 20 + "\n", None),  # 20 digits: read
+    ('s = "' + "1" * 30 + '"\nt = \'' + "2" * 30 + "'\n", None),  # inside strings
+    ("# " + "1" * 30 + "\n", None),  # in a comment
+    ('m = """\n' + "1" * 30 + '\\\n"""\nn = ' + "3" * 22 + "\n", 4),  # line-ending backslash
+    ("m = '''\n" + "1" * 30 + "\n'''\nn = " + "3" * 22 + "\n", 4),
+    ('s = "a\\"' + "1" * 30 + '"\n', None),  # an escaped quote does not end the string
+    ('s = "open\nn = ' + "4" * 22 + "\n", 2),  # an open string ends at its line
+])
+def test_long_integers_are_found_outside_strings_and_comments(text, line):
+    from rtshield.tomlfile import parse_toml
+
+    if line is None:
+        parse_toml(text, "x.toml")
+        return
+    with pytest.raises(UsageError) as e:
+        parse_toml(text, "x.toml")
+    msg = str(e.value)
+    assert msg.startswith(f"x.toml: a number of more than 20 digits (line {line})"), msg
+
+
 # ---------------------------------------------------------------- --set values
 
 
@@ -316,6 +375,9 @@ def test_hostile_set_values(tmp_path, capsys, value, needles):
 # ---------------------------------------------------------------- generated variants
 
 _NAME_RE = re.compile(NAME_RULE)
+#: No example is too slow: hypothesis' time checks fail under load, they measure no
+#: promise of rtshield's (speed is measured in bench/).
+SLOW_OK = [HealthCheck.too_slow]
 
 _junk = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
@@ -331,7 +393,7 @@ _junk = st.one_of(
 _KEY_LINES = key_lines(BASE)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_OK)
 @given(line=st.sampled_from(_KEY_LINES), value=_junk)
 def test_any_value_anywhere_loads_or_is_one_line(line, value):
     try:
@@ -343,7 +405,7 @@ def test_any_value_anywhere_loads_or_is_one_line(line, value):
         assert "\n" not in msg and len(msg) < 1100, msg
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=SLOW_OK)
 @given(name=st.text(min_size=0, max_size=70))
 def test_flow_and_task_names_follow_the_rule(name):
     import json
@@ -366,7 +428,7 @@ def test_flow_and_task_names_follow_the_rule(name):
             assert valid, name
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, suppress_health_check=SLOW_OK)
 @given(data=st.binary(max_size=2000))
 def test_random_bytes_load_or_are_one_line(tmp_path_factory, data):
     f = tmp_path_factory.mktemp("b") / "x.toml"
@@ -377,7 +439,7 @@ def test_random_bytes_load_or_are_one_line(tmp_path_factory, data):
         assert "\n" not in str(e) and str(e).startswith(str(f)), str(e)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=SLOW_OK)
 @given(depth=st.integers(min_value=1, max_value=4000),
        opener=st.sampled_from(["[", "{a = "]))
 def test_any_nesting_depth_loads_or_is_one_line(depth, opener):
@@ -388,7 +450,7 @@ def test_any_nesting_depth_loads_or_is_one_line(depth, opener):
     assert "nested more than" in str(e.value) or "[bogus]: unknown section" in str(e.value)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80, deadline=None, suppress_health_check=SLOW_OK)
 @given(line=st.integers(min_value=0, max_value=len(SYS_BASE.splitlines()) - 1), value=_junk)
 def test_system_values_load_or_are_one_line(tmp_path_factory, line, value):
     from rtshield.analysis import load_system
@@ -458,44 +520,97 @@ def test_engine_results_do_not_depend_on_the_slicing(monkeypatch):
 
 
 def _interrupt_run(tmp_path, *sets, env=None, sig=None):
-    """Start a long run, interrupt it after 2 s of simulating: (exit, stderr, latency)."""
+    """Start a long run, interrupt it once it simulates: (exit, stderr). Waited for
+    by what the run shows (its staging folder; with a progress bar, the bar), not
+    by the clock; a child that shows nothing, or does not end after the signal,
+    fails the test as a hang."""
     import signal
     import subprocess
     import sys
+    import threading
 
     flood = BASE.replace('rates = ["60000pps", "0pps"]', 'rates = ["60000pps"]')
     f = _write(tmp_path, "long.toml", flood)
     out = tmp_path / "o"
+    staging = tmp_path / ".o.rtshield-staging"
+    env = dict(os.environ, **(env or {}))
+    bar = env.get("RTSHIELD_PROGRESS") == "1"
     p = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(out), *sets],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, **(env or {})))
-    deadline = time.monotonic() + 60
-    while not (out / ".rtshield-out").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2.5)  # simulating now
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGINT if sig is None else sig)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    chunks: list[bytes] = []
+    reader = threading.Thread(
+        target=lambda: chunks.extend(iter(lambda: os.read(p.stderr.fileno(), 4096), b"")),
+        daemon=True)
+    reader.start()
+
+    def simulating() -> bool:
+        return staging.exists() and (not bar or b"s simulated" in b"".join(chunks))
+
     try:
-        _, err = p.communicate(timeout=30)
+        deadline = time.monotonic() + HANG_GUARD_S
+        while not simulating() and p.poll() is None:
+            if time.monotonic() > deadline:
+                pytest.fail(f"hang: the run showed no progress within {HANG_GUARD_S} s")
+            time.sleep(0.05)
+        assert simulating(), f"the run ended before simulating: {b''.join(chunks)!r}"
+        if not bar:
+            time.sleep(1.0)  # let it get into the simulation (no bar to wait for)
+        p.send_signal(signal.SIGINT if sig is None else sig)
+        try:
+            p.wait(timeout=HANG_GUARD_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"hang: the run did not end within {HANG_GUARD_S} s of the signal")
+        reader.join(HANG_GUARD_S)
     finally:
         if p.poll() is None:
             p.kill()
-    assert not (out / "summary.json").exists()
-    return p.returncode, err, time.monotonic() - t0
+            p.wait()
+        p.stderr.close()
+    # all or nothing: no results, no staging folder, no lock left behind
+    assert not out.exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["long.toml"]
+    return p.returncode, b"".join(chunks).decode()
 
 
-def test_ctrl_c_in_one_long_bin_is_noticed_at_once(tmp_path):
-    """One bin of an hour: the engine still returns to Python every few tens of ms."""
-    rc, err, latency = _interrupt_run(
+def test_ctrl_c_in_one_long_bin_ends_the_run(tmp_path):
+    """One bin of an hour: Ctrl-C still ends the run (exit 130, one line)."""
+    rc, err = _interrupt_run(
         tmp_path, "--set", "scenario.duration=3600s", "--set", "scenario.bin=3600s")
     assert rc == 130 and err.strip() == "rtshield: interrupted", err
-    assert latency < 1.0, latency
+
+
+def test_the_engine_returns_to_python_within_a_bin(monkeypatch):
+    """Why Ctrl-C is noticed at once: the engine runs in slices that it shrinks when
+    one takes too long, so an interrupt raised between two slices of a one-hour bin
+    stops it there. Counted: a fake clock says every slice was slow; the interrupt
+    comes at the 50th slice, long before the bin (and the run) ends."""
+    from rtshield import engine
+
+    sc = load_scenario(SCENARIO, {"scenario": {"duration": "3600s", "bin": "3600s"}})
+    slices = {"n": 0}
+
+    class Clock:
+        t = 0.0
+
+        @classmethod
+        def perf_counter(cls):
+            cls.t += 1.0  # every slice "took" seconds
+            slices["n"] += 1
+            if slices["n"] == 100:  # two readings per slice
+                raise KeyboardInterrupt
+            return cls.t
+
+    monkeypatch.setattr(engine, "time", Clock)
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        engine.simulate(sc, progress=lambda done, total: seen.append(done))
+    assert slices["n"] == 100 and seen == []  # stopped inside the first (only) bin
 
 
 def test_interrupted_progress_bar_does_not_claim_100_percent(tmp_path):
-    rc, err, _ = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
-                                env={"RTSHIELD_PROGRESS": "1"})
+    rc, err = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
+                             env={"RTSHIELD_PROGRESS": "1"})
     assert rc == 130 and err.rstrip().endswith("rtshield: interrupted"), err
     assert "Traceback" not in err
     bars = [b for b in err.split("\r") if "s simulated" in b]
@@ -508,13 +623,12 @@ def test_interrupted_progress_bar_does_not_claim_100_percent(tmp_path):
 
 
 def test_sigterm_unwinds_like_ctrl_c(tmp_path):
-    """SIGTERM: the outputs are recorded as rtshield's, the bar says "interrupted",
-    one line, exit 143 (128 + SIGTERM)."""
+    """SIGTERM: the bar says "interrupted", one line, exit 143 (128 + SIGTERM), and —
+    all or nothing — no output folder, staging folder or lock is left."""
     import signal
 
-    rc, err, _ = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
-                                env={"RTSHIELD_PROGRESS": "1"}, sig=signal.SIGTERM)
+    rc, err = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s",
+                             env={"RTSHIELD_PROGRESS": "1"}, sig=signal.SIGTERM)
     assert rc == 128 + signal.SIGTERM and err.rstrip().endswith("rtshield: interrupted"), err
     assert "Traceback" not in err
     assert "interrupted" in [b for b in err.split("\r") if "s simulated" in b][-1]
-    assert (tmp_path / "o" / ".rtshield-out").is_file()

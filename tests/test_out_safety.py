@@ -131,10 +131,23 @@ def test_the_manifest_never_points_outside(tmp_path, capsys):
     assert (out / "runs" / "link").is_symlink()
 
 
-def test_a_failed_command_removes_nothing(tmp_path, capsys, monkeypatch):
+def tree(d: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every entry under ``d``: its bytes (folders: none), inode and mtime."""
+    return {
+        str(p.relative_to(d)): (
+            p.read_bytes() if p.is_file() else b"", p.lstat().st_ino, p.lstat().st_mtime_ns
+        )
+        for p in sorted(d.rglob("*"))
+    }
+
+
+def test_a_failed_command_leaves_the_earlier_results_exactly(tmp_path, capsys, monkeypatch):
+    """All or nothing: a compare that fails late (its figures) leaves the earlier run's
+    folder as it was, byte for byte, file for file, and nothing beside it."""
     out = tmp_path / "o"
     assert rtshield("run", SCENARIO, "--out", out, "--quiet", *SHORT) == 0
-    before = sorted(p.name for p in out.iterdir())
+    put_user_files(out)
+    before = tree(out)
 
     def boom(*_a, **_k):
         raise RuntimeError("figure failed")
@@ -144,15 +157,16 @@ def test_a_failed_command_removes_nothing(tmp_path, capsys, monkeypatch):
     other = tmp_path / "other.toml"
     other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
     assert rtshield("compare", SCENARIO, other, "--out", out, "--jobs", "1", *SHORT) == 1
-    capsys.readouterr()
-    assert set(before) <= {p.name for p in out.iterdir()}  # the run's files are all still there
-    files, dirs = outputs.read_manifest(out)
-    assert "summary.json" in files and "comparison.json" in files and "runs/other" in dirs
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "figure failed" in err, err
+    assert str(out) in err and ".rtshield-staging" not in err, err
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "other.toml"]  # no staging, no lock
     monkeypatch.setattr(figures, "compare_figures", real)
-    assert rtshield("run", SCENARIO, "--out", out, "--quiet", *SHORT) == 0
+    assert rtshield("compare", SCENARIO, other, "--out", out, "--jobs", "1", *SHORT) == 0
     capsys.readouterr()
-    assert not (out / "comparison.json").exists() and not (out / "runs").exists()
-    assert (out / "summary.json").is_file()
+    assert not (out / "summary.json").exists() and (out / "comparison.json").is_file()
+    assert_user_files_intact(out)
 
 
 def test_foreign_folder_is_refused_in_one_line(tmp_path, capsys):

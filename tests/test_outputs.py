@@ -143,10 +143,10 @@ def test_atomic_write_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
     outputs.atomic_write(target, "old\n")
 
     def boom(*a, **k):
-        raise OSError("disk full")
+        raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(outputs.os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match=r"summary.json: cannot write: No space left on device"):
         outputs.atomic_write(target, "new\n")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
@@ -160,7 +160,15 @@ def test_prepare_out_dir(tmp_path):
     with pytest.raises(UsageError, match="--out: cannot create"):
         outputs.prepare_out_dir(f / "sub")
     d = outputs.prepare_out_dir(tmp_path / "a" / "b")
-    assert d.is_dir() and [p.name for p in d.iterdir()] == [outputs.MARKER]
+    # the staging folder beside --out, marked as rtshield's and as a staging folder
+    assert d == tmp_path / "a" / ".b.rtshield-staging"
+    assert sorted(p.name for p in d.iterdir()) == [outputs.MARKER, outputs.STAGING_MARK]
+    assert not (tmp_path / "a" / "b").exists()  # nothing claims to be the results yet
+    outputs.atomic_write(tmp_path / "a" / "b" / "x.json", "{}\n")  # written into staging
+    assert (d / "x.json").is_file()
+    outputs.finish_out_dir(tmp_path / "a" / "b")
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b"]
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == [outputs.MARKER, "x.json"]
 
 
 def test_figures_are_png_and_deterministic(tmp_path):

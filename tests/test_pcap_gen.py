@@ -42,3 +42,17 @@ def test_captures_are_modbus_polls(name, port, rate):
     assert fcs == {3, 16}
     span = recs[-1][0] - recs[0][0]
     assert abs((len(recs) - 1) / span - rate) < 0.05 * rate
+
+
+def test_bursty_capture_is_regenerated_byte_identical(tmp_path):
+    """scenarios/worstcase/modbus_bursty.pcap: `gen_modbus_pcaps.py --bursty` writes it,
+    1000 MODBUS/TCP requests in bursts of 40 about 110 us apart, 36 per second."""
+    subprocess.run([sys.executable, str(REPO / "tools" / "gen_modbus_pcaps.py"), "--bursty",
+                    str(tmp_path)], check=True, capture_output=True, timeout=120)
+    shipped = REPO / "scenarios" / "worstcase" / "modbus_bursty.pcap"
+    assert (tmp_path / "modbus_bursty.pcap").read_bytes() == shipped.read_bytes()
+    with open(shipped, "rb") as fh:
+        ts = [t for t, _ in dpkt.pcap.Reader(fh)]
+    assert len(ts) == 1000
+    assert 30 < (len(ts) - 1) / (ts[-1] - ts[0]) < 40  # frames per second on average
+    assert ts[39] - ts[0] < 0.0055  # a burst: 40 frames within a few ms

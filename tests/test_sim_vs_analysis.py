@@ -1,7 +1,8 @@
 """One model, two answers (issue 11 item 3): every shipped worst-case scenario
 is analysed through the one mapping (rtshield.analysis.model) and simulated;
 the simulated worst response time never exceeds the analytic bound, and comes
-within 10 % of it where the scenario is built to hit the worst case.
+within 5 % of it: every variant is built to hit the worst case (issue 26 kept
+this at 95 %, with variants of several flows on one line and of a capture).
 
 scenarios/worstcase/ holds a worst-case variant of every Danicki
 configuration and of every analysis example of scenarios/analysis/ (but the
@@ -10,10 +11,13 @@ themselves are simulated by tests/test_analysis_vs_sim.py, through the same
 mapping (rtshield.analysis.simcheck writes a system file as a scenario).
 """
 
+import dataclasses
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+from rtshield.analysis.curves import Periodic
 from rtshield.analysis.model import (
     bound_system,
     cross_check,
@@ -24,12 +28,12 @@ from rtshield.analysis.model import (
 from rtshield.analysis.report import analyze_system
 from rtshield.analysis.system import load_platform
 from rtshield.errors import UsageError
-from rtshield.scenario import available_platforms, load_scenario
+from rtshield.scenario import Mitigation, available_platforms, load_scenario
 from rtshield.scenario import load_platform as scenario_platform
 
 ROOT = Path(__file__).resolve().parent.parent
 WORST = sorted((ROOT / "scenarios" / "worstcase").glob("*.toml"))
-CLOSENESS = 0.9
+CLOSENESS = 0.95
 
 
 def test_every_danicki_configuration_has_a_worst_case_variant():
@@ -41,7 +45,7 @@ def test_every_danicki_configuration_has_a_worst_case_variant():
 def test_simulated_worst_within_the_bound(path):
     c = cross_check(load_scenario(path))
     assert c.observed["critical"] > 0
-    # every worst-case variant is built to hit the worst case: within 10 %
+    # every worst-case variant is built to hit the worst case: within 5 %
     assert not c.problems(CLOSENESS), c.problems(CLOSENESS)
 
 
@@ -84,10 +88,61 @@ def test_mapping_charges_what_the_engine_charges():
 
 
 def test_traffic_bounds_the_interrupt_rate():
+    """The scenario's flows are the line's arrival curve: Danicki's pyramid peaks at
+    150 000 pkt/s, so a window of 1 ms inside its top level holds 150 packets (and a
+    window across a level change one more at most); its highest rate is the peak."""
     sc = load_scenario(ROOT / "scenarios" / "danicki2021" / "hysteresis.toml")
     assert traffic_min_interarrival(sc) == int(1e9 // 150_000)
     s = system_from_scenario(sc)
-    assert s.sources[0].min_interarrival == int(1e9 // 150_000)
+    src = s.sources[0]
+    assert src.min_interarrival is None and src.arrivals is not None
+    assert 150 <= src.arrivals.eta(1_000_000) <= 151
+    assert src.arrivals.eta(2 * 10**9) >= 290_000  # two seconds around the top level
+    irq = analyze_system(s).result.by_name("rx.irq").task
+    assert irq.cap is not None and irq.T is None
+
+
+def _bound_with(sc, arrivals) -> int:
+    """The critical task's bound when the line's traffic is ``arrivals`` instead."""
+    s = system_from_scenario(sc)
+    s.sources[0].arrivals = arrivals
+    return analyze_system(bound_system(s)).result.by_name("critical").wcrt
+
+
+def test_several_flows_are_not_one_even_stream():
+    """Three flows microseconds apart (issue 26): the simulated response reaches the
+    bound of their summed arrival curves, and passes the old model's, which took
+    their total rate as one evenly spaced stream."""
+    sc = load_scenario(ROOT / "scenarios" / "worstcase" / "multiflow.toml")
+    c = cross_check(sc)
+    total = sum(f.rate_pps for f in sc.flows)
+    even = _bound_with(sc, Periodic(Fraction(1e9 / total)))
+    assert c.bounds["critical"] == c.observed["critical"] > even
+
+
+def test_a_capture_is_its_densest_window_not_its_mean():
+    """A capture of 36 frames/s on average with 40 frames in 4.4 ms (issue 26): the
+    simulation at its densest burst reaches the capture's arrival curve's bound
+    and passes what its mean rate would give."""
+    sc = load_scenario(ROOT / "scenarios" / "worstcase" / "capture.toml")
+    c = cross_check(sc)
+    src = system_from_scenario(sc).sources[0]
+    assert src.arrivals.eta(4_400_000) == 40 and src.arrivals.mean_rate * 10**9 < 40
+    mean = _bound_with(sc, Periodic(1 / src.arrivals.mean_rate))
+    assert c.bounds["critical"] == c.observed["critical"] > mean
+
+
+def test_poisson_without_protection_names_the_knob():
+    """A Poisson flow has no finite curve: without a protection the line is unbounded,
+    the critical task below it has no bound, and the report names the knob."""
+    sc = load_scenario(ROOT / "scenarios" / "examples" / "modbus_with_flood.toml")
+    sc = dataclasses.replace(sc, mitigation=Mitigation("none"))
+    rep = analyze_system(system_from_scenario(sc))
+    irq = rep.result.by_name("rx.irq")
+    assert irq.wcrt is None and "Poisson" in irq.reason and 'kind = "strict"' in irq.reason
+    crit = rep.result.by_name("critical")
+    assert not crit.schedulable and "unbounded rx.irq" in crit.reason
+    assert rep.exit_code == 1
 
 
 def test_lifted_deadlines_give_a_bound_beyond_the_deadline():

@@ -85,7 +85,7 @@ def test_sweep_bad_value_is_one_line_and_runs_nothing(tmp_path, capsys):
 
 def test_sweep_missing_file(tmp_path, capsys):
     one_line(capsys, ["sweep", tmp_path / "nope.toml", "--set", "driver.queue=1,2",
-                      "--out", tmp_path / "o"], "no such scenario file")
+                      "--out", tmp_path / "o"], "no such file")
 
 
 def test_a_point_without_a_finished_cycle_has_no_response_time():

@@ -22,7 +22,8 @@ def test_a_grid_of_a_billion_points_is_counted_not_built():
     g = sweep.make_grid(
         ["driver.queue=" + ",".join(str(i) for i in range(1, 1001)),
          "critical.work=" + ",".join(f"{i}us" for i in range(1, 1001)),
-         "mitigation.capacity=" + ",".join(str(i) for i in range(1, 1001))]
+         "mitigation.capacity=" + ",".join(str(i) for i in range(1, 1001))],
+        max_points=10**9,  # above the command's limit: the grid itself has none
     )
     assert len(g) == 10**9
     assert g[0] == {"driver.queue": "1", "critical.work": "1us", "mitigation.capacity": "1"}
@@ -170,7 +171,9 @@ def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes
     monkeypatch.setattr(sweep_run.table, "numbers", stop_after_six)
     assert cli.main(_args(flood, part)) == 130
     monkeypatch.setattr(sweep_run.table, "numbers", real)
-    kept = list(csv.DictReader((part / "sweep.csv").open()))
+    assert not part.exists()  # all or nothing: the finished rows wait beside it
+    staged = tmp_path / ".part.rtshield-staging"
+    kept = list(csv.DictReader((staged / "sweep.csv").open()))
     assert 1 <= len(kept) <= 6
     assert all(r == rows[int(r["point"])] for r in kept)  # what is there is exact
     capsys.readouterr()
@@ -179,6 +182,13 @@ def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes
     assert (part / "sweep.csv").read_bytes() == (whole / "sweep.csv").read_bytes()
     assert (part / "sweep.parquet").read_bytes() == (whole / "sweep.parquet").read_bytes()
     assert {p.name for p in (part / "runs").iterdir()} == folders
+    assert not staged.exists()
+    # a finished sweep's own table is resumed from: nothing runs again, the same table
+    capsys.readouterr()
+    assert cli.main(_args(flood, part, quiet=False)) == 0
+    assert "15 of 15 points were already" in capsys.readouterr().out
+    assert (part / "sweep.csv").read_bytes() == (whole / "sweep.csv").read_bytes()
+    assert not staged.exists()
 
 
 def test_keep_runs_writes_every_points_folder(tmp_path, flood):

@@ -19,6 +19,7 @@ files are the same bytes on every run (tests/test_pcap_gen.py checks the
 shipped ones against a fresh run).
 
     tools/gen_modbus_pcaps.py [--out DIR]   (default: scenarios/behnke_hardware)
+    tools/gen_modbus_pcaps.py --bursty DIR  (the bursty capture of scenarios/worstcase)
 """
 
 from __future__ import annotations
@@ -66,13 +67,14 @@ def _response_len(write: bool) -> int:
     return 7 + 2 + 2 * READ_REGS  # function, byte count, registers
 
 
-def capture(port: int, rate: int, rng: random.Random) -> list[Ether]:
-    """One flow's receive trace: SPAN_S seconds of poll requests."""
-    period_us = 1_000_000 // rate
+def requests(port: int, times_us: list[int]) -> list[Ether]:
+    """Poll requests to ``port`` at ``times_us`` (µs from BASE_S): three Read Holding
+    Registers in four, every fourth a Write Multiple Registers, each acknowledging
+    the device's response to the previous one."""
     sport = 49152 + port % 1000
     seq, ack = 1, 1
     frames = []
-    for k in range(SPAN_S * rate):
+    for k, t_us in enumerate(times_us):
         write = k % 4 == 3
         if write:
             pdu = ModbusPDU10WriteMultipleRegistersRequest(
@@ -87,8 +89,6 @@ def capture(port: int, rate: int, rng: random.Random) -> list[Ether]:
             / TCP(sport=sport, dport=port, flags="PA", seq=seq, ack=ack, window=8192)
             / adu
         )
-        jitter = int(round(rng.uniform(-JITTER, JITTER) * period_us))
-        t_us = k * period_us + jitter + period_us // 2
         pkt.time = Decimal(BASE_S) + Decimal(t_us) / Decimal(1_000_000)
         frames.append(pkt)
         seq += len(bytes(adu))
@@ -96,19 +96,66 @@ def capture(port: int, rate: int, rng: random.Random) -> list[Ether]:
     return frames
 
 
+def capture(port: int, rate: int, rng: random.Random) -> list[Ether]:
+    """One flow's receive trace: SPAN_S seconds of poll requests."""
+    period_us = 1_000_000 // rate
+    times = []
+    for k in range(SPAN_S * rate):
+        jitter = int(round(rng.uniform(-JITTER, JITTER) * period_us))
+        times.append(k * period_us + jitter + period_us // 2)
+    return requests(port, times)
+
+
+def bursty_times(
+    cycles: int, burst: int, spacing_us: int, period_us: int, rng: random.Random
+) -> list[int]:
+    """A PLC that polls in bursts: every ``period_us`` (+-5 % scan jitter) it sends
+    ``burst`` requests, one every ``spacing_us`` (+-25 %), then waits — a capture
+    whose mean rate is far below its rate within a burst (the traffic arrival
+    curves are for, docs/analysis.md)."""
+    times = []
+    for c in range(cycles):
+        start = c * period_us + int(round(rng.uniform(-JITTER, JITTER) * period_us))
+        t = max(start, times[-1] + 1 if times else 0)
+        for _ in range(burst):
+            times.append(t)
+            t += max(1, int(round(spacing_us * rng.uniform(0.75, 1.25))))
+    return [t + period_us for t in times]  # the first cycle's jitter stays after BASE_S
+
+
+def write(path: Path, frames: list[Ether]) -> None:
+    w = PcapWriter(str(path), linktype=1, sync=False)
+    for pkt in frames:
+        w.write(pkt)
+    w.close()
+
+
+#: The bursty capture of scenarios/worstcase/capture_*.toml: 25 cycles of 1.1 s,
+#: 40 requests about 110 us apart in each (40 frames in about 4.4 ms, 36 per second on
+#: average).
+BURSTY = ("modbus_bursty.pcap", 502, 25, 40, 110, 1_100_000, 2026)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = Path(__file__).resolve().parent.parent
     ap.add_argument("--out", type=Path, default=here / "scenarios" / "behnke_hardware")
+    ap.add_argument("--bursty", type=Path, metavar="DIR",
+                    help="write the bursty capture (scenarios/worstcase) into DIR instead")
     args = ap.parse_args(argv)
+    if args.bursty is not None:
+        name, port, cycles, burst, spacing, period, seed = BURSTY
+        args.bursty.mkdir(parents=True, exist_ok=True)
+        path = args.bursty / name
+        write(path, requests(port, bursty_times(cycles, burst, spacing, period,
+                                                random.Random(seed))))
+        print(f"{path}: {cycles * burst} frames, {path.stat().st_size} bytes")
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(SEED)
     for name, port, rate in FLOWS:
         path = args.out / name
-        w = PcapWriter(str(path), linktype=1, sync=False)
-        for pkt in capture(port, rate, rng):
-            w.write(pkt)
-        w.close()
+        write(path, capture(port, rate, rng))
         print(f"{path}: {SPAN_S * rate} frames, {path.stat().st_size} bytes")
     return 0
 

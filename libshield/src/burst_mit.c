@@ -98,6 +98,12 @@ rts_action rts_burst_mit_on_timer_isr(rts_burst_mit *m, rts_time_ns now)
     return act;
 }
 
+
+uint64_t rts_burst_mit_max_packets(uint32_t capacity, rts_time_ns slice_ns, rts_time_ns delta_ns)
+{
+    return rts_time_per_window(capacity, slice_ns, delta_ns);
+}
+
 #else /* RTS_CONFIG_MITIGATIONS == 0: compiled out (rts_opts.h) */
 typedef int rts_burst_mit_compiled_out; /* ISO C: a translation unit declares something */
 #endif

@@ -256,6 +256,12 @@ rts_err rts_bursty_pick_timer_hz(const uint32_t *rates_hz, uint32_t n, uint32_t 
     return RTS_OK;
 }
 
+
+uint64_t rts_bursty_max_irqs(uint32_t burst, rts_time_ns period_ns, rts_time_ns delta_ns)
+{
+    return rts_time_per_window(burst, period_ns, delta_ns);
+}
+
 #else /* RTS_CONFIG_LIMITERS == 0: compiled out (rts_opts.h) */
 typedef int rts_bursty_compiled_out; /* ISO C: a translation unit declares something */
 #endif

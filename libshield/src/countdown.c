@@ -103,6 +103,13 @@ rts_time_ns rts_countdown_next_event_at(const rts_countdown *c)
     return c->running ? c->zero_at : UINT64_MAX;
 }
 
+
+uint64_t rts_countdown_max_irqs(uint32_t tick_ns, uint32_t initial, rts_time_ns delta_ns)
+{
+    /* a window of 0 (initial or tick 0) passes every arrival: ceil_div's "no bound" */
+    return delta_ns == 0u ? 0u : rts_time_ceil_div(delta_ns, (rts_time_ns)tick_ns * initial);
+}
+
 #else /* RTS_CONFIG_LIMITERS == 0: compiled out (rts_opts.h) */
 typedef int rts_countdown_compiled_out; /* ISO C: a translation unit declares something */
 #endif

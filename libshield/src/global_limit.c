@@ -99,6 +99,12 @@ unsigned rts_global_limit_mode_of(const rts_global_limit *g)
     return g->mode;
 }
 
+
+uint64_t rts_global_limit_max_packets(uint32_t capacity, rts_time_ns period_ns, rts_time_ns delta_ns)
+{
+    return rts_time_per_window(capacity, period_ns, delta_ns);
+}
+
 #else /* RTS_CONFIG_RX_PATH == 0: compiled out (rts_opts.h) */
 typedef int rts_global_limit_compiled_out; /* ISO C: a translation unit declares something */
 #endif

@@ -248,6 +248,21 @@ uint32_t rts_nic_moderation_memory_bytes(uint32_t m)
     return m * 30u + 14u;
 }
 
+
+uint64_t rts_nic_moderation_max_irqs(rts_time_ns t_abs, rts_time_ns t_pack, uint32_t frames,
+                                     rts_time_ns delta_ns)
+{
+    if (delta_ns == 0u) {
+        return 0u;
+    }
+    if (frames != 0u) {
+        return UINT64_MAX; /* a frame threshold interrupts as fast as frames arrive */
+    }
+    /* the shorter of the timers that are on; both off (0): every frame interrupts */
+    const rts_time_ns gap = t_abs == 0u ? t_pack : (t_pack == 0u || t_abs < t_pack ? t_abs : t_pack);
+    return rts_time_ceil_div(delta_ns, gap);
+}
+
 #else /* RTS_CONFIG_NIC == 0: compiled out (rts_opts.h) */
 typedef int rts_nic_moderation_compiled_out; /* ISO C: a translation unit declares something */
 #endif

@@ -33,4 +33,28 @@ static inline rts_time_ns rts_time_mul(rts_time_ns a, rts_time_ns b)
 #endif
 }
 
+/* ceil(a / b): how many windows of length b a span of a reaches (0 for a
+ * = 0); UINT64_MAX for b = 0 (no bound). The admission bounds of the
+ * protections (rts_strict_max_irqs() and its kind) are built on it. */
+static inline uint64_t rts_time_ceil_div(rts_time_ns a, rts_time_ns b)
+{
+    if (b == 0u) {
+        return UINT64_MAX;
+    }
+    return a / b + (a % b != 0u ? 1u : 0u);
+}
+
+/* n * (ceil(delta / period) + 1), saturating: at most n in each window of
+ * a limit that restarts at instants at least one period apart (a bursty
+ * limiter's tick, a Burst Mitigation slice, a global limit's period): a
+ * window of delta meets at most ceil(delta / period) + 1 of them. 0 for
+ * delta 0 or n 0; UINT64_MAX for period 0 (no bound). */
+static inline uint64_t rts_time_per_window(uint64_t n, rts_time_ns period, rts_time_ns delta)
+{
+    if (delta == 0u || n == 0u) {
+        return 0u;
+    }
+    return rts_time_mul(n, rts_time_add(rts_time_ceil_div(delta, period), 1u));
+}
+
 #endif

@@ -60,6 +60,12 @@ rts_action rts_strict_on_timer_isr(rts_strict *s, rts_time_ns now)
     return a;
 }
 
+
+uint64_t rts_strict_max_irqs(rts_time_ns t_min_ns, rts_time_ns delta_ns)
+{
+    return delta_ns == 0u ? 0u : rts_time_ceil_div(delta_ns, t_min_ns);
+}
+
 #else /* RTS_CONFIG_LIMITERS == 0: compiled out (rts_opts.h) */
 typedef int rts_strict_compiled_out; /* ISO C: a translation unit declares something */
 #endif

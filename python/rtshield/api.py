@@ -144,14 +144,19 @@ class Simulation:
 
     def write(self, out_dir: str | Path) -> Path:
         """Write every output of ``rtshield run`` (summary, series, figures, report) into
-        ``out_dir``; returns the report's path."""
-        from rtshield.outputs import finish_out_dir, prepare_out_dir
+        ``out_dir``, all or nothing (docs/outputs.md): written beside it and moved into
+        place when complete; a failure leaves ``out_dir`` as it was. Returns the
+        report's path."""
+        from rtshield.outputs import abort_out_dir, finish_out_dir, prepare_out_dir
         from rtshield.runner import write_run
 
         out = prepare_out_dir(out_dir)
-        write_run(self.scenario, self.result, out)
-        finish_out_dir(out)
-        return out / "report.html"
+        try:
+            write_run(self.scenario, self.result, out)
+            finish_out_dir(out)
+        finally:
+            abort_out_dir(out)  # after a failure: out_dir keeps its earlier results
+        return Path(out_dir) / "report.html"
 
 
 def simulate(

@@ -35,7 +35,8 @@ from typing import Annotated, Any
 import typer
 
 from rtshield.errors import OutputError, UsageError, one_line
-from rtshield.outputs import OUT_HELP
+from rtshield.inputs import describe_os_error
+from rtshield.outputs import OUT_HELP, abort_out_dirs, shown_text
 
 __all__ = [
     "Jobs",
@@ -205,7 +206,7 @@ class _Handler(logging.Handler):
 
 class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return f"rtshield: {record.levelname.lower()}: {record.getMessage()}"
+        return shown_text(f"rtshield: {record.levelname.lower()}: {record.getMessage()}")
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -299,11 +300,34 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
+class _PathsAsGiven:
+    """Standard output that names a command's staging folder as its ``--out``: while a
+    command writes, its files are in the staging folder beside ``--out``
+    (:mod:`rtshield.outputs`), and what it prints says where they will be."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(shown_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _error(message: object) -> None:
+    print(f"rtshield: error: {shown_text(one_line(message))}", file=sys.stderr)
+
+
 def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> int:
     """Run ``handle`` on a namespace of ``options``; the project's errors become exit codes.
 
     ``quiet`` and ``verbose`` among ``options`` are applied here (and stay in
-    the namespace for handlers that read them).
+    the namespace for handlers that read them). Every output folder the verb
+    opened and did not finish is abandoned at the end, keeping its earlier
+    results (:func:`rtshield.outputs.abort_out_dirs`). An OS error no layer
+    named (a full disk, an I/O error) is one line naming the file, exit 1.
     """
     args = SimpleNamespace(**options)
     quiet = bool(options.get("quiet", False))
@@ -312,12 +336,13 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
     try:
         log.debug("%s: %s", verb, ", ".join(f"{k}={v!r}" for k, v in sorted(options.items())))
         with _sigterm_unwinds(), _quiet(quiet):
-            return int(handle(args) or 0)
+            with contextlib.redirect_stdout(_PathsAsGiven(sys.stdout)):
+                return int(handle(args) or 0)
     except UsageError as e:
-        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
+        _error(e)
         return 2
     except OutputError as e:
-        print(f"rtshield: error: {one_line(e)}", file=sys.stderr)
+        _error(e)
         return 1
     except KeyboardInterrupt as e:
         print("rtshield: interrupted", file=sys.stderr)
@@ -328,7 +353,12 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
         # does not raise again.
         silence_stdout()
         return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        _error(f"{where}{describe_os_error(e)}")
+        return 1
     finally:
+        abort_out_dirs()
         _teardown_logging()
 
 

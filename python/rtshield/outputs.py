@@ -8,10 +8,19 @@ to. Two properties matter more than anything else here:
   :data:`FLOAT_DIGITS` significant digits and written the same way every
   time, numpy scalars become plain numbers, non-finite values become
   ``null``.
-* **Never lose results.** Every file is written to a temporary file in the
-  same directory and renamed over the target, so a crash or a full disk leaves
-  either the old file or the new one, never half of one. Callers write the
-  numbers (summary, time series) before the figures and the report.
+* **All or nothing.** A command writes into a staging folder beside its
+  ``--out`` (``.NAME.rtshield-staging``), under a lock of that ``--out``
+  (``.NAME.rtshield-lock``, :func:`fcntl.flock`: a second writer is refused
+  naming the holder; the kernel releases it on exit and on a crash), and
+  moves the staging folder into place when the command has succeeded, in one
+  atomic exchange of the two folders. A failed or interrupted command leaves
+  the earlier results exactly as they were and nothing that claims to be the
+  new run (a sweep keeps its staging folder, whose finished points the next
+  sweep into the same ``--out`` resumes from). Inside the staging folder every
+  file is still written to a temporary file and renamed over its target
+  (:func:`atomic_write`, the one write helper), and an OS error (a full disk,
+  an I/O error, a read-only file system, permission) is one
+  :class:`~rtshield.errors.OutputError` line naming the file and the error.
 
 What a *result* is: any object with ``summary() -> dict`` and ``timeseries ->
 dict[str, numpy.ndarray]`` (one entry per bin), as :mod:`rtshield.result`
@@ -21,18 +30,25 @@ defines.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import io
 import json
 import math
 import os
+import shutil
+import signal
 import stat
+import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rtshield.errors import UsageError
+from rtshield.errors import OutputError, UsageError
+from rtshield.inputs import describe_os_error
 
 if TYPE_CHECKING:  # numpy is imported by the functions that write numbers (a verb's
     import numpy as np  # help needs the out folder's help text, not numpy)
@@ -40,11 +56,16 @@ if TYPE_CHECKING:  # numpy is imported by the functions that write numbers (a ve
 __all__ = [
     "FLOAT_DIGITS",
     "OUT_HELP",
+    "abort_out_dir",
+    "abort_out_dirs",
     "atomic_write",
     "check_out_dir",
     "claim_dir",
     "commit_file",
     "finish_out_dir",
+    "held",
+    "in_command_output",
+    "in_staging",
     "format_summary_json",
     "normalize",
     "ordered_columns",
@@ -54,6 +75,8 @@ __all__ = [
     "record_outputs",
     "recorded_on_failure",
     "remove_ours",
+    "shown",
+    "shown_text",
     "timeseries_csv",
     "write_summary",
     "write_timeseries",
@@ -65,7 +88,8 @@ FLOAT_DIGITS = 9
 #: ``--help`` text of every verb's ``--out``.
 OUT_HELP = (
     "output directory: created if missing; an existing one must be empty or hold "
-    "earlier rtshield results, which are replaced (docs/outputs.md)"
+    "earlier rtshield results, which are replaced only when the command succeeds "
+    "(written beside it, then moved into place; one writer at a time; docs/outputs.md)"
 )
 
 #: The file that marks a directory as rtshield's output directory. It is also
@@ -102,6 +126,412 @@ def _plain_relpath(rel: str) -> bool:
     return bool(parts) and all(_plain_name(p) for p in parts)
 
 
+# ------------------------------------------------------------------ staging and lock
+
+#: Beside ``--out DIR``: the folder a command writes into, the lock, and where
+#: the earlier results wait for removal after the exchange.
+STAGING_SUFFIX = ".rtshield-staging"
+LOCK_SUFFIX = ".rtshield-lock"
+OLD_SUFFIX = ".rtshield-old"
+#: In a staging folder until it is moved into place: marks it as one (the
+#: earlier results, exchanged to the staging folder's name, have none).
+STAGING_MARK = ".rtshield-staging"
+
+
+def _beside(final: Path, suffix: str) -> Path:
+    return final.parent / f".{final.name}{suffix}"
+
+
+class _Txn:
+    """One command's staged output folder: ``final`` (``--out``) and ``staging``."""
+
+    def __init__(self, final: Path, staging: Path, lock_fd: int, lock_path: Path,
+                 made: list[Path], resumable: bool) -> None:
+        self.final, self.staging = final, staging
+        self.lock_fd, self.lock_path = lock_fd, lock_path
+        self.made = made
+        self.resumable = resumable
+        #: > 0 while a command that writes several parts holds the move into place
+        #: (:func:`held`): finishing the folder then only updates its manifest.
+        self.held = 0
+
+
+#: Active transactions by their staging folder (absolute path).
+_TXNS: dict[str, _Txn] = {}
+#: Every staging folder of this process and its ``--out``, for messages
+#: (:func:`shown_text`), also after the command ended.
+_SHOWN: dict[str, str] = {}
+
+
+def _close_locks_in_child() -> None:
+    """A forked worker does not hold its parent's locks (it closes its copies)."""
+    for t in list(_TXNS.values()):
+        with contextlib.suppress(OSError):
+            os.close(t.lock_fd)
+    _TXNS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_locks_in_child)
+
+
+def _inside(path: Path, root: Path) -> str | None:
+    """``path`` relative to ``root`` (``""`` for ``root`` itself), or ``None``."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    return "" if str(rel) == "." else rel.as_posix()
+
+
+def _txn_of(path: str | Path) -> tuple[_Txn | None, Path, str | None]:
+    """The transaction ``path`` belongs to, ``path`` inside its staging folder, and
+    its place there (``""``: the staging folder itself; ``None``: no transaction).
+    A path inside a staging folder that this process did not open (a worker of a
+    command) is taken as staged, nested, without a transaction."""
+    p = Path(os.path.abspath(os.fspath(path)))
+    for t in _TXNS.values():
+        rel = _inside(p, t.staging)
+        if rel is not None:
+            return t, p, rel
+        rel = _inside(p, t.final)
+        if rel is not None:
+            return t, (t.staging / rel) if rel else t.staging, rel
+    for parent in p.parents:
+        if parent.name.startswith(".") and parent.name.endswith(STAGING_SUFFIX):
+            return None, p, _inside(p, parent)
+    return None, p, None
+
+
+def shown(path: str | Path) -> Path:
+    """``path`` as the user knows it: inside a staging folder, the same place in its
+    ``--out``."""
+    p = Path(os.path.abspath(os.fspath(path)))
+    for staging, final in _SHOWN.items():
+        rel = _inside(p, Path(staging))
+        if rel is not None:
+            return Path(final) / rel if rel else Path(final)
+    return Path(path)
+
+
+def shown_text(text: str) -> str:
+    """``text`` with every staging folder of this process named as its ``--out``."""
+    for staging, final in sorted(_SHOWN.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(staging, final)
+    return text
+
+
+def _holder(lock_path: Path) -> str:
+    try:
+        with open(lock_path, encoding="utf-8", errors="replace") as f:
+            text = " ".join(f.read(400).split())
+    except OSError:
+        text = ""
+    return text or "a process that has not said which"
+
+
+def _lock(final: Path, option: str) -> tuple[int, Path]:
+    """Take the lock of ``final`` (:func:`fcntl.flock` on ``.NAME.rtshield-lock`` beside
+    it); if another process holds it, :class:`UsageError` naming the holder."""
+    lock_path = _beside(final, LOCK_SUFFIX)
+    for _ in range(100):
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise UsageError(
+                f"{option}: cannot create the lock {lock_path}: {describe_os_error(e)}"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UsageError(
+                f"{option}: {final} is being written by another rtshield command "
+                f"({_holder(lock_path)}); wait for it to end or choose another {option}"
+            ) from None
+        except OSError as e:
+            os.close(fd)
+            raise UsageError(
+                f"{option}: cannot lock {lock_path}: {describe_os_error(e)}"
+            ) from None
+        try:  # the file may have been removed by its last holder meanwhile
+            same = os.path.samestat(os.fstat(fd), os.stat(lock_path))
+        except OSError:
+            same = False
+        if same:
+            command = " ".join(["rtshield", *sys.argv[1:]])[:300]
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()}: {command}\n".encode(errors="replace"), 0)
+            return fd, lock_path
+        os.close(fd)
+    raise UsageError(f"{option}: cannot take the lock {lock_path}: it keeps changing")
+
+
+def _unlock(t: _Txn) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(t.lock_path)  # still held: nobody can take it between these two
+    with contextlib.suppress(OSError):
+        os.close(t.lock_fd)
+
+
+def _rmtree(d: Path) -> None:
+    """Remove a staging folder or earlier results (never following a link)."""
+    try:
+        st = os.lstat(d)
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(d, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(d)
+
+
+def _link_tree(src: Path, dst: Path, skip: Callable[[str], bool] = lambda _r: False,
+               rel: str = "") -> None:
+    """Make every entry of the folder ``src`` that ``dst`` lacks appear in ``dst``:
+    files (and symbolic links, FIFOs …) as hard links to the same file — so
+    ``src`` is never changed — or, where the file system has none, as copies;
+    folders made anew and filled the same way; a folder ``dst`` has already is
+    entered. Entries whose relative path ``skip`` names are left out."""
+    try:
+        entries = list(os.scandir(src))
+    except OSError:
+        return
+    for e in entries:
+        r = f"{rel}/{e.name}" if rel else e.name
+        if skip(r):
+            continue
+        target = dst / e.name
+        is_dir = e.is_dir(follow_symlinks=False)
+        if os.path.lexists(target):
+            if is_dir and target.is_dir() and not target.is_symlink():
+                _link_tree(Path(e.path), target, skip, r)
+            continue
+        if is_dir:
+            target.mkdir()
+            with contextlib.suppress(OSError):
+                os.chmod(target, stat.S_IMODE(e.stat(follow_symlinks=False).st_mode))
+            _link_tree(Path(e.path), target, skip, r)
+            continue
+        try:
+            os.link(e.path, target, follow_symlinks=False)
+        except OSError:
+            if e.is_symlink():
+                os.symlink(os.readlink(e.path), target)
+            elif e.is_file(follow_symlinks=False):
+                shutil.copy2(e.path, target)
+
+
+def _fsync_dir(d: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_tree(d: Path) -> None:
+    for root, _dirs, _files in os.walk(d):
+        _fsync_dir(Path(root))
+
+
+def _libc_renameat2() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+
+
+def _rename2(a: Path, b: Path, flags: int) -> bool:
+    """``renameat2(a, b, flags)``: True when done, False when the system or the file
+    system cannot (the caller falls back); other errors raise :class:`OSError`."""
+    import ctypes
+
+    fn = _libc_renameat2()
+    if fn is None:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(b))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the staging folder is moved into place."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _recover(final: Path) -> None:
+    """Under the lock: finish what a crashed command left beside ``final``."""
+    old = _beside(final, OLD_SUFFIX)
+    if os.path.lexists(old):
+        if not os.path.lexists(final) and old.is_dir() and not old.is_symlink():
+            os.rename(old, final)  # crashed between the two renames of a commit
+        else:
+            _rmtree(old)
+
+
+def _begin(final: Path, option: str, resumable: bool) -> _Txn:
+    made: list[Path] = []
+    for parent in reversed(final.parents):
+        if not parent.exists():
+            try:
+                parent.mkdir()
+            except OSError as e:
+                raise UsageError(
+                    f"{option}: cannot create {parent}: {describe_os_error(e)}"
+                ) from None
+            made.append(parent)
+    fd, lock_path = _lock(final, option)
+    staging = _beside(final, STAGING_SUFFIX)
+    t = _Txn(final, staging, fd, lock_path, made, resumable)
+    try:
+        _recover(final)
+        _check_target(final, option)
+        keep = (
+            resumable
+            and staging.is_dir()
+            and not staging.is_symlink()
+            and (staging / STAGING_MARK).is_file()
+        )
+        if not keep:
+            _rmtree(staging)
+            staging.mkdir()
+            (staging / STAGING_MARK).write_text(f"{final}\n", encoding="utf-8")
+        if not (staging / MARKER).is_file():
+            _write_manifest(staging, {}, [])
+    except OSError as e:
+        _abort(t)
+        raise UsageError(
+            f"{option}: cannot create the staging folder {staging} beside {final}: "
+            f"{describe_os_error(e)}"
+        ) from None
+    except BaseException:
+        _abort(t)
+        raise
+    _TXNS[str(staging)] = t
+    _SHOWN[str(staging)] = str(final)
+    return t
+
+
+def _check_target(final: Path, option: str) -> None:
+    """``final`` can be replaced by a folder moved beside it."""
+    if final.is_dir() and os.path.ismount(final):
+        raise UsageError(
+            f"{option}: {final} is a mount point; rtshield writes beside the folder and "
+            "moves its results into place, so give a folder inside it"
+        )
+    if final.exists() and not os.access(final.parent, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"{option}: cannot write into {final.parent} (the folder holding {final}): "
+            "permission denied (EACCES)"
+        )
+
+
+def _commit(t: _Txn) -> None:
+    """Move the staging folder into place: the earlier results exchanged with it in
+    one step (``renameat2(RENAME_EXCHANGE)``; two renames where the file system
+    has no exchange, a crash between them repaired by the next command), then
+    removed."""
+    old = _beside(t.final, OLD_SUFFIX)
+    try:
+        with contextlib.suppress(OSError):
+            os.chmod(t.staging, stat.S_IMODE(os.stat(t.final).st_mode))
+        _fsync_tree(t.staging)
+        with _signals_held():
+            os.unlink(t.staging / STAGING_MARK)
+            if not os.path.lexists(t.final):
+                if not _rename2(t.staging, t.final, _RENAME_NOREPLACE):
+                    os.rename(t.staging, t.final)
+            elif _rename2(t.staging, t.final, _RENAME_EXCHANGE):
+                os.rename(t.staging, old)  # the earlier results, out of the way
+            else:
+                os.rename(t.final, old)
+                os.rename(t.staging, t.final)
+            _fsync_dir(t.final.parent)
+    except OSError as e:
+        raise OutputError(
+            f"{t.final}: cannot move the results into place: {describe_os_error(e)}; "
+            f"{t.final} keeps its earlier results"
+        ) from None
+    finally:
+        _TXNS.pop(str(t.staging), None)
+    _rmtree(old)
+    _unlock(t)
+
+
+def _abort(t: _Txn) -> None:
+    """The command failed: ``--out`` stays as it was; the staging folder is removed
+    (kept when it holds a resumable command's finished points)."""
+    _TXNS.pop(str(t.staging), None)
+    if not t.resumable:
+        _rmtree(t.staging)
+    for d in reversed(t.made):
+        with contextlib.suppress(OSError):
+            d.rmdir()
+    _unlock(t)
+
+
+@contextlib.contextmanager
+def held(out_dir: str | Path) -> Iterator[None]:
+    """While the block runs, finishing ``out_dir`` (a command's ``--out``) does not move
+    it into place: a command made of parts that each finish it (``demo``'s studies)
+    moves it once, with its own last :func:`finish_out_dir`."""
+    t, _, rel = _txn_of(out_dir)
+    if t is None or rel != "":
+        yield
+        return
+    t.held += 1
+    try:
+        yield
+    finally:
+        t.held -= 1
+
+
+def abort_out_dir(out_dir: str | Path) -> None:
+    """End the output folder ``out_dir`` if it was opened and not finished: it keeps its
+    earlier results."""
+    t, _, rel = _txn_of(out_dir)
+    if t is not None and rel == "":
+        _abort(t)
+
+
+def abort_out_dirs() -> list[Path]:
+    """End every output folder of this process that was not finished: each keeps its
+    earlier results (the CLI calls this when a command ends). Returns their
+    ``--out`` folders."""
+    left = [t.final for t in _TXNS.values()]
+    for t in list(_TXNS.values()):
+        _abort(t)
+    return left
+
+
 def read_manifest(out_dir: str | Path) -> tuple[dict[str, str], list[str]]:
     """The manifest of ``out_dir``: ``({file name: sha256}, [subdirectory, ...])``.
 
@@ -133,6 +563,18 @@ def _write_manifest(out_dir: Path, files: Mapping[str, str], dirs: Sequence[str]
     atomic_write(out_dir / MARKER, "".join(lines), track=False)
 
 
+def in_command_output(path: str | Path) -> bool:
+    """``path`` is inside (or is) the output folder of a command now writing."""
+    return _txn_of(path)[2] is not None
+
+
+def in_staging(path: str | Path) -> Path:
+    """``path``, or where it is in its command's staging folder (while a command
+    writes its ``--out``, every path into it is written there)."""
+    t, p, rel = _txn_of(path)
+    return p if rel is not None else Path(path)
+
+
 def check_out_dir(path: str | Path, option: str = "--out") -> Path:
     """Check, without creating or writing anything, that ``path`` can be an output directory.
 
@@ -141,7 +583,9 @@ def check_out_dir(path: str | Path, option: str = "--out") -> Path:
     """
     if not str(path).strip():
         raise UsageError(f"{option}: empty path; name the output directory")
-    p = Path(path)
+    p = in_staging(path)
+    if "\x00" in str(p):
+        raise UsageError(f"{option}: {str(path)!r}: not a usable folder name (it holds a NUL)")
     if p.exists() and not p.is_dir():
         raise UsageError(f"{option}: {p} exists and is not a directory")
     if not p.exists():
@@ -174,30 +618,65 @@ def _refuse_foreign(p: Path, foreign: bool, option: str) -> None:
         )
 
 
-def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
-    """Create the output directory if needed, check it is writable and mark it.
+def _final_path(path: str | Path) -> Path:
+    """``--out`` as an absolute path; a symbolic link to a folder is the folder."""
+    p = Path(path)
+    if p.is_symlink() and p.is_dir():
+        p = Path(os.path.realpath(p))
+    return Path(os.path.abspath(p))
+
+
+def prepare_out_dir(path: str | Path, option: str = "--out", *, resumable: bool = False) -> Path:
+    """Open the output directory ``path`` for this command; returns the folder to write in.
 
     An existing directory is used only if it is empty or was written by
     rtshield before (it holds :data:`MARKER`), so the results of a run are
     never mixed into an unrelated folder. Raises :class:`UsageError` naming
-    ``option`` when it cannot be used. An existing manifest is kept (it is
-    replaced by :func:`finish_out_dir` when the command succeeds); the files
-    this process writes into the directory from now on are recorded.
+    ``option`` when it cannot be used.
+
+    ``path`` outside any command's output folder (a command's ``--out``): its
+    lock is taken (another writer: one line naming it) and a staging folder
+    beside it is made; that is what is returned, and :func:`finish_out_dir`
+    moves it into place. ``resumable``: a staging folder a failed run of the
+    same kind left is resumed (its finished points kept), and one this command
+    leaves is kept. ``path`` inside a command's output folder (``DIR/runs/NAME``,
+    given as either folder): the same place in the staging folder, made and
+    marked there, holding the earlier results of that folder (as links) when
+    there were any. The files this process writes into the folder from now on
+    are recorded.
     """
-    p = check_out_dir(path, option)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-        foreign = _foreign(p)
-    except OSError as e:
-        raise UsageError(f"{option}: cannot create {p}: {e.strerror or e}") from None
-    _refuse_foreign(p, foreign, option)
-    try:
-        if not (p / MARKER).is_file():
-            _write_manifest(p, {}, [])
-        elif not os.access(p, os.W_OK):
-            raise PermissionError(13, "Permission denied")
-    except OSError as e:
-        raise UsageError(f"{option}: cannot write into {p}: {e.strerror or e}") from None
+    t, p, rel = _txn_of(path)
+    if rel is None:
+        check_out_dir(path, option)
+        final = _final_path(path)
+        t = _begin(final, option, resumable)
+        _SHOWN[str(t.staging)] = os.path.normpath(os.fspath(path))
+        p = t.staging
+    else:
+        if t is not None and rel and not p.exists():
+            src = t.final / rel
+            if src.is_dir() and not src.is_symlink() and (src / MARKER).is_file():
+                try:
+                    p.mkdir(parents=True, exist_ok=True)
+                    _link_tree(src, p)
+                except OSError as e:
+                    raise OutputError(
+                        f"{shown(p)}: cannot write: {describe_os_error(e)}"
+                    ) from None
+        check_out_dir(p, option)
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+            foreign = _foreign(p)
+        except OSError as e:
+            raise UsageError(f"{option}: cannot create {p}: {e.strerror or e}") from None
+        _refuse_foreign(p, foreign, option)
+        try:
+            if not (p / MARKER).is_file():
+                _write_manifest(p, {}, [])
+            elif not os.access(p, os.W_OK):
+                raise PermissionError(13, "Permission denied")
+        except OSError as e:
+            raise UsageError(f"{option}: cannot write into {p}: {e.strerror or e}") from None
     _WRITTEN[_key(p)] = {}
     _DIRS[_key(p)] = set()
     return p
@@ -205,12 +684,12 @@ def prepare_out_dir(path: str | Path, option: str = "--out") -> Path:
 
 def claim_dir(out_dir: str | Path, rel: str) -> None:
     """Record that this command uses ``out_dir/rel`` (a subdirectory it made)."""
-    _DIRS.setdefault(_key(out_dir), set()).add(rel)
+    _DIRS.setdefault(_key(in_staging(out_dir)), set()).add(rel)
 
 
 def written(out_dir: str | Path) -> dict[str, str]:
     """``{name: sha256}`` of the files this process wrote into ``out_dir``."""
-    return dict(_WRITTEN.get(_key(out_dir), {}))
+    return dict(_WRITTEN.get(_key(in_staging(out_dir)), {}))
 
 
 def _digest(path: Path) -> str | None:
@@ -235,7 +714,7 @@ def remove_ours(path: str | Path, digest: str | None = None) -> bool:
     recorded then. A symbolic link, a directory or a changed file is left
     alone. Returns whether the file was removed.
     """
-    p = Path(path)
+    p = in_staging(path)
     if digest is None:
         digest = _WRITTEN.get(_key(p.parent), {}).get(p.name)
     if digest is None:
@@ -255,11 +734,11 @@ def record_outputs(
 ) -> None:
     """Add what this command wrote to the manifest of ``out_dir``, removing nothing.
 
-    Called when a run's files are written and before the whole command has
-    succeeded: a later failure then leaves every file listed (so a later run
-    can still replace it) and nothing removed.
+    Called when a point's files are written (a sweep's, resumable): a later
+    failure then leaves every file listed, and a later run takes the point's
+    files as rtshield's.
     """
-    out = Path(out_dir)
+    out = in_staging(out_dir)
     old_files, old_dirs = read_manifest(out)
     new = written(out) if files is None else dict(files)
     _write_manifest(
@@ -270,11 +749,12 @@ def record_outputs(
 @contextlib.contextmanager
 def recorded_on_failure(out_dir: str | Path, dirs: Sequence[str] = ()) -> Iterator[None]:
     """Run the block; if it fails (an error, Ctrl-C), :func:`record_outputs` first, then
-    re-raise: a failed command removes nothing and lists everything it wrote."""
+    re-raise (a resumable staging folder then lists everything it holds)."""
     try:
         yield
     except BaseException:
-        record_outputs(out_dir, dirs=dirs)
+        with contextlib.suppress(OSError, OutputError):
+            record_outputs(out_dir, dirs=dirs)
         raise
 
 
@@ -304,23 +784,15 @@ def _prune_dir(d: Path, removed: list[Path]) -> None:
             _write_manifest(d, left, [r for r in dirs if (d / r).exists()])
 
 
-def finish_out_dir(
-    out_dir: str | Path, files: Mapping[str, str] | None = None, dirs: Sequence[str] = ()
+def _prune(
+    out: Path,
+    old: tuple[dict[str, str], list[str]],
+    new_files: Mapping[str, str],
+    new_dirs: Sequence[str],
 ) -> list[Path]:
-    """After a command succeeded: remove what an earlier run left, then write the manifest.
-
-    ``files`` (default: what this process wrote into ``out_dir`` since
-    :func:`prepare_out_dir`) and ``dirs`` (plus the ones :func:`claim_dir`
-    recorded) are this command's outputs. A file the old manifest lists but
-    this command did not write is removed if its content is unchanged; a
-    subdirectory the old manifest lists but this command did not use
-    (``runs/OLD``) is pruned the same way by its own manifest and removed if
-    that leaves it empty. Nothing else is touched. Returns the removed files.
-    """
-    out = Path(out_dir)
-    old_files, old_dirs = read_manifest(out)
-    new_files = written(out) if files is None else dict(files)
-    new_dirs = sorted(_DIRS.get(_key(out), set()) | set(dirs))
+    """Remove from ``out`` what the manifest ``old`` lists and this command did not
+    write (``new_files``, ``new_dirs``), each only if unchanged since."""
+    old_files, old_dirs = old
     removed: list[Path] = []
     for rel in sorted(set(old_dirs) - set(new_dirs), key=lambda r: -r.count("/")):
         _prune_dir(out / rel, removed)
@@ -338,8 +810,59 @@ def finish_out_dir(
     for name, digest in old_files.items():
         if name not in new_files and remove_ours(out / name, digest):
             removed.append(out / name)
-    _write_manifest(out, new_files, new_dirs)
     return removed
+
+
+def finish_out_dir(
+    out_dir: str | Path, files: Mapping[str, str] | None = None, dirs: Sequence[str] = ()
+) -> list[Path]:
+    """After a command succeeded: remove what an earlier run left, write the manifest,
+    and — for a command's ``--out`` — move the staging folder into place.
+
+    ``files`` (default: what this process wrote into ``out_dir`` since
+    :func:`prepare_out_dir`) and ``dirs`` (plus the ones :func:`claim_dir`
+    recorded) are this command's outputs. A file the old manifest lists but
+    this command did not write is removed if its content is unchanged; a
+    subdirectory the old manifest lists but this command did not use
+    (``runs/OLD``) is pruned the same way by its own manifest and removed if
+    that leaves it empty. Everything else of the earlier folder — the user's
+    files and folders, a result the user edited — is carried into the new one
+    (as hard links: the earlier folder is never changed). Returns the removed
+    files (as the user names them).
+    """
+    t, out, rel = _txn_of(out_dir)
+    if rel is None:
+        out = Path(out_dir)
+    new_files = written(out) if files is None else dict(files)
+    new_dirs = sorted(_DIRS.get(_key(out), set()) | set(dirs))
+    root = t is not None and rel == "" and t.held == 0
+    if root:
+        assert t is not None
+        old = read_manifest(t.final) if t.final.is_dir() else ({}, [])
+        if t.final.is_dir():
+
+            def skip(r: str, t: _Txn = t) -> bool:
+                # the new manifest; a folder this command used was given its
+                # earlier results when it was prepared (and pruned when finished)
+                return r in (MARKER, STAGING_MARK) or (
+                    r in new_dirs and (t.final / r / MARKER).is_file()
+                )
+
+            try:
+                _link_tree(t.final, out, skip)
+            except OSError as e:
+                raise OutputError(
+                    f"{t.final}: cannot carry the earlier folder's other files over: "
+                    f"{describe_os_error(e)}; {t.final} keeps its earlier results"
+                ) from None
+    else:
+        old = read_manifest(out)
+    removed = _prune(out, old, new_files, new_dirs)
+    _write_manifest(out, new_files, new_dirs)
+    if root:
+        assert t is not None
+        _commit(t)
+    return [shown(r) for r in removed]
 
 
 def prune_stale(out_dir: str | Path, since_ns: int | None = None) -> list[Path]:
@@ -348,26 +871,34 @@ def prune_stale(out_dir: str | Path, since_ns: int | None = None) -> list[Path]:
 
 
 def atomic_write(path: str | Path, data: bytes | str, *, track: bool = True) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
+    """Write ``data`` to ``path`` through a temporary file and a rename: the one
+    write helper of every output file.
 
-    The file is recorded as written by this process (for the manifest of its
-    directory, :func:`finish_out_dir`) unless ``track`` is false.
+    ``path`` in a command's ``--out`` is written in its staging folder (the
+    returned path). The file is recorded as written by this process (for the
+    manifest of its directory, :func:`finish_out_dir`) unless ``track`` is
+    false. An OS error (a full disk, an I/O error, a read-only file system,
+    permission) is one :class:`OutputError` line naming the file and the error.
     """
-    p = Path(path)
+    p = in_staging(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    except BaseException as e:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(e, OSError):
+            t, _, _ = _txn_of(p)
+            keeps = f"; {_SHOWN[str(t.staging)]} keeps its earlier results" if t else ""
+            raise OutputError(f"{shown(p)}: cannot write: {describe_os_error(e)}{keeps}") from None
         raise
     if track:
         _WRITTEN.setdefault(_key(p.parent), {})[p.name] = hashlib.sha256(raw).hexdigest()

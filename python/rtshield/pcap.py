@@ -21,9 +21,9 @@ with one line before it is read to its end.
 
 from __future__ import annotations
 
-import os
-import stat
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,6 +31,7 @@ import dpkt.pcap as _pc
 
 from ._native import load
 from .errors import UsageError
+from .inputs import read_input, resolve_input
 
 __all__ = ["Capture", "Replay", "read_pcap", "replay", "trace_limits"]
 
@@ -78,49 +79,37 @@ class Capture:
         return sum(len(f) for f in self.frames)
 
 
-def _regular(p: Path) -> os.stat_result:
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
-    except ValueError:  # a NUL in the path
-        raise UsageError(f"{str(p)!r}: not a usable file name") from None
-    if not stat.S_ISREG(st.st_mode):
-        what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise UsageError(f"{p}: is {what}, expected a pcap file")
-    return st
-
-
 def read_pcap(path: str | Path) -> Capture:
     """Read the capture at ``path`` (cached by path, size and modification time).
 
-    Raises :class:`UsageError` with one line naming the file for a missing or
-    non-regular file, a file that is not a classic pcap, a link type other
+    Raises :class:`UsageError` with one line naming the file for a path that is
+    not a readable regular file (the input door, :mod:`rtshield.inputs`: each
+    reason its own), a file that is not a classic pcap, a link type other
     than Ethernet, a truncated file, a frame shorter than an Ethernet header or longer
     than RTSIM_FRAME_MAX bytes, a frame cut by the capture's snap length, timestamps that go
     backwards, an empty capture, or one beyond the simulator's limits.
     """
-    p = Path(path)
-    st = _regular(p)
+    p, st = resolve_input(path, "pcap file")
     return _read_cached(str(p), st.st_size, st.st_mtime_ns)
+
+
+def max_capture_bytes() -> int:
+    """The largest capture file read: a header and the most frames and bytes the
+    simulator's trace limits allow (a bigger file is refused unread)."""
+    max_frames, max_bytes, _ = trace_limits()
+    return 24 + max_frames * 16 + max_bytes
 
 
 @lru_cache(maxsize=16)
 def _read_cached(path: str, size: int, mtime_ns: int) -> Capture:
     max_frames, max_bytes, frame_max = trace_limits()
-    # A file bigger than the most the limits allow is refused unread.
-    if size > 24 + max_frames * 16 + max_bytes:
+    limit = max_capture_bytes()
+    if size > limit:
         raise UsageError(
             f"{path}: {size} bytes; a capture holds at most {max_frames} frames and "
             f"{max_bytes >> 20} MiB of frames (the simulator's trace limits)"
         )
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(size + 1)
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    raw = read_input(path, limit=limit, what="pcap file")
     return _parse(path, raw, max_frames, max_bytes, frame_max)
 
 
@@ -219,26 +208,55 @@ class Replay:
         return (len(self.times_ns) - 1) * 1e9 / span if span > 0 else 0.0
 
 
+#: The latest time a replayed frame or a loop period may have: the 64-bit
+#: nanosecond clock's end (2^63 - 1 ns, about 292 years).
+MAX_TIME_NS = 2**63 - 1
+
+
+def _div_round(n: int, num: int, den: int) -> int:
+    """``n * den / num`` rounded to the nearest integer (ties to even), exactly."""
+    q, r = divmod(n * den, num)
+    return q + 1 if 2 * r > num or (2 * r == num and q % 2 == 1) else q
+
+
 def replay(cap: Capture, *, scale: float = 1.0, skip_ns: int = 0, loop: bool = False) -> Replay:
     """The replay of ``cap``: frames from ``skip_ns`` into the capture on, at
     ``scale`` times their rate (gaps divided by ``scale``), their times
     counted from the skip point. Looping repeats them every period: the
     replayed span plus one mean gap, so that an evenly spaced capture loops
-    evenly. Raises :class:`UsageError` when nothing is left after ``skip``
-    or a looped replay has a single frame (no period)."""
+    evenly.
+
+    Exact: ``scale`` is taken at its exact (binary) value and every time is
+    ``(t - skip) / scale`` rounded to the nearest nanosecond in integer
+    arithmetic. Raises :class:`UsageError`, before any time is built, when
+    nothing is left after ``skip``, a looped replay has a single frame (no
+    period), or the replay (or its loop period) would end beyond the 64-bit
+    clock (:data:`MAX_TIME_NS`; a tiny ``scale`` stretches a capture)."""
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise UsageError(f"{cap.path}: scale must be a positive number, got {scale!r}")
     keep = [i for i, t in enumerate(cap.times_ns) if t >= skip_ns]
     if not keep:
         raise UsageError(
             f"{cap.path}: skip {skip_ns / 1e9:g}s passes the last frame "
             f"(the capture spans {cap.span_ns / 1e9:g}s)"
         )
-    times = tuple(int(round((cap.times_ns[i] - skip_ns) / scale)) for i in keep)
+    num, den = Fraction(scale).as_integer_ratio()
+    last = _div_round(cap.times_ns[keep[-1]] - skip_ns, num, den)
     period = 0
     if loop:
-        if len(keep) < 2 or times[-1] == 0:
+        if len(keep) < 2 or last == 0:
             raise UsageError(
                 f"{cap.path}: loop needs at least two frames at different times to set its period"
             )
-        period = times[-1] + -(-times[-1] // (len(keep) - 1))
+        period = last + -(-last // (len(keep) - 1))
+    end = max(last, period)
+    if end > MAX_TIME_NS:
+        what = "its loop period" if period > last else "the replay"
+        shown = f"{end} ns" if end < 10**24 else f"about 10^{len(str(end)) - 1} ns"
+        raise UsageError(
+            f"{cap.path}: scale {scale:g} stretches {what} to {shown}, beyond the 64-bit "
+            f"clock ({MAX_TIME_NS} ns, about 292 years); use a larger scale"
+        )
+    times = tuple(_div_round(cap.times_ns[i] - skip_ns, num, den) for i in keep)
     data = b"".join(cap.frames[i] for i in keep)
     return Replay(times, tuple(len(cap.frames[i]) for i in keep), data, period)

@@ -539,10 +539,18 @@ _LITERAL_CELL = re.compile(r"<td>(True|False|None|nan)</td>")
 _CELL_WORDS = {"True": "yes", "False": "no", "None": "—", "nan": "—"}
 
 
-def page(title: str, body: str) -> str:
+#: The closing note of a page: where its numbers come from.
+SIMULATED = (
+    "Every number on this page comes from the discrete-event simulation of the scenarios "
+    "it names, which calls libshield's mitigation code at the driver's hook points."
+)
+
+
+def page(title: str, body: str, provenance: str = SIMULATED) -> str:
     """A whole report page around ``body`` (HTML): styles, a table of contents
-    built from its headings, and the closing note. A table cell holding only
-    ``True``, ``False``, ``None`` or ``nan`` reads yes, no or —."""
+    built from its headings, and the closing note (``provenance``: where the page's
+    numbers come from). A table cell holding only ``True``, ``False``, ``None`` or
+    ``nan`` reads yes, no or —."""
     body = _LITERAL_CELL.sub(lambda m: f"<td>{_CELL_WORDS[m.group(1)]}</td>", body)
     body, toc = _with_toc(body)
     return _env().get_template("page.html.j2").render(
@@ -551,6 +559,7 @@ def page(title: str, body: str) -> str:
         body=_markup(body),
         toc=toc if len(toc) >= 3 else [],
         version=__version__,
+        provenance=provenance,
     )
 
 

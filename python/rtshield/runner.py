@@ -19,11 +19,14 @@ from typing import Any
 from rtshield._native import NativeError
 from rtshield.errors import OutputError, UsageError
 from rtshield.outputs import (
+    abort_out_dir,
     atomic_write,
     check_out_dir,
     claim_dir,
     finish_out_dir,
     format_summary_json,
+    in_command_output,
+    in_staging,
     prepare_out_dir,
     read_manifest,
     record_outputs,
@@ -146,16 +149,29 @@ def run_one(
     pool: cf.Executor | None = None,
 ) -> RunOutcome:
     """Simulate ``scenario`` and write its outputs into ``out_dir`` (its own
-    figures unless ``figures`` is false; drawn in ``pool``'s processes if given)."""
+    figures unless ``figures`` is false; drawn in ``pool``'s processes if given).
+
+    Inside a command's output folder (``rtshield run``'s, a run folder of
+    ``compare``) the command moves it into place; an ``out_dir`` of its own is
+    written all or nothing here (:func:`~rtshield.outputs.prepare_out_dir`)."""
+    own = not in_command_output(out_dir)
     out = prepare_out_dir(out_dir)
-    t0 = time.perf_counter()
-    _preload(figures and pool is None)
-    result = simulate(scenario, progress=progress)
     try:
-        entry = write_run(scenario, result, out, figures=figures, pool=pool)
-    finally:  # listed before anything is removed: a failure later removes nothing
-        record_outputs(out)
-    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, written(out))
+        t0 = time.perf_counter()
+        _preload(figures and pool is None)
+        result = simulate(scenario, progress=progress)
+        try:
+            entry = write_run(scenario, result, out, figures=figures, pool=pool)
+        finally:  # listed: a failure later removes nothing
+            record_outputs(out)
+        files = written(out)
+        if own:
+            finish_out_dir(out)
+            out = Path(out_dir)
+    finally:
+        if own:
+            abort_out_dir(out)  # nothing if it was moved into place
+    return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, files)
 
 
 def _preload(figures: bool) -> None:
@@ -256,23 +272,28 @@ def safe_name(name: str, taken: set[str]) -> str:
     return cand
 
 
-def prepare_run_dirs(out_dir: str | Path, names: Sequence[str]) -> tuple[Path, list[Path]]:
+def prepare_run_dirs(
+    out_dir: str | Path, names: Sequence[str], *, resumable: bool = False
+) -> tuple[Path, list[Path]]:
     """Prepare the output directory ``out_dir`` with a folder ``runs/NAME`` for each of
     ``names`` (made file-system safe and unique). Every directory is checked before any
     is created; ``runs`` and each run folder are recorded as rtshield's (``runs`` only
-    when rtshield made it). Returns (output directory, run folders)."""
-    out = check_out_dir(out_dir)
+    when rtshield made it). Returns (the folder to write in — the staging folder of
+    ``out_dir`` — and the run folders in it); ``resumable``: see
+    :func:`~rtshield.outputs.prepare_out_dir`."""
+    given = check_out_dir(out_dir)
     taken: set[str] = set()
-    dirs = [out / "runs" / safe_name(n, taken) for n in names]
-    for d in dirs:
-        check_out_dir(d)
-    runs_ours = not (out / "runs").exists() or "runs" in read_manifest(out)[1]
-    out = prepare_out_dir(out_dir)
+    labels = [safe_name(n, taken) for n in names]
+    for name in labels:
+        check_out_dir(given / "runs" / name)
+    runs_ours = not (given / "runs").exists() or "runs" in read_manifest(given)[1]
+    out = prepare_out_dir(out_dir, resumable=resumable)
     if runs_ours:
         claim_dir(out, "runs")
-    for d in dirs:
-        prepare_out_dir(d)
-        claim_dir(out, f"runs/{d.name}")
+    dirs = []
+    for name in labels:
+        dirs.append(prepare_out_dir(out / "runs" / name))
+        claim_dir(out, f"runs/{name}")
     record_outputs(out)
     return out, dirs
 
@@ -427,7 +448,7 @@ def compare(
     after the side-by-side table. ``figures`` false leaves out the
     comparative figures (``extra_figures`` are still shown).
     """
-    out = Path(out_dir)
+    out = in_staging(out_dir)
     comparison = {o.out_dir.name: o.entry.summary for o in outcomes}
     atomic_write(out / "comparison.json", format_summary_json(comparison))
     runs = [(o.out_dir.name, o.timeseries) for o in outcomes]

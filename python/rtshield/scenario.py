@@ -79,7 +79,7 @@ from rtshield.schema.vocabulary import (
 )
 from rtshield.tomlfile import parse_toml as _parse_toml
 from rtshield.tomlfile import parse_toml_value as _parse_toml_value
-from rtshield.tomlfile import read_toml as _read_toml
+from rtshield.tomlfile import read_text as _read_text
 from rtshield.tomlfile import read_toml_text as _read_toml_text
 from rtshield.tomlfile import tomllib  # noqa: F401 (kept: callers parse TOML through it)
 
@@ -157,26 +157,24 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
     if not name or "/" in name or "\\" in name or not path.is_file():
         avail = ", ".join(available_platforms()) or "(none installed)"
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
-    st = path.stat()
-    plat, costs, defaults = _load_preset(name, str(path), st.st_mtime_ns, st.st_size)
+    text, _ = _read_text(path)
+    plat, costs, defaults = _preset(name, str(path), text)
     return plat, costs, copy.deepcopy(defaults)
 
 
-@functools.lru_cache(maxsize=16)
-def _load_preset(
-    name: str, origin: str, mtime_ns: int, size: int
+@functools.lru_cache(maxsize=32)
+def _preset(
+    name: str, origin: str, text: str
 ) -> tuple[Platform, CostTable, dict[str, dict[str, Any]]]:
-    """:func:`load_platform` of one version of a preset file (its modification time
-    and size in the key): a sweep validates thousands of points on one preset, and
-    reads and checks it once."""
-    path = Path(origin)
+    """The preset ``name`` parsed and validated from ``text`` (the file ``origin``),
+    once per text: every scenario names one, and a sweep or a calibration loads
+    the same one for each point. Callers copy the mutable defaults."""
     # here: the schema builds its pydantic models and reads the native library
     from pydantic import ValidationError
 
     from rtshield import schema
 
-    data = _read_toml(path)
-    origin = str(path)
+    data = _parse_toml(text, origin)
     clock = (
         data.get("platform", {}).get("clock_hz") if isinstance(data.get("platform"), dict) else None
     )
@@ -227,8 +225,6 @@ def load_scenario(
     from ``overrides`` is reported under ``overrides_origin``.
     """
     p = Path(path)
-    if p.suffix != ".toml" and not p.exists():
-        raise UsageError(f"{p}: no such file")
     data, text = _read_toml_text(p)
     return parse_scenario(
         data, str(p), overrides=overrides, text=text, overrides_origin=overrides_origin

@@ -133,6 +133,7 @@ def _table(
     in ``max_widths`` (a label) is cut with an ellipsis to that width instead."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(
         box=box.MINIMAL,
@@ -147,8 +148,8 @@ def _table(
         just = "left" if i == 0 or i in left else "right"
         t.add_column(str(h), justify=just, no_wrap=True, overflow="ellipsis",
                      max_width=(max_widths or {}).get(i))
-    for r in rows:
-        t.add_row(*(str(c) for c in r))
+    for r in rows:  # as text, not markup: a scenario key's [section] must show
+        t.add_row(*(Text(str(c)) for c in r))
     return t
 
 

@@ -9,9 +9,9 @@ Hostile input is refused the same way, quickly, before it costs memory or
 time (docs/scenarios.md, "The file itself"):
 
 * anything but a regular file — a FIFO (never opened: it would block), a
-  device such as ``/dev/zero``, a socket, a directory — by :func:`os.stat`
-  before opening;
-* a file larger than :data:`MAX_FILE_BYTES` (1 MiB);
+  device such as ``/dev/zero``, a socket, a directory, a symbolic link loop —
+  and a file larger than :data:`MAX_FILE_BYTES` (1 MiB), by the input door
+  (:mod:`rtshield.inputs`) before anything is read;
 * nesting (arrays and tables inside each other) deeper than
   :data:`MAX_DEPTH` levels, and integers beyond 64 bits, which the TOML
   reader would otherwise turn into a recursion or conversion error
@@ -21,12 +21,12 @@ time (docs/scenarios.md, "The file itself"):
 
 from __future__ import annotations
 
-import os
-import stat
+import re
 from pathlib import Path
 from typing import Any
 
 from rtshield.errors import UsageError
+from rtshield.inputs import MAX_TEXT_BYTES, read_input_text, size_text
 
 try:
     import tomllib
@@ -46,8 +46,8 @@ __all__ = [
 ]
 
 #: The largest input file read (scenario or system description): 1 MiB, far
-#: above any real one (the shipped ones are a few KiB).
-MAX_FILE_BYTES = 1 << 20
+#: above any real one (the shipped ones are a few KiB); the input door's limit.
+MAX_FILE_BYTES = MAX_TEXT_BYTES
 #: The deepest nesting of arrays and tables accepted (a scenario needs 3).
 MAX_DEPTH = 32
 #: Integers are read only up to 64 bits: longer digit strings are refused
@@ -55,80 +55,13 @@ MAX_DEPTH = 32
 MAX_INT_DIGITS = 20
 
 
-def _size(n: int) -> str:
-    if n % (1 << 20) == 0:
-        return f"{n >> 20} MiB"
-    return f"{n >> 10} KiB" if n % (1 << 10) == 0 else f"{n} bytes"
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "is a directory, expected a .toml file"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file; save the input to a file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is not a regular file"
-
-
 def read_text(path: str | Path, *, limit: int = MAX_FILE_BYTES) -> tuple[str, bytes]:
-    """The UTF-8 text of the regular file ``path`` (and its bytes).
-
-    Raises :class:`UsageError` naming the path for a missing, unreadable,
-    non-regular, oversized or non-UTF-8 file. Non-regular files are refused
-    from :func:`os.stat`, before anything opens them.
-    """
-    p = Path(path)
-    try:
-        st = os.stat(p)
-    except OSError as e:
-        raise _unreadable(p, e) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"{p}: {_kind(st.st_mode)}")
-    if st.st_size > limit:
-        raise UsageError(
-            f"{p}: {st.st_size} bytes, larger than the limit of {_size(limit)} for an input file"
-        )
-    # Opened without blocking, then checked again: a file swapped for a FIFO
-    # since the stat above is still never read.
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        try:
-            mode = os.fstat(fd).st_mode
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"{p}: {_kind(mode)}")
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise _unreadable(p, e) from None
-    if len(raw) > limit:
-        raise UsageError(f"{p}: larger than the limit of {_size(limit)} for an input file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise UsageError(
-            f"{p}: not UTF-8 text (byte 0x{raw[e.start]:02x} on line {line}); "
-            "TOML files must be saved as UTF-8"
-        ) from None
-    return text, raw
-
-
-def _unreadable(p: Path, e: OSError) -> UsageError:
-    """The one line that says why the input file ``p`` cannot be read."""
-    if isinstance(e, FileNotFoundError):
-        return UsageError(f"{p}: no such file")
-    if isinstance(e, NotADirectoryError):
-        return UsageError(f"{p}: no such file (a part of the path is not a directory)")
-    if isinstance(e, IsADirectoryError):
-        return UsageError(f"{p}: is a directory, expected a .toml file")
-    return UsageError(f"{p}: cannot read: {e.strerror or e}")
+    """The UTF-8 text of the regular file ``path`` (and its bytes), through the
+    one input door (:func:`rtshield.inputs.read_input_text`): a missing,
+    unreadable, non-regular, oversized or non-UTF-8 file is one
+    :class:`UsageError` line naming the path and the true reason; a leading
+    byte-order mark is dropped."""
+    return read_input_text(path, limit=limit, what="TOML file")
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -142,54 +75,43 @@ def read_toml_text(path: str | Path) -> tuple[dict[str, Any], str]:
     return parse_toml(text, str(Path(path))), text
 
 
+#: A run of more than :data:`MAX_INT_DIGITS` digits (underscores between them
+#: included), anywhere: where there is none, :func:`_long_integer` need not scan.
+_DIGIT_RUN = re.compile(r"[0-9][0-9_]{" + str(MAX_INT_DIGITS) + ",}")
+
+
+#: What the long-integer scan steps over, the first that matches at each place:
+#: a comment, a string (multi-line ones first; in a basic string a backslash
+#: escapes the next character; a one-line string left open ends at its line,
+#: where the parser reports it), or a run of ASCII digits with underscores.
+_SCAN = re.compile(
+    r"(?P<comment>#[^\n]*)"
+    r'|(?P<mlbasic>"""(?:\\.|[^\\])*?(?:"""|\\?\Z))'
+    r"|(?P<mlliteral>'''.*?(?:'''|\Z))"
+    r'|(?P<basic>"(?:\\[^\n]|[^\\"\n])*(?:"|\\?(?=\n)|\\?\Z))'
+    r"|(?P<literal>'[^'\n]*(?:'|(?=\n)|\Z))"
+    r"|(?P<digits>[0-9][0-9_]*)",
+    re.DOTALL,
+)
+
+
 def _long_integer(text: str) -> tuple[int, int] | None:
     """(line, column) of the first run of more than :data:`MAX_INT_DIGITS` digits
-    (underscores included) outside a string or comment, or ``None``.
+    (underscores between them included) outside a string or comment, or ``None``.
 
-    A cheap linear scan, so that the TOML reader never converts an integer of
-    thousands of digits (Python refuses those with a ValueError, and a long
-    one costs quadratic time). Runs inside strings are skipped; a float with
-    a long mantissa or a date are not integers but are refused just the same
-    (no value of a scenario or system file needs 21 digits).
+    A cheap linear scan (one regular expression, :data:`_SCAN`, no loop over
+    characters in Python), so that the TOML reader never converts an integer
+    of thousands of digits (Python refuses those with a ValueError, and a long
+    one costs quadratic time). Runs inside strings are skipped; a float with a
+    long mantissa or a date are not integers but are refused just the same (no
+    value of a scenario or system file needs 21 digits).
     """
-    line, col0 = 1, 0
-    i, n = 0, len(text)
-    quote = ""
-    run = 0
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line, col0, run = line + 1, i + 1, 0
-            if quote in ('"', "'"):
-                quote = ""  # a basic string ends at the line (the parser reports it)
-            i += 1
-            continue
-        if quote:
-            if quote in ('"', '"""') and ch == "\\":
-                i += 2
-                continue
-            if text.startswith(quote, i):
-                i += len(quote)
-                quote = ""
-                continue
-            i += 1
-            continue
-        if ch == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if ch in "\"'":
-            quote = ch * 3 if text.startswith(ch * 3, i) else ch
-            i += len(quote)
-            run = 0
-            continue
-        if ch.isdigit() or (ch == "_" and run):
-            run += 1
-            if run > MAX_INT_DIGITS and ch.isdigit():
-                return line, i - col0 + 1 - run + 1
-        else:
-            run = 0
-        i += 1
+    if _DIGIT_RUN.search(text) is None:  # no long run anywhere, strings included
+        return None
+    for m in _SCAN.finditer(text):
+        if m.lastgroup == "digits" and len(m.group().rstrip("_")) > MAX_INT_DIGITS:
+            at = m.start()
+            return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
     return None
 
 
@@ -220,7 +142,7 @@ def check_document(doc: Any, origin: str, *, depth_limit: int = MAX_DEPTH) -> No
 def parse_toml(text: str, origin: str) -> dict[str, Any]:
     """Parse TOML ``text``; ``origin`` names it in the error message."""
     if len(text) > MAX_FILE_BYTES:
-        raise UsageError(f"{origin}: larger than the limit of {_size(MAX_FILE_BYTES)}")
+        raise UsageError(f"{origin}: larger than the limit of {size_text(MAX_FILE_BYTES)}")
     where = _long_integer(text)
     if where is not None:
         raise UsageError(

@@ -151,7 +151,14 @@ static SIM_HOT_INLINE bool arrival_in_interval(sim_flow_gen *g, uint64_t t, doub
         whole = (uint64_t)gap;
         whole_d = (double)whole;
     }
-    if (whole == 0) whole = 1;
+    /* Exponential gaps carry their fraction like the even ones and may be
+     * shorter than a nanosecond: two arrivals then share one nanosecond
+     * (whole == 0) and the carried fraction pays the time back, so the
+     * arrivals offer exactly the rate, at 10^9 pkt/s too. Rounding such a gap
+     * up to 1 ns while also carrying it (as before) lost ~1 ns per short
+     * gap: 27 % of the packets at 10^9 pkt/s, 0.5 % at 10^8. An even gap is
+     * never below 1 ns (rates are at most 10^9 pkt/s). */
+    if (whole == 0 && !g->exponential) whole = 1;
     /* A gap drawn at this rate must not reach into the next rate
      * interval: there the new rate starts afresh from the change point
      * (a packet exactly on it still belongs to the ending interval).

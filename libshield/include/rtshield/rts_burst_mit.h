@@ -87,4 +87,17 @@ rts_action rts_burst_mit_on_rx_isr(rts_burst_mit *m, rts_time_ns now);
  */
 rts_action rts_burst_mit_on_timer_isr(rts_burst_mit *m, rts_time_ns now);
 
+/**
+ * Admission bound (Danicki §2.2): the most packets a Burst Mitigation with
+ * `capacity` per slice accepts in any window of `delta_ns`, when its slices
+ * are at least `slice_ns` long in real time: capacity · (⌈Δ / slice⌉ + 1)
+ * (the paper's "up to twice as large" for a short window). A slice starts at
+ * the ISR's clock reading, so with a clock of resolution r the real slice
+ * can be r shorter than configured: pass slice_ns − r. The arrival curve
+ * η⁺(Δ) of what the mitigation lets through.
+ * Pure; usable from Python. Choices: 0 for Δ = 0 or capacity 0; slice 0
+ * gives UINT64_MAX (unbounded). Context: any. Cost: O(1), one 64-bit division.
+ */
+uint64_t rts_burst_mit_max_packets(uint32_t capacity, rts_time_ns slice_ns, rts_time_ns delta_ns);
+
 #endif /* RTSHIELD_RTS_BURST_MIT_H */

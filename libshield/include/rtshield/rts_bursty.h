@@ -169,6 +169,23 @@ uint32_t rts_bursty_on_tick_apply_isr(rts_bursty *b, rts_time_ns now, const rts_
                                       rts_irq_gate *gate, const rts_port_target *targets);
 
 /**
+ * Admission bound (§5.2): the most interrupts one source of a bursty limiter
+ * with `burst` per timer period `period_ns` admits in any window of
+ * `delta_ns`: burst · (⌈Δ / period⌉ + 1). The counter admits at most `burst`
+ * between two clearings; clearings one period apart (a lazy timer clears
+ * less often, never more) leave at most ⌈Δ / period⌉ + 1 such stretches in a
+ * window of Δ: `burst` at the end of one and `burst` at the start of the
+ * next is the back-to-back case of §5.2. The tick's handler clears the
+ * counters at its end: when that end can come up to J after its tick (the
+ * handler waits for another interrupt, then runs), two clearings can be
+ * period − J apart, and the bound of a window Δ is this function at Δ + J.
+ * The limiter's arrival curve η⁺(Δ).
+ * Pure; usable from Python. Choices: 0 for Δ = 0 or burst 0; period 0 gives
+ * UINT64_MAX (unbounded). Context: any. Cost: O(1), one 64-bit division.
+ */
+uint64_t rts_bursty_max_irqs(uint32_t burst, rts_time_ns period_ns, rts_time_ns delta_ns);
+
+/**
  * Rate helper (§3.5): burst sizes of sources sharing one timer. Each
  * source's maximum rate is rounded up to a multiple of the timer frequency:
  * burst[i] = ceil(rates_hz[i] / timer_hz), and the maximum average rate it

@@ -102,4 +102,14 @@ rts_action rts_countdown_on_zero_isr(rts_countdown *c, rts_time_ns now);
  */
 rts_time_ns rts_countdown_next_event_at(const rts_countdown *c);
 
+/**
+ * Admission bound (§5.2): the most interrupts a countdown filter delivers in
+ * any window of `delta_ns`, ⌈Δ / (initial · tick_ns)⌉ (deliveries are at
+ * least one window apart). The filter's arrival curve η⁺(Δ).
+ * Pure; usable from Python. Choices: 0 for Δ = 0; `initial` or `tick_ns` 0
+ * (the filter passes every arrival) gives UINT64_MAX (unbounded).
+ * Context: any. Cost: O(1), one 64-bit division.
+ */
+uint64_t rts_countdown_max_irqs(uint32_t tick_ns, uint32_t initial, rts_time_ns delta_ns);
+
 #endif /* RTSHIELD_RTS_COUNTDOWN_H */

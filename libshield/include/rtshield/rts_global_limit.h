@@ -83,4 +83,17 @@ rts_action rts_global_limit_poll_end(rts_global_limit *g, rts_time_ns now);
 /** The current mode (rts_global_limit_mode). Context: any. Cost: O(1). */
 unsigned rts_global_limit_mode_of(const rts_global_limit *g);
 
+/**
+ * Admission bound (Behnke §5.5): the most packets a global limit of
+ * `capacity` per `period_ns` lets the driver take (by interrupt and by
+ * polling together) in any window of `delta_ns`: capacity · (⌈Δ / period⌉
+ * + 1), a full period's capacity at the end of one period and another at the
+ * start of the next. The limit's arrival curve η⁺(Δ).
+ * Pure; usable from Python. Choices: 0 for Δ = 0 or capacity 0 (which, at
+ * run time, means no limit: the caller must not read it as a bound); period
+ * 0 gives UINT64_MAX (unbounded). Context: any. Cost: O(1), one 64-bit
+ * division.
+ */
+uint64_t rts_global_limit_max_packets(uint32_t capacity, rts_time_ns period_ns, rts_time_ns delta_ns);
+
 #endif /* RTSHIELD_RTS_GLOBAL_LIMIT_H */

@@ -201,4 +201,18 @@ unsigned rts_nic_moderation_queue_count(const rts_nic_moderation *nic);
  *  Context: any. Cost: O(1). */
 uint32_t rts_nic_moderation_memory_bytes(uint32_t m);
 
+/**
+ * Admission bound (Behnke §7.3.2): the most interrupts one queue moderated by
+ * its timers raises in any window of `delta_ns`. After an interrupt the queue
+ * is empty; the next one needs a frame, then the absolute timer t_abs (from
+ * that frame) or the packet timer t_pack (restarted by every frame) to
+ * expire, so two interrupts are at least min(t_abs, t_pack) apart (of the
+ * timers that are on): ⌈Δ / min⌉. A frame threshold (`frames` > 0) or a
+ * queue with both timers off interrupts as fast as frames arrive: no bound
+ * without the traffic, UINT64_MAX. Pure; usable from Python. Choices: 0 for
+ * Δ = 0. Context: any. Cost: O(1), one 64-bit division.
+ */
+uint64_t rts_nic_moderation_max_irqs(rts_time_ns t_abs, rts_time_ns t_pack, uint32_t frames,
+                                     rts_time_ns delta_ns);
+
 #endif /* RTSHIELD_RTS_NIC_MODERATION_H */

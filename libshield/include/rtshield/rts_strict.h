@@ -78,4 +78,15 @@ rts_action rts_strict_on_irq_isr(rts_strict *s, rts_time_ns now);
  */
 rts_action rts_strict_on_timer_isr(rts_strict *s, rts_time_ns now);
 
+/**
+ * Admission bound (§5.2): the most interrupts a strict limiter with minimum
+ * interarrival `t_min_ns` admits in any window of `delta_ns`, ⌈Δ / t_min⌉
+ * (two admissions are at least t_min apart). This is the limiter's arrival
+ * curve η⁺(Δ); what the CPU sees is at most the smaller of it and the
+ * traffic's (rtshield analyze, docs/analysis.md "Arrival curves").
+ * Pure; usable from Python. Choices: 0 for Δ = 0; t_min 0 (no limit) gives
+ * UINT64_MAX (unbounded). Context: any. Cost: O(1), one 64-bit division.
+ */
+uint64_t rts_strict_max_irqs(rts_time_ns t_min_ns, rts_time_ns delta_ns);
+
 #endif /* RTSHIELD_RTS_STRICT_H */

@@ -5,7 +5,10 @@ The analysis charges every interrupt exactly what the engine charges for it
 
 * an RX interrupt: ``isr_entry_exit + isr_per_packet`` plus
   ``mitigation_isr`` when the protection has a per-frame hook in the RX ISR
-  (libshield's ``rts_shield_hooks()`` says which, :func:`.native.shield_hooked`);
+  (libshield's ``rts_shield_hooks()`` says which, :func:`.native.shield_hooked`),
+  and ``isr_rx_batch`` (the ISR's body once per interrupt) when the preset sets
+  it; ``isr_queue_full`` instead of ``isr_per_packet`` when it is dearer (a
+  packet that finds the driver's queue full): :func:`rx_isr_work`;
 * a limiter timer interrupt: ``isr_entry_exit + timer_isr``;
 * the RTOS tick: ``isr_entry_exit + tick_isr``.
 
@@ -27,7 +30,7 @@ from collections.abc import Mapping
 
 from . import native
 
-__all__ = ["FOLDED", "engine_costs", "platform_costs", "rx_isr_hooked"]
+__all__ = ["FOLDED", "engine_costs", "platform_costs", "rx_isr_hooked", "rx_isr_work"]
 
 #: Regehr & Duongsaa's constants that the engine folds into other charges.
 FOLDED = ("t_flip", "t_setup", "t_clear")
@@ -36,6 +39,15 @@ FOLDED = ("t_flip", "t_setup", "t_clear")
 def rx_isr_hooked(kind: str) -> bool:
     """Does protection ``kind`` do per-frame work in the RX ISR (``mitigation_isr``)?"""
     return native.shield_hooked(kind, "RX_ISR")
+
+
+def rx_isr_work(costs: Mapping[str, int], per_packet: int | None = None) -> int:
+    """The RX handler's work per interrupt (one packet) beyond entry/exit and the
+    protection's hook, as the engine charges it at its dearest: the packet's work
+    (``per_packet``, default ``isr_per_packet``; ``isr_queue_full`` when the queue is
+    full and that costs more) plus ``isr_rx_batch``."""
+    work = costs["isr_per_packet"] if per_packet is None else per_packet
+    return max(work, costs.get("isr_queue_full", 0)) + costs.get("isr_rx_batch", 0)
 
 
 def platform_costs(costs: Mapping[str, int], tick_ns: int, tick_isr_ns: int) -> dict[str, int]:

@@ -33,12 +33,24 @@
   ``capacity`` packets per period enter through the demultiplexing ISR; the
   ISR load is a burst task as for Burst Mitigation, the polling task a
   thread at its own priority.
+
+Traffic. With an arrival curve on the source (``Source.arrivals``, a
+scenario's flows) every task of a mitigation is also capped by what reaches
+the CPU (:mod:`.sources` says how): each of these mitigations turns the line
+off, so one latched arrival more than the traffic's curve; the accepted
+packets are at most libshield's admission bound (Burst Mitigation). Queue
+Mitigation and its driver, and Hysteresis and Budget Mitigation, have no
+bound of their own: finite traffic bounds them, and below the driver too.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from rtshield.errors import UsageError
 
+from . import native
+from .curves import Admitted, Curve, demand, seen
 from .rta import Task
 from .system import GlobalLimit, ModelInfeasible, Nic, Server, Source, System
 
@@ -48,6 +60,9 @@ __all__ = [
     "expand_global_limit",
     "expand_nic",
     "BOUND_NOTES",
+    "burst_mit_admitted",
+    "global_limit_admitted",
+    "mitigation_seen",
 ]
 
 #: Per Danicki mitigation: does a hard bound exist? (for docs and reports)
@@ -57,6 +72,45 @@ BOUND_NOTES = {
     "hysteresis_mitigation": "no hard bound: depends on the critical task's earliness reports",
     "budget_mitigation": "no hard bound: budget comes from the critical task's earliness",
 }
+
+
+def burst_mit_admitted(capacity: int, slice_ns: int) -> Curve:
+    """The packets a Burst Mitigation accepts in any window (libshield's bound), with
+    slices at least ``slice_ns`` long in real time."""
+    return Admitted(
+        lambda d: native.burst_mit_max_packets(capacity, slice_ns, d),
+        Fraction(capacity, slice_ns),
+        f"Burst Mitigation: {capacity} per {slice_ns} ns slice",
+    )
+
+
+def global_limit_admitted(g: GlobalLimit) -> Curve:
+    """The packets a global limit lets the driver take in any window (libshield)."""
+    return Admitted(
+        lambda d: native.global_limit_max_packets(g.capacity, g.period, d),
+        Fraction(g.capacity, g.period),
+        f"global limit: {g.capacity} per {g.period} ns",
+    )
+
+
+def mitigation_seen(system: System, src: Source, *, accepted: bool = False) -> Curve | None:
+    """The RX interrupts of a Danicki mitigation's line that can reach the CPU in any
+    window: the traffic, plus the arrival latched while the mitigation held the
+    line off (each of them does); with ``accepted``, the packets a Burst
+    Mitigation accepts, at most libshield's bound too. None: no traffic stated."""
+    adm = None
+    if accepted and src.model == "burst_mitigation" and src.capacity and src.slice:
+        res = _resolution(system, src)
+        if res < src.slice:
+            adm = burst_mit_admitted(src.capacity, src.slice - res)
+    return seen(src.arrivals, True, adm, backlog=src.backlog)
+
+
+def _resolution(system: System, src: Source) -> int:
+    """Burst Mitigation's clock resolution: its own, else the tick when analysed."""
+    if src.clock_resolution is not None:
+        return src.clock_resolution
+    return system.costs["tick"] if system.tick and "tick" in system.costs else 0
 
 
 def _isr(name, C, T, prio, origin, note, **kw) -> Task:
@@ -82,9 +136,7 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
         assert S is not None
         # The ISR reads the OS tick count: slice boundaries are only known to
         # one tick, so a slice can be up to one tick shorter in real time.
-        res = src.clock_resolution
-        if res is None:
-            res = system.costs["tick"] if system.tick and "tick" in system.costs else 0
+        res = _resolution(system, src)
         if res >= S:
             raise ModelInfeasible(
                 f"source.{n}.slice: the clock resolution ({res} ns, the tick) is not shorter "
@@ -109,6 +161,8 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
                 + (f"; slice shortened by the clock resolution {res} ns" if res else ""),
                 J=S - C,
                 chunk=per + c("t_flip"),
+                # every ISR run takes an arrival, also one refused over capacity
+                cap=demand(mitigation_seen(system, src), per + c("t_flip")),
             ),
             _isr(
                 f"{n}.slice",
@@ -129,6 +183,7 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
                     n,
                     "driver work of K packets per slice, jitter S",
                     J=S,
+                    cap=demand(mitigation_seen(system, src, accepted=True), src.driver_work),
                 )
             )
         return tasks
@@ -149,6 +204,7 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
                 once=True,
                 bounded_above=src.driver_priority,
                 chunk=per + c("t_flip"),
+                cap=demand(mitigation_seen(system, src), per + c("t_flip")),
             ),
         ]
         if src.driver_work:
@@ -159,23 +215,29 @@ def expand_mitigation(system: System, src: Source) -> list[Task]:
                     None,
                     src.driver_priority or 0,
                     n,
-                    "driver: no rate bound (re-enables as fast as it drains)",
+                    "driver: no rate bound (re-enables as fast as it drains)"
+                    if src.arrivals is None or not src.arrivals.bounded
+                    else "driver: one packet per interrupt the traffic can raise",
+                    cap=demand(mitigation_seen(system, src), src.driver_work),
+                    hint=src.hint(),
                 )
             )
         return tasks
     # Hysteresis / Budget: pure interrupts unless a rate is asserted.
     C = c("t_int") + src.work
+    cap = demand(mitigation_seen(system, src), C)
+    note = BOUND_NOTES[src.model] + (
+        "; analysed at the asserted rate"
+        if src.min_interarrival is not None
+        else ""
+        if cap is None
+        else f"; analysed at the traffic's arrival curve ({src.arrivals.label}), + 1 latched"
+    )
     return [
-        _isr(
-            f"{n}.irq",
-            C,
-            src.min_interarrival,
-            p,
-            n,
-            BOUND_NOTES[src.model]
-            + ("" if src.min_interarrival is None else "; analysed at the asserted rate"),
-        )
+        _isr(f"{n}.irq", C, src.min_interarrival, p, n, note, cap=cap,
+             hint="" if cap is not None or src.min_interarrival else src.hint())
     ]
+
 
 
 def expand_server(server: Server) -> list[Task]:
@@ -197,8 +259,13 @@ def expand_server(server: Server) -> list[Task]:
 
 
 def expand_global_limit(g: GlobalLimit) -> list[Task]:
-    """Behnke §5.5: the ISR admits at most ``capacity`` packets per period."""
+    """Behnke §5.5: the ISR admits at most ``capacity`` packets per period. With the
+    frames' arrival curve, the ISR also takes at most those that arrive, plus the
+    ring's backlog left while the line was off, and at most the limit's bound."""
     C = g.capacity * g.packet_cost
+    cap = demand(
+        seen(g.arrivals, True, global_limit_admitted(g), backlog=g.backlog), g.packet_cost
+    )
     tasks = [
         _isr(
             "global_limit.isr",
@@ -209,6 +276,7 @@ def expand_global_limit(g: GlobalLimit) -> list[Task]:
             f"global limit: {g.capacity} packets per period, jitter T - C",
             J=max(0, g.period - C),
             chunk=g.packet_cost,
+            cap=cap,
         )
     ]
     if g.polling_work:

@@ -13,11 +13,15 @@ Costs: each analysed interrupt costs what the engine charges for it
 (:mod:`.costs`, which maps the scenario's cost table into Regehr & Duongsaa's
 symbols).
 
-Arrivals. A scenario's traffic bounds the interrupt rate: with one interrupt
-per packet (the edge NIC) the line cannot fire faster than packets arrive, so
-an unprotected source, Hysteresis and Budget Mitigation are analysed at the
-highest total rate of the scenario's flows (``max_rate`` asserted by the
-traffic); a Poisson flow has no such bound.
+Arrivals. A scenario's traffic bounds the interrupts: with one interrupt per
+packet (the edge NIC) the line cannot fire more often than packets arrive.
+Each flow is an arrival curve (:func:`.curves.flow_curve`: η⁺(Δ), the most
+packets in any window Δ), the flows on one line add with no phase assumed,
+and the source carries that curve (``Source.arrivals``): what the CPU sees is
+the smaller of it (through the protection's gate) and what the protection
+admits (:mod:`.sources`, :mod:`.mitigations`). A Poisson flow has no finite
+curve: an unprotected source is then unbounded, and the report names the
+knob that would bound it.
 """
 
 from __future__ import annotations
@@ -29,9 +33,12 @@ from dataclasses import dataclass, field
 from rtshield.errors import UsageError
 
 from . import native
-from .costs import engine_costs, platform_costs, rx_isr_hooked
+from .costs import engine_costs, platform_costs, rx_isr_hooked, rx_isr_work
+from .curves import demand, flow_curve, line_curve, seen
+from .mitigations import mitigation_seen
 from .report import Report, analyze_system
 from .rta import Task
+from .sources import line_seen
 from .system import GlobalLimit, Server, Source, System, Timer
 
 __all__ = [
@@ -40,6 +47,8 @@ __all__ = [
     "fold_source",
     "rx_isr_hooked",
     "traffic_min_interarrival",
+    "traffic_peak_rate",
+    "KNOBS_TO_BOUND",
     "system_from_scenario",
     "simulate_scenario",
     "CrossCheck",
@@ -80,20 +89,41 @@ def fold_source(sc):
     return dataclasses.replace(sc, sources=(), mitigation=m, costs=costs, flows=flows)
 
 
-def traffic_min_interarrival(sc) -> int | None:
-    """Shortest time between two RX interrupts the scenario's traffic allows (ns).
-
-    The flows' highest total rate over the run, evenly spaced arrivals: one
-    packet per ``1/rate`` (rounded down: never longer than the real spacing).
-    None when a flow is Poisson (no minimum interarrival) or nothing arrives.
-    """
+def traffic_peak_rate(sc) -> float | None:
+    """The flows' highest total rate over the run (pkt/s); None when a flow is
+    Poisson (no peak) or nothing arrives."""
     if any(f.random for f in sc.flows):
         return None
     points = sorted({t for f in sc.flows for t, _ in f.schedule(sc.duration_ns)})
     peak = max((sum(f.rate_at(t, sc.duration_ns) for f in sc.flows) for t in points), default=0.0)
-    if peak <= 0:
-        return None
-    return max(1, int(1e9 // peak))
+    return peak if peak > 0 else None
+
+
+def traffic_min_interarrival(sc) -> int | None:
+    """Shortest time between two RX interrupts the scenario's traffic allows (ns),
+    were its flows one evenly spaced stream at their highest total rate: one
+    packet per ``1/rate`` (rounded down). None when a flow is Poisson or nothing
+    arrives. (The analysis itself takes the flows' arrival curves; this is the
+    rate a worst-case run sends evenly.)"""
+    peak = traffic_peak_rate(sc)
+    return None if peak is None else max(1, int(1e9 // peak))
+
+
+#: Per ``[mitigation] kind``: what bounds the RX line when the traffic does not
+#: (a Poisson flow), named in the report of an unbounded source.
+_LIMIT = (
+    '[mitigation] kind = "strict" (min_interarrival), "bursty" (burst, period), '
+    '"countdown" (window) or "burst" (capacity)'
+)
+KNOBS_TO_BOUND = {
+    "none": f"bound it with {_LIMIT}; rtshield design --scenario --knob finds the value",
+    "hysteresis": f"Hysteresis Mitigation bounds nothing (docs/analysis.md §3): bound it with "
+    f"{_LIMIT}",
+    "budget": f"Budget Mitigation bounds nothing (docs/analysis.md §3): bound it with {_LIMIT}",
+    "queue": "Queue Mitigation bounds the ISR only above the driver "
+    f"([driver] priority): below it, bound it with {_LIMIT}",
+}
+_RX_KNOB = "bound it with [rx] global_capacity and global_period (Behnke §5.5)"
 
 
 def _unsupported(sc, what: str) -> UsageError:
@@ -153,6 +183,11 @@ def system_from_scenario(sc) -> System:
     for t in sc.tasks:
         if t.core != core:
             continue
+        if t.kind == "periodic" and t.masks_rx and sc.flows and sc.nic.core == core:
+            # its jobs hold the RX interrupts off for as long as they run, preempted or
+            # not, and (one enable bit) can undo a protection's disable: no blocking
+            # model of the handlers, no bound from the protection
+            raise _unsupported(sc, f"[[tasks]] {t.name}: masks_rx (a task that masks the RX lines)")
         if t.kind == "periodic":
             s.tasks.append(Task(t.name, t.work_ns, t.period_ns, t.period_ns, 0, 0, t.priority))
         elif t.kind == "background" and t.priority >= crit.priority:
@@ -186,18 +221,18 @@ def system_from_scenario(sc) -> System:
         model=model,
         priority=1,
         timer_priority=1,
-        work=costs["isr_per_packet"],
+        work=rx_isr_work(costs),
     )
-    t_min = traffic_min_interarrival(sc)
+    src.arrivals = line_curve(sc.flows, sc.duration_ns)
+    src.knob = KNOBS_TO_BOUND.get(kind, "")
     driver_T: int | None = None  # the driver's minimum interarrival, if it is a plain thread
     if model in ("pure", "hysteresis_mitigation", "budget_mitigation"):
-        src.min_interarrival = t_min
-        driver_T = t_min
+        pass  # the traffic's arrival curve alone bounds the line
     elif model == "strict":
-        src.min_interarrival = max(m.min_interarrival_ns, t_min or 0)
+        src.min_interarrival = m.min_interarrival_ns
         driver_T = src.min_interarrival
     elif model == "hardware":
-        src.min_interarrival = max(m.window_ns, t_min or 0)
+        src.min_interarrival = m.window_ns
         driver_T = src.min_interarrival
     elif model == "polling":
         # Regehr & Duongsaa §5.2: a timer every period finds work at every expiry
@@ -214,6 +249,12 @@ def system_from_scenario(sc) -> System:
         if on_core:
             src.driver_work = drv_work
     s.sources.append(src)
+    # the driver takes one packet per interrupt the CPU sees (what the ISR takes)
+    if model in ("burst_mitigation", "queue_mitigation", "hysteresis_mitigation",
+                 "budget_mitigation"):
+        taken = mitigation_seen(s, src)
+    else:
+        taken = line_seen(s, src)
     if on_core and model in (
         "pure",
         "hysteresis_mitigation",
@@ -224,9 +265,18 @@ def system_from_scenario(sc) -> System:
     ):
         # one packet per admitted interrupt, processed by the driver
         s.tasks.append(
-            _driver(drv_work, driver_T, drv.priority, "one packet per admitted interrupt")
+            _driver(drv_work, driver_T, drv.priority, "one packet per admitted interrupt",
+                    cap=demand(taken, drv_work), hint=src.hint())
         )
-    elif on_core and model == "bursty":
+    if on_core and model == "hysteresis_mitigation" and m.sleep_ns:
+        # the blocked driver wakes after each sleep for one loop iteration (docs/model.md)
+        s.tasks.append(
+            Task("driver.sleep", costs["mitigation_poll"], m.sleep_ns, None, 0, 0,
+                 drv.priority, "thread", "driver",
+                 "the blocked driver's loop: mitigation_poll after every sleep",
+                 best_effort=True)
+        )
+    if on_core and model == "bursty":
         s.tasks.append(
             _driver(
                 m.burst * drv_work,
@@ -234,6 +284,7 @@ def system_from_scenario(sc) -> System:
                 drv.priority,
                 "N packets per timer period",
                 J=m.period_ns,
+                cap=demand(taken, drv_work),
             )
         )
     return s
@@ -256,9 +307,13 @@ def _shared_timer(sc, s: System) -> None:
                 model="bursty",
                 priority=1 + n - i,
                 timer_priority=1,
-                work=x.isr_work_ns,
+                # an isr_only source queues nothing: its own work, and the ISR's body
+                work=x.isr_work_ns + sc.costs.get("isr_rx_batch", 0),
                 burst=x.burst if x.burst is not None else m.burst,
                 timer="timer",
+                arrivals=line_curve(
+                    [f for f in sc.flows if f.source == x.name], sc.duration_ns
+                ),
             )
         )
 
@@ -270,8 +325,10 @@ def rx_frame_isr_ns(sc) -> int:
 
     k = sc.costs
     eager = k["invalidate_eager"] if sc.rx.cache == "eager" else 0
-    # one per-frame cost per execution path of the C enum rtsim_rx_path (docs/model.md)
-    return k["isr_entry_exit"] + max(k[f"rx_path_{p}"] for p in RX_PATHS) + eager
+    # one per-frame cost per execution path of the C enum rtsim_rx_path (docs/model.md),
+    # each frame as if its own interrupt (entry/exit and the ISR's body, isr_rx_batch)
+    return (k["isr_entry_exit"] + k.get("isr_rx_batch", 0)
+            + max(k[f"rx_path_{p}"] for p in RX_PATHS) + eager)
 
 
 def rx_packet_task_ns(sc) -> int:
@@ -298,9 +355,12 @@ def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
             packet_cost=frame,
             priority=1,
             polling_work=costs["poll_batch"]
-            + G * (frame - costs["isr_entry_exit"] + costs["poll_per_packet"]),
+            + G * (frame - costs["isr_entry_exit"] - costs.get("isr_rx_batch", 0)
+                   + costs["poll_per_packet"]),
             polling_period=Pg,
             polling_priority=rx.poll_priority or 0,
+            arrivals=line_curve(sc.flows, sc.duration_ns),
+            backlog=_ring(sc),
         )
     else:
         src = Source(
@@ -310,7 +370,8 @@ def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
             timer_priority=1,
             work=frame - costs["isr_entry_exit"],
         )
-        src.min_interarrival = traffic_min_interarrival(sc)
+        src.arrivals = line_curve(sc.flows, sc.duration_ns)
+        src.knob = _RX_KNOB
         s.sources.append(src)
     workers = {t.flow: t for t in sc.tasks if t.kind == "worker"}
     for f in sc.flows:
@@ -322,15 +383,28 @@ def _rx_path(sc, s: System, costs: dict[str, int]) -> None:
         if f.capacity:
             s.servers.append(Server(f.name, f.capacity * work, f.server_period_ns, prio))
         else:
-            one = dataclasses.replace(sc, flows=(f,))
+            # its packets as they arrive, and with a global limit those the ring held
+            # while the line was off
+            mine = seen(flow_curve(f, sc.duration_ns), bool(rx.global_capacity),
+                        backlog=_ring(sc))
             s.tasks.append(
-                _driver(work, traffic_min_interarrival(one), prio, f"flow {f.name}: no server")
+                _driver(work, None, prio, f"flow {f.name}: no server, at its arrival curve",
+                        cap=demand(mine, work),
+                        hint=f"{mine.reason}; bound it with a deferrable server: capacity "
+                        f"and server_period on [[flows]] {f.name} (Behnke §5.6)")
             )
             s.tasks[-1] = dataclasses.replace(s.tasks[-1], name=f"flow_{f.name}", origin=f.name)
 
 
-def _driver(C: int, T: int | None, prio: int, note: str, J: int = 0) -> Task:
-    return Task("driver", C, T, None, J, 0, prio, "thread", "driver", note, best_effort=True)
+def _ring(sc) -> int:
+    """Frames a descriptor ring can hold while the line is off (0: no ring)."""
+    return sc.nic.ring or 0
+
+
+def _driver(C: int, T: int | None, prio: int, note: str, J: int = 0, cap=None,
+            hint: str = "") -> Task:
+    return Task("driver", C, T, None, J, 0, prio, "thread", "driver", note, best_effort=True,
+                cap=cap, hint="" if cap is not None or T is not None else hint)
 
 
 # ------------------------------------------------------------------ cross-check

@@ -2,9 +2,12 @@
 
 libshield (C) is the single home of the bursty limiter's rate rounding for a
 shared timer and of its inverse, the timer for a burst (Regehr & Duongsaa
-§3.5), the deferrable server's demand bound (Behnke et al. §2.4) and the NIC
-parameter rules and memory function (Behnke et al. §7.3.2, §7.3.4), and of
-which hooks each protection does work in (``rts_shield_hooks()``). The
+§3.5), the deferrable server's demand bound (Behnke et al. §2.4), the NIC
+parameter rules and memory function (Behnke et al. §7.3.2, §7.3.4), the
+admission bound of every protection — the most interrupts or packets it lets
+through in any window Δ, its arrival curve η⁺(Δ) (``rts_*_max_irqs()``,
+``rts_*_max_packets()``) — and of which hooks each protection does work in
+(``rts_shield_hooks()``). The
 analysis and ``rtshield design`` call them here and nowhere else; there is no
 Python copy of any of these formulas. The native library is part of every
 rtshield install (``rtshield._native``), so a missing library is an
@@ -21,6 +24,12 @@ __all__ = [
     "round_burst",
     "lowest_timer_hz",
     "ds_demand",
+    "strict_max_irqs",
+    "countdown_max_irqs",
+    "bursty_max_irqs",
+    "burst_mit_max_packets",
+    "global_limit_max_packets",
+    "nic_max_irqs",
     "ds_budget_for_rate",
     "nic_wcpd",
     "nic_t_qf",
@@ -115,6 +124,68 @@ def ds_demand(budget_ns: int, period_ns: int, delta_ns: int) -> int | None:
     _, lib = _lib()
     v = int(lib.rts_dserver_dbf(_u64(budget_ns), _u64(period_ns), _u64(delta_ns)))
     return None if v == _U64_MAX else v
+
+
+def _bound(v) -> int | None:
+    """libshield's UINT64_MAX ("no bound") as None."""
+    v = int(v)
+    return None if v == _U64_MAX else v
+
+
+def _u32(x: int) -> int:
+    return min(max(int(x), 0), _U32_MAX)
+
+
+def strict_max_irqs(t_min_ns: int, delta_ns: int) -> int | None:
+    """Regehr & Duongsaa §5.2: the most interrupts a strict limiter admits in any window
+    Δ, ⌈Δ / t_min⌉ (libshield ``rts_strict_max_irqs()``); None if unbounded."""
+    _, lib = _lib()
+    return _bound(lib.rts_strict_max_irqs(_u64(t_min_ns), _u64(delta_ns)))
+
+
+def countdown_max_irqs(window_ns: int, delta_ns: int) -> int | None:
+    """Regehr & Duongsaa §5.2: the most interrupts a countdown filter of window W delivers
+    in any window Δ, ⌈Δ / W⌉ (libshield ``rts_countdown_max_irqs()``, counting 1 ns ticks
+    as the simulator does; a window beyond 2^32 − 1 ns is counted in coarser ticks and
+    rounded down, which only raises the bound); None if unbounded."""
+    _, lib = _lib()
+    tick = max(1, -(-int(window_ns) // _U32_MAX))
+    return _bound(lib.rts_countdown_max_irqs(_u32(tick), _u32(int(window_ns) // tick),
+                                             _u64(delta_ns)))
+
+
+def bursty_max_irqs(burst: int, period_ns: int, delta_ns: int) -> int | None:
+    """Regehr & Duongsaa §5.2: the most interrupts one source of a bursty limiter admits
+    in any window Δ, N (⌈Δ / P⌉ + 1) (libshield ``rts_bursty_max_irqs()``; a tick whose
+    handler ends up to J late: call it at Δ + J); None if unbounded."""
+    _, lib = _lib()
+    return _bound(lib.rts_bursty_max_irqs(_u32(burst), _u64(period_ns), _u64(delta_ns)))
+
+
+def burst_mit_max_packets(capacity: int, slice_ns: int, delta_ns: int) -> int | None:
+    """Danicki et al. §2.2: the most packets a Burst Mitigation accepts in any window Δ
+    with slices at least S long, K (⌈Δ / S⌉ + 1) (libshield ``rts_burst_mit_max_packets()``);
+    None if unbounded."""
+    _, lib = _lib()
+    return _bound(lib.rts_burst_mit_max_packets(_u32(capacity), _u64(slice_ns), _u64(delta_ns)))
+
+
+def global_limit_max_packets(capacity: int, period_ns: int, delta_ns: int) -> int | None:
+    """Behnke et al. §5.5: the most packets a global limit lets the driver take in any
+    window Δ, G (⌈Δ / P⌉ + 1) (libshield ``rts_global_limit_max_packets()``); None if
+    unbounded."""
+    _, lib = _lib()
+    return _bound(lib.rts_global_limit_max_packets(_u32(capacity), _u64(period_ns),
+                                                   _u64(delta_ns)))
+
+
+def nic_max_irqs(t_abs_ns: int, t_pack_ns: int, frames: int, delta_ns: int) -> int | None:
+    """Behnke et al. §7.3.2: the most interrupts one moderated NIC queue raises in any
+    window Δ, ⌈Δ / min(t_abs, t_pack)⌉ (libshield ``rts_nic_moderation_max_irqs()``); None
+    with a frame threshold or no timer (the traffic alone bounds it)."""
+    _, lib = _lib()
+    return _bound(lib.rts_nic_moderation_max_irqs(_u64(t_abs_ns), _u64(t_pack_ns),
+                                                  _u32(frames), _u64(delta_ns)))
 
 
 def ds_budget_for_rate(rate_per_s: float, period_ns: int) -> int:

@@ -74,6 +74,23 @@ class Report:
     def schedulable(self) -> bool:
         return self.result.schedulable and all(c.ok for c in self.nic_checks)
 
+    @property
+    def undecided(self) -> bool:
+        """No task is unschedulable, but one with a deadline was not analysed (its busy
+        window passed :data:`.rta.MAX_BUSY_JOBS`)."""
+        decided_bad = any(
+            not r.schedulable and r.analysed for r in self.result.tasks
+        ) or not all(c.ok for c in self.nic_checks)
+        return bool(self.result.not_analysed) and not decided_bad
+
+    @property
+    def exit_code(self) -> int:
+        """``rtshield analyze``'s status: 0 schedulable, 1 not, 3 not analysed
+        (docs/analysis.md §1, "Bounded analysis")."""
+        if self.schedulable:
+            return 0
+        return 3 if self.undecided else 1
+
     def to_json(self) -> dict:
         def us(v):
             return None if v is None else v / 1000
@@ -100,6 +117,10 @@ class Report:
                 d["reason"] = r.reason
             if t.note:
                 d["model"] = t.note
+            if not r.analysed:
+                d["analysed"] = False
+            if t.cap is not None:
+                d["arrivals"] = t.cap.curve.label
             tasks.append(d)
         u = self.result.utilization
         out = {
@@ -110,6 +131,43 @@ class Report:
         }
         if self.nic_checks:
             out["nic"] = {"checks": [c.as_dict() for c in self.nic_checks], **self.nic_values}
+        if self.undecided:
+            out["not_analysed"] = [r.task.name for r in self.result.not_analysed]
+        lines = self.traffic()
+        if lines:
+            out["traffic"] = lines
+        return out
+
+    def traffic(self) -> list[dict]:
+        """Per source with a stated traffic: its arrival curve and what its protection
+        admits (labels), for the report."""
+        from .sources import admitted_curve
+
+        out = []
+        for src in self.system.sources:
+            if src.arrivals is None:
+                continue
+            adm = admitted_curve(self.system, src)
+            out.append(
+                {
+                    "source": src.name,
+                    "traffic": src.arrivals.label,
+                    "bounded": src.arrivals.bounded,
+                    "admitted": None if adm is None else adm.label,
+                }
+            )
+        g = self.system.global_limit
+        if g is not None and g.arrivals is not None:
+            from .mitigations import global_limit_admitted
+
+            out.append(
+                {
+                    "source": "global_limit",
+                    "traffic": g.arrivals.label,
+                    "bounded": g.arrivals.bounded,
+                    "admitted": global_limit_admitted(g).label,
+                }
+            )
         return out
 
     def table(self) -> str:
@@ -125,13 +183,20 @@ class Report:
         rows = []
         for r in self.result.tasks:
             t = r.task
-            if r.schedulable and t.deadline is None:
+            if not r.analysed:
+                verdict = "NOT ANALYSED: " + r.reason
+            elif r.schedulable and t.deadline is None:
                 verdict = "bounded" if r.wcrt is not None else "UNBOUNDED: " + r.reason
             elif r.schedulable:
                 verdict = "ok"
             else:
                 verdict = "MISS: " + r.reason
-            T = "unbounded" if t.T is None and not t.once else ("once" if t.once else f(t.T))
+            if t.once:
+                T = "once"
+            elif t.T is not None:
+                T = f(t.T)
+            else:
+                T = "curve" if t.cap is not None else "unbounded"
             rows.append(
                 [
                     t.name,
@@ -153,7 +218,19 @@ class Report:
             lines.append(f"nic {c.rule}: {'pass' if c.ok else 'FAIL'}  {c.inequality}")
         if self.nic_values:
             lines.append(f"nic memory: {self.nic_values['memory_bytes']} B")
-        lines.append(f"schedulable: {'yes' if self.schedulable else 'no'}")
+        for tr in self.traffic():
+            lines.append(
+                f"arrivals {tr['source']}: {tr['traffic']}"
+                + ("" if tr["admitted"] is None else f"; admitted at most: {tr['admitted']}")
+            )
+        if self.undecided:
+            why = "; ".join(
+                f"{r.task.name}: {r.reason.removesuffix(': not analysed')}"
+                for r in self.result.not_analysed
+            )
+            lines.append(f"schedulable: not analysed ({why})")
+        else:
+            lines.append(f"schedulable: {'yes' if self.schedulable else 'no'}")
         return "\n".join(lines)
 
 

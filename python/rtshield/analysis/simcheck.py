@@ -133,8 +133,9 @@ def _ns(v: int) -> str:
 
 
 def _rate(T: int) -> str:
-    """A rate whose evenly spaced arrivals are exactly ``T`` ns apart for the mapping
-    (model.traffic_min_interarrival rounds 1e9 / rate down)."""
+    """A rate whose evenly spaced arrivals are at least ``T`` ns apart: its gap
+    ``1e9 / rate`` (the simulator's double, whose arrival curve the mapping takes)
+    is T or a hair more, never less."""
     r = 1e9 / T
     while int(1e9 // r) < T:
         r = math.nextafter(r, 0.0)

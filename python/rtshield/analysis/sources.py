@@ -20,17 +20,84 @@ counter; ``t_work`` is the handler's own work (``work`` in the system file).
 
 Derived tasks are interrupt-level and *best effort*: their own response time
 is reported, the deadlines that matter are those of the threads below them.
+
+Traffic. A source may carry the arrival curve of the traffic that reaches its
+line (``Source.arrivals``, from a scenario's flows): each task then also gets
+a cap (:class:`.curves.Demand`) — the interrupts the CPU can see are at most
+the traffic's, through the protection's gate (an arrival latched while the
+line is off, :func:`.curves.gated`), and at most what libshield says the
+protection admits (:class:`.curves.Admitted`). A pure interrupt is then
+bounded by its traffic alone, or unbounded (a Poisson flow) with the knob that
+would bound it named.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from rtshield.errors import UsageError
 
 from . import native
+from .curves import Admitted, Curve, demand, seen
 from .rta import Task
 from .system import ModelInfeasible, Source, System, Timer
 
-__all__ = ["expand_source", "expand_timer", "burst_of", "timer_sources"]
+__all__ = [
+    "expand_source",
+    "expand_timer",
+    "burst_of",
+    "timer_sources",
+    "admitted_curve",
+    "line_seen",
+]
+
+
+
+def admitted_curve(system: System, src: Source) -> Curve | None:
+    """What the protection of ``src`` lets through in any window, from libshield's
+    admission bounds (None: the model has no such bound, e.g. a pure interrupt)."""
+    m = src.model
+    if m == "strict" and src.min_interarrival:
+        T = src.min_interarrival
+        return Admitted(lambda d: native.strict_max_irqs(T, d), Fraction(1, T),
+                        f"strict limiter: one per {T} ns")
+    if m == "hardware" and src.min_interarrival:
+        W = src.min_interarrival
+        return Admitted(lambda d: native.countdown_max_irqs(W, d), Fraction(1, W),
+                        f"countdown filter: one per {W} ns")
+    if m == "bursty":
+        try:
+            N, P = burst_of(system, src), _period(system, src)
+        except UsageError:
+            return None
+        # libshield's bound with the tick's handler ending before the next tick:
+        # clearings at least one period apart less that lateness (P), so at Δ + P
+        return Admitted(lambda d: native.bursty_max_irqs(N, P, d + P), Fraction(N, P),
+                        f"bursty limiter: {N} per {P} ns")
+    return None
+
+
+def line_seen(system: System, src: Source) -> Curve | None:
+    """The interrupts of ``src`` that can reach the CPU in any window: its traffic
+    (``src.arrivals``) through the protection — a pure interrupt sees it as it is,
+    a hardware filter delays it without regard to the CPU (a greedy shaper keeps
+    the traffic's curve); a limiter that turns the line off lets one latched
+    arrival more through (:func:`.curves.gated`; the strict limiter holds it at
+    most t_min) — and at most what libshield says the protection admits. None:
+    no traffic stated."""
+    m = src.model
+    if m == "pure":
+        return seen(src.arrivals, False)
+    if m == "hardware":
+        return seen(src.arrivals, False, admitted_curve(system, src))
+    hold = src.min_interarrival if m == "strict" else None
+    adm = None if m == "polling" else admitted_curve(system, src)
+    return seen(src.arrivals, True, adm, hold=hold, backlog=src.backlog)
+
+
+def _cap(system: System, src: Source, cost: int, every: tuple[int, int] | None = None):
+    """The cap of one of ``src``'s tasks: ``cost`` per interrupt the CPU can see."""
+    return demand(line_seen(system, src), cost, every)
 
 
 def _isr(name: str, C: int, T: int | None, prio: int, origin: str, note: str, **kw) -> Task:
@@ -73,6 +140,13 @@ def expand_source(system: System, src: Source) -> list[Task]:
     if src.model == "pure":
         C = c("t_int") + w
         if src.min_interarrival is None:
+            cap = _cap(system, src, C)
+            if cap is not None:
+                return [
+                    _isr(f"{n}.irq", C, None, p, n,
+                         f"pure interrupts at the traffic's arrival curve ({src.arrivals.label})",
+                         cap=cap)
+                ]
             return [
                 _isr(
                     f"{n}.irq",
@@ -80,7 +154,10 @@ def expand_source(system: System, src: Source) -> list[Task]:
                     None,
                     p,
                     n,
-                    "pure interrupts: unbounded, no rate asserted (Regehr §5.2)",
+                    "pure interrupts: unbounded, no rate asserted (Regehr §5.2)"
+                    if src.arrivals is None
+                    else f"pure interrupts: unbounded, {src.arrivals.reason}",
+                    hint=src.hint(),
                 )
             ]
         return [
@@ -91,6 +168,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
                 p,
                 n,
                 "pure interrupts at an asserted maximum rate",
+                cap=_cap(system, src, C),
             )
         ]
     if src.model == "polling":
@@ -103,6 +181,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
                 src.timer_priority,
                 n,
                 "polling timer: t_expire + t_poll + t_work",
+                cap=_cap(system, src, w, every=(src.min_interarrival, c("t_expire") + c("t_poll"))),
             )
         ]
     if src.model == "hardware":
@@ -115,6 +194,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
                 p,
                 n,
                 "hardware countdown scheduler: t_int + t_work",
+                cap=_cap(system, src, C),
             )
         ]
     if src.model == "strict":
@@ -129,6 +209,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
                 p,
                 n,
                 "strict: t_int + t_flip + t_setup + t_work",
+                cap=_cap(system, src, c("t_int") + c("t_flip") + c("t_setup") + w),
             ),
             _isr(
                 f"{n}.timer",
@@ -137,6 +218,12 @@ def expand_source(system: System, src: Source) -> list[Task]:
                 src.timer_priority,
                 n,
                 "strict re-enable timer: t_expire + t_flip",
+                # one expiry per admitted interrupt, T after it started (which may be
+                # later than T after its arrival: the latched one, not the hold, bounds it)
+                cap=demand(
+                    seen(src.arrivals, True, admitted_curve(system, src), backlog=src.backlog),
+                    c("t_expire") + c("t_flip"),
+                ),
             ),
         ]
     if src.model == "bursty":
@@ -159,6 +246,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
                     n,
                     f"bursty N={N}: WCET doubled for back-to-back bursts",
                     chunk=per + c("t_flip"),
+                    cap=_cap(system, src, per + c("t_flip")),
                 )
             )
         else:
@@ -172,6 +260,7 @@ def expand_source(system: System, src: Source) -> list[Task]:
                     f"bursty N={N}: one arrival per burst, jitter T - C",
                     J=T - C,
                     chunk=per + c("t_flip"),
+                    cap=_cap(system, src, per + c("t_flip")),
                 )
             )
         if src.timer is None:

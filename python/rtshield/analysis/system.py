@@ -29,6 +29,7 @@ from rtshield.schema.system import OPEN, SOURCE_MODELS
 from rtshield.tomlfile import read_toml
 
 from .costs import platform_costs
+from .curves import Curve
 from .rta import Task
 
 __all__ = [
@@ -47,6 +48,13 @@ __all__ = [
     "naming_file",
     "SOURCE_MODELS",
 ]
+
+#: What bounds an interrupt line that has no rate of its own, named when it is unbounded.
+PURE_KNOB = (
+    "bound it with a rate limit: an asserted max_rate, or a protection "
+    "(strict, bursty or hardware scheduler)"
+)
+
 
 class ModelInfeasible(UsageError):
     """A parameter value makes a model impossible (e.g. a burst longer than its period)."""
@@ -86,6 +94,20 @@ class Source:
     queue: int | None = None  # queue_mitigation
     driver_work: int = 0
     driver_priority: int | None = None
+    #: the traffic that can reach the line, as an arrival curve (a scenario's flows,
+    #: :func:`.curves.line_curve`); None: not stated (a system file), the model's
+    #: own rate or minimum interarrival bounds the line
+    arrivals: Curve | None = None
+    #: what would bound the line, named in the report when it is unbounded
+    knob: str = ""
+    #: descriptors that can wait on the line while it is off (a DMA ring)
+    backlog: int = 1
+
+    def hint(self) -> str:
+        """Why the line is unbounded and what would bound it (for the report)."""
+        a = self.arrivals
+        why = a.reason if a is not None and a.reason else "no rate asserted"
+        return f"{why}; {self.knob or PURE_KNOB}"
 
 
 @dataclass
@@ -118,6 +140,8 @@ class GlobalLimit:
     polling_work: int = 0
     polling_period: int | None = None
     polling_priority: int = 0
+    arrivals: Curve | None = None  # the frames reaching the NIC (a scenario's flows)
+    backlog: int = 0  # frames that can wait in the descriptor ring while the line is off
 
 
 @dataclass

@@ -15,7 +15,7 @@ import dataclasses
 from rtshield.errors import UsageError
 
 from .costs import rx_isr_hooked
-from .model import fold_source, traffic_min_interarrival
+from .model import fold_source, traffic_peak_rate
 
 __all__ = ["on_source", "tcp_flow", "worst_case_traffic"]
 
@@ -94,8 +94,7 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
     r = 2 * P  # a release after the start-up
     if kind in ("none", "hysteresis", "budget"):
         if rate_pps is None:
-            t = traffic_min_interarrival(sc)
-            rate_pps = 1e9 / t if t else flood
+            rate_pps = traffic_peak_rate(sc) or flood
         flows = (tcp_flow("flood", rate_pps, 0),)
     elif kind in ("queue", "strict", "countdown", "polling"):
         flows = (tcp_flow("flood", flood, 0),)

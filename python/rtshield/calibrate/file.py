@@ -11,6 +11,7 @@ import functools
 import importlib
 import io
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +21,9 @@ from typing import Any
 from rtshield import studies
 from rtshield.engine_config import COST_KEYS, OPTIONAL_COST_KEYS
 from rtshield.errors import UsageError
+from rtshield.inputs import input_folder, read_input_text, resolve_input
 from rtshield.scenario import CostTable, parse_scenario
-from rtshield.tomlfile import read_text, read_toml_text
+from rtshield.tomlfile import read_toml_text
 from rtshield.units import duration_ns, format_ns, rate_hz
 
 __all__ = [
@@ -277,13 +279,23 @@ def _int(
     return v
 
 
+def _input(origin: str, key: str, fn: Any, path: Path, *args: Any, **kw: Any) -> Any:
+    """``fn(path, ...)`` of the input door; its one line prefixed by ``origin: key``."""
+    try:
+        return fn(path, *args, **kw)
+    except UsageError as e:
+        raise UsageError(f"{origin}: {key}: {e}") from None
+
+
 def read_counters(
     path: Path, origin: str
 ) -> tuple[tuple[float, ...], dict[str, tuple[float, ...]]]:
-    """A board's per-second counters: ``t_s`` and any of :data:`COUNTER_COLUMNS`."""
-    if not path.is_file():
-        raise UsageError(f"{origin}: csv: no such file {path}")
-    text = read_text(path)[0]
+    """A board's per-second counters: ``t_s`` and any of :data:`COUNTER_COLUMNS`.
+
+    Read through the input door (each way the path can fail named as such, at
+    most :data:`~rtshield.inputs.MAX_TEXT_BYTES`), as UTF-8 with or without
+    the byte-order mark spreadsheet programs write."""
+    text = _input(origin, "csv", read_input_text, path, what="counters CSV")[0]
     rows = list(csv.reader(io.StringIO(text)))
     rows = [r for r in rows if r and not r[0].lstrip().startswith("#")]
     if len(rows) < 3:
@@ -327,9 +339,7 @@ def read_counters(
 
 def load_calibration(path: str | Path) -> Calibration:
     """Read and validate a calibration file; every error is one :class:`UsageError` line."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{path}: no such calibration file")
+    p, _ = resolve_input(path, "calibration file")
     data, _ = read_toml_text(p)
     origin = str(path)
     for k in data:
@@ -370,17 +380,17 @@ def load_calibration(path: str | Path) -> Calibration:
         study = _str(origin, obj, "study", "[objective]")
         mod = study_module(origin, study)
         folder = base / _str(origin, obj, "scenarios", "[objective]")
-        if not folder.is_dir():
-            raise _err(origin, "[objective] scenarios", f"no such folder {folder}")
+        _input(origin, "[objective] scenarios", input_folder, folder, "folder of scenarios")
         runs = []
         for run, (stem, over) in mod.RUNS.items():
             f = folder / f"{stem}.toml"
-            if not f.is_file():
+            if not os.path.lexists(f):
                 raise _err(
                     origin,
                     "[objective] scenarios",
                     f"{folder} has no {stem}.toml (the run {run} needs it)",
                 )
+            _input(origin, "[objective] scenarios", resolve_input, f, "scenario file")
             runs.append((run, str(f), over))
         every = [c.key for c in mod.CLAIMS]
         claims = obj.get("claims", every)
@@ -411,8 +421,7 @@ def load_calibration(path: str | Path) -> Calibration:
     elif kind == "counters":
         _known_keys(origin, obj, "[objective]", ("kind", "scenario", "csv", "columns"))
         scen = base / _str(origin, obj, "scenario", "[objective]")
-        if not scen.is_file():
-            raise _err(origin, "[objective] scenario", f"no such scenario file {scen}")
+        _input(origin, "[objective] scenario", resolve_input, scen, "scenario file")
         t, cols = read_counters(
             base / _str(origin, obj, "csv", "[objective]"), f"{origin}: [objective]"
         )

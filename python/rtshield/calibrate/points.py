@@ -4,6 +4,7 @@ optuna's tree-structured Parzen estimator (TPE)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,14 @@ class PointResult:
     #: claims: ``{key: (holds, simulated value as text)}``; counters: ``{column: rel. RMS error}``
     objectives: Mapping[str, Any]
     wall_s: float
+    #: Why this point has no score (a non-finite error or score: the point is an
+    #: error, left out of the best point, the figure and the refinement); "" if scored.
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """The point has a finite score."""
+        return not self.error
 
 
 def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
@@ -63,8 +72,11 @@ def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
                 "match the scenario's duration and bin to the CSV"
             )
         m = np.asarray(meas)
-        scale = max(float(np.mean(np.abs(m))), 1.0)
-        errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
+        # counters beyond what floats can square give inf or NaN here: that point is
+        # then an error (its score not finite), not a warning on stderr
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = max(float(np.mean(np.abs(m))), 1.0)
+            errs[col] = float(np.sqrt(np.mean((sim[idx] - m) ** 2)) / scale)
     return errs
 
 
@@ -205,7 +217,7 @@ def _lhs_refine(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> 
         batch = [b for b in dict.fromkeys(batch) if b not in seen][: budget - len(done)]
         for (sc, obj, wall), x in zip(evaluate(batch), batch, strict=True):
             seen.add(x)
-            done.append(PointResult(len(done), phase, x, sc, obj, wall))
+            done.append(PointResult(len(done), phase, x, sc, obj, wall, _error(sc, obj)))
 
     if all(q.start is not None for q in cal.params):
         run([tuple(q.start for q in cal.params)], "start")
@@ -213,14 +225,17 @@ def _lhs_refine(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> 
     run(_lhs(cal.params, n_lhs, rng), "lhs")
     step = 0.25
     while len(done) < budget and step >= MIN_STEP:
-        best = max(done, key=lambda r: (r.score, -r.index))
+        scored = [r for r in done if r.ok]
+        if not scored:  # nothing to refine around
+            break
+        best = max(scored, key=lambda r: (r.score, -r.index))
         cands = [c for c in _neighbours(cal.params, best.values, step) if c not in seen]
         if not cands:
             step /= 2
             continue
         before = best.score
         run(cands, "refine")
-        if max(r.score for r in done) <= before:
+        if max(r.score for r in done if r.ok) <= before:
             step /= 2
     return done
 
@@ -247,11 +262,15 @@ def _tpe(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> list[Po
         xs = [tuple(_suggest(t, q) for q in cal.params) for t in trials]
         new = [x for x in dict.fromkeys(xs) if x not in known]
         for (sc, obj, wall), x in zip(evaluate(new), new, strict=True):
-            known[x] = sc
+            err = _error(sc, obj)
+            known[x] = math.nan if err else sc  # an error is told as a failed trial
             phase = "start" if x == start and not done else "tpe"
-            done.append(PointResult(len(done), phase, x, sc, obj, wall))
+            done.append(PointResult(len(done), phase, x, sc, obj, wall, err))
         for t, x in zip(trials, xs, strict=True):
-            study.tell(t, known[x])
+            if math.isfinite(known[x]):
+                study.tell(t, known[x])
+            else:  # an error (its reason in points.csv): a failed trial, not a score
+                study.tell(t, state=optuna.trial.TrialState.FAIL)
         stale = 0 if new else stale + 1
     return done
 
@@ -273,6 +292,27 @@ def _suggest(trial: Any, q: Param) -> Any:
     return q.snap(trial.suggest_float(q.key, q.low, q.high))
 
 
+def _error(score: float, objectives: Mapping[str, Any]) -> str:
+    """Why a point has no score: a non-finite objective or score, named."""
+    bad = [
+        k for k, v in objectives.items()
+        if isinstance(v, float) and not math.isfinite(v)
+    ]
+    if bad:
+        return f"non-finite error of {', '.join(bad)}"
+    if not math.isfinite(score):
+        return f"non-finite score ({score})"
+    return ""
+
+
 def best_of(points: Sequence[PointResult]) -> PointResult:
-    """The highest score; among equals the earliest (deterministic)."""
-    return max(points, key=lambda r: (r.score, -r.index))
+    """The highest finite score; among equals the earliest (deterministic). Raises
+    :class:`UsageError` when no point has one (every point an error)."""
+    scored = [r for r in points if r.ok]
+    if not scored:
+        why = points[0].error if points else "no point was evaluated"
+        raise UsageError(
+            f"calibrate: none of the {len(points)} points has a finite score (point 0: "
+            f"{why}); check the objective's data (counters beyond what can be scored?)"
+        )
+    return max(scored, key=lambda r: (r.score, -r.index))

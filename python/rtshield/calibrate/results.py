@@ -31,19 +31,23 @@ def points_csv(cal: Calibration, points: Sequence[PointResult]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     objs = list(cal.claims) if cal.objective == "claims" else [f"err_{c}" for c in cal.counters]
-    w.writerow(["point", "phase", *[q.key for q in cal.params], "score", *objs])
+    w.writerow(["point", "phase", *[q.key for q in cal.params], "score", *objs, "error"])
     for r in points:
         if cal.objective == "claims":
             cells = [int(bool(r.objectives[k][0])) for k in cal.claims]
         else:
-            cells = [f"{r.objectives[c]:.6g}" for c in cal.counters]
+            cells = [
+                f"{r.objectives[c]:.6g}" if math.isfinite(r.objectives[c]) else ""
+                for c in cal.counters
+            ]
         w.writerow(
             [
                 r.index,
                 r.phase,
                 *[q.text(v) for q, v in zip(cal.params, r.values, strict=True)],
-                f"{r.score:.6g}",
+                f"{r.score:.6g}" if r.ok else "",
                 *cells,
+                r.error,
             ]
         )
     return buf.getvalue()
@@ -198,7 +202,13 @@ def report_md(
             f"{len(points)} points ({sum(r.phase == 'tpe' for r in points)} proposed by TPE"
         )
         + (", 1 start" if any(r.phase == "start" for r in points) else "")
-        + ")",
+        + ")"
+        + (
+            f"; {sum(not r.ok for r in points)} point(s) without a finite score, left out "
+            "(their error in points.csv)"
+            if any(not r.ok for r in points)
+            else ""
+        ),
         f"- the best score was first reached at point {best.index} "
         f"({best.index + 1} of {len(points)} points)",
         f"- cost: {wall_s:.1f} s of wall time with {jobs} job(s); "
@@ -284,6 +294,8 @@ def write_outputs(
         out,
         "trade-off figure",
         "points.csv, best.toml and report.md are",
-        lambda: atomic_write(out / "tradeoff.png", png_bytes(tradeoff_figure(cal, points))),
+        lambda: atomic_write(
+            out / "tradeoff.png", png_bytes(tradeoff_figure(cal, [r for r in points if r.ok]))
+        ),
     )
     return files

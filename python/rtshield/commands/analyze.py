@@ -13,12 +13,15 @@ from typing import Annotated
 import typer
 
 from rtshield.clitools import Seed, arg, opt
+from rtshield.outputs import OUT_HELP
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
     "§5.2; Danicki et al. §2.2; Behnke et al. §2.4) and compute every task's worst-case "
     "response time under fixed-priority preemptive scheduling; check the NIC "
-    "moderation rules (Behnke et al. §7.3.2). Exit status 0 if schedulable, 1 if not."
+    "moderation rules (Behnke et al. §7.3.2). A scenario's traffic enters as arrival "
+    "curves (the flows' most packets in any window). Exit status 0 if schedulable, 1 if "
+    "not, 3 if a task's busy window passed the analysis' limit (not analysed)."
 )
 
 #: ``--json`` of analyze and design.
@@ -41,6 +44,10 @@ def options(
         "largest simulated response beside its analytic bound")] = False,
     json: Json = False,
     seed: Seed = None,
+    out: Annotated[str | None, opt(
+        "--out", "also write the analysis as a page, DIR/report.html, with its figure "
+        "DIR/curves.png (each line's arrival curves, the demand against time, the "
+        "response times); " + OUT_HELP, metavar="DIR")] = None,
 ) -> None:
     ...
 
@@ -90,7 +97,23 @@ def handle(args) -> int:
         print(json.dumps(rep.to_json(), indent=2))
     else:
         print(rep.table())
-    return 0 if rep.schedulable else 1
+    write_page(args, rep)
+    return rep.exit_code
+
+
+def write_page(args, rep) -> None:
+    """With ``--out``: the analysis' page and figure (:mod:`rtshield.analysis.page`)."""
+    if getattr(args, "out", None) is None:
+        return
+    from rtshield.analysis.page import write_page as page
+    from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
+
+    out = prepare_out_dir(args.out)
+    with recorded_on_failure(out):  # a failed command removes nothing
+        path = page(rep, out, rep.system.name)
+    finish_out_dir(out)
+    if not args.json:
+        print(f"report: {path}")
 
 
 def _cross_check(args) -> int:
@@ -131,6 +154,7 @@ def _cross_check(args) -> int:
                 f"  {r['task']}: {format_ns(round(r['simulated_us'] * 1000))} <= {b} "
                 f"(ratio {ratio}) {ok}"
             )
+    write_page(args, c.report)
     if not all(r["within_bound"] for r in rows):
         return 1
-    return 0 if c.report.schedulable else 1
+    return c.report.exit_code

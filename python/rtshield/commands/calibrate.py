@@ -10,7 +10,6 @@ from rtshield import calibrate
 from rtshield.clitools import Jobs, Out, arg, check_choice, opt
 from rtshield.errors import UsageError
 from rtshield.outputs import (
-    check_out_dir,
     finish_out_dir,
     prepare_out_dir,
     recorded_on_failure,
@@ -41,7 +40,8 @@ def options(
     calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
     out: Out,
     budget: Annotated[int | None, opt(
-        "--budget", "points to evaluate (default: the file's budget)", "N")] = None,
+        "--budget", f"points to evaluate, 1 to {calibrate.MAX_BUDGET} (checked before any "
+        "point runs; default: the file's budget)", "N")] = None,
     seed: Annotated[int | None, opt(
         "--seed", "seed of the search (default: the file's seed)", "N")] = None,
     jobs: Jobs = 2,
@@ -68,7 +68,9 @@ def handle(args) -> int:
     if args.seed is not None and not 0 <= args.seed < 2**63:
         raise UsageError(f"--seed: must be from 0 to 2^63-1, got {args.seed}")
     cal = calibrate.load_calibration(args.calibration)
-    check_out_dir(args.out)  # before any point runs
+    # before any point runs: the lock (a second writer is refused now, not after
+    # the search) and the staging folder, moved into place at the end
+    out = prepare_out_dir(args.out)
     budget = cal.budget if args.budget is None else args.budget
     seed = cal.seed if args.seed is None else args.seed
     bar = ProgressBar(
@@ -86,13 +88,12 @@ def handle(args) -> int:
             progress=bar,
         )
         wall = time.perf_counter() - t0
+        best = calibrate.best_of(points)  # no finite score at all: one line, exit 2
         bar.phase("writing points, figure and report")
-        out = prepare_out_dir(args.out)
         with recorded_on_failure(out):  # a failed command removes nothing
             files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed, args.search)
         bar.finish()
     finish_out_dir(out)
-    best = calibrate.best_of(points)
     rows = [[q.key, q.text(v)] for q, v in zip(cal.params, best.values, strict=True)]
     print_table(["parameter", "best"], rows)
     what = (

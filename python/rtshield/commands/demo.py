@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import html
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -233,21 +234,27 @@ def check_scenarios(study: str, folder: str | Path) -> Path:
     """``--scenarios DIR`` for ``study``, checked before anything runs or is written:
     a folder holding every file of :func:`required_files`, each a valid scenario.
     Anything wrong is one :class:`UsageError` line naming the folder or the file."""
+    from rtshield.inputs import input_folder, resolve_input
     from rtshield.scenario import load_scenario
 
     d = Path(folder)
     need = required_files(study)
-    if not d.is_dir():
+    try:
+        input_folder(d, "folder of scenarios")
+    except UsageError as e:
         raise UsageError(
-            f"--scenarios: {d}: no such folder (the {study} study needs a folder holding "
-            f"{', '.join(need)})"
-        )
+            f"--scenarios: {e} (the {study} study needs a folder holding {', '.join(need)})"
+        ) from None
     for name in need:
-        if not (d / name).is_file():
+        if not os.path.lexists(d / name):
             raise UsageError(
                 f"--scenarios: {d / name}: missing (the {study} study needs "
                 f"{', '.join(need)})"
             )
+        try:
+            resolve_input(d / name, "scenario file")
+        except UsageError as e:
+            raise UsageError(f"--scenarios: {e}") from None
     for name in need:
         load_scenario(d / name)  # one line naming the file and the key
         log.debug("--scenarios: %s is a valid scenario", d / name)
@@ -412,22 +419,30 @@ def handle(args: argparse.Namespace) -> int:
 def _handle(args: argparse.Namespace, bar) -> int:
     if args.study is not None:
         runner = RUNNERS[args.study][0]
-        if args.study == "danicki":
-            return _danicki(args, Path(args.out))
-        runner(args, Path(args.out))
-        return 0
-    from rtshield.outputs import finish_out_dir, record_outputs
+        from rtshield.outputs import finish_out_dir, held, prepare_out_dir
+
+        # the study writes into the staging folder of DIR; it is moved into place
+        # once the study's report (and its folder's name in it) is written
+        out = prepare_out_dir(args.out)
+        with held(out):
+            rc = _danicki(args, out) if args.study == "danicki" else (runner(args, out), 0)[1]
+        finish_out_dir(out)
+        return rc
+    from rtshield.outputs import finish_out_dir, held, prepare_out_dir, record_outputs
 
     t0 = time.perf_counter()
-    out = Path(args.out)
+    # every study writes into the staging folder of DIR (nested), moved into place
+    # at the end: one lock, all or nothing
+    out = prepare_out_dir(args.out)
     subdirs = [sub for _, sub in RUNNERS.values() if sub]
     runs: dict[str, StudyRun] = {}
     try:
-        for name, (runner, sub) in RUNNERS.items():
-            bar.phase(f"{name}: simulating" if name in PLAN_MODULES else name)
-            runs[name] = runner(args, out / sub if sub else out)
-        bar.phase("combined report")
-        report = _combined(out, runs)
+        with held(out):  # moved into place once, when every study is written
+            for name, (runner, sub) in RUNNERS.items():
+                bar.phase(f"{name}: simulating" if name in PLAN_MODULES else name)
+                runs[name] = runner(args, out / sub if sub else out)
+            bar.phase("combined report")
+            report = _combined(out, runs)
     except BaseException:
         if runs:
             record_outputs(out, dirs=subdirs)

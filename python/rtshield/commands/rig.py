@@ -216,6 +216,10 @@ def add_to(app: typer.Typer) -> None:
           short_help=REPORT_SHORT_HELP, epilog=REPORT_EPILOG)
     def report(
         dir: Annotated[str, arg("DIR", "the folder of a rig run")],
+        fitted: Annotated[str | None, opt(
+            "--fitted", "freertos-tcp/lwip: simulate DIR's scenarios again with the costs of "
+            "a fit (rtshield calibrate's best.toml, e.g. of DIR/calibrate/RUN.toml) and hold "
+            "every run against that model too (twin.json)", "BEST.toml")] = None,
     ) -> None:
         ...
 
@@ -493,11 +497,15 @@ def _handle_target(args, stack: str) -> int:
             sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
         comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
         atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
-        report = freertos.write_report(out, comp, runs)
+        twin = json.loads(freertos.write_twin(out).read_text())
+        report = freertos.write_report(out, comp, runs, twin)
         prune_stale(out, since)
         bar.finish()
     for c in comp["claims"]:
         say(f"  {'confirmed' if c['confirmed'] else 'NOT confirmed'}: {c['claim']}")
+    n = len(twin["quantities"])
+    say(f"  simulation against the real target: {n - len(twin['disagree'])} of {n} quantities "
+        "agree (twin.json)")  # fmt: skip
     print(f"{who}: {len(runs)} runs; results: {out}/ (report: {report})")
     return 0
 
@@ -534,9 +542,15 @@ def handle_report(args) -> int:
     if comp_file.is_file():  # a freertos-tcp or lwip run: its report from its comparison
         from rtshield.rig import freertos
 
+        twin = None
+        if getattr(args, "fitted", None):
+            fit = freertos.simulate_fitted(out, Path(args.fitted))
+            print(f"rig report: the scenarios simulated again with the fitted costs {fit['costs']}")
+        if (out / "sim").is_dir() and any((out / "runs").glob("*/summary.json")):
+            twin = json.loads(freertos.write_twin(out).read_text())  # rebuilt from the runs
         try:
             comp = json.loads(comp_file.read_text())
-            report = freertos.write_report(out, comp, [])
+            report = freertos.write_report(out, comp, [], twin)
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(
                 f"rig report: {comp_file}: not a freertos-tcp or lwip comparison ({e})"

@@ -23,16 +23,18 @@ HELP = (
     "cluster of one worker process per core (or --jobs N), or your cluster with "
     "--scheduler. Each --set KEY=v1,v2,… is one axis (a single value is a fixed override); "
     "KEY is SECTION.KEY (driver.queue) or, for an entry of [[flows]], [[tasks]] or "
-    "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product, at most "
-    f"{MAX_POINTS} points, made one at a time. Every point's results stream into one "
+    "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product, made one "
+    f"point at a time. At most {MAX_POINTS} points: the grid is counted (the product of the "
+    "axes' lengths) before any point is built. Every point's results stream into one "
     "table, DIR/sweep.csv (in grid order, as points finish) and DIR/sweep.parquet: the "
     "swept values, whether the critical task met every deadline, its worst response time, "
     "margin and lateness, and the key numbers. Also DIR/safe_region.json (where the safe "
     "region ends along each axis), DIR/sweep.png and DIR/report.html, which shows the "
     f"extremes and the boundary's points (every point of a grid of at most {MAX_SHOWN}), "
     "each with its own folder DIR/runs/NAME/ (every point's with --keep-runs). Re-running "
-    "into the same DIR skips every point whose row is there for the same scenario. Every "
-    "point is validated before anything runs."
+    "into the same DIR skips every point whose row is there for the same scenario (a failed "
+    "or interrupted sweep keeps its finished points beside DIR for that, and DIR as it was). "
+    "Every point is validated before anything runs."
 )
 
 
@@ -78,16 +80,10 @@ def handle(args) -> int:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.scheduler is not None and not args.scheduler.strip():
         raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
-    if not Path(args.scenario).exists():
-        raise UsageError(f"{args.scenario}: no such scenario file")
-    data, text = read_toml_text(args.scenario)  # a special or oversized file: one line, at once
-    grid = sweep.make_grid(args.set)
+    # through the input door: each way the path can fail named, at once
+    data, text = read_toml_text(args.scenario)
+    grid = sweep.make_grid(args.set)  # counted before a point is built
     n = len(grid)
-    if n > MAX_POINTS:
-        raise UsageError(
-            f"--set: the grid has {n} points; at most {MAX_POINTS} "
-            "(sweep fewer values, or split the sweep)"
-        )
     if args.keep_runs and n > MAX_KEPT_RUNS:
         raise UsageError(
             f"--keep-runs: the grid has {n} points; every point's folder is kept for at most "
@@ -106,7 +102,8 @@ def handle(args) -> int:
     )
     with bar:
         sweep.validate(grid, base, bar)
-        out = prepare_out_dir(args.out)
+        # finished points stay in the staging folder for the next sweep if this one fails
+        out = prepare_out_dir(args.out, resumable=True)
         with recorded_on_failure(out):  # a failed command removes nothing
             bar.phase("simulating")
             sw = sweep.run_sweep(

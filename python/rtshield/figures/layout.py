@@ -8,8 +8,11 @@ is imported by the functions that draw.
 
 from __future__ import annotations
 
+import functools
 import io
+import logging
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +34,7 @@ __all__ = [
     "bin_width",
     "column",
     "critical_axes",
+    "drawable",
     "finite_max",
     "flow_axes",
     "flow_names",
@@ -63,16 +67,79 @@ LEGEND_IN = 0.30
 PANEL_TITLE_IN = 0.25
 
 
+#: The fonts a figure's text is drawn with, in order: for each character the first
+#: that has it (matplotlib's font fallback). DejaVu Sans ships with matplotlib; the
+#: others are used where the system has them (CJK, symbols, emoji).
+FONT_FAMILIES = (
+    "DejaVu Sans", "Noto Sans", "Noto Sans CJK JP", "Noto Sans Symbols", "Noto Sans Symbols 2",
+    "Noto Emoji", "Symbola", "Liberation Sans",
+)
+#: Drawn instead of a character that none of the fonts has (it is in DejaVu Sans).
+MISSING_GLYPH = "\N{WHITE SQUARE}"
+
+
+@functools.lru_cache(maxsize=1)
+def _fonts() -> tuple[tuple[str, ...], frozenset[int]]:
+    """The families of :data:`FONT_FAMILIES` this system has, and every character
+    they cover together. Looked up in matplotlib's font list (no warning for the
+    ones missing)."""
+    from matplotlib import font_manager, ft2font
+
+    files: dict[str, str] = {}
+    for f in font_manager.fontManager.ttflist:
+        if f.style == "normal" and f.name in FONT_FAMILIES:
+            files.setdefault(f.name, f.fname)
+    families = tuple(n for n in FONT_FAMILIES if n in files)
+    cover: set[int] = set()
+    for name in families:
+        try:
+            cover.update(ft2font.FT2Font(files[name]).get_charmap())
+        except (OSError, RuntimeError, ValueError):  # an unreadable font file: without it
+            continue
+    return families, frozenset(cover)
+
+
+def drawable(text: str) -> str:
+    """``text`` with every character that no font of :data:`FONT_FAMILIES` has (on this
+    system) replaced by :data:`MISSING_GLYPH`: a scenario or flow named with any
+    Unicode characters draws without matplotlib's "Glyph missing" warnings."""
+    _, cover = _fonts()
+    if all(ord(c) in cover or c in "\n\t" for c in text):
+        return text
+    return "".join(c if ord(c) in cover or c in "\n\t" else MISSING_GLYPH for c in text)
+
+
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
     """Render ``fig`` to PNG bytes (deterministic metadata). With
     ``RTSHIELD_CHECK_FIGURES=1`` a figure with a layout problem (text outside the
-    canvas, a legend over data, a cut marker) raises instead (:mod:`.check`)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas, a legend over data, a cut marker) raises instead (:mod:`.check`).
 
+    Every text of the figure is drawn with the fallback fonts and made
+    :func:`drawable` first. A warning matplotlib still gives while rendering is
+    one line on stderr (the ``rtshield`` logger), not a Python warning.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    families, _ = _fonts()
+    for t in fig.findobj(Text):
+        text = t.get_text()
+        if text:
+            t.set_text(drawable(text))
+        if families:
+            t.set_fontfamily(list(families))
     FigureCanvasAgg(fig)
     check.check_if_asked(fig, dpi)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata=_PNG_META)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.savefig(buf, format="png", dpi=dpi, metadata=_PNG_META)
+    if caught:
+        first = " ".join(str(caught[0].message).split())
+        logging.getLogger("rtshield").warning(
+            "figure: %d warning(s) from matplotlib while drawing; the first: %s",
+            len(caught), first,
+        )
     return buf.getvalue()
 
 

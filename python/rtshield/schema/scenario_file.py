@@ -6,6 +6,7 @@ mitigation, flows, their captures and sockets, tasks) — the model
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -264,7 +265,8 @@ class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
         """The replay of a pcap flow's capture, read and checked now."""
         from rtshield import pcap as _pcap
 
-        path = (Path(ctx.get("base") or Path.cwd()) / str(f.file)).resolve()
+        # made absolute, not resolved: the input door names a link's own fault
+        path = Path(os.path.abspath(Path(ctx.get("base") or Path.cwd()) / str(f.file)))
         try:
             cap = _pcap.read_pcap(path)
             rp = _pcap.replay(cap, scale=f.scale, skip_ns=f.skip, loop=f.loop)

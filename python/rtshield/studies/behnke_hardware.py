@@ -26,11 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from rtshield.outputs import normalize
 from rtshield.runner import simulate
 from rtshield.scenario import load_scenario
@@ -38,6 +33,7 @@ from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
+from rtshield.tomlfile import read_toml
 from rtshield.units import duration_ns
 
 #: Experiment 2's flood-queue configurations: (key, absolute timer in µs; 0: unmoderated).
@@ -78,7 +74,7 @@ def study_dir() -> Path:
 
 
 def _device(folder: Path) -> dict[str, Any]:
-    return tomllib.loads((folder / "device.toml").read_text(encoding="utf-8"))
+    return read_toml(folder / "device.toml")
 
 
 def _rates(doc: Mapping[str, Any], folder: Path) -> dict[str, float]:

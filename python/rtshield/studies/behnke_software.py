@@ -31,11 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from rtshield.outputs import normalize
 from rtshield.runner import simulate
 from rtshield.scenario import load_scenario
@@ -44,6 +39,7 @@ from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
 from rtshield.tables import fmt_value
+from rtshield.tomlfile import read_toml
 
 #: Experiment 1's configurations: (key, scenario file stem, label, the flow that carries the load).
 EXP1_CONFIGS: tuple[tuple[str, str, str, str], ...] = (
@@ -109,7 +105,7 @@ def study_dir() -> Path:
 
 def _flows_with_rates(path: Path, rates: Mapping[str, float]) -> list[dict[str, Any]]:
     """The file's ``[[flows]]`` with the named flows' rates replaced (flows are replaced whole)."""
-    doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    doc = read_toml(path)
     flows = [dict(f) for f in doc.get("flows", [])]
     for f in flows:
         if f["name"] in rates:

@@ -31,11 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from rtshield.analysis import analyze_system, load_system
 from rtshield.outputs import normalize
 from rtshield.runner import simulate
@@ -44,6 +39,7 @@ from rtshield.studies import common
 from rtshield.studies.common import Claim, Point, Verdict
 from rtshield.studies.common import merge as _merge
 from rtshield.studies.common import table as _table
+from rtshield.tomlfile import read_toml
 
 #: Figures 1–2: (key, scenario file stem, label).
 FIG_CONFIGS: tuple[tuple[str, str, str], ...] = (
@@ -98,7 +94,7 @@ def study_dir() -> Path:
 
 
 def _doc(path: Path) -> dict[str, Any]:
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return read_toml(path)
 
 
 def _rated(doc: Mapping[str, Any], rates: Mapping[str, float]) -> list[dict[str, Any]]:

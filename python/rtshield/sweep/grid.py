@@ -14,6 +14,7 @@ from typing import Any
 from rtshield._version import __version__
 from rtshield.errors import UsageError
 from rtshield.scenario import parse_overrides, parse_scenario
+from rtshield.sweep.limits import MAX_POINTS
 
 __all__ = [
     "LIST_SECTIONS",
@@ -30,6 +31,7 @@ __all__ = [
 
 #: Sections whose entries are a list of named tables: ``SECTION.NAME.KEY``.
 LIST_SECTIONS = ("flows", "tasks", "sources")
+
 
 @dataclass(frozen=True)
 class Axis:
@@ -122,8 +124,15 @@ class Grid:
         return dict(zip(self.keys, reversed(combo), strict=True))
 
 
-def make_grid(sets: Sequence[str], option: str = "--set") -> Grid:
-    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → the :class:`Grid`."""
+def make_grid(
+    sets: Sequence[str], option: str = "--set", max_points: int = MAX_POINTS
+) -> Grid:
+    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → the :class:`Grid`.
+
+    The grid is counted (the product of the axes' lengths, in exact integer
+    arithmetic), never built: more than ``max_points`` points is a
+    :class:`UsageError`.
+    """
     keys: list[str] = []
     values: list[tuple[str, ...]] = []
     for item in sets:
@@ -142,17 +151,27 @@ def make_grid(sets: Sequence[str], option: str = "--set") -> Grid:
             f"{option}: nothing to sweep; give at least one setting two or more "
             "values, e.g. --set driver.queue=100,500,750"
         )
+    count = len(g)
+    if count > max_points:
+        raise UsageError(
+            f"{option}: the grid has {count} points "
+            f"({' × '.join(str(len(a.values)) for a in g.axes)}); at most {max_points} "
+            "(sweep fewer values, or split the sweep)"
+        )
     return g
 
 
-def expand(sets: Sequence[str], option: str = "--set") -> tuple[list[Axis], list[dict[str, str]]]:
+def expand(
+    sets: Sequence[str], option: str = "--set", max_points: int = MAX_POINTS
+) -> tuple[list[Axis], list[dict[str, str]]]:
     """``["driver.queue=100,500", "mitigation.kind=queue"]`` → axes and grid points.
 
     Returns ``(axes, points)``: the axes with more than one value, and each
     point as ``{SECTION.KEY: value}`` over *all* keys (fixed ones included);
-    :func:`make_grid` makes the points one at a time instead.
+    :func:`make_grid` makes the points one at a time instead (and counts them,
+    before any is built, against ``max_points``).
     """
-    g = make_grid(sets, option)
+    g = make_grid(sets, option, max_points)
     return g.axes, list(g)
 
 

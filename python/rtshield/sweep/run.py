@@ -14,7 +14,11 @@ simulated again after the stream: the same scenario gives the same numbers.
 
 A re-run into the same folder resumes: a point whose row in the previous
 ``sweep.csv`` has the same index and scenario hash is not run again, nor is
-a folder that already holds the results of the same scenario.
+a folder that already holds the results of the same scenario. The sweep
+writes into the staging folder beside ``--out`` (:mod:`rtshield.outputs`,
+resumable): the previous table is the one a failed sweep left there, else the
+one in ``--out`` (read, never changed); a point's folder starts with the
+earlier results of that folder of ``--out``.
 """
 
 from __future__ import annotations
@@ -33,13 +37,13 @@ from rtshield.cluster import Cluster, stream
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     atomic_write,
-    check_out_dir,
     claim_dir,
     prepare_out_dir,
     read_manifest,
     record_outputs,
     written,
 )
+from rtshield.outputs import shown as shown_path
 from rtshield.report import RunEntry
 from rtshield.runner import RunOutcome, safe_name, simulate, write_run
 from rtshield.sweep import results, table
@@ -238,8 +242,8 @@ def run_sweep(
     axes = grid.axes
     n = len(grid)
     out = Path(out_dir)
-    runs = out / "runs"
-    if not runs.exists() or "runs" in read_manifest(out)[1]:
+    given = shown_path(out)  # the --out this staging folder becomes
+    if not (given / "runs").exists() or "runs" in read_manifest(given)[1]:
         claim_dir(out, "runs")
     columns = table.header(axes)
     # a grid the report shows whole: every point's folder as it finishes
@@ -247,7 +251,13 @@ def run_sweep(
     failed: list[BaseException] = []
     resumed = 0
     with Cluster(scheduler, workers) as cluster:
-        live = table.LiveTable(out, columns, room=max(64, 16 * cluster.workers))
+        live = table.LiveTable(
+            out,
+            columns,
+            room=max(64, 16 * cluster.workers),
+            # a new staging folder resumes from the table of the last finished sweep
+            earlier=None if given == out else given / "sweep.csv",
+        )
 
         def jobs() -> Iterator[Any]:
             nonlocal resumed
@@ -257,7 +267,7 @@ def run_sweep(
                 sc = point_scenario(data, text, origin, point)
                 digest = scenario_hash(sc)
                 prev = live.previous(i, digest)
-                d = runs / folder_name(point, grid) if keep else None
+                d = _point_dir(out, folder_name(point, grid)) if keep else None
                 if prev is not None and (d is None or resumable(d, digest, figures)):
                     live.put(i, prev)
                     resumed += 1
@@ -298,6 +308,15 @@ def run_sweep(
     return Sweep(grid, live.path, live.rows, resumed, shown, shown_index, bounds, cols, failed)
 
 
+def _point_dir(out: Path, name: str) -> Path:
+    """A point's folder ``runs/NAME`` in the staging folder ``out``, holding the
+    earlier results of that folder of ``--out`` (:func:`~rtshield.outputs.prepare_out_dir`),
+    so that a finished point is not run again."""
+    d = prepare_out_dir(out / "runs" / name)
+    claim_dir(out, f"runs/{name}")
+    return d
+
+
 def _call(fn: Any, *args: Any) -> Any:
     """A job on a worker: ``fn(*args)`` (the point's simulation)."""
     return fn(*args)
@@ -329,9 +348,7 @@ def _shown(
         point = grid[i]
         sc = point_scenario(data, text, origin, point)
         digest = scenario_hash(sc)
-        d = out / "runs" / folder_name(point, grid)
-        check_out_dir(d)
-        claim_dir(out, f"runs/{d.name}")
+        d = _point_dir(out, folder_name(point, grid))
         if resumable(d, digest, figures):
             done[i] = _resume(sc, d)
         else:

@@ -128,11 +128,14 @@ def _cell(v: Any) -> str:
 class LiveTable:
     """``sweep.csv`` of one sweep, written in grid order as points finish."""
 
-    def __init__(self, out_dir: Path, columns: Sequence[str], room: int = 256) -> None:
+    def __init__(
+        self, out_dir: Path, columns: Sequence[str], room: int = 256, earlier: Path | None = None
+    ) -> None:
         self.path = Path(out_dir) / "sweep.csv"
         self.columns = list(columns)
         self.room = room
         self._prev_path = Path(out_dir) / _PREVIOUS
+        self._earlier = earlier
         self._prev = self._previous()
         self._peek: list[str] | None = next(self._prev, None)
         self._f: TextIO = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115
@@ -148,7 +151,9 @@ class LiveTable:
 
     def _previous(self) -> Iterator[list[str]]:
         """The rows of the previous table, in grid order; after a crash, the rows
-        the crashed run wrote, then those of the table it was resuming."""
+        the crashed run wrote, then those of the table it was resuming. With
+        neither, the rows of ``earlier`` (the table of the last finished sweep
+        into the same ``--out``, read and never changed)."""
         cur, prev = self.path, self._prev_path
         if prev.exists() and cur.exists():
             merged = prev.with_name(_PREVIOUS + ".tmp")
@@ -168,6 +173,8 @@ class LiveTable:
             os.replace(cur, prev)
         if prev.exists():
             yield from self._read(prev)
+        elif self._earlier is not None:
+            yield from self._read(self._earlier)
 
     def _read(self, path: Path) -> Iterator[list[str]]:
         """Rows of a table with this sweep's columns, well formed, indices increasing

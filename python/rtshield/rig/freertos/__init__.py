@@ -18,7 +18,7 @@ namespace and, in the attack phase, one flood tool.
 Layout of ``--out DIR``: ``runs/<protected|unprotected>-<attack>/`` (the
 target's config, ``device.json``, ``cycles.bin``, latency records, tool logs
 and ``summary.json`` in the simulator's vocabulary), ``sim/<variant>/summary.json``
-(the same scenario simulated), ``comparison.json`` and ``report.html``.
+(the same scenario simulated), ``comparison.json``, ``twin.json`` and ``report.html``.
 
 The target's modules, bottom up: :mod:`.target` (a stack on a board);
 :mod:`.build` (the third-party trees, the build and its cache), :mod:`.phases`
@@ -26,8 +26,10 @@ The target's modules, bottom up: :mod:`.target` (a stack on a board);
 its clock); :mod:`.device` (the scenario's two variants, the target's config,
 the flows the rig drives) and :mod:`.board` (a board on the rig's network);
 :mod:`.run` (the device process and the traffic processes of one run) and
-:mod:`.summary` (a run's ``summary.json``); :mod:`.compare` (simulation
-against the real stack) and :mod:`.report` (``report.html``). This package
+:mod:`.summary` (a run's ``summary.json``); :mod:`.fit` (the simulations a run is held against,
+its ``counters.csv`` and the fit of a target's model); :mod:`.compare`
+(simulation against the real stack: the claims) and :mod:`.twin` (quantity
+by quantity, ``twin.json``); :mod:`.report` (``report.html``). This package
 gives the names ``rtshield rig freertos-tcp``, ``rtshield rig lwip`` and the
 tests use.
 """
@@ -56,12 +58,14 @@ from .device import (
     target_config,
     udp_flows,
 )
+from .fit import counters_csv, simulate_fitted
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
 from .run import Options, run_variant
 from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
 from .target import BOARDS, STACKS, Target
+from .twin import TOLERANCES, build_twin, write_twin
 
 __all__ = [
     "ATTACKS",
@@ -76,6 +80,7 @@ __all__ = [
     "PHASES",
     "STACKS",
     "STACK_EXHAUSTED",
+    "TOLERANCES",
     "TREE_ENV",
     "VARIANTS",
     "Bench",
@@ -84,8 +89,10 @@ __all__ = [
     "Target",
     "build_images",
     "build_target",
+    "build_twin",
     "claims",
     "comparison",
+    "counters_csv",
     "default_scenario",
     "find_tree",
     "load_device",
@@ -94,10 +101,12 @@ __all__ = [
     "pcap_flows",
     "response_figure",
     "run_variant",
+    "simulate_fitted",
     "simulate_variants",
     "summarize",
     "target_config",
     "udp_flows",
     "wire",
     "write_report",
+    "write_twin",
 ]

@@ -17,7 +17,11 @@ __all__ = ["HP_KEPT", "claims", "comparison", "measured_syn_rate", "simulate_var
 
 
 def simulate_variants(dev: Device, out: Path, suffix: str = "") -> dict[str, dict[str, Any]]:
-    """Simulate both variants of the device; write ``out/sim/<variant><suffix>/summary.json``."""
+    """Simulate both variants of the device; write ``out/sim/<variant><suffix>/summary.json``
+    and the scenario simulated, ``scenario.toml`` (a scenario file: ``rtshield run`` runs
+    it again, ``rtshield calibrate`` fits it to a run's ``counters.csv``)."""
+    import tomli_w
+
     from rtshield.runner import simulate
 
     res = {}
@@ -26,6 +30,10 @@ def simulate_variants(dev: Device, out: Path, suffix: str = "") -> dict[str, dic
         d = out / "sim" / (v + suffix)
         d.mkdir(parents=True, exist_ok=True)
         atomic_write(d / "summary.json", format_summary_json(s))
+        if v in dev.tables:
+            head = f"# {dev.path}, {v}{suffix and ' (' + suffix.strip('-') + ')'}: the scenario "
+            head += "the rig simulated (written by rtshield rig)\n"
+            atomic_write(d / "scenario.toml", head + tomli_w.dumps(dev.tables[v]))
         res[v] = s
     return res
 

@@ -21,6 +21,7 @@ from rtshield.rig.network import DEVICE_ADDR, LISTEN_PORT, PREFIX_LEN
 __all__ = [
     "VARIANTS",
     "Device",
+    "flood_at",
     "is_modbus",
     "load_device",
     "modbus_flows",
@@ -46,14 +47,12 @@ class Device:
         """The same device with its flood (the TCP flows' non-zero steps) at ``pps``."""
         from rtshield.scenario import parse_scenario
 
-        variants = {}
+        variants, tables = {}, {}
         for v, t in self.tables.items():
-            t = copy.deepcopy(t)
-            for f in t.get("flows", []):
-                if f.get("protocol") == "tcp" and f.get("pattern") == "steps":
-                    f["rates"] = [r if _zero(r) else f"{pps:.0f}pps" for r in f["rates"]]
+            t = flood_at(t, pps)
             variants[v] = parse_scenario(t, origin=f"{self.path} (flood at {pps:.0f} pkt/s)")
-        return Device(self.path, self.data, variants, self.phase_s, self.tables)
+            tables[v] = t
+        return Device(self.path, self.data, variants, self.phase_s, tables)
 
 
 def load_device(path: str | Path, stock_priority: int, phase_s: float | None = None) -> Device:
@@ -102,6 +101,16 @@ def load_device(path: str | Path, stock_priority: int, phase_s: float | None = N
         "unprotected": parse_scenario(unprot, origin=f"{p} (unprotected)"),
     }
     return Device(p, data, variants, phase_s, {"protected": data, "unprotected": unprot})
+
+
+def flood_at(table: dict[str, Any], pps: float) -> dict[str, Any]:
+    """A copy of a scenario's TOML table with its flood (the TCP flows' non-zero steps)
+    at ``pps``."""
+    t = copy.deepcopy(table)
+    for f in t.get("flows", []):
+        if f.get("protocol") == "tcp" and f.get("pattern") == "steps":
+            f["rates"] = [r if _zero(r) else f"{pps:.0f}pps" for r in f["rates"]]
+    return t
 
 
 def _zero(rate: Any) -> bool:

@@ -14,6 +14,7 @@ from rtshield.outputs import atomic_write
 from rtshield.rig.attacks import ATTACKS
 
 from .phases import ATTACK_LABEL
+from .twin import twin_figure, twin_rows
 
 __all__ = ["response_figure", "write_report"]
 
@@ -147,9 +148,55 @@ def _od(f: Mapping[str, Any] | None) -> str:
     return "—" if not f else f"{_fmt(f.get('delivered'))}/{_fmt(f.get('offered'))}"
 
 
-def write_report(out: Path, comp: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> Path:
+def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
+    """Simulation against the real target, quantity by quantity (``twin.json``): which
+    quantities disagree, in one sentence, then the table and ``fig_twin.png``."""
+    if not twin or not twin.get("quantities"):
+        return ""
+    fig = twin_figure(out, twin)
+    qs = twin["quantities"]
+    bad = [q for q in qs if not q["agrees"]]
+    if bad:
+        where: dict[str, list[str]] = {}  # each quantity once, with the runs it fails in
+        for q in bad:
+            where.setdefault(q["name"], []).append(f"{q['run']} ({q.get('model', 'preset')})")
+        said = "; ".join(f"{n} in {', '.join(w)}" for n, w in where.items())
+        verdict = f"{len(bad)} of {len(qs)} quantities disagree: {html.escape(said)}."
+    else:
+        verdict = f"All {len(qs)} quantities agree within their tolerances."
+    basis = "; ".join(
+        dict.fromkeys(f"{r['run']} against {r['simulated']}" for r in twin.get("runs", []))
+    )
+    fit = twin.get("fit")
+    if fit:  # the fitted model: which costs, fitted on which run
+        costs = ", ".join(f"{k} = {v}" for k, v in fit["costs"].items())
+        verdict += html.escape(
+            f" The fitted model: the preset with {costs}, fitted on "
+            f"{fit.get('fitted_on') or 'a run not named'}; every other run is held out."
+        )
+    img = f'<p><img src="{html.escape(fig.name)}" alt="fig_twin"></p>' if fig else ""
+    return (
+        "<h2>Does the simulation predict the real target?</h2>"
+        f"<p><strong>{verdict}</strong></p><p>Each run is held against a simulation "
+        f"({html.escape(basis)}); the real run over its three phases, the simulated run "
+        "whole. Tolerances and the reasons: docs/rig.md; the numbers: <code>twin.json</code>.</p>"
+        + _table(
+            ["run", "model", "quantity", "simulation", "real", "tolerance", "verdict", "why"],
+            twin_rows(twin),
+        )
+        + img
+    )
+
+
+def write_report(
+    out: Path,
+    comp: Mapping[str, Any],
+    runs: Sequence[Mapping[str, Any]],
+    twin: Mapping[str, Any] | None = None,
+) -> Path:
     """``report.html``: protected and unprotected side by side (with a response-time figure per
-    attack when ``runs`` are given), then simulation vs real stack."""
+    attack when ``runs`` are given), then simulation vs real stack (with ``twin``, the
+    content of ``twin.json``, quantity by quantity)."""
     figs = [response_figure(out, a, runs) for a in ATTACKS]
     if not runs:  # rebuilt from comparison.json: the figures already there
         figs = [out / f"fig_{a}.png" for a in ATTACKS if (out / f"fig_{a}.png").is_file()]
@@ -292,6 +339,7 @@ held against the scenario's flood.</p>
     }
 {_flow_table(comp)}
 {capacity}
+{_twin_section(out, twin)}
 <p>Per-run details: <code>runs/*/summary.json</code>;
 the simulator's: <code>sim/*/summary.json</code>.</p>
 </body></html>

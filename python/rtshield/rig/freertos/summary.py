@@ -25,7 +25,14 @@ from .device import Device, pcap_flows
 from .phases import MODBUS_TIMEOUT_S, PHASES
 from .target import Target
 
-__all__ = ["IP_TASK_NAME", "NIC_FIFO_FULL", "STACK_EXHAUSTED", "summarize"]
+__all__ = [
+    "IP_QUEUE_FULL",
+    "IP_TASK_NAME",
+    "NIC_FIFO_FULL",
+    "STACK_EXHAUSTED",
+    "STACK_TASKS",
+    "summarize",
+]
 
 #: Drop reason of an admitted frame that found no stack buffer (a FreeRTOS-Plus-TCP network
 #: buffer; lwIP: a pbuf from PBUF_POOL).
@@ -44,7 +51,7 @@ IP_TASK_NAME = "IP-Task"
 #: tcpip_thread and, protected, the adapter's receive task (tcpip_input() processes each
 #: admitted frame there, under the core lock). Task names are cut to 11 characters
 #: (configMAX_TASK_NAME_LEN 12).
-_STACK_TASKS = {"plustcp": (IP_TASK_NAME,), "lwip": ("tcpip_thread", "rts-lwip-rx")}
+STACK_TASKS = {"plustcp": (IP_TASK_NAME,), "lwip": ("tcpip_thread", "rts-lwip-rx")}
 #: A stack counter that is a level (a high-water mark), not a count: per phase, its value
 #: at the phase's end, not a difference.
 _LEVEL_SUFFIX = "_max_used"
@@ -272,7 +279,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
     for key, ns in d.get("threads_cpu_ns", {}).items():
         name = key.rsplit("#", 1)[0]
         threads[name] = threads.get(name, 0) + int(ns)
-    cut = {t[:11] for t in _STACK_TASKS[target.stack]}
+    cut = {t[:11] for t in STACK_TASKS[target.stack]}
     ip_ns = sum(ns for name, ns in threads.items() if name in cut) or None
     delivered = sum(f["delivered"] or 0 for f in flows.values())
     # offered: the frames that reached the board (MPS2: handed to its emulated NIC)

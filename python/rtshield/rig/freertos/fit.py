@@ -1,0 +1,261 @@
+"""The simulations a real run is held against, and the fit of a target's model.
+
+Which simulation a real run of ``rig freertos-tcp`` / ``rig lwip`` is held against
+(:func:`simulation_for`): a SYN run its own flood rate's (:func:`simulate_own_rates`,
+``sim/<run>-own-rate``), else the rig's; with a fit, the same scenarios again with the
+fitted costs (:func:`simulate_fitted`, ``sim/<name>-fitted``). A run's per-second
+counters on the simulator's timeline (:func:`counters_csv`, ``counters.csv``) and a
+calibration file that fits the model to them (:func:`calibration_toml`, the knobs and
+their physical bounds in :data:`FIT_PARAMETERS`; docs/decisions/twin.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rtshield.errors import UsageError
+from rtshield.outputs import atomic_write, format_summary_json
+
+from .device import flood_at
+
+__all__ = [
+    "COUNTERS",
+    "FITTED",
+    "FIT_COLUMNS",
+    "FIT_PARAMETERS",
+    "FIT_RECORD",
+    "OWN_RATE",
+    "calibration_toml",
+    "counters_csv",
+    "read_json",
+    "simulate_fitted",
+    "simulate_own_rates",
+    "simulation_for",
+]
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"rig: twin.json: {path}: not readable JSON ({e})") from None
+
+
+def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple[Path, str]:
+    """The simulation a real run is held against, and in words what it simulated
+    (``model``: ``""``, the scenario's preset, or :data:`FITTED`)."""
+    v, attack = real["variant"], real["attack"]
+    own = out / "sim" / f"{v}-{attack}{OWN_RATE}"
+    if attack == "syn" and (own / "summary.json").is_file():
+        pps = real["traffic"]["flood_in_pps"]
+        return (
+            out / "sim" / f"{own.name}{model}" / "summary.json",
+            f"the SYN flood at the rate this run measured ({pps:,.0f} pkt/s)",
+        )
+    at_rate = out / "sim" / f"{v}-rig-rate{model}" / "summary.json"
+    if attack == "syn" and (out / "sim" / f"{v}-rig-rate" / "summary.json").is_file():
+        return at_rate, "the SYN flood at the rate the rig measured"
+    return out / "sim" / f"{v}{model}" / "summary.json", "the scenario's flood"
+
+
+#: The fitted model's simulations: ``sim/<name>-fitted`` beside each ``sim/<name>``.
+FITTED = "-fitted"
+#: Where :func:`simulate_fitted` records the fit it simulated (``sim/fit.json``).
+FIT_RECORD = "fit.json"
+
+
+#: A SYN run's own simulation: ``sim/<run>-own-rate``, its flood at the rate that run
+#: measured (the rig's ``sim/<variant>-rig-rate`` has the mean of its SYN runs).
+OWN_RATE = "-own-rate"
+
+
+def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> Path:
+    """Simulate the scenario table ``data``; write ``d/summary.json`` and the scenario as
+    ``d/scenario.toml`` (its first line says where it came from: ``origin``)."""
+    import tomli_w
+
+    from rtshield.runner import simulate
+    from rtshield.scenario import parse_scenario
+
+    sc = parse_scenario(data, origin=origin)
+    d.mkdir(exist_ok=True)
+    atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
+    atomic_write(
+        d / "scenario.toml", f"# {origin} (written by rtshield rig)\n" + tomli_w.dumps(data)
+    )
+    return d
+
+
+def simulate_own_rates(out: str | Path) -> list[Path]:
+    """Simulate each SYN run's scenario (``sim/<variant>-rig-rate/scenario.toml``) again
+    with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
+    simulation it is held against (two runs' floods differ by tens of percent on a
+    loaded host, and the frames and drops with them)."""
+    from rtshield.tomlfile import read_toml
+
+    out = Path(out)
+    written = []
+    for f in sorted((out / "runs").glob("*/summary.json")):
+        real = read_json(f)
+        pps = (real.get("traffic") or {}).get("flood_in_pps")
+        scen = out / "sim" / f"{real.get('variant')}-rig-rate" / "scenario.toml"
+        if real.get("attack") != "syn" or not pps or not scen.is_file():
+            continue
+        written.append(
+            _simulate_into(
+                out / "sim" / (f.parent.name + OWN_RATE),
+                flood_at(read_toml(scen), float(pps)),
+                f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}",
+            )
+        )
+    return written
+
+
+def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
+    """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
+    fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
+    ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
+    is the calibration's name when the rig wrote it (``rig-<run>``); every other run is
+    held out."""
+    from rtshield.tomlfile import parse_toml, read_toml
+
+    out, best = Path(out), Path(best)
+    if not best.is_file():
+        raise UsageError(f"rig report: --fitted {best}: no such file (calibrate's best.toml)")
+    text = best.read_text(errors="replace")
+    costs = parse_toml(text, str(best)).get("costs")
+    if not isinstance(costs, dict) or not costs:
+        raise UsageError(f"rig report: --fitted {best}: no [costs] table (nothing fitted to apply)")
+    m = re.match(r"# rtshield calibrate rig-(\S+): ", text)
+    fitted_on = m.group(1) if m and (out / "runs" / m.group(1)).is_dir() else None
+    scens = sorted(
+        p for p in (out / "sim").glob("*/scenario.toml") if not p.parent.name.endswith(FITTED)
+    )
+    if not scens:
+        raise UsageError(
+            f"rig report: no {out}/sim/*/scenario.toml (a run before rtshield wrote them)"
+        )
+    for scen in scens:
+        data = read_toml(scen)
+        data.setdefault("costs", {}).update(costs)
+        _simulate_into(
+            out / "sim" / (scen.parent.name + FITTED), data, f"{scen} with the costs of {best}"
+        )
+    fit = {"best": str(best.resolve()), "costs": costs, "fitted_on": fitted_on}
+    atomic_write(out / "sim" / FIT_RECORD, json.dumps(fit, indent=1) + "\n")
+    return fit
+
+
+#: What a fit of the POSIX board's model may move, within physical bounds
+#: (docs/decisions/twin.md): ``(key, low, high, why these bounds)``.
+FIT_PARAMETERS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "costs.isr_per_packet",
+        "0.2us",
+        "50us",
+        "the NIC thread's work per frame (a raw-socket read and a copy): from a cached "
+        "copy on a GHz core to a system call on a loaded host",
+    ),
+    (
+        "costs.driver_per_packet",
+        "0.5us",
+        "200us",
+        "the network task's and the stack's work per frame (libshield or the stock path, "
+        "then the IP task's protocol processing), the same range",
+    ),
+)
+#: The counters a fit matches: what the receive path got done and the critical task's
+#: cycles (``offered`` is what the rig sent: an input, not a result).
+FIT_COLUMNS = ("processed", "cycles", "misses")
+
+
+def calibration_toml(out: Path, run: str) -> str | None:
+    """A calibration file (docs/calibrate.md) that fits the scenario ``run`` was held
+    against to the run's ``counters.csv``; ``None`` without both."""
+    import tomli_w
+
+    real = out / "runs" / run
+    sim_file, _ = simulation_for(out, read_json(real / "summary.json"))
+    scen = sim_file.parent / "scenario.toml"
+    if not (scen.is_file() and (real / "counters.csv").is_file()):
+        return None
+    data = {
+        "calibration": {
+            "name": f"rig-{run}",
+            "description": f"this target's model fitted to the rig's run {run} (per-second "
+            "counters on the simulator's timeline)",
+            "budget": 40,
+            "seed": 1,
+        },
+        "objective": {
+            "kind": "counters",
+            "scenario": f"../{scen.relative_to(out)}",
+            "csv": f"../runs/{run}/counters.csv",
+            "columns": list(FIT_COLUMNS),
+        },
+        "parameter": [
+            {"key": k, "low": lo, "high": hi, "note": why} for k, lo, hi, why in FIT_PARAMETERS
+        ],
+    }
+    head = (
+        f"# Fit this target's model to the run {run} (written by rtshield rig):\n"
+        f"#   rtshield calibrate {out.name}/calibrate/{run}.toml --out FIT\n"
+        "# then hold the fitted costs against the other runs (docs/decisions/twin.md).\n"
+    )
+    return head + tomli_w.dumps(data)
+
+
+#: The columns :func:`counters_csv` writes (each one of rtshield calibrate's counters).
+COUNTERS = ("offered", "received", "processed", "cycles", "misses")
+
+
+def counters_csv(run_dir: Path) -> str | None:
+    """A real run's per-second counters on the simulator's timeline, in the columns of
+    ``rtshield calibrate`` (docs/calibrate.md): the three phases back to back (phase k's
+    second j at ``t_s = k * phase + j``; the breaks between them left out, as the
+    simulated run has none). ``offered``: frames at the target's NIC; ``received``: of
+    them, the ones its receive ring took; ``processed``: frames handed to the stack;
+    ``cycles``: critical cycles that ended; ``misses``: deadlines that passed unmet.
+    ``None`` when a phase is not a whole number of seconds."""
+    real = read_json(run_dir / "summary.json")
+    dev = read_json(run_dir / "device.json")
+    bounds = real.get("device_bounds_ns") or real["bounds_ns"]
+    phase_s = (bounds[0][1] - bounds[0][0]) / 1e9
+    if abs(phase_s - round(phase_s)) > 1e-6 or round(phase_s) < 1:
+        return None
+    snaps = dev["snapshots"]
+    t = np.array([s["t_ns"] for s in snaps], dtype=np.int64)
+
+    def at(key: str, when: int) -> float:
+        """The counter at ``when`` (linear between the device's 100 ms snapshots)."""
+        v = np.array([s[key] for s in snaps], dtype=np.float64)
+        return float(np.interp(when, t, v))
+
+    cyc = np.fromfile(run_dir / "cycles.bin", dtype="<u8").reshape(-1, 4).astype(np.int64)
+    lines = [
+        f"# {run_dir.name}: per-second counters of the real run on the simulator's timeline "
+        "(written by rtshield rig)",
+        "t_s," + ",".join(COUNTERS),
+    ]
+    for k, (lo, _hi) in enumerate(bounds):
+        for j in range(round(phase_s)):
+            a, b = lo + j * 1_000_000_000, lo + (j + 1) * 1_000_000_000
+            nic = at("nic_frames", b) - at("nic_frames", a)
+            ring = at("ring_full", b) - at("ring_full", a)
+            vals = {
+                "offered": nic,
+                "received": nic - ring,
+                "processed": at("to_ip_task", b) - at("to_ip_task", a),
+                "cycles": int(((cyc[:, 2] >= a) & (cyc[:, 2] < b)).sum()),
+                "misses": int(((cyc[:, 3] >= a) & (cyc[:, 3] < b) & (cyc[:, 3] > 0)).sum()),
+            }
+            row = [f"{k * round(phase_s) + j}"]
+            row += [f"{max(0.0, vals[c]):.0f}" for c in COUNTERS]
+            lines.append(",".join(row))
+    return "\n".join(lines) + "\n"

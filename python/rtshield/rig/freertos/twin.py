@@ -1,0 +1,461 @@
+"""``twin.json``: does the simulation predict the real target, quantity by quantity?
+
+:func:`build_twin` reads a finished ``rig freertos-tcp`` / ``rig lwip`` output folder
+(``runs/*/summary.json``, the real runs in the simulator's vocabulary, and
+``sim/*/summary.json``, the same device simulated) and sets each real run beside the
+simulation it is held against (:func:`.fit.simulation_for`: a SYN-flood run beside the
+scenario at its own measured flood rate, any other run beside the scenario's own
+flood, which the simulator models as a SYN flood), and with a fit (``rig report
+--fitted``) beside the fitted model too. Every quantity has its tolerance here, in
+:data:`TOLERANCES` (the one home; docs/rig.md lists them), and ``agrees`` says whether
+the two are within it; ``why`` names the modelling reason where one is known.
+
+The comparison covers what both sides have over the same stretch: the real run's
+three phases (idle, attack, idle; not the breaks between them) against the whole
+simulated run, which is the same three phases back to back. :func:`write_twin` also
+writes each run's ``counters.csv`` and ``calibrate/<run>.toml`` (:mod:`.fit`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rtshield.errors import UsageError
+from rtshield.figures import png_bytes
+from rtshield.outputs import atomic_write
+
+from .fit import (
+    FIT_RECORD,
+    FITTED,
+    calibration_toml,
+    counters_csv,
+    read_json,
+    simulate_own_rates,
+    simulation_for,
+)
+from .phases import ATTACK_LABEL, PHASES
+from .summary import IP_QUEUE_FULL, NIC_FIFO_FULL, STACK_EXHAUSTED, STACK_TASKS
+
+__all__ = [
+    "NETWORK_THREADS",
+    "TOLERANCES",
+    "Tolerance",
+    "build_twin",
+    "twin_figure",
+    "twin_rows",
+    "write_twin",
+]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far the simulation may be from the real run and still agree.
+
+    ``kind``: ``"points"`` (a fraction, within ``within`` of it), ``"relative"``
+    (within ``within`` times the real value, or ``floor`` if that is larger),
+    ``"period"`` (within ``within`` times the critical task's period) or
+    ``"verdict"`` (both zero or both non-zero)."""
+
+    kind: str
+    within: float
+    floor: float
+    text: str
+
+    def allowed(self, real: float, period_us: float) -> float:
+        """The largest difference that still agrees (0 for a verdict)."""
+        if self.kind == "points":
+            return self.within
+        if self.kind == "relative":
+            return max(self.within * abs(real), self.floor)
+        if self.kind == "period":
+            return self.within * period_us
+        return 0.0
+
+    def agrees(self, sim: float, real: float, period_us: float) -> bool:
+        if self.kind == "verdict":
+            return (sim > 0) == (real > 0)
+        return abs(sim - real) <= self.allowed(real, period_us) + 1e-12
+
+
+#: Every quantity's tolerance, by kind of quantity (docs/rig.md, "Simulation against the
+#: real target"; the choices: docs/decisions/twin.md).
+TOLERANCES: dict[str, Tolerance] = {
+    "frames_at_nic": Tolerance(
+        "relative", 0.10, 0.0, "within 10 % of the frames that reached the target's NIC"
+    ),
+    "delivered_fraction": Tolerance(
+        "points", 0.05, 0.0, "within 5 points of the flow's delivered fraction"
+    ),
+    "drops": Tolerance("relative", 0.10, 10.0, "within 10 % of the real count, or 10 frames"),
+    "misses": Tolerance("verdict", 0.0, 0.0, "the same verdict: deadlines missed or none"),
+    "cycle_time": Tolerance("period", 0.10, 0.0, "within 10 % of the critical task's period"),
+    "network_cpu": Tolerance(
+        "relative", 0.25, 0.0, "within 25 % of the real CPU time per frame at the NIC"
+    ),
+}
+
+#: The threads that do network work beside the stack's tasks (:data:`.summary.STACK_TASKS`):
+#: the POSIX board's NIC receive thread (the interrupt's stand-in), the network task and
+#: libshield's poll task (rig/freertos/posix), the lwIP adapter's poll task (task names
+#: cut to 11 characters). Against the simulator's ``isr_rx``, ``driver`` and poll CPU. On
+#: the MPS2 board the interrupt's time is not a task's: it counts in the task it hit.
+NETWORK_THREADS = ("rts-nic", "rts-net", "rts-poll", "rts-lwip-poll"[:11])
+#: The simulator's CPU shares of the network work (``summary.json`` "cpu").
+_SIM_NETWORK_CPU = ("isr_rx", "driver", "poll")
+#: Drop reasons only the real target has, and why the simulator cannot count them.
+_REAL_ONLY = {
+    STACK_EXHAUSTED: "the simulator has no model of the stack's own network buffers",
+    IP_QUEUE_FULL: "the simulator has no model of the stack's input queue",
+    NIC_FIFO_FULL: "the simulator's NIC has no FIFO of the emulated board's size",
+}
+
+
+def _sum_phases(real: Mapping[str, Any], key: str) -> int:
+    return sum(int(real["phases"][p].get(key) or 0) for p in PHASES)
+
+
+def _real_flow(real: Mapping[str, Any], name: str) -> tuple[int, int] | None:
+    """(offered, delivered) of a flow over the three phases, when both are known."""
+    off = got = 0
+    for p in PHASES:
+        f = real["phases"][p]["flows"].get(name) or {}
+        if f.get("offered") is None or f.get("delivered") is None:
+            return None
+        off += int(f["offered"])
+        got += int(f["delivered"])
+    return (off, got) if off else None
+
+
+def _real_drops(real: Mapping[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in PHASES:
+        for k, v in real["phases"][p]["dropped"].items():
+            out[k] = out.get(k, 0) + int(v or 0)
+    return out
+
+
+def _real_network_cpu_us(real: Mapping[str, Any]) -> float | None:
+    """Network threads' CPU per frame at the NIC over the device's whole life (µs)."""
+    threads = real.get("threads_cpu_s") or {}
+    names = {*NETWORK_THREADS, *(t[:11] for t in STACK_TASKS.get(real.get("stack"), ()))}
+    cpu = sum(v for k, v in threads.items() if k in names)
+    frames = (real.get("netif") or {}).get("nic_frames")
+    return cpu / frames * 1e6 if cpu and frames else None
+
+
+def _sim_network_cpu_us(sim: Mapping[str, Any]) -> float | None:
+    cpu = sum(float(sim.get("cpu", {}).get(k) or 0.0) for k in _SIM_NETWORK_CPU)
+    frames = sim.get("totals", {}).get("offered")
+    return cpu * float(sim["duration_s"]) / frames * 1e6 if cpu and frames else None
+
+
+def _offered_why(real: Mapping[str, Any], sim: Mapping[str, Any]) -> str | None:
+    """Why the frames at the NIC differ, where the rig's own counts say: the host dropped
+    frames between the device's link and the target's NIC (a raw socket's buffer), or the
+    simulated flood's rate is not this run's."""
+    parts = []
+    traffic = real.get("traffic") or {}
+    link, nic = traffic.get("device_link_rx"), real["phases"]["attack"].get("frames_at_nic")
+    if link and nic is not None and link > 1.05 * nic:
+        parts.append(
+            f"{link - nic} frames of the attack reached the device's link but not the "
+            "target's NIC (the host dropped them before it; the simulator's NIC loses none)"
+        )
+    flood = next((n for n in sim.get("flows", {}) if n in real.get("flows", {})
+                  and real["flows"][n].get("protocol") == "tcp"
+                  and real["flows"][n].get("offered") is None), None)  # fmt: skip
+    seconds = real["phases"]["attack"].get("seconds") or 0
+    if flood and seconds and traffic.get("flood_in_pps"):
+        sim_pps = sim["flows"][flood]["offered"] / seconds
+        if abs(sim_pps - traffic["flood_in_pps"]) > 0.05 * traffic["flood_in_pps"]:
+            parts.append(
+                f"the simulated flood offered {sim_pps:,.0f} pkt/s, this run's "
+                f"{traffic['flood_in_pps']:,.0f} (the rig simulates the mean rate of its SYN runs)"
+            )
+    return "; ".join(parts) or None
+
+
+def _quantities(
+    real: Mapping[str, Any], sim: Mapping[str, Any], basis: str
+) -> list[dict[str, Any]]:
+    period_us = float(real["critical_period_ms"]) * 1e3
+    unmodelled = (
+        f"the simulator has no model of the {ATTACK_LABEL[real['attack']]}: held against "
+        "the scenario's SYN flood"
+        if real["attack"] != "syn"
+        else None
+    )
+    host = real.get("clock") != "guest"
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, kind: str, s: Any, r: Any, unit: str, why: str | None = None) -> None:
+        tol = TOLERANCES[kind]
+        if s is None or r is None:
+            agrees, off = False, None
+        else:
+            agrees = tol.agrees(float(s), float(r), period_us)
+            allowed = tol.allowed(float(r), period_us)
+            off = (
+                (0.0 if agrees else None)
+                if tol.kind == "verdict"
+                else abs(float(s) - float(r)) / allowed
+                if allowed
+                else None
+            )
+        rows.append(
+            {
+                "name": name,
+                "kind": kind,
+                "unit": unit,
+                "sim": s,
+                "real": r,
+                "tolerance": tol.text,
+                "agrees": bool(agrees),
+                # the difference in units of the tolerance (1: at its edge); a verdict: None
+                "off_by": None if off is None else round(off, 3),
+                "why": None if agrees else "; ".join(w for w in (unmodelled, why) if w) or None,
+            }
+        )
+
+    # the MPS2 board counts the frames handed to its emulated NIC, its FIFO's drops among them
+    into = all("frames_into_nic" in real["phases"][p] for p in PHASES)
+    add(
+        "frames at the NIC",
+        "frames_at_nic",
+        sim["totals"].get("offered"),
+        _sum_phases(real, "frames_into_nic" if into else "frames_at_nic"),
+        "frames",
+        _offered_why(real, sim),
+    )
+    sim_flows = sim.get("flows", {})
+    rd, sd = _real_drops(real), sim.get("totals", {}).get("dropped", {})
+    only = {k: v for k, v in rd.items() if v and k not in sd}
+    lost_in_stack = (
+        "the real target also dropped frames where the simulator cannot ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(only.items()))
+        + ")"
+        if only
+        else None
+    )
+    for name in real.get("flows", {}):
+        rf, sf = _real_flow(real, name), sim_flows.get(name) or {}
+        if rf is None or not sf.get("offered"):
+            continue
+        add(
+            f"{name}: delivered fraction",
+            "delivered_fraction",
+            round(sf["delivered"] / sf["offered"], 4),
+            round(rf[1] / rf[0], 4),
+            "fraction",
+            lost_in_stack,
+        )
+    for reason in sorted(set(rd) | set(sd)):
+        r, s = rd.get(reason), sd.get(reason)
+        if not (r or s):
+            continue
+        why = None
+        if r is None:
+            why = "the real target has no such drop reason"
+        elif s is None:
+            why = _REAL_ONLY.get(reason, "the simulator has no such drop reason")
+        if why is None and not rows[0]["agrees"]:
+            why = "the frames at the NIC differ (above)"
+        add(f"drops: {reason}", "drops", s, r, "frames", why)
+    # every drop, whatever its reason: the model's mechanism may differ (its driver queue
+    # where the real stack runs out of buffers), what the target lost need not
+    total_s, total_r = sum(v or 0 for v in sd.values()), sum(rd.values())
+    frames_why = None if rows[0]["agrees"] else "the frames at the NIC differ (above)"
+    add("drops: all reasons", "drops", total_s, total_r, "frames", frames_why)
+    rc, sc = real["critical"], sim["critical"]
+    misses = rc.get("missed_or_late", rc["misses"]) if not host else rc["misses"]
+    add("critical task: deadlines missed", "misses", sc["misses"], misses, "cycles")
+    jitter = (
+        "host time on a shared machine: the POSIX port's tick and the host's scheduling add "
+        "jitter the model does not have"
+        if host
+        else None
+    )
+    for q in ("p50", "p99"):
+        add(
+            f"critical task: cycle time {q}",
+            "cycle_time",
+            sc.get("cycle_time_us", {}).get(q),
+            rc.get("cycle_time_us", {}).get(q),
+            "µs",
+            jitter,
+        )
+    rcpu = _real_network_cpu_us(real)
+    if rcpu is not None:  # measured on the POSIX board (per-thread CPU time)
+        add(
+            "network work: CPU per frame at the NIC",
+            "network_cpu",
+            _rounded(_sim_network_cpu_us(sim)),
+            _rounded(rcpu),
+            "µs",
+            "the scenario's platform preset has its board's per-frame costs, not this "
+            "target's: fit them (docs/decisions/twin.md)",
+        )
+    return rows
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def build_twin(out: str | Path) -> dict[str, Any]:
+    """``twin.json``'s content for the finished rig output folder ``out``."""
+    out = Path(out)
+    files = sorted((out / "runs").glob("*/summary.json"))
+    if not files:
+        raise UsageError(
+            f"rig: twin.json: no {out}/runs/*/summary.json (not a rig freertos-tcp folder)"
+        )
+    fit_file = out / "sim" / FIT_RECORD
+    fit = read_json(fit_file) if fit_file.is_file() else None
+    models = {"preset": ""} | ({"fitted": FITTED} if fit else {})
+    runs, quantities = [], []
+    target: dict[str, Any] = {}
+    for f in files:
+        real = read_json(f)
+        if "phases" not in real or "variant" not in real:
+            raise UsageError(f"rig: twin.json: {f}: not a rig freertos-tcp or lwip run's summary")
+        name = f.parent.name
+        target = target or {k: real.get(k) for k in ("target", "stack", "board", "clock")}
+        for model, suffix in models.items():
+            sim_file, basis = simulation_for(out, real, suffix)
+            if not sim_file.is_file():
+                raise UsageError(
+                    f"rig: twin.json: no {sim_file} (the simulation {name} is held to)"
+                )
+            rows = _quantities(real, read_json(sim_file), basis)
+            held_out = None if fit is None or model == "preset" else name != fit.get("fitted_on")
+            runs.append(
+                {
+                    "run": name,
+                    "model": model,
+                    "variant": real["variant"],
+                    "attack": real["attack"],
+                    "simulation": str(sim_file.relative_to(out)),
+                    "simulated": basis,
+                    "held_out": held_out,
+                    "agree": sum(q["agrees"] for q in rows),
+                    "quantities": len(rows),
+                }
+            )
+            quantities += [{"run": name, "model": model, "held_out": held_out, **q} for q in rows]
+    return {
+        "target": target,
+        "tolerances": {k: t.text for k, t in TOLERANCES.items()},
+        # the fit the "fitted" model comes from: its costs and the run it was fitted on
+        "fit": fit,
+        "runs": runs,
+        "quantities": quantities,
+        "disagree": [
+            f"{q['run']} ({q['model']}): {q['name']}" for q in quantities if not q["agrees"]
+        ],
+    }
+
+
+def write_twin(out: str | Path) -> Path:
+    """Build ``out/twin.json`` from the folder ``out``, with each run's ``counters.csv``
+    and ``calibrate/<run>.toml`` (a calibration file for its counters)."""
+    out = Path(out)
+    simulate_own_rates(out)
+    twin = build_twin(out)
+    for d in sorted((out / "runs").glob("*/")):
+        if (d / "device.json").is_file() and (d / "summary.json").is_file():
+            text = counters_csv(d)
+            if text is not None:
+                atomic_write(d / "counters.csv", text)
+            cal = calibration_toml(out, d.name)
+            if cal is not None:
+                (out / "calibrate").mkdir(exist_ok=True)
+                atomic_write(out / "calibrate" / f"{d.name}.toml", cal)
+    return atomic_write(out / "twin.json", json.dumps(twin, indent=1, ensure_ascii=False) + "\n")
+
+
+def twin_figure(out: Path, twin: Mapping[str, Any]) -> Path | None:
+    """``fig_twin.png``: each quantity's distance from the real run in units of its
+    tolerance (1: the edge), one marker per run; a verdict that differs, or a quantity
+    one side cannot count, at the right edge."""
+    qs = twin.get("quantities") or []
+    if not qs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names: list[str] = []
+    for q in qs:
+        if q["name"] not in names:
+            names.append(q["name"])
+    runs = list(dict.fromkeys(r["run"] for r in twin["runs"]))
+    models = list(dict.fromkeys(q.get("model", "preset") for q in qs))
+    edge = 100.0
+    fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.32 * len(names)), dpi=100)
+    markers = "osD^v<>"
+    series = [(run, m) for run in runs for m in models]
+    for k, (run, model) in enumerate(series):
+        i = runs.index(run)
+        mine = [q for q in qs if q["run"] == run and q.get("model", "preset") == model]
+        y = [names.index(q["name"]) + (k - (len(series) - 1) / 2) * 0.1 for q in mine]
+        x = [
+            min(edge, max(1e-3, q["off_by"])) if q["off_by"] is not None else edge
+            if not q["agrees"] else 1e-3
+            for q in mine
+        ]  # fmt: skip
+        c = ["tab:green" if q["agrees"] else "tab:red" for q in mine]
+        hollow = len(models) > 1 and model == "preset"  # the preset hollow beside the fit
+        ax.scatter(x, y, marker=markers[i % len(markers)], s=22, zorder=3,
+                   facecolors="none" if hollow else c, edgecolors=c)  # fmt: skip
+    ax.axvline(1.0, color="0.3", lw=0.8, ls="--")
+    from matplotlib.lines import Line2D
+
+    handles = [  # the run by its marker, in grey: the colour is the verdict
+        Line2D([], [], ls="", marker=markers[i % len(markers)], color="0.4", label=run)
+        for i, run in enumerate(runs)
+    ] + [Line2D([], [], color="0.3", lw=0.8, ls="--", label="tolerance")]
+    if len(models) > 1:
+        handles += [
+            Line2D([], [], ls="", marker="o", mfc="none", color="0.4", label="preset (hollow)"),
+            Line2D([], [], ls="", marker="o", color="0.4", label="fitted (filled)"),
+        ]
+    ax.set_xscale("log")
+    ax.set_xlim(5e-4, edge * 2)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("|simulation − real| in units of the quantity's tolerance (log; right edge: "
+                  "verdict differs or not counted)", fontsize=7)  # fmt: skip
+    ax.set_title("simulation against the real target (green: agrees)", fontsize=9)
+    ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    data = png_bytes(fig)
+    plt.close(fig)
+    return atomic_write(out / "fig_twin.png", data)
+
+
+def _model(q: Mapping[str, Any]) -> str:
+    m = q.get("model") or "preset"
+    if m == "fitted":
+        m += (
+            ", held out"
+            if q.get("held_out")
+            else ", fitted on"
+            if q.get("held_out") is False
+            else ""
+        )
+    return m
+
+
+def twin_rows(twin: Mapping[str, Any]) -> list[list[Any]]:
+    """The report's rows: run, model, quantity, simulation, real, tolerance, verdict, why."""
+    return [
+        [q["run"], _model(q), q["name"], q["sim"], q["real"], q["tolerance"],
+         "agrees" if q["agrees"] else "DISAGREES", q.get("why") or ""]
+        for q in twin.get("quantities", [])
+    ]  # fmt: skip
