@@ -158,7 +158,6 @@ def run_one(
     out = prepare_out_dir(out_dir)
     try:
         t0 = time.perf_counter()
-        _preload(figures and pool is None)
         result = simulate(scenario, progress=progress)
         try:
             entry = write_run(scenario, result, out, figures=figures, pool=pool)
@@ -172,28 +171,6 @@ def run_one(
         if own:
             abort_out_dir(out)  # nothing if it was moved into place
     return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, files)
-
-
-def _preload(figures: bool) -> None:
-    """Import what writing a run's results will use (the Parquet writer, the report's
-    templates, matplotlib when drawing) in a background thread, while the engine
-    simulates: its C code lets go of the interpreter, so on a machine with a second
-    core the imports cost the run nothing. Nothing else is imported, and a failure
-    here is the one the writing itself then reports."""
-    import threading
-
-    def load() -> None:
-        try:
-            import jinja2  # noqa: F401
-            import pyarrow.parquet  # noqa: F401
-
-            if figures:
-                import matplotlib.backends.backend_agg  # noqa: F401
-                import matplotlib.figure  # noqa: F401
-        except Exception:  # noqa: BLE001, S110 — the writer imports them again and says why
-            pass
-
-    threading.Thread(target=load, name="rtshield-preload", daemon=True).start()
 
 
 def _figure_worker() -> None:
