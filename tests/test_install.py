@@ -37,7 +37,10 @@ def test_the_rig_gets_every_tool_it_checks_for():
     # coreutils and util-linux (timeout, taskset) are Essential on Debian: always there.
     needed = set(harness.TOOLS.values()) - {"coreutils", "util-linux"} | {"ethtool"}
     assert needed <= rig, needed - rig
-    assert not {"chromium", "qemu-system-arm", "clang"} & rig
+    # the MPS2 board of rig freertos-tcp/lwip runs in QEMU: the rig needs it; the
+    # headless browser and clang are the tests' own
+    assert "qemu-system-arm" in rig
+    assert not {"chromium", "clang"} & rig
 
 
 def test_the_tests_get_the_rig_the_cross_compiler_qemu_clang_and_chromium():

@@ -38,7 +38,7 @@ groups=("the native library and the simulator (C build tools): build-essential c
         "the virtual environment .venv (Debian's Python refuses pip outside one): python3-venv")
 [ "$rig" -eq 1 ] && groups+=(
   "rtshield rig (docs/rig.md): hping3 nmap netsniff-ng stress-ng nftables iproute2 ethtool iputils-ping util-linux"
-  "the FreeRTOS targets' build (the project's patches to upstream drivers): patch"
+  "the FreeRTOS targets' build (the host compiler, the project's patches to upstream drivers): gcc patch"
   "the MPS2 board in QEMU (rig --board mps2-an385, the Cortex-M3 tests): gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm")
 [ "$test" -eq 1 ] && groups+=(
   "the fuzz smoke (clang with libFuzzer): clang libclang-rt-14-dev"
