@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import signal
 import sys
 
 import typer
@@ -105,6 +106,10 @@ def _error_line(e: click_errors.ClickException) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # started as a background job of a script (SIGINT ignored there): Ctrl-C,
+        # or a SIGINT sent to this process, still stops a command cleanly
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         cmd = typer.main.get_command(build_app())
         rv = cmd.main(args=args, prog_name="rtshield", standalone_mode=False)
