@@ -36,7 +36,8 @@ def _folder(tmp_path: Path) -> Path:
     sim = freertos.simulate_variants(dev, out)
     pps = freertos.measured_syn_rate(runs)
     sim_syn = freertos.simulate_variants(dev.at_flood_rate(pps), out, "-rig-rate")
-    comp = freertos.comparison(runs, sim, dev, sim_syn, pps)
+    own = freertos.simulate_own_rates(out)
+    comp = freertos.comparison(runs, sim, dev, sim_syn, pps, own)
     (out / "comparison.json").write_text(json.dumps(comp))
     return out
 
@@ -77,6 +78,26 @@ def test_twin_json_has_every_quantity_with_its_tolerance(folder):
     assert twin["disagree"] == [
         f"{q['run']} (preset): {q['name']}" for q in twin["quantities"] if not q["agrees"]
     ]
+
+
+def test_claims_are_held_against_each_runs_own_rate(folder):
+    """comparison.json's claims of a SYN run come from the simulation twin.json holds the
+    run against: the scenario with the flood at the rate that run measured."""
+    comp = json.loads((folder / "comparison.json").read_text())
+    syn = [c for c in comp["claims"] if c["attack"] == "syn"]
+    assert syn and all(c["simulated_flood"] == "this run's measured SYN rate" for c in syn)
+    for c in syn:
+        run = f"{c['variant']}-syn"
+        sim = json.loads((folder / "sim" / f"{run}-own-rate" / "summary.json").read_text())
+        assert c["sim"]["misses"] == sim["critical"]["misses"]
+        hp = sim["flows"]["hp"]
+        if c["variant"] == "unprotected":  # the protected claim reads the share differently
+            assert c["sim"]["hp_ratio"] == pytest.approx(hp["delivered"] / hp["offered"])
+        own = comp["simulation_at_own_rate"][run]
+        assert own["syn_pps"] == json.loads(
+            (folder / "runs" / run / "summary.json").read_text()
+        )["traffic"]["flood_in_pps"]
+        assert own["hp"]["offered"] == hp["offered"]
 
 
 def test_quantities_are_read_from_both_sides(folder):

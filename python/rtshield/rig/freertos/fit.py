@@ -75,9 +75,10 @@ FIT_RECORD = "fit.json"
 OWN_RATE = "-own-rate"
 
 
-def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> Path:
+def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> dict[str, Any]:
     """Simulate the scenario table ``data``; write ``d/summary.json`` and the scenario as
-    ``d/scenario.toml`` (its first line says where it came from: ``origin``)."""
+    ``d/scenario.toml`` (its first line says where it came from: ``origin``); return the
+    summary."""
     import tomli_w
 
     from rtshield.runner import simulate
@@ -85,34 +86,34 @@ def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> Path:
 
     sc = parse_scenario(data, origin=origin)
     d.mkdir(exist_ok=True)
-    atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
+    summary = simulate(sc).summary()
+    atomic_write(d / "summary.json", format_summary_json(summary))
     atomic_write(
         d / "scenario.toml", f"# {origin} (written by rtshield rig)\n" + tomli_w.dumps(data)
     )
-    return d
+    return summary
 
 
-def simulate_own_rates(out: str | Path) -> list[Path]:
+def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
     """Simulate each SYN run's scenario (``sim/<variant>-rig-rate/scenario.toml``) again
     with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
-    simulation it is held against (two runs' floods differ by tens of percent on a
-    loaded host, and the frames and drops with them)."""
+    simulation it is held against, in ``twin.json`` and in ``comparison.json``'s claims
+    (two runs' floods differ by tens of percent on a loaded host, and the frames and
+    drops with them). Returns each such run's simulated summary, by run name."""
     from rtshield.tomlfile import read_toml
 
     out = Path(out)
-    written = []
+    written: dict[str, dict[str, Any]] = {}
     for f in sorted((out / "runs").glob("*/summary.json")):
         real = read_json(f)
         pps = (real.get("traffic") or {}).get("flood_in_pps")
         scen = out / "sim" / f"{real.get('variant')}-rig-rate" / "scenario.toml"
         if real.get("attack") != "syn" or not pps or not scen.is_file():
             continue
-        written.append(
-            _simulate_into(
-                out / "sim" / (f.parent.name + OWN_RATE),
-                flood_at(read_toml(scen), float(pps)),
-                f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}",
-            )
+        written[f.parent.name] = _simulate_into(
+            out / "sim" / (f.parent.name + OWN_RATE),
+            flood_at(read_toml(scen), float(pps)),
+            f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}",
         )
     return written
 

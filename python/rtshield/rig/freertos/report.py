@@ -276,6 +276,12 @@ def write_report(
         for v, s in at.items()
         if v != "syn_pps"
     ]
+    sim_rows += [  # each SYN run's own simulation: the one its claims are held against
+        [f"{run}, SYN flood at {s['syn_pps']:,.0f} pkt/s (this run's)", s["critical"]["cycles"]]
+        + [s["critical"]["misses"], s["hp"].get("offered"), s["hp"].get("delivered")]
+        for run, s in (comp.get("simulation_at_own_rate") or {}).items()
+        if s.get("syn_pps")
+    ]
     cap = [
         f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s handed to the stack "
         f"of {r['frames_at_nic_pps']:,.0f} at the NIC"
