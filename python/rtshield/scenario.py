@@ -202,6 +202,7 @@ def _preset(
         tick_isr_ns=p.tick_isr,
         time_slicing=p.time_slicing,
         path=origin,
+        tick_real_ns=p.tick_real or 0,
     )
     defaults = {k: v for k, v in data.get("defaults", {}).items()}
     return plat, CostTable(m.costs), defaults

@@ -92,6 +92,9 @@ class Platform:
     tick_isr_ns: int  #: CPU cost of one tick interrupt
     time_slicing: bool  #: round robin among equal priorities on the tick
     path: str  #: the preset file it was read from
+    #: the tick interrupt's real period (0: ``tick_ns``); what the RTOS counts in ticks
+    #: stretches by ``tick_real_ns / tick_ns`` (:func:`rtshield.engine_config.on_ticks`)
+    tick_real_ns: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,96 @@
+"""``[platform] tick_real``: a tick interrupt that comes late stretches what the RTOS
+counts in ticks (the critical task's period and deadline, libshield's periods on the
+tick count) and nothing else (docs/model.md, "A tick that comes late")."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from rtshield import scenario as scenario_mod
+from rtshield.engine import simulate
+from rtshield.engine_config import on_ticks
+from rtshield.errors import UsageError
+from rtshield.scenario import load_platform, loads_scenario
+
+SCEN = """
+[scenario]
+name = "t"
+platform = "{platform}"
+duration = "3s"
+
+[critical]
+period = "10ms"
+work = "2ms"
+priority = 4
+
+[driver]
+priority = 1
+
+[rx]
+
+[[flows]]
+name = "hp"
+protocol = "udp"
+dst_port = 5000
+size = 64
+priority = 5
+capacity = 5
+server_period = "10ms"
+pattern = "constant"
+rate = "1000pps"
+"""
+
+
+@pytest.fixture
+def late_tick(tmp_path, monkeypatch):
+    """The shipped POSIX board's preset, and a copy of it named ``keeps-time`` whose tick
+    comes on time."""
+    src = scenario_mod.platforms_dir()
+    for p in src.glob("*.toml"):
+        shutil.copy(p, tmp_path / p.name)
+    text = (src / "posix-freertos-tcp.toml").read_text()
+    on_time = "\n".join(ln for ln in text.splitlines() if not ln.startswith("tick_real"))
+    (tmp_path / "keeps-time.toml").write_text(
+        on_time.replace('name = "posix-freertos-tcp"', 'name = "keeps-time"')
+    )
+    monkeypatch.setattr(scenario_mod, "platforms_dir", lambda: tmp_path)
+    plat, _, _ = load_platform("posix-freertos-tcp")
+    return plat
+
+
+def test_the_posix_board_ticks_late(late_tick):
+    assert late_tick.tick_ns == 1_000_000 and late_tick.tick_real_ns == 1_110_000
+
+
+def test_a_late_tick_stretches_the_periods_counted_in_ticks(late_tick):
+    late = loads_scenario(SCEN.format(platform="posix-freertos-tcp"), "late.toml")
+    keeps = loads_scenario(SCEN.format(platform="keeps-time"), "keeps.toml")
+    assert keeps.platform.tick_real_ns == 0 and on_ticks(keeps, 10_000_000) == 10_000_000
+    assert on_ticks(late, 10_000_000) == 11_100_000 and on_ticks(late, 0) == 0
+    s_late, s_keeps = simulate(late).summary(), simulate(keeps).summary()
+    # the critical task: 10 ticks of 1.11 ms each, not 10 ms
+    assert s_keeps["critical"]["cycle_time_us"]["p50"] == pytest.approx(10_000, rel=0.01)
+    assert s_late["critical"]["cycle_time_us"]["p50"] == pytest.approx(11_100, rel=0.01)
+    assert s_keeps["critical"]["cycles"] == 300
+    assert s_late["critical"]["cycles"] == 3_000_000 // 11_100 + 1
+    assert s_late["critical"]["misses"] == s_keeps["critical"]["misses"] == 0
+    # libshield's server on the tick count: 5 frames per 10 ticks of 1.11 ms
+    def admitted(s):
+        return s["flows"]["hp"]["delivered"]
+
+    assert admitted(s_keeps) == pytest.approx(1500, abs=10)
+    assert admitted(s_late) == pytest.approx(1500 / 1.11, abs=10)
+    # the flow's rate is time, not ticks: the same frames offered
+    assert s_late["flows"]["hp"]["offered"] == s_keeps["flows"]["hp"]["offered"] > 2990
+
+
+def test_tick_real_needs_a_tick(tmp_path, monkeypatch):
+    (tmp_path / "mine.toml").write_text(
+        '[platform]\nname = "mine"\nclock_hz = 4e6\ncores = 1\ntick = "0ms"\n'
+        'tick_real = "1ms"\ntick_isr = "1us"\n[costs]\nisr_entry_exit = "1us"\n'
+    )
+    monkeypatch.setattr(scenario_mod, "platforms_dir", lambda: tmp_path)
+    with pytest.raises(UsageError, match="tick_real"):
+        load_platform("mine")
