@@ -47,20 +47,28 @@ def folder(tmp_path_factory):
     return _folder(tmp_path_factory.mktemp("twin"))
 
 
-def _by(twin: dict, run: str) -> dict[str, dict]:
-    return {q["name"]: q for q in twin["quantities"] if q["run"] == run}
+def _by(twin: dict, run: str, model: str = "preset") -> dict[str, dict]:
+    return {q["name"]: q for q in twin["quantities"] if q["run"] == run and q["model"] == model}
 
 
 def test_twin_json_has_every_quantity_with_its_tolerance(folder):
     twin = json.loads(freertos.write_twin(folder).read_text())
     assert {r["run"] for r in twin["runs"]} == {"protected-syn", "unprotected-syn"}
     # a SYN run is held against the simulation at the SYN rate it measured (1000 pkt/s)
+    # on the scenario's preset and, the fake run being the POSIX board's, on the board's
     assert {r["simulation"] for r in twin["runs"]} == {
         "sim/protected-syn-own-rate/summary.json",
         "sim/unprotected-syn-own-rate/summary.json",
+        "sim/protected-syn-own-rate-board/summary.json",
+        "sim/unprotected-syn-own-rate-board/summary.json",
     }
+    assert twin["board_preset"] == "posix-freertos-tcp"
+    assert {r["model"] for r in twin["runs"]} == {"preset", "board"}
     scen = (folder / "sim" / "protected-syn-own-rate" / "scenario.toml").read_text()
     assert 'rates = [\n    "0pps",\n    "1000pps",\n    "0pps",\n]' in scen
+    board = (folder / "sim" / "protected-syn-own-rate-board" / "scenario.toml").read_text()
+    assert 'platform = "posix-freertos-tcp"' in board and "1000pps" in board
+    assert 'platform = "posix-freertos-tcp"' not in scen
     texts = {t.text for t in TOLERANCES.values()}
     for q in twin["quantities"]:
         assert {"name", "sim", "real", "tolerance", "agrees"} <= set(q), q
@@ -76,7 +84,7 @@ def test_twin_json_has_every_quantity_with_its_tolerance(folder):
             "network work: CPU per frame at the NIC",
         } <= names, names
     assert twin["disagree"] == [
-        f"{q['run']} (preset): {q['name']}" for q in twin["quantities"] if not q["agrees"]
+        f"{q['run']} ({q['model']}): {q['name']}" for q in twin["quantities"] if not q["agrees"]
     ]
 
 
@@ -132,6 +140,25 @@ def test_a_drop_the_simulator_cannot_count_disagrees_with_the_reason(folder):
     sim = json.loads((folder / "sim" / "unprotected-syn-own-rate" / "summary.json").read_text())
     total = u["drops: all reasons"]
     assert total["real"] == 30 and total["sim"] == sum(sim["totals"]["dropped"].values())
+
+
+def test_the_boards_model_loses_in_the_stacks_buffers(folder):
+    """On the board's model the driver queue is the stack's 64 network buffers: what the
+    model drops there is compared with what the real stack lost for want of a buffer."""
+    twin = freertos.build_twin(folder)
+    u = _by(twin, "unprotected-syn", "board")
+    sim = json.loads(
+        (folder / "sim" / "unprotected-syn-own-rate-board" / "summary.json").read_text()
+    )
+    d = u[f"drops: {freertos.STACK_EXHAUSTED}"]
+    assert d["real"] == 30 and d["sim"] == sim["totals"]["dropped"]["queue_full"]
+    assert "drops: queue_full" not in u
+    assert d["agrees"] is (abs(d["sim"] - 30) <= 10)
+    # the scenario's preset has no such buffers: the real-only reason, with its why
+    p = _by(twin, "unprotected-syn")[f"drops: {freertos.STACK_EXHAUSTED}"]
+    assert p["sim"] is None and "network buffers" in p["why"]
+    # the board's tick: ten ticks of 1.11 ms per cycle, on the real target's measured tick
+    assert u["critical task: cycle time p50"]["sim"] == pytest.approx(11_100, rel=0.01)
 
 
 def test_an_attack_the_simulator_does_not_model_says_so(folder, tmp_path):
@@ -249,12 +276,19 @@ def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
     held = {(r["run"], r["model"]): r["held_out"] for r in twin["runs"]}
     assert held == {
         ("unprotected-syn", "preset"): None,
+        ("unprotected-syn", "board"): None,
         ("unprotected-syn", "fitted"): False,
         ("protected-syn", "preset"): None,
+        ("protected-syn", "board"): None,
         ("protected-syn", "fitted"): True,
     }
-    scen = (folder / "sim" / "protected-syn-own-rate-fitted" / "scenario.toml").read_text()
+    # the fit is of the board's model (the calibration's scenario): its costs on the board
+    assert "own-rate-board/scenario.toml" in f.read_text()
+    fitted = [r["simulation"] for r in twin["runs"] if r["model"] == "fitted"]
+    assert fitted and all(x.endswith("-board-fitted/summary.json") for x in fitted)
+    scen = (folder / "sim" / "protected-syn-own-rate-board-fitted" / "scenario.toml").read_text()
     assert "[costs]" in scen and twin["fit"]["costs"]["driver_per_packet"] in scen
+    assert 'platform = "posix-freertos-tcp"' in scen
     assert "fitted, held out" in (folder / "report.html").read_text()
 
 

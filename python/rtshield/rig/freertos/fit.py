@@ -2,11 +2,13 @@
 
 Which simulation a real run of ``rig freertos-tcp`` / ``rig lwip`` is held against
 (:func:`simulation_for`): a SYN run its own flood rate's (:func:`simulate_own_rates`,
-``sim/<run>-own-rate``), else the rig's; with a fit, the same scenarios again with the
-fitted costs (:func:`simulate_fitted`, ``sim/<name>-fitted``). A run's per-second
-counters on the simulator's timeline (:func:`counters_csv`, ``counters.csv``) and a
-calibration file that fits the model to them (:func:`calibration_toml`, the knobs and
-their physical bounds in :data:`FIT_PARAMETERS`; docs/decisions/twin.md).
+``sim/<run>-own-rate``), else the rig's; on the preset of the board the run was made on
+where there is one (:data:`BOARD_PRESETS`, ``sim/<name>-board``); with a fit, the same
+scenarios again with the fitted costs (:func:`simulate_fitted`, ``sim/<name>-fitted``).
+A run's per-second counters on the simulator's timeline (:func:`counters_csv`,
+``counters.csv``) and a calibration file that fits the board's model (else the
+scenario's) to them (:func:`calibration_toml`, the knobs and their physical bounds in
+:data:`FIT_PARAMETERS`; docs/decisions/twin.md).
 """
 
 from __future__ import annotations
@@ -23,14 +25,19 @@ from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import flood_at
+from .summary import STACK_EXHAUSTED
 
 __all__ = [
+    "BOARD",
+    "BOARD_DROPS",
+    "BOARD_PRESETS",
     "COUNTERS",
     "FITTED",
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
     "FIT_RECORD",
     "OWN_RATE",
+    "board_preset",
     "calibration_toml",
     "counters_csv",
     "read_json",
@@ -49,7 +56,8 @@ def read_json(path: Path) -> dict[str, Any]:
 
 def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple[Path, str]:
     """The simulation a real run is held against, and in words what it simulated
-    (``model``: ``""``, the scenario's preset, or :data:`FITTED`)."""
+    (``model``: ``""``, the scenario's preset; :data:`BOARD`, the board's preset;
+    :data:`FITTED` after either, with the costs of a fit)."""
     v, attack = real["variant"], real["attack"]
     own = out / "sim" / f"{v}-{attack}{OWN_RATE}"
     if attack == "syn" and (own / "summary.json").is_file():
@@ -66,6 +74,30 @@ def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple
 
 #: The fitted model's simulations: ``sim/<name>-fitted`` beside each ``sim/<name>``.
 FITTED = "-fitted"
+#: The board's model: ``sim/<name>-board``, the same scenario on the preset of the board
+#: the run was made on (:data:`BOARD_PRESETS`), beside ``sim/<name>`` on the scenario's.
+BOARD = "-board"
+#: The preset that models each real board, by the run's (stack, board): its tick, its
+#: stack's buffers, its per-frame costs measured from the rig's counters
+#: (docs/decisions/twin.md, "The POSIX board's model").
+BOARD_PRESETS = {("plustcp", "posix"): "posix-freertos-tcp"}
+#: What the board's model calls a drop the real stack counts under its own name: the
+#: model's driver queue is the stack's network buffers (the preset's ``[driver] queue``).
+BOARD_DROPS = {"posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED}}
+
+
+def board_preset(real: Mapping[str, Any]) -> str | None:
+    """The preset of the board a real run was made on, or ``None`` (no model of it yet)."""
+    return BOARD_PRESETS.get((real.get("stack"), real.get("board")))
+
+
+def _on_board(data: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A copy of a scenario table on the board's preset."""
+    import copy
+
+    t = copy.deepcopy(data)
+    t.setdefault("scenario", {})["platform"] = preset
+    return t
 #: Where :func:`simulate_fitted` records the fit it simulated (``sim/fit.json``).
 FIT_RECORD = "fit.json"
 
@@ -99,22 +131,42 @@ def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
     with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
     simulation it is held against, in ``twin.json`` and in ``comparison.json``'s claims
     (two runs' floods differ by tens of percent on a loaded host, and the frames and
-    drops with them). Returns each such run's simulated summary, by run name."""
+    drops with them). Where the run's board has a preset (:func:`board_preset`), the
+    same again on it, ``sim/<run>-own-rate-board``, and each variant's scenario with its
+    own flood, ``sim/<variant>-board``. Returns each SYN run's simulated summary on the
+    scenario's preset, by run name."""
     from rtshield.tomlfile import read_toml
 
     out = Path(out)
     written: dict[str, dict[str, Any]] = {}
+    boards: set[tuple[str, str]] = set()
     for f in sorted((out / "runs").glob("*/summary.json")):
         real = read_json(f)
+        board = board_preset(real)
+        variant = str(real.get("variant"))
+        scen = out / "sim" / variant / "scenario.toml"
+        if board and (variant, board) not in boards and scen.is_file():
+            boards.add((variant, board))
+            _simulate_into(
+                out / "sim" / (variant + BOARD),
+                _on_board(read_toml(scen), board),
+                f"{scen} on the board's preset {board}",
+            )
         pps = (real.get("traffic") or {}).get("flood_in_pps")
-        scen = out / "sim" / f"{real.get('variant')}-rig-rate" / "scenario.toml"
+        scen = out / "sim" / f"{variant}-rig-rate" / "scenario.toml"
         if real.get("attack") != "syn" or not pps or not scen.is_file():
             continue
+        origin = f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}"
+        data = flood_at(read_toml(scen), float(pps))
         written[f.parent.name] = _simulate_into(
-            out / "sim" / (f.parent.name + OWN_RATE),
-            flood_at(read_toml(scen), float(pps)),
-            f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}",
+            out / "sim" / (f.parent.name + OWN_RATE), data, origin
         )
+        if board:
+            _simulate_into(
+                out / "sim" / (f.parent.name + OWN_RATE + BOARD),
+                _on_board(data, board),
+                f"{origin}, on the board's preset {board}",
+            )
     return written
 
 
@@ -182,7 +234,8 @@ def calibration_toml(out: Path, run: str) -> str | None:
     import tomli_w
 
     real = out / "runs" / run
-    sim_file, _ = simulation_for(out, read_json(real / "summary.json"))
+    summary = read_json(real / "summary.json")
+    sim_file, _ = simulation_for(out, summary, BOARD if board_preset(summary) else "")
     scen = sim_file.parent / "scenario.toml"
     if not (scen.is_file() and (real / "counters.csv").is_file()):
         return None
