@@ -181,6 +181,28 @@ def test_an_attack_the_simulator_does_not_model_says_so(folder, tmp_path):
     assert any("ARP flood" in q["why"] for q in bad)
 
 
+def test_an_arp_flood_is_held_against_a_syn_flood_at_its_rate(folder, tmp_path):
+    """An attack the simulator does not model is simulated as a SYN flood at the rate
+    that run measured (its frames at the NIC then comparable), and says so."""
+    out = tmp_path / "arp"
+    shutil.copytree(folder / "sim", out / "sim")
+    run = out / "runs" / "protected-arp"
+    shutil.copytree(folder / "runs" / "protected-syn", run)
+    s = json.loads((run / "summary.json").read_text())
+    s["attack"] = "arp"
+    s["traffic"]["flood_in_pps"] = 1500.0
+    (run / "summary.json").write_text(json.dumps(s))
+    twin = json.loads(freertos.write_twin(out).read_text())
+    r = {x["model"]: x for x in twin["runs"]}
+    assert r["preset"]["simulation"] == "sim/protected-arp-own-rate/summary.json"
+    assert r["board"]["simulation"] == "sim/protected-arp-own-rate-board/summary.json"
+    assert "ARP flood" in r["preset"]["simulated"] and "1,500 pkt/s" in r["preset"]["simulated"]
+    scen = (out / "sim" / "protected-arp-own-rate" / "scenario.toml").read_text()
+    assert '"1500pps"' in scen
+    bad = [q for q in twin["quantities"] if not q["agrees"]]
+    assert bad and all("no model of the ARP flood" in q["why"] for q in bad)
+
+
 @pytest.mark.parametrize(
     ("tol", "sim", "real", "agrees"),
     [
@@ -241,9 +263,12 @@ def test_rig_report_rebuilds_twin_json(folder, tmp_path, capsys):
     for d in moved:
         shutil.move(d, aside / d.name)
     try:  # without the SYN rate's simulations the run falls back to the scenario's flood
-        assert cli.main(["rig", "report", str(folder)]) == 0
-        twin = json.loads((folder / "twin.json").read_text())
+        twin = freertos.build_twin(folder)
         assert "sim/unprotected/summary.json" in {r["simulation"] for r in twin["runs"]}
+        # rig report simulates the run's own rate again from the variant's scenario
+        assert cli.main(["rig", "report", str(folder)]) == 0
+        assert (folder / "sim" / "unprotected-syn-own-rate" / "summary.json").is_file()
+        shutil.rmtree(folder / "sim" / "unprotected-syn-own-rate")
         shutil.move(folder / "sim" / "unprotected", aside / "unprotected")
         msg = rig_error(capsys, ["rig", "report", str(folder)])
         assert "sim/unprotected/summary.json" in msg and "twin.json" in msg

@@ -90,19 +90,23 @@ def claims(
 ) -> list[dict[str, Any]]:
     """Which claims of the simulation the real stack confirms, per attack.
 
-    ``sim`` is the scenario simulated with its own flood; ``own`` (when given) each SYN
+    ``sim`` is the scenario simulated with its own flood; ``own`` (when given) each
     run's simulation with the flood at the rate that run measured, by run name
-    (``<variant>-<attack>``: :func:`.fit.simulate_own_rates`), the simulation a SYN-flood
-    run is held against; ``sim_syn``, the SYN flood at the mean rate of the rig's SYN
-    runs, where a run has no simulation of its own. The scenario models a SYN flood
-    only: an ARP flood or a scan is held against the scenario's flood.
+    (``<variant>-<attack>``: :func:`.fit.simulate_own_rates`), the simulation the run is
+    held against; ``sim_syn``, the SYN flood at the mean rate of the rig's SYN runs, where
+    a SYN run has none of its own; else the scenario's flood. The scenario models a SYN
+    flood only: an ARP flood or a scan is held against a SYN flood at its rate.
     """
     out = []
     for r in rig:
         v = r["variant"]
-        mine = (own or {}).get(f"{v}-{r['attack']}") if r["attack"] == "syn" else None
+        mine = (own or {}).get(f"{v}-{r['attack']}")
         if mine is not None:
-            use, flood = {v: mine}, "this run's measured SYN rate"
+            use, flood = {v: mine}, (
+                "this run's measured SYN rate"
+                if r["attack"] == "syn"
+                else "a SYN flood at this run's measured flood rate"
+            )
         elif sim_syn and r["attack"] == "syn":
             use, flood = sim_syn, "the rig's measured SYN rate"
         else:

@@ -25,6 +25,7 @@ from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import flood_at
+from .phases import ATTACK_LABEL
 from .summary import STACK_EXHAUSTED
 
 __all__ = [
@@ -60,11 +61,14 @@ def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple
     :data:`FITTED` after either, with the costs of a fit)."""
     v, attack = real["variant"], real["attack"]
     own = out / "sim" / f"{v}-{attack}{OWN_RATE}"
-    if attack == "syn" and (own / "summary.json").is_file():
+    if (own / "summary.json").is_file():
         pps = real["traffic"]["flood_in_pps"]
         return (
             out / "sim" / f"{own.name}{model}" / "summary.json",
-            f"the SYN flood at the rate this run measured ({pps:,.0f} pkt/s)",
+            f"the SYN flood at the rate this run measured ({pps:,.0f} pkt/s)"
+            if attack == "syn"
+            else f"a SYN flood at the rate of this run's {ATTACK_LABEL[attack]} "
+            f"({pps:,.0f} pkt/s)",
         )
     at_rate = out / "sim" / f"{v}-rig-rate{model}" / "summary.json"
     if attack == "syn" and (out / "sim" / f"{v}-rig-rate" / "summary.json").is_file():
@@ -127,14 +131,16 @@ def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> dict[str, Any]
 
 
 def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
-    """Simulate each SYN run's scenario (``sim/<variant>-rig-rate/scenario.toml``) again
-    with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
-    simulation it is held against, in ``twin.json`` and in ``comparison.json``'s claims
-    (two runs' floods differ by tens of percent on a loaded host, and the frames and
-    drops with them). Where the run's board has a preset (:func:`board_preset`), the
-    same again on it, ``sim/<run>-own-rate-board``, and each variant's scenario with its
-    own flood, ``sim/<variant>-board``. Returns each SYN run's simulated summary on the
-    scenario's preset, by run name."""
+    """Simulate each run's scenario (``sim/<variant>/scenario.toml``) again with the
+    flood at the rate that run measured, into ``sim/<run>-own-rate/``: the simulation
+    it is held against, in ``twin.json`` and in ``comparison.json``'s claims (two runs'
+    floods differ by tens of percent on a loaded host, and the frames and drops with
+    them). The simulator's flood is a SYN flood: an ARP flood or a scan is simulated as
+    one at its rate (what each frame costs the receive path is then a SYN's). Where the
+    run's board has a preset (:func:`board_preset`), the same again on it,
+    ``sim/<run>-own-rate-board``, and each variant's scenario with its own flood,
+    ``sim/<variant>-board``. Returns each run's own-rate summary on the scenario's
+    preset, by run name."""
     from rtshield.tomlfile import read_toml
 
     out = Path(out)
@@ -153,8 +159,7 @@ def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
                 f"{scen} on the board's preset {board}",
             )
         pps = (real.get("traffic") or {}).get("flood_in_pps")
-        scen = out / "sim" / f"{variant}-rig-rate" / "scenario.toml"
-        if real.get("attack") != "syn" or not pps or not scen.is_file():
+        if not pps or not scen.is_file():
             continue
         origin = f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}"
         data = flood_at(read_toml(scen), float(pps))

@@ -189,6 +189,7 @@ def _quantities(
     sim: Mapping[str, Any],
     model: str = "preset",
     same_drops: Mapping[str, str] | None = None,
+    basis: str = "the scenario's SYN flood",
 ) -> list[dict[str, Any]]:
     """The quantities of one real run against one simulation (``model``: its name in
     ``twin.json``; ``same_drops``: the simulation's drop reasons that are a real one under
@@ -196,7 +197,7 @@ def _quantities(
     period_us = float(real["critical_period_ms"]) * 1e3
     unmodelled = (
         f"the simulator has no model of the {ATTACK_LABEL[real['attack']]}: held against "
-        "the scenario's SYN flood"
+        f"{basis}"
         if real["attack"] != "syn"
         else None
     )
@@ -357,7 +358,7 @@ def build_twin(out: str | Path) -> dict[str, Any]:
                     f"rig: twin.json: no {sim_file} (the simulation {name} is held to)"
                 )
             same = BOARD_DROPS.get(board_preset(real) or "", {}) if BOARD in suffix else {}
-            rows = _quantities(real, read_json(sim_file), model, same)
+            rows = _quantities(real, read_json(sim_file), model, same, basis)
             held_out = None if fit is None or model != "fitted" else name != fit.get("fitted_on")
             runs.append(
                 {
