@@ -217,15 +217,16 @@ FIT_PARAMETERS: tuple[tuple[str, str, str, str], ...] = (
         "costs.isr_per_packet",
         "0.2us",
         "50us",
-        "the NIC thread's work per frame (a raw-socket read and a copy): from a cached "
+        "the receive path's work per frame before the stack (on the POSIX board's model: "
+        "the network task moving a frame into one of the stack's buffers): from a cached "
         "copy on a GHz core to a system call on a loaded host",
     ),
     (
         "costs.driver_per_packet",
         "0.5us",
         "200us",
-        "the network task's and the stack's work per frame (libshield or the stock path, "
-        "then the IP task's protocol processing), the same range",
+        "the stack's work per frame (the IP task's protocol processing, a reply sent), "
+        "the same range",
     ),
 )
 #: The counters a fit matches: what the receive path got done and the critical task's
