@@ -122,6 +122,7 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     cfg.nic_kind = enum_value("rtsim_nic_kind", "RTSIM_NIC_", sc.nic.kind)
     cfg.nic_core = getattr(sc.nic, "core", 0)
     cfg.ring = sc.nic.ring or 0
+    cfg.rx_on_tick = 1 if getattr(sc.nic, "interrupt", "frame") == "tick" else 0
     cfg.queue_capacity = sc.driver.queue
     for key, fld in COST_KEYS.items():
         if key not in sc.costs:

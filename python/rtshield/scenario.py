@@ -461,7 +461,13 @@ def _build(
         if m.nic.kind == "multiqueue"
         else ()
     )
-    nic = Nic(m.nic.kind, m.ring, m.nic.core if m.nic.core is not None else dcore, queues)
+    nic = Nic(
+        m.nic.kind,
+        m.ring,
+        m.nic.core if m.nic.core is not None else dcore,
+        queues,
+        m.nic.interrupt,
+    )
     rx = None
     if m.rx_on:
         r = m.rx

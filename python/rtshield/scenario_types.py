@@ -141,6 +141,7 @@ class Nic:
     ring: int | None  #: descriptors (``dma_ring``; with ``[rx]``: buffers posted to the NIC)
     core: int = 0  #: core that takes the NIC (and mitigation timer) interrupts
     queues: tuple[NicQueue, ...] = ()  #: ``multiqueue`` only
+    interrupt: str = "frame"  #: ``dma_ring``: the RX interrupt with each ``frame`` or the ``tick``
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
-"""``[platform] tick_real``: a tick interrupt that comes late stretches what the RTOS
-counts in ticks (the critical task's period and deadline, libshield's periods on the
-tick count) and nothing else (docs/model.md, "A tick that comes late")."""
+"""The model of the rig's FreeRTOS POSIX board (preset ``posix-freertos-tcp``): ``[platform]
+tick_real``, a tick interrupt that comes late, stretches what the RTOS counts in ticks (the
+critical task's period and deadline, libshield's periods on the tick count) and nothing
+else (docs/model.md, "A tick that comes late"); ``[nic] interrupt = "tick"``, the RX
+interrupt with the tick, for the frames the ring holds then (the port's tick hook)."""
 
 from __future__ import annotations
 
@@ -94,3 +96,59 @@ def test_tick_real_needs_a_tick(tmp_path, monkeypatch):
     monkeypatch.setattr(scenario_mod, "platforms_dir", lambda: tmp_path)
     with pytest.raises(UsageError, match="tick_real"):
         load_platform("mine")
+
+
+UNPROTECTED = """
+[scenario]
+name = "u"
+platform = "{platform}"
+duration = "1s"
+
+[critical]
+period = "10ms"
+work = "2ms"
+priority = 4
+
+[driver]
+priority = 6
+{nic}
+
+[[flows]]
+name = "bulk"
+protocol = "udp"
+dst_port = 6000
+size = 512
+priority = 1
+pattern = "constant"
+rate = "10000pps"
+"""
+
+
+@pytest.mark.parametrize("rx", [False, True], ids=["stock", "rx"])
+def test_the_rx_interrupt_comes_with_the_tick(late_tick, rx):
+    text = UNPROTECTED.format(platform="posix-freertos-tcp", nic="")
+    if rx:
+        text = text.replace("[[flows]]", "[rx]\n\n[[flows]]")
+    tick = simulate(loads_scenario(text, "tick.toml")).summary()
+    frame = simulate(
+        loads_scenario(text.replace("[[flows]]", '[nic]\ninterrupt = "frame"\n\n[[flows]]', 1)
+                       if not rx else text.replace("[rx]", '[nic]\ninterrupt = "frame"\n\n[rx]'),
+                       "frame.toml")
+    ).summary()
+    ticks = 1_000_000_000 // 1_110_000
+    # with the tick: one interrupt per tick at most (every tick finds frames at 10 kpps)
+    assert ticks - 2 <= tick["totals"]["irq_raised"] <= ticks
+    assert frame["totals"]["irq_raised"] > 5 * ticks  # with each frame: many more
+    for s in (tick, frame):  # nothing lost either way: the ring holds a tick's frames
+        assert not any(s["totals"]["dropped"].values())
+        # delivered but the frames of the run's last tick, still on their way
+        assert s["flows"]["bulk"]["offered"] - 12 <= s["flows"]["bulk"]["delivered"]
+    # a frame waits for the next tick: its latency reaches a tick, not the frame path's µs
+    assert tick["flows"]["bulk"]["latency_us"]["max"] > 1000
+    assert frame["flows"]["bulk"]["latency_us"]["max"] < 1000
+
+
+def test_the_tick_interrupt_needs_a_ring(late_tick):
+    text = UNPROTECTED.format(platform="posix-freertos-tcp", nic='[nic]\nkind = "edge"\n')
+    with pytest.raises(UsageError, match=r"interrupt.*dma_ring"):
+        loads_scenario(text, "edge.toml")
