@@ -96,12 +96,15 @@ void rts_net_close(rts_sock s)
 /* The interface counts what the stack refused (app/rts_net.h's stats); the
  * stack's own levels say where its buffers were when it ran out: the most
  * network buffers in use at once, and the most events its IP task's queue
- * held at once (high-water marks since the start: "_max_used", a level). */
+ * held at once (high-water marks since the start: "_max_used"), and the
+ * buffers in use when asked ("_now"); levels, not counts. */
 unsigned rts_net_stack_counters(const char **names, uint32_t *values)
 {
     names[0] = "buffers_max_used";
     values[0] = (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetMinimumFreeNetworkBuffers());
     names[1] = "ip_queue_max_used";
     values[1] = (uint32_t)(ipconfigEVENT_QUEUE_LENGTH - uxGetMinimumIPQueueSpace());
-    return 2;
+    names[2] = "buffers_used_now";
+    values[2] = (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetNumberOfFreeNetworkBuffers());
+    return 3;
 }
