@@ -315,6 +315,15 @@ def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
     assert "[costs]" in scen and twin["fit"]["costs"]["driver_per_packet"] in scen
     assert 'platform = "posix-freertos-tcp"' in scen
     assert "fitted, held out" in (folder / "report.html").read_text()
+    # the same fit on another folder (a later rig run): every run there is held out
+    other = tmp_path / "other"
+    shutil.copytree(folder, other)
+    for d in (other / "sim").glob("*-fitted"):
+        shutil.rmtree(d)
+    assert cli.main(["rig", "report", str(other), "--fitted", str(fit / "best.toml")]) == 0
+    twin = json.loads((other / "twin.json").read_text())
+    assert twin["fit"]["fitted_on"] is None
+    assert {r["held_out"] for r in twin["runs"] if r["model"] == "fitted"} == {True}
 
 
 def test_fitted_without_costs_is_one_line(folder, tmp_path, capsys):

@@ -179,8 +179,8 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
     fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
-    is the calibration's name when the rig wrote it (``rig-<run>``); every other run is
-    held out."""
+    is the calibration's name when the rig wrote it (``rig-<run>@<folder id>``) and the
+    folder is this one; every other run is held out."""
     from rtshield.tomlfile import parse_toml, read_toml
 
     out, best = Path(out), Path(best)
@@ -190,8 +190,12 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     costs = parse_toml(text, str(best)).get("costs")
     if not isinstance(costs, dict) or not costs:
         raise UsageError(f"rig report: --fitted {best}: no [costs] table (nothing fitted to apply)")
-    m = re.match(r"# rtshield calibrate rig-(\S+): ", text)
-    fitted_on = m.group(1) if m and (out / "runs" / m.group(1)).is_dir() else None
+    m = re.match(r"# rtshield calibrate rig-([^@\s]+)@(\w+): ", text)
+    fitted_on = (
+        m.group(1)
+        if m and m.group(2) == _folder_id(out) and (out / "runs" / m.group(1)).is_dir()
+        else None  # fitted on another folder's run: every run here is held out
+    )
     scens = sorted(
         p for p in (out / "sim").glob("*/scenario.toml") if not p.parent.name.endswith(FITTED)
     )
@@ -234,6 +238,14 @@ FIT_PARAMETERS: tuple[tuple[str, str, str, str], ...] = (
 FIT_COLUMNS = ("processed", "cycles", "misses")
 
 
+def _folder_id(out: Path) -> str:
+    """A short id of the rig's output folder, in a calibration's name: a fit names the run
+    and the folder it was made on (another folder's run of the same name is held out)."""
+    import hashlib
+
+    return hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:10]
+
+
 def calibration_toml(out: Path, run: str) -> str | None:
     """A calibration file (docs/calibrate.md) that fits the scenario ``run`` was held
     against to the run's ``counters.csv``; ``None`` without both."""
@@ -247,7 +259,7 @@ def calibration_toml(out: Path, run: str) -> str | None:
         return None
     data = {
         "calibration": {
-            "name": f"rig-{run}",
+            "name": f"rig-{run}@{_folder_id(out)}",
             "description": f"this target's model fitted to the rig's run {run} (per-second "
             "counters on the simulator's timeline)",
             "budget": 40,
