@@ -350,3 +350,24 @@ def test_an_emulated_nic_counts_what_it_was_handed(folder, tmp_path):
         q["critical task: cycle time p99"]["why"] is None
         or "host" not in q["critical task: cycle time p99"]["why"]
     )
+
+
+def test_network_cpu_counts_the_device_cpus_network_threads():
+    """The network work's CPU per frame: the network, poll and stack tasks (lwIP's stock
+    input task `ethif` among them), not the POSIX board's NIC thread (its DMA engine, on a
+    host core of its own) nor the application's tasks."""
+    from rtshield.rig.freertos.twin import _real_network_cpu_us
+
+    real = {
+        "stack": "lwip",
+        "netif": {"nic_frames": 1000},
+        "threads_cpu_s": {"ethif": 0.002, "tcpip_threa": 0.003, "rts-nic": 0.5,
+                          "critical": 2.0, "hp": 0.1},  # fmt: skip
+    }
+    assert _real_network_cpu_us(real) == pytest.approx(5.0)
+    real = {
+        "stack": "plustcp",
+        "netif": {"nic_frames": 1000},
+        "threads_cpu_s": {"rts-net": 0.004, "IP-Task": 0.006, "rts-nic": 0.5, "bulk": 0.3},
+    }
+    assert _real_network_cpu_us(real) == pytest.approx(10.0)

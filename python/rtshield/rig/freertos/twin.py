@@ -103,12 +103,13 @@ TOLERANCES: dict[str, Tolerance] = {
 
 #: The threads that do network work beside the stack's tasks (:data:`.summary.STACK_TASKS`):
 #: the network task and libshield's poll task (rig/freertos/posix), the lwIP adapter's
-#: poll task (task names cut to 11 characters). Against the simulator's ``isr_rx``,
+#: poll task and lwIP's stock input task, ``ethif`` (rig/freertos/lwip/rts_netif_lwip.c;
+#: task names cut to 11 characters). Against the simulator's ``isr_rx``,
 #: ``driver`` and poll CPU. Not the POSIX board's NIC thread (``rts-nic``): it reads the
 #: veth on a host core of its own, the NIC's DMA engine, which in the model costs the
 #: device's CPU nothing; the RX interrupt (the tick hook) runs in whichever task the tick
 #: hit, as on the MPS2 board, whose interrupt's time counts in the task it hit.
-NETWORK_THREADS = ("rts-net", "rts-poll", "rts-lwip-poll"[:11])
+NETWORK_THREADS = ("rts-net", "rts-poll", "rts-lwip-poll"[:11], "ethif")
 #: The simulator's CPU shares of the network work (``summary.json`` "cpu").
 _SIM_NETWORK_CPU = ("isr_rx", "driver", "poll")
 #: Drop reasons only the real target has, and why the simulator cannot count them.
