@@ -1,8 +1,8 @@
 """The simulations a real run is held against, and the fit of a target's model.
 
 Which simulation a real run of ``rig freertos-tcp`` / ``rig lwip`` is held against
-(:func:`simulation_for`): a SYN run its own flood rate's (:func:`simulate_own_rates`,
-``sim/<run>-own-rate``), else the rig's; on the preset of the board the run was made on
+(:func:`simulation_for`): the scenario at the run's own flood rate
+(:func:`simulate_own_rates`, ``sim/<run>-own-rate``), else the rig's; on the preset of the board the run was made on
 where there is one (:data:`BOARD_PRESETS`, ``sim/<name>-board``); with a fit, the same
 scenarios again with the fitted costs (:func:`simulate_fitted`, ``sim/<name>-fitted``).
 A run's per-second counters on the simulator's timeline (:func:`counters_csv`,
@@ -102,6 +102,8 @@ def _on_board(data: dict[str, Any], preset: str) -> dict[str, Any]:
     t = copy.deepcopy(data)
     t.setdefault("scenario", {})["platform"] = preset
     return t
+
+
 #: Where :func:`simulate_fitted` records the fit it simulated (``sim/fit.json``).
 FIT_RECORD = "fit.json"
 
