@@ -2,9 +2,10 @@
 
 Which simulation a real run of ``rig freertos-tcp`` / ``rig lwip`` is held against
 (:func:`simulation_for`): the scenario at the run's own flood rate
-(:func:`simulate_own_rates`, ``sim/<run>-own-rate``), else the rig's; on the preset of the board the run was made on
-where there is one (:data:`BOARD_PRESETS`, ``sim/<name>-board``); with a fit, the same
-scenarios again with the fitted costs (:func:`simulate_fitted`, ``sim/<name>-fitted``).
+(:func:`simulate_own_rates`, ``sim/<run>-own-rate``), else the rig's; on the preset of
+the board the run was made on where there is one (:data:`BOARD_PRESETS`,
+``sim/<name>-board``); with a fit, the same scenarios again with the fitted costs
+(:func:`simulate_fitted`, ``sim/<name>-fitted``).
 A run's per-second counters on the simulator's timeline (:func:`counters_csv`,
 ``counters.csv``) and a calibration file that fits the board's model (else the
 scenario's) to them (:func:`calibration_toml`, the knobs and their physical bounds in
