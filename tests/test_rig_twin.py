@@ -371,3 +371,41 @@ def test_network_cpu_counts_the_device_cpus_network_threads():
         "threads_cpu_s": {"rts-net": 0.004, "IP-Task": 0.006, "rts-nic": 0.5, "bulk": 0.3},
     }
     assert _real_network_cpu_us(real) == pytest.approx(10.0)
+
+
+def test_the_boards_reasons_for_what_it_cannot_have():
+    """On the board's model a drop in the stack's buffers is compared as one reason, and
+    where it, the flows' fractions or the misses disagree, the reason is named: the
+    stack's ceiling, the host's stalls, a fit's wall-time cost (docs/decisions/twin.md)."""
+    from rtshield.rig.freertos.twin import _quantities
+
+    flows = {"hp": {"offered": 200, "delivered": 200}}
+    real = {
+        "attack": "syn", "clock": "host", "critical_period_ms": 10.0, "stack": "plustcp",
+        "flows": {"hp": {"protocol": "udp"}}, "traffic": {},
+        "critical": {"misses": 2, "cycle_time_us": {"p50": 11_000.0, "p99": 24_000.0}},
+        "phases": {
+            p: {"frames_at_nic": 1000, "flows": {"hp": {"offered": 100, "delivered": 80}},
+                "dropped": {freertos.STACK_EXHAUSTED: 300 if p == "attack" else 0}}
+            for p in freertos.PHASES
+        },
+    }  # fmt: skip
+    sim = {
+        "totals": {"offered": 3000, "dropped": {"queue_full": 0}},
+        "flows": flows,
+        "critical": {"misses": 0, "cycle_time_us": {"p50": 11_100.0, "p99": 11_200.0}},
+    }
+    same = freertos.fit.BOARD_DROPS["posix-freertos-tcp"]
+    q = {x["name"]: x for x in _quantities(real, sim, "board", same, "")}
+    assert "drops: queue_full" not in q
+    assert q[f"drops: {freertos.STACK_EXHAUSTED}"]["sim"] == 0
+    for name in (f"drops: {freertos.STACK_EXHAUSTED}", "drops: all reasons",
+                 "hp: delivered fraction"):  # fmt: skip
+        assert not q[name]["agrees"] and "ceiling" in q[name]["why"], q[name]
+    assert "stalls" in q["critical task: deadlines missed"]["why"]
+    assert "stalls" in q["critical task: cycle time p99"]["why"]
+    assert q["critical task: cycle time p50"]["agrees"]
+    fitted = {**sim, "critical": {**sim["critical"], "misses": 3}}
+    real0 = {**real, "critical": {**real["critical"], "misses": 0}}
+    q = {x["name"]: x for x in _quantities(real0, fitted, "fitted", same, "")}
+    assert "wall time" in q["critical task: deadlines missed"]["why"]

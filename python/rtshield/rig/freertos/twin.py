@@ -250,12 +250,24 @@ def _quantities(
         if mine in sd:
             sd[theirs] = sd.pop(mine) + (sd.get(theirs) or 0)
     only = {k: v for k, v in rd.items() if v and k not in sd}
+    wall = (  # what a fit of the stack's ceiling does to the rest (docs/decisions/twin.md)
+        "the fitted cost per frame is the stack's wall time per frame, not its CPU time: "
+        "the model spends it on the device's CPU, taking it from the other tasks"
+    )
+    # the board's model has the stack's buffers; what it cannot have is where their
+    # ceiling comes from (docs/decisions/twin.md, "The unprotected stack's ceiling")
+    ceiling = (
+        "the POSIX board's stack took frames at a ceiling its threads' CPU time does not "
+        "explain (docs/decisions/twin.md)"
+        if any(rd.get(r) for r in (same_drops or {}).values())
+        else None
+    )
     lost_in_stack = (
         "the real target also dropped frames where the simulator cannot ("
         + ", ".join(f"{k} {v}" for k, v in sorted(only.items()))
         + ")"
         if only
-        else None
+        else ceiling
     )
     for name in real.get("flows", {}):
         rf, sf = _real_flow(real, name), sim_flows.get(name) or {}
@@ -267,7 +279,7 @@ def _quantities(
             round(sf["delivered"] / sf["offered"], 4),
             round(rf[1] / rf[0], 4),
             "fraction",
-            lost_in_stack,
+            lost_in_stack if model != "fitted" or not ceiling else f"{ceiling}; {wall}",
         )
     for reason in sorted(set(rd) | set(sd)):
         r, s = rd.get(reason), sd.get(reason)
@@ -280,18 +292,31 @@ def _quantities(
             why = _REAL_ONLY.get(reason, "the simulator has no such drop reason")
         if why is None and not rows[0]["agrees"]:
             why = "the frames at the NIC differ (above)"
+        if why is None and reason in (same_drops or {}).values():
+            why = ceiling
         add(f"drops: {reason}", "drops", s, r, "frames", why)
     # every drop, whatever its reason: the model's mechanism may differ (its driver queue
     # where the real stack runs out of buffers), what the target lost need not
     total_s, total_r = sum(v or 0 for v in sd.values()), sum(rd.values())
     frames_why = None if rows[0]["agrees"] else "the frames at the NIC differ (above)"
-    add("drops: all reasons", "drops", total_s, total_r, "frames", frames_why)
+    add("drops: all reasons", "drops", total_s, total_r, "frames", frames_why or lost_in_stack)
     rc, sc = real["critical"], sim["critical"]
     misses = rc.get("missed_or_late", rc["misses"]) if not host else rc["misses"]
-    add("critical task: deadlines missed", "misses", sc["misses"], misses, "cycles")
+    stalls = (
+        "the host's stalls: it held the FreeRTOS process for tens of milliseconds at times "
+        "(ticks lost with it), which no model of the device has"
+    )
+    add(
+        "critical task: deadlines missed", "misses", sc["misses"], misses, "cycles",
+        stalls if host and misses and not sc["misses"] else wall if model == "fitted" else None,
+    )  # fmt: skip
     jitter = (
-        "host time on a shared machine: the POSIX port's tick and the host's scheduling add "
-        "jitter the model does not have"
+        (
+            "host time on a shared machine: the POSIX port's tick and the host's scheduling "
+            "add jitter the model does not have"
+            if model == "preset"
+            else stalls
+        )
         if host
         else None
     )
@@ -315,6 +340,10 @@ def _quantities(
             "the scenario's platform preset has its board's per-frame costs, not this "
             "target's: fit them (docs/decisions/twin.md)"
             if model == "preset"
+            else wall
+            if model == "fitted"
+            else f"the model processes the frames the real stack dropped: {ceiling}"
+            if ceiling
             else "a thread's CPU time per frame on a shared host moves with the host's load "
             "and the mix of frames (docs/decisions/twin.md)",
         )
