@@ -93,7 +93,9 @@ def _device_run(tmp_path: Path, iface: str, storms: str = "bcast,syn") -> tuple[
             # the step rule: up to `repeat` runs, a monitor fails the step when it failed
             # `fail_runs` of them (the profile's default: 2 of 3)
             assert s["rule"] == {"repeat": 3, "fail_runs": 2}
-            assert 2 <= len(step["runs"]) <= 3
+            # two runs decide unless they split; fewer when the device was not back
+            back = all(v is not None for v in step["runs"][-1]["recovery_s"].values())
+            assert 2 <= len(step["runs"]) <= 3 if back else len(step["runs"]) <= 2
             for n, w in step["monitors"].items():
                 assert w["samples"] > 0 and w["verdict"] in ("pass", "fail")
                 fails = sum(r["monitors"][n]["verdict"] == "fail" for r in step["runs"])
