@@ -152,3 +152,26 @@ def test_the_tick_interrupt_needs_a_ring(late_tick):
     text = UNPROTECTED.format(platform="posix-freertos-tcp", nic='[nic]\nkind = "edge"\n')
     with pytest.raises(UsageError, match=r"interrupt.*dma_ring"):
         loads_scenario(text, "edge.toml")
+
+
+def test_analyze_refuses_what_its_model_does_not_have(late_tick, tmp_path):
+    """The response-time analysis models neither a late tick nor RX interrupts on the tick:
+    a scenario with either is refused with the key named (exit 2 at the command line), not
+    analysed on the nominal periods or per frame."""
+    from rtshield.analysis.model import system_from_scenario
+
+    src = tmp_path / "posix-freertos-tcp.toml"
+    text = src.read_text()
+    for name, drop in (("frame-irq", ("interrupt",)), ("plain", ("interrupt", "tick_real"))):
+        lines = [ln for ln in text.splitlines() if not ln.startswith(drop)]
+        (tmp_path / f"{name}.toml").write_text(
+            "\n".join(lines).replace('name = "posix-freertos-tcp"', f'name = "{name}"')
+        )
+    with pytest.raises(UsageError, match=r"\[nic\] interrupt = 'tick'"):
+        system_from_scenario(loads_scenario(SCEN.format(platform="posix-freertos-tcp"), "a.toml"))
+    with pytest.raises(UsageError, match=r"\[nic\] interrupt = 'tick'"):
+        system_from_scenario(loads_scenario(SCEN.format(platform="keeps-time"), "b.toml"))
+    with pytest.raises(UsageError, match=r"\[platform\] tick_real"):
+        system_from_scenario(loads_scenario(SCEN.format(platform="frame-irq"), "c.toml"))
+    # without both, the same device is the analysis' (the checks are not a blanket refusal)
+    system_from_scenario(loads_scenario(SCEN.format(platform="plain"), "d.toml"))
