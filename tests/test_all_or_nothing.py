@@ -417,8 +417,11 @@ def test_grid_is_counted_before_a_point_is_built(tmp_path, capsys, monkeypatch):
     rc = rtshield("sweep", SCENARIO, "--set", f"driver.queue={v}", "--set",
                   f"critical.priority={v}", "--set", f"driver.priority={v}",
                   "--out", tmp_path / "o")
+    from rtshield.sweep import MAX_POINTS
+
+    assert 1000**3 > MAX_POINTS
     error_line(rc, capsys.readouterr().err, "the grid has 1000000000 points",
-               "1000 × 1000 × 1000", "at most 1024")
+               "1000 × 1000 × 1000", f"at most {MAX_POINTS}")
     assert built["n"] == 0
 
 
@@ -454,11 +457,14 @@ def test_counters_csv_with_a_byte_order_mark_is_read(tmp_path):
     assert cal.counters_t == (0.0, 1.0, 2.0) and "processed" in cal.counters
 
 
-def test_calibrate_with_no_finite_point_exits_nonzero_and_writes_nothing(tmp_path, capsys):
+@pytest.mark.parametrize("search", ["lhs", "tpe"])
+def test_calibrate_with_no_finite_point_exits_nonzero_and_writes_nothing(
+    tmp_path, capsys, search
+):
     huge = "1.7e308"
     cal = _counters(tmp_path, [f"0,{huge}", f"1,{huge}", f"2,{huge}"])
     out = tmp_path / "o"
-    rc = rtshield("calibrate", cal, "--out", out, "--jobs", "1")
+    rc = rtshield("calibrate", cal, "--out", out, "--jobs", "1", "--search", search)
     error_line(rc, capsys.readouterr().err, "none of the 2 points has a finite score",
                "non-finite error of processed")
     assert not out.exists() and not (tmp_path / ".o.rtshield-staging").exists()

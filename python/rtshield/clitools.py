@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import gc
 import inspect
 import io
 import logging
@@ -177,13 +178,13 @@ def verb(
     return register
 
 
-def verb_module(app: typer.Typer, module: ModuleType) -> None:
+def verb_module(app: typer.Typer, module: ModuleType, short_help: str) -> None:
     """Register the verb that ``module`` declares: the command named after the module,
     with its options ``module.options`` (a function whose parameters typer reads),
-    run through :func:`verb` with ``module.handle`` and the help texts ``module.HELP``,
-    ``SHORT_HELP`` and ``EPILOG``."""
+    run through :func:`verb` with ``module.handle``, the help texts ``module.HELP`` and
+    ``EPILOG`` and ``short_help`` (the verb's line of :data:`rtshield.commands.VERBS`)."""
     name = module.__name__.rpartition(".")[2]
-    verb(app, name, module.handle, help=module.HELP, short_help=module.SHORT_HELP,
+    verb(app, name, module.handle, help=module.HELP, short_help=short_help,
          epilog=module.EPILOG)(module.options)
 
 
@@ -270,6 +271,33 @@ def _sigterm_unwinds() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Run the block without the cyclic garbage collector (reference counting still
+    frees everything else), then put it back as it was.
+
+    For the stretches of a command that allocate many objects that live to its
+    end and little cyclic garbage: importing libraries and building models
+    (each collection would walk every object imported so far), and ``rtshield
+    run``'s one run (its figures leave a few MB of cycles). At the end the
+    block's objects join the oldest generation unexamined (``gc.freeze`` then
+    ``gc.unfreeze``), so the first collection after it does not walk them all;
+    a later full collection still frees their cycles. A command that runs long
+    (a sweep, a calibration) keeps the collector on.
+    """
+    was = gc.isenabled()
+    mine = gc.get_freeze_count() == 0  # nobody else's frozen objects to thaw
+    gc.disable()
+    try:
+        yield
+    finally:
+        if mine:
+            gc.freeze()
+            gc.unfreeze()
+        if was:
+            gc.enable()
 
 
 class _PathsAsGiven:

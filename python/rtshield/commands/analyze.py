@@ -28,10 +28,6 @@ HELP = (
 Json = Annotated[bool, typer.Option("--json", help="print the result as JSON (times in µs)")]
 
 
-SHORT_HELP = (
-    "worst-case response-time analysis of a SYSTEM.toml (or of a scenario's "
-    "device)"
-)
 EPILOG = (
     "\b\nexample: rtshield analyze scenarios/analysis/textbook_three_tasks.toml\n"
     "         rtshield analyze scenarios/danicki2021/burst.toml --scenario --simulate"
