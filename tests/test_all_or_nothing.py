@@ -254,6 +254,43 @@ def test_two_runs_at_once_one_wins_the_other_is_refused(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.toml", "o"]
 
 
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a run draws its figures in a "
+                    "helper process only with a second CPU")
+def test_a_killed_run_leaves_no_figure_helper(tmp_path):
+    """SIGKILL of a run with figures: its figure helper (forked at the start) ends too,
+    instead of waiting on its pipe for ever."""
+    f = tmp_path / "long.toml"
+    f.write_text(SCENARIO.read_text())
+    run = subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(tmp_path / "o"),
+         "--set", "scenario.duration=3600s"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + GUARD_S
+        while not (kids := _children(run.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert kids, "the run started no figure helper"
+    finally:
+        run.kill()
+        run.wait(timeout=GUARD_S)
+    deadline = time.monotonic() + 30.0  # a helper that outlives its run waits for ever
+    alive = kids
+    while alive and time.monotonic() < deadline:
+        alive = [k for k in kids if Path(f"/proc/{k}").exists()
+                 and Path(f"/proc/{k}/stat").read_text().split()[2] != "Z"]
+        time.sleep(0.05)
+    for k in alive:  # do not leave them to the next test
+        os.kill(k, signal.SIGKILL)
+    assert not alive, f"figure helpers outlived their killed run: {alive}"
+
+
 # ------------------------------------------------------------------ 3. one door for inputs
 
 

@@ -173,13 +173,31 @@ def run_one(
     return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, files)
 
 
-def _figure_worker() -> None:
-    """A figure worker's start: Ctrl-C and SIGTERM are the parent's business
-    (:func:`_ignore_sigint`; both were blocked across the fork, so neither reaches
-    the worker before this), and matplotlib is imported now, while the parent still
-    validates and simulates."""
+def _die_with(parent: int) -> None:
+    """End this process when ``parent`` ends, however it ends (SIGKILL too): Linux's
+    PR_SET_PDEATHSIG; a parent already gone ends it at once. Without it a worker
+    whose run was killed would wait on its pipe for ever."""
+    import ctypes
+    import os
     import signal
 
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _figure_worker(parent: int) -> None:
+    """A figure worker's start: it ends with ``parent`` (:func:`_die_with`); Ctrl-C
+    and SIGTERM are the parent's business (:func:`_ignore_sigint`; both were
+    blocked across the fork, so neither reaches the worker before this), and
+    matplotlib is imported now, while the parent still validates and simulates."""
+    import signal
+
+    _die_with(parent)
     _ignore_sigint()
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
@@ -221,7 +239,9 @@ def figure_workers() -> Iterator[cf.Executor | None]:
 
     import numpy  # noqa: F401 — the run needs it anyway; forked, the workers have it too
 
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_figure_worker)
+    pool = cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_figure_worker, initargs=(os.getpid(),)
+    )
     try:
         # start them now; a signal that arrives meanwhile waits for this process (a
         # worker must not run this process's handlers before its own are set)
