@@ -360,8 +360,11 @@ def test_analysis_errors_after_loading_name_the_file(tmp_path, capsys):
 # ---------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.parametrize("group", [True, False], ids=["terminal", "parent-only"])
-def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
+@pytest.mark.parametrize("group, ignored", [(True, False), (False, False), (True, True)],
+                         ids=["terminal", "parent-only", "background-job"])
+def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group, ignored):
+    """Ctrl-C of a parallel compare: one line, exit 130, no process left; also when the
+    command started with SIGINT ignored (a background job of a script)."""
     import os
     import signal
     import subprocess
@@ -376,7 +379,8 @@ def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
     p = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "compare", str(one), str(other), "--out",
          str(out), "--jobs", "2", "--set", "scenario.duration=30000s"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None)
     # the results are written beside --out (all or nothing): both runs' folders
     # there mean both workers are simulating
     staging = tmp_path / ".o.rtshield-staging" / "runs"

@@ -195,11 +195,8 @@ def _figure_worker(parent: int) -> None:
     and SIGTERM are the parent's business (:func:`_ignore_sigint`; both were
     blocked across the fork, so neither reaches the worker before this), and
     matplotlib is imported now, while the parent still validates and simulates."""
-    import signal
-
     _die_with(parent)
     _ignore_sigint()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.figure  # noqa: F401
@@ -235,22 +232,15 @@ def figure_workers() -> Iterator[cf.Executor | None]:
     if workers < 1 or ctx is None:
         yield None
         return
-    import signal
-
     import numpy  # noqa: F401 — the run needs it anyway; forked, the workers have it too
 
     pool = cf.ProcessPoolExecutor(
         max_workers=workers, mp_context=ctx, initializer=_figure_worker, initargs=(os.getpid(),)
     )
     try:
-        # start them now; a signal that arrives meanwhile waits for this process (a
-        # worker must not run this process's handlers before its own are set)
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
+        with _forking():  # start them now
             for _ in range(workers):
                 pool.submit(int)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         yield pool
     except BaseException:  # a failure, Ctrl-C: the workers are ended, not waited for
         _stop_workers(pool)
@@ -295,17 +285,37 @@ def prepare_run_dirs(
     return out, dirs
 
 
+_STOPS = frozenset({2, 15})  # SIGINT, SIGTERM (the signal module is imported when used)
+
+
+@contextlib.contextmanager
+def _forking() -> Iterator[None]:
+    """Around the first ``submit`` of a forking pool (which forks every worker): Ctrl-C
+    and SIGTERM wait, in this process, until the block ends; a worker starts with
+    both blocked, so neither runs this process's handlers in it before
+    :func:`_ignore_sigint` has set its own."""
+    import signal
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def _ignore_sigint() -> None:
     """Worker start-up: Ctrl-C goes to the parent, which stops the workers itself.
 
     Without this every worker would print its own KeyboardInterrupt traceback.
     SIGTERM gets its default action back (the parent's handler, inherited by a
-    forked worker, would unwind the worker like Ctrl-C).
+    forked worker, would unwind the worker like Ctrl-C). Both are then unblocked
+    (forked inside :func:`_forking`, the worker started with them blocked).
     """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
@@ -400,7 +410,8 @@ def run_jobs(
     else:
         pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
         try:
-            futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
+            with _forking():  # the first submit forks every worker
+                futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
             done = 0
             for fut in cf.as_completed(futs):
                 done += 1
