@@ -21,7 +21,8 @@ rc = main(sys.argv[1:])
 sys.stdout.flush()
 loaded = sorted(set(m.split(".")[0] for m in sys.modules) & set(json.loads(LIBS)))
 verbs = sorted(m for m in sys.modules if m.startswith("rtshield.commands."))
-print("\\nPROBE " + json.dumps(dict(rc=rc, loaded=loaded, verbs=verbs)))
+own = sorted(m for m in sys.modules if m.startswith("rtshield."))
+print("\\nPROBE " + json.dumps(dict(rc=rc, loaded=loaded, verbs=verbs, own=own)))
 """
 
 
@@ -42,6 +43,8 @@ def test_help_imports_no_verb_and_no_library():
     got = _imports("--help")
     assert got["rc"] == 0
     assert got["verbs"] == [] and got["loaded"] == []
+    # nor the output folders' machinery (hashing, temporary files): only a verb writes
+    assert "rtshield.outputs" not in got["own"], got["own"]
 
 
 def test_run_without_figures_imports_what_it_writes_and_nothing_else(tmp_path):

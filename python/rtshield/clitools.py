@@ -36,7 +36,6 @@ import typer
 
 from rtshield.errors import OutputError, UsageError, one_line
 from rtshield.inputs import describe_os_error
-from rtshield.outputs import OUT_HELP, abort_out_dirs, shown_text
 
 __all__ = [
     "Jobs",
@@ -61,6 +60,13 @@ log = logging.getLogger("rtshield")
 
 #: The help texts of the common options: one definition, reused by every verb.
 QUIET_HELP = "print nothing on success: no progress bar and no terminal summary"
+#: ``--help`` text of every verb's ``--out`` (what :mod:`rtshield.outputs` does with it;
+#: that module is imported by the verbs that write, not by ``rtshield --help``).
+OUT_HELP = (
+    "output directory: created if missing; an existing one must be empty or hold "
+    "earlier rtshield results, which are replaced only when the command succeeds "
+    "(written beside it, then moved into place; one writer at a time; docs/outputs.md)"
+)
 VERBOSE_HELP = "log diagnostics (what is read, run and written) on stderr"
 JOBS_HELP = "simulations run at the same time (worker processes)"
 SEED_HELP = (
@@ -206,6 +212,8 @@ class _Handler(logging.Handler):
 
 class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        from rtshield.outputs import shown_text
+
         return shown_text(f"rtshield: {record.levelname.lower()}: {record.getMessage()}")
 
 
@@ -309,6 +317,8 @@ class _PathsAsGiven:
         self._stream = stream
 
     def write(self, text: str) -> int:
+        from rtshield.outputs import shown_text
+
         self._stream.write(shown_text(text))
         return len(text)
 
@@ -317,6 +327,8 @@ class _PathsAsGiven:
 
 
 def _error(message: object) -> None:
+    from rtshield.outputs import shown_text
+
     print(f"rtshield: error: {shown_text(one_line(message))}", file=sys.stderr)
 
 
@@ -358,6 +370,8 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
         _error(f"{where}{describe_os_error(e)}")
         return 1
     finally:
+        from rtshield.outputs import abort_out_dirs
+
         abort_out_dirs()
         _teardown_logging()
 

@@ -55,7 +55,6 @@ if TYPE_CHECKING:  # numpy is imported by the functions that write numbers (a ve
 
 __all__ = [
     "FLOAT_DIGITS",
-    "OUT_HELP",
     "abort_out_dir",
     "abort_out_dirs",
     "atomic_write",
@@ -84,13 +83,6 @@ __all__ = [
 
 #: Significant digits kept for floats in summary.json and timeseries.csv.
 FLOAT_DIGITS = 9
-
-#: ``--help`` text of every verb's ``--out``.
-OUT_HELP = (
-    "output directory: created if missing; an existing one must be empty or hold "
-    "earlier rtshield results, which are replaced only when the command succeeds "
-    "(written beside it, then moved into place; one writer at a time; docs/outputs.md)"
-)
 
 #: The file that marks a directory as rtshield's output directory. It is also
 #: the directory's manifest: one line per file rtshield wrote there (``file

@@ -12,8 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, arg, opt
-from rtshield.outputs import OUT_HELP
+from rtshield.clitools import OUT_HELP, Seed, arg, opt
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
