@@ -254,6 +254,43 @@ def test_two_runs_at_once_one_wins_the_other_is_refused(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.toml", "o"]
 
 
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(k) for k in (task / "children").read_text().split()]
+    return kids
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a run draws its figures in a "
+                    "helper process only with a second CPU")
+def test_a_killed_run_leaves_no_figure_helper(tmp_path):
+    """SIGKILL of a run with figures: its figure helper (forked at the start) ends too,
+    instead of waiting on its pipe for ever."""
+    f = tmp_path / "long.toml"
+    f.write_text(SCENARIO.read_text())
+    run = subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(tmp_path / "o"),
+         "--set", "scenario.duration=3600s"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + GUARD_S
+        while not (kids := _children(run.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert kids, "the run started no figure helper"
+    finally:
+        run.kill()
+        run.wait(timeout=GUARD_S)
+    deadline = time.monotonic() + 30.0  # a helper that outlives its run waits for ever
+    alive = kids
+    while alive and time.monotonic() < deadline:
+        alive = [k for k in kids if Path(f"/proc/{k}").exists()
+                 and Path(f"/proc/{k}/stat").read_text().split()[2] != "Z"]
+        time.sleep(0.05)
+    for k in alive:  # do not leave them to the next test
+        os.kill(k, signal.SIGKILL)
+    assert not alive, f"figure helpers outlived their killed run: {alive}"
+
+
 # ------------------------------------------------------------------ 3. one door for inputs
 
 
@@ -417,8 +454,11 @@ def test_grid_is_counted_before_a_point_is_built(tmp_path, capsys, monkeypatch):
     rc = rtshield("sweep", SCENARIO, "--set", f"driver.queue={v}", "--set",
                   f"critical.priority={v}", "--set", f"driver.priority={v}",
                   "--out", tmp_path / "o")
+    from rtshield.sweep import MAX_POINTS
+
+    assert 1000**3 > MAX_POINTS
     error_line(rc, capsys.readouterr().err, "the grid has 1000000000 points",
-               "1000 × 1000 × 1000", "at most 1024")
+               "1000 × 1000 × 1000", f"at most {MAX_POINTS}")
     assert built["n"] == 0
 
 
@@ -454,11 +494,14 @@ def test_counters_csv_with_a_byte_order_mark_is_read(tmp_path):
     assert cal.counters_t == (0.0, 1.0, 2.0) and "processed" in cal.counters
 
 
-def test_calibrate_with_no_finite_point_exits_nonzero_and_writes_nothing(tmp_path, capsys):
+@pytest.mark.parametrize("search", ["lhs", "tpe"])
+def test_calibrate_with_no_finite_point_exits_nonzero_and_writes_nothing(
+    tmp_path, capsys, search
+):
     huge = "1.7e308"
     cal = _counters(tmp_path, [f"0,{huge}", f"1,{huge}", f"2,{huge}"])
     out = tmp_path / "o"
-    rc = rtshield("calibrate", cal, "--out", out, "--jobs", "1")
+    rc = rtshield("calibrate", cal, "--out", out, "--jobs", "1", "--search", search)
     error_line(rc, capsys.readouterr().err, "none of the 2 points has a finite score",
                "non-finite error of processed")
     assert not out.exists() and not (tmp_path / ".o.rtshield-staging").exists()

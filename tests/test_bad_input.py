@@ -4,6 +4,7 @@ Each case here produced a traceback or a message without the file before the
 front-end review; they stay as regression tests.
 """
 
+import os
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,46 @@ def boom(*_a, **_k):
     raise RuntimeError("matplotlib exploded\nsecond line")
 
 
+def _figure_workers():
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: a run draws its figures in its own process")
+
+
+def _run_fails_in_helper(tmp_path, capsys, monkeypatch, figure, fn, needle):
+    """``run`` succeeds into ``out``; with its figure ``figure`` drawn by ``fn`` in the
+    helper process it fails with one line naming ``needle``, exit 1, and leaves
+    ``out`` exactly as it was (all or nothing)."""
+    from rtshield.figures import run as run_figures
+
+    _figure_workers()
+    out = tmp_path / "o"
+    argv = ["run", str(SCENARIO), "--out", str(out), "--quiet", *SHORT]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    before = tree(out)
+    monkeypatch.setitem(run_figures._RUN_FIGURES, figure, fn)  # the workers fork later
+    rc = cli.main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == 1, err
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert needle.format(out=out) in err, err
+    assert ".rtshield-staging" not in err
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]  # no staging folder left
+
+
+def test_run_figure_failing_in_its_worker_is_one_line(tmp_path, capsys, monkeypatch):
+    _run_fails_in_helper(
+        tmp_path, capsys, monkeypatch, "critical", boom,
+        "{out}: writing the figures failed (RuntimeError: matplotlib exploded")
+
+
+def test_run_figure_worker_that_dies_is_one_line(tmp_path, capsys, monkeypatch):
+    _run_fails_in_helper(
+        tmp_path, capsys, monkeypatch, "cycle_time", lambda *_a: os._exit(3),
+        "{out}: writing the figures failed (BrokenProcessPool")
+
+
 def _other(tmp_path):
     other = tmp_path / "other.toml"
     other.write_text(SCENARIO.read_text().replace('name = "constant_flood"', 'name = "other"'))
@@ -228,6 +269,8 @@ def test_sweep_figure_failure_keeps_its_points_to_resume(tmp_path, capsys, monke
     assert not out.exists()
     points = sorted((tmp_path / ".o.rtshield-staging" / "runs").glob("*/summary.json"))
     assert len(points) == 2, points  # the finished points, for the next sweep
+    table = (tmp_path / ".o.rtshield-staging" / "sweep.csv").read_text().splitlines()
+    assert len(table) == 3, table  # and their rows
 
 
 # ---------------------------------------------------------------- --out that is not ours
@@ -317,8 +360,11 @@ def test_analysis_errors_after_loading_name_the_file(tmp_path, capsys):
 # ---------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.parametrize("group", [True, False], ids=["terminal", "parent-only"])
-def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
+@pytest.mark.parametrize("group, ignored", [(True, False), (False, False), (True, True)],
+                         ids=["terminal", "parent-only", "background-job"])
+def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group, ignored):
+    """Ctrl-C of a parallel compare: one line, exit 130, no process left; also when the
+    command started with SIGINT ignored (a background job of a script)."""
     import os
     import signal
     import subprocess
@@ -333,7 +379,8 @@ def test_ctrl_c_during_parallel_run_is_one_line(tmp_path, group):
     p = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "compare", str(one), str(other), "--out",
          str(out), "--jobs", "2", "--set", "scenario.duration=30000s"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None)
     # the results are written beside --out (all or nothing): both runs' folders
     # there mean both workers are simulating
     staging = tmp_path / ".o.rtshield-staging" / "runs"

@@ -306,3 +306,39 @@ def test_a_calibration_file_is_not_a_scenario():
 
     with pytest.raises(UsageError, match="calibration file for 'rtshield calibrate'"):
         load(ROOT / "scenarios" / "calibration" / "danicki2021.toml")
+
+
+def test_tpe_search_recovers_the_cost_and_is_deterministic_on_dask(tmp_path):
+    """The adaptive search: the same points for a seed, in this process or on a
+    local Dask cluster of two workers; it finds the cost the board was made with."""
+    _board(tmp_path)
+    cal = calibrate.load_calibration(_cal(tmp_path, budget=24))
+    a = calibrate.search(cal, jobs=1, method="tpe")
+    b = calibrate.search(cal, jobs=2, method="tpe")
+    assert [(r.values, r.score, r.phase) for r in a] == [(r.values, r.score, r.phase) for r in b]
+    assert a[0].phase == "start" and a[0].values == (9_000,)
+    assert {r.phase for r in a[1:]} == {"tpe"}
+    assert len({r.values for r in a}) == len(a) <= 24  # distinct points, within the budget
+    best = calibrate.best_of(a)
+    assert abs(best.values[0] - TRUE_DRIVER_NS) <= 300 and best.score > -0.01
+    c = calibrate.search(cal, jobs=1, method="tpe", seed=99)
+    assert [r.values for r in c] != [r.values for r in a]
+
+
+def test_cli_search_tpe_and_a_bad_search(tmp_path, capsys):
+    from rtshield import cli
+
+    _board(tmp_path, columns=("processed",))
+    path = _cal(tmp_path, budget=6)
+    out = tmp_path / "out"
+    assert cli.main(["calibrate", str(path), "--out", str(out), "--jobs", "1",
+                     "--search", "tpe"]) == 0
+    text = capsys.readouterr().out
+    assert "first reached after" in text
+    rows = list(csv.DictReader((out / "points.csv").open()))
+    assert rows[0]["phase"] == "start" and {r["phase"] for r in rows[1:]} == {"tpe"}
+    report = (out / "report.md").read_text()
+    assert "TPE" in report and "the best score was first reached at point" in report
+    rc = cli.main(["calibrate", str(path), "--out", str(tmp_path / "o2"), "--search", "grid"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--search" in err and len(err.strip().splitlines()) == 1

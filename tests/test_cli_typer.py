@@ -113,8 +113,8 @@ def test_an_argparse_verb_still_mounts(monkeypatch, capsys):
     mod, seen = _argparse_verb()
     build = cli.build_app
 
-    def with_hello():
-        app = build()
+    def with_hello(*args, **kwargs):
+        app = build(*args, **kwargs)
         clitools.mount_argparse(app, mod)
         return app
 

@@ -519,11 +519,12 @@ def test_engine_results_do_not_depend_on_the_slicing(monkeypatch):
     assert digest() == plain
 
 
-def _interrupt_run(tmp_path, *sets, env=None, sig=None):
+def _interrupt_run(tmp_path, *sets, env=None, sig=None, inherit_ignored=False):
     """Start a long run, interrupt it once it simulates: (exit, stderr). Waited for
     by what the run shows (its staging folder; with a progress bar, the bar), not
     by the clock; a child that shows nothing, or does not end after the signal,
-    fails the test as a hang."""
+    fails the test as a hang. ``inherit_ignored``: the run starts with SIGINT
+    ignored, as a background job of a script starts it."""
     import signal
     import subprocess
     import sys
@@ -537,7 +538,9 @@ def _interrupt_run(tmp_path, *sets, env=None, sig=None):
     bar = env.get("RTSHIELD_PROGRESS") == "1"
     p = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "run", str(f), "--out", str(out), *sets],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        if inherit_ignored else None)
     chunks: list[bytes] = []
     reader = threading.Thread(
         target=lambda: chunks.extend(iter(lambda: os.read(p.stderr.fileno(), 4096), b"")),
@@ -577,6 +580,13 @@ def test_ctrl_c_in_one_long_bin_ends_the_run(tmp_path):
     """One bin of an hour: Ctrl-C still ends the run (exit 130, one line)."""
     rc, err = _interrupt_run(
         tmp_path, "--set", "scenario.duration=3600s", "--set", "scenario.bin=3600s")
+    assert rc == 130 and err.strip() == "rtshield: interrupted", err
+
+
+def test_ctrl_c_ends_a_run_started_with_sigint_ignored(tmp_path):
+    """A background job of a script starts with SIGINT ignored: a SIGINT sent to the
+    run still ends it, all or nothing (exit 130, one line, no --out)."""
+    rc, err = _interrupt_run(tmp_path, "--set", "scenario.duration=3600s", inherit_ignored=True)
     assert rc == 130 and err.strip() == "rtshield: interrupted", err
 
 

@@ -217,6 +217,18 @@ def test_run_report_is_self_contained(tmp_path, scenario):
         assert (tmp_path / name).is_file()
 
 
+def test_figures_drawn_in_workers_are_the_bytes_drawn_here(tmp_path):
+    with runner.figure_workers() as pool:
+        if pool is None:
+            pytest.skip("one CPU: no figure workers")
+        there = figures.run_figures(FakeResult(), "fake", tmp_path, 1000.0, pool=pool)
+        pngs = {name: p.read_bytes() for name, p in there.items()}
+    here = figures.run_figures(FakeResult(), "fake", tmp_path, 1000.0)
+    assert sorted(here) == sorted(there) and {"packets", "critical", "cycle_time"} <= set(here)
+    for name, p in here.items():
+        assert p.read_bytes() == pngs[name], name
+
+
 def test_results_survive_a_figure_failure(tmp_path, scenario, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("figure failed")

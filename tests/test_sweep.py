@@ -1,7 +1,6 @@
 """`rtshield sweep`: grid expansion and an end-to-end sweep on the real engine."""
 
 import csv
-import json
 from pathlib import Path
 
 import pytest
@@ -67,7 +66,12 @@ def test_sweep_burst_capacity_end_to_end(tmp_path, rtshield_main):
     # (Danicki et al. §3), the lower one keeps it on time.
     assert int(high["received"]) > int(low["received"])
     assert int(low["misses"]) == 0 and int(high["misses"]) > 0
-    assert json.loads((out / "sweep.json").read_text())[1]["mitigation.capacity"] == "2000"
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out / "sweep.parquet").to_pylist()
+    assert [r["mitigation.capacity"] for r in table] == ["300", "2000"]  # as written: strings
+    assert [r["point"] for r in table] == [0, 1]
+    assert table[1]["misses"] == int(high["misses"]) and table[0]["safe"] is True
     assert (out / "sweep.png").stat().st_size > 0
     report = (out / "report.html").read_text()
     assert 'alt="sweep"' in report and "Key numbers against mitigation.capacity" in report

@@ -199,6 +199,8 @@ def test_sweep_on_a_local_cluster_and_resume(tmp_path, capsys, cluster, flood):
     )
     assert "3 of 4 points were already" in capsys.readouterr().out
     assert json.loads(victim.read_text())["critical"]["misses"] == 0
+    assert victim.stat().st_mtime_ns != stamp[victim]
+    assert all(p.stat().st_mtime_ns == t for p, t in stamp.items() if p != victim)
 
 
 def _folder(row):

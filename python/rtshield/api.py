@@ -260,7 +260,8 @@ class SweepResult:
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per point, the columns of ``sweep.csv``: the swept keys, the answer
+        """One row per point, the columns of ``sweep.csv`` but its first (``point``) and
+        last (``scenario_sha256``): the swept keys, the answer
         (``safe``, ``worst_response_us``, ``margin_us``, ``lateness_max_pct``), then the
         key numbers (:data:`rtshield.sweep.SWEEP_METRICS`)."""
         from rtshield.sweep import Axis, sweep_rows

@@ -1,13 +1,17 @@
 """The ``rtshield`` command line: one typer app, one command per verb.
 
 Each verb lives in its own module under :mod:`rtshield.commands`, named after
-it. A module that declares ``options`` (the typer parameters), ``handle(args)``,
-``HELP``, ``SHORT_HELP`` and ``EPILOG`` is registered through
-:func:`rtshield.clitools.verb_module`; one that builds its command itself (a
-group of subcommands) defines ``add_to(app)``; one that still defines only
-``register(subparsers)`` (argparse) is mounted as it is through
-:func:`rtshield.clitools.mount_argparse`. Modules are discovered, so adding a
-verb does not touch this file.
+it, with its one-line help in :data:`rtshield.commands.VERBS`. A module that
+declares ``options`` (the typer parameters), ``handle(args)``, ``HELP`` and
+``EPILOG`` is registered through :func:`rtshield.clitools.verb_module`; one
+that builds its command itself (a group of subcommands) defines
+``add_to(app)``; one that still defines only ``register(subparsers)``
+(argparse) is mounted as it is through :func:`rtshield.clitools.mount_argparse`.
+Modules are discovered, so adding a verb does not touch this file.
+
+A command starts at once: ``rtshield VERB …`` imports that verb's module
+alone (which imports what it uses), and ``rtshield --help`` lists the verbs
+from :data:`~rtshield.commands.VERBS` without importing any of them.
 
 Every mistake is one line on stderr, ``rtshield: error: …``: click's own usage
 errors (unknown option, missing option, bad number) with exit status 2, like
@@ -30,7 +34,13 @@ except ImportError:  # pragma: no cover - older typer on the user's click
 
 from rtshield import commands
 from rtshield._version import __version__
-from rtshield.clitools import mount_argparse, silence_stdout, typer_app, verb_module
+from rtshield.clitools import (
+    mount_argparse,
+    no_cyclic_gc,
+    silence_stdout,
+    typer_app,
+    verb_module,
+)
 from rtshield.errors import UsageError, one_line
 
 HELP = (
@@ -54,8 +64,10 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-def build_app() -> typer.Typer:
-    """The app with every verb of :mod:`rtshield.commands`."""
+def build_app(only: str | None = None, *, listing: bool = False) -> typer.Typer:
+    """The app with every verb of :mod:`rtshield.commands`; with ``only``, that verb
+    alone; with ``listing``, every verb as its name and one-line help (what
+    ``rtshield --help`` shows), no verb's module imported."""
     app = typer_app(
         name="rtshield", help=HELP, epilog=EPILOG, add_completion=False,
         pretty_exceptions_enable=False,
@@ -78,17 +90,34 @@ def build_app() -> typer.Typer:
                 "'rtshield COMMAND --help' explains one"
             )
 
+    if listing:
+        for name, short in sorted(commands.VERBS.items()):
+            app.command(name, short_help=short, add_help_option=False)(_listed)
+        return app
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or only is not None and info.name != only:
             continue
         mod = importlib.import_module(f"rtshield.commands.{info.name}")
         if hasattr(mod, "options"):
-            verb_module(app, mod)
+            verb_module(app, mod, commands.VERBS[info.name])
         elif hasattr(mod, "add_to"):
             mod.add_to(app)
         elif hasattr(mod, "register"):
             mount_argparse(app, mod)
     return app
+
+
+def _listed() -> None:  # pragma: no cover - a listed verb is never run
+    raise UsageError("internal: a verb of the listing was run")
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app ``args`` need: the verb they name alone, or the listing of every verb
+    (``--help``, ``--version``, no verb, or one that does not exist)."""
+    first = args[0] if args else ""
+    if first in commands.VERBS:
+        return build_app(first)
+    return build_app(listing=True)
 
 
 def _error_line(e: click_errors.ClickException) -> str:
@@ -111,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         # or a SIGINT sent to this process, still stops a command cleanly
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        cmd = typer.main.get_command(build_app())
+        with no_cyclic_gc():  # start-up: the verb's module and what it imports
+            cmd = typer.main.get_command(_app_for(args))
         rv = cmd.main(args=args, prog_name="rtshield", standalone_mode=False)
     except typer.Exit as e:
         return int(e.exit_code)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import gc
 import inspect
 import io
 import logging
@@ -35,7 +36,6 @@ import typer
 
 from rtshield.errors import OutputError, UsageError, one_line
 from rtshield.inputs import describe_os_error
-from rtshield.outputs import OUT_HELP, abort_out_dirs, shown_text
 
 __all__ = [
     "Jobs",
@@ -60,6 +60,13 @@ log = logging.getLogger("rtshield")
 
 #: The help texts of the common options: one definition, reused by every verb.
 QUIET_HELP = "print nothing on success: no progress bar and no terminal summary"
+#: ``--help`` text of every verb's ``--out`` (what :mod:`rtshield.outputs` does with it;
+#: that module is imported by the verbs that write, not by ``rtshield --help``).
+OUT_HELP = (
+    "output directory: created if missing; an existing one must be empty or hold "
+    "earlier rtshield results, which are replaced only when the command succeeds "
+    "(written beside it, then moved into place; one writer at a time; docs/outputs.md)"
+)
 VERBOSE_HELP = "log diagnostics (what is read, run and written) on stderr"
 JOBS_HELP = "simulations run at the same time (worker processes)"
 SEED_HELP = (
@@ -177,13 +184,13 @@ def verb(
     return register
 
 
-def verb_module(app: typer.Typer, module: ModuleType) -> None:
+def verb_module(app: typer.Typer, module: ModuleType, short_help: str) -> None:
     """Register the verb that ``module`` declares: the command named after the module,
     with its options ``module.options`` (a function whose parameters typer reads),
-    run through :func:`verb` with ``module.handle`` and the help texts ``module.HELP``,
-    ``SHORT_HELP`` and ``EPILOG``."""
+    run through :func:`verb` with ``module.handle``, the help texts ``module.HELP`` and
+    ``EPILOG`` and ``short_help`` (the verb's line of :data:`rtshield.commands.VERBS`)."""
     name = module.__name__.rpartition(".")[2]
-    verb(app, name, module.handle, help=module.HELP, short_help=module.SHORT_HELP,
+    verb(app, name, module.handle, help=module.HELP, short_help=short_help,
          epilog=module.EPILOG)(module.options)
 
 
@@ -205,6 +212,8 @@ class _Handler(logging.Handler):
 
 class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        from rtshield.outputs import shown_text
+
         return shown_text(f"rtshield: {record.levelname.lower()}: {record.getMessage()}")
 
 
@@ -272,6 +281,33 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+@contextlib.contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Run the block without the cyclic garbage collector (reference counting still
+    frees everything else), then put it back as it was.
+
+    For the stretches of a command that allocate many objects that live to its
+    end and little cyclic garbage: importing libraries and building models
+    (each collection would walk every object imported so far), and ``rtshield
+    run``'s one run (its figures leave a few MB of cycles). At the end the
+    block's objects join the oldest generation unexamined (``gc.freeze`` then
+    ``gc.unfreeze``), so the first collection after it does not walk them all;
+    a later full collection still frees their cycles. A command that runs long
+    (a sweep, a calibration) keeps the collector on.
+    """
+    was = gc.isenabled()
+    mine = gc.get_freeze_count() == 0  # nobody else's frozen objects to thaw
+    gc.disable()
+    try:
+        yield
+    finally:
+        if mine:
+            gc.freeze()
+            gc.unfreeze()
+        if was:
+            gc.enable()
+
+
 class _PathsAsGiven:
     """Standard output that names a command's staging folder as its ``--out``: while a
     command writes, its files are in the staging folder beside ``--out``
@@ -281,6 +317,8 @@ class _PathsAsGiven:
         self._stream = stream
 
     def write(self, text: str) -> int:
+        from rtshield.outputs import shown_text
+
         self._stream.write(shown_text(text))
         return len(text)
 
@@ -289,6 +327,8 @@ class _PathsAsGiven:
 
 
 def _error(message: object) -> None:
+    from rtshield.outputs import shown_text
+
     print(f"rtshield: error: {shown_text(one_line(message))}", file=sys.stderr)
 
 
@@ -330,6 +370,8 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
         _error(f"{where}{describe_os_error(e)}")
         return 1
     finally:
+        from rtshield.outputs import abort_out_dirs
+
         abort_out_dirs()
         _teardown_logging()
 

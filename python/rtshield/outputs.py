@@ -45,21 +45,22 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from rtshield.errors import OutputError, UsageError
 from rtshield.inputs import describe_os_error
 
+if TYPE_CHECKING:  # numpy is imported by the functions that write numbers (a verb's
+    import numpy as np  # help needs the out folder's help text, not numpy)
+
 __all__ = [
     "FLOAT_DIGITS",
-    "OUT_HELP",
     "abort_out_dir",
     "abort_out_dirs",
     "atomic_write",
     "check_out_dir",
     "claim_dir",
+    "commit_file",
     "finish_out_dir",
     "held",
     "in_command_output",
@@ -82,13 +83,6 @@ __all__ = [
 
 #: Significant digits kept for floats in summary.json and timeseries.csv.
 FLOAT_DIGITS = 9
-
-#: ``--help`` text of every verb's ``--out``.
-OUT_HELP = (
-    "output directory: created if missing; an existing one must be empty or hold "
-    "earlier rtshield results, which are replaced only when the command succeeds "
-    "(written beside it, then moved into place; one writer at a time; docs/outputs.md)"
-)
 
 #: The file that marks a directory as rtshield's output directory. It is also
 #: the directory's manifest: one line per file rtshield wrote there (``file
@@ -903,6 +897,17 @@ def atomic_write(path: str | Path, data: bytes | str, *, track: bool = True) -> 
     return p
 
 
+def commit_file(path: str | Path) -> Path:
+    """Record a file this process wrote otherwise than by :func:`atomic_write` (a
+    table written row by row as a sweep's points finish) as its output, by the
+    digest of its content now."""
+    p = Path(path)
+    digest = _digest(p)
+    if digest is not None:
+        _WRITTEN.setdefault(_key(p.parent), {})[p.name] = digest
+    return p
+
+
 def _round_float(x: float) -> float | None:
     if not math.isfinite(x):
         return None
@@ -913,6 +918,8 @@ def _round_float(x: float) -> float | None:
 
 def normalize(obj: Any) -> Any:
     """Plain JSON types, floats rounded (:data:`FLOAT_DIGITS`), NaN/inf → ``None``."""
+    import numpy as np
+
     if isinstance(obj, Mapping):
         return {str(k): normalize(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -969,6 +976,8 @@ def ordered_columns(names: list[str] | tuple[str, ...] | Any) -> list[str]:
 
 
 def _columns(ts: Mapping[str, Any]) -> tuple[list[str], dict[str, np.ndarray]]:
+    import numpy as np
+
     cols = {k: np.asarray(v) for k, v in ts.items()}
     lengths = {len(v) for v in cols.values()}
     if len(lengths) > 1:
@@ -977,6 +986,8 @@ def _columns(ts: Mapping[str, Any]) -> tuple[list[str], dict[str, np.ndarray]]:
 
 
 def _cell(v: Any) -> str:
+    import numpy as np
+
     if isinstance(v, (bool, np.bool_)):
         return "1" if v else "0"
     if isinstance(v, (int, np.integer)):
@@ -1013,6 +1024,8 @@ def _arrow_array(pa: Any, v: np.ndarray) -> Any:
         "u1": pa.uint8, "u2": pa.uint16, "u4": pa.uint32, "u8": pa.uint64,
         "f4": pa.float32, "f8": pa.float64,
     }  # fmt: skip
+    import numpy as np
+
     key = f"{v.dtype.kind}{v.dtype.itemsize}"
     if v.dtype.byteorder in "=|" and key in types:
         data = np.ascontiguousarray(v)

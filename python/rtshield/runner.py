@@ -8,14 +8,14 @@ failure late (a figure, a full disk) never loses the numbers already computed.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtshield import figures as drawing  # looked up when called: tests replace them
 from rtshield._native import NativeError
 from rtshield.errors import OutputError, UsageError
 from rtshield.outputs import (
@@ -41,6 +41,7 @@ from rtshield.tomlfile import read_toml_text
 __all__ = [
     "RunOutcome",
     "compare",
+    "figure_workers",
     "finish_jobs",
     "late_output",
     "run_jobs",
@@ -99,14 +100,20 @@ def late_output(
 
 
 def write_run(
-    scenario: Scenario, result: Any, out_dir: str | Path, *, figures: bool = True
+    scenario: Scenario,
+    result: Any,
+    out_dir: str | Path,
+    *,
+    figures: bool = True,
+    pool: cf.Executor | None = None,
 ) -> RunEntry:
     """Write every output of one run into ``out_dir`` (which must exist).
 
     The numbers first; a failing figure or report raises :class:`OutputError`
     with ``summary.json`` and the time series already on disk. ``figures``
     false leaves out the run's own PNG figures (its report then has none);
-    matplotlib is then not even imported.
+    matplotlib is then not even imported. With ``pool`` (:func:`figure_workers`)
+    the figures are drawn in its processes, the same bytes.
     """
     out = Path(out_dir)
     summary = result.summary()
@@ -115,6 +122,8 @@ def write_run(
     saved = "summary.json and the time series are"
     figs: dict[str, Path] = {}
     if figures:
+        from rtshield import figures as drawing  # looked up when called: tests replace them
+
         figs = late_output(
             out,
             "figures",
@@ -124,6 +133,7 @@ def write_run(
             scenario.name,
             out,
             period_us=scenario.critical.period_ns / 1e3,
+            **({"pool": pool} if pool is not None else {}),
         )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
     late_output(out, "report", saved, run_report, out, entry)
@@ -136,9 +146,10 @@ def run_one(
     progress: Callable[[float, float], None] | None = None,
     *,
     figures: bool = True,
+    pool: cf.Executor | None = None,
 ) -> RunOutcome:
     """Simulate ``scenario`` and write its outputs into ``out_dir`` (its own
-    figures unless ``figures`` is false).
+    figures unless ``figures`` is false; drawn in ``pool``'s processes if given).
 
     Inside a command's output folder (``rtshield run``'s, a run folder of
     ``compare``) the command moves it into place; an ``out_dir`` of its own is
@@ -149,7 +160,7 @@ def run_one(
         t0 = time.perf_counter()
         result = simulate(scenario, progress=progress)
         try:
-            entry = write_run(scenario, result, out, figures=figures)
+            entry = write_run(scenario, result, out, figures=figures, pool=pool)
         finally:  # listed: a failure later removes nothing
             record_outputs(out)
         files = written(out)
@@ -160,6 +171,82 @@ def run_one(
         if own:
             abort_out_dir(out)  # nothing if it was moved into place
     return RunOutcome(entry, dict(result.timeseries), out, time.perf_counter() - t0, files)
+
+
+def _die_with(parent: int) -> None:
+    """End this process when ``parent`` ends, however it ends (SIGKILL too): Linux's
+    PR_SET_PDEATHSIG; a parent already gone ends it at once. Without it a worker
+    whose run was killed would wait on its pipe for ever."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _figure_worker(parent: int) -> None:
+    """A figure worker's start: it ends with ``parent`` (:func:`_die_with`); Ctrl-C
+    and SIGTERM are the parent's business (:func:`_ignore_sigint`; both were
+    blocked across the fork, so neither reaches the worker before this), and
+    matplotlib is imported now, while the parent still validates and simulates."""
+    _die_with(parent)
+    _ignore_sigint()
+    try:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+
+        import rtshield.figures  # noqa: F401
+    except Exception:  # noqa: BLE001, S110 — the figure job imports them again and says why
+        pass
+
+
+@contextlib.contextmanager
+def figure_workers() -> Iterator[cf.Executor | None]:
+    """Processes that draw one run's figures (:func:`run_one`'s ``pool``), one per
+    CPU beyond this process's, at most two, forked now so that they import matplotlib
+    while this process validates the scenario and simulates (this process then
+    never imports it); stopped when the block ends, however it ends.
+
+    ``None`` (figures drawn in this process) on one CPU or where processes cannot
+    be forked. Call it before any other thread starts: a fork copies only the
+    calling thread.
+    """
+    import multiprocessing
+    import os
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    workers = min(2, cpus - 1)
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - Windows
+        ctx = None
+    if workers < 1 or ctx is None:
+        yield None
+        return
+    import numpy  # noqa: F401 — the run needs it anyway; forked, the workers have it too
+
+    pool = cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_figure_worker, initargs=(os.getpid(),)
+    )
+    try:
+        with _forking():  # start them now
+            for _ in range(workers):
+                pool.submit(int)
+        yield pool
+    except BaseException:  # a failure, Ctrl-C: the workers are ended, not waited for
+        _stop_workers(pool)
+        raise
+    # idle workers leave at once; the pool's own thread is joined
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -198,27 +285,52 @@ def prepare_run_dirs(
     return out, dirs
 
 
+_STOPS = frozenset({2, 15})  # SIGINT, SIGTERM (the signal module is imported when used)
+
+
+@contextlib.contextmanager
+def _forking() -> Iterator[None]:
+    """Around the first ``submit`` of a forking pool (which forks every worker): Ctrl-C
+    and SIGTERM wait, in this process, until the block ends; a worker starts with
+    both blocked, so neither runs this process's handlers in it before
+    :func:`_ignore_sigint` has set its own."""
+    import signal
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def _ignore_sigint() -> None:
     """Worker start-up: Ctrl-C goes to the parent, which stops the workers itself.
 
     Without this every worker would print its own KeyboardInterrupt traceback.
     SIGTERM gets its default action back (the parent's handler, inherited by a
-    forked worker, would unwind the worker like Ctrl-C).
+    forked worker, would unwind the worker like Ctrl-C). Both are then unblocked
+    (forked inside :func:`_forking`, the worker started with them blocked).
     """
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
-    """Cancel queued runs and end running ones (their files are written atomically)."""
+    """Cancel queued runs and end running ones (their files are written atomically).
+
+    The workers are ended first, then the pool is shut down and its thread joined:
+    shut down without waiting, its thread could still be cleaning up when the
+    interpreter exits and ``concurrent.futures`` then woke it through a pipe
+    already closed (a traceback after ``rtshield: interrupted``)."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.terminate()
     for proc in procs:
         proc.join(timeout=5)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _worker(job: tuple[str, Mapping[str, Any] | None, str, bool]) -> RunOutcome:
@@ -298,7 +410,8 @@ def run_jobs(
     else:
         pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
         try:
-            futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
+            with _forking():  # the first submit forks every worker
+                futs = {pool.submit(_worker, job): i for i, job in enumerate(work)}
             done = 0
             for fut in cf.as_completed(futs):
                 done += 1
@@ -350,6 +463,8 @@ def compare(
     saved = "comparison.json and every run's results are"
     figs: dict[str, Path] = {}
     if figures:
+        from rtshield import figures as drawing
+
         figs = late_output(
             out, "comparison figures", saved, drawing.compare_figures, runs, out
         )

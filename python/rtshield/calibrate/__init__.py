@@ -15,9 +15,12 @@ unknown parameters, each with physical bounds and a unit, and one objective:
 The search is bounded and deterministic for a given ``--seed``: a Latin
 hypercube over the box, then coordinate refinement around the best point
 (each numeric parameter moved by ± a step that halves when no move helps;
-each choice parameter tried at its other values). Points run in worker
-processes, ``jobs`` at a time; each point runs every scenario of the
-objective through the runner's engine call (:func:`rtshield.runner.simulate`).
+each choice parameter tried at its other values), or, with ``--search tpe``,
+optuna's tree-structured Parzen estimator, asked four points at a time.
+Points run on Dask (:mod:`rtshield.cluster`: ``jobs`` local workers or a
+user's scheduler; one job: in this process); each point runs every scenario
+of the objective through the runner's engine call
+(:func:`rtshield.runner.simulate`).
 
 The file and a point's scenarios are :mod:`rtshield.calibrate.file`, the
 search :mod:`rtshield.calibrate.points`; the outputs (:func:`write_outputs`,
@@ -36,7 +39,14 @@ from rtshield.calibrate.file import (
     read_counters,
     scenarios,
 )
-from rtshield.calibrate.points import MIN_STEP, PointResult, best_of, evaluate_point, search
+from rtshield.calibrate.points import (
+    MIN_STEP,
+    SEARCHES,
+    PointResult,
+    best_of,
+    evaluate_point,
+    search,
+)
 from rtshield.calibrate.results import (
     best_toml,
     pair_matrix,
@@ -50,6 +60,7 @@ __all__ = [
     "COUNTER_COLUMNS",
     "MAX_BUDGET",
     "MIN_STEP",
+    "SEARCHES",
     "Calibration",
     "Param",
     "PointResult",

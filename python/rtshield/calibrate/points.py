@@ -1,9 +1,9 @@
-"""The search: one point's runs and score, worker processes, then a Latin
-hypercube over the box and coordinate refinement around the best point."""
+"""The search: one point's runs and score, evaluated on Dask; a Latin
+hypercube over the box and coordinate refinement around the best point, or
+optuna's tree-structured Parzen estimator (TPE)."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -13,10 +13,20 @@ from typing import Any
 import numpy as np
 
 from rtshield.calibrate.file import Calibration, Param, scenarios, study_module
+from rtshield.cluster import Cluster, stream
 from rtshield.errors import UsageError
-from rtshield.runner import _ignore_sigint, _stop_workers, simulate
+from rtshield.runner import simulate
 
-__all__ = ["MIN_STEP", "PointResult", "best_of", "evaluate_point", "search"]
+__all__ = [
+    "MIN_STEP",
+    "SEARCHES",
+    "TPE_BATCH",
+    "PointResult",
+    "best_of",
+    "evaluate_point",
+    "score",
+    "search",
+]
 
 #: Smallest coordinate step, as a fraction of a parameter's range.
 MIN_STEP = 1.0 / 256
@@ -27,7 +37,7 @@ class PointResult:
     """One evaluated point: its values, its score (higher is better) and every objective."""
 
     index: int
-    phase: str  #: "start", "lhs" or "refine"
+    phase: str  #: "start", "lhs", "refine" or "tpe"
     values: tuple[Any, ...]
     score: float
     #: claims: ``{key: (holds, simulated value as text)}``; counters: ``{column: rel. RMS error}``
@@ -70,9 +80,8 @@ def _score_counters(cal: Calibration, res: Any) -> dict[str, float]:
     return errs
 
 
-def evaluate_point(cal: Calibration, values: Sequence[Any]) -> tuple[float, dict[str, Any]]:
-    """Run every scenario of one point; return ``(score, objectives)``."""
-    scs = scenarios(cal, values)
+def score(cal: Calibration, scs: Mapping[str, Any]) -> tuple[float, dict[str, Any]]:
+    """Simulate the scenarios of one point (``{run: Scenario}``); ``(score, objectives)``."""
     if cal.objective == "counters":
         errs = _score_counters(cal, simulate(scs["board"]))
         return -float(np.mean(list(errs.values()))), errs
@@ -83,44 +92,51 @@ def evaluate_point(cal: Calibration, values: Sequence[Any]) -> tuple[float, dict
     return float(sum(h for h, _ in obj.values())), obj
 
 
-def _worker(job: tuple[Calibration, tuple[Any, ...]]) -> tuple[float, dict[str, Any], float]:
+def evaluate_point(cal: Calibration, values: Sequence[Any]) -> tuple[float, dict[str, Any]]:
+    """Run every scenario of one point; return ``(score, objectives)``."""
+    return score(cal, scenarios(cal, values))
+
+
+def _worker(cal: Calibration, scs: Mapping[str, Any]) -> tuple[float, dict[str, Any], float]:
+    """One point on a worker: its scenarios are made (and validated) by the client,
+    so workers need none of the calibration's files."""
     t0 = time.perf_counter()
-    score, obj = evaluate_point(*job)
-    return score, obj, time.perf_counter() - t0
+    sc, obj = score(cal, scs)
+    return sc, obj, time.perf_counter() - t0
 
 
-def _run_points(
-    cal: Calibration,
-    points: Sequence[tuple[Any, ...]],
-    jobs: int,
-    on_done: Callable[[], None] | None = None,
-) -> list[tuple[float, dict[str, Any], float]]:
-    """Evaluate points, ``jobs`` at a time in worker processes; results in input order.
+class _Points:
+    """Evaluates batches of points: in this process (one job, no scheduler) or on
+    Dask (:class:`rtshield.cluster.Cluster`), results in input order."""
 
-    The one place the search meets the runner: each worker calls the
-    runner's engine entry (:func:`rtshield.runner.simulate`) per run.
-    """
-    work = [(cal, tuple(p)) for p in points]
-    if jobs <= 1 or len(work) <= 1:
-        out = []
-        for w in work:
-            out.append(_worker(w))
-            if on_done:
-                on_done()
-        return out
-    res: list[Any] = [None] * len(work)
-    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_ignore_sigint)
-    try:
-        futs = {pool.submit(_worker, w): i for i, w in enumerate(work)}
-        for fut in cf.as_completed(futs):
-            res[futs[fut]] = fut.result()
-            if on_done:
-                on_done()
-    except BaseException:
-        _stop_workers(pool)
-        raise
-    pool.shutdown(wait=True)
-    return res
+    def __init__(self, cal: Calibration, jobs: int, scheduler: str | None,
+                 on_done: Callable[[], None] | None) -> None:
+        self.cal = cal
+        self.local = jobs <= 1 and not scheduler
+        self.cluster = Cluster(scheduler, jobs)
+        self.on_done = on_done
+
+    def __call__(self, points: Sequence[tuple[Any, ...]]) -> list[tuple[float, dict, float]]:
+        scs = [scenarios(self.cal, p) for p in points]  # a bad point fails before any runs
+        if self.local:
+            out = []
+            for s in scs:
+                out.append(_worker(self.cal, s))
+                if self.on_done:
+                    self.on_done()
+            return out
+        res: list[Any] = [None] * len(scs)
+        for i, r, err in stream(self.cluster, _worker, ((i, (self.cal, s))
+                                                        for i, s in enumerate(scs))):
+            if err is not None:
+                raise err
+            res[i] = r
+            if self.on_done:
+                self.on_done()
+        return res
+
+    def close(self) -> None:
+        self.cluster.close()
 
 
 # ------------------------------------------------------------------- the search
@@ -148,20 +164,36 @@ def _neighbours(params: Sequence[Param], x: tuple[Any, ...], step: float) -> lis
     return out
 
 
+#: The searches ``--search`` names: a Latin hypercube with coordinate
+#: refinement, or optuna's tree-structured Parzen estimator.
+SEARCHES = ("lhs", "tpe")
+
+#: Points a TPE search asks for at a time (then evaluated in parallel and told
+#: in order): fixed, so the points do not depend on the number of workers.
+TPE_BATCH = 4
+
+
 def search(
     cal: Calibration,
     *,
     budget: int | None = None,
     seed: int | None = None,
     jobs: int = 2,
+    scheduler: str | None = None,
+    method: str = "lhs",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[PointResult]:
-    """Run the bounded search; every evaluated point, in evaluation order."""
+    """Run the bounded search; every evaluated point, in evaluation order.
+
+    ``method``: ``"lhs"`` (a Latin hypercube, then coordinate refinement) or
+    ``"tpe"`` (:func:`_tpe`). Points run on Dask (``jobs`` local workers, or
+    the cluster at ``scheduler``), or in this process with one job; the points
+    and scores are the same either way.
+    """
+    if method not in SEARCHES:
+        raise UsageError(f"--search: {method!r} is not one of {', '.join(SEARCHES)}")
     budget = cal.budget if budget is None else budget
     seed = cal.seed if seed is None else seed
-    rng = np.random.default_rng(seed)
-    done: list[PointResult] = []
-    seen: set[tuple[Any, ...]] = set()
     counter = [0]
 
     def tick() -> None:
@@ -169,11 +201,23 @@ def search(
         if progress:
             progress(counter[0], budget)
 
+    points = _Points(cal, jobs, scheduler, tick)
+    try:
+        return (_tpe if method == "tpe" else _lhs_refine)(cal, budget, seed, points)
+    finally:
+        points.close()
+
+
+def _lhs_refine(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> list[PointResult]:
+    rng = np.random.default_rng(seed)
+    done: list[PointResult] = []
+    seen: set[tuple[Any, ...]] = set()
+
     def run(batch: list[tuple[Any, ...]], phase: str) -> None:
         batch = [b for b in dict.fromkeys(batch) if b not in seen][: budget - len(done)]
-        for (score, obj, wall), x in zip(_run_points(cal, batch, jobs, tick), batch, strict=True):
+        for (sc, obj, wall), x in zip(evaluate(batch), batch, strict=True):
             seen.add(x)
-            done.append(PointResult(len(done), phase, x, score, obj, wall, _error(score, obj)))
+            done.append(PointResult(len(done), phase, x, sc, obj, wall, _error(sc, obj)))
 
     if all(q.start is not None for q in cal.params):
         run([tuple(q.start for q in cal.params)], "start")
@@ -194,6 +238,58 @@ def search(
         if max(r.score for r in done if r.ok) <= before:
             step /= 2
     return done
+
+
+def _tpe(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> list[PointResult]:
+    """optuna's TPE sampler (seeded; a constant liar for the points still running),
+    asked :data:`TPE_BATCH` points at a time. A point it asks for again after
+    snapping to the parameters' resolution is told its known score without
+    running; the search ends after ``budget`` distinct points, or when the
+    sampler proposes no new point in a whole batch ten times running."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = optuna.samplers.TPESampler(seed=seed, constant_liar=True)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    start = tuple(q.start for q in cal.params) if _starts(cal) else None
+    if start is not None:
+        study.enqueue_trial({q.key: _trial_value(q, q.start) for q in cal.params})
+    done: list[PointResult] = []
+    known: dict[tuple[Any, ...], float] = {}
+    stale = 0
+    while len(done) < budget and stale < 10:
+        trials = [study.ask() for _ in range(min(TPE_BATCH, budget - len(done)))]
+        xs = [tuple(_suggest(t, q) for q in cal.params) for t in trials]
+        new = [x for x in dict.fromkeys(xs) if x not in known]
+        for (sc, obj, wall), x in zip(evaluate(new), new, strict=True):
+            err = _error(sc, obj)
+            known[x] = math.nan if err else sc  # an error is told as a failed trial
+            phase = "start" if x == start and not done else "tpe"
+            done.append(PointResult(len(done), phase, x, sc, obj, wall, err))
+        for t, x in zip(trials, xs, strict=True):
+            if math.isfinite(known[x]):
+                study.tell(t, known[x])
+            else:  # an error (its reason in points.csv): a failed trial, not a score
+                study.tell(t, state=optuna.trial.TrialState.FAIL)
+        stale = 0 if new else stale + 1
+    return done
+
+
+def _starts(cal: Calibration) -> bool:
+    return all(q.start is not None for q in cal.params)
+
+
+def _trial_value(q: Param, v: Any) -> Any:
+    return v if q.numeric else q.values.index(v)
+
+
+def _suggest(trial: Any, q: Param) -> Any:
+    """The value of parameter ``q`` the trial asks for, snapped to its resolution."""
+    if not q.numeric:
+        return q.values[trial.suggest_int(q.key, 0, len(q.values) - 1)]
+    if q.kind == "integer":
+        return q.snap(trial.suggest_int(q.key, int(q.low), int(q.high)))
+    return q.snap(trial.suggest_float(q.key, q.low, q.high))
 
 
 def _error(score: float, objectives: Mapping[str, Any]) -> str:

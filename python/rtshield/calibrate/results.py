@@ -171,7 +171,12 @@ def tradeoff_figure(cal: Calibration, points: Sequence[PointResult]):
 
 
 def report_md(
-    cal: Calibration, points: Sequence[PointResult], wall_s: float, jobs: int, seed: int
+    cal: Calibration,
+    points: Sequence[PointResult],
+    wall_s: float,
+    jobs: int,
+    seed: int,
+    method: str = "lhs",
 ) -> str:
     best = best_of(points)
     cpu = sum(r.wall_s for r in points)
@@ -188,9 +193,14 @@ def report_md(
         ),
         f"- runs per point: {len(cal.runs)}"
         + (f", each shortened to {cal.duration}" if cal.duration else ""),
-        f"- search: seed {seed}, {len(points)} points "
-        f"({sum(r.phase == 'lhs' for r in points)} Latin hypercube, "
-        f"{sum(r.phase == 'refine' for r in points)} coordinate refinement"
+        (
+            f"- search: Latin hypercube and coordinate refinement, seed {seed}, "
+            f"{len(points)} points ({sum(r.phase == 'lhs' for r in points)} Latin hypercube, "
+            f"{sum(r.phase == 'refine' for r in points)} coordinate refinement"
+            if method == "lhs"
+            else f"- search: TPE (optuna's tree-structured Parzen estimator), seed {seed}, "
+            f"{len(points)} points ({sum(r.phase == 'tpe' for r in points)} proposed by TPE"
+        )
         + (", 1 start" if any(r.phase == "start" for r in points) else "")
         + ")"
         + (
@@ -199,6 +209,8 @@ def report_md(
             if any(not r.ok for r in points)
             else ""
         ),
+        f"- the best score was first reached at point {best.index} "
+        f"({best.index + 1} of {len(points)} points)",
         f"- cost: {wall_s:.1f} s of wall time with {jobs} job(s); "
         f"{cpu / max(1, len(points)):.2f} s of "
         "worker time per point",
@@ -262,13 +274,21 @@ def report_md(
 
 
 def write_outputs(
-    out: Path, cal: Calibration, points: Sequence[PointResult], wall_s: float, jobs: int, seed: int
+    out: Path,
+    cal: Calibration,
+    points: Sequence[PointResult],
+    wall_s: float,
+    jobs: int,
+    seed: int,
+    method: str = "lhs",
 ) -> dict[str, Path]:
     """``points.csv``, ``best.toml``, ``report.md`` (numbers first), then ``tradeoff.png``."""
     files = {
         "points": atomic_write(out / "points.csv", points_csv(cal, points)),
         "best": atomic_write(out / "best.toml", best_toml(cal, best_of(points))),
-        "report": atomic_write(out / "report.md", report_md(cal, points, wall_s, jobs, seed)),
+        "report": atomic_write(
+            out / "report.md", report_md(cal, points, wall_s, jobs, seed, method)
+        ),
     }
     files["figure"] = late_output(
         out,

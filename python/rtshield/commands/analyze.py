@@ -12,8 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Seed, arg, opt
-from rtshield.outputs import OUT_HELP
+from rtshield.clitools import OUT_HELP, Seed, arg, opt
 
 HELP = (
     "Expand interrupt sources, mitigations and servers into tasks (Regehr & Duongsaa "
@@ -28,10 +27,6 @@ HELP = (
 Json = Annotated[bool, typer.Option("--json", help="print the result as JSON (times in µs)")]
 
 
-SHORT_HELP = (
-    "worst-case response-time analysis of a SYSTEM.toml (or of a scenario's "
-    "device)"
-)
 EPILOG = (
     "\b\nexample: rtshield analyze scenarios/analysis/textbook_three_tasks.toml\n"
     "         rtshield analyze scenarios/danicki2021/burst.toml --scenario --simulate"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 from rtshield import calibrate
-from rtshield.clitools import Jobs, Out, arg, opt
+from rtshield.clitools import Jobs, Out, arg, check_choice, opt
 from rtshield.errors import UsageError
 from rtshield.outputs import (
     finish_out_dir,
@@ -21,17 +21,15 @@ HELP = (
     "Search the unknown parameters that CALIBRATION declares (costs, the critical task's "
     "work, the flood's peak, …, each within physical bounds) for the values that best "
     "match its objective: a study's published claims, or a board's per-second counters "
-    "(CSV). A Latin hypercube, then coordinate refinement around the best point; "
-    "deterministic for a given --seed. Writes DIR/points.csv (every point and "
+    "(CSV). A Latin hypercube, then coordinate refinement around the best point, or with "
+    "--search tpe an adaptive search (optuna's TPE); deterministic for a given --seed. "
+    "Points run on Dask: --jobs local workers, or your cluster with --scheduler. "
+    "Writes DIR/points.csv (every point and "
     "objective), DIR/best.toml (the best point as snippets for a preset), "
     "DIR/tradeoff.png and DIR/report.md. File format: docs/calibrate.md."
 )
 
 
-SHORT_HELP = (
-    "search a model's unknown parameters against published claims or measured "
-    "counters"
-)
 EPILOG = (
     "\b\nexample: rtshield calibrate scenarios/calibration/danicki2021.toml "
     "--budget 60 --out out/cal"
@@ -47,7 +45,16 @@ def options(
     seed: Annotated[int | None, opt(
         "--seed", "seed of the search (default: the file's seed)", "N")] = None,
     jobs: Jobs = 2,
+    search: Annotated[str, opt(
+        "--search", "lhs: a Latin hypercube, then coordinate refinement (default); tpe: "
+        "optuna's tree-structured Parzen estimator, which proposes each batch of points "
+        "from the scores so far", "lhs|tpe")] = "lhs",
+    scheduler: Annotated[str | None, opt(
+        "--scheduler", "run the points on an existing Dask cluster, e.g. "
+        "tcp://10.0.0.5:8786 (its workers need rtshield installed, not the calibration's "
+        "files)", "ADDRESS")] = None,
 ) -> None:
+    check_choice(search, "--search", ("lhs", "tpe"))
     ...
 
 
@@ -56,6 +63,8 @@ def handle(args) -> int:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.budget is not None and not 1 <= args.budget <= calibrate.MAX_BUDGET:
         raise UsageError(f"--budget: must be from 1 to {calibrate.MAX_BUDGET}, got {args.budget}")
+    if args.scheduler is not None and not args.scheduler.strip():
+        raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
     if args.seed is not None and not 0 <= args.seed < 2**63:
         raise UsageError(f"--seed: must be from 0 to 2^63-1, got {args.seed}")
     cal = calibrate.load_calibration(args.calibration)
@@ -69,12 +78,20 @@ def handle(args) -> int:
     )
     t0 = time.perf_counter()
     with bar:
-        points = calibrate.search(cal, budget=budget, seed=seed, jobs=args.jobs, progress=bar)
+        points = calibrate.search(
+            cal,
+            budget=budget,
+            seed=seed,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            method=args.search,
+            progress=bar,
+        )
         wall = time.perf_counter() - t0
         best = calibrate.best_of(points)  # no finite score at all: one line, exit 2
         bar.phase("writing points, figure and report")
         with recorded_on_failure(out):  # a failed command removes nothing
-            files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed)
+            files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed, args.search)
         bar.finish()
     finish_out_dir(out)
     rows = [[q.key, q.text(v)] for q, v in zip(cal.params, best.values, strict=True)]
@@ -84,7 +101,10 @@ def handle(args) -> int:
         if cal.objective == "claims"
         else f"mean relative RMS error {-best.score:.4f}"
     )
-    print(f"best: point {best.index} of {len(points)}: {what} ({wall:.1f} s)")
+    print(
+        f"best: point {best.index} of {len(points)} (first reached after {best.index + 1} "
+        f"points): {what} ({wall:.1f} s)"
+    )
     for name in ("best", "points", "figure", "report"):
         print(f"{name}: {Path(files[name])}")
     return 0

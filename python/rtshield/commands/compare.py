@@ -30,7 +30,6 @@ Sets = set_option(
 )
 
 
-SHORT_HELP = "run several scenarios and write one comparative report"
 EPILOG = (
     "\b\nexample: rtshield compare scenarios/danicki2021/queue_100.toml "
     "scenarios/danicki2021/queue_750.toml --out out/queues"

@@ -93,9 +93,6 @@ HELP = (
 )
 
 
-SHORT_HELP = (
-    "reproduce the papers' studies (Danicki et al., Behnke et al., Regehr & Duongsaa): one report"
-)
 EPILOG = (
     "\b\nexample: rtshield demo --out demo-report\n"
     "         rtshield demo --study behnke-software --out behnke\n"

@@ -28,10 +28,6 @@ HELP = (
 )
 
 
-SHORT_HELP = (
-    'find the most generous safe value of a protection parameter ("?" or '
-    "--knob)"
-)
 EPILOG = (
     "\b\nexample: rtshield design my_system.toml   (one value in it written \"?\")\n"
     "         rtshield design scenarios/danicki2021/burst.toml --scenario"

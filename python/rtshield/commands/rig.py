@@ -22,6 +22,7 @@ from typing import Annotated
 import typer
 
 from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
+from rtshield.commands import VERBS
 from rtshield.commands._rig_device import add_verbs
 from rtshield.errors import UsageError
 from rtshield.outputs import (
@@ -114,7 +115,7 @@ def add_to(app: typer.Typer) -> None:
         "created by the rig and always removed, or (rig device) through an interface of this "
         "host against a device you name (docs/rig.md). Needs root and the tools installed "
         "by tools/install.sh --rig.",
-        short_help="real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
+        short_help=VERBS["rig"],
         epilog="\b\nexamples: sudo rtshield rig linux --out rig-out\n"
         "          sudo rtshield rig freertos-tcp --attacks syn --out ft\n"
         "          sudo rtshield rig device --target 198.18.0.1 --iface dut0 --out dev\n"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from contextlib import nullcontext
 from typing import Annotated
 
-from rtshield.clitools import Out, ScenarioFile, Seed, opt, set_option
+from rtshield.clitools import Out, ScenarioFile, Seed, no_cyclic_gc, opt, set_option
 from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.report import setup_rows
-from rtshield.runner import run_one
+from rtshield.runner import figure_workers, run_one
 from rtshield.scenario import load_scenario, parse_overrides
 from rtshield.tables import key_metrics, print_table
 
@@ -31,7 +32,6 @@ SetOne = set_option(
 )
 
 
-SHORT_HELP = "simulate one scenario and write summary, time series, figures and a report"
 EPILOG = (
     "\b\nexample: rtshield run scenarios/danicki2021/queue_500.toml --out out/q500\n"
     "         rtshield run scenarios/examples/constant_flood.toml --seed 7 --out out/seed7"
@@ -54,6 +54,13 @@ log = logging.getLogger(__name__)
 
 
 def handle(args) -> int:
+    # one run: the libraries it writes with, its figures; the figures' processes are
+    # forked first (before any thread) and import matplotlib while this one simulates
+    with no_cyclic_gc(), figure_workers() if not args.no_figures else nullcontext() as pool:
+        return _run(args, pool)
+
+
+def _run(args, pool) -> int:
     scenario = load_scenario(
         args.scenario, parse_overrides(args.set) or None, overrides_origin="--set"
     )
@@ -72,7 +79,9 @@ def handle(args) -> int:
     )
     with bar:
         with recorded_on_failure(out):  # a failed run removes nothing
-            outcome = run_one(scenario, out, progress=bar, figures=not args.no_figures)
+            outcome = run_one(
+                scenario, out, progress=bar, figures=not args.no_figures, pool=pool
+            )
         bar.finish()
     finish_out_dir(out)
     if not args.quiet:

@@ -20,6 +20,7 @@ from typing import Annotated
 import typer
 
 from rtshield.clitools import Verbose, dispatch
+from rtshield.commands import VERBS
 
 KINDS = ("scenario", "system", "platform", "profile")
 
@@ -32,7 +33,7 @@ def add_to(app: typer.Typer) -> None:
         "their types, units, ranges, defaults and meaning, as rtshield checks them. Editors "
         "that read JSON Schema complete and check TOML with it. --markdown prints the key "
         "reference of docs/scenarios.md instead.",
-        short_help="print the JSON Schema of scenario files (for editors)",
+        short_help=VERBS["schema"],
         epilog="\b\nexamples:\n  rtshield schema --out scenario.schema.json\n"
         "  rtshield schema system\n  rtshield schema --markdown",
     )

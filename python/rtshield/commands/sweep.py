@@ -7,38 +7,34 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from rtshield import sweep
 from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import recorded_on_failure
+from rtshield.outputs import check_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
 from rtshield.runner import compare, finish_jobs, late_output
+from rtshield.sweep.limits import MAX_KEPT_RUNS, MAX_POINTS, MAX_SHOWN
 from rtshield.tables import fmt_value
 from rtshield.tables import print_table as _print_table
 from rtshield.tomlfile import read_toml_text
-
-MAX_POINTS = sweep.MAX_POINTS
-#: Above this many points the comparative figures (one panel or line per
-#: point) are not drawn: the sweep's own figure summarises the grid.
-MAX_COMPARE_FIGURE_POINTS = 12
-
 
 HELP = (
     "Run SCENARIO once per point of a parameter grid, in parallel on Dask: a local "
     "cluster of one worker process per core (or --jobs N), or your cluster with "
     "--scheduler. Each --set KEY=v1,v2,… is one axis (a single value is a fixed override); "
     "KEY is SECTION.KEY (driver.queue) or, for an entry of [[flows]], [[tasks]] or "
-    "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product. "
-    "Writes DIR/sweep.csv and DIR/sweep.json (one row per point: the swept values, "
-    "whether the critical task met every deadline, its worst response time, margin "
-    "and lateness, and the key numbers), DIR/safe_region.json (where the safe region "
-    "ends along each axis), DIR/sweep.png, DIR/report.html, and each point's own "
-    "outputs under DIR/runs/NAME/, written as points finish. Re-running into the same "
-    "DIR skips every point whose results are there for the same scenario. Every point "
-    "is validated before anything runs. "
-    f"At most {MAX_POINTS} points: the grid is counted (the product of the axes' "
-    "lengths) before any point is built."
+    "[[sources]], SECTION.NAME.KEY (flows.syn.peak). The grid is their product, made one "
+    f"point at a time. At most {MAX_POINTS} points: the grid is counted (the product of the "
+    "axes' lengths) before any point is built. Every point's results stream into one "
+    "table, DIR/sweep.csv (in grid order, as points finish) and DIR/sweep.parquet: the "
+    "swept values, whether the critical task met every deadline, its worst response time, "
+    "margin and lateness, and the key numbers. Also DIR/safe_region.json (where the safe "
+    "region ends along each axis), DIR/sweep.png and DIR/report.html, which shows the "
+    f"extremes and the boundary's points (every point of a grid of at most {MAX_SHOWN}), "
+    "each with its own folder DIR/runs/NAME/ (every point's with --keep-runs). Re-running "
+    "into the same DIR skips every point whose row is there for the same scenario (a failed "
+    "or interrupted sweep keeps its finished points beside DIR for that, and DIR as it was). "
+    "Every point is validated before anything runs."
 )
 
 
@@ -49,7 +45,6 @@ Axes = set_option(
 )
 
 
-SHORT_HELP = "run one scenario over a grid of parameter values (on Dask)"
 EPILOG = (
     "\b\nexample: rtshield sweep scenarios/danicki2021/burst.toml "
     "--set mitigation.capacity=300,600,1200,2400\n"
@@ -66,75 +61,125 @@ def options(
         "--scheduler", "run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its "
         "workers need rtshield installed; they send results back, no shared folder "
         "needed)", "ADDRESS")] = None,
+    keep_runs: Annotated[bool, opt(
+        "--keep-runs", "write every point's own folder DIR/runs/NAME/ (summary, time "
+        f"series, report) as it finishes, not only the shown points' (at most "
+        f"{MAX_KEPT_RUNS} points)")] = False,
     run_figures: Annotated[bool, opt(
-        "--run-figures", "also draw each point's own figures (the sweep's report needs "
-        "only its own)")] = False,
+        "--run-figures", "also draw the own figures of each point that has a folder (the "
+        "sweep's report needs only its own)")] = False,
     seed: Seed = None,
 ) -> None:
     ...
 
 
 def handle(args) -> int:
+    from rtshield import sweep
+
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.scheduler is not None and not args.scheduler.strip():
         raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
     # through the input door: each way the path can fail named, at once
     data, text = read_toml_text(args.scenario)
-    axes, points = sweep.expand(args.set)  # counted before a point is built
-    labels = [sweep.point_label(pt, axes) for pt in points]
-    scenarios = []
-    for pt, label in zip(points, labels, strict=True):
-        try:
-            scenarios.append(sweep.point_scenario(data, text, str(args.scenario), pt))
-        except UsageError as e:
-            raise UsageError(f"{e} (in point {label})") from None
+    grid = sweep.make_grid(args.set)  # counted before a point is built
+    n = len(grid)
+    if args.keep_runs and n > MAX_KEPT_RUNS:
+        raise UsageError(
+            f"--keep-runs: the grid has {n} points; every point's folder is kept for at most "
+            f"{MAX_KEPT_RUNS} (leave --keep-runs out: every point's numbers are in sweep.csv)"
+        )
+    check_out_dir(args.out)
+    base = (data, text, str(args.scenario))
     bar = ProgressBar(
         "sweep",
-        phases=[("simulating", len(points), "points done"), ("tables, figure and report", 1)],
+        phases=[
+            ("validating", max(1, n // 20), "points checked"),
+            ("simulating", n, "points done"),
+            ("the shown points", max(1, n // 50), "folders"),
+            ("tables, figure and report", 1),
+        ],
     )
-    out = Path(args.out)
     with bar:
-        outcomes, resumed = sweep.run_points(
-            scenarios,
-            labels,
-            points,
-            args.out,
-            workers=args.jobs or os.cpu_count() or 1,
-            scheduler=args.scheduler,
-            figures=args.run_figures,
-            on_done=lambda d, n, _o: bar(d, n),
-        )
+        sweep.validate(grid, base, bar)
+        # finished points stay in the staging folder for the next sweep if this one fails
+        out = prepare_out_dir(args.out, resumable=True)
         with recorded_on_failure(out):  # a failed command removes nothing
+            bar.phase("simulating")
+            sw = sweep.run_sweep(
+                grid,
+                base,
+                out,
+                workers=args.jobs or os.cpu_count() or 1,
+                scheduler=args.scheduler,
+                keep_runs=args.keep_runs,
+                figures=args.run_figures,
+                bar=bar,
+            )
+            if sw.failed:  # every other point's row is in sweep.csv by now
+                raise sw.failed[0]
             bar.phase("tables, figure and report")
-            report, rows, bounds = _write_sweep(args, axes, points, scenarios, outcomes, out)
+            report = _write_sweep(args, sw, out)
         bar.finish()
-    finish_jobs(out, outcomes)
+    finish_jobs(out, sw.shown)
+    _print_results(sw, out)
+    print(f"report: {report}")
+    return 0
+
+
+def _print_results(sw, out: Path) -> None:
+    """The terminal's summary: the shown points, the counts, the safe region."""
+    import numpy as np
+
+    from rtshield import sweep
+
+    axes = sw.grid.axes
+    n = len(sw.grid)
+    rows = [
+        {**{a.key: sw.grid[i][a.key] for a in axes},
+         **sweep.answer(o.entry.summary, o.entry.scenario.critical.period_ns / 1e3),
+         "misses": (o.entry.summary.get("critical") or {}).get("misses")}
+        for i, o in zip(sw.shown_index, sw.shown, strict=True)
+    ]
+    every = len(sw.shown) == n
     _print_table(
         [a.key for a in axes] + [h for h, _, _ in ANSWER_CELLS],
         [[r[a.key] for a in axes] + [_cell(r.get(c), kind) for _, c, kind in ANSWER_CELLS]
          for r in rows],
-        title="per point: did the critical task meet every deadline?",
+        title="per point: did the critical task meet every deadline?" if every else
+        "the points the report shows (the extremes and the safe region's boundary; "
+        "every point is in sweep.csv)",
         keys=len(axes),  # a table split to fit the terminal repeats the swept values
     )
-    if len(outcomes) <= 8:
+    if len(sw.shown) <= 8:
         print()
-        print_table(outcomes)
+        print_table(sw.shown)
+    safe = sw.cols["safe"]
+    print(
+        f"{n} points: {int(np.sum(safe == 1))} safe, {int(np.sum(safe == 0))} not safe"
+        + (f", {n - sw.rows} failed" if sw.rows < n else "")
+        + f"; every point in {out / 'sweep.csv'} and sweep.parquet"
+    )
     print()
-    if bounds:
+    if sw.bounds:
+        shown = sw.bounds[:MAX_PRINTED_LINES]
         _print_table(
             ["axis", "other settings", "safe region"],
             [[b["axis"], ", ".join(f"{k} = {v}" for k, v in b["others"].items()) or "—",
-              b["verdict"]] for b in bounds],
+              b["verdict"]] for b in shown],
             title="safe region (the critical task meets every deadline)",
             left=(1, 2),
         )
+        if len(sw.bounds) > len(shown):
+            print(f"… and {len(sw.bounds) - len(shown)} more lines in {out / 'safe_region.json'}")
     else:
         print("safe region: undefined (no point ended a critical cycle)")
-    if resumed:
-        print(f"{resumed} of {len(points)} points were already in {out} and not run again")
-    print(f"report: {report}")
-    return 0
+    if sw.resumed:
+        print(f"{sw.resumed} of {n} points were already in {out / 'sweep.csv'} and not run again")
+
+
+#: The most lines of the safe region printed (all are in safe_region.json and the report).
+MAX_PRINTED_LINES = 20
 
 
 #: The answer columns of the terminal table: (heading with unit, sweep.csv column, format).
@@ -157,50 +202,63 @@ def _safe_region_html(bounds) -> str:
     if not bounds:
         return "<p>No point ended a critical cycle: the safe region is undefined.</p>"
     rows = []
-    for b in bounds:
+    for b in bounds[:MAX_HTML_LINES]:
         where = ", ".join(f"{k} = {v}" for k, v in b["others"].items()) or "—"
         rows.append(
             f"<tr><td>{html.escape(b['axis'])}</td><td>{html.escape(where)}</td>"
             f"<td>{html.escape(b['verdict'])}</td></tr>"
         )
+    more = (
+        f"<p>… and {len(bounds) - MAX_HTML_LINES} more lines in safe_region.json.</p>"
+        if len(bounds) > MAX_HTML_LINES else ""
+    )
     return (
         "<p>Safe: the critical task met every deadline (no miss, at least one cycle ended). "
         "Along each swept axis, for each setting of the others:</p>"
         "<table><tr><th>axis</th><th>other settings</th><th>safe region</th></tr>"
         + "".join(rows)
-        + "</table>"
+        + "</table>" + more
     )
 
 
-def _write_sweep(args, axes, points, scenarios, outcomes, out: Path):
-    """sweep.csv, sweep.json, safe_region.json, the figure and the report."""
-    periods = [sc.critical.period_ns / 1e3 for sc in scenarios]
-    rows = sweep.sweep_rows(axes, points, [o.entry.summary for o in outcomes], periods)
-    bounds = sweep.boundaries(axes, rows)
-    sweep.write_tables(out, rows, bounds)
+#: The most lines of the safe region in the report's table.
+MAX_HTML_LINES = 200
+
+
+def _write_sweep(args, sw, out: Path):
+    """safe_region.json, the figure and the report (sweep.csv and sweep.parquet are written)."""
+    from rtshield import sweep
+
+    axes = sw.grid.axes
+    n = len(sw.grid)
+    sweep.write_safe_region(out, sw.bounds)
     fig = late_output(
         out,
         "sweep figure",
-        "sweep.csv, sweep.json and every point's results are",
+        "sweep.csv, sweep.parquet and safe_region.json are",
         sweep.write_figure,
         out,
         axes,
-        rows,
+        sw.cols,
+    )
+    shown = (
+        "" if len(sw.shown) == n else
+        f" The report shows {len(sw.shown)} of them (the extremes and the safe region's "
+        "boundary); every point's numbers are in sweep.csv and sweep.parquet."
     )
     intro = (
         f"Sweep of {html.escape(args.scenario)} over "
-        + "; ".join(html.escape(f"{a.key} ∈ {{{', '.join(a.values)}}}") for a in axes)
-        + f": {len(points)} points."
+        + "; ".join(html.escape(f"{a.key} ∈ {{{', '.join(a.values)}}}") for a in axes[:4])
+        + (" …" if len(axes) > 4 else "")
+        + f": {n} points.{html.escape(shown)}"
     )
-    report = compare(
-        outcomes,
+    return compare(
+        sw.shown,
         out,
         "rtshield sweep",
         intro,
         extra_figures={
             "sweep": (fig, f"Key numbers against {axes[0].key}, one line per other setting")
         },
-        extra_sections=[("Safe region", _safe_region_html(bounds))],
-        figures=len(points) <= MAX_COMPARE_FIGURE_POINTS,
+        extra_sections=[("Safe region", _safe_region_html(sw.bounds))],
     )
-    return report, rows, bounds

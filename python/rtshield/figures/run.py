@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rtshield.outputs import remove_ours
+from rtshield.outputs import atomic_write, remove_ours
 
 if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
+    from concurrent.futures import Executor
+
     from matplotlib.figure import Figure
 from rtshield.figures import layout
 
@@ -25,6 +27,8 @@ __all__ = [
     "latency_figure",
     "log_rebin",
     "packets_figure",
+    "run_figure_jobs",
+    "run_figure_png",
     "run_figures",
     "rx_drops_figure",
     "rx_priority_figure",
@@ -279,44 +283,74 @@ def detection_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     return fig
 
 
-def run_figures(
-    result: Any, title: str, out_dir: str | Path, period_us: float | None = None
-) -> dict[str, Path]:
-    """Write the figures of one run; returns ``{"packets": path, ...}``."""
-    out = Path(out_dir)
+#: The figures of one run, by the name of their file (without ``.png``); the
+#: optional ones are drawn only when the run has what they show.
+_RUN_FIGURES = {
+    "packets": packets_figure,
+    "critical": critical_figure,
+    "flows": flows_figure,
+    "cycle_time": cycle_time_figure,
+    "latency": latency_figure,
+    "rx_drops": rx_drops_figure,
+    "rx_priority": rx_priority_figure,
+    "detection": detection_figure,
+}
+_OPTIONAL = ("flows", "cycle_time", "latency", "rx_drops", "rx_priority", "detection")
+
+
+def run_figure_jobs(
+    result: Any, title: str, period_us: float | None = None
+) -> list[tuple[str, tuple[Any, ...]]]:
+    """Each figure one run may have, in the order it is written: ``(name, arguments)``
+    of :func:`run_figure_png`, plain data (arrays, mappings, strings) that pickle."""
     ts = result.timeseries
-    paths = {
-        "packets": layout.save_png(
-            packets_figure(ts, f"{title}: sent, received, processed packets"), out / "packets.png"
-        ),
-        "critical": layout.save_png(
-            critical_figure(ts, f"{title}: critical cycles and lateness"), out / "critical.png"
-        ),
-    }
-    fig = flows_figure(ts, f"{title}: packets per flow")
-    if fig is not None:
-        paths["flows"] = layout.save_png(fig, out / "flows.png")
-    fig = cycle_time_figure(
-        getattr(result, "cycle_time_hist", None), f"{title}: critical cycle times", period_us
-    )
-    if fig is not None:
-        paths["cycle_time"] = layout.save_png(fig, out / "cycle_time.png")
+    jobs: list[tuple[str, tuple[Any, ...]]] = [
+        ("packets", (ts, f"{title}: sent, received, processed packets")),
+        ("critical", (ts, f"{title}: critical cycles and lateness")),
+        ("flows", (ts, f"{title}: packets per flow")),
+        ("cycle_time", (getattr(result, "cycle_time_hist", None),
+                        f"{title}: critical cycle times", period_us)),
+    ]
     lat = getattr(result, "flow_latency_hist", None)
     if isinstance(lat, Mapping) and lat:
-        fig = latency_figure(lat, f"{title}: packet latency per flow")
-        if fig is not None:
-            paths["latency"] = layout.save_png(fig, out / "latency.png")
+        jobs.append(("latency", (lat, f"{title}: packet latency per flow")))
     if getattr(result, "rx", None) is not None:
-        fig = rx_drops_figure(result.flows, f"{title}: drops per flow by reason")
-        if fig is not None:
-            paths["rx_drops"] = layout.save_png(fig, out / "rx_drops.png")
-        fig = rx_priority_figure(ts, f"{title}: network task priority and polling")
-        if fig is not None:
-            paths["rx_priority"] = layout.save_png(fig, out / "rx_priority.png")
-    fig = detection_figure(ts, f"{title}: overload detectors")
-    if fig is not None:
-        paths["detection"] = layout.save_png(fig, out / "detection.png")
-    for optional in ("flows", "cycle_time", "latency", "rx_drops", "rx_priority", "detection"):
+        jobs.append(("rx_drops", (result.flows, f"{title}: drops per flow by reason")))
+        jobs.append(("rx_priority", (ts, f"{title}: network task priority and polling")))
+    jobs.append(("detection", (ts, f"{title}: overload detectors")))
+    return jobs
+
+
+def run_figure_png(name: str, *args: Any) -> bytes | None:
+    """Draw the run figure ``name`` of :func:`run_figure_jobs` as PNG bytes; ``None``
+    when the run has nothing it shows. A process pool can call it."""
+    fig = _RUN_FIGURES[name](*args)
+    return None if fig is None else layout.png_bytes(fig)
+
+
+def run_figures(
+    result: Any,
+    title: str,
+    out_dir: str | Path,
+    period_us: float | None = None,
+    *,
+    pool: Executor | None = None,
+) -> dict[str, Path]:
+    """Write the figures of one run; returns ``{"packets": path, ...}``.
+
+    With ``pool`` (a process pool, e.g. :func:`rtshield.runner.figure_workers`)
+    the figures are drawn there, side by side, and written here, in the same
+    order and with the same bytes as when drawn in this process.
+    """
+    out = Path(out_dir)
+    jobs = run_figure_jobs(result, title, period_us)
+    futures = [pool.submit(run_figure_png, n, *a) for n, a in jobs] if pool is not None else []
+    paths: dict[str, Path] = {}
+    for i, (name, args) in enumerate(jobs):  # each written as soon as it is drawn
+        png = futures[i].result() if futures else run_figure_png(name, *args)
+        if png is not None:
+            paths[name] = atomic_write(out / f"{name}.png", png)
+    for optional in _OPTIONAL:
         if optional not in paths:  # an earlier run's figure: only if rtshield wrote it
             remove_ours(out / f"{optional}.png")
     return paths

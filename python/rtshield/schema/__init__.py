@@ -57,14 +57,33 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from rtshield.schema import docs, fields, preset, scenario_file
+#: Which module of the package holds each name: only that one is imported (a run
+#: validates its scenario with ``ScenarioFile`` and never needs the JSON Schema
+#: and Markdown of ``docs``, nor the system format they describe too).
+_HOMES = {
+    "PresetFile": "preset",
+    "ScenarioFile": "scenario_file",
+    "json_schema": "docs",
+    "limits": "fields",
+    "markdown_blocks": "docs",
+    "render_docs": "docs",
+    "usage_error": "fields",
+}
 
-        for home in (fields, scenario_file, preset, docs):
-            if name in vars(home):
-                return vars(home)[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home == "docs":
+        from rtshield.schema import docs as mod
+    elif home == "fields":
+        from rtshield.schema import fields as mod
+    elif home == "preset":
+        from rtshield.schema import preset as mod
+    elif home == "scenario_file":
+        from rtshield.schema import scenario_file as mod
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return vars(mod)[name]
 
 
 def __dir__() -> list[str]:

@@ -7,20 +7,22 @@ import copy
 import hashlib
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rtshield._version import __version__
 from rtshield.errors import UsageError
 from rtshield.scenario import parse_overrides, parse_scenario
+from rtshield.sweep.limits import MAX_POINTS
 
 __all__ = [
     "LIST_SECTIONS",
-    "MAX_POINTS",
     "Axis",
+    "Grid",
     "check_key",
     "expand",
+    "make_grid",
     "point_label",
     "point_scenario",
     "scenario_hash",
@@ -30,9 +32,6 @@ __all__ = [
 #: Sections whose entries are a list of named tables: ``SECTION.NAME.KEY``.
 LIST_SECTIONS = ("flows", "tasks", "sources")
 
-#: The most points a sweep's grid may have (the product of its axes' lengths),
-#: counted before any point is built.
-MAX_POINTS = 1024
 
 @dataclass(frozen=True)
 class Axis:
@@ -93,19 +92,49 @@ def split_values(raw: str, option: str = "--set") -> list[str]:
     return out
 
 
-def expand(
-    sets: Sequence[str], option: str = "--set", max_points: int = MAX_POINTS
-) -> tuple[list[Axis], list[dict[str, str]]]:
-    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → axes and grid points.
+@dataclass(frozen=True)
+class Grid:
+    """A sweep's points, made one at a time: the product of ``values`` (one
+    tuple per key of ``keys``, fixed keys with one value), the last key varying
+    fastest. ``axes`` are the keys with more than one value. Its length is the
+    product of the value counts; nothing is built until the points are read,
+    and point ``i`` is found without the ones before it."""
 
-    Returns ``(axes, points)``: the axes with more than one value, and each
-    point as ``{SECTION.KEY: value}`` over *all* keys (fixed ones included).
-    The grid is counted first (the product of the axes' lengths, in exact
-    integer arithmetic): more than ``max_points`` points is a
-    :class:`UsageError` before any point is built.
+    keys: tuple[str, ...]
+    values: tuple[tuple[str, ...], ...]
+
+    @property
+    def axes(self) -> list[Axis]:
+        return [Axis(k, v) for k, v in zip(self.keys, self.values, strict=True) if len(v) > 1]
+
+    def __len__(self) -> int:
+        return math.prod(len(v) for v in self.values)
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        for combo in itertools.product(*self.values):
+            yield dict(zip(self.keys, combo, strict=True))
+
+    def __getitem__(self, i: int) -> dict[str, str]:
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        combo = []
+        for vals in reversed(self.values):
+            i, j = divmod(i, len(vals))
+            combo.append(vals[j])
+        return dict(zip(self.keys, reversed(combo), strict=True))
+
+
+def make_grid(
+    sets: Sequence[str], option: str = "--set", max_points: int = MAX_POINTS
+) -> Grid:
+    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → the :class:`Grid`.
+
+    The grid is counted (the product of the axes' lengths, in exact integer
+    arithmetic), never built: more than ``max_points`` points is a
+    :class:`UsageError`.
     """
     keys: list[str] = []
-    values: list[list[str]] = []
+    values: list[tuple[str, ...]] = []
     for item in sets:
         key, sep, raw = item.partition("=")
         key = key.strip()
@@ -115,22 +144,35 @@ def expand(
         if key in keys:
             raise UsageError(f"{option}: {key} is given twice; list all its values in one --set")
         keys.append(key)
-        values.append(split_values(raw, option))
-    axes = [Axis(k, tuple(v)) for k, v in zip(keys, values, strict=True) if len(v) > 1]
-    if not axes:
+        values.append(tuple(split_values(raw, option)))
+    g = Grid(tuple(keys), tuple(values))
+    if not g.axes:
         raise UsageError(
             f"{option}: nothing to sweep; give at least one setting two or more "
             "values, e.g. --set driver.queue=100,500,750"
         )
-    count = math.prod(len(v) for v in values)
+    count = len(g)
     if count > max_points:
         raise UsageError(
             f"{option}: the grid has {count} points "
-            f"({' × '.join(str(len(a.values)) for a in axes)}); at most {max_points} "
+            f"({' × '.join(str(len(a.values)) for a in g.axes)}); at most {max_points} "
             "(sweep fewer values, or split the sweep)"
         )
-    points = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
-    return axes, points
+    return g
+
+
+def expand(
+    sets: Sequence[str], option: str = "--set", max_points: int = MAX_POINTS
+) -> tuple[list[Axis], list[dict[str, str]]]:
+    """``["driver.queue=100,500", "mitigation.kind=queue"]`` → axes and grid points.
+
+    Returns ``(axes, points)``: the axes with more than one value, and each
+    point as ``{SECTION.KEY: value}`` over *all* keys (fixed ones included);
+    :func:`make_grid` makes the points one at a time instead (and counts them,
+    before any is built, against ``max_points``).
+    """
+    g = make_grid(sets, option, max_points)
+    return g.axes, list(g)
 
 
 def point_label(point: Mapping[str, str], axes: Sequence[Axis]) -> str:

@@ -1,82 +1,46 @@
 """What a sweep says: one row per point (the swept values, the answer, the key
-numbers), the boundary of the safe region along each axis, ``sweep.csv``,
-``sweep.json`` and the figure ``sweep.png``."""
+numbers), the boundary of the safe region along each axis, the points the
+report shows (the boundary and the extremes), ``safe_region.json`` and the
+figure ``sweep.png``. Everything here works from the table's columns, a few
+bytes per point, never from the points' results."""
 
 from __future__ import annotations
 
-import csv
-import io
-import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rtshield.figures import png_bytes
 from rtshield.outputs import atomic_write
 from rtshield.sweep.grid import Axis
+from rtshield.sweep.limits import MAX_SHOWN
+from rtshield.sweep.table import ANSWER_COLUMNS, SWEEP_METRICS, answer, numbers
 
 __all__ = [
     "ANSWER_COLUMNS",
+    "MAX_FIGURE_LINES",
+    "MAX_SHOWN",
+    "FIGURE_COLUMNS",
     "SWEEP_METRICS",
     "answer",
     "boundaries",
+    "boundaries_of",
+    "read_columns",
+    "shown_points",
+    "states",
     "sweep_figure",
     "sweep_rows",
     "write_figure",
-    "write_tables",
+    "write_safe_region",
 ]
 
-#: The answer columns of sweep.csv, right after the swept keys: whether the
-#: critical task met every deadline (``safe``), its worst response time, the
-#: margin to its deadline (the period: a cycle must end before the next
-#: release) and its worst lateness.
-ANSWER_COLUMNS = ("safe", "worst_response_us", "margin_us", "lateness_max_pct")
-
-#: Columns of sweep.csv after the answer: (column, path into summary.json).
-SWEEP_METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("offered", ("totals", "offered")),
-    ("received", ("totals", "received")),
-    ("processed", ("totals", "processed")),
-    ("delivered", ("totals", "delivered")),
-    ("irq_lost", ("totals", "irq_lost")),
-    ("cycles", ("critical", "cycles")),
-    ("misses", ("critical", "misses")),
-    ("lateness_max_pct", ("critical", "lateness_max_pct")),
-    ("lateness_bin_max_pct", ("critical", "lateness_bin_max_pct")),
-    ("lateness_sum_pct", ("critical", "lateness_sum_pct")),
-    ("cycle_time_max_us", ("critical", "cycle_time_us", "max")),
-)
-
-
-def _get(d: Any, path: Sequence[str]) -> Any:
-    for p in path:
-        if not isinstance(d, Mapping) or p not in d:
-            return None
-        d = d[p]
-    return d
-
-
-def answer(summary: Mapping[str, Any], period_us: float) -> dict[str, Any]:
-    """The ANSWER_COLUMNS of one point from its summary and the critical period.
-
-    ``safe``: every critical cycle that ended met its deadline and at least
-    one ended (a starved task that never finishes is not safe);
-    ``margin_us``: the period minus the worst response time (negative: late).
-    """
-    crit = summary.get("critical") or {}
-    misses = crit.get("misses")
-    cycles = crit.get("cycles")
-    # a response time exists only once a cycle ended (never measured: None, "—")
-    worst = crit.get("max_response_us") if cycles else None
-    safe = bool(misses == 0 and cycles) if misses is not None else None
-    margin = None if worst is None else round(period_us - float(worst), 3)
-    return {
-        "safe": safe,
-        "worst_response_us": worst,
-        "margin_us": margin,
-        "lateness_max_pct": crit.get("lateness_max_pct"),
-    }
+#: Above this many lines (combinations of the axes after the first), the
+#: sweep's figure draws heat maps of the first two axes instead of lines.
+MAX_FIGURE_LINES = 12
 
 
 def sweep_rows(
@@ -90,87 +54,152 @@ def sweep_rows(
     ``periods_us``: each point's critical period (its deadline); without
     them the answer columns are left out.
     """
-    rows = []
     periods = list(periods_us) if periods_us is not None else [None] * len(points)
-    for point, summ, period in zip(points, summaries, periods, strict=True):
-        row: dict[str, Any] = {a.key: point[a.key] for a in axes}
-        if period is not None:
-            row.update(answer(summ, period))
-        for col, path in SWEEP_METRICS:
-            row.setdefault(col, _get(summ, path))
-        rows.append(row)
-    return rows
+    return [
+        {**{a.key: point[a.key] for a in axes}, **numbers(summ, period)}
+        for point, summ, period in zip(points, summaries, periods, strict=True)
+    ]
+
+
+def read_columns(out_dir: Path, columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """Columns of ``sweep.parquet`` as arrays (``point`` among them); a missing
+    number is NaN, a missing ``safe`` -1."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(Path(out_dir) / "sweep.parquet", columns=["point", *columns])
+    out = {"point": table.column("point").to_numpy()}
+    for c in columns:
+        col = table.column(c)
+        if c == "safe":
+            out[c] = np.where(col.is_null().to_numpy(zero_copy_only=False), -1,
+                              col.fill_null(False).to_numpy(zero_copy_only=False)).astype(np.int8)
+        else:
+            out[c] = col.cast("double").to_numpy(zero_copy_only=False).astype(float)
+    return out
+
+
+def states(n: int, point: np.ndarray, values: np.ndarray, missing: float = -1) -> np.ndarray:
+    """An array of ``n`` entries in grid order: ``values`` at the indices ``point``,
+    ``missing`` elsewhere (a failed point has no row)."""
+    out = np.full(n, missing, dtype=np.asarray(values).dtype if len(values) else np.int8)
+    out[point] = values
+    return out
 
 
 def boundaries(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Where the safe region ends along each swept axis, from rows holding the
+    swept keys and ``safe`` (:func:`boundaries_of`)."""
+    pos = [{v: j for j, v in enumerate(a.values)} for a in axes]
+    shape = tuple(len(a.values) for a in axes)
+    safe = np.full(math.prod(shape), -1, dtype=np.int8)
+    for r in rows:
+        if r.get("safe") is None:
+            continue
+        at = tuple(p.get(r[a.key]) for p, a in zip(pos, axes, strict=True))
+        if None not in at:
+            safe[np.ravel_multi_index(at, shape)] = 1 if r["safe"] else 0
+    return [{k: v for k, v in b.items() if k != "points"} for b in boundaries_of(axes, safe)]
+
+
+def boundaries_of(axes: Sequence[Axis], safe: np.ndarray) -> list[dict[str, Any]]:
     """Where the safe region ends along each swept axis.
 
-    For every axis and every combination of the other axes' values, the
-    points in the axis's order (as written on the command line) are scanned
-    for changes of ``safe``. One entry per line of the grid: ``axis``,
+    ``safe`` holds each point's state in grid order (1 safe, 0 not, -1
+    unknown). For every axis and every combination of the other axes' values,
+    the points in the axis's order (as written on the command line) are
+    scanned for changes of ``safe``. One entry per line of the grid: ``axis``,
     ``others`` (``{key: value}``), ``transitions`` (a list of ``(last value
-    before, first value after, "safe→unsafe" or "unsafe→safe")``) and
+    before, first value after, "safe→unsafe" or "unsafe→safe")``),
     ``verdict``: ``"safe throughout"``, ``"unsafe throughout"``, or the
-    transitions in words (``"safe up to 40000, unsafe from 50000"``).
+    transitions in words (``"safe up to 40000, unsafe from 50000"``), and
+    ``points``: the grid indices of each transition's two points.
     """
+    shape = tuple(len(a.values) for a in axes)
+    grid = np.asarray(safe).reshape(shape)
+    index = np.arange(grid.size).reshape(shape)
     out = []
-    by_point = {tuple(r[a.key] for a in axes): r for r in rows}
     for i, axis in enumerate(axes):
         others = [a for j, a in enumerate(axes) if j != i]
-        for combo in itertools.product(*(a.values for a in others)) or [()]:
-            fixed = dict(zip((a.key for a in others), combo, strict=True))
-            line = []
-            for v in axis.values:
-                key = tuple(v if a.key == axis.key else fixed[a.key] for a in axes)
-                r = by_point.get(key)
-                if r is not None and r.get("safe") is not None:
-                    line.append((v, bool(r["safe"])))
-            if not line:
+        lines = np.moveaxis(grid, i, -1)
+        where = np.moveaxis(index, i, -1)
+        for at in np.ndindex(*lines.shape[:-1]):
+            known = np.nonzero(lines[at] >= 0)[0]
+            if not len(known):
                 continue
-            trans = [
-                (a[0], b[0], "safe→unsafe" if a[1] else "unsafe→safe")
-                for a, b in zip(line, line[1:], strict=False)
-                if a[1] != b[1]
-            ]
+            line = [(axis.values[k], bool(lines[at][k]), int(where[at][k])) for k in known]
+            fixed = {a.key: a.values[j] for a, j in zip(others, at, strict=True)}
+            pairs = [(a, b) for a, b in zip(line, line[1:], strict=False) if a[1] != b[1]]
+            trans = [(a[0], b[0], "safe→unsafe" if a[1] else "unsafe→safe") for a, b in pairs]
             if not trans:
                 verdict = "safe throughout" if line[0][1] else "unsafe throughout"
                 verdict += f" ({line[0][0]} … {line[-1][0]})" if len(line) > 1 else ""
             else:
-                words = []
-                first_safe = line[0][1]
-                words.append(f"{'safe' if first_safe else 'unsafe'} up to {trans[0][0]}")
-                for _, after, kind in trans:
-                    words.append(f"{kind.split('→')[1]} from {after}")
+                words = [f"{'safe' if line[0][1] else 'unsafe'} up to {trans[0][0]}"]
+                words += [f"{kind.split('→')[1]} from {after}" for _, after, kind in trans]
                 verdict = ", ".join(words)
-            out.append(
-                {"axis": axis.key, "others": fixed, "transitions": trans, "verdict": verdict}
-            )
+            out.append({
+                "axis": axis.key,
+                "others": fixed,
+                "transitions": trans,
+                "verdict": verdict,
+                "points": [(a[2], b[2]) for a, b in pairs],
+            })
     return out
 
 
-def write_tables(
-    out_dir: Path,
-    rows: Sequence[Mapping[str, Any]],
-    bounds: Sequence[Mapping[str, Any]] | None = None,
-) -> None:
-    """``sweep.csv``, ``sweep.json`` and, when given, ``safe_region.json`` (the
-    boundaries), written atomically."""
-    if not rows:
-        return
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    atomic_write(out_dir / "sweep.csv", buf.getvalue().encode())
-    atomic_write(
-        out_dir / "sweep.json", (json.dumps(list(rows), indent=2, sort_keys=False) + "\n").encode()
+def shown_points(
+    n: int, bounds: Sequence[Mapping[str, Any]], margin: np.ndarray, limit: int = MAX_SHOWN
+) -> list[int]:
+    """The grid indices of the points the report shows, at most ``limit``: every
+    point of a grid that small; else the extremes (the smallest and the largest
+    margin, the first in grid order among equals) and the two points of each
+    transition of the safe region, spread evenly over the boundary when there
+    are more than fit."""
+    if n <= limit:
+        return list(range(n))
+    chosen: list[int] = []
+    m = np.asarray(margin, dtype=float)
+    if len(m) and np.isfinite(m).any():
+        finite = np.where(np.isfinite(m), m, np.nan)
+        chosen += [int(np.nanargmin(finite)), int(np.nanargmax(finite))]
+    pairs = list(dict.fromkeys(p for b in bounds for p in b.get("points", ())))
+    picked = set(chosen)
+    for j in _spread(len(pairs)):  # both ends of the boundary, its middle, its quarters, …
+        new = picked | set(pairs[j])
+        if len(new) <= limit:
+            picked = new
+    return sorted(picked)[:limit]
+
+
+def _spread(n: int) -> list[int]:
+    """``range(n)`` in an order that covers it evenly from the start: the ends, then
+    the middle, the quarters, the eighths, …"""
+    order = list(dict.fromkeys([0, n - 1] if n else []))
+    seen = set(order)
+    den = 2
+    while len(order) < n:
+        for num in range(1, den, 2):
+            j = round(num * (n - 1) / den)
+            if j not in seen:
+                order.append(j)
+                seen.add(j)
+        den *= 2
+        if den > 2 * n:  # what rounding skipped, in order
+            order += [j for j in range(n) if j not in seen]
+    return order
+
+
+def write_safe_region(out_dir: Path, bounds: Sequence[Mapping[str, Any]]) -> Path:
+    """``safe_region.json``: the boundaries (without their grid indices), written atomically."""
+    doc = [
+        {**{k: v for k, v in b.items() if k != "points"},
+         "transitions": [list(t) for t in b["transitions"]]}
+        for b in bounds
+    ]
+    return atomic_write(
+        Path(out_dir) / "safe_region.json",
+        (json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode(),
     )
-    if bounds is not None:
-        doc = [{**b, "transitions": [list(t) for t in b["transitions"]]} for b in bounds]
-        atomic_write(
-            out_dir / "safe_region.json",
-            (json.dumps(doc, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode(),
-        )
 
 
 def _numeric(values: Sequence[str]) -> list[float] | None:
@@ -180,50 +209,82 @@ def _numeric(values: Sequence[str]) -> list[float] | None:
         return None
 
 
-def sweep_figure(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]):
+_PANELS = (
+    ("processed", "packets processed"),
+    ("misses", "deadline misses"),
+    ("lateness_bin_max_pct", "worst 1-bin accumulated lateness [%]"),
+)
+
+#: The columns the figure draws.
+FIGURE_COLUMNS = tuple(c for c, _ in _PANELS)
+
+
+def _ticks(ax: Any, which: str, values: Sequence[str], most: int = 10) -> None:
+    step = max(1, math.ceil(len(values) / most))
+    pos = list(range(0, len(values), step))
+    getattr(ax, f"set_{which}ticks")(pos, [values[p] for p in pos])
+
+
+def sweep_figure(axes: Sequence[Axis], cols: Mapping[str, np.ndarray]):
     """Processed packets, deadline misses and worst per-bin lateness against the first axis.
 
-    One line per combination of the other axes. A numeric first axis is
-    plotted on a numeric x axis; otherwise the values are categories.
+    ``cols``: each of :data:`FIGURE_COLUMNS` as an array in grid order (NaN
+    where a point has no value). One line per combination of the other axes;
+    a numeric first axis is plotted on a numeric x axis, otherwise the values
+    are categories. With more than :data:`MAX_FIGURE_LINES` lines, each panel
+    is a heat map of the first two axes instead (the largest value over any
+    further axes).
     """
     from matplotlib.figure import Figure
 
     first, rest = axes[0], axes[1:]
-    xs_num = _numeric(first.values)
-    xpos = xs_num if xs_num is not None else list(range(len(first.values)))
-    panels = (
-        ("processed", "packets processed"),
-        ("misses", "deadline misses"),
-        ("lateness_bin_max_pct", "worst 1-bin accumulated lateness [%]"),
-    )
+    shape = tuple(len(a.values) for a in axes)
+    lines = math.prod(shape[1:])
+    if lines > MAX_FIGURE_LINES:
+        # a fixed layout (no constrained-layout passes: on a busy machine they cost seconds)
+        fig = Figure(figsize=(12.0, 3.6))
+        axs = fig.subplots(1, len(_PANELS))
+        second = rest[0]
+        fig.subplots_adjust(left=0.08, right=0.97, bottom=0.16, top=0.95, wspace=0.45)
+        for ax, (col, label) in zip(axs, _PANELS, strict=True):
+            data = np.asarray(cols[col], dtype=float).reshape(shape)
+            if data.ndim > 2:
+                with np.errstate(all="ignore"):
+                    data = np.fmax.reduce(data.reshape(shape[0], shape[1], -1), axis=2)
+            im = ax.imshow(data.T, origin="lower", aspect="auto", interpolation="nearest")
+            fig.colorbar(im, ax=ax, label=label + (" (worst)" if len(rest) > 1 else ""))
+            ax.set_xlabel(first.key)
+            ax.set_ylabel(second.key)
+            _ticks(ax, "x", first.values)
+            _ticks(ax, "y", second.values)
+        return fig
     # a fixed layout in inches (no constrained-layout passes: a sweep's figure is drawn once
     # per sweep, but on a busy machine those passes cost seconds): room on the left of each
     # panel for six-digit tick labels and the axis label, a legend row above when there
     # are lines to tell apart
-    groups = list(itertools.product(*(a.values for a in rest))) or [()]
     legend_in = 0.45 if rest else 0.0
     width, height, left, gap = 13.0, 3.6 + legend_in, 1.05, 1.15
     fig = Figure(figsize=(width, height))
-    axs = fig.subplots(1, len(panels))
-    panel_w = (width - left - 0.2 - gap * (len(panels) - 1)) / len(panels)
+    axs = fig.subplots(1, len(_PANELS))
+    panel_w = (width - left - 0.2 - gap * (len(_PANELS) - 1)) / len(_PANELS)
     fig.subplots_adjust(left=left / width, right=1 - 0.2 / width, bottom=0.6 / height,
                         top=1 - (0.15 + legend_in) / height, wspace=gap / panel_w)
-    for combo in groups:
-        sel = [r for r in rows if all(r[a.key] == v for a, v in zip(rest, combo, strict=True))]
-        label = (
-            ", ".join(f"{a.key.split('.', 1)[1]}={v}" for a, v in zip(rest, combo, strict=True))
-            or None
-        )
-        by_x = {r[first.key]: r for r in sel}
-        for ax, (col, _) in zip(axs, panels, strict=True):
-            ys = [by_x[v][col] if v in by_x else None for v in first.values]
-            ys = [float("nan") if y is None else float(y) for y in ys]
-            ax.plot(xpos, ys, marker="o", lw=1.4, label=label)
-    for ax, (col, ylabel) in zip(axs, panels, strict=True):
+    xs_num = _numeric(first.values)
+    xpos = xs_num if xs_num is not None else list(range(len(first.values)))
+    arrays = {c: np.moveaxis(np.asarray(cols[c], dtype=float).reshape(shape), 0, -1)
+              for c in FIGURE_COLUMNS}
+    for at in np.ndindex(*shape[1:]):
+        label = ", ".join(
+            f"{a.key.split('.', 1)[1]}={a.values[j]}" for a, j in zip(rest, at, strict=True)
+        ) or None
+        for ax, (col, _) in zip(axs, _PANELS, strict=True):
+            ax.plot(xpos, arrays[col][at], marker="o", lw=1.4, label=label)
+    for ax, (col, ylabel) in zip(axs, _PANELS, strict=True):
         ax.set_xlabel(first.key)
         ax.set_ylabel(ylabel)
         # from 0 to the highest point, with room around both for whole markers
-        top = max((float(r[col]) for r in rows if r.get(col) is not None), default=0.0)
+        known = arrays[col][~np.isnan(arrays[col])]
+        top = max(float(known.max()), 0.0) if known.size else 0.0
         pad = 0.07 * (top if top > 0 else 1.0)
         ax.set_ylim(-pad, top + pad)
         ax.margins(x=0.06)
@@ -232,10 +293,10 @@ def sweep_figure(axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]):
             ax.set_xticks(xpos, list(first.values))
     if rest:
         fig.legend(*axs[0].get_legend_handles_labels(), loc="upper center",
-                   bbox_to_anchor=(0.5, 1 - 0.05 / height), ncol=min(len(groups), 6),
+                   bbox_to_anchor=(0.5, 1 - 0.05 / height), ncol=min(lines, 6),
                    frameon=False, fontsize="small")
     return fig
 
 
-def write_figure(out_dir: Path, axes: Sequence[Axis], rows: Sequence[Mapping[str, Any]]) -> Path:
-    return atomic_write(out_dir / "sweep.png", png_bytes(sweep_figure(axes, rows)))
+def write_figure(out_dir: Path, axes: Sequence[Axis], cols: Mapping[str, np.ndarray]) -> Path:
+    return atomic_write(Path(out_dir) / "sweep.png", png_bytes(sweep_figure(axes, cols)))

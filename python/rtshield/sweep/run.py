@@ -1,30 +1,70 @@
-"""Running a sweep's points on Dask: a local cluster of one worker process per
-core by default, or a user's cluster by its scheduler address. Results are
-written as points finish; a point whose folder already holds the results of
-the same scenario (same hash, files unchanged) is not run again."""
+"""Running a sweep on Dask (:mod:`rtshield.cluster`): a local cluster of one
+worker process per core by default, or a user's cluster by its scheduler
+address.
+
+The points are made one at a time from the grid, validated all before any
+runs, then streamed to the workers, a bounded number in flight; each worker
+sends back the point's summary, whose row goes into ``sweep.csv`` in grid
+order as the point finishes (:mod:`rtshield.sweep.table`). Nothing of a
+point is kept but its row, so the client's memory does not grow with the
+grid. A point's own folder (``runs/NAME``: summary, time series, report,
+figures) is written for every point with ``keep_runs``, and otherwise only
+for the points the report shows (:func:`rtshield.sweep.results.shown_points`),
+simulated again after the stream: the same scenario gives the same numbers.
+
+A re-run into the same folder resumes: a point whose row in the previous
+``sweep.csv`` has the same index and scenario hash is not run again, nor is
+a folder that already holds the results of the same scenario. The sweep
+writes into the staging folder beside ``--out`` (:mod:`rtshield.outputs`,
+resumable): the previous table is the one a failed sweep left there, else the
+one in ``--out`` (read, never changed); a point's folder starts with the
+earlier results of that folder of ``--out``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rtshield.errors import UsageError
-from rtshield.outputs import atomic_write, read_manifest, record_outputs, written
-from rtshield.report import RunEntry
-from rtshield.runner import RunOutcome, prepare_run_dirs, simulate, write_run
-from rtshield.sweep.grid import scenario_hash
+import numpy as np
 
-__all__ = ["POINT_FILE", "PointResult", "resumable", "run_points", "simulate_point"]
+from rtshield.cluster import Cluster, stream
+from rtshield.errors import UsageError
+from rtshield.outputs import (
+    atomic_write,
+    claim_dir,
+    prepare_out_dir,
+    read_manifest,
+    record_outputs,
+    written,
+)
+from rtshield.outputs import shown as shown_path
+from rtshield.report import RunEntry
+from rtshield.runner import RunOutcome, safe_name, simulate, write_run
+from rtshield.sweep import results, table
+from rtshield.sweep.grid import Grid, point_label, point_scenario, scenario_hash
+from rtshield.sweep.limits import MAX_KEPT_RUNS, MAX_POINTS, MAX_SHOWN
+
+__all__ = [
+    "MAX_KEPT_RUNS",
+    "MAX_POINTS",
+    "POINT_FILE",
+    "PointResult",
+    "Sweep",
+    "folder_name",
+    "resumable",
+    "run_sweep",
+    "simulate_point",
+    "validate",
+]
 
 #: Each point's record of what it is: the scenario hash its results belong to.
 POINT_FILE = "point.json"
-
 
 @dataclass(frozen=True)
 class PointResult:
@@ -61,6 +101,11 @@ def simulate_point(scenario: Any, figures: bool = False) -> PointResult:
     )
 
 
+def point_summary(scenario: Any) -> dict[str, Any]:
+    """Simulate one point and return its summary only (on a Dask worker)."""
+    return simulate(scenario).summary()
+
+
 def _sha256(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -71,8 +116,8 @@ def _sha256(path: Path) -> str | None:
 def _read_timeseries(path: Path) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
-    return {name: table.column(name).to_numpy() for name in table.column_names}
+    t = pq.read_table(path)
+    return {name: t.column(name).to_numpy() for name in t.column_names}
 
 
 def resumable(point_dir: Path, digest: str, figures: bool = False) -> bool:
@@ -94,7 +139,7 @@ def resumable(point_dir: Path, digest: str, figures: bool = False) -> bool:
     return all(n in files and _sha256(point_dir / n) == files[n] for n in need)
 
 
-def _resume(scenario: Any, point_dir: Path):
+def _resume(scenario: Any, point_dir: Path) -> RunOutcome:
     """The outcome of a point already computed, read back from its folder."""
     files = read_manifest(point_dir)[0]
     summary = json.loads((point_dir / "summary.json").read_text(encoding="utf-8"))
@@ -112,8 +157,9 @@ def _resume(scenario: Any, point_dir: Path):
 
 def _store(
     scenario: Any, digest: str, values: Mapping[str, str], res: PointResult, d: Path, figures: bool
-):
+) -> RunOutcome:
     """Write a finished point's files into its folder (atomically, each recorded)."""
+    prepare_out_dir(d)
     for name, data in res.files.items():
         atomic_write(d / name, data)
     # last: only a complete point is ever taken as done by a later run
@@ -130,108 +176,191 @@ def _store(
     )
 
 
-def _client(scheduler: str | None, workers: int):
-    """A Dask client: on the user's scheduler, or on a local cluster of
-    ``workers`` single-threaded worker processes. Returns ``(client, cluster)``."""
-    import logging
+def folder_name(point: Mapping[str, str], grid: Grid) -> str:
+    """The name of a point's folder under ``runs/``: its swept values
+    (``capacity_600``, ``syn.peak_50000pps``), with a digest of them when the
+    name had to drop characters or be shortened."""
+    label = point_label(point, grid.axes)
+    name = safe_name(label, set())
+    if name != label.replace("=", "_").replace(",", "_") or len(name) >= 100:
+        name = f"{name[:90]}-{hashlib.sha256(label.encode()).hexdigest()[:8]}"
+    return name
 
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as e:  # an incomplete install: one line, not a traceback
-        raise UsageError(
-            f"sweep: Dask is not installed ({e}); pip install 'dask[distributed]'"
-        ) from None
-    if scheduler:
+
+@dataclass(frozen=True)
+class Sweep:
+    """A finished sweep: where its table is and what the report needs."""
+
+    grid: Grid
+    table: Path  #: sweep.csv
+    rows: int  #: rows in the table (points that did not fail)
+    resumed: int  #: points whose rows were in the previous table
+    shown: list[RunOutcome]  #: the points the report shows, in grid order
+    shown_index: list[int]
+    bounds: list[dict[str, Any]]
+    cols: dict[str, np.ndarray]  #: safe, margin_us and the figure's columns, in grid order
+    failed: list[BaseException]
+
+
+def validate(grid: Grid, base: tuple[Any, str, str], bar: Any = None) -> None:
+    """Validate every point (a :class:`UsageError` names the first bad one)."""
+    data, text, origin = base
+    n = len(grid)
+    for i, point in enumerate(grid):
         try:
-            return Client(scheduler, timeout="5s"), None
-        except (OSError, TimeoutError, ValueError) as e:
-            raise UsageError(
-                f"--scheduler: cannot reach a Dask scheduler at {scheduler!r} ({e})"
-            ) from None
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        # the scheduler's HTTP server on a free port: on 8787, taken by another
-        # cluster on the machine, Dask would warn on stderr
-        scheduler_kwargs={"dashboard_address": ":0"},
-        silence_logs=logging.ERROR,
-    )
-    return Client(cluster), cluster
+            point_scenario(data, text, origin, point)
+        except UsageError as e:
+            raise UsageError(f"{e} (in point {point_label(point, grid.axes)})") from None
+        if bar is not None and (i % 64 == 63 or i == n - 1):
+            bar(i + 1, n)
 
 
-def run_points(
-    scenarios: Sequence[Any],
-    labels: Sequence[str],
-    values: Sequence[Mapping[str, str]],
+def run_sweep(
+    grid: Grid,
+    base: tuple[Any, str, str],
     out_dir: str | Path,
     *,
-    workers: int | None = None,
+    workers: int = 1,
     scheduler: str | None = None,
+    keep_runs: bool = False,
     figures: bool = False,
-    on_done: Callable[[int, int, Any], None] | None = None,
-) -> tuple[list[Any], int]:
-    """Run every point on Dask, each into ``out_dir/runs/LABEL``.
+    bar: Any = None,
+    shown_limit: int = MAX_SHOWN,
+) -> Sweep:
+    """Run every point of ``grid`` on Dask into ``out_dir`` (validated already:
+    :func:`validate`; the folder made by :func:`~rtshield.outputs.prepare_out_dir`).
+    ``base`` is the scenario's ``(document, text, file name)``.
 
-    ``scenarios`` are validated already. A point whose folder holds the
-    results of the same scenario (:func:`resumable`) is read back instead of
-    run. The others are submitted at once and written as they finish (then
-    ``on_done(done, total, outcome)``). If a point fails, the others still
-    run to the end and the first failure is raised afterwards. Returns the
-    outcomes in grid order and the number of points resumed.
+    Rows go into ``sweep.csv`` as points finish, then ``sweep.parquet`` is
+    written and the safe region, the shown points and their folders found. If a
+    point fails, the others still run to the end (the table is written) and
+    the first failure is in :attr:`Sweep.failed`. ``bar``: a
+    :class:`~rtshield.progress.ProgressBar` with the phases "simulating" and
+    "the shown points".
     """
-    out, dirs = prepare_run_dirs(out_dir, labels, resumable=True)
-    digests = [scenario_hash(sc) for sc in scenarios]
-    results: list[Any] = [None] * len(scenarios)
-    todo = []
-    done = 0
-    for i, (sc, d) in enumerate(zip(scenarios, dirs, strict=True)):
-        if resumable(d, digests[i], figures):
-            results[i] = _resume(sc, d)
-            done += 1
-            if on_done:
-                on_done(done, len(scenarios), results[i])
-        else:
-            todo.append(i)
-    resumed = done
+    data, text, origin = base
+    axes = grid.axes
+    n = len(grid)
+    out = Path(out_dir)
+    given = shown_path(out)  # the --out this staging folder becomes
+    if not (given / "runs").exists() or "runs" in read_manifest(given)[1]:
+        claim_dir(out, "runs")
+    columns = table.header(axes)
+    # a grid the report shows whole: every point's folder as it finishes
+    keep = keep_runs or n <= shown_limit
     failed: list[BaseException] = []
-    if todo:
-        from distributed import as_completed
+    resumed = 0
+    with Cluster(scheduler, workers) as cluster:
+        live = table.LiveTable(
+            out,
+            columns,
+            room=max(64, 16 * cluster.workers),
+            # a new staging folder resumes from the table of the last finished sweep
+            earlier=None if given == out else given / "sweep.csv",
+        )
 
-        n = workers or os.cpu_count() or 1
-        client, cluster = _client(scheduler, min(n, len(todo)))
-        futures = []
-        try:
-            futures = [
-                client.submit(
-                    simulate_point,
-                    scenarios[i],
-                    figures,
-                    key=f"rtshield-point-{digests[i][:16]}-{i}",
-                    pure=False,
-                )
-                for i in todo
-            ]
-            index = {f.key: i for f, i in zip(futures, todo, strict=True)}
-            for fut in as_completed(futures):
-                i = index[fut.key]
-                try:
-                    res = fut.result()
-                except Exception as e:  # noqa: BLE001 — let the other points finish first
-                    failed.append(e)
+        def jobs() -> Iterator[Any]:
+            nonlocal resumed
+            for i, point in enumerate(grid):
+                while not live.has_room():
+                    yield None
+                sc = point_scenario(data, text, origin, point)
+                digest = scenario_hash(sc)
+                prev = live.previous(i, digest)
+                d = _point_dir(out, folder_name(point, grid)) if keep else None
+                if prev is not None and (d is None or resumable(d, digest, figures)):
+                    live.put(i, prev)
+                    resumed += 1
+                    if d is not None:
+                        claim_dir(out, f"runs/{d.name}")
                     continue
-                results[i] = _store(scenarios[i], digests[i], values[i], res, dirs[i], figures)
-                done += 1
-                if on_done:
-                    on_done(done, len(scenarios), results[i])
-        except BaseException:  # Ctrl-C: cancel what has not run, written points stay
-            client.cancel(futures)
-            raise
+                if d is not None:
+                    yield (i, point, sc, digest, d), (simulate_point, sc, figures)
+                else:
+                    yield (i, point, sc, digest, d), (point_summary, sc)
+
+        complete = False
+        try:
+            for (i, point, sc, digest, d), res, err in stream(cluster, _call, jobs()):
+                if err is not None:
+                    failed.append(err)
+                    live.put(i, None)
+                    continue
+                if d is not None:
+                    claim_dir(out, f"runs/{d.name}")
+                    summary = _store(sc, digest, point, res, d, figures).entry.summary
+                else:
+                    summary = res
+                nums = table.numbers(summary, sc.critical.period_ns / 1e3)
+                live.put(i, live.row(i, point, axes, nums, digest))
+                if bar is not None:
+                    bar(live.next, n)
+            complete = True
         finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    if failed:  # every other point's numbers are on disk by now
-        raise failed[0]
-    return [r for r in results if r is not None], resumed
+            live.close(complete)
+        if bar is not None:
+            bar(n, n)
+        table.write_parquet(out, columns)
+        cols = _columns(out, n)
+        bounds = results.boundaries_of(axes, cols["safe"])
+        shown_index = results.shown_points(n, bounds, cols["margin_us"], shown_limit)
+        shown = _shown(cluster, grid, base, out, shown_index, figures, bar)
+    return Sweep(grid, live.path, live.rows, resumed, shown, shown_index, bounds, cols, failed)
+
+
+def _point_dir(out: Path, name: str) -> Path:
+    """A point's folder ``runs/NAME`` in the staging folder ``out``, holding the
+    earlier results of that folder of ``--out`` (:func:`~rtshield.outputs.prepare_out_dir`),
+    so that a finished point is not run again."""
+    d = prepare_out_dir(out / "runs" / name)
+    claim_dir(out, f"runs/{name}")
+    return d
+
+
+def _call(fn: Any, *args: Any) -> Any:
+    """A job on a worker: ``fn(*args)`` (the point's simulation)."""
+    return fn(*args)
+
+
+def _columns(out: Path, n: int) -> dict[str, np.ndarray]:
+    want = ("safe", "margin_us", *results.FIGURE_COLUMNS)
+    got = results.read_columns(out, want)
+    return {
+        c: results.states(n, got["point"], got[c], -1 if c == "safe" else np.nan) for c in want
+    }
+
+
+def _shown(
+    cluster: Cluster,
+    grid: Grid,
+    base: tuple[Any, str, str],
+    out: Path,
+    index: Sequence[int],
+    figures: bool,
+    bar: Any,
+) -> list[RunOutcome]:
+    """The folders of the points the report shows: read back when they hold the
+    same scenario's results, else simulated again (on the cluster) and written."""
+    data, text, origin = base
+    done: dict[int, RunOutcome] = {}
+    todo = []
+    for i in index:
+        point = grid[i]
+        sc = point_scenario(data, text, origin, point)
+        digest = scenario_hash(sc)
+        d = _point_dir(out, folder_name(point, grid))
+        if resumable(d, digest, figures):
+            done[i] = _resume(sc, d)
+        else:
+            todo.append(((i, point, sc, digest, d), (simulate_point, sc, figures)))
+    if bar is not None:
+        bar.phase("the shown points")
+        bar(len(done), len(index))
+    for (i, point, sc, digest, d), res, err in stream(cluster, _call, todo):
+        if err is not None:
+            raise err
+        done[i] = _store(sc, digest, point, res, d, figures)
+        if bar is not None:
+            bar(len(done), len(index))
+    record_outputs(out)
+    return [done[i] for i in index]

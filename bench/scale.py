@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Issue 28's targets, measured as whole processes, into bench/RESULTS.md.
+
+    python bench/scale.py [--only start,sweep] [--repeat 10] [--points 10000]
+                          [--jobs 2,3] [--write]
+
+* ``start``  the SimPy model of the Danicki device (bench/simpy_danicki.py) on
+             ``queue_500`` once, and side by side in the same call the whole
+             ``rtshield run scenarios/danicki2021/queue_500.toml`` process with
+             its figures and with ``--no-figures``, and ``rtshield --help``,
+             each ``--repeat`` times, in turn (median and spread);
+* ``sweep``  a two-axis Danicki sweep of ``--points`` points (queue size ×
+             peak rate of the pyramid, the full 32 s ``queue_500``) as one
+             ``rtshield sweep`` process on a local Dask cluster of each
+             ``--jobs`` worker count: wall time, points per second, and the
+             peak memory of the client process and of the whole process tree
+             (client, scheduler, workers; sampled every 0.2 s).
+
+Each row says whether its target is met, or by how much it is not. The load
+average before and after is recorded: on a shared machine a wall time is the
+share of the CPUs the run got. ``--write`` replaces this script's sections
+of bench/RESULTS.md (one for ``start``, one for ``sweep``). Needs rtshield
+importable, simpy and psutil (a dependency of Dask's distributed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+if str(REPO / "python") not in sys.path and not shutil.which("rtshield"):
+    sys.path.insert(1, str(REPO / "python"))
+
+SECTION = "## Issue 28: sweeps of any size (`bench/scale.py --only sweep`)"
+SECTION_START = "## Issue 28: a run that starts at once (`bench/scale.py --only start`)"
+Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
+
+
+def _env() -> dict[str, str]:
+    import rtshield
+
+    env = dict(os.environ)
+    pkg = str(Path(rtshield.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg, env.get("PYTHONPATH", "")) if p)
+    env["RTSHIELD_PROGRESS"] = "0"
+    return env
+
+
+def _cmd() -> list[str]:
+    exe = shutil.which("rtshield")
+    return [exe] if exe else [sys.executable, "-m", "rtshield"]
+
+
+def loadavg() -> str:
+    try:
+        return ", ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def _timed(args: list[str], env: dict[str, str] | None = None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, env=env or _env())
+    return time.perf_counter() - t0
+
+
+def _compile(folder: str) -> None:
+    """Compile the bytecode of the rtshield package in ``folder`` (``python/`` of a
+    checkout), as an installation does: a run from a checkout under
+    ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every module it imports
+    anew (about a tenth of a run without figures)."""
+    import compileall
+
+    compileall.compile_dir(str(Path(folder) / "rtshield"), quiet=1)
+
+
+def m_start(repeat: int, baseline: str | None = None) -> dict:
+    """The three start cases, each ``repeat`` times in turn; with ``baseline`` (another
+    checkout's ``python/`` folder, built), the same commands of that rtshield too,
+    each right after this one's."""
+    import bench_simpy
+
+    simpy_s, _ = bench_simpy.run_simpy(Q500, 1)
+    envs = {"": _env()}
+    if baseline:
+        envs["before"] = {**_env(), "PYTHONPATH": str(Path(baseline).resolve())}
+    for env in envs.values():  # as installed: rtshield's bytecode compiled, whatever
+        _compile(env["PYTHONPATH"].split(os.pathsep)[0])  # PYTHONDONTWRITEBYTECODE says
+    walls: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as d:
+        py = [sys.executable, "-m", "rtshield"]  # the checkout's, by PYTHONPATH
+        runs = {
+            "figures": [*py, "run", str(Q500), "--out", f"{d}/f", "--quiet"],
+            "bare": [*py, "run", str(Q500), "--out", f"{d}/b", "--quiet", "--no-figures"],
+            "help": [*py, "--help"],
+        }
+        for args in runs.values():  # warm the caches (bytecode, the file system)
+            for env in envs.values():
+                _timed(args, env)
+        for _ in range(repeat):  # in turn, so a drift of the machine's speed hits all alike
+            for name, args in runs.items():
+                for tag, env in envs.items():
+                    walls.setdefault(f"{name}{'/' + tag if tag else ''}", []).append(
+                        _timed(args, env))
+    return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline}
+
+
+def _tree_rss(proc) -> tuple[int, int]:
+    """(RSS of the process, RSS of it and every descendant), in bytes."""
+    import psutil
+
+    try:
+        own = proc.memory_info().rss
+        total = own
+        for c in proc.children(recursive=True):
+            try:
+                total += c.memory_info().rss
+            except psutil.Error:
+                pass
+        return own, total
+    except psutil.Error:
+        return 0, 0
+
+
+def sweep_sets(points: int) -> list[str]:
+    side = int(round(points**0.5))
+    queues = ",".join(str(10 * (i + 1)) for i in range(side))
+    peaks = ",".join(f"{2000 * (i + 1)}pps" for i in range(points // side))
+    return [f"driver.queue={queues}", f"flows.syn.peak={peaks}"]
+
+
+def m_sweep(points: int, jobs: list[int], small: int = 0) -> dict:
+    """The sweep on each worker count; with ``small``, first a sweep of that many
+    points on the first count (the same command: its memory against the big one's)."""
+    import psutil
+
+    out: dict = {"points": points, "runs": {}}
+    cases = ([(small, jobs[0])] if small else []) + [(points, n) for n in jobs]
+    for size, n in cases:
+        with tempfile.TemporaryDirectory() as d:
+            args = [*_cmd(), "sweep", str(Q500), "--out", f"{d}/sw", "--jobs", str(n), "--quiet"]
+            for s in sweep_sets(size):
+                args += ["--set", s]
+            peak = [0, 0]
+            t0 = time.perf_counter()
+            p = subprocess.Popen(args, stdout=subprocess.DEVNULL, env=_env())
+            proc = psutil.Process(p.pid)
+            stop = threading.Event()
+
+            def sample(proc=proc, stop=stop, peak=peak) -> None:
+                while not stop.is_set():
+                    own, total = _tree_rss(proc)
+                    peak[0], peak[1] = max(peak[0], own), max(peak[1], total)
+                    stop.wait(0.2)
+
+            t = threading.Thread(target=sample, daemon=True)
+            t.start()
+            rc = p.wait()
+            wall = time.perf_counter() - t0
+            stop.set()
+            t.join()
+            if rc != 0:
+                raise SystemExit(f"bench/scale.py: the sweep on {n} workers exited {rc}")
+            with open(f"{d}/sw/sweep.csv", newline="") as f:
+                rows = list(csv.DictReader(f))
+            out["runs"][(size, n)] = {
+                "wall_s": wall,
+                "client_mb": peak[0] / 2**20,
+                "tree_mb": peak[1] / 2**20,
+                "rows": len(rows),
+                "safe": sum(r["safe"] == "True" for r in rows),
+                "folders": len(list(Path(f"{d}/sw/runs").iterdir())),
+                "csv_mb": Path(f"{d}/sw/sweep.csv").stat().st_size / 2**20,
+                "load_after": loadavg(),
+            }
+            print(f"bench/scale.py: {size} points on {n} workers: {out['runs'][(size, n)]}",
+                  file=sys.stderr, flush=True)
+    return out
+
+
+def _med(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.3f} s (min {min(xs):.3f}, max {max(xs):.3f})"
+
+
+def verdict(ok: bool, short: str) -> str:
+    return "**met**" if ok else f"**not met**: {short}"
+
+
+def render(res: dict, before: str, after: str, started: str, section: str) -> str:
+    """The section of RESULTS.md of one measurement (``res`` holds ``start`` or ``sweep``)."""
+    import bench_simpy
+
+    rows = []
+    if "start" in res:
+        s = res["start"]
+        w = s["walls"]
+        fig, bare, hlp = (statistics.median(w[k]) for k in ("figures", "bare", "help"))
+        rows.append((
+            "`rtshield run queue_500` with its figures ≤ 0.6 s wall (1.27 s before)",
+            f"median {_med(w['figures'])} of {s['repeat']}; SimPy model "
+            f"{s['simpy_s']:.1f} s in the same call: **{s['simpy_s'] / fig:.0f}×**",
+            verdict(fig <= 0.6, f"{fig - 0.6:.2f} s over"),
+        ))
+        rows.append((
+            "`rtshield run queue_500 --no-figures` ≤ 0.25 s wall (0.45 s before)",
+            f"median {_med(w['bare'])}; **{s['simpy_s'] / bare:.0f}×** the SimPy model",
+            verdict(bare <= 0.25, f"{bare - 0.25:.2f} s over"),
+        ))
+        rows.append((
+            "`rtshield --help` < 0.2 s wall",
+            f"median {_med(w['help'])}",
+            verdict(hlp < 0.2, f"{hlp - 0.2:.2f} s over"),
+        ))
+        if s.get("baseline"):
+            for name, what in (("figures", "run with figures"), ("bare", "run --no-figures"),
+                               ("help", "--help")):
+                ratios = [a / b for a, b in zip(w[name], w[f"{name}/before"], strict=True)]
+                rows.append((
+                    f"{what}: this commit against `{s['baseline']}` (before), run by run "
+                    "in turn",
+                    f"before: median {_med(w[f'{name}/before'])}; now/before per pair: "
+                    f"median **{statistics.median(ratios):.2f}** "
+                    f"(min {min(ratios):.2f}, max {max(ratios):.2f})",
+                    "the same load for both",
+                ))
+    if "sweep" in res:
+        sw = res["sweep"]
+        for (size, n), r in sw["runs"].items():
+            rows.append((
+                f"{size:,}-point sweep (queue × peak, full 32 s queue_500), {n} local "
+                "Dask workers: < 10 min, peak memory < 1 GB",
+                f"{r['wall_s']:.0f} s ({size / r['wall_s']:.1f} points/s); peak RSS "
+                f"client {r['client_mb']:.0f} MB, whole tree {r['tree_mb']:.0f} MB; "
+                f"{r['rows']:,} rows ({r['safe']:,} safe), sweep.csv {r['csv_mb']:.1f} MB, "
+                f"{r['folders']} point folders",
+                verdict(r["wall_s"] < 600 and r["tree_mb"] < 1024,
+                        f"{r['wall_s'] / 60:.1f} min, {r['tree_mb']:.0f} MB; load "
+                        f"{r['load_after']} at its end"),
+            ))
+    lines = [
+        section,
+        "",
+        f"Measured {started} on {bench_simpy.machine()}; commit `{bench_simpy.commit()}`. "
+        f"Load average before: {before}; after: {after} (the machine is shared: a wall time "
+        "is the share of the CPUs the process got).",
+        "",
+        "| target | measured | verdict |",
+        "|---|---|---|",
+        *(f"| {a} | {b} | {c} |" for a, b, c in rows),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(text: str, section: str = SECTION) -> Path:
+    """Replace the section of bench/RESULTS.md that starts with ``section`` by ``text``
+    (or add it at the end)."""
+    res = HERE / "RESULTS.md"
+    body = res.read_text()
+    pat = re.compile(re.escape(section) + r".*?(?=^## |\Z)", re.S | re.M)
+    if pat.search(body):
+        body = pat.sub(lambda _: text + "\n", body)
+    else:
+        body = body.rstrip("\n") + "\n\n" + text
+    res.write_text(body)
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="start,sweep", help="start, sweep or both")
+    ap.add_argument("--repeat", type=int, default=10, help="runs of each start case")
+    ap.add_argument("--baseline", help="start: also time the rtshield of this python/ folder")
+    ap.add_argument("--points", type=int, default=10_000, help="points of the sweep")
+    ap.add_argument("--jobs", default="2,3", help="local Dask workers of each sweep")
+    ap.add_argument("--small", type=int, default=100,
+                    help="first a sweep of this many points (memory against the big one); 0: none")
+    ap.add_argument("--write", action="store_true", help="replace the section of RESULTS.md")
+    args = ap.parse_args(argv)
+    todo = [t.strip() for t in args.only.split(",") if t.strip()]
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    for part, section in (("start", SECTION_START), ("sweep", SECTION)):
+        if part not in todo:
+            continue
+        before = loadavg()
+        if part == "start":
+            res = {"start": m_start(args.repeat, args.baseline)}
+        else:
+            jobs = [int(j) for j in args.jobs.split(",")]
+            res = {"sweep": m_sweep(args.points, jobs, args.small)}
+        text = render(res, before, loadavg(), started, section)
+        print(text)
+        if args.write:
+            print(f"wrote {write_section(text, section)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

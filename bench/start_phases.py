@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Where a ``rtshield run`` process's time goes, step by step, in one process.
+
+    python bench/start_phases.py [--repeat 3] [--figures]
+
+Imports and does, in the order a ``rtshield run scenarios/danicki2021/
+queue_500.toml`` does them, each step of the run: the command line's
+libraries (typer, pydantic), the verb's module, the scenario's schema,
+numpy, the engine's run, the numbers, the Parquet writer, the report; with
+``--figures`` also matplotlib and each figure drawn to PNG bytes. Prints each
+step's wall and CPU seconds (the median of ``--repeat`` fresh processes), a
+profile of the start-up to read beside ``bench/scale.py --only start``.
+Needs rtshield importable (``PYTHONPATH=python``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
+
+
+def steps(figures: bool) -> list[tuple[str, float, float]]:
+    """The steps of one run in this (fresh) process: (name, wall s, CPU s)."""
+    import tempfile
+
+    marks: list[tuple[str, float, float]] = []
+    t = [time.perf_counter(), time.process_time()]
+
+    def mark(name: str) -> None:
+        w, c = time.perf_counter(), time.process_time()
+        marks.append((name, w - t[0], c - t[1]))
+        t[:] = [w, c]
+
+    import typer  # noqa: F401
+
+    mark("import typer")
+    import pydantic.main  # noqa: F401
+
+    mark("import pydantic")
+    import rtshield.commands.run  # noqa: F401
+
+    mark("import the run verb (runner, report, outputs)")
+    import rtshield.schema.preset  # noqa: F401
+    import rtshield.schema.scenario_file  # noqa: F401
+
+    mark("import the scenario schema (pydantic models)")
+    from rtshield.scenario import load_scenario
+
+    scenario = load_scenario(Q500)
+    mark("read and validate queue_500.toml")
+    import numpy  # noqa: F401
+
+    mark("import numpy")
+    from rtshield import engine
+
+    result = engine.simulate(scenario)
+    mark("load the engine and simulate (32 s, 2.25 M packets)")
+    from rtshield.outputs import prepare_out_dir, write_summary, write_timeseries
+
+    out = prepare_out_dir(Path(tempfile.mkdtemp()) / "o")
+    summary = result.summary()
+    write_summary(out, summary)
+    mark("summary.json")
+    import pyarrow.parquet  # noqa: F401
+
+    mark("import pyarrow.parquet")
+    write_timeseries(out, result.timeseries)
+    mark("timeseries.csv and .parquet")
+    if figures:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+
+        mark("import matplotlib")
+        from rtshield.figures.run import run_figure_jobs, run_figure_png
+
+        for name, args in run_figure_jobs(result, scenario.name, 1000.0):
+            if run_figure_png(name, *args) is not None:
+                mark(f"draw {name}.png")
+    import jinja2  # noqa: F401
+
+    mark("import jinja2")
+    from rtshield.report import RunEntry, run_report
+
+    run_report(out, RunEntry(scenario=scenario, summary=summary, figures={}))
+    mark("report.html")
+    return marks
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--figures", action="store_true")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(steps(args.figures)))
+        return 0
+    runs = []
+    for _ in range(args.repeat):
+        cmd = [sys.executable, __file__, "--child", *(["--figures"] if args.figures else [])]
+        runs.append(json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                              text=True).stdout))
+    print("| step | wall s | CPU s |\n|---|---|---|")
+    for i, (name, _, _) in enumerate(runs[0]):
+        w = statistics.median(r[i][1] for r in runs)
+        c = statistics.median(r[i][2] for r in runs)
+        print(f"| {name} | {w:.3f} | {c:.3f} |")
+    tw = statistics.median(sum(s[1] for s in r) for r in runs)
+    tc = statistics.median(sum(s[2] for s in r) for r in runs)
+    print(f"| all steps (Python's own start not included) | {tw:.3f} | {tc:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""A command starts at once: `rtshield --help` and `rtshield run` import only
+what they use (the time it saves is measured in bench/, never here)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import rtshield
+
+ROOT = Path(__file__).resolve().parent.parent
+Q500 = ROOT / "scenarios" / "danicki2021" / "queue_500.toml"
+LIBRARIES = ("matplotlib", "pandas", "pyarrow", "jinja2", "numpy", "pydantic", "dask",
+             "distributed", "optuna", "rich", "dpkt", "scipy")
+
+PROBE = """
+import json, sys
+from rtshield.cli import main
+rc = main(sys.argv[1:])
+sys.stdout.flush()
+loaded = sorted(set(m.split(".")[0] for m in sys.modules) & set(json.loads(LIBS)))
+verbs = sorted(m for m in sys.modules if m.startswith("rtshield.commands."))
+own = sorted(m for m in sys.modules if m.startswith("rtshield."))
+print("\\nPROBE " + json.dumps(dict(rc=rc, loaded=loaded, verbs=verbs, own=own)))
+"""
+
+
+def _imports(*args, tmp_path=None):
+    pkg = str(Path(rtshield.__file__).resolve().parent.parent)
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE.replace("LIBS", repr(json.dumps(LIBRARIES))),
+         *map(str, args)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={"PYTHONPATH": pkg, "PATH": "/usr/bin:/bin", "RTSHIELD_PROGRESS": "0"},
+    )
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("PROBE ")]
+    assert line, p.stdout + p.stderr
+    return json.loads(line[-1][len("PROBE "):])
+
+
+def test_help_imports_no_verb_and_no_library():
+    got = _imports("--help")
+    assert got["rc"] == 0
+    assert got["verbs"] == [] and got["loaded"] == []
+    # nor the output folders' machinery (hashing, temporary files): only a verb writes
+    assert "rtshield.outputs" not in got["own"], got["own"]
+
+
+def test_run_without_figures_imports_what_it_writes_and_nothing_else(tmp_path):
+    got = _imports("run", Q500, "--out", tmp_path / "o", "--no-figures", "--quiet")
+    assert got["rc"] == 0
+    assert got["verbs"] == ["rtshield.commands.run"]
+    # the engine's arrays, the scenario's schema, report.html, timeseries.parquet
+    assert got["loaded"] == ["jinja2", "numpy", "pyarrow", "pydantic"]
+
+
+def test_run_with_figures_draws_them_in_a_worker_or_adds_matplotlib_only(tmp_path):
+    got = _imports("run", Q500, "--out", tmp_path / "o", "--quiet")
+    assert got["rc"] == 0
+    assert (tmp_path / "o" / "packets.png").is_file()
+    # with a second CPU the figures are drawn in forked workers (rtshield.runner.
+    # figure_workers) and this process never imports matplotlib
+    alone = len(os.sched_getaffinity(0)) < 2
+    assert got["loaded"] == ["jinja2", *(["matplotlib"] if alone else []), "numpy", "pyarrow",
+                             "pydantic"]
