@@ -175,3 +175,22 @@ def test_analyze_refuses_what_its_model_does_not_have(late_tick, tmp_path):
         system_from_scenario(loads_scenario(SCEN.format(platform="frame-irq"), "c.toml"))
     # without both, the same device is the analysis' (the checks are not a blanket refusal)
     system_from_scenario(loads_scenario(SCEN.format(platform="plain"), "d.toml"))
+
+
+def test_the_cycle_time_figure_marks_the_period_the_task_keeps(late_tick, tmp_path, monkeypatch):
+    """On a board whose tick runs late the run's figures mark the period the critical task
+    keeps (10 ticks of 1.11 ms), not the nominal 10 ms its cycles would all seem late to."""
+    import rtshield.figures
+    from rtshield.runner import run_one
+
+    seen = {}
+
+    def fake(result, name, out, *, period_us, **kw):
+        seen["period_us"] = period_us
+        return []
+
+    monkeypatch.setattr(rtshield.figures, "run_figures", fake)
+    text = SCEN.format(platform="posix-freertos-tcp").replace('"3s"', '"1s"')
+    sc = loads_scenario(text, "late.toml")
+    run_one(sc, tmp_path / "o")
+    assert seen["period_us"] == pytest.approx(11_100)

@@ -123,6 +123,7 @@ def write_run(
     figs: dict[str, Path] = {}
     if figures:
         from rtshield import figures as drawing  # looked up when called: tests replace them
+        from rtshield.engine_config import on_ticks  # loaded by the run already
 
         figs = late_output(
             out,
@@ -132,7 +133,8 @@ def write_run(
             result,
             scenario.name,
             out,
-            period_us=scenario.critical.period_ns / 1e3,
+            # the period the task keeps: ticks of a late tick are longer
+            period_us=on_ticks(scenario, scenario.critical.period_ns) / 1e3,
             **({"pool": pool} if pool is not None else {}),
         )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
