@@ -349,6 +349,18 @@ def test_flood_at_the_rigs_rate(tmp_path):
     c = freertos.claims(scen_ok, [s_arp], "hp", syn_bad)  # an ARP flood: the scenario's flood
     miss = next(x for x in c if "misses no deadline" in x["claim"])
     assert miss["simulation"] is True and miss["simulated_flood"] == "the scenario's flood"
+    # the run's own simulation (its flood at the rate it measured) before the rig's mean
+    own_ok = {"protected-syn": scen_ok["protected"]}
+    c = freertos.claims(scen_ok, [s], "hp", syn_bad, own_ok)
+    miss = next(x for x in c if "misses no deadline" in x["claim"])
+    assert miss["simulation"] is True
+    assert miss["simulated_flood"] == "this run's measured SYN rate"
+    c = freertos.claims(scen_ok, [s], "hp", scen_ok, {"protected-syn": syn_bad["protected"]})
+    assert next(x for x in c if "misses no deadline" in x["claim"])["simulation"] is False
+    c = freertos.claims(scen_ok, [s_arp], "hp", syn_bad, own_ok)  # not a SYN run: not its own
+    assert next(x for x in c if "misses no deadline" in x["claim"])["simulated_flood"] == (
+        "the scenario's flood"
+    )
 
 
 def test_rig_report_rebuilds_a_freertos_report(tmp_path, capsys):

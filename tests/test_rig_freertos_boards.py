@@ -173,6 +173,20 @@ def _lwip(raw: dict) -> dict:
     return raw
 
 
+def test_plustcp_levels_are_levels(tmp_path):
+    """FreeRTOS-Plus-TCP's own levels (rts_net_plustcp.c): the buffers' and the IP queue's
+    high-water marks and the buffers in use when asked, each phase's value at its end."""
+    raw, dev, rd = _fake_run(tmp_path, protect=False)
+    names = ["buffers_max_used", "ip_queue_max_used", "buffers_used_now"]
+    d = raw["device"]
+    for i, snap in enumerate(d["snapshots"]):
+        snap["stack"] = [min(64, 2 * i), min(60, i), i % 7]
+    d["stack"] = {"names": names, "values": d["snapshots"][-1]["stack"]}
+    s = freertos.summarize(raw, dev, rd)
+    att = s["phases"]["attack"]["stack_counters"]  # snapshots 10 to 20
+    assert att == {"buffers_max_used": 40, "ip_queue_max_used": 20, "buffers_used_now": 20 % 7}
+
+
 def test_lwip_counters_beside_libshields(tmp_path):
     raw, dev, rd = _fake_run(tmp_path, protect=False)
     s = freertos.summarize(_lwip(raw), dev, rd)

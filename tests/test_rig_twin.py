@@ -36,7 +36,8 @@ def _folder(tmp_path: Path) -> Path:
     sim = freertos.simulate_variants(dev, out)
     pps = freertos.measured_syn_rate(runs)
     sim_syn = freertos.simulate_variants(dev.at_flood_rate(pps), out, "-rig-rate")
-    comp = freertos.comparison(runs, sim, dev, sim_syn, pps)
+    own = freertos.simulate_own_rates(out)
+    comp = freertos.comparison(runs, sim, dev, sim_syn, pps, own)
     (out / "comparison.json").write_text(json.dumps(comp))
     return out
 
@@ -46,20 +47,28 @@ def folder(tmp_path_factory):
     return _folder(tmp_path_factory.mktemp("twin"))
 
 
-def _by(twin: dict, run: str) -> dict[str, dict]:
-    return {q["name"]: q for q in twin["quantities"] if q["run"] == run}
+def _by(twin: dict, run: str, model: str = "preset") -> dict[str, dict]:
+    return {q["name"]: q for q in twin["quantities"] if q["run"] == run and q["model"] == model}
 
 
 def test_twin_json_has_every_quantity_with_its_tolerance(folder):
     twin = json.loads(freertos.write_twin(folder).read_text())
     assert {r["run"] for r in twin["runs"]} == {"protected-syn", "unprotected-syn"}
     # a SYN run is held against the simulation at the SYN rate it measured (1000 pkt/s)
+    # on the scenario's preset and, the fake run being the POSIX board's, on the board's
     assert {r["simulation"] for r in twin["runs"]} == {
         "sim/protected-syn-own-rate/summary.json",
         "sim/unprotected-syn-own-rate/summary.json",
+        "sim/protected-syn-own-rate-board/summary.json",
+        "sim/unprotected-syn-own-rate-board/summary.json",
     }
+    assert twin["board_preset"] == "posix-freertos-tcp"
+    assert {r["model"] for r in twin["runs"]} == {"preset", "board"}
     scen = (folder / "sim" / "protected-syn-own-rate" / "scenario.toml").read_text()
     assert 'rates = [\n    "0pps",\n    "1000pps",\n    "0pps",\n]' in scen
+    board = (folder / "sim" / "protected-syn-own-rate-board" / "scenario.toml").read_text()
+    assert 'platform = "posix-freertos-tcp"' in board and "1000pps" in board
+    assert 'platform = "posix-freertos-tcp"' not in scen
     texts = {t.text for t in TOLERANCES.values()}
     for q in twin["quantities"]:
         assert {"name", "sim", "real", "tolerance", "agrees"} <= set(q), q
@@ -75,8 +84,28 @@ def test_twin_json_has_every_quantity_with_its_tolerance(folder):
             "network work: CPU per frame at the NIC",
         } <= names, names
     assert twin["disagree"] == [
-        f"{q['run']} (preset): {q['name']}" for q in twin["quantities"] if not q["agrees"]
+        f"{q['run']} ({q['model']}): {q['name']}" for q in twin["quantities"] if not q["agrees"]
     ]
+
+
+def test_claims_are_held_against_each_runs_own_rate(folder):
+    """comparison.json's claims of a SYN run come from the simulation twin.json holds the
+    run against: the scenario with the flood at the rate that run measured."""
+    comp = json.loads((folder / "comparison.json").read_text())
+    syn = [c for c in comp["claims"] if c["attack"] == "syn"]
+    assert syn and all(c["simulated_flood"] == "this run's measured SYN rate" for c in syn)
+    for c in syn:
+        run = f"{c['variant']}-syn"
+        sim = json.loads((folder / "sim" / f"{run}-own-rate" / "summary.json").read_text())
+        assert c["sim"]["misses"] == sim["critical"]["misses"]
+        hp = sim["flows"]["hp"]
+        if c["variant"] == "unprotected":  # the protected claim reads the share differently
+            assert c["sim"]["hp_ratio"] == pytest.approx(hp["delivered"] / hp["offered"])
+        own = comp["simulation_at_own_rate"][run]
+        assert own["syn_pps"] == json.loads(
+            (folder / "runs" / run / "summary.json").read_text()
+        )["traffic"]["flood_in_pps"]
+        assert own["hp"]["offered"] == hp["offered"]
 
 
 def test_quantities_are_read_from_both_sides(folder):
@@ -113,6 +142,25 @@ def test_a_drop_the_simulator_cannot_count_disagrees_with_the_reason(folder):
     assert total["real"] == 30 and total["sim"] == sum(sim["totals"]["dropped"].values())
 
 
+def test_the_boards_model_loses_in_the_stacks_buffers(folder):
+    """On the board's model the driver queue is the stack's 64 network buffers: what the
+    model drops there is compared with what the real stack lost for want of a buffer."""
+    twin = freertos.build_twin(folder)
+    u = _by(twin, "unprotected-syn", "board")
+    sim = json.loads(
+        (folder / "sim" / "unprotected-syn-own-rate-board" / "summary.json").read_text()
+    )
+    d = u[f"drops: {freertos.STACK_EXHAUSTED}"]
+    assert d["real"] == 30 and d["sim"] == sim["totals"]["dropped"]["queue_full"]
+    assert "drops: queue_full" not in u
+    assert d["agrees"] is (abs(d["sim"] - 30) <= 10)
+    # the scenario's preset has no such buffers: the real-only reason, with its why
+    p = _by(twin, "unprotected-syn")[f"drops: {freertos.STACK_EXHAUSTED}"]
+    assert p["sim"] is None and "network buffers" in p["why"]
+    # the board's tick: ten ticks of 1.11 ms per cycle, on the real target's measured tick
+    assert u["critical task: cycle time p50"]["sim"] == pytest.approx(11_100, rel=0.01)
+
+
 def test_an_attack_the_simulator_does_not_model_says_so(folder, tmp_path):
     out = tmp_path / "arp"
     (out / "runs").mkdir(parents=True)
@@ -131,6 +179,28 @@ def test_an_attack_the_simulator_does_not_model_says_so(folder, tmp_path):
     bad = [q for q in twin["quantities"] if not q["agrees"]]
     assert bad and all(q["why"] for q in bad)
     assert any("ARP flood" in q["why"] for q in bad)
+
+
+def test_an_arp_flood_is_held_against_a_syn_flood_at_its_rate(folder, tmp_path):
+    """An attack the simulator does not model is simulated as a SYN flood at the rate
+    that run measured (its frames at the NIC then comparable), and says so."""
+    out = tmp_path / "arp"
+    shutil.copytree(folder / "sim", out / "sim")
+    run = out / "runs" / "protected-arp"
+    shutil.copytree(folder / "runs" / "protected-syn", run)
+    s = json.loads((run / "summary.json").read_text())
+    s["attack"] = "arp"
+    s["traffic"]["flood_in_pps"] = 1500.0
+    (run / "summary.json").write_text(json.dumps(s))
+    twin = json.loads(freertos.write_twin(out).read_text())
+    r = {x["model"]: x for x in twin["runs"]}
+    assert r["preset"]["simulation"] == "sim/protected-arp-own-rate/summary.json"
+    assert r["board"]["simulation"] == "sim/protected-arp-own-rate-board/summary.json"
+    assert "ARP flood" in r["preset"]["simulated"] and "1,500 pkt/s" in r["preset"]["simulated"]
+    scen = (out / "sim" / "protected-arp-own-rate" / "scenario.toml").read_text()
+    assert '"1500pps"' in scen
+    bad = [q for q in twin["quantities"] if not q["agrees"]]
+    assert bad and all("no model of the ARP flood" in q["why"] for q in bad)
 
 
 @pytest.mark.parametrize(
@@ -193,9 +263,12 @@ def test_rig_report_rebuilds_twin_json(folder, tmp_path, capsys):
     for d in moved:
         shutil.move(d, aside / d.name)
     try:  # without the SYN rate's simulations the run falls back to the scenario's flood
-        assert cli.main(["rig", "report", str(folder)]) == 0
-        twin = json.loads((folder / "twin.json").read_text())
+        twin = freertos.build_twin(folder)
         assert "sim/unprotected/summary.json" in {r["simulation"] for r in twin["runs"]}
+        # rig report simulates the run's own rate again from the variant's scenario
+        assert cli.main(["rig", "report", str(folder)]) == 0
+        assert (folder / "sim" / "unprotected-syn-own-rate" / "summary.json").is_file()
+        shutil.rmtree(folder / "sim" / "unprotected-syn-own-rate")
         shutil.move(folder / "sim" / "unprotected", aside / "unprotected")
         msg = rig_error(capsys, ["rig", "report", str(folder)])
         assert "sim/unprotected/summary.json" in msg and "twin.json" in msg
@@ -228,13 +301,29 @@ def test_each_run_gets_a_calibration_file_that_calibrate_runs(folder, tmp_path):
     held = {(r["run"], r["model"]): r["held_out"] for r in twin["runs"]}
     assert held == {
         ("unprotected-syn", "preset"): None,
+        ("unprotected-syn", "board"): None,
         ("unprotected-syn", "fitted"): False,
         ("protected-syn", "preset"): None,
+        ("protected-syn", "board"): None,
         ("protected-syn", "fitted"): True,
     }
-    scen = (folder / "sim" / "protected-syn-own-rate-fitted" / "scenario.toml").read_text()
+    # the fit is of the board's model (the calibration's scenario): its costs on the board
+    assert "own-rate-board/scenario.toml" in f.read_text()
+    fitted = [r["simulation"] for r in twin["runs"] if r["model"] == "fitted"]
+    assert fitted and all(x.endswith("-board-fitted/summary.json") for x in fitted)
+    scen = (folder / "sim" / "protected-syn-own-rate-board-fitted" / "scenario.toml").read_text()
     assert "[costs]" in scen and twin["fit"]["costs"]["driver_per_packet"] in scen
+    assert 'platform = "posix-freertos-tcp"' in scen
     assert "fitted, held out" in (folder / "report.html").read_text()
+    # the same fit on another folder (a later rig run): every run there is held out
+    other = tmp_path / "other"
+    shutil.copytree(folder, other)
+    for d in (other / "sim").glob("*-fitted"):
+        shutil.rmtree(d)
+    assert cli.main(["rig", "report", str(other), "--fitted", str(fit / "best.toml")]) == 0
+    twin = json.loads((other / "twin.json").read_text())
+    assert twin["fit"]["fitted_on"] is None
+    assert {r["held_out"] for r in twin["runs"] if r["model"] == "fitted"} == {True}
 
 
 def test_fitted_without_costs_is_one_line(folder, tmp_path, capsys):
@@ -261,3 +350,62 @@ def test_an_emulated_nic_counts_what_it_was_handed(folder, tmp_path):
         q["critical task: cycle time p99"]["why"] is None
         or "host" not in q["critical task: cycle time p99"]["why"]
     )
+
+
+def test_network_cpu_counts_the_device_cpus_network_threads():
+    """The network work's CPU per frame: the network, poll and stack tasks (lwIP's stock
+    input task `ethif` among them), not the POSIX board's NIC thread (its DMA engine, on a
+    host core of its own) nor the application's tasks."""
+    from rtshield.rig.freertos.twin import _real_network_cpu_us
+
+    real = {
+        "stack": "lwip",
+        "netif": {"nic_frames": 1000},
+        "threads_cpu_s": {"ethif": 0.002, "tcpip_threa": 0.003, "rts-nic": 0.5,
+                          "critical": 2.0, "hp": 0.1},  # fmt: skip
+    }
+    assert _real_network_cpu_us(real) == pytest.approx(5.0)
+    real = {
+        "stack": "plustcp",
+        "netif": {"nic_frames": 1000},
+        "threads_cpu_s": {"rts-net": 0.004, "IP-Task": 0.006, "rts-nic": 0.5, "bulk": 0.3},
+    }
+    assert _real_network_cpu_us(real) == pytest.approx(10.0)
+
+
+def test_the_boards_reasons_for_what_it_cannot_have():
+    """On the board's model a drop in the stack's buffers is compared as one reason, and
+    where it, the flows' fractions or the misses disagree, the reason is named: the
+    stack's ceiling, the host's stalls, a fit's wall-time cost (docs/decisions/twin.md)."""
+    from rtshield.rig.freertos.twin import _quantities
+
+    flows = {"hp": {"offered": 200, "delivered": 200}}
+    real = {
+        "attack": "syn", "clock": "host", "critical_period_ms": 10.0, "stack": "plustcp",
+        "flows": {"hp": {"protocol": "udp"}}, "traffic": {},
+        "critical": {"misses": 2, "cycle_time_us": {"p50": 11_000.0, "p99": 24_000.0}},
+        "phases": {
+            p: {"frames_at_nic": 1000, "flows": {"hp": {"offered": 100, "delivered": 80}},
+                "dropped": {freertos.STACK_EXHAUSTED: 300 if p == "attack" else 0}}
+            for p in freertos.PHASES
+        },
+    }  # fmt: skip
+    sim = {
+        "totals": {"offered": 3000, "dropped": {"queue_full": 0}},
+        "flows": flows,
+        "critical": {"misses": 0, "cycle_time_us": {"p50": 11_100.0, "p99": 11_200.0}},
+    }
+    same = freertos.fit.BOARD_DROPS["posix-freertos-tcp"]
+    q = {x["name"]: x for x in _quantities(real, sim, "board", same, "")}
+    assert "drops: queue_full" not in q
+    assert q[f"drops: {freertos.STACK_EXHAUSTED}"]["sim"] == 0
+    for name in (f"drops: {freertos.STACK_EXHAUSTED}", "drops: all reasons",
+                 "hp: delivered fraction"):  # fmt: skip
+        assert not q[name]["agrees"] and "ceiling" in q[name]["why"], q[name]
+    assert "stalls" in q["critical task: deadlines missed"]["why"]
+    assert "stalls" in q["critical task: cycle time p99"]["why"]
+    assert q["critical task: cycle time p50"]["agrees"]
+    fitted = {**sim, "critical": {**sim["critical"], "misses": 3}}
+    real0 = {**real, "critical": {**real["critical"], "misses": 0}}
+    q = {x["name"]: x for x in _quantities(real0, fitted, "fitted", same, "")}
+    assert "wall time" in q["critical task: deadlines missed"]["why"]

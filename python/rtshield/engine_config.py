@@ -40,6 +40,7 @@ __all__ = [
     "build_config",
     "check_scenario",
     "hand_traces",
+    "on_ticks",
     "rx_cost_keys",
 ]
 
@@ -84,6 +85,19 @@ def rx_cost_keys() -> dict[str, str]:
     return {**paths, **_RX_OTHER_COST_KEYS}
 
 
+def on_ticks(sc: Scenario, ns: int) -> int:
+    """The real length of ``ns`` that the RTOS counts in ticks (``ns / tick`` of them):
+    ``ns`` itself, unless the preset's tick interrupt comes every ``tick_real``, not every
+    ``tick``; then the count of ticks stays and each takes ``tick_real``. FreeRTOS's
+    ``vTaskDelayUntil`` (a periodic task's period and deadline) and libshield on the tick
+    count (its servers' and global limit's periods) count ticks (docs/model.md,
+    "A tick that comes late")."""
+    p = sc.platform
+    if not ns or not p.tick_real_ns or p.tick_real_ns == p.tick_ns:
+        return ns
+    return round(ns * p.tick_real_ns / p.tick_ns)
+
+
 def _entries(
     cfg: Any, field: str, items: Any, limit: int, where: str, table: str, noun: str
 ) -> list[tuple[Any, Any]]:
@@ -103,11 +117,12 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     cfg.bin_ns = sc.bin_ns
     cfg.seed = sc.seed & 0xFFFFFFFFFFFFFFFF
     cfg.n_cores = sc.platform.cores
-    cfg.tick_ns = sc.platform.tick_ns
+    cfg.tick_ns = sc.platform.tick_real_ns or sc.platform.tick_ns  # the interrupt's period
     cfg.time_slicing = 1 if getattr(sc.platform, "time_slicing", True) else 0
     cfg.nic_kind = enum_value("rtsim_nic_kind", "RTSIM_NIC_", sc.nic.kind)
     cfg.nic_core = getattr(sc.nic, "core", 0)
     cfg.ring = sc.nic.ring or 0
+    cfg.rx_on_tick = 1 if getattr(sc.nic, "interrupt", "frame") == "tick" else 0
     cfg.queue_capacity = sc.driver.queue
     for key, fld in COST_KEYS.items():
         if key not in sc.costs:
@@ -158,7 +173,7 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         r.short_circuit = 1 if rx.short_circuit else 0
         r.eager_invalidate = 1 if rx.cache == "eager" else 0
         r.global_capacity = rx.global_capacity
-        r.global_period_ns = rx.global_period_ns or 0
+        r.global_period_ns = on_ticks(sc, rx.global_period_ns or 0)
     nic_queues = getattr(sc.nic, "queues", ())
     for d, q in _entries(
         cfg, "nic_queues", nic_queues, lib.RTSIM_MAX_NIC_QUEUES, where, "nic.queues", "queues"
@@ -212,7 +227,7 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
     for i, (name, kind, prio, core, period, work, crit) in enumerate(tasks):
         d = cfg.tasks[i]
         d.kind, d.priority, d.core, d.critical = kind, prio, core, crit
-        d.period_ns, d.work_ns = period or 0, work or 0
+        d.period_ns, d.work_ns = on_ticks(sc, period or 0), work or 0
         if i in workers:
             d.flow, d.mailbox = workers[i]
         d.masks_rx = 1 if i in maskers else 0
@@ -269,7 +284,7 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         d.unbound = 0 if getattr(f, "bind", True) else 1
         d.prio = f.priority
         d.capacity = getattr(f, "capacity", None) or 0
-        d.server_period_ns = getattr(f, "server_period_ns", None) or 0
+        d.server_period_ns = on_ticks(sc, getattr(f, "server_period_ns", None) or 0)
         d.queue_limit = getattr(f, "queue", None) or 0
         qname = getattr(f, "nic_queue", None)
         d.nic_queue = queue_index[qname] if qname is not None else lib.RTSIM_NIC_UNMAPPED

@@ -202,6 +202,7 @@ def _preset(
         tick_isr_ns=p.tick_isr,
         time_slicing=p.time_slicing,
         path=origin,
+        tick_real_ns=p.tick_real or 0,
     )
     defaults = {k: v for k, v in data.get("defaults", {}).items()}
     return plat, CostTable(m.costs), defaults
@@ -460,7 +461,13 @@ def _build(
         if m.nic.kind == "multiqueue"
         else ()
     )
-    nic = Nic(m.nic.kind, m.ring, m.nic.core if m.nic.core is not None else dcore, queues)
+    nic = Nic(
+        m.nic.kind,
+        m.ring,
+        m.nic.core if m.nic.core is not None else dcore,
+        queues,
+        m.nic.interrupt,
+    )
     rx = None
     if m.rx_on:
         r = m.rx

@@ -92,6 +92,9 @@ class Platform:
     tick_isr_ns: int  #: CPU cost of one tick interrupt
     time_slicing: bool  #: round robin among equal priorities on the tick
     path: str  #: the preset file it was read from
+    #: the tick interrupt's real period (0: ``tick_ns``); what the RTOS counts in ticks
+    #: stretches by ``tick_real_ns / tick_ns`` (:func:`rtshield.engine_config.on_ticks`)
+    tick_real_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ class Nic:
     ring: int | None  #: descriptors (``dma_ring``; with ``[rx]``: buffers posted to the NIC)
     core: int = 0  #: core that takes the NIC (and mitigation timer) interrupts
     queues: tuple[NicQueue, ...] = ()  #: ``multiqueue`` only
+    interrupt: str = "frame"  #: ``dma_ring``: the RX interrupt with each ``frame`` or the ``tick``
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,9 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     }
     if (cfg->nic_core >= cfg->n_cores) return "nic.core: no such core";
     if (cfg->nic_kind == RTSIM_NIC_DMA_RING && cfg->ring == 0) return "nic.ring: must be positive";
+    if (cfg->rx_on_tick > 1) return "nic.interrupt: unknown";
+    if (cfg->rx_on_tick && (cfg->nic_kind != RTSIM_NIC_DMA_RING || cfg->tick_ns <= 0))
+        return "nic.interrupt: \"tick\" needs nic.kind = dma_ring and a tick";
     if (cfg->queue_capacity == 0) return "driver.queue: must be positive";
     if (cfg->n_sources > RTSIM_MAX_SOURCES) return "sources: at most 4";
     if (cfg->n_sources > 1 && cfg->nic_kind != RTSIM_NIC_EDGE)

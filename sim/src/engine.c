@@ -139,6 +139,7 @@ static void handle_event(rtsim *s, const sim_event *e)
     case EV_TICK: {
         sim_core *c = &s->core[e->arg];
         c->pending |= 1u << LINE_TICK;
+        if (c == rx_core(s)) nic_tick(s); /* with cfg.rx_on_tick: the RX interrupt too */
         push_event(s, now + (uint64_t)s->cfg.tick_ns, EV_TICK, EV_TICK, e->arg, 0);
         kick(s, c, now);
         break;

@@ -226,19 +226,34 @@ void nic_receive(rtsim *s, sim_pkt p, uint64_t now)
             p.buf = fifo_pop(&s->posted).buf;
             dma_write(s, &p);
             if (!fifo_push(&s->filled, p)) fail(s, "descriptor ring overflow");
-            s->cur_bin.irq_raised++;
-            if (c->pending & bit) s->cur_bin.irq_lost++;
-            c->pending |= bit;
+            if (!s->cfg.rx_on_tick) {
+                s->cur_bin.irq_raised++;
+                if (c->pending & bit) s->cur_bin.irq_lost++;
+                c->pending |= bit;
+            }
         }
     } else {
         if (!fifo_push(&s->ring, p)) {
             count_drop(s, &p, RTSIM_DROP_RING_FULL);
-        } else {
+        } else if (!s->cfg.rx_on_tick) {
             s->cur_bin.irq_raised++;
             if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes it anyway */
             c->pending |= bit;
         }
     }
+}
+
+/* The tick, with cfg.rx_on_tick: the RX interrupt for the frames the DMA
+ * ring holds now (the FreeRTOS POSIX port's tick hook is its RX interrupt);
+ * the tick's own handler runs first (its line is the higher). */
+void nic_tick(rtsim *s)
+{
+    if (!s->cfg.rx_on_tick || (s->cfg.rx.enabled ? s->filled.len : s->ring.len) == 0) return;
+    sim_core *c = rx_core(s);
+    const uint32_t bit = 1u << LINE_RX;
+    s->cur_bin.irq_raised++;
+    if (c->pending & bit) s->cur_bin.irq_lost++;
+    c->pending |= bit;
 }
 
 /* True when an arrival of flow f now would find the device exactly as the

@@ -17,6 +17,10 @@ bool nic_setup(rtsim *s);
 
 /* Packet p's frame reaches the NIC at `now`. */
 void nic_receive(rtsim *s, sim_pkt p, uint64_t now);
+
+/* The tick on the NIC's core: with cfg.rx_on_tick, the RX interrupt for the
+ * frames the DMA ring holds (raised after the tick's own line). */
+void nic_tick(rtsim *s);
 /* The NIC (or the edge ISR) writes p's frame into buffer p->buf (receive path). */
 void dma_write(rtsim *s, const sim_pkt *p);
 /* Length of the frame packet p carries. */

@@ -163,6 +163,16 @@ def system_from_scenario(sc) -> System:
         # (entry/exit included) it is bounded by the edge NIC's model, which is
         # done for the receive path, where the global limit counts frames
         raise _unsupported(sc, f"[nic] kind = {sc.nic.kind!r} (only one interrupt per packet)")
+    if sc.nic.interrupt != "frame":
+        # one RX interrupt per tick for every frame since the last: frames wait up to a
+        # tick and reach the driver in batches, which the per-frame model does not bound
+        raise _unsupported(
+            sc, f"[nic] interrupt = {sc.nic.interrupt!r} (RX interrupts on the tick)"
+        )
+    if sc.platform.tick_real_ns and sc.platform.tick_real_ns != sc.platform.tick_ns:
+        # the periods the RTOS counts in ticks stretch with the late tick; the model's are
+        # the nominal ones
+        raise _unsupported(sc, "[platform] tick_real (a tick that runs late)")
     core = sc.critical.core
     costs = engine_costs(sc)
     s = System(

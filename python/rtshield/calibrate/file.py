@@ -54,7 +54,12 @@ COUNTER_COLUMNS: dict[str, str] = {
 MAX_BUDGET = 5000
 
 _DURATION_UNITS = ("ns", "us", "µs", "ms", "s")
-_PLATFORM_KEYS = {"tick_isr": "duration", "tick": "duration", "time_slicing": "choice"}
+_PLATFORM_KEYS = {
+    "tick_isr": "duration",
+    "tick": "duration",
+    "tick_real": "duration",
+    "time_slicing": "choice",
+}
 FLOW_KEYS = {"peak": "pyramid", "rate": "constant"}
 _SCENARIO_SECTIONS = ("scenario", "critical", "driver", "nic", "mitigation")
 

@@ -494,7 +494,8 @@ def _handle_target(args, stack: str) -> int:
         if syn_pps:
             say(f"{who}: simulating it with the SYN flood at {syn_pps:.0f} pkt/s (the rig's)")
             sim_syn = freertos.simulate_variants(dev.at_flood_rate(syn_pps), out, "-rig-rate")
-        comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps)
+        own = freertos.simulate_own_rates(out)  # each SYN run's flood at its own rate
+        comp = freertos.comparison(runs, sim, dev, sim_syn, syn_pps, own)
         atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
         twin = json.loads(freertos.write_twin(out).read_text())
         report = freertos.write_report(out, comp, runs, twin)

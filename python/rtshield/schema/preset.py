@@ -35,6 +35,14 @@ class PlatformTable(Table):
     clock_hz: float = Field(gt=0, description="CPU clock, Hz (cycle durations convert with it)")
     cores: int = Field(description="number of cores")
     tick: Duration = Field(description="RTOS tick period")
+    tick_real: Duration | None = Field(
+        None,
+        description="the tick interrupt's real period where the board's timer does not keep "
+        "`tick` (a host-timed port: the FreeRTOS POSIX port's timer thread sleeps a tick, "
+        "then signals, so every tick comes late by the host's wake-up latency); what the RTOS "
+        "counts in ticks (a periodic task's period and deadline, libshield's periods on the "
+        "tick count) stretches by tick_real / tick. Default: `tick`",
+    )
     tick_isr: Span = Field(description="CPU cost of one tick interrupt")
     time_slicing: bool = Field(True, description="round robin among equal priorities on the tick")
 
@@ -52,6 +60,8 @@ class PlatformTable(Table):
         n = limits()["cores"]
         if not 1 <= self.cores <= n:
             raise fail(f"must lie in 1-{n}, got {self.cores}", "cores")
+        if self.tick_real is not None and not (self.tick > 0 and self.tick_real > 0):
+            raise fail("needs a tick: both tick and tick_real positive", "tick_real")
         return self
 
 

@@ -184,6 +184,13 @@ class NicTable(Table):
         doc="core that takes the NIC and mitigation-timer interrupts",
         shown="the driver's core",
     )
+    interrupt: Literal["frame", "tick"] = key(
+        "frame",
+        doc="`dma_ring`: when the RX interrupt comes. `frame`: with each frame. `tick`: with "
+        "the RTOS tick, for the frames the ring holds then (a board whose one interrupt "
+        "context is the tick hook: the FreeRTOS POSIX port)",
+        shown='preset, else `"frame"`',
+    )
     queues: list[NicQueueTable] = key(
         doc="`multiqueue` only (required, at least one entry): `[[nic.queues]]`, below",
         factory=list,
@@ -203,6 +210,8 @@ class NicTable(Table):
             raise fail(f'[[nic.queues]] need kind = "multiqueue" (kind is {self.kind!r})', "queues")
         if self.core is not None:
             check_core(self.core, info)
+        if self.interrupt == "tick" and self.kind != "dma_ring":
+            raise fail(f'"tick" needs kind = "dma_ring" (kind is {self.kind!r})', "interrupt")
         return self
 
 

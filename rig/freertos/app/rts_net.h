@@ -131,7 +131,8 @@ const rts_shield *rts_net_shield(void);
 #define RTS_NET_STACK_COUNTERS 16
 
 /** The stack's own counters, where it lost what (lwIP: lwip_stats, pbuf and
- *  memp errors, drops per protocol; FreeRTOS-Plus-TCP: none): their names
+ *  memp errors, drops per protocol; FreeRTOS-Plus-TCP: the high-water marks
+ *  of its network buffers in use and of its IP task's event queue): their names
  *  into `names` (static strings) and values into `values`, at most
  *  RTS_NET_STACK_COUNTERS each; returns how many. Context: a task. */
 unsigned rts_net_stack_counters(const char **names, uint32_t *values);

@@ -16,6 +16,9 @@
  * is what happens when the network task finds none. */
 #define ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS 64
 #define ipconfigEVENT_QUEUE_LENGTH             (ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS + 5)
+/* The IP task tracks its event queue's least free space (uxGetMinimumIPQueueSpace()):
+ * with the buffers' low-water mark, the device's stack counters (rts_net_plustcp.c). */
+#define ipconfigCHECK_IP_QUEUE_SPACE           ipconfigENABLE
 /* The IP task where FreeRTOS-Plus-TCP puts it by default (configMAX_PRIORITIES - 2):
  * above the application. Its input is what the network task hands over. */
 #define ipconfigIP_TASK_PRIORITY               (configMAX_PRIORITIES - 2)

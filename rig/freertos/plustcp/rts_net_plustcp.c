@@ -6,6 +6,7 @@
 #include "FreeRTOS.h"
 #include "FreeRTOS_IP.h"
 #include "FreeRTOS_Sockets.h"
+#include "NetworkBufferManagement.h"
 #include "rts_net.h"
 #include "rts_net_itf.h"
 #include "rts_random.h"
@@ -92,9 +93,18 @@ void rts_net_close(rts_sock s)
     FreeRTOS_closesocket((Socket_t)s);
 }
 
+/* The interface counts what the stack refused (app/rts_net.h's stats); the
+ * stack's own levels say where its buffers were when it ran out: the most
+ * network buffers in use at once, and the most events its IP task's queue
+ * held at once (high-water marks since the start: "_max_used"), and the
+ * buffers in use when asked ("_now"); levels, not counts. */
 unsigned rts_net_stack_counters(const char **names, uint32_t *values)
 {
-    (void)names; /* the interface counts what the stack refused (app/rts_net.h's stats) */
-    (void)values;
-    return 0;
+    names[0] = "buffers_max_used";
+    values[0] = (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetMinimumFreeNetworkBuffers());
+    names[1] = "ip_queue_max_used";
+    values[1] = (uint32_t)(ipconfigEVENT_QUEUE_LENGTH - uxGetMinimumIPQueueSpace());
+    names[2] = "buffers_used_now";
+    values[2] = (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetNumberOfFreeNetworkBuffers());
+    return 3;
 }

@@ -326,6 +326,9 @@ typedef struct rtsim_config {
     uint32_t nic_kind;       /**< rtsim_nic_kind */
     uint32_t nic_core;       /**< core that takes the NIC and timer interrupts */
     uint32_t ring;           /**< DMA ring descriptors */
+    uint32_t rx_on_tick;     /**< dma_ring: 1 = the RX interrupt comes with the tick, for the frames
+                                  the ring holds then (a board whose only interrupt context is the
+                                  tick hook: the FreeRTOS POSIX port); 0 = with each frame */
     uint32_t queue_capacity; /**< driver RX queue, packets */
     uint32_t n_sources;      /**< 0: one RX source with costs.isr_per_packet_ns; 1..4: sources[] */
     rtsim_source_cfg sources[RTSIM_MAX_SOURCES];

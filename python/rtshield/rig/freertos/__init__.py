@@ -59,7 +59,7 @@ from .device import (
     target_config,
     udp_flows,
 )
-from .fit import counters_csv, simulate_fitted
+from .fit import counters_csv, simulate_fitted, simulate_own_rates
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
@@ -106,6 +106,7 @@ __all__ = [
     "response_figure",
     "run_variant",
     "simulate_fitted",
+    "simulate_own_rates",
     "simulate_variants",
     "summarize",
     "target_config",

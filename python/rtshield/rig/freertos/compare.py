@@ -86,18 +86,31 @@ def claims(
     rig: Sequence[Mapping[str, Any]],
     hp: str | None,
     sim_syn: Mapping[str, Mapping[str, Any]] | None = None,
+    own: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Which claims of the simulation the real stack confirms, per attack.
 
-    ``sim`` is the scenario simulated with its own flood; ``sim_syn`` (when
-    given) with the SYN flood at the rate the rig's hping3 achieved, the
-    simulation a SYN-flood run is held against. The scenario models a SYN
-    flood only: an ARP flood or a scan is held against the scenario's flood.
+    ``sim`` is the scenario simulated with its own flood; ``own`` (when given) each
+    run's simulation with the flood at the rate that run measured, by run name
+    (``<variant>-<attack>``: :func:`.fit.simulate_own_rates`), the simulation the run is
+    held against; ``sim_syn``, the SYN flood at the mean rate of the rig's SYN runs, where
+    a SYN run has none of its own; else the scenario's flood. The scenario models a SYN
+    flood only: an ARP flood or a scan is held against a SYN flood at its rate.
     """
     out = []
     for r in rig:
         v = r["variant"]
-        use = sim_syn if (sim_syn and r["attack"] == "syn") else sim
+        mine = (own or {}).get(f"{v}-{r['attack']}")
+        if mine is not None:
+            use, flood = {v: mine}, (
+                "this run's measured SYN rate"
+                if r["attack"] == "syn"
+                else "a SYN flood at this run's measured flood rate"
+            )
+        elif sim_syn and r["attack"] == "syn":
+            use, flood = sim_syn, "the rig's measured SYN rate"
+        else:
+            use, flood = sim, "the scenario's flood"
         if v not in use:
             continue
         taken = v == "protected" and r.get("clock") == "guest"
@@ -144,9 +157,7 @@ def claims(
                     "simulation": sim_holds,
                     "real_stack": rig_holds,
                     "confirmed": bool(sim_holds and rig_holds),
-                    "simulated_flood": "the rig's measured SYN rate"
-                    if use is sim_syn
-                    else "the scenario's flood",
+                    "simulated_flood": flood,
                     "sim": s,
                     "rig": g,
                 }
@@ -168,6 +179,11 @@ def _sim_table(sim: Mapping[str, Mapping[str, Any]], hp: str | None) -> dict[str
     }
 
 
+def _flood_pps(runs: Sequence[Mapping[str, Any]], run: str) -> float | None:
+    r = next((r for r in runs if f"{r['variant']}-{r['attack']}" == run), None)
+    return None if r is None else r["traffic"].get("flood_in_pps")
+
+
 def measured_syn_rate(runs: Sequence[Mapping[str, Any]]) -> float | None:
     """Mean SYN rate that reached the device in the SYN-flood runs' attack phases."""
     rates = [r["traffic"].get("flood_in_pps") or 0.0 for r in runs if r["attack"] == "syn"]
@@ -180,7 +196,10 @@ def comparison(
     dev: Device,
     sim_syn: Mapping[str, Mapping[str, Any]] | None = None,
     syn_pps: float | None = None,
+    own: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """``comparison.json``: the real runs, the simulation and its claims (:func:`claims`;
+    ``own``: each SYN run's simulation at its own measured flood rate, by run name)."""
     hp = _hp_flow(dev.variants["protected"])
     rows = []
     for r in runs:
@@ -227,5 +246,10 @@ def comparison(
             if sim_syn and syn_pps
             else None
         ),
-        "claims": claims(sim, runs, hp, sim_syn),
+        "simulation_at_own_rate": {
+            run: {"syn_pps": _flood_pps(runs, run), **_sim_table({"sim": s}, hp)["sim"]}
+            for run, s in (own or {}).items()
+        }
+        or None,
+        "claims": claims(sim, runs, hp, sim_syn, own),
     }

@@ -1,12 +1,15 @@
 """The simulations a real run is held against, and the fit of a target's model.
 
 Which simulation a real run of ``rig freertos-tcp`` / ``rig lwip`` is held against
-(:func:`simulation_for`): a SYN run its own flood rate's (:func:`simulate_own_rates`,
-``sim/<run>-own-rate``), else the rig's; with a fit, the same scenarios again with the
-fitted costs (:func:`simulate_fitted`, ``sim/<name>-fitted``). A run's per-second
-counters on the simulator's timeline (:func:`counters_csv`, ``counters.csv``) and a
-calibration file that fits the model to them (:func:`calibration_toml`, the knobs and
-their physical bounds in :data:`FIT_PARAMETERS`; docs/decisions/twin.md).
+(:func:`simulation_for`): the scenario at the run's own flood rate
+(:func:`simulate_own_rates`, ``sim/<run>-own-rate``), else the rig's; on the preset of
+the board the run was made on where there is one (:data:`BOARD_PRESETS`,
+``sim/<name>-board``); with a fit, the same scenarios again with the fitted costs
+(:func:`simulate_fitted`, ``sim/<name>-fitted``).
+A run's per-second counters on the simulator's timeline (:func:`counters_csv`,
+``counters.csv``) and a calibration file that fits the board's model (else the
+scenario's) to them (:func:`calibration_toml`, the knobs and their physical bounds in
+:data:`FIT_PARAMETERS`; docs/decisions/twin.md).
 """
 
 from __future__ import annotations
@@ -23,14 +26,20 @@ from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import flood_at
+from .phases import ATTACK_LABEL
+from .summary import STACK_EXHAUSTED
 
 __all__ = [
+    "BOARD",
+    "BOARD_DROPS",
+    "BOARD_PRESETS",
     "COUNTERS",
     "FITTED",
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
     "FIT_RECORD",
     "OWN_RATE",
+    "board_preset",
     "calibration_toml",
     "counters_csv",
     "read_json",
@@ -49,14 +58,18 @@ def read_json(path: Path) -> dict[str, Any]:
 
 def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple[Path, str]:
     """The simulation a real run is held against, and in words what it simulated
-    (``model``: ``""``, the scenario's preset, or :data:`FITTED`)."""
+    (``model``: ``""``, the scenario's preset; :data:`BOARD`, the board's preset;
+    :data:`FITTED` after either, with the costs of a fit)."""
     v, attack = real["variant"], real["attack"]
     own = out / "sim" / f"{v}-{attack}{OWN_RATE}"
-    if attack == "syn" and (own / "summary.json").is_file():
+    if (own / "summary.json").is_file():
         pps = real["traffic"]["flood_in_pps"]
         return (
             out / "sim" / f"{own.name}{model}" / "summary.json",
-            f"the SYN flood at the rate this run measured ({pps:,.0f} pkt/s)",
+            f"the SYN flood at the rate this run measured ({pps:,.0f} pkt/s)"
+            if attack == "syn"
+            else f"a SYN flood at the rate of this run's {ATTACK_LABEL[attack]} "
+            f"({pps:,.0f} pkt/s)",
         )
     at_rate = out / "sim" / f"{v}-rig-rate{model}" / "summary.json"
     if attack == "syn" and (out / "sim" / f"{v}-rig-rate" / "summary.json").is_file():
@@ -66,6 +79,32 @@ def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple
 
 #: The fitted model's simulations: ``sim/<name>-fitted`` beside each ``sim/<name>``.
 FITTED = "-fitted"
+#: The board's model: ``sim/<name>-board``, the same scenario on the preset of the board
+#: the run was made on (:data:`BOARD_PRESETS`), beside ``sim/<name>`` on the scenario's.
+BOARD = "-board"
+#: The preset that models each real board, by the run's (stack, board): its tick, its
+#: stack's buffers, its per-frame costs measured from the rig's counters
+#: (docs/decisions/twin.md, "The POSIX board's model").
+BOARD_PRESETS = {("plustcp", "posix"): "posix-freertos-tcp"}
+#: What the board's model calls a drop the real stack counts under its own name: the
+#: model's driver queue is the stack's network buffers (the preset's ``[driver] queue``).
+BOARD_DROPS = {"posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED}}
+
+
+def board_preset(real: Mapping[str, Any]) -> str | None:
+    """The preset of the board a real run was made on, or ``None`` (no model of it yet)."""
+    return BOARD_PRESETS.get((real.get("stack"), real.get("board")))
+
+
+def _on_board(data: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A copy of a scenario table on the board's preset."""
+    import copy
+
+    t = copy.deepcopy(data)
+    t.setdefault("scenario", {})["platform"] = preset
+    return t
+
+
 #: Where :func:`simulate_fitted` records the fit it simulated (``sim/fit.json``).
 FIT_RECORD = "fit.json"
 
@@ -75,9 +114,10 @@ FIT_RECORD = "fit.json"
 OWN_RATE = "-own-rate"
 
 
-def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> Path:
+def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> dict[str, Any]:
     """Simulate the scenario table ``data``; write ``d/summary.json`` and the scenario as
-    ``d/scenario.toml`` (its first line says where it came from: ``origin``)."""
+    ``d/scenario.toml`` (its first line says where it came from: ``origin``); return the
+    summary."""
     import tomli_w
 
     from rtshield.runner import simulate
@@ -85,35 +125,56 @@ def _simulate_into(d: Path, data: dict[str, Any], origin: str) -> Path:
 
     sc = parse_scenario(data, origin=origin)
     d.mkdir(exist_ok=True)
-    atomic_write(d / "summary.json", format_summary_json(simulate(sc).summary()))
+    summary = simulate(sc).summary()
+    atomic_write(d / "summary.json", format_summary_json(summary))
     atomic_write(
         d / "scenario.toml", f"# {origin} (written by rtshield rig)\n" + tomli_w.dumps(data)
     )
-    return d
+    return summary
 
 
-def simulate_own_rates(out: str | Path) -> list[Path]:
-    """Simulate each SYN run's scenario (``sim/<variant>-rig-rate/scenario.toml``) again
-    with the flood at the rate that run measured, into ``sim/<run>-own-rate/``: the
-    simulation it is held against (two runs' floods differ by tens of percent on a
-    loaded host, and the frames and drops with them)."""
+def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
+    """Simulate each run's scenario (``sim/<variant>/scenario.toml``) again with the
+    flood at the rate that run measured, into ``sim/<run>-own-rate/``: the simulation
+    it is held against, in ``twin.json`` and in ``comparison.json``'s claims (two runs'
+    floods differ by tens of percent on a loaded host, and the frames and drops with
+    them). The simulator's flood is a SYN flood: an ARP flood or a scan is simulated as
+    one at its rate (what each frame costs the receive path is then a SYN's). Where the
+    run's board has a preset (:func:`board_preset`), the same again on it,
+    ``sim/<run>-own-rate-board``, and each variant's scenario with its own flood,
+    ``sim/<variant>-board``. Returns each run's own-rate summary on the scenario's
+    preset, by run name."""
     from rtshield.tomlfile import read_toml
 
     out = Path(out)
-    written = []
+    written: dict[str, dict[str, Any]] = {}
+    boards: set[tuple[str, str]] = set()
     for f in sorted((out / "runs").glob("*/summary.json")):
         real = read_json(f)
-        pps = (real.get("traffic") or {}).get("flood_in_pps")
-        scen = out / "sim" / f"{real.get('variant')}-rig-rate" / "scenario.toml"
-        if real.get("attack") != "syn" or not pps or not scen.is_file():
-            continue
-        written.append(
+        board = board_preset(real)
+        variant = str(real.get("variant"))
+        scen = out / "sim" / variant / "scenario.toml"
+        if board and (variant, board) not in boards and scen.is_file():
+            boards.add((variant, board))
             _simulate_into(
-                out / "sim" / (f.parent.name + OWN_RATE),
-                flood_at(read_toml(scen), float(pps)),
-                f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}",
+                out / "sim" / (variant + BOARD),
+                _on_board(read_toml(scen), board),
+                f"{scen} on the board's preset {board}",
             )
+        pps = (real.get("traffic") or {}).get("flood_in_pps")
+        if not pps or not scen.is_file():
+            continue
+        origin = f"{scen}, the flood at {pps:.0f} pkt/s as in {f.parent.name}"
+        data = flood_at(read_toml(scen), float(pps))
+        written[f.parent.name] = _simulate_into(
+            out / "sim" / (f.parent.name + OWN_RATE), data, origin
         )
+        if board:
+            _simulate_into(
+                out / "sim" / (f.parent.name + OWN_RATE + BOARD),
+                _on_board(data, board),
+                f"{origin}, on the board's preset {board}",
+            )
     return written
 
 
@@ -121,8 +182,8 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
     fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
-    is the calibration's name when the rig wrote it (``rig-<run>``); every other run is
-    held out."""
+    is the calibration's name when the rig wrote it (``rig-<run>@<folder id>``) and the
+    folder is this one; every other run is held out."""
     from rtshield.tomlfile import parse_toml, read_toml
 
     out, best = Path(out), Path(best)
@@ -132,8 +193,12 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
     costs = parse_toml(text, str(best)).get("costs")
     if not isinstance(costs, dict) or not costs:
         raise UsageError(f"rig report: --fitted {best}: no [costs] table (nothing fitted to apply)")
-    m = re.match(r"# rtshield calibrate rig-(\S+): ", text)
-    fitted_on = m.group(1) if m and (out / "runs" / m.group(1)).is_dir() else None
+    m = re.match(r"# rtshield calibrate rig-([^@\s]+)@(\w+): ", text)
+    fitted_on = (
+        m.group(1)
+        if m and m.group(2) == _folder_id(out) and (out / "runs" / m.group(1)).is_dir()
+        else None  # fitted on another folder's run: every run here is held out
+    )
     scens = sorted(
         p for p in (out / "sim").glob("*/scenario.toml") if not p.parent.name.endswith(FITTED)
     )
@@ -159,20 +224,29 @@ FIT_PARAMETERS: tuple[tuple[str, str, str, str], ...] = (
         "costs.isr_per_packet",
         "0.2us",
         "50us",
-        "the NIC thread's work per frame (a raw-socket read and a copy): from a cached "
+        "the receive path's work per frame before the stack (on the POSIX board's model: "
+        "the network task moving a frame into one of the stack's buffers): from a cached "
         "copy on a GHz core to a system call on a loaded host",
     ),
     (
         "costs.driver_per_packet",
         "0.5us",
         "200us",
-        "the network task's and the stack's work per frame (libshield or the stock path, "
-        "then the IP task's protocol processing), the same range",
+        "the stack's work per frame (the IP task's protocol processing, a reply sent), "
+        "the same range",
     ),
 )
 #: The counters a fit matches: what the receive path got done and the critical task's
 #: cycles (``offered`` is what the rig sent: an input, not a result).
 FIT_COLUMNS = ("processed", "cycles", "misses")
+
+
+def _folder_id(out: Path) -> str:
+    """A short id of the rig's output folder, in a calibration's name: a fit names the run
+    and the folder it was made on (another folder's run of the same name is held out)."""
+    import hashlib
+
+    return hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:10]
 
 
 def calibration_toml(out: Path, run: str) -> str | None:
@@ -181,13 +255,14 @@ def calibration_toml(out: Path, run: str) -> str | None:
     import tomli_w
 
     real = out / "runs" / run
-    sim_file, _ = simulation_for(out, read_json(real / "summary.json"))
+    summary = read_json(real / "summary.json")
+    sim_file, _ = simulation_for(out, summary, BOARD if board_preset(summary) else "")
     scen = sim_file.parent / "scenario.toml"
     if not (scen.is_file() and (real / "counters.csv").is_file()):
         return None
     data = {
         "calibration": {
-            "name": f"rig-{run}",
+            "name": f"rig-{run}@{_folder_id(out)}",
             "description": f"this target's model fitted to the rig's run {run} (per-second "
             "counters on the simulator's timeline)",
             "budget": 40,

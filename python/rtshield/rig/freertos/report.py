@@ -167,12 +167,19 @@ def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
     basis = "; ".join(
         dict.fromkeys(f"{r['run']} against {r['simulated']}" for r in twin.get("runs", []))
     )
+    board = twin.get("board_preset")
+    if board:  # the board's model: the scenario on the board's own preset
+        verdict += html.escape(
+            f" The board's model: the scenario on the preset {board} (the board's measured "
+            "tick, its stack's buffers, its per-frame costs; docs/decisions/twin.md)."
+        )
     fit = twin.get("fit")
     if fit:  # the fitted model: which costs, fitted on which run
         costs = ", ".join(f"{k} = {v}" for k, v in fit["costs"].items())
         verdict += html.escape(
-            f" The fitted model: the preset with {costs}, fitted on "
-            f"{fit.get('fitted_on') or 'a run not named'}; every other run is held out."
+            f" The fitted model: the {'board' if board else 'preset'}'s model with {costs}, "
+            f"fitted on {fit.get('fitted_on') or 'a run not named'}; every other run is held "
+            "out."
         )
     img = f'<p><img src="{html.escape(fig.name)}" alt="fig_twin"></p>' if fig else ""
     return (
@@ -275,6 +282,12 @@ def write_report(
         + [s["critical"]["misses"], s["hp"].get("offered"), s["hp"].get("delivered")]
         for v, s in at.items()
         if v != "syn_pps"
+    ]
+    sim_rows += [  # each SYN run's own simulation: the one its claims are held against
+        [f"{run}, SYN flood at {s['syn_pps']:,.0f} pkt/s (this run's)", s["critical"]["cycles"]]
+        + [s["critical"]["misses"], s["hp"].get("offered"), s["hp"].get("delivered")]
+        for run, s in (comp.get("simulation_at_own_rate") or {}).items()
+        if s.get("syn_pps")
     ]
     cap = [
         f"{r['run']}: {r.get('to_ip_task_pps', 0):,.0f} frames/s handed to the stack "

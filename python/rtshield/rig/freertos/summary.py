@@ -52,9 +52,9 @@ IP_TASK_NAME = "IP-Task"
 #: admitted frame there, under the core lock). Task names are cut to 11 characters
 #: (configMAX_TASK_NAME_LEN 12).
 STACK_TASKS = {"plustcp": (IP_TASK_NAME,), "lwip": ("tcpip_thread", "rts-lwip-rx")}
-#: A stack counter that is a level (a high-water mark), not a count: per phase, its value
-#: at the phase's end, not a difference.
-_LEVEL_SUFFIX = "_max_used"
+#: A stack counter that is a level (a high-water mark, or a level when asked), not a
+#: count: per phase, its value at the phase's end, not a difference.
+_LEVEL_SUFFIX = ("_max_used", "_now")
 
 
 def _shield_reasons() -> list[str]:

@@ -29,8 +29,11 @@ from rtshield.figures import png_bytes
 from rtshield.outputs import atomic_write
 
 from .fit import (
+    BOARD,
+    BOARD_DROPS,
     FIT_RECORD,
     FITTED,
+    board_preset,
     calibration_toml,
     counters_csv,
     read_json,
@@ -99,11 +102,14 @@ TOLERANCES: dict[str, Tolerance] = {
 }
 
 #: The threads that do network work beside the stack's tasks (:data:`.summary.STACK_TASKS`):
-#: the POSIX board's NIC receive thread (the interrupt's stand-in), the network task and
-#: libshield's poll task (rig/freertos/posix), the lwIP adapter's poll task (task names
-#: cut to 11 characters). Against the simulator's ``isr_rx``, ``driver`` and poll CPU. On
-#: the MPS2 board the interrupt's time is not a task's: it counts in the task it hit.
-NETWORK_THREADS = ("rts-nic", "rts-net", "rts-poll", "rts-lwip-poll"[:11])
+#: the network task and libshield's poll task (rig/freertos/posix), the lwIP adapter's
+#: poll task and lwIP's stock input task, ``ethif`` (rig/freertos/lwip/rts_netif_lwip.c;
+#: task names cut to 11 characters). Against the simulator's ``isr_rx``,
+#: ``driver`` and poll CPU. Not the POSIX board's NIC thread (``rts-nic``): it reads the
+#: veth on a host core of its own, the NIC's DMA engine, which in the model costs the
+#: device's CPU nothing; the RX interrupt (the tick hook) runs in whichever task the tick
+#: hit, as on the MPS2 board, whose interrupt's time counts in the task it hit.
+NETWORK_THREADS = ("rts-net", "rts-poll", "rts-lwip-poll"[:11], "ethif")
 #: The simulator's CPU shares of the network work (``summary.json`` "cpu").
 _SIM_NETWORK_CPU = ("isr_rx", "driver", "poll")
 #: Drop reasons only the real target has, and why the simulator cannot count them.
@@ -180,12 +186,19 @@ def _offered_why(real: Mapping[str, Any], sim: Mapping[str, Any]) -> str | None:
 
 
 def _quantities(
-    real: Mapping[str, Any], sim: Mapping[str, Any], basis: str
+    real: Mapping[str, Any],
+    sim: Mapping[str, Any],
+    model: str = "preset",
+    same_drops: Mapping[str, str] | None = None,
+    basis: str = "the scenario's SYN flood",
 ) -> list[dict[str, Any]]:
+    """The quantities of one real run against one simulation (``model``: its name in
+    ``twin.json``; ``same_drops``: the simulation's drop reasons that are a real one under
+    its own name, :data:`.fit.BOARD_DROPS`)."""
     period_us = float(real["critical_period_ms"]) * 1e3
     unmodelled = (
         f"the simulator has no model of the {ATTACK_LABEL[real['attack']]}: held against "
-        "the scenario's SYN flood"
+        f"{basis}"
         if real["attack"] != "syn"
         else None
     )
@@ -232,14 +245,29 @@ def _quantities(
         _offered_why(real, sim),
     )
     sim_flows = sim.get("flows", {})
-    rd, sd = _real_drops(real), sim.get("totals", {}).get("dropped", {})
+    rd, sd = _real_drops(real), dict(sim.get("totals", {}).get("dropped", {}))
+    for mine, theirs in (same_drops or {}).items():  # one mechanism, two names
+        if mine in sd:
+            sd[theirs] = sd.pop(mine) + (sd.get(theirs) or 0)
     only = {k: v for k, v in rd.items() if v and k not in sd}
+    wall = (  # what a fit of the stack's ceiling does to the rest (docs/decisions/twin.md)
+        "the fitted cost per frame is the stack's wall time per frame, not its CPU time: "
+        "the model spends it on the device's CPU, taking it from the other tasks"
+    )
+    # the board's model has the stack's buffers; what it cannot have is where their
+    # ceiling comes from (docs/decisions/twin.md, "The unprotected stack's ceiling")
+    ceiling = (
+        "the POSIX board's stack took frames at a ceiling its threads' CPU time does not "
+        "explain (docs/decisions/twin.md)"
+        if any(rd.get(r) for r in (same_drops or {}).values())
+        else None
+    )
     lost_in_stack = (
         "the real target also dropped frames where the simulator cannot ("
         + ", ".join(f"{k} {v}" for k, v in sorted(only.items()))
         + ")"
         if only
-        else None
+        else ceiling
     )
     for name in real.get("flows", {}):
         rf, sf = _real_flow(real, name), sim_flows.get(name) or {}
@@ -251,7 +279,7 @@ def _quantities(
             round(sf["delivered"] / sf["offered"], 4),
             round(rf[1] / rf[0], 4),
             "fraction",
-            lost_in_stack,
+            lost_in_stack if model != "fitted" or not ceiling else f"{ceiling}; {wall}",
         )
     for reason in sorted(set(rd) | set(sd)):
         r, s = rd.get(reason), sd.get(reason)
@@ -264,18 +292,31 @@ def _quantities(
             why = _REAL_ONLY.get(reason, "the simulator has no such drop reason")
         if why is None and not rows[0]["agrees"]:
             why = "the frames at the NIC differ (above)"
+        if why is None and reason in (same_drops or {}).values():
+            why = ceiling
         add(f"drops: {reason}", "drops", s, r, "frames", why)
     # every drop, whatever its reason: the model's mechanism may differ (its driver queue
     # where the real stack runs out of buffers), what the target lost need not
     total_s, total_r = sum(v or 0 for v in sd.values()), sum(rd.values())
     frames_why = None if rows[0]["agrees"] else "the frames at the NIC differ (above)"
-    add("drops: all reasons", "drops", total_s, total_r, "frames", frames_why)
+    add("drops: all reasons", "drops", total_s, total_r, "frames", frames_why or lost_in_stack)
     rc, sc = real["critical"], sim["critical"]
     misses = rc.get("missed_or_late", rc["misses"]) if not host else rc["misses"]
-    add("critical task: deadlines missed", "misses", sc["misses"], misses, "cycles")
+    stalls = (
+        "the host's stalls: it held the FreeRTOS process for tens of milliseconds at times "
+        "(ticks lost with it), which no model of the device has"
+    )
+    add(
+        "critical task: deadlines missed", "misses", sc["misses"], misses, "cycles",
+        stalls if host and misses and not sc["misses"] else wall if model == "fitted" else None,
+    )  # fmt: skip
     jitter = (
-        "host time on a shared machine: the POSIX port's tick and the host's scheduling add "
-        "jitter the model does not have"
+        (
+            "host time on a shared machine: the POSIX port's tick and the host's scheduling "
+            "add jitter the model does not have"
+            if model == "preset"
+            else stalls
+        )
         if host
         else None
     )
@@ -297,7 +338,14 @@ def _quantities(
             _rounded(rcpu),
             "µs",
             "the scenario's platform preset has its board's per-frame costs, not this "
-            "target's: fit them (docs/decisions/twin.md)",
+            "target's: fit them (docs/decisions/twin.md)"
+            if model == "preset"
+            else wall
+            if model == "fitted"
+            else f"the model processes the frames the real stack dropped: {ceiling}"
+            if ceiling
+            else "a thread's CPU time per frame on a shared host moves with the host's load "
+            "and the mix of frames (docs/decisions/twin.md)",
         )
     return rows
 
@@ -316,7 +364,6 @@ def build_twin(out: str | Path) -> dict[str, Any]:
         )
     fit_file = out / "sim" / FIT_RECORD
     fit = read_json(fit_file) if fit_file.is_file() else None
-    models = {"preset": ""} | ({"fitted": FITTED} if fit else {})
     runs, quantities = [], []
     target: dict[str, Any] = {}
     for f in files:
@@ -325,14 +372,24 @@ def build_twin(out: str | Path) -> dict[str, Any]:
             raise UsageError(f"rig: twin.json: {f}: not a rig freertos-tcp or lwip run's summary")
         name = f.parent.name
         target = target or {k: real.get(k) for k in ("target", "stack", "board", "clock")}
+        # the scenario's preset; the board's own model where there is one (and it was
+        # simulated: a folder without the scenarios has none); a fit of either
+        board = (
+            BOARD
+            if board_preset(real) and simulation_for(out, real, BOARD)[0].is_file()
+            else ""
+        )
+        models = {"preset": ""} | ({"board": board} if board else {})
+        models |= {"fitted": board + FITTED} if fit else {}
         for model, suffix in models.items():
             sim_file, basis = simulation_for(out, real, suffix)
             if not sim_file.is_file():
                 raise UsageError(
                     f"rig: twin.json: no {sim_file} (the simulation {name} is held to)"
                 )
-            rows = _quantities(real, read_json(sim_file), basis)
-            held_out = None if fit is None or model == "preset" else name != fit.get("fitted_on")
+            same = BOARD_DROPS.get(board_preset(real) or "", {}) if BOARD in suffix else {}
+            rows = _quantities(real, read_json(sim_file), model, same, basis)
+            held_out = None if fit is None or model != "fitted" else name != fit.get("fitted_on")
             runs.append(
                 {
                     "run": name,
@@ -349,6 +406,8 @@ def build_twin(out: str | Path) -> dict[str, Any]:
             quantities += [{"run": name, "model": model, "held_out": held_out, **q} for q in rows]
     return {
         "target": target,
+        # the preset of the board's model ("board"), where the board has one
+        "board_preset": board_preset(target),
         "tolerances": {k: t.text for k, t in TOLERANCES.items()},
         # the fit the "fitted" model comes from: its costs and the run it was fitted on
         "fit": fit,
@@ -410,7 +469,7 @@ def twin_figure(out: Path, twin: Mapping[str, Any]) -> Path | None:
             for q in mine
         ]  # fmt: skip
         c = ["tab:green" if q["agrees"] else "tab:red" for q in mine]
-        hollow = len(models) > 1 and model == "preset"  # the preset hollow beside the fit
+        hollow = len(models) > 1 and model == "preset"  # the preset hollow beside the others
         ax.scatter(x, y, marker=markers[i % len(markers)], s=22, zorder=3,
                    facecolors="none" if hollow else c, edgecolors=c)  # fmt: skip
     ax.axvline(1.0, color="0.3", lw=0.8, ls="--")
@@ -423,7 +482,7 @@ def twin_figure(out: Path, twin: Mapping[str, Any]) -> Path | None:
     if len(models) > 1:
         handles += [
             Line2D([], [], ls="", marker="o", mfc="none", color="0.4", label="preset (hollow)"),
-            Line2D([], [], ls="", marker="o", color="0.4", label="fitted (filled)"),
+            Line2D([], [], ls="", marker="o", color="0.4", label="board model, fit (filled)"),
         ]
     ax.set_xscale("log")
     ax.set_xlim(5e-4, edge * 2)
