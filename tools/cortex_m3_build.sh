@@ -39,6 +39,10 @@ size=arm-none-eabi-size
 nm=arm-none-eabi-nm
 command -v $cc >/dev/null || { echo "cortex_m3_build: $cc not found (Debian package gcc-arm-none-eabi)" >&2; exit 1; }
 mkdir -p "$out"
+# cc_all, cc_one, objs_of: compiles that skip what is up to date (tools/cc.sh).
+# shellcheck source=cc.sh
+. "$here/tools/cc.sh"
+srcs=("$here"/libshield/src/*.c)
 flags=(-std=c11 -mcpu=cortex-m3 -mthumb -Os -ffreestanding -Wall -Wextra -Werror
        -Wshadow -Wconversion -Wno-sign-conversion -Wstrict-prototypes
        -ffunction-sections -fdata-sections -I"$here/libshield/include")
@@ -60,19 +64,14 @@ for c in "${configs[@]}"; do
   mkdir -p "$dir"
   objs=()
   # shellcheck disable=SC2086
-  for src in "$here"/libshield/src/*.c; do
-    obj="$dir/$(basename "${src%.c}").o"
-    $cc "${flags[@]}" $defs -c "$src" -o "$obj"
-    objs+=("$obj")
-  done
+  cc_all "$dir/" $cc "${flags[@]}" $defs -- "${srcs[@]}"
+  objs_of "$dir/" "${srcs[@]}"
   if [ "$name" = full ]; then
     # The template port must build for the target as well.
-    $cc "${flags[@]}" -c "$here/libshield/port/template/rts_port_template.c" -o "$dir/port_template.o"
+    cc_one "$dir/port_template.o" $cc "${flags[@]}" -c "$here/libshield/port/template/rts_port_template.c"
     # So must every component with more than 32 flows (64-bit rts_flow_set).
     mkdir -p "$out/flows64"
-    for src in "$here"/libshield/src/*.c; do
-      $cc "${flags[@]}" -DRTS_FLOW_MAX=64 -c "$src" -o "$out/flows64/$(basename "${src%.c}").o"
-    done
+    cc_all "$out/flows64/" $cc "${flags[@]}" -DRTS_FLOW_MAX=64 -- "${srcs[@]}"
     full_objs=("${objs[@]}")
   fi
   undef=$($nm -u "${objs[@]}" | awk '$1=="U"{print $2}' | sort -u)

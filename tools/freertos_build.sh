@@ -47,21 +47,14 @@
 # Both rig builds compile a copy of FreeRTOS-Plus-TCP's source in OUTDIR with
 # the project's patches applied (rig/freertos/patches/); a patch that no
 # longer applies fails the build.
+# A repeated build into the same OUTDIR compiles only the objects whose
+# source, headers or command changed (tools/cc.sh); links run every time.
 # The FreeRTOS sources come from $RTS_THIRD_PARTY (default: the repository's
 # third_party/), or $RTS_FREERTOS_KERNEL for the kernel tree alone.
 # Exit 77 (ctest: skipped) with the reason when a tree or a tool is missing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-# One compile job of cc_all (internal): __cc PREFIX COMPILER FLAGS... SOURCE
-if [ "${1:-}" = __cc ]; then
-  shift
-  prefix=$1
-  shift
-  src=${*: -1}
-  set -- "${@:1:$#-1}"
-  exec "$@" -c "$src" -o "$prefix$(basename "${src%.c}").o"
-fi
 usage="usage: freertos_build.sh build|posix-test|qemu-test|tcp-build|mps2-test|mps2-build|mps2-boot|mps2-bench|lwip-build|mps2-lwip-build OUTDIR [--markdown]"
 mode=${1:?$usage}
 out=${2:?$usage}
@@ -81,23 +74,9 @@ warn=(-std=c11 -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion 
 kernel_srcs=(tasks.c queue.c list.c timers.c)
 lib_opts=(-DRTS_FLOW_PRIO_LEVELS=8 -DRTS_CONFIG_ASSERT=1) # self-test: 1:1 onto configMAX_PRIORITIES 8
 
-# cc_all PREFIX COMPILER FLAGS... -- SOURCES...: compile each source into
-# PREFIX<name>.o, as many at a time as there are CPUs; fails if any fails.
-cc_all() {
-  local prefix=$1
-  shift
-  local cmd=()
-  while [ "$1" != -- ]; do cmd+=("$1"); shift; done
-  shift
-  printf '%s\0' "$@" |
-    xargs -0 -n1 -P "$(nproc 2>/dev/null || echo 2)" "$here/tools/freertos_build.sh" __cc "$prefix" "${cmd[@]}"
-}
-# objs_of PREFIX SOURCES...: the object names cc_all gives them, into the array objs
-objs_of() {
-  local prefix=$1 f
-  shift
-  for f in "$@"; do objs+=("$prefix$(basename "${f%.c}").o"); done
-}
+# cc_all, cc_one, objs_of: compiles that skip what is up to date (tools/cc.sh).
+# shellcheck source=cc.sh
+. "$here/tools/cc.sh"
 
 need_arm() {
   command -v arm-none-eabi-gcc >/dev/null ||
@@ -108,9 +87,7 @@ need_arm() {
 build_posix_adapter() {
   local inc=(-I"$port" -I"$port/config/posix" -I"$here/libshield/include"
              -isystem "$kernel/include" -isystem "$kernel/portable/ThirdParty/GCC/Posix")
-  for f in rts_port_freertos rts_shield_freertos; do
-    gcc "${warn[@]}" -O2 "${inc[@]}" -c "$port/$f.c" -o "$out/posix_$f.o"
-  done
+  cc_all "$out/posix_" gcc "${warn[@]}" -O2 "${inc[@]}" -- "$port"/rts_{port,shield}_freertos.c
 }
 
 cm3_inc=(-I"$port" -I"$port/config/cm3" -I"$here/libshield/include"
@@ -118,10 +95,8 @@ cm3_inc=(-I"$port" -I"$port/config/cm3" -I"$here/libshield/include"
 cm3_flags=(-mcpu=cortex-m3 -mthumb -Os -ffunction-sections -fdata-sections)
 
 build_cm3_adapter() {
-  for f in rts_port_freertos rts_shield_freertos; do
-    arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" "${cm3_inc[@]}" \
-      -c "$port/$f.c" -o "$out/cm3_$f.o"
-  done
+  cc_all "$out/cm3_" arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" "${cm3_inc[@]}" \
+    -- "$port"/rts_{port,shield}_freertos.c
   # No heap: what the adapter takes from outside is FreeRTOS's API, libshield,
   # the compiler's runtime helpers and memset/memcpy.
   local bad
@@ -167,18 +142,14 @@ if [ "$mode" = posix-test ]; then
        -I"$kernel/include" -I"$posix" -I"$posix/utils")
   objs=()
   # Third-party kernel sources: their own dialect, no -Werror.
-  for f in "${kernel_srcs[@]/#/$kernel/}" "$posix/port.c" "$posix/utils/wait_for_event.c" \
-           "$kernel/portable/MemMang/heap_3.c"; do
-    o="$out/k_$(basename "${f%.c}").o"
-    gcc -std=gnu11 -O2 -g -pthread -w "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
-  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
-           "$selftest/selftest.c" "$selftest/main_posix.c"; do
-    o="$out/$(basename "${f%.c}").o"
-    gcc "${warn[@]}" -O2 -g -pthread "${lib_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
+  k_srcs=("${kernel_srcs[@]/#/$kernel/}" "$posix/port.c" "$posix/utils/wait_for_event.c"
+          "$kernel/portable/MemMang/heap_3.c")
+  cc_all "$out/k_" gcc -std=gnu11 -O2 -g -pthread -w "${inc[@]}" -- "${k_srcs[@]}"
+  objs_of "$out/k_" "${k_srcs[@]}"
+  s_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
+          "$selftest/selftest.c" "$selftest/main_posix.c")
+  cc_all "$out/" gcc "${warn[@]}" -O2 -g -pthread "${lib_opts[@]}" "${inc[@]}" -- "${s_srcs[@]}"
+  objs_of "$out/" "${s_srcs[@]}"
   gcc -pthread "${objs[@]}" -o "$out/freertos_selftest"
   echo "freertos port: POSIX self-test built; running"
   exec timeout 120 "$out/freertos_selftest"
@@ -193,17 +164,13 @@ if [ "$mode" = qemu-test ]; then
   inc=(-I"$selftest" -I"$port" -I"$port/config/cm3" -I"$here/libshield/include"
        -I"$kernel/include" -I"$cm3")
   objs=()
-  for f in "${kernel_srcs[@]/#/$kernel/}" "$cm3/port.c"; do
-    o="$out/k_$(basename "${f%.c}").o"
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
-  for f in "${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c" \
-           "$selftest/selftest.c" "$selftest/main_cm3.c" "$selftest/mps2_boot.c"; do
-    o="$out/$(basename "${f%.c}").o"
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${lib_opts[@]}" "${inc[@]}" -c "$f" -o "$o"
-    objs+=("$o")
-  done
+  k_srcs=("${kernel_srcs[@]/#/$kernel/}" "$cm3/port.c")
+  cc_all "$out/k_" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -- "${k_srcs[@]}"
+  objs_of "$out/k_" "${k_srcs[@]}"
+  s_srcs=("${lib_srcs[@]}" "$port/rts_port_freertos.c" "$port/rts_shield_freertos.c"
+          "$selftest/selftest.c" "$selftest/main_cm3.c" "$selftest/mps2_boot.c")
+  cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${lib_opts[@]}" "${inc[@]}" -- "${s_srcs[@]}"
+  objs_of "$out/" "${s_srcs[@]}"
   arm-none-eabi-gcc "${cm3_flags[@]}" -nostartfiles --specs=nano.specs --specs=nosys.specs \
     -T "$selftest/mps2_an385.ld" -Wl,--gc-sections -Wl,-Map="$out/freertos_selftest_cm3.map" \
     "${objs[@]}" -o "$out/freertos_selftest_cm3.elf"
@@ -223,17 +190,20 @@ app_srcs=("$rig/app/rts_device.c" "$rig/app/rts_modbus.c" "$rig/plustcp/rts_net_
 # Sets ptcp.
 plustcp_tree() {
   command -v patch >/dev/null || skip "patch not found (Debian package patch)"
-  local copy=$out/FreeRTOS-Plus-TCP p
-  rm -rf "$copy"
-  mkdir -p "$copy"
-  cp -R "$tcp/source" "$copy/source"
+  local copy=$out/FreeRTOS-Plus-TCP stage=$out/FreeRTOS-Plus-TCP.new p
+  rm -rf "$stage"
+  mkdir -p "$stage"
+  cp -R "$tcp/source" "$stage/source"
   for p in "$rig"/patches/*.patch; do
-    if ! patch -d "$copy" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s <"$p" >"$out/patch.log" 2>&1; then
+    if ! patch -d "$stage" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -s <"$p" >"$out/patch.log" 2>&1; then
       echo "freertos_build: FAILED: $(basename "$p") no longer applies to $tcp:" >&2
       cat "$out/patch.log" >&2
       exit 1
     fi
   done
+  # Into the copy the build reads: only what changed since the last build.
+  sync_tree "$stage" "$copy"
+  rm -rf "$stage"
   ptcp=$copy
 }
 
@@ -338,8 +308,8 @@ if [ "$mode" = mps2-test ]; then
   status=0
   for variant in protected unprotected; do
     p=1; [ "$variant" = unprotected ] && p=0
-    arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=$p \
-      "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_$variant.o"
+    cc_one "$out/selftest_$variant.o" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" \
+      -DRTS_MPS2_PROTECT=$p "${inc[@]}" -c "$rig/mps2-an385/selftest.c"
     elf=$out/rts_mps2_$variant.elf
     link_mps2 "$elf" "${m_objs[@]}" "${shield_objs[@]}" "$out/selftest_$variant.o"
     arm-none-eabi-size "$elf"
@@ -359,8 +329,8 @@ fi
 if [ "$mode" = mps2-bench ]; then
   need_qemu
   mps2_setup
-  arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" -DRTS_MPS2_PROTECT=1 -DRTS_MPS2_BENCH=1 \
-    "${inc[@]}" -c "$rig/mps2-an385/selftest.c" -o "$out/selftest_bench.o"
+  cc_one "$out/selftest_bench.o" arm-none-eabi-gcc "${cm3_flags[@]}" -g "${warn[@]}" "${mps2_opts[@]}" \
+    -DRTS_MPS2_PROTECT=1 -DRTS_MPS2_BENCH=1 "${inc[@]}" -c "$rig/mps2-an385/selftest.c"
   link_mps2 "$out/rts_mps2_bench.elf" "${m_objs[@]}" "${shield_objs[@]}" "$out/selftest_bench.o"
   exec timeout 300 qemu-system-arm -M mps2-an385 -nographic -semihosting -monitor none \
     -serial none -nic none -icount "${RTS_MPS2_BENCH_ICOUNT:-shift=7,sleep=off}" -kernel "$out/rts_mps2_bench.elf"
@@ -381,8 +351,8 @@ mps2_device() {
   # application's printf subset reads; the format checks run in tcp-build.
   cc_all "$out/" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-format \
     "${mps2_opts[@]}" "${inc[@]}" -- "${a_srcs[@]}"
-  arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" -I"$mps2/ether_lan9118" -c "$mps2/NetworkInterface.c" \
-    -o "$out/t_NetworkInterface.o"
+  cc_one "$out/t_NetworkInterface.o" arm-none-eabi-gcc "${cm3_flags[@]}" -g -std=gnu11 -w "${inc[@]}" \
+    -I"$mps2/ether_lan9118" -c "$mps2/NetworkInterface.c"
   objs=()
   objs_of "$out/" "${a_srcs[@]:0:6}" # the board, the application, the random hooks
   link_mps2 "$out/rts_mps2_device.elf" "${m_objs[@]}" "${shield_objs[@]}" "${objs[@]}" "$out/rts_net_netif.o"

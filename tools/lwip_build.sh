@@ -47,18 +47,10 @@ lwip_srcs=("$lwip"/src/core/*.c "$lwip"/src/core/ipv4/*.c "$lwip"/src/api/*.c "$
            "$lwip/contrib/ports/freertos/sys_arch.c")
 lib_srcs=("$here"/libshield/src/*.c "$fport/rts_port_freertos.c" "$fport/rts_shield_freertos.c")
 
-# cc_all PREFIX COMPILER FLAGS... -- SOURCES...: each source into PREFIX<name>.o,
-# two at a time (one job: freertos_build.sh's __cc); fails if any fails.
-# Appends the objects to the array objs.
-cc_all() {
-  local prefix=$1 f
-  shift
-  local cmd=()
-  while [ "$1" != -- ]; do cmd+=("$1"); shift; done
-  shift
-  printf '%s\0' "$@" | xargs -0 -n1 -P 2 "$here/tools/freertos_build.sh" __cc "$prefix" "${cmd[@]}"
-  for f in "$@"; do objs+=("$prefix$(basename "${f%.c}").o"); done
-}
+# cc_all, cc_one, objs_of: compiles that skip what is up to date (tools/cc.sh;
+# a repeated run into the same OUTDIR compiles only what changed).
+# shellcheck source=cc.sh
+. "$here/tools/cc.sh"
 
 need_arm() {
   command -v arm-none-eabi-gcc >/dev/null ||
@@ -92,12 +84,12 @@ check_sys_arch() { # COMPILER INCLUDES...: arch/sys_arch.h resolves to lwIP's Fr
 
 if [ "$mode" = build ]; then
   check_sys_arch gcc "${posix_inc[@]}"
-  gcc "${warn[@]}" -O2 "${opts[@]}" "${posix_inc[@]}" -c "$adapter/rts_lwip.c" -o "$out/posix_rts_lwip.o"
+  cc_one "$out/posix_rts_lwip.o" gcc "${warn[@]}" -O2 "${opts[@]}" "${posix_inc[@]}" -c "$adapter/rts_lwip.c"
   echo "lwip port: POSIX-port build OK (gcc, -Werror; arch/sys_arch.h from contrib/ports/freertos)"
   need_arm
   check_sys_arch arm-none-eabi-gcc "${cm3_flags[@]}" "${cm3_inc[@]}"
-  arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" "${cm3_inc[@]}" \
-    -c "$adapter/rts_lwip.c" -o "$out/cm3_rts_lwip.o"
+  cc_one "$out/cm3_rts_lwip.o" arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" "${cm3_inc[@]}" \
+    -c "$adapter/rts_lwip.c"
   # No heap: the adapter takes FreeRTOS's and lwIP's API, libshield and its
   # FreeRTOS port, the compiler's helpers and memset/memcpy.
   bad=$(arm-none-eabi-nm -u "$out/cm3_rts_lwip.o" | awk '$1=="U"{print $2}' |
@@ -112,14 +104,16 @@ if [ "$mode" = build ]; then
     exit 1
   fi
   # The NO_SYS variant (bare metal) for Cortex-M3 too.
-  arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" -DNO_SYS=1 -I"$adapter" \
-    -I"$here/libshield/include" -isystem "$lwip/src/include" -isystem "$adapter/cm3" \
-    -c "$adapter/rts_lwip.c" -o "$out/cm3_nosys_rts_lwip.o"
+  cc_one "$out/cm3_nosys_rts_lwip.o" arm-none-eabi-gcc "${cm3_flags[@]}" -ffreestanding "${warn[@]}" -DNO_SYS=1 \
+    -I"$adapter" -I"$here/libshield/include" -isystem "$lwip/src/include" -isystem "$adapter/cm3" \
+    -c "$adapter/rts_lwip.c"
   # RAM: the adapter's state (one rts_lwip in the caller's storage), per variant.
-  printf '#include "rts_lwip.h"\nrts_lwip rts_lwip_ram;\n' >"$out/ram.c"
-  arm-none-eabi-gcc "${cm3_flags[@]}" "${cm3_inc[@]}" -c "$out/ram.c" -o "$out/cm3_ram.o"
-  arm-none-eabi-gcc "${cm3_flags[@]}" -DNO_SYS=1 -I"$adapter" -I"$here/libshield/include" \
-    -isystem "$lwip/src/include" -isystem "$adapter/cm3" -c "$out/ram.c" -o "$out/cm3_nosys_ram.o"
+  # (ram.c written only when its text differs: its objects stay up to date)
+  ram_c='#include "rts_lwip.h"'$'\n''rts_lwip rts_lwip_ram;'
+  [ "$(cat "$out/ram.c" 2>/dev/null)" = "$ram_c" ] || printf '%s\n' "$ram_c" >"$out/ram.c"
+  cc_one "$out/cm3_ram.o" arm-none-eabi-gcc "${cm3_flags[@]}" "${cm3_inc[@]}" -c "$out/ram.c"
+  cc_one "$out/cm3_nosys_ram.o" arm-none-eabi-gcc "${cm3_flags[@]}" -DNO_SYS=1 -I"$adapter" \
+    -I"$here/libshield/include" -isystem "$lwip/src/include" -isystem "$adapter/cm3" -c "$out/ram.c"
   ram() { printf "%d" "0x$(arm-none-eabi-nm -S "$1" | awk '$4=="rts_lwip_ram" {print $2}')"; }
   ram_fr=$(ram "$out/cm3_ram.o")
   ram_nosys=$(ram "$out/cm3_nosys_ram.o")
@@ -167,25 +161,31 @@ run_variants() {
   # Third-party sources (kernel, port, heap, lwIP): their own dialect, no -Werror.
   objs=()
   cc_all "$out/t_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${inc[@]}" -- "${third[@]}"
+  objs_of "$out/t_" "${third[@]}"
   cc_all "$out/p_" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- "${platform[@]}"
+  objs_of "$out/p_" "${platform[@]}"
   local common=("${objs[@]}")
   objs=()
   cc_all "$out/l_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${inc[@]}" -- "${lwip_srcs[@]}"
-  cc_all "$out/" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- \
-    "${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c"
+  objs_of "$out/l_" "${lwip_srcs[@]}"
+  local s_srcs=("${lib_srcs[@]}" "$adapter/rts_lwip.c" "$adapter/test/test_nic.c")
+  cc_all "$out/" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${inc[@]}" -- "${s_srcs[@]}"
+  objs_of "$out/" "${s_srcs[@]}"
   local shielded=("${objs[@]}")
   objs=()
   cc_all "$out/s_" "$cc" "${flags[@]}" -std=gnu11 -w "${opts[@]}" "${stock_opts[@]}" "${inc[@]}" -- "${lwip_srcs[@]}"
+  objs_of "$out/s_" "${lwip_srcs[@]}"
   cc_all "$out/s_" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" "${stock_opts[@]}" "${inc[@]}" -- \
     "$adapter/test/test_nic.c"
+  objs_of "$out/s_" "$adapter/test/test_nic.c"
   local stock=("${objs[@]}")
   local v status=0
   for v in "${variants[@]}"; do
     local own=("${shielded[@]}")
     [ "$v" = stock ] && own=("${stock[@]}")
     # shellcheck disable=SC2046
-    "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" $(variant_defs "$v" "$cap") "${inc[@]}" \
-      -c "$adapter/test/test_lwip_freertos.c" -o "$out/test_$v.o"
+    cc_one "$out/test_$v.o" "$cc" "${flags[@]}" "${warn[@]}" "${opts[@]}" $(variant_defs "$v" "$cap") "${inc[@]}" \
+      -c "$adapter/test/test_lwip_freertos.c"
     if [ "$target" = posix ]; then
       gcc -pthread "${common[@]}" "${own[@]}" "$out/test_$v.o" -o "$out/lwip_freertos_$v"
       echo "lwip port: running lwIP on the FreeRTOS POSIX port ($v)"

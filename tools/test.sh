@@ -5,7 +5,7 @@
 #   2. the libFuzzer smoke runs (bounded, see docs/fuzzing.md);
 #   3. ruff, the layering checks (tools/check_layers.py: libshield and the
 #      simulator's rooms; lint-imports: the Python import layers), then pytest
-#      (units and end-to-end runs).
+#      (units and end-to-end runs) on as many workers as CPUs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -45,4 +45,7 @@ python3 tools/check_layers.py
 echo "== Python import layers (.importlinter, on the source tree)"
 PYTHONPATH="$here/python" lint-imports "$here/.importlinter" --no-cache
 echo "== Python tests"
-python3 -m pytest -q
+# On as many workers as CPUs (pytest-xdist): the rig's tests (namespaces,
+# `rig clean`) all on one, and a module's shared fixture built once
+# (tests/conftest.py groups them).
+python3 -m pytest -q -n "$jobs" --dist loadgroup

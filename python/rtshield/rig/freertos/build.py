@@ -69,7 +69,8 @@ def _build_inputs() -> list[Path]:
     """Every file a build reads from the sources (the cache's key): the scripts, the
     device application and boards, libshield and its FreeRTOS and lwIP ports."""
     root = _repo()
-    files = [root / "tools" / n for n in ("freertos_build.sh", "lwip_build.sh", "mps2_run.sh")]
+    files = [root / "tools" / n
+             for n in ("freertos_build.sh", "lwip_build.sh", "mps2_run.sh", "cc.sh")]
     for d, pats in (
         (root / "rig" / "freertos", ("**/*.c", "**/*.h", "**/*.ld", "patches/*.patch")),
         (root / "libshield" / "src", ("*.c", "*.h")),
