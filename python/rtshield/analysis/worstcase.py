@@ -134,7 +134,9 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
     elif kind == "bursty":
         N, per = m.burst, m.period_ns
         gap = max(1, isr // 4)
-        d = N * isr + gap + 1  # first arrival one gap in; the N-th ISR ends 1 ns before the tick
+        # first arrival one gap in; the N-th ISR starts 1 ns before the tick, so the
+        # tick's handler waits for it and clears the counter one interrupt late
+        d = (N - 1) * isr + gap + 1
         t_k = _aligned_tick(r + d, d - gap, per, P)
         flows = (tcp_flow("flood", flood, t_k - d),)
         r = max(r, t_k + per - 4 * P)  # the run lasts two limiter periods past the tick
