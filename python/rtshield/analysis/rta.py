@@ -100,8 +100,8 @@ class Task:
     #: (holistic analysis: a release that inherits the predecessor's jitter)
     after: str | None = None
     #: the most that inherited jitter can be whatever the predecessor's response
-    #: (``after``'s own bound, e.g. one period for a periodic tick's handler
-    #: whose pending bit holds one tick); required with ``after``
+    #: (e.g. one period for the bursty limiter's tick handler, which arms the next
+    #: tick after it runs); required with ``after``
     after_max: int | None = None
 
     @property

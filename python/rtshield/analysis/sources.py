@@ -71,11 +71,10 @@ def admitted_curve(system: System, src: Source) -> Curve | None:
             N, P = burst_of(system, src), _period(system, src)
         except UsageError:
             return None
-        # libshield's bound, N (⌈Δ / P⌉ + 1), at Δ + L: a clearing comes at most L
-        # late, one period with nesting off (the timer's pending bit holds one tick,
-        # cleared_after()), so clearings are at least P − L apart
-        late = cleared_after(system, src)["after_max"]
-        return Admitted(lambda d: native.bursty_max_irqs(N, P, d + late), Fraction(N, P),
+        # libshield's bound, N (⌈Δ / P⌉ + 1), at Δ + P: a clearing comes at most one
+        # period late (the tick's handler arms the next tick after it runs,
+        # cleared_after()), so clearings are at least 0 apart and a tick in between
+        return Admitted(lambda d: native.bursty_max_irqs(N, P, d + P), Fraction(N, P),
                         f"bursty limiter: {N} per {P} ns")
     return None
 
@@ -110,13 +109,14 @@ def cleared_after(system: System, src: Source) -> dict:
     jitter (WCRT − C) and the next ones on time, and the bursts after them come
     that much less than a period after it. The tasks released by the clearings (the
     bursts, the driver's packets) inherit that lateness as release jitter
-    (:attr:`.rta.Task.after`). Whatever the timer's response, its pending bit holds
-    one tick, so consecutive clearings are separated by a tick: no more than one
-    period late with nesting off (two with nesting: a preempted handler may end
-    later than it started): ``after_max``."""
+    (:attr:`.rta.Task.after`). Whatever the timer's response, libshield's tick
+    handler clears the counters and arms the timer for the next tick of the
+    period's grid after the instant it runs (``rts_bursty_on_tick_isr()``), so two
+    clearings are separated by a tick: no more than one period late
+    (``after_max``)."""
     P = _period(system, src)
     timer = src.timer if src.timer is not None else f"{src.name}.timer"
-    return {"after": timer, "after_max": (2 if system.nesting else 1) * P}
+    return {"after": timer, "after_max": P}
 
 
 def _cap(system: System, src: Source, cost: int, every: tuple[int, int] | None = None):
