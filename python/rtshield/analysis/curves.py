@@ -127,17 +127,26 @@ class Curve:
 
 class _Memo(Curve):
     """A curve whose η⁺ is dear to evaluate (:class:`Steps`, :class:`Trace`): each
-    window's value is computed once (:meth:`_eta`, for Δ > 0) and kept."""
+    window's value is computed once (:meth:`_eta`, for Δ > 0) and kept, sorted by
+    window. η⁺ never decreases with Δ, so a window between two kept ones of the
+    same value has that value too, without an evaluation (an analysis' fixed
+    points ask for many close windows: most are answered so)."""
 
-    _memo: dict[int, int]
+    def _memo_init(self) -> None:
+        self._keys: list[int] = []
+        self._vals: list[int] = []
 
     def eta(self, delta: int) -> int | None:
         if delta <= 0:
             return 0
-        hit = self._memo.get(delta)
-        if hit is None:
-            hit = self._memo[delta] = self._eta(delta)
-        return hit
+        keys, vals = self._keys, self._vals
+        i = bisect.bisect_left(keys, delta)
+        if i < len(keys) and (keys[i] == delta or (i > 0 and vals[i - 1] == vals[i])):
+            return vals[i]
+        v = self._eta(delta)
+        keys.insert(i, delta)
+        vals.insert(i, v)
+        return v
 
     def _eta(self, delta: int) -> int:
         raise NotImplementedError
@@ -245,7 +254,7 @@ class Steps(_Memo):
         # o in these offsets, and t = s − Δ + o (the window's last instant t + Δ − 1)
         self._near = np.concatenate([self._b_np + o for o in (-1, 0, 1)]
                                     + [np.asarray([self._b[-1] + 1], dtype=np.int64)])
-        self._memo = {}
+        self._memo_init()
 
     def _fluid(self, u: int) -> Fraction:
         """Σ_k ρ_k · |(b_k, b_{k+1}] ∩ (−∞, u]|: the arrivals' fluid up to instant u."""
@@ -327,7 +336,7 @@ class Trace(_Memo):
         self._period = int(period)
         self._ext = np.concatenate([t, t + self._period]) if self._period else t
         self.label = label
-        self._memo = {}
+        self._memo_init()
 
     @property
     def events(self) -> int:
