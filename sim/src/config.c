@@ -5,6 +5,7 @@
 #include "hooks.h"
 #include "nic.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *rtsim_config_error(const rtsim_config *cfg)
@@ -132,12 +133,16 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             if (f->n_rates == 0 || f->n_rates > RTSIM_MAX_RATES)
                 return "flows.rates: 1..64 change points";
             for (uint32_t j = 0; j < f->n_rates; j++) {
+                /* NaN fails every comparison: checked on its own, as is an
+                 * infinite rate (traffic.c floors it, but it is no rate). */
+                if (!isfinite(f->rates_pps[j])) return "flows.rates: must be finite";
                 if (f->rates_pps[j] < 0) return "flows.rates: must not be negative";
                 if (j > 0 && f->rate_t_ns[j] <= f->rate_t_ns[j - 1])
                     return "flows: change points must increase";
             }
             if (f->rate_t_ns[0] < 0) return "flows: change points must not be negative";
         }
+        if (!isfinite(f->rate_pps)) return "flows: rates must be finite";
         if (f->rate_pps < 0) return "flows: rates must not be negative";
         if (f->start_ns < 0) return "flows.start: must not be negative";
     }

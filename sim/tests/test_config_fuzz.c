@@ -204,6 +204,35 @@ static void test_every_cost_non_negative(void)
     CHECK(refused_with(&c, "costs: must not be negative"));
 }
 
+/* A rate that is not a number is refused, not run: NaN passed the "not
+ * negative" check (every comparison with it is false), and an infinite rate
+ * in a Poisson schedule drew gaps of 0 ns, so time stood still (the fuzz
+ * smoke's input regress-infinite-poisson-rate ran for over 100 s). */
+static void test_rates_finite(void)
+{
+    const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (unsigned i = 0; i < 3; i++) {
+        rtsim_config c = base(1 * MS);
+        add_critical(&c, 5, 100 * US, 30 * US);
+        add_driver(&c, 3);
+        int f = add_flow(&c, RTSIM_PAT_CONSTANT, 1000);
+        CHECK(rtsim_config_error(&c) == NULL);
+        c.flows[f].rate_pps = bad[i];
+        CHECK(refused_with(&c, "flows: rates must be finite"));
+        c.flows[f].rate_pps = 1000;
+        c.flows[f].pattern = RTSIM_PAT_PIECEWISE;
+        c.flows[f].poisson = 1;
+        c.flows[f].n_rates = 2;
+        c.flows[f].rate_t_ns[0] = 0;
+        c.flows[f].rates_pps[0] = 1000;
+        c.flows[f].rate_t_ns[1] = 500 * US;
+        c.flows[f].rates_pps[1] = 2000;
+        CHECK(rtsim_config_error(&c) == NULL);
+        c.flows[f].rates_pps[1] = bad[i];
+        CHECK(refused_with(&c, "flows.rates: must be finite"));
+    }
+}
+
 int main(void)
 {
     RTS_RUN(test_counts_checked_first);
@@ -216,5 +245,6 @@ int main(void)
     RTS_RUN(test_multiqueue_superseded_timers);
     RTS_RUN(test_rearmed_timer_flood);
     RTS_RUN(test_every_cost_non_negative);
+    RTS_RUN(test_rates_finite);
     return rts_test_end();
 }
