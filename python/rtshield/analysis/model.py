@@ -227,7 +227,10 @@ def system_from_scenario(sc) -> System:
         name="rx",
         model=model,
         priority=1,
-        timer_priority=2,  # a timer line is dispatched before the RX line
+        # a timer line is dispatched before the RX line, but for the strict limiter's,
+        # whose re-enable takes effect at the expiry and which waits for a pending RX
+        # line (the engine's late lines, docs/decisions/regehr.md)
+        timer_priority=0 if model == "strict" else 2,
         work=rx_isr_work(costs),
     )
     src.arrivals = line_curve(sc.flows, sc.duration_ns)
