@@ -53,6 +53,10 @@ def test_shipped_profiles_are_valid_and_cover_every_kind():
     assert text.startswith("# The default storm profile")
     # the heartbeat alone is optional: the FreeRTOS and lwIP devices send none
     assert [m.name for m in prof.monitor if m.optional] == ["heartbeat"]
+    # the rule: each step up to three runs, failed by two; ping informational in ICMP storms
+    assert (prof.profile.repeat, prof.profile.fail_runs_or_default) == (3, 2)
+    assert {m.name: m.informational_in for m in prof.monitor if m.informational_in} == {
+        "ping": ["icmp_echo"]}
     smoke = device.load_profile(SMOKE)[0]
     assert [s.name for s in smoke.storm] == ["bcast", "syn"]
 
@@ -64,6 +68,8 @@ def test_defaults_of_a_minimal_profile(tmp_path):
         10.0, 10**9, 100 * 10**6, 0.95, 10**9, 5 * 10**9)
     assert p.ramp.rates == [1000.0, 10000.0, "max"]
     assert p.profile.baseline == 3 * 10**9 and p.profile.stop_at_failure
+    assert (p.profile.repeat, p.profile.fail_runs, p.profile.fail_runs_or_default) == (3, None, 2)
+    assert m.informational_in == []
     assert device.Criteria.of(m).limit_ns == 100 * 10**6
 
 
@@ -104,6 +110,12 @@ def test_defaults_of_a_minimal_profile(tmp_path):
         ("[profile]\nbaseline = \"0s\"\n" + MINIMAL, "profile.baseline: must be positive"),
         ("[ramp]\nstep = \"7200s\"\n" + MINIMAL, "ramp.step: must be at most 3600 s"),
         ("[profil]\n" + MINIMAL, "profil: unknown section"),
+        ("[profile]\nrepeat = 0\n" + MINIMAL, "profile.repeat: must be at least 1, got 0"),
+        ("[profile]\nrepeat = 10\n" + MINIMAL, "profile.repeat: must be at most 9, got 10"),
+        ("[profile]\nrepeat = 2\nfail_runs = 3\n" + MINIMAL,
+         "profile.fail_runs: must be at most repeat (2), got 3"),
+        (MINIMAL.replace('kind = "icmp"', 'kind = "icmp"\ninformational_in = ["ping"]'),
+         "monitor.m.informational_in[0]: 'ping' is not a storm kind: eth_broadcast"),
     ],
 )
 def test_bad_profiles_are_one_line_naming_the_key(tmp_path, text, message):

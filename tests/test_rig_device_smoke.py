@@ -90,8 +90,18 @@ def _device_run(tmp_path: Path, iface: str, storms: str = "bcast,syn") -> tuple[
             # trafgen paces itself: what the interface sent is what was asked
             assert 0.8 * step["rate_asked"] <= step["rate_achieved"] <= 1.2 * step["rate_asked"]
             assert step["monitors"].keys() == s["criteria"].keys()
-            for w in step["monitors"].values():
+            # the step rule: up to `repeat` runs, a monitor fails the step when it failed
+            # `fail_runs` of them (the profile's default: 2 of 3)
+            assert s["rule"] == {"repeat": 3, "fail_runs": 2}
+            # two runs decide unless they split; fewer when the device was not back
+            back = all(v is not None for v in step["runs"][-1]["recovery_s"].values())
+            assert 2 <= len(step["runs"]) <= 3 if back else len(step["runs"]) <= 2
+            for n, w in step["monitors"].items():
                 assert w["samples"] > 0 and w["verdict"] in ("pass", "fail")
+                fails = sum(r["monitors"][n]["verdict"] == "fail" for r in step["runs"])
+                assert (w["runs"], w["runs_failed"]) == (len(step["runs"]), fails)
+                assert w["verdict"] == ("fail" if fails >= 2 else "pass")
+                assert w["samples"] == sum(r["monitors"][n]["samples"] for r in step["runs"])
             failed = any(w["verdict"] == "fail" for w in step["monitors"].values())
             assert step["verdict"] == ("fail" if failed else "pass")
         first = next((x for x in st["steps"] if x["verdict"] == "fail"), None)

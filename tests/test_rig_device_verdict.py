@@ -170,3 +170,230 @@ def test_an_optional_monitor_without_a_good_sample_is_skipped(tmp_path):
     }
     assert [m.name for m in mons] == ["ping", "echo"] and list(base) == ["ping", "echo"]
     assert base["echo"]["verdict"] == "fail"
+
+
+# --------------------------------------------------------------------------- the step rule
+# (docs/rig.md, "The verdict"): a step runs up to `repeat` times and fails a monitor that
+# failed `fail_runs` of its runs; the runs stop once no further run can change a verdict.
+
+
+def _rule(**profile) -> verdict.Rule:
+    p = ProfileFile.model_validate({
+        "profile": profile,
+        "storm": [{"name": "s", "kind": "icmp_echo"}],
+        "monitor": [{"name": "m", "kind": "icmp"}],
+    })
+    return verdict.Rule.of(p.profile)
+
+
+def test_the_default_rule_is_two_of_three_runs():
+    assert _rule().as_dict() == {"repeat": 3, "fail_runs": 2}
+    assert _rule(repeat=5).fail_runs == 3 and _rule(repeat=4).fail_runs == 3
+    assert _rule(repeat=1).as_dict() == {"repeat": 1, "fail_runs": 1}
+    assert _rule(repeat=3, fail_runs=1).fail_runs == 1
+
+
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(1, n), st.lists(st.booleans(), min_size=n, max_size=n))))
+def test_stopping_when_decided_gives_the_verdict_of_every_run(case):
+    """The runs stop at the first decided prefix; the verdict there is the verdict all
+    ``repeat`` runs would give."""
+    repeat, fail_runs, failed_runs = case
+    rule = verdict.Rule(repeat, fail_runs)
+    full = rule.fails(sum(failed_runs))
+    for k in range(1, repeat + 1):
+        if rule.decided(k, sum(failed_runs[:k])):
+            assert rule.fails(sum(failed_runs[:k])) == full
+            break
+    else:
+        pytest.fail("never decided")
+    assert rule.decided(repeat, sum(failed_runs))
+
+
+def test_two_runs_decide_a_step_both_pass_or_both_fail():
+    rule = verdict.Rule(3, 2)
+    assert rule.decided(2, 0) and not rule.fails(0)
+    assert rule.decided(2, 2) and rule.fails(2)
+    assert not rule.decided(2, 1)  # split: a third run decides
+    assert rule.decided(3, 1) and not rule.fails(1)
+
+
+def _stalled_runs(stalled: set[int], runs: int = 3, rate_hz: int = 20, step_s: int = 3):
+    """Records of a 20 Hz monitor over ``runs`` runs of ``step_s`` seconds, one every
+    10 s; in the runs of ``stalled`` the device stalls for 300 ms (6 polls of 60 time
+    out: 90 % good)."""
+    period = S // rate_hz
+    spans = [(10 * S * k, 10 * S * k + step_s * S) for k in range(runs)]
+    recs = []
+    for i in range(runs * 10 * rate_hz):
+        t = i * period
+        k = t // (10 * S)
+        stall = k in stalled and spans[k][0] + S <= t < spans[k][0] + S + 300 * MS
+        recs.append((t, 0, 0) if stall else (t, t + 5 * MS, 1))
+    return recs, spans
+
+
+C20 = _criteria(kind="modbus", rate="20Hz", latency="100ms", timeout="1s")
+
+
+@pytest.mark.parametrize("stalled, fail_runs, verdict_, why", [
+    (set(), 2, "pass", ""),
+    ({1}, 2, "pass", "1 of 3 runs failed, the step fails at 2: run 2: 90 % good < 95 %"),
+    ({0, 2}, 2, "fail", "2 of 3 runs failed: run 1: 90 % good < 95 %; run 3: 90 % good < 95 %"),
+    ({1}, 1, "fail", "1 of 3 runs failed: run 2: 90 % good < 95 %"),
+])
+def test_a_step_from_its_runs_on_samples(stalled, fail_runs, verdict_, why):
+    """One stall of 300 ms in one run of three -- a noise the test host makes -- does not
+    fail the step under the majority rule; the same stall in two runs does; with
+    ``fail_runs = 1`` one run is enough. The statistics are every run's pooled."""
+    recs, spans = _stalled_runs(stalled)
+    ss = verdict.samples(recs, C20)
+    runs = [verdict.window(ss, lo, hi, C20) for lo, hi in spans]
+    assert [w["verdict"] for w in runs] == ["fail" if k in stalled else "pass" for k in range(3)]
+    res = verdict.step_result(runs, verdict.pooled(ss, spans, C20), verdict.Rule(3, fail_runs))
+    assert (res["verdict"], res["why"]) == (verdict_, why)
+    assert (res["runs"], res["runs_failed"], res["counted"]) == (3, len(stalled), True)
+    assert res["samples"] == 180 and res["good"] == 180 - 6 * len(stalled)
+    assert res["timeouts"] == 6 * len(stalled)
+
+
+def test_pooled_windows_leave_out_the_time_between_runs():
+    """Samples between the runs (the pause, the recovery wait) are in no run's window;
+    the gap is the longest of any run's, not the time between runs."""
+    recs, spans = _stalled_runs(set())
+    recs = [r for r in recs if any(lo <= r[0] < hi for lo, hi in spans)]  # nothing between
+    ss = verdict.samples(recs, C20)
+    w = verdict.pooled(ss, spans, C20)
+    assert w["verdict"] == "pass" and w["samples"] == 180 and w["max_gap_s"] == 0.05
+    bad = [(t, 0, 0) if 20 * S + S <= t < 20 * S + 2 * S else (t, a, s) for t, a, s in recs]
+    w = verdict.pooled(verdict.samples(bad, C20), spans, C20)
+    assert w["max_gap_s"] == 1.05 and "gap 1.05 s > 1 s" in w["why"]
+
+
+def test_longest_recovery():
+    assert verdict.longest([0.0, 2.5, 1.0]) == 2.5
+    assert verdict.longest([0.0, None]) is None
+    assert verdict.longest([]) == 0.0
+
+
+# ------------------------------------------------ a storm's ramp by the rule (run.run_storm)
+# The test's loop on synthetic monitor files: the storm's tool and the clock are replaced
+# (no root, no network); the monitors' records are written as the probes write them.
+
+RUN_EVERY = 10 * S  # run k sends from k * RUN_EVERY for 3 s
+
+
+def _ramp_profile(kind: str) -> ProfileFile:
+    storm = {"name": "st", "kind": kind, "rates": ["1000pps", "10000pps", "50000pps"],
+             "step": "3s", "pause": "1s"}
+    if kind == "tcp_syn":
+        storm["port"] = 502
+    return ProfileFile.model_validate({
+        "storm": [storm],
+        "monitor": [
+            {"name": "modbus", "kind": "modbus", "rate": "20Hz", "timeout": "500ms"},
+            {"name": "ping", "kind": "icmp", "rate": "20Hz", "timeout": "500ms",
+             "informational_in": ["icmp_echo"]},
+        ],
+    })
+
+
+def _write(path, bad) -> None:
+    """A 20 Hz monitor's records for 10 runs; ``bad(t)``: the poll sent at ``t`` is lost."""
+    from rtshield.rig.probes import RECORD
+
+    with open(path, "wb") as f:
+        for i in range(10 * RUN_EVERY // (S // 20)):
+            t = i * (S // 20)
+            f.write(RECORD.pack(t, 0, 0) if bad(t) else RECORD.pack(t, t + 5 * MS, 1))
+
+
+def _in_run(t: int, runs: set[int], lo_s: float = 1.0, hi_s: float = 1.5) -> bool:
+    k, off = divmod(t, RUN_EVERY)
+    return k in runs and lo_s * S <= off < hi_s * S
+
+
+@pytest.mark.parametrize("kind, breaking, ping_counted", [
+    ("icmp_echo", 50000.0, False),   # ping informational: the modbus monitor decides
+    ("tcp_syn", 10000.0, True),      # ping counted: it fails the second step
+])
+def test_a_storm_ramp_by_the_rule(tmp_path, monkeypatch, kind, breaking, ping_counted):
+    """Runs 0-1 (1 000 pkt/s) pass: two runs decide. Runs 2-4 (10 000): modbus stalls in
+    run 2 only (1 of 3: pass), ping loses half its polls in every run. Runs 5-6 (50 000):
+    modbus stalls in both (2 of 2: fail, decided), in run 6 until 2 s after its end."""
+    from rtshield.rig.device import run
+    from rtshield.rig.device.monitors import Monitor
+
+    prof = _ramp_profile(kind)
+    mons = [Monitor(m, verdict.Criteria.of(m), tmp_path / f"{m.name}.bin") for m in prof.monitor]
+    _write(mons[0].records, lambda t: _in_run(t, {2, 5}) or _in_run(t, {6}, 1.0, 5.0))
+    _write(mons[1].records, lambda t: t >= 2 * RUN_EVERY and _in_run(t, set(range(2, 10)),
+                                                                     0.0, 1.5))
+    sent = []
+
+    def run_once(procs, storm, step, name, ep, step_ns, base):
+        k = len(sent)
+        sent.append((name, step.rate))
+        lo = k * RUN_EVERY
+        return lo, lo + step_ns, {"rate_achieved": step.rate, "tx_pps": step.rate,
+                                  "host_rst_pps": 0.0, "seconds": 3.0, "tool_exit": 0}
+
+    now = {"t": 0}
+    monkeypatch.setattr(run, "run_once", run_once)
+    monkeypatch.setattr(run, "sleep_until", lambda t: now.update(t=max(now["t"], t)))
+    monkeypatch.setattr(run, "mono_ns", lambda: now["t"] + S)  # 1 s after each sleep
+    said = []
+    opts = run.Options("198.18.0.1", "x", None, tmp_path, said.append)
+    s = run.run_storm(None, prof, prof.storm[0], mons, None, opts, 0.0)
+
+    per_step = [len(x["runs"]) for x in s["steps"]]
+    stop = 2 if ping_counted else 3
+    assert per_step == [2, 3, 2][:stop]
+    assert [r for _, r in sent] == [1000.0] * 2 + [10000.0] * 3 + [50000.0] * 2 * (stop == 3)
+    step2 = s["steps"][1]
+    assert step2["monitors"]["modbus"]["verdict"] == "pass"
+    assert step2["monitors"]["modbus"]["runs_failed"] == 1
+    assert step2["monitors"]["ping"]["verdict"] == "fail"
+    assert step2["monitors"]["ping"]["runs_failed"] == 3
+    assert step2["monitors"]["ping"]["counted"] is ping_counted
+    assert step2["verdict"] == ("fail" if ping_counted else "pass")
+    assert s["breaking_rate"] == breaking
+    assert s["monitors"]["ping"]["failed_at"] == 10000.0
+    assert s["monitors"]["ping"]["verdict"] == ("fail" if ping_counted else "pass"), (
+        s["monitors"])
+    assert s["informational"] == ([] if ping_counted else ["ping"])
+    if not ping_counted:
+        last = s["steps"][2]
+        assert last["failed"] == ["modbus"] and last["monitors"]["modbus"]["runs_failed"] == 2
+        # modbus good again 2 s after the last run ended (the first good poll of the 3 in a
+        # row), the longest recovery of the storm's runs
+        assert s["monitors"]["modbus"]["recovery_s"] == 2.0 and s["recovery_s"] == 2.0
+        assert s["verdict"] == "fail" and s["monitors"]["modbus"]["recovered"]
+        _summary_and_report(tmp_path, prof, mons, s)
+
+
+def _summary_and_report(tmp_path, prof, mons, storm) -> None:
+    """summary.json's rule and runs, and the report saying plainly which monitor is
+    informational, what it would have said and what the rule is."""
+    from pathlib import Path
+
+    from rtshield.rig.device import latency_figure, summarize, write_report
+
+    base = {m.name: verdict.window(m.samples(), 0, S, m.criteria) for m in mons}
+    raw = {"system": {}, "target": "198.18.0.1", "iface": "x", "source": "198.18.0.2",
+           "target_mac": "02:00:00:00:00:01", "storms": [storm], "not_run": [], "skipped": {},
+           "baseline": {"window_ns": [0, S], "tx_pps": 0.0, "host_rst_pps": 0.0,
+                        "monitors": base}, "t0_ns": 0}
+    s = summarize(raw, prof, Path("p.toml"), {"max_rate": None})
+    assert s["rule"] == {"repeat": 3, "fail_runs": 2}
+    assert s["criteria"]["ping"]["informational_in"] == ["icmp_echo"]
+    run7 = s["storms"][0]["steps"][2]["runs"][1]
+    assert run7["window_s"] == [60.0, 63.0] and run7["verdict"] == "fail"
+    assert s["storms"][0]["steps"][2]["monitors"]["modbus"]["why"].startswith(
+        "2 of 2 runs failed: run 1: ")
+    html = write_report(tmp_path, s, "", latency_figure(tmp_path, s)).read_text()
+    assert "the step fails a monitor that failed 2 of its 3 runs" in html
+    assert "Informational monitors:</b> ping in icmp_echo storms" in html
+    assert "50,000 (informational: ping failed from 10,000)" in html
+    assert ("ping is informational in this storm (icmp_echo): its verdicts are shown but "
+            "decide neither a step nor the breaking rate") in html

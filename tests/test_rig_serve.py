@@ -28,3 +28,16 @@ def test_the_echo_flow_takes_the_modbus_flows_values():
     assert f[:4] == ["flow", "echo", "echo", str(serve.ECHO_PORT)]
     assert f[4:] == modbus[4:]  # priority, server, queue, worker
     assert serve.echo_flow(text.replace(" modbus 5020 ", " udp 5020 ")) == ""
+
+
+def test_why_a_device_ended_is_its_last_error_line_or_no_message(tmp_path):
+    """What ``rig serve`` says when the device's process ended: the last line the device
+    wrote to its error file; "no message" for an empty or missing file (an empty file
+    once raised IndexError instead of the one-line error)."""
+    err = tmp_path / "device.err"
+    err.write_text("")
+    assert serve.Served([], errors=err).why() == "no message"
+    assert serve.Served([], errors=tmp_path / "none").why() == "no message"
+    assert serve.Served([]).why() == "no message"
+    err.write_text("starting\nrts_net: the link went down\n\n")
+    assert serve.Served([], errors=err).why() == "rts_net: the link went down"

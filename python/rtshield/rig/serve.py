@@ -102,7 +102,8 @@ class Served:
     errors: Path | None = None
 
     def why(self) -> str:
-        return (_last_line(self.errors) if self.errors else [""])[0] or "no message"
+        lines = _last_line(self.errors) if self.errors else []
+        return lines[0] if lines and lines[0] else "no message"
 
 
 @dataclass(frozen=True)

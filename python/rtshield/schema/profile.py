@@ -75,7 +75,9 @@ MONITOR_KEYS: dict[str, tuple[str, ...]] = {
     "tcp": ("port", "rate", "timeout", "latency"),
     "heartbeat": ("port", "period", "jitter"),
 }
-_MONITOR_COMMON = ("name", "kind", "within", "max_gap", "recover", "optional")
+_MONITOR_COMMON = (
+    "name", "kind", "within", "max_gap", "recover", "optional", "informational_in"
+)
 #: Ports a monitor of each kind uses when the file gives none.
 DEFAULT_PORTS = {"modbus": 502, "udp": 7, "tcp": 502, "heartbeat": 5005}
 #: The highest rate of a profile's ramps, in packets/s (a sanity bound; ``--max-rate`` caps).
@@ -84,6 +86,14 @@ RATE_MAX = 100_000_000
 SPAN_MAX_S = 3600
 #: What ``rates`` may end with: the interface's maximum (capped by ``--max-rate``).
 MAX = "max"
+#: The most runs of one step (``[profile] repeat``): a profile is a test, not a soak.
+REPEAT_MAX = 9
+
+
+def majority(repeat: int) -> int:
+    """The runs of ``repeat`` a monitor must fail for the step to fail it, unless the
+    profile's ``fail_runs`` says otherwise: more than half."""
+    return repeat // 2 + 1
 
 
 # --------------------------------------------------------------------------- value types
@@ -211,6 +221,29 @@ class ProfileTable(Table):
         doc="a storm's ramp ends at its first step in which a monitor failed (that step's "
         "rate is the storm's breaking rate); `false` runs every step",
     )
+    repeat: Int(1, REPEAT_MAX) = key(
+        3,
+        doc="how many times each step may run, each run an independent trial (the device "
+        "is good again before the next); the runs stop once no further run can change a "
+        "monitor's verdict",
+    )
+    fail_runs: Int(1, REPEAT_MAX) | None = key(
+        None,
+        doc="a step fails a monitor when the monitor failed this many of the step's runs "
+        "(1: any run; `repeat`: every run)",
+        shown="a majority of `repeat` (2 of 3)",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ProfileTable:
+        if self.fail_runs is not None and self.fail_runs > self.repeat:
+            raise fail(f"must be at most repeat ({self.repeat}), got {self.fail_runs}",
+                       "fail_runs")
+        return self
+
+    @property
+    def fail_runs_or_default(self) -> int:
+        return self.fail_runs if self.fail_runs is not None else majority(self.repeat)
 
 
 class RampTable(Table):
@@ -325,6 +358,16 @@ class MonitorEntry(KindTable):
         5 * 10**9,
         doc="after a storm, the monitor must be good again within this",
         toml="5s",
+    )
+    informational_in: list[_kind(STORM_KINDS, "storm")] = key(
+        factory=list,
+        doc="storm kinds in which this monitor is *informational*: its samples and "
+        "verdicts are recorded and shown but decide neither a step nor the breaking rate "
+        "(its recovery after the storm still counts); for a function the device sheds "
+        "on purpose under that storm, as a protected device sheds ICMP echo requests "
+        "under an ICMP storm",
+        type="list of storm kinds",
+        shown="`[]`",
     )
     optional: bool = key(
         False,

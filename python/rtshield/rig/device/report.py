@@ -4,8 +4,9 @@ The figure sets each monitor's latency (a heartbeat's jitter), the 95th
 percentile of each step, against the rate the step achieved, one line per
 storm and one panel per monitor, with the monitor's limit dashed and the failed
 steps crossed. The page (template ``rig_device.html.j2``) gives the verdict,
-the storms with their breaking rates and recoveries, the monitors' criteria,
-the baseline and every step.
+the storms with their breaking rates and recoveries, the step rule, the monitors'
+criteria (and where a monitor is informational), the baseline and every step with
+its runs.
 """
 
 from __future__ import annotations
@@ -97,13 +98,22 @@ def _lat(w: Mapping[str, Any]) -> Mapping[str, Any]:
     return w.get("latency_ms") or w.get("jitter_ms") or {}
 
 
+def _informational_failures(st: Mapping[str, Any]) -> str:
+    """What the informational monitors of a storm would have said, for its row."""
+    shown = [f"{n} failed from {_pps(st['monitors'][n]['failed_at'])}"
+             for n in st["informational"] if st["monitors"][n]["failed_at"] is not None]
+    return f" (informational: {', '.join(shown)})" if shown else ""
+
+
 def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path | None) -> Path:
     """Write ``out/report.html`` from a summary (and the figure, if drawn)."""
     names = list(s["criteria"])
     storms = [
         {
             "cells": [st["name"], st["kind"], st["tool"], str(len(st["steps"])),
-                      _pps(st["breaking_rate"]) if st["breaking_rate"] is not None else "none",
+                      str(sum(len(x["runs"]) for x in st["steps"])),
+                      (_pps(st["breaking_rate"]) if st["breaking_rate"] is not None else "none")
+                      + _informational_failures(st),
                       _recovered(st["recovery_s"])],
             "passed": st["verdict"] == "pass",
         }
@@ -114,24 +124,38 @@ def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path |
         rows = []
         for i, step in enumerate(st["steps"], 1):
             cells = [str(i), _pps(step["rate_asked"]) if step["rate_asked"] is not None else "max",
-                     _pps(step["rate_achieved"])]
+                     _pps(step["rate_achieved"]), str(len(step["runs"]))]
             for n in names:
                 w = step["monitors"][n]
                 mark = "✔" if w["verdict"] == "pass" else "✘"
-                cells.append(f"{mark} {100 * w['good_fraction']:.0f} % good, p95 "
-                             f"{_ms(_lat(w).get('p95'))} ms" + (f" ({w['why']})" if w["why"]
-                                                                else ""))
+                cells.append(f"{mark} {w['runs_failed']} of {w['runs']} runs failed; "
+                             f"{100 * w['good_fraction']:.0f} % good, p95 "
+                             f"{_ms(_lat(w).get('p95'))} ms"
+                             + (f" ({w['why']})" if w["why"] else "")
+                             + ("" if w["counted"] else " [informational]"))
             rows.append(cells)
         rec = ", ".join(f"{n} {_recovered(v['recovery_s'])}" for n, v in st["monitors"].items())
+        info = [
+            f"{n} is informational in this storm ({st['kind']}): its verdicts are shown but "
+            "decide neither a step nor the breaking rate; its recovery after the storm counts"
+            + (f". It failed from {_pps(st['monitors'][n]['failed_at'])} pkt/s on"
+               if st["monitors"][n]["failed_at"] is not None else ". It passed every step")
+            for n in st["informational"]
+        ]
         details.append({
             "name": st["name"], "kind": st["kind"], "tool": st["tool"],
-            "header": ["step", "asked pkt/s", "achieved pkt/s", *names], "rows": rows,
-            "recovery": rec,
+            "header": ["step", "asked pkt/s", "achieved pkt/s", "runs", *names], "rows": rows,
+            "recovery": rec, "informational": info,
         })
     baseline = [
         [n, w["verdict"], str(w["samples"]), str(w["good"]), _ms(_lat(w).get("p50")),
          _ms(_lat(w).get("p95")), _ms(_lat(w).get("max")), f"{w['max_gap_s']:g}"]
         for n, w in s["baseline"]["monitors"].items()
+    ]
+    rule = s["rule"]
+    informational = [
+        f"{n} in {', '.join(c['informational_in'])} storms"
+        for n, c in s["criteria"].items() if c["informational_in"]
     ]
     cap = s["options"].get("max_rate")
     body = render(
@@ -147,6 +171,8 @@ def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path |
                    "×: a step the monitor failed; a step without an answer is drawn at the "
                    "timeout") if fig else None,
         criteria=_criteria_rows(s),
+        rule=rule,
+        informational=informational,
         baseline=baseline,
         storm_details=details,
         profile_text=profile_text,

@@ -1,20 +1,25 @@
-"""One robustness test: the baseline, the storms' ramps, the recovery after each storm.
+"""One robustness test: the baseline, the storms' ramps, the recovery after each run.
 
 The monitors run from the start to the end. The **baseline** (the profile's
 ``baseline``, after one second in which the monitors connect) must pass every
 monitor, or the test stops before the first storm: the target does not answer (an
 ``optional`` monitor without a good sample in it is skipped instead, with the
 reason: the device does not offer what it watches).
-Then, storm by storm, each **step** runs the storm's tool for ``step`` seconds
-at its rate, then waits ``pause`` (at least the longest monitor timeout, so
-that the step's samples are all in); the step's verdict per monitor is over the
-samples sent while the tool ran. With ``stop_at_failure`` (the default) a
-storm's ramp ends at its first failed step. After a storm's last step the test
-waits until every monitor is good again (:func:`.verdict.recovery`; the monitor
-passes when that took at most its ``recover``), at most the profile's
-``wait_recovery`` (default 60 s) plus the time the samples take to come in; a
-target that is not back by then ends the test (the remaining storms are not
-run).
+Then, storm by storm, each **step** runs up to ``repeat`` times (the profile's;
+:class:`.verdict.Rule`). A **run** sends the storm's tool for ``step`` seconds
+at the step's rate, then waits ``pause`` (at least the longest monitor timeout,
+so that the run's samples are all in); the run's verdict per monitor is over the
+samples sent while the tool ran. Then the test waits until every monitor is good
+again (:func:`.verdict.recovery`), so that each run starts from a recovered
+device: the runs are independent trials. The step fails a monitor that failed
+``fail_runs`` of its runs (a majority by default); the runs stop once no further
+run could change a counted monitor's verdict. A monitor ``informational_in`` the
+storm's kind is judged and shown but decides nothing. With ``stop_at_failure``
+(the default) a storm's ramp ends at its first failed step. A monitor passes a
+storm's recovery when it was good again within its ``recover`` after every run of
+the storm; a target that is not back within the profile's ``wait_recovery``
+(default 60 s, plus the time the samples take to come in) ends the test (the
+remaining storms are not run).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from rtshield.schema.profile import ProfileFile, StormEntry
 from . import iface as link
 from .monitors import Monitor, start_monitors
 from .storms import Endpoints, Step, plan_steps, storm_argv, tool_of
-from .verdict import recovery, window
+from .verdict import Rule, pooled, recovery, step_result, window
+from .verdict import longest as longest_recovery
 
 __all__ = ["Options", "planned_seconds", "run_test"]
 
@@ -77,15 +83,18 @@ def _recovery_wait_ns(prof: ProfileFile) -> int:
 
 
 def planned_seconds(prof: ProfileFile, cap: float | None, longest: bool = True) -> float:
-    """How long the test takes with every step run: at most (``longest``: every recovery
-    waited out), or when the device recovers at once."""
+    """How long the test takes with every step run: at most (``longest``: every step run
+    ``repeat`` times, every recovery waited out), or when every step passes in the
+    fewest runs the rule allows and the device recovers at once."""
     lag = _lag_ns(prof)
+    rule = Rule.of(prof.profile)
+    runs = rule.repeat if longest else min(rule.repeat, rule.repeat - rule.fail_runs + 1)
+    after = _s(_recovery_wait_ns(prof)) if longest else 0.5
     total = WARMUP_S[1] + _s(prof.profile.baseline) + _s(lag)
     for st in prof.storm:
         rates, step, pause = _ramp(prof, st)
-        n = len(plan_steps(rates, cap))
-        total += n * _s(step) + n * _s(max(pause, lag))
-        total += _s(_recovery_wait_ns(prof)) if longest else _s(lag) + 0.5
+        n = len(plan_steps(rates, cap)) * runs
+        total += n * (_s(step) + _s(max(pause, lag)) + after)
     return total
 
 
@@ -119,36 +128,117 @@ def _tool_end(procs: Processes, p: subprocess.Popen) -> int | None:
     return p.returncode
 
 
-def run_step(
+def run_once(
     procs: Processes,
     storm: StormEntry,
     step: Step,
-    index: int,
+    name: str,
     ep: Endpoints,
     step_ns: int,
     base_tx_pps: float,
 ) -> tuple[int, int, dict[str, Any]]:
-    """Run one step of ``storm``; return its window and what the interface counted."""
+    """Send one run of ``storm`` at ``step``'s rate; return its window and what the
+    interface counted."""
     c0 = link.Counters.read(ep.iface)
-    p = procs.start(
-        storm_argv(storm, step.rate, ep),
-        limit_s=_s(step_ns) + 1.0,
-        name=f"storm.{storm.name}.{index}",
-    )
+    p = procs.start(storm_argv(storm, step.rate, ep), limit_s=_s(step_ns) + 1.0, name=name)
     sleep_until(c0.t_ns + step_ns)
     t_end = mono_ns()
     rc = _tool_end(procs, p)
     c1 = link.Counters.read(ep.iface)
-    # per second of the step: the tool sent from its start to t_end, then it was stopped
+    # per second of the run: the tool sent from its start to t_end, then it was stopped
     tx_pps, rst_pps = c0.rates(c1, over_ns=t_end - c0.t_ns)
     achieved = max(0.0, tx_pps - rst_pps - base_tx_pps)
     return c0.t_ns, t_end, {
-        **step.as_dict(),
         "rate_achieved": round(achieved, 1),
         "tx_pps": round(tx_pps, 1),
         "host_rst_pps": round(rst_pps, 1),
         "seconds": round(_s(t_end - c0.t_ns), 3),
         "tool_exit": rc,
+    }
+
+
+def await_recovery(
+    mons: list[Monitor], t_end: int, prof: ProfileFile
+) -> dict[str, float | None]:
+    """Wait until every monitor is good again after ``t_end`` (a run's end), at most the
+    profile's ``wait_recovery`` and the samples' lag; each monitor's recovery time
+    (``None``: not back)."""
+    lag = _lag_ns(prof)
+    deadline = t_end + _recovery_wait_ns(prof)
+    while True:
+        now = mono_ns()
+        # a request's record is in once its timeout has passed; a heartbeat's at once
+        rec_s = {
+            m.name: recovery(
+                m.samples(), t_end, now - (lag if m.criteria.timeout_ns else 0), m.criteria
+            )
+            for m in mons
+        }
+        if all(v is not None for v in rec_s.values()) or now >= deadline:
+            return rec_s
+        sleep_until(now + int(POLL_S * 1e9))
+
+
+def _mean(xs: list[float]) -> float:
+    return round(sum(xs) / len(xs), 1)
+
+
+def run_step(
+    procs: Processes,
+    prof: ProfileFile,
+    storm: StormEntry,
+    step: Step,
+    index: int,
+    mons: list[Monitor],
+    ep: Endpoints,
+    opts: Options,
+    base_tx_pps: float,
+) -> dict[str, Any]:
+    """Run one step of ``storm`` as often as the profile's rule needs; its record: the
+    rates (the runs' mean), each monitor's result by the rule, and every run."""
+    _, step_ns, pause_ns = _ramp(prof, storm)
+    rule = Rule.of(prof.profile)
+    lag = _lag_ns(prof)
+    counted = {m.name: storm.kind not in m.entry.informational_in for m in mons}
+    judged = [n for n, c in counted.items() if c] or list(counted)
+    runs: list[dict[str, Any]] = []
+    while True:
+        k = len(runs) + 1
+        lo, t_end, rec = run_once(procs, storm, step, f"storm.{storm.name}.{index}.{k}", ep,
+                                  step_ns, base_tx_pps)
+        sleep_until(t_end + max(pause_ns, lag))
+        rec["window_ns"] = [lo, t_end]
+        rec["monitors"] = {m.name: window(m.samples(), lo, t_end, m.criteria) for m in mons}
+        failed = [n for n in judged if rec["monitors"][n]["verdict"] == "fail"]
+        rec["verdict"] = "fail" if failed else "pass"
+        rec["recovery_s"] = await_recovery(mons, t_end, prof)
+        runs.append(rec)
+        back = all(v is not None for v in rec["recovery_s"].values())
+        opts.say(
+            f"{storm.name}: step {index}, run {k}: {rec['rate_achieved']:,.0f} pkt/s achieved; "
+            + ("every monitor passed" if not failed else "failed: " + ", ".join(
+                f"{n} ({rec['monitors'][n]['why']})" for n in failed))
+            + ("" if back else "; not back")
+        )
+        fails = {n: sum(r["monitors"][n]["verdict"] == "fail" for r in runs) for n in judged}
+        if not back or all(rule.decided(len(runs), f) for f in fails.values()):
+            break
+    spans = [tuple(r["window_ns"]) for r in runs]
+    monitors = {
+        m.name: step_result([r["monitors"][m.name] for r in runs],
+                            pooled(m.samples(), spans, m.criteria), rule, counted[m.name])
+        for m in mons
+    }
+    failed = [n for n, w in monitors.items() if w["counted"] and w["verdict"] == "fail"]
+    return {
+        **step.as_dict(),
+        "rate_achieved": _mean([r["rate_achieved"] for r in runs]),
+        "tx_pps": _mean([r["tx_pps"] for r in runs]),
+        "host_rst_pps": _mean([r["host_rst_pps"] for r in runs]),
+        "verdict": "fail" if failed else "pass",
+        "failed": failed,
+        "monitors": monitors,
+        "runs": runs,
     }
 
 
@@ -161,71 +251,57 @@ def run_storm(
     opts: Options,
     base_tx_pps: float,
 ) -> dict[str, Any]:
-    """Run one storm's ramp and wait for the recovery; return its summary."""
-    rates, step_ns, pause_ns = _ramp(prof, storm)
+    """Run one storm's ramp, each step by the profile's rule; return its summary."""
+    rates, step_ns, _ = _ramp(prof, storm)
     steps = plan_steps(rates, opts.cap)
-    lag = _lag_ns(prof)
+    rule = Rule.of(prof.profile)
     done: list[dict[str, Any]] = []
-    windows: list[tuple[int, int]] = []
-    t_end = mono_ns()
     for i, step in enumerate(steps, 1):
         shown = "max" if step.rate is None else f"{step.rate:,.0f} pkt/s"
-        opts.say(f"{storm.name}: step {i}/{len(steps)} at {shown} ({_s(step_ns):g} s)")
-        lo, t_end, rec = run_step(procs, storm, step, i, ep, step_ns, base_tx_pps)
-        sleep_until(t_end + max(pause_ns, lag))
-        rec["monitors"] = {m.name: window(m.samples(), lo, t_end, m.criteria) for m in mons}
-        rec["window_ns"] = [lo, t_end]
-        failed = [n for n, w in rec["monitors"].items() if w["verdict"] == "fail"]
-        rec["verdict"] = "fail" if failed else "pass"
+        opts.say(f"{storm.name}: step {i}/{len(steps)} at {shown} ({_s(step_ns):g} s, "
+                 f"up to {rule.repeat} runs)")
+        rec = run_step(procs, prof, storm, step, i, mons, ep, opts, base_tx_pps)
         done.append(rec)
-        windows.append((lo, t_end))
+        runs = rec["runs"]
         opts.say(
-            f"{storm.name}: step {i}: {rec['rate_achieved']:,.0f} pkt/s achieved; "
-            + ("every monitor passed" if not failed else "failed: " + ", ".join(
-                f"{n} ({rec['monitors'][n]['why']})" for n in failed))
+            f"{storm.name}: step {i}: {len(runs)} run(s), {rec['rate_achieved']:,.0f} pkt/s "
+            "achieved; "
+            + ("passed" if not rec["failed"] else "failed: " + ", ".join(
+                f"{n} ({rec['monitors'][n]['runs_failed']} of {len(runs)} runs)"
+                for n in rec["failed"]))
         )
-        if failed and prof.profile.stop_at_failure:
+        if not all(v is not None for v in runs[-1]["recovery_s"].values()):
+            break  # the device is not back
+        if rec["failed"] and prof.profile.stop_at_failure:
             break
-    # recovery after the last step that ran
-    deadline = t_end + _recovery_wait_ns(prof)
-    rec_s: dict[str, float | None] = {}
-    while True:
-        now = mono_ns()
-        # a request's record is in once its timeout has passed; a heartbeat's at once
-        rec_s = {
-            m.name: recovery(
-                m.samples(), t_end, now - (lag if m.criteria.timeout_ns else 0), m.criteria
-            )
-            for m in mons
-        }
-        if all(v is not None for v in rec_s.values()) or now >= deadline:
-            break
-        sleep_until(now + int(POLL_S * 1e9))
+    all_runs = [r for s in done for r in s["runs"]]
     monitors: dict[str, Any] = {}
     for m in mons:
         first = next((s for s in done if s["monitors"][m.name]["verdict"] == "fail"), None)
-        r = rec_s[m.name]
+        counted = storm.kind not in m.entry.informational_in
+        r = longest_recovery([x["recovery_s"][m.name] for x in all_runs])
         recovered = r is not None and r <= m.criteria.recover_ns / 1e9
         monitors[m.name] = {
-            "verdict": "pass" if first is None and recovered else "fail",
+            "verdict": "pass" if (first is None or not counted) and recovered else "fail",
+            "counted": counted,
             "failed_at": None if first is None else _rate_of(first),
             "recovery_s": r,
             "recovered": recovered,
         }
     breaking = next((s for s in done if s["verdict"] == "fail"), None)
     recovered_all = all(v["recovered"] for v in monitors.values())
-    back = all(v is not None for v in rec_s.values())
+    rec_s = [v["recovery_s"] for v in monitors.values()]
     return {
         "name": storm.name,
         "kind": storm.kind,
         "tool": tool_of(storm.kind),
         "steps": done,
         "monitors": monitors,
+        "informational": [n for n, v in monitors.items() if not v["counted"]],
         "breaking_rate": None if breaking is None else _rate_of(breaking),
         "breaking_step": None if breaking is None else done.index(breaking) + 1,
-        "recovery_s": max(v for v in rec_s.values() if v is not None) if back else None,
+        "recovery_s": longest_recovery(rec_s) if rec_s else 0.0,
         "verdict": "pass" if breaking is None and recovered_all else "fail",
-        "end_ns": t_end,
     }
 
 

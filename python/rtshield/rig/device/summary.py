@@ -2,18 +2,25 @@
 
 ``storms`` is a list, one entry per storm run: ``name``, ``kind``, ``tool``,
 ``steps`` (per step ``rate_asked`` -- packets/s the tool was told, ``null`` for
-an uncapped ``"max"`` --, ``rate_achieved``, ``profile_rate``, ``capped``,
-``tx_pps``, ``host_rst_pps``, ``window_s``, ``verdict`` and ``monitors``: per
-monitor its statistics and ``verdict``), ``monitors`` (per monitor over the
-storm: ``verdict``, ``failed_at``, ``recovery_s``, ``recovered``),
-``breaking_rate`` (the rate of the first step in which a monitor failed,
+an uncapped ``"max"`` --, ``rate_achieved``, ``tx_pps`` and ``host_rst_pps`` (the
+means of its runs), ``profile_rate``, ``capped``, ``verdict``, ``failed`` (the
+counted monitors that failed it), ``monitors`` (per monitor its statistics over
+every run's samples pooled, ``verdict`` by the profile's rule, ``why``, ``runs``,
+``runs_failed`` and ``counted``: false when the monitor is informational in this
+storm) and ``runs`` (per run ``window_s``, the rates, ``verdict``, ``monitors``:
+per monitor the run's statistics and verdict, ``recovery_s`` per monitor)),
+``monitors`` (per monitor over the storm: ``verdict``, ``counted``,
+``failed_at``, ``recovery_s`` -- the longest after any run of the storm --,
+``recovered``), ``informational`` (the monitors that decide nothing in this
+storm), ``breaking_rate`` (the rate of the first step a counted monitor failed,
 ``null`` when none did), ``breaking_step``, ``recovery_s`` (the slowest
 monitor's, ``null`` when one was not back within the profile's
-``wait_recovery``) and ``verdict``. ``skipped``: the ``optional`` monitors the device
+``wait_recovery``) and ``verdict``. ``rule``: the step rule (``repeat``,
+``fail_runs``). ``skipped``: the ``optional`` monitors the device
 had no good sample of in the baseline, each with why (they are in no step; ``criteria``
-holds the monitors used). Times are seconds since the monitors
-started. ``system`` is the test host's (kernel, CPU, load at the start and the
-end, the tools' versions), as in the other rig outputs.
+holds the monitors used, each with its ``informational_in``). Times are seconds since
+the monitors started. ``system`` is the test host's (kernel, CPU, load at the start and
+the end, the tools' versions), as in the other rig outputs.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any
 
 from rtshield.schema.profile import ProfileFile
 
-from .verdict import Criteria
+from .verdict import Criteria, Rule
 
 __all__ = ["EXIT_FAIL", "EXIT_PASS", "exit_code", "summarize"]
 
@@ -42,11 +49,11 @@ def summarize(
     storms = []
     for s in raw["storms"]:
         steps = [
-            {**{k: v for k, v in st.items() if k != "window_ns"},
-             "window_s": _rel(st["window_ns"], t0)}
+            {**st, "runs": [{**{k: v for k, v in r.items() if k != "window_ns"},
+                             "window_s": _rel(r["window_ns"], t0)} for r in st["runs"]]}
             for st in s["steps"]
         ]
-        storms.append({**{k: v for k, v in s.items() if k != "end_ns"}, "steps": steps})
+        storms.append({**s, "steps": steps})
     failed = [s["name"] for s in storms if s["verdict"] == "fail"]
     base = raw["baseline"]
     skipped = raw.get("skipped", {})
@@ -63,9 +70,11 @@ def summarize(
             "description": prof.profile.description,
             "stop_at_failure": prof.profile.stop_at_failure,
         },
+        "rule": Rule.of(prof.profile).as_dict(),
         "options": options,
         "criteria": {
-            m.name: Criteria.of(m).as_dict() for m in prof.monitor if m.name not in skipped
+            m.name: {**Criteria.of(m).as_dict(), "informational_in": m.informational_in}
+            for m in prof.monitor if m.name not in skipped
         },
         "skipped": skipped,
         "baseline": {

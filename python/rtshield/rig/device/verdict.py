@@ -8,8 +8,13 @@ time, *good* when it was answered normally within the monitor's ``latency``,
 arrivals, at the later arrival, *good* when the interval is within ``jitter``
 of the ``period``, ``value`` the interval. A window passes when at least
 ``within`` of its samples are good and no stretch without a good sample is
-longer than ``max_gap``. Pure functions of the records: the tests give them
-records; ``rtshield rig device`` gives them the monitors' files.
+longer than ``max_gap``.
+
+A step runs up to ``repeat`` times (:class:`Rule`): each run is judged as a window,
+and the step fails a monitor that failed at least ``fail_runs`` of its runs (by
+default a majority); its statistics are those of every run's samples pooled
+(:func:`pooled`, :func:`step_result`). Pure functions of the records: the tests
+give them records; ``rtshield rig device`` gives them the monitors' files.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rtshield.schema.profile import MonitorEntry
+from rtshield.schema.profile import MonitorEntry, ProfileTable
 
-__all__ = ["Criteria", "Sample", "recovery", "samples", "window"]
+__all__ = [
+    "Criteria", "Rule", "Sample", "longest", "pooled", "recovery", "samples", "step_result",
+    "window",
+]
 
 STATUS_NONE, STATUS_OK, STATUS_ERROR = 0, 1, 2
 #: Good samples in a row (after the last bad one) that make a monitor recovered.
@@ -65,6 +73,32 @@ class Criteria:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """How a step's runs make its verdict: the step runs up to ``repeat`` times, and
+    fails a monitor that failed at least ``fail_runs`` of them."""
+
+    repeat: int
+    fail_runs: int
+
+    @classmethod
+    def of(cls, p: ProfileTable) -> Rule:
+        return cls(p.repeat, p.fail_runs_or_default)
+
+    def fails(self, failed: int) -> bool:
+        """Whether a monitor that failed ``failed`` runs fails the step."""
+        return failed >= self.fail_runs
+
+    def decided(self, runs: int, failed: int) -> bool:
+        """Whether a monitor that failed ``failed`` of ``runs`` runs has its step verdict:
+        no further run could change it."""
+        return (runs >= self.repeat or failed >= self.fail_runs
+                or runs - failed > self.repeat - self.fail_runs)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"repeat": self.repeat, "fail_runs": self.fail_runs}
+
+
+@dataclass(frozen=True)
 class Sample:
     t: int  #: ns, CLOCK_MONOTONIC
     good: bool
@@ -105,11 +139,18 @@ def max_gap_ns(ss: Sequence[Sample], lo: int, hi: int) -> int:
 
 def window(ss: Sequence[Sample], lo: int, hi: int, c: Criteria) -> dict[str, Any]:
     """The statistics and the verdict of the samples in ``[lo, hi)``."""
-    mine = [s for s in ss if lo <= s.t < hi]
+    return pooled(ss, [(lo, hi)], c)
+
+
+def pooled(ss: Sequence[Sample], spans: Sequence[tuple[int, int]], c: Criteria) -> dict[str, Any]:
+    """The statistics and the verdict of the samples in every span ``[lo, hi)`` together
+    (the runs of a step): their good fraction and quantiles pooled, the longest gap of
+    any span."""
+    mine = [s for s in ss if any(lo <= s.t < hi for lo, hi in spans)]
     n = len(mine)
     good = sum(s.good for s in mine)
     vals = sorted(s.value / 1e6 for s in mine if s.value is not None)
-    gap = max_gap_ns(ss, lo, hi)
+    gap = max(max_gap_ns(ss, lo, hi) for lo, hi in spans)
     frac = good / n if n else 0.0
     why = []
     if not n:
@@ -139,6 +180,37 @@ def window(ss: Sequence[Sample], lo: int, hi: int, c: Criteria) -> dict[str, Any
         out["latency_ms"] = {"p50": _q(vals, 0.5), "p95": _q(vals, 0.95), "p99": _q(vals, 0.99),
                              "max": _q(vals, 1.0)}
     return out
+
+
+def step_result(
+    runs: Sequence[dict[str, Any]], pooled_stats: dict[str, Any], rule: Rule, counted: bool = True
+) -> dict[str, Any]:
+    """A monitor's result of one step: the verdict by ``rule`` from its runs' windows
+    (:func:`window`, in run order), with the statistics of the runs' samples pooled
+    (:func:`pooled`); ``counted`` false: the monitor is informational in this storm (its
+    verdict decides nothing)."""
+    failed = [(i, w) for i, w in enumerate(runs, 1) if w["verdict"] == "fail"]
+    fail = rule.fails(len(failed))
+    why = ""
+    if failed:
+        why = (f"{len(failed)} of {len(runs)} runs failed"
+               + ("" if fail else f", the step fails at {rule.fail_runs}") + ": "
+               + "; ".join(f"run {i}: {w['why']}" for i, w in failed))
+    return {
+        **pooled_stats,
+        "verdict": "fail" if fail else "pass",
+        "why": why,
+        "runs": len(runs),
+        "runs_failed": len(failed),
+        "counted": counted,
+    }
+
+
+def longest(recoveries: Sequence[float | None]) -> float | None:
+    """The longest of several recovery times; ``None`` when one of them is (not back)."""
+    if any(r is None for r in recoveries):
+        return None
+    return max((r for r in recoveries if r is not None), default=0.0)
 
 
 def headline_ms(stats: dict[str, Any]) -> float | None:
