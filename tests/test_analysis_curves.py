@@ -263,3 +263,25 @@ def test_task_models_never_exceed_what_libshield_admits(N, P, C):
     for w in range(1, 4 * P, 7):
         bursts = -(-(w + P - C) // P)
         assert N * bursts <= native.bursty_max_irqs(N, P, w)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 3_000_000), st.sampled_from([0.0, 1_000.0, 7_777.7,
+                                                                   30_000.0, 150_000.0])),
+             min_size=1, max_size=8),
+    st.lists(st.integers(1, 20_000_000), min_size=1, max_size=40),
+)
+def test_kept_values_answer_as_an_evaluation_would(steps, windows):
+    """Steps keeps what it evaluated and answers a window between two kept ones of the
+    same value without evaluating (η⁺ never decreases): in any order of windows, the
+    answers are those of a curve that evaluates each window afresh."""
+    t, points = 0, []
+    for length, rate in steps:
+        points.append((t, rate))
+        t += length
+    kept = Steps(points)
+    for w in windows:
+        assert kept.eta(w) == Steps(points).eta(w)
+    vals = [kept.eta(w) for w in sorted(windows)]
+    assert vals == sorted(vals)

@@ -3,7 +3,11 @@
 and as JSON, the same bytes as before them (tests/data/golden/analysis/, made at
 commit cce3a41, the analysis before arrival curves and bounded busy windows).
 A system file states no traffic, so its sources keep their models (Regehr &
-Duongsaa §5.2, pyCPA's periodic-with-jitter streams) and every number stays."""
+Duongsaa §5.2, pyCPA's periodic-with-jitter streams) and every number stays.
+The four bursty examples (regehr_avr_bursty*, ethernut, multisource) were made
+again on purpose when the analysis began to charge the bursty limiter's late
+clearing (docs/analysis.md §2, "Late clearing"): their timers now stated above
+the line, the bursts' jitter grown by the timer's lateness."""
 
 import os
 from pathlib import Path

@@ -51,23 +51,27 @@ def test_burst_mitigation_double_capacity():
 def test_regehr_avr(name):
     s = load_system(EX / f"{name}.toml")
     s.tick = False  # TinyOS has no scheduler tick; the preset's 1 s tick is a placeholder
-    _run(s)
+    # work250's bound holds the late clearing: a release on the first of N interrupts
+    # whose last starts just before a limiter tick. The 10 ms releases and 1 ms ticks
+    # are grids from 0, so every release falls on a tick: one burst of the bound is
+    # out of reach (0.93; docs/analysis.md §8). Its twin in scenarios/worstcase/
+    # shifts the period to reach it (test_sim_vs_analysis, within 5 %).
+    _run(s, closeness=0.9 if name == "regehr_avr_bursty_work250" else CLOSENESS)
 
 
 def test_ethernut_at_the_designed_burst():
     """ethernut.toml misses 2 ms at N = 15; `design` finds N = 1: simulate that.
 
-    The speaker's releases (every 2 ms) and the limiter's ticks (every 25 ms)
-    are grids from time 0: no release falls on the first of the two
-    back-to-back interrupts the bound assumes (docs/analysis.md §9,
-    alignment), so the simulation sees one of them: within the bound only.
-    """
+    The worst-case flood's interrupt starts 1 ns before a limiter tick (every
+    25 ms), so the tick's handler waits for it and the next interrupt runs right
+    after the late clearing: two back to back from a release (every 2 ms, and
+    50 ms is both), as the bound assumes — within 5 % of it."""
     s = load_system(EX / "ethernut.toml")
     s.tick = False
     s.sources[0] = dataclasses.replace(s.sources[0], burst=1)
-    rep, obs = _run(s, closeness=0.0)
+    rep, obs = _run(s)
     isr = s.costs["t_int"] + s.sources[0].work + s.costs["t_count"]
-    assert obs["speaker"] >= isr + s.tasks[0].C
+    assert obs["speaker"] >= 2 * isr + s.tasks[0].C
 
 
 def test_ethernut_at_the_papers_burst():
@@ -142,14 +146,16 @@ def test_pure_interrupts_at_asserted_rate(tmp_path):
 
 
 def test_worst_case_bursty_straddles_the_tick():
-    """N interrupts end 1 ns before a limiter tick, after a release."""
+    """The N-th interrupt starts 1 ns before a limiter tick, after a release: the
+    tick's handler waits for it, so the counter is cleared one interrupt late and
+    the next bursts come that much less than a period later (docs/analysis.md §2)."""
     s = load_system(EX / "regehr_avr_bursty.toml")
     s.tick = False
     sc, _ = worst_case(s)
     (f,) = sc.flows
     gap = round(1e9 / f.rate_pps)
     isr = sc.costs["isr_entry_exit"] + sc.sources[0].isr_work_ns + sc.costs["mitigation_isr"]
-    assert (f.begin_ns + gap + sc.mitigation.burst * isr + 1) % sc.mitigation.period_ns == 0
+    assert (f.begin_ns + gap + (sc.mitigation.burst - 1) * isr + 1) % sc.mitigation.period_ns == 0
     assert f.begin_ns >= 2 * sc.critical.period_ns
 
 

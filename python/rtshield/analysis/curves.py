@@ -125,6 +125,33 @@ class Curve:
         return self
 
 
+class _Memo(Curve):
+    """A curve whose η⁺ is dear to evaluate (:class:`Steps`, :class:`Trace`): each
+    window's value is computed once (:meth:`_eta`, for Δ > 0) and kept, sorted by
+    window. η⁺ never decreases with Δ, so a window between two kept ones of the
+    same value has that value too, without an evaluation (an analysis' fixed
+    points ask for many close windows: most are answered so)."""
+
+    def _memo_init(self) -> None:
+        self._keys: list[int] = []
+        self._vals: list[int] = []
+
+    def eta(self, delta: int) -> int | None:
+        if delta <= 0:
+            return 0
+        keys, vals = self._keys, self._vals
+        i = bisect.bisect_left(keys, delta)
+        if i < len(keys) and (keys[i] == delta or (i > 0 and vals[i - 1] == vals[i])):
+            return vals[i]
+        v = self._eta(delta)
+        keys.insert(i, delta)
+        vals.insert(i, v)
+        return v
+
+    def _eta(self, delta: int) -> int:
+        raise NotImplementedError
+
+
 class Unbounded(Curve):
     """No finite curve: any number of events in any window (a Poisson flow)."""
 
@@ -177,7 +204,7 @@ class Periodic(Curve):
         return 1 / self.period
 
 
-class Steps(Curve):
+class Steps(_Memo):
     """A piecewise-constant rate with evenly spaced arrivals in each step — the
     simulator's ``constant``, ``steps`` and ``pyramid`` flows.
 
@@ -191,7 +218,9 @@ class Steps(Curve):
     ``X = Σ ℓ_k / G_k + Σ_{entered} 1 / G_k``, so η⁺(Δ) = max over placements of
     ⌈X⌉. X is linear in the window's start between the instants where an edge
     of the window crosses a step boundary, so the maximum is at one of those
-    (exact for a constant flow: ⌈Δ / G⌉).
+    (exact for a constant flow: ⌈Δ / G⌉). The candidates are evaluated at once in
+    floating point (numpy), and exactly only where rounding could decide the
+    ceiling.
     """
 
     def __init__(self, points: Iterable[tuple[int, float]], label: str = ""):
@@ -215,10 +244,17 @@ class Steps(Curve):
             s += r
             bonus.append(s)
         self._bonus = bonus
-        self._acc_f = [float(a) for a in acc]
-        self._rho_f = [float(r) for r in self._rho]
-        self._bonus_f = [float(b) for b in bonus]
-        self._cache: dict[int, int] = {}
+        import numpy as np
+
+        self._b_np = np.asarray(self._b, dtype=np.int64)
+        self._acc_f = np.asarray([float(a) for a in acc])
+        self._rho_f = np.asarray([float(r) for r in self._rho])
+        self._bonus_f = np.asarray([float(b) for b in bonus])
+        # the window's start t where an edge of it crosses a boundary: t = s + o for
+        # o in these offsets, and t = s − Δ + o (the window's last instant t + Δ − 1)
+        self._near = np.concatenate([self._b_np + o for o in (-1, 0, 1)]
+                                    + [np.asarray([self._b[-1] + 1], dtype=np.int64)])
+        self._memo_init()
 
     def _fluid(self, u: int) -> Fraction:
         """Σ_k ρ_k · |(b_k, b_{k+1}] ∩ (−∞, u]|: the arrivals' fluid up to instant u."""
@@ -239,56 +275,49 @@ class Steps(Curve):
         last = t + delta - 1
         return self._fluid(last) - self._fluid(t - 1) + self._entered(t, last - 1)
 
-    def eta(self, delta: int) -> int | None:
-        if delta <= 0:
-            return 0
-        hit = self._cache.get(delta)
-        if hit is not None:
-            return hit
-        cands = {self._b[-1] + 1}
-        for s in self._b:
-            for t in (s - 1, s, s + 1, s - delta, s - delta + 1, s - delta + 2):
-                cands.add(t)
+    def _eta(self, delta: int) -> int:
+        import numpy as np
+
+        t = np.concatenate([self._near, self._b_np - (delta - 1), self._b_np - delta,
+                            self._b_np - (delta - 2)])
         # X in floating point first; exactly (fractions) only where rounding could
         # decide the ceiling, so the result is the exact max of ⌈X⌉
-        approx = [(self._x_float(t, delta), t) for t in cands]
-        top = max(x for x, _ in approx)
-        eps = 1e-9 * (abs(top) + 1.0)
-        best = 0
-        for x, t in approx:
-            lo, hi = math.ceil(x - eps), math.ceil(x + eps)
-            if hi <= best:
-                continue
-            best = max(best, hi if lo == hi else _ceil(self._x(t, delta)))
-        self._cache[delta] = best
+        last = t + (delta - 1)
+        x = self._fluid_f(last) - self._fluid_f(t - 1) + self._entered_f(t, last - 1)
+        eps = 1e-9 * (abs(float(x.max())) + 1.0)
+        lo, hi = np.ceil(x - eps), np.ceil(x + eps)
+        sure = lo == hi
+        best = int(hi[sure].max()) if sure.any() else 0
+        open_ = np.flatnonzero(~sure & (hi > best))
+        for k in open_[np.argsort(-hi[open_], kind="stable")]:
+            if hi[k] <= best:
+                break
+            best = max(best, _ceil(self._x(int(t[k]), delta)))
         return best
 
-    def _x_float(self, t: int, delta: int) -> float:
-        last = t + delta - 1
-        return (
-            self._fluid_f(last) - self._fluid_f(t - 1)
-            + self._entered_f(t, last - 1)
-        )
+    def _fluid_f(self, u):
+        import numpy as np
 
-    def _fluid_f(self, u: int) -> float:
-        k = bisect.bisect_left(self._b, u) - 1
-        if k < 0:
-            return 0.0
-        return self._acc_f[k] + self._rho_f[k] * (u - self._b[k])
+        k = np.searchsorted(self._b_np, u, side="left") - 1
+        kk = np.maximum(k, 0)
+        v = self._acc_f[kk] + self._rho_f[kk] * (u - self._b_np[kk])
+        return np.where(k < 0, 0.0, v)
 
-    def _entered_f(self, lo: int, hi: int) -> float:
-        i = bisect.bisect_left(self._b, lo)
-        j = bisect.bisect_right(self._b, hi)
-        if j <= i:
-            return 0.0
-        return self._bonus_f[j - 1] - (self._bonus_f[i - 1] if i > 0 else 0.0)
+    def _entered_f(self, lo, hi):
+        import numpy as np
+
+        i = np.searchsorted(self._b_np, lo, side="left")
+        j = np.searchsorted(self._b_np, hi, side="right")
+        top = self._bonus_f[np.maximum(j - 1, 0)]
+        below = np.where(i > 0, self._bonus_f[np.maximum(i - 1, 0)], 0.0)
+        return np.where(j <= i, 0.0, top - below)
 
     @property
     def rate(self) -> Fraction | None:
         return self._rho[-1]
 
 
-class Trace(Curve):
+class Trace(_Memo):
     """A recorded trace: the sliding-window maximum over its event times
     (nanoseconds, sorted), and with ``period`` > 0 over their periodic extension
     (every time plus each multiple of the period: a looped replay). Exact for the
@@ -307,7 +336,7 @@ class Trace(Curve):
         self._period = int(period)
         self._ext = np.concatenate([t, t + self._period]) if self._period else t
         self.label = label
-        self._cache: dict[int, int] = {}
+        self._memo_init()
 
     @property
     def events(self) -> int:
@@ -333,19 +362,11 @@ class Trace(Curve):
         ends = np.searchsorted(self._ext, self._t + r, side="left")
         return int((ends - np.arange(self._n)).max())
 
-    def eta(self, delta: int) -> int | None:
-        if delta <= 0:
-            return 0
-        hit = self._cache.get(delta)
-        if hit is not None:
-            return hit
+    def _eta(self, delta: int) -> int:
         if self._period:
             q, r = divmod(delta, self._period)
-            v = q * self._n + self._window(r)
-        else:
-            v = self._window(min(delta, int(self._t[-1]) + 1))
-        self._cache[delta] = v
-        return v
+            return q * self._n + self._window(r)
+        return self._window(min(delta, int(self._t[-1]) + 1))
 
     def delta_min(self, n: int) -> int | None:
         if n <= 1:

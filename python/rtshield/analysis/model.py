@@ -38,7 +38,7 @@ from .curves import demand, flow_curve, line_curve, seen
 from .mitigations import mitigation_seen
 from .report import Report, analyze_system
 from .rta import Task
-from .sources import line_seen
+from .sources import LATE_NOTE, cleared_after, line_seen
 from .system import GlobalLimit, Server, Source, System, Timer
 
 __all__ = [
@@ -126,6 +126,11 @@ KNOBS_TO_BOUND = {
 _RX_KNOB = "bound it with [rx] global_capacity and global_period (Behnke §5.5)"
 
 
+#: the tick's interrupt priority in a scenario's model: above the protection's timer
+#: (2) and the RX line (1), as the engine dispatches them
+_TICK_PRIORITY = 3
+
+
 def _unsupported(sc, what: str) -> UsageError:
     return UsageError(
         f"{sc.path}: {what}: not in the analysis' model of a scenario "
@@ -183,7 +188,9 @@ def system_from_scenario(sc) -> System:
         costs=costs,
         platform=sc.platform.name,
         tick=sc.platform.tick_ns > 0,
-        tick_priority=0,
+        # the engine dispatches the lowest pending line first (sim/src/irq.c): the
+        # tick (line 0), then the protection's timers, then the RX lines
+        tick_priority=_TICK_PRIORITY,
     )
     report = costs["mitigation_report"] if native.shield_hooked(kind, "REPORT") else 0
     crit = sc.critical
@@ -230,7 +237,10 @@ def system_from_scenario(sc) -> System:
         name="rx",
         model=model,
         priority=1,
-        timer_priority=1,
+        # a timer line is dispatched before the RX line, but for the strict limiter's,
+        # whose re-enable takes effect at the expiry and which waits for a pending RX
+        # line (the engine's late lines, docs/decisions/regehr.md)
+        timer_priority=0 if model == "strict" else 2,
         work=rx_isr_work(costs),
     )
     src.arrivals = line_curve(sc.flows, sc.duration_ns)
@@ -292,9 +302,10 @@ def system_from_scenario(sc) -> System:
                 m.burst * drv_work,
                 m.period_ns,
                 drv.priority,
-                "N packets per timer period",
+                "N packets per timer period" + LATE_NOTE,
                 J=m.period_ns,
                 cap=demand(taken, drv_work),
+                **cleared_after(s, src),
             )
         )
     return s
@@ -308,15 +319,16 @@ def _shared_timer(sc, s: System) -> None:
     ``isr_entry_exit + isr_work + mitigation_isr``, the shared timer
     ``isr_entry_exit + timer_isr`` (t_expire, with t_clear and t_flip folded)."""
     m = sc.mitigation
-    s.timers.append(Timer("timer", m.period_ns, priority=1))
     n = len(sc.sources)
+    s.timers.append(Timer("timer", m.period_ns, priority=n + 1))  # above the RX lines
+    s.tick_priority = max(s.tick_priority, n + 2)
     for i, x in enumerate(sc.sources):
         s.sources.append(
             Source(
                 name=x.name,
                 model="bursty",
-                priority=1 + n - i,
-                timer_priority=1,
+                priority=n - i,
+                timer_priority=n + 1,
                 # an isr_only source queues nothing: its own work, and the ISR's body
                 work=x.isr_work_ns + sc.costs.get("isr_rx_batch", 0),
                 burst=x.burst if x.burst is not None else m.burst,
@@ -412,9 +424,9 @@ def _ring(sc) -> int:
 
 
 def _driver(C: int, T: int | None, prio: int, note: str, J: int = 0, cap=None,
-            hint: str = "") -> Task:
+            hint: str = "", **after) -> Task:
     return Task("driver", C, T, None, J, 0, prio, "thread", "driver", note, best_effort=True,
-                cap=cap, hint="" if cap is not None or T is not None else hint)
+                cap=cap, hint="" if cap is not None or T is not None else hint, **after)
 
 
 # ------------------------------------------------------------------ cross-check

@@ -28,6 +28,7 @@ round robin among equal priorities).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -36,7 +37,7 @@ from rtshield.units import format_ns
 
 __all__ = [
     "MAX_BUSY_JOBS", "MAX_WINDOW_NS", "Task", "TaskResult", "Result", "analyze",
-    "level_demand", "utilization",
+    "inherit_jitter", "level_demand", "utilization",
 ]
 
 #: The analysis of one task gives up (docs/analysis.md §1, "Bounded analysis")
@@ -92,6 +93,16 @@ class Task:
     cap: object | None = None
     #: for an unbounded task: what would bound it (named in its verdict)
     hint: str = ""
+    #: the task whose completion releases this one's activations (the bursty
+    #: limiter's bursts and driver after its timer's handler, which clears the
+    #: counter at its end): ``J`` then grows by that task's response jitter, its
+    #: WCRT less its C — how late the completion can come after its own release
+    #: (holistic analysis: a release that inherits the predecessor's jitter)
+    after: str | None = None
+    #: the most that inherited jitter can be whatever the predecessor's response
+    #: (e.g. one period for the bursty limiter's tick handler, which arms the next
+    #: tick after it runs); required with ``after``
+    after_max: int | None = None
 
     @property
     def deadline(self) -> int | None:
@@ -437,15 +448,60 @@ def _analyze_one(i: Task, tasks: list[Task], nesting: bool) -> TaskResult:
     return TaskResult(i, worst, ok, reason, jobs=q_count)
 
 
+#: Rounds of :func:`inherit_jitter` before it takes every ``after_max`` (each round
+#: that does not end it raises some inherited jitter, which ``after_max`` bounds).
+INHERIT_ROUNDS = 20
+
+
+def inherit_jitter(tasks: list[Task], nesting: bool = False) -> list[Task]:
+    """``tasks`` with the jitter each task released by another's completion
+    (:attr:`Task.after`) inherits from it: ``J + min(R_after - C_after, after_max)``,
+    iterated to a fixed point (a predecessor's response may depend on its dependants'
+    jitter: the inherited jitter only grows, and ``after_max`` bounds it). A
+    predecessor without a finite bound, or no fixed point within
+    :data:`INHERIT_ROUNDS` rounds: ``after_max``."""
+    deps = [t for t in tasks if t.after is not None]
+    if not deps:
+        return list(tasks)
+    byname = {t.name: t for t in tasks}
+    for t in deps:
+        if t.after not in byname or t.after_max is None:
+            raise ValueError(f"{t.name}: released after {t.after!r}: no such task or no bound")
+    extra = dict.fromkeys((t.name for t in deps), 0)
+
+    def with_extra() -> list[Task]:
+        return [dataclasses.replace(t, J=t.J + extra[t.name]) if t.name in extra else t
+                for t in tasks]
+
+    for _ in range(INHERIT_ROUNDS):
+        cur = with_extra()
+        ordered = sorted(cur, key=lambda t: t.rank(), reverse=True)
+        now = {t.name: t for t in cur}
+        grew = False
+        for t in deps:
+            p = now[t.after]
+            r = _analyze_one(p, ordered, nesting)
+            late = t.after_max if r.wcrt is None else min(max(0, r.wcrt - p.C), t.after_max)
+            if late > extra[t.name]:
+                extra[t.name], grew = late, True
+        if not grew:
+            return cur
+    extra = {t.name: t.after_max for t in deps}
+    return with_extra()
+
+
 def analyze(tasks: list[Task], *, nesting: bool = False) -> Result:
     """Analyse every task; results in priority order, highest first.
 
-    ``nesting`` says whether interrupt handlers may preempt each other.
+    ``nesting`` says whether interrupt handlers may preempt each other. A task
+    released by another's completion (:attr:`Task.after`) is analysed with the
+    jitter it inherits (:func:`inherit_jitter`).
     """
     names = [t.name for t in tasks]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"duplicate task names: {', '.join(dup)}")
+    tasks = inherit_jitter(tasks, nesting)
     ordered = sorted(tasks, key=lambda t: t.rank(), reverse=True)
     res = Result(utilization=utilization(tasks))
     res.unbounded = [

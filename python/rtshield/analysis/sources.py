@@ -48,6 +48,7 @@ __all__ = [
     "burst_of",
     "timer_sources",
     "admitted_curve",
+    "cleared_after",
     "line_seen",
 ]
 
@@ -70,8 +71,9 @@ def admitted_curve(system: System, src: Source) -> Curve | None:
             N, P = burst_of(system, src), _period(system, src)
         except UsageError:
             return None
-        # libshield's bound with the tick's handler ending before the next tick:
-        # clearings at least one period apart less that lateness (P), so at Δ + P
+        # libshield's bound, N (⌈Δ / P⌉ + 1), at Δ + P: a clearing comes at most one
+        # period late (the tick's handler arms the next tick after it runs,
+        # cleared_after()), so clearings are at least 0 apart and a tick in between
         return Admitted(lambda d: native.bursty_max_irqs(N, P, d + P), Fraction(N, P),
                         f"bursty limiter: {N} per {P} ns")
     return None
@@ -93,6 +95,28 @@ def line_seen(system: System, src: Source) -> Curve | None:
     hold = src.min_interarrival if m == "strict" else None
     adm = None if m == "polling" else admitted_curve(system, src)
     return seen(src.arrivals, True, adm, hold=hold, backlog=src.backlog)
+
+
+#: how the bursty limiter's release jitter reads in the report (docs/analysis.md §2)
+LATE_NOTE = " + the timer handler's lateness"
+
+
+def cleared_after(system: System, src: Source) -> dict:
+    """The bursty limiter's counter is cleared by its timer's handler, at the end of
+    it, and a handler runs when the CPU lets it: with nesting off a tick that comes
+    while another handler runs (an RX interrupt of this very line) is handled when
+    that one ends, so one clearing can come late by the timer handler's response
+    jitter (WCRT − C) and the next ones on time, and the bursts after them come
+    that much less than a period after it. The tasks released by the clearings (the
+    bursts, the driver's packets) inherit that lateness as release jitter
+    (:attr:`.rta.Task.after`). Whatever the timer's response, libshield's tick
+    handler clears the counters and arms the timer for the next tick of the
+    period's grid after the instant it runs (``rts_bursty_on_tick_isr()``), so two
+    clearings are separated by a tick: no more than one period late
+    (``after_max``)."""
+    P = _period(system, src)
+    timer = src.timer if src.timer is not None else f"{src.name}.timer"
+    return {"after": timer, "after_max": P}
 
 
 def _cap(system: System, src: Source, cost: int, every: tuple[int, int] | None = None):
@@ -244,9 +268,11 @@ def expand_source(system: System, src: Source) -> list[Task]:
                     T,
                     p,
                     n,
-                    f"bursty N={N}: WCET doubled for back-to-back bursts",
+                    f"bursty N={N}: WCET doubled for back-to-back bursts"
+                    f"{LATE_NOTE}",
                     chunk=per + c("t_flip"),
                     cap=_cap(system, src, per + c("t_flip")),
+                    **cleared_after(system, src),
                 )
             )
         else:
@@ -257,10 +283,11 @@ def expand_source(system: System, src: Source) -> list[Task]:
                     T,
                     p,
                     n,
-                    f"bursty N={N}: one arrival per burst, jitter T - C",
+                    f"bursty N={N}: one arrival per burst, jitter T - C{LATE_NOTE}",
                     J=T - C,
                     chunk=per + c("t_flip"),
                     cap=_cap(system, src, per + c("t_flip")),
+                    **cleared_after(system, src),
                 )
             )
         if src.timer is None:

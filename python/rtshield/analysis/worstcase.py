@@ -83,8 +83,9 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
     * Burst Mitigation: one packet opens a slice; a flood from the third
       release, timed so that the slice ends (tick-quantized) once K − 1
       packets have run, and K more run right after it (Danicki's 2K);
-    * bursty limiter: a flood that starts N interrupts before a timer tick,
-      after a release, so N run before the tick and N after.
+    * bursty limiter: a flood whose N-th interrupt starts 1 ns before a timer
+      tick, after a release, so N run before the tick, its handler waits for
+      the last of them (a late clearing) and N run right after it.
     """
     m, kind = fold_source(sc).mitigation, sc.mitigation.kind
     P = sc.critical.period_ns
@@ -134,7 +135,9 @@ def worst_case_traffic(sc, rate_pps: float | None = None):
     elif kind == "bursty":
         N, per = m.burst, m.period_ns
         gap = max(1, isr // 4)
-        d = N * isr + gap + 1  # first arrival one gap in; the N-th ISR ends 1 ns before the tick
+        # first arrival one gap in; the N-th ISR starts 1 ns before the tick, so the
+        # tick's handler waits for it and clears the counter one interrupt late
+        d = (N - 1) * isr + gap + 1
         t_k = _aligned_tick(r + d, d - gap, per, P)
         flows = (tcp_flow("flood", flood, t_k - d),)
         r = max(r, t_k + per - 4 * P)  # the run lasts two limiter periods past the tick
