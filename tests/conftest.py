@@ -2,40 +2,39 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import pytest
 
-#: Modules of the rig's tests: namespaces, TAP devices, ``rig clean`` (which removes
-#: every rig namespace and process) and the rig's build cache: never two at once.
+#: Modules of the rig's tests: namespaces, TAP devices, ``rig serve``'s one address,
+#: ``rig clean`` (which removes every rig namespace and process) and the rig's build
+#: cache: never two at once.
 RIG_MODULES = ("test_rig_", "test_mps2_")
 
 
-def _worker_group(item: pytest.Item) -> str | None:
-    """The pytest-xdist group of ``item``: every rig test in one ("rig"); the tests of a
-    module with a module- or class-scoped fixture together (the fixture's work is done once,
-    not once per worker); None: any worker."""
-    module = item.path.stem
-    if module.startswith(RIG_MODULES):
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test is sent to a pytest-xdist worker in: every rig test in one
+    (``"rig"``), every other test with the rest of its module (a module's shared fixtures
+    are then built once, not once per worker)."""
+    module = nodeid.split("::", 1)[0]
+    if module.rsplit("/", 1)[-1].startswith(RIG_MODULES):
         return "rig"
-    info = getattr(item, "_fixtureinfo", None)
-    defs = info.name2fixturedefs.values() if info else ()
-    if any(d.scope in ("module", "class") for ds in defs for d in ds):
-        return module
-    return None
+    return module
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On a pytest-xdist worker (``tools/test.sh``: ``-n 2 --dist loadgroup``): mark each
-    test with its group (:func:`_worker_group`) before xdist reads the marks."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    for item in items:
-        group = _worker_group(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """tools/test.sh runs the tests on as many workers as CPUs (``-n``); they are spread in
+    the units of :func:`work_unit`. A scheduler of its own, not ``--dist loadgroup``'s
+    marks: with pytest 9 that rewrote node ids pytest no longer reads, and the rig's tests
+    ran on both workers at once (two ``rig serve`` on one address)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByUnit(config, log)
 
 
 @pytest.fixture

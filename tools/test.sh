@@ -46,6 +46,6 @@ echo "== Python import layers (.importlinter, on the source tree)"
 PYTHONPATH="$here/python" lint-imports "$here/.importlinter" --no-cache
 echo "== Python tests"
 # On as many workers as CPUs (pytest-xdist): the rig's tests (namespaces,
-# `rig clean`) all on one, and a module's shared fixture built once
-# (tests/conftest.py groups them).
-python3 -m pytest -q -n "$jobs" --dist loadgroup
+# `rig clean`) all in one unit, every other module in its own
+# (tests/conftest.py: work_unit, its scheduler).
+python3 -m pytest -q -n "$jobs"

@@ -1,0 +1,40 @@
+"""How tools/test.sh spreads the tests over pytest-xdist workers (tests/conftest.py): the
+rig's tests never on two workers at once, every other module whole on one."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from conftest import work_unit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_work_units():
+    assert work_unit("tests/test_rig_serve.py::test_x") == "rig"
+    assert work_unit("tests/test_mps2_flood_smoke.py::test_y[1-2]") == "rig"
+    assert work_unit("tests/test_rig_device_smoke.py::test_a[15-143]") == "rig"
+    assert work_unit("tests/test_units.py::test_rates[4kHz-4000.0]") == "tests/test_units.py"
+    assert work_unit("tests/test_out_safety.py::Cls::test_z") == "tests/test_out_safety.py"
+    # "rig" in a test's name or parameters is not a rig module
+    assert work_unit("tests/test_units.py::test_rig_[a::b]") == "tests/test_units.py"
+
+
+def test_the_rig_tests_run_on_one_worker():
+    """Two workers: every test of two rig modules on the same one (the check that found
+    ``--dist loadgroup``'s marks ignored under pytest 9), another module beside them."""
+    mods = ["tests/test_rig_device_cli.py", "tests/test_rig_serve.py", "tests/test_units.py"]
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "-v", "-p", "no:cacheprovider", *mods],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    workers = defaultdict(set)
+    for m in re.finditer(r"^\[(gw\d+)\].*? (tests/\S+?\.py)::", p.stdout, re.M):
+        workers[work_unit(m.group(2))].add(m.group(1))
+    assert set(workers) == {"rig", "tests/test_units.py"}, p.stdout[-2000:]
+    assert all(len(w) == 1 for w in workers.values()), dict(workers)
