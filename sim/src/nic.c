@@ -62,6 +62,16 @@ static void raise_rx(rtsim *s, sim_core *c, sim_pkt p)
     }
 }
 
+/* The ring's RX line (DMA ring, multiqueue): raised for the frames it holds;
+ * raised again while pending it is coalesced (the ISR takes them anyway). */
+static void raise_ring_rx(rtsim *s, sim_core *c)
+{
+    const uint32_t bit = 1u << LINE_RX;
+    s->cur_bin.irq_raised++;
+    if (c->pending & bit) s->cur_bin.irq_lost++;
+    c->pending |= bit;
+}
+
 /* Queue `q` interrupts: its waiting descriptors are announced to the host
  * (Table 1's base/next-base swap) and the RX line is raised. */
 static void nic_announce(rtsim *s, unsigned q)
@@ -78,10 +88,7 @@ static void nic_announce(rtsim *s, unsigned q)
             }
         }
     }
-    const uint32_t bit = 1u << LINE_RX;
-    s->cur_bin.irq_raised++;
-    if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes them anyway */
-    c->pending |= bit;
+    raise_ring_rx(s, c);
 }
 
 /* Arm the NIC model's next timer event (the earliest queue expiry). A
@@ -191,7 +198,6 @@ bool nic_setup(rtsim *s)
 void nic_receive(rtsim *s, sim_pkt p, uint64_t now)
 {
     sim_core *c = rx_core(s);
-    const uint32_t bit = 1u << LINE_RX;
     if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
         if (!hook_is_filter(&s->hk)) {
             raise_rx(s, c, p);
@@ -226,19 +232,13 @@ void nic_receive(rtsim *s, sim_pkt p, uint64_t now)
             p.buf = fifo_pop(&s->posted).buf;
             dma_write(s, &p);
             if (!fifo_push(&s->filled, p)) fail(s, "descriptor ring overflow");
-            if (!s->cfg.rx_on_tick) {
-                s->cur_bin.irq_raised++;
-                if (c->pending & bit) s->cur_bin.irq_lost++;
-                c->pending |= bit;
-            }
+            if (!s->cfg.rx_on_tick) raise_ring_rx(s, c);
         }
     } else {
         if (!fifo_push(&s->ring, p)) {
             count_drop(s, &p, RTSIM_DROP_RING_FULL);
         } else if (!s->cfg.rx_on_tick) {
-            s->cur_bin.irq_raised++;
-            if (c->pending & bit) s->cur_bin.irq_lost++; /* coalesced: the ISR takes it anyway */
-            c->pending |= bit;
+            raise_ring_rx(s, c);
         }
     }
 }
@@ -249,11 +249,7 @@ void nic_receive(rtsim *s, sim_pkt p, uint64_t now)
 void nic_tick(rtsim *s)
 {
     if (!s->cfg.rx_on_tick || (s->cfg.rx.enabled ? s->filled.len : s->ring.len) == 0) return;
-    sim_core *c = rx_core(s);
-    const uint32_t bit = 1u << LINE_RX;
-    s->cur_bin.irq_raised++;
-    if (c->pending & bit) s->cur_bin.irq_lost++;
-    c->pending |= bit;
+    raise_ring_rx(s, rx_core(s));
 }
 
 /* True when an arrival of flow f now would find the device exactly as the

@@ -158,8 +158,9 @@ static SIM_HOT_INLINE bool arrival_in_interval(sim_flow_gen *g, uint64_t t, doub
      * up to 1 ns while also carrying it (as before) lost ~1 ns per short
      * gap: 27 % of the packets at 10^9 pkt/s, 0.5 % at 10^8. An even gap is
      * never below 1 ns (rates are at most 10^9 pkt/s). */
-    /* A rate beyond 10^9 pkt/s (an infinite one from an extreme schedule)
-     * gets the old floor of one arrival per nanosecond: time must advance. */
+    /* A rate beyond 10^9 pkt/s gets the old floor of one arrival per
+     * nanosecond: time must advance (rtsim_config_error() refuses only
+     * rates that are not finite). */
     if (whole == 0 && (!g->exponential || !(r <= 1e9))) whole = 1;
     /* A gap drawn at this rate must not reach into the next rate
      * interval: there the new rate starts afresh from the change point
