@@ -1,7 +1,7 @@
-"""The rig's boards' presets (``BOARD_PRESETS``): each loads and validates, each number the
-lwIP board's preset marks "measured: RUN KEY" is what that run measured (its
-``device.json`` and ``cycles.bin`` kept in tests/data/rig/board/), each number it marks
-"configured" is the build's, and a run of the lwIP target gets ``twin.json`` on it
+"""The rig's boards' presets (``BOARD_PRESETS``): each loads and validates, each number a
+board's preset marks "measured: RUN KEY" is what that run measured, rounded to the digits
+written (its ``device.json`` and ``cycles.bin`` kept in tests/data/rig/board/), each
+number the lwIP board's marks "configured" is the build's, and a run of the lwIP target gets ``twin.json`` on it
 (docs/decisions/twin.md, "The lwIP target's model")."""
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ DATA = ROOT / "tests" / "data" / "rig" / "board"
 LWIP = "posix-freertos-lwip"
 #: "measured: RUN KEY" after a value: RUN a run of the preset's data (or "all-runs", the
 #: least-squares split of the stack's costs over every run), KEY its measurement.
-_MEASURED = re.compile(r'^(\w+)\s*=\s*"([0-9.]+)(us|ms)"\s*#\s*measured: ([\w-]+) (\w+)')
+_MEASURED = re.compile(
+    r'^(\w+)\s*=\s*"([0-9.]+)(us|ms)"\s*#\s*measured: (all-runs|(?:un)?protected-\w+) (\w+)'
+)
 
 
 def _preset_text(name: str) -> str:
     return (scenario_mod.platforms_dir() / f"{name}.toml").read_text()
 
 
-def provenance_mismatches(text: str, data: Path, rel: float = 0.01) -> list[str]:
-    """Each value marked measured that its run's measurement does not give (within
-    ``rel``: the preset writes three significant digits), as ``key: preset vs measured``."""
+def provenance_mismatches(text: str, data: Path) -> list[str]:
+    """Each value marked measured that is not its run's measurement rounded to the digits
+    written (half a unit of its last digit), as ``key: preset vs measured``."""
     runs = {d.name: board_measurements(d) for d in sorted(data.iterdir()) if d.is_dir()}
     split = board_stack_costs(list(runs.values()))
     bad = []
@@ -47,10 +49,12 @@ def provenance_mismatches(text: str, data: Path, rel: float = 0.01) -> list[str]
         if not m:
             continue
         key, value, unit, run, what = m.groups()
-        written = float(value) * (1000.0 if unit == "ms" else 1.0)  # µs
+        scale = 1000.0 if unit == "ms" else 1.0  # µs
+        digits = len(value.partition(".")[2])
+        half = 0.5 * 10.0**-digits * scale + 1e-9
         got = split.get(what) if run == "all-runs" else runs[run].get(what)
-        if got is None or abs(written - got) > rel * abs(got):
-            bad.append(f"{key}: {written} us vs {got} us measured ({run} {what})")
+        if got is None or abs(float(value) * scale - got) > half:
+            bad.append(f"{key}: {float(value) * scale} us vs {got} us measured ({run} {what})")
     return bad
 
 
@@ -78,9 +82,19 @@ def test_the_lwip_presets_measured_numbers_are_its_runs():
     assert provenance_mismatches(text, DATA / LWIP) == []
 
 
+def test_the_plustcp_presets_measured_numbers_are_its_runs():
+    text = _preset_text("posix-freertos-tcp")
+    marked = {m.group(1) for m in map(_MEASURED.match, text.splitlines()) if m}
+    assert marked == {
+        "tick_real", "isr_per_packet", "driver_per_packet",
+        "rx_path_regular", "rx_path_prio_raise", "rx_path_rejected",
+    }  # fmt: skip
+    assert provenance_mismatches(text, DATA / "posix-freertos-tcp") == []
+
+
 def test_a_number_that_drifts_from_its_run_is_caught():
     text = _preset_text(LWIP)
-    drifted = text.replace('isr_per_packet = "6.97us"', 'isr_per_packet = "7.3us"')
+    drifted = text.replace('isr_per_packet = "6.97us"', 'isr_per_packet = "6.99us"')
     assert drifted != text
     assert [b.split(":")[0] for b in provenance_mismatches(drifted, DATA / LWIP)] == [
         "isr_per_packet"

@@ -371,7 +371,7 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
     stack from ``summary.json``). Times in µs:
 
     - ``tick_real``: the median of the critical task's release-to-release time over the
-      ticks of its period;
+      ticks of its period (where the run's ``cycles.bin`` is there);
     - ``stack_cpu``: the stack's tasks' CPU time, with ``to_stack`` frames handed to them
       and ``rx_irqs`` RX interrupts (each wakes them at most once): what
       :func:`board_stack_costs` splits into a cost per frame and per wake-up;
@@ -388,7 +388,8 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
     stack = str(read_json(run_dir / "summary.json").get("stack") or "")
     nif = dev["netif"]
     out: dict[str, float] = {}
-    cyc = np.fromfile(run_dir / "cycles.bin", dtype="<u8").reshape(-1, 4).astype(np.int64)
+    f = run_dir / "cycles.bin"  # a folder of kept records may leave it out: no tick_real
+    cyc = np.fromfile(f, dtype="<u8").reshape(-1, 4).astype(np.int64) if f.is_file() else []
     period_ticks = int(dev["crit_period_us"]) * int(dev["tick_hz"]) // 1_000_000
     if len(cyc) > 1 and period_ticks > 0:
         out["tick_real"] = float(np.median(np.diff(cyc[:, 0]))) / period_ticks / 1e3
