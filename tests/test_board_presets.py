@@ -1,8 +1,8 @@
 """The rig's boards' presets (``BOARD_PRESETS``): each loads and validates, each number a
 board's preset marks "measured: RUN KEY" is what that run measured, rounded to the digits
 written (its ``device.json`` and ``cycles.bin`` kept in tests/data/rig/board/), each
-number the lwIP board's marks "configured" is the build's, and a run of the lwIP target gets ``twin.json`` on it
-(docs/decisions/twin.md, "The lwIP target's model")."""
+number the lwIP board's marks "configured" is the build's, and a run of the lwIP target
+gets ``twin.json`` on it (docs/decisions/twin.md, "The lwIP target's model")."""
 
 from __future__ import annotations
 
