@@ -31,18 +31,26 @@ from .summary import IP_QUEUE_FULL, STACK_EXHAUSTED, STACK_TASKS
 
 __all__ = [
     "BOARD",
+    "BOARD_BOUNDS",
     "BOARD_DROPS",
+    "BOARD_FITTED",
     "BOARD_PRESETS",
     "COUNTERS",
     "FITTED",
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
+    "FIT_ATTACK",
     "FIT_RECORD",
     "INPUT_TASKS",
     "OWN_RATE",
+    "TICK_REAL_BOUNDS",
+    "board_fit",
+    "board_from_runs",
     "board_measurements",
     "board_preset",
+    "board_preset_text",
     "board_stack_costs",
+    "check_board_fit",
     "calibration_toml",
     "counters_csv",
     "read_json",
@@ -429,5 +437,198 @@ def board_stack_costs(runs: list[Mapping[str, float]]) -> dict[str, float]:
         raise UsageError("rig: the stack's costs need two runs with frames handed to the stack")
     a = np.array([[r["to_stack"], r["rx_irqs"]] for r in rows])
     b = np.array([r["stack_cpu"] for r in rows])
-    (per, wake), *_ = np.linalg.lstsq(a, b, rcond=None)
+    (per, wake), _, rank, _ = np.linalg.lstsq(a, b, rcond=None)
+    if rank < 2:
+        raise UsageError(
+            "rig: the runs do not tell the stack's cost per frame from its cost per wake-up "
+            "(every run hands it as many frames per RX interrupt: fit unprotected and "
+            "protected runs together)"
+        )
     return {"driver_per_packet": float(per), "driver_wake": float(wake)}
+
+
+def _bound_us(text: str) -> float:
+    from rtshield.units import duration_ns
+
+    return duration_ns(text, "bound") / 1e3
+
+
+#: The physical bounds of each cost a board's preset records as measured (µs): ``key ->
+#: (low, high, why)``; a fit outside them is refused (``rtshield rig fit``,
+#: docs/decisions/twin.md, "A target's model from the target"). The receive path's and
+#: the stack's per-frame costs are :data:`FIT_PARAMETERS`' (one home: what a counters fit
+#: may move is what a board's fit may hold).
+BOARD_BOUNDS: dict[str, tuple[float, float, str]] = {
+    key.partition(".")[2]: (_bound_us(lo), _bound_us(hi), why)
+    for key, lo, hi, why in FIT_PARAMETERS
+} | {
+    "driver_wake": (1.0, 2000.0, "a wake-up of the stack's tasks: one or two host-thread "
+                    "switches of the port, from a microsecond on an idle core to 2 ms on a "
+                    "loaded host"),
+    **{key: (0.05, 50.0, "libshield's work on one frame in the RX interrupt (harvest, "
+             "classify, admit or refuse): from tens of instructions on a GHz core to a "
+             "loaded host's page faults") for key in _PATH_COSTS.values()},
+}  # fmt: skip
+#: ``tick_real`` within these multiples of the preset's tick: the port's timer thread
+#: sleeps one tick, so a tick never comes early; three ticks a tick is a host too loaded
+#: to measure a device on.
+TICK_REAL_BOUNDS = (1.0, 3.0)
+#: Each per-frame cost is measured on the SYN flood's run where there is one: the
+#: simulator's flood is a SYN flood (an ARP flood or a scan is simulated as one at its
+#: rate, :func:`simulate_own_rates`), so its frames should cost what a SYN costs.
+FIT_ATTACK = "syn"
+#: Every number :func:`board_fit` measures (the rest of a board's preset is configured
+#: or chosen, and kept from the shipped preset with its note).
+BOARD_FITTED = ("tick_real", "isr_per_packet", "driver_per_packet", "driver_wake",
+                *_PATH_COSTS.values())  # fmt: skip
+
+
+def board_fit(runs: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, str, str]]:
+    """A board's measured numbers from runs' :func:`board_measurements` (by run name,
+    ``<variant>-<attack>``): ``key -> (value in µs, the run or "all-runs", how)``.
+    ``tick_real``: the median over the runs that have it; ``isr_per_packet`` and the
+    ``rx_path_*`` costs: the :data:`FIT_ATTACK` run's (else the first by name) that has
+    it; ``driver_per_packet`` and ``driver_wake``: :func:`board_stack_costs` over every
+    run. Raises :class:`UsageError` naming a number no run measured."""
+    fit: dict[str, tuple[float, str, str]] = {}
+    ticks = sorted((float(r["tick_real"]), n) for n, r in runs.items() if "tick_real" in r)
+    if ticks:
+        fit["tick_real"] = (
+            float(np.median([t for t, _ in ticks])),
+            "all-runs",
+            "the median over " + ", ".join(sorted(n for _, n in ticks)),
+        )
+    for key in ("isr_per_packet", *_PATH_COSTS.values()):
+        have = sorted(n for n, r in runs.items() if key in r)
+        if have:
+            run = next((n for n in have if n.endswith(f"-{FIT_ATTACK}")), have[0])
+            fit[key] = (float(runs[run][key]), run, "")
+    split = board_stack_costs(list(runs.values()))
+    rows = [r for r in runs.values() if r.get("to_stack") and r.get("rx_irqs")]
+    worst = max(
+        abs(r["to_stack"] * split["driver_per_packet"] + r["rx_irqs"] * split["driver_wake"]
+            - r["stack_cpu"]) / r["stack_cpu"]
+        for r in rows
+    )  # fmt: skip
+    how = (
+        f"least squares over {len(rows)} runs of the stack's CPU time = frames handed x per "
+        f"frame + RX interrupts x per wake-up, each run within {100 * worst:.0f} %"
+    )
+    fit |= {k: (v, "all-runs", how) for k, v in split.items()}
+    missing = [k for k in BOARD_FITTED if k not in fit]
+    if missing:
+        raise UsageError(
+            f"rig fit: no run measured {', '.join(missing)} (it needs an unprotected and a "
+            "protected run, and a run's cycles.bin for tick_real)"
+        )
+    return fit
+
+
+def check_board_fit(fit: Mapping[str, tuple[float, str, str]], tick_us: float) -> None:
+    """Refuse a fit outside :data:`BOARD_BOUNDS` and :data:`TICK_REAL_BOUNDS` (the
+    preset's tick ``tick_us``): one line naming the number, its runs and the bounds."""
+    for key, (value, run, _) in fit.items():
+        if key == "tick_real":
+            lo, hi = (m * tick_us for m in TICK_REAL_BOUNDS)
+            why = "a tick never comes early; three ticks a tick is a host too loaded to measure on"
+        else:
+            lo, hi, why = BOARD_BOUNDS[key]
+        if not lo <= value <= hi:
+            raise UsageError(
+                f"rig fit: {key} = {value:.4g} us ({run}) is not physical: outside "
+                f"{lo:g}-{hi:g} us ({why})"
+            )
+
+
+def _written(key: str, us: float) -> str:
+    """A fitted number as a preset writes it: three significant digits, µs (ms above)."""
+    if key == "tick_real" or us >= 1000:
+        return f"{us / 1e3:.3g}ms"
+    return f"{us:.3g}us"
+
+
+def board_preset_text(
+    preset: str, fit: Mapping[str, tuple[float, str, str]], made_by: str, runs: str
+) -> str:
+    """The shipped board preset ``preset`` (:data:`BOARD_PRESETS`) with the numbers of
+    :func:`board_fit` in place of its measured ones, each with its provenance (``measured:
+    RUN KEY``, how, ``made_by``: the command and commit that wrote it; ``runs``: the run
+    folders in words); every other line the shipped preset's, with its own note."""
+    from rtshield.scenario import platforms_dir
+
+    base = (platforms_dir() / f"{preset}.toml").read_text()
+    lines = base.splitlines()
+    body = lines[next(i for i, x in enumerate(lines) if not x.startswith("#")):]
+    head = [
+        f"# Platform preset: the board of {preset}.toml, its measured numbers fitted from",
+        f"# the target's own runs by {made_by}",
+        f"# from the runs {runs}.",
+        "# Each number marked \"measured: RUN KEY\" is rtshield.rig.freertos.fit's",
+        "# board_measurements of that run (\"all-runs\": of every run, combined as said),",
+        "# within the physical bounds of fit.BOARD_BOUNDS; every other number and note is",
+        f"# the shipped {preset}.toml's (docs/decisions/twin.md, \"A target's model from",
+        "# the target\").",
+    ]
+    out: list[str] = []
+    skipping = False
+    assign = re.compile(r'^(\w+)(\s*)=(\s*)"[^"]*"')
+    for line in body:
+        if skipping and re.match(r"^\s+#", line):
+            continue  # the shipped value's notes: about its own measurement
+        skipping = False
+        m = assign.match(line)
+        if m and m.group(1) == "source":
+            line = f'source = "measured: {made_by}; {runs}"'
+        elif m and m.group(1) in fit:
+            key = m.group(1)
+            value, run, how = fit[key]
+            what = f"measured: {run} {key}" + (f" ({how})" if how else "")
+            start = f'{key}{m.group(2)}={m.group(3)}"{_written(key, value)}"'
+            line = f"{start:<{max(len(start) + 1, line.find('#'))}}# {what}"
+            skipping = True
+        out.append(line)
+    return "\n".join(head + out) + "\n"
+
+
+def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
+    """The board preset a target's runs measure (``run_dirs``: each a run's folder, with
+    its ``summary.json`` and ``device.json``): its name and text (:func:`board_fit` within
+    :func:`check_board_fit`, written by :func:`board_preset_text`, validated as a preset).
+    Every run must be on one board that has a preset (:data:`BOARD_PRESETS`)."""
+    from rtshield.scenario import load_platform, parse_preset
+
+    boards: dict[tuple[Any, Any], list[str]] = {}
+    runs: dict[str, dict[str, float]] = {}
+    for d in run_dirs:
+        if not ((d / "summary.json").is_file() and (d / "device.json").is_file()):
+            raise UsageError(f"rig fit: {d}: not a run of rig freertos-tcp or lwip "
+                             "(no summary.json and device.json)")  # fmt: skip
+        if d.name in runs:
+            raise UsageError(f"rig fit: two runs named {d.name}: fit one folder's runs at a time")
+        real = read_json(d / "summary.json")
+        boards.setdefault((real.get("stack"), real.get("board")), []).append(d.name)
+        try:
+            runs[d.name] = board_measurements(d)
+        except (KeyError, TypeError, ValueError) as e:
+            raise UsageError(f"rig fit: {d}: device.json lacks what the fit reads ({e})") from None
+    if len(boards) != 1:
+        raise UsageError("rig fit: the runs are on more than one target: " + "; ".join(
+            f"{s} on {b}: {', '.join(n)}" for (s, b), n in boards.items()))  # fmt: skip
+    (stack, board), = boards
+    preset = BOARD_PRESETS.get((stack, board))
+    if preset is None:
+        raise UsageError(
+            f"rig fit: {stack} on the {board} board has no board model to fit (boards: "
+            + ", ".join(f"{s} on {b}" for s, b in BOARD_PRESETS) + ")"
+        )
+    fit = board_fit(runs)
+    check_board_fit(fit, load_platform(preset)[0].tick_ns / 1e3)
+    parents = {d.parent for d in run_dirs}
+    where = (
+        f"{run_dirs[0].parent}/ ({', '.join(d.name for d in run_dirs)})"
+        if len(parents) == 1
+        else ", ".join(str(d) for d in run_dirs)
+    )
+    text = board_preset_text(preset, fit, made_by, where)
+    parse_preset(text, f"the preset fitted from {where}")
+    return preset, text
