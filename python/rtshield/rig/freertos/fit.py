@@ -54,6 +54,7 @@ __all__ = [
     "calibration_toml",
     "counters_csv",
     "read_json",
+    "simulate_board",
     "simulate_fitted",
     "simulate_own_rates",
     "simulation_for",
@@ -196,7 +197,9 @@ def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
     return written
 
 
-def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
+def simulate_fitted(
+    out: str | Path, best: str | Path, option: str = "--fitted", what: str = "calibrate's best.toml"
+) -> dict[str, Any]:
     """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
     fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
@@ -206,17 +209,20 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
 
     out, best = Path(out), Path(best)
     if not best.is_file():
-        raise UsageError(f"rig report: --fitted {best}: no such file (calibrate's best.toml)")
+        raise UsageError(f"rig report: {option} {best}: no such file ({what})")
     text = best.read_text(errors="replace")
     costs = parse_toml(text, str(best)).get("costs")
     if not isinstance(costs, dict) or not costs:
-        raise UsageError(f"rig report: --fitted {best}: no [costs] table (nothing fitted to apply)")
+        raise UsageError(f"rig report: {option} {best}: no [costs] table (nothing fitted to apply)")
     m = re.match(r"# rtshield calibrate rig-([^@\s]+)@(\w+): ", text)
-    fitted_on = (
+    b = re.search(r"^# fitted on: ([^@\n]+)@(\w+)$", text, re.M)  # rig fit's board.toml
+    fitted_on: str | list[str] | None = (
         m.group(1)
         if m and m.group(2) == _folder_id(out) and (out / "runs" / m.group(1)).is_dir()
         else None  # fitted on another folder's run: every run here is held out
     )
+    if b:
+        fitted_on = b.group(1).split() if b.group(2) == _folder_id(out) else []
     scens = sorted(
         p for p in (out / "sim").glob("*/scenario.toml") if not p.parent.name.endswith(FITTED)
     )
@@ -548,12 +554,18 @@ def _written(key: str, us: float) -> str:
 
 
 def board_preset_text(
-    preset: str, fit: Mapping[str, tuple[float, str, str]], made_by: str, runs: str
+    preset: str,
+    fit: Mapping[str, tuple[float, str, str]],
+    made_by: str,
+    runs: str,
+    fitted_on: str = "",
 ) -> str:
     """The shipped board preset ``preset`` (:data:`BOARD_PRESETS`) with the numbers of
     :func:`board_fit` in place of its measured ones, each with its provenance (``measured:
     RUN KEY``, how, ``made_by``: the command and commit that wrote it; ``runs``: the run
-    folders in words); every other line the shipped preset's, with its own note."""
+    folders in words; ``fitted_on``: their names and their rig folder's id, ``NAME ...@ID``,
+    read by :func:`simulate_board`: those runs are not held out); every other line the
+    shipped preset's, with its own note."""
     from rtshield.scenario import platforms_dir
 
     base = (platforms_dir() / f"{preset}.toml").read_text()
@@ -568,6 +580,7 @@ def board_preset_text(
         "# within the physical bounds of fit.BOARD_BOUNDS; every other number and note is",
         f"# the shipped {preset}.toml's (docs/decisions/twin.md, \"A target's model from",
         "# the target\").",
+        f"# fitted on: {fitted_on}",
     ]
     out: list[str] = []
     skipping = False
@@ -629,6 +642,31 @@ def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
         if len(parents) == 1
         else ", ".join(str(d) for d in run_dirs)
     )
-    text = board_preset_text(preset, fit, made_by, where)
+    from rtshield.outputs import shown
+
+    folders = {_folder_id(shown(d.parent.parent)) for d in run_dirs}
+    on = " ".join(sorted(runs)) + "@" + (folders.pop() if len(folders) == 1 else "several")
+    text = board_preset_text(preset, fit, made_by, where, on)
     parse_preset(text, f"the preset fitted from {where}")
     return preset, text
+
+
+def simulate_board(out: str | Path, preset_file: str | Path) -> dict[str, Any]:
+    """:func:`simulate_fitted` with a board preset (``rtshield rig fit``'s ``board.toml``):
+    checked as a preset and as a model of the board ``out``'s runs were made on; the runs
+    it was fitted on (its ``# fitted on:`` line, when they are ``out``'s) are not held
+    out."""
+    from rtshield.scenario import parse_preset
+
+    out, preset_file = Path(out), Path(preset_file)
+    if not preset_file.is_file():
+        raise UsageError(f"rig report: --board {preset_file}: no such file (a board preset)")
+    plat, _, _ = parse_preset(preset_file.read_text(errors="replace"), str(preset_file))
+    boards = {board_preset(read_json(f)) for f in (out / "runs").glob("*/summary.json")}
+    if boards != {plat.name}:
+        on = ", ".join(sorted(str(b) for b in boards)) or "no runs"
+        raise UsageError(
+            f"rig report: --board {preset_file}: a preset of {plat.name}, but {out}'s runs "
+            f"are on {on}"
+        )
+    return simulate_fitted(out, preset_file, "--board", "a board preset")
