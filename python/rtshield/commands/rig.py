@@ -553,7 +553,14 @@ def _handle_target(args, stack: str) -> int:
             try:
                 name, text = freertos.board_from_runs(
                     sorted(p.parent for p in (out / "runs").glob("*/device.json")),
-                    _made_by(),
+                    _made_by([
+                        "rig", target.verb, "--calibrate", "--board", args.board,
+                        "--attacks", ",".join(attacks), "--variants", ",".join(variants),
+                        "--phase-seconds", f"{dev.phase_s:g}",
+                        "--break-seconds", f"{args.break_seconds:g}",
+                        *(["--scenario", str(args.scenario)] if args.scenario else []),
+                        "--out", str(args.out),
+                    ]),  # fmt: skip
                 )
                 atomic_write(out / "board.toml", text)
             except UsageError as e:
@@ -569,16 +576,16 @@ def _handle_target(args, stack: str) -> int:
     if unfit is not None:
         raise unfit
     if calibrate:
-        print(f"{who}: the board's model fitted to these runs: {out / 'board.toml'} (a preset "
-              f"of {name}; hold runs against it: rtshield rig report DIR --board FILE)")  # fmt: skip
+        print(f"{who}: the board's model fitted to these runs: {out / 'board.toml'} (a "
+              f"preset of {name}; hold runs against it: rig report DIR --board FILE)")  # fmt: skip
     return 0
 
 
-def _made_by() -> str:
-    """The command that fits a preset and the code it ran, for the preset's provenance."""
+def _made_by(argv: list[str]) -> str:
+    """The command that fits a preset (``argv``: its words after ``rtshield``) and the
+    code it ran, for the preset's provenance."""
     import shlex
     import subprocess
-    import sys
 
     from rtshield._version import __version__
 
@@ -589,7 +596,7 @@ def _made_by() -> str:
         ).stdout.strip()  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         commit = "unknown (not a git checkout)"
-    cmd = shlex.join(["rtshield", *sys.argv[1:]])
+    cmd = shlex.join(["rtshield", *argv])
     return f"`{cmd}` at rtshield {__version__}, commit {commit}"
 
 
@@ -609,7 +616,9 @@ def handle_fit(args) -> int:
         else:
             raise UsageError(f"rig fit: {r}: neither a run's folder (device.json) nor a rig "
                              "folder (runs/*/device.json)")  # fmt: skip
-    name, text = freertos.board_from_runs(dirs, _made_by())
+    name, text = freertos.board_from_runs(
+        dirs, _made_by(["rig", "fit", *args.runs, "--out", args.out])
+    )
     out = prepare_out_dir(args.out)
     atomic_write(out / "board.toml", text)
     prune_stale(out)

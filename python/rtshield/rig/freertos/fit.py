@@ -661,7 +661,10 @@ def simulate_board(out: str | Path, preset_file: str | Path) -> dict[str, Any]:
     out, preset_file = Path(out), Path(preset_file)
     if not preset_file.is_file():
         raise UsageError(f"rig report: --board {preset_file}: no such file (a board preset)")
-    plat, _, _ = parse_preset(preset_file.read_text(errors="replace"), str(preset_file))
+    try:
+        plat, _, _ = parse_preset(preset_file.read_text(errors="replace"), str(preset_file))
+    except UsageError as e:
+        raise UsageError(f"rig report: --board: not a board preset: {e}") from None
     boards = {board_preset(read_json(f)) for f in (out / "runs").glob("*/summary.json")}
     if boards != {plat.name}:
         on = ", ".join(sorted(str(b) for b in boards)) or "no runs"
