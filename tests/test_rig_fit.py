@@ -96,6 +96,10 @@ def test_the_fit_reproduces_the_plustcp_presets_numbers_but_the_stacks_split():
     assert _differs(shipped, fitted) == {"driver_per_packet"}
     assert fitted["driver_per_packet"][1] == fitted["driver_wake"][1] == "all-runs"
     assert 0 < fitted["driver_per_packet"][0] < shipped["driver_per_packet"][0]
+    # the numbers docs/decisions/twin.md gives, and each fit's worst run off the line
+    assert (fitted["driver_per_packet"][0], fitted["driver_wake"][0]) == (6.16, 35.4)
+    assert "each run within 23 %" in board_from_runs(_runs(TCP), "a test")[1]
+    assert "each run within 7 %" in board_from_runs(_runs(LWIP), "a test")[1]
 
 
 def _copy_runs(tmp_path: Path, name: str) -> Path:
