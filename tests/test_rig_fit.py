@@ -143,13 +143,18 @@ def test_runs_that_cannot_separate_the_costs_are_refused(tmp_path, capsys):
     only_unprotected = [str(runs / "unprotected-syn"), str(runs / "unprotected-arp")]
     msg = rig_error(capsys, ["rig", "fit", *only_unprotected, "--out", str(tmp_path / "a")])
     assert "rx_path_regular" in msg and "protected run" in msg
-    msg = rig_error(capsys, ["rig", "fit", str(runs / "protected-syn"), "--out", str(tmp_path)])
+    elsewhere = str(tmp_path / "cal")
+    msg = rig_error(capsys, ["rig", "fit", str(runs / "protected-syn"), "--out", elsewhere])
     assert "two runs" in msg
-    msg = rig_error(capsys, ["rig", "fit", str(tmp_path / "nothing"), "--out", str(tmp_path)])
+    msg = rig_error(capsys, ["rig", "fit", str(tmp_path / "nothing"), "--out", elsewhere])
     assert "neither a run's folder" in msg
+    # the preset into the folder of the runs it reads: refused (the folder would be rewritten)
+    msg = rig_error(capsys, ["rig", "fit", str(runs), "--out", str(runs)])
+    assert "holds the run" in msg
+    assert (runs / "protected-syn" / "device.json").is_file()
     # two targets' runs in one fit
     two = [str(DATA / LWIP / "protected-syn"), str(DATA / TCP / "unprotected-syn")]
-    msg = rig_error(capsys, ["rig", "fit", *two, "--out", str(tmp_path)])
+    msg = rig_error(capsys, ["rig", "fit", *two, "--out", elsewhere])
     assert "more than one target" in msg
 
 
