@@ -619,8 +619,10 @@ def handle_fit(args) -> int:
     target = Path(args.out).resolve()
     held = next((d for d in dirs if target in (d.resolve(), *d.resolve().parents)), None)
     if held is not None:
-        raise UsageError(f"rig fit: --out {args.out} holds the run {held} it reads (a command's "
-                         "output folder is rewritten whole): write the preset elsewhere")  # fmt: skip
+        raise UsageError(
+            f"rig fit: --out {args.out} holds the run {held} it reads (a command's output "
+            "folder is rewritten whole): write the preset elsewhere"
+        )
     name, text = freertos.board_from_runs(
         dirs, _made_by(["rig", "fit", *args.runs, "--out", args.out])
     )
