@@ -210,3 +210,21 @@ def test_calibrate_is_refused_where_the_board_has_no_model(capsys):
 
 def test_freertos_package_exports_the_fit(tmp_path):
     assert freertos.board_from_runs is board_from_runs
+
+
+def test_a_fit_in_a_staged_rig_folder_names_the_folder_as_given(tmp_path):
+    """``--calibrate`` fits the runs while its ``--out`` is still being written (a staging
+    folder beside it): the preset names the folder the user gave, and its id."""
+    from rtshield.outputs import abort_out_dirs, prepare_out_dir
+
+    final = tmp_path / "ftcal"
+    staging = prepare_out_dir(final)
+    try:
+        assert staging != final
+        shutil.copytree(DATA / LWIP, staging / "runs", ignore=shutil.ignore_patterns("*.md"))
+        runs = sorted(p.parent for p in (staging / "runs").glob("*/device.json"))
+        _, text = board_from_runs(runs, "a test")
+    finally:
+        abort_out_dirs()
+    assert str(staging) not in text and f"{final / 'runs'}/ (protected-arp" in text
+    assert text.count(f"@{_folder_id(final)}\n") == 1

@@ -636,14 +636,14 @@ def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
         )
     fit = board_fit(runs)
     check_board_fit(fit, load_platform(preset)[0].tick_ns / 1e3)
-    parents = {d.parent for d in run_dirs}
-    where = (
-        f"{run_dirs[0].parent}/ ({', '.join(d.name for d in run_dirs)})"
-        if len(parents) == 1
-        else ", ".join(str(d) for d in run_dirs)
-    )
     from rtshield.outputs import shown
 
+    parents = {d.parent for d in run_dirs}  # as the user knows them (not a staging folder)
+    where = (
+        f"{shown(run_dirs[0].parent)}/ ({', '.join(d.name for d in run_dirs)})"
+        if len(parents) == 1
+        else ", ".join(str(shown(d)) for d in run_dirs)
+    )
     folders = {_folder_id(shown(d.parent.parent)) for d in run_dirs}
     on = " ".join(sorted(runs)) + "@" + (folders.pop() if len(folders) == 1 else "several")
     text = board_preset_text(preset, fit, made_by, where, on)
