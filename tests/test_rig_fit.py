@@ -228,3 +228,18 @@ def test_a_fit_in_a_staged_rig_folder_names_the_folder_as_given(tmp_path):
         abort_out_dirs()
     assert str(staging) not in text and f"{final / 'runs'}/ (protected-arp" in text
     assert text.count(f"@{_folder_id(final)}\n") == 1
+
+
+def test_the_first_calibrate_run_gives_the_numbers_the_docs_quote():
+    """The first real `rig freertos-tcp --calibrate` (23:43 UTC; its records in
+    tests/data/rig/board/posix-freertos-tcp-calibrated/): the preset docs/decisions/twin.md
+    quotes, within physical bounds."""
+    runs = _runs("posix-freertos-tcp-calibrated")
+    preset, text = board_from_runs(runs, "a test")
+    got = {k: v[0] for k, v in _measured(text).items()}
+    assert preset == TCP and got == {
+        "tick_real": 1090.0, "isr_per_packet": 6.12, "driver_per_packet": 4.98,
+        "driver_wake": 39.5, "rx_path_regular": 2.2, "rx_path_prio_raise": 3.9,
+        "rx_path_rejected": 1.03,
+    }  # fmt: skip
+    assert "each run within 29 %" in text
