@@ -590,7 +590,11 @@ def board_preset_text(
             continue  # the shipped value's notes: about its own measurement
         skipping = False
         m = assign.match(line)
-        if m and m.group(1) == "source":
+        same = re.search(r'# chosen: as "(\w+)"', line)  # a path no frame took: as another
+        if m and same and _PATH_COSTS.get(same.group(1)) in fit:
+            value = _written(m.group(1), fit[_PATH_COSTS[same.group(1)]][0])
+            line = re.sub(r'"[^"]*"', f'"{value}"', line, count=1)
+        elif m and m.group(1) == "source":
             line = f'source = "measured: {made_by}; {runs}"'
         elif m and m.group(1) in fit:
             key = m.group(1)
