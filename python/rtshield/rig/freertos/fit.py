@@ -578,8 +578,8 @@ def board_preset_text(
         "# Each number marked \"measured: RUN KEY\" is rtshield.rig.freertos.fit's",
         "# board_measurements of that run (\"all-runs\": of every run, combined as said),",
         "# within the physical bounds of fit.BOARD_BOUNDS; every other number and note is",
-        f"# the shipped {preset}.toml's (docs/decisions/twin.md, \"A target's model from",
-        "# the target\").",
+        f"# the shipped {preset}.toml's, a path chosen \"as\" another at that path's fitted",
+        "# cost (docs/decisions/twin.md, \"A target's model from the target\").",
         f"# fitted on: {fitted_on}",
     ]
     out: list[str] = []
