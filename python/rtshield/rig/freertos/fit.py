@@ -9,7 +9,12 @@ the board the run was made on where there is one (:data:`BOARD_PRESETS`,
 A run's per-second counters on the simulator's timeline (:func:`counters_csv`,
 ``counters.csv``) and a calibration file that fits the board's model (else the
 scenario's) to them (:func:`calibration_toml`, the knobs and their physical bounds in
-:data:`FIT_PARAMETERS`; docs/decisions/twin.md).
+:data:`FIT_PARAMETERS`; docs/decisions/twin.md). The board's model from a target's runs
+(``rtshield rig fit``, ``--calibrate``): what each run measured of it
+(:func:`board_measurements`), the fit by fixed rules (:func:`board_fit`) within physical
+bounds (:data:`BOARD_BOUNDS`, :func:`check_board_fit`), written as the shipped board
+preset with each fitted number's provenance (:func:`board_from_runs`), and runs held
+against such a preset (:func:`simulate_board`).
 """
 
 from __future__ import annotations
@@ -565,7 +570,8 @@ def board_preset_text(
     RUN KEY``, how, ``made_by``: the command and commit that wrote it; ``runs``: the run
     folders in words; ``fitted_on``: their names and their rig folder's id, ``NAME ...@ID``,
     read by :func:`simulate_board`: those runs are not held out); every other line the
-    shipped preset's, with its own note."""
+    shipped preset's, with its own note (a path's cost chosen "as" another path's: that
+    path's fitted cost)."""
     from rtshield.scenario import platforms_dir
 
     base = (platforms_dir() / f"{preset}.toml").read_text()
