@@ -300,7 +300,9 @@ def flow_axes(ax: Any, ts: Mapping[str, Any], name: str, *, top: float | None = 
 
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-_MATH_LABEL = re.compile(r"\$\\mathdefault\{(-?)([0-9.]+)(?:\\times([0-9.]+))?(?:\^\{(-?[0-9]+)\})?\}\$")
+_MATH_LABEL = re.compile(
+    r"\$\\mathdefault\{(-?)([0-9.]+)(?:\\times([0-9.]+))?(?:\^\{(-?[0-9]+)\})?\}\$"
+)
 
 
 def plain_label(label: str) -> str:
