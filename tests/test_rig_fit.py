@@ -246,3 +246,17 @@ def test_the_first_calibrate_run_gives_the_numbers_the_docs_quote():
     # the paths no frame took are "chosen: as enqueue": the fitted enqueue's cost
     fitted = parse_toml(text, "fitted")["costs"]
     assert fitted["rx_path_short_circuit"] == fitted["rx_path_recycle"] == "2.2us"
+
+
+def test_a_folder_id_written_while_staged_is_the_folders(tmp_path):
+    """A rig run writes its calibration files (``rig-<run>@<folder id>``) and --calibrate's
+    board.toml while its --out is a staging folder: the id is the folder's as given, the
+    one ``rig report DIR --fitted/--board`` compares it with."""
+    from rtshield.outputs import abort_out_dirs, prepare_out_dir
+
+    final = tmp_path / "ft"
+    staging = prepare_out_dir(final)
+    try:
+        assert staging != final and _folder_id(staging) == _folder_id(final)
+    finally:
+        abort_out_dirs()

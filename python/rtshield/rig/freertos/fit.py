@@ -272,10 +272,13 @@ FIT_COLUMNS = ("processed", "cycles", "misses")
 
 def _folder_id(out: Path) -> str:
     """A short id of the rig's output folder, in a calibration's name: a fit names the run
-    and the folder it was made on (another folder's run of the same name is held out)."""
+    and the folder it was made on (another folder's run of the same name is held out). The
+    folder as the user gave it (a rig run writes its files in a staging folder beside it)."""
     import hashlib
 
-    return hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:10]
+    from rtshield.outputs import shown
+
+    return hashlib.sha256(str(shown(Path(out)).resolve()).encode()).hexdigest()[:10]
 
 
 def calibration_toml(out: Path, run: str) -> str | None:
@@ -654,7 +657,7 @@ def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
         if len(parents) == 1
         else ", ".join(str(shown(d)) for d in run_dirs)
     )
-    folders = {_folder_id(shown(d.parent.parent)) for d in run_dirs}
+    folders = {_folder_id(d.parent.parent) for d in run_dirs}
     on = " ".join(sorted(runs)) + "@" + (folders.pop() if len(folders) == 1 else "several")
     text = board_preset_text(preset, fit, made_by, where, on)
     parse_preset(text, f"the preset fitted from {where}")
