@@ -404,7 +404,12 @@ def build_twin(out: str | Path) -> dict[str, Any]:
                 )
             same = BOARD_DROPS.get(board_preset(real) or "", {}) if BOARD in suffix else {}
             rows = _quantities(real, read_json(sim_file), model, same, basis)
-            held_out = None if fit is None or model != "fitted" else name != fit.get("fitted_on")
+            on = (fit or {}).get("fitted_on")
+            held_out = (
+                None
+                if fit is None or model != "fitted"
+                else name not in (on if isinstance(on, list) else [on])
+            )
             runs.append(
                 {
                     "run": name,
