@@ -106,5 +106,28 @@ unsigned rts_net_stack_counters(const char **names, uint32_t *values)
     values[1] = (uint32_t)(ipconfigEVENT_QUEUE_LENGTH - uxGetMinimumIPQueueSpace());
     names[2] = "buffers_used_now";
     values[2] = (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetNumberOfFreeNetworkBuffers());
-    return 3;
+    /* The drains (the network task's and the IP task's, counted by the
+     * interface: rts_netif.c) and, per snapshot ("_now": since the previous
+     * call, which clears them), the most frames one drain took, the most
+     * events the IP task's queue held and the most network buffers in use. */
+    rts_net_stats *st = (rts_net_stats *)rts_net_stats_get(); /* the interface's own, writable */
+    names[3] = "net_wakes";
+    values[3] = st->net_wakes;
+    names[4] = "net_wake_frames_max_now";
+    values[4] = st->net_wake_frames_max;
+    st->net_wake_frames_max = 0;
+    names[5] = "ip_rx_events";
+    values[5] = st->ip_rx_events;
+    names[6] = "ip_drains";
+    values[6] = st->ip_drains;
+    names[7] = "ip_drain_frames_max_now";
+    values[7] = st->ip_drain_frames_max;
+    st->ip_drain_frames_max = 0;
+    names[8] = "ip_queue_max_now";
+    values[8] = st->ip_queue_max;
+    st->ip_queue_max = 0;
+    names[9] = "buffers_used_max_now";
+    values[9] = st->buffers_used_max;
+    st->buffers_used_max = 0;
+    return 10;
 }
