@@ -212,10 +212,11 @@ def _ceiling_snapshots(run: Path) -> list[dict]:
     d = json.loads((run / "device.json").read_text())
     names = d["stack"]["names"]
     out = []
-    for a, b in zip(d["snapshots"], d["snapshots"][1:]):
+    for a, b in zip(d["snapshots"], d["snapshots"][1:], strict=False):
         if b["stack_exhausted"] == a["stack_exhausted"]:
             continue
-        s = {n: (y if n.endswith("_now") else y - x) for n, x, y in zip(names, a["stack"], b["stack"])}
+        pairs = zip(names, a["stack"], b["stack"], strict=True)
+        s = {n: (y if n.endswith("_now") else y - x) for n, x, y in pairs}
         s["handed"] = b["to_ip_task"] - a["to_ip_task"]
         s["seconds"] = (b["t_ns"] - a["t_ns"]) / 1e9
         out.append(s)
