@@ -111,23 +111,18 @@ unsigned rts_net_stack_counters(const char **names, uint32_t *values)
      * call, which clears them), the most frames one drain took, the most
      * events the IP task's queue held and the most network buffers in use. */
     rts_net_stats *st = (rts_net_stats *)rts_net_stats_get(); /* the interface's own, writable */
-    names[3] = "net_wakes";
-    values[3] = st->net_wakes;
-    names[4] = "net_wake_frames_max_now";
-    values[4] = st->net_wake_frames_max;
-    st->net_wake_frames_max = 0;
-    names[5] = "ip_rx_events";
-    values[5] = st->ip_rx_events;
-    names[6] = "ip_drains";
-    values[6] = st->ip_drains;
-    names[7] = "ip_drain_frames_max_now";
-    values[7] = st->ip_drain_frames_max;
-    st->ip_drain_frames_max = 0;
-    names[8] = "ip_queue_max_now";
-    values[8] = st->ip_queue_max;
-    st->ip_queue_max = 0;
-    names[9] = "buffers_used_max_now";
-    values[9] = st->buffers_used_max;
-    st->buffers_used_max = 0;
-    return 10;
+    static const char *const drain_names[] = {"net_wakes",        "net_wake_frames_max_now", "ip_rx_events",
+                                              "ip_drains",        "ip_drain_frames_max_now", "ip_queue_max_now",
+                                              "buffers_used_max_now"};
+    static const bool per_snapshot[] = {false, true, false, false, true, true, true};
+    volatile uint32_t *const drain[] = {&st->net_wakes, &st->net_wake_frames_max, &st->ip_rx_events,
+                                        &st->ip_drains, &st->ip_drain_frames_max, &st->ip_queue_max,
+                                        &st->buffers_used_max};
+    unsigned n = 3;
+    for (unsigned k = 0; k < sizeof drain / sizeof drain[0]; k++, n++) {
+        names[n] = drain_names[k];
+        values[n] = *drain[k];
+        if (per_snapshot[k]) *drain[k] = 0;
+    }
+    return n;
 }
