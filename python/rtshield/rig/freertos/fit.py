@@ -27,7 +27,7 @@ from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import flood_at
 from .phases import ATTACK_LABEL
-from .summary import STACK_EXHAUSTED
+from .summary import IP_QUEUE_FULL, STACK_EXHAUSTED, STACK_TASKS
 
 __all__ = [
     "BOARD",
@@ -38,8 +38,11 @@ __all__ = [
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
     "FIT_RECORD",
+    "INPUT_TASKS",
     "OWN_RATE",
+    "board_measurements",
     "board_preset",
+    "board_stack_costs",
     "calibration_toml",
     "counters_csv",
     "read_json",
@@ -85,10 +88,17 @@ BOARD = "-board"
 #: The preset that models each real board, by the run's (stack, board): its tick, its
 #: stack's buffers, its per-frame costs measured from the rig's counters
 #: (docs/decisions/twin.md, "The POSIX board's model").
-BOARD_PRESETS = {("plustcp", "posix"): "posix-freertos-tcp"}
+BOARD_PRESETS = {
+    ("plustcp", "posix"): "posix-freertos-tcp",
+    ("lwip", "posix"): "posix-freertos-lwip",
+}
 #: What the board's model calls a drop the real stack counts under its own name: the
-#: model's driver queue is the stack's network buffers (the preset's ``[driver] queue``).
-BOARD_DROPS = {"posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED}}
+#: model's driver queue (the preset's ``[driver] queue``) is Plus-TCP's network buffers,
+#: and lwIP's input messages to tcpip_thread (MEMP_NUM_TCPIP_MSG_INPKT).
+BOARD_DROPS = {
+    "posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED},
+    "posix-freertos-lwip": {"queue_full": IP_QUEUE_FULL},
+}
 
 
 def board_preset(real: Mapping[str, Any]) -> str | None:
@@ -334,3 +344,90 @@ def counters_csv(run_dir: Path) -> str | None:
             row += [f"{max(0.0, vals[c]):.0f}" for c in COUNTERS]
             lines.append(",".join(row))
     return "\n".join(lines) + "\n"
+
+
+#: The task that moves each frame from the NIC into the stack on the stock (unprotected)
+#: build of each stack on the POSIX board: Plus-TCP's network task (rig/freertos/posix),
+#: lwIP's stock input task (rig/freertos/lwip/rts_netif_lwip.c).
+INPUT_TASKS = {"plustcp": "rts-net", "lwip": "ethif"}
+#: libshield's execution paths (``device.json`` ``shield_paths``) and the preset cost that
+#: models each (docs/model.md, "Costs").
+_PATH_COSTS = {"enqueue": "rx_path_regular", "raise": "rx_path_prio_raise",
+               "flow_limit": "rx_path_rejected"}  # fmt: skip
+
+
+def _thread_cpu_ns(dev: Mapping[str, Any], name: str) -> int:
+    """A thread's CPU time from ``device.json`` (names ``<task name cut to 11>#<tid>``)."""
+    return sum(
+        int(v) for k, v in (dev.get("threads_cpu_ns") or {}).items()
+        if k.split("#")[0] == name[:11]
+    )  # fmt: skip
+
+
+def board_measurements(run_dir: str | Path) -> dict[str, float]:
+    """What one real run on the POSIX board measured of its own model, the numbers a board's
+    preset records with their provenance (``platforms/posix-freertos-*.toml``;
+    docs/decisions/twin.md), read from the run's ``device.json`` and ``cycles.bin`` (its
+    stack from ``summary.json``). Times in µs:
+
+    - ``tick_real``: the median of the critical task's release-to-release time over the
+      ticks of its period (where the run's ``cycles.bin`` is there);
+    - ``stack_cpu``: the stack's tasks' CPU time, with ``to_stack`` frames handed to them
+      and ``rx_irqs`` RX interrupts (each wakes them at most once): what
+      :func:`board_stack_costs` splits into a cost per frame and per wake-up;
+    - unprotected: ``isr_per_packet``, the stock input task's CPU time over the frames at
+      the NIC (its wake-ups folded in); ``input_loop``, the same task's CPU time inside its
+      per-frame loop over those frames (``to_stack_ns``); ``input_wake``, the rest over the
+      RX interrupts; ``stack_per_frame``, the stack's tasks' CPU time over the frames
+      handed to them (their wake-ups folded in);
+    - protected: libshield's CPU time per frame of each path (``rx_path_*``)."""
+    import numpy as np
+
+    run_dir = Path(run_dir)
+    dev = read_json(run_dir / "device.json")
+    stack = str(read_json(run_dir / "summary.json").get("stack") or "")
+    nif = dev["netif"]
+    out: dict[str, float] = {}
+    f = run_dir / "cycles.bin"  # a folder of kept records may leave it out: no tick_real
+    cyc = np.fromfile(f, dtype="<u8").reshape(-1, 4).astype(np.int64) if f.is_file() else []
+    period_ticks = int(dev["crit_period_us"]) * int(dev["tick_hz"]) // 1_000_000
+    if len(cyc) > 1 and period_ticks > 0:
+        out["tick_real"] = float(np.median(np.diff(cyc[:, 0]))) / period_ticks / 1e3
+    stack_ns = sum(_thread_cpu_ns(dev, t) for t in STACK_TASKS.get(stack, ()))
+    frames, handed = int(nif["nic_frames"]), int(nif["to_ip_task"])
+    out |= {"stack_cpu": stack_ns / 1e3, "to_stack": float(handed),
+            "rx_irqs": float(nif.get("rx_irqs") or 0)}  # fmt: skip
+    if not dev["protect"]:
+        inp = _thread_cpu_ns(dev, INPUT_TASKS.get(stack, ""))
+        if frames and inp:
+            out["isr_per_packet"] = inp / frames / 1e3
+        if nif.get("to_stack_frames") and nif.get("to_stack_ns"):
+            out["input_loop"] = nif["to_stack_ns"] / nif["to_stack_frames"] / 1e3
+            if nif.get("rx_irqs") and inp:
+                out["input_wake"] = (inp - nif["to_stack_ns"]) / nif["rx_irqs"] / 1e3
+        if handed and stack_ns:
+            out["stack_per_frame"] = stack_ns / handed / 1e3
+    else:
+        for path, key in _PATH_COSTS.items():
+            p = (dev.get("shield_paths") or {}).get(path) or {}
+            if p.get("frames"):
+                out[key] = p["ns"] / p["frames"] / 1e3
+    return out
+
+
+def board_stack_costs(runs: list[Mapping[str, float]]) -> dict[str, float]:
+    """The stack's cost per frame and per wake-up (µs: ``driver_per_packet``,
+    ``driver_wake``) from runs' :func:`board_measurements`: the least-squares solution of
+    ``stack_cpu = to_stack * driver_per_packet + rx_irqs * driver_wake`` over the runs
+    (each RX interrupt wakes the stack's tasks at most once). Unprotected and protected
+    runs hand the stack different frames per wake-up (several of a tick's batch, or the
+    few libshield admitted), which is what tells the two costs apart."""
+    import numpy as np
+
+    rows = [r for r in runs if r.get("to_stack") and r.get("rx_irqs") and r.get("stack_cpu")]
+    if len(rows) < 2:
+        raise UsageError("rig: the stack's costs need two runs with frames handed to the stack")
+    a = np.array([[r["to_stack"], r["rx_irqs"]] for r in rows])
+    b = np.array([r["stack_cpu"] for r in rows])
+    (per, wake), *_ = np.linalg.lstsq(a, b, rcond=None)
+    return {"driver_per_packet": float(per), "driver_wake": float(wake)}

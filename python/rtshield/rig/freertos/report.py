@@ -171,7 +171,7 @@ def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
     if board:  # the board's model: the scenario on the board's own preset
         verdict += html.escape(
             f" The board's model: the scenario on the preset {board} (the board's measured "
-            "tick, its stack's buffers, its per-frame costs; docs/decisions/twin.md)."
+            "tick, its stack's input limit, its per-frame costs; docs/decisions/twin.md)."
         )
     fit = twin.get("fit")
     if fit:  # the fitted model: which costs, fitted on which run
