@@ -199,3 +199,73 @@ def test_an_lwip_run_gets_twin_json_on_its_boards_model(tmp_path):
          if x["run"] == "unprotected-syn" and x["model"] == "preset"}  # fmt: skip
     assert p[f"drops: {IP_QUEUE_FULL}"]["sim"] is None
     assert "input queue" in p[f"drops: {IP_QUEUE_FULL}"]["why"]
+
+
+CEILING = DATA / "posix-freertos-tcp-ceiling"
+PTCP_CFG = ROOT / "rig" / "freertos" / "plustcp" / "FreeRTOSIPConfig.h"
+
+
+def _ceiling_snapshots(run: Path) -> list[dict]:
+    """Per 100 ms snapshot of a kept ceiling run in which the stack refused frames for
+    want of a buffer: each count's growth since the previous snapshot, each level
+    ("_now") as it was, by the stack counters' names."""
+    d = json.loads((run / "device.json").read_text())
+    names = d["stack"]["names"]
+    out = []
+    for a, b in zip(d["snapshots"], d["snapshots"][1:], strict=False):
+        if b["stack_exhausted"] == a["stack_exhausted"]:
+            continue
+        pairs = zip(names, a["stack"], b["stack"], strict=True)
+        s = {n: (y if n.endswith("_now") else y - x) for n, x, y in pairs}
+        s["handed"] = b["to_ip_task"] - a["to_ip_task"]
+        s["seconds"] = (b["t_ns"] - a["t_ns"]) / 1e9
+        out.append(s)
+    return out
+
+
+def test_the_plustcp_presets_driver_task_is_the_ip_task():
+    """The driver task is FreeRTOS-Plus-TCP's IP task at its priority, and the driver
+    queue (the frames it takes a tick) fewer than its network buffers."""
+    _, _, defaults = load_platform("posix-freertos-tcp")
+    prios = _define(ROOT / "libshield" / "port" / "freertos" / "config" / "common.h",
+                    "configMAX_PRIORITIES")  # fmt: skip
+    assert "(configMAX_PRIORITIES - 2)" in PTCP_CFG.read_text()
+    assert defaults["driver"]["priority"] == prios - 2
+    assert defaults["driver"]["queue"] < _define(PTCP_CFG, "ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS")
+
+
+@pytest.mark.parametrize("run", ["unprotected-syn", "unprotected-arp"])
+def test_the_plustcp_presets_queue_is_its_ceiling_a_tick(run):
+    """What the preset's queue stands on (docs/decisions/twin.md): while the stack ran out
+    of buffers it handed the IP task the queue's frames a tick (within one; a snapshot is
+    100 ticks), in at most one drain a tick, each drain at most the 64 buffers on average,
+    with all 64 in use; its network task, at the IP task's priority, hardly ever blocked."""
+    _, _, defaults = load_platform("posix-freertos-tcp")
+    queue = defaults["driver"]["queue"]
+    bufs = _define(PTCP_CFG, "ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS")
+    ticks = _define(ROOT / "rig" / "freertos" / "app" / "rts_device.c", "SNAP_MS")
+    snaps = _ceiling_snapshots(CEILING / run)
+    assert len(snaps) >= 25  # the attack phase: 3 s
+    handed = sum(s["handed"] for s in snaps)
+    assert abs(handed / (ticks * len(snaps)) - queue) <= 1.0
+    drains = sum(s["ip_drains"] for s in snaps)
+    assert all(s["ip_drains"] <= ticks for s in snaps)
+    assert 0.85 * ticks * len(snaps) <= drains
+    assert sum(s["ip_rx_events"] for s in snaps) / drains < bufs
+    assert sorted(s["buffers_used_max_now"] for s in snaps)[1] == bufs
+    assert sum(s["net_wakes"] for s in snaps) < drains / 4
+
+
+def test_the_plustcp_ceiling_is_the_same_whatever_the_frame():
+    """A SYN costs the IP task 1.7 times an ARP request's CPU, yet both floods were handed
+    over at the same rate (within 10 %): the ceiling is not the IP task's CPU."""
+    rate = {}
+    cpu = {}
+    for run in ("unprotected-syn", "unprotected-arp"):
+        snaps = _ceiling_snapshots(CEILING / run)
+        rate[run] = sum(s["handed"] for s in snaps) / sum(s["seconds"] for s in snaps)
+        d = json.loads((CEILING / run / "device.json").read_text())
+        ip = next(v for k, v in d["threads_cpu_ns"].items() if k.startswith("IP-Task"))
+        cpu[run] = ip / d["netif"]["to_ip_task"]
+    assert rate["unprotected-syn"] == pytest.approx(rate["unprotected-arp"], rel=0.10)
+    assert cpu["unprotected-syn"] > 1.5 * cpu["unprotected-arp"]

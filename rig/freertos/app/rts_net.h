@@ -66,6 +66,16 @@ typedef struct rts_net_stats {
     volatile uint32_t tx_errors;
     volatile uint32_t rx_irqs;         /**< RX interrupts that found frames */
     volatile uint32_t ip_prio_sets;    /**< IP task priority changes (inheritance) */
+    volatile uint32_t net_wakes;       /**< stock path: the network task's wake-ups that took frames */
+    volatile uint32_t net_wake_frames_max; /**< stock path: the most frames one wake-up took from the
+                                                ring since the reader last cleared it */
+    volatile uint32_t ip_rx_events;        /**< FreeRTOS-Plus-TCP: received frames the IP task took */
+    volatile uint32_t ip_drains;           /**< ... runs of them taken without finding its queue empty */
+    volatile uint32_t ip_drain_frames_max; /**< ... the most frames in one run since last cleared */
+    volatile uint32_t ip_queue_max;        /**< ... the most events its queue held when it took one,
+                                                since last cleared */
+    volatile uint32_t buffers_used_max;    /**< ... the most network buffers in use when it took a
+                                                frame, since last cleared */
     volatile uint64_t shield_ns;       /**< time inside libshield's per-frame hook (board clock;
                                             POSIX: CPU time of the calling thread) */
     volatile uint32_t shield_frames;   /**< frames that went through it */

@@ -106,5 +106,23 @@ unsigned rts_net_stack_counters(const char **names, uint32_t *values)
     values[1] = (uint32_t)(ipconfigEVENT_QUEUE_LENGTH - uxGetMinimumIPQueueSpace());
     names[2] = "buffers_used_now";
     values[2] = (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetNumberOfFreeNetworkBuffers());
-    return 3;
+    /* The drains (the network task's and the IP task's, counted by the
+     * interface: rts_netif.c) and, per snapshot ("_now": since the previous
+     * call, which clears them), the most frames one drain took, the most
+     * events the IP task's queue held and the most network buffers in use. */
+    rts_net_stats *st = (rts_net_stats *)rts_net_stats_get(); /* the interface's own, writable */
+    static const char *const drain_names[] = {"net_wakes",        "net_wake_frames_max_now", "ip_rx_events",
+                                              "ip_drains",        "ip_drain_frames_max_now", "ip_queue_max_now",
+                                              "buffers_used_max_now"};
+    static const bool per_snapshot[] = {false, true, false, false, true, true, true};
+    volatile uint32_t *const drain[] = {&st->net_wakes, &st->net_wake_frames_max, &st->ip_rx_events,
+                                        &st->ip_drains, &st->ip_drain_frames_max, &st->ip_queue_max,
+                                        &st->buffers_used_max};
+    unsigned n = 3;
+    for (unsigned k = 0; k < sizeof drain / sizeof drain[0]; k++, n++) {
+        names[n] = drain_names[k];
+        values[n] = *drain[k];
+        if (per_snapshot[k]) *drain[k] = 0;
+    }
+    return n;
 }

@@ -145,16 +145,22 @@ static void net_main(void *arg)
         if (!cfg->protect) { /* the stock path: every frame, in arrival order */
             (void)ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
             uint16_t slot;
+            uint32_t taken = 0; /* this wake-up's frames (the stack's drains: rts_net_stack_counters()) */
             for (;;) {
                 rts_freertos_lock();
                 const bool got = rts_nic_filled(&slot);
                 if (got) rts_nic_filled_take();
                 rts_freertos_unlock();
                 if (!got) break;
+                taken++;
                 to_stack(slot);
                 rts_freertos_lock();
                 rts_nic_post(slot);
                 rts_freertos_unlock();
+            }
+            if (taken > 0) {
+                stats.net_wakes++;
+                if (taken > stats.net_wake_frames_max) stats.net_wake_frames_max = taken;
             }
             continue;
         }
@@ -249,10 +255,35 @@ const rts_shield *rts_netif_shield(void)
 }
 
 /* The stack's receive-path trace hooks (FreeRTOSIPConfig.h): this interface
- * counts in its own code. */
+ * counts its losses in its own code. */
+/* The IP task's drains, counted where it takes each event (IP task context):
+ * a drain is a run of received frames it took without finding its event
+ * queue empty, from its wake-up to its next block; the per-snapshot levels
+ * (cleared by their reader, rts_net_stack_counters()): the most frames in
+ * one drain, the most events its queue held when it took one (that one
+ * included), the most network buffers in use when it took a frame. A race
+ * with the reader loses one sample: a measurement, not control. */
+static bool in_drain;
+static uint32_t drain_frames;
+
 void rts_net_trace_ip_event(int event)
 {
-    (void)event;
+    const uint32_t waiting = (uint32_t)uxQueueMessagesWaiting(xNetworkEventQueue);
+    if (event == (int)eNetworkRxEvent) {
+        if (!in_drain) {
+            in_drain = true;
+            stats.ip_drains++;
+            drain_frames = 0;
+        }
+        stats.ip_rx_events++;
+        drain_frames++;
+        if (drain_frames > stats.ip_drain_frames_max) stats.ip_drain_frames_max = drain_frames;
+        const uint32_t used =
+            (uint32_t)(ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS - uxGetNumberOfFreeNetworkBuffers());
+        if (used > stats.buffers_used_max) stats.buffers_used_max = used;
+    }
+    if (waiting + 1u > stats.ip_queue_max) stats.ip_queue_max = waiting + 1u;
+    if (waiting == 0u) in_drain = false;
 }
 
 void rts_net_trace_rx_lost(void)
