@@ -19,14 +19,17 @@
 Each row says whether its target is met, or by how much it is not. The load
 average before and after is recorded: on a shared machine a wall time is the
 share of the CPUs the run got. ``--write`` replaces this script's sections
-of bench/RESULTS.md (one for ``start``, one for ``sweep``). Needs rtshield
-importable, simpy and psutil (a dependency of Dask's distributed).
+of bench/RESULTS.md (one for ``start``, one for ``sweep``). Times the rtshield
+of this checkout's ``python/`` when it is built there (tools/dev.sh), else the
+importable one, and says which; needs simpy and psutil (a dependency of Dask's
+distributed).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
 import re
 import shutil
@@ -49,11 +52,26 @@ SECTION_START = "## Issue 28: a run that starts at once (`bench/scale.py --only 
 Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
 
 
-def _env() -> dict[str, str]:
-    import rtshield
+@functools.cache
+def _package() -> str:
+    """The folder holding the rtshield package this bench times: this checkout's
+    ``python/`` when it holds a built package (the native library linked into it,
+    as tools/dev.sh does), else whichever rtshield is importable (an installed
+    one). Printed once, so a measurement says which code it timed."""
+    own = REPO / "python"
+    if (own / "rtshield" / "librtshield_native.so").exists():
+        pkg = own
+    else:
+        import rtshield
 
+        pkg = Path(rtshield.__file__).resolve().parent.parent
+    print(f"bench/scale.py: timing the rtshield package in {pkg}", file=sys.stderr, flush=True)
+    return str(pkg)
+
+
+def _env() -> dict[str, str]:
     env = dict(os.environ)
-    pkg = str(Path(rtshield.__file__).resolve().parent.parent)
+    pkg = _package()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg, env.get("PYTHONPATH", "")) if p)
     env["RTSHIELD_PROGRESS"] = "0"
     return env
