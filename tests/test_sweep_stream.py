@@ -133,6 +133,24 @@ def _args(flood, out, quiet=True):
     return args
 
 
+def _interrupted_after_six(flood, out, monkeypatch):
+    """The sweep of ``_args`` into ``out``, stopped by Ctrl-C as its 7th point's row is made."""
+    from rtshield.sweep import run as sweep_run
+
+    real = sweep_run.table.numbers
+    seen = []
+
+    def stop_after_six(summary, period):
+        seen.append(1)
+        if len(seen) > 6:
+            raise KeyboardInterrupt
+        return real(summary, period)
+
+    monkeypatch.setattr(sweep_run.table, "numbers", stop_after_six)
+    assert cli.main(_args(flood, out)) == 130
+    monkeypatch.setattr(sweep_run.table, "numbers", real)
+
+
 def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes_exactly(
     tmp_path, flood, monkeypatch, capsys
 ):
@@ -157,20 +175,7 @@ def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes
 
     # the same sweep interrupted after 6 points, then resumed: the very same table
     part = tmp_path / "part"
-    from rtshield.sweep import run as sweep_run
-
-    real = sweep_run.table.numbers
-    seen = []
-
-    def stop_after_six(summary, period):
-        seen.append(1)
-        if len(seen) > 6:
-            raise KeyboardInterrupt
-        return real(summary, period)
-
-    monkeypatch.setattr(sweep_run.table, "numbers", stop_after_six)
-    assert cli.main(_args(flood, part)) == 130
-    monkeypatch.setattr(sweep_run.table, "numbers", real)
+    _interrupted_after_six(flood, part, monkeypatch)
     assert not part.exists()  # all or nothing: the finished rows wait beside it
     staged = tmp_path / ".part.rtshield-staging"
     kept = list(csv.DictReader((staged / "sweep.csv").open()))
@@ -252,19 +257,8 @@ def test_points_batched_into_tasks_give_the_same_table_and_resume_mid_batch(
         assert (four / name).read_bytes() == (one / name).read_bytes()
 
     # interrupted at the 7th point, the 3rd of the second batch; resumed: the same table
-    real = sweep_run.table.numbers
-    seen = []
-
-    def stop_after_six(summary, period):
-        seen.append(1)
-        if len(seen) > 6:
-            raise KeyboardInterrupt
-        return real(summary, period)
-
     part = tmp_path / "part"
-    monkeypatch.setattr(sweep_run.table, "numbers", stop_after_six)
-    assert cli.main(_args(flood, part)) == 130
-    monkeypatch.setattr(sweep_run.table, "numbers", real)
+    _interrupted_after_six(flood, part, monkeypatch)
     kept = list(csv.DictReader((tmp_path / ".part.rtshield-staging" / "sweep.csv").open()))
     assert 1 <= len(kept) <= 6
     assert cli.main(_args(flood, part)) == 0
