@@ -69,8 +69,9 @@ def _build_inputs() -> list[Path]:
     """Every file a build reads from the sources (the cache's key): the scripts, the
     device application and boards, libshield and its FreeRTOS and lwIP ports."""
     root = _repo()
-    files = [root / "tools" / n
-             for n in ("freertos_build.sh", "lwip_build.sh", "mps2_run.sh", "cc.sh")]
+    files = [
+        root / "tools" / n for n in ("freertos_build.sh", "lwip_build.sh", "mps2_run.sh", "cc.sh")
+    ]
     for d, pats in (
         (root / "rig" / "freertos", ("**/*.c", "**/*.h", "**/*.ld", "patches/*.patch")),
         (root / "libshield" / "src", ("*.c", "*.h")),
@@ -83,30 +84,58 @@ def _build_inputs() -> list[Path]:
     return [f for f in files if f.is_file()]
 
 
+def _tree_sources(target: Target, tree: Path) -> list[Path]:
+    """The source files of each third-party tree ``target`` builds from (``*.c``, ``*.h``,
+    assembly and linker scripts, ``.git`` left out): what its build can read from ``tree``."""
+    files: list[Path] = []
+    for top in sorted({t.split("/")[0] for t in target.trees}):
+        root = tree / top
+        files += sorted(
+            f
+            for f in root.rglob("*")
+            if f.suffix in _TREE_SUFFIXES
+            and ".git" not in f.relative_to(root).parts
+            and f.is_file()
+        )
+    return files
+
+
+_TREE_SUFFIXES = frozenset({".c", ".h", ".S", ".s", ".ld"})
+
+
+def cache_key(target: Target, tree: Path) -> str:
+    """The build cache's key: the hash of the build mode, of rtshield's build inputs and
+    of the sources of the third-party trees, by content (a tree changed in place, or
+    another version at the same path, builds anew; the same sources elsewhere do not)."""
+    h = hashlib.sha256(target.build_mode[1].encode())
+    for base, files in ((_repo(), _build_inputs()), (tree, _tree_sources(target, tree))):
+        for f in files:
+            h.update(str(f.relative_to(base)).encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
 def build_images(
     target: Target, tree: Path, cache_dir: Path | None = None, say: Callable[[str], None] = print
 ) -> dict[str, Path]:
     """Build ``target``'s images (:attr:`.target.Target.build_mode`) into a cache keyed by
-    the hash of its sources and the tree; return the image of each variant."""
+    :func:`cache_key`; return the image of each variant."""
     script_name, mode = target.build_mode
     script = _repo() / "tools" / script_name
     if not script.is_file():
         raise RigError(
             f"rig {target.verb}: needs an rtshield checkout (tools/{script_name}, rig/freertos/)"
         )
-    h = hashlib.sha256(str(tree).encode())
-    h.update(mode.encode())
-    for f in _build_inputs():
-        h.update(str(f.relative_to(_repo())).encode())
-        h.update(f.read_bytes())
-    digest = h.hexdigest()[:16]
+    digest = cache_key(target, tree)
     base = cache_dir or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     d = base / "rtshield" / "rig" / f"{target.cache_name}-{digest}"
     images = {v: d / target.image(v) for v in ("unprotected", "protected")}
     if all(p.is_file() and os.access(p, os.R_OK) for p in images.values()):
         return images
-    say(f"rig {target.verb}: building the {target.board} target against {tree} "
-        f"(once; cached in {d})")
+    say(
+        f"rig {target.verb}: building the {target.board} target against {tree} "
+        f"(once; cached in {d})"
+    )
     d.mkdir(parents=True, exist_ok=True)
     p = subprocess.run(
         [str(script), mode, str(d)],
