@@ -8,8 +8,9 @@ queue_500.toml`` does them, each step of the run: the command line's
 libraries (typer, pydantic), the verb's module, the scenario's schema,
 numpy, the engine's run, the numbers, the Parquet writer, the report; with
 ``--figures`` also matplotlib and each figure drawn to PNG bytes. Prints each
-step's wall and CPU seconds (the median of ``--repeat`` fresh processes), a
-profile of the start-up to read beside ``bench/scale.py --only start``.
+step's wall and CPU seconds (the median of ``--repeat`` fresh processes), then
+Python's own start and the whole process, a profile of the start-up to read
+beside ``bench/scale.py --only start``.
 Needs rtshield importable (``PYTHONPATH=python``).
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,6 +27,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
+
+
+def _cpu(r: resource.struct_rusage) -> float:
+    return r.ru_utime + r.ru_stime
 
 
 def steps(figures: bool) -> list[tuple[str, float, float]]:
@@ -39,7 +45,8 @@ def steps(figures: bool) -> list[tuple[str, float, float]]:
         marks.append((name, w - t[0], c - t[1]))
         t[:] = [w, c]
 
-    import typer  # noqa: F401
+    import typer
+    import typer.main
 
     mark("import typer")
     import pydantic.main  # noqa: F401
@@ -48,6 +55,12 @@ def steps(figures: bool) -> list[tuple[str, float, float]]:
     import rtshield.commands.run  # noqa: F401
 
     mark("import the run verb (runner, report, outputs)")
+    from rtshield import cli
+
+    args = ["run", str(Q500), "--out", "unused", "--quiet", "--no-figures"]
+    cmd = typer.main.get_command(cli._app_for(args))
+    cmd.make_context("rtshield", args)  # typer builds a pydantic TypeAdapter per option
+    mark("the command line: build the verb's command, parse the arguments")
     import rtshield.schema.preset  # noqa: F401
     import rtshield.schema.scenario_file  # noqa: F401
 
@@ -103,11 +116,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(steps(args.figures)))
         return 0
-    runs = []
+    runs, starts, whole = [], [], []
     for _ in range(args.repeat):
         cmd = [sys.executable, __file__, "--child", *(["--figures"] if args.figures else [])]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
         runs.append(json.loads(subprocess.run(cmd, check=True, capture_output=True,
                                               text=True).stdout))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        whole.append((time.perf_counter() - t0, _cpu(after) - _cpu(before)))
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        starts.append((time.perf_counter() - t0,
+                       _cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - _cpu(after)))
     print("| step | wall s | CPU s |\n|---|---|---|")
     for i, (name, _, _) in enumerate(runs[0]):
         w = statistics.median(r[i][1] for r in runs)
@@ -116,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     tw = statistics.median(sum(s[1] for s in r) for r in runs)
     tc = statistics.median(sum(s[2] for s in r) for r in runs)
     print(f"| all steps (Python's own start not included) | {tw:.3f} | {tc:.3f} |")
+    print(f"| Python's own start (`python -c pass`) | "
+          f"{statistics.median(w for w, _ in starts):.3f} | "
+          f"{statistics.median(c for _, c in starts):.3f} |")
+    print(f"| the whole child process (start, steps, exit) | "
+          f"{statistics.median(w for w, _ in whole):.3f} | "
+          f"{statistics.median(c for _, c in whole):.3f} |")
     return 0
 
 

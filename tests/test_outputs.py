@@ -7,6 +7,7 @@ the writers can be tested without running the engine.
 
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -455,3 +456,86 @@ def test_write_timeseries_without_pandas(tmp_path):
     table = pq.read_table(tmp_path / "timeseries.parquet")
     assert table.column("offered").to_pylist() == [0, 1, 2]
     assert table.column("flag").to_pylist() == [True, False, True]
+
+
+def test_plain_label_writes_matplotlibs_log_labels_as_plain_text():
+    from rtshield.figures.layout import plain_label
+
+    assert plain_label(r"$\mathdefault{10^{2}}$") == "10²"
+    assert plain_label(r"$\mathdefault{10^{-12}}$") == "10⁻¹²"
+    assert plain_label(r"$\mathdefault{2\times10^{1}}$") == "2×10¹"
+    assert plain_label(r"$\mathdefault{-10^{3}}$") == "\N{MINUS SIGN}10³"
+    assert plain_label(r"$\mathdefault{0}$") == "0"
+    # what it does not know stays as it is (matplotlib draws it as before)
+    for other in ("", "250", r"$\mathdefault{10^{2.50}}$", r"$\alpha$"):
+        assert plain_label(other) == other
+
+
+def _tick_labels(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    return [[t.get_text() for t in ax.yaxis.get_ticklabels(which="both")] +
+            [t.get_text() for t in ax.xaxis.get_ticklabels(which="both")] for ax in fig.axes]
+
+
+def test_log_axes_show_matplotlibs_ticks_without_mathtext(monkeypatch):
+    """The cycle-time and latency figures label their log axes with the very ticks and
+    numbers of matplotlib's own labels, in plain text."""
+    from rtshield.figures import layout
+
+    r = FakeResult()
+    plain = [_tick_labels(figures.cycle_time_figure(r.cycle_time_hist, "x", 1000.0)),
+             _tick_labels(figures.latency_figure(r.flow_latency_hist, "x"))]
+    monkeypatch.setattr(layout, "plain_log_labels", lambda axis: None)
+    own = [_tick_labels(figures.cycle_time_figure(r.cycle_time_hist, "x", 1000.0)),
+           _tick_labels(figures.latency_figure(r.flow_latency_hist, "x"))]
+    assert any("$" in t for fig in own for ax in fig for t in ax)  # mathtext by default
+    assert plain == [[[layout.plain_label(t) for t in ax] for ax in fig] for fig in own]
+    assert not any("$" in t for fig in plain for ax in fig for t in ax)
+
+
+def test_run_figures_never_build_the_mathtext_parser(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import test_outputs as t\n"
+        "from rtshield import figures\n"
+        "r = t.FakeResult(); r.timeseries['lateness_pct'] *= 100  # symlog lateness\n"
+        "figures.run_figures(r, 'fake', sys.argv[2], period_us=1000.0)\n"
+        "import matplotlib.mathtext as m; print(m.MathTextParser._parser is None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(tmp_path)],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True"]
+
+
+@pytest.mark.parametrize("kw", [
+    {"fill": True, "baseline": 0.5, "alpha": 0.8},
+    {"baseline": 0.5, "lw": 0.8},
+    {"baseline": None, "lw": 1.4},
+])
+@pytest.mark.parametrize("values", [
+    [3.0, 0.0, 7.5, 7.5, 1.0, 2.0],
+    [5.0, 5.0],
+    [1.0, float("nan"), 2.0],  # not finite: ax.stairs itself
+    [4.0],  # one bin: ax.stairs itself
+])
+def test_step_patch_is_ax_stairs(values, kw):
+    """The same artist, path, data limits and PNG bytes as ``ax.stairs``."""
+    from rtshield.figures import layout
+
+    edges = np.cumsum([1.0, *(0.5 + np.arange(len(values)))])
+    drawn = []
+    for draw in (lambda ax: ax.stairs(values, edges, **kw),
+                 lambda ax: layout.step_patch(ax, values, edges, **kw)):
+        fig = layout.new_figure(3.0, 2.0)
+        ax = fig.add_subplot()
+        patch = draw(ax)
+        drawn.append((type(patch), patch.get_path().vertices.tolist(),
+                      patch.get_path().codes, ax.dataLim.bounds, layout.png_bytes(fig)))
+    (t1, v1, c1, lim1, png1), (t2, v2, c2, lim2, png2) = drawn
+    assert t1 is t2 and np.array_equal(np.array(v1), np.array(v2), equal_nan=True)
+    assert (c1 is None and c2 is None) or np.array_equal(c1, c2)
+    assert lim1 == lim2 and png1 == png2

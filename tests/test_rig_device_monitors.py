@@ -185,3 +185,32 @@ def test_the_services_modbus_server():
     assert answers[3] == _adu(10, 1, bytes([0x83, 2]))  # illegal address
     with pytest.raises(ValueError):
         services.serve_modbus(b"\x00\x01\x00\x05\x00\x06\x01\x03\x00\x00\x00\x01", regs)
+
+
+def test_connect_monitor_resets_its_connections(tmp_path):
+    """The connect monitor's connections end with a RST, so a device whose server does not
+    accept them (busy with another client: the FreeRTOS devices' one-connection MODBUS
+    server) keeps nothing of them; closed with a FIN they would wait in its accept queue,
+    half closed, holding its connection memory."""
+    with socket.socket() as srv:  # a server that never accepts while the monitor runs
+        srv.bind((HOST, 0))
+        srv.listen(128)
+        res = _run(_entries({"name": "connect", "kind": "tcp", "port": srv.getsockname()[1],
+                             "rate": "20Hz"}), tmp_path, seconds=1.0)
+        w = res["connect"][0]
+        assert w["verdict"] == "pass" and w["good"] == w["samples"] >= 5, w
+        srv.setblocking(False)
+        ends = []
+        while True:
+            try:
+                c, _ = srv.accept()
+            except BlockingIOError:
+                break
+            with c:
+                c.settimeout(2)
+                try:
+                    ends.append("fin" if c.recv(16) == b"" else "data")
+                except ConnectionResetError:
+                    ends.append("rst")
+    # every connection the monitor opened was reset (one a sample, also before the window)
+    assert len(ends) >= w["samples"] and set(ends) == {"rst"}, ends

@@ -13,8 +13,9 @@ import pytest
 
 from rtshield import tomlfile
 from rtshield.errors import UsageError
-from rtshield.rig import device
+from rtshield.rig import device, freertos, serve
 from rtshield.rig.device import storms
+from rtshield.scenario import load_scenario
 from rtshield.schema import json_schema
 from rtshield.schema.profile import MONITOR_KINDS, STORM_KINDS, ProfileFile
 
@@ -60,6 +61,25 @@ def test_shipped_profiles_are_valid_and_cover_every_kind():
     smoke = device.load_profile(SMOKE)[0]
     assert [s.name for s in smoke.storm] == ["bcast", "syn"]
 
+
+
+@pytest.mark.parametrize("board", sorted(freertos.BOARDS))
+def test_default_monitors_watch_the_served_devices_essential_tcp_service(board):
+    """The default profile's TCP monitors (MODBUS polls, connects) watch the TCP flow the
+    served device ranks highest -- its essential service --, not the listener its scenario
+    ranks lowest (shed first under overload: a monitor there would fail the device for its
+    own ranking, docs/decisions/rig-device.md); the SYN storm hits that listener."""
+    flows = load_scenario(serve.served_scenario(freertos.Target("plustcp", board))).flows
+    tcp = {f.dst_port: f.priority for f in flows if f.protocol == "tcp"}
+    top, bottom = max(f.priority for f in flows), min(f.priority for f in flows)
+    prof = device.load_profile(device.default_profile())[0]
+    watched = {m.name: m.port for m in prof.monitor if m.kind in ("modbus", "tcp")}
+    assert watched.keys() == {"modbus", "connect"}
+    for name, port in watched.items():
+        assert tcp.get(port) == top, (name, port, tcp)
+    assert watched["modbus"] == serve.MODBUS_PORT  # the Linux device's server too
+    syn = next(s for s in prof.storm if s.name == "syn_open")
+    assert tcp.get(syn.port) == bottom and syn.port not in watched.values()
 
 def test_defaults_of_a_minimal_profile(tmp_path):
     p = _load(tmp_path, MINIMAL)

@@ -103,3 +103,29 @@ def test_killed_run_leaves_nothing(tmp_path, built):
     assert p.returncode != 0
     assert "Traceback" not in stderr
     assert links_left(run_tag(p.pid)) + procs_of(run_tag(p.pid)) == []
+
+
+def test_calibrate_writes_the_boards_preset(tmp_path, built):
+    """`--calibrate`: the runs, then DIR/board.toml, a preset of the board with every
+    fitted number's provenance; or, when a fit is outside its physical bounds (two short
+    runs on a loaded host can be), one line and exit 2 with the runs kept."""
+    from rtshield.rig.freertos.fit import BOARD_FITTED
+    from rtshield.scenario import parse_preset
+
+    out = tmp_path / "cal"
+    p = rig("freertos-tcp", "--calibrate", *SMOKE, "--out", str(out))
+    stdout, stderr = p.communicate(timeout=240)
+    assert set(read_runs(out, "syn")) == {"unprotected", "protected"}
+    if p.returncode == 2:
+        assert stderr.strip().splitlines()[-1].startswith("rtshield: error: rig fit: "), stderr
+        assert "not physical" in stderr and not (out / "board.toml").exists()
+        return
+    assert p.returncode == 0, stderr
+    text = (out / "board.toml").read_text()
+    plat, _, _ = parse_preset(text, "board.toml")
+    assert plat.name == "posix-freertos-tcp"
+    for key in BOARD_FITTED:
+        assert "# measured: " in next(x for x in text.splitlines() if x.startswith(key)), key
+    assert "--calibrate" in text and f"{out}/runs/ (protected-syn, unprotected-syn)" in text
+    assert "board.toml" in stdout
+    assert links_left(run_tag(p.pid)) + procs_of(run_tag(p.pid)) == []

@@ -78,6 +78,21 @@ def test_lwip_protected_and_unprotected(tmp_path, built):
     comp = json.loads((out / "comparison.json").read_text())
     assert comp["target"]["stack"] == "lwip"
     assert (out / "sim" / "protected" / "summary.json").is_file()
+    # the simulation against the real target on the scenario's preset and on the lwIP
+    # board's own model: the schema, not the agreement (docs/decisions/twin.md)
+    twin = json.loads((out / "twin.json").read_text())
+    assert twin["board_preset"] == "posix-freertos-lwip"
+    assert {(r["run"], r["model"]) for r in twin["runs"]} == {
+        (f"{v}-syn", m) for v in ("protected", "unprotected") for m in ("preset", "board")
+    }
+    texts = {t.text for t in freertos.TOLERANCES.values()}
+    for q in twin["quantities"]:
+        assert {"name", "sim", "real", "tolerance", "agrees"} <= set(q), q
+        assert q["tolerance"] in texts and isinstance(q["agrees"], bool), q
+    board = {q["name"] for q in twin["quantities"] if q["model"] == "board"}
+    assert "drops: queue_full" not in board  # the board's queue is lwIP's input messages
+    assert (out / "sim" / "unprotected-syn-own-rate-board" / "summary.json").is_file()
+    assert "Does the simulation predict the real target?" in html
     assert links_left(run_tag(p.pid)) + procs_of(run_tag(p.pid)) == []
 
 

@@ -116,6 +116,7 @@ __all__ = [
     "Task",
     "available_platforms",
     "load_platform",
+    "parse_preset",
     "load_scenario",
     "loads_scenario",
     "native_limits",
@@ -159,6 +160,20 @@ def load_platform(name: str) -> tuple[Platform, CostTable, dict[str, dict[str, A
         raise UsageError(f"platform: unknown preset {name!r} (available: {avail})")
     text, _ = _read_text(path)
     plat, costs, defaults = _preset(name, str(path), text)
+    return plat, costs, copy.deepcopy(defaults)
+
+
+def parse_preset(text: str, origin: str) -> tuple[Platform, CostTable, dict[str, dict[str, Any]]]:
+    """A preset that is not among the shipped ones (``origin``: its file, e.g. the
+    ``board.toml`` ``rtshield rig fit`` wrote), read from ``text`` and validated as
+    :func:`load_platform` validates the shipped ones: its platform, costs (ns) and raw
+    ``[defaults]``. Raises :class:`UsageError` (one line naming ``origin``)."""
+    data = _parse_toml(text, origin)
+    head = data.get("platform")
+    name = head.get("name") if isinstance(head, dict) else None
+    if not isinstance(name, str):
+        raise UsageError(f"{origin}: [platform] name: missing (not a platform preset)")
+    plat, costs, defaults = _preset(name, origin, text)
     return plat, costs, copy.deepcopy(defaults)
 
 

@@ -101,7 +101,27 @@ LWIP_SHORT_HELP = (
 LWIP_EPILOG = "\b\nexample: sudo rtshield rig lwip --attacks syn --phase-seconds 2 --out lw"
 REPORT_HELP = "Re-read DIR/runs/*/summary.json and the cycle files and rewrite the results."
 REPORT_SHORT_HELP = "rebuild the tables, histograms and report of a finished rig run"
-REPORT_EPILOG = "\b\nexample: rtshield rig report rig-out"
+REPORT_EPILOG = (
+    "\b\nexamples: rtshield rig report rig-out\n"
+    "          rtshield rig report ft --board cal/board.toml"
+)
+FIT_HELP = (
+    "Fit the board's model (its platform preset: the tick as it came, the receive path's "
+    "and the stack's cost per frame and per wake-up, libshield's cost per path) to runs "
+    "of rig freertos-tcp or rig lwip on the POSIX board, without running the target. "
+    "Each RUN is a run's folder (DIR/runs/<variant>-<attack>) or a rig folder (all its "
+    "runs). Give an unprotected and a protected run (they hand the stack different "
+    "frames per wake-up, which tells the two costs apart) and a SYN run (the simulator's "
+    "flood is a SYN flood). Writes DIR/board.toml: the shipped board preset with its "
+    "measured numbers replaced, each with its run, key, command and commit; refused "
+    "(exit 2) when a number is outside its physical bounds. Hold runs against it with "
+    "'rtshield rig report RIGDIR --board DIR/board.toml'."
+)
+FIT_SHORT_HELP = "fit a target's board preset to its recorded runs (no root)"
+FIT_EPILOG = (
+    "\b\nexamples: rtshield rig fit ft --out cal\n"
+    "          rtshield rig fit ft/runs/unprotected-syn ft/runs/protected-syn --out cal"
+)
 CLEAN_SHORT_HELP = (
     "remove leftovers of a killed rig run (its processes, namespaces named rtsrig-*)"
 )
@@ -202,6 +222,11 @@ def add_to(app: typer.Typer) -> None:
             "--stock-priority", "the network task's priority in the unprotected (stock) variant "
             "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
             "configMAX_PRIORITIES - 2; lwIP: the stock input task's)", "P")] = 6,
+        calibrate: Annotated[bool, opt(
+            "--calibrate", "calibrate the board's model from this run (POSIX board): the "
+            "load points that tell per-frame from per-wake-up costs apart (unprotected and "
+            "protected under the SYN and the ARP flood; --attacks defaults to syn,arp, "
+            "--phase-seconds to 3), then DIR/board.toml as 'rig fit' writes it")] = False,
     ) -> None:
         from rtshield.rig.freertos.target import BOARDS
 
@@ -220,6 +245,17 @@ def add_to(app: typer.Typer) -> None:
             "--fitted", "freertos-tcp/lwip: simulate DIR's scenarios again with the costs of "
             "a fit (rtshield calibrate's best.toml, e.g. of DIR/calibrate/RUN.toml) and hold "
             "every run against that model too (twin.json)", "BEST.toml")] = None,
+        board: Annotated[str | None, opt(
+            "--board", "freertos-tcp/lwip: the same with a board preset of DIR's board "
+            "(e.g. the board.toml 'rig fit' or '--calibrate' wrote): its costs", "FILE")] = None,
+    ) -> None:
+        ...
+
+    @verb(rig, "fit", handle_fit, group="rig", help=FIT_HELP, short_help=FIT_SHORT_HELP,
+          epilog=FIT_EPILOG)
+    def fit(
+        runs: Annotated[list[str], arg("RUN...", "run folders (DIR/runs/NAME) or rig folders")],
+        out: Out,
     ) -> None:
         ...
 
@@ -234,8 +270,8 @@ def add_to(app: typer.Typer) -> None:
 
 def _no_target(args) -> int:  # noqa: ARG001
     raise UsageError(
-        "rig: a target is required: linux, freertos-tcp, lwip, device, serve, report or clean "
-        "('rtshield rig --help' explains them)"
+        "rig: a target is required: linux, freertos-tcp, lwip, device, serve, report, fit or "
+        "clean ('rtshield rig --help' explains them)"
     )
 
 
@@ -421,10 +457,22 @@ def _handle_target(args, stack: str) -> int:
 
     target = freertos.Target(stack, args.board)
     who = f"rig {target.verb}"
+    calibrate = getattr(args, "calibrate", False)
+    if calibrate:
+        if (stack, args.board) not in freertos.BOARD_PRESETS:
+            raise UsageError(f"{who}: --calibrate: the {args.board} board has no board model "
+                             "to fit (the POSIX board has)")  # fmt: skip
+        if args.attacks == "syn,arp,nmap":  # the default: the scan is not a load point
+            args.attacks = "syn,arp"
+        if args.phase_seconds is None:
+            args.phase_seconds = 3.0
     attacks = _csv(args.attacks, freertos.ATTACKS, "--attacks")
     variants = _csv(args.variants, freertos.VARIANTS, "--variants")
     if not attacks or not variants:
         raise UsageError(f"{who}: --attacks and --variants must name at least one")
+    if calibrate and set(variants) != set(freertos.VARIANTS):
+        raise UsageError(f"{who}: --calibrate needs both --variants (unprotected and protected "
+                         "runs tell the stack's per-frame from its per-wake-up cost)")  # fmt: skip
     if args.phase_seconds is not None:
         _within(who, "--phase-seconds", args.phase_seconds, 1, 120)
     _within(who, "--break-seconds", args.break_seconds, 0, 60)
@@ -500,6 +548,23 @@ def _handle_target(args, stack: str) -> int:
         atomic_write(out / "comparison.json", json.dumps(comp, indent=1) + "\n")
         twin = json.loads(freertos.write_twin(out).read_text())
         report = freertos.write_report(out, comp, runs, twin)
+        unfit = None
+        if calibrate:
+            try:
+                name, text = freertos.board_from_runs(
+                    sorted(p.parent for p in (out / "runs").glob("*/device.json")),
+                    _made_by([
+                        "rig", target.verb, "--calibrate", "--board", args.board,
+                        "--attacks", ",".join(attacks), "--variants", ",".join(variants),
+                        "--phase-seconds", f"{dev.phase_s:g}",
+                        "--break-seconds", f"{args.break_seconds:g}",
+                        *(["--scenario", str(args.scenario)] if args.scenario else []),
+                        "--out", str(args.out),
+                    ]),  # fmt: skip
+                )
+                atomic_write(out / "board.toml", text)
+            except UsageError as e:
+                unfit = e  # said after the runs are kept
         prune_stale(out, since)
         bar.finish()
     for c in comp["claims"]:
@@ -508,6 +573,64 @@ def _handle_target(args, stack: str) -> int:
     say(f"  simulation against the real target: {n - len(twin['disagree'])} of {n} quantities "
         "agree (twin.json)")  # fmt: skip
     print(f"{who}: {len(runs)} runs; results: {out}/ (report: {report})")
+    if unfit is not None:
+        raise unfit
+    if calibrate:
+        print(f"{who}: the board's model fitted to these runs: {out / 'board.toml'} (a "
+              f"preset of {name}; hold runs against it: rig report DIR --board FILE)")  # fmt: skip
+    return 0
+
+
+def _made_by(argv: list[str]) -> str:
+    """The command that fits a preset (``argv``: its words after ``rtshield``) and the
+    code it ran, for the preset's provenance."""
+    import shlex
+    import subprocess
+
+    from rtshield._version import __version__
+
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(Path(__file__).parent), "describe", "--always", "--dirty"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown (not a git checkout)"
+    cmd = shlex.join(["rtshield", *argv])
+    return f"`{cmd}` at rtshield {__version__}, commit {commit}"
+
+
+def handle_fit(args) -> int:
+    from rtshield.rig import freertos
+
+    dirs: list[Path] = []
+    for r in args.runs:
+        p = Path(r)
+        found = sorted(q.parent for q in (p / "runs").glob("*/device.json")) or sorted(
+            q.parent for q in p.glob("*/device.json")  # a folder of kept runs
+        )
+        if (p / "device.json").is_file():
+            dirs.append(p)
+        elif found:
+            dirs += found
+        else:
+            raise UsageError(f"rig fit: {r}: neither a run's folder (device.json) nor a rig "
+                             "folder (runs/*/device.json)")  # fmt: skip
+    target = Path(args.out).resolve()
+    held = next((d for d in dirs if target in (d.resolve(), *d.resolve().parents)), None)
+    if held is not None:
+        raise UsageError(
+            f"rig fit: --out {args.out} holds the run {held} it reads (a command's output "
+            "folder is rewritten whole): write the preset elsewhere"
+        )
+    name, text = freertos.board_from_runs(
+        dirs, _made_by(["rig", "fit", *args.runs, "--out", args.out])
+    )
+    out = prepare_out_dir(args.out)
+    atomic_write(out / "board.toml", text)
+    prune_stale(out)
+    print(f"rig fit: {len(dirs)} runs; the board's model: {Path(args.out) / 'board.toml'} "
+          f"(a preset of {name})")  # fmt: skip
     return 0
 
 
@@ -544,7 +667,13 @@ def handle_report(args) -> int:
         from rtshield.rig import freertos
 
         twin = None
-        if getattr(args, "fitted", None):
+        if getattr(args, "fitted", None) and getattr(args, "board", None):
+            raise UsageError("rig report: --fitted and --board: give one (both are the costs "
+                             "the runs are simulated again with)")  # fmt: skip
+        if getattr(args, "board", None):
+            fit = freertos.simulate_board(out, Path(args.board))
+            print(f"rig report: the scenarios simulated again on the board preset {args.board}")
+        elif getattr(args, "fitted", None):
             fit = freertos.simulate_fitted(out, Path(args.fitted))
             print(f"rig report: the scenarios simulated again with the fitted costs {fit['costs']}")
         if (out / "sim").is_dir() and any((out / "runs").glob("*/summary.json")):

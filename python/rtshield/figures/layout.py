@@ -12,6 +12,7 @@ import functools
 import io
 import logging
 import math
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,9 +44,11 @@ __all__ = [
     "new_figure",
     "packets_axes",
     "per_second",
+    "plain_log_labels",
     "png_bytes",
     "save_png",
     "stairs",
+    "step_patch",
     "suptitle",
     "times",
 ]
@@ -214,9 +217,33 @@ def bin_edges(ts: Mapping[str, Any]) -> np.ndarray:
     return np.append(t, t[-1] + bin_width(ts)) if len(t) else np.array([0.0])
 
 
+def step_patch(ax: Any, values: Any, edges: Any, **kw: Any) -> Any:
+    """``ax.stairs(values, edges, **kw)``, the same artist and the same data limits,
+    without matplotlib walking the path segment by segment for them.
+
+    ``Axes.stairs`` takes its data limits from every segment of the step path
+    in Python (a third of a second for a 1 425-bin histogram drawn twice). Every
+    vertex of a step path lies within its edges and between its lowest and
+    highest value (and the baseline), so the patch is added with a path of the
+    same extent (three edges: the first, the second, the last; two values: the
+    lowest and the highest) and then given its data: the limits matplotlib
+    computes are the same numbers. Anything else (fewer than two bins, edges
+    not increasing, values not finite) goes to ``ax.stairs`` as it is.
+    """
+    v = np.asarray(values, dtype=float)
+    e = np.asarray(edges, dtype=float)
+    if (kw.get("orientation", "vertical") != "vertical" or v.ndim != 1 or len(v) < 2
+            or len(e) != len(v) + 1 or not np.all(np.isfinite(v))
+            or not np.all(np.isfinite(e)) or not np.all(np.diff(e) > 0)):
+        return ax.stairs(values, edges, **kw)
+    patch = ax.stairs([v.min(), v.max()], [e[0], e[1], e[-1]], **kw)
+    patch.set_data(values, edges)
+    return patch
+
+
 def stairs(ax: Any, ts: Mapping[str, Any], y: np.ndarray, **kw: Any) -> list:
     """Draw a per-bin series as flat steps over each bin; returns the artists."""
-    return [ax.stairs(y, bin_edges(ts), baseline=None, **kw)]
+    return [step_patch(ax, y, bin_edges(ts), baseline=None, **kw)]
 
 
 def per_second(ts: Mapping[str, Any], key: str) -> np.ndarray | None:
@@ -272,10 +299,72 @@ def flow_axes(ax: Any, ts: Mapping[str, Any], name: str, *, top: float | None = 
     return artists
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_MATH_LABEL = re.compile(
+    r"\$\\mathdefault\{(-?)([0-9.]+)(?:\\times([0-9.]+))?(?:\^\{(-?[0-9]+)\})?\}\$"
+)
+
+
+def plain_label(label: str) -> str:
+    """A tick label of matplotlib's log and symlog axes (mathtext such as
+    ``$\\mathdefault{10^{-2}}$`` or ``$\\mathdefault{2\\times10^{1}}$``) as the
+    same number in plain text with Unicode superscripts (``10⁻²``, ``2×10¹``, a
+    negative one with a minus sign); any other label unchanged."""
+    m = _MATH_LABEL.fullmatch(label)
+    if m is None:
+        return label
+    sign, first, base, exp = m.groups()
+    text = first if base is None else f"{first}\N{MULTIPLICATION SIGN}{base}"
+    if exp is not None:
+        text += exp.translate(_SUPERSCRIPT)
+    return ("\N{MINUS SIGN}" if sign else "") + text
+
+
+@functools.lru_cache(maxsize=1)
+def _plain_formatter() -> type:
+    """A tick formatter that draws another's labels through :func:`plain_label`
+    (matplotlib's ticker is imported when a figure is drawn)."""
+    from matplotlib.ticker import Formatter
+
+    class PlainLabels(Formatter):
+        def __init__(self, inner: Formatter) -> None:
+            self.inner = inner
+
+        def set_axis(self, axis: Any) -> None:
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs: Any) -> None:
+            super().set_locs(locs)
+            self.inner.set_locs(locs)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return plain_label(self.inner(x, pos))
+
+        def format_data(self, value: float) -> str:
+            return self.inner.format_data(value)
+
+        def format_data_short(self, value: float) -> str:
+            return self.inner.format_data_short(value)
+
+    return PlainLabels
+
+
+def plain_log_labels(axis: Any) -> None:
+    """Label ``axis`` (an x or y axis set to a log or symlog scale) in plain text:
+    the same ticks and numbers as matplotlib's own labels, written with Unicode
+    superscripts instead of mathtext, so drawing a figure never builds
+    matplotlib's mathtext parser (about a tenth of a second per process)."""
+    cls = _plain_formatter()
+    axis.set_major_formatter(cls(axis.get_major_formatter()))
+    axis.set_minor_formatter(cls(axis.get_minor_formatter()))
+
+
 def late_scale(ax: Any, top: float) -> None:
     """The lateness axis: linear up to 100 %, logarithmic above when needed."""
     if top > 2 * LATE_LINEAR_PCT:
         ax.set_yscale("symlog", linthresh=LATE_LINEAR_PCT, linscale=1.0)
+        plain_log_labels(ax.yaxis)
         ax.set_ylim(0, top * 1.5)
     else:
         ax.set_ylim(0, max(10.0, top * 1.1))

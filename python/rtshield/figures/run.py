@@ -147,12 +147,15 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
     scale, unit = (1e-3, "ms") if edges[-1] >= 20_000 else (1.0, "µs")
     fig = layout.new_figure(7.0, 3.5)
     ax = fig.add_subplot()
-    artists = [ax.stairs(counts, edges * scale, fill=True, color="tab:blue", alpha=0.8,
-                         baseline=0.5, label=f"cycles ({_count(counts.sum())} in all)")]
-    ax.stairs(counts, edges * scale, color="tab:blue", lw=0.8, baseline=0.5)
+    artists = [layout.step_patch(ax, counts, edges * scale, fill=True, color="tab:blue",
+                                 alpha=0.8, baseline=0.5,
+                                 label=f"cycles ({_count(counts.sum())} in all)")]
+    layout.step_patch(ax, counts, edges * scale, color="tab:blue", lw=0.8, baseline=0.5)
     if edges[-1] / max(edges[0], 1e-9) > _LOG_SPAN:
         ax.set_xscale("log")
+        layout.plain_log_labels(ax.xaxis)
     ax.set_yscale("log")
+    layout.plain_log_labels(ax.yaxis)
     ax.set_ylim(0.5, max(2.0, float(counts.max()) * 2.0))
     if period_us:
         artists.append(ax.axvline(period_us * scale, color="tab:red", ls="--", lw=1,
@@ -187,6 +190,7 @@ def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
     if not drawn:
         return None
     ax.set_xscale("log")
+    layout.plain_log_labels(ax.xaxis)
     ax.set_ylim(0, 101)
     ax.set_xlabel("latency, arrival to delivery [µs]")
     ax.set_ylabel("delivered packets within [%]")

@@ -8,8 +8,9 @@ where ``SPEC["kind"]`` is one of
 * ``udp`` -- a datagram to ``port`` every ``1/rate`` s carrying a sequence number
   and its send time, padded to ``size`` bytes; answered when the device sends it
   back (an echo service); an ICMP port unreachable is an error;
-* ``tcp`` -- a new connection to ``port`` every ``1/rate`` s, closed once
-  established; answered by the handshake, an error when refused;
+* ``tcp`` -- a new connection to ``port`` every ``1/rate`` s, reset once
+  established (:func:`_abort`: the device keeps nothing of it); answered by the
+  handshake, an error when refused;
 * ``heartbeat`` -- listens on UDP ``port`` for the datagrams the device sends on
   its own; every arrival is a sample.
 
@@ -237,6 +238,23 @@ def run_udp(spec: dict[str, Any], rec: Recorder) -> None:
     _paced(spec, rec, sock, send, readable)
 
 
+#: ``SO_LINGER`` on, 0 s: ``close()`` sends a RST instead of a FIN.
+_LINGER_RESET = struct.pack("ii", 1, 0)
+
+
+def _abort(s: socket.socket) -> None:
+    """Close a connection with a RST: the device frees it at once, also while it is still
+    in a listener's accept queue. Closed with a FIN, a connection a server has not
+    accepted yet (a server busy with another client, as the FreeRTOS devices' MODBUS
+    server) stays there, half closed, holding the device's connection memory: 20 a
+    second of them would be the monitor loading the device, not measuring it."""
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
+    except OSError:
+        pass
+    s.close()
+
+
 def run_tcp(spec: dict[str, Any], rec: Recorder) -> None:
     dst = (spec["dst"], int(spec["port"]))
     timeout_ns = int(spec["timeout_ns"])
@@ -265,7 +283,7 @@ def run_tcp(spec: dict[str, Any], rec: Recorder) -> None:
         k, _ = pending.pop(s)
         err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         rec.answer(k, now, STATUS_OK if err == 0 else STATUS_ERROR)
-        s.close()
+        _abort(s)
 
     _paced(spec, rec, None, send, lambda s, now: None, lambda: list(pending), done)
     for s in pending:

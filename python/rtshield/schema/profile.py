@@ -63,7 +63,7 @@ MONITOR_KINDS: dict[str, str] = {
     "the time to its answer",
     "icmp": "an ICMP echo request; the time to its reply",
     "udp": "a UDP datagram to `port`, which the device sends back; the time to the echo",
-    "tcp": "a new TCP connection to `port` (then closed); the time to the handshake",
+    "tcp": "a new TCP connection to `port` (then reset); the time to the handshake",
     "heartbeat": "a UDP datagram the device sends on its own to this host's `port` every "
     "`period`; how far each interval is from the period",
 }

@@ -59,7 +59,14 @@ from .device import (
     target_config,
     udp_flows,
 )
-from .fit import counters_csv, simulate_fitted, simulate_own_rates
+from .fit import (
+    BOARD_PRESETS,
+    board_from_runs,
+    counters_csv,
+    simulate_board,
+    simulate_fitted,
+    simulate_own_rates,
+)
 from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
@@ -73,6 +80,7 @@ __all__ = [
     "ATTACK_LABEL",
     "ATTACK_TOOL",
     "BOARDS",
+    "BOARD_PRESETS",
     "HP_KEPT",
     "IP_TASK_NAME",
     "LEAD_S",
@@ -90,6 +98,7 @@ __all__ = [
     "Device",
     "Options",
     "Target",
+    "board_from_runs",
     "build_images",
     "build_target",
     "build_twin",
@@ -105,6 +114,7 @@ __all__ = [
     "pcap_flows",
     "response_figure",
     "run_variant",
+    "simulate_board",
     "simulate_fitted",
     "simulate_own_rates",
     "simulate_variants",

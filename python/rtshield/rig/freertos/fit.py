@@ -9,7 +9,12 @@ the board the run was made on where there is one (:data:`BOARD_PRESETS`,
 A run's per-second counters on the simulator's timeline (:func:`counters_csv`,
 ``counters.csv``) and a calibration file that fits the board's model (else the
 scenario's) to them (:func:`calibration_toml`, the knobs and their physical bounds in
-:data:`FIT_PARAMETERS`; docs/decisions/twin.md).
+:data:`FIT_PARAMETERS`; docs/decisions/twin.md). The board's model from a target's runs
+(``rtshield rig fit``, ``--calibrate``): what each run measured of it
+(:func:`board_measurements`), the fit by fixed rules (:func:`board_fit`) within physical
+bounds (:data:`BOARD_BOUNDS`, :func:`check_board_fit`), written as the shipped board
+preset with each fitted number's provenance (:func:`board_from_runs`), and runs held
+against such a preset (:func:`simulate_board`).
 """
 
 from __future__ import annotations
@@ -27,22 +32,34 @@ from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import flood_at
 from .phases import ATTACK_LABEL
-from .summary import STACK_EXHAUSTED
+from .summary import IP_QUEUE_FULL, STACK_EXHAUSTED, STACK_TASKS
 
 __all__ = [
     "BOARD",
+    "BOARD_BOUNDS",
     "BOARD_DROPS",
+    "BOARD_FITTED",
     "BOARD_PRESETS",
     "COUNTERS",
     "FITTED",
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
+    "FIT_ATTACK",
     "FIT_RECORD",
+    "INPUT_TASKS",
     "OWN_RATE",
+    "TICK_REAL_BOUNDS",
+    "board_fit",
+    "board_from_runs",
+    "board_measurements",
     "board_preset",
+    "board_preset_text",
+    "board_stack_costs",
+    "check_board_fit",
     "calibration_toml",
     "counters_csv",
     "read_json",
+    "simulate_board",
     "simulate_fitted",
     "simulate_own_rates",
     "simulation_for",
@@ -85,10 +102,17 @@ BOARD = "-board"
 #: The preset that models each real board, by the run's (stack, board): its tick, its
 #: stack's buffers, its per-frame costs measured from the rig's counters
 #: (docs/decisions/twin.md, "The POSIX board's model").
-BOARD_PRESETS = {("plustcp", "posix"): "posix-freertos-tcp"}
+BOARD_PRESETS = {
+    ("plustcp", "posix"): "posix-freertos-tcp",
+    ("lwip", "posix"): "posix-freertos-lwip",
+}
 #: What the board's model calls a drop the real stack counts under its own name: the
-#: model's driver queue is the stack's network buffers (the preset's ``[driver] queue``).
-BOARD_DROPS = {"posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED}}
+#: model's driver queue (the preset's ``[driver] queue``) is Plus-TCP's network buffers,
+#: and lwIP's input messages to tcpip_thread (MEMP_NUM_TCPIP_MSG_INPKT).
+BOARD_DROPS = {
+    "posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED},
+    "posix-freertos-lwip": {"queue_full": IP_QUEUE_FULL},
+}
 
 
 def board_preset(real: Mapping[str, Any]) -> str | None:
@@ -178,7 +202,9 @@ def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
     return written
 
 
-def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
+def simulate_fitted(
+    out: str | Path, best: str | Path, option: str = "--fitted", what: str = "calibrate's best.toml"
+) -> dict[str, Any]:
     """Simulate every scenario of ``out/sim/*/scenario.toml`` again with the costs of a
     fit (``best``: ``rtshield calibrate``'s ``best.toml``, its ``[costs]`` table) into
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
@@ -188,17 +214,20 @@ def simulate_fitted(out: str | Path, best: str | Path) -> dict[str, Any]:
 
     out, best = Path(out), Path(best)
     if not best.is_file():
-        raise UsageError(f"rig report: --fitted {best}: no such file (calibrate's best.toml)")
+        raise UsageError(f"rig report: {option} {best}: no such file ({what})")
     text = best.read_text(errors="replace")
     costs = parse_toml(text, str(best)).get("costs")
     if not isinstance(costs, dict) or not costs:
-        raise UsageError(f"rig report: --fitted {best}: no [costs] table (nothing fitted to apply)")
+        raise UsageError(f"rig report: {option} {best}: no [costs] table (nothing fitted to apply)")
     m = re.match(r"# rtshield calibrate rig-([^@\s]+)@(\w+): ", text)
-    fitted_on = (
+    b = re.search(r"^# fitted on: ([^@\n]+)@(\w+)$", text, re.M)  # rig fit's board.toml
+    fitted_on: str | list[str] | None = (
         m.group(1)
         if m and m.group(2) == _folder_id(out) and (out / "runs" / m.group(1)).is_dir()
         else None  # fitted on another folder's run: every run here is held out
     )
+    if b:
+        fitted_on = b.group(1).split() if b.group(2) == _folder_id(out) else []
     scens = sorted(
         p for p in (out / "sim").glob("*/scenario.toml") if not p.parent.name.endswith(FITTED)
     )
@@ -243,10 +272,13 @@ FIT_COLUMNS = ("processed", "cycles", "misses")
 
 def _folder_id(out: Path) -> str:
     """A short id of the rig's output folder, in a calibration's name: a fit names the run
-    and the folder it was made on (another folder's run of the same name is held out)."""
+    and the folder it was made on (another folder's run of the same name is held out). The
+    folder as the user gave it (a rig run writes its files in a staging folder beside it)."""
     import hashlib
 
-    return hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:10]
+    from rtshield.outputs import shown
+
+    return hashlib.sha256(str(shown(Path(out)).resolve()).encode()).hexdigest()[:10]
 
 
 def calibration_toml(out: Path, run: str) -> str | None:
@@ -334,3 +366,323 @@ def counters_csv(run_dir: Path) -> str | None:
             row += [f"{max(0.0, vals[c]):.0f}" for c in COUNTERS]
             lines.append(",".join(row))
     return "\n".join(lines) + "\n"
+
+
+#: The task that moves each frame from the NIC into the stack on the stock (unprotected)
+#: build of each stack on the POSIX board: Plus-TCP's network task (rig/freertos/posix),
+#: lwIP's stock input task (rig/freertos/lwip/rts_netif_lwip.c).
+INPUT_TASKS = {"plustcp": "rts-net", "lwip": "ethif"}
+#: libshield's execution paths (``device.json`` ``shield_paths``) and the preset cost that
+#: models each (docs/model.md, "Costs").
+_PATH_COSTS = {"enqueue": "rx_path_regular", "raise": "rx_path_prio_raise",
+               "flow_limit": "rx_path_rejected"}  # fmt: skip
+
+
+def _thread_cpu_ns(dev: Mapping[str, Any], name: str) -> int:
+    """A thread's CPU time from ``device.json`` (names ``<task name cut to 11>#<tid>``)."""
+    return sum(
+        int(v) for k, v in (dev.get("threads_cpu_ns") or {}).items()
+        if k.split("#")[0] == name[:11]
+    )  # fmt: skip
+
+
+def board_measurements(run_dir: str | Path) -> dict[str, float]:
+    """What one real run on the POSIX board measured of its own model, the numbers a board's
+    preset records with their provenance (``platforms/posix-freertos-*.toml``;
+    docs/decisions/twin.md), read from the run's ``device.json`` and ``cycles.bin`` (its
+    stack from ``summary.json``). Times in µs:
+
+    - ``tick_real``: the median of the critical task's release-to-release time over the
+      ticks of its period (where the run's ``cycles.bin`` is there);
+    - ``stack_cpu``: the stack's tasks' CPU time, with ``to_stack`` frames handed to them
+      and ``rx_irqs`` RX interrupts (each wakes them at most once): what
+      :func:`board_stack_costs` splits into a cost per frame and per wake-up;
+    - unprotected: ``isr_per_packet``, the stock input task's CPU time over the frames at
+      the NIC (its wake-ups folded in); ``input_loop``, the same task's CPU time inside its
+      per-frame loop over those frames (``to_stack_ns``); ``input_wake``, the rest over the
+      RX interrupts; ``stack_per_frame``, the stack's tasks' CPU time over the frames
+      handed to them (their wake-ups folded in);
+    - protected: libshield's CPU time per frame of each path (``rx_path_*``)."""
+    import numpy as np
+
+    run_dir = Path(run_dir)
+    dev = read_json(run_dir / "device.json")
+    stack = str(read_json(run_dir / "summary.json").get("stack") or "")
+    nif = dev["netif"]
+    out: dict[str, float] = {}
+    f = run_dir / "cycles.bin"  # a folder of kept records may leave it out: no tick_real
+    cyc = np.fromfile(f, dtype="<u8").reshape(-1, 4).astype(np.int64) if f.is_file() else []
+    period_ticks = int(dev["crit_period_us"]) * int(dev["tick_hz"]) // 1_000_000
+    if len(cyc) > 1 and period_ticks > 0:
+        out["tick_real"] = float(np.median(np.diff(cyc[:, 0]))) / period_ticks / 1e3
+    stack_ns = sum(_thread_cpu_ns(dev, t) for t in STACK_TASKS.get(stack, ()))
+    frames, handed = int(nif["nic_frames"]), int(nif["to_ip_task"])
+    out |= {"stack_cpu": stack_ns / 1e3, "to_stack": float(handed),
+            "rx_irqs": float(nif.get("rx_irqs") or 0)}  # fmt: skip
+    if not dev["protect"]:
+        inp = _thread_cpu_ns(dev, INPUT_TASKS.get(stack, ""))
+        if frames and inp:
+            out["isr_per_packet"] = inp / frames / 1e3
+        if nif.get("to_stack_frames") and nif.get("to_stack_ns"):
+            out["input_loop"] = nif["to_stack_ns"] / nif["to_stack_frames"] / 1e3
+            if nif.get("rx_irqs") and inp:
+                out["input_wake"] = (inp - nif["to_stack_ns"]) / nif["rx_irqs"] / 1e3
+        if handed and stack_ns:
+            out["stack_per_frame"] = stack_ns / handed / 1e3
+    else:
+        for path, key in _PATH_COSTS.items():
+            p = (dev.get("shield_paths") or {}).get(path) or {}
+            if p.get("frames"):
+                out[key] = p["ns"] / p["frames"] / 1e3
+    return out
+
+
+def board_stack_costs(runs: list[Mapping[str, float]]) -> dict[str, float]:
+    """The stack's cost per frame and per wake-up (µs: ``driver_per_packet``,
+    ``driver_wake``) from runs' :func:`board_measurements`: the least-squares solution of
+    ``stack_cpu = to_stack * driver_per_packet + rx_irqs * driver_wake`` over the runs
+    (each RX interrupt wakes the stack's tasks at most once). Unprotected and protected
+    runs hand the stack different frames per wake-up (several of a tick's batch, or the
+    few libshield admitted), which is what tells the two costs apart."""
+    import numpy as np
+
+    rows = [r for r in runs if r.get("to_stack") and r.get("rx_irqs") and r.get("stack_cpu")]
+    if len(rows) < 2:
+        raise UsageError("rig: the stack's costs need two runs with frames handed to the stack")
+    a = np.array([[r["to_stack"], r["rx_irqs"]] for r in rows])
+    b = np.array([r["stack_cpu"] for r in rows])
+    (per, wake), _, rank, _ = np.linalg.lstsq(a, b, rcond=None)
+    if rank < 2:
+        raise UsageError(
+            "rig: the runs do not tell the stack's cost per frame from its cost per wake-up "
+            "(every run hands it as many frames per RX interrupt: fit unprotected and "
+            "protected runs together)"
+        )
+    return {"driver_per_packet": float(per), "driver_wake": float(wake)}
+
+
+def _bound_us(text: str) -> float:
+    from rtshield.units import duration_ns
+
+    return duration_ns(text, "bound") / 1e3
+
+
+#: The physical bounds of each cost a board's preset records as measured (µs): ``key ->
+#: (low, high, why)``; a fit outside them is refused (``rtshield rig fit``,
+#: docs/decisions/twin.md, "A target's model from the target"). The receive path's and
+#: the stack's per-frame costs are :data:`FIT_PARAMETERS`' (one home: what a counters fit
+#: may move is what a board's fit may hold).
+BOARD_BOUNDS: dict[str, tuple[float, float, str]] = {
+    key.partition(".")[2]: (_bound_us(lo), _bound_us(hi), why)
+    for key, lo, hi, why in FIT_PARAMETERS
+} | {
+    "driver_wake": (1.0, 2000.0, "a wake-up of the stack's tasks: one or two host-thread "
+                    "switches of the port, from a microsecond on an idle core to 2 ms on a "
+                    "loaded host"),
+    **{key: (0.05, 50.0, "libshield's work on one frame in the RX interrupt (harvest, "
+             "classify, admit or refuse): from tens of instructions on a GHz core to a "
+             "loaded host's page faults") for key in _PATH_COSTS.values()},
+}  # fmt: skip
+#: ``tick_real`` within these multiples of the preset's tick: the port's timer thread
+#: sleeps one tick, so a tick never comes early; three ticks a tick is a host too loaded
+#: to measure a device on.
+TICK_REAL_BOUNDS = (1.0, 3.0)
+#: Each per-frame cost is measured on the SYN flood's run where there is one: the
+#: simulator's flood is a SYN flood (an ARP flood or a scan is simulated as one at its
+#: rate, :func:`simulate_own_rates`), so its frames should cost what a SYN costs.
+FIT_ATTACK = "syn"
+#: Every number :func:`board_fit` measures (the rest of a board's preset is configured
+#: or chosen, and kept from the shipped preset with its note).
+BOARD_FITTED = ("tick_real", "isr_per_packet", "driver_per_packet", "driver_wake",
+                *_PATH_COSTS.values())  # fmt: skip
+
+
+def board_fit(runs: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, str, str]]:
+    """A board's measured numbers from runs' :func:`board_measurements` (by run name,
+    ``<variant>-<attack>``): ``key -> (value in µs, the run or "all-runs", how)``.
+    ``tick_real``: the median over the runs that have it; ``isr_per_packet`` and the
+    ``rx_path_*`` costs: the :data:`FIT_ATTACK` run's (else the first by name) that has
+    it; ``driver_per_packet`` and ``driver_wake``: :func:`board_stack_costs` over every
+    run. Raises :class:`UsageError` naming a number no run measured."""
+    fit: dict[str, tuple[float, str, str]] = {}
+    ticks = sorted((float(r["tick_real"]), n) for n, r in runs.items() if "tick_real" in r)
+    if ticks:
+        fit["tick_real"] = (
+            float(np.median([t for t, _ in ticks])),
+            "all-runs",
+            "the median over " + ", ".join(sorted(n for _, n in ticks)),
+        )
+    for key in ("isr_per_packet", *_PATH_COSTS.values()):
+        have = sorted(n for n, r in runs.items() if key in r)
+        if have:
+            run = next((n for n in have if n.endswith(f"-{FIT_ATTACK}")), have[0])
+            fit[key] = (float(runs[run][key]), run, "")
+    split = board_stack_costs(list(runs.values()))
+    rows = [r for r in runs.values() if r.get("to_stack") and r.get("rx_irqs")]
+    worst = max(
+        abs(r["to_stack"] * split["driver_per_packet"] + r["rx_irqs"] * split["driver_wake"]
+            - r["stack_cpu"]) / r["stack_cpu"]
+        for r in rows
+    )  # fmt: skip
+    how = (
+        f"least squares over {len(rows)} runs of the stack's CPU time = frames handed x per "
+        f"frame + RX interrupts x per wake-up, each run within {100 * worst:.0f} %"
+    )
+    fit |= {k: (v, "all-runs", how) for k, v in split.items()}
+    missing = [k for k in BOARD_FITTED if k not in fit]
+    if missing:
+        raise UsageError(
+            f"rig fit: no run measured {', '.join(missing)} (it needs an unprotected and a "
+            "protected run, and a run's cycles.bin for tick_real)"
+        )
+    return fit
+
+
+def check_board_fit(fit: Mapping[str, tuple[float, str, str]], tick_us: float) -> None:
+    """Refuse a fit outside :data:`BOARD_BOUNDS` and :data:`TICK_REAL_BOUNDS` (the
+    preset's tick ``tick_us``): one line naming the number, its runs and the bounds."""
+    for key, (value, run, _) in fit.items():
+        if key == "tick_real":
+            lo, hi = (m * tick_us for m in TICK_REAL_BOUNDS)
+            why = "a tick never comes early; three ticks a tick is a host too loaded to measure on"
+        else:
+            lo, hi, why = BOARD_BOUNDS[key]
+        if not lo <= value <= hi:
+            raise UsageError(
+                f"rig fit: {key} = {value:.4g} us ({run}) is not physical: outside "
+                f"{lo:g}-{hi:g} us ({why})"
+            )
+
+
+def _written(key: str, us: float) -> str:
+    """A fitted number as a preset writes it: three significant digits, µs (ms above)."""
+    if key == "tick_real" or us >= 1000:
+        return f"{us / 1e3:.3g}ms"
+    return f"{us:.3g}us"
+
+
+def board_preset_text(
+    preset: str,
+    fit: Mapping[str, tuple[float, str, str]],
+    made_by: str,
+    runs: str,
+    fitted_on: str = "",
+) -> str:
+    """The shipped board preset ``preset`` (:data:`BOARD_PRESETS`) with the numbers of
+    :func:`board_fit` in place of its measured ones, each with its provenance (``measured:
+    RUN KEY``, how, ``made_by``: the command and commit that wrote it; ``runs``: the run
+    folders in words; ``fitted_on``: their names and their rig folder's id, ``NAME ...@ID``,
+    read by :func:`simulate_board`: those runs are not held out); every other line the
+    shipped preset's, with its own note (a path's cost chosen "as" another path's: that
+    path's fitted cost)."""
+    from rtshield.scenario import platforms_dir
+
+    base = (platforms_dir() / f"{preset}.toml").read_text()
+    lines = base.splitlines()
+    body = lines[next(i for i, x in enumerate(lines) if not x.startswith("#")):]
+    head = [
+        f"# Platform preset: the board of {preset}.toml, its measured numbers fitted from",
+        f"# the target's own runs by {made_by}",
+        f"# from the runs {runs}.",
+        "# Each number marked \"measured: RUN KEY\" is rtshield.rig.freertos.fit's",
+        "# board_measurements of that run (\"all-runs\": of every run, combined as said),",
+        "# within the physical bounds of fit.BOARD_BOUNDS; every other number and note is",
+        f"# the shipped {preset}.toml's, a path chosen \"as\" another at that path's fitted",
+        "# cost (docs/decisions/twin.md, \"A target's model from the target\").",
+        f"# fitted on: {fitted_on}",
+    ]
+    out: list[str] = []
+    skipping = False
+    assign = re.compile(r'^(\w+)(\s*)=(\s*)"[^"]*"')
+    for line in body:
+        if skipping and re.match(r"^\s+#", line):
+            continue  # the shipped value's notes: about its own measurement
+        skipping = False
+        m = assign.match(line)
+        same = re.search(r'# chosen: as "(\w+)"', line)  # a path no frame took: as another
+        if m and same and _PATH_COSTS.get(same.group(1)) in fit:
+            value = _written(m.group(1), fit[_PATH_COSTS[same.group(1)]][0])
+            line = re.sub(r'"[^"]*"', f'"{value}"', line, count=1)
+        elif m and m.group(1) == "source":
+            line = f'source = "measured: {made_by}; {runs}"'
+        elif m and m.group(1) in fit:
+            key = m.group(1)
+            value, run, how = fit[key]
+            what = f"measured: {run} {key}" + (f" ({how})" if how else "")
+            start = f'{key}{m.group(2)}={m.group(3)}"{_written(key, value)}"'
+            line = f"{start:<{max(len(start) + 1, line.find('#'))}}# {what}"
+            skipping = True
+        out.append(line)
+    return "\n".join(head + out) + "\n"
+
+
+def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
+    """The board preset a target's runs measure (``run_dirs``: each a run's folder, with
+    its ``summary.json`` and ``device.json``): its name and text (:func:`board_fit` within
+    :func:`check_board_fit`, written by :func:`board_preset_text`, validated as a preset).
+    Every run must be on one board that has a preset (:data:`BOARD_PRESETS`)."""
+    from rtshield.scenario import load_platform, parse_preset
+
+    boards: dict[tuple[Any, Any], list[str]] = {}
+    runs: dict[str, dict[str, float]] = {}
+    for d in run_dirs:
+        if not ((d / "summary.json").is_file() and (d / "device.json").is_file()):
+            raise UsageError(f"rig fit: {d}: not a run of rig freertos-tcp or lwip "
+                             "(no summary.json and device.json)")  # fmt: skip
+        if d.name in runs:
+            raise UsageError(f"rig fit: two runs named {d.name}: fit one folder's runs at a time")
+        real = read_json(d / "summary.json")
+        boards.setdefault((real.get("stack"), real.get("board")), []).append(d.name)
+        try:
+            runs[d.name] = board_measurements(d)
+        except (KeyError, TypeError, ValueError) as e:
+            raise UsageError(f"rig fit: {d}: device.json lacks what the fit reads ({e})") from None
+    if len(boards) != 1:
+        raise UsageError("rig fit: the runs are on more than one target: " + "; ".join(
+            f"{s} on {b}: {', '.join(n)}" for (s, b), n in boards.items()))  # fmt: skip
+    (stack, board), = boards
+    preset = BOARD_PRESETS.get((stack, board))
+    if preset is None:
+        raise UsageError(
+            f"rig fit: {stack} on the {board} board has no board model to fit (boards: "
+            + ", ".join(f"{s} on {b}" for s, b in BOARD_PRESETS) + ")"
+        )
+    fit = board_fit(runs)
+    check_board_fit(fit, load_platform(preset)[0].tick_ns / 1e3)
+    from rtshield.outputs import shown
+
+    parents = {d.parent for d in run_dirs}  # as the user knows them (not a staging folder)
+    where = (
+        f"{shown(run_dirs[0].parent)}/ ({', '.join(d.name for d in run_dirs)})"
+        if len(parents) == 1
+        else ", ".join(str(shown(d)) for d in run_dirs)
+    )
+    folders = {_folder_id(d.parent.parent) for d in run_dirs}
+    on = " ".join(sorted(runs)) + "@" + (folders.pop() if len(folders) == 1 else "several")
+    text = board_preset_text(preset, fit, made_by, where, on)
+    parse_preset(text, f"the preset fitted from {where}")
+    return preset, text
+
+
+def simulate_board(out: str | Path, preset_file: str | Path) -> dict[str, Any]:
+    """:func:`simulate_fitted` with a board preset (``rtshield rig fit``'s ``board.toml``):
+    checked as a preset and as a model of the board ``out``'s runs were made on; the runs
+    it was fitted on (its ``# fitted on:`` line, when they are ``out``'s) are not held
+    out."""
+    from rtshield.scenario import parse_preset
+
+    out, preset_file = Path(out), Path(preset_file)
+    if not preset_file.is_file():
+        raise UsageError(f"rig report: --board {preset_file}: no such file (a board preset)")
+    try:
+        plat, _, _ = parse_preset(preset_file.read_text(errors="replace"), str(preset_file))
+    except UsageError as e:
+        raise UsageError(f"rig report: --board: not a board preset: {e}") from None
+    boards = {board_preset(read_json(f)) for f in (out / "runs").glob("*/summary.json")}
+    if boards != {plat.name}:
+        on = ", ".join(sorted(str(b) for b in boards)) or "no runs"
+        raise UsageError(
+            f"rig report: --board {preset_file}: a preset of {plat.name}, but {out}'s runs "
+            f"are on {on}"
+        )
+    return simulate_fitted(out, preset_file, "--board", "a board preset")

@@ -171,15 +171,14 @@ def _twin_section(out: Path, twin: Mapping[str, Any] | None) -> str:
     if board:  # the board's model: the scenario on the board's own preset
         verdict += html.escape(
             f" The board's model: the scenario on the preset {board} (the board's measured "
-            "tick, its stack's buffers, its per-frame costs; docs/decisions/twin.md)."
+            "tick, its stack's input limit, its per-frame costs; docs/decisions/twin.md)."
         )
     fit = twin.get("fit")
     if fit:  # the fitted model: which costs, fitted on which run
         costs = ", ".join(f"{k} = {v}" for k, v in fit["costs"].items())
         verdict += html.escape(
             f" The fitted model: the {'board' if board else 'preset'}'s model with {costs}, "
-            f"fitted on {fit.get('fitted_on') or 'a run not named'}; every other run is held "
-            "out."
+            f"fitted on {_fitted_on(fit.get('fitted_on'))}; every other run is held out."
         )
     img = f'<p><img src="{html.escape(fig.name)}" alt="fig_twin"></p>' if fig else ""
     return (
@@ -358,3 +357,10 @@ the simulator's: <code>sim/*/summary.json</code>.</p>
 </body></html>
 """
     return atomic_write(out / "report.html", doc)
+
+
+def _fitted_on(on: object) -> str:
+    """The runs a fit was made on, in words (a calibration's one run, a board fit's runs)."""
+    if isinstance(on, list):
+        return ", ".join(on) if on else "another folder's runs"
+    return str(on) if on else "a run not named"

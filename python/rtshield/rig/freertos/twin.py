@@ -120,6 +120,19 @@ _REAL_ONLY = {
 }
 
 
+#: Why the real stack's input ceiling and the board's model of it may differ, by stack
+#: (docs/decisions/twin.md): Plus-TCP's is not the model's buffers (its threads' CPU time
+#: does not explain it); lwIP's is (tcpip_thread's 8 input messages a drain), at the
+#: drains the host delivered.
+_CEILING = {
+    "plustcp": "the POSIX board's stack took frames at a ceiling its threads' CPU time does "
+    "not explain (docs/decisions/twin.md)",
+    "lwip": "lwIP's stock driver hands tcpip_thread at most its 8 input messages a drain "
+    "(MEMP_NUM_TCPIP_MSG_INPKT), as the board's model does once a tick; the real drains "
+    "are the ticks the host delivered, fewer when it stalls (docs/decisions/twin.md)",
+}
+
+
 def _sum_phases(real: Mapping[str, Any], key: str) -> int:
     return sum(int(real["phases"][p].get(key) or 0) for p in PHASES)
 
@@ -145,11 +158,14 @@ def _real_drops(real: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _real_network_cpu_us(real: Mapping[str, Any]) -> float | None:
-    """Network threads' CPU per frame at the NIC over the device's whole life (µs)."""
+    """Network threads' CPU per frame at the NIC over the device's whole life (µs), with
+    libshield's own time in the RX interrupt (``shield_ns``: the tick hook's harvest runs
+    in whichever thread the tick hit, mostly not a network thread)."""
     threads = real.get("threads_cpu_s") or {}
     names = {*NETWORK_THREADS, *(t[:11] for t in STACK_TASKS.get(real.get("stack"), ()))}
-    cpu = sum(v for k, v in threads.items() if k in names)
-    frames = (real.get("netif") or {}).get("nic_frames")
+    netif = real.get("netif") or {}
+    cpu = sum(v for k, v in threads.items() if k in names) + (netif.get("shield_ns") or 0) / 1e9
+    frames = netif.get("nic_frames")
     return cpu / frames * 1e6 if cpu and frames else None
 
 
@@ -257,8 +273,7 @@ def _quantities(
     # the board's model has the stack's buffers; what it cannot have is where their
     # ceiling comes from (docs/decisions/twin.md, "The unprotected stack's ceiling")
     ceiling = (
-        "the POSIX board's stack took frames at a ceiling its threads' CPU time does not "
-        "explain (docs/decisions/twin.md)"
+        _CEILING.get(str(real.get("stack")), _CEILING["plustcp"])
         if any(rd.get(r) for r in (same_drops or {}).values())
         else None
     )
@@ -343,7 +358,7 @@ def _quantities(
             else wall
             if model == "fitted"
             else f"the model processes the frames the real stack dropped: {ceiling}"
-            if ceiling
+            if ceiling and real.get("stack") != "lwip"
             else "a thread's CPU time per frame on a shared host moves with the host's load "
             "and the mix of frames (docs/decisions/twin.md)",
         )
@@ -389,7 +404,12 @@ def build_twin(out: str | Path) -> dict[str, Any]:
                 )
             same = BOARD_DROPS.get(board_preset(real) or "", {}) if BOARD in suffix else {}
             rows = _quantities(real, read_json(sim_file), model, same, basis)
-            held_out = None if fit is None or model != "fitted" else name != fit.get("fitted_on")
+            on = (fit or {}).get("fitted_on")
+            held_out = (
+                None
+                if fit is None or model != "fitted"
+                else name not in (on if isinstance(on, list) else [on])
+            )
             runs.append(
                 {
                     "run": name,

@@ -1,0 +1,201 @@
+"""The rig's boards' presets (``BOARD_PRESETS``): each loads and validates, each number a
+board's preset marks "measured: RUN KEY" is what that run measured, rounded to the digits
+written (its ``device.json`` and ``cycles.bin`` kept in tests/data/rig/board/), each
+number the lwIP board's marks "configured" is the build's, and a run of the lwIP target
+gets ``twin.json`` on it (docs/decisions/twin.md, "The lwIP target's model")."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_rig_freertos import SCEN, _fake_run
+
+from rtshield import scenario as scenario_mod
+from rtshield.rig import freertos
+from rtshield.rig.freertos.fit import (
+    BOARD_DROPS,
+    BOARD_PRESETS,
+    board_measurements,
+    board_stack_costs,
+)
+from rtshield.rig.freertos.summary import IP_QUEUE_FULL
+from rtshield.scenario import load_platform, loads_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "rig" / "board"
+LWIP = "posix-freertos-lwip"
+#: "measured: RUN KEY" after a value: RUN a run of the preset's data (or "all-runs", the
+#: least-squares split of the stack's costs over every run), KEY its measurement.
+_MEASURED = re.compile(
+    r'^(\w+)\s*=\s*"([0-9.]+)(us|ms)"\s*#\s*measured: (all-runs|(?:un)?protected-\w+) (\w+)'
+)
+
+
+def _preset_text(name: str) -> str:
+    return (scenario_mod.platforms_dir() / f"{name}.toml").read_text()
+
+
+def provenance_mismatches(text: str, data: Path) -> list[str]:
+    """Each value marked measured that is not its run's measurement rounded to the digits
+    written (half a unit of its last digit), as ``key: preset vs measured``."""
+    runs = {d.name: board_measurements(d) for d in sorted(data.iterdir()) if d.is_dir()}
+    split = board_stack_costs(list(runs.values()))
+    bad = []
+    for line in text.splitlines():
+        m = _MEASURED.match(line)
+        if not m:
+            continue
+        key, value, unit, run, what = m.groups()
+        scale = 1000.0 if unit == "ms" else 1.0  # µs
+        digits = len(value.partition(".")[2])
+        half = 0.5 * 10.0**-digits * scale + 1e-9
+        got = split.get(what) if run == "all-runs" else runs[run].get(what)
+        if got is None or abs(float(value) * scale - got) > half:
+            bad.append(f"{key}: {float(value) * scale} us vs {got} us measured ({run} {what})")
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(set(BOARD_PRESETS.values())))
+def test_every_board_preset_loads_and_carries_the_rig_device(name):
+    plat, costs, defaults = load_platform(name)
+    assert plat.name == name and plat.tick_real_ns > plat.tick_ns > 0
+    assert defaults["nic"]["interrupt"] == "tick" and defaults["driver"]["queue"] > 0
+    # the rig's device scenario runs on it, its driver queue the board's
+    text = (ROOT / "rig" / "freertos" / "device.toml").read_text()
+    sc = loads_scenario(
+        re.sub(r'platform = "[^"]+"', f'platform = "{name}"', text), "device.toml"
+    )
+    assert sc.platform.name == name and sc.driver.queue == defaults["driver"]["queue"]
+    assert name in BOARD_DROPS
+
+
+def test_the_lwip_presets_measured_numbers_are_its_runs():
+    text = _preset_text(LWIP)
+    marked = {m.group(1) for m in map(_MEASURED.match, text.splitlines()) if m}
+    assert marked == {
+        "tick_real", "isr_per_packet", "driver_per_packet", "driver_wake",
+        "rx_path_regular", "rx_path_prio_raise", "rx_path_rejected",
+    }  # fmt: skip
+    assert provenance_mismatches(text, DATA / LWIP) == []
+
+
+def test_the_plustcp_presets_measured_numbers_are_its_runs():
+    text = _preset_text("posix-freertos-tcp")
+    marked = {m.group(1) for m in map(_MEASURED.match, text.splitlines()) if m}
+    assert marked == {
+        "tick_real", "isr_per_packet", "driver_per_packet",
+        "rx_path_regular", "rx_path_prio_raise", "rx_path_rejected",
+    }  # fmt: skip
+    assert provenance_mismatches(text, DATA / "posix-freertos-tcp") == []
+
+
+def test_a_number_that_drifts_from_its_run_is_caught():
+    text = _preset_text(LWIP)
+    drifted = text.replace('isr_per_packet = "6.97us"', 'isr_per_packet = "6.99us"')
+    assert drifted != text
+    assert [b.split(":")[0] for b in provenance_mismatches(drifted, DATA / LWIP)] == [
+        "isr_per_packet"
+    ]
+    drifted = text.replace('driver_wake = "31.2us"', 'driver_wake = "19.3us"')
+    assert [b.split(":")[0] for b in provenance_mismatches(drifted, DATA / LWIP)] == [
+        "driver_wake"
+    ]
+
+
+def test_the_stack_costs_split_reproduces_every_run():
+    """The least-squares split of the stack's CPU time into a cost per frame and per
+    wake-up reproduces each calibration run's stack CPU time within 10 %."""
+    runs = [board_measurements(d) for d in sorted((DATA / LWIP).iterdir()) if d.is_dir()]
+    c = board_stack_costs(runs)
+    assert 0 < c["driver_per_packet"] < c["driver_wake"]
+    for r in runs:
+        model = r["to_stack"] * c["driver_per_packet"] + r["rx_irqs"] * c["driver_wake"]
+        assert model == pytest.approx(r["stack_cpu"], rel=0.10)
+
+
+def _define(path: Path, name: str) -> int:
+    m = re.search(rf"#define {name}\s+(\d+)", path.read_text())
+    assert m, f"{name} not in {path}"
+    return int(m.group(1))
+
+
+def test_the_lwip_presets_configured_numbers_are_the_builds():
+    """The driver queue is lwIP's input messages to tcpip_thread, its priority the stock
+    build's tcpip_thread's, the tick the kernel's; the mailbox and the pbuf pool hold more
+    than the messages (they never fill first)."""
+    _, _, defaults = load_platform(LWIP)
+    opts = ROOT / "libshield" / "port" / "lwip" / "lwipopts.h"
+    rig_opts = ROOT / "rig" / "freertos" / "lwip" / "lwipopts.h"
+    msgs = _define(opts, "MEMP_NUM_TCPIP_MSG_INPKT")
+    assert defaults["driver"]["queue"] == msgs
+    assert _define(opts, "TCPIP_MBOX_SIZE") >= msgs
+    assert _define(rig_opts, "PBUF_POOL_SIZE") >= msgs
+    build = (ROOT / "tools" / "freertos_build.sh").read_text()
+    stock = re.search(r"-DTCPIP_THREAD_PRIO=(\d+)", build)
+    assert stock and defaults["driver"]["priority"] == int(stock.group(1))
+    hz = _define(ROOT / "libshield" / "port" / "freertos" / "config" / "common.h",
+                 "configTICK_RATE_HZ")  # fmt: skip
+    plat, _, _ = load_platform(LWIP)
+    assert plat.tick_ns == 1_000_000_000 // hz
+
+
+def _lwip_folder(tmp_path: Path) -> Path:
+    """A finished `rig lwip` folder on the POSIX board: the fake target's runs as lwIP's,
+    the unprotected one's input messages running out (``ip_queue_full``)."""
+    out = tmp_path / "out"
+    dev = freertos.load_device(SCEN, 6, phase_s=1.0)
+    runs = []
+    for protect in (False, True):
+        raw, _, rd = _fake_run(out, protect)
+        raw["target"] = {"stack": "lwip", "board": "posix"}
+        d = raw["device"]
+        if not protect:
+            d["netif"] |= {"stack_exhausted": 0, "ip_queue_full": 30}
+            for i, s in enumerate(d["snapshots"]):
+                s |= {"stack_exhausted": 0, "ip_queue_full": i}
+        d["threads_cpu_ns"] = {"tcpip_threa#7": 20_000_000, "ethif#8": 9_000_000,
+                               "critical#9": 600_000_000}  # fmt: skip
+        s = freertos.summarize(raw, dev, rd)
+        (rd / "summary.json").write_text(json.dumps(s))
+        (rd / "device.json").write_text(json.dumps(d))
+        runs.append(s)
+    sim = freertos.simulate_variants(dev, out)
+    own = freertos.simulate_own_rates(out)
+    pps = freertos.measured_syn_rate(runs)
+    sim_syn = freertos.simulate_variants(dev.at_flood_rate(pps), out, "-rig-rate")
+    (out / "comparison.json").write_text(
+        json.dumps(freertos.comparison(runs, sim, dev, sim_syn, pps, own))
+    )
+    return out
+
+
+def test_an_lwip_run_gets_twin_json_on_its_boards_model(tmp_path):
+    out = _lwip_folder(tmp_path)
+    twin = json.loads(freertos.write_twin(out).read_text())
+    assert twin["target"]["stack"] == "lwip" and twin["board_preset"] == LWIP
+    assert {(r["run"], r["model"]) for r in twin["runs"]} == {
+        (v, m) for v in ("protected-syn", "unprotected-syn") for m in ("preset", "board")
+    }
+    board = (out / "sim" / "unprotected-syn-own-rate-board" / "scenario.toml").read_text()
+    assert f'platform = "{LWIP}"' in board
+    for q in twin["quantities"]:
+        assert {"name", "sim", "real", "tolerance", "agrees"} <= set(q)
+        assert isinstance(q["agrees"], bool) and q["tolerance"]
+    q = {x["name"]: x for x in twin["quantities"]
+         if x["run"] == "unprotected-syn" and x["model"] == "board"}  # fmt: skip
+    # the model's driver queue is lwIP's input messages: its drops are the same reason
+    assert "drops: queue_full" not in q
+    drops = q[f"drops: {IP_QUEUE_FULL}"]
+    assert drops["real"] == 30 and drops["sim"] is not None
+    # the network work: ethif and tcpip_thread, 29 ms, and the fake run's 15 ms of
+    # libshield in the RX interrupt (shield_ns), over 30 000 frames at the NIC
+    cpu = q["network work: CPU per frame at the NIC"]
+    assert cpu["real"] == pytest.approx(44e3 / 30e3, abs=1e-3)
+    # on the scenario's preset the same drop has no simulated value, and says why
+    p = {x["name"]: x for x in twin["quantities"]
+         if x["run"] == "unprotected-syn" and x["model"] == "preset"}  # fmt: skip
+    assert p[f"drops: {IP_QUEUE_FULL}"]["sim"] is None
+    assert "input queue" in p[f"drops: {IP_QUEUE_FULL}"]["why"]
