@@ -19,14 +19,17 @@
 Each row says whether its target is met, or by how much it is not. The load
 average before and after is recorded: on a shared machine a wall time is the
 share of the CPUs the run got. ``--write`` replaces this script's sections
-of bench/RESULTS.md (one for ``start``, one for ``sweep``). Needs rtshield
-importable, simpy and psutil (a dependency of Dask's distributed).
+of bench/RESULTS.md (one for ``start``, one for ``sweep``). Times the rtshield
+of this checkout's ``python/`` when it is built there (tools/dev.sh), else the
+importable one, and says which; needs simpy and psutil (a dependency of Dask's
+distributed).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
 import re
 import shutil
@@ -47,13 +50,29 @@ if str(REPO / "python") not in sys.path and not shutil.which("rtshield"):
 SECTION = "## Issue 28: sweeps of any size (`bench/scale.py --only sweep`)"
 SECTION_START = "## Issue 28: a run that starts at once (`bench/scale.py --only start`)"
 Q500 = REPO / "scenarios" / "danicki2021" / "queue_500.toml"
+CPUS = os.cpu_count() or 1
+
+
+@functools.cache
+def _package() -> str:
+    """The folder holding the rtshield package this bench times: this checkout's
+    ``python/`` when it holds a built package (the native library linked into it,
+    as tools/dev.sh does), else whichever rtshield is importable (an installed
+    one). Printed once, so a measurement says which code it timed."""
+    own = REPO / "python"
+    if (own / "rtshield" / "librtshield_native.so").exists():
+        pkg = own
+    else:
+        import rtshield
+
+        pkg = Path(rtshield.__file__).resolve().parent.parent
+    print(f"bench/scale.py: timing the rtshield package in {pkg}", file=sys.stderr, flush=True)
+    return str(pkg)
 
 
 def _env() -> dict[str, str]:
-    import rtshield
-
     env = dict(os.environ)
-    pkg = str(Path(rtshield.__file__).resolve().parent.parent)
+    pkg = _package()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg, env.get("PYTHONPATH", "")) if p)
     env["RTSHIELD_PROGRESS"] = "0"
     return env
@@ -118,21 +137,24 @@ def m_start(repeat: int, baseline: str | None = None) -> dict:
     return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline}
 
 
-def _tree_rss(proc) -> tuple[int, int]:
-    """(RSS of the process, RSS of it and every descendant), in bytes."""
+def _tree(proc, cpu: dict[int, float]) -> tuple[int, int]:
+    """(RSS of the process, RSS of it and every descendant), in bytes; ``cpu`` gets
+    each process's CPU time so far (user + system, seconds) by its pid."""
     import psutil
 
     try:
-        own = proc.memory_info().rss
-        total = own
-        for c in proc.children(recursive=True):
-            try:
-                total += c.memory_info().rss
-            except psutil.Error:
-                pass
-        return own, total
+        procs = [proc, *proc.children(recursive=True)]
     except psutil.Error:
         return 0, 0
+    rss = []
+    for c in procs:
+        try:
+            rss.append(c.memory_info().rss)
+            t = c.cpu_times()
+            cpu[c.pid] = t.user + t.system
+        except psutil.Error:
+            rss.append(0)
+    return rss[0], sum(rss)
 
 
 def sweep_sets(points: int) -> list[str]:
@@ -155,14 +177,15 @@ def m_sweep(points: int, jobs: list[int], small: int = 0) -> dict:
             for s in sweep_sets(size):
                 args += ["--set", s]
             peak = [0, 0]
+            cpu: dict[int, float] = {}  # each process's CPU seconds, as last sampled
             t0 = time.perf_counter()
             p = subprocess.Popen(args, stdout=subprocess.DEVNULL, env=_env())
             proc = psutil.Process(p.pid)
             stop = threading.Event()
 
-            def sample(proc=proc, stop=stop, peak=peak) -> None:
+            def sample(proc=proc, stop=stop, peak=peak, cpu=cpu) -> None:
                 while not stop.is_set():
-                    own, total = _tree_rss(proc)
+                    own, total = _tree(proc, cpu)
                     peak[0], peak[1] = max(peak[0], own), max(peak[1], total)
                     stop.wait(0.2)
 
@@ -185,6 +208,10 @@ def m_sweep(points: int, jobs: list[int], small: int = 0) -> dict:
                 "folders": len(list(Path(f"{d}/sw/runs").iterdir())),
                 "csv_mb": Path(f"{d}/sw/sweep.csv").stat().st_size / 2**20,
                 "load_after": loadavg(),
+                # what the sweep's processes used (client with scheduler, workers): on
+                # a shared machine, with the wall time, the share of the CPUs it got
+                "cpu_s": sum(cpu.values()),
+                "client_cpu_s": cpu.get(p.pid, 0.0),
             }
             print(f"bench/scale.py: {size} points on {n} workers: {out['runs'][(size, n)]}",
                   file=sys.stderr, flush=True)
@@ -242,7 +269,10 @@ def render(res: dict, before: str, after: str, started: str, section: str) -> st
             rows.append((
                 f"{size:,}-point sweep (queue × peak, full 32 s queue_500), {n} local "
                 "Dask workers: < 10 min, peak memory < 1 GB",
-                f"{r['wall_s']:.0f} s ({size / r['wall_s']:.1f} points/s); peak RSS "
+                f"{r['wall_s']:.0f} s ({size / r['wall_s']:.1f} points/s); CPU "
+                f"{r['cpu_s']:.0f} s ({1e3 * r['cpu_s'] / size:.0f} ms a point; the client and "
+                f"scheduler {r['client_cpu_s']:.0f} s): {r['cpu_s'] / r['wall_s'] / CPUS:.0%} "
+                f"of the {CPUS} CPUs; peak RSS "
                 f"client {r['client_mb']:.0f} MB, whole tree {r['tree_mb']:.0f} MB; "
                 f"{r['rows']:,} rows ({r['safe']:,} safe), sweep.csv {r['csv_mb']:.1f} MB, "
                 f"{r['folders']} point folders",

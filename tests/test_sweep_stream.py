@@ -133,6 +133,24 @@ def _args(flood, out, quiet=True):
     return args
 
 
+def _interrupted_after_six(flood, out, monkeypatch):
+    """The sweep of ``_args`` into ``out``, stopped by Ctrl-C as its 7th point's row is made."""
+    from rtshield.sweep import run as sweep_run
+
+    real = sweep_run.table.numbers
+    seen = []
+
+    def stop_after_six(summary, period):
+        seen.append(1)
+        if len(seen) > 6:
+            raise KeyboardInterrupt
+        return real(summary, period)
+
+    monkeypatch.setattr(sweep_run.table, "numbers", stop_after_six)
+    assert cli.main(_args(flood, out)) == 130
+    monkeypatch.setattr(sweep_run.table, "numbers", real)
+
+
 def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes_exactly(
     tmp_path, flood, monkeypatch, capsys
 ):
@@ -157,20 +175,7 @@ def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes
 
     # the same sweep interrupted after 6 points, then resumed: the very same table
     part = tmp_path / "part"
-    from rtshield.sweep import run as sweep_run
-
-    real = sweep_run.table.numbers
-    seen = []
-
-    def stop_after_six(summary, period):
-        seen.append(1)
-        if len(seen) > 6:
-            raise KeyboardInterrupt
-        return real(summary, period)
-
-    monkeypatch.setattr(sweep_run.table, "numbers", stop_after_six)
-    assert cli.main(_args(flood, part)) == 130
-    monkeypatch.setattr(sweep_run.table, "numbers", real)
+    _interrupted_after_six(flood, part, monkeypatch)
     assert not part.exists()  # all or nothing: the finished rows wait beside it
     staged = tmp_path / ".part.rtshield-staging"
     kept = list(csv.DictReader((staged / "sweep.csv").open()))
@@ -189,6 +194,76 @@ def test_a_sweep_larger_than_the_report_keeps_only_the_shown_folders_and_resumes
     assert "15 of 15 points were already" in capsys.readouterr().out
     assert (part / "sweep.csv").read_bytes() == (whole / "sweep.csv").read_bytes()
     assert not staged.exists()
+
+
+def _job(x):
+    """A job of the stream's test: its value, and the Dask task it ran in."""
+    from distributed import get_worker
+
+    if x == 5:
+        raise ValueError("job 5 fails")
+    return x * x, get_worker().get_current_task()
+
+
+def test_a_stream_batches_jobs_into_tasks_each_job_its_own_result():
+    from rtshield.cluster import Cluster, stream
+
+    def jobs():
+        for i in range(11):
+            if i == 8:
+                yield None  # "no room": the batch being made goes as it is
+            yield i, (i,)
+
+    with Cluster(None, 2) as c:
+        got = list(stream(c, _job, jobs(), batch=3))
+    assert sorted(t for t, _, _ in got) == list(range(11))
+    by_tag = {t: (r, e) for t, r, e in got}
+    assert isinstance(by_tag[5][1], ValueError) and by_tag[5][0] is None  # only job 5 fails
+    assert all(by_tag[i][0][0] == i * i and by_tag[i][1] is None for i in range(11) if i != 5)
+    tasks = {i: by_tag[i][0][1] for i in range(11) if i != 5}
+    # 0-2, 3-5 (5 failed in it), 6-7 (cut short by None), 8-10: one task each
+    assert tasks[0] == tasks[1] == tasks[2] != tasks[3] == tasks[4]
+    assert tasks[6] == tasks[7] != tasks[8] == tasks[9] == tasks[10]
+    assert len(set(tasks.values())) == 4
+    # in a batch, its jobs' results come back in order, together
+    order = [t for t, _, _ in got]
+    for first in (0, 3, 6, 8):
+        k = order.index(first)
+        assert order[k : k + (2 if first == 6 else 3)] == list(
+            range(first, first + (2 if first == 6 else 3)))
+
+
+def test_points_batched_into_tasks_give_the_same_table_and_resume_mid_batch(
+    tmp_path, flood, monkeypatch
+):
+    from rtshield.sweep import run as sweep_run
+
+    monkeypatch.setattr(sweep_run, "_batch_size", lambda n, workers: 1)
+    one = tmp_path / "one"
+    assert cli.main(_args(flood, one)) == 0
+    seen_batch = []
+    real_stream = sweep_run.stream
+
+    def spy(*a, batch=1, **kw):
+        seen_batch.append(batch)
+        return real_stream(*a, batch=batch, **kw)
+
+    monkeypatch.setattr(sweep_run, "stream", spy)
+    monkeypatch.setattr(sweep_run, "_batch_size", lambda n, workers: 4)
+    four = tmp_path / "four"
+    assert cli.main(_args(flood, four)) == 0
+    assert seen_batch[0] == 4  # the points went four a task
+    for name in ("sweep.csv", "sweep.parquet", "safe_region.json"):
+        assert (four / name).read_bytes() == (one / name).read_bytes()
+
+    # interrupted at the 7th point, the 3rd of the second batch; resumed: the same table
+    part = tmp_path / "part"
+    _interrupted_after_six(flood, part, monkeypatch)
+    kept = list(csv.DictReader((tmp_path / ".part.rtshield-staging" / "sweep.csv").open()))
+    assert 1 <= len(kept) <= 6
+    assert cli.main(_args(flood, part)) == 0
+    for name in ("sweep.csv", "sweep.parquet"):
+        assert (part / name).read_bytes() == (one / name).read_bytes()
 
 
 def test_keep_runs_writes_every_points_folder(tmp_path, flood):

@@ -17,14 +17,25 @@ from typing import Any
 
 from rtshield.errors import UsageError
 
-__all__ = ["NO_PROFILER", "Cluster", "stream"]
+__all__ = ["LOCAL_SETTINGS", "Cluster", "stream"]
 
 _END = object()
 
-#: Dask's settings for the workers of a local cluster: no statistical profiler.
-#: A user's workers take them from the environment:
+#: Dask's settings for a local cluster: no statistical profiler (it samples every
+#: worker's stack every 10 ms; on a busy machine that alone doubles a point's CPU
+#: time), and Dask's own housekeeping less often: the event loops' health tick
+#: every second (not every 20 ms), the system monitor's samples every 5 s (not
+#: every 0.5 s: they feed the dashboard, which a local cluster has not) and the
+#: workers' memory checked every second (not every 0.1 s). An idle local cluster
+#: of two workers took 13 % of a core, 2 % with these (bench/RESULTS.md, issue
+#: 28). A user's workers take them from the environment:
 #: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False dask worker …``.
-NO_PROFILER = {"distributed.worker.profile.enabled": False}
+LOCAL_SETTINGS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
 
 
 class Cluster:
@@ -89,9 +100,7 @@ def _connect(scheduler: str | None, workers: int, option: str) -> tuple[Any, Any
             ) from None
     import dask
 
-    # Dask's statistical profiler samples every worker's stack every 10 ms; on a
-    # busy machine that alone doubles a point's CPU time (bench/RESULTS.md, issue 28)
-    with dask.config.set(NO_PROFILER):
+    with dask.config.set(LOCAL_SETTINGS):
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
@@ -115,15 +124,20 @@ def stream(
     jobs: Iterable[tuple[Any, tuple[Any, ...]]],
     *,
     window: int | None = None,
+    batch: int = 1,
 ) -> Iterator[tuple[Any, Any, Exception | None]]:
     """Run ``fn(*args)`` on the cluster for each ``(tag, args)`` of ``jobs``;
     yield ``(tag, result, None)`` or ``(tag, None, error)`` as each finishes.
 
-    ``jobs`` is read lazily: at most ``window`` tasks (default: twice the
-    cluster's threads) are in flight. A job ``None`` means "no more for now"
-    (the caller's own buffer is full): reading resumes after the next result.
-    The cluster starts at the first job. Leaving the loop early (an error,
-    Ctrl-C) cancels what has not finished.
+    Up to ``batch`` consecutive jobs go to a worker as one task (:func:`_batch`):
+    a task costs Dask's scheduler, client and worker a few milliseconds, which
+    a batch pays once; its jobs' results come back together, each its own, in
+    the order of ``jobs``. ``jobs`` is read lazily: at most ``window`` tasks
+    (default: twice the cluster's threads) are in flight. A job ``None`` means
+    "no more for now" (the caller's own buffer is full): the batch being made
+    is sent as it is, and reading resumes after the next result. The cluster
+    starts at the first job. Leaving the loop early (an error, Ctrl-C) cancels
+    what has not finished.
     """
     it = iter(jobs)
     first = next(it, _END)
@@ -133,37 +147,60 @@ def stream(
 
     client = cluster.client()
     limit = max(2, window or 2 * cluster.threads())
-    pending: dict[str, tuple[Any, Any]] = {}
+    size = max(1, int(batch))
+    pending: dict[str, tuple[list[Any], Any]] = {}
     done = as_completed()
     queued = [first]
 
     def fill() -> None:
         while len(pending) < limit:
-            job = queued.pop() if queued else next(it, _END)
+            tags: list[Any] = []
+            argss: list[tuple[Any, ...]] = []
+            job: Any = None
+            while len(tags) < size:
+                job = queued.pop() if queued else next(it, _END)
+                if job is _END or job is None:
+                    break
+                tags.append(job[0])
+                argss.append(job[1])
+            if tags:
+                fut = client.submit(_batch, fn, argss, pure=False)
+                pending[fut.key] = (tags, fut)
+                done.add(fut)
             if job is _END:
+                queued.append(_END)  # the jobs are over: every later fill stops here
                 return
             if job is None:
                 if not pending:
                     raise RuntimeError("stream: the jobs wait for a result with none in flight")
                 return
-            tag, args = job
-            fut = client.submit(fn, *args, pure=False)
-            pending[fut.key] = (tag, fut)
-            done.add(fut)
 
     try:
         fill()
         while pending:
             fut = next(done)
-            tag, _ = pending.pop(fut.key)
+            tags, _ = pending.pop(fut.key)
             try:
-                res, err = fut.result(), None
-            except Exception as e:  # noqa: BLE001 — the caller decides; the others go on
-                res, err = None, e
+                results = fut.result()
+            except Exception as e:  # noqa: BLE001 — the task failed whole: each job gets it
+                results = [(None, e)] * len(tags)
             fut.release()
-            yield tag, res, err
+            for tag, (res, err) in zip(tags, results, strict=True):
+                yield tag, res, err
             fill()
     finally:
         if pending:
             with contextlib.suppress(Exception):
                 client.cancel([f for _, f in pending.values()])
+
+
+def _batch(fn: Callable[..., Any], argss: list[tuple[Any, ...]]) -> list[tuple[Any, Any]]:
+    """One task on a worker: ``fn(*args)`` for each ``args``, in turn; a job that
+    fails is ``(None, its error)`` and the others still run."""
+    out: list[tuple[Any, Any]] = []
+    for args in argss:
+        try:
+            out.append((fn(*args), None))
+        except Exception as e:  # noqa: BLE001 — handed to the caller, job by job, as Dask would
+            out.append((None, e))
+    return out
