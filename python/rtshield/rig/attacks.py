@@ -3,21 +3,31 @@
 The attacks are those of Section 4 of the industrial-architectures study: a
 SYN flood (hping3), an ARP flood (mausezahn) and a full SYN scan (nmap), each
 from the attacker's namespace at full rate (:data:`.host.TOOLS` names their
-packages). :func:`count_flood_in` reads an attack's own packets from the
-device's ingress counters (:class:`.counters.Counters`).
+packages). At a chosen rate (:func:`attack_argv`'s ``rate``) the floods' same
+frames are sent by trafgen, which holds the rate asked, and the scan is nmap's
+held at it (:mod:`.trafgen`: hping3's ``-i`` and mausezahn's ``-d`` sleep
+between frames and send about half the rate asked). :func:`count_flood_in`
+reads an attack's own packets from the device's ingress counters
+(:class:`.counters.Counters`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rtshield.errors import UsageError
 from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR, LISTEN_PORT
+from rtshield.rig.trafgen import Endpoints, arp_request, nmap_pace, tcp_syn, trafgen_argv
 
 __all__ = [
     "ATTACKS",
     "ATTACK_TOOL",
+    "RATE_RANGE",
+    "attack_tool",
     "arp_flood_argv",
     "attack_argv",
+    "check_rate",
+    "parse_rates",
     "count_flood_in",
     "nmap_scan_argv",
     "stress_argv",
@@ -56,14 +66,71 @@ ATTACKS = ("syn", "arp", "nmap")
 ATTACK_TOOL = {"syn": "hping3", "arp": "mausezahn", "nmap": "nmap"}
 
 
-def attack_argv(attack: str, iface: str) -> list[str]:
+#: The rates an attack may be asked for, packets/s: a frame a second up to what a
+#: veth pair carries (a full-rate ARP flood reached ~130 000 frames/s at the device).
+RATE_RANGE = (1.0, 1_000_000.0)
+
+
+def check_rate(rate: float, what: str = "--rate") -> float:
+    """``rate`` (packets/s) if it is one the rig can send, else :class:`UsageError`."""
+    lo, hi = RATE_RANGE
+    if not (lo <= rate <= hi):  # also NaN
+        raise UsageError(
+            f"{what}: {rate:g} pkt/s is outside {lo:g}-{hi:,.0f} pkt/s (a flood's rate)"
+        )
+    return rate
+
+
+def parse_rates(text: str, option: str = "--rates") -> list[float | None]:
+    """A list of flood rates, packets/s, ``max`` for full rate (``None``), in the order
+    given: each a rate :func:`check_rate` accepts, none twice; else :class:`UsageError`."""
+    out: list[float | None] = []
+    for word in (w.strip() for w in text.split(",")):
+        if not word:
+            continue
+        if word.lower() == "max":
+            rate = None
+        else:
+            try:
+                rate = float(word)
+            except ValueError:
+                raise UsageError(
+                    f"{option}: {word!r} is not a rate (packets/s, or max for full rate)"
+                ) from None
+            check_rate(rate, option)
+            rate = float(round(rate))
+        if rate in out:
+            raise UsageError(f"{option}: {word} is given twice")
+        out.append(rate)
+    if not out:
+        raise UsageError(f"{option}: give at least one rate (packets/s, or max)")
+    return out
+
+
+def attack_tool(attack: str, rate: float | None = None) -> str:
+    """The program that sends ``attack`` at ``rate`` (``None``: full rate, the study's tool)."""
+    return ATTACK_TOOL[attack] if rate is None or attack == "nmap" else "trafgen"
+
+
+def attack_argv(
+    attack: str, iface: str, rate: float | None = None, ep: Endpoints | None = None
+) -> list[str]:
     """The command line of one of :data:`ATTACKS` (``iface``: the attacker's interface,
-    for the ARP flood)."""
+    for the ARP flood). At ``rate`` packets/s (``None``: full rate, the study's tools) the
+    same frames from trafgen (``ep``: the attacker's and the device's addresses; the SYN
+    flood to the listener, gratuitous ARP requests as mausezahn's), and the scan held at
+    that rate by nmap."""
+    if rate is not None:
+        check_rate(rate)
+    if attack == "nmap":
+        return nmap_scan_argv() + ([] if rate is None else nmap_pace(rate))
+    if rate is None:
+        return syn_flood_argv() if attack == "syn" else arp_flood_argv(iface)
+    if ep is None:
+        raise ValueError("a flood at a rate needs the endpoints' addresses")
     if attack == "syn":
-        return syn_flood_argv()
-    if attack == "arp":
-        return arp_flood_argv(iface)
-    return nmap_scan_argv()
+        return trafgen_argv(ep.iface, tcp_syn(ep, LISTEN_PORT), rate)
+    return trafgen_argv(ep.iface, arp_request(ep, sip=ATTACKER_ADDR, tip=ATTACKER_ADDR), rate)
 
 
 def count_flood_in(traffic: dict[str, Any], attack: str) -> None:

@@ -41,6 +41,7 @@ from rtshield.rig.attacks import (
     ATTACKS,
     arp_flood_argv,
     attack_argv,
+    attack_tool,
     count_flood_in,
     nmap_scan_argv,
     stress_argv,
@@ -58,6 +59,7 @@ from rtshield.rig.network import (
     TAG_ENV,
 )
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
+from rtshield.rig.trafgen import Endpoints
 
 __all__ = [
     "ATTACKER_ADDR",
@@ -75,6 +77,7 @@ __all__ = [
     "SysctlOverride",
     "arp_flood_argv",
     "attack_argv",
+    "attack_tool",
     "check_ifname",
     "clean",
     "count_flood_in",
@@ -598,17 +601,43 @@ class Harness(Processes):
             stdout=stdout,
         )
 
+    def flood_endpoints(self) -> Endpoints:
+        """The attacker's interface and addresses and the device's, as the attacker's
+        neighbour entry names the device (what a flood at a rate is addressed to)."""
+        out = _run(
+            [*_ip(self.ns_atk), "-j", "neigh", "show", DEVICE_ADDR, "dev", self.if_atk],
+            "the device's neighbour entry",
+        )
+        macs = [n.get("lladdr") for n in json.loads(out or "[]") if n.get("lladdr")]
+        if not macs:
+            raise RigError(f"rig: no neighbour entry for {DEVICE_ADDR} on {self.if_atk}")
+        return Endpoints(
+            self.if_atk, self.mac(self.ns_atk, self.if_atk), ATTACKER_ADDR, macs[0], DEVICE_ADDR
+        )
+
     def flood(
-        self, attack: str, seconds: float, name: str, cpu: int | None, end_ns: int | None = None
+        self,
+        attack: str,
+        seconds: float,
+        name: str,
+        cpu: int | None,
+        end_ns: int | None = None,
+        rate: float | None = None,
     ) -> tuple[dict[str, Any], int, int]:
         """The attack phase: run ``attack``'s tool from the attacker's side (pinned to ``cpu``,
         stopped after ``seconds``) until ``end_ns`` (default: ``seconds`` after the phase
-        starts). Returns the counters' rates over the phase with the flood's packets at the
-        device (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the
-        phase's start (the first counter sample) and when the tool had ended."""
+        starts), at ``rate`` packets/s (``None``: full rate, :func:`attack_argv`). Returns
+        the counters' rates over the phase with the flood's packets at the device
+        (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the phase's
+        start (the first counter sample) and when the tool had ended."""
+        ep = self.flood_endpoints() if rate is not None else None
         c0 = self.counters()
         tool = self.spawn(
-            "attacker", attack_argv(attack, self.if_atk), limit_s=seconds, name=name, cpu=cpu
+            "attacker",
+            attack_argv(attack, self.if_atk, rate, ep),
+            limit_s=seconds,
+            name=name,
+            cpu=cpu,
         )
         sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
         c1 = self.counters()

@@ -36,7 +36,7 @@ tests use.
 
 from __future__ import annotations
 
-from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS
+from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS, attack_tool, parse_rates
 
 from .board import Bench, device_argv, wire
 from .build import TREE_ENV, build_images, build_target, default_scenario, find_tree
@@ -61,13 +61,14 @@ from .device import (
 )
 from .fit import (
     BOARD_PRESETS,
+    CALIBRATE_RATES,
     board_from_runs,
     counters_csv,
     simulate_board,
     simulate_fitted,
     simulate_own_rates,
 )
-from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
+from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES, run_name
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
 from .run import READY_S, Options, run_variant
@@ -81,6 +82,7 @@ __all__ = [
     "ATTACK_TOOL",
     "BOARDS",
     "BOARD_PRESETS",
+    "CALIBRATE_RATES",
     "HP_KEPT",
     "IP_TASK_NAME",
     "LEAD_S",
@@ -98,6 +100,7 @@ __all__ = [
     "Device",
     "Options",
     "Target",
+    "attack_tool",
     "board_from_runs",
     "build_images",
     "build_target",
@@ -111,8 +114,10 @@ __all__ = [
     "load_device",
     "measured_syn_rate",
     "modbus_flows",
+    "parse_rates",
     "pcap_flows",
     "response_figure",
+    "run_name",
     "run_variant",
     "simulate_board",
     "simulate_fitted",

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rtshield.rig import modbus_client, pcap_replay
-from rtshield.rig.attacks import ATTACKS
+from rtshield.rig.attacks import ATTACKS, attack_tool
 from rtshield.rig.harness import Harness, leftovers
 from rtshield.rig.host import RigError
 from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR
@@ -117,8 +117,10 @@ def run_variant(
     opts: Options,
     run_dir: Path,
     say: Callable[[str], None] = print,
+    rate: float | None = None,
 ) -> dict[str, Any]:
-    """Run the target through idle / attack / idle with ``attack``; return the raw record."""
+    """Run the target through idle / attack / idle with ``attack`` at ``rate`` packets/s
+    (``None``: full rate, the study's tools); return the raw record."""
     target = bench.target
     who = f"rig {target.verb}"
     scn = dev.variants[variant]
@@ -265,9 +267,14 @@ def run_variant(
     say(f"idle before ({P:g} s)")
     mark(bounds[0][1], "idle_before_end")
     mark(bounds[1][0], "attack")
-    say(f"attack: {ATTACK_LABEL[attack]} ({P:g} s)")
+    label = (
+        ATTACK_LABEL[attack]
+        if rate is None
+        else f"{attack} by {attack_tool(attack, rate)} at {rate:g} pkt/s"
+    )
+    say(f"attack: {label} ({P:g} s)")
     traffic, _, _ = h.flood(
-        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1]
+        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1], rate=rate
     )
     mark(bounds[1][1], "attack_end")
     mark(bounds[2][0], "idle_after")
@@ -324,6 +331,7 @@ def run_variant(
     return {
         "variant": variant,
         "attack": attack,
+        "rate_asked_pps": rate,
         "target": {"stack": target.stack, "board": target.board, "clock": target.clock},
         "bounds_ns": bounds,
         "device_bounds_ns": [list(b) for b in dbounds],
