@@ -1,8 +1,9 @@
 """The rig's floods at a chosen rate (`rig freertos-tcp|lwip --rates`), without root: the
-command lines at full rate (the study's tools) and at a rate (trafgen's frames, nmap
-held at it, built where the served-device rig's storms are: rtshield.rig.trafgen), the
-one-line errors of bad rates, the runs' names and summaries, and which run a board's
-fit reads its per-frame costs from when one attack ran at several rates."""
+study's tools at full rate and at a rate, the attacker interface's shaper that holds a
+flood to its rate (tc commands, rtshield.rig.pacing), the scan held by nmap (the pace
+the served-device rig's storms use too), the one-line errors of bad rates, the runs'
+names and summaries, and which run a board's fit reads its per-frame costs from when
+one attack ran at several rates."""
 
 from __future__ import annotations
 
@@ -13,59 +14,63 @@ from rig_checks import rig_error
 from test_rig_freertos import _fake_run
 
 from rtshield.errors import UsageError
-from rtshield.rig import attacks, freertos, trafgen
-from rtshield.rig.device import storms
+from rtshield.rig import attacks, freertos, pacing
 from rtshield.rig.freertos.fit import _fit_rank, board_fit
 from rtshield.rig.freertos.phases import run_name_of
-from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR, LISTEN_PORT
-from rtshield.schema.profile import StormEntry
-
-EP = trafgen.Endpoints("rtsrigXa", "02:00:00:00:00:0a", ATTACKER_ADDR, "02:00:00:00:00:0d",
-                       DEVICE_ADDR)  # fmt: skip
+from rtshield.rig.network import DEVICE_ADDR, LISTEN_PORT
 
 
-def test_full_rate_is_the_studys_tools():
-    assert attacks.attack_argv("syn", "x") == ["hping3", "-S", "--flood", "-q", "-p",
-                                               str(LISTEN_PORT), DEVICE_ADDR]  # fmt: skip
-    arp = attacks.attack_argv("arp", "x")
-    assert arp[:2] == ["mausezahn", "x"] and arp[arp.index("-d") + 1] == "0"
+def test_the_studys_tools_at_every_rate():
+    for rate in (None, 2500.0):
+        assert attacks.attack_argv("syn", "x", rate) == [
+            "hping3", "-S", "--flood", "-q", "-p", str(LISTEN_PORT), DEVICE_ADDR
+        ]  # fmt: skip
+        arp = attacks.attack_argv("arp", "x", rate)
+        assert arp[:2] == ["mausezahn", "x"] and arp[arp.index("-d") + 1] == "0"
     nmap = attacks.attack_argv("nmap", "x")
     assert nmap[0] == "nmap" and "-T5" in nmap and "--min-rate" not in nmap
-    assert [attacks.attack_tool(a) for a in attacks.ATTACKS] == ["hping3", "mausezahn", "nmap"]
+    assert attacks.flood_shaper("syn", "x", None) == []
 
 
-def test_a_syn_flood_at_a_rate_is_trafgens_syn_to_the_listener():
-    argv = attacks.attack_argv("syn", "ignored", 2500.4, EP)
-    assert argv[:3] == ["trafgen", "--dev", "rtsrigXa"]
-    assert argv[argv.index("--rate") + 1] == "2500pps"
-    frame = argv[-1]
-    assert f"da={EP.dst_mac}, sa={EP.src_mac}" in frame
-    assert f"sa={ATTACKER_ADDR}, da={DEVICE_ADDR}" in frame
-    assert f"dp={LISTEN_PORT}, syn" in frame
-    # the served-device rig's SYN storm is the same frame, from the same builder
-    st = StormEntry(name="s", kind="tcp_syn", port=LISTEN_PORT)
-    assert storms.trafgen_packet(st, EP) == frame
-    assert attacks.attack_tool("syn", 2500) == "trafgen"
+def _shaper(attack: str, rate: float) -> dict[str, list[str]]:
+    cmds = attacks.flood_shaper(attack, "rtsrigXa", rate)
+    assert all("rtsrigXa" in c for c in cmds)
+    return {" ".join(c[:2]) + (" " + c[c.index("classid") + 1] if "classid" in c else ""): c
+            for c in cmds}  # fmt: skip
 
 
-def test_an_arp_flood_at_a_rate_is_mausezahns_gratuitous_request():
-    frame = attacks.attack_argv("arp", "ignored", 800, EP)[-1]
-    assert f"da={trafgen.BROADCAST_MAC}" in frame
-    assert f"arp(op=request, smac={EP.src_mac}, sip={ATTACKER_ADDR}, tip={ATTACKER_ADDR})" in frame
-    # the storm's ARP request asks for the target's address instead
-    assert f"tip={DEVICE_ADDR}" in trafgen.arp_request(EP)
+def test_a_flood_at_a_rate_is_let_out_evenly_at_it():
+    cmds = _shaper("syn", 2500.4)
+    root = cmds["qdisc replace"]
+    assert root[root.index("root") :] == ["root", "handle", "1:", "htb", "default", "1"]
+    tbf = cmds["qdisc add"]
+    assert tbf[tbf.index("parent") + 1] == "1:2" and "tbf" in tbf
+    # every frame counts as FRAME_UNIT bytes: 2500 frames/s, at most two back to back
+    unit = pacing.FRAME_UNIT
+    assert tbf[tbf.index("rate") + 1] == f"{2500 * unit * 8}bit"
+    assert tbf[tbf.index("mpu") + 1] == str(unit)
+    assert tbf[tbf.index("burst") + 1] == str(2 * unit)
+    # the SYNs to the listener go to the shaped class, the rest (wanted flows) to 1:1
+    flt = cmds["filter add"]
+    sel = " ".join(flt[flt.index("protocol") + 1 : flt.index("flowid")])
+    assert sel == f"ip u32 match ip protocol 6 0xff match ip dport {LISTEN_PORT} 0xffff"
+    assert flt[-2:] == ["flowid", "1:2"]
+    assert {"class add 1:1", "class add 1:2"} <= set(cmds)
+    assert pacing.unshape_command("rtsrigXa") == ["qdisc", "del", "dev", "rtsrigXa", "root"]
+
+
+def test_an_arp_flood_at_a_rate_shapes_the_arp_frames():
+    flt = _shaper("arp", 800)["filter add"]
+    assert flt[flt.index("protocol") + 1] == "arp"
+    tbf = _shaper("arp", 800)["qdisc add"]
+    assert tbf[tbf.index("rate") + 1] == f"{800 * pacing.FRAME_UNIT * 8}bit"
 
 
 def test_a_scan_at_a_rate_is_nmap_held_at_it():
     argv = attacks.attack_argv("nmap", "x", 1000)
     assert argv[0] == "nmap" and "-T5" in argv and "-p-" in argv
     assert argv[-4:] == ["--min-rate", "1000", "--max-rate", "1000"]
-    assert attacks.attack_tool("nmap", 1000) == "nmap"
-
-
-def test_a_flood_at_a_rate_needs_the_addresses():
-    with pytest.raises(ValueError, match="endpoints"):
-        attacks.attack_argv("syn", "x", 1000)
+    assert attacks.flood_shaper("nmap", "x", 1000) == []  # nmap paces itself
 
 
 @pytest.mark.parametrize(
@@ -117,7 +122,7 @@ def test_the_summary_records_the_rate_asked_and_achieved(tmp_path, rate):
         "at_device_pps": 1000.0,  # the flood's frames at the device's link (_fake_run's)
         "achieved": None if rate is None else 0.5,
     }
-    assert s["attack_tool"] == ("hping3" if rate is None else "trafgen")
+    assert s["attack_tool"] == "hping3"
     assert run_name_of(s) == freertos.run_name("protected", "syn", rate)
 
 

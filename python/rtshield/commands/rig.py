@@ -223,10 +223,10 @@ def add_to(app: typer.Typer) -> None:
             "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
             "configMAX_PRIORITIES - 2; lwIP: the stock input task's)", "P")] = 6,
         rates: Annotated[str | None, opt(
-            "--rates", "each attack at each of these rates, packets/s, or max (full rate: "
-            "hping3 --flood, mausezahn -d 0, nmap -T5; the default); at a rate the floods' "
-            "frames come from trafgen and the scan is nmap's held at it; the runs are "
-            "named VARIANT-ATTACK-Npps", "LIST")] = None,
+            "--rates", "each attack at each of these rates, packets/s, or max (full rate, "
+            "the default); at a rate the same tools run, a flood's frames let out evenly "
+            "at the rate by the attacker's interface (tc), the scan held at it by nmap; "
+            "the runs are named VARIANT-ATTACK-Npps", "LIST")] = None,
         calibrate: Annotated[bool, opt(
             "--calibrate", "calibrate the board's model from this run (POSIX board): the "
             "load points that tell per-frame from per-wake-up costs apart (unprotected and "
@@ -493,7 +493,8 @@ def _handle_target(args, stack: str) -> int:
     dev = freertos.load_device(scen, args.stock_priority, args.phase_seconds)
     harness.require_root()
     tools = ["ip", "nft", "timeout", "taskset", "ping", *target.run_tools, *target.build_tools]
-    tools += sorted({freertos.attack_tool(a, r) for a in attacks for r in rates})
+    tools += sorted({freertos.ATTACK_TOOL[a] for a in attacks})
+    tools += ["tc"] if any(r is not None for r in rates) else []
     for t, pkg in (("ethtool", "ethtool"), ("gcc", "gcc"), ("patch", "patch"),
                    ("ping", "iputils-ping"), ("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
                    ("qemu-system-arm", "qemu-system-arm")):  # fmt: skip

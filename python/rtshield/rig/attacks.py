@@ -3,12 +3,11 @@
 The attacks are those of Section 4 of the industrial-architectures study: a
 SYN flood (hping3), an ARP flood (mausezahn) and a full SYN scan (nmap), each
 from the attacker's namespace at full rate (:data:`.host.TOOLS` names their
-packages). At a chosen rate (:func:`attack_argv`'s ``rate``) the floods' same
-frames are sent by trafgen, which holds the rate asked, and the scan is nmap's
-held at it (:mod:`.trafgen`: hping3's ``-i`` and mausezahn's ``-d`` sleep
-between frames and send about half the rate asked). :func:`count_flood_in`
-reads an attack's own packets from the device's ingress counters
-(:class:`.counters.Counters`).
+packages). At a chosen rate the same tools run: a flood at full rate with the
+attacker's interface letting its frames out at the rate asked
+(:func:`flood_shaper`), the scan held at it by nmap (:mod:`.pacing`).
+:func:`count_flood_in` reads an attack's own packets from the device's ingress
+counters (:class:`.counters.Counters`).
 """
 
 from __future__ import annotations
@@ -17,18 +16,18 @@ from typing import Any
 
 from rtshield.errors import UsageError
 from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR, LISTEN_PORT
-from rtshield.rig.trafgen import Endpoints, arp_request, nmap_pace, tcp_syn, trafgen_argv
+from rtshield.rig.pacing import nmap_pace, shaper_commands
 
 __all__ = [
     "ATTACKS",
     "ATTACK_TOOL",
     "RATE_RANGE",
-    "attack_tool",
     "arp_flood_argv",
     "attack_argv",
     "check_rate",
     "parse_rates",
     "count_flood_in",
+    "flood_shaper",
     "nmap_scan_argv",
     "stress_argv",
     "syn_flood_argv",
@@ -107,30 +106,33 @@ def parse_rates(text: str, option: str = "--rates") -> list[float | None]:
     return out
 
 
-def attack_tool(attack: str, rate: float | None = None) -> str:
-    """The program that sends ``attack`` at ``rate`` (``None``: full rate, the study's tool)."""
-    return ATTACK_TOOL[attack] if rate is None or attack == "nmap" else "trafgen"
-
-
-def attack_argv(
-    attack: str, iface: str, rate: float | None = None, ep: Endpoints | None = None
-) -> list[str]:
+def attack_argv(attack: str, iface: str, rate: float | None = None) -> list[str]:
     """The command line of one of :data:`ATTACKS` (``iface``: the attacker's interface,
-    for the ARP flood). At ``rate`` packets/s (``None``: full rate, the study's tools) the
-    same frames from trafgen (``ep``: the attacker's and the device's addresses; the SYN
-    flood to the listener, gratuitous ARP requests as mausezahn's), and the scan held at
-    that rate by nmap."""
+    for the ARP flood): the tool at full rate; at ``rate`` packets/s the scan is held
+    at it by nmap, a flood is the same command (:func:`flood_shaper` holds it)."""
     if rate is not None:
         check_rate(rate)
-    if attack == "nmap":
-        return nmap_scan_argv() + ([] if rate is None else nmap_pace(rate))
-    if rate is None:
-        return syn_flood_argv() if attack == "syn" else arp_flood_argv(iface)
-    if ep is None:
-        raise ValueError("a flood at a rate needs the endpoints' addresses")
     if attack == "syn":
-        return trafgen_argv(ep.iface, tcp_syn(ep, LISTEN_PORT), rate)
-    return trafgen_argv(ep.iface, arp_request(ep, sip=ATTACKER_ADDR, tip=ATTACKER_ADDR), rate)
+        return syn_flood_argv()
+    if attack == "arp":
+        return arp_flood_argv(iface)
+    return nmap_scan_argv() + ([] if rate is None else nmap_pace(rate))
+
+
+def flood_shaper(attack: str, iface: str, rate: float | None) -> list[list[str]]:
+    """The ``tc`` commands that hold ``attack``'s frames leaving ``iface`` to ``rate``
+    packets/s (:func:`.pacing.shaper_commands`: the SYNs to the listener, the ARP
+    requests), or none (full rate, or the scan, which nmap paces)."""
+    if rate is None or attack == "nmap":
+        return []
+    check_rate(rate)
+    match = (
+        ["ip", "u32", "match", "ip", "protocol", "6", "0xff", "match", "ip", "dport",
+         str(LISTEN_PORT), "0xffff"]
+        if attack == "syn"
+        else ["arp", "u32", "match", "u32", "0", "0"]
+    )  # fmt: skip
+    return shaper_commands(iface, rate, match)
 
 
 def count_flood_in(traffic: dict[str, Any], attack: str) -> None:

@@ -41,8 +41,8 @@ from rtshield.rig.attacks import (
     ATTACKS,
     arp_flood_argv,
     attack_argv,
-    attack_tool,
     count_flood_in,
+    flood_shaper,
     nmap_scan_argv,
     stress_argv,
     syn_flood_argv,
@@ -58,8 +58,8 @@ from rtshield.rig.network import (
     PREFIX_LEN,
     TAG_ENV,
 )
+from rtshield.rig.pacing import unshape_command
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
-from rtshield.rig.trafgen import Endpoints
 
 __all__ = [
     "ATTACKER_ADDR",
@@ -77,7 +77,6 @@ __all__ = [
     "SysctlOverride",
     "arp_flood_argv",
     "attack_argv",
-    "attack_tool",
     "check_ifname",
     "clean",
     "count_flood_in",
@@ -601,20 +600,6 @@ class Harness(Processes):
             stdout=stdout,
         )
 
-    def flood_endpoints(self) -> Endpoints:
-        """The attacker's interface and addresses and the device's, as the attacker's
-        neighbour entry names the device (what a flood at a rate is addressed to)."""
-        out = _run(
-            [*_ip(self.ns_atk), "-j", "neigh", "show", DEVICE_ADDR, "dev", self.if_atk],
-            "the device's neighbour entry",
-        )
-        macs = [n.get("lladdr") for n in json.loads(out or "[]") if n.get("lladdr")]
-        if not macs:
-            raise RigError(f"rig: no neighbour entry for {DEVICE_ADDR} on {self.if_atk}")
-        return Endpoints(
-            self.if_atk, self.mac(self.ns_atk, self.if_atk), ATTACKER_ADDR, macs[0], DEVICE_ADDR
-        )
-
     def flood(
         self,
         attack: str,
@@ -626,24 +611,30 @@ class Harness(Processes):
     ) -> tuple[dict[str, Any], int, int]:
         """The attack phase: run ``attack``'s tool from the attacker's side (pinned to ``cpu``,
         stopped after ``seconds``) until ``end_ns`` (default: ``seconds`` after the phase
-        starts), at ``rate`` packets/s (``None``: full rate, :func:`attack_argv`). Returns
+        starts), at ``rate`` packets/s (``None``: full rate; :func:`flood_shaper` holds a
+        flood to it on the attacker's interface for the phase). Returns
         the counters' rates over the phase with the flood's packets at the device
         (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the phase's
         start (the first counter sample) and when the tool had ended."""
-        ep = self.flood_endpoints() if rate is not None else None
-        c0 = self.counters()
-        tool = self.spawn(
-            "attacker",
-            attack_argv(attack, self.if_atk, rate, ep),
-            limit_s=seconds,
-            name=name,
-            cpu=cpu,
-        )
-        sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
-        c1 = self.counters()
-        tool_rc = self.wait(tool, 5)
-        tool_end = mono_ns()
-        self.stop(tool)
+        shaper = flood_shaper(attack, self.if_atk, rate)
+        tc = ["tc", *(["-n", self.ns_atk] if self.ns_atk else [])]
+        try:
+            for cmd in shaper:
+                _run([*tc, *cmd], f"holding the flood to {rate:g} pkt/s")
+            c0 = self.counters()
+            tool = self.spawn(
+                "attacker", attack_argv(attack, self.if_atk, rate), limit_s=seconds, name=name,
+                cpu=cpu,
+            )  # fmt: skip
+            sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
+            c1 = self.counters()
+            tool_rc = self.wait(tool, 5)
+            tool_end = mono_ns()
+            self.stop(tool)
+        finally:
+            if shaper:  # the interface's own queueing again (also when the run stops here)
+                subprocess.run([*tc, *unshape_command(self.if_atk)], capture_output=True,
+                               timeout=30, check=False)  # fmt: skip
         traffic = c0.rates(c1)
         count_flood_in(traffic, attack)
         traffic["tool_exit"] = tool_rc

@@ -36,7 +36,7 @@ tests use.
 
 from __future__ import annotations
 
-from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS, attack_tool, parse_rates
+from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS, parse_rates
 
 from .board import Bench, device_argv, wire
 from .build import TREE_ENV, build_images, build_target, default_scenario, find_tree
@@ -100,7 +100,6 @@ __all__ = [
     "Device",
     "Options",
     "Target",
-    "attack_tool",
     "board_from_runs",
     "build_images",
     "build_target",

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rtshield.rig import modbus_client, pcap_replay
-from rtshield.rig.attacks import ATTACKS, attack_tool
+from rtshield.rig.attacks import ATTACKS
 from rtshield.rig.harness import Harness, leftovers
 from rtshield.rig.host import RigError
 from rtshield.rig.network import ATTACKER_ADDR, DEVICE_ADDR
@@ -267,12 +267,8 @@ def run_variant(
     say(f"idle before ({P:g} s)")
     mark(bounds[0][1], "idle_before_end")
     mark(bounds[1][0], "attack")
-    label = (
-        ATTACK_LABEL[attack]
-        if rate is None
-        else f"{attack} by {attack_tool(attack, rate)} at {rate:g} pkt/s"
-    )
-    say(f"attack: {label} ({P:g} s)")
+    at = "" if rate is None else f" at {rate:g} pkt/s"
+    say(f"attack: {ATTACK_LABEL[attack]}{at} ({P:g} s)")
     traffic, _, _ = h.flood(
         attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1], rate=rate
     )

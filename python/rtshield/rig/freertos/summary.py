@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from rtshield.rig.attacks import attack_tool
+from rtshield.rig.attacks import ATTACK_TOOL
 from rtshield.rig.modbus_client import account, read_records
 
 from .device import Device, pcap_flows
@@ -306,7 +306,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         "variant": variant,
         "protected": variant == "protected",
         "attack": attack,
-        "attack_tool": attack_tool(attack, raw.get("rate_asked_pps")),
+        "attack_tool": ATTACK_TOOL[attack],
         "flood": flood_rates(raw.get("rate_asked_pps"), raw["traffic"]),
         "seed": None,
         "duration_s": round((bounds[2][1] - bounds[0][0]) / 1e9, 3),
