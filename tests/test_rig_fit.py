@@ -17,6 +17,7 @@ from test_board_presets import _MEASURED
 from test_rig_twin import _folder
 
 from rtshield import cli
+from rtshield.errors import UsageError
 from rtshield.rig import freertos
 from rtshield.rig.freertos.fit import BOARD_BOUNDS, BOARD_FITTED, _folder_id, board_from_runs
 from rtshield.scenario import parse_preset, platforms_dir
@@ -260,3 +261,26 @@ def test_a_folder_id_written_while_staged_is_the_folders(tmp_path):
         assert staging != final and _folder_id(staging) == _folder_id(final)
     finally:
         abort_out_dirs()
+
+
+def test_lwips_calibrate_needs_its_rates_below_the_ceiling():
+    """lwIP's `--calibrate` at 2 000, 5 000 pkt/s and full rate (01:40 UTC; its records in
+    tests/data/rig/board/posix-freertos-lwip-rates/): the preset docs/decisions/
+    twin-rates.md quotes, within physical bounds; its four full-rate runs alone hand the
+    stack the same frames a wake-up and the fit is refused (a negative cost per frame)."""
+    runs = _runs("posix-freertos-lwip-rates")
+    preset, text = board_from_runs(runs, "a test")
+    got = {k: v[0] for k, v in _measured(text).items()}
+    assert preset == LWIP and got == {
+        "tick_real": 1130.0, "isr_per_packet": 7.49, "driver_per_packet": 0.708,
+        "driver_wake": 39.3, "rx_path_regular": 2.26, "rx_path_prio_raise": 4.06,
+        "rx_path_rejected": 1.28,
+    }  # fmt: skip
+    assert "least squares over 12 runs" in text and "each run within 10 %" in text
+    # the per-frame costs from the full-rate SYN runs, as without rates
+    assert _measured(text)["isr_per_packet"][1] == "unprotected-syn"
+    assert _measured(text)["rx_path_regular"][1] == "protected-syn"
+    full = [d for d in runs if not d.name.endswith("pps")]
+    assert len(full) == 4
+    with pytest.raises(UsageError, match=r"driver_per_packet = -2\.\d+ us .* not physical"):
+        board_from_runs(full, "a test")
