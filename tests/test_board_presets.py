@@ -269,3 +269,29 @@ def test_the_plustcp_ceiling_is_the_same_whatever_the_frame():
         cpu[run] = ip / d["netif"]["to_ip_task"]
     assert rate["unprotected-syn"] == pytest.approx(rate["unprotected-arp"], rel=0.10)
     assert cpu["unprotected-syn"] > 1.5 * cpu["unprotected-arp"]
+
+
+RATES = DATA / "posix-freertos-tcp-rates"
+
+
+@pytest.mark.parametrize("run", sorted(p.name for p in RATES.iterdir() if p.is_dir()))
+def test_below_the_plustcp_ceiling_the_stack_still_runs_out_of_buffers(run):
+    """Held out at 20 000 and 35 000 pkt/s, evenly spaced (docs/decisions/twin-rates.md):
+    while the stack refused frames for want of a buffer, with all 64 in use, it took
+    fewer frames a tick than the preset's queue (the modelled ceiling); the IP task
+    drained in fewer than nine ticks of ten, and the network task blocked between frames
+    (it woke more than half as often as the IP task drained; at the ceiling, fewer than a
+    quarter): a model that drains its queue every tick refuses none of these frames."""
+    _, _, defaults = load_platform("posix-freertos-tcp")
+    queue = defaults["driver"]["queue"]
+    bufs = _define(PTCP_CFG, "ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS")
+    ticks = _define(ROOT / "rig" / "freertos" / "app" / "rts_device.c", "SNAP_MS")
+    flood = json.loads((RATES / run / "summary.json").read_text())["flood"]
+    assert flood["rate_asked_pps"] in (20_000, 35_000) and flood["achieved"] > 0.9
+    snaps = _ceiling_snapshots(RATES / run)
+    assert len(snaps) >= 15  # the attack phase: 3 s
+    assert sum(s["handed"] for s in snaps) / (ticks * len(snaps)) < queue - 1
+    drains = sum(s["ip_drains"] for s in snaps)
+    assert drains < 0.9 * ticks * len(snaps)
+    assert sorted(s["buffers_used_max_now"] for s in snaps)[len(snaps) // 2] == bufs
+    assert sum(s["net_wakes"] for s in snaps) > drains / 2
