@@ -295,3 +295,28 @@ def test_below_the_plustcp_ceiling_the_stack_still_runs_out_of_buffers(run):
     assert drains < 0.9 * ticks * len(snaps)
     assert sorted(s["buffers_used_max_now"] for s in snaps)[len(snaps) // 2] == bufs
     assert sum(s["net_wakes"] for s in snaps) > drains / 2
+
+
+LWIP_RATES = DATA / "posix-freertos-lwip-rates"
+
+
+@pytest.mark.parametrize("attack", ["syn", "arp"])
+def test_below_lwips_limit_the_stack_still_refuses_frames(attack):
+    """lwIP at 5 000 pkt/s, evenly spaced (docs/decisions/twin-rates.md): fewer frames a
+    tick at the NIC than tcpip_thread's input messages (the preset's queue), spread over
+    every snapshot of the attack (none with more than a quarter above their mean), yet
+    lwIP refused frames in every snapshot: a model that takes the queue's frames every
+    tick refuses none of them."""
+    _, _, defaults = load_platform(LWIP)
+    queue = defaults["driver"]["queue"]
+    run = LWIP_RATES / f"unprotected-{attack}-5000pps"
+    snaps = json.loads((run / "device.json").read_text())["snapshots"]
+    lo, hi = json.loads((run / "summary.json").read_text())["device_bounds_ns"][1]
+    pairs = [(a, b) for a, b in zip(snaps[:-1], snaps[1:], strict=True)
+             if lo <= a["t_ns"] and b["t_ns"] <= hi]  # fmt: skip
+    assert len(pairs) >= 20  # the attack phase: 3 s of 100-tick snapshots
+    frames = [b["nic_frames"] - a["nic_frames"] for a, b in pairs]
+    refused = [b["ip_queue_full"] - a["ip_queue_full"] for a, b in pairs]
+    mean = sum(frames) / len(frames)
+    assert mean / 100 < queue and max(frames) < 1.25 * mean
+    assert min(refused) > 0
