@@ -25,10 +25,10 @@ __all__ = [
     "arp_flood_argv",
     "attack_argv",
     "check_rate",
-    "parse_rates",
     "count_flood_in",
     "flood_shaper",
     "nmap_scan_argv",
+    "parse_rates",
     "stress_argv",
     "syn_flood_argv",
 ]
