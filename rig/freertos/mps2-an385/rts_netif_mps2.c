@@ -169,6 +169,11 @@ void rts_nic_hw_reposted(void)
 static void rts_netif_mps2_eth_isr(void)
 {
     BaseType_t woken = pdFALSE;
+    /* The handler's cost on the board's clock (under -icount: instructions):
+     * the whole of it, and the FIFO copies of the frames it moved. */
+    const uint64_t t_isr = rts_mps2_now_ns();
+    uint64_t copy_ns = 0;
+    uint32_t copied = 0;
     /* Cleared first: a frame that arrives while this drains sets it again. */
     smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
     if (!rx_on) return; /* the shield holds the line; pended before it did */
@@ -176,6 +181,7 @@ static void rts_netif_mps2_eth_isr(void)
         uint16_t slot = 0;
         uint8_t *mem = rts_nic_hw_slot(&slot);
         if (mem == NULL) break; /* no descriptor: the frames wait in the chip */
+        const uint64_t t0 = rts_mps2_now_ns();
         const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
         if (size == 0u) break;
         if (size > RTS_NIC_SLOT_BYTES || size <= 4u) { /* not a frame a slot can hold: dropped */
@@ -185,10 +191,13 @@ static void rts_netif_mps2_eth_isr(void)
         }
         (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
         rts_nic_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
+        copy_ns += rts_mps2_now_ns() - t0;
+        copied++;
     }
     rts_nic_rx_isr(&woken); /* may post slots again, and pend this interrupt */
     uint16_t slot;
     if (rts_nic_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
+    rts_nic_hw_count_isr(copy_ns, copied, rts_mps2_now_ns() - t_isr);
     portYIELD_FROM_ISR(woken);
 }
 
