@@ -32,6 +32,7 @@ awk -v shift="$shift_n" -v commit="$commit" -v icount="$icount" '
     if (frames > 0) { n[name] = frames; ns[name] = $2; order[++k] = name }
   }
   /^copy frames / { copy_n = $3 }
+  /^copy words / { copy_w = $3 }
   /^copy_ns / { copy_ns = $2 }
   /^isr runs / { isr_n = $3 }
   /^isr_ns / { isr_ns = $2 }
@@ -63,4 +64,5 @@ awk -v shift="$shift_n" -v commit="$commit" -v icount="$icount" '
     rest = (isr_ns - copy_ns - shield_ns) / isr_n - (2 * copy_n / isr_n + 1) * clock
     printf "| the rest of a run (clear, line check, hand-over, re-pend), per run | %d | %.0f |\n", isr_n, rest / per
     printf "| frames per run (mean) | | %.2f |\n", copy_n / isr_n
+    printf "| FIFO words per frame (mean, frame and FCS) | | %.1f |\n", copy_w / copy_n
   }' "$log"

@@ -84,6 +84,7 @@ typedef struct rts_net_stats {
     volatile uint64_t nic_copy_ns;     /**< MPS2: time moving frames out of the LAN9118's RX FIFO
                                             into descriptor slots, in its interrupt (board clock) */
     volatile uint32_t nic_copy_frames; /**< frames that went through that */
+    volatile uint32_t nic_copy_words;  /**< ... their 32-bit FIFO words (frame and FCS) */
     volatile uint64_t nic_isr_ns;      /**< MPS2: time inside the LAN9118's interrupt handler, all of
                                             it (the copies, libshield's hook or the stock wake-up) */
     volatile uint32_t nic_isr_runs;    /**< runs of that handler */

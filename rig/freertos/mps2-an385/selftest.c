@@ -369,6 +369,7 @@ static void bench_main(void)
      * LAN9118's RX FIFO into a slot (rts_netif_mps2.c), and each run of the
      * handler whole (the copies, the hook and the rest). */
     print_u("copy frames", st->nic_copy_frames);
+    print_u("copy words", st->nic_copy_words);
     print_u("copy_ns", (uint32_t)st->nic_copy_ns);
     print_u("isr runs", st->nic_isr_runs);
     print_u("isr_ns", (uint32_t)st->nic_isr_ns);

@@ -125,9 +125,9 @@ void rts_nic_hw_filled(uint16_t slot, uint16_t len);
 void rts_nic_hw_ring_full(void);
 /** Count the cost of one run of the NIC's interrupt handler on the board's
  *  cost clock (MPS2: the LAN9118's FIFO copies, programmed I/O in the
- *  interrupt): `copy_ns` moving `frames` frames into slots, `isr_ns` the
- *  whole handler (nic_copy_*, nic_isr_* in the stats). */
-void rts_nic_hw_count_isr(uint64_t copy_ns, uint32_t frames, uint64_t isr_ns);
+ *  interrupt): `copy_ns` moving `frames` frames of `words` FIFO words into
+ *  slots, `isr_ns` the whole handler (nic_copy_*, nic_isr_* in the stats). */
+void rts_nic_hw_count_isr(uint64_t copy_ns, uint32_t frames, uint32_t words, uint64_t isr_ns);
 /** The NIC's configuration. */
 const rts_nic_cfg *rts_nic_hw_cfg(void);
 
