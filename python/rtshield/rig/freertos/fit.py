@@ -758,6 +758,11 @@ def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
             f"rig fit: {stack} on the {board} board has no board model to fit (boards: "
             + ", ".join(f"{s} on {b}" for s, b in BOARD_PRESETS) + ")"
         )
+    if preset in EMULATED_NIC:
+        raise UsageError(
+            f"rig fit: {stack} on the {board} board: its model ({preset}) is not made by rig "
+            "fit's rules (its interrupt copies each frame: docs/decisions/twin-mps2.md)"
+        )
     fit = board_fit(runs)
     check_board_fit(fit, load_platform(preset)[0].tick_ns / 1e3)
     from rtshield.outputs import shown
