@@ -78,24 +78,24 @@ def test_every_board_preset_loads_and_carries_the_rig_device(name):
     assert name in BOARD_DROPS
 
 
-def test_the_lwip_presets_measured_numbers_are_its_runs():
-    text = _preset_text(LWIP)
-    marked = {m.group(1) for m in map(_MEASURED.match, text.splitlines()) if m}
-    assert marked == {
-        "tick_real", "isr_per_packet", "driver_per_packet", "driver_wake",
-        "rx_path_regular", "rx_path_prio_raise", "rx_path_rejected",
-    }  # fmt: skip
-    assert provenance_mismatches(text, DATA / LWIP) == []
+_PATHS = ("rx_path_regular", "rx_path_prio_raise", "rx_path_rejected")
 
 
-def test_the_plustcp_presets_measured_numbers_are_its_runs():
-    text = _preset_text("posix-freertos-tcp")
-    marked = {m.group(1) for m in map(_MEASURED.match, text.splitlines()) if m}
-    assert marked == {
-        "tick_real", "isr_per_packet", "driver_per_packet",
-        "rx_path_regular", "rx_path_prio_raise", "rx_path_rejected",
-    }  # fmt: skip
-    assert provenance_mismatches(text, DATA / "posix-freertos-tcp") == []
+@pytest.mark.parametrize(
+    ("name", "marked"),
+    [
+        (LWIP, {"tick_real", "isr_per_packet", "driver_per_packet", "driver_wake", *_PATHS}),
+        ("posix-freertos-tcp", {"tick_real", "isr_per_packet", "driver_per_packet", *_PATHS}),
+        ("mps2-an385-freertos-tcp",
+         {"tick_real", "isr_entry_exit", "isr_per_packet", "driver_per_packet", *_PATHS}),
+    ],
+)  # fmt: skip
+def test_each_presets_measured_numbers_are_its_runs(name, marked):
+    """Every number a board's preset marks measured is its run's, and the expected ones
+    are marked (tests/data/rig/board/<preset>/ holds the runs)."""
+    text = _preset_text(name)
+    assert {m.group(1) for m in map(_MEASURED.match, text.splitlines()) if m} == marked
+    assert provenance_mismatches(text, DATA / name) == []
 
 
 def test_a_number_that_drifts_from_its_run_is_caught():
