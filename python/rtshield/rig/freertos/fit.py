@@ -158,7 +158,7 @@ def flood_passed(real: Mapping[str, Any]) -> tuple[float, float, float] | None:
 def _flood_passed_at(data: dict[str, Any], real: Mapping[str, Any]) -> dict[str, Any]:
     """The scenario table ``data`` with the traffic as the emulated NIC passed it
     (:func:`flood_passed`): in the attack phase the flood at the passed rate for the
-    phase's guest seconds, and each constant flow at its rate on the guest's clock (the
+    phase's guest seconds, and each constant UDP flow at its rate on the guest's clock (the
     host's phase in the guest's seconds) times the fraction passed; laid out in whole
     milliseconds' steps over the scenario's phases (as many as the simulator's limit of
     rates allows, at least :data:`_PASSED_STEP_S` long; the rest of the attack phase idle:
@@ -190,7 +190,7 @@ def _flood_passed_at(data: dict[str, Any], real: Mapping[str, Any]) -> dict[str,
     flood["rates"] = laid("0pps", pps)
     flood["step_every"] = f"{phase_ms // n}ms"
     for f in t["flows"]:
-        if f is not flood and f.get("pattern") == "constant" and "rate" in f:
+        if f.get("protocol") == "udp" and f.get("pattern") == "constant" and "rate" in f:
             hz = rate_hz(f["rate"], "flows.rate")
             f |= {"pattern": "steps", "step_every": flood["step_every"],
                   "rates": laid(f"{hz:g}pps", hz * host_s / secs * frac)}  # fmt: skip
