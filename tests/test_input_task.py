@@ -1,0 +1,144 @@
+"""The stock driver's input task (``[driver] input_priority``, docs/model.md): woken by the
+RX interrupt, it moves the ring's frames into the driver queue one by one until the ring is
+empty, ``isr_per_packet`` each; the driver task drains the queue, its wake-up costing
+``driver_wake_input`` when the input task switched it in. On the POSIX board with
+Plus-TCP (``posix-freertos-tcp``) it is the network task ``rts-net`` at the rig's
+``--stock-priority``, the driver task the IP task at 6: at the IP task's priority a drain
+a tick of the buffers the network task filled, below it a drain a frame
+(docs/decisions/twin-plustcp.md). Held against the kept runs of both priorities."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rtshield.errors import UsageError
+from rtshield.rig import freertos
+from rtshield.rig.freertos.device import flood_at
+from rtshield.rig.freertos.fit import BOARD_DROPS, _on_board
+from rtshield.rig.freertos.twin import _quantities
+from rtshield.runner import simulate
+from rtshield.scenario import load_platform, loads_scenario, parse_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+DRAINS = ROOT / "tests" / "data" / "rig" / "board" / "posix-freertos-tcp-drains"
+TCP = "posix-freertos-tcp"
+
+FLOOD = """
+[scenario]
+name = "t"
+platform = "posix-freertos-tcp"
+duration = "1s"
+
+[critical]
+period = "10ms"
+work = "2ms"
+priority = 4
+
+[driver]
+priority = 6
+{input}
+
+[[flows]]
+name = "flood"
+protocol = "tcp"
+dst_port = 502
+size = 60
+priority = 0
+pattern = "constant"
+rate = "{rate}"
+"""
+
+
+def _run(input_line: str, rate: str = "20000pps") -> dict:
+    sc = loads_scenario(FLOOD.format(input=input_line, rate=rate), "t.toml")
+    return simulate(sc).summary()
+
+
+def _drains(s: dict) -> float:
+    """The driver's wake-ups: its CPU time beyond its work per frame, in wake-ups."""
+    _, costs, _ = load_platform(TCP)
+    d = s["tasks"]["driver"]
+    return (d["cpu_s"] * 1e9 - d["jobs"] * costs["driver_per_packet"]) / costs[
+        "driver_wake_input"
+    ]
+
+
+def test_below_the_driver_a_drain_a_frame_at_its_priority_a_drain_a_tick():
+    below, equal = _run("input_priority = 5"), _run("input_priority = 6")
+    for s in (below, equal):
+        assert s["tasks"]["input"]["jobs"] == s["totals"]["received"] > 0
+    # below: the input task's every hand-over switches the driver in
+    assert _drains(below) == pytest.approx(below["tasks"]["driver"]["jobs"], rel=0.001)
+    # equal: the driver runs when the input task finds the ring empty, once a tick
+    # (1.11 ms) or less, and takes what the input task queued meanwhile
+    assert 0 < _drains(equal) <= 1.0 / 1.11e-3 + 1
+    assert equal["tasks"]["driver"]["jobs"] / _drains(equal) > 10
+
+
+def test_without_an_input_task_the_rx_interrupt_fills_the_queue():
+    """The preset's input task is off where the scenario's [rx] replaces it, and a scenario
+    on another preset gets none: the RX interrupt's old picture, unchanged."""
+    s = _run("")  # the preset's default input_priority: the input task
+    assert s["tasks"]["input"]["jobs"] > 0
+    zynq = FLOOD.replace('platform = "posix-freertos-tcp"', 'platform = "zynq7000-freertos-tcp"')
+    sc = loads_scenario(zynq.format(input="queue = 40", rate="20000pps") + "\n[nic]\nring = 64\n"
+                        "kind = \"dma_ring\"\n", "t.toml")  # fmt: skip
+    assert "input" not in simulate(sc).summary()["tasks"]
+
+
+@pytest.mark.parametrize(
+    "extra, msg",
+    [
+        ('\n[rx]\n', "only without [rx]"),
+        ('\n[nic]\nkind = "edge"\ninterrupt = "frame"\n', 'needs [nic] kind = "dma_ring"'),
+    ],
+)
+def test_an_input_task_where_it_cannot_be_is_one_clear_error(extra, msg):
+    text = FLOOD.format(input="input_priority = 5", rate="1000pps") + extra
+    with pytest.raises(UsageError, match=msg.replace("[", r"\[").replace("]", r"\]")):
+        loads_scenario(text, "t.toml")
+
+
+def _board_sim(stock: int, pps: float) -> dict:
+    """The rig's unprotected device at ``stock`` priority with the flood at ``pps``, on the
+    board's model: as ``rig report`` simulates it (``sim/<run>-own-rate-board``)."""
+    dev = freertos.load_device(freertos.default_scenario(), stock, phase_s=3.0)
+    table = _on_board(flood_at(dev.tables["unprotected"], pps), TCP)
+    assert table["driver"]["input_priority"] == stock and table["driver"]["priority"] == 6
+    return simulate(parse_scenario(table, origin="test")).summary()
+
+
+def _held(run: str, stock: int) -> dict[str, dict]:
+    real = json.loads((DRAINS / run / "summary.json").read_text())
+    sim = _board_sim(stock, real["traffic"]["flood_in_pps"])
+    qs = _quantities(real, sim, "board", BOARD_DROPS[TCP])
+    return {q["name"]: q for q in qs}
+
+
+def test_the_priority_5_run_is_predicted():
+    """--stock-priority 5 (2026-11-28 00:16 UTC, 90 756 SYN/s): a drain a frame, no frame
+    refused for want of a buffer, the NIC's ring overflows; the critical task (priority 4)
+    starved for the attack phase (one late cycle of 3 s). Everything agrees but the cycle
+    time's p99 (the host's stalls) and the model's bulk mailbox drops (the real target
+    does not count them)."""
+    q = _held("stock5-syn", 5)
+    off = {n for n, v in q.items() if not v["agrees"]}
+    assert off <= {"critical task: cycle time p99", "drops: mailbox_full"}
+    assert q["drops: ring_full"]["agrees"] and q["drops: ring_full"]["real"] > 100_000
+    assert "drops: stack_buffers_exhausted" not in q  # neither side has any
+    assert q["critical task: deadlines missed"]["sim"] >= 1
+
+
+def test_the_priority_6_run_is_still_predicted():
+    """--stock-priority 6 (00:06 UTC, 69 371 SYN/s): the network buffers run out (a drain
+    a tick of ~40), the ring does not overflow; the drops, the high-priority flow, the
+    misses verdict and the network CPU agree as on the model without an input task."""
+    q = _held("stock6-syn", 6)
+    for name in ("drops: stack_buffers_exhausted", "drops: all reasons",
+                 "hp: delivered fraction", "critical task: deadlines missed",
+                 "network work: CPU per frame at the NIC"):  # fmt: skip
+        assert q[name]["agrees"], (name, q[name]["sim"], q[name]["real"])
+    assert "drops: ring_full" not in q
