@@ -1,6 +1,7 @@
 """The stock driver's input task (``[driver] input_priority``, docs/model.md): woken by the
 RX interrupt, it moves the ring's frames into the driver queue one by one until the ring is
-empty, ``isr_per_packet`` each; the driver task drains the queue, its wake-up costing
+empty, ``isr_per_packet`` each (and ``input_resume`` when it was switched in for the
+frame); the driver task drains the queue, its wake-up costing
 ``driver_wake_input`` when the input task switched it in. On the POSIX board with
 Plus-TCP (``posix-freertos-tcp``) it is the network task ``rts-net`` at the rig's
 ``--stock-priority``, the driver task the IP task at 6: at the IP task's priority a drain
@@ -76,6 +77,13 @@ def test_below_the_driver_a_drain_a_frame_at_its_priority_a_drain_a_tick():
     # (1.11 ms) or less, and takes what the input task queued meanwhile
     assert 0 < _drains(equal) <= 1.0 / 1.11e-3 + 1
     assert equal["tasks"]["driver"]["jobs"] / _drains(equal) > 10
+    # the input task pays input_resume each time it is switched back in for a frame:
+    # below the driver, for every frame
+    _, costs, _ = load_platform(TCP)
+    per = {name: s["tasks"]["input"]["cpu_s"] * 1e9 / s["tasks"]["input"]["jobs"]
+           for name, s in (("below", below), ("equal", equal))}  # fmt: skip
+    assert per["below"] == pytest.approx(costs["isr_per_packet"] + costs["input_resume"], rel=1e-3)
+    assert per["equal"] < costs["isr_per_packet"] + 0.2 * costs["input_resume"]
 
 
 def test_without_an_input_task_the_rx_interrupt_fills_the_queue():

@@ -63,6 +63,7 @@ OPTIONAL_COST_KEYS: dict[str, str] = {
     "isr_queue_full": "isr_queue_full_ns",  # an edge ISR that finds the queue full
     "driver_wake": "driver_wake_ns",
     "driver_wake_input": "driver_wake_input_ns",  # with an input task; absent: driver_wake
+    "input_resume": "input_resume_ns",  # the input task switched in for a frame
     "driver_handover": "driver_handover_ns",
 }
 

@@ -73,7 +73,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
         k->isr_rx_batch_ns < 0 || k->isr_queue_full_ns < 0 || k->driver_wake_ns < 0 ||
-        k->driver_wake_input_ns < 0 ||
+        k->driver_wake_input_ns < 0 || k->input_resume_ns < 0 ||
         k->driver_handover_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)

@@ -111,17 +111,21 @@ static bool polling_begin(rtsim *s, sim_task *t, uint64_t now)
 
 /* The stock driver's input task takes the ring's next frame when it gets the
  * CPU (woken by the RX interrupt, it runs until the ring is empty): moving
- * it into the driver queue costs isr_per_packet. */
+ * it into the driver queue costs isr_per_packet, and input_resume when the
+ * task was switched in for it. */
 static bool input_begin(rtsim *s, sim_task *t)
 {
     if (t->has_packet) return true;
     if (s->ring.len == 0) {
         t->state = TS_BLOCKED;
+        t->woke = false;
         return false;
     }
+    const rtsim_costs *k = &s->cfg.costs;
     t->pkt = fifo_pop(&s->ring);
     t->has_packet = true;
-    t->remaining = (uint64_t)s->cfg.costs.isr_per_packet_ns;
+    t->remaining = (uint64_t)(k->isr_per_packet_ns + (t->woke ? k->input_resume_ns : 0));
+    t->woke = false;
     return true;
 }
 

@@ -287,6 +287,9 @@ typedef struct rtsim_costs {
                                        wake-up instead of driver_wake_ns (the input task's
                                        hand-over switches it in, no interrupt); 0: the same
                                        as driver_wake_ns */
+    int64_t input_resume_ns; /**< the input task (RTSIM_TASK_INPUT): switched in (from another
+                                  task or idle) for a frame, charged to that frame; the frames it
+                                  takes after it without a switch share it */
     int64_t driver_handover_ns; /**< network task: handing a packet to its worker's mailbox
                                      and notifying the worker, beyond driver_per_packet; a
                                      packet without a socket (dropped) does not pay it */
