@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_posix_board_model import UNPROTECTED
 
 from rtshield.errors import UsageError
 from rtshield.rig import freertos
@@ -27,34 +28,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DRAINS = ROOT / "tests" / "data" / "rig" / "board" / "posix-freertos-tcp-drains"
 TCP = "posix-freertos-tcp"
 
-FLOOD = """
-[scenario]
-name = "t"
-platform = "posix-freertos-tcp"
-duration = "1s"
-
-[critical]
-period = "10ms"
-work = "2ms"
-priority = 4
-
-[driver]
-priority = 6
-{input}
-
-[[flows]]
-name = "flood"
-protocol = "tcp"
-dst_port = 502
-size = 60
-priority = 0
-pattern = "constant"
-rate = "{rate}"
-"""
+def _text(input_line: str, rate: str = "20000pps", platform: str = TCP) -> str:
+    """The POSIX board's unprotected test device (one flow at ``rate``), its ``[driver]``
+    with ``input_line``."""
+    return UNPROTECTED.format(platform=platform, nic=input_line).replace(
+        'rate = "10000pps"', f'rate = "{rate}"'
+    )
 
 
 def _run(input_line: str, rate: str = "20000pps") -> dict:
-    sc = loads_scenario(FLOOD.format(input=input_line, rate=rate), "t.toml")
+    sc = loads_scenario(_text(input_line, rate), "t.toml")
     return simulate(sc).summary()
 
 
@@ -91,9 +74,8 @@ def test_without_an_input_task_the_rx_interrupt_fills_the_queue():
     on another preset gets none: the RX interrupt's old picture, unchanged."""
     s = _run("")  # the preset's default input_priority: the input task
     assert s["tasks"]["input"]["jobs"] > 0
-    zynq = FLOOD.replace('platform = "posix-freertos-tcp"', 'platform = "zynq7000-freertos-tcp"')
-    sc = loads_scenario(zynq.format(input="queue = 40", rate="20000pps") + "\n[nic]\nring = 64\n"
-                        "kind = \"dma_ring\"\n", "t.toml")  # fmt: skip
+    zynq = _text("queue = 40", platform="zynq7000-freertos-tcp")
+    sc = loads_scenario(zynq + '\n[nic]\nring = 64\nkind = "dma_ring"\n', "t.toml")
     assert "input" not in simulate(sc).summary()["tasks"]
 
 
@@ -105,7 +87,7 @@ def test_without_an_input_task_the_rx_interrupt_fills_the_queue():
     ],
 )
 def test_an_input_task_where_it_cannot_be_is_one_clear_error(extra, msg):
-    text = FLOOD.format(input="input_priority = 5", rate="1000pps") + extra
+    text = _text("input_priority = 5", "1000pps") + extra
     with pytest.raises(UsageError, match=msg.replace("[", r"\[").replace("]", r"\]")):
         loads_scenario(text, "t.toml")
 
