@@ -10,13 +10,15 @@ numpy, the engine's run, the numbers, the Parquet writer, the report; with
 ``--figures`` also matplotlib and each figure drawn to PNG bytes. Prints each
 step's wall and CPU seconds (the median of ``--repeat`` fresh processes), then
 Python's own start and the whole process, a profile of the start-up to read
-beside ``bench/scale.py --only start``.
+beside ``bench/scale.py --only start``. Like that benchmark, it first compiles
+the bytecode of the rtshield package it times, as an installation does.
 Needs rtshield importable (``PYTHONPATH=python``).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import resource
 import statistics
@@ -57,6 +59,7 @@ def steps(figures: bool) -> list[tuple[str, float, float]]:
     mark("import the run verb (runner, report, outputs)")
     from rtshield import cli
 
+    cli.single_threaded_blas()  # as cli.main does first, before numpy is imported
     args = ["run", str(Q500), "--out", "unused", "--quiet", "--no-figures"]
     cmd = typer.main.get_command(cli._app_for(args))
     cmd.make_context("rtshield", args)  # typer builds a pydantic TypeAdapter per option
@@ -116,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(steps(args.figures)))
         return 0
+    # as installed: rtshield's bytecode compiled, whatever PYTHONDONTWRITEBYTECODE says
+    # (without, the child would compile every rtshield module it imports, every time)
+    import rtshield
+
+    compileall.compile_dir(str(Path(rtshield.__file__).parent), quiet=1)
     runs, starts, whole = [], [], []
     for _ in range(args.repeat):
         cmd = [sys.executable, __file__, "--child", *(["--figures"] if args.figures else [])]
