@@ -37,8 +37,11 @@ def _cpu(r: resource.struct_rusage) -> float:
 
 def steps(figures: bool) -> list[tuple[str, float, float]]:
     """The steps of one run in this (fresh) process: (name, wall s, CPU s)."""
+    import gc
     import tempfile
 
+    gc.disable()  # as `rtshield run` runs (clitools.no_cyclic_gc), so that no step gets
+    # a full collection of what the steps before it imported
     marks: list[tuple[str, float, float]] = []
     t = [time.perf_counter(), time.process_time()]
 
