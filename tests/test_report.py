@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,6 +124,23 @@ def test_compiled_templates_are_cached_and_pages_unchanged(tmp_path, monkeypatch
     second = _report_with_cache(tmp_path, monkeypatch, cache, "second")  # read from the cache
     assert [p.stat().st_mtime_ns for p in stored] == mtimes
     assert plain == first == second
+
+
+def test_template_cache_only_in_a_folder_of_this_user(tmp_path, monkeypatch):
+    import os
+
+    d = tmp_path / "rtshield" / "templates"
+    d.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert report.template_cache_dir() == d
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # XDG: relative paths are ignored
+    assert report.template_cache_dir() == Path.home() / ".cache" / "rtshield" / "templates"
+    try:
+        os.chown(d, os.getuid() + 1, -1)
+    except PermissionError:
+        pytest.skip("needs root to give a folder to another user")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert report.template_cache_dir() is None
 
 
 def test_figure_module_imports_without_matplotlib():

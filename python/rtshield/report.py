@@ -126,18 +126,22 @@ def _label(key: str) -> str:
 
 def template_cache_dir() -> Path | None:
     """The folder of the compiled report templates (jinja2's bytecode cache):
-    ``$XDG_CACHE_HOME/rtshield/templates``, by default ``~/.cache/rtshield/templates``;
-    ``None`` where it cannot be made or written (the templates are then compiled on
-    every run, as without a cache)."""
+    ``$XDG_CACHE_HOME/rtshield/templates`` (an absolute ``XDG_CACHE_HOME``), by
+    default ``~/.cache/rtshield/templates``; ``None`` where it cannot be made or
+    written, or is another user's (the templates are then compiled on every run,
+    as without a cache)."""
     import os
 
     try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # XDG: absolute only
         d = base / "rtshield" / "templates"
         d.mkdir(parents=True, exist_ok=True)
+        # compiled code is loaded from there: only from a folder of this user's
+        mine = not hasattr(os, "getuid") or d.stat().st_uid == os.getuid()
     except (OSError, RuntimeError, KeyError):  # no home folder, read-only, not a folder
         return None
-    return d if os.access(d, os.W_OK | os.X_OK) else None
+    return d if mine and os.access(d, os.W_OK | os.X_OK) else None
 
 
 def _bytecode_cache() -> Any:
