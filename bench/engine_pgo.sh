@@ -16,7 +16,6 @@ shift || true
 dev="$here/build/dev"
 [ -f "$dev/librtshield_native.so" ] || { echo "engine_pgo: $dev/librtshield_native.so missing: run tools/dev.sh" >&2; exit 1; }
 nopgo="$here/build/nopgo"
-py=${PYTHON:-python3}
 cmake -S "$here" -B "$nopgo" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRTS_BUILD_NATIVE=ON \
   -DRTS_BUILD_TESTS=OFF -DRTS_PGO=OFF >/dev/null
 cmake --build "$nopgo" --target rtshield_native >/dev/null
@@ -30,16 +29,7 @@ echo "| scenario | library | instructions per packet | CPU-s best | CPU-s median
 echo "|---|---|---:|---:|---:|"
 for sc in "$@"; do
   name=$(basename "$sc" .toml)
-  PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$sc" "$out/$name.bin" <<'PY'
-import sys
-from rtshield._native import load
-from rtshield.engine_config import build_config
-from rtshield.scenario import load_scenario
-
-ffi, lib = load()
-cfg, _ = build_config(load_scenario(sys.argv[1]), ffi, lib)
-open(sys.argv[2], "wb").write(bytes(ffi.buffer(cfg)))
-PY
+  scenario_config "$sc" "$out/$name.bin"
   for v in nopgo dev; do
     valgrind --tool=callgrind --callgrind-out-file="$out/cg.$name.$v" "$out/engine_cost_$v" \
       "$out/$name.bin" 1 >/dev/null 2>"$out/cg.$name.$v.log"
