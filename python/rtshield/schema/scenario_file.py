@@ -122,6 +122,19 @@ class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
                 "nic",
                 "ring",
             )
+        if self.driver.input_priority is not None and user_wrote(info, "driver", "input_priority"):
+            if self.rx_on:
+                raise fail(
+                    "only without [rx] (libshield's receive path takes the ring itself)",
+                    "driver",
+                    "input_priority",
+                )
+            if nic.kind != "dma_ring":
+                raise fail(
+                    f'needs [nic] kind = "dma_ring" (kind is {nic.kind!r})',
+                    "driver",
+                    "input_priority",
+                )
         if not self.rx_on:
             return
         assert rx is not None

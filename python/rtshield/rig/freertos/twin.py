@@ -104,14 +104,15 @@ TOLERANCES: dict[str, Tolerance] = {
 #: The threads that do network work beside the stack's tasks (:data:`.summary.STACK_TASKS`):
 #: the network task and libshield's poll task (rig/freertos/posix), the lwIP adapter's
 #: poll task and lwIP's stock input task, ``ethif`` (rig/freertos/lwip/rts_netif_lwip.c;
-#: task names cut to 11 characters). Against the simulator's ``isr_rx``,
-#: ``driver`` and poll CPU. Not the POSIX board's NIC thread (``rts-nic``): it reads the
+#: task names cut to 11 characters). Against the simulator's ``isr_rx``, ``driver``,
+#: ``input`` (the stock driver's input task) and ``polling`` CPU. Not the POSIX board's
+#: NIC thread (``rts-nic``): it reads the
 #: veth on a host core of its own, the NIC's DMA engine, which in the model costs the
 #: device's CPU nothing; the RX interrupt (the tick hook) runs in whichever task the tick
 #: hit, as on the MPS2 board, whose interrupt's time counts in the task it hit.
 NETWORK_THREADS = ("rts-net", "rts-poll", "rts-lwip-poll"[:11], "ethif")
 #: The simulator's CPU shares of the network work (``summary.json`` "cpu").
-_SIM_NETWORK_CPU = ("isr_rx", "driver", "poll")
+_SIM_NETWORK_CPU = ("isr_rx", "driver", "input", "polling")
 #: Drop reasons only the real target has, and why the simulator cannot count them.
 _REAL_ONLY = {
     STACK_EXHAUSTED: "the simulator has no model of the stack's own network buffers",
@@ -121,12 +122,14 @@ _REAL_ONLY = {
 
 
 #: Why the real stack's input ceiling and the board's model of it may differ, by stack
-#: (docs/decisions/twin.md): Plus-TCP's is not the model's buffers (its threads' CPU time
-#: does not explain it); lwIP's is (tcpip_thread's 8 input messages a drain), at the
-#: drains the host delivered.
+#: (docs/decisions/twin.md, twin-plustcp.md): Plus-TCP's is the network buffers the IP
+#: task drains once a tick behind a network task of its priority, lwIP's tcpip_thread's 8
+#: input messages a drain; both at the drains the host delivered.
 _CEILING = {
-    "plustcp": "the POSIX board's stack took frames at a ceiling its threads' CPU time does "
-    "not explain (docs/decisions/twin.md)",
+    "plustcp": "Plus-TCP's IP task drains the network buffers once a tick behind a network "
+    "task of its own priority, as the board's model does (~40 frames a drain); the real "
+    "drains are the ticks the host delivered, and below that ceiling the frames come in "
+    "bursts the model's evenly spaced flood does not have (docs/decisions/twin-plustcp.md)",
     "lwip": "lwIP's stock driver hands tcpip_thread at most its 8 input messages a drain "
     "(MEMP_NUM_TCPIP_MSG_INPKT), as the board's model does once a tick; the real drains "
     "are the ticks the host delivered, fewer when it stalls (docs/decisions/twin.md)",
