@@ -79,11 +79,22 @@ def test_without_an_input_task_the_rx_interrupt_fills_the_queue():
     assert "input" not in simulate(sc).summary()["tasks"]
 
 
+def test_the_presets_input_task_stays_off_where_the_device_cannot_have_it():
+    """A scenario on the board's preset with a [mitigation] it did not write an input task
+    for runs as before the preset had one: the RX interrupt fills the queue (the engine
+    refused such a device, naming a key the scenario never wrote)."""
+    sc = loads_scenario(_text("", "1000pps") + '\n[mitigation]\nkind = "queue"\n', "t.toml")
+    assert sc.driver.input_priority is None
+    s = simulate(sc).summary()
+    assert "input" not in s["tasks"] and s["totals"]["received"] > 0
+
+
 @pytest.mark.parametrize(
     "extra, msg",
     [
         ('\n[rx]\n', "only without [rx]"),
         ('\n[nic]\nkind = "edge"\ninterrupt = "frame"\n', 'needs [nic] kind = "dma_ring"'),
+        ('\n[mitigation]\nkind = "queue"\n', "only without [mitigation]"),
     ],
 )
 def test_an_input_task_where_it_cannot_be_is_one_clear_error(extra, msg):

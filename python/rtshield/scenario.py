@@ -464,7 +464,7 @@ def _build(
         priority=m.driver.priority,
         queue=m.driver.queue,
         core=dcore,
-        input_priority=m.driver.input_priority,
+        input_priority=m.input_priority,
     )
     queues = (
         tuple(
