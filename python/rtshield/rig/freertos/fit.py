@@ -57,6 +57,7 @@ __all__ = [
     "board_preset_text",
     "board_stack_costs",
     "check_board_fit",
+    "stack_wakes",
     "calibration_toml",
     "counters_csv",
     "flood_passed",
@@ -205,11 +206,22 @@ def _is_zero(rate: Any) -> bool:
 
 
 def _on_board(data: dict[str, Any], preset: str) -> dict[str, Any]:
-    """A copy of a scenario table on the board's preset."""
+    """A copy of a scenario table on the board's preset. The rig gives the unprotected
+    variant's network task the stock priority as ``[driver] priority``; where the board's
+    model has that task of its own (its preset's ``[defaults.driver] input_priority``: the
+    stock driver's input task, docs/model.md), the stock priority is that task's and the
+    driver task (the stack's task) keeps the board's priority."""
     import copy
+
+    from rtshield.scenario import load_platform
 
     t = copy.deepcopy(data)
     t.setdefault("scenario", {})["platform"] = preset
+    board = load_platform(preset)[2].get("driver", {})
+    drv = t.get("driver", {})
+    if "input_priority" in board and "rx" not in t and "priority" in drv:
+        drv["input_priority"] = drv["priority"]
+        drv["priority"] = board["priority"]
     return t
 
 
@@ -303,6 +315,7 @@ def simulate_fitted(
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
     is the calibration's name when the rig wrote it (``rig-<run>@<folder id>``) and the
     folder is this one; every other run is held out."""
+    from rtshield.scenario import load_platform
     from rtshield.tomlfile import parse_toml, read_toml
 
     out, best = Path(out), Path(best)
@@ -330,7 +343,11 @@ def simulate_fitted(
         )
     for scen in scens:
         data = read_toml(scen)
-        data.setdefault("costs", {}).update(costs)
+        # a cost the scenario's preset has no use for (a board's driver_wake_input on a
+        # preset without an input task) is not applied: a scenario may set only its own
+        plat = data.get("scenario", {}).get("platform")
+        own = set(load_platform(plat)[1]) if isinstance(plat, str) else set(costs)
+        data.setdefault("costs", {}).update({k: v for k, v in costs.items() if k in own})
         _simulate_into(
             out / "sim" / (scen.parent.name + FITTED), data, f"{scen} with the costs of {best}"
         )
@@ -488,8 +505,9 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
     - ``tick_real``: the median of the critical task's release-to-release time over the
       ticks of its period (where the run's ``cycles.bin`` is there);
     - ``stack_cpu``: the stack's tasks' CPU time, with ``to_stack`` frames handed to them
-      and ``rx_irqs`` RX interrupts (each wakes them at most once): what
-      :func:`board_stack_costs` splits into a cost per frame and per wake-up;
+      and ``rx_irqs`` RX interrupts (each wakes them at most once), and ``stack_wakes``
+      where the device counted the IP task's drains (Plus-TCP's ``ip_drains``, a wake-up
+      each): what :func:`board_stack_costs` splits into a cost per frame and per wake-up;
     - unprotected: ``isr_per_packet``, the stock input task's CPU time over the frames at
       the NIC (its wake-ups folded in); ``input_loop``, the same task's CPU time inside its
       per-frame loop over those frames (``to_stack_ns``); ``input_wake``, the rest over the
@@ -527,6 +545,10 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
             "rx_irqs": float(nif.get("rx_irqs") or 0)}  # fmt: skip
     if copied:
         out["fifo_copy"] = copy_us
+    counters = dev.get("stack") or {}
+    drains = dict(zip(counters.get("names") or (), counters.get("values") or (), strict=False))
+    if drains.get("ip_drains"):
+        out["stack_wakes"] = float(drains["ip_drains"])
     if not dev["protect"]:
         inp = _thread_cpu_ns(dev, INPUT_TASKS.get(stack, ""))
         if copied and nif.get("nic_isr_runs"):
@@ -548,19 +570,26 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
     return out
 
 
+def stack_wakes(run: Mapping[str, float]) -> float:
+    """The stack's wake-ups in a run's :func:`board_measurements`: the IP task's drains
+    where the device counted them, else its RX interrupts (each wakes the stack at most
+    once)."""
+    return float(run.get("stack_wakes") or run.get("rx_irqs") or 0.0)
+
+
 def board_stack_costs(runs: list[Mapping[str, float]]) -> dict[str, float]:
     """The stack's cost per frame and per wake-up (µs: ``driver_per_packet``,
     ``driver_wake``) from runs' :func:`board_measurements`: the least-squares solution of
-    ``stack_cpu = to_stack * driver_per_packet + rx_irqs * driver_wake`` over the runs
-    (each RX interrupt wakes the stack's tasks at most once). Unprotected and protected
-    runs hand the stack different frames per wake-up (several of a tick's batch, or the
-    few libshield admitted), which is what tells the two costs apart."""
+    ``stack_cpu = to_stack * driver_per_packet + wake-ups * driver_wake`` over the runs
+    (:func:`stack_wakes`). Runs that hand the stack different frames per wake-up (a
+    tick's batch, the few libshield admitted, or one frame a drain when the network task
+    is below the IP task) are what tell the two costs apart."""
     import numpy as np
 
-    rows = [r for r in runs if r.get("to_stack") and r.get("rx_irqs") and r.get("stack_cpu")]
+    rows = [r for r in runs if r.get("to_stack") and stack_wakes(r) and r.get("stack_cpu")]
     if len(rows) < 2:
         raise UsageError("rig: the stack's costs need two runs with frames handed to the stack")
-    a = np.array([[r["to_stack"], r["rx_irqs"]] for r in rows])
+    a = np.array([[r["to_stack"], stack_wakes(r)] for r in rows])
     b = np.array([r["stack_cpu"] for r in rows])
     (per, wake), _, rank, _ = np.linalg.lstsq(a, b, rcond=None)
     if rank < 2:
@@ -629,15 +658,16 @@ def board_fit(runs: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float,
             run = next((n for n in have if n.endswith(f"-{FIT_ATTACK}")), have[0])
             fit[key] = (float(runs[run][key]), run, "")
     split = board_stack_costs(list(runs.values()))
-    rows = [r for r in runs.values() if r.get("to_stack") and r.get("rx_irqs")]
+    rows = [r for r in runs.values() if r.get("to_stack") and stack_wakes(r)]
     worst = max(
-        abs(r["to_stack"] * split["driver_per_packet"] + r["rx_irqs"] * split["driver_wake"]
+        abs(r["to_stack"] * split["driver_per_packet"] + stack_wakes(r) * split["driver_wake"]
             - r["stack_cpu"]) / r["stack_cpu"]
         for r in rows
     )  # fmt: skip
+    wakes = "the IP task's drains" if any("stack_wakes" in r for r in rows) else "RX interrupts"
     how = (
         f"least squares over {len(rows)} runs of the stack's CPU time = frames handed x per "
-        f"frame + RX interrupts x per wake-up, each run within {100 * worst:.0f} %"
+        f"frame + {wakes} x per wake-up, each run within {100 * worst:.0f} %"
     )
     fit |= {k: (v, "all-runs", how) for k, v in split.items()}
     missing = [k for k in BOARD_FITTED if k not in fit]
@@ -670,6 +700,18 @@ def _written(key: str, us: float) -> str:
     if key == "tick_real" or us >= 1000:
         return f"{us / 1e3:.3g}ms"
     return f"{us:.3g}us"
+
+
+def _fit_key(line: str) -> str:
+    """The number of :func:`board_fit` a shipped preset's line holds: the one its note
+    says it measured (``# measured: RUN KEY``; a line may hold it under another key, as
+    ``driver_wake_input`` holds the stack's ``driver_wake`` where the model has an input
+    task), else the line's own key; none (``""``) for a number measured otherwise (by
+    hand), which the fit keeps."""
+    m = re.search(r"# measured: (?:all-runs|(?:un)?protected-\w+) (\w+)", line)
+    if m:
+        return m.group(1)
+    return "" if "# measured" in line else line.partition("=")[0].strip()
 
 
 def board_preset_text(
@@ -716,10 +758,10 @@ def board_preset_text(
             line = re.sub(r'"[^"]*"', f'"{value}"', line, count=1)
         elif m and m.group(1) == "source":
             line = f'source = "measured: {made_by}; {runs}"'
-        elif m and m.group(1) in fit:
-            key = m.group(1)
-            value, run, how = fit[key]
-            what = f"measured: {run} {key}" + (f" ({how})" if how else "")
+        elif m and _fit_key(line) in fit:
+            key, measured = m.group(1), _fit_key(line)
+            value, run, how = fit[measured]
+            what = f"measured: {run} {measured}" + (f" ({how})" if how else "")
             start = f'{key}{m.group(2)}={m.group(3)}"{_written(key, value)}"'
             line = f"{start:<{max(len(start) + 1, line.find('#'))}}# {what}"
             skipping = True
