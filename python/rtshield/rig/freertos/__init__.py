@@ -61,6 +61,7 @@ from .device import (
 )
 from .fit import (
     BOARD_PRESETS,
+    EMULATED_NIC,
     board_from_runs,
     counters_csv,
     simulate_board,
@@ -81,6 +82,7 @@ __all__ = [
     "ATTACK_TOOL",
     "BOARDS",
     "BOARD_PRESETS",
+    "EMULATED_NIC",
     "HP_KEPT",
     "IP_TASK_NAME",
     "LEAD_S",
