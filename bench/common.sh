@@ -25,3 +25,19 @@ callgrind_ir() {
   [ -n "$ir" ] || { echo "$bench: no summary for $2" >&2; exit 1; }
   echo "$ir"
 }
+
+# scenario_config SCENARIO.toml OUT.bin: the rtsim_config rtshield.engine
+# builds from the scenario, as the raw bytes of the struct (for
+# bench/engine_cost.c); Python is $PYTHON or python3, rtshield this checkout's.
+scenario_config() {
+  PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" "${PYTHON:-python3}" - "$1" "$2" <<'PY'
+import sys
+from rtshield._native import load
+from rtshield.engine_config import build_config
+from rtshield.scenario import load_scenario
+
+ffi, lib = load()
+cfg, _ = build_config(load_scenario(sys.argv[1]), ffi, lib)
+open(sys.argv[2], "wb").write(bytes(ffi.buffer(cfg)))
+PY
+}

@@ -3,14 +3,13 @@
 # simulated packet (callgrind, deterministic) and CPU-seconds (best of 10),
 # without Python. rtshield.engine builds each scenario's rtsim_config, whose
 # bytes a small C driver (bench/engine_cost.c) runs against build/dev's
-# native library (tools/dev.sh builds it: LTO, RelWithDebInfo).
+# native library (tools/dev.sh builds it: LTO, profile-guided, RelWithDebInfo).
 #   bench/engine_cost.sh [SCENARIO.toml ...]    default: queue_500, scheduler_equal
 . "$(dirname "$0")/common.sh"
 bench_out bench-engine
 lib="$here/build/dev/librtshield_native.so"
 need_valgrind
 [ -f "$lib" ] || { echo "engine_cost: $lib missing: run tools/dev.sh" >&2; exit 1; }
-py=${PYTHON:-python3}
 "$cc" -std=c11 -O2 -I"$here/sim/include" -I"$here/libshield/include" -o "$out/engine_cost" \
   "$here/bench/engine_cost.c" "$lib" -Wl,-rpath,"$here/build/dev"
 if [ $# -eq 0 ]; then
@@ -20,16 +19,7 @@ echo "| scenario | packets | events | instructions | per packet | CPU-s (best of
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for sc in "$@"; do
   name=$(basename "$sc" .toml)
-  PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" "$py" - "$sc" "$out/$name.bin" <<'PY'
-import sys
-from rtshield._native import load
-from rtshield.engine_config import build_config
-from rtshield.scenario import load_scenario
-
-ffi, lib = load()
-cfg, _ = build_config(load_scenario(sys.argv[1]), ffi, lib)
-open(sys.argv[2], "wb").write(bytes(ffi.buffer(cfg)))
-PY
+  scenario_config "$sc" "$out/$name.bin"
   valgrind --tool=callgrind --callgrind-out-file="$out/cg.$name" "$out/engine_cost" "$out/$name.bin" 1 \
     >/dev/null 2>"$out/cg.$name.log"
   ir=$(callgrind_ir "$out/cg.$name" "$name")

@@ -31,6 +31,12 @@ awk -v shift="$shift_n" -v commit="$commit" -v icount="$icount" '
   /^path_ns / {
     if (frames > 0) { n[name] = frames; ns[name] = $2; order[++k] = name }
   }
+  /^copy frames / { copy_n = $3 }
+  /^copy words / { copy_w = $3 }
+  /^copy_ns / { copy_ns = $2 }
+  /^isr runs / { isr_n = $3 }
+  /^isr_ns / { isr_ns = $2 }
+  /^shield_ns / { shield_ns = $2 }
   END {
     per = 2 ^ shift
     label["enqueue"] = "enqueue (queued, the network task not raised)"
@@ -46,4 +52,17 @@ awk -v shift="$shift_n" -v commit="$commit" -v icount="$icount" '
       p = order[i]
       printf "| %s | %d | %.0f |\n", label[p], n[p], (ns[p] / n[p] - clock) / per
     }
+    # The interrupt around the hook (rts_netif_mps2.c): each frame moved out of the
+    # LAN9118 RX FIFO into a slot (status word, smsc9220_receive_by_chunks, the slot
+    # filled), one clock read subtracted as for the hook; and each run of the handler
+    # less its copies and hook, less the clock reads those two measurements add to it
+    # (two a frame, one for the handler itself).
+    printf "\n| interrupt handler (Ethernet IRQ 13) | count | instructions |\n|---|---:|---:|\n"
+    printf "| FIFO copy, per frame (status word, smsc9220_receive_by_chunks, slot filled) | %d | %.0f |\n", copy_n, (copy_ns / copy_n - clock) / per
+    shield_n = 0
+    for (i = 1; i <= k; i++) shield_n += n[order[i]]
+    rest = (isr_ns - copy_ns - shield_ns) / isr_n - (2 * copy_n / isr_n + 1) * clock
+    printf "| the rest of a run (clear, line check, hand-over, re-pend), per run | %d | %.0f |\n", isr_n, rest / per
+    printf "| frames per run (mean) | | %.2f |\n", copy_n / isr_n
+    printf "| FIFO words per frame (mean, frame and FCS) | | %.1f |\n", copy_w / copy_n
   }' "$log"

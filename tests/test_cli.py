@@ -25,6 +25,18 @@ def test_module_entry_point():
     assert out.stdout.strip() == f"rtshield {rtshield.__version__}"
 
 
+def test_blas_threads_one_unless_the_user_chose(monkeypatch):
+    # numpy's OpenBLAS would start a polling thread per further CPU in every process
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert cli.main(["--version"]) == 0
+    import os
+
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert cli.main(["--version"]) == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"
+
+
 SYSTEM = "scenarios/analysis/textbook_three_tasks.toml"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,6 +91,56 @@ def test_templates_escape_scenario_text(tmp_path):
     assert a.read_bytes() == b.read_bytes()  # deterministic
     mit = text[text.index(">Mitigation<"):]
     assert ">yes<" in mit and "—" in mit and ">True<" not in text and ">None<" not in text
+
+
+def _report_with_cache(tmp_path, monkeypatch, cache_home, name):
+    """run_report in a fresh template environment, the cache under ``cache_home``."""
+    from rtshield.report import RunEntry, run_report
+    from rtshield.scenario import loads_scenario
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    report._env.cache_clear()
+    sc = loads_scenario('[scenario]\nname = "x"\nplatform = "esp32-freertos"\n'
+                        'duration = "2s"\n', "x.toml")
+    summary = {"critical": {"cycles": 3}, "mitigation": {"name": "none", "parameters": {}}}
+    (tmp_path / name).mkdir()
+    try:
+        return run_report(tmp_path / name, RunEntry(sc, summary, {})).read_bytes()
+    finally:
+        report._env.cache_clear()
+
+
+def test_compiled_templates_are_cached_and_pages_unchanged(tmp_path, monkeypatch):
+    # no cache possible (XDG_CACHE_HOME is a file): compiled on every run
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    assert report.template_cache_dir() is None
+    plain = _report_with_cache(tmp_path, monkeypatch, tmp_path / "file", "plain")
+    cache = tmp_path / "cache"
+    first = _report_with_cache(tmp_path, monkeypatch, cache, "first")
+    stored = sorted((cache / "rtshield" / "templates").iterdir())
+    assert len(stored) >= 2  # run.html.j2 and page.html.j2 at least
+    mtimes = [p.stat().st_mtime_ns for p in stored]
+    second = _report_with_cache(tmp_path, monkeypatch, cache, "second")  # read from the cache
+    assert [p.stat().st_mtime_ns for p in stored] == mtimes
+    assert plain == first == second
+
+
+def test_template_cache_only_in_a_folder_of_this_user(tmp_path, monkeypatch):
+    import os
+
+    d = tmp_path / "rtshield" / "templates"
+    d.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert report.template_cache_dir() == d
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # XDG: relative paths are ignored
+    assert report.template_cache_dir() == Path.home() / ".cache" / "rtshield" / "templates"
+    try:
+        os.chown(d, os.getuid() + 1, -1)
+    except PermissionError:
+        pytest.skip("needs root to give a folder to another user")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert report.template_cache_dir() is None
 
 
 def test_figure_module_imports_without_matplotlib():

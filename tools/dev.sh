@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Developer loop without reinstalling: build the native library into
-# build/dev and link it (and its generated cffi declarations) into
+# build/dev (as an installation builds it: LTO, profile-guided, RTS_PGO in
+# CMakeLists.txt) and link it (and its generated cffi declarations) into
 # python/rtshield/, so that `PYTHONPATH=python python3 -m pytest tests/...`
 # runs the checkout's Python code on the checkout's C code.
 #   tools/dev.sh            configure (once) and rebuild after C changes
@@ -9,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRTS_BUILD_NATIVE=ON -DRTS_BUILD_TESTS=OFF >/dev/null
+  -DRTS_BUILD_NATIVE=ON -DRTS_BUILD_TESTS=OFF -DRTS_PGO=ON >/dev/null
 cmake --build build/dev --target rtshield_native >/dev/null
 ln -sf "$here/build/dev/librtshield_native.so" python/rtshield/librtshield_native.so
 ln -sf "$here/build/dev/rtshield_cdef.h" python/rtshield/rtshield_cdef.h

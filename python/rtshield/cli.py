@@ -21,6 +21,7 @@ the verbs' :class:`~rtshield.errors.UsageError`.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import signal
 import sys
@@ -132,9 +133,24 @@ def _error_line(e: click_errors.ClickException) -> str:
     return f"rtshield: error: {where + ': ' if where else ''}{msg}{hint}"
 
 
+def single_threaded_blas() -> None:
+    """Have numpy's OpenBLAS start without helper threads, unless the user chose a count.
+
+    At import, OpenBLAS starts one thread per further CPU, which polls for work for
+    about a tenth of a CPU-second before it sleeps: in every rtshield process that
+    imports numpy (a run, its figure worker, each sweep worker), beside the process's
+    own work on a machine of few CPUs. rtshield's numbers use no threaded BLAS call
+    (histograms, sums and integer products; the least-squares fits are a few rows),
+    so its results are the same either way. Set before numpy is first imported; the
+    processes a command starts inherit it.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    single_threaded_blas()
     if argv is None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # started as a background job of a script (SIGINT ignored there): Ctrl-C,
         # or a SIGINT sent to this process, still stops a command cleanly

@@ -62,6 +62,8 @@ OPTIONAL_COST_KEYS: dict[str, str] = {
     "isr_rx_batch": "isr_rx_batch_ns",
     "isr_queue_full": "isr_queue_full_ns",  # an edge ISR that finds the queue full
     "driver_wake": "driver_wake_ns",
+    "driver_wake_input": "driver_wake_input_ns",  # with an input task; absent: driver_wake
+    "input_resume": "input_resume_ns",  # the input task switched in for a frame
     "driver_handover": "driver_handover_ns",
 }
 
@@ -136,6 +138,11 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
             f"{sc.platform.path}: [costs] isr_queue_full: must be positive, got "
             f"{int(sc.costs['isr_queue_full'])} ns (leave it out to use isr_per_packet)"
         )
+    if "driver_wake_input" in sc.costs and int(sc.costs["driver_wake_input"]) <= 0:
+        raise UsageError(
+            f"{sc.platform.path}: [costs] driver_wake_input: must be positive, got "
+            f"{int(sc.costs['driver_wake_input'])} ns (leave it out to use driver_wake)"
+        )
     cfg.costs.tick_isr_ns = sc.platform.tick_isr_ns
     for key, fld in OPTIONAL_COST_KEYS.items():
         setattr(cfg.costs, fld, int(sc.costs.get(key, 0)))
@@ -197,6 +204,11 @@ def build_config(sc: Scenario, ffi: Any, lib: Any) -> tuple[Any, list[str]]:
         ("critical", lib.RTSIM_TASK_PERIODIC, c.priority, c.core, c.period_ns, c.work_ns, 1)
     )
     tasks.append(("driver", lib.RTSIM_TASK_DRIVER, sc.driver.priority, sc.driver.core, 0, 0, 0))
+    if rx is None and sc.driver.input_priority is not None:
+        # The stock driver's input task (docs/model.md): ring -> RX queue, on the driver's core.
+        tasks.append(
+            ("input", lib.RTSIM_TASK_INPUT, sc.driver.input_priority, sc.driver.core, 0, 0, 0)
+        )
     flow_index = {f.name: i for i, f in enumerate(sc.flows)}
     workers: dict[int, tuple[int, int]] = {}  # task index -> (flow, mailbox)
     maskers: set[int] = set()  # task indices whose jobs mask the RX lines

@@ -124,6 +124,50 @@ def _label(key: str) -> str:
     return key.replace("_", " ")
 
 
+def template_cache_dir() -> Path | None:
+    """The folder of the compiled report templates (jinja2's bytecode cache):
+    ``$XDG_CACHE_HOME/rtshield/templates`` (an absolute ``XDG_CACHE_HOME``), by
+    default ``~/.cache/rtshield/templates``; ``None`` where it cannot be made or
+    written, or is another user's (the templates are then compiled on every run,
+    as without a cache)."""
+    import os
+
+    try:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # XDG: absolute only
+        d = base / "rtshield" / "templates"
+        d.mkdir(parents=True, exist_ok=True)
+        # compiled code is loaded from there: only from a folder of this user's
+        mine = not hasattr(os, "getuid") or d.stat().st_uid == os.getuid()
+    except (OSError, RuntimeError, KeyError):  # no home folder, read-only, not a folder
+        return None
+    return d if mine and os.access(d, os.W_OK | os.X_OK) else None
+
+
+def _bytecode_cache() -> Any:
+    """jinja2's cache of compiled templates in :func:`template_cache_dir`, or ``None``.
+
+    Compiling the templates (parsing them and generating their Python code) is most of
+    a report's time; jinja2 keeps each template's code under its name and file, and
+    compiles it again when the template's text or the Python version changes, so a
+    page is the same with or without the cache. A cache that cannot be written is
+    not the run's failure: that template is compiled again next time."""
+    import jinja2
+
+    d = template_cache_dir()
+    if d is None:
+        return None
+
+    class Cache(jinja2.FileSystemBytecodeCache):
+        def dump_bytecode(self, bucket: Any) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:  # full or read-only: the next run compiles it again
+                pass
+
+    return Cache(str(d))
+
+
 @functools.lru_cache(maxsize=1)
 def _env() -> Any:
     import jinja2
@@ -131,6 +175,7 @@ def _env() -> Any:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        bytecode_cache=_bytecode_cache(),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -460,7 +460,12 @@ def _build(
         core=m.critical.core,
     )
     dcore = m.driver.core if m.driver.core is not None else critical.core
-    driver = Driver(priority=m.driver.priority, queue=m.driver.queue, core=dcore)
+    driver = Driver(
+        priority=m.driver.priority,
+        queue=m.driver.queue,
+        core=dcore,
+        input_priority=m.input_priority,
+    )
     queues = (
         tuple(
             NicQueue(

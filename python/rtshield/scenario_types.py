@@ -114,6 +114,8 @@ class Driver:
     priority: int
     queue: int  #: RX queue capacity, packets
     core: int
+    #: the stock driver's input task's priority (no ``[rx]``), or None: no input task
+    input_priority: int | None = None
 
 
 @dataclass(frozen=True)

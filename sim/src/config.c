@@ -73,6 +73,7 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     const rtsim_costs *k = &cfg->costs;
     if (k->isr_entry_exit_ns < 0 || k->isr_per_packet_ns < 0 || k->driver_per_packet_ns <= 0 ||
         k->isr_rx_batch_ns < 0 || k->isr_queue_full_ns < 0 || k->driver_wake_ns < 0 ||
+        k->driver_wake_input_ns < 0 || k->input_resume_ns < 0 ||
         k->driver_handover_ns < 0 ||
         k->tick_isr_ns < 0 || k->timer_isr_ns < 0 || k->mitig_isr_ns < 0 ||
         k->mitig_driver_ns < 0 || k->mitig_report_ns < 0 || k->mitig_poll_ns < 0)
@@ -94,11 +95,11 @@ const char *rtsim_config_error(const rtsim_config *cfg)
     for (uint32_t i = 0; i < cfg->n_sources; i++)
         if (k->isr_entry_exit_ns + cfg->sources[i].isr_per_packet_ns <= 0)
             return "sources: an RX interrupt must cost CPU time";
-    int drivers = 0, criticals = 0;
+    int drivers = 0, criticals = 0, inputs = 0;
     for (uint32_t i = 0; i < cfg->n_tasks; i++) {
         const rtsim_task_cfg *t = &cfg->tasks[i];
         if (t->core >= cfg->n_cores) return "tasks.core: no such core";
-        if (t->kind > RTSIM_TASK_POLLING) return "tasks.kind: unknown";
+        if (t->kind > RTSIM_TASK_INPUT) return "tasks.kind: unknown";
         if (t->kind == RTSIM_TASK_WORKER) {
             if (t->flow >= cfg->n_flows) return "tasks.flow: no such flow";
             if (t->mailbox == 0)
@@ -115,8 +116,17 @@ const char *rtsim_config_error(const rtsim_config *cfg)
             if (t->critical) criticals++;
         }
         if (t->kind == RTSIM_TASK_DRIVER) drivers++;
+        if (t->kind == RTSIM_TASK_INPUT) inputs++;
     }
     if (drivers > 1) return "tasks: at most one driver";
+    if (inputs > 1) return "tasks: at most one input task";
+    if (inputs > 0 && (drivers == 0 || cfg->rx.enabled || cfg->nic_kind != RTSIM_NIC_DMA_RING ||
+                       cfg->n_sources > 0 || cfg->mitigation.kind != RTSIM_MIT_NONE ||
+                       cfg->mitigation.also != 0))
+        return "driver.input_priority: an input task needs a driver, a dma_ring NIC, and no "
+               "[rx], [[sources]] or [mitigation]";
+    if (inputs > 0 && cfg->costs.isr_per_packet_ns <= 0)
+        return "costs.isr_per_packet: must be positive with an input task (its work per frame)";
     if (criticals > 1) return "tasks: at most one critical task";
     bool needs_driver = false; /* a flow whose source hands packets to the driver */
     for (uint32_t i = 0; i < cfg->n_flows; i++) {

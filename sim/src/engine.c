@@ -219,7 +219,7 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             (void)fifo_push(&s->posted, e);
         }
     }
-    s->driver = s->critical = s->polling = -1;
+    s->driver = s->input = s->critical = s->polling = -1;
     for (uint32_t i = 0; i < RTSIM_MAX_FLOWS; i++)
         s->flow_worker[i] = -1;
     for (uint32_t i = 0; i < s->cfg.n_cores; i++) {
@@ -253,6 +253,9 @@ rtsim *rtsim_create(const rtsim_config *cfg)
             break;
         case RTSIM_TASK_POLLING:
             s->polling = (int)i;
+            break;
+        case RTSIM_TASK_INPUT:
+            s->input = (int)i;
             break;
         case RTSIM_TASK_WORKER:
             if (!fifo_init(&t->mailbox, t->cfg->mailbox)) fail(s, "out of memory");

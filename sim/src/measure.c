@@ -305,7 +305,9 @@ uint64_t rtsim_in_flight(const rtsim *s)
         n += c->isr_npkts;
     for (uint32_t i = 0; i < s->cfg.n_tasks; i++) {
         const sim_task *t = &s->task[i];
-        if ((t->cfg->kind == RTSIM_TASK_DRIVER || t->cfg->kind == RTSIM_TASK_WORKER) && t->has_packet)
+        if ((t->cfg->kind == RTSIM_TASK_DRIVER || t->cfg->kind == RTSIM_TASK_WORKER ||
+             t->cfg->kind == RTSIM_TASK_INPUT) &&
+            t->has_packet)
             n++;
         n += t->mailbox.len;
     }

@@ -24,7 +24,8 @@ int64_t rx_isr_begin(rtsim *s, sim_core *c, uint32_t src, bool polled)
         c->isr_pkt = c->latched[src];
         c->isr_npkts = 1;
     } else {
-        c->isr_npkts = s->cfg.rx.enabled ? 0 : s->ring.len;
+        /* With an input task the handler only wakes it: the task takes the frames. */
+        c->isr_npkts = s->cfg.rx.enabled || s->input >= 0 ? 0 : s->ring.len;
     }
     if (s->cfg.rx.enabled) {
         c->rx_step = false;
@@ -66,6 +67,10 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
         }
         return;
     }
+    if (s->input >= 0) {
+        task_ready(s, &s->task[s->input]); /* the stock driver's input task takes the ring */
+        return;
+    }
     for (uint32_t i = 0; i < n; i++) {
         sim_pkt p;
         if (s->cfg.nic_kind == RTSIM_NIC_EDGE) {
@@ -85,19 +90,26 @@ static void rx_isr_done(rtsim *s, sim_core *c, uint64_t now)
             deliver(s, &p, now); /* an interrupt-level task: done in the handler */
             continue;
         }
-        if (!fifo_push(&s->rxq, p)) {
-            count_drop(s, &p, RTSIM_DROP_QUEUE_FULL);
-            hook_queue_full(&s->hk, now);
-            continue;
-        }
-        if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) {
-            hook_fill(&s->hk, s->rxq.len);
-            detect_seen(s, now);
-        }
-        if (s->driver >= 0) {
-            sim_task *d = &s->task[s->driver];
-            if (!d->suspended) task_ready(s, d);
-        }
+        rx_to_queue(s, p, now);
+    }
+}
+
+/* A received frame into the driver queue (dropped as queue_full when it is
+ * full), the driver woken: the RX ISR's, or the input task's, last step. */
+void rx_to_queue(rtsim *s, sim_pkt p, uint64_t now)
+{
+    if (!fifo_push(&s->rxq, p)) {
+        count_drop(s, &p, RTSIM_DROP_QUEUE_FULL);
+        hook_queue_full(&s->hk, now);
+        return;
+    }
+    if (hook_mask(&s->hk) & RTS_SHIELD_CALL_FILL) {
+        hook_fill(&s->hk, s->rxq.len);
+        detect_seen(s, now);
+    }
+    if (s->driver >= 0) {
+        sim_task *d = &s->task[s->driver];
+        if (!d->suspended) task_ready(s, d);
     }
 }
 

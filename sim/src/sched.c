@@ -2,7 +2,8 @@
  * (interrupts first, then the highest-priority ready task; round robin
  * among equals on the tick, with time slicing), and the jobs of the tasks
  * it runs: the critical periodic task's cycles, the network task's loop
- * (ask the mitigation, take a packet, hand it to its socket), the workers
+ * (ask the mitigation, take a packet, hand it to its socket), the stock
+ * driver's input task (ring to driver queue, a frame at a time), the workers
  * behind the sockets, the global limit's polling task. Tasks made ready
  * elsewhere (task_ready(), sim.h) are picked up here at the next pass. */
 #include "sched.h"
@@ -51,7 +52,9 @@ static bool driver_begin(rtsim *s, sim_task *t, uint64_t now)
     const int64_t hook = (hook_mask(&s->hk) & RTS_SHIELD_HOOK_TASK) ? k->mitig_driver_ns : 0;
     /* A packet taken right after a wake-up carries the wake's cost; the
      * packets queued behind it are taken without one (a batch). */
-    const int64_t wake = t->woke ? k->driver_wake_ns : 0;
+    const int64_t wake = !t->woke                                       ? 0
+                         : s->input >= 0 && k->driver_wake_input_ns > 0 ? k->driver_wake_input_ns
+                                                                        : k->driver_wake_ns;
     if (s->cfg.rx.enabled) {
         /* The deferred half: the highest-priority waiting packet. */
         rts_rx_job job;
@@ -106,6 +109,36 @@ static bool polling_begin(rtsim *s, sim_task *t, uint64_t now)
     return true;
 }
 
+/* The stock driver's input task takes the ring's next frame when it gets the
+ * CPU (woken by the RX interrupt, it runs until the ring is empty): moving
+ * it into the driver queue costs isr_per_packet, and input_resume when the
+ * task was switched in for it. */
+static bool input_begin(rtsim *s, sim_task *t)
+{
+    if (t->has_packet) return true;
+    if (s->ring.len == 0) {
+        t->state = TS_BLOCKED;
+        t->woke = false;
+        return false;
+    }
+    const rtsim_costs *k = &s->cfg.costs;
+    t->pkt = fifo_pop(&s->ring);
+    t->has_packet = true;
+    t->remaining = (uint64_t)(k->isr_per_packet_ns + (t->woke ? k->input_resume_ns : 0));
+    t->woke = false;
+    return true;
+}
+
+static void input_done(rtsim *s, sim_task *t, uint64_t now)
+{
+    sim_pkt p = t->pkt;
+    t->has_packet = false;
+    t->st.jobs++;
+    s->cur_bin.received++;
+    s->flow_st[p.flow].received++;
+    rx_to_queue(s, p, now);
+}
+
 /* A worker takes the next message from its mailbox when it gets the CPU. */
 static bool worker_begin(rtsim *s, sim_task *t)
 {
@@ -142,6 +175,7 @@ void kick(rtsim *s, sim_core *c, uint64_t now)
         if (t->cfg->kind == RTSIM_TASK_DRIVER    ? driver_begin(s, t, now)
             : t->cfg->kind == RTSIM_TASK_WORKER  ? worker_begin(s, t)
             : t->cfg->kind == RTSIM_TASK_POLLING ? polling_begin(s, t, now)
+            : t->cfg->kind == RTSIM_TASK_INPUT   ? input_begin(s, t)
                                                  : true) {
             if (t->cfg->masks_rx) mask_begin(s, t);
             break;
@@ -328,6 +362,8 @@ void task_done(rtsim *s, sim_core *c, uint64_t now)
         driver_done(s, t, now);
     } else if (t->cfg->kind == RTSIM_TASK_WORKER) {
         worker_done(s, t, now);
+    } else if (t->cfg->kind == RTSIM_TASK_INPUT) {
+        input_done(s, t, now);
     } else if (t->cfg->kind == RTSIM_TASK_POLLING) {
         /* Harvest done: back to interrupts, or stay polling (Behnke §5.5). */
         t->has_packet = false;

@@ -132,6 +132,7 @@ struct rtsim {
     sim_core core[RTSIM_MAX_CORES];
     sim_task task[RTSIM_MAX_TASKS];
     int driver;         /* index of the driver task or -1 */
+    int input;          /* index of the stock driver's input task or -1 */
     int critical;       /* index of the critical task or -1 */
     uint64_t seq;       /* round-robin sequence counter */
     uint32_t kick_mask; /* cores whose running activity may have to change */

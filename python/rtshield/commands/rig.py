@@ -466,9 +466,9 @@ def _handle_target(args, stack: str) -> int:
     who = f"rig {target.verb}"
     calibrate = getattr(args, "calibrate", False)
     if calibrate:
-        if (stack, args.board) not in freertos.BOARD_PRESETS:
+        if freertos.BOARD_PRESETS.get((stack, args.board)) in (None, *freertos.EMULATED_NIC):
             raise UsageError(f"{who}: --calibrate: the {args.board} board has no board model "
-                             "to fit (the POSIX board has)")  # fmt: skip
+                             "that rig fit's rules make (the POSIX board has)")  # fmt: skip
         if args.attacks == "syn,arp,nmap":  # the default: the scan is not a load point
             args.attacks = "syn,arp"
         if args.phase_seconds is None:

@@ -111,6 +111,26 @@ class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
         """The NIC's ring: set for ``dma_ring`` or with ``[rx]``, else None."""
         return self.nic.ring if self.nic.kind == "dma_ring" or self.rx_on else None
 
+    def _no_input_task(self) -> str | None:
+        """Why this device can have no stock input task (``[driver] input_priority``), or
+        None: the engine's rule (sim/src/config.c), said for the scenario's keys."""
+        if self.rx_on:
+            return "only without [rx] (libshield's receive path takes the ring itself)"
+        if self.nic.kind != "dma_ring":
+            return f'needs [nic] kind = "dma_ring" (kind is {self.nic.kind!r})'
+        if self.sources:
+            return "only without [[sources]] (the input task drains the one ring)"
+        if self.mitigation.kind != "none" or self.mitigation.also:
+            return "only without [mitigation] (it gates the RX interrupt itself)"
+        return None
+
+    @property
+    def input_priority(self) -> int | None:
+        """The stock input task's priority: the one written, or the preset's default where
+        the device can have the task (a board preset's task does not apply to a device with
+        ``[rx]``, ``[[sources]]``, a ``[mitigation]`` or another NIC)."""
+        return None if self._no_input_task() else self.driver.input_priority
+
     def _check_nic_rx(self, info: ValidationInfo, costs: Mapping[str, int]) -> None:
         nic, rx = self.nic, self.rx
         if nic.kind == "dma_ring" or self.rx_on:
@@ -122,6 +142,11 @@ class ScenarioFile(FileModel, strict=True, title="rtshield scenario"):
                 "nic",
                 "ring",
             )
+        why = self._no_input_task()
+        if why and self.driver.input_priority is not None and user_wrote(
+            info, "driver", "input_priority"
+        ):
+            raise fail(why, "driver", "input_priority")
         if not self.rx_on:
             return
         assert rx is not None

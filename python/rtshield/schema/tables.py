@@ -131,6 +131,16 @@ class DriverTable(Table):
     )
     queue: Int(1, 1_000_000) = key(doc="RX queue capacity in packets (the queue the ISR fills)")
     core: Int(0, 2**31 - 1) | None = key(None, doc="core it runs on", shown="the critical task's")
+    input_priority: Priority | None = key(
+        None,
+        doc="`dma_ring` only, without `[rx]`, `[[sources]]` or `[mitigation]` (a board "
+        "preset's default applies only to such a device): the stock driver's input task at "
+        "this priority "
+        "(its deferred work: woken by the RX interrupt, it moves the ring's frames into the "
+        "RX queue one by one, `isr_per_packet` each, until the ring is empty; the driver task "
+        "processes the queue). Off: the RX interrupt fills the queue itself",
+        shown="off",
+    )
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> DriverTable:

@@ -527,8 +527,10 @@ static void report(void)
                    st->nic_frames, st->nic_ring_full, st->shield_dropped, st->stack_exhausted, st->ip_queue_full,
                    st->no_endpoint, st->to_ip_task, st->tx_frames, st->tx_errors, st->rx_irqs, st->ip_prio_sets,
                    (unsigned long long)st->shield_ns, st->shield_frames);
-    rts_device_put("\"to_stack_ns\": %llu, \"to_stack_frames\": %u},\n", (unsigned long long)st->to_stack_ns,
-                   st->to_stack_frames);
+    rts_device_put("\"to_stack_ns\": %llu, \"to_stack_frames\": %u, \"nic_copy_ns\": %llu, \"nic_copy_frames\": %u, "
+                   "\"nic_copy_words\": %u, \"nic_isr_ns\": %llu, \"nic_isr_runs\": %u},\n",
+                   (unsigned long long)st->to_stack_ns, st->to_stack_frames, (unsigned long long)st->nic_copy_ns,
+                   st->nic_copy_frames, st->nic_copy_words, (unsigned long long)st->nic_isr_ns, st->nic_isr_runs);
     rts_device_put(" \"shield_paths\": {");
     for (unsigned p = 0; p < RTS_NET_PATHS; p++)
         rts_device_put("%s\"%s\": {\"frames\": %u, \"ns\": %llu}", p ? ", " : "", path_name[p], st->path_frames[p],

@@ -81,6 +81,13 @@ typedef struct rts_net_stats {
     volatile uint32_t shield_frames;   /**< frames that went through it */
     volatile uint64_t to_stack_ns;     /**< time copying frames into network buffers + hand-over */
     volatile uint32_t to_stack_frames; /**< frames that went through that */
+    volatile uint64_t nic_copy_ns;     /**< MPS2: time moving frames out of the LAN9118's RX FIFO
+                                            into descriptor slots, in its interrupt (board clock) */
+    volatile uint32_t nic_copy_frames; /**< frames that went through that */
+    volatile uint32_t nic_copy_words;  /**< ... their 32-bit FIFO words (frame and FCS) */
+    volatile uint64_t nic_isr_ns;      /**< MPS2: time inside the LAN9118's interrupt handler, all of
+                                            it (the copies, libshield's hook or the stock wake-up) */
+    volatile uint32_t nic_isr_runs;    /**< runs of that handler */
     volatile uint64_t path_ns[RTS_NET_PATHS];     /**< shield_ns split by the frame's path */
     volatile uint32_t path_frames[RTS_NET_PATHS]; /**< shield_frames split by the frame's path */
     volatile uint32_t flow_frames[RTS_FLOW_MAX];   /**< per libshield flow id: frames classified to it */

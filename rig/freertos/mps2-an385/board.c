@@ -13,6 +13,7 @@
  * (mps2_clock.h); a task's work is a calibrated count of loop iterations,
  * so it is CPU time of that task (a preempted loop does not advance) and,
  * under QEMU's -icount, a fixed number of instructions. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "FreeRTOS.h"
@@ -110,16 +111,29 @@ void rts_board_close(int fd)
     (void)mps2_semihost(SYS_CLOSE, block);
 }
 
-/* Run time of each task (FreeRTOS run-time stats on the board's clock;
- * interrupts are counted in the task they interrupted), "name#number": ns. */
+/* The LAN9118 interrupt's time by the task it interrupted (rts_netif_mps2.c;
+ * weak: the stock image, rts_net_stock.c, has no such count). */
+extern uint64_t rts_netif_mps2_isr_ns_in(TaskHandle_t task) __attribute__((weak));
+extern uint64_t rts_netif_mps2_isr_ns(void) __attribute__((weak));
+
+/* Run time of each task (FreeRTOS run-time stats on the board's clock),
+ * "name#number": ns. FreeRTOS counts an interrupt in the task it
+ * interrupted; the LAN9118 interrupt's time is taken out of each task's and
+ * reported as a thread of its own, "eth-isr#0" (the tick's and the other
+ * interrupts' stay in the tasks they hit). */
 void rts_board_put_threads(void)
 {
     static TaskStatus_t st[24];
     const UBaseType_t n = uxTaskGetSystemState(st, sizeof st / sizeof st[0], NULL);
+    const bool apart = rts_netif_mps2_isr_ns_in != NULL && rts_netif_mps2_isr_ns != NULL;
     rts_device_put(" \"threads_cpu_ns\": {");
-    for (UBaseType_t i = 0; i < n; i++)
+    for (UBaseType_t i = 0; i < n; i++) {
+        const uint64_t run = (uint64_t)st[i].ulRunTimeCounter * RTS_MPS2_NS_PER_CYCLE;
+        const uint64_t isr = apart ? rts_netif_mps2_isr_ns_in(st[i].xHandle) : 0u;
         rts_device_put("%s\"%s#%u\": %llu", i ? ", " : "", st[i].pcTaskName, (unsigned)st[i].xTaskNumber,
-                       (unsigned long long)(st[i].ulRunTimeCounter * RTS_MPS2_NS_PER_CYCLE));
+                       (unsigned long long)(run > isr ? run - isr : 0u));
+    }
+    if (apart) rts_device_put(", \"eth-isr#0\": %llu", (unsigned long long)rts_netif_mps2_isr_ns());
     rts_device_put("},\n");
 }
 

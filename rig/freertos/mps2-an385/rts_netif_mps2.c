@@ -38,6 +38,17 @@ static const struct smsc9220_eth_dev_cfg_t dev_cfg = {.base = LAN9118_BASE};
 static struct smsc9220_eth_dev_data_t dev_data = {.state = 0};
 static const struct smsc9220_eth_dev_t dev = {&dev_cfg, &dev_data};
 static volatile bool rx_on; /* the shield's RX line (the RX-status-FIFO-level interrupt enable) */
+/* The interrupt's time by the task it interrupted (its handle; the last
+ * entry: any task past the table, or none). */
+#define ISR_TASKS 24u
+static TaskHandle_t isr_task[ISR_TASKS];
+static uint64_t isr_ns_in[ISR_TASKS + 1u];
+
+/** The LAN9118 interrupt's time (ns, board clock) spent interrupting `task`,
+ *  and in all; board.c reports it apart from the tasks' run time (declared
+ *  weak there: the stock image has no such interrupt). */
+uint64_t rts_netif_mps2_isr_ns_in(TaskHandle_t task);
+uint64_t rts_netif_mps2_isr_ns(void);
 
 uint32_t get_irq_status(const struct smsc9220_eth_dev_t *d); /* the driver's, not in its header */
 
@@ -169,6 +180,11 @@ void rts_nic_hw_reposted(void)
 static void rts_netif_mps2_eth_isr(void)
 {
     BaseType_t woken = pdFALSE;
+    /* The handler's cost on the board's clock (under -icount: instructions):
+     * the whole of it, and the FIFO copies of the frames it moved. */
+    const uint64_t t_isr = rts_mps2_now_ns();
+    uint64_t copy_ns = 0;
+    uint32_t copied = 0, words = 0;
     /* Cleared first: a frame that arrives while this drains sets it again. */
     smsc9220_clear_interrupt(&dev, SMSC9220_INTERRUPT_RX_STATUS_FIFO_LEVEL);
     if (!rx_on) return; /* the shield holds the line; pended before it did */
@@ -176,6 +192,7 @@ static void rts_netif_mps2_eth_isr(void)
         uint16_t slot = 0;
         uint8_t *mem = rts_nic_hw_slot(&slot);
         if (mem == NULL) break; /* no descriptor: the frames wait in the chip */
+        const uint64_t t0 = rts_mps2_now_ns();
         const uint32_t size = smsc9220_peek_next_packet_size(&dev); /* pops the status word */
         if (size == 0u) break;
         if (size > RTS_NIC_SLOT_BYTES || size <= 4u) { /* not a frame a slot can hold: dropped */
@@ -185,11 +202,37 @@ static void rts_netif_mps2_eth_isr(void)
         }
         (void)smsc9220_receive_by_chunks(&dev, (char *)mem, size);
         rts_nic_hw_filled(slot, (uint16_t)(size - 4u)); /* without the FCS */
+        copy_ns += rts_mps2_now_ns() - t0;
+        copied++;
+        words += (size + 3u) / 4u;
     }
     rts_nic_rx_isr(&woken); /* may post slots again, and pend this interrupt */
     uint16_t slot;
     if (rts_nic_hw_slot(&slot) != NULL && frames_waiting()) pend_eth_irq();
+    const uint64_t isr_ns = rts_mps2_now_ns() - t_isr;
+    rts_nic_hw_count_isr(copy_ns, copied, words, isr_ns);
+    /* FreeRTOS's run-time stats count the handler's time in the task it
+     * interrupted: kept per task, the board reports it apart. */
+    const TaskHandle_t cur = xTaskGetCurrentTaskHandle();
+    unsigned k = 0;
+    while (k < ISR_TASKS && isr_task[k] != cur && isr_task[k] != NULL) k++; /* bounded: 24 */
+    if (k < ISR_TASKS) isr_task[k] = cur;
+    isr_ns_in[k] += isr_ns;
     portYIELD_FROM_ISR(woken);
+}
+
+uint64_t rts_netif_mps2_isr_ns_in(TaskHandle_t task)
+{
+    for (unsigned k = 0; k < ISR_TASKS && isr_task[k] != NULL; k++)
+        if (isr_task[k] == task) return isr_ns_in[k];
+    return 0u;
+}
+
+uint64_t rts_netif_mps2_isr_ns(void)
+{
+    uint64_t sum = 0;
+    for (unsigned k = 0; k <= ISR_TASKS; k++) sum += isr_ns_in[k];
+    return sum;
 }
 
 /* The Ethernet interrupt (mps2_boot.c's vector table). */

@@ -150,6 +150,15 @@ void rts_nic_hw_filled(uint16_t slot, uint16_t len)
     (void)ring_push(&filled, slot);
 }
 
+void rts_nic_hw_count_isr(uint64_t copy_ns, uint32_t frames, uint32_t words, uint64_t isr_ns)
+{
+    stats->nic_copy_ns += copy_ns;
+    stats->nic_copy_frames += frames;
+    stats->nic_copy_words += words;
+    stats->nic_isr_ns += isr_ns;
+    stats->nic_isr_runs++;
+}
+
 void rts_nic_hw_ring_full(void)
 {
     stats->nic_frames++;

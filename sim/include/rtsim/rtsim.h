@@ -51,7 +51,10 @@ typedef enum rtsim_task_kind {
     RTSIM_TASK_DRIVER = 1,     /**< network driver: one packet per driver_per_packet cost */
     RTSIM_TASK_BACKGROUND = 2, /**< always ready; measures leftover CPU */
     RTSIM_TASK_WORKER = 3, /**< receiver of one flow: waits on its mailbox, work_ns per message */
-    RTSIM_TASK_POLLING = 4 /**< the global limiter's polling task (Behnke §5.5) */
+    RTSIM_TASK_POLLING = 4, /**< the global limiter's polling task (Behnke §5.5) */
+    RTSIM_TASK_INPUT = 5    /**< the stock driver's input task (no receive path, dma_ring NIC):
+                                 woken by the RX interrupt, it moves the ring's frames into the
+                                 driver queue one by one, costs.isr_per_packet_ns each */
 } rtsim_task_kind;
 
 /** What a flow's frames are. */
@@ -249,7 +252,9 @@ typedef struct rtsim_rx_cfg {
 /** CPU cost of each activity, in ns (the platform preset's [costs]). */
 typedef struct rtsim_costs {
     int64_t isr_entry_exit_ns;    /**< entry + exit of any interrupt handler */
-    int64_t isr_per_packet_ns;    /**< RX ISR work per packet (build, enqueue) */
+    int64_t isr_per_packet_ns;    /**< RX ISR work per packet (build, enqueue); with an input
+                                       task (RTSIM_TASK_INPUT), that task's work per packet and
+                                       the ISR only wakes it */
     /** RX ISR work per packet that finds the driver's queue full (edge NIC
      *  without [[sources]] or [rx]: the enqueue fails at once and nothing is
      *  copied); 0: the same as isr_per_packet_ns. */
@@ -278,6 +283,13 @@ typedef struct rtsim_costs {
                                  switch out once its queue is empty), charged to the first
                                  packet it takes after being switched in from another task
                                  or idle; the packets it finds queued behind it share it */
+    int64_t driver_wake_input_ns; /**< with an input task (RTSIM_TASK_INPUT): the driver's
+                                       wake-up instead of driver_wake_ns (the input task's
+                                       hand-over switches it in, no interrupt); 0: the same
+                                       as driver_wake_ns */
+    int64_t input_resume_ns; /**< the input task (RTSIM_TASK_INPUT): switched in (from another
+                                  task or idle) for a frame, charged to that frame; the frames it
+                                  takes after it without a switch share it */
     int64_t driver_handover_ns; /**< network task: handing a packet to its worker's mailbox
                                      and notifying the worker, beyond driver_per_packet; a
                                      packet without a socket (dropped) does not pay it */

@@ -62,6 +62,7 @@ from .device import (
 from .fit import (
     BOARD_PRESETS,
     CALIBRATE_RATES,
+    EMULATED_NIC,
     board_from_runs,
     counters_csv,
     simulate_board,
@@ -83,6 +84,7 @@ __all__ = [
     "BOARDS",
     "BOARD_PRESETS",
     "CALIBRATE_RATES",
+    "EMULATED_NIC",
     "HP_KEPT",
     "IP_TASK_NAME",
     "LEAD_S",

@@ -41,6 +41,7 @@ __all__ = [
     "BOARD_FITTED",
     "BOARD_PRESETS",
     "COUNTERS",
+    "EMULATED_NIC",
     "FITTED",
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
@@ -57,8 +58,10 @@ __all__ = [
     "board_preset_text",
     "board_stack_costs",
     "check_board_fit",
+    "stack_wakes",
     "calibration_toml",
     "counters_csv",
+    "flood_passed",
     "read_json",
     "simulate_board",
     "simulate_fitted",
@@ -80,6 +83,13 @@ def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple
     :data:`FITTED` after either, with the costs of a fit)."""
     v, attack = real["variant"], real["attack"]
     own = out / "sim" / f"{run_name_of(real)}{OWN_RATE}"
+    passed = flood_passed(real) if board_preset(real) in EMULATED_NIC else None
+    if BOARD in model and passed and (own / "summary.json").is_file():
+        return (
+            out / "sim" / f"{own.name}{model}" / "summary.json",
+            f"a SYN flood as the emulated LAN9118 passed this run's {ATTACK_LABEL[attack]} "
+            f"({passed[0]:,.0f} pkt/s for {passed[1]:.3f} s of the guest's clock)",
+        )
     if (own / "summary.json").is_file():
         pps = real["traffic"]["flood_in_pps"]
         return (
@@ -106,6 +116,7 @@ BOARD = "-board"
 BOARD_PRESETS = {
     ("plustcp", "posix"): "posix-freertos-tcp",
     ("lwip", "posix"): "posix-freertos-lwip",
+    ("plustcp", "mps2-an385"): "mps2-an385-freertos-tcp",
 }
 #: What the board's model calls a drop the real stack counts under its own name: the
 #: model's driver queue (the preset's ``[driver] queue``) is Plus-TCP's network buffers,
@@ -113,7 +124,14 @@ BOARD_PRESETS = {
 BOARD_DROPS = {
     "posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED},
     "posix-freertos-lwip": {"queue_full": IP_QUEUE_FULL},
+    "mps2-an385-freertos-tcp": {"queue_full": STACK_EXHAUSTED},
 }
+#: The boards whose NIC is emulated (QEMU's LAN9118 on a TAP): their board's model is fed
+#: the frames the emulated NIC passed, not the frames handed to it
+#: (:func:`flood_passed`): its FIFO's drops are the emulator's (docs/decisions/twin-mps2.md).
+EMULATED_NIC = frozenset({"mps2-an385-freertos-tcp"})
+#: The steps in which :func:`flood_passed` lays the flood over the attack phase (s).
+_PASSED_STEP_S = 0.1
 
 
 def board_preset(real: Mapping[str, Any]) -> str | None:
@@ -121,12 +139,90 @@ def board_preset(real: Mapping[str, Any]) -> str | None:
     return BOARD_PRESETS.get((real.get("stack"), real.get("board")))
 
 
-def _on_board(data: dict[str, Any], preset: str) -> dict[str, Any]:
-    """A copy of a scenario table on the board's preset."""
+def flood_passed(real: Mapping[str, Any]) -> tuple[float, float, float] | None:
+    """The flood as an emulated board's NIC passed it: ``(frames a second of the board's
+    own clock, seconds of it, the fraction of the frames handed to the NIC it passed)`` in
+    the attack phase, or ``None`` where the run did not count the frames handed to its NIC.
+    The frames the LAN9118 passed in the attack phase (``frames_at_nic``) times the flood's
+    share of the frames handed to it (its FIFO drops whatever arrives when it is full: the
+    passed frames are the offered mix), over the phase's length on the guest's clock
+    (``device_seconds``: shorter than the host's when QEMU fell behind)."""
+    att = (real.get("phases") or {}).get("attack") or {}
+    into, passed = att.get("frames_into_nic"), att.get("frames_at_nic")
+    secs = att.get("device_seconds") or att.get("seconds")
+    if not into or passed is None or not secs:
+        return None
+    flood = (real.get("traffic") or {}).get("flood_in")
+    share = min(1.0, flood / into) if flood else 1.0
+    return passed * share / secs, float(secs), min(1.0, passed / into)
+
+
+def _flood_passed_at(data: dict[str, Any], real: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario table ``data`` with the traffic as the emulated NIC passed it
+    (:func:`flood_passed`): in the attack phase the flood at the passed rate for the
+    phase's guest seconds, and each constant UDP flow at its rate on the guest's clock (the
+    host's phase in the guest's seconds) times the fraction passed; laid out in whole
+    milliseconds' steps over the scenario's phases (as many as the simulator's limit of
+    rates allows, at least :data:`_PASSED_STEP_S` long; the rest of the attack phase idle:
+    time the guest did not live)."""
     import copy
+
+    from rtshield.schema.fields import limits
+    from rtshield.units import duration_ns, rate_hz
+
+    pps, secs, frac = flood_passed(real) or (0.0, 0.0, 1.0)
+    host_s = float(real["phases"]["attack"].get("seconds") or secs)
+    t = copy.deepcopy(data)
+    flood = next((f for f in t.get("flows", [])
+                  if f.get("protocol") == "tcp" and f.get("pattern") == "steps"), None)  # fmt: skip
+    if flood is None:
+        return t
+    phase_ms = round(duration_ns(flood["step_every"], "flows.step_every") / 1e6)
+    most = min(limits()["rates"] // len(flood["rates"]), round(phase_ms / 1e3 / _PASSED_STEP_S))
+    n = max(k for k in range(1, max(1, most) + 1) if phase_ms % k == 0)
+    on = min(n, round(secs * 1e3 * n / phase_ms))
+    attack = [not _is_zero(r) for r in flood["rates"]]
+
+    def laid(idle: str, during: float) -> list[str]:
+        out: list[str] = []
+        for a in attack:
+            out += [f"{during:.0f}pps"] * on + ["0pps"] * (n - on) if a else [idle] * n
+        return out
+
+    flood["rates"] = laid("0pps", pps)
+    flood["step_every"] = f"{phase_ms // n}ms"
+    for f in t["flows"]:
+        if f.get("protocol") == "udp" and f.get("pattern") == "constant" and "rate" in f:
+            hz = rate_hz(f["rate"], "flows.rate")
+            f |= {"pattern": "steps", "step_every": flood["step_every"],
+                  "rates": laid(f"{hz:g}pps", hz * host_s / secs * frac)}  # fmt: skip
+            del f["rate"]
+    return t
+
+
+def _is_zero(rate: Any) -> bool:
+    from rtshield.units import rate_hz
+
+    return rate_hz(rate, "flows.rates") == 0
+
+
+def _on_board(data: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A copy of a scenario table on the board's preset. The rig gives the unprotected
+    variant's network task the stock priority as ``[driver] priority``; where the board's
+    model has that task of its own (its preset's ``[defaults.driver] input_priority``: the
+    stock driver's input task, docs/model.md), the stock priority is that task's and the
+    driver task (the stack's task) keeps the board's priority."""
+    import copy
+
+    from rtshield.scenario import load_platform
 
     t = copy.deepcopy(data)
     t.setdefault("scenario", {})["platform"] = preset
+    board = load_platform(preset)[2].get("driver", {})
+    drv = t.get("driver", {})
+    if "input_priority" in board and "rx" not in t and "priority" in drv:
+        drv["input_priority"] = drv["priority"]
+        drv["priority"] = board["priority"]
     return t
 
 
@@ -194,7 +290,16 @@ def simulate_own_rates(out: str | Path) -> dict[str, dict[str, Any]]:
         written[f.parent.name] = _simulate_into(
             out / "sim" / (f.parent.name + OWN_RATE), data, origin
         )
-        if board:
+        if board in EMULATED_NIC and flood_passed(real):
+            pps_nic, secs, _ = flood_passed(real) or (0.0, 0.0, 1.0)
+            _simulate_into(
+                out / "sim" / (f.parent.name + OWN_RATE + BOARD),
+                _on_board(_flood_passed_at(read_toml(scen), real), board),
+                f"{scen}, the flood as the emulated NIC passed it in {f.parent.name} "
+                f"({pps_nic:.0f} pkt/s for {secs:.3f} s of the guest's clock), on the board's "
+                f"preset {board}",
+            )
+        elif board:
             _simulate_into(
                 out / "sim" / (f.parent.name + OWN_RATE + BOARD),
                 _on_board(data, board),
@@ -211,6 +316,7 @@ def simulate_fitted(
     ``sim/<name>-fitted/``; record the fit in ``sim/fit.json``. The run it was fitted on
     is the calibration's name when the rig wrote it (``rig-<run>@<folder id>``) and the
     folder is this one; every other run is held out."""
+    from rtshield.scenario import load_platform
     from rtshield.tomlfile import parse_toml, read_toml
 
     out, best = Path(out), Path(best)
@@ -238,7 +344,11 @@ def simulate_fitted(
         )
     for scen in scens:
         data = read_toml(scen)
-        data.setdefault("costs", {}).update(costs)
+        # a cost the scenario's preset has no use for (a board's driver_wake_input on a
+        # preset without an input task) is not applied: a scenario may set only its own
+        plat = data.get("scenario", {}).get("platform")
+        own = set(load_platform(plat)[1]) if isinstance(plat, str) else set(costs)
+        data.setdefault("costs", {}).update({k: v for k, v in costs.items() if k in own})
         _simulate_into(
             out / "sim" / (scen.parent.name + FITTED), data, f"{scen} with the costs of {best}"
         )
@@ -396,14 +506,25 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
     - ``tick_real``: the median of the critical task's release-to-release time over the
       ticks of its period (where the run's ``cycles.bin`` is there);
     - ``stack_cpu``: the stack's tasks' CPU time, with ``to_stack`` frames handed to them
-      and ``rx_irqs`` RX interrupts (each wakes them at most once): what
-      :func:`board_stack_costs` splits into a cost per frame and per wake-up;
+      and ``rx_irqs`` RX interrupts (each wakes them at most once), and ``stack_wakes``
+      where the device counted the IP task's drains (Plus-TCP's ``ip_drains``, a wake-up
+      each): what :func:`board_stack_costs` splits into a cost per frame and per wake-up;
     - unprotected: ``isr_per_packet``, the stock input task's CPU time over the frames at
       the NIC (its wake-ups folded in); ``input_loop``, the same task's CPU time inside its
       per-frame loop over those frames (``to_stack_ns``); ``input_wake``, the rest over the
       RX interrupts; ``stack_per_frame``, the stack's tasks' CPU time over the frames
       handed to them (their wake-ups folded in);
-    - protected: libshield's CPU time per frame of each path (``rx_path_*``)."""
+    - protected: libshield's CPU time per frame of each path (``rx_path_*``).
+
+    On the MPS2 board (its RX interrupt counted its FIFO copies) the RX interrupt is a real
+    one, which moves each frame out of the LAN9118's FIFO (``nic_copy_ns``; the interrupt's
+    time is a thread of its own, ``eth-isr``, not the interrupted task's): ``fifo_copy``,
+    its cost per frame of the run's frames, is ``isr_per_packet`` (unprotected) and is added
+    to each ``rx_path_*`` (the model's interrupt costs one number a frame); unprotected,
+    ``isr_entry_exit`` is the rest of the interrupt over its runs; the network task is then
+    the model's driver with the stack's (``stack_cpu``, ``stack_per_frame``): it copies each
+    frame into a network buffer for the IP task, at the IP task's priority unprotected.
+    Guest time: instructions x 32 ns."""
     import numpy as np
 
     run_dir = Path(run_dir)
@@ -416,13 +537,25 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
     period_ticks = int(dev["crit_period_us"]) * int(dev["tick_hz"]) // 1_000_000
     if len(cyc) > 1 and period_ticks > 0:
         out["tick_real"] = float(np.median(np.diff(cyc[:, 0]))) / period_ticks / 1e3
-    stack_ns = sum(_thread_cpu_ns(dev, t) for t in STACK_TASKS.get(stack, ()))
+    copy_ns, copied = int(nif.get("nic_copy_ns") or 0), int(nif.get("nic_copy_frames") or 0)
+    copy_us = copy_ns / copied / 1e3 if copied else 0.0  # 0: not the MPS2 board
+    driver = (*STACK_TASKS.get(stack, ()), *((INPUT_TASKS.get(stack, ""),) if copied else ()))
+    stack_ns = sum(_thread_cpu_ns(dev, t) for t in driver)
     frames, handed = int(nif["nic_frames"]), int(nif["to_ip_task"])
     out |= {"stack_cpu": stack_ns / 1e3, "to_stack": float(handed),
             "rx_irqs": float(nif.get("rx_irqs") or 0)}  # fmt: skip
+    if copied:
+        out["fifo_copy"] = copy_us
+    counters = dev.get("stack") or {}
+    drains = dict(zip(counters.get("names") or (), counters.get("values") or (), strict=False))
+    if drains.get("ip_drains"):
+        out["stack_wakes"] = float(drains["ip_drains"])
     if not dev["protect"]:
         inp = _thread_cpu_ns(dev, INPUT_TASKS.get(stack, ""))
-        if frames and inp:
+        if copied and nif.get("nic_isr_runs"):
+            out["isr_entry_exit"] = (nif["nic_isr_ns"] - copy_ns) / nif["nic_isr_runs"] / 1e3
+            out["isr_per_packet"] = copy_ns / frames / 1e3
+        elif frames and inp:
             out["isr_per_packet"] = inp / frames / 1e3
         if nif.get("to_stack_frames") and nif.get("to_stack_ns"):
             out["input_loop"] = nif["to_stack_ns"] / nif["to_stack_frames"] / 1e3
@@ -434,23 +567,30 @@ def board_measurements(run_dir: str | Path) -> dict[str, float]:
         for path, key in _PATH_COSTS.items():
             p = (dev.get("shield_paths") or {}).get(path) or {}
             if p.get("frames"):
-                out[key] = p["ns"] / p["frames"] / 1e3
+                out[key] = p["ns"] / p["frames"] / 1e3 + copy_us
     return out
+
+
+def stack_wakes(run: Mapping[str, float]) -> float:
+    """The stack's wake-ups in a run's :func:`board_measurements`: the IP task's drains
+    where the device counted them, else its RX interrupts (each wakes the stack at most
+    once)."""
+    return float(run.get("stack_wakes") or run.get("rx_irqs") or 0.0)
 
 
 def board_stack_costs(runs: list[Mapping[str, float]]) -> dict[str, float]:
     """The stack's cost per frame and per wake-up (µs: ``driver_per_packet``,
     ``driver_wake``) from runs' :func:`board_measurements`: the least-squares solution of
-    ``stack_cpu = to_stack * driver_per_packet + rx_irqs * driver_wake`` over the runs
-    (each RX interrupt wakes the stack's tasks at most once). Unprotected and protected
-    runs hand the stack different frames per wake-up (several of a tick's batch, or the
-    few libshield admitted), which is what tells the two costs apart."""
+    ``stack_cpu = to_stack * driver_per_packet + wake-ups * driver_wake`` over the runs
+    (:func:`stack_wakes`). Runs that hand the stack different frames per wake-up (a
+    tick's batch, the few libshield admitted, or one frame a drain when the network task
+    is below the IP task) are what tell the two costs apart."""
     import numpy as np
 
-    rows = [r for r in runs if r.get("to_stack") and r.get("rx_irqs") and r.get("stack_cpu")]
+    rows = [r for r in runs if r.get("to_stack") and stack_wakes(r) and r.get("stack_cpu")]
     if len(rows) < 2:
         raise UsageError("rig: the stack's costs need two runs with frames handed to the stack")
-    a = np.array([[r["to_stack"], r["rx_irqs"]] for r in rows])
+    a = np.array([[r["to_stack"], stack_wakes(r)] for r in rows])
     b = np.array([r["stack_cpu"] for r in rows])
     (per, wake), _, rank, _ = np.linalg.lstsq(a, b, rcond=None)
     if rank < 2:
@@ -539,15 +679,16 @@ def board_fit(runs: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float,
             run = min(have, key=_fit_rank)
             fit[key] = (float(runs[run][key]), run, "")
     split = board_stack_costs(list(runs.values()))
-    rows = [r for r in runs.values() if r.get("to_stack") and r.get("rx_irqs")]
+    rows = [r for r in runs.values() if r.get("to_stack") and stack_wakes(r)]
     worst = max(
-        abs(r["to_stack"] * split["driver_per_packet"] + r["rx_irqs"] * split["driver_wake"]
+        abs(r["to_stack"] * split["driver_per_packet"] + stack_wakes(r) * split["driver_wake"]
             - r["stack_cpu"]) / r["stack_cpu"]
         for r in rows
     )  # fmt: skip
+    wakes = "the IP task's drains" if any("stack_wakes" in r for r in rows) else "RX interrupts"
     how = (
         f"least squares over {len(rows)} runs of the stack's CPU time = frames handed x per "
-        f"frame + RX interrupts x per wake-up, each run within {100 * worst:.0f} %"
+        f"frame + {wakes} x per wake-up, each run within {100 * worst:.0f} %"
     )
     fit |= {k: (v, "all-runs", how) for k, v in split.items()}
     missing = [k for k in BOARD_FITTED if k not in fit]
@@ -580,6 +721,18 @@ def _written(key: str, us: float) -> str:
     if key == "tick_real" or us >= 1000:
         return f"{us / 1e3:.3g}ms"
     return f"{us:.3g}us"
+
+
+def _fit_key(line: str) -> str:
+    """The number of :func:`board_fit` a shipped preset's line holds: the one its note
+    says it measured (``# measured: RUN KEY``; a line may hold it under another key, as
+    ``driver_wake_input`` holds the stack's ``driver_wake`` where the model has an input
+    task), else the line's own key; none (``""``) for a number measured otherwise (by
+    hand), which the fit keeps."""
+    m = re.search(r"# measured: (?:all-runs|(?:un)?protected-\w+) (\w+)", line)
+    if m:
+        return m.group(1)
+    return "" if "# measured" in line else line.partition("=")[0].strip()
 
 
 def board_preset_text(
@@ -626,10 +779,10 @@ def board_preset_text(
             line = re.sub(r'"[^"]*"', f'"{value}"', line, count=1)
         elif m and m.group(1) == "source":
             line = f'source = "measured: {made_by}; {runs}"'
-        elif m and m.group(1) in fit:
-            key = m.group(1)
-            value, run, how = fit[key]
-            what = f"measured: {run} {key}" + (f" ({how})" if how else "")
+        elif m and _fit_key(line) in fit:
+            key, measured = m.group(1), _fit_key(line)
+            value, run, how = fit[measured]
+            what = f"measured: {run} {measured}" + (f" ({how})" if how else "")
             start = f'{key}{m.group(2)}={m.group(3)}"{_written(key, value)}"'
             line = f"{start:<{max(len(start) + 1, line.find('#'))}}# {what}"
             skipping = True
@@ -667,6 +820,11 @@ def board_from_runs(run_dirs: list[Path], made_by: str) -> tuple[str, str]:
         raise UsageError(
             f"rig fit: {stack} on the {board} board has no board model to fit (boards: "
             + ", ".join(f"{s} on {b}" for s, b in BOARD_PRESETS) + ")"
+        )
+    if preset in EMULATED_NIC:
+        raise UsageError(
+            f"rig fit: {stack} on the {board} board: its model ({preset}) is not made by rig "
+            "fit's rules (its interrupt copies each frame: docs/decisions/twin-mps2.md)"
         )
     fit = board_fit(runs)
     check_board_fit(fit, load_platform(preset)[0].tick_ns / 1e3)

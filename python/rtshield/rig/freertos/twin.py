@@ -31,6 +31,7 @@ from rtshield.outputs import atomic_write
 from .fit import (
     BOARD,
     BOARD_DROPS,
+    EMULATED_NIC,
     FIT_RECORD,
     FITTED,
     board_preset,
@@ -44,6 +45,8 @@ from .phases import ATTACK_LABEL, PHASES
 from .summary import IP_QUEUE_FULL, NIC_FIFO_FULL, STACK_EXHAUSTED, STACK_TASKS
 
 __all__ = [
+    "EMULATOR_FIFO",
+    "ISR_THREAD",
     "NETWORK_THREADS",
     "TOLERANCES",
     "Tolerance",
@@ -104,29 +107,42 @@ TOLERANCES: dict[str, Tolerance] = {
 #: The threads that do network work beside the stack's tasks (:data:`.summary.STACK_TASKS`):
 #: the network task and libshield's poll task (rig/freertos/posix), the lwIP adapter's
 #: poll task and lwIP's stock input task, ``ethif`` (rig/freertos/lwip/rts_netif_lwip.c;
-#: task names cut to 11 characters). Against the simulator's ``isr_rx``,
-#: ``driver`` and poll CPU. Not the POSIX board's NIC thread (``rts-nic``): it reads the
+#: task names cut to 11 characters). Against the simulator's ``isr_rx``, ``driver``,
+#: ``input`` (the stock driver's input task) and ``polling`` CPU. Not the POSIX board's
+#: NIC thread (``rts-nic``): it reads the
 #: veth on a host core of its own, the NIC's DMA engine, which in the model costs the
 #: device's CPU nothing; the RX interrupt (the tick hook) runs in whichever task the tick
-#: hit, as on the MPS2 board, whose interrupt's time counts in the task it hit.
-NETWORK_THREADS = ("rts-net", "rts-poll", "rts-lwip-poll"[:11], "ethif")
+#: hit. The MPS2 board's RX interrupt is a thread of its own, ``eth-isr`` (its time taken
+#: out of the tasks it interrupted).
+NETWORK_THREADS = ("rts-net", "rts-poll", "rts-lwip-poll"[:11], "ethif", "eth-isr")
+#: The MPS2 board's LAN9118 interrupt as a thread of its own (rig/freertos/mps2-an385/board.c:
+#: its time taken out of the tasks it interrupted), libshield's hook in it included.
+ISR_THREAD = "eth-isr"
 #: The simulator's CPU shares of the network work (``summary.json`` "cpu").
-_SIM_NETWORK_CPU = ("isr_rx", "driver", "poll")
+_SIM_NETWORK_CPU = ("isr_rx", "driver", "input", "polling")
+#: Why the emulated LAN9118's FIFO drops are not the device's (docs/decisions/twin-mps2.md).
+EMULATOR_FIFO = (
+    "the emulator's, not the device's: QEMU's I/O thread fills the emulated LAN9118's FIFO in "
+    "bursts between the guest's execution slices and the FIFO drops the rest, while the "
+    "guest has CPU to spare; the board's model is fed the frames the FIFO passed"
+)
 #: Drop reasons only the real target has, and why the simulator cannot count them.
 _REAL_ONLY = {
     STACK_EXHAUSTED: "the simulator has no model of the stack's own network buffers",
     IP_QUEUE_FULL: "the simulator has no model of the stack's input queue",
-    NIC_FIFO_FULL: "the simulator's NIC has no FIFO of the emulated board's size",
+    NIC_FIFO_FULL: EMULATOR_FIFO,
 }
 
 
 #: Why the real stack's input ceiling and the board's model of it may differ, by stack
-#: (docs/decisions/twin.md): Plus-TCP's is not the model's buffers (its threads' CPU time
-#: does not explain it); lwIP's is (tcpip_thread's 8 input messages a drain), at the
-#: drains the host delivered.
+#: (docs/decisions/twin.md, twin-plustcp.md): Plus-TCP's is the network buffers the IP
+#: task drains once a tick behind a network task of its priority, lwIP's tcpip_thread's 8
+#: input messages a drain; both at the drains the host delivered.
 _CEILING = {
-    "plustcp": "the POSIX board's stack took frames at a ceiling its threads' CPU time does "
-    "not explain (docs/decisions/twin.md)",
+    "plustcp": "Plus-TCP's IP task drains the network buffers once a tick behind a network "
+    "task of its own priority, as the board's model does (~40 frames a drain); the real "
+    "drains are the ticks the host delivered, and below that ceiling the frames come in "
+    "bursts the model's evenly spaced flood does not have (docs/decisions/twin-plustcp.md)",
     "lwip": "lwIP's stock driver hands tcpip_thread at most its 8 input messages a drain "
     "(MEMP_NUM_TCPIP_MSG_INPKT), as the board's model does once a tick; the real drains "
     "are the ticks the host delivered, fewer when it stalls (docs/decisions/twin.md)",
@@ -164,7 +180,9 @@ def _real_network_cpu_us(real: Mapping[str, Any]) -> float | None:
     threads = real.get("threads_cpu_s") or {}
     names = {*NETWORK_THREADS, *(t[:11] for t in STACK_TASKS.get(real.get("stack"), ()))}
     netif = real.get("netif") or {}
-    cpu = sum(v for k, v in threads.items() if k in names) + (netif.get("shield_ns") or 0) / 1e9
+    # the MPS2 board's interrupt is a thread of its own, with libshield's hook in it
+    hook = 0 if ISR_THREAD in threads else (netif.get("shield_ns") or 0) / 1e9
+    cpu = sum(v for k, v in threads.items() if k in names) + hook
     frames = netif.get("nic_frames")
     return cpu / frames * 1e6 if cpu and frames else None
 
@@ -219,6 +237,8 @@ def _quantities(
         else None
     )
     host = real.get("clock") != "guest"
+    # an emulated NIC's board model is fed the frames its FIFO passed (.fit.flood_passed)
+    passed = model != "preset" and board_preset(real) in EMULATED_NIC
     rows: list[dict[str, Any]] = []
 
     def add(name: str, kind: str, s: Any, r: Any, unit: str, why: str | None = None) -> None:
@@ -251,17 +271,18 @@ def _quantities(
         )
 
     # the MPS2 board counts the frames handed to its emulated NIC, its FIFO's drops among them
-    into = all("frames_into_nic" in real["phases"][p] for p in PHASES)
+    into = all("frames_into_nic" in real["phases"][p] for p in PHASES) and not passed
     add(
         "frames at the NIC",
         "frames_at_nic",
         sim["totals"].get("offered"),
         _sum_phases(real, "frames_into_nic" if into else "frames_at_nic"),
         "frames",
-        _offered_why(real, sim),
+        _offered_why(real, sim) if not passed else None,
     )
     sim_flows = sim.get("flows", {})
     rd, sd = _real_drops(real), dict(sim.get("totals", {}).get("dropped", {}))
+    fifo = rd.pop(NIC_FIFO_FULL, 0) if passed else 0  # not the device's: not compared
     for mine, theirs in (same_drops or {}).items():  # one mechanism, two names
         if mine in sd:
             sd[theirs] = sd.pop(mine) + (sd.get(theirs) or 0)
@@ -274,9 +295,11 @@ def _quantities(
     # ceiling comes from (docs/decisions/twin.md, "The unprotected stack's ceiling")
     ceiling = (
         _CEILING.get(str(real.get("stack")), _CEILING["plustcp"])
-        if any(rd.get(r) for r in (same_drops or {}).values())
-        else None
-    )
+        if not passed
+        else "on the MPS2 board the stack's ceiling is its CPU (the network task and the IP "
+        "task at about 9 000 frames a second on the emulated Cortex-M3: "
+        "docs/decisions/twin-mps2.md); the model's stack cost a frame is a SYN's"
+    ) if any(rd.get(r) for r in (same_drops or {}).values()) else None
     lost_in_stack = (
         "the real target also dropped frames where the simulator cannot ("
         + ", ".join(f"{k} {v}" for k, v in sorted(only.items()))
@@ -284,6 +307,11 @@ def _quantities(
         if only
         else ceiling
     )
+    if fifo:  # the flows' frames the emulator dropped before the device: the model has them
+        lost_in_stack = "; ".join(
+            w for w in (f"the emulated NIC's FIFO dropped {fifo} frames, the flows' among "
+                        f"them: {EMULATOR_FIFO}", lost_in_stack) if w
+        )  # fmt: skip
     for name in real.get("flows", {}):
         rf, sf = _real_flow(real, name), sim_flows.get(name) or {}
         if rf is None or not sf.get("offered"):
@@ -296,6 +324,16 @@ def _quantities(
             "fraction",
             lost_in_stack if model != "fitted" or not ceiling else f"{ceiling}; {wall}",
         )
+        taken = (real["flows"].get(name) or {}).get("taken_by_driver")
+        if passed and taken:  # protected: the flow's frames the NIC passed, counted per flow
+            add(
+                f"{name}: delivered fraction of the frames the NIC passed",
+                "delivered_fraction",
+                round(sf["delivered"] / sf["offered"], 4),
+                round(min(1.0, real["flows"][name]["delivered"] / taken), 4),
+                "fraction",
+                None,
+            )
     for reason in sorted(set(rd) | set(sd)):
         r, s = rd.get(reason), sd.get(reason)
         if not (r or s):
