@@ -310,3 +310,54 @@ def test_the_plustcp_ceiling_is_the_same_whatever_the_frame():
         cpu[run] = ip / d["netif"]["to_ip_task"]
     assert rate["unprotected-syn"] == pytest.approx(rate["unprotected-arp"], rel=0.10)
     assert cpu["unprotected-syn"] > 1.5 * cpu["unprotected-arp"]
+
+
+RATES = DATA / "posix-freertos-tcp-rates"
+
+
+@pytest.mark.parametrize("run", sorted(p.name for p in RATES.iterdir() if p.is_dir()))
+def test_below_the_plustcp_ceiling_the_stack_still_runs_out_of_buffers(run):
+    """Held out at 20 000 and 35 000 pkt/s, evenly spaced (docs/decisions/twin-rates.md):
+    while the stack refused frames for want of a buffer, with all 64 in use, it took
+    fewer frames a tick than the preset's queue (the modelled ceiling); the IP task
+    drained in fewer than nine ticks of ten, and the network task blocked between frames
+    (it woke more than half as often as the IP task drained; at the ceiling, fewer than a
+    quarter): a model that drains its queue every tick refuses none of these frames."""
+    _, _, defaults = load_platform("posix-freertos-tcp")
+    queue = defaults["driver"]["queue"]
+    bufs = _define(PTCP_CFG, "ipconfigNUM_NETWORK_BUFFER_DESCRIPTORS")
+    ticks = _define(ROOT / "rig" / "freertos" / "app" / "rts_device.c", "SNAP_MS")
+    flood = json.loads((RATES / run / "summary.json").read_text())["flood"]
+    assert flood["rate_asked_pps"] in (20_000, 35_000) and flood["achieved"] > 0.9
+    snaps = _ceiling_snapshots(RATES / run)
+    assert len(snaps) >= 15  # the attack phase: 3 s
+    assert sum(s["handed"] for s in snaps) / (ticks * len(snaps)) < queue - 1
+    drains = sum(s["ip_drains"] for s in snaps)
+    assert drains < 0.9 * ticks * len(snaps)
+    assert sorted(s["buffers_used_max_now"] for s in snaps)[len(snaps) // 2] == bufs
+    assert sum(s["net_wakes"] for s in snaps) > drains / 2
+
+
+LWIP_RATES = DATA / "posix-freertos-lwip-rates"
+
+
+@pytest.mark.parametrize("attack", ["syn", "arp"])
+def test_below_lwips_limit_the_stack_still_refuses_frames(attack):
+    """lwIP at 5 000 pkt/s, evenly spaced (docs/decisions/twin-rates.md): fewer frames a
+    tick at the NIC than tcpip_thread's input messages (the preset's queue), spread over
+    every snapshot of the attack (none with more than a quarter above their mean), yet
+    lwIP refused frames in every snapshot: a model that takes the queue's frames every
+    tick refuses none of them."""
+    _, _, defaults = load_platform(LWIP)
+    queue = defaults["driver"]["queue"]
+    run = LWIP_RATES / f"unprotected-{attack}-5000pps"
+    snaps = json.loads((run / "device.json").read_text())["snapshots"]
+    lo, hi = json.loads((run / "summary.json").read_text())["device_bounds_ns"][1]
+    pairs = [(a, b) for a, b in zip(snaps[:-1], snaps[1:], strict=True)
+             if lo <= a["t_ns"] and b["t_ns"] <= hi]  # fmt: skip
+    assert len(pairs) >= 20  # the attack phase: 3 s of 100-tick snapshots
+    frames = [b["nic_frames"] - a["nic_frames"] for a, b in pairs]
+    refused = [b["ip_queue_full"] - a["ip_queue_full"] for a, b in pairs]
+    mean = sum(frames) / len(frames)
+    assert mean / 100 < queue and max(frames) < 1.25 * mean
+    assert min(refused) > 0

@@ -17,6 +17,7 @@ from test_board_presets import _MEASURED
 from test_rig_twin import _folder
 
 from rtshield import cli
+from rtshield.errors import UsageError
 from rtshield.rig import freertos
 from rtshield.rig.freertos.fit import BOARD_BOUNDS, BOARD_FITTED, _folder_id, board_from_runs
 from rtshield.scenario import parse_preset, platforms_dir
@@ -41,6 +42,14 @@ def _measured(text: str) -> dict[str, tuple[float, str, str, int]]:
             us = float(value) * (1000.0 if unit == "ms" else 1.0)
             got[key] = (us, run, what, len(value.partition(".")[2]))
     return got
+
+
+def _fitted(name: str) -> tuple[str, str, dict[str, float]]:
+    """``rig fit`` on the kept runs ``name``: the preset's name, its text and each
+    measured number in µs, by what was measured (the key a preset writes it under may
+    differ: Plus-TCP's ``driver_wake`` is its ``driver_wake_input``)."""
+    preset, text = board_from_runs(_runs(name), "a test")
+    return preset, text, {what: us for us, _, what, _ in _measured(text).values()}
 
 
 def _differs(shipped: dict, fitted: dict) -> set[str]:
@@ -236,22 +245,37 @@ def test_a_fit_in_a_staged_rig_folder_names_the_folder_as_given(tmp_path):
     assert text.count(f"@{_folder_id(final)}\n") == 1
 
 
-def test_the_first_calibrate_run_gives_the_numbers_the_docs_quote():
-    """The first real `rig freertos-tcp --calibrate` (23:43 UTC; its records in
-    tests/data/rig/board/posix-freertos-tcp-calibrated/): the preset docs/decisions/twin.md
-    quotes, within physical bounds."""
-    runs = _runs("posix-freertos-tcp-calibrated")
-    preset, text = board_from_runs(runs, "a test")
-    got = {what: us for us, _, what, _ in _measured(text).values()}
-    assert preset == TCP and got == {
+#: Kept `--calibrate` runs and the preset the docs quote from each: the first Plus-TCP one
+#: (23:43 UTC, docs/decisions/twin.md) and lwIP's at 2 000, 5 000 pkt/s and full rate
+#: (01:40 UTC, docs/decisions/twin-rates.md).
+_QUOTED = {
+    "posix-freertos-tcp-calibrated": (TCP, "4 runs", 29, {
         "tick_real": 1090.0, "isr_per_packet": 6.12, "driver_per_packet": 4.98,
         "driver_wake": 39.5, "rx_path_regular": 2.2, "rx_path_prio_raise": 3.9,
-        "rx_path_rejected": 1.03,
-    }  # fmt: skip
-    assert "each run within 29 %" in text
+        "rx_path_rejected": 1.03}),
+    "posix-freertos-lwip-rates": (LWIP, "12 runs", 10, {
+        "tick_real": 1130.0, "isr_per_packet": 7.49, "driver_per_packet": 0.708,
+        "driver_wake": 39.3, "rx_path_regular": 2.26, "rx_path_prio_raise": 4.06,
+        "rx_path_rejected": 1.28}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_QUOTED))
+def test_kept_calibrate_runs_give_the_numbers_the_docs_quote(name):
+    """A real `--calibrate`'s kept records (tests/data/rig/board/NAME/): the preset the
+    docs quote, within physical bounds, each number from the full-rate SYN runs (or
+    all runs) as the fit's rules say."""
+    preset, text, got = _fitted(name)
+    want, runs, within, numbers = _QUOTED[name]
+    assert preset == want and got == numbers
+    assert f"least squares over {runs}" in text and f"each run within {within} %" in text
+    assert _measured(text)["isr_per_packet"][1] == "unprotected-syn"
+    assert _measured(text)["rx_path_regular"][1] == "protected-syn"
     # the paths no frame took are "chosen: as enqueue": the fitted enqueue's cost
     fitted = parse_toml(text, "fitted")["costs"]
-    assert fitted["rx_path_short_circuit"] == fitted["rx_path_recycle"] == "2.2us"
+    assert fitted["rx_path_short_circuit"] == fitted["rx_path_recycle"] == (
+        f"{numbers['rx_path_regular']:g}us"
+    )
 
 
 def test_a_folder_id_written_while_staged_is_the_folders(tmp_path):
@@ -266,3 +290,13 @@ def test_a_folder_id_written_while_staged_is_the_folders(tmp_path):
         assert staging != final and _folder_id(staging) == _folder_id(final)
     finally:
         abort_out_dirs()
+
+
+def test_lwips_calibrate_needs_its_rates_below_the_ceiling():
+    """lwIP's `--calibrate` at 2 000, 5 000 pkt/s and full rate (above): its four
+    full-rate runs alone hand the stack the same frames a wake-up and the fit is refused
+    (a negative cost per frame), as the first lwIP `--calibrate` run was."""
+    full = [d for d in _runs("posix-freertos-lwip-rates") if not d.name.endswith("pps")]
+    assert len(full) == 4
+    with pytest.raises(UsageError, match=r"driver_per_packet = -2\.\d+ us .* not physical"):
+        board_from_runs(full, "a test")

@@ -222,11 +222,18 @@ def add_to(app: typer.Typer) -> None:
             "--stock-priority", "the network task's priority in the unprotected (stock) variant "
             "(default 6: FreeRTOS-Plus-TCP's default IP task priority, "
             "configMAX_PRIORITIES - 2; lwIP: the stock input task's)", "P")] = 6,
+        rates: Annotated[str | None, opt(
+            "--rates", "each attack at each of these rates, packets/s, or max (full rate, "
+            "the default); at a rate the same tools run, a flood's frames let out evenly "
+            "at the rate by the attacker's interface (tc), the scan held at it by nmap; "
+            "the runs are named VARIANT-ATTACK-Npps", "LIST")] = None,
         calibrate: Annotated[bool, opt(
             "--calibrate", "calibrate the board's model from this run (POSIX board): the "
             "load points that tell per-frame from per-wake-up costs apart (unprotected and "
             "protected under the SYN and the ARP flood; --attacks defaults to syn,arp, "
-            "--phase-seconds to 3), then DIR/board.toml as 'rig fit' writes it")] = False,
+            "--phase-seconds to 3, --rates to max on Plus-TCP and 2000,5000,max on lwIP, "
+            "whose stack takes at most ~7 000 frames/s), then DIR/board.toml as 'rig fit' "
+            "writes it")] = False,
     ) -> None:
         from rtshield.rig.freertos.target import BOARDS
 
@@ -466,7 +473,12 @@ def _handle_target(args, stack: str) -> int:
             args.attacks = "syn,arp"
         if args.phase_seconds is None:
             args.phase_seconds = 3.0
+        if args.rates is None:
+            args.rates = ",".join(
+                "max" if r is None else f"{r:g}" for r in freertos.CALIBRATE_RATES[stack]
+            )
     attacks = _csv(args.attacks, freertos.ATTACKS, "--attacks")
+    rates = freertos.parse_rates(args.rates or "max", f"{who}: --rates")
     variants = _csv(args.variants, freertos.VARIANTS, "--variants")
     if not attacks or not variants:
         raise UsageError(f"{who}: --attacks and --variants must name at least one")
@@ -482,6 +494,7 @@ def _handle_target(args, stack: str) -> int:
     harness.require_root()
     tools = ["ip", "nft", "timeout", "taskset", "ping", *target.run_tools, *target.build_tools]
     tools += sorted({freertos.ATTACK_TOOL[a] for a in attacks})
+    tools += ["tc"] if any(r is not None for r in rates) else []
     for t, pkg in (("ethtool", "ethtool"), ("gcc", "gcc"), ("patch", "patch"),
                    ("ping", "iputils-ping"), ("arm-none-eabi-gcc", "gcc-arm-none-eabi"),
                    ("qemu-system-arm", "qemu-system-arm")):  # fmt: skip
@@ -501,7 +514,7 @@ def _handle_target(args, stack: str) -> int:
         rx_cpu=_CPUS[0] if len(cpus) > 1 else None,
         attacker_cpu=_CPUS[0] if len(cpus) > 1 else None,
     )
-    plan = [(v, a) for a in attacks for v in variants]
+    plan = [(v, a, r) for a in attacks for r in rates for v in variants]
     per = harness.procedure_s(opts.phase_s, opts.break_s) + (8 if target.emulated else 3)
     say(f"{who}: {len(plan)} runs x ~{per:.0f} s on the {target.board} board; scenario {scen}")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
@@ -515,8 +528,8 @@ def _handle_target(args, stack: str) -> int:
         try:
             with harness.Harness(log_dir=out / "logs") as h:
                 bench = freertos.wire(h, target, images)
-                for i, (v, a) in enumerate(plan, 1):
-                    name = f"{v}-{a}"
+                for i, (v, a, r) in enumerate(plan, 1):
+                    name = freertos.run_name(v, a, r)
                     d = out / "runs" / name
                     raw = freertos.run_variant(
                         h,
@@ -527,6 +540,7 @@ def _handle_target(args, stack: str) -> int:
                         opts,
                         d,
                         say=lambda m, i=i, name=name: say(f"[{i}/{len(plan)}] {name}: {m}"),
+                        rate=r,
                     )
                     s = freertos.summarize(raw, dev, d)
                     atomic_write(d / "summary.json", format_summary_json(s))
@@ -556,6 +570,7 @@ def _handle_target(args, stack: str) -> int:
                     _made_by([
                         "rig", target.verb, "--calibrate", "--board", args.board,
                         "--attacks", ",".join(attacks), "--variants", ",".join(variants),
+                        "--rates", ",".join("max" if r is None else f"{r:g}" for r in rates),
                         "--phase-seconds", f"{dev.phase_s:g}",
                         "--break-seconds", f"{args.break_seconds:g}",
                         *(["--scenario", str(args.scenario)] if args.scenario else []),

@@ -42,6 +42,7 @@ from rtshield.rig.attacks import (
     arp_flood_argv,
     attack_argv,
     count_flood_in,
+    flood_shaper,
     nmap_scan_argv,
     stress_argv,
     syn_flood_argv,
@@ -57,6 +58,7 @@ from rtshield.rig.network import (
     PREFIX_LEN,
     TAG_ENV,
 )
+from rtshield.rig.pacing import unshape_command
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 
 __all__ = [
@@ -599,22 +601,40 @@ class Harness(Processes):
         )
 
     def flood(
-        self, attack: str, seconds: float, name: str, cpu: int | None, end_ns: int | None = None
+        self,
+        attack: str,
+        seconds: float,
+        name: str,
+        cpu: int | None,
+        end_ns: int | None = None,
+        rate: float | None = None,
     ) -> tuple[dict[str, Any], int, int]:
         """The attack phase: run ``attack``'s tool from the attacker's side (pinned to ``cpu``,
         stopped after ``seconds``) until ``end_ns`` (default: ``seconds`` after the phase
-        starts). Returns the counters' rates over the phase with the flood's packets at the
-        device (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the
-        phase's start (the first counter sample) and when the tool had ended."""
-        c0 = self.counters()
-        tool = self.spawn(
-            "attacker", attack_argv(attack, self.if_atk), limit_s=seconds, name=name, cpu=cpu
-        )
-        sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
-        c1 = self.counters()
-        tool_rc = self.wait(tool, 5)
-        tool_end = mono_ns()
-        self.stop(tool)
+        starts), at ``rate`` packets/s (``None``: full rate; :func:`flood_shaper` holds a
+        flood to it on the attacker's interface for the phase). Returns
+        the counters' rates over the phase with the flood's packets at the device
+        (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the phase's
+        start (the first counter sample) and when the tool had ended."""
+        shaper = flood_shaper(attack, self.if_atk, rate)
+        tc = ["tc", *(["-n", self.ns_atk] if self.ns_atk else [])]
+        try:
+            for cmd in shaper:
+                _run([*tc, *cmd], f"holding the flood to {rate:g} pkt/s")
+            c0 = self.counters()
+            tool = self.spawn(
+                "attacker", attack_argv(attack, self.if_atk, rate), limit_s=seconds, name=name,
+                cpu=cpu,
+            )  # fmt: skip
+            sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
+            c1 = self.counters()
+            tool_rc = self.wait(tool, 5)
+            tool_end = mono_ns()
+            self.stop(tool)
+        finally:
+            if shaper:  # the interface's own queueing again (also when the run stops here)
+                subprocess.run([*tc, *unshape_command(self.if_atk)], capture_output=True,
+                               timeout=30, check=False)  # fmt: skip
         traffic = c0.rates(c1)
         count_flood_in(traffic, attack)
         traffic["tool_exit"] = tool_rc

@@ -27,6 +27,7 @@ TOOLS: dict[str, str] = {
     "timeout": "coreutils",
     "hping3": "hping3",
     "mausezahn": "netsniff-ng",
+    "tc": "iproute2",
     "nmap": "nmap",
     "stress-ng": "stress-ng",
     "cc": "build-essential",

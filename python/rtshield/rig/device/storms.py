@@ -1,9 +1,11 @@
 """The storms of a profile as the tools' command lines, and a storm's steps.
 
-Every storm but the scan is sent by **trafgen** (netsniff-ng): it paces its
-frames at ``--rate N pps`` itself, so the rate asked is the rate sent (on the
-development VM, ``hping3 -i u100`` and ``mausezahn -d 100`` sent about 4 900 and
-4 500 of the 10 000 frames/s asked: they sleep between frames), and it builds
+Every storm but the scan is sent by **trafgen** (netsniff-ng): it holds its
+frames to ``--rate N pps`` itself, so the rate asked is the rate sent over each
+second (on the development VM, ``hping3 -i u100`` and ``mausezahn -d 100`` sent
+about 4 900 and 4 500 of the 10 000 frames/s asked: they sleep between frames) --
+but each second's frames leave in one burst at its start, not evenly spaced
+(:mod:`rtshield.rig.pacing`, measured on the rig's own targets) -- and it builds
 every frame a storm needs -- Ethernet frames of an unused EtherType, ARP
 requests and replies, ICMP echo requests, IPv4 fragments that never complete or
 overlap, TCP SYNs, UDP datagrams -- with its checksums. Scans are **nmap**'s
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rtshield.rig.pacing import nmap_pace, pps
 from rtshield.schema.profile import MAX, StormEntry
 
 __all__ = [
@@ -138,11 +141,7 @@ def storm_argv(storm: StormEntry, rate: float | None, ep: Endpoints) -> list[str
     """The command line of one step of ``storm`` at ``rate`` packets/s (``None``: full
     speed), through ``ep.iface`` to ``ep.dst_ip``."""
     if storm.kind == "nmap":
-        pace = (
-            f" --min-rate {max(1, round(rate))} --max-rate {max(1, round(rate))}"
-            if rate is not None
-            else ""
-        )
+        pace = " " + " ".join(nmap_pace(rate)) if rate is not None else ""
         nmap = (
             f"nmap -e {shlex.quote(ep.iface)} -sS -n -Pn -T5 --max-retries 0 "
             f"-p {shlex.quote(storm.ports)}{pace} {shlex.quote(ep.dst_ip)}"
@@ -151,5 +150,5 @@ def storm_argv(storm: StormEntry, rate: float | None, ep: Endpoints) -> list[str
         return ["sh", "-c", f"while :; do {nmap} || sleep 1; done"]
     argv = ["trafgen", "--dev", ep.iface, *_TRAFGEN_OPTS]
     if rate is not None:
-        argv += ["--rate", f"{max(1, round(rate))}pps"]
+        argv += ["--rate", f"{pps(rate)}pps"]
     return [*argv, trafgen_packet(storm, ep)]

@@ -36,7 +36,7 @@ tests use.
 
 from __future__ import annotations
 
-from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS
+from rtshield.rig.attacks import ATTACK_TOOL, ATTACKS, parse_rates
 
 from .board import Bench, device_argv, wire
 from .build import TREE_ENV, build_images, build_target, default_scenario, find_tree
@@ -61,6 +61,7 @@ from .device import (
 )
 from .fit import (
     BOARD_PRESETS,
+    CALIBRATE_RATES,
     EMULATED_NIC,
     board_from_runs,
     counters_csv,
@@ -68,7 +69,7 @@ from .fit import (
     simulate_fitted,
     simulate_own_rates,
 )
-from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES
+from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES, run_name
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
 from .run import READY_S, Options, run_variant
@@ -82,6 +83,7 @@ __all__ = [
     "ATTACK_TOOL",
     "BOARDS",
     "BOARD_PRESETS",
+    "CALIBRATE_RATES",
     "EMULATED_NIC",
     "HP_KEPT",
     "IP_TASK_NAME",
@@ -113,8 +115,10 @@ __all__ = [
     "load_device",
     "measured_syn_rate",
     "modbus_flows",
+    "parse_rates",
     "pcap_flows",
     "response_figure",
+    "run_name",
     "run_variant",
     "simulate_board",
     "simulate_fitted",

@@ -11,7 +11,7 @@ from typing import Any
 from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import VARIANTS, Device, is_modbus
-from .phases import ATTACK_LABEL, PHASES
+from .phases import ATTACK_LABEL, PHASES, run_name_of
 
 __all__ = ["HP_KEPT", "claims", "comparison", "measured_syn_rate", "simulate_variants"]
 
@@ -100,7 +100,7 @@ def claims(
     out = []
     for r in rig:
         v = r["variant"]
-        mine = (own or {}).get(f"{v}-{r['attack']}")
+        mine = (own or {}).get(run_name_of(r))
         if mine is not None:
             use, flood = {v: mine}, (
                 "this run's measured SYN rate"
@@ -207,7 +207,7 @@ def comparison(
         hp_whole = r["flows"].get(hp or "", {})
         rows.append(
             {
-                "run": f"{r['variant']}-{r['attack']}",
+                "run": run_name_of(r),
                 "variant": r["variant"],
                 "attack": r["attack"],
                 "late_on_clock": {p: ph[p]["critical"].get("late_on_clock") for p in PHASES},

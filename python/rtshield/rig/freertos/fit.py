@@ -31,7 +31,7 @@ from rtshield.errors import UsageError
 from rtshield.outputs import atomic_write, format_summary_json
 
 from .device import flood_at
-from .phases import ATTACK_LABEL
+from .phases import ATTACK_LABEL, run_name_of
 from .summary import IP_QUEUE_FULL, STACK_EXHAUSTED, STACK_TASKS
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "FITTED",
     "FIT_COLUMNS",
     "FIT_PARAMETERS",
+    "CALIBRATE_RATES",
     "FIT_ATTACK",
     "FIT_RECORD",
     "INPUT_TASKS",
@@ -81,7 +82,7 @@ def simulation_for(out: Path, real: Mapping[str, Any], model: str = "") -> tuple
     (``model``: ``""``, the scenario's preset; :data:`BOARD`, the board's preset;
     :data:`FITTED` after either, with the costs of a fit)."""
     v, attack = real["variant"], real["attack"]
-    own = out / "sim" / f"{v}-{attack}{OWN_RATE}"
+    own = out / "sim" / f"{run_name_of(real)}{OWN_RATE}"
     passed = flood_passed(real) if board_preset(real) in EMULATED_NIC else None
     if BOARD in model and passed and (own / "summary.json").is_file():
         return (
@@ -631,19 +632,39 @@ TICK_REAL_BOUNDS = (1.0, 3.0)
 #: simulator's flood is a SYN flood (an ARP flood or a scan is simulated as one at its
 #: rate, :func:`simulate_own_rates`), so its frames should cost what a SYN costs.
 FIT_ATTACK = "syn"
+#: ``--calibrate``'s flood rates by stack, packets/s (``None``: full rate), each run at
+#: each: the load points must hand the stack different frames per wake-up
+#: (:func:`board_stack_costs`). lwIP's stack takes at most 8 input messages a tick
+#: (~7 000 frames/s on the POSIX board: docs/decisions/twin.md): at full rate alone every
+#: run is past it, so two rates below it; Plus-TCP's full-rate runs tell the two apart.
+CALIBRATE_RATES: dict[str, tuple[float | None, ...]] = {
+    "plustcp": (None,),
+    "lwip": (2000.0, 5000.0, None),
+}
 #: Every number :func:`board_fit` measures (the rest of a board's preset is configured
 #: or chosen, and kept from the shipped preset with its note).
 BOARD_FITTED = ("tick_real", "isr_per_packet", "driver_per_packet", "driver_wake",
                 *_PATH_COSTS.values())  # fmt: skip
 
 
+def _fit_rank(name: str) -> tuple[int, int, str]:
+    """The order in which :func:`board_fit` prefers a run for a per-frame cost: the
+    :data:`FIT_ATTACK` run at full rate, then at the highest rate asked (``-<N>pps``,
+    :func:`.phases.run_name`), then any other by name."""
+    m = re.fullmatch(rf".+-{FIT_ATTACK}(?:-(\d+)pps)?", name)
+    if m is None:
+        return (2, 0, name)
+    return (0, 0, name) if m.group(1) is None else (1, -int(m.group(1)), name)
+
+
 def board_fit(runs: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, str, str]]:
     """A board's measured numbers from runs' :func:`board_measurements` (by run name,
-    ``<variant>-<attack>``): ``key -> (value in µs, the run or "all-runs", how)``.
-    ``tick_real``: the median over the runs that have it; ``isr_per_packet`` and the
-    ``rx_path_*`` costs: the :data:`FIT_ATTACK` run's (else the first by name) that has
-    it; ``driver_per_packet`` and ``driver_wake``: :func:`board_stack_costs` over every
-    run. Raises :class:`UsageError` naming a number no run measured."""
+    ``<variant>-<attack>[-<N>pps]``): ``key -> (value in µs, the run or "all-runs",
+    how)``. ``tick_real``: the median over the runs that have it; ``isr_per_packet`` and
+    the ``rx_path_*`` costs: the first run by :func:`_fit_rank` that has it (the
+    :data:`FIT_ATTACK` run at full rate where there is one); ``driver_per_packet`` and
+    ``driver_wake``: :func:`board_stack_costs` over every run. Raises :class:`UsageError`
+    naming a number no run measured."""
     fit: dict[str, tuple[float, str, str]] = {}
     ticks = sorted((float(r["tick_real"]), n) for n, r in runs.items() if "tick_real" in r)
     if ticks:
@@ -655,7 +676,7 @@ def board_fit(runs: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float,
     for key in ("isr_per_packet", *_PATH_COSTS.values()):
         have = sorted(n for n, r in runs.items() if key in r)
         if have:
-            run = next((n for n in have if n.endswith(f"-{FIT_ATTACK}")), have[0])
+            run = min(have, key=_fit_rank)
             fit[key] = (float(runs[run][key]), run, "")
     split = board_stack_costs(list(runs.values()))
     rows = [r for r in runs.values() if r.get("to_stack") and stack_wakes(r)]

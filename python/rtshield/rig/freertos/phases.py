@@ -8,9 +8,21 @@ controllers and replays start :data:`LEAD_S` before the first phase.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rtshield.rig.timing import procedure_s
 
-__all__ = ["ATTACK_LABEL", "LEAD_S", "MODBUS_TIMEOUT_S", "PHASES", "phase_bounds"]
+__all__ = [
+    "ATTACK_LABEL",
+    "LEAD_S",
+    "MODBUS_TIMEOUT_S",
+    "PHASES",
+    "phase_bounds",
+    "rate_of",
+    "run_name",
+    "run_name_of",
+]
 
 #: How the report and the progress lines name each attack.
 ATTACK_LABEL = {"syn": "hping3 SYN flood", "arp": "ARP flood", "nmap": "nmap full SYN scan"}
@@ -31,3 +43,20 @@ def phase_bounds(t0_ns: int, phase_s: float, break_s: float) -> list[tuple[int, 
         (t0_ns + int((P + B) * 1e9), t0_ns + int((2 * P + B) * 1e9)),
         (t0_ns + int((2 * P + 2 * B) * 1e9), t0_ns + int(procedure_s(P, B) * 1e9)),
     ]
+
+
+def run_name(variant: str, attack: str, rate: float | None = None) -> str:
+    """A run's name (its folder under ``DIR/runs``): ``<variant>-<attack>`` at full rate,
+    ``<variant>-<attack>-<N>pps`` with the flood asked for at ``N`` packets/s."""
+    return f"{variant}-{attack}" + ("" if rate is None else f"-{round(rate)}pps")
+
+
+def rate_of(summary: Mapping[str, Any]) -> float | None:
+    """The flood rate a run's summary says was asked for (packets/s; ``None``: full rate,
+    also for runs recorded before the rig could choose one)."""
+    return (summary.get("flood") or {}).get("rate_asked_pps")
+
+
+def run_name_of(summary: Mapping[str, Any]) -> str:
+    """The name of the run a summary records (:func:`run_name`)."""
+    return run_name(summary["variant"], summary["attack"], rate_of(summary))

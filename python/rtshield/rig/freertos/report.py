@@ -13,7 +13,7 @@ import numpy as np
 from rtshield.outputs import atomic_write
 from rtshield.rig.attacks import ATTACKS
 
-from .phases import ATTACK_LABEL
+from .phases import ATTACK_LABEL, rate_of, run_name_of
 from .twin import twin_figure, twin_rows
 
 __all__ = ["response_figure", "write_report"]
@@ -53,7 +53,7 @@ def response_figure(out: Path, attack: str, runs: Sequence[Mapping[str, Any]]) -
     colours = {"unprotected": "tab:red", "protected": "tab:blue"}
     guest = mine[0].get("clock") == "guest"
     for r in mine:
-        cyc = np.fromfile(out / "runs" / f"{r['variant']}-{attack}" / "cycles.bin", dtype="<u8")
+        cyc = np.fromfile(out / "runs" / run_name_of(r) / "cycles.bin", dtype="<u8")
         cyc = cyc.reshape(-1, 4).astype(np.int64)
         bounds = r.get("device_bounds_ns") or r["bounds_ns"]  # the target's clock
         t0 = bounds[0][0]
@@ -61,7 +61,8 @@ def response_figure(out: Path, attack: str, runs: Sequence[Mapping[str, Any]]) -
         t = (cyc[ok, 2] - t0) / 1e9
         resp = (cyc[ok, 2] - cyc[ok, 0]) / 1e6
         m = r["phases"]["attack"]["critical"]["misses"]
-        label = f"{r['variant']}: {m} miss{'es' if m != 1 else ''} in the attack"
+        at = f" at {rate_of(r):g} pkt/s" if rate_of(r) is not None else ""
+        label = f"{r['variant']}{at}: {m} miss{'es' if m != 1 else ''} in the attack"
         ax.plot(t, resp, ".", ms=2, color=colours[r["variant"]], label=label)
         lo, hi = bounds[1]
         if guest:

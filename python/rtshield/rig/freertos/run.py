@@ -117,8 +117,10 @@ def run_variant(
     opts: Options,
     run_dir: Path,
     say: Callable[[str], None] = print,
+    rate: float | None = None,
 ) -> dict[str, Any]:
-    """Run the target through idle / attack / idle with ``attack``; return the raw record."""
+    """Run the target through idle / attack / idle with ``attack`` at ``rate`` packets/s
+    (``None``: full rate, the study's tools); return the raw record."""
     target = bench.target
     who = f"rig {target.verb}"
     scn = dev.variants[variant]
@@ -265,9 +267,10 @@ def run_variant(
     say(f"idle before ({P:g} s)")
     mark(bounds[0][1], "idle_before_end")
     mark(bounds[1][0], "attack")
-    say(f"attack: {ATTACK_LABEL[attack]} ({P:g} s)")
+    at = "" if rate is None else f" at {rate:g} pkt/s"
+    say(f"attack: {ATTACK_LABEL[attack]}{at} ({P:g} s)")
     traffic, _, _ = h.flood(
-        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1]
+        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1], rate=rate
     )
     mark(bounds[1][1], "attack_end")
     mark(bounds[2][0], "idle_after")
@@ -324,6 +327,7 @@ def run_variant(
     return {
         "variant": variant,
         "attack": attack,
+        "rate_asked_pps": rate,
         "target": {"stack": target.stack, "board": target.board, "clock": target.clock},
         "bounds_ns": bounds,
         "device_bounds_ns": [list(b) for b in dbounds],

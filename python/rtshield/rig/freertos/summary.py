@@ -31,6 +31,7 @@ __all__ = [
     "NIC_FIFO_FULL",
     "STACK_EXHAUSTED",
     "STACK_TASKS",
+    "flood_rates",
     "summarize",
 ]
 
@@ -137,6 +138,18 @@ def _tap_between(tap: Sequence[Mapping[str, Any]], a: str, b: str) -> int | None
     if a not in at or b not in at:
         return None
     return at[b]["tx_packets"] - at[a]["tx_packets"]
+
+
+def flood_rates(asked: float | None, traffic: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's flood rate: the rate asked for (packets/s; ``None``: full rate), the rate of
+    the flood's own frames at the device's link over the attack phase (``flood_in_pps``,
+    the device's ingress counters) and what share of the rate asked that is."""
+    at = traffic.get("flood_in_pps")
+    return {
+        "rate_asked_pps": asked,
+        "at_device_pps": at,
+        "achieved": round(at / asked, 4) if asked and at is not None else None,
+    }
 
 
 def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, Any]:
@@ -294,6 +307,7 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         "protected": variant == "protected",
         "attack": attack,
         "attack_tool": ATTACK_TOOL[attack],
+        "flood": flood_rates(raw.get("rate_asked_pps"), raw["traffic"]),
         "seed": None,
         "duration_s": round((bounds[2][1] - bounds[0][0]) / 1e9, 3),
         "bounds_ns": bounds,

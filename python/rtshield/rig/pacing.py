@@ -1,0 +1,76 @@
+"""Traffic at a chosen rate: how the rig holds a tool to it.
+
+One home for the rig's pacing. A scan is held at its rate by nmap itself
+(``--min-rate``/``--max-rate``: :func:`nmap_pace`, also the served-device rig's
+storms'). A flood is held at its rate by the sending interface's queueing
+discipline (:func:`shaper_commands`): the flood tool runs at full rate, and a token
+bucket (tc ``tbf``) lets its frames out at the rate asked, evenly spaced (at most
+two back to back), dropping the rest before the link; every other frame of that
+interface (the wanted flows, the MODBUS polls) passes beside it unshaped in a class
+of its own. The tools cannot do it themselves: hping3 ``-i u`` and mausezahn ``-d``
+sleep between frames and send about half the rate asked, and trafgen's ``--rate``
+sends each second's frames in one burst at the start of the second (measured on
+the rig: 2 000 frames/s asked arrived as ~2 000 frames within 100 ms once a second).
+
+The bucket counts every frame as :data:`FRAME_UNIT` bytes (``mpu``), so its byte
+rate is a frame rate whatever the frame's size.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FRAME_UNIT",
+    "SHAPER_BURST_FRAMES",
+    "SHAPER_QUEUE_FRAMES",
+    "nmap_pace",
+    "pps",
+    "shaper_commands",
+    "unshape_command",
+]
+
+#: The bytes the token bucket counts for any frame (its ``mpu``): larger than the floods'
+#: frames (54-byte SYNs, 42-byte ARP requests), so that each counts the same.
+FRAME_UNIT = 1000
+#: Frames the bucket may let out back to back (its burst): two, the least ``tbf`` takes
+#: with a frame of :data:`FRAME_UNIT` (one would refuse a frame the size of the bucket).
+SHAPER_BURST_FRAMES = 2
+#: Frames the flood's class queues before it drops (``tbf``'s limit).
+SHAPER_QUEUE_FRAMES = 20
+#: The classes of the sending interface's ``htb``: the rest of its traffic, the flood's.
+_OTHER, _FLOOD = "1:1", "1:2"
+#: What neither class limits (``htb`` shapes too: its rate is out of reach here).
+_UNLIMITED = "10gbit"
+
+
+def pps(rate: float) -> int:
+    """The whole packets/s a tool is told for ``rate`` (at least 1)."""
+    return max(1, round(rate))
+
+
+def nmap_pace(rate: float) -> list[str]:
+    """nmap's options that hold a scan at ``rate`` probes/s."""
+    return ["--min-rate", str(pps(rate)), "--max-rate", str(pps(rate))]
+
+
+def shaper_commands(dev: str, rate: float, match: list[str]) -> list[list[str]]:
+    """``tc`` commands (without ``tc`` and its namespace) that hold the frames of ``dev``
+    that ``match`` selects (a ``tc filter`` selector after ``protocol``, e.g. ``["arp",
+    "u32", "match", "u32", "0", "0"]``) to ``rate`` frames/s, evenly spaced, and let
+    every other frame out unshaped. :func:`unshape_command` removes them."""
+    unit = FRAME_UNIT
+    cls = ["htb", "rate", _UNLIMITED, "quantum", "1514"]
+    return [
+        ["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default",
+         _OTHER.split(":")[1]],
+        ["class", "add", "dev", dev, "parent", "1:", "classid", _OTHER, *cls],
+        ["class", "add", "dev", dev, "parent", "1:", "classid", _FLOOD, *cls],
+        ["qdisc", "add", "dev", dev, "parent", _FLOOD, "handle", "20:", "tbf",
+         "rate", f"{pps(rate) * unit * 8}bit", "burst", str(SHAPER_BURST_FRAMES * unit),
+         "mpu", str(unit), "limit", str(SHAPER_QUEUE_FRAMES * unit)],
+        ["filter", "add", "dev", dev, "parent", "1:", "protocol", *match, "flowid", _FLOOD],
+    ]  # fmt: skip
+
+
+def unshape_command(dev: str) -> list[str]:
+    """The ``tc`` command that gives ``dev`` back its default queueing."""
+    return ["qdisc", "del", "dev", dev, "root"]
