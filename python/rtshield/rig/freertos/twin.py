@@ -141,11 +141,14 @@ _REAL_ONLY = {
 _CEILING = {
     "plustcp": "Plus-TCP's IP task drains the network buffers once a tick behind a network "
     "task of its own priority, as the board's model does (~40 frames a drain); the real "
-    "drains are the ticks the host delivered, and below that ceiling the frames come in "
-    "bursts the model's evenly spaced flood does not have (docs/decisions/twin-plustcp.md)",
+    "drains are the ticks the host delivered: under a flood late (1.3-1.6 ms) and missed "
+    "(0.7-0.9 drains a tick), so the real stack refuses frames below the model's ceiling "
+    "(docs/decisions/twin-plustcp.md, twin-rates.md)",
     "lwip": "lwIP's stock driver hands tcpip_thread at most its 8 input messages a drain "
     "(MEMP_NUM_TCPIP_MSG_INPKT), as the board's model does once a tick; the real drains "
-    "are the ticks the host delivered, fewer when it stalls (docs/decisions/twin.md)",
+    "are the ticks the host delivered, fewer when it stalls or a tick comes late, so the "
+    "real stack refuses frames also below that limit (docs/decisions/twin.md, "
+    "twin-rates.md)",
 }
 
 #: The MPS2 board's driver and stack tasks, by stack, and the frames a second their CPU
