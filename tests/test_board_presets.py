@@ -94,6 +94,8 @@ _PATHS = ("rx_path_regular", "rx_path_prio_raise", "rx_path_rejected")
         (LWIP, {"tick_real", "isr_per_packet", "driver_per_packet", "driver_wake", *_PATHS}),
         ("mps2-an385-freertos-tcp",
          {"tick_real", "isr_entry_exit", "isr_per_packet", "driver_per_packet", *_PATHS}),
+        ("mps2-an385-freertos-lwip",
+         {"tick_real", "isr_entry_exit", "isr_per_packet", "driver_per_packet", *_PATHS}),
     ],
 )  # fmt: skip
 def test_each_presets_measured_numbers_are_its_runs(name, marked):

@@ -117,6 +117,7 @@ BOARD_PRESETS = {
     ("plustcp", "posix"): "posix-freertos-tcp",
     ("lwip", "posix"): "posix-freertos-lwip",
     ("plustcp", "mps2-an385"): "mps2-an385-freertos-tcp",
+    ("lwip", "mps2-an385"): "mps2-an385-freertos-lwip",
 }
 #: What the board's model calls a drop the real stack counts under its own name: the
 #: model's driver queue (the preset's ``[driver] queue``) is Plus-TCP's network buffers,
@@ -125,11 +126,12 @@ BOARD_DROPS = {
     "posix-freertos-tcp": {"queue_full": STACK_EXHAUSTED},
     "posix-freertos-lwip": {"queue_full": IP_QUEUE_FULL},
     "mps2-an385-freertos-tcp": {"queue_full": STACK_EXHAUSTED},
+    "mps2-an385-freertos-lwip": {"queue_full": IP_QUEUE_FULL},
 }
 #: The boards whose NIC is emulated (QEMU's LAN9118 on a TAP): their board's model is fed
 #: the frames the emulated NIC passed, not the frames handed to it
 #: (:func:`flood_passed`): its FIFO's drops are the emulator's (docs/decisions/twin-mps2.md).
-EMULATED_NIC = frozenset({"mps2-an385-freertos-tcp"})
+EMULATED_NIC = frozenset({"mps2-an385-freertos-tcp", "mps2-an385-freertos-lwip"})
 #: The steps in which :func:`flood_passed` lays the flood over the attack phase (s).
 _PASSED_STEP_S = 0.1
 

@@ -151,6 +151,13 @@ _CEILING = {
     "twin-rates.md)",
 }
 
+#: The MPS2 board's driver and stack tasks, by stack, and the frames a second their CPU
+#: takes (docs/decisions/twin-mps2.md).
+_MPS2_STACK = {
+    "plustcp": "the network task and the IP task at about 9 000 frames a second",
+    "lwip": "ethif and tcpip_thread at about 8 000 frames a second taken",
+}
+
 
 def _sum_phases(real: Mapping[str, Any], key: str) -> int:
     return sum(int(real["phases"][p].get(key) or 0) for p in PHASES)
@@ -299,9 +306,10 @@ def _quantities(
     ceiling = (
         _CEILING.get(str(real.get("stack")), _CEILING["plustcp"])
         if not passed
-        else "on the MPS2 board the stack's ceiling is its CPU (the network task and the IP "
-        "task at about 9 000 frames a second on the emulated Cortex-M3: "
-        "docs/decisions/twin-mps2.md); the model's stack cost a frame is a SYN's"
+        else "on the MPS2 board the stack's ceiling is its CPU ("
+        + _MPS2_STACK.get(str(real.get("stack")), _MPS2_STACK["plustcp"])
+        + " on the emulated Cortex-M3: docs/decisions/twin-mps2.md); the model's stack cost "
+        "a frame is a SYN's"
     ) if any(rd.get(r) for r in (same_drops or {}).values()) else None
     lost_in_stack = (
         "the real target also dropped frames where the simulator cannot ("
