@@ -168,6 +168,8 @@ def test_twin_on_the_mps2_boards_model(tmp_path, kept):
         for flow in ("hp", "bulk"):
             assert q[(r, f"{flow}: delivered fraction of the frames the NIC passed")]["agrees"]
     assert q[("unprotected-syn", f"drops: {STACK_EXHAUSTED}")]["agrees"]
+    # every quantity the board's model misses says why (the done-when of the twin)
+    assert [k for k, x in q.items() if not x["agrees"] and not x["why"]] == []
     # the board's simulation is the traffic the NIC passed: the flood in steps, the flows too
     scen = (out / "sim" / "unprotected-syn-own-rate-board" / "scenario.toml").read_text()
     assert f'platform = "{MPS2}"' in scen and "step_every" in scen

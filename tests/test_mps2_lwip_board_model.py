@@ -119,6 +119,8 @@ def test_twin_on_lwips_mps2_model(tmp_path, kept):
         assert q[(r, "drops: flow_server")]["agrees"]
         for flow in ("hp", "bulk"):
             assert q[(r, f"{flow}: delivered fraction of the frames the NIC passed")]["agrees"]
+    # every quantity the board's model misses says why (the done-when of the twin)
+    assert [k for k, x in q.items() if not x["agrees"] and not x["why"]] == []
     drops = q[("unprotected-syn", f"drops: {IP_QUEUE_FULL}")]
     assert 1.15 * drops["real"] < drops["sim"] < 1.25 * drops["real"]
     assert "ceiling is its CPU (ethif and tcpip_thread" in drops["why"]
