@@ -228,7 +228,7 @@ def add_to(app: typer.Typer) -> None:
             "at the rate by the attacker's interface (tc), the scan held at it by nmap; "
             "the runs are named VARIANT-ATTACK-Npps", "LIST")] = None,
         calibrate: Annotated[bool, opt(
-            "--calibrate", "calibrate the board's model from this run (POSIX board): the "
+            "--calibrate", "calibrate the board's model from this run: the "
             "load points that tell per-frame from per-wake-up costs apart (unprotected and "
             "protected under the SYN and the ARP flood; --attacks defaults to syn,arp, "
             "--phase-seconds to 3, --rates to max on Plus-TCP and 2000,5000,max on lwIP, "
@@ -466,9 +466,9 @@ def _handle_target(args, stack: str) -> int:
     who = f"rig {target.verb}"
     calibrate = getattr(args, "calibrate", False)
     if calibrate:
-        if freertos.BOARD_PRESETS.get((stack, args.board)) in (None, *freertos.EMULATED_NIC):
-            raise UsageError(f"{who}: --calibrate: the {args.board} board has no board model "
-                             "that rig fit's rules make (the POSIX board has)")  # fmt: skip
+        if freertos.BOARD_PRESETS.get((stack, args.board)) is None:
+            raise UsageError(f"{who}: --calibrate: {stack} on the {args.board} board has no "
+                             "board model to fit")  # fmt: skip
         if args.attacks == "syn,arp,nmap":  # the default: the scan is not a load point
             args.attacks = "syn,arp"
         if args.phase_seconds is None:
