@@ -6,7 +6,8 @@
 ``rig device`` a robustness test of any controller, ``rig serve`` the rig's targets as
                devices to test it on (:mod:`rtshield.commands._rig_device`);
 ``rig report`` rebuilds the tables, histograms and report of a finished run;
-``rig clean``  removes what a killed run left behind (names starting with ``rtsrig``).
+``rig clean``  removes what killed runs left behind (names starting with ``rtsrig``), sparing
+               runs whose owner still runs.
 """
 
 from __future__ import annotations
@@ -60,11 +61,14 @@ LWIP_HELP = _TARGET_HELP.format(stack="lwIP (its FreeRTOS sys_arch, the netconn 
 )
 
 CLEAN_HELP = (
-    "Kill every process the rig started (they carry RTSRIG_TAG in their environment) and "
-    "the processes in every network namespace whose name starts with 'rtsrig-' (a "
-    "FreeRTOS device, QEMU), delete those namespaces (with their veths, TAP devices, "
-    "bridges, qdiscs and nftables tables), and any interface named rtsrig* in this "
-    "namespace. Nothing else is touched."
+    "Remove what rig runs whose owner has ended (a killed rtshield command) left behind: "
+    "the processes they started (they carry RTSRIG_TAG in their environment), the "
+    "processes in their network namespaces (named 'rtsrig-TAG-...': a FreeRTOS device, "
+    "QEMU), those namespaces (with their veths, TAP devices, bridges, qdiscs and nftables "
+    "tables), their interfaces named rtsrig* in this namespace, their work folders and a "
+    "sysctl they changed. A run whose owner still runs (another session's campaign) is "
+    "spared, one line each saying whose it is; --force removes it too. Nothing else is "
+    "touched."
 )
 
 
@@ -123,9 +127,10 @@ FIT_EPILOG = (
     "          rtshield rig fit ft/runs/unprotected-syn ft/runs/protected-syn --out cal"
 )
 CLEAN_SHORT_HELP = (
-    "remove leftovers of a killed rig run (its processes, namespaces named rtsrig-*)"
+    "remove leftovers of killed rig runs (processes, namespaces named rtsrig-*); live "
+    "runs are spared"
 )
-CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
+CLEAN_EPILOG = "\b\nexamples: sudo rtshield rig clean\n          sudo rtshield rig clean --force"
 
 
 def add_to(app: typer.Typer) -> None:
@@ -268,7 +273,10 @@ def add_to(app: typer.Typer) -> None:
 
     @verb(rig, "clean", handle_clean, group="rig", help=CLEAN_HELP,
           short_help=CLEAN_SHORT_HELP, epilog=CLEAN_EPILOG)
-    def clean() -> None:
+    def clean(
+        force: Annotated[bool, opt(
+            "--force", "also remove the runs whose owner still runs (stops them)")] = False,
+    ) -> None:
         ...
 
     add_verbs(rig)
@@ -725,18 +733,21 @@ def handle_report(args) -> int:
     return 0
 
 
-def handle_clean(args) -> int:  # noqa: ARG001
+def handle_clean(args) -> int:
     from rtshield.rig import harness
 
     harness.require_root()
     harness.require_tools(["ip"])
-    removed = harness.clean()
+    removed = harness.clean(force=bool(getattr(args, "force", False)))
     if removed["sysctl"]:
         print("rig clean: restored " + ", ".join(removed["sysctl"]))
     if removed["procs"]:
         print(f"rig clean: killed {len(removed['procs'])} processes the rig had started")
-    if removed["netns"] or removed["links"]:
-        print("rig clean: removed " + ", ".join(removed["netns"] + removed["links"]))
-    elif not (removed["sysctl"] or removed["procs"]):
+    gone = removed["netns"] + removed["links"] + removed["paths"]
+    if gone:
+        print("rig clean: removed " + ", ".join(gone))
+    for line in removed["spared"]:
+        print(f"rig clean: {line}")
+    if not (gone or removed["sysctl"] or removed["procs"] or removed["spared"]):
         print("rig clean: nothing to remove")
     return 0
