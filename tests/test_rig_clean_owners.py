@@ -131,3 +131,9 @@ def test_a_live_owners_sysctl_is_kept(runs, monkeypatch):
         state.write_text(f"{old}\nowner {live_pid} {owners.start_time(live_pid) - 1}\n")
         removed = harness.clean()  # a process id given away since: restored
         assert removed["sysctl"] == ["kernel.sched_rt_runtime_us=950000"]
+    # A killed run's saved value, taken over by the next run: spared while that one runs.
+    knob.write_text("-1\n")
+    state.write_text(f"950000\nowner {live_pid} {owners.start_time(live_pid) - 1}\n")
+    with harness.SysctlOverride("kernel.sched_rt_runtime_us", "-1"):
+        assert harness.clean()["sysctl"] == [] and knob.read_text().strip() == "-1"
+    assert knob.read_text().strip() == "950000"  # the value from before the killed run

@@ -282,9 +282,13 @@ class SysctlOverride:
     def __enter__(self) -> SysctlOverride:
         try:
             self.old = self.path.read_text().strip()
+            me = os.getpid()
             if not self.state.exists():
-                me = os.getpid()
                 self.state.write_text(f"{self.old}\nowner {me} {_start_time(me)}\n")
+            elif not ((holder := _sysctl_owner(self.state)) and holder.alive):
+                # a killed run's: its value is the one to restore, this run now holds it
+                saved = self.state.read_text().splitlines()[0]
+                self.state.write_text(f"{saved}\nowner {me} {_start_time(me)}\n")
             self.path.write_text(self.value + "\n")
         except OSError as e:
             raise RigError(f"rig: cannot set {self.name}={self.value}: {e.strerror}") from None
