@@ -4,17 +4,18 @@ runs finished with the same parameters (checked, from each run's record) are not
 again.
 
 The first test interrupts a real two-cell `rig linux` campaign (root and the tools; the
-shortest phases the rig takes) and resumes it; the others check the records on folders
-the test writes (no root)."""
+shortest phases the rig takes) and resumes it, the second kills one; the others check the
+records on folders the test writes (no root)."""
 
 from __future__ import annotations
 
 import json
 import signal
 import subprocess
+import sys
 
 import pytest
-from rig_checks import needs_root_and, rig
+from rig_checks import links_left, needs_root_and, procs_of, rig, run_tag
 
 from rtshield.outputs import abort_out_dir, prepare_out_dir
 from rtshield.rig.campaign import CAMPAIGN_FILE, RUN_RECORD, Campaign
@@ -66,6 +67,35 @@ def test_an_interrupted_campaign_keeps_its_finished_run_and_resumes(tmp_path):
     assert (out / "runs" / "SF-syn-noload" / "summary.json").read_bytes() == kept
     assert json.loads((out / CAMPAIGN_FILE).read_text())["complete"] is True
     assert not staged.exists()
+
+
+@_as_root
+def test_a_killed_campaign_keeps_its_finished_run_for_the_next(tmp_path):
+    """SIGKILL gives the command no time to say anything: the finished cell and a
+    campaign.json saying what remains are there all the same, and `rig clean` removes
+    what the killed run left (its owner has ended)."""
+    out = tmp_path / "camp"
+    staged = tmp_path / ".camp.rtshield-staging"
+    p = rig("linux", *SHORT, "--out", str(out))
+    assert p.stdout is not None
+    for line in p.stdout:
+        if line.startswith("[1/2] SF-syn-noload:") and "flood pkt/s" in line:
+            break
+    else:
+        pytest.fail(f"the first cell never finished: {p.communicate()}")
+    p.kill()
+    p.communicate(timeout=60)
+    try:
+        camp = json.loads((staged / CAMPAIGN_FILE).read_text())
+        assert camp["complete"] is False and "stopped" not in camp
+        assert [r["state"] for r in camp["runs"]] == ["finished", "to run"]
+        assert (staged / "runs" / "SF-syn-noload" / RUN_RECORD).is_file()
+        assert not out.exists()
+    finally:
+        c = subprocess.run([sys.executable, "-m", "rtshield", "rig", "clean"],
+                           capture_output=True, text=True, timeout=120)
+    assert f"rtsrig-{run_tag(p.pid)}-dev" in c.stdout
+    assert links_left(run_tag(p.pid)) == [] and procs_of(run_tag(p.pid)) == []
 
 
 def _run(camp: Campaign, name: str, params: dict, text: str = '{"x": 1}\n') -> None:
