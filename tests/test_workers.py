@@ -22,6 +22,10 @@ def test_work_units():
     assert work_unit("tests/test_out_safety.py::Cls::test_z") == "tests/test_out_safety.py"
     # "rig" in a test's name or parameters is not a rig module
     assert work_unit("tests/test_units.py::test_rig_[a::b]") == "tests/test_units.py"
+    # the modules that share the whole demo's run (conftest.py: demo_output)
+    assert work_unit("tests/test_browser_report.py::test_demo_report_loads_in_chromium") == "demo"
+    assert work_unit("tests/test_cli_run.py::test_x[a]") == "demo"
+    assert work_unit("tests/test_figure_check.py::test_y") == "demo"
 
 
 def test_the_rig_tests_run_on_one_worker():
