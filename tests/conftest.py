@@ -19,6 +19,14 @@ RIG_MODULES = ("test_rig_", "test_mps2_")
 #: demo runs once per test run, not once per module or worker.
 DEMO_MODULES = ("test_figure_check.py", "test_browser_report.py", "test_cli_run.py")
 
+#: The units that take longest (tens of seconds to minutes), longest first: they start first,
+#: so that no worker is left with a long unit while the other has nothing to do (longest
+#: processing time first). Only the order changes; a unit missing here runs all the same.
+LONG_UNITS = ("rig", "demo", "tests/test_analysis_falsify.py", "tests/test_sdist.py",
+              "tests/test_out_safety.py", "tests/test_conservation_property.py",
+              "tests/test_docs_run.py", "tests/test_cluster.py", "tests/test_sweep_stream.py",
+              "tests/test_cli_quiet.py", "tests/test_workers.py")
+
 
 def work_unit(nodeid: str) -> str:
     """The unit of work a test is sent to a pytest-xdist worker in: every rig test in one
@@ -39,12 +47,20 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """tools/test.sh runs the tests on as many workers as CPUs (``-n``); they are spread in
     the units of :func:`work_unit`. A scheduler of its own, not ``--dist loadgroup``'s
     marks: with pytest 9 that rewrote node ids pytest no longer reads, and the rig's tests
-    ran on both workers at once (two ``rig serve`` on one address)."""
+    ran on both workers at once (two ``rig serve`` on one address). The units are handed
+    out longest first (:data:`LONG_UNITS`), then by their number of tests."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ByUnit(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # xdist hands out the queue's first unit: the long ones first (LONG_UNITS)
+            for unit in reversed(LONG_UNITS):
+                if unit in self.workqueue:
+                    self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
 
     return ByUnit(config, log)
 
