@@ -22,10 +22,10 @@ DEMO_MODULES = ("test_figure_check.py", "test_browser_report.py", "test_cli_run.
 #: The units that take longest (tens of seconds to minutes), longest first: they start first,
 #: so that no worker is left with a long unit while the other has nothing to do (longest
 #: processing time first). Only the order changes; a unit missing here runs all the same.
-LONG_UNITS = ("rig", "demo", "tests/test_analysis_falsify.py", "tests/test_sdist.py",
-              "tests/test_out_safety.py", "tests/test_conservation_property.py",
-              "tests/test_docs_run.py", "tests/test_cluster.py", "tests/test_sweep_stream.py",
-              "tests/test_cli_quiet.py", "tests/test_workers.py")
+LONG_UNITS = ("rig", "demo", "tests/test_docs_run.py", "tests/test_sdist.py",
+              "tests/test_analysis_falsify.py", "tests/test_out_safety.py",
+              "tests/test_conservation_property.py", "tests/test_cli_quiet.py",
+              "tests/test_cluster.py", "tests/test_sweep_stream.py", "tests/test_workers.py")
 
 
 def work_unit(nodeid: str) -> str:
