@@ -23,6 +23,7 @@
 #ifndef RTS_BOARD_H
 #define RTS_BOARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,10 @@ void rts_board_exit(int status) __attribute__((noreturn));
 int rts_board_open(const char *path);
 void rts_board_write(int fd, const void *data, size_t len);
 void rts_board_close(int fd);
+
+/** Whether the file `path` exists (the runner's "stop" file: one check per
+ *  snapshot, from a task). */
+bool rts_board_exists(const char *path);
 
 /** Write the board's per-task CPU times into the report being built
  *  (`"threads_cpu_ns": {...},` through rts_device_put()). */

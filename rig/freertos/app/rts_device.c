@@ -33,7 +33,9 @@
  * file; they are written inside a critical section.
  *
  * It says "ready" once the stack is up and the sockets are bound, and ends
- * with status 0 after `seconds` (having said "done"); a bad config ends it
+ * with status 0 (having said "done") once the file DIR/stop exists (the
+ * runner's phases are over; checked at each snapshot) or after `seconds`,
+ * whichever comes first; a bad config ends it
  * with status 2 and one error line; a socket that cannot be opened, 3; a
  * kernel assertion, 4.
  */
@@ -609,10 +611,15 @@ static void monitor_main(void *arg)
     ns_ready = rts_board_now_ns();
     rts_board_say("ready\n");
     taskEXIT_CRITICAL();
+    /* The run ends when the runner creates DIR/stop (its phases are over),
+     * seen at the next snapshot, or at the latest after `seconds`. */
+    static char stop[sizeof C.out + 8];
+    (void)rts_device_fmt(stop, sizeof stop, "%s/stop", C.out);
     const TickType_t end = xTaskGetTickCount() + pdMS_TO_TICKS(1000u * C.seconds);
     TickType_t next = xTaskGetTickCount();
     while (xTaskGetTickCount() < end) {
         snapshot();
+        if (rts_board_exists(stop)) break;
         vTaskDelayUntil(&next, pdMS_TO_TICKS(SNAP_MS));
     }
     snapshot();

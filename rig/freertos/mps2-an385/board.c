@@ -111,6 +111,14 @@ void rts_board_close(int fd)
     (void)mps2_semihost(SYS_CLOSE, block);
 }
 
+bool rts_board_exists(const char *path)
+{
+    const int fd = sh_open(path, MODE_R);
+    if (fd < 0) return false;
+    rts_board_close(fd);
+    return true;
+}
+
 /* The LAN9118 interrupt's time by the task it interrupted (rts_netif_mps2.c;
  * weak: the stock image, rts_net_stock.c, has no such count). */
 extern uint64_t rts_netif_mps2_isr_ns_in(TaskHandle_t task) __attribute__((weak));

@@ -86,6 +86,11 @@ void rts_board_close(int fd)
     close(fd);
 }
 
+bool rts_board_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
 /* Read a small /proc file into `buf` (NUL-terminated); no stdio, no heap. */
 static bool read_small(const char *path, char *buf, size_t cap)
 {

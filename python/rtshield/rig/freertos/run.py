@@ -140,7 +140,7 @@ def run_variant(
             rx_cpu=None if target.emulated else opts.rx_cpu,
         )
     )
-    for stale in ("device.json", "cycles.bin", "device.err", "console.log"):
+    for stale in ("device.json", "cycles.bin", "device.err", "console.log", "stop"):
         (run_dir / stale).unlink(missing_ok=True)
     replays = []  # the pcap flows' rewritten frames, ready before the target starts
     for pf in pcap_flows(scn):
@@ -301,6 +301,10 @@ def run_variant(
             polled[name] = json.loads(line)
         except ValueError:
             raise RigError(f"{who}: the MODBUS poll client of {name} reported nothing") from None
+    # The phases are over and every sender has ended: the device ends its recording at its
+    # next snapshot (100 ms) instead of running out its `seconds`, which only bound a run
+    # whose runner went away.
+    (run_dir / "stop").touch()
     console.wait(
         "done",
         max(10.0, limit - (mono_ns() - t0) / 1e9),
@@ -308,6 +312,7 @@ def run_variant(
     )
     rc = h.wait(dev_proc, 10)
     h.stop(dev_proc)
+    (run_dir / "stop").unlink(missing_ok=True)
     tap.append(("end", tap_sample(h, bench.wiring)))
     if "done" not in console.words or rc != 0 or not (run_dir / "device.json").is_file():
         why = _last_line(err) or ([console.last_other()] if console.last_other() else [])
