@@ -55,6 +55,14 @@ def test_lwip_protected_and_unprotected(tmp_path, built):
         assert set(LOSSES) <= set(s["stack_counters"]), v
         assert set(LOSSES) <= set(s["phases"]["attack"]["stack_counters"]), v
         assert s["stack_counters"]["link_recv"] > 0, v
+    for v in runs:
+        # the rig stopped the device once the phases were over (the run folder's `stop`,
+        # seen at a 100 ms snapshot), not after the config's `seconds` (10 snapshots each)
+        run = out / "runs" / f"{v}-syn"
+        conf = dict(ln.split(None, 1) for ln in (run / "device.conf").read_text().splitlines())
+        snaps = json.loads((run / "device.json").read_text())["snapshots"]
+        assert len(snaps) < 10 * int(conf["seconds"]), (v, len(snaps), conf["seconds"])
+        assert not (run / "stop").exists(), v
     prot = runs["protected"]
     att = prot["phases"]["attack"]
     assert att["critical"]["cycles"] > 0
