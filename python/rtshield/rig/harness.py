@@ -410,6 +410,7 @@ class Processes:
         cpu: int | None = None,
         stop_signal: str = "INT",
         stdout: int | None = None,
+        stdin: int | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` (in namespace ``ns``, else in this one), pinned to ``cpu``,
         stopped after ``limit_s``.
@@ -433,7 +434,7 @@ class Processes:
             env={**os.environ, TAG_ENV: self.tag},
             stdout=stdout if stdout is not None else (log or subprocess.DEVNULL),
             stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin if stdin is not None else subprocess.DEVNULL,
             start_new_session=True,
             text=True,
         )
@@ -689,12 +690,13 @@ class Harness(Processes):
         cpu: int | None = None,
         stop_signal: str = "INT",
         stdout: int | None = None,
+        stdin: int | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` in ``side``'s namespace (:meth:`Processes.start`)."""
         ns, _ = self.ns_of(side)
         return self.start(
             argv, limit_s=limit_s, name=name, ns=ns, cpu=cpu, stop_signal=stop_signal,
-            stdout=stdout,
+            stdout=stdout, stdin=stdin,
         )
 
     def flood(

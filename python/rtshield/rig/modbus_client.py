@@ -284,6 +284,9 @@ def main(argv: Sequence[str]) -> int:
     spec = json.loads(argv[1])
     signal.signal(signal.SIGTERM, _on_stop)
     signal.signal(signal.SIGINT, _on_stop)
+    if spec.get("go"):  # started ahead: say so, then take t0_ns/end_ns from the go line
+        print("ready", flush=True)
+        spec.update(json.loads(sys.stdin.readline() or "{}"))
     print(json.dumps(run(spec)), flush=True)
     return 0
 

@@ -111,10 +111,13 @@ def _mono() -> int:
 def send(spec: dict[str, Any]) -> dict[str, Any]:
     """Send the frames of ``spec["frames"]`` on ``spec["ifname"]`` from ``spec["t0_ns"]``."""
     frames = read_frames(spec["frames"])
-    bounds: Sequence[Sequence[int]] = spec["bounds"]
-    t0, end = int(spec["t0_ns"]), int(spec["end_ns"])
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((spec["ifname"], 0))
+    if spec.get("go"):  # started ahead: say so, then take t0_ns/end_ns/bounds from the go line
+        print("ready", flush=True)
+        spec = {**spec, **json.loads(sys.stdin.readline() or "{}")}
+    bounds: Sequence[Sequence[int]] = spec["bounds"]
+    t0, end = int(spec["t0_ns"]), int(spec["end_ns"])
     sent = [0] * len(bounds)
     total = errors = 0
     for t, fr in frames:

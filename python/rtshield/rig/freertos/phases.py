@@ -3,7 +3,8 @@
 Every run goes through idle before, attack, idle after (:data:`PHASES`), each
 ``phase_s`` long with a break of ``break_s`` after the first two
 (:func:`rtshield.rig.timing.procedure_s`); the rig's senders, MODBUS
-controllers and replays start :data:`LEAD_S` before the first phase.
+controllers and replays start before it, and the first phase begins :data:`GO_S` after
+the last of them is ready (at most :data:`LEAD_S` after the target's "ready").
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rtshield.rig.timing import procedure_s
 
 __all__ = [
     "ATTACK_LABEL",
+    "GO_S",
     "LEAD_S",
     "MODBUS_TIMEOUT_S",
     "PHASES",
@@ -27,10 +29,14 @@ __all__ = [
 #: How the report and the progress lines name each attack.
 ATTACK_LABEL = {"syn": "hping3 SYN flood", "arp": "ARP flood", "nmap": "nmap full SYN scan"}
 PHASES = ("idle_before", "attack", "idle_after")
-#: Time from the target's "ready" to the first phase, in which the rig's senders, MODBUS
-#: controllers and replays start (a Python process takes a few hundred ms on a busy host):
-#: each begins at the first phase's start, so that phase is offered in full.
-LEAD_S = 1.0
+#: The longest the start of a run may take from the target's "ready" to the first phase
+#: (host seconds): the ARP warm-up and the rig's senders, MODBUS controllers and replays
+#: each saying they are ready (a Python process takes a few hundred ms on a busy host).
+#: The first phase starts :data:`GO_S` after the last of them, not after this bound.
+LEAD_S = 10.0
+#: From the go the rig gives its senders, controllers and replays (once all said ready)
+#: to the first phase: time for each to read it, so that phase is offered in full.
+GO_S = 0.05
 #: A MODBUS poll's response timeout: an answer later than this counts as a timeout.
 MODBUS_TIMEOUT_S = 0.5
 

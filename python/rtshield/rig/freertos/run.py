@@ -33,7 +33,7 @@ from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 from .board import Bench, device_argv, tap_sample
 from .console import Console, host_to_device
 from .device import VARIANTS, Device, modbus_flows, pcap_flows, target_config, udp_flows
-from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, phase_bounds
+from .phases import ATTACK_LABEL, GO_S, LEAD_S, MODBUS_TIMEOUT_S, phase_bounds
 
 __all__ = ["READY_S", "Options", "run_variant"]
 
@@ -44,9 +44,12 @@ _SENDER = r"""
 import json, socket, struct, sys, time
 spec = json.loads(sys.argv[1])
 mono = lambda: time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-bounds = spec["bounds"]
 flows = spec["flows"]
 socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in flows]
+if spec.get("go"):  # started ahead: say so, then take t0_ns/end_ns/bounds from the go line
+    print("ready", flush=True)
+    spec.update(json.loads(sys.stdin.readline() or "{}"))
+bounds = spec["bounds"]
 sent = [[0] * len(bounds) for _ in flows]
 t0 = max(mono(), spec.get("t0_ns", 0))
 nxt = [t0 + int(i * 1e9 / max(1.0, f["rate"]) / len(flows)) for i, f in enumerate(flows)]
@@ -180,22 +183,18 @@ def run_variant(
     warm = h.spawn(
         "attacker",
         ["ping", "-q", "-c", "2", "-i", "0.2", "-W", "1", DEVICE_ADDR],
-        limit_s=LEAD_S + 2,
+        limit_s=LEAD_S,
         name=f"{run_dir.name}.arp-warm-up",
         stop_signal="TERM",
     )
-    t0 = mono_ns() + int(LEAD_S * 1e9)  # the traffic's processes start before the first phase
-    bounds = phase_bounds(t0, P, B)
+    start_by = mono_ns() + int(LEAD_S * 1e9)
+    # The traffic's processes start now, say "ready" once set up and wait for the go line
+    # that gives them the phases (started ahead: a Python process takes a few hundred ms).
+    ahead: list[tuple[str, subprocess.Popen]] = []
     flows = udp_flows(scn)
     sender = None
     if flows:
-        spec = {
-            "dst": DEVICE_ADDR,
-            "flows": flows,
-            "bounds": bounds,
-            "end_ns": bounds[2][1],
-            "t0_ns": t0,
-        }
+        spec = {"dst": DEVICE_ADDR, "flows": flows, "go": True}
         sender = h.spawn(
             "attacker",
             [sys.executable, "-c", _SENDER, json.dumps(spec)],
@@ -203,66 +202,66 @@ def run_variant(
             name=f"{run_dir.name}.sender",
             stop_signal="TERM",
             stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE,
         )  # not pinned beside the flood tool: its pacing would turn into bursts
+        ahead.append(("the flow sender", sender))
     pollers = []
     for mf in modbus_flows(scn):
         mspec = {
             "dst": DEVICE_ADDR,
             "port": mf["port"],
             "rate": mf["rate"],
-            "t0_ns": t0,
-            "end_ns": bounds[2][1],
+            "go": True,
             "timeout_ns": int(MODBUS_TIMEOUT_S * 1e9),
             "out": str((run_dir / f"modbus_{mf['name']}.bin").resolve()),
         }
         (run_dir / f"modbus_{mf['name']}.bin").unlink(missing_ok=True)
-        pollers.append(
-            (
-                mf["name"],
-                h.spawn(
-                    "attacker",
-                    [
-                        sys.executable,
-                        str(Path(modbus_client.__file__)),
-                        json.dumps(mspec),
-                    ],
-                    limit_s=LEAD_S + total + MODBUS_TIMEOUT_S + 5,
-                    name=f"{run_dir.name}.modbus_{mf['name']}",
-                    stop_signal="TERM",
-                    stdout=subprocess.PIPE,
-                ),
-            )
+        pp = h.spawn(
+            "attacker",
+            [sys.executable, str(Path(modbus_client.__file__)), json.dumps(mspec)],
+            limit_s=LEAD_S + total + MODBUS_TIMEOUT_S + 5,
+            name=f"{run_dir.name}.modbus_{mf['name']}",
+            stop_signal="TERM",
+            stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE,
         )
+        pollers.append((mf["name"], pp))
+        ahead.append((f"the MODBUS poll client of {mf['name']}", pp))
     replayers = []
     for name, frames in replays:
-        rspec = {
-            "frames": str(frames.resolve()),
-            "ifname": h.if_atk,
-            "t0_ns": t0,
-            "end_ns": bounds[2][1],
-            "bounds": bounds,
-        }
-        replayers.append(
-            (
-                name,
-                h.spawn(
-                    "attacker",
-                    [sys.executable, str(Path(pcap_replay.__file__)), json.dumps(rspec)],
-                    limit_s=LEAD_S + total + 5,
-                    name=f"{run_dir.name}.pcap_{name}",
-                    stop_signal="TERM",
-                    stdout=subprocess.PIPE,
-                ),
-            )
+        rspec = {"frames": str(frames.resolve()), "ifname": h.if_atk, "go": True}
+        rp = h.spawn(
+            "attacker",
+            [sys.executable, str(Path(pcap_replay.__file__)), json.dumps(rspec)],
+            limit_s=LEAD_S + total + 5,
+            name=f"{run_dir.name}.pcap_{name}",
+            stop_signal="TERM",
+            stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE,
         )
+        replayers.append((name, rp))
+        ahead.append((f"the pcap replay of {name}", rp))
+    for what, p in ahead:
+        if _readline(p, max(0.0, (start_by - mono_ns()) / 1e9)) != "ready":
+            raise RigError(f"{who}: {what} did not start within {LEAD_S:g} s")
+    h.wait(warm, max(0.0, (start_by - mono_ns()) / 1e9))  # it ends after its two answers
+    h.stop(warm)
+    t0 = mono_ns() + int(GO_S * 1e9)
+    bounds = phase_bounds(t0, P, B)
+    go = json.dumps({"t0_ns": t0, "end_ns": bounds[2][1], "bounds": bounds}) + "\n"
+    for what, p in ahead:
+        try:
+            if p.stdin is not None:
+                p.stdin.write(go)
+                p.stdin.close()
+        except OSError:
+            raise RigError(f"{who}: {what} ended before the first phase") from None
 
     def mark(at_ns: int, what: str) -> None:
         sleep_until(at_ns)
         if bench.wiring.tap is not None:
             tap.append((what, tap_sample(h, bench.wiring)))
 
-    h.wait(warm, max(0.0, (t0 - mono_ns()) / 1e9))
-    h.stop(warm)
     mark(bounds[0][0], "idle_before")
     say(f"idle before ({P:g} s)")
     mark(bounds[0][1], "idle_before_end")
