@@ -215,18 +215,24 @@ def figure_workers() -> Iterator[cf.Executor | None]:
     while this process validates the scenario and simulates (this process then
     never imports it); stopped when the block ends, however it ends.
 
+    In a process that has matplotlib imported already (a resident server's child,
+    :mod:`rtshield.daemon`) the workers import nothing and this process only waits
+    for them once the results exist: one per CPU then (on two or more), at most four.
+
     ``None`` (figures drawn in this process) on one CPU or where processes cannot
     be forked. Call it before any other thread starts: a fork copies only the
     calling thread.
     """
     import multiprocessing
     import os
+    import sys
 
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cpus = os.cpu_count() or 1
-    workers = min(2, cpus - 1)
+    warm = "matplotlib.backends.backend_agg" in sys.modules
+    workers = (min(4, cpus) if cpus > 1 else 0) if warm else min(2, cpus - 1)
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover - Windows
