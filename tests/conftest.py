@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
+
+# A developer's resident server (`rtshield server start`) never serves the tests'
+# commands: they run in their own processes, as without a server. tests/test_server.py
+# starts servers of its own and sets this variable for the commands it sends them.
+os.environ["RTSHIELD_SERVER"] = "off"
 
 #: Modules of the rig's tests: namespaces, TAP devices, ``rig serve``'s one address,
 #: ``rig clean`` (which removes every rig namespace and process) and the rig's build

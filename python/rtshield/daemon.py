@@ -132,9 +132,10 @@ def threads() -> list[str]:
 
 # ------------------------------------------------------------------ start
 
-def warm(package: str) -> None:
-    """Import what the served commands use and run one short scenario with its
-    figures, its output thrown away, in this process."""
+def warm(package: str, full: bool = True) -> None:
+    """Import what the served commands use and (``full``) run one short scenario with
+    its figures, drawn here, its output thrown away, in this process; without
+    ``full`` the libraries a command uses are imported by each command."""
     # pyarrow's jemalloc starts a background thread at import unless told not to;
     # its default pool is another one, so this changes no result
     conf = os.environ.get("JE_ARROW_MALLOC_CONF", "")
@@ -142,21 +143,23 @@ def warm(package: str) -> None:
     from rtshield import cli
 
     cli.single_threaded_blas()
+    if not full:
+        return
+    t0 = time.monotonic()
     import matplotlib.backends.backend_agg  # noqa: F401 - the server's children draw
 
-    from rtshield.figures import layout
+    from rtshield.runner import run_one
+    from rtshield.scenario import load_scenario, parse_overrides
 
-    fig = layout.new_figure(4.0, 3.0)  # matplotlib's fonts, loaded once
-    layout.suptitle(fig, "rtshield")
-    layout.png_bytes(fig)
     scenario = os.path.join(package, WARM_SCENARIO)
     out = tempfile.mkdtemp(prefix="rtshield-server-warm-")
     quiet = open(os.devnull, "w")  # noqa: SIM115 - closed below
     saved = sys.stdout
     sys.stdout = quiet
     try:
+        short = ["--set", "scenario.duration=2s"]
         commands = [
-            ["run", scenario, "--set", "scenario.duration=2s", "--out", f"{out}/run"],
+            ["run", scenario, *short, "--no-figures", "--out", f"{out}/run"],
             *([verb, "--help"] for verb in sorted(serverlink.SERVED)),
             ["--help"],
         ]
@@ -164,10 +167,16 @@ def warm(package: str) -> None:
             code = cli.main(argv)
             if code != 0:
                 raise LinkError(f"warming up: 'rtshield {' '.join(argv)}' ended with {code}")
+        t1 = time.monotonic()
+        # the figures drawn here: what drawing loads (fonts, glyphs, modules) is then
+        # loaded in every child and its figure workers
+        run_one(load_scenario(scenario, parse_overrides(short[1:])), f"{out}/figures",
+                figures=True)
     finally:
         sys.stdout = saved
         quiet.close()
         shutil.rmtree(out, ignore_errors=True)
+    log(f"warmed up: imports and a run {t1 - t0:.1f} s, figures {time.monotonic() - t1:.1f} s")
 
 
 def start(args: argparse.Namespace) -> int:
@@ -187,7 +196,7 @@ def start(args: argparse.Namespace) -> int:
         raise LinkError("a server of this installation is running already") from None
     before = package_fingerprint(ident["package"])
     t0 = time.monotonic()
-    warm(ident["package"])
+    warm(ident["package"], full=args.warm_up)
     if package_fingerprint(ident["package"]) != before:
         raise LinkError("rtshield's files changed while the server started")
     running = threads()
@@ -300,9 +309,11 @@ class Server:
                 break
             client = self.children.pop(pid, None)
             self.last = time.monotonic()
+            code = os.waitstatus_to_exitcode(status)
+            log(f"command {pid} ended: {f'signal {-code}' if code < 0 else f'exit {code}'}"
+                f"{'' if client is not None else ' (its client had gone)'}")
             if client is None:
                 continue
-            code = os.waitstatus_to_exitcode(status)
             try:
                 send(client, {"killed": -code} if code < 0 else {"exit": code})
             except OSError:  # it is gone
@@ -323,6 +334,7 @@ class Server:
         except (OSError, LinkError):
             message = None
         if message is None:  # the client is gone: its command goes with it
+            log(f"command {pid}: its client is gone, killing it")
             self._drop(client)
             if pid in self.children:
                 self.children[pid] = None
@@ -331,6 +343,7 @@ class Server:
         signum = message.get("signal")
         if message.get("op") == "signal" and signum in serverlink.FORWARDED:
             if pid in self.children:
+                log(f"command {pid}: signal {signum} from its client")
                 os.kill(pid, signum)
 
     # --- a request
@@ -387,7 +400,8 @@ class Server:
             "pid": os.getpid(), "socket": self.path, "identity": self.ident,
             "started": self.started, "uptime_s": time.time() - self.started,
             "idle_minutes": self.idle_s / 60.0, "served": self.served,
-            "running": len(self.children), "current": not self._stale(),
+            "running": len(self.children), "children": sorted(self.children),
+            "current": not self._stale(),
         }
 
     def _stale(self) -> bool:
@@ -421,11 +435,20 @@ class Server:
     def _fork(self, client: socket.socket, message: dict, fds: list[int]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        # the child starts with the client's signals held, and takes them once its own
+        # handlers are set (the server's would note them and do nothing)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, serverlink.FORWARDED)
+        try:
+            pid = os.fork()
+        except OSError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            raise
+        if pid != 0:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if pid == 0:  # the child: never returns
             code = 70  # EX_SOFTWARE: the child failed before the command ran
             try:
-                code = self._child(client, message, fds)
+                code = self._child(client, message, fds, mask)
             except BaseException:  # noqa: BLE001 - shown, never hidden: on the client's stderr
                 traceback.print_exc()  # (or the server's log, before the child took it)
                 _flush()
@@ -436,6 +459,7 @@ class Server:
         except OSError:  # it did it itself, or ended already
             pass
         self.served += 1
+        log(f"command {pid}: rtshield {' '.join(message['argv'])}")
         self.children[pid] = client
         self.clients[client.fileno()] = (client, pid)
         self.poll.register(client, select.POLLIN)
@@ -448,7 +472,7 @@ class Server:
 
     # --- the child
 
-    def _child(self, client: socket.socket, message: dict, fds: list[int]) -> int:
+    def _child(self, client: socket.socket, message: dict, fds: list[int], mask) -> int:
         """Become the client's process and run its command; the exit status."""
         os.setpgid(0, 0)
         self.libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG: end with the server
@@ -458,6 +482,7 @@ class Server:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if os.getppid() != self.pid:  # the server ended before the line above
             return 1
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for sock in (client, *(c for c, _ in self.clients.values()), *self.waiting):
             sock.close()
         if self.listener is not None:
@@ -564,6 +589,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--idle", type=float, default=30.0, help="minutes; 0: never")
+    parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                        help="import only the command line ahead")
     args = parser.parse_args(argv)
     os.chdir("/")  # the server holds no folder of the user's
     try:

@@ -83,6 +83,11 @@ def add_to(app: typer.Typer) -> None:
         idle: Annotated[float, opt(
             "--idle", "minutes without a command after which the server ends "
             "(default 30; 0: never)", "MINUTES", min=0.0)] = 30.0,
+        warm_up: Annotated[bool, opt(
+            "--warm-up/--no-warm-up", "run one short scenario with its figures at start "
+            "(the default), so that what every command loads is loaded once; without it the "
+            "server starts in about a second and each command loads what it uses, as "
+            "without a server")] = True,
     ) -> None:
         ...
 
@@ -132,7 +137,7 @@ def handle_start(args) -> int:
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-P", "-m", "rtshield.daemon", "--socket", path, "--key", key,
-             "--idle", f"{args.idle:g}"],
+             "--idle", f"{args.idle:g}", *([] if args.warm_up else ["--no-warm-up"])],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
             start_new_session=True, close_fds=True,
         )
