@@ -131,6 +131,20 @@ def test_an_argparse_verb_still_mounts(monkeypatch, capsys):
     assert "say hello" in capsys.readouterr().out
 
 
+def test_ctrl_c_while_the_command_line_is_parsed_is_an_interruption(monkeypatch, capsys):
+    """typer turns a KeyboardInterrupt in its parsing into exit status 130 silently: the
+    line is said all the same (the first moments of a command, served or not)."""
+    from typer import core
+
+    def interrupted(self, ctx, args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core.TyperGroup, "parse_args", interrupted)
+    assert cli.main(["run", "x.toml", "--out", "o"]) == 130
+    out = capsys.readouterr()
+    assert out.err == "rtshield: interrupted\n" and out.out == ""
+
+
 def test_top_help_lists_every_verb(capsys):
     assert cli.main(["--help"]) == 0
     text = capsys.readouterr().out

@@ -172,10 +172,10 @@ def _served_child(env, client: subprocess.Popen) -> int:
     raise AssertionError("the command was never served")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_a_signal_to_the_client_ends_its_command(server, runtime, tmp_path, signum):
-    """Ctrl-C (SIGINT) reaches the command: `rtshield: interrupted`, status 130, as in its
-    own process; a client killed outright takes its command with it."""
+    """Ctrl-C (SIGINT) and SIGTERM reach the command: `rtshield: interrupted`, status 130
+    or 143, as in its own process; a client killed outright takes its command with it."""
     client = subprocess.Popen(
         [sys.executable, "-m", "rtshield", "run", _long_scenario(tmp_path), "--no-figures",
          "--out", tmp_path / "o"],
@@ -190,8 +190,8 @@ def test_a_signal_to_the_client_ends_its_command(server, runtime, tmp_path, sign
         if client.poll() is None:
             client.kill()
     assert _gone(child), f"the served command {child} outlived its client"
-    if signum == signal.SIGINT:
-        assert client.returncode == 130 and err == "rtshield: interrupted\n", (out, err)
+    if signum != signal.SIGKILL:  # as in the command's own process: 130, 143
+        assert client.returncode == 128 + signum and err == "rtshield: interrupted\n", (out, err)
     else:
         assert client.returncode == -signal.SIGKILL
     assert not (tmp_path / "o").exists()  # an interrupted run leaves no output folder

@@ -160,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with no_cyclic_gc():  # start-up: the verb's module and what it imports
             cmd = typer.main.get_command(_app_for(args))
-        rv = cmd.main(args=args, prog_name="rtshield", standalone_mode=False)
+        # click's parsing and the command, without typer's main(), which would turn a
+        # Ctrl-C while it parses into exit status 130 without a word
+        with cmd.make_context("rtshield", args) as ctx:
+            rv = cmd.invoke(ctx)
     except typer.Exit as e:
         return int(e.exit_code)
     except typer.Abort:
