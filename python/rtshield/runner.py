@@ -116,15 +116,23 @@ def write_run(
     the figures are drawn in its processes, the same bytes.
     """
     out = Path(out_dir)
-    summary = result.summary()
-    write_summary(out, summary)
-    write_timeseries(out, result.timeseries)
     saved = "summary.json and the time series are"
-    figs: dict[str, Path] = {}
     if figures:
         from rtshield import figures as drawing  # looked up when called: tests replace them
         from rtshield.engine_config import on_ticks  # loaded by the run already
 
+        # the period the task keeps: ticks of a late tick are longer
+        period_us = on_ticks(scenario, scenario.critical.period_ns) / 1e3
+        # a pool draws while the numbers are written here (they are still written first)
+        drawn = late_output(
+            out, "figures", "nothing is", lambda: drawing.submit_run_figures(
+                drawing.run_figure_jobs(result, scenario.name, period_us), pool),
+        ) if pool is not None else None
+    summary = result.summary()
+    write_summary(out, summary)
+    write_timeseries(out, result.timeseries)
+    figs: dict[str, Path] = {}
+    if figures:
         figs = late_output(
             out,
             "figures",
@@ -133,9 +141,8 @@ def write_run(
             result,
             scenario.name,
             out,
-            # the period the task keeps: ticks of a late tick are longer
-            period_us=on_ticks(scenario, scenario.critical.period_ns) / 1e3,
-            **({"pool": pool} if pool is not None else {}),
+            period_us=period_us,
+            **({"pool": pool, "drawing": drawn} if pool is not None else {}),
         )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
     late_output(out, "report", saved, run_report, out, entry)
