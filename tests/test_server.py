@@ -184,6 +184,11 @@ def test_a_signal_to_the_client_ends_its_command(server, runtime, tmp_path, sign
     )
     try:
         child = _served_child(server.env, client)
+        staging = tmp_path / ".o.rtshield-staging"  # made once the scenario is valid
+        end = time.monotonic() + 30
+        while not staging.exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert staging.exists() and client.poll() is None
         client.send_signal(signum)
         out, err = client.communicate(timeout=30)
     finally:
