@@ -158,22 +158,9 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory) -> Path:
-    """The demo (every study), shortened so the test stays affordable."""
-    out = tmp_path_factory.mktemp("browser") / "demo"
-    res = subprocess.run(
-        [sys.executable, "-m", "rtshield", "demo", "--out", str(out), "--quiet",
-         "--set", "scenario.duration=4s"],
-        capture_output=True, text=True, timeout=900,
-    )
-    if res.returncode != 0 and "--quiet" in res.stderr:  # demo without --quiet
-        res = subprocess.run(
-            [sys.executable, "-m", "rtshield", "demo", "--out", str(out),
-             "--set", "scenario.duration=4s"],
-            capture_output=True, text=True, timeout=900,
-        )
-    assert res.returncode == 0, res.stderr
-    return out / "report.html"
+def demo_report(demo_output) -> Path:
+    """The whole demo's report (every study; the shared run, tests/conftest.py)."""
+    return demo_output[0] / "report.html"
 
 
 def test_demo_report_loads_in_chromium(demo_report, tmp_path):

@@ -141,15 +141,10 @@ def test_compare_two_scenarios(tmp_path):
     assert html.count("data:image/png;base64,") >= 4
 
 
-def test_demo_runs_the_whole_study_from_any_directory(tmp_path):
-    out = tmp_path / "demo"
-    res = subprocess.run(
-        [sys.executable, "-m", "rtshield", "demo", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert res.returncode == 0, res.stderr
+def test_demo_runs_the_whole_study_from_any_directory(demo_output):
+    """The whole demo, run from a folder outside the checkout (the shared run,
+    tests/conftest.py: ``demo_output``)."""
+    out, stdout, _ = demo_output
     comp = json.loads((out / "comparison.json").read_text())
     assert list(comp) == sorted(comp)  # sorted keys
     # every configuration the study ships, each once
@@ -157,17 +152,17 @@ def test_demo_runs_the_whole_study_from_any_directory(tmp_path):
     html = (out / "report.html").read_text()
     for name in comp:
         assert name in html
-    assert "demo: 8 configurations" in res.stdout
+    assert "demo: 8 configurations" in stdout
     # The claims of §3, each with its verdict, in the report and on the terminal.
     assert "Claims of Danicki et al. §3 against this run" in html
     assert html.count("does not hold") >= 1 and html.count("holds") >= 10
-    assert "claims of Danicki et al. §3 hold" in res.stdout
+    assert "claims of Danicki et al. §3 hold" in stdout
     # Every study in one report with a table of contents (Behnke et al.'s software approach
     # in its own folder: tests/test_study_behnke_software.py checks its claims).
     assert "<h2>Contents</h2>" in html and 'id="behnke-software"' in html
     assert "Claims of Behnke et al. §6 against this run" in html
     assert (out / "behnke_software" / "report.html").is_file()
-    assert "claims of Behnke et al. §6 hold" in res.stdout
+    assert "claims of Behnke et al. §6 hold" in stdout
 
 
 def test_set_overrides_a_key_for_one_run(tmp_path):

@@ -111,14 +111,15 @@ def _run(args, cwd, log):
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory):
-    """`rtshield demo`, the README's compare and a sweep, every figure checked as it is
-    written: (their folder, the check's record, compare's standard output)."""
+def written(tmp_path_factory, demo_output):
+    """`rtshield demo` (the shared run, tests/conftest.py), the README's compare and a
+    sweep, every figure checked as it is written: (their folders, the check's record lines,
+    compare's standard output)."""
     if shutil.which("rtshield") is None:
         pytest.skip("rtshield is not on the PATH")
+    demo, _, demo_log = demo_output
     tmp = tmp_path_factory.mktemp("written")
     log = tmp / "figures.txt"
-    _run(["rtshield", "demo", "--out", "demo"], tmp, log)
     cmp = _run(["rtshield", "compare",
                 str(ROOT / "scenarios/examples/behnke_hp_with_flood.toml"),
                 str(ROOT / "scenarios/examples/behnke_hp_with_flood_unprotected.toml"),
@@ -126,16 +127,16 @@ def written(tmp_path_factory):
     _run(["rtshield", "sweep", str(ROOT / "scenarios/danicki2021/burst.toml"),
           "--set", "mitigation.capacity=300,600,1200", "--set", "driver.queue=100,500",
           "--set", "scenario.duration=12s", "--out", "sweep"], tmp, log)
-    return tmp, log, cmp.stdout
+    lines = demo_log.read_text().splitlines() + log.read_text().splitlines()
+    return (demo, tmp), lines, cmp.stdout
 
 
 def test_every_figure_of_demo_compare_and_sweep_passes_the_check(written):
-    tmp, log, _ = written
-    lines = log.read_text().splitlines()
+    folders, lines, _ = written
     problems = [ln for ln in lines if ln.startswith("problem: ")]
     assert not problems, "\n".join(problems)
     # every PNG written was checked as it was drawn
-    pngs = list(tmp.rglob("*.png"))
+    pngs = [p for d in folders for p in d.rglob("*.png")]
     checked = [ln for ln in lines if ln.startswith("checked ")]
     assert len(pngs) >= 25
     assert len(checked) >= len(pngs), (len(checked), len(pngs))
@@ -154,7 +155,7 @@ def test_the_readme_compare_shows_the_receive_path_and_each_flow(written):
     """README: with the receive path every high-priority packet is delivered; through
     the original stack not. The terminal's and the report's side-by-side tables show
     which run has the receive path, and each flow's delivered of offered packets."""
-    tmp, _, stdout = written
+    (_, tmp), _, stdout = written
     comp = json.loads((tmp / "hp-vs-flood" / "comparison.json").read_text())
     hp = {name: s["flows"]["hp"] for name, s in comp.items()}
     prot, bare = hp["behnke_hp_with_flood"], hp["behnke_hp_with_flood_unprotected"]

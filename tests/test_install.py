@@ -126,6 +126,18 @@ def test_a_repeated_run_reinstalls_only_after_a_source_changed(tmp_path, git):
     assert len(log.read_text().splitlines()) == 3  # --check installs nothing
 
 
+def test_debian_installs_only_the_debian_packages(tmp_path):
+    """``--debian`` (tools/test.sh's first step, before the C tests): no pip run, no
+    virtual environment touched."""
+    root, log = _fake_checkout(tmp_path, git=False)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    res = subprocess.run([root / "tools" / "install.sh", "--test", "--debian"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "Debian packages done" in res.stdout and "Python package" not in res.stdout
+    assert not log.exists() and not (root / ".venv" / ".rtshield-installed").exists()
+
+
 def test_the_package_under_test_is_the_checkouts_sources():
     """Under tools/test.sh the tests import rtshield from the checkout's .venv: install.sh
     must then find it up to date, or the tests ran an older build than the sources."""

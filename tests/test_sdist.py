@@ -6,6 +6,12 @@ installed with ``--no-build-isolation --no-deps``; the fresh environment sees
 the dependencies (numpy, matplotlib, scikit-build-core, …) of the environment
 running the tests through a ``.pth`` file, while rtshield itself comes only
 from the sdist (the test checks where it was imported from).
+
+The sdist is installed without the profile-guided build (``RTS_PGO=OFF``): the
+installation that runs the tests (tools/install.sh) already builds the same sources
+with it, and here the sdist is checked to carry that build's training run
+(``sim/pgo/train.c``; the rest of the PGO build is the sources the install here
+compiles), so the test does not build the native library a second and third time.
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ def installed(tmp_path_factory):
     env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
     env.pop("PYTHONPATH", None)
     _run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
-          "--disable-pip-version-check", sdist], env=env, cwd=tmp)
+          "--disable-pip-version-check", "--config-settings=cmake.define.RTS_PGO=OFF", sdist],
+         env=env, cwd=tmp)
     return sdist, env_dir, env
 
 
@@ -66,7 +73,7 @@ def test_sdist_holds_the_sources_templates_and_scenarios(installed):
     for need in ("pyproject.toml", "CMakeLists.txt", "python/rtshield/report.py",
                  "python/rtshield/templates/page.html.j2", "libshield/include/rtshield",
                  "scenarios/danicki2021/queue_500.toml", "README.md",
-                 "python/rtshield/rig/paper_tables.csv"):
+                 "python/rtshield/rig/paper_tables.csv", "sim/pgo/train.c"):
         assert any(n == need or n.startswith(need + "/") for n in names), need
     assert not any(n.startswith(("build/", ".venv/")) for n in names)
 

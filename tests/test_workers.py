@@ -9,7 +9,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from conftest import work_unit
+from conftest import LONG_UNITS, work_unit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,6 +22,19 @@ def test_work_units():
     assert work_unit("tests/test_out_safety.py::Cls::test_z") == "tests/test_out_safety.py"
     # "rig" in a test's name or parameters is not a rig module
     assert work_unit("tests/test_units.py::test_rig_[a::b]") == "tests/test_units.py"
+    # the modules that share the whole demo's run (conftest.py: demo_output)
+    assert work_unit("tests/test_browser_report.py::test_demo_report_loads_in_chromium") == "demo"
+    assert work_unit("tests/test_cli_run.py::test_x[a]") == "demo"
+    assert work_unit("tests/test_figure_check.py::test_y") == "demo"
+
+
+def test_the_long_units_are_units_that_exist():
+    """The units handed out first (conftest.py: LONG_UNITS) name this suite's units: a
+    renamed module is not left out of the order unnoticed."""
+    modules = {f"tests/{p.name}" for p in (ROOT / "tests").glob("test_*.py")}
+    units = {work_unit(f"{m}::t") for m in modules}
+    assert len(set(LONG_UNITS)) == len(LONG_UNITS)
+    assert set(LONG_UNITS) <= units, set(LONG_UNITS) - units
 
 
 def test_the_rig_tests_run_on_one_worker():

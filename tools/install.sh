@@ -14,21 +14,24 @@
 # Python package only when a file it is built from changed (a stamp in .venv).
 #   --packages   print the Debian packages of the chosen use, one a line; install nothing
 #   --check      install nothing; say what is missing or out of date (exit 1 if anything)
+#   --debian     install only the Debian packages (tools/test.sh: the C tests then run while
+#                the Python package installs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 say() { echo "rtshield install: $*"; }
 
-rig=0 test=0 mode=install
+rig=0 test=0 mode=install debian_only=0
 for arg in "$@"; do
   case "$arg" in
     --rig) rig=1 ;;
     --test) test=1 rig=1 ;;
     --packages) mode=packages ;;
     --check) mode=check ;;
-    -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "tools/install.sh: unknown option $arg (use --rig, --test, --packages, --check)" >&2
+    --debian) debian_only=1 ;;
+    -h|--help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "tools/install.sh: unknown option $arg (use --rig, --test, --packages, --check, --debian)" >&2
        exit 2 ;;
   esac
 done
@@ -67,6 +70,11 @@ elif [ ${#missing[@]} -gt 0 ]; then
   say "apt-get update, then apt-get install of ${#missing[@]} packages (a few minutes on a fresh machine)"
   $sudo apt-get update
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"
+fi
+if [ "$debian_only" -eq 1 ]; then
+  [ "$mode" = check ] && exit $(( ${#missing[@]} > 0 ))
+  say "Debian packages done"
+  exit 0
 fi
 
 # The Python package goes into a virtual environment of its own, .venv in the
