@@ -23,6 +23,7 @@ import pytest
 import tomllib
 
 import rtshield
+from rtshield.commands.server import wait_gone
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = Path(rtshield.__file__).resolve().parent
@@ -56,14 +57,7 @@ def _status(env) -> dict | None:
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.02)
-    return False
+    return wait_gone(pid, within)
 
 
 class Server:

@@ -131,7 +131,7 @@ def handle_start(args) -> int:
                   f"listening on {path}")
         return 0
     if running is not None:  # stale: it ends now; wait for its socket to go
-        _wait_gone(path, running["pid"])
+        wait_gone(running["pid"])
     log_path = os.path.join(directory, f"{key}.log")
     t0 = time.monotonic()
     with open(log_path, "w") as log:
@@ -172,8 +172,8 @@ def _last_line(log_path: str, code: int) -> str:
     return last.removeprefix("rtshield: error: server: ")
 
 
-def _wait_gone(path: str, pid: int, timeout: float = STOP_TIMEOUT_S) -> bool:
-    """Wait until the server ``pid`` ended (at most ``timeout`` s); whether it did."""
+def wait_gone(pid: int, timeout: float = STOP_TIMEOUT_S) -> bool:
+    """Wait until the process ``pid`` ended (at most ``timeout`` s); whether it did."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
@@ -184,10 +184,14 @@ def _wait_gone(path: str, pid: int, timeout: float = STOP_TIMEOUT_S) -> bool:
     return False
 
 
+def _this_server() -> tuple[str, dict | None]:
+    """This installation's socket and its server's status (None: none answers)."""
+    path = serverlink.socket_path(_folder())
+    return path, _status(path)
+
+
 def handle_stop(args) -> int:
-    directory = _folder()
-    path = serverlink.socket_path(directory)
-    status = _status(path)
+    path, status = _this_server()
     if status is None:
         if not args.quiet:
             print("rtshield server: none was running")
@@ -198,7 +202,7 @@ def handle_stop(args) -> int:
         pass
     if status["running"] and not args.quiet:
         print(f"rtshield server: stopping after the {status['running']} commands it runs")
-    if not _wait_gone(path, status["pid"]):
+    if not wait_gone(status["pid"]):
         raise UsageError(f"server: pid {status['pid']} did not end within "
                          f"{STOP_TIMEOUT_S:g} s (it still runs commands)")
     if not args.quiet:
@@ -208,9 +212,7 @@ def handle_stop(args) -> int:
 
 
 def handle_status(args) -> int:
-    directory = _folder()
-    path = serverlink.socket_path(directory)
-    status = _status(path)
+    _, status = _this_server()
     if status is None:
         if not args.quiet:
             print("rtshield server: none is running for this installation "
