@@ -136,7 +136,9 @@ def handle_start(args) -> int:
     t0 = time.monotonic()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "rtshield.daemon", "--socket", path, "--key", key,
+            # -P (3.11 on): the server's folder is not on its import path
+            [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []),
+             "-m", "rtshield.daemon", "--socket", path, "--key", key,
              "--idle", f"{args.idle:g}", *([] if args.warm_up else ["--no-warm-up"])],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
             start_new_session=True, close_fds=True,
