@@ -224,6 +224,9 @@ def test_off_and_what_the_server_declines_run_in_the_clients_process(server, run
     assert required.stderr.count("\n") == 1 and "MPLBACKEND differs" in required.stderr
     served = _rtshield(_env(runtime), "--version")
     assert served.stdout == off.stdout and _status(server.env)["served"] == before + 1
+    bogus = _rtshield(_env(runtime, RTSHIELD_SERVER="yes"), "--version")
+    assert bogus.returncode == 2 and bogus.stdout == "" and bogus.stderr == (
+        "rtshield: error: server: RTSHIELD_SERVER=yes: expected one of auto, off, require\n")
 
 
 def test_start_again_and_status(server, runtime):
