@@ -16,8 +16,8 @@ import pytest
 os.environ["RTSHIELD_SERVER"] = "off"
 
 #: Modules of the rig's tests: namespaces, TAP devices, ``rig serve``'s one address,
-#: ``rig clean`` (which removes every rig namespace and process) and the rig's build
-#: cache: never two at once.
+#: ``rig clean`` (which removes every rig namespace and process whose owner has ended)
+#: and the rig's build cache: never two at once.
 RIG_MODULES = ("test_rig_", "test_mps2_")
 
 #: Modules that use the whole demo's output (the fixture ``demo_output``): one unit, so the

@@ -114,11 +114,13 @@ def test_help_of_rig_linux():
 
 
 def test_sysctl_override_is_restored_also_by_clean(tmp_path, monkeypatch):
-    """--dl-admission off: the old value comes back at the end, or from `rig clean` after a kill."""
+    """--dl-admission off: the old value comes back at the end, or from `rig clean` after a
+    kill (once the process that changed it has ended)."""
     monkeypatch.setattr(harness, "STATE_DIR", tmp_path / "run")
     monkeypatch.setattr(harness, "SYSCTL_DIR", tmp_path / "sys")
-    monkeypatch.setattr(harness, "_netns_list", lambda: [])
-    monkeypatch.setattr(harness, "_root_links", lambda: [])
+    for name, empty in (("_netns_list", []), ("_root_links", []), ("_records", []),
+                        ("_tagged", {})):  # fmt: skip
+        monkeypatch.setattr(harness, name, lambda empty=empty: empty)
     (tmp_path / "run").mkdir()
     knob = tmp_path / "sys" / "kernel" / "sched_rt_runtime_us"
     knob.parent.mkdir(parents=True)
@@ -127,9 +129,13 @@ def test_sysctl_override_is_restored_also_by_clean(tmp_path, monkeypatch):
         assert knob.read_text().strip() == "-1"
     assert knob.read_text().strip() == "950000"
     assert list((tmp_path / "run").iterdir()) == []
-    # A killed run: the override was entered but never left.
+    # A killed run: the override was entered but never left, by a process now ended.
     harness.SysctlOverride("kernel.sched_rt_runtime_us", "-1").__enter__()
     assert knob.read_text().strip() == "-1"
+    ended = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True)
+    state = next((tmp_path / "run").iterdir())
+    old = state.read_text().splitlines()[0]
+    state.write_text(f"{old}\nowner {int(ended.stdout)} 1\n")
     removed = harness.clean()
     assert removed["sysctl"] == ["kernel.sched_rt_runtime_us=950000"]
     assert knob.read_text().strip() == "950000"

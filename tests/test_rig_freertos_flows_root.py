@@ -3,8 +3,8 @@ target, as root: one unprotected and one protected run of a device with a
 MODBUS flow (polled by the rig's controller) and a replayed capture, under a
 SYN flood of 2 s. Skips with the reason without root, the tools, the
 FreeRTOS trees or a compiler. Nothing is timed: the waits only stop a hung test.
-(Separate from test_rig_freertos_smoke.py so that smoke stays short; never run
-two rig tests at once: ``rig clean`` removes every rig namespace.)"""
+(Separate from test_rig_freertos_smoke.py so that smoke stays short; the rig's tests
+run one at a time: tests/conftest.py.)"""
 
 from __future__ import annotations
 

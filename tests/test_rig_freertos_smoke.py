@@ -111,8 +111,8 @@ def test_smoke_protected_and_unprotected(calibrated):
 
 def test_killed_run_leaves_nothing(tmp_path, built):
     """SIGTERM in the attack: the run cleans up after itself. (SIGKILL followed by
-    `rig clean` is the shared harness's, tested by test_rig_smoke.py; `rig clean`
-    removes every rig namespace, so it is not run a second time here.)"""
+    `rig clean` is the shared harness's, tested by test_rig_smoke.py and
+    test_rig_clean_owners.py, so it is not run a second time here.)"""
     args = ["--attacks", "syn", "--phase-seconds", "1", "--break-seconds", "0"]
     p = rig("freertos-tcp", *args, "--variants", "protected", "--out", str(tmp_path / "k"))
     assert p.stdout is not None

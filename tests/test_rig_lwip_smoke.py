@@ -12,8 +12,7 @@ where Linux may stop the whole FreeRTOS process for longer than a period (measur
 cycle of 2 ms of CPU that took 40 ms at a load of 12 on two CPUs); the MPS2 board's
 smokes assert them on the guest's clock. Skips
 with the reason without root, the tools, the trees or a compiler. Nothing is timed: the
-waits only stop a hung test. (Never run two rig tests at once: ``rig clean`` removes
-every rig namespace.)
+waits only stop a hung test. (The rig's tests run one at a time: tests/conftest.py.)
 """
 
 from __future__ import annotations

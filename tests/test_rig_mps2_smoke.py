@@ -8,8 +8,7 @@ control frame the driver took delivered, the flood dropped inside libshield by r
 the emulated NIC's own drops counted apart; nothing left behind), and a run stopped by
 SIGTERM in the attack that stops QEMU and removes the TAP. Skips with the reason
 without root, the tools, the trees or the Cortex-M3 compiler. Nothing is timed: the
-waits only stop a hung test. (Never run two rig tests at once: ``rig clean`` removes
-every rig namespace.)
+waits only stop a hung test. (The rig's tests run one at a time: tests/conftest.py.)
 """
 
 from __future__ import annotations
@@ -122,8 +121,8 @@ def test_mps2_sigterm_stops_qemu_and_removes_the_tap(tmp_path, built):
 def test_rig_clean_finds_a_tap_left_outside_a_namespace():
     """A TAP device named by the rig's prefix outside the rig's namespaces (QEMU killed
     while its namespace could not be deleted) is among the leftovers `rig clean` removes.
-    Only listed here, then removed by the test itself: `rig clean` would also remove the
-    namespaces of any rig run on this machine."""
+    Only listed here, then removed by the test itself (`rig clean` itself:
+    tests/test_rig_clean_owners.py)."""
     tap = f"{harness.PREFIX}{run_tag(os.getpid())}t"
     subprocess.run(["ip", "tuntap", "add", "dev", tap, "mode", "tap"], check=True)
     try:

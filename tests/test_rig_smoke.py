@@ -76,7 +76,8 @@ def test_killed_mid_attack_leaves_nothing(tmp_path, sig):
 
 
 def test_sigkill_then_rig_clean(tmp_path):
-    """SIGKILL leaves the namespaces; `rig clean` removes them and touches nothing else."""
+    """SIGKILL leaves the namespaces; `rig clean` removes them (their owner has ended)
+    and touches nothing else."""
     keep = f"rtskeep-{os.getpid()}"  # not the rig's prefix: must survive `rig clean`
     subprocess.run(["ip", "netns", "add", keep], check=True)
     try:

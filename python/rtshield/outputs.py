@@ -389,7 +389,16 @@ def _recover(final: Path) -> None:
             _rmtree(old)
 
 
-def _begin(final: Path, option: str, resumable: bool) -> _Txn:
+def _mark_kind(staging: Path) -> str:
+    """The kind of command that left the staging folder (its mark's second line)."""
+    try:
+        lines = (staging / STAGING_MARK).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ""
+    return lines[1] if len(lines) > 1 else ""
+
+
+def _begin(final: Path, option: str, resumable: bool, kind: str = "") -> _Txn:
     made: list[Path] = []
     for parent in reversed(final.parents):
         if not parent.exists():
@@ -411,11 +420,13 @@ def _begin(final: Path, option: str, resumable: bool) -> _Txn:
             and staging.is_dir()
             and not staging.is_symlink()
             and (staging / STAGING_MARK).is_file()
+            and _mark_kind(staging) == kind
         )
         if not keep:
             _rmtree(staging)
             staging.mkdir()
-            (staging / STAGING_MARK).write_text(f"{final}\n", encoding="utf-8")
+            mark = f"{final}\n{kind}\n" if kind else f"{final}\n"
+            (staging / STAGING_MARK).write_text(mark, encoding="utf-8")
         if not (staging / MARKER).is_file():
             _write_manifest(staging, {}, [])
     except OSError as e:
@@ -618,7 +629,9 @@ def _final_path(path: str | Path) -> Path:
     return Path(os.path.abspath(p))
 
 
-def prepare_out_dir(path: str | Path, option: str = "--out", *, resumable: bool = False) -> Path:
+def prepare_out_dir(
+    path: str | Path, option: str = "--out", *, resumable: bool = False, kind: str = ""
+) -> Path:
     """Open the output directory ``path`` for this command; returns the folder to write in.
 
     An existing directory is used only if it is empty or was written by
@@ -631,17 +644,18 @@ def prepare_out_dir(path: str | Path, option: str = "--out", *, resumable: bool 
     beside it is made; that is what is returned, and :func:`finish_out_dir`
     moves it into place. ``resumable``: a staging folder a failed run of the
     same kind left is resumed (its finished points kept), and one this command
-    leaves is kept. ``path`` inside a command's output folder (``DIR/runs/NAME``,
-    given as either folder): the same place in the staging folder, made and
-    marked there, holding the earlier results of that folder (as links) when
-    there were any. The files this process writes into the folder from now on
-    are recorded.
+    leaves is kept; ``kind`` names the kind (a staging folder another kind of
+    command left is not resumed: it is replaced). ``path`` inside a command's
+    output folder (``DIR/runs/NAME``, given as either folder): the same place
+    in the staging folder, made and marked there, holding the earlier results
+    of that folder (as links) when there were any. The files this process
+    writes into the folder from now on are recorded.
     """
     t, p, rel = _txn_of(path)
     if rel is None:
         check_out_dir(path, option)
         final = _final_path(path)
-        t = _begin(final, option, resumable)
+        t = _begin(final, option, resumable, kind)
         _SHOWN[str(t.staging)] = os.path.normpath(os.fspath(path))
         p = t.staging
     else:

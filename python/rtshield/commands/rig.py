@@ -6,7 +6,8 @@
 ``rig device`` a robustness test of any controller, ``rig serve`` the rig's targets as
                devices to test it on (:mod:`rtshield.commands._rig_device`);
 ``rig report`` rebuilds the tables, histograms and report of a finished run;
-``rig clean``  removes what a killed run left behind (names starting with ``rtsrig``).
+``rig clean``  removes what killed runs left behind (names starting with ``rtsrig``), sparing
+               runs whose owner still runs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import signal
 import time
 from pathlib import Path
@@ -60,11 +62,14 @@ LWIP_HELP = _TARGET_HELP.format(stack="lwIP (its FreeRTOS sys_arch, the netconn 
 )
 
 CLEAN_HELP = (
-    "Kill every process the rig started (they carry RTSRIG_TAG in their environment) and "
-    "the processes in every network namespace whose name starts with 'rtsrig-' (a "
-    "FreeRTOS device, QEMU), delete those namespaces (with their veths, TAP devices, "
-    "bridges, qdiscs and nftables tables), and any interface named rtsrig* in this "
-    "namespace. Nothing else is touched."
+    "Remove what rig runs whose owner has ended (a killed rtshield command) left behind: "
+    "the processes they started (they carry RTSRIG_TAG in their environment), the "
+    "processes in their network namespaces (named 'rtsrig-TAG-...': a FreeRTOS device, "
+    "QEMU), those namespaces (with their veths, TAP devices, bridges, qdiscs and nftables "
+    "tables), their interfaces named rtsrig* in this namespace, their work folders and a "
+    "sysctl they changed. A run whose owner still runs (another session's campaign) is "
+    "spared, one line each saying whose it is; --force removes it too. Nothing else is "
+    "touched."
 )
 
 
@@ -123,9 +128,10 @@ FIT_EPILOG = (
     "          rtshield rig fit ft/runs/unprotected-syn ft/runs/protected-syn --out cal"
 )
 CLEAN_SHORT_HELP = (
-    "remove leftovers of a killed rig run (its processes, namespaces named rtsrig-*)"
+    "remove leftovers of killed rig runs (processes, namespaces named rtsrig-*); live "
+    "runs are spared"
 )
-CLEAN_EPILOG = "\b\nexample: sudo rtshield rig clean"
+CLEAN_EPILOG = "\b\nexamples: sudo rtshield rig clean\n          sudo rtshield rig clean --force"
 
 
 def add_to(app: typer.Typer) -> None:
@@ -268,7 +274,10 @@ def add_to(app: typer.Typer) -> None:
 
     @verb(rig, "clean", handle_clean, group="rig", help=CLEAN_HELP,
           short_help=CLEAN_SHORT_HELP, epilog=CLEAN_EPILOG)
-    def clean() -> None:
+    def clean(
+        force: Annotated[bool, opt(
+            "--force", "also remove the runs whose owner still runs (stops them)")] = False,
+    ) -> None:
         ...
 
     add_verbs(rig)
@@ -337,7 +346,7 @@ def options_from_args(args):
 
 
 def handle_linux(args) -> int:
-    from rtshield.rig import harness, host, linux, results
+    from rtshield.rig import campaign, harness, host, linux, results
 
     opts = options_from_args(args)
     cells = linux.plan(opts)
@@ -358,7 +367,13 @@ def handle_linux(args) -> int:
     harness.require_tools(tools)
     exe = linux.build_program()
     since = time.time_ns()
-    out = prepare_out_dir(args.out)
+    out = prepare_out_dir(args.out, resumable=True, kind="rig linux")
+    names = [linux.cell_name(c, a, ld) for c, a, ld in cells]
+    camp = campaign.Campaign(out, "rig linux", names, _argv(), lambda m: print(m, flush=True))
+    per_run = {k: v for k, v in opts.as_dict().items()
+               if k not in ("select", "attacks", "loads", "protect")}  # the plan's, not a run's
+    per_run.update(dl_admission=args.dl_admission, program=campaign.file_sha256(exe),
+                   kernel=platform.release())  # fmt: skip
 
     per_cell = harness.procedure_s(opts.phase_s, opts.break_s) + 1
     print(
@@ -381,11 +396,18 @@ def handle_linux(args) -> int:
         else contextlib.nullcontext()
     )
     try:
-        with bar:
+        with bar, _kept_if_stopped(camp, args.out):
             with sysctl, harness.Harness(log_dir=out / "logs") as h:
                 h.listener(limit_s=len(cells) * (per_cell + 15) + 60)
                 for i, (cfg, attack, load) in enumerate(cells, 1):
                     name = linux.cell_name(cfg, attack, load)
+                    params = {**per_run, "cell": name}
+                    kept = camp.resume(name, params)
+                    if kept is not None:
+                        done.append(kept)
+                        print(f"[{i}/{len(cells)}] {name}: {_KEPT}", flush=True)
+                        bar(i, len(cells))
+                        continue
                     cell_dir = out / "runs" / name
                     s = linux.run_cell(
                         h,
@@ -402,6 +424,7 @@ def handle_linux(args) -> int:
                     except ValueError as e:  # an unreadable cycle file
                         raise harness.RigError(f"rig: {name}: {e}") from None
                     atomic_write(cell_dir / "summary.json", format_summary_json(s))
+                    camp.finished(name, params)
                     done.append(s)
                     print(f"[{i}/{len(cells)}] {_one_line(s)}", flush=True)
                     bar(i, len(cells))
@@ -409,6 +432,7 @@ def handle_linux(args) -> int:
             system["loadavg_end"] = host.read_text("/proc/loadavg")
             options = {**opts.as_dict(), "dl_admission": args.dl_admission}
             results.write_results(out, done, system, options, figures=not args.no_figures)
+            camp.complete()
             bar.finish()
     finally:
         for s, handler in old.items():
@@ -420,11 +444,55 @@ def handle_linux(args) -> int:
             f"{2 if load else 1} layout; p99 tables and histograms in the report):"
         )
         print(results.text_table(*results.paper_table(done, load)))
+    _say_resumed(camp, print)
     print(
         f"rig linux: {len(done)} cells in {time.monotonic() - t_start:.0f} s; "
         f"results: {out}/ (report: {out / 'report.html'})"
     )
     return 0
+
+
+#: The progress line of a run an earlier, interrupted attempt finished with the same options.
+_KEPT = "finished by an earlier attempt with the same parameters: kept, not run again"
+
+
+def _digest(table: dict) -> str:
+    """SHA-256 of a scenario's TOML data (a run's device, every value)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(table, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _argv() -> list[str]:
+    """This command's words after ``rtshield`` (for the campaign's record)."""
+    import sys
+
+    return sys.argv[1:]
+
+
+def _say_resumed(camp, say) -> None:
+    if camp.resumed:
+        say(f"{camp.who}: {len(camp.resumed)} of {len(camp.plan)} runs were finished by an "
+            "earlier attempt into this --out and not run again: "
+            + ", ".join(camp.resumed))
+
+
+@contextlib.contextmanager
+def _kept_if_stopped(camp, out_arg: str):
+    """A campaign that stops early (an error, Ctrl-C, SIGTERM) says so in its
+    campaign.json and in one line on stderr; its finished runs stay for the same
+    command into ``out_arg`` (the error then ends the command, exit status non-zero)."""
+    import sys
+
+    from rtshield.errors import one_line
+
+    try:
+        yield
+    except BaseException as e:
+        why = "interrupted" if isinstance(e, KeyboardInterrupt) else one_line(e)
+        with contextlib.suppress(Exception):  # the error that stopped it is what matters
+            print(camp.stopped(why, out_arg), file=sys.stderr, flush=True)
+        raise
 
 
 def _one_line(s: dict) -> str:
@@ -460,7 +528,7 @@ def handle_lwip(args) -> int:
 def _handle_target(args, stack: str) -> int:
     """``rig freertos-tcp`` / ``rig lwip``: ``stack`` on ``--board``, unprotected and
     protected per attack, the simulation beside them."""
-    from rtshield.rig import freertos, harness
+    from rtshield.rig import campaign, freertos, harness
 
     target = freertos.Target(stack, args.board)
     who = f"rig {target.verb}"
@@ -503,7 +571,7 @@ def _handle_target(args, stack: str) -> int:
     tree = freertos.find_tree(args.freertos_tree, target)
     images = freertos.build_images(target, tree, say=say)
     since = time.time_ns()
-    out = prepare_out_dir(args.out)
+    out = prepare_out_dir(args.out, resumable=True, kind=who)
     cpus = sorted(os.sched_getaffinity(0))
     opts = freertos.Options(
         phase_s=dev.phase_s,
@@ -515,6 +583,12 @@ def _handle_target(args, stack: str) -> int:
         attacker_cpu=_CPUS[0] if len(cpus) > 1 else None,
     )
     plan = [(v, a, r) for a in attacks for r in rates for v in variants]
+    camp = campaign.Campaign(out, who, [freertos.run_name(v, a, r) for v, a, r in plan],
+                             _argv(), say)  # fmt: skip
+    per_run = {"target": who, "board": target.board, "phase_s": opts.phase_s,
+               "break_s": opts.break_s, "stock_priority": opts.stock_priority,
+               "rx_cpu": opts.rx_cpu, "attacker_cpu": opts.attacker_cpu,
+               "kernel": platform.release()}  # fmt: skip
     per = harness.procedure_s(opts.phase_s, opts.break_s) + (8 if target.emulated else 3)
     say(f"{who}: {len(plan)} runs x ~{per:.0f} s on the {target.board} board; scenario {scen}")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
@@ -524,12 +598,21 @@ def _handle_target(args, stack: str) -> int:
         phases=[("flooding", len(plan), "runs done"), ("simulating, report", 1)],
         enabled=False if args.quiet else None,
     )
-    with bar:
+    with bar, _kept_if_stopped(camp, args.out):
         try:
             with harness.Harness(log_dir=out / "logs") as h:
                 bench = freertos.wire(h, target, images)
                 for i, (v, a, r) in enumerate(plan, 1):
                     name = freertos.run_name(v, a, r)
+                    params = {**per_run, "run": name, "variant": v, "attack": a, "rate": r,
+                              "image": f"{images[v].parent.name}/{images[v].name}",
+                              "scenario": _digest(dev.tables[v])}  # fmt: skip
+                    kept = camp.resume(name, params)
+                    if kept is not None:
+                        runs.append(kept)
+                        say(f"[{i}/{len(plan)}] {name}: {_KEPT}")
+                        bar(i, len(plan))
+                        continue
                     d = out / "runs" / name
                     raw = freertos.run_variant(
                         h,
@@ -544,6 +627,7 @@ def _handle_target(args, stack: str) -> int:
                     )
                     s = freertos.summarize(raw, dev, d)
                     atomic_write(d / "summary.json", format_summary_json(s))
+                    camp.finished(name, params)
                     runs.append(s)
                     say(f"[{i}/{len(plan)}] {name}: " + _target_line(s))
                     bar(i, len(plan))
@@ -580,6 +664,7 @@ def _handle_target(args, stack: str) -> int:
                 atomic_write(out / "board.toml", text)
             except UsageError as e:
                 unfit = e  # said after the runs are kept
+        camp.complete()
         prune_stale(out, since)
         bar.finish()
     for c in comp["claims"]:
@@ -587,6 +672,7 @@ def _handle_target(args, stack: str) -> int:
     n = len(twin["quantities"])
     say(f"  simulation against the real target: {n - len(twin['disagree'])} of {n} quantities "
         "agree (twin.json)")  # fmt: skip
+    _say_resumed(camp, say)
     print(f"{who}: {len(runs)} runs; results: {out}/ (report: {report})")
     if unfit is not None:
         raise unfit
@@ -725,18 +811,21 @@ def handle_report(args) -> int:
     return 0
 
 
-def handle_clean(args) -> int:  # noqa: ARG001
+def handle_clean(args) -> int:
     from rtshield.rig import harness
 
     harness.require_root()
     harness.require_tools(["ip"])
-    removed = harness.clean()
+    removed = harness.clean(force=bool(getattr(args, "force", False)))
     if removed["sysctl"]:
         print("rig clean: restored " + ", ".join(removed["sysctl"]))
     if removed["procs"]:
         print(f"rig clean: killed {len(removed['procs'])} processes the rig had started")
-    if removed["netns"] or removed["links"]:
-        print("rig clean: removed " + ", ".join(removed["netns"] + removed["links"]))
-    elif not (removed["sysctl"] or removed["procs"]):
+    gone = removed["netns"] + removed["links"] + removed["paths"]
+    if gone:
+        print("rig clean: removed " + ", ".join(gone))
+    for line in removed["spared"]:
+        print(f"rig clean: {line}")
+    if not (gone or removed["sysctl"] or removed["procs"] or removed["spared"]):
         print("rig clean: nothing to remove")
     return 0

@@ -7,7 +7,8 @@ Bottom up (a module imports only those below it):
   (the control task's cycle files), :mod:`~rtshield.rig.modbus_client` and
   :mod:`~rtshield.rig.pcap_replay` (processes the FreeRTOS target starts);
 * :mod:`~rtshield.rig.attacks` (the flood tools' command lines),
-  :mod:`~rtshield.rig.counters`, :mod:`~rtshield.rig.timing` (clock, procedure length);
+  :mod:`~rtshield.rig.counters`, :mod:`~rtshield.rig.timing` (clock, procedure length),
+  :mod:`~rtshield.rig.owners` (who owns a run: what ``rig clean`` spares);
 * :mod:`rtshield.rig.harness` -- namespaces, veth pair, processes, cleanup; shared by
   every target;
 * the targets: :mod:`rtshield.rig.linux` (the controller study of arXiv 2007.08885 on

@@ -58,6 +58,12 @@ from rtshield.rig.network import (
     PREFIX_LEN,
     TAG_ENV,
 )
+from rtshield.rig.owners import STATE_DIR, Owner, owner_of, tag_of_link, tag_of_netns
+from rtshield.rig.owners import add_path as _add_path
+from rtshield.rig.owners import claim as _claim
+from rtshield.rig.owners import records as _records
+from rtshield.rig.owners import release as _release
+from rtshield.rig.owners import start_time as _start_time
 from rtshield.rig.pacing import unshape_command
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 
@@ -132,12 +138,11 @@ def _root_links() -> list[str]:
         return []
 
 
-def tagged_pids(tag: str | None = None) -> list[int]:
-    """Processes that carry :data:`TAG_ENV` in their environment (of run ``tag``, or of
-    any run): every process the rig started, in any namespace."""
-    needle = f"{TAG_ENV}={tag}".encode() if tag else f"{TAG_ENV}=".encode()
+def _tagged() -> dict[int, str]:
+    """``{pid: tag}`` of every process that carries :data:`TAG_ENV` (but this one)."""
+    needle = f"{TAG_ENV}=".encode()
     me = os.getpid()
-    found = []
+    found = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == me:
             continue
@@ -145,9 +150,16 @@ def tagged_pids(tag: str | None = None) -> list[int]:
             env = (d / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(v == needle or (not tag and v.startswith(needle)) for v in env):
-            found.append(int(d.name))
-    return sorted(found)
+        tag = next((v[len(needle):] for v in env if v.startswith(needle)), None)
+        if tag is not None:
+            found[int(d.name)] = tag.decode(errors="replace")
+    return found
+
+
+def tagged_pids(tag: str | None = None) -> list[int]:
+    """Processes that carry :data:`TAG_ENV` in their environment (of run ``tag``, or of
+    any run): every process the rig started, in any namespace."""
+    return sorted(pid for pid, t in _tagged().items() if tag is None or t == tag)
 
 
 def leftovers() -> dict[str, list[str]]:
@@ -179,39 +191,85 @@ def _delete_netns(ns: str) -> None:
         time.sleep(0.1)
 
 
-def clean() -> dict[str, list[str]]:
-    """Kill every process the rig started (:func:`tagged_pids`), remove every rig namespace
-    (with its processes, veths, qdiscs, nft tables) and rig link.
+def clean(force: bool = False) -> dict[str, list[str]]:
+    """Remove what runs whose owner has ended left behind: their processes (carrying
+    :data:`TAG_ENV`), namespaces (with their processes, veths, qdiscs, nft tables), rig
+    links here, folders (:mod:`.owners`) and sysctl changes; spare the runs whose owner
+    still runs (``force``: remove those too).
 
     Only names starting with :data:`PREFIX` and processes carrying :data:`TAG_ENV` are
-    touched. Returns what was removed.
+    touched. Returns what was removed, and under ``spared`` one line per live run
+    that was left alone (what, whose, why).
     """
+    owners: dict[str | None, Owner] = {}
+
+    def orphan(tag: str | None) -> bool:
+        if tag not in owners:
+            owners[tag] = owner_of(tag)
+        return force or not owners[tag].alive
+
+    kept: dict[str | None, list[str]] = {}
     found = leftovers()
-    for pid in found["procs"]:
+    tags = _tagged()
+    procs = []
+    for pid, tag in sorted(tags.items()):
+        (procs if orphan(tag) else kept.setdefault(tag, [])).append(str(pid))
+    netns, links = [], []
+    for ns in found["netns"]:
+        (netns if orphan(tag_of_netns(ns)) else kept.setdefault(tag_of_netns(ns), [])).append(ns)
+    for link in found["links"]:
+        (links if orphan(tag_of_link(link)) else kept.setdefault(tag_of_link(link), [])).append(
+            link)
+    for pid in procs:
         try:
             os.kill(int(pid), signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    for ns in found["netns"]:
+    for ns in netns:
         _delete_netns(ns)
-    for link in found["links"]:
+    for link in links:
         subprocess.run(["ip", "link", "del", link], capture_output=True, check=False)
-    found["sysctl"] = [
-        r for st in sorted(STATE_DIR.glob(f"{PREFIX}-sysctl-*")) if (r := _restore_sysctl(st))
-    ]
-    return found
+    paths = []
+    for tag in _records():
+        if not orphan(tag):
+            continue
+        for p in owners[tag].paths:  # only the rig's own folders
+            if Path(p).name.startswith(PREFIX) and Path(p).is_dir() and not Path(p).is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+                paths.append(p)
+        if tag not in kept:
+            _release(tag)
+    sysctl = []
+    for st in sorted(STATE_DIR.glob(f"{PREFIX}-sysctl-*")):
+        holder = _sysctl_owner(st)
+        if holder is None or force or not holder.alive:
+            if r := _restore_sysctl(st):
+                sysctl.append(r)
+        else:
+            owners[holder.tag] = holder
+            kept.setdefault(holder.tag, []).append(st.name[len(PREFIX + "-sysctl-"):])
+    spared = []
+    for tag, what in kept.items():
+        o = owners[tag]
+        why = "its owner" if o.start is not None else "by its tag, its owner"
+        procs_n = sum(1 for w in what if w.isdigit())
+        names = [w for w in what if not w.isdigit()]
+        items = names + ([f"{procs_n} processes"] if procs_n else [])
+        spared.append(f"spared {', '.join(items)}: {why}, {o.describe()}, still runs "
+                      "(--force removes them too)")  # fmt: skip
+    return {"netns": netns, "links": links, "sysctl": sysctl, "procs": procs, "paths": paths,
+            "spared": spared}
 
 
-#: Where a temporary sysctl change keeps the value to restore (``rig clean`` restores it).
-STATE_DIR = Path("/run")
 SYSCTL_DIR = Path("/proc/sys")
 
 
 class SysctlOverride:
     """Set a kernel sysctl for the duration of a ``with`` block, then restore it.
 
-    The original value is saved first in ``/run/rtsrig-sysctl-<name>``, so
-    :func:`clean` restores it after a killed run.
+    The original value is saved first in ``/run/rtsrig-sysctl-<name>`` (its first
+    line; the second names this process, :mod:`.owners`), so :func:`clean` restores
+    it after a killed run.
     """
 
     def __init__(self, name: str, value: str):
@@ -224,8 +282,13 @@ class SysctlOverride:
     def __enter__(self) -> SysctlOverride:
         try:
             self.old = self.path.read_text().strip()
+            me = os.getpid()
             if not self.state.exists():
-                self.state.write_text(self.old + "\n")
+                self.state.write_text(f"{self.old}\nowner {me} {_start_time(me)}\n")
+            elif not ((holder := _sysctl_owner(self.state)) and holder.alive):
+                # a killed run's: its value is the one to restore, this run now holds it
+                saved = self.state.read_text().splitlines()[0]
+                self.state.write_text(f"{saved}\nowner {me} {_start_time(me)}\n")
             self.path.write_text(self.value + "\n")
         except OSError as e:
             raise RigError(f"rig: cannot set {self.name}={self.value}: {e.strerror}") from None
@@ -235,10 +298,19 @@ class SysctlOverride:
         _restore_sysctl(self.state)
 
 
+def _sysctl_owner(state: Path) -> Owner | None:
+    """The process that saved ``state``, ``None`` if it is not named."""
+    try:
+        _, pid, start = state.read_text().splitlines()[1].split()
+        return Owner(f"sysctl-{pid}", int(pid), int(start))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _restore_sysctl(state: Path) -> str | None:
     name = state.name[len(PREFIX + "-sysctl-") :]
     try:
-        old = state.read_text().strip()
+        old = state.read_text().splitlines()[0].strip()
         (SYSCTL_DIR / name.replace(".", "/")).write_text(old + "\n")
         state.unlink()
         return f"{name}={old}"
@@ -285,6 +357,25 @@ class Processes:
         self.tag = tag
         self.log_dir = log_dir
         self._procs: list[_Proc] = []
+        self._owned = False
+
+    def own(self) -> None:
+        """Record this process as the run's owner (:mod:`.owners`), before the run makes
+        anything: ``rig clean`` spares the run while this process runs."""
+        if not self._owned:
+            _claim(self.tag)
+            self._owned = True
+
+    def own_path(self, path: Path) -> None:
+        """A folder of the run outside its namespaces: ``rig clean`` removes it with the
+        run's other leftovers once this process has ended."""
+        self.own()
+        _add_path(self.tag, path)
+
+    def _disown(self) -> None:
+        if self._owned:
+            _release(self.tag)
+            self._owned = False
 
     def __enter__(self) -> Processes:
         return self
@@ -296,6 +387,7 @@ class Processes:
         """Stop every process (idempotent; SIGINT/SIGTERM/SIGHUP held meanwhile)."""
         with _signals_held():
             self.stop_all()
+            self._disown()
 
     def stop_all(self, sig: int = signal.SIGTERM, grace: float = 2.0) -> None:
         """Signal every process group at once (newest first), SIGKILL what is left after
@@ -331,6 +423,7 @@ class Processes:
         if cpu is not None:
             cmd += ["taskset", "-c", str(int(cpu))]
         cmd += list(argv)
+        self.own()
         log = None
         if stdout is None and self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -451,6 +544,7 @@ class Harness(Processes):
                 )
         if self.ns_atk is None and self.if_atk in _root_links():
             raise RigError(f"rig: --iface {self.if_atk}: an interface of that name exists already")
+        self.own()
         self._up = True
         for ns in self._namespaces():
             _run(["ip", "netns", "add", ns], f"creating namespace {ns}")
@@ -493,6 +587,9 @@ class Harness(Processes):
                         ["ip", "link", "del", self.if_atk], capture_output=True, check=False
                     )
                 self._up = False
+            left = set(_netns_list())
+            if not any(ns in left for ns in self._namespaces()):  # else `rig clean`'s, later
+                self._disown()
 
     # -- commands inside the namespaces
     def ns_exec_ok(self, ns: str | None, argv: Sequence[str], what: str | None = None) -> str:

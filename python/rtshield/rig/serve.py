@@ -311,6 +311,7 @@ def serve(name: str, opts: ServeOptions, announce: Callable[[str], None]) -> dic
     restarts = 0
     try:
         with Harness(peer=opts.iface) as h:
+            h.own_path(work)  # removed by `rig clean` too, should this process be killed
             served = target.start(h, opts, work)
             announce(f"target {DEVICE_ADDR} on interface {h.if_atk}")
             try:

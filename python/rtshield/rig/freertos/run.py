@@ -311,8 +311,9 @@ def run_variant(
     tap.append(("end", tap_sample(h, bench.wiring)))
     if "done" not in console.words or rc != 0 or not (run_dir / "device.json").is_file():
         why = _last_line(err) or ([console.last_other()] if console.last_other() else [])
-        if h.ns_dev not in leftovers()["netns"]:  # every rig namespace goes with `rig clean`
-            why = [f"its namespace {h.ns_dev} is gone: a `rtshield rig clean` while it ran?"]
+        if h.ns_dev not in leftovers()["netns"]:  # a live run's go only with `clean --force`
+            why = [f"its namespace {h.ns_dev} is gone: a `rtshield rig clean --force` while "
+                   "it ran?"]
         raise RigError(
             f"{who}: the target ended without its results (exit {rc}"
             + (f": {why[0]}" if why else "")
