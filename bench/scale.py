@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Issue 28's targets, measured as whole processes, into bench/RESULTS.md.
 
-    python bench/scale.py [--only start,sweep] [--repeat 10] [--points 10000]
-                          [--jobs 2,3] [--write]
+    python bench/scale.py [--only start,sweep] [--repeat 10] [--no-server]
+                          [--points 10000] [--jobs 2,3] [--write]
 
 * ``start``  the SimPy model of the Danicki device (bench/simpy_danicki.py) on
              ``queue_500`` once, and side by side in the same call the whole
              ``rtshield run scenarios/danicki2021/queue_500.toml`` process with
              its figures and with ``--no-figures``, and ``rtshield --help``,
-             each ``--repeat`` times, in turn (median and spread);
+             each ``--repeat`` times, in turn (median and spread), each in a
+             process of its own; then (unless ``--no-server``) the same three
+             through a resident server (``rtshield server start`` in a runtime
+             folder of its own, stopped at the end): the start, the first
+             command of each after it, and ``--repeat`` of each, every one a
+             whole client process;
 * ``sweep``  a two-axis Danicki sweep of ``--points`` points (queue size ×
              peak rate of the pyramid, the full 32 s ``queue_500``) as one
              ``rtshield sweep`` process on a local Dask cluster of each
@@ -106,14 +111,18 @@ def _compile(folder: str) -> None:
     compileall.compile_dir(str(Path(folder) / "rtshield"), quiet=1)
 
 
-def m_start(repeat: int, baseline: str | None = None) -> dict:
-    """The three start cases, each ``repeat`` times in turn; with ``baseline`` (another
-    checkout's ``python/`` folder, built), the same commands of that rtshield too,
-    each right after this one's."""
+def m_start(repeat: int, baseline: str | None = None, served: bool = True) -> dict:
+    """The three start cases, each ``repeat`` times in turn, each a process of its own
+    (``RTSHIELD_SERVER=off``); with ``baseline`` (another checkout's ``python/``
+    folder, built), the same commands of that rtshield too, each right after this
+    one's. With ``served``, then the same three through a resident server
+    (``rtshield server start`` in a runtime folder of its own, stopped at the end):
+    the start itself, the first command of each case after it, then ``repeat`` each,
+    every one a whole client process."""
     import bench_simpy
 
     simpy_s, _ = bench_simpy.run_simpy(Q500, 1)
-    envs = {"": _env()}
+    envs = {"": {**_env(), "RTSHIELD_SERVER": "off"}}
     if baseline:
         envs["before"] = {**_env(), "PYTHONPATH": str(Path(baseline).resolve())}
     for env in envs.values():  # as installed: rtshield's bytecode compiled, whatever
@@ -134,7 +143,30 @@ def m_start(repeat: int, baseline: str | None = None) -> dict:
                 for tag, env in envs.items():
                     walls.setdefault(f"{name}{'/' + tag if tag else ''}", []).append(
                         _timed(args, env))
-    return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline}
+        server: dict = {}
+        if served:
+            server = _m_served(py, runs, repeat, walls)
+    return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline,
+            "server": server}
+
+
+def _m_served(py: list[str], runs: dict[str, list[str]], repeat: int,
+              walls: dict[str, list[float]]) -> dict:
+    """``runs`` through a server of their own (``walls[NAME/served]``); the start's time
+    and each first command's after it. The server is always stopped."""
+    with tempfile.TemporaryDirectory(prefix="rts-") as rt:
+        os.chmod(rt, 0o700)
+        env = {**_env(), "XDG_RUNTIME_DIR": rt, "RTSHIELD_SERVER": "require"}
+        start_s = _timed([*py, "server", "start", "--idle", "10"], env)
+        try:
+            first = {name: _timed(args, env) for name, args in runs.items()}
+            for _ in range(repeat):
+                for name, args in runs.items():
+                    walls.setdefault(f"{name}/served", []).append(_timed(args, env))
+        finally:
+            subprocess.run([*py, "server", "stop"], env=env, stdout=subprocess.DEVNULL,
+                           check=False)
+    return {"start_s": start_s, "first": first}
 
 
 def _tree(proc, cpu: dict[int, float]) -> tuple[int, int]:
@@ -251,6 +283,21 @@ def render(res: dict, before: str, after: str, started: str, section: str) -> st
             f"median {_med(w['help'])}",
             verdict(hlp < 0.2, f"{hlp - 0.2:.2f} s over"),
         ))
+        if s.get("server"):
+            first = s["server"]["first"]
+            for name, what, target in (("figures", "run queue_500 with its figures", 0.6),
+                                       ("bare", "run queue_500 --no-figures", 0.25),
+                                       ("help", "--help", 0.2)):
+                med = statistics.median(w[f"{name}/served"])
+                rows.append((
+                    f"served by a resident server: `rtshield {what}` "
+                    f"{'<' if name == 'help' else '≤'} {target} s wall",
+                    f"median {_med(w[f'{name}/served'])} of {s['repeat']}, each a whole "
+                    f"client process; the first after `server start` "
+                    f"({s['server']['start_s']:.1f} s): {first[name]:.3f} s",
+                    verdict(med <= target if name != "help" else med < target,
+                            f"{med - target:.2f} s over"),
+                ))
         if s.get("baseline"):
             for name, what in (("figures", "run with figures"), ("bare", "run --no-figures"),
                                ("help", "--help")):
@@ -314,6 +361,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="start,sweep", help="start, sweep or both")
     ap.add_argument("--repeat", type=int, default=10, help="runs of each start case")
     ap.add_argument("--baseline", help="start: also time the rtshield of this python/ folder")
+    ap.add_argument("--no-server", dest="served", action="store_false",
+                    help="start: without the rows served by a resident server")
     ap.add_argument("--points", type=int, default=10_000, help="points of the sweep")
     ap.add_argument("--jobs", default="2,3", help="local Dask workers of each sweep")
     ap.add_argument("--small", type=int, default=100,
@@ -327,7 +376,7 @@ def main(argv=None) -> int:
             continue
         before = loadavg()
         if part == "start":
-            res = {"start": m_start(args.repeat, args.baseline)}
+            res = {"start": m_start(args.repeat, args.baseline, args.served)}
         else:
             jobs = [int(j) for j in args.jobs.split(",")]
             res = {"sweep": m_sweep(args.points, jobs, args.small)}

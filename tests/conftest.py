@@ -10,6 +10,11 @@ from pathlib import Path
 
 import pytest
 
+# A developer's resident server (`rtshield server start`) never serves the tests'
+# commands: they run in their own processes, as without a server. tests/test_server.py
+# starts servers of its own and sets this variable for the commands it sends them.
+os.environ["RTSHIELD_SERVER"] = "off"
+
 #: Modules of the rig's tests: namespaces, TAP devices, ``rig serve``'s one address,
 #: ``rig clean`` (which removes every rig namespace and process whose owner has ended)
 #: and the rig's build cache: never two at once.
@@ -25,7 +30,8 @@ DEMO_MODULES = ("test_figure_check.py", "test_browser_report.py", "test_cli_run.
 LONG_UNITS = ("rig", "demo", "tests/test_docs_run.py", "tests/test_sdist.py",
               "tests/test_analysis_falsify.py", "tests/test_out_safety.py",
               "tests/test_conservation_property.py", "tests/test_cli_quiet.py",
-              "tests/test_cluster.py", "tests/test_sweep_stream.py", "tests/test_workers.py")
+              "tests/test_cluster.py", "tests/test_sweep_stream.py", "tests/test_workers.py",
+              "tests/test_server.py")
 
 
 def work_unit(nodeid: str) -> str:

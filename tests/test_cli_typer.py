@@ -14,7 +14,8 @@ EXAMPLES = REPO / "scenarios" / "examples"
 MODBUS = EXAMPLES / "modbus_with_flood.toml"
 SYSTEM = REPO / "scenarios" / "analysis" / "textbook_three_tasks.toml"
 
-VERBS = ["analyze", "calibrate", "compare", "demo", "design", "rig", "run", "schema", "sweep"]
+VERBS = ["analyze", "calibrate", "compare", "demo", "design", "rig", "run", "schema", "server",
+         "sweep"]
 
 
 def one_line(capsys, argv, *needles):
@@ -73,7 +74,7 @@ def test_help_of_every_verb(verb):
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     assert "--help" in p.stdout
-    if verb != "rig":  # rig's examples are in the help of its targets (rig linux --help)
+    if verb not in ("rig", "server"):  # their examples: in their subcommands' help too
         assert "--verbose" in p.stdout and "example" in p.stdout
 
 
@@ -128,6 +129,20 @@ def test_an_argparse_verb_still_mounts(monkeypatch, capsys):
     one_line(capsys, ["hello", "--seed", "-2"], "hello:", "--seed")
     assert cli.main(["--help"]) == 0
     assert "say hello" in capsys.readouterr().out
+
+
+def test_ctrl_c_while_the_command_line_is_parsed_is_an_interruption(monkeypatch, capsys):
+    """typer turns a KeyboardInterrupt in its parsing into exit status 130 silently: the
+    line is said all the same (the first moments of a command, served or not)."""
+    from typer import core
+
+    def interrupted(self, ctx, args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core.TyperGroup, "parse_args", interrupted)
+    assert cli.main(["run", "x.toml", "--out", "o"]) == 130
+    out = capsys.readouterr()
+    assert out.err == "rtshield: interrupted\n" and out.out == ""
 
 
 def test_top_help_lists_every_verb(capsys):

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
 from rtshield._version import __version__
+
+# no `typing` at run time: the console entry point (rtshield.entry) imports this
+# package first, and typing alone would be a fifth of a served command's client
+TYPE_CHECKING = False
 
 __all__ = [
     "Analysis",
@@ -32,6 +35,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from rtshield.api import (
         Analysis,
         DesignResult,

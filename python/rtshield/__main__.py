@@ -1,3 +1,3 @@
-from rtshield.cli import main
+from rtshield.entry import main
 
 raise SystemExit(main())

@@ -43,6 +43,7 @@ from rtshield.clitools import (
     verb_module,
 )
 from rtshield.errors import UsageError, one_line
+from rtshield.serverlink import PROCESS_DEFAULTS
 
 HELP = (
     "Keep the critical task of a real-time device on time under network floods: "
@@ -144,7 +145,8 @@ def single_threaded_blas() -> None:
     so its results are the same either way. Set before numpy is first imported; the
     processes a command starts inherit it.
     """
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    for name, value in PROCESS_DEFAULTS.items():  # OPENBLAS_NUM_THREADS=1
+        os.environ.setdefault(name, value)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with no_cyclic_gc():  # start-up: the verb's module and what it imports
             cmd = typer.main.get_command(_app_for(args))
-        rv = cmd.main(args=args, prog_name="rtshield", standalone_mode=False)
+        # click's parsing and the command, without typer's main(), which would turn a
+        # Ctrl-C while it parses into exit status 130 without a word
+        with cmd.make_context("rtshield", args) as ctx:
+            rv = cmd.invoke(ctx)
     except typer.Exit as e:
         return int(e.exit_code)
     except typer.Abort:

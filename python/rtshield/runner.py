@@ -116,15 +116,23 @@ def write_run(
     the figures are drawn in its processes, the same bytes.
     """
     out = Path(out_dir)
-    summary = result.summary()
-    write_summary(out, summary)
-    write_timeseries(out, result.timeseries)
     saved = "summary.json and the time series are"
-    figs: dict[str, Path] = {}
     if figures:
         from rtshield import figures as drawing  # looked up when called: tests replace them
         from rtshield.engine_config import on_ticks  # loaded by the run already
 
+        # the period the task keeps: ticks of a late tick are longer
+        period_us = on_ticks(scenario, scenario.critical.period_ns) / 1e3
+        # a pool draws while the numbers are written here (they are still written first)
+        drawn = late_output(
+            out, "figures", "nothing is", lambda: drawing.submit_run_figures(
+                drawing.run_figure_jobs(result, scenario.name, period_us), pool),
+        ) if pool is not None else None
+    summary = result.summary()
+    write_summary(out, summary)
+    write_timeseries(out, result.timeseries)
+    figs: dict[str, Path] = {}
+    if figures:
         figs = late_output(
             out,
             "figures",
@@ -133,9 +141,8 @@ def write_run(
             result,
             scenario.name,
             out,
-            # the period the task keeps: ticks of a late tick are longer
-            period_us=on_ticks(scenario, scenario.critical.period_ns) / 1e3,
-            **({"pool": pool} if pool is not None else {}),
+            period_us=period_us,
+            **({"pool": pool, "drawing": drawn} if pool is not None else {}),
         )
     entry = RunEntry(scenario=scenario, summary=summary, figures=figs)
     late_output(out, "report", saved, run_report, out, entry)
@@ -215,18 +222,24 @@ def figure_workers() -> Iterator[cf.Executor | None]:
     while this process validates the scenario and simulates (this process then
     never imports it); stopped when the block ends, however it ends.
 
+    In a process that has matplotlib imported already (a resident server's child,
+    :mod:`rtshield.daemon`) the workers import nothing and this process only waits
+    for them once the results exist: one per CPU then (on two or more), at most four.
+
     ``None`` (figures drawn in this process) on one CPU or where processes cannot
     be forked. Call it before any other thread starts: a fork copies only the
     calling thread.
     """
     import multiprocessing
     import os
+    import sys
 
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cpus = os.cpu_count() or 1
-    workers = min(2, cpus - 1)
+    warm = "matplotlib.backends.backend_agg" in sys.modules
+    workers = (min(4, cpus) if cpus > 1 else 0) if warm else min(2, cpus - 1)
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover - Windows

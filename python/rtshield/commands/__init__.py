@@ -19,5 +19,6 @@ VERBS = {
     "rig": "real flood tools (hping3, ARP flood, nmap, stress-ng) against real targets",
     "run": "simulate one scenario and write summary, time series, figures and a report",
     "schema": "print the JSON Schema of scenario files (for editors)",
+    "server": "keep rtshield loaded in a resident server, so that short commands start at once",
     "sweep": "run one scenario over a grid of parameter values (on Dask)",
 }

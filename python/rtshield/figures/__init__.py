@@ -48,9 +48,11 @@ from rtshield.figures.run import (
     latency_figure,
     log_rebin,
     packets_figure,
+    run_figure_jobs,
     run_figures,
     rx_drops_figure,
     rx_priority_figure,
+    submit_run_figures,
 )
 
 if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
@@ -71,9 +73,11 @@ __all__ = [
     "packets_figure",
     "png_bytes",
     "render",
+    "run_figure_jobs",
     "run_figures",
     "rx_drops_figure",
     "rx_priority_figure",
+    "submit_run_figures",
 ]
 
 #: The figures :func:`render` can draw, by name.

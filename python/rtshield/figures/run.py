@@ -13,7 +13,7 @@ import numpy as np
 from rtshield.outputs import atomic_write, remove_ours
 
 if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
-    from concurrent.futures import Executor
+    from concurrent.futures import Executor, Future
 
     from matplotlib.figure import Figure
 from rtshield.figures import layout
@@ -31,6 +31,7 @@ __all__ = [
     "run_figure_png",
     "run_figures",
     "rx_drops_figure",
+    "submit_run_figures",
     "rx_priority_figure",
 ]
 
@@ -332,6 +333,14 @@ def run_figure_png(name: str, *args: Any) -> bytes | None:
     return None if fig is None else layout.png_bytes(fig)
 
 
+def submit_run_figures(
+    jobs: list[tuple[str, tuple[Any, ...]]], pool: Executor | None
+) -> list[Future]:
+    """The figures of :func:`run_figure_jobs` handed to ``pool`` to draw (nothing
+    without one), in their order: for :func:`run_figures`'s ``drawing``."""
+    return [pool.submit(run_figure_png, n, *a) for n, a in jobs] if pool is not None else []
+
+
 def run_figures(
     result: Any,
     title: str,
@@ -339,16 +348,19 @@ def run_figures(
     period_us: float | None = None,
     *,
     pool: Executor | None = None,
+    drawing: list[Future] | None = None,
 ) -> dict[str, Path]:
     """Write the figures of one run; returns ``{"packets": path, ...}``.
 
     With ``pool`` (a process pool, e.g. :func:`rtshield.runner.figure_workers`)
     the figures are drawn there, side by side, and written here, in the same
-    order and with the same bytes as when drawn in this process.
+    order and with the same bytes as when drawn in this process; ``drawing``:
+    what :func:`submit_run_figures` returned for the same run earlier (the pool
+    drew meanwhile).
     """
     out = Path(out_dir)
     jobs = run_figure_jobs(result, title, period_us)
-    futures = [pool.submit(run_figure_png, n, *a) for n, a in jobs] if pool is not None else []
+    futures = drawing if drawing is not None else submit_run_figures(jobs, pool)
     paths: dict[str, Path] = {}
     for i, (name, args) in enumerate(jobs):  # each written as soon as it is drawn
         png = futures[i].result() if futures else run_figure_png(name, *args)

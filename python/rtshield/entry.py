@@ -1,0 +1,40 @@
+"""rtshield's console entry point (``rtshield``, pyproject.toml's [project.scripts];
+``python -m rtshield``).
+
+A command that a resident server of this installation may serve
+(:mod:`rtshield.serverlink`, ``rtshield server start``) is handed to the server when
+one runs; every other command, and every command when no server runs or it declines,
+runs in this process through :func:`rtshield.cli.main`, exactly as without a
+server. This module imports the standard library's built-in modules only: the
+command line's libraries (typer and what a verb uses) are imported by
+:mod:`rtshield.cli` when the command runs here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rtshield import serverlink
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``rtshield`` on ``argv`` (default ``sys.argv[1:]``), served or here; returns
+    the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        mode = serverlink.mode()
+        if mode != "off" and serverlink.served(args):
+            try:
+                return serverlink.run_served(args)
+            except serverlink.Declined as e:
+                if mode == "require":
+                    raise serverlink.LinkError(f"{serverlink.ENV}=require: {e}") from None
+    except serverlink.LinkError as e:
+        print(f"rtshield: error: server: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rtshield: interrupted", file=sys.stderr)
+        return 130
+    from rtshield.cli import main as run_here
+
+    return run_here(argv)
