@@ -10,6 +10,7 @@ records on folders the test writes (no root)."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,4 +142,24 @@ def test_another_kind_of_command_does_not_resume_a_staging_folder(tmp_path):
     abort_out_dir(tmp_path / "o")
     other = prepare_out_dir(tmp_path / "o", resumable=True, kind="rig lwip")
     assert not (other / "runs").exists()  # replaced, not resumed
+    abort_out_dir(tmp_path / "o")
+
+
+def test_a_stop_whose_record_cannot_be_written_says_so_and_keeps_the_error(tmp_path, capsys):
+    """The campaign's record cannot be written (its folder is gone): one line says the
+    campaign is incomplete and why its record is missing, and the error that stopped
+    the campaign is still the one raised."""
+    from rtshield.commands.rig import _kept_if_stopped
+
+    out = prepare_out_dir(tmp_path / "o", resumable=True, kind="rig test")
+    camp = Campaign(out, "rig test", ["a"], ["rig", "test"], lambda _line: None)
+    shutil.rmtree(out)  # campaign.json's folder is now a file: its record cannot be written
+    out.write_text("")
+    with pytest.raises(RuntimeError, match="the device died"), _kept_if_stopped(camp, "o"):
+        raise RuntimeError("the device died")
+    err = capsys.readouterr().err
+    assert err.startswith("rig test: the campaign is incomplete and its record could not be "
+                          "written: ")
+    assert err.count("\n") == 1
+    out.unlink()
     abort_out_dir(tmp_path / "o")

@@ -484,14 +484,17 @@ def _kept_if_stopped(camp, out_arg: str):
     command into ``out_arg`` (the error then ends the command, exit status non-zero)."""
     import sys
 
-    from rtshield.errors import one_line
+    from rtshield.errors import OutputError, one_line
 
     try:
         yield
     except BaseException as e:
         why = "interrupted" if isinstance(e, KeyboardInterrupt) else one_line(e)
-        with contextlib.suppress(Exception):  # the error that stopped it is what matters
+        try:
             print(camp.stopped(why, out_arg), file=sys.stderr, flush=True)
+        except (OSError, OutputError) as w:  # no campaign.json: said, then the error raised
+            print(f"{camp.who}: the campaign is incomplete and its record could not be "
+                  f"written: {one_line(w)}", file=sys.stderr, flush=True)
         raise
 
 
