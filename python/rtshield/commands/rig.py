@@ -23,7 +23,8 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
+from rtshield.cliapp import typer_app
+from rtshield.clitools import Out, Terminated, arg, check_choice, opt, verb
 from rtshield.commands import VERBS
 from rtshield.commands._rig_device import add_verbs
 from rtshield.errors import UsageError
