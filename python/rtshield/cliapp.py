@@ -1,4 +1,7 @@
-"""The settings every typer app (or group) of ``rtshield`` shares: :func:`typer_app`.
+"""What the command line needs before it knows the verb: the settings every typer app
+(or group) of ``rtshield`` shares (:func:`typer_app`), start-up without the cyclic
+garbage collector (:func:`no_cyclic_gc`) and a closed standard output
+(:func:`silence_stdout`).
 
 A module of its own, importing typer alone, so that ``rtshield --help`` (which
 lists the verbs from :data:`rtshield.commands.VERBS`) builds its app without the
@@ -18,9 +21,10 @@ from typing import Any
 import typer
 
 #: A group's own ``-h``/``--help`` flag reads ``False`` when it is not given (click's
-#: ``default_map``): typer checks an absent flag's value with a pydantic adapter, which
-#: would import pydantic for every ``rtshield VERB --help`` (its group's flag is absent)
-#: and cost more than the rest of the help; a ``False`` flag is taken as it is.
+#: ``default_map``): typer converts a value that is not a boolean already (an absent
+#: flag's ``None``) through a pydantic adapter, which would import pydantic for every
+#: ``rtshield VERB --help`` (the top group's flag is absent) and cost more than the
+#: rest of the help.
 _ABSENT_HELP_FLAG = {"help": False}
 
 
