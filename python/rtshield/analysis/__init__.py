@@ -18,7 +18,9 @@ Public API:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
 
 if TYPE_CHECKING:
     from .model import cross_check, system_from_scenario
@@ -54,15 +56,4 @@ _HOMES = {
     "system_from_scenario": "model",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return vars(importlib.import_module(f"{__name__}.{home}"))[name]
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)

@@ -32,7 +32,9 @@ parameter; how often each pair of claims holds together) and ``report.md``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
 
 if TYPE_CHECKING:
     from rtshield.calibrate.file import (
@@ -109,15 +111,4 @@ _HOMES = {
     "write_outputs": "results",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return vars(importlib.import_module(f"{__name__}.{home}"))[name]
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)

@@ -24,7 +24,9 @@ of the same scenario (same index, same hash) is not run again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
 
 if TYPE_CHECKING:
     from rtshield.sweep.grid import (
@@ -137,15 +139,4 @@ _HOMES = {
     "write_safe_region": "results",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return vars(importlib.import_module(f"{__name__}.{home}"))[name]
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)
