@@ -8,6 +8,7 @@ is imported by the functions that draw.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import logging
@@ -29,8 +30,11 @@ if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
 __all__ = [
     "LATE_LINEAR_PCT",
     "LEGEND_IN",
+    "MAJOR_AHEAD",
+    "MINOR_AHEAD",
     "PANEL_TITLE_IN",
     "TITLE_IN",
+    "Shape",
     "bin_edges",
     "bin_width",
     "column",
@@ -50,7 +54,11 @@ __all__ = [
     "stairs",
     "step_patch",
     "suptitle",
+    "single_axes",
+    "stock",
     "times",
+    "twin_of",
+    "unstock",
 ]
 
 _SERIES = (
@@ -154,6 +162,14 @@ def _texts(fig: Figure) -> list[Any]:
     return found
 
 
+def _drawing_rc(families: Sequence[str]) -> dict[str, Any]:
+    """matplotlib's settings a figure is drawn under: the fallback fonts for the ticks
+    made while drawing, and glyphs without hinting (FreeType's snapping of each
+    glyph's outline to the pixel grid took a tenth of a figure's drawing; at the
+    figures' 110 dpi the text looks the same, a shade lighter)."""
+    return {"text.hinting": "no_hinting", **({"font.family": list(families)} if families else {})}
+
+
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
     """Render ``fig`` to PNG bytes (deterministic metadata). With
     ``RTSHIELD_CHECK_FIGURES=1`` a figure with a layout problem (text outside the
@@ -166,6 +182,8 @@ def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
     import matplotlib as mpl
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    if any(ax in _TWINS for ax in fig.axes):
+        raise RuntimeError("a figure of a twin shape drawn without taking its twin (twin_of)")
     families, _ = _fonts()
     for t in _texts(fig):
         text = t.get_text()
@@ -174,8 +192,7 @@ def png_bytes(fig: Figure, dpi: int = 110) -> bytes:
         if families:
             t.set_fontfamily(list(families))
     canvas = FigureCanvasAgg(fig)
-    fonts = {"font.family": list(families)} if families else {}
-    with mpl.rc_context(fonts), warnings.catch_warnings(record=True) as caught:
+    with mpl.rc_context(_drawing_rc(families)), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check.check_if_asked(fig, dpi)
         fig.set_dpi(dpi)
@@ -242,6 +259,93 @@ def new_figure(
         hspace=hgap / axes_h if rows > 1 else 0.2,
     )
     return fig
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """A figure of one axes (and, with ``twin``, its twin on the right sharing x),
+    laid out by :func:`new_figure`'s margins: what :func:`single_axes` makes and
+    :func:`stock` makes ahead. ``minor``: the axes (``"x"``, ``"y"``, ``"twin"``)
+    that may be drawn on a log scale, whose minor ticks are made ahead too."""
+
+    width: float
+    height: float
+    left: float = 0.8
+    right: float = 0.25
+    top: float = TITLE_IN + LEGEND_IN
+    bottom: float = 0.5
+    twin: bool = False
+    minor: tuple[str, ...] = ()
+
+
+#: Ticks made ahead on each axis of a stocked figure: more than any run figure's
+#: axis draws (9 major; 40 minor on a log axis of five decades). A tick made
+#: ahead and not needed is not drawn.
+MAJOR_AHEAD = 12
+MINOR_AHEAD = 48
+
+#: Figures made ahead by :func:`stock` (in a resident server, before it forks a
+#: command), each ``(figure, axes, twin or None)``, each taken once.
+_STOCK: dict[Shape, list[tuple[Any, Any, Any]]] = {}
+#: The stocked twin of axes :func:`single_axes` handed out, until :func:`twin_of`
+#: takes it.
+_TWINS: dict[Any, Any] = {}
+
+
+def single_axes(shape: Shape) -> tuple[Figure, Any]:
+    """A new figure of ``shape`` and its axes: a stocked one if :func:`stock` made
+    one ahead (the same figure, drawn to the same bytes), else made now. A
+    ``shape.twin`` figure must take its twin with :func:`twin_of`."""
+    ready = _STOCK.get(shape)
+    if ready:
+        fig, ax, twin = ready.pop()
+        if twin is not None:
+            _TWINS[ax] = twin
+        return fig, ax
+    return _made(shape)
+
+
+def _made(shape: Shape) -> tuple[Figure, Any]:
+    fig = new_figure(shape.width, shape.height, left=shape.left, right=shape.right,
+                     top=shape.top, bottom=shape.bottom)
+    return fig, fig.add_subplot()
+
+
+def twin_of(ax: Any) -> Any:
+    """``ax.twinx()``: the twin :func:`stock` made ahead for ``ax`` if it has one."""
+    twin = _TWINS.pop(ax, None)
+    return ax.twinx() if twin is None else twin
+
+
+def stock(shapes: Sequence[Shape]) -> None:
+    """Make one figure of each of ``shapes`` ahead, with its axes (and twin) and
+    their ticks (:data:`MAJOR_AHEAD`, :data:`MINOR_AHEAD`), for :func:`single_axes`.
+
+    For a process that forks: every process forked afterwards has its own copy of
+    the stock for free, so a resident server's commands skip making a figure's
+    axes and ticks (a fifth of drawing it). A figure drawn from the stock has
+    the same bytes as one made anew (``tests/test_outputs.py``).
+    """
+    import matplotlib as mpl
+
+    families, _ = _fonts()
+    with mpl.rc_context(_drawing_rc(families)):
+        for shape in shapes:
+            fig, ax = _made(shape)
+            twin = ax.twinx() if shape.twin else None
+            for name, axis in (("x", ax.xaxis), ("y", ax.yaxis),
+                               ("twin", None if twin is None else twin.yaxis)):
+                if axis is not None:
+                    axis.get_major_ticks(MAJOR_AHEAD)
+                    if name in shape.minor:
+                        axis.get_minor_ticks(MINOR_AHEAD)
+            _STOCK.setdefault(shape, []).append((fig, ax, twin))
+
+
+def unstock() -> None:
+    """Drop every stocked figure (:func:`stock`)."""
+    _STOCK.clear()
+    _TWINS.clear()
 
 
 def suptitle(fig: Figure, title: str) -> None:
@@ -454,7 +558,7 @@ def critical_axes(ax: Any, ts: Mapping[str, Any], *, late_top: float | None = No
     top = cycles_top if cycles_top is not None else finite_max(cycles)
     ax.set_ylim(0, max(1.0, top * 1.08))
     ax.grid(True, alpha=0.3)
-    ax2 = ax.twinx()
+    ax2 = twin_of(ax)
     if late is not None:
         artists += stairs(ax2, ts, late, color="tab:red", lw=1.4,
                            label="accumulated lateness per bin [%]")
