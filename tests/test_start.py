@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import rtshield
+from rtshield.commands import VERBS
 
 ROOT = Path(__file__).resolve().parent.parent
 Q500 = ROOT / "scenarios" / "danicki2021" / "queue_500.toml"
@@ -43,8 +46,29 @@ def test_help_imports_no_verb_and_no_library():
     got = _imports("--help")
     assert got["rc"] == 0
     assert got["verbs"] == [] and got["loaded"] == []
-    # nor the output folders' machinery (hashing, temporary files): only a verb writes
+    # nor the output folders' machinery (hashing, temporary files): only a verb writes;
+    # nor the verbs' shared options and rules: the listing needs typer alone
     assert "rtshield.outputs" not in got["own"], got["own"]
+    assert "rtshield.clitools" not in got["own"], got["own"]
+
+
+#: The other verbs' modules a verb's module imports for what their options share.
+SHARES = {"demo": ["compare"], "design": ["analyze"], "rig": ["_rig_device"],
+          "sweep": ["compare"]}
+#: What a verb runs with, imported when it runs, not for its help.
+RUNS_WITH = ("rtshield.outputs", "rtshield.runner", "rtshield.scenario",
+             "rtshield.report", "rtshield.engine", "rtshield.analysis.system")
+
+
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_verb_help_imports_that_verb_alone_and_no_library(verb):
+    got = _imports(verb, "--help")
+    assert got["rc"] == 0
+    # no library: not pydantic either (typer checks an absent --help flag of the
+    # group with a pydantic adapter unless the flag reads False: rtshield.cliapp)
+    assert got["loaded"] == []
+    assert got["verbs"] == sorted(f"rtshield.commands.{v}" for v in [verb, *SHARES.get(verb, [])])
+    assert not set(RUNS_WITH) & set(got["own"]), got["own"]
 
 
 def test_run_without_figures_imports_what_it_writes_and_nothing_else(tmp_path):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import signal
 import sys
 
@@ -35,13 +34,7 @@ except ImportError:  # pragma: no cover - older typer on the user's click
 
 from rtshield import commands
 from rtshield._version import __version__
-from rtshield.clitools import (
-    mount_argparse,
-    no_cyclic_gc,
-    silence_stdout,
-    typer_app,
-    verb_module,
-)
+from rtshield.cliapp import no_cyclic_gc, silence_stdout, typer_app
 from rtshield.errors import UsageError, one_line
 from rtshield.serverlink import PROCESS_DEFAULTS
 
@@ -96,12 +89,15 @@ def build_app(only: str | None = None, *, listing: bool = False) -> typer.Typer:
         for name, short in sorted(commands.VERBS.items()):
             app.command(name, short_help=short, add_help_option=False)(_listed)
         return app
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or only is not None and info.name != only:
+    # the verbs' shared options and rules: imported by a verb, not by the listing
+    from rtshield.clitools import mount_argparse, verb_module
+
+    for name in sorted(commands.VERBS):
+        if only is not None and name != only:
             continue
-        mod = importlib.import_module(f"rtshield.commands.{info.name}")
+        mod = importlib.import_module(f"rtshield.commands.{name}")
         if hasattr(mod, "options"):
-            verb_module(app, mod, commands.VERBS[info.name])
+            verb_module(app, mod, commands.VERBS[name])
         elif hasattr(mod, "add_to"):
             mod.add_to(app)
         elif hasattr(mod, "register"):

@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import gc
 import inspect
-import io
 import logging
 import os
 import signal
@@ -34,6 +32,7 @@ from typing import Annotated, Any
 
 import typer
 
+from rtshield.cliapp import no_cyclic_gc, silence_stdout
 from rtshield.errors import OutputError, UsageError, one_line
 from rtshield.inputs import describe_os_error
 
@@ -48,6 +47,7 @@ __all__ = [
     "arg",
     "check_choice",
     "mount_argparse",
+    "no_cyclic_gc",
     "opt",
     "set_option",
     "dispatch",
@@ -87,20 +87,6 @@ Seed = Annotated[
         "--seed", metavar="N", help=SEED_HELP, min=0, max=SEED_MAX, show_default=False
     ),
 ]
-
-
-def typer_app(**kw: Any) -> typer.Typer:
-    """A typer app or group of ``rtshield`` (``kw``: its name, help, ...) with the settings
-    every one shares: plain click help, since scenario keys are written in brackets
-    (``[critical] period``) which rich markup would swallow; ``-h`` as well as ``--help``;
-    no usage page instead of an error when a verb or target is missing (the callback
-    says what is missing, exit 2)."""
-    return typer.Typer(
-        rich_markup_mode=None,
-        no_args_is_help=False,
-        context_settings={"help_option_names": ["-h", "--help"]},
-        **kw,
-    )
 
 
 def arg(metavar: str, help: str) -> Any:
@@ -281,33 +267,6 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-@contextlib.contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """Run the block without the cyclic garbage collector (reference counting still
-    frees everything else), then put it back as it was.
-
-    For the stretches of a command that allocate many objects that live to its
-    end and little cyclic garbage: importing libraries and building models
-    (each collection would walk every object imported so far), and ``rtshield
-    run``'s one run (its figures leave a few MB of cycles). At the end the
-    block's objects join the oldest generation unexamined (``gc.freeze`` then
-    ``gc.unfreeze``), so the first collection after it does not walk them all;
-    a later full collection still frees their cycles. A command that runs long
-    (a sweep, a calibration) keeps the collector on.
-    """
-    was = gc.isenabled()
-    mine = gc.get_freeze_count() == 0  # nobody else's frozen objects to thaw
-    gc.disable()
-    try:
-        yield
-    finally:
-        if mine:
-            gc.freeze()
-            gc.unfreeze()
-        if was:
-            gc.enable()
-
-
 class _PathsAsGiven:
     """Standard output that names a command's staging folder as its ``--out``: while a
     command writes, its files are in the staging folder beside ``--out``
@@ -374,13 +333,6 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
 
         abort_out_dirs()
         _teardown_logging()
-
-
-def silence_stdout() -> None:
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass
 
 
 # --- verbs still defined with argparse ---------------------------------------------

@@ -16,10 +16,17 @@ Public API:
 * :mod:`rtshield.analysis.rta` — the response-time analysis on plain tasks.
 """
 
-from .model import cross_check, system_from_scenario
-from .report import Report, analyze_system, expand_system
-from .rta import Task, analyze
-from .system import System, load_system
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
+
+if TYPE_CHECKING:
+    from .model import cross_check, system_from_scenario
+    from .report import Report, analyze_system, expand_system
+    from .rta import Task, analyze
+    from .system import System, load_system
 
 __all__ = [
     "Report",
@@ -32,3 +39,21 @@ __all__ = [
     "load_system",
     "system_from_scenario",
 ]
+
+
+#: Which module of the package holds each name: only that one is imported when the
+#: name is first used, so that ``rtshield design --help`` (which reads ``knobtable``)
+#: does not import every other one (the system schema's pydantic models).
+_HOMES = {
+    "Report": "report",
+    "System": "system",
+    "Task": "rta",
+    "analyze": "rta",
+    "analyze_system": "report",
+    "cross_check": "model",
+    "expand_system": "report",
+    "load_system": "system",
+    "system_from_scenario": "model",
+}
+
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from rtshield.errors import UsageError
 from rtshield.units import format_ns
 
+from .knobtable import KNOBS
 from .model import bound_system, system_from_scenario
 from .report import Report, analyze_system
 from .search import (
@@ -51,17 +52,6 @@ from .system import ModelInfeasible
 from .worstcase import on_source, tcp_flow, worst_case_traffic
 
 __all__ = ["KNOBS", "KnobDesign", "default_knob", "design_knob", "worst_case_traffic"]
-
-#: knob → (mitigation kinds it applies to, "count"/"duration", search direction)
-KNOBS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    "driver.queue": (("queue",), "count", "largest"),
-    "mitigation.capacity": (("burst",), "count", "largest"),
-    "mitigation.burst": (("bursty",), "count", "largest"),
-    "mitigation.period": (("bursty", "polling"), "duration", "smallest"),
-    "mitigation.min_interarrival": (("strict",), "duration", "smallest"),
-    "mitigation.window": (("countdown",), "duration", "smallest"),
-    "traffic.rate": (("none", "hysteresis", "budget"), "duration", "smallest"),
-}
 
 _DEFAULT = {
     "queue": "driver.queue",

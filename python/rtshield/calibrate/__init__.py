@@ -30,31 +30,38 @@ paste into a preset and the scenarios), ``tradeoff.png`` (score against each
 parameter; how often each pair of claims holds together) and ``report.md``.
 """
 
-from rtshield.calibrate.file import (
-    COUNTER_COLUMNS,
-    MAX_BUDGET,
-    Calibration,
-    Param,
-    load_calibration,
-    read_counters,
-    scenarios,
-)
-from rtshield.calibrate.points import (
-    MIN_STEP,
-    SEARCHES,
-    PointResult,
-    best_of,
-    evaluate_point,
-    search,
-)
-from rtshield.calibrate.results import (
-    best_toml,
-    pair_matrix,
-    points_csv,
-    report_md,
-    tradeoff_figure,
-    write_outputs,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
+
+if TYPE_CHECKING:
+    from rtshield.calibrate.file import (
+        COUNTER_COLUMNS,
+        Calibration,
+        Param,
+        load_calibration,
+        read_counters,
+        scenarios,
+    )
+    from rtshield.calibrate.limits import MAX_BUDGET
+    from rtshield.calibrate.points import (
+        MIN_STEP,
+        SEARCHES,
+        PointResult,
+        best_of,
+        evaluate_point,
+        search,
+    )
+    from rtshield.calibrate.results import (
+        best_toml,
+        pair_matrix,
+        points_csv,
+        report_md,
+        tradeoff_figure,
+        write_outputs,
+    )
 
 __all__ = [
     "COUNTER_COLUMNS",
@@ -77,3 +84,31 @@ __all__ = [
     "tradeoff_figure",
     "write_outputs",
 ]
+
+
+#: Which module of the package holds each name: only that one is imported when the
+#: name is first used, so that ``rtshield calibrate --help`` (which reads ``limits``)
+#: does not import every other one (the scenarios, the search's numpy, the figures).
+_HOMES = {
+    "COUNTER_COLUMNS": "file",
+    "Calibration": "file",
+    "MAX_BUDGET": "limits",
+    "MIN_STEP": "points",
+    "Param": "file",
+    "PointResult": "points",
+    "SEARCHES": "points",
+    "best_of": "points",
+    "best_toml": "results",
+    "evaluate_point": "points",
+    "load_calibration": "file",
+    "pair_matrix": "results",
+    "points_csv": "results",
+    "read_counters": "file",
+    "report_md": "results",
+    "scenarios": "file",
+    "search": "points",
+    "tradeoff_figure": "results",
+    "write_outputs": "results",
+}
+
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rtshield import studies
+from rtshield.calibrate.limits import MAX_BUDGET
 from rtshield.engine_config import COST_KEYS, OPTIONAL_COST_KEYS
 from rtshield.errors import UsageError
 from rtshield.inputs import input_folder, read_input_text, resolve_input
@@ -49,9 +50,6 @@ COUNTER_COLUMNS: dict[str, str] = {
     "misses": "critical task deadlines missed (in the second the deadline passed)",
     "lateness_pct": "lateness accrued in the second by late critical cycles, % of the period",
 }
-
-#: The most points one calibration may run.
-MAX_BUDGET = 5000
 
 _DURATION_UNITS = ("ns", "us", "µs", "ms", "s")
 _PLATFORM_KEYS = {

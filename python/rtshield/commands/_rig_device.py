@@ -15,13 +15,6 @@ import typer
 
 from rtshield.clitools import Out, Terminated, arg, opt, verb
 from rtshield.errors import UsageError
-from rtshield.outputs import (
-    atomic_write,
-    claim_dir,
-    format_summary_json,
-    prepare_out_dir,
-    prune_stale,
-)
 
 DEVICE_HELP = (
     "Flood the device at --target through the interface --iface with the storms of a "
@@ -140,6 +133,13 @@ def _cap(value: str) -> float | None:
 
 
 def handle_device(args) -> int:
+    from rtshield.outputs import (
+        atomic_write,
+        claim_dir,
+        format_summary_json,
+        prepare_out_dir,
+        prune_stale,
+    )
     from rtshield.rig import device, harness
     from rtshield.rig.device import iface as link
 

@@ -7,13 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 from rtshield import calibrate
+from rtshield.calibrate.limits import MAX_BUDGET
 from rtshield.clitools import Jobs, Out, arg, check_choice, opt
 from rtshield.errors import UsageError
-from rtshield.outputs import (
-    finish_out_dir,
-    prepare_out_dir,
-    recorded_on_failure,
-)
 from rtshield.progress import ProgressBar
 from rtshield.tables import print_table
 
@@ -40,7 +36,7 @@ def options(
     calibration: Annotated[str, arg("CALIBRATION", "calibration file (.toml)")],
     out: Out,
     budget: Annotated[int | None, opt(
-        "--budget", f"points to evaluate, 1 to {calibrate.MAX_BUDGET} (checked before any "
+        "--budget", f"points to evaluate, 1 to {MAX_BUDGET} (checked before any "
         "point runs; default: the file's budget)", "N")] = None,
     seed: Annotated[int | None, opt(
         "--seed", "seed of the search (default: the file's seed)", "N")] = None,
@@ -59,10 +55,12 @@ def options(
 
 
 def handle(args) -> int:
+    from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
+
     if args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
-    if args.budget is not None and not 1 <= args.budget <= calibrate.MAX_BUDGET:
-        raise UsageError(f"--budget: must be from 1 to {calibrate.MAX_BUDGET}, got {args.budget}")
+    if args.budget is not None and not 1 <= args.budget <= MAX_BUDGET:
+        raise UsageError(f"--budget: must be from 1 to {MAX_BUDGET}, got {args.budget}")
     if args.scheduler is not None and not args.scheduler.strip():
         raise UsageError("--scheduler: empty address (e.g. tcp://HOST:8786)")
     if args.seed is not None and not 0 <= args.seed < 2**63:

@@ -9,11 +9,7 @@ import typer
 
 from rtshield.clitools import Jobs, Out, Seed, arg, set_option
 from rtshield.errors import UsageError
-from rtshield.outputs import recorded_on_failure
 from rtshield.progress import ProgressBar
-from rtshield.report import setup_rows
-from rtshield.runner import compare, finish_jobs, run_many
-from rtshield.scenario import parse_overrides
 from rtshield.tables import key_metrics
 from rtshield.tables import print_table as _print_table
 
@@ -52,6 +48,8 @@ def options(
 def print_table(outcomes) -> None:
     """The runs side by side, one column per run: what protects each (mitigation,
     receive path, priorities), then its key numbers and each flow's delivery."""
+    from rtshield.report import setup_rows
+
     names = [o.out_dir.name for o in outcomes]
     cols = [dict(key_metrics(o.entry.summary)) for o in outcomes]
     labels = list(dict.fromkeys(lbl for c in cols for lbl in c))
@@ -79,6 +77,11 @@ def run_and_report(
     """
     if jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {jobs}")
+    # what the runs need: imported when they run, not by `rtshield compare --help`
+    from rtshield.outputs import recorded_on_failure
+    from rtshield.runner import compare, finish_jobs, run_many
+    from rtshield.scenario import parse_overrides
+
     overrides = parse_overrides(list(sets)) or None
     if overrides:
         intro += (

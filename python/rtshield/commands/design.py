@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from rtshield.analysis.knobs import KNOBS
+from rtshield.analysis.knobtable import KNOBS
 from rtshield.clitools import Seed, arg, opt
 from rtshield.commands.analyze import Json, scenario_overrides
 

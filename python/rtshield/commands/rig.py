@@ -23,16 +23,11 @@ from typing import Annotated
 
 import typer
 
-from rtshield.clitools import Out, Terminated, arg, check_choice, opt, typer_app, verb
+from rtshield.cliapp import typer_app
+from rtshield.clitools import Out, Terminated, arg, check_choice, opt, verb
 from rtshield.commands import VERBS
 from rtshield.commands._rig_device import add_verbs
 from rtshield.errors import UsageError
-from rtshield.outputs import (
-    atomic_write,
-    format_summary_json,
-    prepare_out_dir,
-    prune_stale,
-)
 from rtshield.progress import ProgressBar
 
 LINUX_HELP = (
@@ -346,6 +341,7 @@ def options_from_args(args):
 
 
 def handle_linux(args) -> int:
+    from rtshield.outputs import atomic_write, format_summary_json, prepare_out_dir, prune_stale
     from rtshield.rig import campaign, harness, host, linux, results
 
     opts = options_from_args(args)
@@ -531,6 +527,7 @@ def handle_lwip(args) -> int:
 def _handle_target(args, stack: str) -> int:
     """``rig freertos-tcp`` / ``rig lwip``: ``stack`` on ``--board``, unprotected and
     protected per attack, the simulation beside them."""
+    from rtshield.outputs import atomic_write, format_summary_json, prepare_out_dir, prune_stale
     from rtshield.rig import campaign, freertos, harness
 
     target = freertos.Target(stack, args.board)
@@ -705,6 +702,7 @@ def _made_by(argv: list[str]) -> str:
 
 
 def handle_fit(args) -> int:
+    from rtshield.outputs import atomic_write, prepare_out_dir, prune_stale
     from rtshield.rig import freertos
 
     dirs: list[Path] = []

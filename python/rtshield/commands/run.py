@@ -8,12 +8,6 @@ from contextlib import nullcontext
 from typing import Annotated
 
 from rtshield.clitools import Out, ScenarioFile, Seed, no_cyclic_gc, opt, set_option
-from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
-from rtshield.progress import ProgressBar
-from rtshield.report import setup_rows
-from rtshield.runner import figure_workers, run_one
-from rtshield.scenario import load_scenario, parse_overrides
-from rtshield.tables import key_metrics, print_table
 
 HELP = (
     "Simulate one scenario file (schema: docs/scenarios.md) on the device model, "
@@ -55,12 +49,22 @@ log = logging.getLogger(__name__)
 
 def handle(args) -> int:
     # one run: the libraries it writes with, its figures; the figures' processes are
-    # forked first (before any thread) and import matplotlib while this one simulates
+    # forked first (before any thread) and import matplotlib while this one simulates;
+    # what a run writes with is imported here, not by `rtshield run --help`
+    from rtshield.runner import figure_workers
+
     with no_cyclic_gc(), figure_workers() if not args.no_figures else nullcontext() as pool:
         return _run(args, pool)
 
 
 def _run(args, pool) -> int:
+    from rtshield.outputs import finish_out_dir, prepare_out_dir, recorded_on_failure
+    from rtshield.progress import ProgressBar
+    from rtshield.report import setup_rows
+    from rtshield.runner import run_one
+    from rtshield.scenario import load_scenario, parse_overrides
+    from rtshield.tables import key_metrics, print_table
+
     scenario = load_scenario(
         args.scenario, parse_overrides(args.set) or None, overrides_origin="--set"
     )

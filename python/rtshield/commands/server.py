@@ -14,7 +14,8 @@ from typing import Annotated
 import typer
 
 from rtshield import serverlink
-from rtshield.clitools import opt, typer_app, verb
+from rtshield.cliapp import typer_app
+from rtshield.clitools import opt, verb
 from rtshield.commands import VERBS
 from rtshield.errors import UsageError
 

@@ -10,9 +10,7 @@ from typing import Annotated
 from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option
 from rtshield.commands.compare import print_table
 from rtshield.errors import UsageError
-from rtshield.outputs import check_out_dir, prepare_out_dir, recorded_on_failure
 from rtshield.progress import ProgressBar
-from rtshield.runner import compare, finish_jobs, late_output
 from rtshield.sweep.limits import MAX_KEPT_RUNS, MAX_POINTS, MAX_SHOWN
 from rtshield.tables import fmt_value
 from rtshield.tables import print_table as _print_table
@@ -74,7 +72,10 @@ def options(
 
 
 def handle(args) -> int:
+    # what the sweep runs and writes with: imported here, not by `rtshield sweep --help`
     from rtshield import sweep
+    from rtshield.outputs import check_out_dir, prepare_out_dir, recorded_on_failure
+    from rtshield.runner import finish_jobs
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, got {args.jobs}")
@@ -228,6 +229,7 @@ MAX_HTML_LINES = 200
 def _write_sweep(args, sw, out: Path):
     """safe_region.json, the figure and the report (sweep.csv and sweep.parquet are written)."""
     from rtshield import sweep
+    from rtshield.runner import compare, late_output
 
     axes = sw.grid.axes
     n = len(sw.grid)

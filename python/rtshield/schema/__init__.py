@@ -36,7 +36,9 @@ scenario models nor loads the native library their enums come from.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
 
 if TYPE_CHECKING:
     from rtshield.schema.docs import json_schema, markdown_blocks, render_docs
@@ -71,20 +73,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home == "docs":
-        from rtshield.schema import docs as mod
-    elif home == "fields":
-        from rtshield.schema import fields as mod
-    elif home == "preset":
-        from rtshield.schema import preset as mod
-    elif home == "scenario_file":
-        from rtshield.schema import scenario_file as mod
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return vars(mod)[name]
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)

@@ -22,41 +22,48 @@ scheduler address. A point whose row in the previous table holds the results
 of the same scenario (same index, same hash) is not run again.
 """
 
-from rtshield.sweep.grid import (
-    LIST_SECTIONS,
-    Axis,
-    Grid,
-    check_key,
-    expand,
-    make_grid,
-    point_label,
-    point_scenario,
-    scenario_hash,
-    split_values,
-)
-from rtshield.sweep.results import (
-    MAX_SHOWN,
-    boundaries,
-    boundaries_of,
-    shown_points,
-    sweep_figure,
-    sweep_rows,
-    write_figure,
-    write_safe_region,
-)
-from rtshield.sweep.run import (
-    MAX_KEPT_RUNS,
-    MAX_POINTS,
-    POINT_FILE,
-    PointResult,
-    Sweep,
-    folder_name,
-    resumable,
-    run_sweep,
-    simulate_point,
-    validate,
-)
-from rtshield.sweep.table import ANSWER_COLUMNS, HASH_COLUMN, SWEEP_METRICS, answer
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rtshield._lazy import reexport
+
+if TYPE_CHECKING:
+    from rtshield.sweep.grid import (
+        LIST_SECTIONS,
+        Axis,
+        Grid,
+        check_key,
+        expand,
+        make_grid,
+        point_label,
+        point_scenario,
+        scenario_hash,
+        split_values,
+    )
+    from rtshield.sweep.results import (
+        MAX_SHOWN,
+        boundaries,
+        boundaries_of,
+        shown_points,
+        sweep_figure,
+        sweep_rows,
+        write_figure,
+        write_safe_region,
+    )
+    from rtshield.sweep.run import (
+        MAX_KEPT_RUNS,
+        MAX_POINTS,
+        POINT_FILE,
+        PointResult,
+        Sweep,
+        folder_name,
+        resumable,
+        run_sweep,
+        simulate_point,
+        validate,
+    )
+    from rtshield.sweep.table import ANSWER_COLUMNS, HASH_COLUMN, SWEEP_METRICS, answer
 
 __all__ = [
     "ANSWER_COLUMNS",
@@ -92,3 +99,44 @@ __all__ = [
     "write_figure",
     "write_safe_region",
 ]
+
+
+#: Which module of the package holds each name: only that one is imported when the
+#: name is first used, so that ``rtshield sweep --help`` (which reads ``limits``) does
+#: not import every other one (numpy, Dask, the figures).
+_HOMES = {
+    "ANSWER_COLUMNS": "table",
+    "Axis": "grid",
+    "Grid": "grid",
+    "HASH_COLUMN": "table",
+    "LIST_SECTIONS": "grid",
+    "MAX_KEPT_RUNS": "run",
+    "MAX_POINTS": "run",
+    "MAX_SHOWN": "results",
+    "POINT_FILE": "run",
+    "PointResult": "run",
+    "SWEEP_METRICS": "table",
+    "Sweep": "run",
+    "answer": "table",
+    "boundaries": "results",
+    "boundaries_of": "results",
+    "check_key": "grid",
+    "expand": "grid",
+    "folder_name": "run",
+    "make_grid": "grid",
+    "point_label": "grid",
+    "point_scenario": "grid",
+    "resumable": "run",
+    "run_sweep": "run",
+    "scenario_hash": "grid",
+    "shown_points": "results",
+    "simulate_point": "run",
+    "split_values": "grid",
+    "sweep_figure": "results",
+    "sweep_rows": "results",
+    "validate": "run",
+    "write_figure": "results",
+    "write_safe_region": "results",
+}
+
+__getattr__, __dir__ = reexport(__name__, _HOMES, __all__)
