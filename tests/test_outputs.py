@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rtshield import figures, outputs, runner
 from rtshield.errors import OutputError, UsageError
@@ -328,6 +330,43 @@ def test_print_table_on_a_terminal_and_into_a_pipe():
     print_table(["", "queue_500"], rows, file=tty)
     for cell in ("queue_500", "59 999", "10 489.9 µs", "cycle time p99"):
         assert cell in tty.getvalue()
+
+
+_CELL = st.text(alphabet=" ab9.%µ—…日[]/\t", max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), ncols=st.integers(1, 4), nrows=st.integers(0, 6),
+       width=st.one_of(st.none(), st.integers(12, 90)),
+       title=st.one_of(st.none(), _CELL))
+def test_a_table_drawn_by_column_is_the_one_drawn_row_by_row(data, ncols, nrows, width, title):
+    """The terminal tables are drawn with each column as one cell of one row (cheaper:
+    rich's cost is per cell); every line must be what a row per line gives, also
+    stacked to fit a width, with labels cut, and styled for a terminal."""
+    from functools import partial
+    from unittest import mock
+
+    from rtshield import tables
+
+    header = data.draw(st.lists(_CELL, min_size=ncols, max_size=ncols))
+    rows = data.draw(st.lists(st.lists(_CELL, min_size=ncols, max_size=ncols),
+                              min_size=nrows, max_size=nrows))
+    left = data.draw(st.lists(st.integers(0, ncols - 1), max_size=2))
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    def drawn() -> tuple[str, str]:
+        tty = Tty()
+        with mock.patch.dict("os.environ", {"COLUMNS": str(width or 200)}):
+            tables.print_table(header, rows, title, file=tty, left=left)
+        return text_table(header, rows, title, left, width=width), tty.getvalue()
+
+    by_column = drawn()
+    with mock.patch.object(tables, "_table", partial(tables._table, by_column=False)):
+        by_row = drawn()
+    assert by_column == by_row
 
 
 def _lines(buf):
