@@ -174,6 +174,40 @@ def test_prepare_out_dir(tmp_path):
     assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == [outputs.MARKER, "x.json"]
 
 
+def test_an_output_folder_is_replaced_in_one_step_without_a_process(tmp_path, monkeypatch):
+    """A second run into the same --out swaps the folders (renameat2's exchange on
+    Linux), and finishing a folder starts no process (the C library's function is
+    looked up among the loaded symbols, not through ``ldconfig -p``: a fork of a large
+    process each time)."""
+    import subprocess
+
+    started = []
+
+    def no_process(self, args, *rest, **kwargs):
+        started.append(args)  # noted: the caller may swallow the error
+        raise OSError("finishing an output folder started a process")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_process)
+    exchanged = []
+    real = outputs._rename2
+
+    def rename2(a, b, flags):
+        done = real(a, b, flags)
+        exchanged.append((flags, done))
+        return done
+
+    monkeypatch.setattr(outputs, "_rename2", rename2)
+    out = tmp_path / "o"
+    for text in ("one\n", "two\n"):
+        outputs.prepare_out_dir(out)
+        outputs.atomic_write(out / "x.txt", text)
+        outputs.finish_out_dir(out)
+        assert (out / "x.txt").read_text() == text
+    assert started == []
+    assert exchanged == [(outputs._RENAME_NOREPLACE, True), (outputs._RENAME_EXCHANGE, True)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
 def test_figures_are_png_and_deterministic(tmp_path):
     r = FakeResult()
     (tmp_path / "a").mkdir()

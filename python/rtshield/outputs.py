@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -330,13 +331,15 @@ def _fsync_tree(d: Path) -> None:
         _fsync_dir(Path(root))
 
 
+@functools.cache
 def _libc_renameat2() -> Any:
+    """libc's ``renameat2`` (None where it has none), looked up once, among the symbols
+    this process has loaded (the C library is one): ``ctypes.util.find_library``
+    would run ``ldconfig -p``, a process of its own, on every call."""
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
