@@ -150,9 +150,9 @@ def _table(
         pad_edge=False,
         highlight=False,
     )
-    for i, h in enumerate(header):
+    for i, h in enumerate(header):  # headings as text too: a scenario may be named "a[/b]"
         just = "left" if i == 0 or i in left else "right"
-        t.add_column(str(h), justify=just, no_wrap=True, overflow="ellipsis",
+        t.add_column(Text(str(h)), justify=just, no_wrap=True, overflow="ellipsis",
                      max_width=(max_widths or {}).get(i))
     cells = [[str(c) for c in r] for r in rows]
     if by_column and rows and all(len(r) == len(header) and not any("\n" in c for c in r)
