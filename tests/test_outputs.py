@@ -7,6 +7,7 @@ the writers can be tested without running the engine.
 
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +209,42 @@ def test_an_output_folder_is_replaced_in_one_step_without_a_process(tmp_path, mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
 
 
+def test_every_file_is_on_disk_before_its_folder_moves_into_place(tmp_path, monkeypatch):
+    """The files of a command's --out are synced together when it finishes, each before
+    the folder is moved into place; a resumable folder's files (a later command
+    reads them from the staging folder) are synced as they are written."""
+    events = []
+    real_fsync, real_rename2 = os.fsync, outputs._rename2
+
+    def fsync(fd):
+        events.append(("synced", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def rename2(a, b, flags):
+        events.append(("moved", str(a)))
+        return real_rename2(a, b, flags)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(outputs, "_rename2", rename2)
+    out = tmp_path / "o"
+    staging = outputs.prepare_out_dir(out)
+    names = [f"{i}.txt" for i in range(5)]
+    for name in names:
+        outputs.atomic_write(out / name, name)
+    outputs.finish_out_dir(out)
+    moved = events.index(("moved", str(staging)))
+    synced = {path for kind, path in events[:moved] if kind == "synced"}
+    assert {str(staging / n) for n in [*names, outputs.MARKER]} <= synced
+    assert [(out / n).read_text() for n in names] == names
+    outputs.prepare_out_dir(tmp_path / "r", resumable=True)
+    events.clear()
+    written = outputs.atomic_write(tmp_path / "r" / "point.json", "{}")
+    assert len(events) == 1 and events[0][0] == "synced", events
+    assert Path(events[0][1]).parent == written.parent  # its temporary file, before
+    assert Path(events[0][1]).name.startswith(".point.json.")  # the rename
+    outputs.finish_out_dir(tmp_path / "r")
+
+
 def test_figures_are_png_and_deterministic(tmp_path):
     r = FakeResult()
     (tmp_path / "a").mkdir()
@@ -308,6 +345,8 @@ def test_key_metrics_and_text_table():
     assert dict(key_metrics({}))["critical cycles"] == "—"
     t = text_table(["", "a"], [["x", "1"], ["long name", "22"]]).splitlines()
     assert len(t) == 4 and t[3].endswith("22") and t[2].endswith(" 1")
+    # a scenario's name is a heading, shown as written (not read as rich's markup)
+    assert text_table(["", "q[/x]"], [["[a]", "1"]]).splitlines()[0].endswith(" q[/x]")
 
 
 def test_quantities_never_measured_read_as_a_dash():
