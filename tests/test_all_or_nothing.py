@@ -558,3 +558,32 @@ def test_unrenderable_characters_are_replaced_not_warned():
     assert png.startswith(b"\x89PNG")
     assert layout.MISSING_GLYPH in fig._suptitle.get_text()
     assert layout.drawable("plain") == "plain"
+
+
+def test_tick_labels_given_as_text_are_drawable_and_numbers_make_no_ticks_early():
+    """A flow named with characters no font has, as a tick label (``set_xticks(x,
+    names)``, as the rx drops figure does): drawn with the replacement, without a
+    warning; and making the texts drawable creates no tick for a number."""
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    from rtshield.figures import layout
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.set_xticks([0, 1], ["plain", "x \U000F0000"])
+    ax.set_yscale("log")
+    ax.set_ylim(1e-3, 1e6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png = layout.png_bytes(fig)
+    assert png.startswith(b"\x89PNG")
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["plain", f"x {layout.MISSING_GLYPH}"]
+    fresh = Figure()
+    log_ax = fresh.add_subplot()
+    log_ax.set_yscale("log")
+    log_ax.set_ylim(1e-3, 1e6)
+    texts = layout._texts(fresh)
+    assert 0 < len(texts) < 10  # titles, axis labels, offset texts: no tick label among them

@@ -651,3 +651,49 @@ def test_step_patch_is_ax_stairs(values, kw):
     assert t1 is t2 and np.array_equal(np.array(v1), np.array(v2), equal_nan=True)
     assert (c1 is None and c2 is None) or np.array_equal(c1, c2)
     assert lim1 == lim2 and png1 == png2
+
+
+def _wide(result):
+    """``result`` with a cycle-time histogram over decades (log axes) and lateness far
+    above 100 % (symlog)."""
+    edges = np.geomspace(100.0, 1e7, 41)
+    counts = np.zeros(40)
+    counts[[3, 20, 39]] = [400, 30, 1]
+    result.cycle_time_hist = (edges, counts)
+    return result
+
+
+@pytest.mark.parametrize("result", [FakeResult(), _wide(FakeResult(scale=1000.0))],
+                         ids=["linear", "log"])
+def test_run_figures_from_the_stock_are_the_bytes_made_anew(result):
+    """A resident server makes the run figures' axes and ticks ahead (``stock``); a
+    figure drawn from the stock is the figure drawn anew, byte for byte, on linear,
+    log and symlog axes; each stocked figure is taken once."""
+    from rtshield.figures import layout
+    from rtshield.figures.run import run_figure_png
+
+    jobs = figures.run_figure_jobs(result, "fake", 10000.0)
+    anew = {name: run_figure_png(name, *args) for name, args in jobs}
+    figures.stock_run_figures()
+    try:
+        assert all(layout._STOCK.values())
+        stocked = {name: run_figure_png(name, *args) for name, args in jobs}
+        assert not any(layout._STOCK.values()) and not layout._TWINS  # all taken
+        again = {name: run_figure_png(name, *args) for name, args in jobs}
+    finally:
+        layout.unstock()
+    assert {"packets", "critical", "cycle_time", "latency"} <= {n for n, b in anew.items() if b}
+    assert stocked == anew and again == anew
+
+
+def test_a_twin_shape_drawn_without_its_twin_is_an_error():
+    from rtshield.figures import layout
+
+    shape = layout.Shape(5.0, 3.0, twin=True)
+    layout.stock([shape])
+    try:
+        fig, _ = layout.single_axes(shape)
+        with pytest.raises(RuntimeError, match="twin"):
+            layout.png_bytes(fig)
+    finally:
+        layout.unstock()

@@ -180,6 +180,11 @@ def warm(package: str, full: bool = True) -> None:
         sys.stdout = saved
         quiet.close()
         shutil.rmtree(out, ignore_errors=True)
+    # the figures every run draws, made ahead: each child (and its figure workers)
+    # has its own copy by the fork and skips making their axes and ticks
+    from rtshield.figures import stock_run_figures
+
+    stock_run_figures()
     log(f"warmed up: imports and a run {t1 - t0:.1f} s, figures {time.monotonic() - t1:.1f} s")
 
 

@@ -52,6 +52,7 @@ from rtshield.figures.run import (
     run_figures,
     rx_drops_figure,
     rx_priority_figure,
+    stock_run_figures,
     submit_run_figures,
 )
 
@@ -77,6 +78,7 @@ __all__ = [
     "run_figures",
     "rx_drops_figure",
     "rx_priority_figure",
+    "stock_run_figures",
     "submit_run_figures",
 ]
 

@@ -33,13 +33,31 @@ __all__ = [
     "rx_drops_figure",
     "submit_run_figures",
     "rx_priority_figure",
+    "stock_run_figures",
 ]
+
+
+#: The shapes of the run figures of one axes (:func:`rtshield.figures.layout.single_axes`):
+#: the ones a run draws are made ahead by :func:`stock_run_figures`.
+PACKETS = layout.Shape(7.0, 3.8, left=0.85)
+CRITICAL = layout.Shape(7.0, 3.8, left=0.7, right=0.85, twin=True, minor=("twin",))
+CYCLE_TIME = layout.Shape(7.0, 3.5, minor=("x", "y"))
+LATENCY = layout.Shape(7.0, 3.4, top=layout.TITLE_IN + 0.05, right=1.6, minor=("x",))
+RX_DROPS = layout.Shape(7.0, 3.6, top=layout.TITLE_IN + 0.05, right=1.8, left=0.9)
+#: its twin only when the run polled: made when needed
+RX_PRIORITY = layout.Shape(7.0, 3.6, left=0.7, right=0.85)
+
+
+def stock_run_figures() -> None:
+    """Make ahead one figure of each shape that every run draws (packets, critical
+    cycles, cycle times, latency): for a resident server before it forks
+    (:func:`rtshield.figures.layout.stock`)."""
+    layout.stock((PACKETS, CRITICAL, CYCLE_TIME, LATENCY))
 
 
 def packets_figure(ts: Mapping[str, Any], title: str) -> Figure:
     """Sent, received and processed packets per second over time."""
-    fig = layout.new_figure(7.0, 3.8, left=0.85)
-    ax = fig.add_subplot()
+    fig, ax = layout.single_axes(PACKETS)
     layout.legend_top(fig, layout.packets_axes(ax, ts))
     ax.set_xlabel("time [s]")
     ax.set_ylabel("packets per second")
@@ -49,8 +67,7 @@ def packets_figure(ts: Mapping[str, Any], title: str) -> Figure:
 
 def critical_figure(ts: Mapping[str, Any], title: str) -> Figure:
     """Completed critical cycles per second and accumulated lateness over time."""
-    fig = layout.new_figure(7.0, 3.8, left=0.7, right=0.85)
-    ax = fig.add_subplot()
+    fig, ax = layout.single_axes(CRITICAL)
     ax2, artists = layout.critical_axes(ax, ts)
     layout.legend_top(fig, artists)
     ax.set_xlabel("time [s]")
@@ -146,8 +163,7 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
         return None
     edges, counts = log_rebin(*arrays)
     scale, unit = (1e-3, "ms") if edges[-1] >= 20_000 else (1.0, "µs")
-    fig = layout.new_figure(7.0, 3.5)
-    ax = fig.add_subplot()
+    fig, ax = layout.single_axes(CYCLE_TIME)
     artists = [layout.step_patch(ax, counts, edges * scale, fill=True, color="tab:blue",
                                  alpha=0.8, baseline=0.5,
                                  label=f"cycles ({_count(counts.sum())} in all)")]
@@ -175,8 +191,7 @@ def cycle_time_figure(hist: Any, title: str, period_us: float | None = None) -> 
 
 def latency_figure(hists: Mapping[str, Any], title: str) -> Figure | None:
     """Per-flow packet latency (arrival → delivery): share of delivered packets within x."""
-    fig = layout.new_figure(7.0, 3.4, top=layout.TITLE_IN + 0.05, right=1.6)
-    ax = fig.add_subplot()
+    fig, ax = layout.single_axes(LATENCY)
     drawn = []
     for name in sorted(hists):
         arrays = hist_arrays(hists[name])
@@ -212,8 +227,7 @@ def rx_drops_figure(flows: Mapping[str, Any], title: str) -> Figure | None:
     reasons = sorted({r for d in by.values() for r, v in d.items() if v})
     if not names or not reasons:
         return None
-    fig = layout.new_figure(7.0, 3.6, top=layout.TITLE_IN + 0.05, right=1.8, left=0.9)
-    ax = fig.add_subplot()
+    fig, ax = layout.single_axes(RX_DROPS)
     x = np.arange(len(names), dtype=float)
     bottom = np.zeros(len(names))
     for k, reason in enumerate(reasons):
@@ -235,8 +249,7 @@ def rx_priority_figure(ts: Mapping[str, Any], title: str) -> Figure | None:
     poll = layout.column(ts, "polling_s")
     if prio is None and poll is None:
         return None
-    fig = layout.new_figure(7.0, 3.6, left=0.7, right=0.85)
-    ax = fig.add_subplot()
+    fig, ax = layout.single_axes(RX_PRIORITY)
     lines = []
     if prio is not None:
         lines += layout.stairs(
