@@ -392,18 +392,18 @@ class Server:
         self._drop(client)
 
     def _close_link(self, link: socket.socket) -> None:
-        fd = link.fileno()
-        if fd in self.links:
-            self.poll.unregister(fd)
-            del self.links[fd]
-        link.close()
+        self._forget(link, self.links)
 
     def _drop(self, client: socket.socket) -> None:
-        fd = client.fileno()
-        if fd in self.clients:
+        self._forget(client, self.clients)
+
+    def _forget(self, sock: socket.socket, watched: dict) -> None:
+        """Close ``sock``, first no longer polled nor in ``watched`` (by its fd)."""
+        fd = sock.fileno()
+        if fd in watched:
             self.poll.unregister(fd)
-            del self.clients[fd]
-        client.close()
+            del watched[fd]
+        sock.close()
 
     def _from_client(self, fd: int) -> None:
         client, pid = self.clients[fd]

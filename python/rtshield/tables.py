@@ -143,14 +143,14 @@ def _table(
 
     t = Table(
         box=box.MINIMAL,
-        title=title,
+        title=None if title is None else Text(title, style="bold"),  # text, not markup
         title_justify="left",
         title_style="bold",
         header_style="bold",
         pad_edge=False,
         highlight=False,
     )
-    for i, h in enumerate(header):  # headings as text too: a scenario may be named "a[/b]"
+    for i, h in enumerate(header):  # headings as text too: a scenario may be named "q[/x]"
         just = "left" if i == 0 or i in left else "right"
         t.add_column(Text(str(h)), justify=just, no_wrap=True, overflow="ellipsis",
                      max_width=(max_widths or {}).get(i))
