@@ -33,6 +33,7 @@ distributed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import functools
 import os
@@ -145,27 +146,38 @@ def m_start(repeat: int, baseline: str | None = None, served: bool = True) -> di
                         _timed(args, env))
         server: dict = {}
         if served:
-            server = _m_served(py, runs, repeat, walls)
+            server = _m_served(py, runs, repeat, walls, envs)
     return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline,
             "server": server}
 
 
 def _m_served(py: list[str], runs: dict[str, list[str]], repeat: int,
-              walls: dict[str, list[float]]) -> dict:
+              walls: dict[str, list[float]], envs: dict[str, dict[str, str]]) -> dict:
     """``runs`` through a server of their own (``walls[NAME/served]``); the start's time
-    and each first command's after it. The server is always stopped."""
-    with tempfile.TemporaryDirectory(prefix="rts-") as rt:
-        os.chmod(rt, 0o700)
-        env = {**_env(), "XDG_RUNTIME_DIR": rt, "RTSHIELD_SERVER": "require"}
-        start_s = _timed([*py, "server", "start", "--idle", "10"], env)
-        try:
-            first = {name: _timed(args, env) for name, args in runs.items()}
-            for _ in range(repeat):
-                for name, args in runs.items():
-                    walls.setdefault(f"{name}/served", []).append(_timed(args, env))
-        finally:
-            subprocess.run([*py, "server", "stop"], env=env, stdout=subprocess.DEVNULL,
-                           check=False)
+    and each first command's after it. With a baseline among ``envs`` (tag
+    ``before``), its rtshield gets a server of its own too, and each command of it
+    runs right after this one's (``walls[NAME/served/before]``). The servers are
+    always stopped."""
+    with contextlib.ExitStack() as stack:
+        served = {}
+        for tag, base in envs.items():
+            rt = stack.enter_context(tempfile.TemporaryDirectory(prefix="rts-"))
+            os.chmod(rt, 0o700)
+            env = {**base, "XDG_RUNTIME_DIR": rt, "RTSHIELD_SERVER": "require"}
+            stop = [*py, "server", "stop"]
+            stack.callback(subprocess.run, stop, env=env, stdout=subprocess.DEVNULL, check=False)
+            served[tag] = env
+        start_s = first = None
+        for tag, env in served.items():
+            t = _timed([*py, "server", "start", "--idle", "10"], env)
+            f = {name: _timed(args, env) for name, args in runs.items()}
+            if not tag:
+                start_s, first = t, f
+        for _ in range(repeat):
+            for name, args in runs.items():
+                for tag, env in served.items():
+                    walls.setdefault(f"{name}/served{'/' + tag if tag else ''}", []).append(
+                        _timed(args, env))
     return {"start_s": start_s, "first": first}
 
 
@@ -301,15 +313,18 @@ def render(res: dict, before: str, after: str, started: str, section: str) -> st
         if s.get("baseline"):
             for name, what in (("figures", "run with figures"), ("bare", "run --no-figures"),
                                ("help", "--help")):
-                ratios = [a / b for a, b in zip(w[name], w[f"{name}/before"], strict=True)]
-                rows.append((
-                    f"{what}: this commit against `{s['baseline']}` (before), run by run "
-                    "in turn",
-                    f"before: median {_med(w[f'{name}/before'])}; now/before per pair: "
-                    f"median **{statistics.median(ratios):.2f}** "
-                    f"(min {min(ratios):.2f}, max {max(ratios):.2f})",
-                    "the same load for both",
-                ))
+                for key, how in ((name, ""), (f"{name}/served", "served, ")):
+                    if f"{key}/before" not in w:
+                        continue
+                    ratios = [a / b for a, b in zip(w[key], w[f"{key}/before"], strict=True)]
+                    rows.append((
+                        f"{how}{what}: this commit against `{s['baseline']}` (before), "
+                        "run by run in turn",
+                        f"before: median {_med(w[f'{key}/before'])}; now/before per pair: "
+                        f"median **{statistics.median(ratios):.2f}** "
+                        f"(min {min(ratios):.2f}, max {max(ratios):.2f})",
+                        "the same load for both",
+                    ))
     if "sweep" in res:
         sw = res["sweep"]
         for (size, n), r in sw["runs"].items():

@@ -7,11 +7,14 @@ the writers can be tested without running the engine.
 
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rtshield import figures, outputs, runner
 from rtshield.errors import OutputError, UsageError
@@ -172,6 +175,76 @@ def test_prepare_out_dir(tmp_path):
     assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == [outputs.MARKER, "x.json"]
 
 
+def test_an_output_folder_is_replaced_in_one_step_without_a_process(tmp_path, monkeypatch):
+    """A second run into the same --out swaps the folders (renameat2's exchange on
+    Linux), and finishing a folder starts no process (the C library's function is
+    looked up among the loaded symbols, not through ``ldconfig -p``: a fork of a large
+    process each time)."""
+    import subprocess
+
+    started = []
+
+    def no_process(self, args, *rest, **kwargs):
+        started.append(args)  # noted: the caller may swallow the error
+        raise OSError("finishing an output folder started a process")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_process)
+    exchanged = []
+    real = outputs._rename2
+
+    def rename2(a, b, flags):
+        done = real(a, b, flags)
+        exchanged.append((flags, done))
+        return done
+
+    monkeypatch.setattr(outputs, "_rename2", rename2)
+    out = tmp_path / "o"
+    for text in ("one\n", "two\n"):
+        outputs.prepare_out_dir(out)
+        outputs.atomic_write(out / "x.txt", text)
+        outputs.finish_out_dir(out)
+        assert (out / "x.txt").read_text() == text
+    assert started == []
+    assert exchanged == [(outputs._RENAME_NOREPLACE, True), (outputs._RENAME_EXCHANGE, True)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+
+
+def test_every_file_is_on_disk_before_its_folder_moves_into_place(tmp_path, monkeypatch):
+    """The files of a command's --out are synced together when it finishes, each before
+    the folder is moved into place; a resumable folder's files (a later command
+    reads them from the staging folder) are synced as they are written."""
+    events = []
+    real_fsync, real_rename2 = os.fsync, outputs._rename2
+
+    def fsync(fd):
+        events.append(("synced", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def rename2(a, b, flags):
+        events.append(("moved", str(a)))
+        return real_rename2(a, b, flags)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(outputs, "_rename2", rename2)
+    out = tmp_path / "o"
+    staging = outputs.prepare_out_dir(out)
+    names = [f"{i}.txt" for i in range(5)]
+    for name in names:
+        outputs.atomic_write(out / name, name)
+    outputs.finish_out_dir(out)
+    moved = events.index(("moved", str(staging)))
+    synced = {path for kind, path in events[:moved] if kind == "synced"}
+    assert {str(staging / n) for n in [*names, outputs.MARKER]} <= synced
+    assert [(out / n).read_text() for n in names] == names
+    outputs.prepare_out_dir(tmp_path / "r", resumable=True)
+    events.clear()
+    written = outputs.atomic_write(tmp_path / "r" / "point.json", "{}")
+    assert len(events) == 1 and events[0][0] == "synced", events
+    assert Path(events[0][1]).parent == written.parent  # its temporary file, before
+    assert Path(events[0][1]).name.startswith(".point.json.")  # the rename
+    outputs.finish_out_dir(tmp_path / "r")
+
+
 def test_figures_are_png_and_deterministic(tmp_path):
     r = FakeResult()
     (tmp_path / "a").mkdir()
@@ -272,6 +345,8 @@ def test_key_metrics_and_text_table():
     assert dict(key_metrics({}))["critical cycles"] == "—"
     t = text_table(["", "a"], [["x", "1"], ["long name", "22"]]).splitlines()
     assert len(t) == 4 and t[3].endswith("22") and t[2].endswith(" 1")
+    # a scenario's name is a heading, shown as written (not read as rich's markup)
+    assert text_table(["", "q[/x]"], [["[a]", "1"]]).splitlines()[0].endswith(" q[/x]")
 
 
 def test_quantities_never_measured_read_as_a_dash():
@@ -328,6 +403,43 @@ def test_print_table_on_a_terminal_and_into_a_pipe():
     print_table(["", "queue_500"], rows, file=tty)
     for cell in ("queue_500", "59 999", "10 489.9 µs", "cycle time p99"):
         assert cell in tty.getvalue()
+
+
+_CELL = st.text(alphabet=" ab9.%µ—…日[]/\t", max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), ncols=st.integers(1, 4), nrows=st.integers(0, 6),
+       width=st.one_of(st.none(), st.integers(12, 90)),
+       title=st.one_of(st.none(), _CELL))
+def test_a_table_drawn_by_column_is_the_one_drawn_row_by_row(data, ncols, nrows, width, title):
+    """The terminal tables are drawn with each column as one cell of one row (cheaper:
+    rich's cost is per cell); every line must be what a row per line gives, also
+    stacked to fit a width, with labels cut, and styled for a terminal."""
+    from functools import partial
+    from unittest import mock
+
+    from rtshield import tables
+
+    header = data.draw(st.lists(_CELL, min_size=ncols, max_size=ncols))
+    rows = data.draw(st.lists(st.lists(_CELL, min_size=ncols, max_size=ncols),
+                              min_size=nrows, max_size=nrows))
+    left = data.draw(st.lists(st.integers(0, ncols - 1), max_size=2))
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    def drawn() -> tuple[str, str]:
+        tty = Tty()
+        with mock.patch.dict("os.environ", {"COLUMNS": str(width or 200)}):
+            tables.print_table(header, rows, title, file=tty, left=left)
+        return text_table(header, rows, title, left, width=width), tty.getvalue()
+
+    by_column = drawn()
+    with mock.patch.object(tables, "_table", partial(tables._table, by_column=False)):
+        by_row = drawn()
+    assert by_column == by_row
 
 
 def _lines(buf):

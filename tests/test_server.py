@@ -60,6 +60,19 @@ def _gone(pid: int, within: float = 10.0) -> bool:
     return wait_gone(pid, within)
 
 
+def _log(runtime: Path, socket: str) -> str:
+    return (runtime / "rtshield" / (Path(socket).stem + ".log")).read_text()
+
+
+def _spare(env, within: float = 10.0) -> int:
+    """The pid of the server's spare child (forked ahead while no command runs)."""
+    end = time.monotonic() + within
+    while (spare := _status(env)["spare"]) is None:
+        assert time.monotonic() < end, "the server has no spare child"
+        time.sleep(0.02)
+    return spare
+
+
 class Server:
     """A server started with ``server start ARGS``, always ended by :meth:`end`."""
 
@@ -125,6 +138,26 @@ def test_a_served_run_writes_and_prints_what_its_own_process_does(server, runtim
     assert sorted(got) == sorted(want) and "packets.png" in want and "report.html" in want
     for name in want:
         assert got[name] == want[name], f"{name} differs when served"
+
+
+def test_a_served_run_is_complete_when_its_client_exits(server, runtime, tmp_path):
+    """The spare child (forked ahead) serves the command in the client's folder; its exit
+    status reaches the client before the child's own teardown, but only once every file
+    is written and the output folder's lock released: read right after the client
+    exits, the files are the in-process run's, and the same --out is free again."""
+    (tmp_path / "own").mkdir()
+    args = ("run", FLOOD, *SHORT, "--no-figures", "--out", "o")
+    own = _rtshield(_env(runtime, RTSHIELD_SERVER="off"), *args, cwd=tmp_path / "own")
+    assert own.returncode == 0, own.stderr
+    want = _files(tmp_path / "own" / "o")
+    for again in (False, True):  # the second into the folder the first just wrote
+        spare = _spare(server.env)
+        served = _rtshield(_env(runtime, RTSHIELD_SERVER="require"), *args, cwd=tmp_path)
+        lock = tmp_path / ".o.rtshield-lock"
+        assert served.returncode == 0 and not lock.exists(), (again, served.stderr)
+        assert _files(tmp_path / "o") == want, again
+        assert _wall(served.stdout) == _wall(own.stdout)
+        assert f"command {spare}: rtshield run" in _log(runtime, server.socket)
 
 
 @pytest.mark.parametrize("args", [
@@ -222,8 +255,10 @@ def test_off_and_what_the_server_declines_run_in_the_clients_process(server, run
     required = _rtshield(_env(runtime, MPLBACKEND="svg", RTSHIELD_SERVER="require"), "--version")
     assert required.returncode == 2 and required.stdout == ""
     assert required.stderr.count("\n") == 1 and "MPLBACKEND differs" in required.stderr
+    spare = _spare(server.env)  # waited through the declined requests
     served = _rtshield(_env(runtime), "--version")
     assert served.stdout == off.stdout and _status(server.env)["served"] == before + 1
+    assert f"command {spare}: rtshield --version" in _log(runtime, server.socket)
     bogus = _rtshield(_env(runtime, RTSHIELD_SERVER="yes"), "--version")
     assert bogus.returncode == 2 and bogus.stdout == "" and bogus.stderr == (
         "rtshield: error: server: RTSHIELD_SERVER=yes: expected one of auto, off, require\n")
@@ -278,12 +313,15 @@ def test_a_changed_file_ends_the_server_and_its_client_runs_the_command(tmp_path
     try:
         assert _status(env)["current"]
         assert _rtshield({**env, "RTSHIELD_SERVER": "require"}, "--version").returncode == 0
+        spare = _spare(env)  # forked before the edit: it must never serve after it
         units = site / "rtshield" / "units.py"
         units.write_text(units.read_text() + "# edited\n")
         declined = _rtshield({**env, "RTSHIELD_SERVER": "require"}, "--version")
         assert declined.returncode == 2 and declined.stderr.count("\n") == 1
         assert "rtshield's files changed since the server started" in declined.stderr
         assert _gone(s.pid), "a stale server kept running"
+        assert _gone(spare), "the spare child of a stale server kept running"
+        assert f"command {spare}:" not in _log(runtime, s.socket)
         assert not Path(s.socket).exists()
         own = _rtshield(env, "--version")  # no server: the client's own process
         assert own.returncode == 0 and own.stdout == f"rtshield {rtshield.__version__}\n"
@@ -292,8 +330,7 @@ def test_a_changed_file_ends_the_server_and_its_client_runs_the_command(tmp_path
     s = Server(env, "--no-warm-up", "--idle", "0.02")  # 1.2 s
     try:
         assert _gone(s.pid, 30.0), "the server did not end when idle"
-        log = (runtime / "rtshield" / (Path(s.socket).stem + ".log")).read_text()
-        assert "idle for 0.02 min: ending" in log
+        assert "idle for 0.02 min: ending" in _log(runtime, s.socket)
         assert _rtshield(env, "server", "status").returncode == 1
     finally:
         s.end()

@@ -118,6 +118,29 @@ def _app_for(args: list[str]) -> typer.Typer:
     return build_app(listing=True)
 
 
+#: The click commands built so far, by verb ("": the listing); None (the default):
+#: each call of :func:`main` builds its own. A resident server (:mod:`rtshield.daemon`)
+#: keeps the ones its warm-up built (:func:`keep_commands`): its children parse with
+#: them, their options' converters made already.
+_kept: dict[str, typer.core.TyperGroup] | None = None
+
+
+def keep_commands() -> None:
+    """From now on, build each verb's command once in this process."""
+    global _kept
+    _kept = {} if _kept is None else _kept
+
+
+def _command_for(args: list[str]):
+    """The click command of :func:`_app_for`'s app (kept, after :func:`keep_commands`)."""
+    if _kept is None:
+        return typer.main.get_command(_app_for(args))
+    key = args[0] if args and args[0] in commands.VERBS else ""
+    if key not in _kept:
+        _kept[key] = typer.main.get_command(_app_for(args))
+    return _kept[key]
+
+
 def _error_line(e: click_errors.ClickException) -> str:
     """A click error as one line naming the verb and the problem."""
     msg = one_line(e.format_message()).rstrip(".")
@@ -155,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with no_cyclic_gc():  # start-up: the verb's module and what it imports
-            cmd = typer.main.get_command(_app_for(args))
+            cmd = _command_for(args)
         # click's parsing and the command, without typer's main(), which would turn a
         # Ctrl-C while it parses into exit status 130 without a word
         with cmd.make_context("rtshield", args) as ctx:

@@ -59,6 +59,9 @@ LIBRARIES = (
     "markupsafe", "matplotlib", "cffi", "tomli_w",
 )
 
+#: Every file descriptor a child closes before it reports its exit status.
+MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
+
 #: The scenario the server runs at start (its figures too), two seconds of it, so
 #: that everything a run imports, builds and compiles is in the server.
 WARM_SCENARIO = "scenarios/examples/constant_flood.toml"
@@ -143,6 +146,7 @@ def warm(package: str, full: bool = True) -> None:
     from rtshield import cli
 
     cli.single_threaded_blas()
+    cli.keep_commands()  # the commands the warm-up builds serve the children
     if not full:
         return
     t0 = time.monotonic()
@@ -232,6 +236,12 @@ class Server:
         self.stopping = False
         self.children: dict[int, socket.socket | None] = {}  # pid → its client (None: gone)
         self.clients: dict[int, tuple[socket.socket, int]] = {}  # fd → (client, pid)
+        # each child's end of the server: the request goes down it, the exit status
+        # comes up it (before the child's own teardown)
+        self.links: dict[int, tuple[socket.socket, int]] = {}  # fd → (link, pid)
+        self.reported: set[int] = set()  # children whose exit status went to the client
+        self.spare: tuple[int, socket.socket] | None = None  # (pid, link): forked ahead
+        self.spare_ok = True  # False after a spare could not be made, until a request
         self.waiting: list[socket.socket] = []  # `server stop`: answered when this ends
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.listener = self._listen()
@@ -263,6 +273,13 @@ class Server:
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, _noted)  # the wakeup pipe says which arrived
         while not (self.stopping and not self.children):
+            if self.spare is None and self.spare_ok and not self.stopping \
+                    and not self._running():
+                try:
+                    self._make_spare()
+                except (OSError, LinkError) as e:  # a request then forks its own
+                    log(f"no spare child: {e}")
+                    self.spare_ok = False
             timeout = None
             if not self.children and not self.stopping and self.idle_s > 0:
                 left = self.last + self.idle_s - time.monotonic()
@@ -277,6 +294,8 @@ class Server:
                     self._accept()
                 elif fd in self.clients:
                     self._from_client(fd)
+                elif fd in self.links:
+                    self._from_child(fd)
         self._stop_listening()
 
     def _signals(self) -> None:
@@ -293,6 +312,7 @@ class Server:
 
     def _stop_listening(self) -> None:
         self.stopping = True
+        self._end_spare()
         if self.listener is None:
             return
         self.poll.unregister(self.listener)
@@ -305,17 +325,32 @@ class Server:
             pass
 
     def _reap(self) -> None:
-        while self.children:
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
-            client = self.children.pop(pid, None)
-            self.last = time.monotonic()
             code = os.waitstatus_to_exitcode(status)
-            log(f"command {pid} ended: {f'signal {-code}' if code < 0 else f'exit {code}'}"
+            ended = f"signal {-code}" if code < 0 else f"exit {code}"
+            if self.spare is not None and pid == self.spare[0]:  # never: it waits
+                log(f"the spare child {pid} ended ({ended})")
+                self._close_link(self.spare[1])
+                self.spare = None
+                continue
+            if pid not in self.children:  # a spare ended by _end_spare
+                continue
+            client = self.children.pop(pid)
+            self.last = time.monotonic()
+            for link, owner in list(self.links.values()):
+                if owner == pid:
+                    self._close_link(link)
+            if pid in self.reported:
+                self.reported.discard(pid)
+                log(f"command {pid} ended: {ended} (reported before its teardown)")
+                continue
+            log(f"command {pid} ended: {ended}"
                 f"{'' if client is not None else ' (its client had gone)'}")
             if client is None:
                 continue
@@ -325,12 +360,50 @@ class Server:
                 pass
             self._drop(client)
 
+    def _running(self) -> int:
+        """The commands that run (not counting those whose status went out already)."""
+        return len(self.children) - len(self.reported)
+
+    def _from_child(self, fd: int) -> None:
+        """A child's exit status, sent once its command ended (its files complete and
+        closed, its output folder's lock released, its output flushed) and before its
+        own teardown: passed on to its client at once."""
+        link, pid = self.links[fd]
+        try:
+            message, _ = receive(link)
+        except (OSError, LinkError):
+            message = None
+        self._close_link(link)
+        if message is None or pid not in self.children:  # it died: _reap says how
+            return
+        code = message.get("exit")
+        if not isinstance(code, int):
+            return
+        client = self.children[pid]
+        self.reported.add(pid)
+        self.children[pid] = None
+        self.last = time.monotonic()
+        if client is None:
+            return
+        try:
+            send(client, {"exit": code})
+        except OSError:  # it is gone
+            pass
+        self._drop(client)
+
+    def _close_link(self, link: socket.socket) -> None:
+        self._forget(link, self.links)
+
     def _drop(self, client: socket.socket) -> None:
-        fd = client.fileno()
-        if fd in self.clients:
+        self._forget(client, self.clients)
+
+    def _forget(self, sock: socket.socket, watched: dict) -> None:
+        """Close ``sock``, first no longer polled nor in ``watched`` (by its fd)."""
+        fd = sock.fileno()
+        if fd in watched:
             self.poll.unregister(fd)
-            del self.clients[fd]
-        client.close()
+            del watched[fd]
+        sock.close()
 
     def _from_client(self, fd: int) -> None:
         client, pid = self.clients[fd]
@@ -405,7 +478,9 @@ class Server:
             "pid": os.getpid(), "socket": self.path, "identity": self.ident,
             "started": self.started, "uptime_s": time.time() - self.started,
             "idle_minutes": self.idle_s / 60.0, "served": self.served,
-            "running": len(self.children), "children": sorted(self.children),
+            "running": self._running(),
+            "children": sorted(set(self.children) - self.reported),
+            "spare": self.spare[0] if self.spare is not None else None,
             "current": not self._stale(),
         }
 
@@ -438,31 +513,21 @@ class Server:
         return None
 
     def _fork(self, client: socket.socket, message: dict, fds: list[int]) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # the child starts with the client's signals held, and takes them once its own
-        # handlers are set (the server's would note them and do nothing)
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, serverlink.FORWARDED)
+        """Hand the request to the spare child (forked ahead, while no command ran) or,
+        when there is none, to a child forked now; tell the client its pid."""
+        if self.spare is None:
+            self._make_spare()
+        pid, link = self.spare
+        self.spare = None
+        self.spare_ok = True
         try:
-            pid = os.fork()
-        except OSError:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-            raise
-        if pid != 0:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        if pid == 0:  # the child: never returns
-            code = 70  # EX_SOFTWARE: the child failed before the command ran
-            try:
-                code = self._child(client, message, fds, mask)
-            except BaseException:  # noqa: BLE001 - shown, never hidden: on the client's stderr
-                traceback.print_exc()  # (or the server's log, before the child took it)
-                _flush()
-            finally:
-                os._exit(code)
-        try:  # also here, so that a kill of the group cannot come before the child's
-            os.setpgid(pid, pid)
-        except OSError:  # it did it itself, or ended already
-            pass
+            send(link, message, fds=tuple(fds))
+        except OSError as e:  # it died (never: it waits): the next request gets a new one
+            self._close_link(link)
+            _kill_group(pid, signal.SIGKILL)
+            raise LinkError(f"the child {pid} did not take the request ({e})") from None
+        self.links[link.fileno()] = (link, pid)
+        self.poll.register(link, select.POLLIN)
         self.served += 1
         log(f"command {pid}: rtshield {' '.join(message['argv'])}")
         self.children[pid] = client
@@ -475,25 +540,91 @@ class Server:
             self.children[pid] = None
             _kill_group(pid, signal.SIGKILL)
 
+    def _make_spare(self) -> None:
+        """Fork the child that serves the next request (:attr:`spare`): it does what does
+        not depend on the request now, then waits for one on its link. It is the
+        server's image as of now, so it serves only after the request's checks
+        (:meth:`_declines`: the fingerprints, the environment) passed, as a child
+        forked then would; a stale server ends it with itself."""
+        running = threads()
+        if len(running) != 1:  # never: start() checked, and the loop starts none
+            raise LinkError(f"the server has threads ({', '.join(running[1:])}) "
+                            "and cannot fork")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # the child starts with the client's signals held, and takes them once its own
+        # handlers are set and it has a request (the server's would note them and do
+        # nothing)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, serverlink.FORWARDED)
+        try:
+            pid = os.fork()
+        except OSError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            ours.close()
+            theirs.close()
+            raise
+        if pid == 0:  # the child: never returns
+            code = 70  # EX_SOFTWARE: the child failed before the command ran
+            try:
+                ours.close()
+                ran, code = self._child(theirs, mask)
+                if ran:
+                    _report(theirs, code)
+            except BaseException:  # noqa: BLE001 - shown, never hidden: on the client's stderr
+                traceback.print_exc()  # (or the server's log, before the child took it)
+                _flush()
+            finally:
+                os._exit(code)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        theirs.close()
+        try:  # also here, so that a kill of the group cannot come before the child's
+            os.setpgid(pid, pid)
+        except OSError:  # it did it itself, or ended already
+            pass
+        self.spare = (pid, ours)
+
+    def _end_spare(self) -> None:
+        if self.spare is None:
+            return
+        pid, link = self.spare
+        self.spare = None
+        link.close()  # it reads the end and leaves; killed too, in case it cannot
+        _kill_group(pid, signal.SIGKILL)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
     # --- the child
 
-    def _child(self, client: socket.socket, message: dict, fds: list[int], mask) -> int:
-        """Become the client's process and run its command; the exit status."""
+    def _child(self, link: socket.socket, mask) -> tuple[bool, int]:
+        """Wait for a request on ``link``, then become the client's process and run its
+        command: (whether a request came, the exit status)."""
         os.setpgid(0, 0)
-        self.libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG: end with the server
+        # PR_SET_PDEATHSIG: end with the server (SIGKILL while it waits: its signals
+        # are held until a command runs)
+        self.libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if os.getppid() != self.pid:  # the server ended before the line above
-            return 1
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for sock in (client, *(c for c, _ in self.clients.values()), *self.waiting):
+            return False, 1
+        for sock in (*(c for c, _ in self.clients.values()), *self.waiting,
+                     *(ln for ln, _ in self.links.values())):
             sock.close()
         if self.listener is not None:
             self.listener.close()
         for fd in (self.wake_r, self.wake_w, self.lock):
             os.close(fd)
+        message, fds = receive(link, max_fds=3)  # as a spare: until a request comes
+        if message is None:  # the server ended it
+            return False, 0
+        self.libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != self.pid:  # the server ended before the line above
+            return False, 1
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -508,7 +639,21 @@ class Server:
         random = sys.modules.get("numpy.random")
         if random is not None:  # numpy's global generator: seeded afresh, as in a new process
             random.seed()
-        return _run_command(list(message["argv"]))
+        return True, _run_command(list(message["argv"]))
+
+
+def _report(link: socket.socket, code: int) -> None:
+    """Send the command's exit status to the server (which passes it to the client),
+    after closing every other file of this process: the command's files, its output
+    folder's lock and the client's standard streams (flushed by
+    :func:`_run_command`) are closed, as they would be when this process ended, so a
+    client that exits now leaves nothing half-written. What remains of this
+    process's end (freeing its memory: several milliseconds) the client does not
+    wait for."""
+    fd = link.fileno()
+    os.closerange(0, fd)
+    os.closerange(fd + 1, MAX_FD)
+    send(link, {"exit": code})
 
 
 def _noted(signum, frame) -> None:  # noqa: ARG001 - the wakeup pipe carries it

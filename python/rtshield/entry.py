@@ -19,13 +19,21 @@ from rtshield import serverlink
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``rtshield`` on ``argv`` (default ``sys.argv[1:]``), served or here; returns
-    the exit status."""
+    the exit status.
+
+    Without ``argv`` this process is the command (the console script, ``python -m
+    rtshield``): a served command then ends it as soon as its status is known, with
+    that status and without the interpreter's finalisation (a few milliseconds of a
+    process that did nothing but ask the server)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         mode = serverlink.mode()
         if mode != "off" and serverlink.served(args):
             try:
-                return serverlink.run_served(args)
+                code = serverlink.run_served(args)
+                if argv is None:
+                    _end(code)
+                return code
             except serverlink.Declined as e:
                 if mode == "require":
                     raise serverlink.LinkError(f"{serverlink.ENV}=require: {e}") from None
@@ -38,3 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     from rtshield.cli import main as run_here
 
     return run_here(argv)
+
+
+def _end(code: int) -> None:
+    """End this process now with ``code``, its standard streams flushed."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed: nothing was written to it here
+            pass
+    os._exit(code)

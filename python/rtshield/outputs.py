@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -43,7 +44,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +147,11 @@ class _Txn:
         #: > 0 while a command that writes several parts holds the move into place
         #: (:func:`held`): finishing the folder then only updates its manifest.
         self.held = 0
+        #: Files :func:`atomic_write` put into the staging folder whose data may not
+        #: be on disk yet: synced together before the folder moves into place
+        #: (:func:`_commit`). Empty for a resumable folder (its files are synced
+        #: one by one: a later command reads them from the staging folder).
+        self.unsynced: set[str] = set()
 
 
 #: Active transactions by their staging folder (absolute path).
@@ -330,13 +336,49 @@ def _fsync_tree(d: Path) -> None:
         _fsync_dir(Path(root))
 
 
+def _fsync_files(paths: Iterable[str]) -> None:
+    """Put the data of every file of ``paths`` on disk (one that is gone is skipped),
+    several at once: the file system's journal commits them together instead of
+    once per file (a few milliseconds each). An error of one is raised once all
+    ended; the threads are ended before this returns."""
+    errors: list[OSError] = []
+
+    def sync(path: str) -> None:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:  # replaced or pruned since: its successor is listed
+            return
+        except OSError as e:
+            errors.append(e)
+            return
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            errors.append(e)
+        finally:
+            os.close(fd)
+
+    paths = sorted(paths)
+    threads = [threading.Thread(target=sync, args=(p,), daemon=True) for p in paths[1:]]
+    for th in threads:
+        th.start()
+    if paths:
+        sync(paths[0])
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+
+
+@functools.cache
 def _libc_renameat2() -> Any:
+    """libc's ``renameat2`` (None where it has none), looked up once, among the symbols
+    this process has loaded (the C library is one): ``ctypes.util.find_library``
+    would run ``ldconfig -p``, a process of its own, on every call."""
     import ctypes
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
@@ -466,6 +508,8 @@ def _commit(t: _Txn) -> None:
     try:
         with contextlib.suppress(OSError):
             os.chmod(t.staging, stat.S_IMODE(os.stat(t.final).st_mode))
+        _fsync_files(t.unsynced)
+        t.unsynced.clear()
         _fsync_tree(t.staging)
         with _signals_held():
             os.unlink(t.staging / STAGING_MARK)
@@ -885,8 +929,15 @@ def atomic_write(path: str | Path, data: bytes | str, *, track: bool = True) -> 
     manifest of its directory, :func:`finish_out_dir`) unless ``track`` is
     false. An OS error (a full disk, an I/O error, a read-only file system,
     permission) is one :class:`OutputError` line naming the file and the error.
+    The data is on disk before the folder moves into place: a file of a
+    command's ``--out`` is synced with the folder's other files then, together
+    (:func:`_commit`), any other file (a resumable folder's too) before this
+    returns.
     """
-    p = in_staging(path)
+    t, p, rel = _txn_of(path)
+    if rel is None:
+        p = Path(path)
+    later = t is not None and not t.resumable  # synced when the folder moves into place
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = None
     try:
@@ -894,9 +945,12 @@ def atomic_write(path: str | Path, data: bytes | str, *, track: bool = True) -> 
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
-            os.fsync(f.fileno())
+            if not later:
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, p)
+        if later:
+            t.unsynced.add(os.fspath(p))
     except BaseException as e:
         if tmp is not None:
             with contextlib.suppress(OSError):

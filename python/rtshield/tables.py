@@ -128,28 +128,39 @@ def _table(
     title: str | None,
     left: Sequence[int] = (),
     max_widths: Mapping[int, int] | None = None,
+    by_column: bool = True,
 ):
     """The rich table. No cell wraps: a number is never broken across lines; a column
-    in ``max_widths`` (a label) is cut with an ellipsis to that width instead."""
+    in ``max_widths`` (a label) is cut with an ellipsis to that width instead.
+
+    ``by_column``: each column is one cell of one row, its values one per line (a
+    row of one-line cells is a line either way, so the table is drawn the same, in
+    a third of the time: rich's cost is per cell); a row with a value of several
+    lines needs rows of their own (``False``, and always then)."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     t = Table(
         box=box.MINIMAL,
-        title=title,
+        title=None if title is None else Text(title, style="bold"),  # text, not markup
         title_justify="left",
         title_style="bold",
         header_style="bold",
         pad_edge=False,
         highlight=False,
     )
-    for i, h in enumerate(header):
+    for i, h in enumerate(header):  # headings as text too: a scenario may be named "q[/x]"
         just = "left" if i == 0 or i in left else "right"
-        t.add_column(str(h), justify=just, no_wrap=True, overflow="ellipsis",
+        t.add_column(Text(str(h)), justify=just, no_wrap=True, overflow="ellipsis",
                      max_width=(max_widths or {}).get(i))
-    for r in rows:  # as text, not markup: a scenario key's [section] must show
-        t.add_row(*(Text(str(c)) for c in r))
+    cells = [[str(c) for c in r] for r in rows]
+    if by_column and rows and all(len(r) == len(header) and not any("\n" in c for c in r)
+                                  for r in cells):
+        t.add_row(*(Text("\n".join(r[i] for r in cells)) for i in range(len(header))))
+        return t
+    for r in cells:  # as text, not markup: a scenario key's [section] must show
+        t.add_row(*(Text(c) for c in r))
     return t
 
 
