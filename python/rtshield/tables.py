@@ -155,8 +155,9 @@ def _table(
         t.add_column(Text(str(h)), justify=just, no_wrap=True, overflow="ellipsis",
                      max_width=(max_widths or {}).get(i))
     cells = [[str(c) for c in r] for r in rows]
-    if by_column and rows and all(len(r) == len(header) and not any("\n" in c for c in r)
-                                  for r in cells):
+    # (not when the last row is empty: a text ending in a line break ends a line early)
+    if by_column and rows and any(cells[-1]) and all(
+            len(r) == len(header) and not any("\n" in c for c in r) for r in cells):
         t.add_row(*(Text("\n".join(r[i] for r in cells)) for i in range(len(header))))
         return t
     for r in cells:  # as text, not markup: a scenario key's [section] must show
