@@ -65,6 +65,8 @@ MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
 #: The scenario the server runs at start (its figures too), two seconds of it, so
 #: that everything a run imports, builds and compiles is in the server.
 WARM_SCENARIO = "scenarios/examples/constant_flood.toml"
+#: the system the warm-up analyses (a schedulable one: its analyze ends with 0)
+WARM_SYSTEM = "scenarios/analysis/multisource.toml"
 
 
 def log(message: str) -> None:
@@ -164,6 +166,9 @@ def warm(package: str, full: bool = True) -> None:
         short = ["--set", "scenario.duration=2s"]
         commands = [
             ["run", scenario, *short, "--no-figures", "--out", f"{out}/run"],
+            # the analysis is imported by the verbs that use it, no longer by their help
+            ["analyze", os.path.join(package, WARM_SYSTEM)],
+            ["design", scenario, "--scenario", "--no-simulate"],
             *([verb, "--help"] for verb in sorted(serverlink.SERVED)),
             ["--help"],
         ]
