@@ -697,3 +697,33 @@ def test_a_twin_shape_drawn_without_its_twin_is_an_error():
             layout.png_bytes(fig)
     finally:
         layout.unstock()
+
+
+def test_a_pool_gets_the_longest_figures_first_and_they_are_written_in_file_order(tmp_path):
+    """The pool is given the critical figure (twin axes) before the latency and cycle
+    time figures (log axes) and the packets last; the futures come back in the
+    jobs' order, so the files and the report keep theirs."""
+    from concurrent.futures import Future
+
+    class Recording:
+        def __init__(self):
+            self.names = []
+
+        def submit(self, fn, name, *args):
+            self.names.append(name)
+            f = Future()
+            f.set_result(fn(name, *args))
+            return f
+
+    pool = Recording()
+    jobs = figures.run_figure_jobs(FakeResult(), "fake", 1000.0)
+    futures = figures.submit_run_figures(jobs, pool)
+    drawn = [n for n in pool.names if n in ("packets", "critical", "cycle_time", "latency")]
+    assert drawn == ["critical", "latency", "cycle_time", "packets"]
+    from rtshield.figures.run import run_figure_png
+
+    assert [f.result() for f in futures] == [run_figure_png(n, *a) for n, a in jobs]
+    written = figures.run_figures(FakeResult(), "fake", tmp_path, 1000.0, drawing=futures,
+                                  pool=pool)
+    assert list(written) == [n for n, _ in jobs if n in written]
+    assert list(written)[:2] == ["packets", "critical"]
