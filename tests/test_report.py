@@ -254,3 +254,25 @@ def test_flows_figure_shows_a_small_flow_on_its_own_scale():
     grid = figures.flows_grid_figure([("a", ts), ("b", ts)])
     tops = {ax.get_title(): ax.get_ylim()[1] for ax in grid.axes if ax.get_title()}
     assert tops["a: flow hp"] == tops["b: flow hp"] < 1000 < tops["a: flow flood"]
+
+
+def test_a_page_sets_its_figures_aside_and_is_the_page_without(monkeypatch):
+    """The page's passes (contents, anchors, literal cells) skip the embedded
+    figures' base64 and give the same page as when they scan it; a body whose text
+    holds the mark is left as it is."""
+    import re
+
+    from rtshield import report
+
+    png = "data:image/png;base64," + "iVBORw0KGgo+/=" * 5000
+    other = "data:image/png;base64," + "QUJD" * 100
+    body = (f"<h1>Run</h1><h2>Packets</h2><img src=\"{png}\"><h2>Cells</h2>"
+            f"<table><tr><td>None</td></tr></table><h3>More</h3><img src=\"{other}\">")
+    fast = report.page("t", body)
+    marked = report.page("t", body + "<p>" + report._IMAGE_ASIDE + "0:</p>")
+    monkeypatch.setattr(report, "_DATA_URI", re.compile(r"(?!)"))  # never sets aside
+    assert fast == report.page("t", body)
+    assert marked == report.page("t", body + "<p>" + report._IMAGE_ASIDE + "0:</p>")
+    assert fast.count(png) == 1 and fast.count(other) == 1 and "<td>—</td>" in fast
+    assert report._IMAGE_ASIDE not in fast
+    assert 'id="packets"' in fast
