@@ -129,7 +129,7 @@ def _texts(fig: Figure) -> list[Any]:
     Unlike ``fig.findobj(Text)`` this creates no ticks for numbers: an axis's
     children are its ticks, which matplotlib builds (a Tick with its lines,
     markers and labels, for every major and minor location) when asked for
-    them, a third of the time a figure took to draw. The ticks made when the
+    them, a fifth of the time a figure took to draw. The ticks made when the
     figure is drawn take the fallback fonts from the ``font.family`` setting
     :func:`png_bytes` draws under.
     """
