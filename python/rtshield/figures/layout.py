@@ -28,11 +28,14 @@ if TYPE_CHECKING:  # matplotlib is imported by the functions that draw
     from matplotlib.figure import Figure
 
 __all__ = [
+    "BOTTOM_IN",
     "LATE_LINEAR_PCT",
+    "LEFT_IN",
     "LEGEND_IN",
     "MAJOR_AHEAD",
     "MINOR_AHEAD",
     "PANEL_TITLE_IN",
+    "RIGHT_IN",
     "TITLE_IN",
     "Shape",
     "bin_edges",
@@ -75,6 +78,11 @@ LATE_LINEAR_PCT = 100.0
 TITLE_IN = 0.32
 LEGEND_IN = 0.30
 PANEL_TITLE_IN = 0.25
+#: The other default margins, in inches: room for the y axis's ticks and label on
+#: the left, for the x axis's below, and a little on the right.
+LEFT_IN = 0.8
+RIGHT_IN = 0.25
+BOTTOM_IN = 0.5
 
 
 #: The fonts a figure's text is drawn with, in order: for each character the first
@@ -235,10 +243,10 @@ def new_figure(
     width: float,
     height: float,
     *,
-    left: float = 0.8,
-    right: float = 0.25,
+    left: float = LEFT_IN,
+    right: float = RIGHT_IN,
     top: float = TITLE_IN + LEGEND_IN,
-    bottom: float = 0.5,
+    bottom: float = BOTTOM_IN,
     rows: int = 1,
     cols: int = 1,
     hgap: float = 0.0,
@@ -270,10 +278,10 @@ class Shape:
 
     width: float
     height: float
-    left: float = 0.8
-    right: float = 0.25
+    left: float = LEFT_IN
+    right: float = RIGHT_IN
     top: float = TITLE_IN + LEGEND_IN
-    bottom: float = 0.5
+    bottom: float = BOTTOM_IN
     twin: bool = False
     minor: tuple[str, ...] = ()
 
