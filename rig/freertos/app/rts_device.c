@@ -34,7 +34,8 @@
  *
  * It says "ready" once the stack is up and the sockets are bound, and ends
  * with status 0 (having said "done") once the file DIR/stop exists (the
- * runner's phases are over; checked at each snapshot) or after `seconds`,
+ * runner's phases are over; checked at each snapshot; the frames still on
+ * their way are delivered first: drain()) or after `seconds`,
  * whichever comes first; a bad config ends it
  * with status 2 and one error line; a socket that cannot be opened, 3; a
  * kernel assertion, 4.
@@ -592,6 +593,33 @@ static void report(void)
     }
 }
 
+/* The counters a frame moves while the device still works on it: from the
+ * NIC to the driver, to the stack's task, to a flow's worker. */
+static uint32_t in_motion(void)
+{
+    const rts_net_stats *st = rts_net_stats_get();
+    uint32_t sum = st->nic_frames + st->to_ip_task + st->tx_frames;
+    for (unsigned i = 0; i < C.nflows; i++) sum += delivered[i] + accepted[i];
+    return sum;
+}
+
+/* Every sender has ended when the runner creates DIR/stop, but a frame the
+ * driver took just before may still be on its way to its worker: the
+ * recording ends once nothing moved for DRAIN_QUIET_MS, at the latest after
+ * DRAIN_MAX_MS (a bounded wait: a device that never settles still reports). */
+#define DRAIN_QUIET_MS 40
+#define DRAIN_MAX_MS 1000
+static void drain(void)
+{
+    uint32_t seen = in_motion();
+    for (unsigned waited = 0; waited < DRAIN_MAX_MS; waited += DRAIN_QUIET_MS) {
+        vTaskDelay(pdMS_TO_TICKS(DRAIN_QUIET_MS));
+        const uint32_t now = in_motion();
+        if (now == seen) return;
+        seen = now;
+    }
+}
+
 static void monitor_main(void *arg)
 {
     (void)arg;
@@ -619,7 +647,10 @@ static void monitor_main(void *arg)
     TickType_t next = xTaskGetTickCount();
     while (xTaskGetTickCount() < end) {
         snapshot();
-        if (rts_board_exists(stop)) break;
+        if (rts_board_exists(stop)) {
+            drain();
+            break;
+        }
         vTaskDelayUntil(&next, pdMS_TO_TICKS(SNAP_MS));
     }
     snapshot();

@@ -301,8 +301,8 @@ def run_variant(
         except ValueError:
             raise RigError(f"{who}: the MODBUS poll client of {name} reported nothing") from None
     # The phases are over and every sender has ended: the device ends its recording at its
-    # next snapshot (100 ms) instead of running out its `seconds`, which only bound a run
-    # whose runner went away.
+    # next snapshot (100 ms), once the frames still on their way have reached their workers,
+    # instead of running out its `seconds`, which only bound a run whose runner went away.
     (run_dir / "stop").touch()
     console.wait(
         "done",
