@@ -266,13 +266,11 @@ def run_sweep(
     resumed = 0
     with Cluster(scheduler, workers) as cluster:
         batch = _batch_size(n, cluster.workers)
-        live = table.LiveTable(
+        live = table.LiveTable.resuming(
             out,
             columns,
             # room for every point in flight (twice the workers' tasks), and as many again
             room=max(64, 4 * batch * cluster.workers),
-            # a new staging folder resumes from the table of the last finished sweep
-            earlier=None if given == out else given / "sweep.csv",
         )
 
         def jobs() -> Iterator[Any]:

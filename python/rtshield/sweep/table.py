@@ -11,6 +11,10 @@ point whose row there has the same index and scenario hash is not run again.
 An interrupted sweep closes its table with every row it has and the previous
 table's rows it had not reached; after a crash (the process killed), the
 next run merges what both files hold.
+
+:class:`LiveTable` is the one home of these rules: a calibration records its
+evaluated points in a table of its own through it too
+(:mod:`rtshield.calibrate.record`), and resumes from it the same way.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from rtshield.outputs import commit_file
+from rtshield.outputs import commit_file, shown
 from rtshield.sweep.grid import Axis
 
 __all__ = [
@@ -73,7 +77,6 @@ _FLOATS = (
     "cycle_time_max_us",
 )
 
-_PREVIOUS = ".sweep-previous.csv"
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 
 
@@ -126,15 +129,32 @@ def _cell(v: Any) -> str:
 
 
 class LiveTable:
-    """``sweep.csv`` of one sweep, written in grid order as points finish."""
+    """A table of points in index order, written as points finish, that a re-run
+    resumes from: ``sweep.csv`` of one sweep (``name``), or a calibration's record.
+
+    Its first column is the point's index, its last the SHA-256 of what decides
+    the point's results (a row is resumed only for the same index and digest).
+    ``earlier``: the table of the last finished run into the same ``--out``
+    (read when the staging folder holds no table; :meth:`resuming` finds it).
+    ``sync``: every row is synced to disk as it is written (for points that are
+    expensive to lose), not only when the table is closed.
+    """
 
     def __init__(
-        self, out_dir: Path, columns: Sequence[str], room: int = 256, earlier: Path | None = None
+        self,
+        out_dir: Path,
+        columns: Sequence[str],
+        room: int = 256,
+        earlier: Path | None = None,
+        *,
+        name: str = "sweep.csv",
+        sync: bool = False,
     ) -> None:
-        self.path = Path(out_dir) / "sweep.csv"
+        self.path = Path(out_dir) / name
         self.columns = list(columns)
         self.room = room
-        self._prev_path = Path(out_dir) / _PREVIOUS
+        self.sync = sync
+        self._prev_path = Path(out_dir) / f".{Path(name).stem.lstrip('.')}-previous.csv"
         self._earlier = earlier
         self._prev = self._previous()
         self._peek: list[str] | None = next(self._prev, None)
@@ -147,6 +167,19 @@ class LiveTable:
         self._high = -1  #: the highest point done
         self.rows = 0
 
+    @classmethod
+    def resuming(
+        cls, out_dir: Path, columns: Sequence[str], *, name: str = "sweep.csv",
+        room: int = 256, sync: bool = False,
+    ) -> LiveTable:
+        """The table ``name`` of a command writing into ``out_dir`` (its staging
+        folder): resumed from the table a failed run left there, else from the
+        table of the last finished run into the same ``--out``."""
+        out = Path(out_dir)
+        given = shown(out)  # the --out this staging folder becomes
+        return cls(out, columns, room, None if given == out else given / name,
+                   name=name, sync=sync)
+
     # ------------------------------------------------------------ the previous table
 
     def _previous(self) -> Iterator[list[str]]:
@@ -156,7 +189,7 @@ class LiveTable:
         into the same ``--out``, read and never changed)."""
         cur, prev = self.path, self._prev_path
         if prev.exists() and cur.exists():
-            merged = prev.with_name(_PREVIOUS + ".tmp")
+            merged = prev.with_name(prev.name + ".tmp")
             with open(merged, "w", encoding="utf-8", newline="") as f:
                 w = csv.writer(f, lineterminator="\n")
                 w.writerow(self.columns)
@@ -199,6 +232,19 @@ class LiveTable:
             except (csv.Error, UnicodeDecodeError):
                 return
 
+    @property
+    def peek(self) -> list[str] | None:
+        """The previous table's next row not passed by yet (``None``: no more)."""
+        return self._peek
+
+    def forget(self) -> None:
+        """Resume nothing from the previous table (it holds another run's points):
+        its rows are neither taken nor kept when this table is closed unfinished."""
+        self._prev.close()
+        self._prev = (row for row in ())
+        self._peek = None
+        self._prev_path.unlink(missing_ok=True)
+
     def previous(self, index: int, digest: str) -> list[str] | None:
         """The previous table's row of point ``index`` if it holds the results of the
         scenario with hash ``digest``; rows before ``index`` are passed by."""
@@ -236,6 +282,8 @@ class LiveTable:
                 self.rows += 1
             self.next += 1
         self._f.flush()
+        if self.sync:
+            os.fsync(self._f.fileno())
 
     def close(self, complete: bool) -> Path:
         """Close the table. Not ``complete`` (an error, Ctrl-C): the rows of points
