@@ -101,6 +101,7 @@ class ProgressBar:
         self.index = 0  #: the current phase
         self.frac = 0.0  #: how far the current phase is
         self._count: tuple[float, float] | None = None  #: (done, total) of the current phase
+        self._note = ""  #: words after the current phase's count (:meth:`note`)
         self._pushed = 0.0
         self.state: str | None = None  #: "done", "interrupted", "failed", "stopped" once closed
         self.child: ProgressBar | None = None
@@ -185,7 +186,7 @@ class ProgressBar:
             return ""
         done, total = self._count
         unit = self.phases[self.index][2]
-        return f"{done:,.6g}/{total:,.6g} {unit}".rstrip()
+        return f"{done:,.6g}/{total:,.6g} {unit}".rstrip() + (f", {self._note}" * bool(self._note))
 
     # ------------------------------------------------------------ updates
 
@@ -206,6 +207,11 @@ class ProgressBar:
         if now - self._pushed >= 0.05:
             self._pushed = now
             self._changed()
+    def note(self, text: str) -> None:
+        """A few words shown after the current phase's count (``17/60 points, 12
+        resumed``) until the phase ends."""
+        self._note = text
+
     def phase(self, name: str) -> None:
         """Start the phase ``name`` (the phases before it count as done)."""
         with self._lock:
@@ -213,7 +219,7 @@ class ProgressBar:
             if name not in names:
                 raise ValueError(f"progress: no phase {name!r} in {names}")
             self.index = names.index(name)
-            self.frac, self._count = 0.0, None
+            self.frac, self._count, self._note = 0.0, None, ""
         self._changed()
 
     def finish(self) -> None:
@@ -224,7 +230,7 @@ class ProgressBar:
 
     def _advance(self) -> None:
         self.index += 1
-        self.frac, self._count = 0.0, None
+        self.frac, self._count, self._note = 0.0, None, ""
 
     def _adopt(self, child: ProgressBar) -> None:
         with self._lock:
