@@ -310,12 +310,22 @@ def test_a_calibration_file_is_not_a_scenario():
 
 def test_tpe_search_recovers_the_cost_and_is_deterministic_on_dask(tmp_path):
     """The adaptive search: the same points for a seed, in this process or on a
-    local Dask cluster of two workers; it finds the cost the board was made with."""
+    local Dask cluster of two workers; it finds the cost the board was made with.
+    The points the workers send back are recorded: read back, they are the same."""
     _board(tmp_path)
     cal = calibrate.load_calibration(_cal(tmp_path, budget=24))
     a = calibrate.search(cal, jobs=1, method="tpe")
-    b = calibrate.search(cal, jobs=2, method="tpe")
+    (tmp_path / "rec").mkdir()
+    record = calibrate.PointRecord(tmp_path / "rec", cal, "tpe", cal.seed, 24)
+    b = calibrate.search(cal, jobs=2, method="tpe", record=record)
+    record.close(True)
     assert [(r.values, r.score, r.phase) for r in a] == [(r.values, r.score, r.phase) for r in b]
+    again = calibrate.PointRecord(tmp_path / "rec", cal, "tpe", cal.seed, 24)
+    c = calibrate.search(cal, jobs=1, method="tpe", record=again)
+    again.close(True)
+    assert again.resumed == len(b) and not again.other
+    assert [(r.values, r.score, r.objectives) for r in c] == [
+        (r.values, r.score, r.objectives) for r in b]
     assert a[0].phase == "start" and a[0].values == (9_000,)
     assert {r.phase for r in a[1:]} == {"tpe"}
     assert len({r.values for r in a}) == len(a) <= 24  # distinct points, within the budget

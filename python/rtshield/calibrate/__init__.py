@@ -23,7 +23,8 @@ of the objective through the runner's engine call
 (:func:`rtshield.runner.simulate`).
 
 The file and a point's scenarios are :mod:`rtshield.calibrate.file`, the
-search :mod:`rtshield.calibrate.points`; the outputs (:func:`write_outputs`,
+search :mod:`rtshield.calibrate.points`, the record of the evaluated points
+that a re-run resumes from :mod:`rtshield.calibrate.record`; the outputs (:func:`write_outputs`,
 :mod:`rtshield.calibrate.results`): ``points.csv`` (every point, every
 parameter, every objective), ``best.toml`` (the best point as snippets to
 paste into a preset and the scenarios), ``tradeoff.png`` (score against each
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     )
     from rtshield.calibrate.limits import MAX_BUDGET
     from rtshield.calibrate.points import (
+        BUDGET_PREFIX,
         MIN_STEP,
         SEARCHES,
         PointResult,
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         evaluate_point,
         search,
     )
+    from rtshield.calibrate.record import RECORD, PointRecord, calibration_key
     from rtshield.calibrate.results import (
         best_toml,
         pair_matrix,
@@ -64,15 +67,19 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "BUDGET_PREFIX",
     "COUNTER_COLUMNS",
     "MAX_BUDGET",
     "MIN_STEP",
     "SEARCHES",
     "Calibration",
     "Param",
+    "PointRecord",
     "PointResult",
+    "RECORD",
     "best_of",
     "best_toml",
+    "calibration_key",
     "evaluate_point",
     "load_calibration",
     "pair_matrix",
@@ -90,15 +97,19 @@ __all__ = [
 #: name is first used, so that ``rtshield calibrate --help`` (which reads ``limits``)
 #: does not import every other one (the scenarios, the search's numpy, the figures).
 _HOMES = {
+    "BUDGET_PREFIX": "points",
     "COUNTER_COLUMNS": "file",
     "Calibration": "file",
     "MAX_BUDGET": "limits",
     "MIN_STEP": "points",
     "Param": "file",
+    "PointRecord": "record",
     "PointResult": "points",
+    "RECORD": "record",
     "SEARCHES": "points",
     "best_of": "points",
     "best_toml": "results",
+    "calibration_key": "record",
     "evaluate_point": "points",
     "load_calibration": "file",
     "pair_matrix": "results",

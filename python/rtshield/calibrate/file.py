@@ -8,6 +8,7 @@ import copy
 import csv
 import dataclasses
 import functools
+import hashlib
 import importlib
 import io
 import math
@@ -128,6 +129,8 @@ class Calibration:
     counters: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  #: column → values
     counters_t: tuple[float, ...] = ()
     description: str = ""
+    #: SHA-256 of the calibration file's text (what a resumed calibration checks)
+    sha256: str = ""
 
 
 # --------------------------------------------------------------------- the file
@@ -342,8 +345,9 @@ def read_counters(
 
 def load_calibration(path: str | Path) -> Calibration:
     """Read and validate a calibration file; every error is one :class:`UsageError` line."""
+    _base.cache_clear()  # the scenario files as they are now (a process may load twice)
     p, _ = resolve_input(path, "calibration file")
-    data, _ = read_toml_text(p)
+    data, text = read_toml_text(p)
     origin = str(path)
     for k in data:
         if k not in ("calibration", "parameter", "objective"):
@@ -420,6 +424,7 @@ def load_calibration(path: str | Path) -> Calibration:
             budget=budget,
             seed=seed,
             description=desc,
+            sha256=hashlib.sha256(text.encode()).hexdigest(),
         )
     elif kind == "counters":
         _known_keys(origin, obj, "[objective]", ("kind", "scenario", "csv", "columns"))
@@ -447,6 +452,7 @@ def load_calibration(path: str | Path) -> Calibration:
             description=desc,
             counters={c: cols[c] for c in want},
             counters_t=t,
+            sha256=hashlib.sha256(text.encode()).hexdigest(),
         )
     else:
         raise _err(origin, "[objective] kind", f'expected "claims" or "counters", got {kind!r}')

@@ -8,7 +8,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,10 +18,12 @@ from rtshield.errors import UsageError
 from rtshield.runner import simulate
 
 __all__ = [
+    "BUDGET_PREFIX",
     "MIN_STEP",
     "SEARCHES",
     "TPE_BATCH",
     "PointResult",
+    "Record",
     "best_of",
     "evaluate_point",
     "score",
@@ -105,35 +107,65 @@ def _worker(cal: Calibration, scs: Mapping[str, Any]) -> tuple[float, dict[str, 
     return sc, obj, time.perf_counter() - t0
 
 
+class Record(Protocol):
+    """Where the search's points are recorded as they finish and read back from
+    (:class:`rtshield.calibrate.record.PointRecord`)."""
+
+    def recall(
+        self, index: int, values: Sequence[Any], scs: Mapping[str, Any]
+    ) -> tuple[float, dict[str, Any], float] | None:
+        """Point ``index``'s recorded ``(score, objectives, 0.0)``, or ``None``."""
+        ...
+
+    def keep(self, index: int, result: tuple[float, Mapping[str, Any], float]) -> None:
+        """Record point ``index`` (not recalled) as it finishes."""
+        ...
+
+
 class _Points:
     """Evaluates batches of points: in this process (one job, no scheduler) or on
-    Dask (:class:`rtshield.cluster.Cluster`), results in input order."""
+    Dask (:class:`rtshield.cluster.Cluster`), results in input order. A point the
+    ``record`` holds is read back, not simulated; every other one is recorded as
+    it finishes."""
 
     def __init__(self, cal: Calibration, jobs: int, scheduler: str | None,
-                 on_done: Callable[[], None] | None) -> None:
+                 on_done: Callable[[], None] | None, record: Record | None = None) -> None:
         self.cal = cal
         self.local = jobs <= 1 and not scheduler
         self.cluster = Cluster(scheduler, jobs)
         self.on_done = on_done
+        self.record = record
 
-    def __call__(self, points: Sequence[tuple[Any, ...]]) -> list[tuple[float, dict, float]]:
+    def __call__(
+        self, points: Sequence[tuple[Any, ...]], first: int
+    ) -> list[tuple[float, dict, float]]:
+        """Evaluate ``points``, the search's points ``first``, ``first + 1``, …"""
         scs = [scenarios(self.cal, p) for p in points]  # a bad point fails before any runs
-        if self.local:
-            out = []
-            for s in scs:
-                out.append(_worker(self.cal, s))
-                if self.on_done:
-                    self.on_done()
-            return out
         res: list[Any] = [None] * len(scs)
-        for i, r, err in stream(self.cluster, _worker, ((i, (self.cal, s))
-                                                        for i, s in enumerate(scs))):
+        todo = []
+        for k, (p, s) in enumerate(zip(points, scs, strict=True)):
+            res[k] = self.record.recall(first + k, p, s) if self.record else None
+            if res[k] is None:
+                todo.append(k)
+            else:
+                self._done(k, None, first)
+        if self.local:
+            for k in todo:
+                res[k] = _worker(self.cal, scs[k])
+                self._done(k, res[k], first)
+            return res
+        for k, r, err in stream(self.cluster, _worker, ((k, (self.cal, scs[k])) for k in todo)):
             if err is not None:
                 raise err
-            res[i] = r
-            if self.on_done:
-                self.on_done()
+            res[k] = r
+            self._done(k, r, first)
         return res
+
+    def _done(self, k: int, result: Any, first: int) -> None:
+        if result is not None and self.record is not None:
+            self.record.keep(first + k, result)
+        if self.on_done:
+            self.on_done()
 
     def close(self) -> None:
         self.cluster.close()
@@ -172,6 +204,14 @@ SEARCHES = ("lhs", "tpe")
 #: in order): fixed, so the points do not depend on the number of workers.
 TPE_BATCH = 4
 
+#: The searches whose points for one budget are the first points of the same
+#: search for any larger budget, so a calibration resumed with another
+#: ``--budget`` may read its recorded points back
+#: (docs/decisions/calibrate-resume.md): TPE asks for its points one at a time
+#: and the budget only ends the loop. The Latin hypercube's size is a share of
+#: the budget, so its points differ with it.
+BUDGET_PREFIX = ("tpe",)
+
 
 def search(
     cal: Calibration,
@@ -182,13 +222,16 @@ def search(
     scheduler: str | None = None,
     method: str = "lhs",
     progress: Callable[[int, int], None] | None = None,
+    record: Record | None = None,
 ) -> list[PointResult]:
     """Run the bounded search; every evaluated point, in evaluation order.
 
     ``method``: ``"lhs"`` (a Latin hypercube, then coordinate refinement) or
     ``"tpe"`` (:func:`_tpe`). Points run on Dask (``jobs`` local workers, or
     the cluster at ``scheduler``), or in this process with one job; the points
-    and scores are the same either way.
+    and scores are the same either way. ``record``: each point is recorded
+    there as it finishes, and a point it holds is read back instead of
+    simulated (the search, told the same scores, goes on as it did).
     """
     if method not in SEARCHES:
         raise UsageError(f"--search: {method!r} is not one of {', '.join(SEARCHES)}")
@@ -201,7 +244,7 @@ def search(
         if progress:
             progress(counter[0], budget)
 
-    points = _Points(cal, jobs, scheduler, tick)
+    points = _Points(cal, jobs, scheduler, tick, record)
     try:
         return (_tpe if method == "tpe" else _lhs_refine)(cal, budget, seed, points)
     finally:
@@ -215,7 +258,7 @@ def _lhs_refine(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> 
 
     def run(batch: list[tuple[Any, ...]], phase: str) -> None:
         batch = [b for b in dict.fromkeys(batch) if b not in seen][: budget - len(done)]
-        for (sc, obj, wall), x in zip(evaluate(batch), batch, strict=True):
+        for (sc, obj, wall), x in zip(evaluate(batch, len(done)), batch, strict=True):
             seen.add(x)
             done.append(PointResult(len(done), phase, x, sc, obj, wall, _error(sc, obj)))
 
@@ -261,7 +304,7 @@ def _tpe(cal: Calibration, budget: int, seed: int, evaluate: _Points) -> list[Po
         trials = [study.ask() for _ in range(min(TPE_BATCH, budget - len(done)))]
         xs = [tuple(_suggest(t, q) for q in cal.params) for t in trials]
         new = [x for x in dict.fromkeys(xs) if x not in known]
-        for (sc, obj, wall), x in zip(evaluate(new), new, strict=True):
+        for (sc, obj, wall), x in zip(evaluate(new, len(done)), new, strict=True):
             err = _error(sc, obj)
             known[x] = math.nan if err else sc  # an error is told as a failed trial
             phase = "start" if x == start and not done else "tpe"

@@ -22,7 +22,10 @@ HELP = (
     "Points run on Dask: --jobs local workers, or your cluster with --scheduler. "
     "Writes DIR/points.csv (every point and "
     "objective), DIR/best.toml (the best point as snippets for a preset), "
-    "DIR/tradeoff.png and DIR/report.md. File format: docs/calibrate.md."
+    "DIR/tradeoff.png and DIR/report.md. Each point is recorded as it finishes: the same "
+    "command run again (after Ctrl-C, a crash, a lost worker) reads the points recorded "
+    "for DIR back instead of simulating them, and ends as an uninterrupted run. "
+    "File format: docs/calibrate.md."
 )
 
 
@@ -66,30 +69,43 @@ def handle(args) -> int:
     if args.seed is not None and not 0 <= args.seed < 2**63:
         raise UsageError(f"--seed: must be from 0 to 2^63-1, got {args.seed}")
     cal = calibrate.load_calibration(args.calibration)
-    # before any point runs: the lock (a second writer is refused now, not after
-    # the search) and the staging folder, moved into place at the end
-    out = prepare_out_dir(args.out)
     budget = cal.budget if args.budget is None else args.budget
     seed = cal.seed if args.seed is None else args.seed
+    # before any point runs: the lock (a second writer is refused now, not after
+    # the search) and the staging folder, moved into place at the end; a failed or
+    # interrupted calibration keeps it, with the points it evaluated, for the next
+    out = prepare_out_dir(args.out, resumable=True, kind="calibrate")
     bar = ProgressBar(
         "calibrate", phases=[("searching", 9, "points"), ("writing points, figure and report", 1)]
     )
     t0 = time.perf_counter()
-    with bar:
-        points = calibrate.search(
-            cal,
-            budget=budget,
-            seed=seed,
-            jobs=args.jobs,
-            scheduler=args.scheduler,
-            method=args.search,
-            progress=bar,
-        )
+    with bar, recorded_on_failure(out):  # a failed command removes nothing
+        record = calibrate.PointRecord(out, cal, args.search, seed, budget)
+
+        def progress(done: int, total: int) -> None:
+            if record.resumed:
+                bar.note(f"{record.resumed} resumed")
+            bar(done, total)
+
+        complete = False
+        try:
+            points = calibrate.search(
+                cal,
+                budget=budget,
+                seed=seed,
+                jobs=args.jobs,
+                scheduler=args.scheduler,
+                method=args.search,
+                progress=progress,
+                record=record,
+            )
+            complete = True
+        finally:
+            record.close(complete)  # every point that finished stays recorded
         wall = time.perf_counter() - t0
         best = calibrate.best_of(points)  # no finite score at all: one line, exit 2
         bar.phase("writing points, figure and report")
-        with recorded_on_failure(out):  # a failed command removes nothing
-            files = calibrate.write_outputs(out, cal, points, wall, args.jobs, seed, args.search)
+        files = calibrate.write_outputs(out, cal, points, seed, args.search)
         bar.finish()
     finish_out_dir(out)
     rows = [[q.key, q.text(v)] for q, v in zip(cal.params, best.values, strict=True)]
@@ -99,10 +115,18 @@ def handle(args) -> int:
         if cal.objective == "claims"
         else f"mean relative RMS error {-best.score:.4f}"
     )
+    simulated = len(points) - record.resumed
+    worker = sum(r.wall_s for r in points) / max(1, simulated)
     print(
         f"best: point {best.index} of {len(points)} (first reached after {best.index + 1} "
-        f"points): {what} ({wall:.1f} s)"
+        f"points): {what} ({wall:.1f} s with {args.jobs} job(s), {worker:.2f} s of worker "
+        "time per simulated point)"
     )
+    if record.resumed:
+        print(
+            f"{record.resumed} of {len(points)} points were already recorded for {out} "
+            "and not simulated again"
+        )
     for name in ("best", "points", "figure", "report"):
         print(f"{name}: {Path(files[name])}")
     return 0
