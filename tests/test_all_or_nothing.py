@@ -504,7 +504,11 @@ def test_calibrate_with_no_finite_point_exits_nonzero_and_writes_nothing(
     rc = rtshield("calibrate", cal, "--out", out, "--jobs", "1", "--search", search)
     error_line(rc, capsys.readouterr().err, "none of the 2 points has a finite score",
                "non-finite error of processed")
-    assert not out.exists() and not (tmp_path / ".o.rtshield-staging").exists()
+    assert not out.exists()
+    # beside it only the record of the evaluated points, as a calibration that stops early
+    staged = tmp_path / ".o.rtshield-staging"
+    assert sorted(p.name for p in staged.iterdir()) == [
+        ".calibrate-points.csv", ".rtshield-out", ".rtshield-staging"]
 
 
 # ------------------------------------------------------------------ 7. clean stderr

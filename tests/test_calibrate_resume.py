@@ -13,6 +13,7 @@ and starts afresh; TPE with another --budget reads its points back
 from __future__ import annotations
 
 import csv
+import math
 import shutil
 from pathlib import Path
 
@@ -243,3 +244,23 @@ def test_a_different_calibration_starts_afresh_saying_so(board, tmp_path, monkey
     cal.write_text(cal.read_text().replace('name = "board"', 'name = "board2"'))
     rows, key = step(changed=True)
     assert len(rows) == 2 and key not in seen
+
+
+def test_a_claims_point_is_read_back_as_it_was_recorded(board, tmp_path):
+    """A study's claims (holds, simulated value) and a non-finite score come back exactly."""
+    from rtshield.calibrate import PointRecord, load_calibration, scenarios
+
+    cal = load_calibration(board)
+    scs = scenarios(cal, (9_000,))
+    results = [(2.0, {"queue500": (True, "0 misses"), "burst_cap": (False, "12 misses")}, 0.5),
+               (float("nan"), {"processed": float("inf")}, 0.25)]
+    rec = PointRecord(tmp_path, cal, "lhs", 3, 8)
+    for i, r in enumerate(results):
+        assert rec.recall(i, (9_000,), scs) is None
+        rec.keep(i, r)
+    rec.close(True)
+    again = PointRecord(tmp_path, cal, "lhs", 3, 8)
+    back = [again.recall(i, (9_000,), scs) for i in range(2)]
+    again.close(True)
+    assert back[0] == (2.0, results[0][1], 0.0)  # no worker time: it cost nothing now
+    assert math.isnan(back[1][0]) and back[1][1:] == ({"processed": float("inf")}, 0.0)

@@ -23,7 +23,7 @@ HELP = (
     "Writes DIR/points.csv (every point and "
     "objective), DIR/best.toml (the best point as snippets for a preset), "
     "DIR/tradeoff.png and DIR/report.md. Each point is recorded as it finishes: the same "
-    "command run again (after Ctrl-C, a crash, a lost worker) reads the points recorded "
+    "command run again (after Ctrl-C, a crash, a failure) reads the points recorded "
     "for DIR back instead of simulating them, and ends as an uninterrupted run. "
     "File format: docs/calibrate.md."
 )
