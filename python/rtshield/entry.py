@@ -46,8 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rtshield: interrupted", file=sys.stderr)
         return 130
-    from rtshield.cli import main as run_here
-
+    try:
+        from rtshield.cli import main as run_here
+    except KeyboardInterrupt:  # Ctrl-C while the command line's libraries are imported
+        print("rtshield: interrupted", file=sys.stderr)
+        return 130
     code = run_here(argv)
     if start and code != 130:  # for the commands after this one (not after a Ctrl-C)
         from rtshield.commands.server import start_in_background
