@@ -25,7 +25,8 @@ HELP = (
     "run, compare, analyze, design and schema start at once (each command still runs "
     "in a process of its own, with this terminal, folder and environment; outputs are "
     "the same bytes). While a server runs, 'rtshield COMMAND' is served by it; without "
-    "one, or with RTSHIELD_SERVER=off, commands run in their own process as always. A "
+    "one, commands run in their own process as always (RTSHIELD_SERVER=start: and then "
+    "start one in the background for the next; RTSHIELD_SERVER=off: never served). A "
     "server whose rtshield or libraries changed on disk ends instead of serving old "
     "code. See docs/server.md."
 )
