@@ -203,7 +203,10 @@ def start_in_background() -> int | None:
             return None
         path = serverlink.socket_path(directory, key)
         log_path = os.path.join(directory, f"{key}.log")
-        return _launch(path, key, log_path, AUTO_IDLE_MIN, True, lock_fd=fd).pid
+        try:
+            return _launch(path, key, log_path, AUTO_IDLE_MIN, True, lock_fd=fd).pid
+        except OSError:  # its log not writable, no process to spare: the command is done
+            return None
     finally:
         os.close(fd)  # the server holds the lock now (the same open file)
 
