@@ -263,3 +263,55 @@ def test_run_no_figures_writes_the_numbers_and_report_only(tmp_path, flood, rtsh
                          "--set", "scenario.duration=1s") == 0
     names = {p.name for p in out.iterdir() if not p.name.startswith(".")}
     assert names == {"summary.json", "timeseries.csv", "timeseries.parquet", "report.html"}
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:  # ended meanwhile
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(d.name))
+    return found
+
+
+def test_a_worker_that_dies_under_a_point_is_one_line_and_the_finished_points_are_kept(
+        tmp_path):
+    """A Dask worker killed while it runs a point (here SIGKILL; an out-of-memory kill or a
+    crash alike), with Dask told to give up on a task at its first lost worker: the sweep
+    ends with one line naming the point and Dask's KilledWorker, exit 1, no traceback;
+    the rows that finished stay beside --out for the same command to resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    queues = ",".join(str(q) for q in range(100, 1300, 100))  # 12 full queue_500 points
+    env = {**os.environ, "RTSHIELD_PROGRESS": "0",
+           "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+    p = subprocess.Popen(
+        [sys.executable, "-m", "rtshield", "sweep",
+         str(ROOT / "scenarios" / "danicki2021" / "queue_500.toml"), "--set",
+         f"driver.queue={queues}", "--jobs", "1", "--out", str(tmp_path / "o")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    table = tmp_path / ".o.rtshield-staging" / "sweep.csv"
+    end = time.monotonic() + 120
+    while (not table.is_file() or len(table.read_text().splitlines()) < 2) and (
+            p.poll() is None and time.monotonic() < end):
+        time.sleep(0.02)  # the first point's row: the worker runs the next ones now
+    workers = [c for c in _children(p.pid)
+               if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    assert p.poll() is None and len(workers) == 1, (workers, p.poll())
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith("rtshield: error: sweep: point ") and (
+        "failed where it ran (KilledWorker: " in err), err
+    assert "the same command resumes from them" in err
+    rows = table.read_text().splitlines()
+    assert 2 <= len(rows) <= 12 and not (tmp_path / "o").exists()

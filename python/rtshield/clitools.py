@@ -6,7 +6,8 @@ verb's typer command reuses them (docs/cli.md); :func:`verb` registers a verb (i
 own options, then ``--quiet`` and ``--verbose``) and :func:`opt` makes its own options
 alike. :func:`dispatch` runs a verb's ``handle(args)`` with those options applied and
 turns the project's errors into exit codes: :class:`~rtshield.errors.UsageError` → one line, 2;
-:class:`~rtshield.errors.OutputError` → one line, 1; Ctrl-C → "interrupted",
+:class:`~rtshield.errors.OutputError` and :class:`~rtshield.errors.WorkError` → one
+line, 1; Ctrl-C → "interrupted",
 130; SIGTERM → unwinds like Ctrl-C (outputs recorded, the progress bar says
 "interrupted"), 143; a closed pipe → 0.
 
@@ -33,7 +34,7 @@ from typing import Annotated, Any
 import typer
 
 from rtshield.cliapp import no_cyclic_gc, silence_stdout
-from rtshield.errors import OutputError, UsageError, one_line
+from rtshield.errors import OutputError, UsageError, WorkError, one_line
 from rtshield.inputs import describe_os_error
 
 __all__ = [
@@ -312,7 +313,7 @@ def dispatch(verb: str, handle: Callable[[Any], int | None], **options: Any) -> 
     except UsageError as e:
         _error(e)
         return 2
-    except OutputError as e:
+    except (OutputError, WorkError) as e:
         _error(e)
         return 1
     except KeyboardInterrupt as e:

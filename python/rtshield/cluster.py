@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from rtshield.errors import UsageError
+from rtshield.errors import UsageError, WorkError
 
 __all__ = ["LOCAL_SETTINGS", "Cluster", "stream"]
 
@@ -84,6 +84,20 @@ class Cluster:
         self.close()
 
 
+@contextlib.contextmanager
+def _starting(workers: int) -> Iterator[None]:
+    """A local cluster that cannot start (a worker process that died while starting, no
+    free port) is one line, exit 1 (:class:`~rtshield.errors.WorkError`), not Dask's
+    traceback."""
+    try:
+        yield
+    except (RuntimeError, TimeoutError, OSError) as e:
+        raise WorkError(
+            f"a local Dask cluster of {workers} worker(s) did not start "
+            f"({type(e).__name__}: {e})"
+        ) from None
+
+
 def _connect(scheduler: str | None, workers: int, option: str) -> tuple[Any, Any]:
     try:
         from distributed import Client, LocalCluster
@@ -100,7 +114,7 @@ def _connect(scheduler: str | None, workers: int, option: str) -> tuple[Any, Any
             ) from None
     import dask
 
-    with dask.config.set(LOCAL_SETTINGS):
+    with dask.config.set(LOCAL_SETTINGS), _starting(workers):
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,

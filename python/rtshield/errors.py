@@ -18,6 +18,30 @@ class OutputError(Exception):
     """
 
 
+class WorkError(Exception):
+    """The work of a sweep or a calibration failed where it ran: a point's simulation,
+    the Dask worker that ran it (:func:`point_failure`), or the local cluster that
+    could not start.
+
+    The points that finished are kept beside ``--out`` for the same command to
+    resume. The CLI prints ``rtshield: error: <message>`` (one line) and exits with
+    status 1.
+    """
+
+
+def point_failure(command: str, index: int, error: BaseException) -> BaseException:
+    """What ``command`` raises when its point ``index`` failed with ``error`` where it
+    ran: ``error`` itself when the CLI already says it in one line (the project's
+    errors, an OS error, an interruption), else a :class:`WorkError` naming the point
+    and the error (a Dask ``KilledWorker``, an internal error of the simulator)."""
+    if isinstance(error, (UsageError, OutputError, WorkError, OSError, KeyboardInterrupt)):
+        return error
+    return WorkError(
+        f"{command}: point {index} failed where it ran ({type(error).__name__}: {error}); "
+        "the points that finished are kept: the same command resumes from them"
+    )
+
+
 #: The longest error line printed; a longer message (a huge value quoted
 #: back) is cut with "…".
 MAX_MESSAGE_CHARS = 1000

@@ -14,7 +14,7 @@ import numpy as np
 
 from rtshield.calibrate.file import Calibration, Param, scenarios, study_module
 from rtshield.cluster import Cluster, stream
-from rtshield.errors import UsageError
+from rtshield.errors import UsageError, point_failure
 from rtshield.runner import simulate
 
 __all__ = [
@@ -156,7 +156,7 @@ class _Points:
             return res
         for k, r, err in stream(self.cluster, _worker, ((k, (self.cal, scs[k])) for k in todo)):
             if err is not None:
-                raise err
+                raise point_failure("calibrate", first + k, err)
             res[k] = r
             self._done(k, r, first)
         return res

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from rtshield.clitools import Jobs, Out, ScenarioFile, Seed, opt, set_option
 from rtshield.commands.compare import print_table
-from rtshield.errors import UsageError
+from rtshield.errors import UsageError, point_failure
 from rtshield.progress import ProgressBar
 from rtshield.sweep.limits import MAX_KEPT_RUNS, MAX_POINTS, MAX_SHOWN
 from rtshield.tables import fmt_value
@@ -118,7 +118,7 @@ def handle(args) -> int:
                 bar=bar,
             )
             if sw.failed:  # every other point's row is in sweep.csv by now
-                raise sw.failed[0]
+                raise point_failure("sweep", *sw.failed[0])
             bar.phase("tables, figure and report")
             report = _write_sweep(args, sw, out)
         bar.finish()

@@ -213,7 +213,7 @@ class Sweep:
     shown_index: list[int]
     bounds: list[dict[str, Any]]
     cols: dict[str, np.ndarray]  #: safe, margin_us and the figure's columns, in grid order
-    failed: list[BaseException]
+    failed: list[tuple[int, BaseException]]  #: (point index, its error), in finishing order
 
 
 def validate(grid: Grid, base: tuple[Any, str, str], bar: Any = None) -> None:
@@ -262,7 +262,7 @@ def run_sweep(
     columns = table.header(axes)
     # a grid the report shows whole: every point's folder as it finishes
     keep = keep_runs or n <= shown_limit
-    failed: list[BaseException] = []
+    failed: list[tuple[int, BaseException]] = []
     resumed = 0
     with Cluster(scheduler, workers) as cluster:
         batch = _batch_size(n, cluster.workers)
@@ -299,7 +299,7 @@ def run_sweep(
                 cluster, _call, jobs(), batch=batch
             ):
                 if err is not None:
-                    failed.append(err)
+                    failed.append((i, err))
                     live.put(i, None)
                     continue
                 if d is not None:
