@@ -202,10 +202,25 @@ def test_trafgen_storms(kind, keys, needles):
     argv = storms.storm_argv(_storm(kind, **keys), 1234.4, EP)
     assert argv[:3] == ["trafgen", "--dev", "eth9"]
     assert "-Q" in argv and "--no-sock-mem" in argv  # the host's IRQs and socket limits
-    assert argv[argv.index("--rate") + 1] == "1234pps"
+    # at a rate: full speed through the queueing discipline, where the shaper holds it;
+    # trafgen's own --rate (a burst each second) is not used
+    assert "-q" in argv and "--rate" not in argv
     for n in needles:
         assert n in argv[-1], (n, argv[-1])
-    assert "--rate" not in storms.storm_argv(_storm(kind, **keys), None, EP)
+    full = storms.storm_argv(_storm(kind, **keys), None, EP)
+    assert "-q" not in full and "--rate" not in full  # uncapped max: straight to the driver
+    # the shaper's filter selects the storm's frames by what only they carry
+    match = storms.storm_match(_storm(kind, **keys), EP)
+    if kind.startswith("eth_"):
+        assert match[0] == "0x88b5" and "type=0x88b5" in argv[-1]
+    elif kind.startswith("arp_"):
+        assert match[:2] == ["arp", "u32"] and match[-1] == "28"  # after the 28-byte ARP
+        assert match[match.index("match") + 2] == "0x5a5a5a5a"
+        assert "fill(0x5a, 18)" in argv[-1]  # padded to 60 bytes with it
+    else:
+        assert match[:2] == ["ip", "u32"] and "10.0.0.1/32" in match
+        assert match[match.index("u8") + 1] == str(storms.STORM_TTL)
+        assert argv[-1].count(f"ttl={storms.STORM_TTL}") == argv[-1].count("ipv4(")
 
 
 def test_overlapping_fragments_overlap():
@@ -222,6 +237,7 @@ def test_nmap_storm_is_paced_and_repeated():
     assert argv[:2] == ["sh", "-c"] and argv[2].startswith("while :; do nmap -e eth9 ")
     assert "--min-rate 800 --max-rate 800" in argv[2] and "-p 1-1024" in argv[2]
     assert "--min-rate" not in storms.storm_argv(_storm("nmap"), None, EP)[2]
+    assert storms.storm_match(_storm("nmap", ports="1-1024"), EP) is None  # no shaper
 
 
 def test_select_storms_and_monitors():

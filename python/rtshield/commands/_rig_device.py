@@ -140,7 +140,7 @@ def handle_device(args) -> int:
         prepare_out_dir,
         prune_stale,
     )
-    from rtshield.rig import device, harness
+    from rtshield.rig import device, harness, shaper
     from rtshield.rig.device import iface as link
 
     cap = _cap(args.max_rate)
@@ -154,10 +154,13 @@ def handle_device(args) -> int:
     prof = device.select(prof, _names(args.storms, "--storms"), _names(args.monitors, "--monitors"))
     harness.require_root()
     harness.TOOLS.setdefault("trafgen", "netsniff-ng")
-    tools = ["timeout", "ip", "ping", "chrt",
+    paced = device.needs_shaper(prof, cap)
+    tools = ["timeout", "ip", "ping", "chrt", *(["tc"] if paced else []),
              *sorted({device.tool_of(s.kind) for s in prof.storm})]
     harness.require_tools(tools)
     link.route_source(target, args.iface)  # the target is on --iface's link, before DIR
+    if paced:  # the storms' shaper can have the interface's queueing, before DIR
+        shaper.check_lendable(args.iface)
     say = (lambda m: None) if args.quiet else (lambda m: print(f"rig device: {m}", flush=True))
     out = prepare_out_dir(args.out)
     for d in ("monitors", "logs"):
