@@ -121,7 +121,9 @@ print(" ".join(str(b - a) for a, b in zip(v, v[1:])), flush=True)
 
 def test_a_step_reaches_the_target_evenly(link):
     a, b, ia, ib = link["a"], link["b"], link["ia"], link["ib"]
+    _sh("tc", "qdisc", "add", "dev", ia, "ingress", ns=a)  # the receive side: not touched
     before = _qdiscs(a, ia)
+    assert [q["kind"] for q in before] == ["noqueue", "ingress"], before
     mac = _sh("cat", f"/sys/class/net/{ib}/address", ns=b).strip()
     count = subprocess.Popen(["ip", "netns", "exec", b, sys.executable, "-c", COUNT, ib],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
@@ -162,8 +164,9 @@ def test_a_step_reaches_the_target_evenly(link):
     assert 0.8 * sent <= sum(windows) <= 1.2 * sent + share, (sent, windows)
     # spread over the storms' 1.6 seconds, not bunched into a few windows
     assert sum(1 for w in windows if w >= share / 2) >= 12, windows
-    assert _qdiscs(a, ia) == before  # the kernel's own queueing again
+    assert _qdiscs(a, ia) == before  # the kernel's own queueing again, the ingress kept
     assert not [x for x in shaper.loans_left() if x.name.endswith(f"-{ia}")]
+    _sh("tc", "qdisc", "del", "dev", ia, "ingress", ns=a)
 
 
 def _device(ns: str, dev: str, out: Path) -> subprocess.Popen:
