@@ -33,6 +33,7 @@ TOOLS: dict[str, str] = {
     "ip": "iproute2",
     "nft": "nftables",
     "taskset": "util-linux",
+    "nsenter": "util-linux",
     "chrt": "util-linux",
     "timeout": "coreutils",
     "hping3": "hping3",

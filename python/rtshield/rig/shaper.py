@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtshield.rig.host import RigError, signals_held
+from rtshield.rig.host import TOOLS, RigError, signals_held
 from rtshield.rig.network import PREFIX
 from rtshield.rig.owners import STATE_DIR, Owner, start_time
 from rtshield.rig.pacing import ROOT_HANDLE, shaper_commands, unshape_command
@@ -50,12 +50,16 @@ def _tc(argv: list[str], netns: Path | None = None) -> subprocess.CompletedProce
     try:
         return subprocess.run([*pre, "tc", *argv], capture_output=True, text=True, timeout=30,
                               check=False)  # fmt: skip
-    except FileNotFoundError as e:
-        raise RigError(f"rig: {e.filename or 'tc'} not found (Debian: iproute2)") from None
+    except FileNotFoundError:
+        tool = pre[0] if pre else "tc"
+        raise RigError(f"rig: {tool} not found (Debian: apt-get install {TOOLS[tool]})") from None
 
 
 def _qdiscs(iface: str, netns: Path | None = None) -> list[dict]:
+    """``iface``'s qdiscs (none when the interface is gone)."""
     p = _tc(["-j", "qdisc", "show", "dev", iface], netns)
+    if p.returncode != 0 and "Cannot find device" in p.stderr:
+        return []
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
         raise RigError(f"rig: tc qdisc show dev {iface}: {msg}")
@@ -195,8 +199,10 @@ def lend(iface: str) -> Iterator[Loan]:
         yield loan
     finally:
         with signals_held():
-            loan.unshape()
-            state.unlink(missing_ok=True)
+            try:
+                loan.unshape()
+            finally:
+                state.unlink(missing_ok=True)
 
 
 def loans_left() -> list[Path]:
@@ -218,9 +224,10 @@ def give_back_left(force: bool = False) -> tuple[list[str], list[str]]:
             continue
         netns = _find_netns(ino) if isinstance(ino, int) else None
         here = netns is not None and _netns_inode(str(netns)) == _netns_inode()
-        if isinstance(iface, str) and netns is not None:
-            with contextlib.suppress(RigError):  # the interface is gone: nothing to give back
-                if _give_back(iface, None if here else netns):
-                    back.append(f"the queueing of {iface}")
+        # a namespace that is gone took the interface with it
+        if isinstance(iface, str) and netns is not None and _give_back(
+            iface, None if here else netns
+        ):
+            back.append(f"the queueing of {iface}")
         state.unlink(missing_ok=True)
     return back, spared
