@@ -91,9 +91,12 @@ from rtshield.schema.profile import ProfileFile
 
 dev, target, mac, rate = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 ep = storms.Endpoints(dev, iface.iface_mac(dev), iface.route_source(target, dev), mac, target)
-runs = [(k, float(s)) for k, s in (a.split("=") for a in sys.argv[5:])]
+runs = [(k.split(":"), float(s)) for k, s in (a.split("=") for a in sys.argv[5:])]
+udp = {"port": 9}
 prof = ProfileFile.model_validate({
-    "storm": [{"name": k, "kind": k, **({"port": 9} if k == "udp" else {})} for k, _ in runs],
+    "storm": [{"name": "".join(k), "kind": k[0],
+               **({**udp, "size": int(k[1])} if len(k) > 1 else udp if k[0] == "udp" else {})}
+              for k, _ in runs],
     "monitor": [{"name": "m", "kind": "icmp"}],
 })
 with harness.Processes() as procs, lend(dev) as loan:
@@ -132,7 +135,7 @@ def test_a_step_reaches_the_target_evenly(link):
         assert count.stdout.readline().strip() == "counting"
         runs = subprocess.Popen(
             ["ip", "netns", "exec", a, sys.executable, "-c", RUNS, ia, TARGET, mac, str(RATE),
-             "udp=1", "arp_request=0.3", "eth_broadcast=0.3"],
+             "udp=1", "arp_request=0.3", "eth_broadcast=0.3", "udp:1472=0.3"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         _wait_shaped(a, ia, runs)
@@ -151,7 +154,8 @@ def test_a_step_reaches_the_target_evenly(link):
                 p.kill()
                 p.communicate()
     recs = [json.loads(line) for line in stdout.splitlines()]
-    assert [r["kind"] for r in recs] == ["udp", "arp_request", "eth_broadcast"]
+    # the last: UDP datagrams of 1 472 bytes, 1 514-byte frames
+    assert [r["kind"] for r in recs] == ["udp", "arp_request", "eth_broadcast", "udp"]
     for r in recs:
         # held at the rate asked: a storm whose frames the shaper missed runs at full
         # speed (hundreds of thousands of frames/s)
@@ -162,7 +166,7 @@ def test_a_step_reaches_the_target_evenly(link):
     # what the host's interface sent (the storms and the pings) reached the target
     sent = sum(r["tx_pps"] * r["seconds"] for r in recs)
     assert 0.8 * sent <= sum(windows) <= 1.2 * sent + share, (sent, windows)
-    # spread over the storms' 1.6 seconds, not bunched into a few windows
+    # spread over the storms' 1.9 seconds, not bunched into a few windows
     assert sum(1 for w in windows if w >= share / 2) >= 12, windows
     assert _qdiscs(a, ia) == before  # the kernel's own queueing again, the ingress kept
     assert not [x for x in shaper.loans_left() if x.name.endswith(f"-{ia}")]

@@ -13,8 +13,9 @@ import pytest
 
 from rtshield import tomlfile
 from rtshield.errors import UsageError
-from rtshield.rig import device, freertos, serve
+from rtshield.rig import device, freertos, pacing, serve
 from rtshield.rig.device import storms
+from rtshield.rig.pacing import FRAME_UNIT
 from rtshield.scenario import load_scenario
 from rtshield.schema import json_schema
 from rtshield.schema.profile import MONITOR_KINDS, STORM_KINDS, ProfileFile
@@ -247,3 +248,16 @@ def test_select_storms_and_monitors():
     assert [m.name for m in sel.monitor] == ["ping"]
     with pytest.raises(UsageError, match="no storm named smurf"):
         device.select(prof, ["smurf"], None)
+
+
+def test_the_shapers_unit_fits_the_largest_frame():
+    """The bucket counts each frame as ``pacing.FRAME_UNIT`` bytes, or as the storm's
+    largest frame when that is larger (UDP datagrams of up to 1 472 bytes): a frame of
+    1 514 bytes counted as 1 000 would hold the storm at two thirds of its rate."""
+    big = storms.largest_frame(_storm("udp", port=9, size=1472))
+    assert big == 1514 and storms.largest_frame(_storm("tcp_syn", port=502)) < FRAME_UNIT
+    tbf = pacing.shaper_commands("eth9", 800, ["ip", "u32"], big)[3]
+    assert tbf[tbf.index("mpu") + 1] == "1514"
+    assert tbf[tbf.index("rate") + 1] == f"{800 * 1514 * 8}bit"
+    small = pacing.shaper_commands("eth9", 800, ["ip", "u32"], 60)[3]
+    assert small[small.index("mpu") + 1] == str(FRAME_UNIT)

@@ -12,8 +12,9 @@ sleep between frames and send about half the rate asked, and trafgen's ``--rate`
 sends each second's frames in one burst at the start of the second (measured on
 the rig: 2 000 frames/s asked arrived as ~2 000 frames within 100 ms once a second).
 
-The bucket counts every frame as :data:`FRAME_UNIT` bytes (``mpu``), so its byte
-rate is a frame rate whatever the frame's size. The flood tool must send through the
+The bucket counts every frame as :data:`FRAME_UNIT` bytes (``mpu``), or as the
+flood's largest frame when that is larger (:func:`frame_unit`), so its byte rate is
+a frame rate whatever the frame's size. The flood tool must send through the
 queueing discipline: trafgen bypasses it unless told ``-q`` (``--qdisc-path``); held
 there, it waits for room in its socket's send buffer (measured on two test namespaces:
 a full-speed trafgen held to 1 000 and 20 000 frames/s, none dropped, about 100 and
@@ -28,16 +29,16 @@ __all__ = [
     "ROOT_HANDLE",
     "SHAPER_BURST_FRAMES",
     "SHAPER_QUEUE_FRAMES",
+    "frame_unit",
     "nmap_pace",
     "pps",
     "shaper_commands",
     "unshape_command",
 ]
 
-#: The bytes the token bucket counts for any frame (its ``mpu``): the largest frame a flood
-#: or storm sends (a 1500-byte IPv4 datagram in its 14-byte Ethernet header: the UDP
-#: storm's largest), so that each counts the same.
-FRAME_UNIT = 1514
+#: The bytes the token bucket counts for any frame (its ``mpu``): larger than the floods'
+#: frames (54-byte SYNs, 42-byte ARP requests), so that each counts the same.
+FRAME_UNIT = 1000
 #: Frames the bucket may let out back to back (its burst): two, the least ``tbf`` takes
 #: with a frame of :data:`FRAME_UNIT` (one would refuse a frame the size of the bucket).
 SHAPER_BURST_FRAMES = 2
@@ -61,12 +62,22 @@ def nmap_pace(rate: float) -> list[str]:
     return ["--min-rate", str(pps(rate)), "--max-rate", str(pps(rate))]
 
 
-def shaper_commands(dev: str, rate: float, match: list[str]) -> list[list[str]]:
+def frame_unit(largest: int = 0) -> int:
+    """The bytes the bucket counts for each frame of a flood whose largest frame is
+    ``largest`` bytes: :data:`FRAME_UNIT`, or that frame when it is larger (a UDP storm's
+    datagrams of up to 1 472 bytes: a 1 514-byte frame would count as 1.5)."""
+    return max(FRAME_UNIT, largest)
+
+
+def shaper_commands(
+    dev: str, rate: float, match: list[str], largest: int = 0
+) -> list[list[str]]:
     """``tc`` commands (without ``tc`` and its namespace) that hold the frames of ``dev``
     that ``match`` selects (a ``tc filter`` selector after ``protocol``, e.g. ``["arp",
-    "u32", "match", "u32", "0", "0"]``) to ``rate`` frames/s, evenly spaced, and let
-    every other frame out unshaped. :func:`unshape_command` removes them."""
-    unit = FRAME_UNIT
+    "u32", "match", "u32", "0", "0"]``; the largest of them ``largest`` bytes) to ``rate``
+    frames/s, evenly spaced, and let every other frame out unshaped.
+    :func:`unshape_command` removes them."""
+    unit = frame_unit(largest)
     cls = ["htb", "rate", _UNLIMITED, "quantum", "1514"]
     return [
         ["qdisc", "replace", "dev", dev, "root", "handle", ROOT_HANDLE, "htb", "default",

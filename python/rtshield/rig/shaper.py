@@ -147,12 +147,13 @@ class Loan:
     shaped: bool = False
 
     @contextlib.contextmanager
-    def shape(self, rate: float, match: list[str]) -> Iterator[None]:
-        """Hold the frames ``match`` selects (a ``tc filter`` selector after ``protocol``) to
-        ``rate`` frames/s for the block, evenly spaced; every other frame unshaped."""
+    def shape(self, rate: float, match: list[str], largest: int = 0) -> Iterator[None]:
+        """Hold the frames ``match`` selects (a ``tc filter`` selector after ``protocol``; the
+        largest ``largest`` bytes) to ``rate`` frames/s for the block, evenly spaced; every
+        other frame unshaped."""
         try:
             self.shaped = True
-            for cmd in shaper_commands(self.iface, rate, match):
+            for cmd in shaper_commands(self.iface, rate, match, largest):
                 p = _tc(cmd)
                 if p.returncode != 0:
                     msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]

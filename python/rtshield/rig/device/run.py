@@ -40,7 +40,15 @@ from rtshield.schema.profile import ProfileFile, StormEntry
 
 from . import iface as link
 from .monitors import Monitor, start_monitors
-from .storms import Endpoints, Step, plan_steps, storm_argv, storm_match, tool_of
+from .storms import (
+    Endpoints,
+    Step,
+    largest_frame,
+    plan_steps,
+    storm_argv,
+    storm_match,
+    tool_of,
+)
 from .verdict import Rule, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
@@ -172,14 +180,15 @@ def run_once(
     match = storm_match(storm, ep) if step.rate is not None else None
     if match is not None and loan is None:
         raise ValueError(f"a step of {storm.name} at a rate needs the interface's queueing")
-    with loan.shape(step.rate, match) if match is not None else contextlib.nullcontext():
+    held = match is not None
+    with loan.shape(step.rate, match, largest_frame(storm)) if held else contextlib.nullcontext():
         c0 = link.Counters.read(ep.iface)
         p = procs.start(storm_argv(storm, step.rate, ep), limit_s=_s(step_ns) + 1.0, name=name)
         try:
             sleep_until(c0.t_ns + step_ns)
             t_end = mono_ns()
         finally:  # the tool stops before the shaper goes, also on a signal: no burst
-            rc = _tool_end(procs, p, held=match is not None)
+            rc = _tool_end(procs, p, held=held)
     c1 = link.Counters.read(ep.iface)
     # per second of the run: the tool sent from its start to t_end, then it was stopped
     tx_pps, rst_pps = c0.rates(c1, over_ns=t_end - c0.t_ns)

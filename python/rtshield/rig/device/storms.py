@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_CAP",
     "Endpoints",
     "Step",
+    "largest_frame",
     "plan_steps",
     "storm_argv",
     "storm_match",
@@ -150,6 +151,12 @@ def trafgen_packet(storm: StormEntry, ep: Endpoints) -> str:
         fill = f", fill(0x00, {storm.size})" if storm.size else ""
         return f"{{ {to_dev}, {_ipv4(ep)}, udp(sp=dinc(1024, 65535), dp={storm.port}){fill} }}"
     raise ValueError(f"no trafgen packet for storm kind {k!r}")
+
+
+def largest_frame(storm: StormEntry) -> int:
+    """The bytes of ``storm``'s largest frame (its Ethernet header on): the UDP storm's
+    grows with its payload; every other storm's fit in 100."""
+    return 14 + 20 + 8 + storm.size if storm.kind == "udp" else 100
 
 
 def storm_match(storm: StormEntry, ep: Endpoints) -> list[str] | None:
