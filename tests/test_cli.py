@@ -1,5 +1,6 @@
 import subprocess
 import sys
+import types
 
 import rtshield
 from rtshield import cli
@@ -72,6 +73,21 @@ def test_ctrl_c_is_one_line_130(monkeypatch, capsys):
 
     monkeypatch.setattr(analyze, "handle", handler)
     assert cli.main(["analyze", SYSTEM]) == 130
+    assert capsys.readouterr().err == "rtshield: interrupted\n"
+
+
+def test_ctrl_c_while_the_command_line_is_imported_is_one_line_130(monkeypatch, capsys):
+    """The console entry point imports the command line after it asked for a server: a
+    Ctrl-C in that import (the first half second of a command) is one line, no traceback."""
+    from rtshield import entry
+
+    class Importing(types.ModuleType):
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "rtshield.cli", Importing("rtshield.cli"))
+    monkeypatch.setenv("RTSHIELD_SERVER", "off")
+    assert entry.main(["analyze", SYSTEM]) == 130
     assert capsys.readouterr().err == "rtshield: interrupted\n"
 
 

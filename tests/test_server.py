@@ -261,7 +261,66 @@ def test_off_and_what_the_server_declines_run_in_the_clients_process(server, run
     assert f"command {spare}: rtshield --version" in _log(runtime, server.socket)
     bogus = _rtshield(_env(runtime, RTSHIELD_SERVER="yes"), "--version")
     assert bogus.returncode == 2 and bogus.stdout == "" and bogus.stderr == (
-        "rtshield: error: server: RTSHIELD_SERVER=yes: expected one of auto, off, require\n")
+        "rtshield: error: server: RTSHIELD_SERVER=yes: expected one of auto, off, require, "
+        "start\n")
+
+
+def _answering(env, within: float = 120.0) -> dict:
+    """The status of the server that comes up in ``env``'s folder within ``within`` s."""
+    end = time.monotonic() + within
+    while (status := _status(env)) is None:
+        assert time.monotonic() < end, "no server came up"
+        time.sleep(0.1)
+    return status
+
+
+def test_start_mode_starts_a_server_for_the_commands_after(tmp_path):
+    """RTSHIELD_SERVER=start: a served verb that found no server runs in its own process,
+    as ever, and leaves a server behind (detached, with its warm-up) that serves the
+    next; --help, an unserved verb and the default mode start none."""
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    env = _env(runtime, RTSHIELD_SERVER="start")
+    assert _rtshield(env, "--help").returncode == 0
+    assert _rtshield(env, "--version").returncode == 0
+    assert _rtshield(env, "sweep", "--help").returncode == 0
+    assert _rtshield(_env(runtime), "schema").returncode == 0  # auto: none starts
+    # stopped with Ctrl-C (once it simulates: its progress bar is drawn): none starts
+    p = subprocess.Popen([sys.executable, "-m", "rtshield", "run", str(FLOOD), "--set",
+                          "scenario.duration=3600s", "--out", str(tmp_path / "o")],
+                         env={**env, "RTSHIELD_PROGRESS": "1"}, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    assert p.stderr is not None and p.stderr.read(1)
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=60) == 130
+    p.stderr.close()
+    # the launcher writes the server's log before the server starts: none, none started
+    assert _status(env) is None and not list((runtime / "rtshield").glob("*.log"))
+    # a folder open to others holds no server: none starts there either
+    (open_rt := tmp_path / "open").mkdir()
+    (open_rt / "rtshield").mkdir(mode=0o755)
+    (open_rt / "rtshield").chmod(0o755)
+    assert _rtshield(_env(open_rt, RTSHIELD_SERVER="start"), "schema").returncode == 0
+    assert not list((open_rt / "rtshield").iterdir())
+    first = _rtshield(env, "schema")
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    # at once again: the server is warming up (it holds the lock its launcher took), so
+    # this one runs in its own process (or is served, on a fast machine) and starts none
+    assert _rtshield(env, "schema").stdout == first.stdout
+    status = _answering(env)
+    try:
+        assert status["served"] <= 1 and status["idle_minutes"] == 30
+        assert "running already" not in _log(runtime, status["socket"])
+        served = status["served"]
+        assert "warmed up: imports and a run" in _log(runtime, status["socket"])
+        again = _rtshield(env, "schema")
+        assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, "")
+        now = _status(env)
+        assert (now["pid"], now["served"]) == (status["pid"], served + 1)  # served by it
+    finally:
+        _rtshield(env, "server", "stop", timeout=60)
+        if not _gone(status["pid"], 5.0):
+            os.kill(status["pid"], signal.SIGKILL)
 
 
 def test_start_again_and_status(server, runtime):

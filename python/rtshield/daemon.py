@@ -202,10 +202,14 @@ def start(args: argparse.Namespace) -> int:
     directory = serverlink.private_dir()
     if os.path.dirname(args.socket) != directory:
         raise LinkError(f"{args.socket}: not in the server's folder {directory}")
-    lock = os.open(os.path.join(directory, f"{args.key}.lock"),
-                   os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    if args.lock_fd is not None:  # taken by the launcher, so no second one starts meanwhile
+        lock = args.lock_fd
+        os.set_inheritable(lock, False)
+    else:
+        lock = os.open(os.path.join(directory, f"{args.key}.lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held already: a no-op
     except BlockingIOError:
         raise LinkError("a server of this installation is running already") from None
     before = package_fingerprint(ident["package"])
@@ -746,6 +750,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle", type=float, default=30.0, help="minutes; 0: never")
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
                         help="import only the command line ahead")
+    parser.add_argument("--lock-fd", type=int, default=None,
+                        help="the installation's lock, open and taken by the launcher")
     args = parser.parse_args(argv)
     os.chdir("/")  # the server holds no folder of the user's
     try:

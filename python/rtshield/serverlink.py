@@ -34,7 +34,8 @@ The rules (docs/decisions/run-start.md, "The resident server"):
 Declined for any reason, a command runs in the client's process exactly as
 without a server. ``RTSHIELD_SERVER=off`` never asks a server;
 ``RTSHIELD_SERVER=require`` fails (one line, exit 2) instead of running the
-command itself, naming why no server served it.
+command itself, naming why no server served it; ``RTSHIELD_SERVER=start`` runs it
+itself and then starts a server for the commands after it when none runs.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ from rtshield._version import __version__
 #: The variable that chooses whether a server is asked (:data:`MODES`).
 ENV = "RTSHIELD_SERVER"
 #: Its values: ``auto`` (the default: a server of this installation serves the
-#: commands of :data:`SERVED` while it runs), ``off``, ``require``.
-MODES = ("auto", "off", "require")
+#: commands of :data:`SERVED` while it runs), ``off``, ``require``, ``start`` (as
+#: ``auto``, and a command of :data:`SERVED` that found no server starts one after it
+#: ran: :func:`rtshield.entry.main`).
+MODES = ("auto", "off", "require", "start")
 
 #: The verbs a server serves: the short compute commands. ``sweep``, ``calibrate``
 #: and ``demo`` start Dask clusters or process pools of their own and run for
@@ -95,7 +98,13 @@ _INT_BYTES = 4  # a C int, SCM_RIGHTS's and SO_PEERCRED's unit on Linux
 
 
 class Declined(Exception):
-    """No server served the request; the message says why (one line)."""
+    """No server served the request; the message says why (one line). ``absent``: no
+    server of this installation runs (no socket, or nothing answers at it), as opposed
+    to one that runs and declined."""
+
+    def __init__(self, why: str, absent: bool = False) -> None:
+        super().__init__(why)
+        self.absent = absent
 
 
 class LinkError(Exception):
@@ -278,7 +287,8 @@ def connect(path: str, timeout: float = ANSWER_TIMEOUT_S):
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        raise Declined(f"no server is running for this installation ({path} is missing)") from None
+        raise Declined(f"no server is running for this installation ({path} is missing)",
+                       absent=True) from None
     if st.st_uid != os.getuid() or st.st_mode & 0o170000 != 0o140000:
         raise Declined(f"{path} is not a socket of this user's")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -289,7 +299,7 @@ def connect(path: str, timeout: float = ANSWER_TIMEOUT_S):
             raise Declined(f"{path}: the server there runs as another user")
     except OSError as e:
         sock.close()
-        raise Declined(f"no server answers at {path} ({e.strerror or e})") from None
+        raise Declined(f"no server answers at {path} ({e.strerror or e})", absent=True) from None
     except Declined:
         sock.close()
         raise

@@ -5,6 +5,7 @@ libraries loaded, so that short commands (``run``, ``compare``, ``analyze``,
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -24,7 +25,8 @@ HELP = (
     "run, compare, analyze, design and schema start at once (each command still runs "
     "in a process of its own, with this terminal, folder and environment; outputs are "
     "the same bytes). While a server runs, 'rtshield COMMAND' is served by it; without "
-    "one, or with RTSHIELD_SERVER=off, commands run in their own process as always. A "
+    "one, commands run in their own process as always (RTSHIELD_SERVER=start: and then "
+    "start one in the background for the next; RTSHIELD_SERVER=off: never served). A "
     "server whose rtshield or libraries changed on disk ends instead of serving old "
     "code. See docs/server.md."
 )
@@ -58,6 +60,9 @@ STATUS_HELP = (
 )
 STATUS_EPILOG = "\b\nexample: rtshield server status"
 
+#: Minutes without a command after which a server that ``RTSHIELD_SERVER=start``
+#: started ends (``server start``'s default ``--idle``).
+AUTO_IDLE_MIN = 30.0
 #: Seconds ``server start`` waits for the new server to answer.
 START_TIMEOUT_S = 120.0
 #: Seconds ``server stop`` waits for the server to end.
@@ -83,7 +88,7 @@ def add_to(app: typer.Typer) -> None:
     def start(
         idle: Annotated[float, opt(
             "--idle", "minutes without a command after which the server ends "
-            "(default 30; 0: never)", "MINUTES", min=0.0)] = 30.0,
+            "(default 30; 0: never)", "MINUTES", min=0.0)] = AUTO_IDLE_MIN,
         warm_up: Annotated[bool, opt(
             "--warm-up/--no-warm-up", "run one short scenario with its figures at start "
             "(the default), so that what every command loads is loaded once; without it the "
@@ -135,15 +140,7 @@ def handle_start(args) -> int:
         wait_gone(running["pid"])
     log_path = os.path.join(directory, f"{key}.log")
     t0 = time.monotonic()
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            # -P (3.11 on): the server's folder is not on its import path
-            [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []),
-             "-m", "rtshield.daemon", "--socket", path, "--key", key,
-             "--idle", f"{args.idle:g}", *([] if args.warm_up else ["--no-warm-up"])],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
-            start_new_session=True, close_fds=True,
-        )
+    proc = _launch(path, key, log_path, args.idle, args.warm_up)
     while True:
         status = _status(path)
         if status is not None and status.get("pid") == proc.pid:
@@ -163,6 +160,55 @@ def handle_start(args) -> int:
         print(f"rtshield server: started (pid {proc.pid}) in "
               f"{time.monotonic() - t0:.1f} s, listening on {path}; {idle}")
     return 0
+
+
+def _launch(path: str, key: str, log_path: str, idle: float, warm_up: bool,
+            lock_fd: int | None = None) -> subprocess.Popen:
+    """The server process, started detached (a session of its own, no terminal), its
+    output in ``log_path``; ``lock_fd``: the installation's lock, taken here and
+    handed to it, so that no other server starts while it imports."""
+    lock = [] if lock_fd is None else ["--lock-fd", str(lock_fd)]
+    with open(log_path, "w") as log:
+        return subprocess.Popen(
+            # -P (3.11 on): the server's folder is not on its import path
+            [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []),
+             "-m", "rtshield.daemon", "--socket", path, "--key", key,
+             "--idle", f"{idle:g}", *([] if warm_up else ["--no-warm-up"]), *lock],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
+            start_new_session=True, close_fds=True, pass_fds=() if lock_fd is None else (lock_fd,),
+        )
+
+
+def start_in_background() -> int | None:
+    """Start this installation's server (with :data:`AUTO_IDLE_MIN` and its warm-up)
+    without waiting for it, unless one runs or is starting (it holds the
+    installation's lock, taken here first: :mod:`rtshield.daemon`); its pid, or None when
+    none was started. For ``RTSHIELD_SERVER=start`` (:func:`rtshield.entry.main`),
+    after a command that found no server: nothing is printed, and a folder that may
+    not hold a server starts none."""
+    try:
+        directory = serverlink.private_dir(create=True)
+    except (serverlink.LinkError, OSError):
+        return None
+    key = serverlink.server_key()
+    lock_path = os.path.join(directory, f"{key}.lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a server runs, or is starting
+            return None
+        path = serverlink.socket_path(directory, key)
+        log_path = os.path.join(directory, f"{key}.log")
+        try:
+            return _launch(path, key, log_path, AUTO_IDLE_MIN, True, lock_fd=fd).pid
+        except OSError:  # its log not writable, no process to spare: the command is done
+            return None
+    finally:
+        os.close(fd)  # the server holds the lock now (the same open file)
 
 
 def _last_line(log_path: str, code: int) -> str:
