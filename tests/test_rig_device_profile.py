@@ -13,8 +13,9 @@ import pytest
 
 from rtshield import tomlfile
 from rtshield.errors import UsageError
-from rtshield.rig import device, freertos, serve
+from rtshield.rig import device, freertos, pacing, serve
 from rtshield.rig.device import storms
+from rtshield.rig.pacing import FRAME_UNIT
 from rtshield.scenario import load_scenario
 from rtshield.schema import json_schema
 from rtshield.schema.profile import MONITOR_KINDS, STORM_KINDS, ProfileFile
@@ -202,10 +203,25 @@ def test_trafgen_storms(kind, keys, needles):
     argv = storms.storm_argv(_storm(kind, **keys), 1234.4, EP)
     assert argv[:3] == ["trafgen", "--dev", "eth9"]
     assert "-Q" in argv and "--no-sock-mem" in argv  # the host's IRQs and socket limits
-    assert argv[argv.index("--rate") + 1] == "1234pps"
+    # at a rate: full speed through the queueing discipline, where the shaper holds it;
+    # trafgen's own --rate (a burst each second) is not used
+    assert "-q" in argv and "--rate" not in argv
     for n in needles:
         assert n in argv[-1], (n, argv[-1])
-    assert "--rate" not in storms.storm_argv(_storm(kind, **keys), None, EP)
+    full = storms.storm_argv(_storm(kind, **keys), None, EP)
+    assert "-q" not in full and "--rate" not in full  # uncapped max: straight to the driver
+    # the shaper's filter selects the storm's frames by what only they carry
+    match = storms.storm_match(_storm(kind, **keys), EP)
+    if kind.startswith("eth_"):
+        assert match[0] == "0x88b5" and "type=0x88b5" in argv[-1]
+    elif kind.startswith("arp_"):
+        assert match[:2] == ["arp", "u32"] and match[-1] == "28"  # after the 28-byte ARP
+        assert match[match.index("match") + 2] == "0x5a5a5a5a"
+        assert "fill(0x5a, 18)" in argv[-1]  # padded to 60 bytes with it
+    else:
+        assert match[:2] == ["ip", "u32"] and "10.0.0.1/32" in match
+        assert match[match.index("u8") + 1] == str(storms.STORM_TTL)
+        assert argv[-1].count(f"ttl={storms.STORM_TTL}") == argv[-1].count("ipv4(")
 
 
 def test_overlapping_fragments_overlap():
@@ -222,6 +238,7 @@ def test_nmap_storm_is_paced_and_repeated():
     assert argv[:2] == ["sh", "-c"] and argv[2].startswith("while :; do nmap -e eth9 ")
     assert "--min-rate 800 --max-rate 800" in argv[2] and "-p 1-1024" in argv[2]
     assert "--min-rate" not in storms.storm_argv(_storm("nmap"), None, EP)[2]
+    assert storms.storm_match(_storm("nmap", ports="1-1024"), EP) is None  # no shaper
 
 
 def test_select_storms_and_monitors():
@@ -231,3 +248,16 @@ def test_select_storms_and_monitors():
     assert [m.name for m in sel.monitor] == ["ping"]
     with pytest.raises(UsageError, match="no storm named smurf"):
         device.select(prof, ["smurf"], None)
+
+
+def test_the_shapers_unit_fits_the_largest_frame():
+    """The bucket counts each frame as ``pacing.FRAME_UNIT`` bytes, or as the storm's
+    largest frame when that is larger (UDP datagrams of up to 1 472 bytes): a frame of
+    1 514 bytes counted as 1 000 would hold the storm at two thirds of its rate."""
+    big = storms.largest_frame(_storm("udp", port=9, size=1472))
+    assert big == 1514 and storms.largest_frame(_storm("tcp_syn", port=502)) < FRAME_UNIT
+    tbf = pacing.shaper_commands("eth9", 800, ["ip", "u32"], big)[3]
+    assert tbf[tbf.index("mpu") + 1] == "1514"
+    assert tbf[tbf.index("rate") + 1] == f"{800 * 1514 * 8}bit"
+    small = pacing.shaper_commands("eth9", 800, ["ip", "u32"], 60)[3]
+    assert small[small.index("mpu") + 1] == str(FRAME_UNIT)

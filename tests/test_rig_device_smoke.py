@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from rig_checks import needs_root_and, needs_trees, procs_of, rig, run_tag
 
-from rtshield.rig import freertos, harness
+from rtshield.rig import freertos, harness, shaper
 
 NEEDED = ["ip", "nft", "timeout", "cc", "trafgen", "chrt", "ping"]
 pytestmark = needs_root_and(NEEDED)
@@ -33,6 +33,28 @@ PROFILE = Path(__file__).resolve().parent / "data" / "rig" / "device_smoke.toml"
 def _line(p: subprocess.Popen, timeout_s: float) -> str:
     r, _, _ = select.select([p.stdout], [], [], timeout_s)
     return p.stdout.readline().strip() if r else ""
+
+
+def _queueing(iface: str) -> list[dict]:
+    """``iface``'s qdiscs (``tc -j qdisc show``)."""
+    out = subprocess.run(["tc", "-j", "qdisc", "show", "dev", iface], capture_output=True,
+                         text=True, check=True, timeout=30)  # fmt: skip
+    return json.loads(out.stdout)
+
+
+def _own_queueing(iface: str) -> bool:
+    """``iface`` runs on the kernel's own queueing again and no loan of it is recorded (the
+    storms' shaper, rtshield.rig.shaper, is gone)."""
+    kernels = all(q["handle"] == "0:" for q in _queueing(iface))
+    return kernels and not [x for x in shaper.loans_left() if x.name.endswith(f"-{iface}")]
+
+
+def _wait_shaped(p: subprocess.Popen, iface: str) -> None:
+    """Wait until the storms' shaper holds ``iface`` (a run of a step at a rate)."""
+    deadline = time.monotonic() + 60
+    while not any(q["kind"] == "htb" for q in _queueing(iface)):
+        assert p.poll() is None and time.monotonic() < deadline, "no shaper came"
+        time.sleep(0.05)
 
 
 def _gone(tag: str, iface: str) -> list[str]:
@@ -110,6 +132,7 @@ def _device_run(tmp_path: Path, iface: str, storms: str = "bcast,syn") -> tuple[
     assert (out / "report.html").read_text().count("<h2>") == 2 + len(s["storms"])
     assert (out / "fig_latency.png").stat().st_size > 1000
     assert not procs_of(run_tag(p.pid))
+    assert _own_queueing(iface)  # the storms' shaper is gone
     return s, out
 
 
@@ -171,11 +194,13 @@ def test_a_signal_stops_every_flood_at_once(tmp_path, served, sig, code):
             "--out", str(tmp_path / "dev"))
     tag = run_tag(p.pid)
     _storming(p)
+    _wait_shaped(p, served)  # a run of a step, held by the shaper
     assert any("trafgen" in x for x in procs_of(tag))  # a storm runs
     p.send_signal(sig)
     p.communicate(timeout=30)
     assert p.returncode == code
     assert not procs_of(tag)
+    assert _own_queueing(served)
 
 
 def test_after_sigkill_rig_clean_stops_what_was_left(tmp_path):
@@ -190,13 +215,16 @@ def test_after_sigkill_rig_clean_stops_what_was_left(tmp_path):
                 str(PROFILE), "--out", str(tmp_path / "dev"))
         tag = run_tag(p.pid)
         _storming(p)
+        _wait_shaped(p, iface)
         p.kill()
         p.communicate(timeout=30)
         assert procs_of(tag)  # the monitors and the storm outlive a SIGKILL ...
+        assert not _own_queueing(iface)  # ... and so does the storms' shaper ...
         c = subprocess.run([sys.executable, "-m", "rtshield", "rig", "clean"],
                            capture_output=True, text=True, timeout=60)
         assert c.returncode == 0 and "killed" in c.stdout
         assert not procs_of(tag)  # ... until rig clean
+        assert f"restored the queueing of {iface}" in c.stdout and _own_queueing(iface)
         spared = [x for x in c.stdout.splitlines() if f"rtsrig-{run_tag(srv.pid)}-dev" in x]
         assert len(spared) == 1 and f"pid {srv.pid}" in spared[0], c.stdout
         assert spared[0].startswith("rig clean: spared")

@@ -331,7 +331,7 @@ def test_a_storm_ramp_by_the_rule(tmp_path, monkeypatch, kind, breaking, ping_co
                                                                      0.0, 1.5))
     sent = []
 
-    def run_once(procs, storm, step, name, ep, step_ns, base):
+    def run_once(procs, storm, step, name, ep, step_ns, base, loan):
         k = len(sent)
         sent.append((name, step.rate))
         lo = k * RUN_EVERY

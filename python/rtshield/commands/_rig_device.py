@@ -21,7 +21,9 @@ DEVICE_HELP = (
     "profile (default: the shipped one, every storm kind as a ramp of rates), while "
     "monitors watch its essential function (MODBUS/TCP polls, ICMP echo, UDP echo, TCP "
     "connect, its heartbeat). Checks that the target answers before the first storm, caps "
-    "every rate at --max-rate, stops every flood at once on Ctrl-C or SIGTERM. Writes "
+    "every rate at --max-rate, holds each step evenly at its rate (a shaper on --iface, "
+    "given back after each run; an --iface with a queueing discipline of your own is "
+    "refused), stops every flood at once on Ctrl-C or SIGTERM. Writes "
     "DIR/summary.json (per storm and step the rate asked and achieved, each monitor's "
     "statistics and verdict, the breaking rate and the recovery time), DIR/report.html, "
     "DIR/fig_latency.png, DIR/monitors/ and DIR/logs/. Exit status 0: every monitor passed; "
@@ -140,7 +142,7 @@ def handle_device(args) -> int:
         prepare_out_dir,
         prune_stale,
     )
-    from rtshield.rig import device, harness
+    from rtshield.rig import device, harness, shaper
     from rtshield.rig.device import iface as link
 
     cap = _cap(args.max_rate)
@@ -154,10 +156,13 @@ def handle_device(args) -> int:
     prof = device.select(prof, _names(args.storms, "--storms"), _names(args.monitors, "--monitors"))
     harness.require_root()
     harness.TOOLS.setdefault("trafgen", "netsniff-ng")
-    tools = ["timeout", "ip", "ping", "chrt",
+    paced = device.needs_shaper(prof, cap)
+    tools = ["timeout", "ip", "ping", "chrt", *(["tc"] if paced else []),
              *sorted({device.tool_of(s.kind) for s in prof.storm})]
     harness.require_tools(tools)
     link.route_source(target, args.iface)  # the target is on --iface's link, before DIR
+    if paced:  # the storms' shaper can have the interface's queueing, before DIR
+        shaper.check_lendable(args.iface)
     say = (lambda m: None) if args.quiet else (lambda m: print(f"rig device: {m}", flush=True))
     out = prepare_out_dir(args.out)
     for d in ("monitors", "logs"):

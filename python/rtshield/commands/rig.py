@@ -61,10 +61,11 @@ CLEAN_HELP = (
     "the processes they started (they carry RTSRIG_TAG in their environment), the "
     "processes in their network namespaces (named 'rtsrig-TAG-...': a FreeRTOS device, "
     "QEMU), those namespaces (with their veths, TAP devices, bridges, qdiscs and nftables "
-    "tables), their interfaces named rtsrig* in this namespace, their work folders and a "
-    "sysctl they changed. A run whose owner still runs (another session's campaign) is "
-    "spared, one line each saying whose it is; --force removes it too. Nothing else is "
-    "touched."
+    "tables), their interfaces named rtsrig* in this namespace, their work folders, a "
+    "sysctl they changed and the queueing of an interface 'rig device' lent to its storms "
+    "(its root qdisc deleted: the kernel's own again). A run whose owner still runs "
+    "(another session's campaign) is spared, one line each saying whose it is; --force "
+    "removes it too. Nothing else is touched."
 )
 
 
@@ -818,8 +819,8 @@ def handle_clean(args) -> int:
     harness.require_root()
     harness.require_tools(["ip"])
     removed = harness.clean(force=bool(getattr(args, "force", False)))
-    if removed["sysctl"]:
-        print("rig clean: restored " + ", ".join(removed["sysctl"]))
+    if restored := removed["sysctl"] + removed["qdisc"]:
+        print("rig clean: restored " + ", ".join(restored))
     if removed["procs"]:
         print(f"rig clean: killed {len(removed['procs'])} processes the rig had started")
     gone = removed["netns"] + removed["links"] + removed["paths"]
@@ -827,6 +828,6 @@ def handle_clean(args) -> int:
         print("rig clean: removed " + ", ".join(gone))
     for line in removed["spared"]:
         print(f"rig clean: {line}")
-    if not (gone or removed["sysctl"] or removed["procs"] or removed["spared"]):
+    if not (gone or restored or removed["procs"] or removed["spared"]):
         print("rig clean: nothing to remove")
     return 0

@@ -23,7 +23,6 @@ Safety properties:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -31,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -48,7 +47,7 @@ from rtshield.rig.attacks import (
     syn_flood_argv,
 )
 from rtshield.rig.counters import Counters, softnet_drops
-from rtshield.rig.host import TOOLS, RigError, require_root, require_tools
+from rtshield.rig.host import TOOLS, RigError, require_root, require_tools, signals_held
 from rtshield.rig.network import (
     ATTACKER_ADDR,
     DEVICE_ADDR,
@@ -65,6 +64,7 @@ from rtshield.rig.owners import records as _records
 from rtshield.rig.owners import release as _release
 from rtshield.rig.owners import start_time as _start_time
 from rtshield.rig.pacing import unshape_command
+from rtshield.rig.shaper import give_back_left, loans_left
 from rtshield.rig.timing import mono_ns, procedure_s, sleep_until
 
 __all__ = [
@@ -164,11 +164,13 @@ def tagged_pids(tag: str | None = None) -> list[int]:
 
 def leftovers() -> dict[str, list[str]]:
     """What a killed run left behind: rig namespaces, rig interfaces here, sysctl changes,
-    and processes the rig started that still run (``procs``: their ids)."""
+    loans of an interface's queueing (``qdisc``: their records) and processes the rig
+    started that still run (``procs``: their ids)."""
     return {
         "netns": [n for n in _netns_list() if n.startswith(PREFIX + "-")],
         "links": [n for n in _root_links() if n.startswith(PREFIX)],
         "sysctl": [p.name for p in STATE_DIR.glob(f"{PREFIX}-sysctl-*")],
+        "qdisc": [p.name for p in loans_left()],
         "procs": [str(pid) for pid in tagged_pids()],
     }
 
@@ -194,8 +196,9 @@ def _delete_netns(ns: str) -> None:
 def clean(force: bool = False) -> dict[str, list[str]]:
     """Remove what runs whose owner has ended left behind: their processes (carrying
     :data:`TAG_ENV`), namespaces (with their processes, veths, qdiscs, nft tables), rig
-    links here, folders (:mod:`.owners`) and sysctl changes; spare the runs whose owner
-    still runs (``force``: remove those too).
+    links here, folders (:mod:`.owners`), sysctl changes and interfaces' queueing lent to
+    storms (:mod:`.shaper`: ``qdisc``, given back); spare the runs whose owner still runs
+    (``force``: remove those too).
 
     Only names starting with :data:`PREFIX` and processes carrying :data:`TAG_ENV` are
     touched. Returns what was removed, and under ``spared`` one line per live run
@@ -248,7 +251,7 @@ def clean(force: bool = False) -> dict[str, list[str]]:
         else:
             owners[holder.tag] = holder
             kept.setdefault(holder.tag, []).append(st.name[len(PREFIX + "-sysctl-"):])
-    spared = []
+    qdisc, spared = give_back_left(force)
     for tag, what in kept.items():
         o = owners[tag]
         why = "its owner" if o.start is not None else "by its tag, its owner"
@@ -257,8 +260,8 @@ def clean(force: bool = False) -> dict[str, list[str]]:
         items = names + ([f"{procs_n} processes"] if procs_n else [])
         spared.append(f"spared {', '.join(items)}: {why}, {o.describe()}, still runs "
                       "(--force removes them too)")  # fmt: skip
-    return {"netns": netns, "links": links, "sysctl": sysctl, "procs": procs, "paths": paths,
-            "spared": spared}
+    return {"netns": netns, "links": links, "sysctl": sysctl, "qdisc": qdisc, "procs": procs,
+            "paths": paths, "spared": spared}
 
 
 SYSCTL_DIR = Path("/proc/sys")
@@ -328,17 +331,6 @@ class _Proc:
     log: IO[Any] | None
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP wait while the block runs (a cleanup is not cut short)."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 class Processes:
     """The processes of one rig run, each tagged with the run's ``tag`` (:data:`TAG_ENV`),
     bounded by ``timeout`` and in its own process group; ``with`` (or :meth:`close`)
@@ -385,7 +377,7 @@ class Processes:
 
     def close(self) -> None:
         """Stop every process (idempotent; SIGINT/SIGTERM/SIGHUP held meanwhile)."""
-        with _signals_held():
+        with signals_held():
             self.stop_all()
             self._disown()
 
@@ -577,7 +569,7 @@ class Harness(Processes):
 
     def close(self) -> None:
         """Stop every process and delete the namespaces (idempotent; signals held meanwhile)."""
-        with _signals_held():
+        with signals_held():
             self.stop_all()
             if self._up:
                 for ns in reversed(self._namespaces()):

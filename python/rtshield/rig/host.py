@@ -6,23 +6,34 @@ A missing requirement is a :class:`RigError`: one line naming what is missing
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import shutil
+import signal
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rtshield.errors import UsageError
 
-__all__ = ["TOOLS", "RigError", "read_text", "require_root", "require_tools", "system_info"]
+__all__ = [
+    "TOOLS",
+    "RigError",
+    "read_text",
+    "require_root",
+    "require_tools",
+    "signals_held",
+    "system_info",
+]
 
 #: Programs the rig runs, each with the Debian package that provides it.
 TOOLS: dict[str, str] = {
     "ip": "iproute2",
     "nft": "nftables",
     "taskset": "util-linux",
+    "nsenter": "util-linux",
     "chrt": "util-linux",
     "timeout": "coreutils",
     "hping3": "hping3",
@@ -36,6 +47,17 @@ TOOLS: dict[str, str] = {
 
 class RigError(UsageError):
     """The rig cannot run or a system command failed; shown as one line, exit 2."""
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP wait while the block runs (a cleanup is not cut short)."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def require_root() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from .monitors import Monitor, monitor_argv, start_monitors
 from .profile import default_profile, load_profile, select
 from .report import latency_figure, write_report
-from .run import Options, planned_seconds, run_test
+from .run import Options, needs_shaper, planned_seconds, run_test
 from .storms import DEFAULT_CAP, Endpoints, Step, plan_steps, storm_argv, tool_of
 from .summary import EXIT_FAIL, EXIT_PASS, exit_code, summarize
 from .verdict import Criteria, Sample, recovery, samples, window
@@ -38,6 +38,7 @@ __all__ = [
     "latency_figure",
     "load_profile",
     "monitor_argv",
+    "needs_shaper",
     "plan_steps",
     "planned_seconds",
     "recovery",

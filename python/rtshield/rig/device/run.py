@@ -24,25 +24,35 @@ remaining storms are not run).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rtshield.rig.harness import Processes
 from rtshield.rig.host import RigError, read_text, system_info
+from rtshield.rig.shaper import Loan, lend
 from rtshield.rig.timing import mono_ns, sleep_until
 from rtshield.schema.profile import ProfileFile, StormEntry
 
 from . import iface as link
 from .monitors import Monitor, start_monitors
-from .storms import Endpoints, Step, plan_steps, storm_argv, tool_of
+from .storms import (
+    Endpoints,
+    Step,
+    largest_frame,
+    plan_steps,
+    storm_argv,
+    storm_match,
+    tool_of,
+)
 from .verdict import Rule, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
-__all__ = ["Options", "planned_seconds", "run_test"]
+__all__ = ["Options", "needs_shaper", "planned_seconds", "run_once", "run_test"]
 
 #: Seconds the monitors get to connect before the baseline starts: at least the first,
 #: at most the second (a monitor without a record by then fails the baseline).
@@ -98,6 +108,30 @@ def planned_seconds(prof: ProfileFile, cap: float | None, longest: bool = True) 
     return total
 
 
+def needs_shaper(prof: ProfileFile, cap: float | None) -> bool:
+    """Whether a step of ``prof`` under ``cap`` is held at its rate by a shaper on the
+    interface (a packet storm's step at a rate; not the scan, not an uncapped ``"max"``)."""
+    return any(
+        storm_match(st, _NO_ENDPOINTS) is not None
+        and any(step.rate is not None for step in plan_steps(_ramp(prof, st)[0], cap))
+        for st in prof.storm
+    )
+
+
+#: Endpoints for questions that do not depend on the addresses.
+_NO_ENDPOINTS = Endpoints("", "", "0.0.0.0", "", "0.0.0.0")
+
+
+@contextlib.contextmanager
+def _lent(prof: ProfileFile, opts: Options) -> Iterator[Loan | None]:
+    """The interface's queueing lent to the storms for the test, when a step needs it."""
+    if not needs_shaper(prof, opts.cap):
+        yield None
+        return
+    with lend(opts.iface) as loan:
+        yield loan
+
+
 def _baseline(mons: list[Monitor], lo: int, hi: int) -> dict[str, Any]:
     return {m.name: window(m.samples(), lo, hi, m.criteria) for m in mons}
 
@@ -122,9 +156,11 @@ def _skip_optional(procs: Processes, mons: list[Monitor], base: dict[str, Any]) 
     return skipped
 
 
-def _tool_end(procs: Processes, p: subprocess.Popen) -> int | None:
-    """Stop a storm's tool (SIGINT: trafgen and nmap end cleanly) and return its code."""
-    procs.stop(p, signal.SIGINT, grace=2.0)
+def _tool_end(procs: Processes, p: subprocess.Popen, held: bool) -> int | None:
+    """Stop a storm's tool and return its code: SIGINT (trafgen and nmap end cleanly), or
+    SIGKILL for trafgen ``held`` by a shaper (on SIGINT it waits until its ring's frames are
+    sent, which the shaper lets out at the step's rate: seconds more of the storm)."""
+    procs.stop(p, signal.SIGKILL if held else signal.SIGINT, grace=2.0)
     return p.returncode
 
 
@@ -136,14 +172,23 @@ def run_once(
     ep: Endpoints,
     step_ns: int,
     base_tx_pps: float,
+    loan: Loan | None = None,
 ) -> tuple[int, int, dict[str, Any]]:
-    """Send one run of ``storm`` at ``step``'s rate; return its window and what the
-    interface counted."""
-    c0 = link.Counters.read(ep.iface)
-    p = procs.start(storm_argv(storm, step.rate, ep), limit_s=_s(step_ns) + 1.0, name=name)
-    sleep_until(c0.t_ns + step_ns)
-    t_end = mono_ns()
-    rc = _tool_end(procs, p)
+    """Send one run of ``storm`` at ``step``'s rate (held there by a shaper on ``loan``'s
+    interface, :func:`.storms.storm_match`; the scan by nmap); return its window and what
+    the interface counted."""
+    match = storm_match(storm, ep) if step.rate is not None else None
+    if match is not None and loan is None:
+        raise ValueError(f"a step of {storm.name} at a rate needs the interface's queueing")
+    held = match is not None
+    with loan.shape(step.rate, match, largest_frame(storm)) if held else contextlib.nullcontext():
+        c0 = link.Counters.read(ep.iface)
+        p = procs.start(storm_argv(storm, step.rate, ep), limit_s=_s(step_ns) + 1.0, name=name)
+        try:
+            sleep_until(c0.t_ns + step_ns)
+            t_end = mono_ns()
+        finally:  # the tool stops before the shaper goes, also on a signal: no burst
+            rc = _tool_end(procs, p, held=held)
     c1 = link.Counters.read(ep.iface)
     # per second of the run: the tool sent from its start to t_end, then it was stopped
     tx_pps, rst_pps = c0.rates(c1, over_ns=t_end - c0.t_ns)
@@ -193,6 +238,7 @@ def run_step(
     ep: Endpoints,
     opts: Options,
     base_tx_pps: float,
+    loan: Loan | None = None,
 ) -> dict[str, Any]:
     """Run one step of ``storm`` as often as the profile's rule needs; its record: the
     rates (the runs' mean), each monitor's result by the rule, and every run."""
@@ -205,7 +251,7 @@ def run_step(
     while True:
         k = len(runs) + 1
         lo, t_end, rec = run_once(procs, storm, step, f"storm.{storm.name}.{index}.{k}", ep,
-                                  step_ns, base_tx_pps)
+                                  step_ns, base_tx_pps, loan)
         sleep_until(t_end + max(pause_ns, lag))
         rec["window_ns"] = [lo, t_end]
         rec["monitors"] = {m.name: window(m.samples(), lo, t_end, m.criteria) for m in mons}
@@ -250,6 +296,7 @@ def run_storm(
     ep: Endpoints,
     opts: Options,
     base_tx_pps: float,
+    loan: Loan | None = None,
 ) -> dict[str, Any]:
     """Run one storm's ramp, each step by the profile's rule; return its summary."""
     rates, step_ns, _ = _ramp(prof, storm)
@@ -260,7 +307,7 @@ def run_storm(
         shown = "max" if step.rate is None else f"{step.rate:,.0f} pkt/s"
         opts.say(f"{storm.name}: step {i}/{len(steps)} at {shown} ({_s(step_ns):g} s, "
                  f"up to {rule.repeat} runs)")
-        rec = run_step(procs, prof, storm, step, i, mons, ep, opts, base_tx_pps)
+        rec = run_step(procs, prof, storm, step, i, mons, ep, opts, base_tx_pps, loan)
         done.append(rec)
         runs = rec["runs"]
         opts.say(
@@ -312,7 +359,15 @@ def _rate_of(step: dict[str, Any]) -> float:
 
 
 def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, Any]:
-    """The whole test; the raw results (:mod:`.summary` turns them into summary.json)."""
+    """The whole test; the raw results (:mod:`.summary` turns them into summary.json). The
+    interface's queueing is lent to the storms for it (:mod:`rtshield.rig.shaper`)."""
+    with _lent(prof, opts) as loan:
+        return _run_test(procs, prof, opts, loan)
+
+
+def _run_test(
+    procs: Processes, prof: ProfileFile, opts: Options, loan: Loan | None
+) -> dict[str, Any]:
     source = link.route_source(opts.target, opts.iface)
     system = system_info(sorted({tool_of(s.kind) for s in prof.storm}))
     limit = planned_seconds(prof, opts.cap) + 60
@@ -360,7 +415,9 @@ def run_test(procs: Processes, prof: ProfileFile, opts: Options) -> dict[str, An
         if storms and storms[-1]["recovery_s"] is None:  # the device is not back
             not_run.append(st.name)
             continue
-        storms.append(run_storm(procs, prof, st, mons, ep, opts, max(0.0, base_tx - base_rst)))
+        storms.append(
+            run_storm(procs, prof, st, mons, ep, opts, max(0.0, base_tx - base_rst), loan)
+        )
         s = storms[-1]
         opts.say(
             f"{st.name}: {s['verdict']}"

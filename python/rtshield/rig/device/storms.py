@@ -1,21 +1,25 @@
 """The storms of a profile as the tools' command lines, and a storm's steps.
 
-Every storm but the scan is sent by **trafgen** (netsniff-ng): it holds its
-frames to ``--rate N pps`` itself, so the rate asked is the rate sent over each
-second (on the development VM, ``hping3 -i u100`` and ``mausezahn -d 100`` sent
-about 4 900 and 4 500 of the 10 000 frames/s asked: they sleep between frames) --
-but each second's frames leave in one burst at its start, not evenly spaced
-(:mod:`rtshield.rig.pacing`, measured on the rig's own targets) -- and it builds
-every frame a storm needs -- Ethernet frames of an unused EtherType, ARP
-requests and replies, ICMP echo requests, IPv4 fragments that never complete or
-overlap, TCP SYNs, UDP datagrams -- with its checksums. Scans are **nmap**'s
-(SYN scan, ``--min-rate``/``--max-rate``), repeated until the step ends. No
-frame needs scapy. trafgen is told not to touch the host's IRQ affinity
-(``-Q``) nor its socket memory limits (``--no-sock-mem``).
+Every storm but the scan is sent by **trafgen** (netsniff-ng): it builds every
+frame a storm needs -- Ethernet frames of an unused EtherType, ARP requests and
+replies, ICMP echo requests, IPv4 fragments that never complete or overlap, TCP
+SYNs, UDP datagrams -- with its checksums, so no frame needs scapy. A step at a
+rate runs trafgen at full speed through the interface's queueing discipline
+(``-q``), where a shaper holds the storm's frames to the rate, evenly spaced
+(:mod:`rtshield.rig.pacing`, lent by :mod:`rtshield.rig.shaper`); trafgen's own
+``--rate`` is not used: it sends each second's frames in one burst at the start
+of the second. The shaper tells the storm's frames from every other frame of the
+interface by the storm's own headers (:func:`storm_match`): the Ethernet storms'
+EtherType, the ARP storms' padding (:data:`ARP_PAD`), the IPv4 storms' TTL to the
+target (:data:`STORM_TTL`). Scans are **nmap**'s (SYN scan,
+``--min-rate``/``--max-rate``), repeated until the step ends. trafgen is told not
+to touch the host's IRQ affinity (``-Q``) nor its socket memory limits
+(``--no-sock-mem``).
 
-A step at ``"max"`` runs the tool at full speed (trafgen without ``--rate``,
-nmap at its ``-T5`` pace) unless ``--max-rate`` caps it, which it does by
-default (:data:`DEFAULT_CAP`).
+A step at ``"max"`` runs at ``--max-rate``'s cap (:data:`DEFAULT_CAP` by default),
+held there like any other rate; with no cap it runs the tool at full speed
+(trafgen straight to the driver, bypassing the queueing discipline, nmap at its
+``-T5`` pace), unshaped.
 """
 
 from __future__ import annotations
@@ -25,15 +29,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rtshield.rig.pacing import nmap_pace, pps
+from rtshield.rig.pacing import nmap_pace
 from rtshield.schema.profile import MAX, StormEntry
 
 __all__ = [
     "DEFAULT_CAP",
     "Endpoints",
     "Step",
+    "largest_frame",
     "plan_steps",
     "storm_argv",
+    "storm_match",
     "tool_of",
 ]
 
@@ -44,6 +50,15 @@ EXPERIMENTAL_ETHERTYPE = 0x88B5
 #: The IPv4 all-hosts group's MAC (224.0.0.1): every IPv4 host's NIC accepts it.
 ALL_HOSTS_MAC = "01:00:5e:00:00:01"
 BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
+#: The TTL of the IPv4 storms' frames: no host's default (64 on Linux, 128 on Windows, 255
+#: on many embedded stacks), so the shaper tells them from this host's own IPv4 frames to
+#: the target (the monitors', the kernel's RSTs).
+STORM_TTL = 250
+#: The byte the ARP storms' frames are padded with to the Ethernet minimum (60 bytes, as a
+#: NIC pads them on the wire anyway): the kernel's own ARP frames carry no such padding.
+ARP_PAD = 0x5A
+#: The bytes of that padding (an ARP payload of 28 bytes in a 42-byte frame).
+_ARP_PAD_LEN = 60 - 42
 _TRAFGEN_OPTS = ["--cpus", "1", "-Q", "--no-sock-mem", "-C"]
 
 
@@ -100,7 +115,7 @@ def _eth(ep: Endpoints, dst: str, ethertype: int | None = None) -> str:
 
 
 def _ipv4(ep: Endpoints, extra: str = "") -> str:
-    return f"ipv4(sa={ep.src_ip}, da={ep.dst_ip}, ttl=64{extra})"
+    return f"ipv4(sa={ep.src_ip}, da={ep.dst_ip}, ttl={STORM_TTL}{extra})"
 
 
 def trafgen_packet(storm: StormEntry, ep: Endpoints) -> str:
@@ -111,12 +126,13 @@ def trafgen_packet(storm: StormEntry, ep: Endpoints) -> str:
     if k in ("eth_broadcast", "eth_multicast"):
         dst = BROADCAST_MAC if k == "eth_broadcast" else ALL_HOSTS_MAC
         return f"{{ {_eth(ep, dst, EXPERIMENTAL_ETHERTYPE)}, fill(0x00, 46) }}"
+    pad = f"fill({ARP_PAD:#04x}, {_ARP_PAD_LEN})"
     if k == "arp_request":
         return (f"{{ {_eth(ep, BROADCAST_MAC)}, arp(op=request, smac={ep.src_mac}, "
-                f"sip={ep.src_ip}, tip={ep.dst_ip}) }}")
+                f"sip={ep.src_ip}, tip={ep.dst_ip}), {pad} }}")
     if k == "arp_reply":
         return (f"{{ {to_dev}, arp(op=reply, smac={ep.src_mac}, sip={ep.src_ip}, "
-                f"tmac={ep.dst_mac}, tip={ep.dst_ip}) }}")
+                f"tmac={ep.dst_mac}, tip={ep.dst_ip}), {pad} }}")
     if k == "icmp_echo":
         return (f"{{ {to_dev}, {_ipv4(ep)}, icmp4(type=8, code=0, id=29281, seq=dinc()), "
                 "fill(0x00, 18) }")
@@ -137,9 +153,31 @@ def trafgen_packet(storm: StormEntry, ep: Endpoints) -> str:
     raise ValueError(f"no trafgen packet for storm kind {k!r}")
 
 
+def largest_frame(storm: StormEntry) -> int:
+    """The bytes of ``storm``'s largest frame (its Ethernet header on): the UDP storm's
+    grows with its payload; every other storm's fit in 100."""
+    return 14 + 20 + 8 + storm.size if storm.kind == "udp" else 100
+
+
+def storm_match(storm: StormEntry, ep: Endpoints) -> list[str] | None:
+    """The ``tc filter`` selector (after ``protocol``) of ``storm``'s frames and of no other
+    frame of ``ep.iface`` (``None``: the scan, which nmap paces)."""
+    k = storm.kind
+    if k == "nmap":
+        return None
+    if k in ("eth_broadcast", "eth_multicast"):
+        return [f"{EXPERIMENTAL_ETHERTYPE:#06x}", "u32", "match", "u32", "0", "0"]
+    if k in ("arp_request", "arp_reply"):
+        word = f"{int.from_bytes(bytes([ARP_PAD]) * 4):#010x}"
+        return ["arp", "u32", "match", "u32", word, "0xffffffff", "at", "28"]
+    return ["ip", "u32", "match", "ip", "dst", f"{ep.dst_ip}/32", "match", "u8",
+            str(STORM_TTL), "0xff", "at", "8"]  # fmt: skip
+
+
 def storm_argv(storm: StormEntry, rate: float | None, ep: Endpoints) -> list[str]:
     """The command line of one step of ``storm`` at ``rate`` packets/s (``None``: full
-    speed), through ``ep.iface`` to ``ep.dst_ip``."""
+    speed), through ``ep.iface`` to ``ep.dst_ip``. At a rate, trafgen sends at full speed
+    through the queueing discipline, where the shaper holds it (:func:`storm_match`)."""
     if storm.kind == "nmap":
         pace = " " + " ".join(nmap_pace(rate)) if rate is not None else ""
         nmap = (
@@ -148,7 +186,5 @@ def storm_argv(storm: StormEntry, rate: float | None, ep: Endpoints) -> list[str
         )
         # one scan after the other until the step's timeout stops the loop
         return ["sh", "-c", f"while :; do {nmap} || sleep 1; done"]
-    argv = ["trafgen", "--dev", ep.iface, *_TRAFGEN_OPTS]
-    if rate is not None:
-        argv += ["--rate", f"{pps(rate)}pps"]
-    return [*argv, trafgen_packet(storm, ep)]
+    qdisc = ["-q"] if rate is not None else []
+    return ["trafgen", "--dev", ep.iface, *_TRAFGEN_OPTS, *qdisc, trafgen_packet(storm, ep)]
