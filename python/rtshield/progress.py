@@ -186,7 +186,8 @@ class ProgressBar:
             return ""
         done, total = self._count
         unit = self.phases[self.index][2]
-        return f"{done:,.6g}/{total:,.6g} {unit}".rstrip() + (f", {self._note}" * bool(self._note))
+        count = f"{done:,.6g}/{total:,.6g} {unit}".rstrip()
+        return f"{count}, {self._note}" if self._note else count
 
     # ------------------------------------------------------------ updates
 
@@ -207,6 +208,7 @@ class ProgressBar:
         if now - self._pushed >= 0.05:
             self._pushed = now
             self._changed()
+
     def note(self, text: str) -> None:
         """A few words shown after the current phase's count (``17/60 points, 12
         resumed``) until the phase ends."""
