@@ -21,6 +21,7 @@ from rtshield.errors import UsageError
 __all__ = [
     "TOOLS",
     "RigError",
+    "failure_line",
     "read_text",
     "require_root",
     "require_tools",
@@ -58,6 +59,11 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def failure_line(p: subprocess.CompletedProcess) -> str:
+    """The last line a tool that failed wrote on stderr (``exit N`` when it wrote none)."""
+    return (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
 
 
 def require_root() -> None:

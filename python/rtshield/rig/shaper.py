@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtshield.rig.host import TOOLS, RigError, signals_held
+from rtshield.rig.host import TOOLS, RigError, failure_line, signals_held
 from rtshield.rig.network import PREFIX
 from rtshield.rig.owners import STATE_DIR, Owner, start_time
 from rtshield.rig.pacing import ROOT_HANDLE, shaper_commands, unshape_command
@@ -61,7 +61,7 @@ def _qdiscs(iface: str, netns: Path | None = None) -> list[dict]:
     if p.returncode != 0 and "Cannot find device" in p.stderr:
         return []
     if p.returncode != 0:
-        msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        msg = failure_line(p)
         raise RigError(f"rig: tc qdisc show dev {iface}: {msg}")
     try:
         out = json.loads(p.stdout or "[]")
@@ -156,7 +156,7 @@ class Loan:
             for cmd in shaper_commands(self.iface, rate, match, largest):
                 p = _tc(cmd)
                 if p.returncode != 0:
-                    msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+                    msg = failure_line(p)
                     raise RigError(
                         f"rig device: cannot hold the storm to {rate:g} pkt/s on "
                         f"--iface {self.iface}: tc {' '.join(cmd[:2])}: {msg}"

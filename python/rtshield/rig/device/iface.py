@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtshield.rig.host import RigError
+from rtshield.rig.host import RigError, failure_line
 from rtshield.rig.timing import mono_ns
 
 __all__ = ["Counters", "check_target", "iface_mac", "neighbour_mac", "route_source"]
@@ -40,7 +40,7 @@ def check_target(target: str) -> str:
 def _ip_json(*argv: str) -> list[dict]:
     p = subprocess.run(["ip", "-j", *argv], capture_output=True, text=True, check=False)
     if p.returncode != 0:
-        msg = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        msg = failure_line(p)
         raise RigError(f"rig device: ip {' '.join(argv)}: {msg}")
     try:
         return json.loads(p.stdout or "[]")
