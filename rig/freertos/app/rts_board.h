@@ -58,6 +58,12 @@ bool rts_board_exists(const char *path);
  *  (`"threads_cpu_ns": {...},` through rts_device_put()). */
 void rts_board_put_threads(void);
 
+/** Write when the frames reached the board's link into the report being
+ *  built (`"link_frames": {...},` through rts_device_put()), if the board
+ *  knows: the POSIX board by the host kernel's arrival times; the MPS2 board
+ *  writes nothing. */
+void rts_board_put_link(void);
+
 /** The tick hook's board part (after the tick's time is recorded). */
 void rts_board_tick_isr(void);
 

@@ -540,6 +540,7 @@ static void report(void)
                        (unsigned long long)st->path_ns[p]);
     rts_device_put("},\n");
     rts_board_put_threads();
+    rts_board_put_link();
     rts_device_put(" \"shield_drops\": [");
     for (unsigned r = 0; r < RTS_SHIELD_DROP_REASONS; r++)
         rts_device_put("%s%llu", r ? ", " : "", sh ? (unsigned long long)sh->drops[r] : 0ull);

@@ -94,6 +94,12 @@ void rts_nic_rx_isr(BaseType_t *woken);
 /** POSIX board: the RX interrupt, from vApplicationTickHook(). */
 void rts_nic_tick_isr(void);
 
+/** POSIX board: the frames that reached the link (the veth end) by their
+ *  kernel arrival time: `*n` bins of `*bin_ns` of the board's clock from
+ *  `*t0_ns` (the NIC's opening; read each with __atomic_load_n: the receive
+ *  thread may still count). */
+const uint32_t *rts_nic_posix_link(uint64_t *t0_ns, uint64_t *bin_ns, uint32_t *n);
+
 /* ----------------------------------------- the backend provides these */
 
 /** Open the NIC (task context, before slots are posted). */

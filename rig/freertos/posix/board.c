@@ -136,6 +136,17 @@ void rts_board_put_threads(void)
     rts_device_put("},\n");
 }
 
+void rts_board_put_link(void)
+{
+    uint64_t t0, bin;
+    uint32_t n;
+    const uint32_t *frames = rts_nic_posix_link(&t0, &bin, &n);
+    rts_device_put(" \"link_frames\": {\"t0_ns\": %llu, \"bin_ns\": %llu, \"frames\": [", (unsigned long long)t0,
+                   (unsigned long long)bin);
+    for (uint32_t i = 0; i < n; i++) rts_device_put("%s%u", i ? ", " : "", __atomic_load_n(&frames[i], __ATOMIC_RELAXED));
+    rts_device_put("]},\n");
+}
+
 void rts_board_tick_isr(void)
 {
     rts_nic_tick_isr(); /* the port's one interrupt context is the NIC's RX interrupt */
