@@ -23,6 +23,7 @@ Safety properties:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -30,7 +31,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -691,6 +692,24 @@ class Harness(Processes):
             stdout=stdout, stdin=stdin,
         )
 
+    @contextlib.contextmanager
+    def flood_held(self, attack: str, rate: float | None) -> Iterator[None]:
+        """Hold ``attack``'s frames on the attacker's interface to ``rate`` packets/s
+        (:func:`flood_shaper`; nothing at full rate) while the block runs, then give the
+        interface its own queueing back (also when the run stops in it). Set it up before
+        the first phase: ``tc`` takes a few processes' time, which a loaded host stretches
+        to hundreds of ms; inside the attack phase it would start the flood that late."""
+        shaper = flood_shaper(attack, self.if_atk, rate)
+        tc = ["tc", *(["-n", self.ns_atk] if self.ns_atk else [])]
+        try:
+            for cmd in shaper:
+                _run([*tc, *cmd], f"holding the flood to {rate:g} pkt/s")
+            yield
+        finally:
+            if shaper:
+                subprocess.run([*tc, *unshape_command(self.if_atk)], capture_output=True,
+                               timeout=30, check=False)  # fmt: skip
+
     def flood(
         self,
         attack: str,
@@ -699,33 +718,31 @@ class Harness(Processes):
         cpu: int | None,
         end_ns: int | None = None,
         rate: float | None = None,
+        stopped: Callable[[], None] | None = None,
     ) -> tuple[dict[str, Any], int, int]:
-        """The attack phase: run ``attack``'s tool from the attacker's side (pinned to ``cpu``,
-        stopped after ``seconds``) until ``end_ns`` (default: ``seconds`` after the phase
-        starts), at ``rate`` packets/s (``None``: full rate; :func:`flood_shaper` holds a
-        flood to it on the attacker's interface for the phase). Returns
-        the counters' rates over the phase with the flood's packets at the device
-        (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the phase's
-        start (the first counter sample) and when the tool had ended."""
-        shaper = flood_shaper(attack, self.if_atk, rate)
-        tc = ["tc", *(["-n", self.ns_atk] if self.ns_atk else [])]
-        try:
-            for cmd in shaper:
-                _run([*tc, *cmd], f"holding the flood to {rate:g} pkt/s")
-            c0 = self.counters()
-            tool = self.spawn(
-                "attacker", attack_argv(attack, self.if_atk, rate), limit_s=seconds, name=name,
-                cpu=cpu,
-            )  # fmt: skip
-            sleep_until(end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9))
-            c1 = self.counters()
-            tool_rc = self.wait(tool, 5)
-            tool_end = mono_ns()
-            self.stop(tool)
-        finally:
-            if shaper:  # the interface's own queueing again (also when the run stops here)
-                subprocess.run([*tc, *unshape_command(self.if_atk)], capture_output=True,
-                               timeout=30, check=False)  # fmt: skip
+        """The attack phase: run ``attack``'s tool from the attacker's side (pinned to ``cpu``)
+        for ``seconds``, or until ``end_ns`` when given (the phase's end: the tool stops
+        there, however late it started), at ``rate`` packets/s (``None``: full rate; a
+        flood is held to it inside :meth:`flood_held`); ``stopped`` runs once the tool has
+        ended (e.g. drop the frames the shaper still queues). Returns the counters' rates
+        from the first sample to the tool's end, with the flood's packets at the device
+        (:func:`count_flood_in`) and the tool's exit code (``tool_exit``), the phase's start
+        (the first counter sample) and when the tool had ended. The last sample follows the
+        tool's end: nothing of the flood comes after it, and the phase's frames are all in."""
+        c0 = self.counters()
+        end = end_ns if end_ns is not None else c0.t_ns + int(seconds * 1e9)
+        tool = self.spawn(
+            "attacker", attack_argv(attack, self.if_atk, rate),
+            limit_s=max(0.0, (end - mono_ns()) / 1e9), name=name, cpu=cpu,
+        )  # fmt: skip
+        sleep_until(end)
+        tool_rc = self.wait(tool, 5)
+        self.stop(tool)
+        if stopped is not None:
+            stopped()
+        tool_end = mono_ns()
+        c1 = self.counters()
+        c1.t_ns = tool_end
         traffic = c0.rates(c1)
         count_flood_in(traffic, attack)
         traffic["tool_exit"] = tool_rc

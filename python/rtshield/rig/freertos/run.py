@@ -13,6 +13,7 @@ them onto the device's clock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import select
@@ -246,35 +247,42 @@ def run_variant(
             raise RigError(f"{who}: {what} did not start within {LEAD_S:g} s")
     h.wait(warm, max(0.0, (start_by - mono_ns()) / 1e9))  # it ends after its two answers
     h.stop(warm)
-    t0 = mono_ns() + int(GO_S * 1e9)
-    bounds = phase_bounds(t0, P, B)
-    go = json.dumps({"t0_ns": t0, "end_ns": bounds[2][1], "bounds": bounds}) + "\n"
-    for what, p in ahead:
-        try:
-            if p.stdin is not None:
-                p.stdin.write(go)
-                p.stdin.close()
-        except OSError:
-            raise RigError(f"{who}: {what} ended before the first phase") from None
+    # The flood's shaper, set up before the first phase (in the attack phase it would start
+    # the flood as late as a loaded host runs tc) and given back as soon as the tool has
+    # stopped at the attack's end, which drops what its queue still holds (up to a quarter
+    # of a second of a SYN flood): none of the flood reaches the device in the idle after.
+    with contextlib.ExitStack() as held:
+        held.enter_context(h.flood_held(attack, rate))
+        t0 = mono_ns() + int(GO_S * 1e9)
+        bounds = phase_bounds(t0, P, B)
+        go = json.dumps({"t0_ns": t0, "end_ns": bounds[2][1], "bounds": bounds}) + "\n"
+        for what, p in ahead:
+            try:
+                if p.stdin is not None:
+                    p.stdin.write(go)
+                    p.stdin.close()
+            except OSError:
+                raise RigError(f"{who}: {what} ended before the first phase") from None
 
-    def mark(at_ns: int, what: str) -> None:
-        sleep_until(at_ns)
-        if bench.wiring.tap is not None:
-            tap.append((what, tap_sample(h, bench.wiring)))
+        def mark(at_ns: int, what: str) -> None:
+            sleep_until(at_ns)
+            if bench.wiring.tap is not None:
+                tap.append((what, tap_sample(h, bench.wiring)))
 
-    mark(bounds[0][0], "idle_before")
-    say(f"idle before ({P:g} s)")
-    mark(bounds[0][1], "idle_before_end")
-    mark(bounds[1][0], "attack")
-    at = "" if rate is None else f" at {rate:g} pkt/s"
-    say(f"attack: {ATTACK_LABEL[attack]}{at} ({P:g} s)")
-    traffic, _, _ = h.flood(
-        attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1], rate=rate
-    )
-    mark(bounds[1][1], "attack_end")
-    mark(bounds[2][0], "idle_after")
-    say(f"idle after ({P:g} s)")
-    mark(bounds[2][1], "idle_after_end")
+        mark(bounds[0][0], "idle_before")
+        say(f"idle before ({P:g} s)")
+        mark(bounds[0][1], "idle_before_end")
+        mark(bounds[1][0], "attack")
+        at = "" if rate is None else f" at {rate:g} pkt/s"
+        say(f"attack: {ATTACK_LABEL[attack]}{at} ({P:g} s)")
+        traffic, _, _ = h.flood(
+            attack, P, f"{run_dir.name}.{attack}", opts.attacker_cpu, end_ns=bounds[1][1],
+            rate=rate, stopped=held.close,
+        )  # fmt: skip
+        mark(bounds[1][1], "attack_end")
+        mark(bounds[2][0], "idle_after")
+        say(f"idle after ({P:g} s)")
+        mark(bounds[2][1], "idle_after_end")
     sent: dict[str, Any] = {"sent": {}, "total": {}}
     if sender is not None:
         line = _readline(sender, 10.0)
