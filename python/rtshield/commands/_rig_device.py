@@ -164,7 +164,9 @@ def handle_device(args) -> int:
     if paced:  # the storms' shaper can have the interface's queueing, before DIR
         shaper.check_lendable(args.iface)
     say = (lambda m: None) if args.quiet else (lambda m: print(f"rig device: {m}", flush=True))
-    out = prepare_out_dir(args.out)
+    # an interrupted test leaves its staging folder, and in it the record of its finished
+    # runs, which the same test into the same --out reads back (rig/device/record.py)
+    out = prepare_out_dir(args.out, resumable=True, kind="rig device")
     for d in ("monitors", "logs"):
         claim_dir(out, d)
     minutes = device.planned_seconds(prof, cap, longest=False) / 60
@@ -184,6 +186,7 @@ def handle_device(args) -> int:
     atomic_write(out / "profile.toml", text)
     fig = device.latency_figure(out, summary)
     report = device.write_report(out, summary, text, fig)
+    device.discard_record(out)  # finished: the same command measures again
     prune_stale(out, time.time_ns())
     for s in summary["storms"]:
         br = s["breaking_rate"]
@@ -191,6 +194,10 @@ def handle_device(args) -> int:
             f"  {s['name']}: {s['verdict']}"
             + (f" (breaking rate {br:,.0f} pkt/s)" if br is not None else "")
         )
+    if raw["resumed"]:
+        runs = sum(len(st["runs"]) for s in summary["storms"] for st in s["steps"])
+        print(f"rig device: {raw['resumed']} of {runs} runs were recorded by an earlier, "
+              "interrupted attempt into this --out and not run again")
     print(f"rig device: {summary['verdict']}; results: {out}/ (report: {report})")
     return device.exit_code(summary)
 
