@@ -108,7 +108,7 @@ def uninterrupted(tmp_path_factory) -> dict:
 
 @pytest.mark.parametrize("how", ["ctrl-c", "killed", "a samples' file lost"])
 def test_a_resumed_test_reads_its_runs_back_and_ends_as_the_uninterrupted_one(
-    tmp_path, uninterrupted, how
+    tmp_path, uninterrupted, how, caplog
 ):
     first = Device(started=100, stop_at=5)  # interrupted during bcast's step 2, try 3
     rec = record.RunRecord(tmp_path, PARTS)
@@ -118,6 +118,11 @@ def test_a_resumed_test_reads_its_runs_back_and_ends_as_the_uninterrupted_one(
             run.run_storms(PROF, MONS, opts, rec.trial(first))
         else:
             run.run_recorded(PROF, MONS, opts, rec, first)
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ([] if how == "killed" else [  # a crash has no time to say anything
+        f"rig device: the test is incomplete: 4 runs are recorded, kept for the same command "
+        f"into {tmp_path}, which resumes it ({tmp_path} keeps its earlier results until then)"
+    ])
     rows = (tmp_path / record.RECORD).read_text().splitlines()[1:]
     assert [r.split(",")[:4] for r in rows] == [
         [str(n), s, str(i), str(k)] for n, (s, i, k) in enumerate(ORDER[:4])
@@ -139,6 +144,7 @@ def test_a_resumed_test_reads_its_runs_back_and_ends_as_the_uninterrupted_one(
 def test_another_test_starts_afresh_saying_what_differs(tmp_path, caplog):
     with pytest.raises(KeyboardInterrupt):
         _test(tmp_path, Device(started=100, stop_at=3))
+    caplog.clear()
     dev = Device(started=200)
     with caplog.at_level(logging.WARNING, logger="rtshield"):
         s, rec = _test(tmp_path, dev, {**PARTS, "max_rate": None})

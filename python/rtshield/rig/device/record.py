@@ -210,8 +210,14 @@ class RunRecord:
 
     def close(self, complete: bool) -> None:
         """Close the table (not ``complete``: every recorded run is kept, for the next
-        attempt)."""
+        attempt, and one line says so)."""
         self.table.close(complete)
+        if not complete and self.table.rows:
+            log.warning(
+                "rig device: the test is incomplete: %d runs are recorded, kept for the same "
+                "command into %s, which resumes it (%s keeps its earlier results until then)",
+                self.table.rows, shown(self.out), shown(self.out),
+            )
 
 
 def discard(out_dir: Path) -> None:
