@@ -6,6 +6,7 @@ Registered on the ``rig`` group by :mod:`rtshield.commands.rig`.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -167,6 +168,9 @@ def handle_device(args) -> int:
     # an interrupted test leaves its staging folder, and in it the record of its finished
     # runs, which the same test into the same --out reads back (rig/device/record.py)
     out = prepare_out_dir(args.out, resumable=True, kind="rig device")
+    # the monitors' files are this attempt's (an earlier attempt's runs keep their
+    # samples in the record)
+    shutil.rmtree(out / "monitors", ignore_errors=True)
     for d in ("monitors", "logs"):
         claim_dir(out, d)
     minutes = device.planned_seconds(prof, cap, longest=False) / 60

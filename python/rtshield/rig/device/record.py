@@ -25,6 +25,7 @@ into its folder measures again.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import shutil
@@ -196,7 +197,7 @@ class RunRecord:
         """``measure`` (the run of try ``k`` of step ``i`` of a storm) through the record:
         a run recorded for this point of the test is read back, any other measured and
         recorded. The runs are numbered in the order the test asks for them."""
-        count = iter(range(1 << 62))
+        count = itertools.count()
 
         def run(storm: StormEntry, step: Step, i: int, k: int) -> Run:
             index = next(count)
