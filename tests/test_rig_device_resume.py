@@ -1,9 +1,9 @@
 """An interrupted `rig device` test resumed (python/rtshield/rig/device/record.py,
 docs/decisions/rig-device-resume.md), without the rig: the test's loop
-(`run.run_recorded`) is given runs made by `run.judge_run` — the code that turns a
-measured run into its verdict — from recorded samples, so the decisions are the
-real ones and only the measurement is replaced. The smoke profile's two storms, its
-five monitors and its rule (up to 3 runs, 2 failed fail the step)."""
+(`run.run_recorded`) is given what each run measured — samples, rates, recovery
+times, made up deterministically — instead of the rig's measurement; every decision
+is the real code's. The smoke profile's two storms, its five monitors and its rule
+(up to 3 runs, 2 failed fail the step)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class Device:
     def __init__(self, started: int, stop_at: int | None = None) -> None:
         self.started, self.stop_at, self.asked = started, stop_at, []
 
-    def __call__(self, storm, step, i, k) -> record.Run:
+    def __call__(self, storm, step, i, k) -> record.Measured:
         self.asked.append((storm.name, i, k))
         if len(self.asked) == self.stop_at:
             raise KeyboardInterrupt
@@ -67,8 +67,7 @@ class Device:
         rates = {"rate_achieved": step.rate * 0.99, "tx_pps": step.rate * 0.99,
                  "host_rst_pps": 0.0, "seconds": 1.0, "tool_exit": 0}
         rec_s = {m.name: (1.25 if bad else 0.0) for m in MONS}
-        return run.judge_run(storm, MONS, rates, samples, (lo, lo + 10**9), rec_s, 0,
-                             self.started)
+        return record.Measured(rates, samples, (lo, lo + 10**9), rec_s, 0, self.started)
 
 
 def _test(out: Path, dev: Device, parts=PARTS) -> tuple[dict, record.RunRecord]:

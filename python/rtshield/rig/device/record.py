@@ -9,10 +9,11 @@ through a :class:`~rtshield.livetable.LiveTable`, the one home of how such a tab
 written, closed on an interruption and merged after a crash. A run interrupted
 before it was recorded has no row: the next attempt measures it again.
 
-A row holds what ``summary.json`` says of the run (its rates, each monitor's window,
-its verdict, the recovery times; at full precision), its window, the SHA-256 of its
+A row holds what the run measured (:class:`Measured`: the interface's rates, the
+recovery times, its window and attempt; at full precision) with the SHA-256 of its
 samples' file, the test's key (:func:`test_key`) and the digest of the run: the key,
-the run's index in the test and its storm, step, rate and try. The test reads the
+the run's index in the test and its storm, step, rate and try. What the run says
+(its windows, its verdict) is not recorded: it is made again by the same code. The test reads the
 record back as it goes: the runs it asks for, in its order, come from the rows with
 the same digest (their samples checked) as long as they match, and are measured
 otherwise; since what it does next depends only on the runs' results, a test told
@@ -42,7 +43,7 @@ from rtshield.schema.profile import ProfileFile, StormEntry
 from .storms import Step
 from .verdict import Sample
 
-__all__ = ["COLUMNS", "RECORD", "SAMPLES", "Run", "RunRecord", "discard", "test_key",
+__all__ = ["COLUMNS", "RECORD", "SAMPLES", "Measured", "RunRecord", "discard", "test_key",
            "test_parts"]
 
 log = logging.getLogger("rtshield.rig")
@@ -67,13 +68,20 @@ PART_NAMES = {
 
 
 @dataclass
-class Run:
-    """One run of a step: what summary.json says of it, and what its step's statistics
-    pool — each monitor's samples in its window ``span`` (ns, its attempt's clock)."""
+class Measured:
+    """What one run of a step measured: the interface's rates
+    (:func:`.run.run_once`'s), each monitor's samples in the run's window ``span`` and
+    its recovery time after it, and the attempt that measured it (``t0``: when its
+    monitors started, on the clock of ``span``; ``started``: its wall-clock start, ns).
+    What the run says — its windows, its verdict — is made from this by
+    :func:`.run.judge_run`, whether it was measured or read back."""
 
-    rec: dict[str, Any]
+    rates: dict[str, Any]
     samples: dict[str, list[Sample]]
     span: tuple[int, int]
+    recovery_s: dict[str, float | None]
+    t0: int
+    started: int
     recorded: bool = False  #: read back from the record, not measured by this attempt
 
 
@@ -105,7 +113,7 @@ def test_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(dict(parts), sort_keys=True).encode()).hexdigest()
 
 
-def _samples_json(run: Run) -> bytes:
+def _samples_json(run: Measured) -> bytes:
     data = {n: [[s.t, int(s.good), s.value, s.status] for s in ss]
             for n, ss in run.samples.items()}
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
@@ -152,7 +160,9 @@ class RunRecord:
     def _samples_path(self, index: int) -> Path:
         return self.out / SAMPLES / f"{index:05d}.json"
 
-    def recall(self, index: int, storm: StormEntry, i: int, step: Step, k: int) -> Run | None:
+    def recall(
+        self, index: int, storm: StormEntry, i: int, step: Step, k: int
+    ) -> Measured | None:
         """Run ``index`` of the test — try ``k`` of step ``i`` of ``storm`` — as recorded
         (its row kept for the next attempt), or ``None``: it must be measured, then
         given to :meth:`keep`."""
@@ -166,7 +176,7 @@ class RunRecord:
         self.resumed += 1
         return run
 
-    def _decode(self, index: int, cell: str) -> Run | None:
+    def _decode(self, index: int, cell: str) -> Measured | None:
         """A row's run with its samples; ``None`` when the row or its samples' file is
         not what was recorded (then the run is measured again)."""
         try:
@@ -175,11 +185,13 @@ class RunRecord:
             if hashlib.sha256(raw).hexdigest() != d["samples_sha256"]:
                 return None
             lo, hi = d["span_ns"]
-            return Run(dict(d["run"]), _samples_of(raw), (int(lo), int(hi)), recorded=True)
+            return Measured(dict(d["rates"]), _samples_of(raw), (int(lo), int(hi)),
+                            dict(d["recovery_s"]), int(d["t0_ns"]), int(d["started"]),
+                            recorded=True)
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
-    def keep(self, index: int, run: Run) -> None:
+    def keep(self, index: int, run: Measured) -> None:
         """Record run ``index`` (asked for by :meth:`recall`) now that it has finished:
         its samples' file first, then its row, each synced."""
         head, d = self._pending.pop(index)
@@ -187,19 +199,22 @@ class RunRecord:
         path = self._samples_path(index)
         path.parent.mkdir(exist_ok=True)
         atomic_write(path, raw, track=False)
-        cell = json.dumps({"run": run.rec, "span_ns": list(run.span),
-                           "samples_sha256": hashlib.sha256(raw).hexdigest()}, sort_keys=True)
+        cell = json.dumps({
+            "rates": run.rates, "recovery_s": run.recovery_s, "span_ns": list(run.span),
+            "t0_ns": run.t0, "started": run.started,
+            "samples_sha256": hashlib.sha256(raw).hexdigest(),
+        }, sort_keys=True)
         test = json.dumps(self.parts, sort_keys=True)
         self.table.put(index, [*head, cell, test, self.key, d])
 
-    def trial(self, measure: Callable[[StormEntry, Step, int, int], Run]
-              ) -> Callable[[StormEntry, Step, int, int], Run]:
+    def trial(self, measure: Callable[[StormEntry, Step, int, int], Measured]
+              ) -> Callable[[StormEntry, Step, int, int], Measured]:
         """``measure`` (the run of try ``k`` of step ``i`` of a storm) through the record:
         a run recorded for this point of the test is read back, any other measured and
         recorded. The runs are numbered in the order the test asks for them."""
         count = itertools.count()
 
-        def run(storm: StormEntry, step: Step, i: int, k: int) -> Run:
+        def run(storm: StormEntry, step: Step, i: int, k: int) -> Measured:
             index = next(count)
             got = self.recall(index, storm, i, step, k)
             if got is None:

@@ -50,7 +50,7 @@ from rtshield.schema.profile import ProfileFile, StormEntry
 
 from . import iface as link
 from .monitors import Monitor, start_monitors
-from .record import Run, RunRecord, test_parts
+from .record import Measured, RunRecord, test_parts
 from .storms import (
     Endpoints,
     Step,
@@ -64,7 +64,7 @@ from .verdict import Rule, Sample, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
 __all__ = [
-    "Options", "Trial", "judge_run", "measure_run", "needs_shaper", "planned_seconds",
+    "Options", "Run", "Trial", "judge_run", "measure_run", "needs_shaper", "planned_seconds",
     "run_once", "run_recorded", "run_storms", "run_test",
 ]
 
@@ -242,9 +242,20 @@ def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 1)
 
 
-#: One run of a step: ``(storm, step, step's index, try)`` -> the run
+#: One run of a step: ``(storm, step, step's index, try)`` -> what it measured
 #: (:func:`measure_run`, or read back from the test's record, :mod:`.record`).
-Trial = Callable[[StormEntry, Step, int, int], Run]
+Trial = Callable[[StormEntry, Step, int, int], Measured]
+
+
+@dataclass
+class Run:
+    """One run of a step: what summary.json says of it (:func:`judge_run`), and what its
+    step's statistics pool — each monitor's samples in its window ``span``."""
+
+    rec: dict[str, Any]
+    samples: dict[str, list[Sample]]
+    span: tuple[int, int]
+    recorded: bool = False  #: read back from the record, not measured by this attempt
 
 
 def _judged(storm: StormEntry, mons: list[Monitor]) -> list[str]:
@@ -254,32 +265,21 @@ def _judged(storm: StormEntry, mons: list[Monitor]) -> list[str]:
     return counted or [m.name for m in mons]
 
 
-def judge_run(
-    storm: StormEntry,
-    mons: list[Monitor],
-    rates: dict[str, Any],
-    samples: dict[str, list[Sample]],
-    span: tuple[int, int],
-    recovery_s: dict[str, float | None],
-    t0: int,
-    started: int,
-) -> Run:
-    """A run from what was measured: ``rates`` (:func:`run_once`'s), each monitor's
-    ``samples`` in the window ``span`` (ns since the clock's origin; ``t0``: when the
-    monitors of this attempt started, ``started``: its wall-clock time) and its
-    ``recovery_s``; each monitor's window and the run's verdict."""
-    lo, hi = span
-    monitors = {m.name: window(samples[m.name], lo, hi, m.criteria) for m in mons}
+def judge_run(storm: StormEntry, mons: list[Monitor], got: Measured) -> Run:
+    """What a run of ``storm`` says from what it measured, whether measured now or read
+    back: each monitor's window, the run's verdict, its times from its attempt's start."""
+    lo, hi = got.span
+    monitors = {m.name: window(got.samples[m.name], lo, hi, m.criteria) for m in mons}
     failed = [n for n in _judged(storm, mons) if monitors[n]["verdict"] == "fail"]
     rec = {
-        **rates,
-        "window_s": [round((lo - t0) / 1e9, 3), round((hi - t0) / 1e9, 3)],
-        "started": started,
+        **got.rates,
+        "window_s": [round((lo - got.t0) / 1e9, 3), round((hi - got.t0) / 1e9, 3)],
+        "started": got.started,
         "monitors": monitors,
         "verdict": "fail" if failed else "pass",
-        "recovery_s": recovery_s,
+        "recovery_s": got.recovery_s,
     }
-    return Run(rec, samples, span)
+    return Run(rec, got.samples, got.span, got.recorded)
 
 
 def measure_run(
@@ -295,7 +295,7 @@ def measure_run(
     loan: Loan | None,
     t0: int,
     started: int,
-) -> Run:
+) -> Measured:
     """Try ``k`` of step ``index`` of ``storm`` on the device: the storm, the pause until
     every sample of its window is in, the recovery wait."""
     _, step_ns, pause_ns = _ramp(prof, storm)
@@ -304,7 +304,7 @@ def measure_run(
     sleep_until(t_end + max(pause_ns, _lag_ns(prof)))
     samples = {m.name: [s for s in m.samples() if lo <= s.t < t_end] for m in mons}
     recovery_s = await_recovery(mons, t_end, prof)
-    return judge_run(storm, mons, rates, samples, (lo, t_end), recovery_s, t0, started)
+    return Measured(rates, samples, (lo, t_end), recovery_s, t0, started)
 
 
 def run_step(
@@ -324,7 +324,7 @@ def run_step(
     runs: list[Run] = []
     while True:
         k = len(runs) + 1
-        run = trial(storm, step, index, k)
+        run = judge_run(storm, mons, trial(storm, step, index, k))
         runs.append(run)
         rec = run.rec
         failed = [n for n in judged if rec["monitors"][n]["verdict"] == "fail"]
@@ -479,7 +479,7 @@ def _run_test(
     opts.say(f"baseline passed: {', '.join(base)}; the target's MAC is {mac}")
     base_pps = max(0.0, base_tx - base_rst)
 
-    def measure(storm: StormEntry, step: Step, i: int, k: int) -> Run:
+    def measure(storm: StormEntry, step: Step, i: int, k: int) -> Measured:
         return measure_run(procs, prof, storm, step, i, k, mons, ep, base_pps, loan, t0,
                            started)
 
