@@ -42,7 +42,10 @@ FRAME_UNIT = 1000
 #: Frames the bucket may let out back to back (its burst): two, the least ``tbf`` takes
 #: with a frame of :data:`FRAME_UNIT` (one would refuse a frame the size of the bucket).
 SHAPER_BURST_FRAMES = 2
-#: Frames the flood's class queues before it drops (``tbf``'s limit).
+#: The flood class's queue (``tbf``'s limit) in units of :data:`FRAME_UNIT`; it counts the
+#: frames' own bytes, not ``mpu``, so it holds ~370 SYNs of 54 bytes (a quarter of a second
+#: at 1 500/s), which a flood tool that a loaded host runs late does not leave empty. The
+#: FreeRTOS rig removes the shaper, and with it what the queue holds, when its tool stops.
 SHAPER_QUEUE_FRAMES = 20
 #: The handle of the shaper's root ``htb``: :mod:`.shaper` gives back only a root of it.
 ROOT_HANDLE = "1:"
