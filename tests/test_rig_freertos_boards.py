@@ -15,7 +15,7 @@ from test_rig_freertos import _fake_run
 
 from rtshield.errors import UsageError
 from rtshield.rig import freertos, harness
-from rtshield.rig.freertos import board, console
+from rtshield.rig.freertos import board, console, summary
 
 MPS2 = freertos.Target("plustcp", "mps2-an385")
 
@@ -204,6 +204,32 @@ def test_lwip_counters_beside_libshields(tmp_path):
     html = freertos.write_report(tmp_path, comp, []).read_text()
     assert "lwIP under real floods" in html and "Where the frames were lost" in html
     assert "lwIP: tcpip_inpkt_err" in html
+
+
+def test_lwip_udp_mailbox_drops_are_mailbox_full(tmp_path):
+    """The device's count of the datagrams a UDP socket's full mailbox dropped is the
+    simulator's mailbox_full, whole run and per phase; lwIP's mbox_err (every refused
+    mailbox post, TCP's deferrals too) stays a stack counter, mapped to no reason."""
+    from rtshield.engine import enum_names
+
+    raw, dev, rd = _fake_run(tmp_path, protect=False)
+    raw = _lwip(raw)
+    d = raw["device"]
+    d["stack"]["names"] += ["mbox_err", summary.LWIP_MAILBOX_FULL]
+    for i, snap in enumerate(d["snapshots"]):
+        snap["stack"] += [5 * i, 3 * i]
+    d["stack"]["values"] = d["snapshots"][-1]["stack"]
+    s = freertos.summarize(raw, dev, rd)
+    assert summary.MAILBOX_FULL in enum_names("rtsim_drop", "RTSIM_DROP_")
+    last = len(d["snapshots"]) - 1
+    assert s["totals"]["dropped"][summary.MAILBOX_FULL] == 3 * last
+    assert s["phases"]["attack"]["dropped"][summary.MAILBOX_FULL] == 30  # snapshots 10 to 20
+    assert s["phases"]["attack"]["stack_counters"]["mbox_err"] == 50
+    assert "mbox_err" not in s["phases"]["attack"]["dropped"]
+    # a run without the count (Plus-TCP, or an lwIP run recorded before it) claims none
+    praw, _, prd = _fake_run(tmp_path / "p", protect=False)
+    plain = freertos.summarize(_lwip(praw), dev, prd)
+    assert summary.MAILBOX_FULL not in plain["phases"]["attack"]["dropped"]
 
 
 def test_plustcp_reports_no_stack_counters(tmp_path):

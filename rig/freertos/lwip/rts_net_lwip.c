@@ -10,6 +10,8 @@
 #include "lwip/stats.h"
 #include "lwip/tcp.h"
 #include "lwip/tcpip.h"
+#include "lwip/udp.h"
+#include "queue.h"
 #include "rts_board.h"
 #include "rts_net.h"
 #include "rts_netif_lwip.h"
@@ -112,11 +114,40 @@ static void sock_free(rts_sock s)
     taskEXIT_CRITICAL();
 }
 
+/* The datagrams a UDP socket's mailbox refused (dropped: the model's
+ * mailbox_full). lwIP counts every refused mailbox post in one counter,
+ * mbox.err (tcpip_thread's mailbox, TCP connections' mailboxes, which only
+ * defer a segment, accept mailboxes), so the netconn's UDP receive callback
+ * (api_msg.c's recv_udp) is wrapped: a datagram that found the socket's
+ * mailbox full and did not get in is counted. Only this callback posts to
+ * the mailbox (the stack's context, one at a time) and the worker only
+ * takes from it: a mailbox with room at the start takes the datagram; a
+ * full one refuses it unless the worker took one meanwhile, which the
+ * post's own mbox.err tells. */
+static udp_recv_fn lwip_recv_udp;
+static uint32_t udp_mbox_full;
+
+static void recv_udp_counted(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+    const struct netconn *conn = arg;
+    const bool full = conn != NULL && sys_mbox_valid(&conn->recvmbox) &&
+                      uxQueueSpacesAvailable(conn->recvmbox.mbx) == 0;
+    const uint32_t err = (uint32_t)lwip_stats.sys.mbox.err;
+    lwip_recv_udp(arg, pcb, p, addr, port);
+    if (full && (uint32_t)lwip_stats.sys.mbox.err != err) udp_mbox_full++;
+}
+
 rts_sock rts_net_socket(bool tcp, uint16_t port, unsigned backlog)
 {
     struct netconn *c = netconn_new(tcp ? NETCONN_TCP : NETCONN_UDP);
     if (c == NULL) return NULL;
     err_t e = netconn_bind(c, IP4_ADDR_ANY, port);
+    if (e == ERR_OK && !tcp) {
+        LOCK_TCPIP_CORE();
+        lwip_recv_udp = c->pcb.udp->recv; /* the same for every UDP netconn */
+        udp_recv(c->pcb.udp, recv_udp_counted, c);
+        UNLOCK_TCPIP_CORE();
+    }
     if (e == ERR_OK && tcp) e = netconn_listen_with_backlog(c, (u8_t)(backlog < 255u ? backlog : 255u));
     rts_sock s = e == ERR_OK ? sock_new(c) : NULL;
     if (s == NULL) (void)netconn_delete(c);
@@ -199,14 +230,16 @@ void rts_net_close(rts_sock s)
 /* --------------------------------------------------------- counters */
 
 /* Where lwIP lost what: its pools (a pbuf for a received frame, an input
- * message, a netbuf for a datagram, a pcb), its mailboxes (tcpip_thread's
- * or a socket's, full), and the drops each protocol counted. */
+ * message, a netbuf for a datagram, a pcb), its mailboxes (mbox_err: any
+ * refused post, tcpip_thread's or a socket's; udp_mbox_full: the datagrams
+ * a UDP socket's full mailbox dropped, the device's own count), and the
+ * drops each protocol counted. */
 unsigned rts_net_stack_counters(const char **names, uint32_t *values)
 {
     static const char *const n[] = {"pbuf_pool_err", "pbuf_pool_max_used", "tcpip_inpkt_err", "netbuf_err",
                                     "tcp_pcb_err",   "mbox_err",           "link_recv",       "link_drop",
                                     "link_memerr",   "etharp_drop",        "ip_drop",         "icmp_drop",
-                                    "udp_drop",      "tcp_drop"};
+                                    "udp_drop",      "tcp_drop",           "udp_mbox_full"};
     _Static_assert(sizeof n / sizeof n[0] <= RTS_NET_STACK_COUNTERS, "RTS_NET_STACK_COUNTERS");
     const struct stats_mem *pool = lwip_stats.memp[MEMP_PBUF_POOL];
 #if LWIP_TCPIP_CORE_LOCKING_INPUT
@@ -227,7 +260,8 @@ unsigned rts_net_stack_counters(const char **names, uint32_t *values)
                           lwip_stats.ip.drop,
                           lwip_stats.icmp.drop,
                           lwip_stats.udp.drop,
-                          lwip_stats.tcp.drop};
+                          lwip_stats.tcp.drop,
+                          udp_mbox_full};
     _Static_assert(sizeof v / sizeof v[0] == sizeof n / sizeof n[0], "a value per name");
     for (unsigned i = 0; i < sizeof n / sizeof n[0]; i++) {
         names[i] = n[i];

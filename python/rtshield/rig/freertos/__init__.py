@@ -73,7 +73,14 @@ from .phases import ATTACK_LABEL, LEAD_S, MODBUS_TIMEOUT_S, PHASES, run_name
 from .report import _flow_table as _flow_table
 from .report import response_figure, write_report
 from .run import READY_S, Options, run_variant
-from .summary import IP_TASK_NAME, NIC_FIFO_FULL, STACK_EXHAUSTED, summarize
+from .summary import (
+    IP_TASK_NAME,
+    LWIP_MAILBOX_FULL,
+    MAILBOX_FULL,
+    NIC_FIFO_FULL,
+    STACK_EXHAUSTED,
+    summarize,
+)
 from .target import BOARDS, STACKS, Target
 from .twin import TOLERANCES, build_twin, write_twin
 
@@ -88,6 +95,8 @@ __all__ = [
     "HP_KEPT",
     "IP_TASK_NAME",
     "LEAD_S",
+    "LWIP_MAILBOX_FULL",
+    "MAILBOX_FULL",
     "MODBUS_TIMEOUT_S",
     "NIC_FIFO_FULL",
     "PHASES",

@@ -28,6 +28,8 @@ from .target import Target
 __all__ = [
     "IP_QUEUE_FULL",
     "IP_TASK_NAME",
+    "LWIP_MAILBOX_FULL",
+    "MAILBOX_FULL",
     "NIC_FIFO_FULL",
     "STACK_EXHAUSTED",
     "STACK_TASKS",
@@ -41,6 +43,14 @@ STACK_EXHAUSTED = "stack_buffers_exhausted"
 #: Drop reason of a frame the stack's input queue refused (Plus-TCP: the IP task's event
 #: queue; lwIP: tcpip_thread's mailbox or its input-message pool).
 IP_QUEUE_FULL = "ip_event_queue_full"
+#: Drop reason of a datagram its UDP socket's full mailbox dropped (the simulator's: a
+#: worker's mailbox full), on lwIP from the device's own count :data:`LWIP_MAILBOX_FULL`.
+MAILBOX_FULL = "mailbox_full"
+#: lwIP's stack counter of the datagrams a UDP socket's full mailbox dropped, counted by
+#: the device around lwIP's receive callback (rig/freertos/lwip/rts_net_lwip.c): lwIP's own
+#: ``mbox_err`` counts every refused mailbox post, tcpip_thread's and the TCP
+#: connections' (which only defer a segment) too (docs/decisions/twin.md).
+LWIP_MAILBOX_FULL = "udp_mbox_full"
 #: Drop reason of a frame the MPS2 board's emulated LAN9118 dropped, its RX FIFO full
 #: (handed to QEMU's TAP, never taken by the driver): a board's NIC drops, counted apart.
 NIC_FIFO_FULL = "nic_fifo_full"
@@ -182,6 +192,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
         dropped[NIC_FIFO_FULL] = max(0, into_nic - nif["nic_frames"])
     stack_names = list((d.get("stack") or {}).get("names", []))
     stack_totals = dict(zip(stack_names, (d.get("stack") or {}).get("values", []), strict=False))
+    if LWIP_MAILBOX_FULL in stack_totals:
+        dropped[MAILBOX_FULL] = int(stack_totals[LWIP_MAILBOX_FULL])
     flows: dict[str, Any] = {}
     names = list(d["flows"])
     sent_ns: dict[str, np.ndarray] = {}
@@ -270,6 +282,8 @@ def summarize(raw: Mapping[str, Any], dev: Device, run_dir: Path) -> dict[str, A
                 for j, n in enumerate(stack_names)
                 if j < min(len(sa), len(sb))
             }
+            if LWIP_MAILBOX_FULL in part["stack_counters"]:
+                part["dropped"][MAILBOX_FULL] = part["stack_counters"][LWIP_MAILBOX_FULL]
         part["flows"] = {}
         for i, name in enumerate(names):
             sent = raw["sent"].get("sent", {}).get(name)
