@@ -27,7 +27,8 @@ from rtshield.rig import freertos, harness
 NEEDED = ["ip", "nft", "taskset", "timeout", "gcc", "ethtool", "hping3", "ping"]
 LWIP = freertos.Target("lwip", "posix")
 #: lwIP's counters of a frame it lost (rig/freertos/lwip/rts_net_lwip.c)
-LOSSES = ("pbuf_pool_err", "tcpip_inpkt_err", "netbuf_err", "tcp_pcb_err", "mbox_err", "link_drop")
+LOSSES = ("pbuf_pool_err", "tcpip_inpkt_err", "netbuf_err", "tcp_pcb_err", "mbox_err", "link_drop",
+          "udp_mbox_full")  # fmt: skip
 
 
 pytestmark = [*needs_root_and(NEEDED), needs_trees(LWIP)]
@@ -55,6 +56,12 @@ def test_lwip_protected_and_unprotected(tmp_path, built):
         assert set(LOSSES) <= set(s["stack_counters"]), v
         assert set(LOSSES) <= set(s["phases"]["attack"]["stack_counters"]), v
         assert s["stack_counters"]["link_recv"] > 0, v
+        # the UDP sockets' mailbox drops are the model's mailbox_full; lwIP's mbox_err counts
+        # them among every other refused mailbox post
+        full = s["stack_counters"][freertos.LWIP_MAILBOX_FULL]
+        assert s["totals"]["dropped"][freertos.MAILBOX_FULL] == full <= s["stack_counters"][
+            "mbox_err"
+        ], v
     for v in runs:
         # the rig stopped the device once the phases were over (the run folder's `stop`,
         # seen at a 100 ms snapshot), not after the config's `seconds` (10 snapshots each)
