@@ -9,9 +9,12 @@
              ``rtshield run scenarios/danicki2021/queue_500.toml`` process with
              its figures and with ``--no-figures``, and ``rtshield --help``,
              each ``--repeat`` times, in turn (median and spread), each in a
-             process of its own; then (unless ``--no-server``) the same three
-             through a resident server (``rtshield server start`` in a runtime
-             folder of its own, stopped at the end): the start, the first
+             process of its own, and beside them the floor: a process that only
+             imports the installed libraries the run imports (found by
+             ``-X importtime``), without figures and for the figure worker;
+             then (unless ``--no-server``) the same three through a resident
+             server (``rtshield server start`` in a runtime folder of its
+             own, stopped at the end): the start, the first
              command of each after it, and ``--repeat`` of each, every one a
              whole client process;
 * ``sweep``  a two-axis Danicki sweep of ``--points`` points (queue size ×
@@ -112,6 +115,32 @@ def _compile(folder: str) -> None:
     compileall.compile_dir(str(Path(folder) / "rtshield"), quiet=1)
 
 
+def _libraries(args: list[str], env: dict[str, str]) -> list[str]:
+    """The installed libraries' modules that the process ``args`` (and every process
+    it forks) imports itself: the outermost module of each chain of imports that
+    leaves Python's standard library and rtshield for an installed distribution,
+    read from ``-X importtime``'s report (children before parents, two spaces a
+    level). Importing exactly these in a process that does nothing else is what
+    the command pays for its libraries before any work of its own."""
+    import importlib.metadata
+
+    owned = importlib.metadata.packages_distributions()
+    p = subprocess.run(args, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    rows = [(len(m[1]) // 2, m[2]) for m in
+            re.finditer(r"^import time:\s+\d+ \|\s+\d+ \| ( *)(\S+)$", p.stderr, re.M)]
+    stack: list[tuple[int, bool]] = []
+    found = set()
+    for depth, name in reversed(rows):  # parents before their children
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        lib = name.split(".")[0] in owned and name.split(".")[0] != "rtshield"
+        if lib and not (stack and stack[-1][1]):
+            found.add(name)
+        stack.append((depth, lib))
+    return sorted(found)
+
+
 def m_start(repeat: int, baseline: str | None = None, served: bool = True) -> dict:
     """The three start cases, each ``repeat`` times in turn, each a process of its own
     (``RTSHIELD_SERVER=off``); with ``baseline`` (another checkout's ``python/``
@@ -121,6 +150,8 @@ def m_start(repeat: int, baseline: str | None = None, served: bool = True) -> di
     the start itself, the first command of each case after it, then ``repeat`` each,
     every one a whole client process."""
     import bench_simpy
+
+    from rtshield.serverlink import PROCESS_DEFAULTS  # what a run sets before numpy
 
     simpy_s, _ = bench_simpy.run_simpy(Q500, 1)
     envs = {"": {**_env(), "RTSHIELD_SERVER": "off"}}
@@ -136,19 +167,33 @@ def m_start(repeat: int, baseline: str | None = None, served: bool = True) -> di
             "bare": [*py, "run", str(Q500), "--out", f"{d}/b", "--quiet", "--no-figures"],
             "help": [*py, "--help"],
         }
+        own = envs[""]
+        libs = {name: _libraries(runs[name], own) for name in ("bare", "figures")}
+        floors = {  # the libraries alone: the run's own, and what its figure worker adds
+            "bare": libs["bare"],
+            "figures": sorted({m.split(".")[0] for m in libs["figures"]}
+                              - {m.split(".")[0] for m in libs["bare"]}),
+        }
+        floor_env = {**own, **PROCESS_DEFAULTS}
+        floor_runs = {f"floor/{name}": [sys.executable, "-c", "import " + ", ".join(mods)]
+                      for name, mods in floors.items()}
         for args in runs.values():  # warm the caches (bytecode, the file system)
             for env in envs.values():
                 _timed(args, env)
+        for args in floor_runs.values():
+            _timed(args, floor_env)
         for _ in range(repeat):  # in turn, so a drift of the machine's speed hits all alike
             for name, args in runs.items():
                 for tag, env in envs.items():
                     walls.setdefault(f"{name}{'/' + tag if tag else ''}", []).append(
                         _timed(args, env))
+            for name, args in floor_runs.items():
+                walls.setdefault(name, []).append(_timed(args, floor_env))
         server: dict = {}
         if served:
             server = _m_served(py, runs, repeat, walls, envs)
     return {"simpy_s": simpy_s, "walls": walls, "repeat": repeat, "baseline": baseline,
-            "server": server}
+            "server": server, "floors": floors}
 
 
 def _m_served(py: list[str], runs: dict[str, list[str]], repeat: int,
@@ -295,6 +340,18 @@ def render(res: dict, before: str, after: str, started: str, section: str) -> st
             f"median {_med(w['help'])}",
             verdict(hlp < 0.2, f"{hlp - 0.2:.2f} s over"),
         ))
+        for name, what, target in (("bare", "`run --no-figures` imports", 0.25),
+                                   ("figures", "a run's figure worker adds", None)):
+            med = statistics.median(w[f"floor/{name}"])
+            mods = ", ".join(s["floors"][name])
+            rows.append((
+                f"the floor: the installed libraries {what}, imported by a process that "
+                "does nothing else",
+                f"median {_med(w[f'floor/{name}'])}; `python -c \"import {mods}\"`",
+                (f"the target ({target} s) is {med - target:.2f} s below this floor"
+                 if med > target else f"below the target ({target} s)") if target else
+                "in the figure worker, beside the run's own imports",
+            ))
         if s.get("server"):
             first = s["server"]["first"]
             for name, what, target in (("figures", "run queue_500 with its figures", 0.6),

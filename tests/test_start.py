@@ -88,3 +88,18 @@ def test_run_with_figures_draws_them_in_a_worker_or_adds_matplotlib_only(tmp_pat
     alone = len(os.sched_getaffinity(0)) < 2
     assert got["loaded"] == ["jinja2", *(["matplotlib"] if alone else []), "numpy", "pyarrow",
                              "pydantic"]
+
+
+def test_the_bench_floor_lists_the_outermost_installed_libraries_a_process_imports():
+    """bench/scale.py's floor imports what `-X importtime` shows a command importing
+    from installed libraries: the outermost module of each chain (jinja2, not the
+    markupsafe jinja2 imports itself), no standard-library module, no rtshield one."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import scale
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    env = {**os.environ, "PYTHONPATH": str(Path(rtshield.__file__).resolve().parent.parent)}
+    got = scale._libraries([sys.executable, "-c", "import json, jinja2, rtshield.units"], env)
+    assert "jinja2" in got
+    assert not any(m.split(".")[0] in ("json", "markupsafe", "rtshield") for m in got), got
