@@ -49,7 +49,7 @@ from .storms import (
     storm_match,
     tool_of,
 )
-from .verdict import Rule, pooled, recovery, step_result, window
+from .verdict import Rule, errors_after, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
 __all__ = ["Options", "needs_shaper", "planned_seconds", "run_once", "run_test"]
@@ -258,6 +258,8 @@ def run_step(
         failed = [n for n in judged if rec["monitors"][n]["verdict"] == "fail"]
         rec["verdict"] = "fail" if failed else "pass"
         rec["recovery_s"] = await_recovery(mons, t_end, prof)
+        rec["errors_after"] = {m.name: errors_after(m.samples(), t_end, rec["recovery_s"][m.name])
+                               for m in mons}
         runs.append(rec)
         back = all(v is not None for v in rec["recovery_s"].values())
         opts.say(
@@ -334,6 +336,7 @@ def run_storm(
             "failed_at": None if first is None else _rate_of(first),
             "recovery_s": r,
             "recovered": recovered,
+            "errors_after": max(x["errors_after"][m.name] for x in all_runs),
         }
     breaking = next((s for s in done if s["verdict"] == "fail"), None)
     recovered_all = all(v["recovered"] for v in monitors.values())
