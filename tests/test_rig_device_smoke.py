@@ -211,3 +211,39 @@ def test_after_sigkill_rig_clean_stops_what_was_left(tmp_path):
     while gone(run_tag(srv.pid), iface) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not gone(run_tag(srv.pid), iface)
+
+
+RESUME = Path(__file__).resolve().parent / "data" / "rig" / "device_resume.toml"
+
+
+def test_an_interrupted_test_resumes_where_it_stopped(tmp_path, served):
+    """Ctrl-C during the second run: the first stays recorded in the staging folder
+    beside --out (which is not made); the same command again measures the baseline
+    and the second run only, and says so; its summary has both runs, of two attempts,
+    and the folder keeps no record (run.py, record.py)."""
+    out = tmp_path / "dev"
+    argv = ("device", "--target", "198.18.0.1", "--iface", served, "--profile", str(RESUME),
+            "--out", str(out))
+    p = rig(*argv)
+    deadline = time.monotonic() + 60
+    while "step 1, run 1:" not in first_line(p, 5):  # the first run is recorded, then said
+        assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    assert p.returncode == 130 and not out.exists()
+    staging = tmp_path / ".dev.rtshield-staging"
+    rows = (staging / ".rig-device-runs.csv").read_text().splitlines()
+    assert [r.split(",")[:4] for r in rows] == [["run", "storm", "step", "try"],
+                                                ["0", "bcast", "1", "1"]]
+
+    p = rig(*argv)
+    stdout, stderr = p.communicate(timeout=120)
+    assert p.returncode in (0, 1), stderr
+    assert "resuming the interrupted test recorded in" in stdout
+    assert "step 1, run 1: " in stdout and "(recorded by an earlier attempt)" in stdout
+    assert "1 of 2 runs were recorded by an earlier, interrupted attempt" in stdout
+    s = json.loads((out / "summary.json").read_text())
+    runs = [r for st in s["storms"][0]["steps"] for r in st["runs"]]
+    assert s["attempts"] == 2 and [r["attempt"] for r in runs] == [1, 2]
+    assert all(r["monitors"]["modbus"]["samples"] > 0 for r in runs)
+    assert not staging.exists() and not list(out.glob(".rig-device-*"))

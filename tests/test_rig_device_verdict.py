@@ -273,7 +273,8 @@ def test_a_step_from_its_runs_on_samples(stalled, fail_runs, verdict_, why):
     ss = verdict.samples(recs, C20)
     runs = [verdict.window(ss, lo, hi, C20) for lo, hi in spans]
     assert [w["verdict"] for w in runs] == ["fail" if k in stalled else "pass" for k in range(3)]
-    res = verdict.step_result(runs, verdict.pooled(ss, spans, C20), verdict.Rule(3, fail_runs))
+    pooled = verdict.pooled([(ss, lo, hi) for lo, hi in spans], C20)
+    res = verdict.step_result(runs, pooled, verdict.Rule(3, fail_runs))
     assert (res["verdict"], res["why"]) == (verdict_, why)
     assert (res["runs"], res["runs_failed"], res["counted"]) == (3, len(stalled), True)
     assert res["samples"] == 180 and res["good"] == 180 - 6 * len(stalled)
@@ -286,10 +287,11 @@ def test_pooled_windows_leave_out_the_time_between_runs():
     recs, spans = _stalled_runs(set())
     recs = [r for r in recs if any(lo <= r[0] < hi for lo, hi in spans)]  # nothing between
     ss = verdict.samples(recs, C20)
-    w = verdict.pooled(ss, spans, C20)
+    w = verdict.pooled([(ss, lo, hi) for lo, hi in spans], C20)
     assert w["verdict"] == "pass" and w["samples"] == 180 and w["max_gap_s"] == 0.05
     bad = [(t, 0, 0) if 20 * S + S <= t < 20 * S + 2 * S else (t, a, s) for t, a, s in recs]
-    w = verdict.pooled(verdict.samples(bad, C20), spans, C20)
+    bad_ss = verdict.samples(bad, C20)
+    w = verdict.pooled([(bad_ss, lo, hi) for lo, hi in spans], C20)
     assert w["max_gap_s"] == 1.05 and "gap 1.05 s > 1 s" in w["why"]
 
 
@@ -367,7 +369,10 @@ def test_a_storm_ramp_by_the_rule(tmp_path, monkeypatch, kind, breaking, ping_co
     monkeypatch.setattr(run, "mono_ns", lambda: now["t"] + S)  # 1 s after each sleep
     said = []
     opts = run.Options("198.18.0.1", "x", None, tmp_path, said.append)
-    s = run.run_storm(None, prof, prof.storm[0], mons, None, opts, 0.0)
+    def trial(storm, step, i, k):
+        return run.measure_run(None, prof, storm, step, i, k, mons, None, 0.0, None, 0, 1)
+
+    s = run.run_storm(prof, prof.storm[0], mons, opts, trial)
 
     per_step = [len(x["runs"]) for x in s["steps"]]
     stop = 2 if ping_counted else 3
@@ -409,12 +414,13 @@ def _summary_and_report(tmp_path, prof, mons, storm) -> None:
     raw = {"system": {}, "target": "198.18.0.1", "iface": "x", "source": "198.18.0.2",
            "target_mac": "02:00:00:00:00:01", "storms": [storm], "not_run": [], "skipped": {},
            "baseline": {"window_ns": [0, S], "tx_pps": 0.0, "host_rst_pps": 0.0,
-                        "monitors": base}, "t0_ns": 0}
+                        "monitors": base}, "t0_ns": 0, "started": 1}
     s = summarize(raw, prof, Path("p.toml"), {"max_rate": None})
     assert s["rule"] == {"repeat": 3, "fail_runs": 2}
     assert s["criteria"]["ping"]["informational_in"] == ["icmp_echo"]
     run7 = s["storms"][0]["steps"][2]["runs"][1]
     assert run7["window_s"] == [60.0, 63.0] and run7["verdict"] == "fail"
+    assert run7["attempt"] == 1 and s["attempts"] == 1
     assert s["storms"][0]["steps"][2]["monitors"]["modbus"]["why"].startswith(
         "2 of 2 runs failed: run 1: ")
     html = write_report(tmp_path, s, "", latency_figure(tmp_path, s)).read_text()

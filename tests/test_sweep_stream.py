@@ -45,7 +45,7 @@ def test_a_grid_over_the_limit_is_refused_before_anything(tmp_path, capsys):
 
 
 def _table(tmp_path, columns=("point", "k", HASH := "scenario_sha256"), room=4):
-    return table.LiveTable(tmp_path, list(columns), room=room)
+    return table.LiveTable(tmp_path, list(columns), room=room, name=table.TABLE)
 
 
 def _lines(path):

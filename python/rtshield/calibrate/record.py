@@ -4,9 +4,9 @@ calibration reads back instead of simulating them again.
 Each point's row goes into :data:`RECORD` as the point finishes, synced to
 disk, in the folder the command writes (the staging folder beside ``--out``,
 kept when the command fails or is interrupted; ``--out`` itself once it has
-succeeded). The table is the sweep's :class:`~rtshield.sweep.table.LiveTable`,
-the one home of how such a table is written in index order, closed on an
-interruption, merged after a crash and found again by the next run.
+succeeded). The table is a :class:`~rtshield.livetable.LiveTable`, the one home
+of how such a table is written in index order, closed on an interruption, merged
+after a crash and found again by the next run.
 
 A row holds the point's score and objectives at full precision (JSON; not its
 worker time, so the same calibration gives the same bytes), the key of its
@@ -32,9 +32,9 @@ from typing import Any
 from rtshield._version import __version__
 from rtshield.calibrate.file import Calibration, scenarios
 from rtshield.calibrate.points import BUDGET_PREFIX
+from rtshield.livetable import LiveTable
 from rtshield.outputs import shown
 from rtshield.sweep.grid import scenario_hash
-from rtshield.sweep.table import LiveTable
 
 __all__ = ["COLUMNS", "RECORD", "PointRecord", "calibration_key"]
 

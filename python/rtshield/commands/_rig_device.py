@@ -6,6 +6,7 @@ Registered on the ``rig`` group by :mod:`rtshield.commands.rig`.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -23,7 +24,10 @@ DEVICE_HELP = (
     "connect, its heartbeat). Checks that the target answers before the first storm, caps "
     "every rate at --max-rate, holds each step evenly at its rate (a shaper on --iface, "
     "given back after each run; an --iface with a queueing discipline of your own is "
-    "refused), stops every flood at once on Ctrl-C or SIGTERM. Writes "
+    "refused), stops every flood at once on Ctrl-C or SIGTERM. An interrupted test "
+    "resumes: the same command into the same --out measures the baseline again and reads "
+    "back every run that finished (another profile, target or option: it starts afresh, "
+    "saying so). Writes "
     "DIR/summary.json (per storm and step the rate asked and achieved, each monitor's "
     "statistics and verdict, the breaking rate and the recovery time), DIR/report.html, "
     "DIR/fig_latency.png, DIR/monitors/ and DIR/logs/. Exit status 0: every monitor passed; "
@@ -164,7 +168,12 @@ def handle_device(args) -> int:
     if paced:  # the storms' shaper can have the interface's queueing, before DIR
         shaper.check_lendable(args.iface)
     say = (lambda m: None) if args.quiet else (lambda m: print(f"rig device: {m}", flush=True))
-    out = prepare_out_dir(args.out)
+    # an interrupted test leaves its staging folder, and in it the record of its finished
+    # runs, which the same test into the same --out reads back (rig/device/record.py)
+    out = prepare_out_dir(args.out, resumable=True, kind="rig device")
+    # the monitors' files are this attempt's (an earlier attempt's runs keep their
+    # samples in the record)
+    shutil.rmtree(out / "monitors", ignore_errors=True)
     for d in ("monitors", "logs"):
         claim_dir(out, d)
     minutes = device.planned_seconds(prof, cap, longest=False) / 60
@@ -184,6 +193,7 @@ def handle_device(args) -> int:
     atomic_write(out / "profile.toml", text)
     fig = device.latency_figure(out, summary)
     report = device.write_report(out, summary, text, fig)
+    device.discard_record(out)  # finished: the same command measures again
     prune_stale(out, time.time_ns())
     for s in summary["storms"]:
         br = s["breaking_rate"]
@@ -191,6 +201,10 @@ def handle_device(args) -> int:
             f"  {s['name']}: {s['verdict']}"
             + (f" (breaking rate {br:,.0f} pkt/s)" if br is not None else "")
         )
+    if raw["resumed"]:
+        runs = sum(len(st["runs"]) for s in summary["storms"] for st in s["steps"])
+        print(f"rig device: {raw['resumed']} of {runs} runs were recorded by an earlier, "
+              "interrupted attempt into this --out and not run again")
     print(f"rig device: {summary['verdict']}; results: {out}/ (report: {report})")
     return device.exit_code(summary)
 

@@ -269,6 +269,7 @@ def run_sweep(
         live = table.LiveTable.resuming(
             out,
             columns,
+            name=table.TABLE,
             # room for every point in flight (twice the workers' tasks), and as many again
             room=max(64, 4 * batch * cluster.workers),
         )
@@ -308,7 +309,7 @@ def run_sweep(
                 else:
                     summary = res
                 nums = table.numbers(summary, sc.critical.period_ns / 1e3)
-                live.put(i, live.row(i, point, axes, nums, digest))
+                live.put(i, table.row(columns, i, point, axes, nums, digest))
                 if bar is not None:
                     bar(live.next, n)
             complete = True

@@ -8,7 +8,9 @@ criteria. The modules, bottom up: :mod:`.profile` (reading a profile),
 :mod:`.storms` (the tools' command lines, the steps under the rate cap),
 :mod:`.iface` (the interface, the target's addresses, the achieved rate's
 counters), :mod:`.verdict` (statistics, verdicts and recovery from a monitor's
-samples); :mod:`.monitors` (the monitors' processes); :mod:`.run` (the test);
+samples); :mod:`.monitors` (the monitors' processes) and :mod:`.record` (the runs
+recorded as they finish, which an interrupted test resumes from); :mod:`.run` (the
+test);
 :mod:`.summary` (``summary.json``, the exit status) and :mod:`.report`
 (``report.html``, ``fig_latency.png``).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from .monitors import Monitor, monitor_argv, start_monitors
 from .profile import default_profile, load_profile, select
+from .record import discard as discard_record
 from .report import latency_figure, write_report
 from .run import Options, needs_shaper, planned_seconds, run_test
 from .storms import DEFAULT_CAP, Endpoints, Step, plan_steps, storm_argv, tool_of
@@ -34,6 +37,7 @@ __all__ = [
     "Sample",
     "Step",
     "default_profile",
+    "discard_record",
     "exit_code",
     "latency_figure",
     "load_profile",

@@ -20,6 +20,14 @@ storm's recovery when it was good again within its ``recover`` after every run o
 the storm; a target that is not back within the profile's ``wait_recovery``
 (default 60 s, plus the time the samples take to come in) ends the test (the
 remaining storms are not run).
+
+Each run is recorded as it finishes (:mod:`.record`). The same test started again
+into the same ``--out`` after an interruption measures the baseline again (the
+device may have rebooted: the test goes on only when it answers) and then asks for
+its runs in the same order, reading back each one recorded for that point of the
+test instead of running it: the steps' and storms' results come from the same code,
+on the recorded runs' measurements (:func:`judge_run` is the one place a run's
+measurements become its verdict).
 """
 
 from __future__ import annotations
@@ -27,11 +35,13 @@ from __future__ import annotations
 import contextlib
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rtshield.outputs import shown as shown_path
 from rtshield.rig.harness import Processes
 from rtshield.rig.host import RigError, read_text, system_info
 from rtshield.rig.shaper import Loan, lend
@@ -40,6 +50,7 @@ from rtshield.schema.profile import ProfileFile, StormEntry
 
 from . import iface as link
 from .monitors import Monitor, start_monitors
+from .record import Measured, RunRecord, test_parts
 from .storms import (
     Endpoints,
     Step,
@@ -49,10 +60,13 @@ from .storms import (
     storm_match,
     tool_of,
 )
-from .verdict import Rule, errors_after, pooled, recovery, step_result, window
+from .verdict import Rule, Sample, errors_after, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
-__all__ = ["Options", "needs_shaper", "planned_seconds", "run_once", "run_test"]
+__all__ = [
+    "Options", "Run", "Trial", "judge_run", "measure_run", "needs_shaper", "planned_seconds",
+    "run_once", "run_recorded", "run_storms", "run_test",
+]
 
 #: Seconds the monitors get to connect before the baseline starts: at least the first,
 #: at most the second (a monitor without a record by then fails the baseline).
@@ -228,77 +242,130 @@ def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 1)
 
 
-def run_step(
+#: One run of a step: ``(storm, step, step's index, try)`` -> what it measured
+#: (:func:`measure_run`, or read back from the test's record, :mod:`.record`).
+Trial = Callable[[StormEntry, Step, int, int], Measured]
+
+
+@dataclass
+class Run:
+    """One run of a step: what summary.json says of it (:func:`judge_run`), and what its
+    step's statistics pool — each monitor's samples in its window ``span``."""
+
+    rec: dict[str, Any]
+    samples: dict[str, list[Sample]]
+    span: tuple[int, int]
+    recorded: bool = False  #: read back from the record, not measured by this attempt
+
+
+def _judged(storm: StormEntry, mons: list[Monitor]) -> list[str]:
+    """The monitors whose verdicts decide a run of ``storm`` (every monitor when each is
+    informational in it)."""
+    counted = [m.name for m in mons if storm.kind not in m.entry.informational_in]
+    return counted or [m.name for m in mons]
+
+
+def judge_run(storm: StormEntry, mons: list[Monitor], got: Measured) -> Run:
+    """What a run of ``storm`` says from what it measured, whether measured now or read
+    back: each monitor's window, the run's verdict, its times from its attempt's start."""
+    lo, hi = got.span
+    monitors = {m.name: window(got.samples[m.name], lo, hi, m.criteria) for m in mons}
+    failed = [n for n in _judged(storm, mons) if monitors[n]["verdict"] == "fail"]
+    rec = {
+        **got.rates,
+        "window_s": [round((lo - got.t0) / 1e9, 3), round((hi - got.t0) / 1e9, 3)],
+        "started": got.started,
+        "monitors": monitors,
+        "verdict": "fail" if failed else "pass",
+        "recovery_s": got.recovery_s,
+        "errors_after": {m.name: got.errors_after.get(m.name, 0) for m in mons},
+    }
+    return Run(rec, got.samples, got.span, got.recorded)
+
+
+def measure_run(
     procs: Processes,
     prof: ProfileFile,
     storm: StormEntry,
     step: Step,
     index: int,
+    k: int,
     mons: list[Monitor],
     ep: Endpoints,
-    opts: Options,
     base_tx_pps: float,
-    loan: Loan | None = None,
+    loan: Loan | None,
+    t0: int,
+    started: int,
+) -> Measured:
+    """Try ``k`` of step ``index`` of ``storm`` on the device: the storm, the pause until
+    every sample of its window is in, the recovery wait."""
+    _, step_ns, pause_ns = _ramp(prof, storm)
+    lo, t_end, rates = run_once(procs, storm, step, f"storm.{storm.name}.{index}.{k}", ep,
+                                step_ns, base_tx_pps, loan)
+    sleep_until(t_end + max(pause_ns, _lag_ns(prof)))
+    samples = {m.name: [s for s in m.samples() if lo <= s.t < t_end] for m in mons}
+    recovery_s = await_recovery(mons, t_end, prof)
+    errors = {m.name: errors_after(m.samples(), t_end, recovery_s[m.name]) for m in mons}
+    return Measured(rates, samples, (lo, t_end), recovery_s, t0, started, errors_after=errors)
+
+
+def run_step(
+    prof: ProfileFile,
+    storm: StormEntry,
+    step: Step,
+    index: int,
+    mons: list[Monitor],
+    opts: Options,
+    trial: Trial,
 ) -> dict[str, Any]:
     """Run one step of ``storm`` as often as the profile's rule needs; its record: the
     rates (the runs' mean), each monitor's result by the rule, and every run."""
-    _, step_ns, pause_ns = _ramp(prof, storm)
     rule = Rule.of(prof.profile)
-    lag = _lag_ns(prof)
     counted = {m.name: storm.kind not in m.entry.informational_in for m in mons}
-    judged = [n for n, c in counted.items() if c] or list(counted)
-    runs: list[dict[str, Any]] = []
+    judged = _judged(storm, mons)
+    runs: list[Run] = []
     while True:
         k = len(runs) + 1
-        lo, t_end, rec = run_once(procs, storm, step, f"storm.{storm.name}.{index}.{k}", ep,
-                                  step_ns, base_tx_pps, loan)
-        sleep_until(t_end + max(pause_ns, lag))
-        rec["window_ns"] = [lo, t_end]
-        rec["monitors"] = {m.name: window(m.samples(), lo, t_end, m.criteria) for m in mons}
+        run = judge_run(storm, mons, trial(storm, step, index, k))
+        runs.append(run)
+        rec = run.rec
         failed = [n for n in judged if rec["monitors"][n]["verdict"] == "fail"]
-        rec["verdict"] = "fail" if failed else "pass"
-        rec["recovery_s"] = await_recovery(mons, t_end, prof)
-        rec["errors_after"] = {m.name: errors_after(m.samples(), t_end, rec["recovery_s"][m.name])
-                               for m in mons}
-        runs.append(rec)
         back = all(v is not None for v in rec["recovery_s"].values())
         opts.say(
             f"{storm.name}: step {index}, run {k}: {rec['rate_achieved']:,.0f} pkt/s achieved; "
             + ("every monitor passed" if not failed else "failed: " + ", ".join(
                 f"{n} ({rec['monitors'][n]['why']})" for n in failed))
             + ("" if back else "; not back")
+            + (" (recorded by an earlier attempt)" if run.recorded else "")
         )
-        fails = {n: sum(r["monitors"][n]["verdict"] == "fail" for r in runs) for n in judged}
+        fails = {n: sum(r.rec["monitors"][n]["verdict"] == "fail" for r in runs) for n in judged}
         if not back or all(rule.decided(len(runs), f) for f in fails.values()):
             break
-    spans = [tuple(r["window_ns"]) for r in runs]
     monitors = {
-        m.name: step_result([r["monitors"][m.name] for r in runs],
-                            pooled(m.samples(), spans, m.criteria), rule, counted[m.name])
+        m.name: step_result([r.rec["monitors"][m.name] for r in runs],
+                            pooled([(r.samples[m.name], *r.span) for r in runs], m.criteria),
+                            rule, counted[m.name])
         for m in mons
     }
     failed = [n for n, w in monitors.items() if w["counted"] and w["verdict"] == "fail"]
     return {
         **step.as_dict(),
-        "rate_achieved": _mean([r["rate_achieved"] for r in runs]),
-        "tx_pps": _mean([r["tx_pps"] for r in runs]),
-        "host_rst_pps": _mean([r["host_rst_pps"] for r in runs]),
+        "rate_achieved": _mean([r.rec["rate_achieved"] for r in runs]),
+        "tx_pps": _mean([r.rec["tx_pps"] for r in runs]),
+        "host_rst_pps": _mean([r.rec["host_rst_pps"] for r in runs]),
         "verdict": "fail" if failed else "pass",
         "failed": failed,
         "monitors": monitors,
-        "runs": runs,
+        "runs": [r.rec for r in runs],
     }
 
 
 def run_storm(
-    procs: Processes,
     prof: ProfileFile,
     storm: StormEntry,
     mons: list[Monitor],
-    ep: Endpoints,
     opts: Options,
-    base_tx_pps: float,
-    loan: Loan | None = None,
+    trial: Trial,
 ) -> dict[str, Any]:
     """Run one storm's ramp, each step by the profile's rule; return its summary."""
     rates, step_ns, _ = _ramp(prof, storm)
@@ -309,7 +376,7 @@ def run_storm(
         shown = "max" if step.rate is None else f"{step.rate:,.0f} pkt/s"
         opts.say(f"{storm.name}: step {i}/{len(steps)} at {shown} ({_s(step_ns):g} s, "
                  f"up to {rule.repeat} runs)")
-        rec = run_step(procs, prof, storm, step, i, mons, ep, opts, base_tx_pps, loan)
+        rec = run_step(prof, storm, step, i, mons, opts, trial)
         done.append(rec)
         runs = rec["runs"]
         opts.say(
@@ -375,6 +442,7 @@ def _run_test(
     system = system_info(sorted({tool_of(s.kind) for s in prof.storm}))
     limit = planned_seconds(prof, opts.cap) + 60
     t0 = mono_ns()
+    started = time.time_ns()  # this attempt's: a resumed test's runs say which measured them
     mons = start_monitors(
         procs, prof.monitor, opts.target, opts.iface, opts.out / "monitors",
         end_ns=t0 + int(limit * 1e9), limit_s=limit + 10, source=source,
@@ -412,22 +480,18 @@ def _run_test(
         raise RigError(f"rig device: {opts.target} does not answer ARP on {opts.iface}")
     ep = Endpoints(opts.iface, link.iface_mac(opts.iface), source, mac, opts.target)
     opts.say(f"baseline passed: {', '.join(base)}; the target's MAC is {mac}")
-    storms: list[dict[str, Any]] = []
-    not_run: list[str] = []
-    for st in prof.storm:
-        if storms and storms[-1]["recovery_s"] is None:  # the device is not back
-            not_run.append(st.name)
-            continue
-        storms.append(
-            run_storm(procs, prof, st, mons, ep, opts, max(0.0, base_tx - base_rst), loan)
-        )
-        s = storms[-1]
-        opts.say(
-            f"{st.name}: {s['verdict']}"
-            + (f", breaking rate {s['breaking_rate']:,.0f} pkt/s" if s["breaking_rate"] else "")
-            + (f", recovered in {s['recovery_s']:g} s" if s["recovery_s"] is not None
-               else ", not back: the remaining storms are not run")
-        )
+    base_pps = max(0.0, base_tx - base_rst)
+
+    def measure(storm: StormEntry, step: Step, i: int, k: int) -> Measured:
+        return measure_run(procs, prof, storm, step, i, k, mons, ep, base_pps, loan, t0,
+                           started)
+
+    record = RunRecord(opts.out, test_parts(prof, opts.target, opts.iface, opts.cap, mac,
+                                            [m.name for m in mons]))
+    if record.resuming:
+        opts.say(f"resuming the interrupted test recorded in {shown_path(opts.out)}: its "
+                 "recorded runs are read back, not run again")
+    storms, not_run = run_recorded(prof, mons, opts, record, measure)
     procs.stop_all()  # the monitors write their last samples
     system["loadavg_end"] = read_text("/proc/loadavg")
     return {
@@ -442,4 +506,43 @@ def _run_test(
         "not_run": not_run,
         "skipped": skipped,
         "t0_ns": t0,
+        "started": started,
+        "resumed": record.resumed,
     }
+
+
+def run_recorded(
+    prof: ProfileFile, mons: list[Monitor], opts: Options, record: RunRecord, measure: Trial
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """:func:`run_storms`, each run read back from ``record``, or measured (``measure``)
+    and recorded; the record closed however the test ends (an error, Ctrl-C: every run
+    that finished stays recorded, the run in progress is not)."""
+    complete = False
+    try:
+        out = run_storms(prof, mons, opts, record.trial(measure))
+        complete = True
+    finally:
+        record.close(complete)
+    return out
+
+
+def run_storms(
+    prof: ProfileFile, mons: list[Monitor], opts: Options, trial: Trial
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every storm of ``prof`` in turn, each run by ``trial``: their summaries, and the
+    storms not run (the device was not back after one)."""
+    storms: list[dict[str, Any]] = []
+    not_run: list[str] = []
+    for st in prof.storm:
+        if storms and storms[-1]["recovery_s"] is None:  # the device is not back
+            not_run.append(st.name)
+            continue
+        storms.append(run_storm(prof, st, mons, opts, trial))
+        s = storms[-1]
+        opts.say(
+            f"{st.name}: {s['verdict']}"
+            + (f", breaking rate {s['breaking_rate']:,.0f} pkt/s" if s["breaking_rate"] else "")
+            + (f", recovered in {s['recovery_s']:g} s" if s["recovery_s"] is not None
+               else ", not back: the remaining storms are not run")
+        )
+    return storms, not_run

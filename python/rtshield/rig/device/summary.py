@@ -7,11 +7,12 @@ means of its runs), ``profile_rate``, ``capped``, ``verdict``, ``failed`` (the
 counted monitors that failed it), ``monitors`` (per monitor its statistics over
 every run's samples pooled, ``verdict`` by the profile's rule, ``why``, ``runs``,
 ``runs_failed`` and ``counted``: false when the monitor is informational in this
-storm) and ``runs`` (per run ``window_s``, the rates, ``verdict``, ``monitors``:
-per monitor the run's statistics and verdict, ``recovery_s`` and ``errors_after`` -- the
-error answers after the run until the monitor recovered, a TCP monitor's refused
-connections -- per monitor)), ``monitors`` (per monitor over the storm: ``verdict``,
-``counted``, ``failed_at``, ``recovery_s`` -- the longest after any run of the storm --,
+storm) and ``runs`` (per run ``window_s``, ``attempt``, the rates, ``verdict``,
+``monitors``: per monitor the run's statistics and verdict, ``recovery_s`` and
+``errors_after`` -- the error answers after the run until the monitor recovered, a TCP
+monitor's refused connections -- per monitor)),
+``monitors`` (per monitor over the storm: ``verdict``, ``counted``,
+``failed_at``, ``recovery_s`` -- the longest after any run of the storm --,
 ``recovered``, ``errors_after`` -- the most after any run), ``informational`` (the
 monitors that decide nothing in this storm), ``breaking_rate`` (the rate of the first
 step a counted monitor failed, ``null`` when none did), ``breaking_step``, ``recovery_s``
@@ -19,9 +20,12 @@ step a counted monitor failed, ``null`` when none did), ``breaking_step``, ``rec
 ``wait_recovery``) and ``verdict``. ``rule``: the step rule (``repeat``,
 ``fail_runs``). ``skipped``: the ``optional`` monitors the device
 had no good sample of in the baseline, each with why (they are in no step; ``criteria``
-holds the monitors used, each with its ``informational_in``). Times are seconds since
-the monitors started. ``system`` is the test host's (kernel, CPU, load at the start and
-the end, the tools' versions), as in the other rig outputs.
+holds the monitors used, each with its ``informational_in``). ``attempts``: how many
+times the test was started before it finished (1; more when it was interrupted and
+resumed, :mod:`.record`): each run's ``attempt`` says which measured it, the baseline
+is the last one's. Times are seconds since the monitors of the attempt started.
+``system`` is the test host's (kernel, CPU, load at the start and the end, the tools'
+versions), as in the other rig outputs.
 """
 
 from __future__ import annotations
@@ -47,11 +51,15 @@ def summarize(
 ) -> dict[str, Any]:
     """The summary of a finished test (``raw``: :func:`.run.run_test`'s result)."""
     t0 = raw["t0_ns"]
+    runs = [r for s in raw["storms"] for st in s["steps"] for r in st["runs"]]
+    # the attempts in the order they started; this one, which measured the baseline, last
+    attempts = [*sorted({r["started"] for r in runs} - {raw["started"]}), raw["started"]]
+    number = {a: i for i, a in enumerate(attempts, 1)}
     storms = []
     for s in raw["storms"]:
         steps = [
-            {**st, "runs": [{**{k: v for k, v in r.items() if k != "window_ns"},
-                             "window_s": _rel(r["window_ns"], t0)} for r in st["runs"]]}
+            {**st, "runs": [{**{k: v for k, v in r.items() if k != "started"},
+                             "attempt": number[r["started"]]} for r in st["runs"]]}
             for st in s["steps"]
         ]
         storms.append({**s, "steps": steps})
@@ -86,6 +94,7 @@ def summarize(
         },
         "storms": storms,
         "not_run": raw["not_run"],
+        "attempts": len(attempts),
         "failed": failed,
         "verdict": "fail" if failed or raw["not_run"] else "pass",
     }

@@ -139,18 +139,21 @@ def max_gap_ns(ss: Sequence[Sample], lo: int, hi: int) -> int:
 
 def window(ss: Sequence[Sample], lo: int, hi: int, c: Criteria) -> dict[str, Any]:
     """The statistics and the verdict of the samples in ``[lo, hi)``."""
-    return pooled(ss, [(lo, hi)], c)
+    return pooled([(ss, lo, hi)], c)
 
 
-def pooled(ss: Sequence[Sample], spans: Sequence[tuple[int, int]], c: Criteria) -> dict[str, Any]:
-    """The statistics and the verdict of the samples in every span ``[lo, hi)`` together
-    (the runs of a step): their good fraction and quantiles pooled, the longest gap of
-    any span."""
-    mine = [s for s in ss if any(lo <= s.t < hi for lo, hi in spans)]
+def pooled(
+    parts: Sequence[tuple[Sequence[Sample], int, int]], c: Criteria
+) -> dict[str, Any]:
+    """The statistics and the verdict of several windows together (the runs of a step,
+    each ``(samples, lo, hi)``: the samples in ``[lo, hi)`` count; each window on its own
+    clock, as the runs of a resumed test, measured in several attempts, are): their good
+    fraction and quantiles pooled, the longest gap of any window."""
+    mine = [s for ss, lo, hi in parts for s in ss if lo <= s.t < hi]
     n = len(mine)
     good = sum(s.good for s in mine)
     vals = sorted(s.value / 1e6 for s in mine if s.value is not None)
-    gap = max(max_gap_ns(ss, lo, hi) for lo, hi in spans)
+    gap = max(max_gap_ns(ss, lo, hi) for ss, lo, hi in parts)
     frac = good / n if n else 0.0
     why = []
     if not n:
