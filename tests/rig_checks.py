@@ -1,15 +1,20 @@
 """What the rig's tests share: the configuration text of the FreeRTOS target, and for
 the smoke tests (``tests/test_rig_smoke.py``, ``tests/test_rig_freertos_smoke.py``,
 ``tests/test_rig_mps2_smoke.py``, ``tests/test_rig_lwip_smoke.py``) what they need,
-starting ``rtshield rig``, reading its runs and finding what a run left behind."""
+starting ``rtshield rig``, reading its runs and finding what a run left behind, and
+serving a device (``rig serve``) for the tests of ``rig device`` and of the served devices."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +118,39 @@ def procs_of(tag: str) -> list[str]:
         if needle in env:
             found.append(f"{d.name}: {cmd[:120]}")
     return found
+
+
+def first_line(p: subprocess.Popen, timeout_s: float) -> str:
+    """The next line ``p`` prints within ``timeout_s`` (none: "")."""
+    r, _, _ = select.select([p.stdout], [], [], timeout_s)
+    return p.stdout.readline().strip() if r else ""
+
+
+def gone(tag: str, iface: str) -> list[str]:
+    """What the rig run ``tag`` (its namespaces, processes) and its interface ``iface`` left."""
+    left = harness.leftovers()
+    return ([n for n in left["netns"] if tag in n] + procs_of(tag)
+            + ([iface] if Path(f"/sys/class/net/{iface}").exists() else []))
+
+
+@contextlib.contextmanager
+def serving(*args: str, offset: int = 0):
+    """``rig serve ARGS`` in the background; yields its interface; stopped with Ctrl-C and
+    checked gone."""
+    iface = f"rtsdut{os.getpid() % 1000 + offset}"
+    p = rig("serve", *args, "--iface", iface)
+    tag = run_tag(p.pid)
+    try:
+        line = first_line(p, 300)  # a FreeRTOS target is built first (once, cached)
+        assert line == f"target 198.18.0.1 on interface {iface}", (line, p.stderr.read()
+                                                                    if p.poll() else "")
+        yield iface
+    finally:
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        assert "rig serve: stopped" in out
+        deadline = time.monotonic() + 10
+        while gone(tag, iface) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not gone(tag, iface)

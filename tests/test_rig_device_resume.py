@@ -67,7 +67,9 @@ class Device:
         rates = {"rate_achieved": step.rate * 0.99, "tx_pps": step.rate * 0.99,
                  "host_rst_pps": 0.0, "seconds": 1.0, "tool_exit": 0}
         rec_s = {m.name: (1.25 if bad else 0.0) for m in MONS}
-        return record.Measured(rates, samples, (lo, lo + 10**9), rec_s, 0, self.started)
+        errors = {m.name: (seed if bad and m.name == "modbus" else 0) for m in MONS}
+        return record.Measured(rates, samples, (lo, lo + 10**9), rec_s, 0, self.started,
+                               errors_after=errors)
 
 
 def _test(out: Path, dev: Device, parts=PARTS) -> tuple[dict, record.RunRecord]:
@@ -102,6 +104,8 @@ def uninterrupted(tmp_path_factory) -> dict:
     # what the runs decide: bcast breaks at its second step, syn passes
     assert [(st["name"], st["breaking_step"]) for st in s["storms"]] == [("bcast", 2),
                                                                        ("syn", None)]
+    # the error answers after the failing runs (read back too, when resumed)
+    assert s["storms"][0]["monitors"]["modbus"]["errors_after"] > 0
     return s
 
 

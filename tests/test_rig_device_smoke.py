@@ -9,10 +9,8 @@ checked gone (namespaces, the veth, every process carrying the run's tag)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -20,19 +18,23 @@ import time
 from pathlib import Path
 
 import pytest
-from rig_checks import needs_root_and, needs_trees, procs_of, rig, run_tag
+from rig_checks import (
+    first_line,
+    gone,
+    needs_root_and,
+    needs_trees,
+    procs_of,
+    rig,
+    run_tag,
+    serving,
+)
 
-from rtshield.rig import freertos, harness, shaper
+from rtshield.rig import freertos, shaper
 
 NEEDED = ["ip", "nft", "timeout", "cc", "trafgen", "chrt", "ping"]
 pytestmark = needs_root_and(NEEDED)
 
 PROFILE = Path(__file__).resolve().parent / "data" / "rig" / "device_smoke.toml"
-
-
-def _line(p: subprocess.Popen, timeout_s: float) -> str:
-    r, _, _ = select.select([p.stdout], [], [], timeout_s)
-    return p.stdout.readline().strip() if r else ""
 
 
 def _queueing(iface: str) -> list[dict]:
@@ -57,39 +59,10 @@ def _wait_shaped(p: subprocess.Popen, iface: str) -> None:
         time.sleep(0.05)
 
 
-def _gone(tag: str, iface: str) -> list[str]:
-    left = harness.leftovers()
-    return ([n for n in left["netns"] if tag in n] + procs_of(tag)
-            + ([iface] if Path(f"/sys/class/net/{iface}").exists() else []))
-
-
-@contextlib.contextmanager
-def _serving(*args: str, offset: int = 0):
-    """``rig serve ARGS`` in the background; yields its interface; stopped with Ctrl-C and
-    checked gone."""
-    iface = f"rtsdut{os.getpid() % 1000 + offset}"
-    p = rig("serve", *args, "--iface", iface)
-    tag = run_tag(p.pid)
-    try:
-        line = _line(p, 300)  # a FreeRTOS target is built first (once, cached)
-        assert line == f"target 198.18.0.1 on interface {iface}", (line, p.stderr.read()
-                                                                    if p.poll() else "")
-        yield iface
-    finally:
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
-        assert p.returncode == 0, err
-        assert "rig serve: stopped" in out
-        deadline = time.monotonic() + 10
-        while _gone(tag, iface) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not _gone(tag, iface)
-
-
 @pytest.fixture
 def served():
     """`rig serve linux` in the background; yields its interface."""
-    with _serving("linux", "--protect", "off") as iface:
+    with serving("linux", "--protect", "off") as iface:
         yield iface
 
 
@@ -165,7 +138,7 @@ def test_device_against_a_served_freertos_device(tmp_path, stack, board):
     storm (the SYN storm at the device's listener), to keep the smoke short."""
     target = freertos.Target(stack, board)
     freertos.build_images(target, freertos.find_tree(None, target), say=lambda m: None)
-    with _serving(target.verb, "--board", board, "--protect", "on", offset=2) as iface:
+    with serving(target.verb, "--board", board, "--protect", "on", offset=2) as iface:
         s, out = _device_run(tmp_path, iface, storms="syn")
     assert s["criteria"].keys() == {"modbus", "ping", "connect", "echo"}
     assert list(s["skipped"]) == ["heartbeat"]
@@ -181,7 +154,7 @@ def _storming(p: subprocess.Popen, timeout_s: float = 60) -> None:
     """Read ``p``'s output until a storm step started."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        line = _line(p, 5)
+        line = first_line(p, 5)
         if "step 1/" in line:
             time.sleep(0.5)
             return
@@ -210,7 +183,7 @@ def test_after_sigkill_rig_clean_stops_what_was_left(tmp_path):
     iface = f"rtsdut{os.getpid() % 1000 + 1}"
     srv = rig("serve", "linux", "--iface", iface)
     try:
-        assert _line(srv, 120).startswith("target 198.18.0.1")
+        assert first_line(srv, 120).startswith("target 198.18.0.1")
         p = rig("device", "--target", "198.18.0.1", "--iface", iface, "--profile",
                 str(PROFILE), "--out", str(tmp_path / "dev"))
         tag = run_tag(p.pid)
@@ -235,9 +208,9 @@ def test_after_sigkill_rig_clean_stops_what_was_left(tmp_path):
         _, err = srv.communicate(timeout=60)
     assert srv.returncode == 0, err
     deadline = time.monotonic() + 10
-    while _gone(run_tag(srv.pid), iface) and time.monotonic() < deadline:
+    while gone(run_tag(srv.pid), iface) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _gone(run_tag(srv.pid), iface)
+    assert not gone(run_tag(srv.pid), iface)
 
 
 RESUME = Path(__file__).resolve().parent / "data" / "rig" / "device_resume.toml"
@@ -253,7 +226,7 @@ def test_an_interrupted_test_resumes_where_it_stopped(tmp_path, served):
             "--out", str(out))
     p = rig(*argv)
     deadline = time.monotonic() + 60
-    while "step 1, run 1:" not in _line(p, 5):  # the first run is recorded, then said
+    while "step 1, run 1:" not in first_line(p, 5):  # the first run is recorded, then said
         assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=30)

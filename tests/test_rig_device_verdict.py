@@ -106,6 +106,29 @@ def test_recovery_after_a_storm():
     assert verdict.recovery(ss, 1 * S, 2.3 * S, REQ) is None
 
 
+def test_errors_after_a_storm_count_until_the_recovery():
+    """A TCP monitor refused (status 2) from 1.0 s to 2.2 s after a storm that ended at 1 s,
+    a timeout among them, then good: 11 refusals until its recovery at 1.2 s; none counted
+    before the storm's end, all of them when it never recovered."""
+    recs = requests(50, lambda i: None if i == 15 else 5 * MS,
+                    status=lambda i: 2 if 5 <= i < 22 else 1)
+    ss = verdict.samples(recs, REQ)
+    assert verdict.recovery(ss, 1 * S, 5 * S, REQ) == 1.2
+    assert verdict.errors_after(ss, 1 * S, 1.2) == 11
+    assert verdict.errors_after(ss, 1 * S, None) == 11
+    assert verdict.errors_after(ss, 1 * S, 0.5) == 5
+    assert verdict.errors_after(ss, 3 * S, 0.0) == 0
+
+
+def test_the_report_says_a_tcp_monitors_refusals_after_a_storm():
+    from rtshield.rig.device import report
+
+    assert report._errors_after({"errors_after": 400}, "tcp") == " (400 refused after the storm)"
+    assert report._errors_after({"errors_after": 2}, "udp") == " (2 error answers after)"
+    assert report._errors_after({"errors_after": 0}, "tcp") == ""
+    assert report._errors_after({}, "tcp") == ""  # a summary from before the count
+
+
 def test_recovery_needs_the_samples_to_keep_coming():
     # good until 2 s, then nothing: a monitor that went silent has not recovered
     ss = verdict.samples(requests(20), REQ)
@@ -373,6 +396,9 @@ def test_a_storm_ramp_by_the_rule(tmp_path, monkeypatch, kind, breaking, ping_co
         # modbus good again 2 s after the last run ended (the first good poll of the 3 in a
         # row), the longest recovery of the storm's runs
         assert s["monitors"]["modbus"]["recovery_s"] == 2.0 and s["recovery_s"] == 2.0
+        # its polls were lost, not refused: no error answers after the storm
+        assert s["monitors"]["modbus"]["errors_after"] == 0
+        assert [r["errors_after"]["modbus"] for r in last["runs"]] == [0, 0]
         assert s["verdict"] == "fail" and s["monitors"]["modbus"]["recovered"]
         _summary_and_report(tmp_path, prof, mons, s)
 

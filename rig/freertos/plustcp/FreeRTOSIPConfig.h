@@ -30,9 +30,19 @@
 /* A UDP socket holds at most this many datagrams for its worker; more are
  * dropped by the IP task (they count as not delivered). */
 #define ipconfigUDP_MAX_RX_PACKETS             16U
-/* SYN floods: the listener keeps at most its backlog of half-open children. */
+/* SYN floods: the listener keeps at most its backlog of half-open children,
+ * each closed once it has been idle for the hang protection's time. */
 #define ipconfigTCP_HANG_PROTECTION            ipconfigENABLE
 #define ipconfigTCP_HANG_PROTECTION_TIME       2U
+/* The stack checks a socket's age only when the socket's own timer expires,
+ * and a half-open child (SYN-ACK sent, nothing queued to retransmit: Plus-TCP
+ * does not resend a SYN-ACK) sets that timer to this maximum, 20 s by default
+ * (FreeRTOS_TCP_IP.h). A storm that made the device lose the client's ACK and
+ * RST left the listener's backlog full of such children, every new connection
+ * refused with a RST, for 20 s after the storm rather than the 2 s above
+ * (docs/rig.md, "The connect monitor after a storm"). One second: a child idle
+ * for 2 s is closed within 3 s; an idle socket costs one timer check a second. */
+#define tcpMAXIMUM_TCP_WAKEUP_TIME_MS          1000U
 
 /* Receive-path events of the stack, for an interface that cannot count
  * them itself (mps2-an385/rts_net_stock.c, the upstream MPS2_AN385

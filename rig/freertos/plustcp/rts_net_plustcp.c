@@ -5,6 +5,7 @@
 
 #include "FreeRTOS.h"
 #include "FreeRTOS_IP.h"
+#include "FreeRTOS_IP_Private.h"
 #include "FreeRTOS_Sockets.h"
 #include "NetworkBufferManagement.h"
 #include "rts_net.h"
@@ -30,6 +31,10 @@ bool rts_net_is_up(void)
     return FreeRTOS_IsNetworkUp() != pdFALSE;
 }
 
+/* The listening sockets, for their children's count (rts_net_stack_counters()). */
+static Socket_t listeners[8];
+static unsigned n_listeners;
+
 static void block_forever(Socket_t s)
 {
     const TickType_t forever = portMAX_DELAY;
@@ -48,6 +53,7 @@ rts_sock rts_net_socket(bool tcp, uint16_t port, unsigned backlog)
     a.sin_port = FreeRTOS_htons(port);
     if (FreeRTOS_bind(s, &a, sizeof a) != 0) return NULL;
     if (tcp && FreeRTOS_listen(s, (BaseType_t)backlog) != 0) return NULL;
+    if (tcp && n_listeners < sizeof listeners / sizeof listeners[0]) listeners[n_listeners++] = s;
     return (rts_sock)s;
 }
 
@@ -124,5 +130,16 @@ unsigned rts_net_stack_counters(const char **names, uint32_t *values)
         values[n] = *drain[k];
         if (per_snapshot[k]) *drain[k] = 0;
     }
+    /* The children of the fullest listening socket when asked (a level): the
+     * connections it holds, half-open, waiting for accept() or accepted and not
+     * yet closed. At its backlog (16) it answers every new SYN with a RST. Read
+     * outside the IP task: a 16-bit level, good for a snapshot. */
+    uint32_t children = 0;
+    for (unsigned k = 0; k < n_listeners; k++) {
+        const FreeRTOS_Socket_t *l = (const FreeRTOS_Socket_t *)listeners[k];
+        if (l->u.xTCP.usChildCount > children) children = l->u.xTCP.usChildCount;
+    }
+    names[n] = "listen_children_now";
+    values[n++] = children;
     return n;
 }

@@ -31,7 +31,7 @@ import json
 import logging
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,9 @@ class Measured:
     t0: int
     started: int
     recorded: bool = False  #: read back from the record, not measured by this attempt
+    #: each monitor's error answers after the run until it recovered
+    #: (:func:`.verdict.errors_after`; none in a record from before they were counted)
+    errors_after: dict[str, int] = field(default_factory=dict)
 
 
 def test_parts(
@@ -187,7 +190,7 @@ class RunRecord:
             lo, hi = d["span_ns"]
             return Measured(dict(d["rates"]), _samples_of(raw), (int(lo), int(hi)),
                             dict(d["recovery_s"]), int(d["t0_ns"]), int(d["started"]),
-                            recorded=True)
+                            recorded=True, errors_after=dict(d.get("errors_after", {})))
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
@@ -201,6 +204,7 @@ class RunRecord:
         atomic_write(path, raw, track=False)
         cell = json.dumps({
             "rates": run.rates, "recovery_s": run.recovery_s, "span_ns": list(run.span),
+            "errors_after": run.errors_after,
             "t0_ns": run.t0, "started": run.started,
             "samples_sha256": hashlib.sha256(raw).hexdigest(),
         }, sort_keys=True)

@@ -94,6 +94,16 @@ def _recovered(seconds: float | None) -> str:
     return "not back" if seconds is None else f"{seconds:g} s"
 
 
+def _errors_after(m: Mapping[str, Any], kind: str) -> str:
+    """A monitor's error answers after a storm until it recovered, for its recovery: a TCP
+    monitor's are refused connections, a listener's backlog full of half-open ones
+    (docs/rig.md, "The connect monitor after a storm")."""
+    n = m.get("errors_after") or 0
+    if not n:
+        return ""
+    return f" ({n} refused after the storm)" if kind == "tcp" else f" ({n} error answers after)"
+
+
 def _lat(w: Mapping[str, Any]) -> Mapping[str, Any]:
     return w.get("latency_ms") or w.get("jitter_ms") or {}
 
@@ -134,7 +144,9 @@ def write_report(out: Path, s: Mapping[str, Any], profile_text: str, fig: Path |
                              + (f" ({w['why']})" if w["why"] else "")
                              + ("" if w["counted"] else " [informational]"))
             rows.append(cells)
-        rec = ", ".join(f"{n} {_recovered(v['recovery_s'])}" for n, v in st["monitors"].items())
+        rec = ", ".join(f"{n} {_recovered(v['recovery_s'])}"
+                        + _errors_after(v, s["criteria"][n]["kind"])
+                        for n, v in st["monitors"].items())
         info = [
             f"{n} is informational in this storm ({st['kind']}): its verdicts are shown but "
             "decide neither a step nor the breaking rate; its recovery after the storm counts"

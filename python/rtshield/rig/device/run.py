@@ -60,7 +60,7 @@ from .storms import (
     storm_match,
     tool_of,
 )
-from .verdict import Rule, Sample, pooled, recovery, step_result, window
+from .verdict import Rule, Sample, errors_after, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
 __all__ = [
@@ -278,6 +278,7 @@ def judge_run(storm: StormEntry, mons: list[Monitor], got: Measured) -> Run:
         "monitors": monitors,
         "verdict": "fail" if failed else "pass",
         "recovery_s": got.recovery_s,
+        "errors_after": {m.name: got.errors_after.get(m.name, 0) for m in mons},
     }
     return Run(rec, got.samples, got.span, got.recorded)
 
@@ -304,7 +305,8 @@ def measure_run(
     sleep_until(t_end + max(pause_ns, _lag_ns(prof)))
     samples = {m.name: [s for s in m.samples() if lo <= s.t < t_end] for m in mons}
     recovery_s = await_recovery(mons, t_end, prof)
-    return Measured(rates, samples, (lo, t_end), recovery_s, t0, started)
+    errors = {m.name: errors_after(m.samples(), t_end, recovery_s[m.name]) for m in mons}
+    return Measured(rates, samples, (lo, t_end), recovery_s, t0, started, errors_after=errors)
 
 
 def run_step(
@@ -401,6 +403,7 @@ def run_storm(
             "failed_at": None if first is None else _rate_of(first),
             "recovery_s": r,
             "recovered": recovered,
+            "errors_after": max(x["errors_after"][m.name] for x in all_runs),
         }
     breaking = next((s for s in done if s["verdict"] == "fail"), None)
     recovered_all = all(v["recovered"] for v in monitors.values())

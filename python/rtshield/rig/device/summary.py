@@ -8,14 +8,15 @@ counted monitors that failed it), ``monitors`` (per monitor its statistics over
 every run's samples pooled, ``verdict`` by the profile's rule, ``why``, ``runs``,
 ``runs_failed`` and ``counted``: false when the monitor is informational in this
 storm) and ``runs`` (per run ``window_s``, ``attempt``, the rates, ``verdict``,
-``monitors``: per monitor the run's statistics and verdict, ``recovery_s`` per
-monitor)),
+``monitors``: per monitor the run's statistics and verdict, ``recovery_s`` and
+``errors_after`` -- the error answers after the run until the monitor recovered, a TCP
+monitor's refused connections -- per monitor)),
 ``monitors`` (per monitor over the storm: ``verdict``, ``counted``,
 ``failed_at``, ``recovery_s`` -- the longest after any run of the storm --,
-``recovered``), ``informational`` (the monitors that decide nothing in this
-storm), ``breaking_rate`` (the rate of the first step a counted monitor failed,
-``null`` when none did), ``breaking_step``, ``recovery_s`` (the slowest
-monitor's, ``null`` when one was not back within the profile's
+``recovered``, ``errors_after`` -- the most after any run), ``informational`` (the
+monitors that decide nothing in this storm), ``breaking_rate`` (the rate of the first
+step a counted monitor failed, ``null`` when none did), ``breaking_step``, ``recovery_s``
+(the slowest monitor's, ``null`` when one was not back within the profile's
 ``wait_recovery``) and ``verdict``. ``rule``: the step rule (``repeat``,
 ``fail_runs``). ``skipped``: the ``optional`` monitors the device
 had no good sample of in the baseline, each with why (they are in no step; ``criteria``

@@ -26,8 +26,8 @@ from typing import Any
 from rtshield.schema.profile import MonitorEntry, ProfileTable
 
 __all__ = [
-    "Criteria", "Rule", "Sample", "longest", "pooled", "recovery", "samples", "step_result",
-    "window",
+    "Criteria", "Rule", "Sample", "errors_after", "longest", "pooled", "recovery", "samples",
+    "step_result", "window",
 ]
 
 STATUS_NONE, STATUS_OK, STATUS_ERROR = 0, 1, 2
@@ -248,3 +248,14 @@ def recovery(ss: Sequence[Sample], t_end: int, horizon: int, c: Criteria) -> flo
     if start is None or run < RECOVERED_AFTER or horizon - prev > c.max_gap_ns:
         return None
     return round((start - t_end) / 1e9, 3) if bad else 0.0
+
+
+def errors_after(ss: Sequence[Sample], t_end: int, recovery_s: float | None) -> int:
+    """The error answers among the samples sent from ``t_end`` (a storm's end) until the
+    monitor recovered ``recovery_s`` later (``None``: not back, every later sample): a
+    TCP monitor's refused connections (the device's RST to the SYN: its listener's backlog
+    full, docs/rig.md "The connect monitor after a storm"), a UDP echo's port
+    unreachable, a MODBUS exception."""
+    until = None if recovery_s is None else t_end + round(recovery_s * 1e9)
+    return sum(1 for s in ss
+               if s.status == STATUS_ERROR and s.t >= t_end and (until is None or s.t < until))
