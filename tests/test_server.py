@@ -290,10 +290,11 @@ def test_start_mode_starts_a_server_for_the_commands_after(tmp_path):
                           "scenario.duration=3600s", "--out", str(tmp_path / "o")],
                          env={**env, "RTSHIELD_PROGRESS": "1"}, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
-    assert p.stderr is not None and p.stderr.read(1)
+    assert p.stderr is not None and (first := p.stderr.read(1))
     p.send_signal(signal.SIGINT)
-    assert p.wait(timeout=60) == 130
-    p.stderr.close()
+    _, err = p.communicate(timeout=60)
+    said = (first + err).decode(errors="replace")[-1500:]
+    assert p.returncode == 130, f"exit {p.returncode}; its standard error ended: {said}"
     # the launcher writes the server's log before the server starts: none, none started
     assert _status(env) is None and not list((runtime / "rtshield").glob("*.log"))
     # a folder open to others holds no server: none starts there either
