@@ -31,7 +31,7 @@ import json
 import logging
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +82,10 @@ class Measured:
     recovery_s: dict[str, float | None]
     t0: int
     started: int
-    recorded: bool = False  #: read back from the record, not measured by this attempt
     #: each monitor's error answers after the run until it recovered
-    #: (:func:`.verdict.errors_after`; none in a record from before they were counted)
-    errors_after: dict[str, int] = field(default_factory=dict)
+    #: (:func:`.verdict.errors_after`)
+    errors_after: dict[str, int]
+    recorded: bool = False  #: read back from the record, not measured by this attempt
 
 
 def test_parts(
@@ -190,7 +190,7 @@ class RunRecord:
             lo, hi = d["span_ns"]
             return Measured(dict(d["rates"]), _samples_of(raw), (int(lo), int(hi)),
                             dict(d["recovery_s"]), int(d["t0_ns"]), int(d["started"]),
-                            recorded=True, errors_after=dict(d.get("errors_after", {})))
+                            dict(d["errors_after"]), recorded=True)
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 

@@ -60,7 +60,7 @@ from .storms import (
     storm_match,
     tool_of,
 )
-from .verdict import Rule, Sample, errors_after, pooled, recovery, step_result, window
+from .verdict import Rule, errors_after, pooled, recovery, step_result, window
 from .verdict import longest as longest_recovery
 
 __all__ = [
@@ -249,13 +249,12 @@ Trial = Callable[[StormEntry, Step, int, int], Measured]
 
 @dataclass
 class Run:
-    """One run of a step: what summary.json says of it (:func:`judge_run`), and what its
-    step's statistics pool — each monitor's samples in its window ``span``."""
+    """One run of a step: what summary.json says of it (:func:`judge_run`), and what it
+    measured (its samples in its window ``got.span`` are what its step's statistics
+    pool)."""
 
     rec: dict[str, Any]
-    samples: dict[str, list[Sample]]
-    span: tuple[int, int]
-    recorded: bool = False  #: read back from the record, not measured by this attempt
+    got: Measured
 
 
 def _judged(storm: StormEntry, mons: list[Monitor]) -> list[str]:
@@ -280,7 +279,7 @@ def judge_run(storm: StormEntry, mons: list[Monitor], got: Measured) -> Run:
         "recovery_s": got.recovery_s,
         "errors_after": {m.name: got.errors_after.get(m.name, 0) for m in mons},
     }
-    return Run(rec, got.samples, got.span, got.recorded)
+    return Run(rec, got)
 
 
 def measure_run(
@@ -306,7 +305,7 @@ def measure_run(
     samples = {m.name: [s for s in m.samples() if lo <= s.t < t_end] for m in mons}
     recovery_s = await_recovery(mons, t_end, prof)
     errors = {m.name: errors_after(m.samples(), t_end, recovery_s[m.name]) for m in mons}
-    return Measured(rates, samples, (lo, t_end), recovery_s, t0, started, errors_after=errors)
+    return Measured(rates, samples, (lo, t_end), recovery_s, t0, started, errors)
 
 
 def run_step(
@@ -336,14 +335,15 @@ def run_step(
             + ("every monitor passed" if not failed else "failed: " + ", ".join(
                 f"{n} ({rec['monitors'][n]['why']})" for n in failed))
             + ("" if back else "; not back")
-            + (" (recorded by an earlier attempt)" if run.recorded else "")
+            + (" (recorded by an earlier attempt)" if run.got.recorded else "")
         )
         fails = {n: sum(r.rec["monitors"][n]["verdict"] == "fail" for r in runs) for n in judged}
         if not back or all(rule.decided(len(runs), f) for f in fails.values()):
             break
     monitors = {
         m.name: step_result([r.rec["monitors"][m.name] for r in runs],
-                            pooled([(r.samples[m.name], *r.span) for r in runs], m.criteria),
+                            pooled([(r.got.samples[m.name], *r.got.span) for r in runs],
+                                   m.criteria),
                             rule, counted[m.name])
         for m in mons
     }
